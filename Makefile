@@ -1,0 +1,54 @@
+# pate_study: two commands do all the set-up on a fresh machine.
+#   make figures   regenerate every figure and table (PROFILE=paper by default; PROFILE=smoke for a quick pass)
+#   make test      unit tests + every notebook executed with its smoke profile
+# Each creates or updates the virtual environment .venv from pyproject.toml on first use.
+
+PYTHON       ?= python3
+VENV         ?= .venv
+PROFILE      ?= paper
+NOTEBOOKS    ?=
+PYTEST_ARGS  ?=
+# torch is installed first and on its own, so that pip never resolves the CUDA build on a CPU machine.
+# Here `torch==2.13.0` is served as a local CPU wheel. Elsewhere, on a CPU-only machine, use
+#   make TORCH_INDEX=https://download.pytorch.org/whl/cpu test
+# and on a GPU machine prefer the conda route (environment.yml) or the default PyPI build.
+TORCH_SPEC   ?= torch==2.13.0
+TORCH_INDEX  ?=
+
+VPY    := $(VENV)/bin/python
+STAMP  := $(VENV)/.pate_study-installed
+
+.PHONY: venv figures test data data-% notebooks-html lab clean-build benchmarks
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@$(VPY) -c "import torch" 2>/dev/null && echo "torch already present: $$($(VPY) -c 'import torch; print(torch.__version__)')" || \
+	  $(VPY) -m pip install --quiet --disable-pip-version-check $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
+	$(VPY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(VPY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
+	@touch $(STAMP)
+
+figures: $(STAMP)
+	$(VPY) -m pate_study.runner figures --profile $(PROFILE) $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
+
+test: $(STAMP)
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+data: $(STAMP)
+	$(VPY) -m data_recipes prepare all
+
+data-%: $(STAMP)
+	$(VPY) -m data_recipes prepare $*
+
+benchmarks: $(STAMP)
+	$(VPY) benchmarks/bench_accountants.py
+	$(VPY) benchmarks/bench_ensemble.py
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
+
+clean-build:
+	rm -rf build/

@@ -1,0 +1,213 @@
+"""Figures, tables and recorded scalars, each stamped with its provenance.
+
+A notebook makes one :class:`NotebookOutputs` from its parameters and saves through it:
+
+- ``save_figure(fig, ids, data=...)``  -> ``<id>.png`` + ``<id>.pdf`` (the stamp is drawn under the plot)
+- ``save_table(df, ids, data=...)``    -> ``<id>.csv`` + ``<id>.md``
+- ``record(id, **values)``             -> merged into ``scalars.json`` (tests and figures/INDEX.md read it)
+
+Every saved item also gets ``<id>.provenance.json``: the registry ids it serves, the data it was
+computed from (real dataset and scale, or "synthetic stand-in"), profile, seed, commit and date.
+Files are written to a temporary name and renamed, so an interrupted run never leaves half a file.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import math
+import os
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .paths import REPO_ROOT
+
+logger = logging.getLogger(__name__)
+
+SCALARS_FILE = "scalars.json"
+PROVENANCE_SUFFIX = ".provenance.json"
+FIGURE_FORMATS = ("png", "pdf")
+TABLE_FORMATS = ("csv", "md")
+
+
+def current_commit(repo: Path = REPO_ROOT) -> str:
+    """Short commit hash of ``repo``, with ``+dirty`` when tracked files differ; ``unknown`` outside git."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where an output came from. ``data`` is a one-line description of the data (see ``DataSource.stamp``)."""
+
+    notebook: str
+    profile: str
+    seed: int
+    data: str
+    commit: str
+    date: str
+    parameters: dict = field(default_factory=dict)
+
+    def stamp(self) -> str:
+        """The one line drawn under figures and written under tables (no date, so reruns are identical)."""
+        return f"data: {self.data} | profile: {self.profile} | seed: {self.seed} | {self.notebook} @ {self.commit}"
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over ``path``.
+
+    The rename is atomic on POSIX, so readers see the old file or the complete new one, never a partial one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        if tmp.stat().st_size == 0:
+            raise OSError(f"refusing to replace {path}: the new content is empty")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _as_id_list(item_ids: str | Sequence[str]) -> list[str]:
+    ids = [item_ids] if isinstance(item_ids, str) else list(item_ids)
+    if not ids or not all(isinstance(i, str) and i for i in ids):
+        raise ValueError(f"item_ids must be a registry id or a non-empty list of ids, got {item_ids!r}")
+    return ids
+
+
+def _json_ready(value: Any) -> Any:
+    """Convert numpy scalars/arrays and non-finite floats so that ``json.dumps`` is strict and portable."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def markdown_table(frame, float_format: str = "{:.6g}") -> str:
+    """A GitHub-flavoured Markdown table of a pandas DataFrame (index dropped)."""
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return "" if math.isnan(v) else float_format.format(v)
+        return str(v).replace("|", "\\|")
+
+    header = "| " + " | ".join(cell(str(c)) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *rows]) + "\n"
+
+
+class NotebookOutputs:
+    """Saves a notebook's figures, tables and scalars under ``output_dir``, stamped with provenance."""
+
+    def __init__(self, notebook: str, output_dir: str | os.PathLike, *, profile: str, seed: int,
+                 parameters: dict | None = None, date: str | None = None):
+        if not notebook:
+            raise ValueError("notebook must be the notebook's stem, e.g. '00_dp_primer'")
+        self.notebook = notebook
+        self.output_dir = Path(output_dir)
+        self.profile = str(profile)
+        self.seed = int(seed)
+        self.parameters = _json_ready(dict(parameters or {}))
+        self.commit = current_commit()
+        self.date = date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+
+    def provenance(self, data: str) -> Provenance:
+        if not data:
+            raise ValueError("data must describe the data behind the output (e.g. 'analytic (no data)')")
+        return Provenance(self.notebook, self.profile, self.seed, data, self.commit, self.date, self.parameters)
+
+    def _write_sidecar(self, name: str, ids: list[str], files: Iterable[Path], provenance: Provenance) -> Path:
+        record = {"items": ids, "files": sorted(p.name for p in files), **asdict(provenance)}
+        return atomic_write_text(self.output_dir / f"{name}{PROVENANCE_SUFFIX}", json.dumps(record, indent=2) + "\n")
+
+    def save_figure(self, fig, item_ids: str | Sequence[str], *, data: str) -> list[Path]:
+        """Save ``fig`` as ``<first id>.png`` and ``.pdf`` with the provenance stamp drawn beneath it."""
+        ids = _as_id_list(item_ids)
+        provenance = self.provenance(data)
+        fig.text(0.5, -0.01, provenance.stamp(), ha="center", va="top", fontsize=6, color="0.35")
+        files = []
+        for fmt in FIGURE_FORMATS:
+            target = self.output_dir / f"{ids[0]}.{fmt}"
+            metadata = {"CreationDate": None} if fmt == "pdf" else None
+            atomic_write(target, lambda tmp, fmt=fmt, metadata=metadata: fig.savefig(
+                tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata))
+            files.append(target)
+        self._write_sidecar(ids[0], ids, files, provenance)
+        logger.info("saved figure %s -> %s", ids, [f.name for f in files])
+        return files
+
+    def save_table(self, frame, item_ids: str | Sequence[str], *, data: str, float_format: str = "{:.6g}") -> list[Path]:
+        """Save a DataFrame as ``<first id>.csv`` and ``.md`` (the Markdown ends with the provenance stamp)."""
+        ids = _as_id_list(item_ids)
+        provenance = self.provenance(data)
+        csv_path = atomic_write(self.output_dir / f"{ids[0]}.csv", lambda tmp: frame.to_csv(tmp, index=False))
+        md_text = markdown_table(frame, float_format) + f"\n<sub>{provenance.stamp()}</sub>\n"
+        md_path = atomic_write_text(self.output_dir / f"{ids[0]}.md", md_text)
+        self._write_sidecar(ids[0], ids, [csv_path, md_path], provenance)
+        logger.info("saved table %s", ids)
+        return [csv_path, md_path]
+
+    def record(self, key: str, **values: Any) -> dict:
+        """Merge ``values`` under ``key`` (a registry id or a free name) into ``scalars.json``; return them."""
+        if not values:
+            raise ValueError(f"record({key!r}) needs at least one value")
+        path = self.output_dir / SCALARS_FILE
+        scalars = read_scalars(self.output_dir) if path.exists() else {}
+        scalars.setdefault(key, {}).update(_json_ready(values))
+        scalars["_provenance"] = {"notebook": self.notebook, "profile": self.profile, "seed": self.seed,
+                                  "commit": self.commit, "date": self.date}
+        atomic_write_text(path, json.dumps(scalars, indent=2, sort_keys=True) + "\n")
+        return values
+
+
+def read_scalars(output_dir: str | os.PathLike) -> dict:
+    """The scalars a notebook recorded in ``output_dir`` (``{}`` when it recorded none)."""
+    path = Path(output_dir) / SCALARS_FILE
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON ({err}); rerun the notebook that writes it") from err
+
+
+def output_name(path: str | os.PathLike) -> str:
+    """``figures/x/sosa2021-table4.2.csv`` -> ``sosa2021-table4.2`` (ids contain dots, so strip only the format)."""
+    name = Path(path).name
+    for fmt in FIGURE_FORMATS + TABLE_FORMATS:
+        if name.endswith("." + fmt):
+            return name[: -len(fmt) - 1]
+    raise ValueError(f"{path} is not a figure ({FIGURE_FORMATS}) or table ({TABLE_FORMATS}) file")
+
+
+def read_provenance(path: str | os.PathLike) -> dict:
+    """The sidecar written beside an output file (``<stem>.provenance.json``)."""
+    path = Path(path)
+    sidecar = path.with_name(output_name(path) + PROVENANCE_SUFFIX)
+    if not sidecar.exists():
+        raise FileNotFoundError(f"no provenance sidecar {sidecar} for {path}")
+    return json.loads(sidecar.read_text(encoding="utf-8"))

@@ -1,0 +1,107 @@
+"""The figure registry: schema, agreement with the files under figures/, and figures/INDEX.md."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pate_study.paths import FIGURES_DIR, NOTEBOOKS_DIR
+from pate_study.registry import (STATUSES, check_outputs, index_markdown, load_registry, paper_vs_ours,
+                                 write_index)
+
+
+@pytest.fixture(scope="module")
+def items():
+    return load_registry()
+
+
+def test_registry_covers_the_five_documents(items):
+    documents = {i.document for i in items}
+    assert documents == {"make2021", "visca2021", "sosa2021", "muschiol2021"}
+    results = [i for i in items if i.kind == "result"]
+    assert len(results) >= 40, "the notes catalogue about 55 result items"
+    for must in ["make2021-fig5", "visca2021-fig4.8", "make2021-fig11", "make2021-table1", "sosa2021-table4.2",
+                 "muschiol2021-table5.4"]:
+        assert must in {i.id for i in items}
+
+
+def test_every_output_exists_and_every_output_is_claimed(items):
+    missing, unclaimed = check_outputs(items)
+    assert not missing, f"registry claims outputs that do not exist: {missing}"
+    assert not unclaimed, f"files under figures/ that no registry entry claims: {unclaimed}"
+
+
+def test_claimed_outputs_have_provenance_and_live_in_their_notebook_folder(items):
+    for item in items:
+        for output in item.outputs:
+            assert output.startswith(f"{item.notebook}/"), f"{item.id}: {output} not under {item.notebook}/"
+            name = Path(output).name.rsplit(".", 1)[0]
+            assert (FIGURES_DIR / item.notebook / f"{name}.provenance.json").exists(), f"{output} lacks provenance"
+
+
+def test_statuses_match_outputs(items):
+    notebooks = {p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb")}
+    for item in items:
+        if item.outputs:
+            assert item.status not in ("not started", "not applicable (diagram)"), item.id
+            assert item.notebook in notebooks, f"{item.id}: notebook {item.notebook} does not exist"
+        elif item.status not in ("not started", "not applicable (diagram)"):
+            pytest.fail(f"{item.id} claims status {item.status!r} but has no outputs")
+
+
+def test_index_is_current_and_lists_every_item(items):
+    text = (FIGURES_DIR / "INDEX.md").read_text()
+    assert text == index_markdown(items), "figures/INDEX.md is stale: run `make figures` or `python -m pate_study.runner index`"
+    for item in items:
+        assert f"| {item.id} |" in text
+
+
+def _write(tmp_path, entries):
+    path = tmp_path / "registry.yaml"
+    path.write_text(yaml.safe_dump({"items": entries}))
+    return path
+
+
+BASE = dict(id="make2021-fig5", document="make2021", label="Fig. 5", type="figure", kind="analytic",
+            caption="c", same_as=[], notebook="00_dp_primer", outputs=[], status="not started")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"status": "done"}, "status='done'"),
+    ({"document": "nature2020"}, "document='nature2020'"),
+    ({"id": "visca2021-fig1"}, "must start with its document"),
+    ({"outputs": ["00_dp_primer/x.txt"]}, "must end with"),
+    ({"same_as": ["make2021-fig99"]}, "unknown id"),
+])
+def test_bad_entries_are_rejected_with_a_clear_message(tmp_path, change, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        load_registry(_write(tmp_path, [{**BASE, **change}]))
+
+
+def test_missing_keys_duplicates_and_asymmetric_same_as(tmp_path):
+    incomplete = {k: v for k, v in BASE.items() if k != "caption"}
+    with pytest.raises(ValueError, match="missing keys"):
+        load_registry(_write(tmp_path, [incomplete]))
+    with pytest.raises(ValueError, match="duplicate id"):
+        load_registry(_write(tmp_path, [BASE, BASE]))
+    other = {**BASE, "id": "visca2021-fig4.8", "document": "visca2021"}
+    with pytest.raises(ValueError, match="not symmetric"):
+        load_registry(_write(tmp_path, [{**BASE, "same_as": ["visca2021-fig4.8"]}, other]))
+    assert len(STATUSES) == len(set(STATUSES))
+
+
+def test_check_outputs_and_index_on_a_toy_tree(tmp_path):
+    figures = tmp_path / "figures"
+    (figures / "00_dp_primer").mkdir(parents=True)
+    (figures / "00_dp_primer" / "make2021-fig5.png").write_bytes(b"png")
+    (figures / "00_dp_primer" / "stray.csv").write_text("a\n")
+    (figures / "00_dp_primer" / "make2021-fig5.provenance.json").write_text(
+        '{"data": "analytic", "profile": "smoke", "seed": 0, "commit": "abc", "date": "2026-01-01T00:00:00Z"}')
+    (figures / "00_dp_primer" / "scalars.json").write_text('{"make2021-fig5": {"epsilon_star": 20.17427}}')
+    entry = {**BASE, "outputs": ["00_dp_primer/make2021-fig5.png", "00_dp_primer/make2021-fig6.png"],
+             "status": "regenerated (analytic)", "published": {"values": {"epsilon_star": 20.1743}}}
+    items = load_registry(_write(tmp_path, [entry]))
+    assert check_outputs(items, figures) == (["00_dp_primer/make2021-fig6.png"], ["00_dp_primer/stray.csv"])
+    assert paper_vs_ours(items[0], {"make2021-fig5": {"epsilon_star": 20.17427}}) == \
+        "epsilon_star: paper 20.1743 / ours 20.1743"
+    text = write_index(figures, tmp_path / "registry.yaml").read_text()
+    assert "analytic; profile smoke; seed 0; abc, 2026-01-01" in text and "ours 20.1743" in text
