@@ -1,0 +1,480 @@
+"""Data-recipe framework: the only code in the project that downloads.
+
+A :class:`Recipe` declares the files a dataset is made of (:class:`SourceFile`:
+official URLs and SHA-256) grouped in :class:`Variant` s (e.g. the full ECG files
+or the 500-row sample that the mirror holds), and a ``prepare`` function that turns
+the verified source files into arrays under ``$PATE_STUDY_DATA/<name>/``.
+
+Lookup order for every file: the local mirror folder named by ``PATE_STUDY_MIRROR``
+(layout ``<mirror>/<recipe.folder>/<file>``; the file is looked up by name, by
+name + ``.gz`` and by name without ``.gz``), then the network (``urllib``; a
+``.part`` file is resumed with an HTTP ``Range`` request and the SHA-256 is verified
+before the file is renamed into place).
+
+A mirror copy is accepted when the SHA-256 of its bytes, or of its gunzipped
+content, equals one of the declared hashes of the file (``sha256`` of the served
+form, ``alt_sha256`` of its compressed/uncompressed forms).
+
+Preparation is atomic at the folder level: the recipe writes into a temporary
+sibling folder, the result is verified, and only then swapped in place of the
+previous prepared folder. Any failure leaves the previous folder untouched.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+logger = logging.getLogger(__name__)
+
+MIRROR_ENV = "PATE_STUDY_MIRROR"
+DATA_ENV = "PATE_STUDY_DATA"
+ALLOW_LARGE_ENV = "PATE_STUDY_ALLOW_LARGE"
+MANIFEST_NAME = "MANIFEST.json"
+_CHUNK = 1 << 20
+
+
+# --------------------------------------------------------------------------- errors
+class DataError(ValueError):
+    """Base class: source data are corrupt or malformed (exit code 1 in the CLI)."""
+
+
+class ChecksumError(DataError):
+    """A file's SHA-256 differs from every declared hash."""
+
+
+class MalformedDataError(DataError):
+    """A file has the right name (and possibly hash) but its content is unusable."""
+
+
+class NotAvailableError(FileNotFoundError):
+    """The files are neither in the mirror nor reachable on the network.
+
+    Not an error of the data: ``prepare all`` reports it and exits 0.
+    """
+
+
+# --------------------------------------------------------------------------- paths
+def repo_root() -> Path | None:
+    """The source checkout root (a ``pyproject.toml`` two levels above this file), or None."""
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def data_root() -> Path:
+    """Where prepared data live: ``$PATE_STUDY_DATA``, else ``<repo>/data``, else ``~/.cache/pate_study/data``."""
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(env).expanduser()
+    root = repo_root()
+    if root is not None:
+        return root / "data"
+    return Path.home() / ".cache" / "pate_study" / "data"
+
+
+def mirror_root() -> Path | None:
+    """The mirror folder named by ``$PATE_STUDY_MIRROR`` (None when unset or missing)."""
+    env = os.environ.get(MIRROR_ENV)
+    if not env:
+        return None
+    path = Path(env).expanduser()
+    if not path.is_dir():
+        logger.warning("%s=%s is not a folder; ignoring the mirror", MIRROR_ENV, env)
+        return None
+    return path
+
+
+def prepared_dir(name: str) -> Path:
+    """The prepared folder of recipe ``name`` (may not exist)."""
+    return data_root() / name
+
+
+# --------------------------------------------------------------------------- hashing
+def sha256_file(path: Path) -> str:
+    """SHA-256 (hex) of a file's bytes, streamed."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_gunzipped(path: Path) -> str | None:
+    """SHA-256 of a gzip file's decompressed content; None if the file is not valid gzip."""
+    h = hashlib.sha256()
+    try:
+        with gzip.open(path, "rb") as f:
+            for block in iter(lambda: f.read(_CHUNK), b""):
+                h.update(block)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    return h.hexdigest()
+
+
+def is_gzip(path: Path) -> bool:
+    """True when the file starts with the gzip magic bytes."""
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def open_source(path: Path):
+    """Open a source file for binary reading, transparently gunzipping ``.gz`` content."""
+    if is_gzip(path):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_source_bytes(path: Path) -> bytes:
+    """Whole (decompressed) content of a source file; a truncated gzip raises MalformedDataError."""
+    try:
+        with open_source(path) as f:
+            return f.read()
+    except (EOFError, OSError, gzip.BadGzipFile) as exc:
+        raise MalformedDataError(f"{path}: cannot decompress ({exc}); the file is truncated or corrupt") from exc
+
+
+# --------------------------------------------------------------------------- declarations
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of a dataset.
+
+    name: the file name as published (and as it appears in the mirror).
+    urls: official download URLs, tried in order (empty: manual download only).
+    sha256: hash of the file as served by ``urls`` (None: unknown, accepted with a warning
+        and recorded in the manifest; the recipe's content checks must then carry the weight).
+    alt_sha256: hashes of equivalent forms (the gzip copy in the mirror, the uncompressed file).
+    large: a download of this size is only attempted with ``--allow-large`` / $PATE_STUDY_ALLOW_LARGE=1.
+    """
+
+    name: str
+    urls: tuple[str, ...] = ()
+    sha256: str | None = None
+    alt_sha256: tuple[str, ...] = ()
+    size: int | None = None
+    large: bool = False
+
+    @property
+    def accepted_hashes(self) -> frozenset[str]:
+        return frozenset(h for h in (self.sha256, *self.alt_sha256) if h)
+
+    def mirror_candidates(self) -> list[str]:
+        names = [self.name]
+        if self.name.endswith(".gz"):
+            names.append(self.name[:-3])
+        else:
+            names.append(self.name + ".gz")
+        return names
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A complete set of files from which the dataset can be prepared (e.g. "full", "sample")."""
+
+    name: str
+    files: tuple[SourceFile, ...]
+    scale: str  # human description, e.g. "full" or "stratified sample (500 + 500 rows)"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A verified local copy of a source file."""
+
+    spec: SourceFile
+    path: Path
+    sha256: str
+    origin: str  # "mirror" or "network"
+    location: str  # mirror path or URL
+    verified: bool  # False when the declared hash was unknown
+
+
+@dataclass
+class Recipe:
+    """A dataset recipe.
+
+    prepare(fetched, out_dir, variant) writes the prepared arrays into ``out_dir`` and returns
+    a dict of counts for the manifest; verify(out_dir) re-reads them and raises on problems.
+    """
+
+    name: str
+    folder: str
+    version: str
+    title: str
+    variants: tuple[Variant, ...]
+    prepare: Callable[[Mapping[str, Fetched], Path, Variant], dict]
+    verify: Callable[[Path], None]
+    how_to_get: str
+    licence: str = ""
+    in_all: bool = True  # part of ``prepare all``
+
+    # ----- availability
+    def mirror_variant(self) -> Variant | None:
+        """First variant whose files are all present (by name) in the mirror."""
+        mirror = mirror_root()
+        if mirror is None:
+            return None
+        for variant in self.variants:
+            if all(find_in_mirror(self.folder, f, mirror) is not None for f in variant.files):
+                return variant
+        return None
+
+    def is_prepared(self) -> bool:
+        return read_manifest(self.name) is not None
+
+
+# --------------------------------------------------------------------------- mirror
+def find_in_mirror(folder: str, spec: SourceFile, mirror: Path | None = None) -> Path | None:
+    """Path of the mirror copy of ``spec`` (by name, name + .gz, name without .gz), or None."""
+    mirror = mirror if mirror is not None else mirror_root()
+    if mirror is None:
+        return None
+    for candidate in spec.mirror_candidates():
+        path = mirror / folder / candidate
+        if path.is_file():
+            return path
+    return None
+
+
+def verify_copy(path: Path, spec: SourceFile) -> tuple[str, bool]:
+    """Check a local copy against the declared hashes; return (sha256 of the bytes, verified).
+
+    Accepted when the bytes' hash or (for gzip content) the decompressed hash is declared.
+    Raises ChecksumError otherwise. With no declared hash the copy is accepted unverified.
+    """
+    digest = sha256_file(path)
+    accepted = spec.accepted_hashes
+    if not accepted:
+        logger.warning("%s: no published SHA-256 for %s; accepted unverified (sha256 %s)", path, spec.name, digest)
+        return digest, False
+    if digest in accepted:
+        return digest, True
+    if is_gzip(path):
+        inner = sha256_gunzipped(path)
+        if inner in accepted:
+            return digest, True
+    raise ChecksumError(
+        f"{path}: SHA-256 {digest} matches none of the declared hashes of {spec.name} "
+        f"({', '.join(sorted(accepted))}); the copy is corrupt or a different version"
+    )
+
+
+# --------------------------------------------------------------------------- network
+def download(url: str, dest: Path, spec: SourceFile, *, timeout: float = 60.0) -> tuple[str, bool]:
+    """Download ``url`` to ``dest``, resuming ``dest.part`` with an HTTP Range request.
+
+    The finished ``.part`` file is verified (SHA-256 against ``spec``) and renamed into place;
+    a hash mismatch deletes the ``.part`` file and raises ChecksumError. An interrupted transfer
+    keeps the ``.part`` file and raises NotAvailableError (re-run to resume).
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    start = part.stat().st_size if part.exists() else 0
+    headers = {"User-Agent": "pate_study-data-recipes/1"}
+    if start:
+        headers["Range"] = f"bytes={start}-"
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        response = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and start:  # range not satisfiable: the .part file may be complete
+            response = None
+        else:
+            raise NotAvailableError(f"{url}: HTTP {exc.code} {exc.reason}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise NotAvailableError(f"{url}: network unavailable ({exc})") from exc
+    if response is not None:
+        with response:
+            status = getattr(response, "status", 200)
+            if start and status != 206:
+                logger.info("%s: server ignored the Range request; restarting from 0", url)
+                start = 0
+            expected = response.headers.get("Content-Length")
+            expected = int(expected) if expected is not None else None
+            received = 0
+            try:
+                from tqdm.auto import tqdm
+
+                with open(part, "ab" if start else "wb") as out, tqdm(
+                    total=(expected + start) if expected is not None else None, initial=start,
+                    unit="B", unit_scale=True, desc=dest.name, disable=None, leave=False,
+                ) as bar:
+                    for block in iter(lambda: response.read(_CHUNK), b""):
+                        out.write(block)
+                        received += len(block)
+                        bar.update(len(block))
+            except (OSError, urllib.error.URLError, ConnectionError) as exc:
+                raise NotAvailableError(f"{url}: transfer interrupted after {start + received} bytes ({exc}); "
+                                        f"run again to resume from {part}") from exc
+            if expected is not None and received < expected:
+                raise NotAvailableError(f"{url}: transfer interrupted after {start + received} of "
+                                        f"{start + expected} bytes; run again to resume from {part}")
+    try:
+        digest, verified = verify_copy(part, spec)
+    except ChecksumError:
+        part.unlink(missing_ok=True)
+        raise
+    os.replace(part, dest)
+    return digest, verified
+
+
+def _large_allowed(allow_large: bool | None) -> bool:
+    if allow_large is not None:
+        return allow_large
+    return os.environ.get(ALLOW_LARGE_ENV, "") not in ("", "0", "false", "no")
+
+
+def fetch_variant(recipe: Recipe, variant: Variant, *, network: bool, allow_large: bool | None = None) -> dict[str, Fetched]:
+    """Get every file of ``variant``: mirror first, then (if ``network``) the official URLs."""
+    mirror = mirror_root()
+    fetched: dict[str, Fetched] = {}
+    for spec in variant.files:
+        path = find_in_mirror(recipe.folder, spec, mirror)
+        if path is not None:
+            digest, verified = verify_copy(path, spec)
+            fetched[spec.name] = Fetched(spec, path, digest, "mirror", str(path), verified)
+            continue
+        if not network or not spec.urls:
+            raise NotAvailableError(f"{recipe.name}: {spec.name} is not in the mirror"
+                                    + ("" if network else " and network access is off")
+                                    + ("" if spec.urls else " and has no public download URL"))
+        if spec.large and not _large_allowed(allow_large):
+            raise NotAvailableError(f"{recipe.name}: {spec.name} is large ({spec.size or '?'} bytes); "
+                                    f"pass --allow-large or set {ALLOW_LARGE_ENV}=1 to download it")
+        dest = data_root() / ".downloads" / recipe.folder / spec.name
+        errors = []
+        if dest.is_file():
+            digest, verified = verify_copy(dest, spec)
+            fetched[spec.name] = Fetched(spec, dest, digest, "network", str(dest), verified)
+            continue
+        for url in spec.urls:
+            try:
+                digest, verified = download(url, dest, spec)
+            except NotAvailableError as exc:
+                errors.append(str(exc))
+                continue
+            fetched[spec.name] = Fetched(spec, dest, digest, "network", url, verified)
+            break
+        else:
+            raise NotAvailableError(f"{recipe.name}: could not download {spec.name}: " + "; ".join(errors))
+    return fetched
+
+
+# --------------------------------------------------------------------------- manifest / atomic swap
+def read_manifest(name: str) -> dict | None:
+    """The MANIFEST.json of a prepared dataset, or None when not prepared."""
+    path = prepared_dir(name) / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _swap_in(tmp: Path, final: Path) -> None:
+    """Replace ``final`` by ``tmp`` (directory rename; the old folder is removed only afterwards)."""
+    old = None
+    if final.exists():
+        old = final.with_name(f".old-{final.name}-{os.getpid()}")
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(final, old)
+    try:
+        os.replace(tmp, final)
+    except OSError:
+        if old is not None:
+            os.replace(old, final)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None = None,
+               variant: str | None = None) -> Path:
+    """Fetch, prepare, verify and atomically install ``recipe``; return the prepared folder.
+
+    Variants are tried in order: first every variant complete in the mirror, then (with
+    ``network``) each variant from its URLs. NotAvailableError when none can be fetched;
+    ChecksumError/MalformedDataError propagate (previous prepared data stay intact).
+    """
+    candidates = [v for v in recipe.variants if variant is None or v.name == variant]
+    if not candidates:
+        raise ValueError(f"variant={variant!r}: recipe {recipe.name} has variants "
+                         f"{[v.name for v in recipe.variants]}")
+    reasons: list[str] = []
+    chosen = fetched = None
+    mirror = mirror_root()
+    for v in candidates:
+        if mirror is not None and all(find_in_mirror(recipe.folder, f, mirror) is not None for f in v.files):
+            chosen, fetched = v, fetch_variant(recipe, v, network=False)
+            break
+    if chosen is None:
+        for v in candidates:
+            try:
+                fetched = fetch_variant(recipe, v, network=network, allow_large=allow_large)
+            except NotAvailableError as exc:
+                reasons.append(f"[{v.name}] {exc}")
+                continue
+            chosen = v
+            break
+    if chosen is None:
+        raise NotAvailableError(f"{recipe.name} is not available: " + " | ".join(reasons)
+                                + f"\n  How to get it: {recipe.how_to_get}")
+    root = data_root()
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / recipe.name
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{recipe.name}-", dir=root))
+    try:
+        logger.info("preparing %s (%s) into %s", recipe.name, chosen.name, tmp)
+        counts = recipe.prepare(fetched, tmp, chosen)
+        manifest = {
+            "recipe": recipe.name,
+            "version": recipe.version,
+            "title": recipe.title,
+            "variant": chosen.name,
+            "scale": chosen.scale,
+            "sources": [
+                {"name": f.spec.name, "file": f.path.name, "sha256": f.sha256, "origin": f.origin,
+                 "location": f.location, "verified": f.verified}
+                for f in fetched.values()
+            ],
+            "counts": counts,
+            "prepared_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        (tmp / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        recipe.verify(tmp)
+        _swap_in(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    logger.info("prepared %s -> %s", recipe.name, final)
+    return final
+
+
+def atomic_save_npy(path: Path, array) -> None:
+    """np.save to a temp file in the same folder, then os.replace (used inside prepare)."""
+    import numpy as np
+
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        np.save(f, array, allow_pickle=False)
+    os.replace(tmp, path)
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise MalformedDataError(message) unless ``condition``."""
+    if not condition:
+        raise MalformedDataError(message)
+
+
+def describe_sources(files: Iterable[SourceFile]) -> str:
+    return ", ".join(f.name for f in files)

@@ -1,0 +1,61 @@
+"""Recipe: Malicious URLs dataset (Kaggle ``sid321axn/malicious-urls-dataset``, ``malicious_phish.csv``).
+
+CSV with a header and two columns ``url,type``; ``type`` is benign, defacement, phishing or
+malware; 651,191 rows. Kaggle needs an account, so the file must be placed in the mirror
+(accepted unverified; its SHA-256 is recorded in MANIFEST.json).
+
+Prepared: ``urls.csv`` with columns url, type, label (0 benign, 1 otherwise).
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Mapping
+
+import pandas as pd
+
+from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, read_source_bytes, require
+
+FILES = (SourceFile("malicious_phish.csv"),)
+TYPES = ("benign", "defacement", "phishing", "malware")
+
+
+def parse_csv(data: bytes, *, where: str = "<csv>") -> pd.DataFrame:
+    """Parse ``malicious_phish.csv``: exactly the columns url,type; known types only."""
+    try:
+        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8",
+                         encoding_errors="replace")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise MalformedDataError(f"{where}: not a readable CSV ({exc})") from exc
+    require(list(df.columns) == ["url", "type"], f"{where}: expected the 2 columns ['url', 'type'], got {list(df.columns)}")
+    bad = ~df["type"].isin(TYPES)
+    require(not bad.any(), f"{where}: {int(bad.sum())} rows with an unknown type (first: {df.loc[bad, 'type'].iloc[0] if bad.any() else ''!r}); expected {TYPES}")
+    df["label"] = (df["type"] != "benign").astype(int)
+    return df
+
+
+def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dict:
+    f = fetched[FILES[0].name]
+    df = parse_csv(read_source_bytes(f.path), where=str(f.path))
+    df.to_csv(out / "urls.csv", index=False)
+    return {"total": len(df), "malicious": int(df["label"].sum()),
+            "types": {k: int(v) for k, v in df["type"].value_counts().items()}}
+
+
+def _verify(out: Path) -> None:
+    df = pd.read_csv(out / "urls.csv", keep_default_na=False, nrows=5)
+    require(list(df.columns) == ["url", "type", "label"], f"{out}/urls.csv: bad columns")
+
+
+RECIPE = Recipe(
+    name="malicious-urls",
+    folder="malicious-urls",
+    version="1",
+    title="Malicious URLs dataset (malicious_phish.csv)",
+    variants=(Variant("full", FILES, "full"),),
+    prepare=_prepare,
+    verify=_verify,
+    how_to_get=("download malicious_phish.csv from https://www.kaggle.com/datasets/sid321axn/malicious-urls-dataset "
+                "(Kaggle account needed) into $PATE_STUDY_MIRROR/malicious-urls/"),
+    licence="as stated on the Kaggle dataset page (not verified here)",
+)

@@ -1,0 +1,59 @@
+"""PATE 2018 teacher vote matrices (Papernot et al. 2018): MNIST, SVHN, Adult; 250 teachers.
+
+``load(data, *, seed)`` returns :class:`Votes`: ``counts`` {dataset: int64 [n_queries, n_classes]},
+each row summing to 250. Synthetic stand-in: Dirichlet-multinomial votes with a mostly-confident
+ensemble (same shapes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from data_recipes.pate2018 import N_TEACHERS, SHAPES, validate_votes
+
+from . import DataSource, manifest_origin, read_manifest, resolve_source
+
+NAME = "pate2018-votes"
+
+
+@dataclass(frozen=True)
+class Votes:
+    """counts: {"mnist", "svhn", "adult"} -> int64 [n_queries, n_classes]; rows sum to n_teachers."""
+
+    counts: dict[str, np.ndarray]
+    n_teachers: int
+    source: DataSource
+
+
+def synthetic(*, seed: int = 0, scale: float = 1.0) -> dict[str, np.ndarray]:
+    """Vote histograms of the published shapes (times ``scale``): each query has a true class that
+    gets a Beta(8, 1.5)-distributed share of the votes, the rest spread by a Dirichlet(0.3)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for key, (rows, cols) in SHAPES.items():
+        n = max(1, int(rows * scale))
+        top = rng.integers(cols, size=n)
+        share = rng.beta(8.0, 1.5, size=n)
+        rest = rng.dirichlet(np.full(cols - 1, 0.3), size=n)
+        p = np.zeros((n, cols))
+        p[np.arange(n), top] = share
+        others = np.array([[c for c in range(cols) if c != t] for t in top])
+        p[np.arange(n)[:, None], others] = (1 - share)[:, None] * rest
+        out[key] = np.stack([rng.multinomial(N_TEACHERS, row / row.sum()) for row in p]).astype(np.int64)
+    return out
+
+
+def load(data: str = "auto", *, seed: int = 0, synthetic_scale: float = 1.0) -> Votes:
+    """Load the vote matrices (validated: integral, non-negative, rows summing to 250)."""
+    folder = resolve_source(NAME, data)
+    if folder is None:
+        counts = synthetic(seed=seed, scale=synthetic_scale)
+        desc = f"seed {seed}, " + ", ".join(f"{k} {v.shape[0]:,}x{v.shape[1]}" for k, v in counts.items())
+        return Votes(counts, N_TEACHERS, DataSource("synthetic", "PATE 2018 votes", desc, f"seed {seed}"))
+    manifest = read_manifest(folder)
+    counts = {k: validate_votes(np.load(folder / f"{k}.npy"), where=str(folder / f"{k}.npy"), n_classes=c)
+              for k, (_, c) in SHAPES.items()}
+    desc = ", ".join(f"{k} {v.shape[0]:,}x{v.shape[1]}" for k, v in counts.items()) + f", {N_TEACHERS} teachers"
+    return Votes(counts, N_TEACHERS, DataSource("real", "PATE 2018 votes", desc, manifest.get("scale", "full"),
+                                                manifest_origin(manifest)))
