@@ -1,0 +1,154 @@
+"""Command line: ``python -m pate_study.privacy epsilon ...`` prints one JSON object.
+
+Examples::
+
+    # Visca 2021, web case: data-independent LNMax, integer moments 1..8
+    python -m pate_study.privacy epsilon --aggregator lnmax --gamma 0.05 --delta 1e-5 --n-queries 1000
+    # same, continuous λ (closed form 20.17427 at λ* = 1.51743)
+    python -m pate_study.privacy epsilon --aggregator lnmax --gamma 0.05 --delta 1e-5 --n-queries 1000 --orders continuous
+    # Papernot 2018: data-dependent GNMax on a votes file
+    python -m pate_study.privacy epsilon --aggregator gnmax --sigma 40 --delta 1e-5 --votes votes.npy --first 1000
+    # confident GNMax, expected cost
+    python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 300 --sigma1 150 --sigma2 40 \\
+        --delta 1e-5 --votes votes.npy
+
+Invalid combinations exit with status 2 and a message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .accounting import CONVERSIONS
+from .moments import moments_epsilon
+from .rdp import COSTS, Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
+
+AGGREGATORS = ("lnmax", "gnmax", "confident-gnmax")
+ACCOUNTANTS = ("moments2017", "rdp2018")
+_PARAMS = {"lnmax": ("gamma",), "gnmax": ("sigma",), "confident-gnmax": ("threshold", "sigma1", "sigma2")}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Argument parser of the ``epsilon`` subcommand."""
+    parser = argparse.ArgumentParser(prog="python -m pate_study.privacy", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("epsilon", help="privacy cost (epsilon, delta) of PATE aggregators as JSON")
+    p.add_argument("--aggregator", choices=AGGREGATORS, required=True)
+    p.add_argument("--gamma", type=float, help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
+    p.add_argument("--sigma", type=float, help="GNMax Gaussian noise standard deviation")
+    p.add_argument("--threshold", type=float, help="confident GNMax threshold T")
+    p.add_argument("--sigma1", type=float, help="confident GNMax check noise")
+    p.add_argument("--sigma2", type=float, help="confident GNMax argmax noise")
+    p.add_argument("--delta", type=float, required=True)
+    p.add_argument("--accountant", choices=ACCOUNTANTS, help="default: moments2017 for lnmax, rdp2018 otherwise")
+    p.add_argument("--orders", help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
+                                    "default int:1:8 for moments2017, paper2018 for rdp2018")
+    p.add_argument("--conversion", choices=CONVERSIONS, help="RDP -> (eps, delta) (rdp2018 only; default basic)")
+    p.add_argument("--cost", choices=COSTS, help="confident-gnmax with --votes: expected (default) or realized")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--n-queries", type=int, help="number of queries (data-independent bound)")
+    group.add_argument("--votes", type=Path, help=".npy file, rows = per-query vote counts (data-dependent bound)")
+    p.add_argument("--first", type=int, help="use only the first N rows of --votes")
+    p.add_argument("--seed", type=int, help="seed of the check noise for --cost realized")
+    p.add_argument("--q-condition", choices=Q_CONDITIONS, help="LNMax data-dependent condition (default theorem)")
+    p.add_argument("--q-variant", choices=Q_VARIANTS, help="LNMax q bound (default sum)")
+    p.add_argument("--include-curves", action="store_true", help="add per-order orders/curve/rdp_or_logmgf")
+    return parser
+
+
+def _validate(args: argparse.Namespace) -> str | None:
+    """Return an error message for an invalid combination of flags, or None."""
+    needed = _PARAMS[args.aggregator]
+    for name in needed:
+        if getattr(args, name) is None:
+            return f"--aggregator {args.aggregator} needs --{name}"
+    for agg, names in _PARAMS.items():
+        for name in names:
+            if name not in needed and getattr(args, name) is not None:
+                return f"--{name} is not a parameter of --aggregator {args.aggregator}"
+    accountant = args.accountant or ("moments2017" if args.aggregator == "lnmax" else "rdp2018")
+    if accountant == "moments2017":
+        if args.aggregator != "lnmax":
+            return "--accountant moments2017 analyses LNMax only (use --aggregator lnmax)"
+        if args.conversion is not None:
+            return "--conversion applies to --accountant rdp2018; moments2017 uses eps = min (logmgf - ln delta)/lambda"
+    elif args.orders == "continuous":
+        return "--orders continuous is only available with --accountant moments2017"
+    if args.votes is None and args.first is not None:
+        return "--first needs --votes"
+    if args.first is not None and args.first <= 0:
+        return "--first: expected a positive integer"
+    if args.aggregator != "lnmax" and (args.q_condition or args.q_variant):
+        return "--q-condition/--q-variant apply to --aggregator lnmax only"
+    if args.votes is None and (args.q_condition or args.q_variant):
+        return "--q-condition/--q-variant need --votes (data-dependent bound)"
+    if args.cost is not None and (args.aggregator != "confident-gnmax" or args.votes is None):
+        return "--cost applies to --aggregator confident-gnmax with --votes"
+    if args.cost == "realized" and args.seed is None:
+        return "--cost realized needs --seed (the check noise is drawn)"
+    if args.seed is not None and args.cost != "realized":
+        return "--seed is only used with --cost realized"
+    return None
+
+
+def _load_votes(path: Path, first: int | None) -> np.ndarray:
+    if not path.is_file():
+        raise FileNotFoundError(f"--votes: no such file {path}")
+    votes = np.load(path, allow_pickle=False)
+    if votes.ndim != 2:
+        raise ValueError(f"--votes: expected a 2-D array [n_queries, n_classes] in {path}, got shape {votes.shape}")
+    if first is not None:
+        if first > votes.shape[0]:
+            raise ValueError(f"--first: {first} exceeds the {votes.shape[0]} rows of {path}")
+        votes = votes[:first]
+    return votes
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Compute the privacy cost for parsed arguments and return the JSON-ready dict."""
+    accountant = args.accountant or ("moments2017" if args.aggregator == "lnmax" else "rdp2018")
+    data = {"votes": _load_votes(args.votes, args.first)} if args.votes is not None else {"n_queries": args.n_queries}
+    lnmax_opts = {k: v for k, v in (("q_condition", args.q_condition), ("q_variant", args.q_variant)) if v}
+    if accountant == "moments2017":
+        spent = moments_epsilon(gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts, **data)
+    else:
+        common = {"delta": args.delta, "orders": args.orders or "paper2018", "conversion": args.conversion or "basic"}
+        if args.aggregator == "lnmax":
+            spent = lnmax_rdp_epsilon(gamma=args.gamma, **lnmax_opts, **common, **data)
+        elif args.aggregator == "gnmax":
+            spent = gnmax_epsilon(sigma=args.sigma, **common, **data)
+        else:
+            spent = confident_gnmax_epsilon(
+                threshold=args.threshold, sigma1=args.sigma1, sigma2=args.sigma2, cost=args.cost,
+                rng=args.seed, **common, **data,
+            )
+    out = spent.to_dict(include_curves=args.include_curves)
+    out["aggregator"] = args.aggregator
+    if args.votes is not None:
+        out["votes_file"] = str(args.votes)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problem = _validate(args)
+    if problem:
+        parser.error(f"{args.command}: {problem}")
+    try:
+        out = run(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""Shared accounting machinery: order grids, RDP -> (ε, δ) conversion, the result type.
+
+Every accountant in this package ends the same way: a per-order privacy curve
+(Rényi-DP values summed over queries, or the 2017 log moment generating
+function) is turned into an (ε, δ) guarantee by minimising a conversion
+formula over the orders. This module holds that single conversion and
+minimisation step, the order grids used by the source papers, and the frozen
+:class:`PrivacySpent` result that all accountants return.
+
+Conversions implemented (formulas from the papers, not from code):
+
+* basic  (Mironov 2017, "Rényi differential privacy", Proposition 3):
+  ε = min_α  RDP(α) + ln(1/δ)/(α − 1)
+* improved (Canonne, Kamath & Steinke 2020, Proposition 12; Balle et al. 2020,
+  Theorem 21; the one ``dp_accounting`` uses):
+  ε = min_α  RDP(α) + ln(1 − 1/α) − (ln δ + ln α)/(α − 1), clamped at 0
+* moments (Abadi et al. 2016, Theorem 2; Papernot et al. 2017, §3; Visca 2021
+  Eq. 4.9): ε = min_λ (α(λ) − ln δ)/λ for a log-MGF α(λ). This is exactly the
+  basic conversion at RDP order λ + 1 with RDP = α(λ)/λ, and is computed that
+  way here.
+
+When the minimising order is the first or last order of the grid, the true
+optimum may lie outside it; an :class:`OrderAtGridEdgeWarning` is issued.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_choice, check_delta, check_orders
+
+__all__ = [
+    "OrderAtGridEdgeWarning",
+    "PrivacySpent",
+    "CONVERSIONS",
+    "paper2018_orders",
+    "integer_orders",
+    "parse_orders",
+    "epsilon_curve",
+    "select_order",
+    "warn_grid_edge",
+    "spent_from_curve",
+]
+
+logger = logging.getLogger(__name__)
+
+CONVERSIONS = ("basic", "improved")
+
+
+class OrderAtGridEdgeWarning(UserWarning):
+    """The ε-minimising order is the first or the last order of the grid."""
+
+
+def paper2018_orders() -> np.ndarray:
+    """Orders used by the Papernot et al. 2018 scripts: 2, 2.5, …, 100 plus 100 log-spaced orders in [100, 500].
+
+    The duplicate 100 is removed, giving 296 strictly increasing orders.
+    """
+    return np.unique(np.concatenate([np.arange(2.0, 100.0 + 0.25, 0.5), np.geomspace(100.0, 500.0, 100)]))
+
+
+def integer_orders(first: int, last: int) -> np.ndarray:
+    """Integer orders ``first, first + 1, …, last`` as floats (e.g. the 2017 moments 1..8)."""
+    if int(first) != first or int(last) != last or first < 1 or last < first:
+        raise ValueError(f"orders: expected integers 1 <= first <= last, got {first}:{last}")
+    return np.arange(int(first), int(last) + 1, dtype=np.float64)
+
+
+def parse_orders(spec: Any) -> np.ndarray | str:
+    """Parse an order specification.
+
+    ``"int:A:B"`` → integers A..B; ``"paper2018"`` → :func:`paper2018_orders`;
+    ``"continuous"`` is returned unchanged (only the 2017 moments accountant
+    accepts it); an int ``L`` → 1..L; an array-like is returned as a float array.
+    """
+    if isinstance(spec, str):
+        if spec == "continuous":
+            return spec
+        if spec == "paper2018":
+            return paper2018_orders()
+        if spec.startswith("int:"):
+            parts = spec.split(":")
+            if len(parts) != 3:
+                raise ValueError(f"orders: expected 'int:A:B', got {spec!r}")
+            try:
+                a, b = int(parts[1]), int(parts[2])
+            except ValueError:
+                raise ValueError(f"orders: expected integers in 'int:A:B', got {spec!r}") from None
+            return integer_orders(a, b)
+        raise ValueError(f"orders: expected 'int:A:B', 'continuous', 'paper2018' or an array, got {spec!r}")
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        return integer_orders(1, int(spec))
+    return np.atleast_1d(np.asarray(spec, dtype=np.float64))
+
+
+def epsilon_curve(orders: Any, rdp: Any, delta: float, conversion: str = "basic") -> np.ndarray:
+    """Per-order ε of an RDP curve at a given δ.
+
+    basic: Mironov 2017 Proposition 3, ε(α) = RDP(α) + ln(1/δ)/(α − 1).
+    improved: Canonne–Kamath–Steinke 2020 Proposition 12 / Balle et al. 2020
+    Theorem 21, ε(α) = RDP(α) + ln(1 − 1/α) − (ln δ + ln α)/(α − 1), clamped at 0.
+    Orders must be > 1.
+    """
+    delta = check_delta(delta)
+    check_choice("conversion", conversion, CONVERSIONS)
+    orders = check_orders(orders, 1.0)
+    rdp = np.asarray(rdp, dtype=np.float64)
+    if rdp.shape != orders.shape:
+        raise ValueError(f"rdp: expected shape {orders.shape} (one value per order), got {rdp.shape}")
+    if np.any(np.isnan(rdp)) or np.any(rdp < 0):
+        raise ValueError("rdp: expected non-negative RDP values (no NaN)")
+    log_delta = np.log(delta)
+    if conversion == "basic":
+        return rdp - log_delta / (orders - 1.0)
+    eps = rdp + np.log1p(-1.0 / orders) - (log_delta + np.log(orders)) / (orders - 1.0)
+    return np.maximum(eps, 0.0)
+
+
+def select_order(orders: np.ndarray, curve: np.ndarray, warn: bool = True) -> tuple[float, float, int, bool]:
+    """Minimise a per-order ε curve: return (ε, order, index, at_edge).
+
+    ``at_edge`` is True when the grid has more than one order and the minimum
+    sits at its first or last order; an :class:`OrderAtGridEdgeWarning` is then
+    issued (unless ``warn`` is False).
+    """
+    idx = int(np.argmin(curve))
+    at_edge = bool(len(orders) > 1 and idx in (0, len(orders) - 1))
+    if at_edge and warn:
+        warn_grid_edge(float(orders[idx]), float(orders[0]), float(orders[-1]))
+    return float(curve[idx]), float(orders[idx]), idx, at_edge
+
+
+def warn_grid_edge(order: float, first: float, last: float) -> None:
+    """Issue an :class:`OrderAtGridEdgeWarning` for a best order at the edge of [first, last]."""
+    warnings.warn(
+        f"the best order {order:g} is at the edge of the order range [{first:g}, {last:g}]; "
+        "a wider range may give a smaller epsilon",
+        OrderAtGridEdgeWarning,
+        stacklevel=4,
+    )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PrivacySpent:
+    """An (ε, δ) guarantee with the per-order curve it was minimised from.
+
+    Attributes:
+        epsilon: the guarantee, min over orders of ``curve``.
+        order: the order attaining it (RDP order α, or moment λ for ``moments2017``).
+        delta: the δ of the guarantee.
+        orders: the order grid.
+        curve: ε at each order after conversion.
+        rdp_or_logmgf: the composed per-order total (RDP for ``rdp2018`` and
+            ``multilabel2021``, log moment generating function for ``moments2017``).
+        accountant: ``"moments2017"``, ``"rdp2018"`` or ``"multilabel2021"``.
+        conversion: ``"basic"``, ``"improved"``, ``"moments"`` or ``"closed_form"``.
+        n_queries: number of queries accounted.
+        mechanism: e.g. ``"lnmax"``, ``"gnmax"``, ``"confident-gnmax"``, ``"gnthreshold"``.
+        data_dependent: whether the bound used the vote counts.
+        at_grid_edge: whether ``order`` is the first or last order of the grid.
+        cost: for two-step mechanisms, ``"expected"``, ``"realized"`` or
+            ``"all_answered"`` (data-independent: every query charged both steps).
+        expected_answered: expected (or realised) number of answered queries.
+        details: further parameters and notes (JSON-friendly).
+    """
+
+    epsilon: float
+    order: float
+    delta: float
+    orders: np.ndarray
+    curve: np.ndarray
+    rdp_or_logmgf: np.ndarray
+    accountant: str
+    conversion: str
+    n_queries: int
+    mechanism: str
+    data_dependent: bool
+    at_grid_edge: bool = False
+    cost: str | None = None
+    expected_answered: float | None = None
+    details: dict = dataclasses.field(default_factory=dict)
+
+    def at_order(self, order: float) -> tuple[float, float]:
+        """Return (ε, composed RDP or log-MGF) at a given order of the grid."""
+        hits = np.flatnonzero(np.isclose(self.orders, order, rtol=0, atol=1e-9))
+        if hits.size == 0:
+            raise ValueError(f"order: {order} is not in the order grid of this result")
+        i = int(hits[0])
+        return float(self.curve[i]), float(self.rdp_or_logmgf[i])
+
+    def to_dict(self, include_curves: bool = False) -> dict:
+        """JSON-friendly dict; per-order arrays only when ``include_curves``."""
+        out = {
+            "epsilon": float(self.epsilon),
+            "order": float(self.order),
+            "delta": float(self.delta),
+            "n_queries": int(self.n_queries),
+            "accountant": self.accountant,
+            "conversion": self.conversion,
+            "mechanism": self.mechanism,
+            "data_dependent": bool(self.data_dependent),
+            "order_at_grid_edge": bool(self.at_grid_edge),
+            "n_orders": int(len(self.orders)),
+            "order_range": [float(self.orders[0]), float(self.orders[-1])],
+        }
+        if self.cost is not None:
+            out["cost"] = self.cost
+        if self.expected_answered is not None:
+            out["expected_answered"] = float(self.expected_answered)
+        out.update({k: _jsonable(v) for k, v in self.details.items()})
+        if include_curves:
+            out["orders"] = [float(x) for x in self.orders]
+            out["curve"] = [float(x) for x in self.curve]
+            out["rdp_or_logmgf"] = [float(x) for x in self.rdp_or_logmgf]
+        return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    return v
+
+
+def spent_from_curve(
+    orders: np.ndarray,
+    total: np.ndarray,
+    delta: float,
+    conversion: str,
+    *,
+    accountant: str,
+    mechanism: str,
+    n_queries: int,
+    data_dependent: bool,
+    warn: bool = True,
+    **extra: Any,
+) -> PrivacySpent:
+    """Convert a composed per-order total to a :class:`PrivacySpent`.
+
+    ``conversion`` is ``"basic"`` or ``"improved"`` for RDP totals (orders > 1)
+    and ``"moments"`` for a 2017 log-MGF total (orders λ > 0), which is the basic
+    conversion at RDP order λ + 1 applied to RDP = log-MGF/λ.
+    """
+    orders = np.asarray(orders, dtype=np.float64)
+    total = np.asarray(total, dtype=np.float64)
+    if conversion == "moments":
+        curve = epsilon_curve(orders + 1.0, total / orders, delta, "basic")
+    else:
+        curve = epsilon_curve(orders, total, delta, conversion)
+    eps, order, _, at_edge = select_order(orders, curve, warn=warn)
+    cost = extra.pop("cost", None)
+    expected_answered = extra.pop("expected_answered", None)
+    logger.debug("%s %s: eps=%.6g at order %.6g (delta=%g)", accountant, mechanism, eps, order, delta)
+    return PrivacySpent(
+        epsilon=eps,
+        order=order,
+        delta=float(delta),
+        orders=orders,
+        curve=curve,
+        rdp_or_logmgf=total,
+        accountant=accountant,
+        conversion=conversion,
+        n_queries=int(n_queries),
+        mechanism=mechanism,
+        data_dependent=data_dependent,
+        at_grid_edge=at_edge,
+        cost=cost,
+        expected_answered=expected_answered,
+        details=extra,
+    )

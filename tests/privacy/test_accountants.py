@@ -1,0 +1,191 @@
+"""Accountant behaviour beyond the reference values: options, grids, warnings, multi-label, costs."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from pate_study.privacy import moments, multilabel, rdp, smooth_sensitivity
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent, parse_orders
+
+
+def test_edge_warning_and_flag():
+    votes = np.tile([250, 0], (1000, 1))
+    with pytest.warns(OrderAtGridEdgeWarning, match="edge"):
+        s = moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes)
+    assert s.at_grid_edge and s.order == 8
+    assert s.epsilon == pytest.approx(1.443, abs=5e-4)  # notes §8: web, 250 unanimous teachers
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OrderAtGridEdgeWarning)
+        inner = moments.moments_epsilon(gamma=0.05, delta=1e-5, n_queries=1000)
+    assert not inner.at_grid_edge
+
+
+@pytest.mark.parametrize("top, expected", [(200, 1.854), (180, 2.158), (160, 3.454), (150, 5.338), (140, 9.336),
+                                           (130, 17.372), (120, 20.4078)])
+def test_notes_ecg_table(top, expected):
+    # notes §8: ECG, 200 teachers, 5 classes, T = 900, δ = 1e-6, rest of votes in one class
+    votes = np.tile([top, 200 - top, 0, 0, 0], (900, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
+        s = moments.moments_epsilon(gamma=0.05, delta=1e-6, votes=votes)
+    assert s.epsilon == pytest.approx(expected, abs=5e-4)
+
+
+def test_q_condition_and_variant_matter():
+    gamma = 0.05
+    # q between the theorem's 0.4750 and the code's 0.5: only reference_code uses the data-dependent term
+    counts = np.array([[101, 100]])
+    q = moments.lnmax_q(counts, gamma)[0]
+    assert moments.theorem3_q_limit(gamma) < q < 0.5
+    lam = np.arange(1, 9.0)
+    th = moments.logmgf_lnmax(counts, gamma, lam, "theorem")
+    code = moments.logmgf_lnmax(counts, gamma, lam, "reference_code")
+    np.testing.assert_allclose(th, np.minimum(2 * gamma**2 * lam * (lam + 1), 2 * gamma * lam)[None])
+    # In (0.4750, 0.5) the extra term is admitted by the code's condition but is never the minimum here,
+    # so both conditions give the same bound (the code's q < 0.5 is unsafe in principle, harmless in value).
+    np.testing.assert_allclose(code, th, rtol=1e-12)
+    # the cruder q gives a larger (never smaller) bound
+    c = np.array([[240, 5, 5] + [0] * 7])
+    assert np.all(moments.logmgf_lnmax(c, gamma, lam, q_variant="approx") >= moments.logmgf_lnmax(c, gamma, lam))
+
+
+def test_reference_code_condition_no_nan_when_e_eps_q_exceeds_one():
+    # γ = 2: e^{2γ} q ≥ 1 for q near 0.5; the term must be dropped, not NaN
+    counts = np.array([[10, 10, 0, 0]])
+    out = moments.logmgf_lnmax(counts, 2.0, [1, 2, 3], "reference_code")
+    assert np.all(np.isfinite(out))
+
+
+def test_moments_continuous_data_dependent_beats_integer_grid():
+    votes = np.tile([160, 40, 0, 0, 0], (900, 1))
+    with pytest.warns(OrderAtGridEdgeWarning):
+        grid = moments.moments_epsilon(gamma=0.05, delta=1e-6, votes=votes)
+    cont = moments.moments_epsilon(gamma=0.05, delta=1e-6, votes=votes, orders="continuous")
+    assert cont.epsilon <= grid.epsilon
+    lam = cont.order
+    direct = (moments.logmgf_lnmax(votes, 0.05, [lam]).sum() - np.log(1e-6)) / lam
+    assert cont.epsilon == pytest.approx(direct, rel=1e-9)
+
+
+def test_parse_orders():
+    assert parse_orders("int:1:8").tolist() == list(range(1, 9))
+    assert parse_orders(8).tolist() == list(range(1, 9))
+    assert parse_orders("continuous") == "continuous"
+    for bad in ("int:3", "foo", "int:a:b", "int:5:2"):
+        with pytest.raises(ValueError, match="orders"):
+            parse_orders(bad)
+    with pytest.raises(ValueError, match="orders"):
+        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=3, orders="int:1:8")  # RDP needs orders > 1
+    with pytest.raises(ValueError, match="continuous"):
+        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=3, orders="continuous")
+
+
+def test_confident_gnmax_costs():
+    rng = np.random.default_rng(0)
+    top = rng.integers(50, 250, 400)
+    votes = np.stack([top, 250 - top, np.zeros_like(top)], axis=1)
+    kw = dict(threshold=150, sigma1=40, sigma2=20, delta=1e-5, votes=votes)
+    exp = rdp.confident_gnmax_epsilon(**kw)
+    assert exp.cost == "expected"
+    np.testing.assert_allclose(exp.expected_answered, norm.sf((150 - votes.max(1)) / 40).sum(), rtol=1e-12)
+    orders = exp.orders
+    step1 = rdp.rdp_threshold(votes.max(1), 150, 40, orders)
+    step2 = rdp.rdp_gnmax(votes, 20, orders)
+    w = norm.sf((150 - votes.max(1)) / 40)
+    np.testing.assert_allclose(exp.rdp_or_logmgf, step1.sum(0) + w @ step2, rtol=1e-10)
+    mask = rng.random(400) < 0.5
+    real = rdp.confident_gnmax_epsilon(**kw, cost="realized", answered=mask)
+    assert real.cost == "realized" and real.expected_answered == mask.sum()
+    np.testing.assert_allclose(real.rdp_or_logmgf, step1.sum(0) + mask @ step2, rtol=1e-10)
+    ind = rdp.confident_gnmax_epsilon(threshold=150, sigma1=40, sigma2=20, delta=1e-5, n_queries=400)
+    assert ind.cost == "all_answered" and ind.epsilon >= exp.epsilon
+    with pytest.raises(ValueError, match="rng"):
+        rdp.confident_gnmax_epsilon(**kw, cost="realized")
+    with pytest.raises(ValueError, match="cost"):
+        rdp.confident_gnmax_epsilon(threshold=150, sigma1=40, sigma2=20, delta=1e-5, n_queries=4, cost="expected")
+
+
+def test_privacy_spent_to_dict_is_json():
+    s = rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=100)
+    assert isinstance(s, PrivacySpent)
+    d = json.loads(json.dumps(s.to_dict(include_curves=True)))
+    for key in ("epsilon", "order", "delta", "n_queries", "accountant", "conversion", "orders", "curve"):
+        assert key in d
+    eps2, rdp2 = s.at_order(2.0)
+    assert rdp2 == pytest.approx(100 * 2 / 1600)
+    with pytest.raises(ValueError, match="order"):
+        s.at_order(2.1)
+
+
+# ------------------------------------------------------------------ multi-label
+
+
+def test_multilabel_q_theorem13():
+    m = np.array([[0.9, 0.1, 0.5]])
+    q = np.exp(multilabel.multilabel_logq(m, 0.4, 0.3))[0]
+    expected = 1 - norm.cdf(0.5 / 0.3) * norm.cdf(0.3 / 0.3) * norm.cdf(0.1 / 0.3)
+    assert q == pytest.approx(expected, rel=1e-12)
+    # adaptive: sorted 0.9, 0.5, 0.1 has two gaps of 0.4; the higher one wins, th = 0.7
+    qa = np.exp(multilabel.multilabel_logq(m, "adaptive", 0.3))[0]
+    assert qa == pytest.approx(1 - norm.cdf(0.2 / 0.3) ** 2 * norm.cdf(0.6 / 0.3), rel=1e-12)
+
+
+def test_multilabel_bounds_and_table54_grid():
+    sigma, n_lab, T = 0.3, 153, 50
+    s12 = multilabel.multilabel_slope(sigma, n_lab)
+    assert s12 == pytest.approx(153 / (2 * 0.09))
+    assert multilabel.multilabel_slope(sigma, n_lab, "vote_fraction", T) == pytest.approx(153 / (2 * 2500 * 0.09))
+    assert multilabel.multilabel_slope(sigma, n_lab, "eq4_8") == pytest.approx(1 / 0.09)
+    with pytest.raises(ValueError, match="n_teachers"):
+        multilabel.multilabel_slope(sigma, n_lab, "vote_fraction")
+    # Table 5.4 data-independent 418.4 (2000 queries) = 0.2·N + ln 1e8 at order 2: no bound reproduces it
+    for bound in ("theorem12", "vote_fraction", "eq4_8"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
+            s = multilabel.gnthreshold_epsilon(sigma=sigma, delta=1e-8, n_queries=2000, n_labels=n_lab, bound=bound,
+                                               n_teachers=T)
+        eps2, rdp2 = s.at_order(2.0)
+        assert eps2 == pytest.approx(rdp2 + np.log(1e8))
+        assert abs(rdp2 / 2000 - 0.2) > 0.05  # the table's per-query 0.2 at order 2 matches none
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
+        adaptive = multilabel.gnthreshold_epsilon(
+            sigma=0.3, delta=1e-8, fractions=np.random.default_rng(0).random((20, 5)), threshold="adaptive"
+        )
+    assert "adaptive" in " ".join(adaptive.details["uncharged_leaks"])
+
+
+def test_confident_gnthreshold_epsilon_rules():
+    rng = np.random.default_rng(1)
+    m = rng.random((300, 6)) ** 3
+    kw = dict(fractions=m, threshold=0.4, sigma=0.3, confidence_threshold=0.4, sigma_confidence=0.6, delta=1e-8,
+              bound="vote_fraction", n_teachers=50)
+    a = multilabel.confident_gnthreshold_epsilon(rule="printed", **kw)
+    b = multilabel.confident_gnthreshold_epsilon(rule="max", **kw)
+    lp, _ = multilabel.confidence_logpr(m, 0.4, 0.4, 0.6, "max")
+    assert b.expected_answered == pytest.approx(norm.sf((0.4 - m.max(1)) / 0.6).sum())
+    assert a.expected_answered < b.expected_answered  # all top-4 must pass vs only the max
+    r = multilabel.confident_gnthreshold_epsilon(rule="max", cost="realized", rng=3, **kw)
+    from pate_study.privacy.aggregators import confident_gnthreshold
+
+    agg = confident_gnthreshold(m, 0.4, 0.3, 0.4, 0.6, 3, rule="max")
+    assert r.expected_answered == agg.n_answered
+    assert np.isfinite(lp).all()
+
+
+def test_smooth_sensitivity_release_and_threshold():
+    votes = np.tile([230, 20, 0], (30, 1))
+    rel = smooth_sensitivity.smooth_sensitivity_release(votes, 250, 40, 20, 0.02, 10, 1e-5, 0)
+    assert rel.expected_epsilon == pytest.approx(rel.rdp_data_dependent + rel.rdp_gnss + np.log(1e5) / 19)
+    assert rel.epsilon_std == pytest.approx(rel.smooth_sensitivity * 10)
+    again = smooth_sensitivity.smooth_sensitivity_release(votes, 250, 40, 20, 0.02, 10, 1e-5, 0)
+    assert again.epsilon == rel.epsilon
+    ls = smooth_sensitivity.local_sensitivity_bounds_threshold(10, 20, 15, 5, 10)
+    assert ls.shape == (20,) and np.all(ls >= 0)
+    with pytest.raises(ValueError, match="order"):
+        smooth_sensitivity.rdp_gnss(0.1, 10, 6)
