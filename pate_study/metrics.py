@@ -1,0 +1,159 @@
+"""Evaluation metrics of the source documents, via scikit-learn, with a majority-class baseline.
+
+* binary (Sosa 2021 Table 4.1): TPR (recall of the positive class), TNR (specificity), accuracy,
+  balanced accuracy;
+* multi-class (MAKE 2021 ECG): accuracy, balanced accuracy, per-class recall, macro/micro P/R/F1;
+* multi-label (Muschiol 2021 §5): macro/micro P/R/F1 over thresholded labels, mAP (mean over
+  classes of average precision, classes without positives skipped) and mean ROC-AUC.
+
+Every report includes the same metrics for the majority-class baseline (binary / multi-class:
+always the most frequent class of ``y_true`` -- or of ``y_train`` when given; multi-label: each
+label set to its majority value, scores constant) so that a number can always be judged against
+the trivial predictor (MAKE 2021 notes §6 item 2).
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn import metrics as skm
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "tpr_tnr", "binary_report", "multiclass_report", "multilabel_report", "mean_average_precision",
+    "mean_roc_auc", "majority_class",
+]
+
+
+def _labels_1d(y: Any, name: str) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-d array of labels, got shape {y.shape}")
+    return y
+
+
+def _same_length(a: np.ndarray, b: np.ndarray, na: str, nb: str) -> None:
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"{na} and {nb}: expected the same number of samples, got {a.shape[0]} and {b.shape[0]}")
+
+
+def majority_class(y: Any) -> Any:
+    """Most frequent label (smallest on ties)."""
+    vals, counts = np.unique(_labels_1d(y, "y"), return_counts=True)
+    return vals[np.argmax(counts)]
+
+
+def tpr_tnr(y_true: Any, y_pred: Any) -> tuple[float, float]:
+    """(TPR, TNR) for 0/1 labels; nan where the class is absent from ``y_true``."""
+    y_true, y_pred = _labels_1d(y_true, "y_true"), _labels_1d(y_pred, "y_pred")
+    _same_length(y_true, y_pred, "y_true", "y_pred")
+    pos, neg = y_true == 1, y_true == 0
+    tpr = float(np.mean(y_pred[pos] == 1)) if pos.any() else float("nan")
+    tnr = float(np.mean(y_pred[neg] == 0)) if neg.any() else float("nan")
+    return tpr, tnr
+
+
+def _binary_core(y_true: np.ndarray, y_pred: np.ndarray, scores: np.ndarray | None) -> dict[str, float]:
+    tpr, tnr = tpr_tnr(y_true, y_pred)
+    out = {"accuracy": float(skm.accuracy_score(y_true, y_pred)), "tpr": tpr, "tnr": tnr,
+           "balanced_accuracy": float(np.nanmean([tpr, tnr])),
+           "precision": float(skm.precision_score(y_true, y_pred, zero_division=0)),
+           "f1": float(skm.f1_score(y_true, y_pred, zero_division=0))}
+    if scores is not None and np.unique(y_true).size == 2:
+        out["roc_auc"] = float(skm.roc_auc_score(y_true, scores))
+        out["average_precision"] = float(skm.average_precision_score(y_true, scores))
+    return out
+
+
+def binary_report(y_true: Any, y_pred: Any, scores: Any | None = None, y_train: Any | None = None) -> dict[str, Any]:
+    """Binary metrics of ``y_pred`` (0/1) and of the majority-class baseline (``"baseline"``)."""
+    y_true, y_pred = _labels_1d(y_true, "y_true").astype(int), _labels_1d(y_pred, "y_pred").astype(int)
+    _same_length(y_true, y_pred, "y_true", "y_pred")
+    if not (np.isin(y_true, (0, 1)).all() and np.isin(y_pred, (0, 1)).all()):
+        raise ValueError("y_true, y_pred: expected 0/1 labels")
+    s = None if scores is None else np.asarray(scores, dtype=float)
+    maj = majority_class(y_true if y_train is None else y_train)
+    base = np.full_like(y_true, maj)
+    report = _binary_core(y_true, y_pred, s)
+    report["baseline"] = {"majority_class": int(maj), **_binary_core(y_true, base, np.zeros(len(y_true)) if s is not None else None)}
+    return report
+
+
+def _prf(y_true: np.ndarray, y_pred: np.ndarray, labels: np.ndarray | None = None) -> dict[str, float]:
+    out = {}
+    for avg in ("macro", "micro"):
+        p, r, f, _ = skm.precision_recall_fscore_support(y_true, y_pred, average=avg, labels=labels, zero_division=0)
+        out.update({f"{avg}_precision": float(p), f"{avg}_recall": float(r), f"{avg}_f1": float(f)})
+    return out
+
+
+def multiclass_report(y_true: Any, y_pred: Any, n_classes: int | None = None, y_train: Any | None = None) -> dict[str, Any]:
+    """Accuracy, balanced accuracy, per-class recall, macro/micro P/R/F1, and the majority baseline."""
+    y_true, y_pred = _labels_1d(y_true, "y_true"), _labels_1d(y_pred, "y_pred")
+    _same_length(y_true, y_pred, "y_true", "y_pred")
+    labels = np.arange(n_classes) if n_classes is not None else np.union1d(y_true, y_pred)
+
+    def core(pred: np.ndarray) -> dict[str, Any]:
+        rec = skm.recall_score(y_true, pred, labels=labels, average=None, zero_division=0)
+        present = np.isin(labels, y_true)
+        return {"accuracy": float(skm.accuracy_score(y_true, pred)),
+                "balanced_accuracy": float(rec[present].mean()),
+                "per_class_recall": {int(c) if np.issubdtype(labels.dtype, np.integer) else c: float(r)
+                                     for c, r in zip(labels, rec)},
+                **_prf(y_true, pred, labels)}
+
+    maj = majority_class(y_true if y_train is None else y_train)
+    report = core(y_pred)
+    report["baseline"] = {"majority_class": maj.item() if hasattr(maj, "item") else maj,
+                          **core(np.full_like(y_true, maj))}
+    return report
+
+
+def mean_average_precision(y_true: Any, scores: Any) -> float:
+    """mAP: mean over classes with at least one positive of sklearn's average precision."""
+    Y, S = np.asarray(y_true), np.asarray(scores, dtype=float)
+    if Y.ndim != 2 or Y.shape != S.shape:
+        raise ValueError(f"y_true, scores: expected equal 2-d shapes [n, n_labels], got {Y.shape} and {S.shape}")
+    keep = Y.sum(0) > 0
+    if not keep.any():
+        return float("nan")
+    return float(skm.average_precision_score(Y[:, keep], S[:, keep], average="macro"))
+
+
+def mean_roc_auc(y_true: Any, scores: Any) -> float:
+    """Mean over classes with both positives and negatives of sklearn's ROC-AUC."""
+    Y, S = np.asarray(y_true), np.asarray(scores, dtype=float)
+    if Y.ndim != 2 or Y.shape != S.shape:
+        raise ValueError(f"y_true, scores: expected equal 2-d shapes [n, n_labels], got {Y.shape} and {S.shape}")
+    pos = Y.sum(0)
+    keep = (pos > 0) & (pos < Y.shape[0])
+    if not keep.any():
+        return float("nan")
+    return float(skm.roc_auc_score(Y[:, keep], S[:, keep], average="macro"))
+
+
+def multilabel_report(y_true: Any, y_pred: Any, scores: Any | None = None, y_train: Any | None = None) -> dict[str, Any]:
+    """Macro/micro P/R/F1 of 0/1 label matrices; mAP and mean ROC-AUC when ``scores`` are given;
+    the baseline predicts each label's majority value (from ``y_train`` when given)."""
+    Y, P = np.asarray(y_true).astype(int), np.asarray(y_pred).astype(int)
+    if Y.ndim != 2 or Y.shape != P.shape:
+        raise ValueError(f"y_true, y_pred: expected equal 2-d shapes [n, n_labels], got {Y.shape} and {P.shape}")
+
+    def core(pred: np.ndarray, sc: np.ndarray | None) -> dict[str, Any]:
+        out = {"subset_accuracy": float(skm.accuracy_score(Y, pred)), **_prf(Y, pred)}
+        if sc is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out["mAP"] = mean_average_precision(Y, sc)
+                out["mean_roc_auc"] = mean_roc_auc(Y, sc)
+        return out
+
+    ref = Y if y_train is None else np.asarray(y_train).astype(int)
+    maj = (ref.mean(0) > 0.5).astype(int)
+    base = np.broadcast_to(maj, Y.shape).copy()
+    report = core(P, None if scores is None else np.asarray(scores, dtype=float))
+    report["baseline"] = core(base, np.broadcast_to(ref.mean(0), Y.shape).astype(float) if scores is not None else None)
+    return report
