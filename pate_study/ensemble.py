@@ -377,6 +377,21 @@ class TeacherEnsemble:
         p = torch.sigmoid(z).numpy()
         return p[..., 0] if self.config.task == "binary" else p
 
+    def own_probabilities(self, X: Any, rows: np.ndarray, device: str | torch.device | None = None) -> np.ndarray:
+        """Member ``i``'s outputs on its own rows ``X[rows[i]]`` only (``rows``: int ``[N, m]``), as in
+        :meth:`probabilities`: binary ``[N, m]``, multiclass/multilabel ``[N, m, k]``. N times less work than
+        :meth:`probabilities` on all rows when each member has rows of its own (students' validation sets)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.ndim != 2 or rows.shape[0] != self.n_teachers:
+            raise ValueError(f"rows: expected int [{self.n_teachers}, m], got shape {rows.shape}")
+        dev = choose_device(device)
+        inputs = _as_inputs(X, self.config.in_features, sparse=False, device=dev, name="X")
+        z = _own_logits(self, inputs, rows, dev)
+        if self.config.task == "multiclass":
+            return torch.softmax(z, dim=-1).numpy()
+        p = torch.sigmoid(z).numpy()
+        return p[..., 0] if self.config.task == "binary" else p
+
     def state(self) -> dict[str, Any]:
         """Plain dict of tensors / builtins (loadable with ``torch.load(weights_only=True)``)."""
         return {"config": self.config.to_dict(), "weights": [w.contiguous() for w in self.weights],

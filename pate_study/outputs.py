@@ -19,6 +19,7 @@ import math
 import os
 import subprocess
 import tempfile
+import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -31,6 +32,7 @@ SCALARS_FILE = "scalars.json"
 PROVENANCE_SUFFIX = ".provenance.json"
 FIGURE_FORMATS = ("png", "pdf")
 TABLE_FORMATS = ("csv", "md")
+STAMP_WIDTH = 110  # characters per line of the stamp drawn under a figure
 
 
 def current_commit(repo: Path = REPO_ROOT) -> str:
@@ -148,7 +150,8 @@ class NotebookOutputs:
         """Save ``fig`` as ``<first id>.png`` and ``.pdf`` with the provenance stamp drawn beneath it."""
         ids = _as_id_list(item_ids)
         provenance = self.provenance(data)
-        fig.text(0.5, -0.01, provenance.stamp(), ha="center", va="top", fontsize=6, color="0.35")
+        stamp = "\n".join(textwrap.wrap(provenance.stamp(), width=STAMP_WIDTH))  # never wider than the plot
+        fig.text(0.5, -0.01, stamp, ha="center", va="top", fontsize=6, color="0.35")
         files = []
         for fmt in FIGURE_FORMATS:
             target = self.output_dir / f"{ids[0]}.{fmt}"

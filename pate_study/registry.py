@@ -105,6 +105,14 @@ def load_registry(path: Path = REGISTRY_FILE) -> list[Item]:
     return items
 
 
+def published(item_id: str, path: Path = REGISTRY_FILE) -> dict:
+    """The numbers a source prints for ``item_id`` (``{"values": ..., "rows": ..., "text": ...}``)."""
+    for item in load_registry(path):
+        if item.id == item_id:
+            return item.published
+    raise ValueError(f"item_id={item_id!r} is not in the registry {path}")
+
+
 def existing_outputs(figures_dir: Path = FIGURES_DIR) -> set[str]:
     """Figure and table files under ``figures_dir`` (relative paths), sidecars and scalars excluded."""
     figures_dir = Path(figures_dir)

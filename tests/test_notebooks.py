@@ -38,7 +38,60 @@ def check_primer(scalars: dict, params: dict) -> None:
     assert audit["broken_lower_bound"] > audit["broken_claimed"], "the audit must catch the halved noise"
 
 
-CHECKS = {"00_dp_primer": check_primer}
+def _check_accounting(scalars: dict, params: dict) -> None:
+    """Invariants of the student-privacy studies' accounting (any data, any scale)."""
+    accounting = scalars["accounting"]
+    independent = accounting["data_independent"]
+    # data-dependent <= data-independent on the same order grid, for every student
+    assert accounting["max_dependent_minus_independent_same_grid"] <= 1e-9
+    # minimising over continuous orders can only help
+    assert accounting["max_continuous_minus_integer"] <= 1e-9
+    T, gamma, delta = params["student_queries"], params["gamma"], params["delta"]
+    closed = 2 * T * gamma**2 + 2 * math.sqrt(2 * T * gamma**2 * math.log(1 / delta))
+    assert independent["eps_moments_cont"] == pytest.approx(closed, rel=1e-9)
+    integer = min((2 * T * gamma**2 * l * (l + 1) - math.log(delta)) / l for l in range(1, 9))
+    assert independent["eps_moments_int"] == pytest.approx(integer, rel=1e-9)
+    assert independent["basic_composition"] == pytest.approx(2 * gamma * T)
+
+
+def _check_signal(scalars: dict, params: dict, n_features: int) -> None:
+    for rho in params["rhos"]:
+        assert scalars["signal_to_noise"][f"{rho:g}"] == pytest.approx(math.sqrt(2) / rho * n_features)
+
+
+def check_ecg(scalars: dict, params: dict) -> None:
+    """01_ecg_student_privacy: accounting invariants, one row per student, metrics in range."""
+    _check_accounting(scalars, params)
+    _check_signal(scalars, params, n_features=187)
+    n_levels = len(params["rhos"]) + int(params["include_no_noise"])
+    assert scalars["make2021-table1"]["n_students"] == n_levels * params["n_students"]
+    assert set(scalars["make2021-table1"]["median_by_level"]) == {f"{r:g}" for r in params["rhos"]} | {"no noise"}
+    for level, metrics in scalars["student_metrics"].items():
+        assert all(0.0 <= value <= 1.0 for value in metrics.values()), level
+    assert 0.0 <= scalars["make2021-fig8"]["median_ensemble_accuracy_no_noise"] <= 1.0
+    fig11 = scalars["make2021-fig11"]
+    assert fig11["epsilon_ind_star"] <= fig11["epsilon_ind_integer"]
+
+
+def check_web(scalars: dict, params: dict) -> None:
+    """02_web_requests: accounting invariants, TPR/TNR in range, Sosa's tables filled for every ensemble size."""
+    _check_accounting(scalars, params)
+    _check_signal(scalars, params, n_features=500)
+    assert scalars["make2021-fig15"]["n_students_above_integer_ind"] == 0
+    for level, medians in scalars["make2021-fig13"]["medians_by_level"].items():
+        assert 0.0 <= medians["student_tpr"] <= 1.0 and 0.0 <= medians["student_tnr"] <= 1.0, level
+    table42 = scalars["sosa2021-table4.2"]
+    ours = [r for r in table42["rows"] if isinstance(r.get("ours_teacher_epsilon"), (int, float))]  # NaN is stored as "nan"
+    assert {r["n_teachers"] for r in ours} == set(params["sosa_teachers"])
+    assert len(ours) == len(params["sosa_teachers"]) * (len(params["sosa_scales"]) + int(params["include_no_noise"]))
+    ceiling = scalars["accounting"]["data_independent"]["eps_moments_int"]
+    assert all(r["ours_teacher_epsilon"] <= ceiling + 1e-9 for r in ours)
+    # the notebook's explanation of Sosa's saturated 23.51 (T = 1,200 at order 1, delta = 1e-5)
+    assert table42["saturated_value_T1200_order1"] == pytest.approx(23.51, abs=0.005)
+    assert table42["epsilon_floor_integer_grid_delta_1e_5"] == pytest.approx(math.log(1e5) / 8)
+
+
+CHECKS = {"00_dp_primer": check_primer, "01_ecg_student_privacy": check_ecg, "02_web_requests": check_web}
 
 
 def test_every_notebook_has_a_check_configs_and_a_parameters_cell():
