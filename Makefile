@@ -18,7 +18,7 @@ TORCH_INDEX  ?=
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.pate_study-installed
 
-.PHONY: venv figures test data data-% notebooks-html lab clean-build benchmarks
+.PHONY: venv figures test data data-ecg data-votes lab clean-build benchmarks
 
 venv: $(STAMP)
 
@@ -39,6 +39,10 @@ test: $(STAMP)
 
 data: $(STAMP)
 	$(VPY) -m data_recipes prepare all
+
+# short names used in the issues and notebooks: make data-ecg, make data-votes
+data-ecg: data-ecg-heartbeat
+data-votes: data-pate2018-votes
 
 data-%: $(STAMP)
 	$(VPY) -m data_recipes prepare $*
