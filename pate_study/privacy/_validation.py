@@ -82,11 +82,12 @@ def check_n_queries(n_queries: Any, name: str = "n_queries") -> int:
     return int(n_queries)
 
 
-def check_counts(votes: Any, name: str = "votes") -> np.ndarray:
+def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False) -> np.ndarray:
     """Validate vote counts ``int[n_queries, n_classes]`` and return them as float64.
 
     A 1-D array is read as a single query. Counts must be finite, non-negative
     and integer-valued (float arrays holding integers are accepted).
+    ``keep_integers=True`` returns an integer array as it is (no float copy; used internally).
     """
     arr = np.asarray(votes)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
@@ -99,6 +100,13 @@ def check_counts(votes: Any, name: str = "votes") -> np.ndarray:
         )
     if arr.size == 0 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name}: expected a non-empty array [n_queries, n_classes], got shape {arr.shape}")
+    if np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool:
+        # Integers are finite and integral: only the sign needs a pass (one pass instead of four).
+        if np.issubdtype(arr.dtype, np.signedinteger) and arr.min() < 0:
+            raise ValueError(f"{name}: expected non-negative vote counts, found {arr.min()}")
+        if keep_integers and arr.dtype != bool:
+            return arr
+        return arr.astype(np.float64)
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: expected finite vote counts, found NaN or inf")

@@ -19,14 +19,18 @@ Conversions implemented (formulas from the papers, not from code):
   basic conversion at RDP order λ + 1 with RDP = α(λ)/λ, and is computed that
   way here.
 
-When the minimising order is the first or last order of the grid, the true
-optimum may lie outside it; an :class:`OrderAtGridEdgeWarning` is issued.
+When the minimising order is the first or last order of the grid (or the grid
+has a single order), the true optimum may lie outside it; an
+:class:`OrderAtGridEdgeWarning` is issued, pointing at the user's call. Ties
+at the minimum prefer an interior order (see :func:`select_order`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import sys
 import warnings
 from typing import Any
 
@@ -44,12 +48,14 @@ __all__ = [
     "epsilon_curve",
     "select_order",
     "warn_grid_edge",
+    "external_stacklevel",
     "spent_from_curve",
 ]
 
 logger = logging.getLogger(__name__)
 
 CONVERSIONS = ("basic", "improved")
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class OrderAtGridEdgeWarning(UserWarning):
@@ -57,9 +63,14 @@ class OrderAtGridEdgeWarning(UserWarning):
 
 
 def paper2018_orders() -> np.ndarray:
-    """Orders used by the Papernot et al. 2018 scripts: 2, 2.5, …, 100 plus 100 log-spaced orders in [100, 500].
+    """The order grid of the Papernot et al. 2018 scripts, made strictly increasing: 296 orders in [2, 500].
 
-    The duplicate 100 is removed, giving 296 strictly increasing orders.
+    2, 2.5, …, 100 (197 orders) plus 100 log-spaced orders in [100, 500] without
+    the repeated 100. The scripts themselves use
+    ``np.concatenate((np.arange(2, 100 + 1, .5), np.logspace(np.log10(100), np.log10(500), num=100)))``:
+    298 entries, because ``arange`` runs to 100.5 and 100 appears twice (so that
+    grid is not increasing: 100.5 comes before the second 100). This grid drops
+    100.5 and the duplicate; the next order above 100 is 100·5^{1/99} ≈ 101.64.
     """
     return np.unique(np.concatenate([np.arange(2.0, 100.0 + 0.25, 0.5), np.geomspace(100.0, 500.0, 100)]))
 
@@ -124,24 +135,49 @@ def epsilon_curve(orders: Any, rdp: Any, delta: float, conversion: str = "basic"
 def select_order(orders: np.ndarray, curve: np.ndarray, warn: bool = True) -> tuple[float, float, int, bool]:
     """Minimise a per-order ε curve: return (ε, order, index, at_edge).
 
-    ``at_edge`` is True when the grid has more than one order and the minimum
-    sits at its first or last order; an :class:`OrderAtGridEdgeWarning` is then
-    issued (unless ``warn`` is False).
+    Ties at the minimum (typically the improved conversion clamped at 0 on many
+    orders) are broken towards the lowest *interior* order of the grid when one
+    ties, else towards the lowest order: a plateau of equal ε that touches the
+    first order is not a sign that a wider grid would help, and gives no warning.
+    ``at_edge`` is True when the chosen order is the first or last order of the
+    grid, which includes a grid of a single order; an
+    :class:`OrderAtGridEdgeWarning` is then issued (unless ``warn`` is False).
     """
-    idx = int(np.argmin(curve))
-    at_edge = bool(len(orders) > 1 and idx in (0, len(orders) - 1))
+    curve = np.asarray(curve, dtype=np.float64)
+    n = len(orders)
+    ties = np.flatnonzero(curve == curve.min())
+    interior = ties[(ties > 0) & (ties < n - 1)]
+    idx = int(interior[0]) if interior.size else int(ties[0])
+    at_edge = bool(n == 1 or idx in (0, n - 1))
     if at_edge and warn:
         warn_grid_edge(float(orders[idx]), float(orders[0]), float(orders[-1]))
     return float(curve[idx]), float(orders[idx]), idx, at_edge
 
 
+def external_stacklevel() -> int:
+    """``stacklevel`` that makes a warning issued by the calling function point at the first frame
+    outside the ``pate_study.privacy`` package (the user's call of the public function).
+
+    Call it from the function that calls :func:`warnings.warn`.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def warn_grid_edge(order: float, first: float, last: float) -> None:
-    """Issue an :class:`OrderAtGridEdgeWarning` for a best order at the edge of [first, last]."""
+    """Issue an :class:`OrderAtGridEdgeWarning` for a best order at the edge of [first, last].
+
+    The warning points at the caller of the package's public function.
+    """
     warnings.warn(
         f"the best order {order:g} is at the edge of the order range [{first:g}, {last:g}]; "
         "a wider range may give a smaller epsilon",
         OrderAtGridEdgeWarning,
-        stacklevel=4,
+        stacklevel=external_stacklevel(),
     )
 
 

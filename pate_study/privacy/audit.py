@@ -27,8 +27,28 @@ Ready-made audits (worst-case neighbours, the package's own code):
 :func:`audit_lnmax`, :func:`audit_gnmax`, :func:`audit_local_laplace`,
 :func:`audit_gnthreshold`. Each accepts ``noise_scale_factor``: 0.5 runs a
 deliberately broken mechanism (noise scale halved) against the unchanged
-claim, which the audit should catch. :func:`standard_audits` runs all of them;
+claim, which the audit should catch. :func:`audit_lnmax` and
+:func:`audit_local_laplace` also accept a replacement implementation (e.g. one
+with a suspected bug) through ``aggregator`` / ``mechanism``.
+:func:`standard_audits` runs all of them;
 ``pandas.DataFrame([r.to_dict() for r in results])`` tabulates the results.
+
+Defaults and what they can catch (seed 0, default sample sizes unless stated;
+``tests/privacy/test_audit.py`` checks the "caught" cases):
+
+* The default noise parameters are not 1 (LNMax γ = 0.5, local Laplace ρ = 0.25):
+  at γ = 1 or ρ = 1 the classic bug "Laplace scale γ instead of 1/γ" changes
+  nothing and no audit could see it. With γ = 0.5 that bug (scale 0.5 instead of
+  2) is caught; so is ρ = 0.25 (scale 0.25 instead of 4).
+* Noise scale ×0.5: caught for all four.
+* Noise scale ×0.8: caught for the local Laplace mechanism (the worst-case
+  event {score = 2} is likely). LNMax's worst-case loss is reached only in the
+  tail of the label distribution, so at 200,000 samples the bound stays below
+  the claim (0.98 vs 1.0); with ``n_samples=2_000_000`` it is caught. GNMax and
+  GNThreshold at ×0.8 are *not* caught at the default sample sizes (GNMax 2.44
+  vs claimed 3.19, GNThreshold 4.71 vs 5.42): their claims are conversions of
+  RDP bounds that single events cannot reach. A lower bound below the claim
+  is not a proof of privacy.
 """
 
 from __future__ import annotations
@@ -207,24 +227,30 @@ def _check_factor(noise_scale_factor: float) -> float:
 
 
 def audit_lnmax(
-    gamma: float = 1.0, *, noise_scale_factor: float = 1.0, n_samples: int = 200_000, confidence: float = 0.95, seed: Any = 0
+    gamma: float = 0.5, *, noise_scale_factor: float = 1.0, n_samples: int = 200_000, confidence: float = 0.95,
+    seed: Any = 0, aggregator: Callable[[np.ndarray, float, np.random.Generator], np.ndarray] | None = None,
 ) -> AuditResult:
     """Audit LNMax's claim of (2γ, 0)-DP per query (Papernot et al. 2017).
 
     Neighbours: two classes, D = [0, g], D' = [1, g − 1] (one teacher moves its
     vote), for gaps g ≈ c/γ, c ∈ [0.5, 6]; output: the released label. The
-    mechanism runs with Laplace scale ``noise_scale_factor``/γ.
+    mechanism runs with Laplace scale ``noise_scale_factor``/γ, i.e. it is called
+    with γ/``noise_scale_factor``. ``aggregator(votes, gamma, rng) -> labels``
+    replaces :func:`~pate_study.privacy.aggregators.lnmax` (to audit another
+    implementation). The default γ = 0.5 is not 1, so that a Laplace scale of γ
+    instead of 1/γ is visible.
     """
     gamma = check_positive("gamma", gamma)
     f = _check_factor(noise_scale_factor)
     gaps = np.unique(np.maximum(1, np.round(np.linspace(0.5, 6.0, 12) / gamma))).astype(int)
+    run = (lambda v, g, r: lnmax(v, g, r).labels) if aggregator is None else aggregator
 
     def sampler(g, which, n, rng):
         row = np.array([0, g]) if which == 0 else np.array([1, g - 1])
-        return lnmax(np.broadcast_to(row, (n, 2)), gamma / f, rng).labels
+        return run(np.broadcast_to(row, (n, 2)), gamma / f, rng)
 
     return audit_mechanism(sampler, list(gaps), claimed_epsilon=2 * gamma, n_samples=n_samples, confidence=confidence,
-                 seed=seed, mechanism="lnmax", noise_scale_factor=f)
+                 seed=seed, mechanism="lnmax" if aggregator is None else "lnmax (custom)", noise_scale_factor=f)
 
 
 def audit_gnmax(
@@ -249,15 +275,20 @@ def audit_gnmax(
 
 
 def audit_local_laplace(
-    rho: float = 1.0, *, dim: int = 4, noise_scale_factor: float = 1.0, n_samples: int = 200_000,
+    rho: float = 0.25, *, dim: int = 4, noise_scale_factor: float = 1.0, n_samples: int = 200_000,
     confidence: float = 0.95, seed: Any = 0,
+    mechanism: Callable[[np.ndarray, float, np.random.Generator], np.ndarray] | None = None,
 ) -> AuditResult:
     """Audit the local mechanism's (2ρ, 0)-DP claim on unit-l1 vectors (MAKE paper; Visca 2021 §4.2.3).
 
     Neighbours: e₁ and e₂ (l1 distance 2, the diameter). Statistic: the
     Laplace log-likelihood-ratio score |y₁| − |y₁ − 1| + |y₂ − 1| − |y₂| ∈ [−2, 2],
     rounded to 1e-6 (floating-point residue would otherwise bias the events).
-    The mechanism runs with scale ``noise_scale_factor``/ρ.
+    The mechanism runs with scale ``noise_scale_factor``/ρ, i.e. it is called with
+    ρ/``noise_scale_factor``. ``mechanism(x, rho, rng) -> y`` replaces
+    :func:`~pate_study.privacy.mechanisms.local_laplace` (to audit another
+    implementation). The default ρ = 0.25 is not 1, so that a scale of ρ instead
+    of 1/ρ is visible.
     """
     rho = check_positive("rho", rho)
     f = _check_factor(noise_scale_factor)
@@ -265,16 +296,18 @@ def audit_local_laplace(
     if dim < 2:
         raise ValueError(f"dim: expected at least 2 coordinates, got {dim}")
     e = np.eye(dim)
+    run = (lambda x, r, gen: local_laplace(x, rho=r, rng=gen)) if mechanism is None else mechanism
 
     def sampler(_, which, n, rng):
-        y = local_laplace(np.broadcast_to(e[which], (n, dim)), scale=f / rho, rng=rng)
+        y = run(np.broadcast_to(e[which], (n, dim)), rho / f, rng)
         score = np.abs(y[:, 0]) - np.abs(y[:, 0] - 1) + np.abs(y[:, 1] - 1) - np.abs(y[:, 1])
         # Round away floating-point residue: otherwise {score >= 2} splits on rounding
         # artefacts whose frequency differs between D and D' (a bias of the statistic).
         return np.round(score, 6)
 
     return audit_mechanism(sampler, ["e1 vs e2"], claimed_epsilon=local_laplace_epsilon(rho=rho), n_samples=n_samples,
-                 confidence=confidence, seed=seed, mechanism="local-laplace", noise_scale_factor=f)
+                 confidence=confidence, seed=seed, noise_scale_factor=f,
+                 mechanism="local-laplace" if mechanism is None else "local-laplace (custom)")
 
 
 def audit_gnthreshold(

@@ -25,7 +25,9 @@ grid data-dependent ≤ data-independent always holds (see notes §0 item 4).
 
 The data-dependent log-MGF at moment λ equals λ × the RDP of
 ``rdp.rdp_pure_dp`` at order λ + 1 with ε = 2γ; it is computed that way, so the
-2017 and 2018 analyses share one implementation.
+2017 and 2018 analyses share one implementation. The accountant sums it over
+queries with ``rdp.total_rdp_pure_dp`` (blocks, never [queries × orders] at once,
+which matters for ``orders="continuous"``: 1200 orders) and computes log q once.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from scipy.optimize import minimize_scalar
 
 from ._validation import check_choice, check_delta, check_n_queries, check_orders, check_positive
 from .accounting import OrderAtGridEdgeWarning, PrivacySpent, parse_orders, spent_from_curve, warn_grid_edge
-from .rdp import Q_CONDITIONS, Q_VARIANTS, _mode, compose, lnmax_logq, rdp_pure_dp
+from .rdp import Q_CONDITIONS, Q_VARIANTS, _mode, lnmax_logq, rdp_pure_dp, total_rdp_pure_dp
 
 __all__ = [
     "lnmax_q",
@@ -162,10 +164,14 @@ def moments_epsilon(
     if counts is not None:
         details.update(q_condition=q_condition, q_variant=q_variant)
 
+    logq = None if counts is None else lnmax_logq(counts, gamma, q_variant)  # once, not per λ
+
     def total_fn(lam: np.ndarray) -> np.ndarray:
-        if counts is None:
+        # Σ over queries of logmgf_lnmax, summed block-wise (never [n_queries, n_orders] at once).
+        lam = check_orders(lam, 0.0)
+        if logq is None:
             return n * logmgf_data_independent(gamma, lam)
-        return compose(logmgf_lnmax(counts, gamma, lam, q_condition, q_variant))
+        return lam * total_rdp_pure_dp(logq, 2.0 * gamma, lam + 1.0, q_condition)
 
     if not continuous:
         grid = check_orders(spec, 0.0)

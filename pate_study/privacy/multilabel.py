@@ -1,29 +1,68 @@
-"""Multi-label PATE accounting (Muschiol 2021, Theorems 11–14), as printed and corrected.
+"""Multi-label PATE accounting (Muschiol 2021, Theorems 11–14 and Eq. 4.8): what is printed, and what is computed.
 
 For a student: with multi-label data each query releases a whole binary vector
 (one bit per label), GNThreshold: c_i = [m_i + N(0, σ²) > th] on the averaged
-teacher votes m_i ∈ [0, 1]. The thesis analyses it like GNMax:
+teacher votes m_i ∈ [0, 1]. The thesis analyses it like GNMax: a
+data-independent RDP bound s·λ, and Papernot et al. 2018 Theorem 6 (the
+thesis's Theorem 11) for a data-dependent one, with q̃ of Theorem 13,
+q̃ = 1 − Π_i Φ(|s_i − th|/σ) (labels treated as independent, as the thesis does;
+:func:`multilabel_logq`).
 
-* Data-independent (Theorem 12): (λ, nλ/(2σ²))-RDP with n = number of labels,
-  i.e. a Gaussian mechanism with per-label sensitivity 1. With σ expressed in
-  vote-fraction units (how the thesis uses it, σ_e = 0.3) one teacher moves each
-  fraction by at most 1/T, so the per-label sensitivity is 1/T and the bound is
-  nλ/(2T²σ²) (``bound="vote_fraction"``). Eq. 4.8 of the thesis instead
-  prints the multi-class λ/σ² (``bound="eq4_8"``). All three are s·λ for a
-  slope s (:func:`multilabel_slope`).
-* Multi-label q̃ (Theorem 13): q̃ = 1 − Π_i Φ(|s_i − th|/σ) (labels treated as
-  independent, as the thesis does).
-* Data-dependent (Theorem 11 = Papernot et al. 2018 Theorem 6) with the
-  orders of Theorem 14, μ2 = √(2σ² log(1/q̃)/n), μ1 = μ2 + 1, i.e. μ2 =
-  √(−log q̃ / s) for the slope s, so the same code as ``rdp.rdp_data_dependent``.
-  (The thesis's B(q̃, μ2, ε2) is a typo for B(q̃, μ1, ε1); the original PATE
-  condition on q̃ is used.)
-* Confident-GNThreshold's check is charged on every query (§5.3), by Theorem 6
-  on the binary answered/not event (q = min(Pr, 1 − Pr)) with slope
-  Δ²/(2σ_c²) for the ``"max"`` rule and n_top·Δ²/(2σ_c²) for the
-  ``"printed"`` all-top-n rule (Δ = 1/T for vote fractions, 1 otherwise); the
-  GNThreshold step is charged on answered queries (realised) or weighted by
-  Pr[answered] (expected).
+What the thesis prints (seed 004, §4.2.3; notes §4.4 and §9 items 12–13):
+
+* Theorem 12: GNThreshold is (λ, nλ/(2σ²))-RDP, n = number of labels.
+* Theorem 14: μ2 = √(2σ² log(1/q̃)/n), μ1 = 1 + μ2 (the orders minimising A
+  and B when ε_i = nμ_i/(2σ²)).
+* Eq. 4.8: D_λ = min{ log((1−q̃)A(q̃, μ2, ε2)^{λ−1} + q̃ B(q̃, μ2, ε2)^{λ−1})/(λ−1), λ/σ² },
+  "with ε1 = nμ1/(2σ²) and ε2 = nμ2/(2σ²)" from Theorem 12, the first term
+  evaluated only if q ≤ 1, μ1 ≥ λ, μ2 > 1 and
+  q̃ ≤ e^{(μ1−1)ε2}/(μ2/(μ1−1) · μ2/(μ2−1))^{μ2}.
+  So the cap λ/σ² is the multi-class GNMax bound, not Theorem 12's nλ/(2σ²);
+  B(q̃, μ2, ε2) is a typo for Papernot's B(q̃, μ1, ε1), and the condition is a
+  garbled copy of Papernot's q̃ ≤ e^{(μ2−1)ε2}/(μ1/(μ1−1) · μ2/(μ2−1))^{μ2}.
+
+What is computed, by ``bound`` (:data:`BOUNDS`; :func:`multilabel_slope` gives the
+data-independent slope, :func:`theorem6_params` the Theorem 6 inputs):
+
+* ``"theorem12"``: Theorem 12 + Theorem 14, everything with s = n/(2σ²) (per-label
+  sensitivity 1, vote-count units) and Papernot's B(μ1, ε1) and condition.
+* ``"vote_fraction"``: the same with s = n/(2T²σ²): with σ in vote-fraction units
+  (how the thesis uses it, σ_e = 0.3) one teacher moves each fraction by at most
+  1/T (needs ``n_teachers``). The tightest option for σ in vote-fraction units
+  (the others' data-independent bounds are then larger, Theorem 12's by T²).
+* ``"eq4_8"``: Eq. 4.8 exactly as printed: cap λ/σ²; inside Theorem 6, μ's from
+  Theorem 14 and ε's from Theorem 12 (s = n/(2σ²)); B(q̃, μ2, ε2) and the printed
+  condition, "μ1 ≥ λ" inclusive (``rdp`` variant ``"muschiol_printed"``); like every
+  bound here the result is floored at 0, which the thesis does not print. Not a
+  proven bound: the typos, and in vote-count units a cap below Theorem 12's own
+  nλ/(2σ²) for n ≥ 3.
+* ``"eq4_8_corrected"``: the same combination (cap λ/σ², Theorem 12/14 μ's and ε's)
+  with Papernot's B(q̃, μ1, ε1) and condition.
+* ``"gnmax_slope"``: the multi-class GNMax analysis (Papernot et al. 2018 Prop. 8
+  and 10) transplanted: 1/σ² as cap *and* in μ2 = σ√(log 1/q̃), ε_i = μ_i/σ². This
+  is what this module called ``"eq4_8"`` before; it is not what Eq. 4.8 prints.
+
+Finding (independent review, checked by ``tests/privacy/test_multilabel.py``):
+with vote fractions and thresholds in [0, 1], |s_i − th| ≤ 1, so q̃ ≥ 1 − Φ(1/σ)^n and
+−log q̃ ≲ 1/(2σ²) + O(log(1/σ)), which is not above the slope n/(2σ²) (n ≥ 2) of
+``"theorem12"``, ``"eq4_8"`` and ``"eq4_8_corrected"`` nor 1/σ² of ``"gnmax_slope"``
+in the thesis's range of σ: for every σ < 0.768 when n ≥ 2, and more as n grows
+(σ < 1.167 at n = 3, σ < 3.18 at n = 5; q̃'s minimum grows with n). Then μ2 ≤ 1,
+Theorem 6 never applies, and the data-dependent ε equals the data-independent one
+for every input: :func:`theorem6_possible` checks
+this at the worst case |s_i − th| = 1, and a reviewer's grid of 500 queries ×
+n ∈ {2, 5, 153} × σ ∈ {0.05, 0.1, 0.3} × th ∈ {0, 0.2, 0.5} agrees. Only
+``"vote_fraction"`` yields data-dependent savings (n = 5, σ = 0.1, T = 50, 500
+queries, δ = 10⁻⁸, data-independent 118.4: 34.4 on the reviewer's vote fractions,
+90.3 on seeded uniform fractions with th = 0 here). Hence the thesis's Table 5.4
+gains (268.4 vs 418.4) cannot come from Theorem 12 or Eq. 4.8.
+
+Confident-GNThreshold's check is charged on every query (§5.3), by Theorem 6
+on the binary answered/not event (q = min(Pr, 1 − Pr)) with slope
+Δ²/(2σ_c²) for the ``"max"`` rule and n_top·Δ²/(2σ_c²) for the ``"printed"``
+all-top-n rule (Δ = 1/T for ``"vote_fraction"``, 1 otherwise); the
+GNThreshold step is charged on answered queries (realised) or weighted by
+Pr[answered] (expected).
 
 Table 5.4 of the thesis matches none of these: its entries fit
 ε = 0.2·N + ln(10⁸) exactly, i.e. order 2 and a per-query RDP of 0.2 at order
@@ -35,8 +74,9 @@ Leaks the thesis does not charge (listed in :data:`UNCHARGED_LEAKS` and in the
 result's details): the adaptive threshold (Definition 11) is computed from the
 noise-free private votes and selects which comparison is made; dropping
 training samples with many labels (§4.2.2) is a data-dependent choice on
-private data; the top-n selection of the printed confidence check is claimed
-free but is a function of the private votes; and a data-dependent ε is itself
+private data; the printed confidence check's values m_j − th_e with the adaptive
+threshold (for a fixed threshold the top-n selection is covered by the check's
+slope, see :data:`UNCHARGED_LEAKS`); and a data-dependent ε is itself
 data-dependent (release it with smooth sensitivity, ``smooth_sensitivity``).
 """
 
@@ -64,53 +104,120 @@ __all__ = [
     "UNCHARGED_LEAKS",
     "multilabel_logq",
     "multilabel_slope",
+    "theorem6_params",
+    "theorem6_possible",
     "rdp_gnthreshold",
     "confidence_logpr",
     "gnthreshold_epsilon",
     "confident_gnthreshold_epsilon",
 ]
 
-BOUNDS = ("theorem12", "vote_fraction", "eq4_8")
+BOUNDS = ("theorem12", "vote_fraction", "eq4_8", "eq4_8_corrected", "gnmax_slope")
+_TINY_COMPLEMENT = 4e-18
 
 UNCHARGED_LEAKS = (
     "adaptive threshold: computed from the noise-free private votes (Definition 11) and not charged",
     "dropping training samples with many labels (§4.2.2): a data-dependent choice on private data, not charged",
-    "top-n selection of the printed confidence check: a function of the private votes, claimed free",
+    "printed confidence check with the adaptive threshold: the checked values m_j - th_e depend on the private "
+    "votes through th_e, which can jump when one teacher changes; not covered by the check's slope "
+    "n_top*Delta^2/(2 sigma_c^2) and not charged (with a fixed threshold the top-n selection is covered: "
+    "sorting moves each checked value by at most one teacher's shift Delta)",
     "a data-dependent epsilon depends on the private votes; releasing it needs smooth sensitivity",
 )
+
+
+def _log_prod_ndtr(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log Π_i Φ(z_i), log(1 − Π_i Φ(z_i))) per row of ``z``, accurate when the product is within 1e-17 of 1.
+
+    log Φ(z) underflows to −0 for z ≳ 37.5, which would make 1 − Π Φ exactly 0
+    (log q̃ = −inf, a query charged nothing). Where −Σ log Φ(z_i) < 4e-18, the
+    complement is Σ_i Φ̄(z_i) up to a relative error below 2e-18, computed as
+    logsumexp_i log Φ̄(z_i) = logsumexp_i log_ndtr(−z_i).
+    """
+    log_p_all = log_ndtr(z).sum(axis=1)
+    log_not = log1mexp(np.minimum(log_p_all, 0.0))
+    tiny = log_p_all > -_TINY_COMPLEMENT
+    if np.any(tiny):
+        terms = log_ndtr(-z[tiny])
+        top = terms.max(axis=1)
+        log_not[tiny] = top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
+    return log_p_all, log_not
 
 
 def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray:
     """log q̃ per query, Muschiol 2021 Theorem 13: q̃ = 1 − Π_i Φ(|s_i − th|/σ).
 
     ``thresholds`` is a number, one number per query, or ``"adaptive"``.
-    Computed as log(1 − exp(Σ_i log Φ(|s_i − th|/σ))).
+    Computed as log(1 − exp(Σ_i log Φ(|s_i − th|/σ))), and as logsumexp_i log Φ̄(|s_i − th|/σ)
+    where the product is too close to 1 for that (:func:`_log_prod_ndtr`).
     """
     m = check_fractions(fractions)
     sigma = check_positive("sigma", sigma)
     th = _resolve_thresholds(m, thresholds)
-    log_p_all = log_ndtr(np.abs(m - th[:, None]) / sigma).sum(axis=1)
-    return log1mexp(np.minimum(log_p_all, 0.0))
+    return _log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
 
 
 def multilabel_slope(sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None) -> float:
-    """Slope s of the data-independent RDP s·λ of GNThreshold.
+    """Slope s of the data-independent RDP s·λ of GNThreshold (the cap of the data-dependent bound).
 
     ``"theorem12"``: n/(2σ²) (Muschiol 2021 Theorem 12 as printed, per-label
     sensitivity 1); ``"vote_fraction"``: n/(2T²σ²) (per-label sensitivity 1/T of
-    vote fractions; needs ``n_teachers``); ``"eq4_8"``: 1/σ² (Eq. 4.8 as printed).
+    vote fractions; needs ``n_teachers``); ``"eq4_8"``, ``"eq4_8_corrected"``,
+    ``"gnmax_slope"``: 1/σ² (the λ/σ² printed in Eq. 4.8, the multi-class GNMax bound).
+    """
+    return theorem6_params(sigma, n_labels, bound, n_teachers)[1]
+
+
+def theorem6_params(
+    sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None
+) -> tuple[float, float, str]:
+    """Inputs of the data-dependent bound: (slope s of μ's and ε's, cap slope c, Theorem 6 variant).
+
+    μ2 = √(−log q̃ / s), μ1 = μ2 + 1, ε_i = s·μ_i, and the RDP at order λ is capped
+    at c·λ (see ``rdp.rdp_data_dependent``). Per bound (module docstring):
+    ``"theorem12"`` (n/(2σ²), n/(2σ²), ``"paper2018"``); ``"vote_fraction"``
+    (n/(2T²σ²), n/(2T²σ²), ``"paper2018"``); ``"eq4_8"`` (n/(2σ²), 1/σ²,
+    ``"muschiol_printed"``, i.e. B(q̃, μ2, ε2) and the printed condition);
+    ``"eq4_8_corrected"`` (n/(2σ²), 1/σ², ``"paper2018"``); ``"gnmax_slope"``
+    (1/σ², 1/σ², ``"paper2018"``).
     """
     sigma = check_positive("sigma", sigma)
     n = check_n_queries(n_labels, name="n_labels")
     check_choice("bound", bound, BOUNDS)
+    thm12 = n / (2.0 * sigma**2)
+    gnmax = 1.0 / sigma**2
     if bound == "theorem12":
-        return n / (2.0 * sigma**2)
+        return thm12, thm12, "paper2018"
     if bound == "eq4_8":
-        return 1.0 / sigma**2
+        return thm12, gnmax, "muschiol_printed"
+    if bound == "eq4_8_corrected":
+        return thm12, gnmax, "paper2018"
+    if bound == "gnmax_slope":
+        return gnmax, gnmax, "paper2018"
     if n_teachers is None:
         raise ValueError("n_teachers: bound='vote_fraction' needs the number of teachers T")
     t = check_n_queries(n_teachers, name="n_teachers")
-    return n / (2.0 * t**2 * sigma**2)
+    s = n / (2.0 * t**2 * sigma**2)
+    return s, s, "paper2018"
+
+
+def theorem6_possible(
+    sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None, max_distance: float = 1.0
+) -> bool:
+    """Whether Theorem 6 can apply to *any* query, i.e. whether the data-dependent bound can ever help.
+
+    q̃ (Theorem 13) decreases in every |s_i − th|, so its smallest value over all
+    inputs with |s_i − th| ≤ ``max_distance`` (1 for fractions and thresholds in
+    [0, 1]) is 1 − Φ(max_distance/σ)^n. Theorem 6 needs μ2 = √(−log q̃ / s) > 1;
+    if that fails at the smallest q̃ it fails everywhere, and the data-dependent ε
+    equals the data-independent one for every input: then this returns False.
+    True means only that some input may get a smaller bound.
+    """
+    slope, _, _ = theorem6_params(sigma, n_labels, bound, n_teachers)
+    d = check_positive("max_distance", max_distance)
+    n = check_n_queries(n_labels, name="n_labels")
+    logq_min = float(_log_prod_ndtr(np.full((1, n), d / float(sigma)))[1][0])
+    return -logq_min > slope
 
 
 def _label_sensitivity(bound: str, n_teachers: int | None) -> float:
@@ -125,14 +232,16 @@ def rdp_gnthreshold(
     bound: str = "theorem12",
     n_teachers: int | None = None,
 ) -> np.ndarray:
-    """Per-query data-dependent RDP ``[n_queries, n_orders]`` of GNThreshold (Muschiol 2021 Thms 11, 13, 14).
+    """Per-query data-dependent RDP ``[n_queries, n_orders]`` of GNThreshold (Muschiol 2021 Thms 11, 13, 14; Eq. 4.8).
 
-    Theorem 6 of Papernot et al. 2018 with q̃ of Theorem 13 and the slope of
-    :func:`multilabel_slope` (so μ2 = √(2σ² log(1/q̃)/n) for ``"theorem12"``).
+    Theorem 6 of Papernot et al. 2018 with q̃ of Theorem 13 and the slope, cap and
+    variant of :func:`theorem6_params` (so μ2 = √(2σ² log(1/q̃)/n) for ``"theorem12"``).
     """
     m = check_fractions(fractions)
-    slope = multilabel_slope(sigma, m.shape[1], bound, n_teachers)
-    return rdp_data_dependent(multilabel_logq(m, threshold, sigma), slope, resolve_rdp_orders(orders))
+    slope, cap, variant = theorem6_params(sigma, m.shape[1], bound, n_teachers)
+    return rdp_data_dependent(
+        multilabel_logq(m, threshold, sigma), slope, resolve_rdp_orders(orders), cap_slope=cap, variant=variant
+    )
 
 
 def confidence_logpr(
@@ -158,8 +267,7 @@ def confidence_logpr(
     th = _resolve_thresholds(m, threshold)
     n = min(int(top_n), m.shape[1])
     top = -np.sort(-m, axis=1)[:, :n] - th[:, None]
-    logpr = log_ndtr((top - thc) / sc).sum(axis=1)
-    return logpr, log1mexp(np.minimum(logpr, 0.0))
+    return _log_prod_ndtr((top - thc) / sc)
 
 
 def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.ndarray | None]:
@@ -173,11 +281,13 @@ def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.n
     return check_n_queries(n_queries), check_n_queries(n_labels, name="n_labels"), None
 
 
-def _leaks(threshold: Any, confident: bool) -> list[str]:
+def _leaks(threshold: Any, confident_rule: str | None) -> list[str]:
+    """Uncharged leaks of a run: the top-n entry only for the printed check with the adaptive threshold."""
     leaks = [UNCHARGED_LEAKS[1], UNCHARGED_LEAKS[3]]
-    if isinstance(threshold, str):
+    adaptive = isinstance(threshold, str)
+    if adaptive:
         leaks.insert(0, UNCHARGED_LEAKS[0])
-    if confident:
+    if confident_rule == "printed" and adaptive:
         leaks.append(UNCHARGED_LEAKS[2])
     return leaks
 
@@ -197,25 +307,27 @@ def gnthreshold_epsilon(
 ) -> PrivacySpent:
     """(ε, δ) of GNThreshold / GNThreshold Adaptive over all queries (Muschiol 2021 Theorems 11–14).
 
-    ``n_queries`` + ``n_labels``: data-independent s·λ per query (Theorem 12 or
-    a corrected slope, see :func:`multilabel_slope`); ``fractions``: data-dependent
-    (Theorem 6 with q̃ of Theorem 13). Conversion: Muschiol Eq. 2.10 is the basic one.
+    ``n_queries`` + ``n_labels``: data-independent c·λ per query (the cap of
+    :func:`multilabel_slope`: Theorem 12, the vote-fraction slope, or Eq. 4.8's λ/σ²);
+    ``fractions``: data-dependent (Theorem 6 with q̃ of Theorem 13, inputs from
+    :func:`theorem6_params`). Conversion: Muschiol Eq. 2.10 is the basic one.
     """
     delta = check_delta(delta)
     check_choice("conversion", conversion, CONVERSIONS)
     n, n_lab, m = _data(fractions, n_queries, n_labels)
     grid = resolve_rdp_orders(orders)
-    slope = multilabel_slope(sigma, n_lab, bound, n_teachers)
+    slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers)
     if m is None:
-        total = n * slope * grid
+        total = n * cap * grid
     else:
-        total = total_rdp_data_dependent(multilabel_logq(m, threshold, sigma), slope, grid)
+        logq = multilabel_logq(m, threshold, sigma)
+        total = total_rdp_data_dependent(logq, slope, grid, cap_slope=cap, variant=variant)
     return spent_from_curve(
         grid, total, delta, conversion, accountant="multilabel2021",
         mechanism="gnthreshold-adaptive" if isinstance(threshold, str) else "gnthreshold",
         n_queries=n, data_dependent=m is not None, sigma=float(sigma), bound=bound, n_labels=n_lab,
         threshold=threshold if isinstance(threshold, str) else float(np.mean(threshold)),
-        uncharged_leaks=_leaks(threshold, False),
+        uncharged_leaks=_leaks(threshold, None),
     )
 
 
@@ -251,7 +363,7 @@ def confident_gnthreshold_epsilon(
     m = check_fractions(fractions)
     n, n_lab = m.shape
     grid = resolve_rdp_orders(orders)
-    slope = multilabel_slope(sigma, n_lab, bound, n_teachers)
+    slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers)
     sens = _label_sensitivity(bound, n_teachers)
     n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
     slope_c = n_checked * sens**2 / (2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
@@ -264,11 +376,13 @@ def confident_gnthreshold_epsilon(
             m, th, float(confidence_threshold), float(sigma_confidence), rule, int(top_n), gen
         ),
     )
-    step2 = total_rdp_data_dependent(multilabel_logq(m, threshold, sigma), slope, grid, weights)
+    step2 = total_rdp_data_dependent(
+        multilabel_logq(m, threshold, sigma), slope, grid, weights, cap_slope=cap, variant=variant
+    )
     return spent_from_curve(
         grid, step1 + step2, delta, conversion, accountant="multilabel2021", mechanism="confident-gnthreshold",
         n_queries=n, data_dependent=True, cost=cost, expected_answered=float(weights.sum()),
         sigma=float(sigma), sigma_confidence=float(sigma_confidence),
         confidence_threshold=float(confidence_threshold), rule=rule, top_n=int(top_n), bound=bound,
-        n_labels=n_lab, uncharged_leaks=_leaks(threshold, True),
+        n_labels=n_lab, uncharged_leaks=_leaks(threshold, rule),
     )

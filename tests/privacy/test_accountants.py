@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -10,7 +11,14 @@ import pytest
 from scipy.stats import norm
 
 from pate_study.privacy import moments, multilabel, rdp, smooth_sensitivity
-from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent, parse_orders
+from pate_study.privacy.accounting import (
+    OrderAtGridEdgeWarning,
+    PrivacySpent,
+    epsilon_curve,
+    paper2018_orders,
+    parse_orders,
+    select_order,
+)
 
 
 def test_edge_warning_and_flag():
@@ -36,7 +44,7 @@ def test_notes_ecg_table(top, expected):
     assert s.epsilon == pytest.approx(expected, abs=5e-4)
 
 
-def test_q_condition_and_variant_matter():
+def test_reference_code_q_condition_changes_nothing_here_and_approx_q_is_cruder():
     gamma = 0.05
     # q between the theorem's 0.4750 and the code's 0.5: only reference_code uses the data-dependent term
     counts = np.array([[101, 100]])
@@ -185,7 +193,82 @@ def test_smooth_sensitivity_release_and_threshold():
     assert rel.epsilon_std == pytest.approx(rel.smooth_sensitivity * 10)
     again = smooth_sensitivity.smooth_sensitivity_release(votes, 250, 40, 20, 0.02, 10, 1e-5, 0)
     assert again.epsilon == rel.epsilon
-    ls = smooth_sensitivity.local_sensitivity_bounds_threshold(10, 20, 15, 5, 10)
-    assert ls.shape == (20,) and np.all(ls >= 0)
     with pytest.raises(ValueError, match="order"):
         smooth_sensitivity.rdp_gnss(0.1, 10, 6)
+
+
+# ------------------------------------------------------------------ grids, warnings, blocked totals
+
+
+def test_edge_warning_points_at_the_callers_line():
+    votes = np.tile([250, 0], (10, 1))
+    for call in (
+        lambda: rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=100_000),  # best order 2: first of paper2018
+        lambda: moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes),  # best λ = 8: last of 1..8
+        lambda: multilabel.gnthreshold_epsilon(sigma=0.3, delta=1e-8, n_queries=2000, n_labels=15),
+    ):
+        with pytest.warns(OrderAtGridEdgeWarning) as record:
+            call()
+        assert record[0].filename == __file__
+
+
+def test_single_order_grid_is_at_the_edge():
+    with pytest.warns(OrderAtGridEdgeWarning):
+        s = rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=100, orders=[20.0])
+    assert s.at_grid_edge and s.order == 20
+    with pytest.warns(OrderAtGridEdgeWarning):
+        assert moments.moments_epsilon(gamma=0.05, delta=1e-5, n_queries=100, orders=[3.0]).at_grid_edge
+
+
+def test_improved_conversion_ties_prefer_an_interior_order():
+    # the improved conversion is clamped at 0: for a tiny RDP total many orders tie at ε = 0
+    orders = np.arange(2.0, 40.0)
+    curve = epsilon_curve(orders, np.full(len(orders), 1e-9), 0.9, "improved")
+    assert np.count_nonzero(curve == 0) > 2 and curve[0] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OrderAtGridEdgeWarning)
+        eps, order, idx, edge = select_order(orders, curve)
+    ties = np.flatnonzero(curve == 0)
+    assert eps == 0 and not edge and idx == ties[ties > 0][0] and order == orders[idx]
+    # a unique minimum at the edge still warns
+    with pytest.warns(OrderAtGridEdgeWarning):
+        assert select_order(orders, orders.copy())[3]
+
+
+def test_paper2018_grid_differs_from_the_scripts_only_by_100_5_and_the_duplicate():
+    scripts = np.concatenate((np.arange(2, 100 + 1, 0.5), np.logspace(np.log10(100), np.log10(500), num=100)))
+    ours = paper2018_orders()
+    assert len(scripts) == 298 and len(ours) == 296 and np.all(np.diff(ours) > 0)
+    assert np.count_nonzero(scripts == 100) == 2 and np.any(np.diff(scripts) <= 0)
+    missing = [x for x in scripts if not np.any(np.isclose(ours, x, rtol=1e-12, atol=0))]
+    assert missing == [100.5]
+
+
+def test_lnmax_totals_are_blocked_and_match_per_query_sums():
+    rng = np.random.default_rng(11)
+    top = rng.integers(0, 251, 6000)
+    votes = np.stack([top, 250 - top, np.zeros_like(top)], axis=1)
+    orders = np.geomspace(1.01, 900, 1300)  # > 1 block of rows at this many orders
+    logq = rdp.lnmax_logq(votes, 0.05)
+    for cond in ("theorem", "reference_code"):
+        per = rdp.rdp_pure_dp(logq, 0.1, orders, cond)
+        np.testing.assert_allclose(rdp.total_rdp_pure_dp(logq, 0.1, orders, cond), per.sum(0), rtol=1e-12)
+        spent = rdp.lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, orders=orders, q_condition=cond)
+        np.testing.assert_allclose(spent.rdp_or_logmgf, per.sum(0), rtol=1e-12)
+
+
+def test_moments_continuous_memory_stays_bounded():
+    # per-query [queries × 1200 orders] arrays would need ≥ 46 MiB each here; the blocked sum a few MiB
+    rng = np.random.default_rng(12)
+    top = rng.integers(100, 251, 5000)
+    votes = np.stack([top, 250 - top, np.zeros_like(top)], axis=1)
+    tracemalloc.start()
+    try:
+        spent = moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, orders="continuous")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20
+    lam = spent.order
+    direct = (moments.logmgf_lnmax(votes, 0.05, [lam]).sum() - np.log(1e-5)) / lam
+    assert spent.epsilon == pytest.approx(direct, rel=1e-9)

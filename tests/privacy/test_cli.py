@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pate_study.privacy import confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon, moments_epsilon
 from pate_study.privacy.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,18 +58,32 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--votes", str(path),
                            "--first", "100")
     d = json.loads(out)
+    api = gnmax_epsilon(sigma=40, delta=1e-5, votes=votes[:100])
     assert code == 0 and d["n_queries"] == 100 and d["data_dependent"]
+    assert d["epsilon"] == api.epsilon and d["order"] == api.order
     common = ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma1", "50", "--sigma2", "40",
               "--delta", "1e-5", "--votes", str(path)]
+    conf = dict(threshold=200, sigma1=50, sigma2=40, delta=1e-5, votes=votes)
     code, out, _ = run_cli(capsys, *common)
     d = json.loads(out)
+    api = confident_gnmax_epsilon(**conf)
     assert code == 0 and d["cost"] == "expected" and 0 < d["expected_answered"] < 300
+    assert d["epsilon"] == api.epsilon and d["expected_answered"] == api.expected_answered
     code, out, _ = run_cli(capsys, *common, "--cost", "realized", "--seed", "1")
     d2 = json.loads(out)
+    api = confident_gnmax_epsilon(**conf, cost="realized", rng=1)
     assert d2["cost"] == "realized" and d2["expected_answered"] == int(d2["expected_answered"])
+    assert d2["epsilon"] == api.epsilon and d2["expected_answered"] == api.expected_answered
     code, out, _ = run_cli(capsys, "--aggregator", "lnmax", "--gamma", "0.05", "--delta", "1e-5", "--votes",
                            str(path), "--q-condition", "reference_code", "--q-variant", "approx")
-    assert code == 0 and json.loads(out)["q_variant"] == "approx"
+    d3 = json.loads(out)
+    api = moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, orders="int:1:8", q_condition="reference_code",
+                          q_variant="approx")
+    assert code == 0 and d3["q_variant"] == "approx" and d3["epsilon"] == api.epsilon
+    code, out, _ = run_cli(capsys, "--aggregator", "lnmax", "--gamma", "0.05", "--delta", "1e-5", "--votes",
+                           str(path), "--accountant", "rdp2018", "--conversion", "improved")
+    api = lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, conversion="improved")
+    assert code == 0 and json.loads(out)["epsilon"] == api.epsilon
 
 
 @pytest.mark.parametrize(

@@ -127,3 +127,32 @@ def test_one_class_costs_nothing_per_query():
     votes = EDGE_CASES["one_class"]
     assert np.all(rdp.rdp_gnmax(votes, 40, ORDERS) == 0)
     assert np.all(moments.logmgf_lnmax(votes, 0.05) == 0)
+
+
+@SETTINGS
+@given(vote_arrays(), gammas, st.sampled_from(["theorem", "reference_code"]))
+def test_pure_dp_total_equals_sum_of_per_query(votes, gamma, cond):
+    logq = rdp.lnmax_logq(votes, gamma)
+    per_query = rdp.rdp_pure_dp(logq, 2 * gamma, ORDERS, cond)
+    np.testing.assert_allclose(rdp.total_rdp_pure_dp(logq, 2 * gamma, ORDERS, cond), per_query.sum(axis=0),
+                               rtol=1e-10, atol=1e-300)
+
+
+@SETTINGS
+@given(
+    arrays(np.float64, st.integers(1, 30), elements=st.floats(-3000.0, -1e-12)),
+    st.floats(-60.0, 60.0),
+    st.floats(-60.0, 60.0),
+)
+def test_log_mix_equals_numpy_logaddexp(logq, log_a, log_b):
+    # the SIMD-friendly log-sum-exp of rdp._log_mix against np.logaddexp, including exp arguments below −700
+    n = len(logq)
+    log1q = np.log1p(-np.exp(logq))
+    la, lb = np.full(n, log_a), np.full(n, log_b)
+    am1 = ORDERS - 1.0
+    x = log1q[:, None] + la[:, None] * am1
+    y = logq[:, None] + lb[:, None] * am1
+    expected = np.logaddexp(x, y) / am1
+    scale = (np.abs(x) + np.abs(y)) / am1  # rounding of x and y themselves
+    got = rdp._log_mix(logq, log1q, la, lb, am1)
+    assert np.all(np.abs(got - expected) <= 1e-13 * np.abs(expected) + 4e-16 * scale)
