@@ -141,8 +141,9 @@ def paper_vs_ours(item: Item, scalars: dict) -> str:
     for key, value in (published.get("values") or {}).items():
         parts.append(f"{key}: paper {_fmt(value)} / ours {_fmt(ours[key]) if key in ours else '—'}")
     if published.get("rows"):
-        where = "see the table" if item.outputs else "not yet regenerated"
-        parts.append(f"{len(published['rows'])} published rows ({where})")
+        tables = [o for o in item.outputs if o.endswith(".md")]
+        where = f"paper beside ours in [{Path(tables[0]).name}]({tables[0]})" if tables else "not yet regenerated"
+        parts.append(f"{len(published['rows'])} published rows: {where}")
     if not parts and published.get("text"):
         parts.append(f"paper: {published['text']}")
     return "; ".join(parts).replace("|", "\\|").replace("\n", " ")

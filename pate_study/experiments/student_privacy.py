@@ -14,7 +14,9 @@ The pipeline both case studies share (ECG heartbeats, web requests):
    continuous λ, and the 2018 RDP analysis with the improved conversion);
 4. train the students of one noise level at once (they are independent MLPs, so the vectorised
    ensemble trainer serves them too) on their LNMax labels, and evaluate them on their own clean
-   validation rows against a majority-class baseline.
+   validation rows against a majority-class baseline and against a *label control*: the same students
+   trained on their labels shuffled (so the labels carry no information about the features) with the
+   same threshold rows. What a student scores above its control is what PATE's labels taught it.
 
 Choices where the sources are silent (each is a field of :class:`StudyConfig`):
 
@@ -87,6 +89,7 @@ class StudyConfig:
     student_features: str = "clean"
     feature_scale: float = 1.0     # models see feature_scale · x (post-processing; see run_study)
     min_teacher_train: int = 25    # below this, fit_sizes uses fewer teachers instead of smaller partitions
+    label_control: bool = True     # also train students on shuffled labels (what the labels contribute)
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -302,17 +305,21 @@ def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config:
         val_X.append(_dense(X_student_pool[v_idx]))
         val_y.append(y_student_pool[v_idx])
     X_train = (np.concatenate(train_X + thr_X) * config.feature_scale).astype(np.float32)
-    y_train = np.concatenate(train_y + thr_y)
-    own = np.arange(S * q).reshape(S, q)
-    threshold = S * q + np.arange(S * t).reshape(S, t)
-    students = train_ensemble(X_train, y_train, Partitions(train=own, threshold=threshold), config.student,
-                              seed=int(np.random.SeedSequence([config.seed, 3, level_index]).generate_state(1)[0]),
-                              progress=progress)
     X_val = (np.concatenate(val_X) * config.feature_scale).astype(np.float32)
-    predictions = _student_predictions(students, X_val, S, v, config.task)
-    for k in range(S):
-        rows[k].update({f"student_{m}": x
-                        for m, x in _report(config.task, val_y[k], predictions[k], config.n_classes).items()})
+    partitions = Partitions(train=np.arange(S * q).reshape(S, q), threshold=S * q + np.arange(S * t).reshape(S, t))
+    student_seed = int(np.random.SeedSequence([config.seed, 3, level_index]).generate_state(1)[0])
+    runs = [("student", train_y)]
+    if config.label_control:  # same students, PATE's labels shuffled within each student: no feature-label link
+        shuffle = np.random.default_rng([config.seed, 5, level_index])
+        runs.append(("control", [shuffle.permutation(labels) for labels in train_y]))
+    for prefix, labels in runs:
+        students = train_ensemble(X_train, np.concatenate(list(labels) + thr_y), partitions, config.student,
+                                  seed=student_seed, progress=progress)
+        predictions = _student_predictions(students, X_val, S, v, config.task)
+        for k in range(S):
+            report = _report(config.task, val_y[k], predictions[k], config.n_classes)
+            rows[k].update({f"{prefix}_{m}": x for m, x in report.items() if prefix == "student" or
+                            not m.startswith("baseline_")})
     return pd.DataFrame(rows), np.concatenate(shares)
 
 
