@@ -31,9 +31,11 @@ import shutil
 import tempfile
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
+
+from pate_study.io import atomic_write, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -100,15 +102,6 @@ def prepared_dir(name: str) -> Path:
 
 
 # --------------------------------------------------------------------------- hashing
-def sha256_file(path: Path) -> str:
-    """SHA-256 (hex) of a file's bytes, streamed."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(_CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def sha256_gunzipped(path: Path) -> str | None:
     """SHA-256 of a gzip file's decompressed content; None if the file is not valid gzip."""
     h = hashlib.sha256()
@@ -461,13 +454,10 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
 
 
 def atomic_save_npy(path: Path, array) -> None:
-    """np.save to a temp file in the same folder, then os.replace (used inside prepare)."""
+    """np.save through :func:`pate_study.io.atomic_write` (used inside prepare)."""
     import numpy as np
 
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        np.save(f, array, allow_pickle=False)
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: np.save(tmp, array, allow_pickle=False))
 
 
 def require(condition: bool, message: str) -> None:

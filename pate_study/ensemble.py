@@ -45,7 +45,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +58,7 @@ from sklearn.metrics import roc_curve
 from tqdm.auto import tqdm
 
 from pate_study.device import autocast, choose_device, tune_cpu_allocator
+from pate_study.io import atomic_write, atomic_write_text, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -751,34 +751,13 @@ def hash_inputs(**parts: Any) -> str:
     return h.hexdigest()
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _atomic_write(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def save_cache_entry(path: str | Path, payload: dict[str, Any], meta: dict[str, Any] | None = None) -> Path:
     """``torch.save`` ``payload`` to ``path`` (temp file + ``os.replace``) and write ``path.json``
     with its SHA-256 and size; the sidecar is written last, so a missing sidecar marks a partial entry."""
     path = Path(path)
-    _atomic_write(path, lambda fh: torch.save(payload, fh))
-    side = {"sha256": _sha256_file(path), "size": path.stat().st_size, "format": CACHE_FORMAT, **(meta or {})}
-    _atomic_write(path.with_suffix(path.suffix + ".json"), lambda fh: fh.write(json.dumps(side, indent=1).encode()))
+    atomic_write(path, lambda tmp: torch.save(payload, tmp))
+    side = {"sha256": sha256_file(path), "size": path.stat().st_size, "format": CACHE_FORMAT, **(meta or {})}
+    atomic_write_text(path.with_suffix(path.suffix + ".json"), json.dumps(side, indent=1))
     return path
 
 
@@ -796,7 +775,7 @@ def load_cache_entry(path: str | Path) -> dict[str, Any] | None:
             reason = f"format {side.get('format')} != {CACHE_FORMAT}"
         elif not path.exists() or path.stat().st_size != side["size"]:
             reason = "size mismatch (truncated or partial write)"
-        elif _sha256_file(path) != side["sha256"]:
+        elif sha256_file(path) != side["sha256"]:
             reason = "SHA-256 mismatch"
         else:
             return torch.load(path, map_location="cpu", weights_only=True)

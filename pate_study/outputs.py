@@ -18,12 +18,12 @@ import logging
 import math
 import os
 import subprocess
-import tempfile
 import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
+from .io import atomic_write, atomic_write_text
 from .paths import REPO_ROOT
 
 logger = logging.getLogger(__name__)
@@ -62,30 +62,6 @@ class Provenance:
     def stamp(self) -> str:
         """The one line drawn under figures and written under tables (no date, so reruns are identical)."""
         return f"data: {self.data} | profile: {self.profile} | seed: {self.seed} | {self.notebook} @ {self.commit}"
-
-
-def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over ``path``.
-
-    The rename is atomic on POSIX, so readers see the old file or the complete new one, never a partial one.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        if tmp.stat().st_size == 0:
-            raise OSError(f"refusing to replace {path}: the new content is empty")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
-def atomic_write_text(path: Path, text: str) -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _as_id_list(item_ids: str | Sequence[str]) -> list[str]:

@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from .outputs import FIGURE_FORMATS, TABLE_FORMATS, atomic_write_text, read_provenance, read_scalars
+from .io import atomic_write_text
+from .outputs import FIGURE_FORMATS, TABLE_FORMATS, read_provenance, read_scalars
 from .paths import FIGURES_DIR, REGISTRY_FILE
 
 logger = logging.getLogger(__name__)

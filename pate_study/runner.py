@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from .outputs import atomic_write_text
+from .io import atomic_write_text
 from .paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from .registry import write_index
 

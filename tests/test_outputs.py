@@ -8,8 +8,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from pate_study.outputs import (NotebookOutputs, atomic_write, atomic_write_text, markdown_table,  # noqa: E402
-                                output_name, read_provenance, read_scalars)
+from pate_study.io import atomic_write, atomic_write_text, sha256_file  # noqa: E402
+from pate_study.outputs import (NotebookOutputs, markdown_table, output_name, read_provenance,  # noqa: E402
+                                read_scalars)
 
 
 @pytest.fixture
@@ -84,6 +85,14 @@ def test_atomic_write_keeps_old_file_when_writer_fails(tmp_path):
         atomic_write(target, lambda tmp: tmp.write_text(""))
     assert target.read_text() == "old,content\n"
     assert [p.name for p in tmp_path.iterdir()] == ["table.csv"]
+
+
+def test_sha256_file_matches_hashlib(tmp_path):
+    import hashlib
+
+    data = bytes(range(256)) * 5000  # more than one 1 MiB block
+    (tmp_path / "f").write_bytes(data)
+    assert sha256_file(tmp_path / "f") == hashlib.sha256(data).hexdigest()
 
 
 def test_markdown_table_escapes_pipes_and_formats_floats():

@@ -67,7 +67,6 @@ def resolve_source(name: str, data: str = "auto") -> Path | None:
     if data == "synthetic":
         return None
     import data_recipes
-    from data_recipes.framework import NotAvailableError
 
     recipe = data_recipes.get_recipe(name)
     if recipe.is_prepared():

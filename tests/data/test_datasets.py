@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import data_recipes
 from data_recipes import audioset as ar, csic2010, deeplog_hdfs, ecg_heartbeat, ecml_pkdd2007, malicious_urls
 from data_recipes import framework as fw
 from data_recipes.tfrecord import encode_feature, encode_sequence_example, frame_record, parse_sequence_example

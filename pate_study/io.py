@@ -1,0 +1,49 @@
+"""File helpers shared by the whole project: content hashes and atomic writes.
+
+Everything the project prepares or caches (prepared data, trained ensembles, figures, tables) is written
+through :func:`atomic_write`: to a temporary file in the same folder, then renamed over the target, so a
+reader sees the old file or the complete new one, never a partial one.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over ``path`` (atomic on POSIX).
+
+    An exception in ``write``, or an empty result, leaves ``path`` as it was and removes the temporary file.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        if tmp.stat().st_size == 0:
+            raise OSError(f"refusing to replace {path}: the new content is empty")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """:func:`atomic_write` of a UTF-8 text."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
