@@ -18,6 +18,10 @@ def real_mirror() -> Path | None:
     return path if path.is_dir() else None
 
 
+# Read once at import, before any fixture switches the variable off for a test.
+REAL_MIRROR = real_mirror()
+
+
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
     """A fresh PATE_STUDY_DATA; the mirror is switched off unless a test sets it."""
@@ -30,7 +34,7 @@ def data_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def mirror(data_dir, monkeypatch):
     """The real mirror (PATE_STUDY_MIRROR or ../shared/datasets), else skip."""
-    m = real_mirror()
+    m = REAL_MIRROR
     if m is None:
         pytest.skip("real-data mirror not found (set PATE_STUDY_MIRROR or provide ../shared/datasets)")
     monkeypatch.setenv("PATE_STUDY_MIRROR", str(m))
@@ -48,7 +52,7 @@ def fake_mirror(tmp_path, data_dir, monkeypatch):
 @pytest.fixture(scope="session")
 def audioset_prepared(tmp_path_factory):
     """Prepare Audio Set from the real mirror once per session; returns the PATE_STUDY_DATA folder."""
-    m = real_mirror()
+    m = REAL_MIRROR
     if m is None or not (m / "audioset").is_dir():
         pytest.skip("real-data mirror with audioset/ not found (set PATE_STUDY_MIRROR)")
     root = tmp_path_factory.mktemp("audioset_data")
