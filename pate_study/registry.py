@@ -147,6 +147,8 @@ def paper_vs_ours(item: Item, scalars: dict) -> str:
         parts.append(f"{len(published['rows'])} published rows: {where}")
     if not parts and published.get("text"):
         parts.append(f"paper: {published['text']}")
+    if "summary" in ours:  # a notebook's one-line account of its own result, for items without paper numbers
+        parts.append(f"ours: {ours['summary']}")
     return "; ".join(parts).replace("|", "\\|").replace("\n", " ")
 
 
