@@ -36,12 +36,14 @@ STAMP_WIDTH = 110  # characters per line of the stamp drawn under a figure
 
 
 def current_commit(repo: Path = REPO_ROOT) -> str:
-    """Short commit hash of ``repo``, with ``+dirty`` when tracked files differ; ``unknown`` outside git."""
+    """Short commit hash of ``repo``, with ``+dirty`` when tracked files outside ``figures/`` differ from it;
+    ``unknown`` outside git."""
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True,
                                 text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        # the outputs themselves (figures/) do not make the code dirty: a run rewrites them as it goes
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures"],
+                               cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + ("+dirty" if dirty else "")

@@ -98,3 +98,24 @@ def test_sha256_file_matches_hashlib(tmp_path):
 def test_markdown_table_escapes_pipes_and_formats_floats():
     text = markdown_table(pd.DataFrame({"a|b": ["x|y"], "v": [1 / 3]}))
     assert "x\\|y" in text and "0.333333" in text
+
+
+def test_commit_stamp_ignores_changed_figures_but_not_changed_code(tmp_path):
+    import subprocess
+
+    from pate_study.outputs import current_commit
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "a.csv").write_text("1\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    assert not current_commit(tmp_path).endswith("+dirty")
+    (tmp_path / "figures" / "a.csv").write_text("2\n")
+    assert not current_commit(tmp_path).endswith("+dirty")
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert current_commit(tmp_path).endswith("+dirty")
