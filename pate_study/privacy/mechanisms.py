@@ -44,13 +44,13 @@ L1_DIAMETER = 2.0
 
 
 def laplace_noise(shape: Any, scale: float, rng: Any) -> np.ndarray:
-    """Draw i.i.d. Laplace noise Lap(scale) (density exp(−|x|/b)/(2b)) of the given shape."""
+    """Draw i.i.d. Laplace noise Lap(scale) (density exp(−|x|/b)/(2b); Dwork & Roth 2014 Def. 3.1) of the given shape."""
     scale = check_positive("scale", scale)
     return as_generator(rng).laplace(0.0, scale, size=shape)
 
 
 def gaussian_noise(shape: Any, sigma: float, rng: Any) -> np.ndarray:
-    """Draw i.i.d. Gaussian noise N(0, σ²) of the given shape."""
+    """Draw i.i.d. Gaussian noise N(0, σ²) of the given shape (the noise of GNMax, Papernot et al. 2018 §4.1)."""
     sigma = check_positive("sigma", sigma)
     return as_generator(rng).normal(0.0, sigma, size=shape)
 

@@ -537,7 +537,7 @@ def rdp_pure_dp(logq: Any, epsilon: float, orders: Any, q_condition: str = "theo
 def total_rdp_pure_dp(
     logq: Any, epsilon: float, orders: Any, q_condition: str = "theorem", weights: Any = None
 ) -> np.ndarray:
-    """Σ_queries w_i · RDP_i(α) of :func:`rdp_pure_dp`, without materialising [n_queries, n_orders].
+    """Σ_queries w_i · RDP_i(α) of :func:`rdp_pure_dp` (Papernot et al. 2018 §3, composition by Mironov 2017 Prop. 1), without materialising [n_queries, n_orders].
 
     Queries where the condition fails contribute min(αε²/2, ε) in one step; the
     others are processed in blocks of about 2²⁰ values.
