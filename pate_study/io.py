@@ -38,10 +38,17 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
         write(tmp)
         if tmp.stat().st_size == 0:
             raise OSError(f"refusing to replace {path}: the new content is empty")
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -86,6 +86,20 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
+IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+
+
+def notebook_parameters(namespace: dict) -> dict:
+    """The notebook's parameters (every public name bound to a plain JSON value) from ``globals()``.
+
+    Call it at the top of the cell after the parameters cell, before the notebook binds other values, so the
+    provenance records every papermill parameter, including those a profile leaves at their defaults.
+    """
+    plain = (bool, int, float, str, list, tuple, dict, type(None))
+    return {name: _json_ready(value) for name, value in namespace.items()
+            if not name.startswith("_") and name not in IPYTHON_NAMES and isinstance(value, plain)}
+
+
 def markdown_table(frame, float_format: str = "{:.6g}") -> str:
     """A GitHub-flavoured Markdown table of a pandas DataFrame (index dropped)."""
     def cell(v: Any) -> str:

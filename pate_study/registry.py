@@ -118,7 +118,8 @@ def existing_outputs(figures_dir: Path = FIGURES_DIR) -> set[str]:
     """Figure and table files under ``figures_dir`` (relative paths), sidecars and scalars excluded."""
     figures_dir = Path(figures_dir)
     return {p.relative_to(figures_dir).as_posix() for p in figures_dir.rglob("*")
-            if p.is_file() and p.name.endswith(OUTPUT_SUFFIXES) and p.name != "INDEX.md"}
+            if p.is_file() and p.name.endswith(OUTPUT_SUFFIXES) and p.name != "INDEX.md"
+            and not any(part.startswith(".") for part in p.relative_to(figures_dir).parts)}  # skip staging
 
 
 def check_outputs(items: list[Item], figures_dir: Path = FIGURES_DIR) -> tuple[list[str], list[str]]:

@@ -2,8 +2,9 @@
 
 For every ``notebooks/<stem>.ipynb`` the parameters come from ``configs/<stem>/<profile>.yaml``; the runner
 adds ``profile`` and ``output_dir`` (``figures/<stem>``). The executed notebook and an HTML rendering go to
-``build/`` (git-ignored), for reading without Jupyter. A failing notebook does not stop the others; the
-command exits non-zero at the end and names it.
+``build/`` (git-ignored), for reading without Jupyter. Each notebook writes into ``figures/.tmp-<stem>``,
+which replaces ``figures/<stem>`` as a whole when the notebook succeeds. A failing notebook keeps its previous
+outputs and does not stop the others; the command exits non-zero at the end and names it.
 
     python -m pate_study.runner figures --profile paper [--notebooks 00_dp_primer ...]
     python -m pate_study.runner index
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -77,6 +80,17 @@ def export_html(executed: Path) -> Path:
     return atomic_write_text(executed.with_suffix(".html"), body)
 
 
+def replace_folder(new: Path, final: Path) -> None:
+    """Swap a complete ``new`` folder in for ``final``: a notebook's outputs are replaced as a whole, never
+    mixed with those of an earlier run, and a failed run leaves the previous ones untouched."""
+    old = final.with_name(f".old-{final.name}")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(new, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def run_figures(profile: str, notebooks: list[str] | None = None) -> int:
     """Execute the notebooks into ``figures/``, rebuild the index, return the number of failures."""
     stems = notebooks or list_notebooks()
@@ -84,10 +98,15 @@ def run_figures(profile: str, notebooks: list[str] | None = None) -> int:
     for stem in stems:
         start = time.perf_counter()
         logger.info("running %s (profile %s)", stem, profile)
+        staging = FIGURES_DIR / f".tmp-{stem}"
+        shutil.rmtree(staging, ignore_errors=True)
         try:
-            execute_notebook(stem, profile, FIGURES_DIR.relative_to(REPO_ROOT) / stem)
+            execute_notebook(stem, profile, staging.relative_to(REPO_ROOT))
+            replace_folder(staging, FIGURES_DIR / stem)
         except Exception as err:  # report every failing notebook, then fail
-            logger.error("%s failed: %s", stem, str(err).splitlines()[0] if str(err) else type(err).__name__)
+            logger.error("%s failed: %s (its previous outputs are kept)", stem,
+                         str(err).splitlines()[0] if str(err) else type(err).__name__)
+            shutil.rmtree(staging, ignore_errors=True)
             failures.append(stem)
         timings[stem] = round(time.perf_counter() - start, 1)
         logger.info("%s took %.1f s", stem, timings[stem])

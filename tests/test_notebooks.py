@@ -46,7 +46,9 @@ def _check_accounting(scalars: dict, params: dict) -> None:
     assert accounting["max_dependent_minus_independent_same_grid"] <= 1e-9
     # minimising over continuous orders can only help
     assert accounting["max_continuous_minus_integer"] <= 1e-9
-    T, gamma, delta = params["student_queries"], params["gamma"], params["delta"]
+    # T actually run (fit_sizes may shrink the paper's T to what the data holds)
+    T, gamma, delta = scalars["scale"]["n_queries"], params["gamma"], params["delta"]
+    assert 1 <= T <= params["student_queries"]
     closed = 2 * T * gamma**2 + 2 * math.sqrt(2 * T * gamma**2 * math.log(1 / delta))
     assert independent["eps_moments_cont"] == pytest.approx(closed, rel=1e-9)
     integer = min((2 * T * gamma**2 * l * (l + 1) - math.log(delta)) / l for l in range(1, 9))
@@ -65,6 +67,7 @@ def check_ecg(scalars: dict, params: dict) -> None:
     _check_signal(scalars, params, n_features=187)
     n_levels = len(params["rhos"]) + int(params["include_no_noise"])
     assert scalars["make2021-table1"]["n_students"] == n_levels * params["n_students"]
+    assert scalars["scale"]["n_teachers"] <= params["n_teachers"]
     assert set(scalars["make2021-table1"]["median_by_level"]) == {f"{r:g}" for r in params["rhos"]} | {"no noise"}
     for level, metrics in scalars["student_metrics"].items():
         assert all(0.0 <= value <= 1.0 for value in metrics.values()), level
@@ -119,6 +122,8 @@ def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
     assert not errors
     scalars = read_scalars(output_dir)
     assert scalars["_provenance"]["profile"] == "smoke"
+    recorded = json.loads(next(output_dir.glob("*.provenance.json")).read_text())["parameters"]
+    assert recorded == {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
     CHECKS[stem](scalars, load_parameters(stem, "smoke"))
     for sidecar in output_dir.glob("*.provenance.json"):
         assert json.loads(sidecar.read_text())["profile"] == "smoke"

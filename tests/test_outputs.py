@@ -119,3 +119,37 @@ def test_commit_stamp_ignores_changed_figures_but_not_changed_code(tmp_path):
     assert not current_commit(tmp_path).endswith("+dirty")
     (tmp_path / "code.py").write_text("x = 2\n")
     assert current_commit(tmp_path).endswith("+dirty")
+
+
+def test_atomic_write_gives_the_usual_permissions(tmp_path):
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        path = atomic_write_text(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_notebook_parameters_keep_plain_values_only():
+    from pate_study.outputs import notebook_parameters
+
+    namespace = {"gamma": 0.05, "rhos": [0.1, 1.0], "data": "auto", "flag": True, "nothing": None,
+                 "_private": 1, "In": ["cell"], "np": __import__("numpy"), "fn": len}
+    assert notebook_parameters(namespace) == {"gamma": 0.05, "rhos": [0.1, 1.0], "data": "auto", "flag": True,
+                                              "nothing": None}
+
+
+def test_replace_folder_swaps_whole_folders(tmp_path):
+    from pate_study.runner import replace_folder
+
+    final, new = tmp_path / "nb", tmp_path / ".tmp-nb"
+    final.mkdir()
+    (final / "stale.csv").write_text("old run\n")
+    new.mkdir()
+    (new / "fresh.csv").write_text("new run\n")
+    replace_folder(new, final)
+    assert [p.name for p in final.iterdir()] == ["fresh.csv"] and not new.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb"]

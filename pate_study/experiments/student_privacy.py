@@ -9,8 +9,8 @@ The pipeline both case studies share (ECG heartbeats, web requests):
    the ``n_students`` students: draw the student's queries, threshold and validation rows from the
    student pool; trusted curator B privatises the queries (:func:`pate_study.privacy.mechanisms.local_laplace`,
    (2ρ, 0)-DP on unit-l1 vectors); the teachers vote on the privatised queries; LNMax
-   (γ, Papernot 2017 Eq. 1 / MAKE Eq. 5) labels them; the data-dependent ε is computed from the clean
-   vote counts with three accountants (the sources' moments accountant on λ = 1..8, the same on
+   (γ, Papernot 2017 Eq. 1 / MAKE Eq. 5) labels them; the data-dependent ε is computed from the teachers'
+   vote counts on the privatised queries (before LNMax's noise, as the sources did) with three accountants (the sources' moments accountant on λ = 1..8, the same on
    continuous λ, and the 2018 RDP analysis with the improved conversion);
 4. train the students of one noise level at once (they are independent MLPs, so the vectorised
    ensemble trainer serves them too) on their LNMax labels, and evaluate them on their own clean
@@ -188,18 +188,19 @@ def noise_signal_table(levels: Sequence[float | None], parametrisation: str, n_f
 
 
 def data_dependent_epsilons(counts: np.ndarray, *, gamma: float, delta: float, max_integer_order: int = 8) -> dict:
-    """ε of one student's queries from the clean vote counts, three ways:
+    """ε of one student's queries from the teachers' vote counts (before aggregator noise), three ways:
 
     * ``eps_moments_int``: Papernot 2017 moments accountant, λ = 1..L (the sources' tool, Thm. 3 with the
       reference code's q < 0.5 condition);
-    * ``eps_moments_cont``: the same bound minimised over continuous λ;
+    * ``eps_moments_cont``: the same bound (same q condition) minimised over continuous λ;
     * ``eps_rdp``: Papernot 2018 RDP analysis of LNMax (pure ε = 2γ, data-dependent), improved conversion.
     """
     with warnings.catch_warnings():  # edge optima are expected on the 1..8 grid; recorded as the order
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         integer = moments_epsilon(gamma=gamma, delta=delta, votes=counts, orders=int(max_integer_order),
                                   q_condition="reference_code")
-        continuous = moments_epsilon(gamma=gamma, delta=delta, votes=counts, orders="continuous")
+        continuous = moments_epsilon(gamma=gamma, delta=delta, votes=counts, orders="continuous",
+                                     q_condition="reference_code")
         renyi = lnmax_rdp_epsilon(gamma=gamma, delta=delta, votes=counts, orders="paper2018", conversion="improved")
     return {"eps_moments_int": integer.epsilon, "order_moments_int": integer.order,
             "eps_moments_cont": continuous.epsilon, "order_moments_cont": continuous.order,
@@ -227,7 +228,7 @@ class StudyResult:
     students: pd.DataFrame                 # one row per (noise level, student)
     top_vote_shares: pd.DataFrame          # per level: share of teachers voting for the plurality, per query
     data_independent: dict
-    teachers: dict                         # ensemble facts (own-threshold accuracy, epochs)
+    teachers: dict                         # ensemble facts (size, rows per teacher, epochs)
     scale_notes: list = field(default_factory=list)
 
 
@@ -240,10 +241,23 @@ def train_teachers(X_pool: Any, y_pool: np.ndarray, config: StudyConfig, *, prog
     return ensemble, partitions
 
 
-def _student_rows(n_pool: int, config: StudyConfig, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+def _student_rows(n_pool: int, config: StudyConfig, rng: np.random.Generator,
+                  groups: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """A student's query, threshold and validation rows of the student pool, disjoint.
+
+    With ``groups`` (e.g. the URL of each web request, many of which repeat), the validation rows share no
+    group with the query and threshold rows, so a student is never scored on copies of what it trained on.
+    """
     q, t, v = config.student_queries, config.student_threshold, config.student_validation
-    idx = rng.choice(n_pool, size=q + t + v, replace=False)
-    return idx[:q], idx[q:q + t], idx[q + t:]
+    if groups is None:
+        idx = rng.choice(n_pool, size=q + t + v, replace=False)
+        return idx[:q], idx[q:q + t], idx[q + t:]
+    seen = rng.choice(n_pool, size=q + t, replace=False)
+    unseen = np.flatnonzero(~np.isin(groups, groups[seen]))
+    if len(unseen) < v:
+        raise ValueError(f"student_validation={v}: only {len(unseen)} pool rows share no group with the student's "
+                         f"{q + t} query and threshold rows; use a larger student pool")
+    return seen[:q], seen[q:], rng.choice(unseen, size=v, replace=False)
 
 
 def _report(task: str, y_true: np.ndarray, y_pred: np.ndarray, n_classes: int) -> dict:
@@ -271,7 +285,8 @@ def _student_predictions(students, X_val: np.ndarray, n_students: int, n_val: in
 
 
 def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config: StudyConfig, level_index: int,
-              level: float | None, *, progress: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+              level: float | None, *, groups: np.ndarray | None = None,
+              progress: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """All students of one noise level: queries, votes, LNMax labels, accounting, student training, metrics.
 
     Returns one row per student and the plurality vote shares of all their queries.
@@ -280,7 +295,7 @@ def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config:
     rows, shares, train_X, train_y, thr_X, thr_y, val_X, val_y = [], [], [], [], [], [], [], []
     for k in range(S):
         rng = np.random.default_rng([config.seed, 2, level_index, k])
-        q_idx, t_idx, v_idx = _student_rows(X_student_pool.shape[0], config, rng)
+        q_idx, t_idx, v_idx = _student_rows(X_student_pool.shape[0], config, rng, groups)
         X_clean = _dense(X_student_pool[q_idx])
         X_noisy = privatize(X_clean, level, config.parametrisation, rng)
         votes = query_ensemble(ensemble, X_noisy * config.feature_scale).counts
@@ -324,15 +339,19 @@ def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config:
 
 
 def run_study(X_teacher_pool: Any, y_teacher_pool: np.ndarray, X_student_pool: Any, y_student_pool: np.ndarray,
-              config: StudyConfig, *, progress: bool = True) -> StudyResult:
-    """Run the whole study (teachers once, then every noise level). Inputs must be unit-l1 rows."""
+              config: StudyConfig, *, student_groups: np.ndarray | None = None, progress: bool = True) -> StudyResult:
+    """Run the whole study (teachers once, then every noise level). Inputs must be unit-l1 rows.
+
+    ``student_groups``: optional group of each student-pool row (see :func:`_student_rows`).
+    """
     config, notes = fit_sizes(config, X_teacher_pool.shape[0], X_student_pool.shape[0], config.min_teacher_train)
     for note in notes:
         logger.warning("reduced scale: %s", note)
     ensemble, partitions = train_teachers(X_teacher_pool, y_teacher_pool, config, progress=progress)
     frames, shares = [], []
     for i, level in enumerate(tqdm(config.noise_levels, desc="noise levels", disable=not progress)):
-        frame, level_shares = run_level(ensemble, X_student_pool, y_student_pool, config, i, level)
+        frame, level_shares = run_level(ensemble, X_student_pool, y_student_pool, config, i, level,
+                                        groups=student_groups)
         frames.append(frame)
         shares.append(pd.DataFrame({"level": config.level_label(level), "top_vote_share": level_shares}))
     teachers = {"n_teachers": partitions.n_teachers, "train_rows": int(partitions.train.shape[1]),
@@ -356,6 +375,7 @@ class Pools:
     n_features: int
     source: Any          # pate_study.data.DataSource
     description: str     # how the pools were made
+    student_groups: np.ndarray | None = None  # group id per student-pool row (identical requests share one)
 
 
 def ecg_pools(data: str, *, seed: int) -> Pools:
@@ -373,9 +393,12 @@ def ecg_pools(data: str, *, seed: int) -> Pools:
 def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str = "all") -> Pools:
     """Web requests as TF-IDF over the 500 most frequent URL tokens, each row l1-normalised.
 
-    The rows are shuffled (seeded) and the first ``student_pool_size`` form the students' pool, the rest the
-    teachers'. ``vocabulary="all"`` fits the vocabulary on every row, as the sources did (it lets private
-    teacher data shape the features); ``"students"`` fits it on the student pool only.
+    Many requests repeat (CSIC 2010 has 18,216 distinct URLs in 97,065 rows), so the split is by distinct
+    URL: a URL and all its copies go either to the teachers or to the students (seeded), the students' pool
+    being the first URLs of a random order that reach ``student_pool_size`` rows. Within the student pool the
+    URL is kept as a group, so a student's validation rows never repeat its query rows (:func:`_student_rows`).
+    ``vocabulary="all"`` fits the vocabulary on every row, as the sources did (it lets private teacher data
+    shape the features); ``"students"`` fits it on the student pool only.
     """
     from ..data import web
     from ..features import url_tfidf
@@ -386,21 +409,25 @@ def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str =
         raise ValueError(f"student_pool_size={student_pool_size}: expected 0 < size < {len(frame)} rows")
     if vocabulary not in ("all", "students"):
         raise ValueError(f"vocabulary={vocabulary!r}: expected 'all' (as the sources) or 'students'")
-    order = np.random.default_rng([seed, 4]).permutation(len(frame))
-    student_mask = np.zeros(len(frame), bool)
-    student_mask[order[:student_pool_size]] = True
+    url_codes, distinct = pd.factorize(frame["url"])
+    rows_per_url = np.bincount(url_codes)
+    url_order = np.random.default_rng([seed, 4]).permutation(len(distinct))
+    n_student_urls = int(np.searchsorted(np.cumsum(rows_per_url[url_order]), student_pool_size)) + 1
+    student_mask = np.isin(url_codes, url_order[:n_student_urls])
     X, _ = url_tfidf(frame["url"].tolist(), fit_on=None if vocabulary == "all" else student_mask)
     X = X.astype(np.float64)
     empty = np.asarray(abs(X).sum(axis=1)).ravel() == 0
     if empty.any():  # no vocabulary token: not a unit-l1 vector, so curator B cannot privatise it
         logger.warning("dropping %d requests without any of the %d vocabulary tokens", int(empty.sum()), X.shape[1])
     y = frame["label"].to_numpy().astype(np.int64)
-    teacher_rows = order[student_pool_size:][~empty[order[student_pool_size:]]]
-    student_rows = order[:student_pool_size][~empty[order[:student_pool_size]]]
+    shuffle = np.random.default_rng([seed, 6]).permutation(len(frame))  # row order carries no information
+    teacher_rows = shuffle[~student_mask[shuffle] & ~empty[shuffle]]
+    student_rows = shuffle[student_mask[shuffle] & ~empty[shuffle]]
     return Pools(X[teacher_rows], y[teacher_rows], X[student_rows], y[student_rows], X.shape[1], requests.source,
-                 f"{len(teacher_rows):,} teacher rows, {len(student_rows):,} student-pool rows, "
-                 f"vocabulary fitted on {'all rows' if vocabulary == 'all' else 'the student pool'}, "
-                 f"{int(empty.sum())} rows without vocabulary tokens dropped")
+                 f"{len(teacher_rows):,} teacher rows and {len(student_rows):,} student-pool rows split by distinct URL "
+                 f"({len(distinct):,} distinct URLs; no URL on both sides), vocabulary fitted on "
+                 f"{'all rows' if vocabulary == 'all' else 'the student pool'}, {int(empty.sum())} rows without "
+                 "vocabulary tokens dropped", student_groups=url_codes[student_rows])
 
 
 def median_iqr(students: pd.DataFrame, columns: Sequence[str], levels_order: Sequence[str]) -> pd.DataFrame:
@@ -416,8 +443,14 @@ def median_iqr(students: pd.DataFrame, columns: Sequence[str], levels_order: Seq
 def scale_description(result: StudyResult, paper_teachers: str, paper_queries: int) -> str:
     """One line for the provenance stamp: the scale actually run, next to the paper's."""
     t = result.teachers
-    return (f"{t['n_teachers']} teachers x {t['train_rows']} rows (paper {paper_teachers}), "
+    rows = f"{t['train_rows']}" + (f" + {t['threshold_rows']}" if t["threshold_rows"] else "")
+    return (f"{t['n_teachers']} teachers x {rows} rows (paper {paper_teachers}), "
             f"T = {result.config.student_queries} queries (paper {paper_queries}), {result.config.n_students} students per level")
+
+
+def _level_key(level: Any) -> str:
+    """One spelling per noise level ("1.0", 1 and "1" -> "1"; "no noise" stays), so paper and ours merge."""
+    return NO_NOISE if str(level) == NO_NOISE else f"{float(level):g}"
 
 
 def epsilon_table_vs_paper(students: pd.DataFrame, levels_order: Sequence[str], paper_rows: Sequence[dict],
@@ -427,7 +460,7 @@ def epsilon_table_vs_paper(students: pd.DataFrame, levels_order: Sequence[str], 
     ours = median_iqr(students, ["eps_moments_int", "eps_moments_cont", "eps_rdp"], levels_order)
     paper = pd.DataFrame(list(paper_rows)).rename(columns={paper_key: "level", "eps_dep_median": "paper_median",
                                                           "eps_dep_iqr": "paper_iqr"})
-    paper["level"] = paper["level"].astype(str)
+    paper["level"] = paper["level"].map(_level_key)
     table = paper.merge(ours, on="level", how="outer")
     table["level"] = pd.Categorical(table["level"], categories=list(levels_order), ordered=True)
     return table.sort_values("level").reset_index(drop=True)
@@ -454,8 +487,8 @@ def sosa_table_4_2(results: dict, paper_rows: Sequence[dict]) -> pd.DataFrame:
         "student_epsilon": "student_noise_scale", "teacher_epsilon": "paper_teacher_epsilon", "tpr": "paper_tpr",
         "tnr": "paper_tnr"})
     paper["student_noise_scale"] = paper["student_noise_scale"].astype(str)
-    ours["student_noise_scale"] = ours["student_noise_scale"].map(lambda s: s if s == NO_NOISE else f"{float(s):g}")
-    paper["student_noise_scale"] = paper["student_noise_scale"].map(lambda s: s if s == NO_NOISE else f"{float(s):g}")
+    ours["student_noise_scale"] = ours["student_noise_scale"].map(_level_key)
+    paper["student_noise_scale"] = paper["student_noise_scale"].map(_level_key)
     table = paper.merge(ours, on=["n_teachers", "student_noise_scale"], how="outer")
     noise = table["student_noise_scale"].map(lambda s: np.inf if s == NO_NOISE else float(s))
     return table.assign(_noise=noise).sort_values(["n_teachers", "_noise"]).drop(columns="_noise").reset_index(drop=True)

@@ -109,10 +109,44 @@ def test_study_rows_accounting_and_learning(small_study):
     assert students["control_accuracy"].mean() < students["student_accuracy"].mean() - 0.2
 
 
-def test_same_seed_same_table(small_study):
+def test_same_seed_same_table_even_when_teachers_are_retrained(small_study, tmp_path, monkeypatch):
     result, (X_t, y_t, X_s, y_s) = small_study
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))  # empty cache: the teachers are trained again
     again = study.run_study(X_t, y_t, X_s, y_s, _config(), progress=False)
+    assert list(tmp_path.glob("ensemble-*.pt")), "the second run should have trained and cached its own teachers"
     pd.testing.assert_frame_equal(result.students, again.students)
+
+
+def test_binary_study_with_scale_noise_and_groups(tmp_path, monkeypatch):
+    """The web-study path: binary task, Youden thresholds, Sosa's scale parametrisation, grouped rows."""
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
+    X_t, y_t = _blobs(400, n_classes=2, seed=1)
+    X_s, y_s = _blobs(400, n_classes=2, seed=2)
+    groups = np.arange(400) // 2  # every request appears twice
+    model = EnsembleConfig(task="binary", in_features=20, n_outputs=1, hidden=(16,), lr=0.01, batch_size=32,
+                           max_epochs=15)
+    config = _config(task="binary", n_classes=2, teacher_threshold=10, student_threshold=20, teacher=model,
+                     student=model, parametrisation="scale", noise_levels=(0.001, None))
+    result = study.run_study(X_t, y_t, X_s, y_s, config, student_groups=groups, progress=False)
+    students = result.students
+    assert list(students["level"].unique()) == ["0.001", "no noise"]
+    assert (students.query("level == '0.001'")["student_epsilon"] == 2 / 0.001).all()
+    for column in ("student_tpr", "student_tnr", "control_tpr", "control_tnr", "student_balanced_accuracy"):
+        assert students[column].between(0, 1).all(), column
+    clean = students.query("level == 'no noise'")
+    assert (clean["student_balanced_accuracy"] > 0.9).all()
+    assert result.teachers["threshold_rows"] == 10
+
+
+def test_student_rows_keep_validation_groups_apart():
+    groups = np.repeat(np.arange(50), 4)  # 200 rows, 50 groups of 4 identical requests
+    config = _config(student_queries=30, student_threshold=10, student_validation=40)
+    for k in range(5):
+        q, t, v = study._student_rows(200, config, np.random.default_rng(k), groups)
+        assert len(q) == 30 and len(t) == 10 and len(v) == 40
+        assert not set(groups[v]) & set(groups[np.concatenate([q, t])])
+    with pytest.raises(ValueError, match="share no group"):
+        study._student_rows(200, _config(student_queries=150, student_validation=40), np.random.default_rng(0), groups)
 
 
 def test_epsilon_table_vs_paper_keeps_level_order():
@@ -120,7 +154,11 @@ def test_epsilon_table_vs_paper_keeps_level_order():
                              "eps_moments_cont": [1.0, 2.0, 2.0], "eps_rdp": [0.5, 0.5, 0.5]})
     paper = [{"rho": "0.1", "eps_dep_median": 20.36, "eps_dep_iqr": 0.32},
              {"rho": "no noise", "eps_dep_median": 5.96, "eps_dep_iqr": 13.15}]
-    table = study.epsilon_table_vs_paper(students, ["0.1", "no noise"], paper)
-    assert list(table["level"]) == ["0.1", "no noise"]
-    assert table.loc[0, "eps_moments_int_median"] == 2.0 and table.loc[0, "eps_moments_int_iqr"] == 1.0
-    assert table.loc[1, "paper_median"] == 5.96
+    table = study.epsilon_table_vs_paper(students, ["no noise", "0.1"], paper)  # not alphabetical on purpose
+    assert list(table["level"]) == ["no noise", "0.1"]
+    assert table.loc[1, "eps_moments_int_median"] == 2.0 and table.loc[1, "eps_moments_int_iqr"] == 1.0
+    assert table.loc[0, "paper_median"] == 5.96
+    # the paper's "1.0" and our "1" are the same level
+    one = study.epsilon_table_vs_paper(students.assign(level=["1", "1", "no noise"]), ["1", "no noise"],
+                                       [{"rho": "1.0", "eps_dep_median": 20.41, "eps_dep_iqr": 0.0}])
+    assert len(one) == 2 and one.loc[0, "paper_median"] == 20.41 and one.loc[0, "eps_moments_int_median"] == 2.0
