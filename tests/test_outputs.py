@@ -153,3 +153,26 @@ def test_replace_folder_swaps_whole_folders(tmp_path):
     replace_folder(new, final)
     assert [p.name for p in final.iterdir()] == ["fresh.csv"] and not new.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nb"]
+
+
+def test_a_failing_notebook_keeps_its_previous_outputs(tmp_path, monkeypatch):
+    from pate_study import runner
+
+    figures = tmp_path / "figures"
+    (figures / "01_x").mkdir(parents=True)
+    (figures / "01_x" / "good.csv").write_text("previous run\n")
+
+    def half_run_then_fail(stem, profile, output_dir, **kw):
+        target = runner.REPO_ROOT / output_dir
+        target.mkdir(parents=True)
+        (target / "good.csv").write_text("partial\n")
+        raise RuntimeError("kernel died")
+
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    monkeypatch.setattr(runner, "execute_notebook", half_run_then_fail)
+    monkeypatch.setattr(runner, "write_index", lambda: None)
+    assert runner.run_figures("smoke", ["01_x"]) == 1
+    assert (figures / "01_x" / "good.csv").read_text() == "previous run\n"
+    assert sorted(p.name for p in figures.iterdir()) == ["01_x"]
