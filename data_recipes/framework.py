@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from pate_study.io import atomic_write, sha256_file
+from pate_study.io import atomic_write, replace_folder, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -373,24 +373,6 @@ def read_manifest(name: str) -> dict | None:
         return None
 
 
-def _swap_in(tmp: Path, final: Path) -> None:
-    """Replace ``final`` by ``tmp`` (directory rename; the old folder is removed only afterwards)."""
-    old = None
-    if final.exists():
-        old = final.with_name(f".old-{final.name}-{os.getpid()}")
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(final, old)
-    try:
-        os.replace(tmp, final)
-    except OSError:
-        if old is not None:
-            os.replace(old, final)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None = None,
                variant: str | None = None) -> Path:
     """Fetch, prepare, verify and atomically install ``recipe``; return the prepared folder.
@@ -445,7 +427,7 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
         }
         (tmp / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True))
         recipe.verify(tmp)
-        _swap_in(tmp, final)
+        replace_folder(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -178,7 +178,8 @@ class Partitions:
 
 
 def make_partitions(n_samples: int, n_teachers: int, train_size: int, val_size: int = 0,
-                    threshold_size: int = 0, seed: int = 0, pool: np.ndarray | None = None) -> Partitions:
+                    threshold_size: int = 0, seed: int | Sequence[int] = 0,
+                    pool: np.ndarray | None = None) -> Partitions:
     """Draw disjoint per-teacher train/val/threshold index sets from ``pool`` (default: all samples).
 
     Sosa (2021) §4.1: 930 training samples and 800 threshold samples per teacher.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -43,6 +44,27 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def replace_folder(new: str | os.PathLike, final: str | os.PathLike) -> Path:
+    """Swap the complete folder ``new`` in for ``final`` (directory renames; the old folder is deleted only
+    once the new one is in place, and put back if the second rename fails). Returns ``final``."""
+    new, final = Path(new), Path(final)
+    old = None
+    if final.exists():
+        old = final.with_name(f".old-{final.name}-{os.getpid()}")
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(final, old)
+    try:
+        os.replace(new, final)
+    except OSError:
+        if old is not None:
+            os.replace(old, final)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return final
 
 
 def _umask() -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import shutil
 import sys
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from .io import atomic_write_text
+from .io import atomic_write_text, replace_folder
 from .paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from .registry import write_index
 
@@ -78,17 +77,6 @@ def export_html(executed: Path) -> Path:
 
     body, _ = HTMLExporter().from_filename(str(executed))
     return atomic_write_text(executed.with_suffix(".html"), body)
-
-
-def replace_folder(new: Path, final: Path) -> None:
-    """Swap a complete ``new`` folder in for ``final``: a notebook's outputs are replaced as a whole, never
-    mixed with those of an earlier run, and a failed run leaves the previous ones untouched."""
-    old = final.with_name(f".old-{final.name}")
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        os.replace(final, old)
-    os.replace(new, final)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def run_figures(profile: str, notebooks: list[str] | None = None) -> int:

@@ -143,7 +143,7 @@ def test_notebook_parameters_keep_plain_values_only():
 
 
 def test_replace_folder_swaps_whole_folders(tmp_path):
-    from pate_study.runner import replace_folder
+    from pate_study.io import replace_folder
 
     final, new = tmp_path / "nb", tmp_path / ".tmp-nb"
     final.mkdir()

@@ -47,7 +47,8 @@ import pandas as pd
 import scipy.sparse as sp
 from tqdm.auto import tqdm
 
-from ..ensemble import EnsembleConfig, Partitions, cached_ensemble, query_ensemble, train_ensemble
+from ..ensemble import (EnsembleConfig, Partitions, cached_ensemble, make_partitions, query_ensemble,
+                        train_ensemble)
 from ..metrics import binary_report, multiclass_report
 from ..privacy.accounting import OrderAtGridEdgeWarning
 from ..privacy.aggregators import lnmax
@@ -152,13 +153,17 @@ def teacher_partitions(n_pool: int, config: StudyConfig) -> Partitions:
     need = config.n_teachers * (config.teacher_train + config.teacher_threshold)
     if need > n_pool:
         raise ValueError(f"teacher pool has {n_pool} rows, the partitions need {need}; call fit_sizes first")
-    rng = np.random.default_rng([config.seed, 1])
-    blocks = rng.permutation(n_pool)[:need].reshape(config.n_teachers, -1)
-    return Partitions(train=blocks[:, :config.teacher_train], threshold=blocks[:, config.teacher_train:])
+    return make_partitions(n_pool, config.n_teachers, config.teacher_train, threshold_size=config.teacher_threshold,
+                           seed=[config.seed, 1])
 
 
 def _dense(X: Any) -> np.ndarray:
     return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+
+
+def _noise(level: float, parametrisation: str) -> dict:
+    """The local mechanism's keyword for a noise level: rho (MAKE's Lap(1/rho)) or scale (Sosa's b)."""
+    return {"rho": level} if parametrisation == "rho" else {"scale": level}
 
 
 def privatize(X_unit_l1: Any, level: float | None, parametrisation: str, rng: np.random.Generator) -> np.ndarray:
@@ -166,8 +171,7 @@ def privatize(X_unit_l1: Any, level: float | None, parametrisation: str, rng: np
     X = _dense(X_unit_l1)
     if level is None:
         return X.copy()
-    kw = {"rho": level} if parametrisation == "rho" else {"scale": level}
-    return local_laplace(X, rng=rng, **kw)
+    return local_laplace(X, rng=rng, **_noise(level, parametrisation))
 
 
 def noise_signal_table(levels: Sequence[float | None], parametrisation: str, n_features: int) -> pd.DataFrame:
@@ -179,7 +183,7 @@ def noise_signal_table(levels: Sequence[float | None], parametrisation: str, n_f
             rows.append({"level": NO_NOISE, "scale_b": 0.0, "noise_std": 0.0, "mean_coordinate": 1 / n_features,
                          "noise_std_over_mean_coordinate": 0.0, "student_epsilon": float("inf")})
             continue
-        kw = {"rho": level} if parametrisation == "rho" else {"scale": level}
+        kw = _noise(level, parametrisation)
         b = local_laplace_scale(**kw)
         rows.append({"level": f"{level:g}", "scale_b": b, "noise_std": np.sqrt(2) * b, "mean_coordinate": 1 / n_features,
                      "noise_std_over_mean_coordinate": np.sqrt(2) * b * n_features,
@@ -305,7 +309,7 @@ def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config:
         shares.append(top / votes.sum(1))
         row = {"level": config.level_label(level), "student": k,
                "student_epsilon": float("inf") if level is None else local_laplace_epsilon(
-                   **({"rho": level} if config.parametrisation == "rho" else {"scale": level})),
+                   **_noise(level, config.parametrisation)),
                "ensemble_accuracy": float(np.mean(votes.argmax(1) == y_q)),
                "pate_accuracy": float(np.mean(aggregation.labels == y_q)),
                "label_agreement_with_plurality": float(np.mean(aggregation.labels == votes.argmax(1))),
