@@ -7,19 +7,16 @@ prepares it) or ``"synthetic"``, and returns a small dataclass whose ``.source``
 
 Modules: :mod:`.pate2018` (vote matrices), :mod:`.web` (CSIC 2010 / ECML-PKDD 2007 /
 Malicious URLs), :mod:`.ecg` (MIT-BIH heartbeats), :mod:`.audioset` (VGGish embeddings and label
-subsets), :mod:`.deeplog` (HDFS log-key sequences). Shared helpers: :func:`resolve_source`,
-:func:`disjoint_partitions`.
+subsets), :mod:`.deeplog` (HDFS log-key sequences). Shared helper: :func:`resolve_source`.
+Teacher partitions are drawn in one place, :func:`pate_study.ensemble.make_partitions`.
 """
 from __future__ import annotations
 
 import json
 import logging
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-
-import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -92,38 +89,4 @@ def manifest_origin(manifest: dict) -> str:
     return "+".join(sorted({s["origin"] for s in manifest.get("sources", [])}))
 
 
-def disjoint_partitions(n_items: int, n_parts: int, size: int | None = None, *, seed: int | np.random.Generator,
-                        allow_overlap: bool = False) -> list[np.ndarray]:
-    """Random partitions of ``range(n_items)`` into ``n_parts`` index arrays of equal ``size``.
-
-    Default ``size``: the largest feasible disjoint size, ``n_items // n_parts``. PATE's privacy
-    analysis (Papernot et al. 2017 §3) needs each record in at most one teacher's data, so a
-    ``size`` with ``n_parts * size > n_items`` raises ValueError unless ``allow_overlap=True``;
-    then each part is an independent sample without replacement (records shared between
-    teachers) and a warning says the privacy analysis no longer holds.
-    """
-    if n_items < 1 or n_parts < 1:
-        raise ValueError(f"n_items={n_items}, n_parts={n_parts}: both must be >= 1")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if size is None:
-        size = n_items // n_parts
-        if size == 0:
-            raise ValueError(f"n_parts={n_parts} exceeds n_items={n_items}: no disjoint partition is possible")
-    if size < 1:
-        raise ValueError(f"size={size}: expected >= 1")
-    if n_parts * size <= n_items:
-        perm = rng.permutation(n_items)
-        return [np.sort(perm[i * size:(i + 1) * size]) for i in range(n_parts)]
-    if not allow_overlap:
-        raise ValueError(f"size={size}: {n_parts} disjoint parts of {size} need {n_parts * size} items but only "
-                         f"{n_items} exist; the largest disjoint size is {n_items // n_parts} "
-                         "(pass allow_overlap=True to sample overlapping parts, which breaks PATE's privacy analysis)")
-    if size > n_items:
-        raise ValueError(f"size={size} exceeds n_items={n_items}")
-    warnings.warn(f"overlapping partitions ({n_parts} x {size} > {n_items} items): records are shared between "
-                  "teachers, so PATE's per-record privacy analysis (one record changes at most one teacher) "
-                  "does not hold", UserWarning, stacklevel=2)
-    return [np.sort(rng.choice(n_items, size=size, replace=False)) for _ in range(n_parts)]
-
-
-__all__ = ["DATA_CHOICES", "DataSource", "disjoint_partitions", "resolve_source"]
+__all__ = ["DATA_CHOICES", "DataSource", "resolve_source"]

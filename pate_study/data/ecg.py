@@ -1,8 +1,9 @@
 """ECG heartbeats, MIT-BIH part of Kachuee et al. 2018 (5 classes N, S, V, F, Q; 187 samples at 125 Hz).
 
 ``load(data, *, seed, n_synthetic)`` returns :class:`Heartbeats`. Real data may be the mirror's
-500 + 500 stratified sample: ``source.scale`` says so. :func:`teacher_partitions` gives the
-teachers' disjoint index sets (MAKE 2021's 200 x 5,000 needs 1,000,000 beats; only 109,446 exist).
+500 + 500 stratified sample: ``source.scale`` says so. Teachers' disjoint index sets come from
+:func:`pate_study.ensemble.make_partitions` (MAKE 2021's 200 x 5,000 needs 1,000,000 beats; only
+109,446 exist, so it refuses and names the largest feasible size).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from data_recipes.ecg_heartbeat import CLASS_NAMES, N_SAMPLES
 
-from . import DataSource, disjoint_partitions, manifest_origin, read_manifest, resolve_source
+from . import DataSource, manifest_origin, read_manifest, resolve_source
 
 NAME = "ecg-heartbeat"
 #: class shares of mitbih_train.csv (N 72,471 / S 2,223 / V 5,788 / F 641 / Q 6,431 of 87,554)
@@ -74,14 +75,3 @@ def load(data: str = "auto", *, seed: int = 0, n_synthetic: tuple[int, int] = (5
             f"(train {_balance(arr['train_y'])})")
     src = DataSource("real", "MIT-BIH heartbeats (Kachuee 2018)", desc, m.get("scale", "full"), manifest_origin(m))
     return Heartbeats(arr["train_X"], arr["train_y"], arr["test_X"], arr["test_y"], CLASS_NAMES, src)
-
-
-def teacher_partitions(n_items: int, n_teachers: int = 200, size: int | None = None, *, seed: int = 0,
-                       allow_overlap: bool = False) -> list[np.ndarray]:
-    """Teacher index sets over ``n_items`` beats: disjoint, of the largest feasible size by default.
-
-    MAKE 2021 states 200 teachers x 5,000 beats; with 109,446 beats that is only possible with
-    ``size=5000, allow_overlap=True`` (warns: breaks PATE's privacy analysis). See
-    :func:`pate_study.data.disjoint_partitions`.
-    """
-    return disjoint_partitions(n_items, n_teachers, size, seed=seed, allow_overlap=allow_overlap)

@@ -13,7 +13,7 @@ import pytest
 from data_recipes import audioset as ar, csic2010, deeplog_hdfs, ecg_heartbeat, ecml_pkdd2007, malicious_urls
 from data_recipes import framework as fw
 from data_recipes.tfrecord import encode_feature, encode_sequence_example, frame_record, parse_sequence_example
-from pate_study.data import DataSource, disjoint_partitions, resolve_source
+from pate_study.data import DataSource, resolve_source
 from pate_study.data import audioset, deeplog, ecg, pate2018, web
 
 FIX = Path(__file__).parent / "fixtures"
@@ -38,20 +38,6 @@ def test_resolve_source_modes(data_dir):
     assert resolve_source("csic2010", "auto") is None
     with pytest.raises(FileNotFoundError, match="make data-csic2010"):
         resolve_source("csic2010", "real")
-
-
-def test_disjoint_partitions():
-    parts = disjoint_partitions(109_446, 200, seed=0)
-    assert len(parts) == 200 and all(len(p) == 109_446 // 200 for p in parts)
-    allidx = np.concatenate(parts)
-    assert len(np.unique(allidx)) == len(allidx)
-    again = disjoint_partitions(109_446, 200, seed=0)
-    assert all((a == b).all() for a, b in zip(parts, again))
-    with pytest.raises(ValueError, match="allow_overlap"):
-        ecg.teacher_partitions(109_446, 200, 5000)
-    with pytest.warns(UserWarning, match="privacy analysis"):
-        over = ecg.teacher_partitions(1000, 10, 500, allow_overlap=True)
-    assert all(len(np.unique(p)) == 500 for p in over)
 
 
 # ----------------------------------------------------------------------------- synthetic stand-ins

@@ -27,6 +27,11 @@ def test_partitions_disjoint_and_validated():
         Partitions(np.array([[0, 1], [1, 2]])).validate(10)
     with pytest.raises(ValueError, match="exceeds"):
         make_partitions(100, 5, 30)
+    # MAKE 2021's 200 ECG teachers x 5,000 beats cannot be disjoint over 109,446 beats
+    with pytest.raises(ValueError, match="largest disjoint size per teacher is 547"):
+        make_partitions(109_446, 200, 5000)
+    again = make_partitions(1000, 5, 100, val_size=20, threshold_size=30, seed=0)
+    assert (again.train == p.train).all() and (again.threshold == p.threshold).all()
 
 
 def test_teacher_seeds_distinct_and_reproducible():
