@@ -110,6 +110,35 @@ def test_sparse_and_dense_paths_agree():
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
 
 
+def _grad_fn_names(t: torch.Tensor) -> set[str]:
+    """Names of every node in the autograd graph behind ``t``."""
+    seen, stack, names = set(), [t.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        names.add(type(node).__name__)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return names
+
+
+def test_sparse_first_layer_does_not_copy_its_gradient():
+    """An in-place bias add on the embedding_bag view put CopySlices in the graph, which clones the
+    whole [N*B, out] gradient every backward (about a quarter of a sparse step, benchmarks/README.md)."""
+    from pate_study.ensemble import _as_inputs, _first_layer
+    X = sp.random(40, 30, density=0.2, random_state=0, format="csr", dtype=np.float32)
+    inputs = _as_inputs(X, 30, sparse=True, device=torch.device("cpu"))
+    W = torch.randn(3, 30, 8, requires_grad=True)
+    b = torch.randn(3, 1, 8, requires_grad=True)
+    idx = torch.arange(24).view(3, 8)
+    h = _first_layer(inputs, idx, W, b, sparse=True)
+    names = _grad_fn_names(h)
+    assert "EmbeddingBagBackward0" in names and "CopySlices" not in names, names
+    dense = torch.as_tensor(X.toarray())[idx]
+    torch.testing.assert_close(h, torch.baddbmm(b, dense, W), atol=1e-5, rtol=1e-5)
+
+
 def test_multiclass_and_multilabel_votes(separable):
     X, _, parts, Xq, _ = _setup(separable, n_teachers=3)
     w = np.random.default_rng(1).normal(size=(20, 3))
