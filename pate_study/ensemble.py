@@ -45,7 +45,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +67,8 @@ __all__ = [
     "TeacherEnsemble", "TeacherVotes", "train_ensemble", "train_ensemble_loop", "query_ensemble",
     "youden_threshold", "vote_counts", "default_cache_dir", "hash_inputs", "save_cache_entry",
     "load_cache_entry", "cached_ensemble", "cached_teacher_votes", "CACHE_FORMAT", "ModuleEnsemble",
-    "train_module_ensemble", "votes_from_probabilities", "copy_module_to_meta",
+    "train_module_ensemble", "votes_from_probabilities", "copy_module_to_meta", "EarlyStopping",
+    "record_stacked_losses",
 ]
 
 TASKS = ("binary", "multiclass", "multilabel")
@@ -521,6 +522,50 @@ def _check_common(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig
     return n_rows
 
 
+@dataclass
+class EarlyStopping:
+    """The patience rule of every single-model training loop here (and in :mod:`pate_study.student`).
+
+    A validation loss strictly below the best so far resets the count and keeps ``snapshot()`` as
+    ``state``; ``patience`` epochs in a row without one stop training. :func:`record_stacked_losses`
+    applies the same rule to stacked teachers.
+    """
+
+    patience: int
+    best: float = float("inf")
+    bad: int = 0
+    state: Any = None
+
+    def update(self, loss: float, snapshot: Callable[[], Any]) -> bool:
+        """Record one epoch's validation loss; True when training should stop."""
+        if loss < self.best:
+            self.best, self.bad, self.state = loss, 0, snapshot()
+            return False
+        self.bad += 1
+        return self.bad >= self.patience
+
+
+def record_stacked_losses(val_loss: torch.Tensor, active: torch.Tensor, best_loss: torch.Tensor,
+                          bad: torch.Tensor, patience: int, best: Sequence[torch.Tensor],
+                          live: Sequence[torch.Tensor]) -> torch.Tensor:
+    """:class:`EarlyStopping` for stacked teachers, in place; returns the stop mask over ``active``.
+
+    ``val_loss[j]`` belongs to teacher ``active[j]`` (row ``j`` of every ``live`` tensor); improved
+    rows are copied into the full-size ``best`` tensors and ``best_loss``, and ``bad`` counts the
+    epochs without improvement per teacher.
+    """
+    improved = val_loss < best_loss[active]
+    rows = improved.nonzero().squeeze(1)
+    if rows.numel():
+        dev = best[0].device
+        ids = active[rows].to(dev)
+        for target, source in zip(best, live):
+            target.index_copy_(0, ids, source.detach()[rows.to(dev)])
+        best_loss[active[rows]] = val_loss[rows]
+    bad[active] = torch.where(improved, torch.zeros_like(bad[active]), bad[active] + 1)
+    return bad[active] >= patience
+
+
 def _compact_optimizer(opt: torch.optim.Adam, old: list[torch.Tensor], new: list[torch.Tensor],
                        keep: torch.Tensor) -> torch.optim.Adam:
     """New Adam over ``new`` (= ``old`` rows ``keep``) carrying over the kept rows' moments."""
@@ -606,15 +651,7 @@ def train_ensemble(X: Any, y: Any, partitions: Partitions, config: EnsembleConfi
             with autocast(dev, amp):
                 z = _forward(_first_layer(inputs, vidx, Ws[0], bs[0], config.sparse_input), Ws[1:], bs[1:])
             vl = _per_teacher_loss(z, target[vidx], config.task).double().cpu()
-        improved = vl < best_loss[active]
-        if improved.any():
-            rows = improved.nonzero().squeeze(1)
-            ids = active[rows].to(dev)
-            for bp, p in zip(best, params):
-                bp.index_copy_(0, ids, p.detach()[rows.to(dev)])
-            best_loss[active[rows]] = vl[rows]
-        bad[active] = torch.where(improved, torch.zeros_like(bad[active]), bad[active] + 1)
-        stop = bad[active] >= config.patience
+        stop = record_stacked_losses(vl, active, best_loss, bad, config.patience, best, params)
         if stop.any():
             keep = (~stop).nonzero().squeeze(1)
             active = active[keep]
@@ -683,8 +720,10 @@ def train_ensemble_loop(X: Any, y: Any, partitions: Partitions, config: Ensemble
                 h = lin(h)
             return h
 
-        best_state = [p.detach().clone() for p in model.parameters()]
-        best, bad = float("inf"), 0
+        def snapshot() -> list[torch.Tensor]:
+            return [p.detach().clone() for p in model.parameters()]
+
+        stopper = EarlyStopping(config.patience, state=snapshot())
         for _epoch in range(config.max_epochs):
             order = tr[torch.randperm(m, generator=g).to(dev)]
             for start in range(0, m, config.batch_size):
@@ -697,22 +736,17 @@ def train_ensemble_loop(X: Any, y: Any, partitions: Partitions, config: Ensemble
                 opt.step()
             epochs[i] += 1
             if m_val == 0:
-                best_state = [p.detach().clone() for p in model.parameters()]
+                stopper.state = snapshot()
                 continue
             with torch.no_grad(), autocast(dev, mixed_precision):
                 vl = float(_per_teacher_loss(run(inputs.dense[va], False).unsqueeze(0),
                                              target[va].unsqueeze(0), config.task).double())
-            if vl < best:
-                best, bad = vl, 0
-                best_state = [p.detach().clone() for p in model.parameters()]
-            else:
-                bad += 1
-                if bad >= config.patience:
-                    break
-        best_losses[i] = best if m_val else np.nan
+            if stopper.update(vl, snapshot):
+                break
+        best_losses[i] = stopper.best if m_val else np.nan
         for k in range(len(linears)):
-            out_W[k][i] = best_state[2 * k].T.cpu()
-            out_b[k][i, 0] = best_state[2 * k + 1].cpu()
+            out_W[k][i] = stopper.state[2 * k].T.cpu()
+            out_b[k][i, 0] = stopper.state[2 * k + 1].cpu()
     ens = TeacherEnsemble(config, out_W, out_b, epochs, best_losses)
     ens.thresholds = _fit_thresholds(ens, inputs, np.asarray(y), partitions, dev)
     return ens
@@ -960,7 +994,7 @@ def train_module_ensemble(model_fn, X: Any, y: Any, partitions: Partitions, task
         for i in tqdm(range(n), desc=f"train {n} teachers (loop)", disable=not progress):
             model = models[i].to(dev)
             opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-            best, bad, best_state = float("inf"), 0, None
+            stopper = EarlyStopping(patience)
             for _ in range(max_epochs):
                 model.train()
                 order = torch.as_tensor(partitions.train[i])[torch.randperm(m, generator=gens[i])]
@@ -979,16 +1013,11 @@ def train_module_ensemble(model_fn, X: Any, y: Any, partitions: Partitions, task
                 va = torch.as_tensor(partitions.val[i])
                 with torch.no_grad(), autocast(dev, mixed_precision):
                     vl = float(loss_of(model(Xt[va].to(dev)).unsqueeze(0), Yt[va].to(dev).unsqueeze(0)))
-                if vl < best:
-                    best, bad = vl, 0
-                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-                else:
-                    bad += 1
-                    if bad >= patience:
-                        break
-            if best_state is not None:
-                model.load_state_dict(best_state)
-            best_losses[i] = best if m_val else np.nan
+                if stopper.update(vl, lambda: {k: v.detach().clone() for k, v in model.state_dict().items()}):
+                    break
+            if stopper.state is not None:
+                model.load_state_dict(stopper.state)
+            best_losses[i] = stopper.best if m_val else np.nan
             models[i] = model.cpu()
         params, buffers = stack_module_state(models)
         base = copy_module_to_meta(models[0])
@@ -1033,15 +1062,7 @@ def train_module_ensemble(model_fn, X: Any, y: Any, partitions: Partitions, task
         vidx = val_idx[active]
         with torch.no_grad(), autocast(dev, mixed_precision):
             vl = loss_of(fwd(plist, blist, Xt[vidx].to(dev)), Yt[vidx].to(dev)).double().cpu()
-        improved = vl < best_loss[active]
-        rows = improved.nonzero().squeeze(1)
-        if rows.numel():
-            ids = active[rows].to(dev)
-            for bp, p in zip(best_p + best_b, plist + blist):
-                bp.index_copy_(0, ids, p.detach()[rows.to(dev)])
-            best_loss[active[rows]] = vl[rows]
-        bad[active] = torch.where(improved, torch.zeros_like(bad[active]), bad[active] + 1)
-        stop = bad[active] >= patience
+        stop = record_stacked_losses(vl, active, best_loss, bad, patience, best_p + best_b, plist + blist)
         if stop.any():
             keep = (~stop).nonzero().squeeze(1)
             active = active[keep]

@@ -29,7 +29,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from pate_study.device import autocast, choose_device
-from pate_study.ensemble import TASKS, youden_threshold
+from pate_study.ensemble import TASKS, EarlyStopping, youden_threshold
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def fit_model(model: nn.Module, X: Any, y: Any, task: str, X_val: Any = None, y_
     model = model.to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     bal = BatchBalancedSampler(y_arr, seed=seed) if sampler == "balanced" else None
-    best_state, best, bad, history, epoch = None, float("inf"), 0, [], 0
+    stopper, history, epoch = EarlyStopping(patience), [], 0
     for epoch in tqdm(range(1, max_epochs + 1), desc="fit", disable=not progress):
         model.train()
         order = torch.as_tensor(list(iter(bal)), device=dev) if bal else torch.randperm(Xt.shape[0], generator=gen).to(dev)
@@ -182,16 +182,12 @@ def fit_model(model: nn.Module, X: Any, y: Any, task: str, X_val: Any = None, y_
         with torch.no_grad(), autocast(dev):
             vl = float(_loss(model(Xv), Yv, task))
         history.append(vl)
-        if vl < best:
-            best, bad, best_state = vl, 0, copy.deepcopy(model.state_dict())
-        else:
-            bad += 1
-            if bad >= patience:
-                break
-    if best_state is not None:
-        model.load_state_dict(best_state)
+        if stopper.update(vl, lambda: copy.deepcopy(model.state_dict())):
+            break
+    if stopper.state is not None:
+        model.load_state_dict(stopper.state)
     model.eval()
-    return FitResult(model, epoch, best if has_val else float("nan"), history)
+    return FitResult(model, epoch, stopper.best if has_val else float("nan"), history)
 
 
 @torch.no_grad()

@@ -222,3 +222,18 @@ def test_module_ensemble_vmap_matches_loop_with_batchnorm():
     v = votes_from_probabilities("binary", pv, ev.thresholds)
     assert v.counts.shape == (100, 2) and (v.counts.sum(1) == 3).all()
     assert (v.counts.argmax(1) == y[300:]).mean() > 0.9
+
+
+def test_early_stopping_rule_single_and_stacked_agree():
+    from pate_study.ensemble import EarlyStopping, record_stacked_losses
+    losses = [1.0, 0.8, 0.8, 0.9, 0.7, 0.75, 0.71, 0.72]  # equal is not an improvement
+    single = EarlyStopping(patience=3)
+    stops = [single.update(v, lambda v=v: v) for v in losses]
+    assert stops.index(True) == 7 and single.best == 0.7 and single.state == 0.7 and single.bad == 3
+    best_loss, bad = torch.full((2,), float("inf"), dtype=torch.float64), torch.zeros(2, dtype=torch.int64)
+    best, active = [torch.zeros(2, 1)], torch.arange(2)
+    for epoch, v in enumerate(losses):
+        vl = torch.tensor([v, 0.5], dtype=torch.float64)
+        stop = record_stacked_losses(vl, active, best_loss, bad, 3, best, [torch.full((2, 1), float(epoch))])
+    assert stop.tolist() == [True, True] and best_loss.tolist() == [0.7, 0.5]
+    assert best[0][:, 0].tolist() == [4.0, 0.0]  # teacher 0 kept epoch 4's parameters, teacher 1 epoch 0's
