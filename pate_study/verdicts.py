@@ -1,0 +1,93 @@
+"""Verdicts for every "paper vs ours" comparison, computed by a stated rule.
+
+A comparison of a published value with ours ends in one of three verdicts:
+
+- ``agrees``: ours lies within the published spread, or within a stated tolerance of the published value;
+- ``differs``: it does not, and the notebook explains why (``reason``);
+- ``not comparable``: scale, data or definition differ, so the two numbers do not measure the same thing
+  (``reason`` says which). No comparison on a different quantity may be called ``agrees``.
+
+Notebooks record a verdict beside the numbers it judges, under the registry id::
+
+    v = verdicts.within_tolerance(paper=0.94, ours=0.91, atol=0.05, quantity="TNR")
+    out.record("make2021-fig13", tnr=0.91, **v.as_record())
+
+``figures/INDEX.md`` shows the verdict, its rule and its reason; a test fails when an item with published
+values and a regenerated status has none.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+VERDICTS = ("agrees", "differs", "not comparable")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judged comparison: the verdict, the rule that produced it, and why (required unless it agrees)."""
+
+    verdict: str
+    rule: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict={self.verdict!r}, expected one of {list(VERDICTS)}")
+        if not self.rule:
+            raise ValueError("rule must state how the verdict was reached")
+        if self.verdict != "agrees" and not self.reason:
+            raise ValueError(f"a verdict of {self.verdict!r} needs a reason")
+
+    def as_record(self) -> dict[str, str]:
+        """Keys for ``NotebookOutputs.record``: ``verdict``, ``verdict_rule``, ``verdict_reason``."""
+        return {"verdict": self.verdict, "verdict_rule": self.rule, "verdict_reason": self.reason}
+
+
+def _finite(name: str, value: float) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name}={value!r}: expected a finite number")
+    return value
+
+
+def within_tolerance(paper: float, ours: float, *, rtol: float = 0.0, atol: float = 0.0,
+                     quantity: str = "value", why_differs: str = "") -> Verdict:
+    """``agrees`` when ``|ours - paper| <= atol + rtol * |paper|`` (the rule of ``numpy.isclose``), else ``differs``.
+
+    ``why_differs`` is the notebook's explanation, used as the reason when the values differ.
+    """
+    paper, ours = _finite("paper", paper), _finite("ours", ours)
+    if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
+        raise ValueError(f"rtol={rtol}, atol={atol}: state a tolerance (non-negative, not both 0)")
+    rule = f"{quantity}: |ours - paper| <= {atol:g} + {rtol:g}·|paper|"
+    if abs(ours - paper) <= atol + rtol * abs(paper):
+        return Verdict("agrees", rule)
+    return Verdict("differs", rule, why_differs or f"ours {ours:.4g} vs paper {paper:.4g}")
+
+
+def within_range(low: float, high: float, ours: float, *, quantity: str = "value", slack: float = 0.0,
+                 why_differs: str = "") -> Verdict:
+    """``agrees`` when ours lies in the published range ``[low - slack, high + slack]`` (e.g. a printed spread)."""
+    low, high, ours = _finite("low", low), _finite("high", high), _finite("ours", ours)
+    if high < low:
+        raise ValueError(f"low={low} > high={high}: expected low <= high")
+    rule = f"{quantity}: ours in paper's [{low:g}, {high:g}]" + (f" ± {slack:g}" if slack else "")
+    if low - slack <= ours <= high + slack:
+        return Verdict("agrees", rule)
+    return Verdict("differs", rule, why_differs or f"ours {ours:.4g} outside [{low:.4g}, {high:.4g}]")
+
+
+def not_comparable(reason: str, *, rule: str = "scale, data or definition differ") -> Verdict:
+    """The two numbers do not measure the same thing; ``reason`` says which of scale, data or definition differs."""
+    return Verdict("not comparable", rule, reason)
+
+
+def differs(reason: str, *, rule: str) -> Verdict:
+    """A qualitative statement of the paper that our run contradicts (``rule`` states the test applied)."""
+    return Verdict("differs", rule, reason)
+
+
+def agrees(*, rule: str) -> Verdict:
+    """A qualitative statement of the paper that our run confirms (``rule`` states the test applied)."""
+    return Verdict("agrees", rule)
