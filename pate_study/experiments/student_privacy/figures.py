@@ -118,8 +118,9 @@ def sosa_teacher_epsilon(table42: pd.DataFrame, *, delta: float, n_students: int
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for (teachers, rows), colour in zip(table42.groupby("n_teachers"), ["tab:blue", "tab:orange", "tab:green"]):
         rows = rows.assign(x=rows["student_noise_scale"].map(x)).sort_values("x")
-        ax.plot(rows["x"], rows["ours_teacher_epsilon"], "o-", color=colour,
-                label=f"ours, {teachers} teachers (median of {n_students} students)")
+        if rows["ours_teacher_epsilon"].notna().any():
+            ax.plot(rows["x"], rows["ours_teacher_epsilon"], "o-", color=colour,
+                    label=f"ours, {teachers} teachers (median of {n_students} students)")
         if rows["paper_teacher_epsilon"].notna().any():
             ax.plot(rows["x"], rows["paper_teacher_epsilon"], "x--", color=colour, label=f"Sosa 2021, {teachers} teachers")
     ax.axvline(len(levels) - 1.5, color="0.6", lw=0.8)
