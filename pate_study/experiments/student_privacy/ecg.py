@@ -201,8 +201,10 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
                      f" exactly on the integer-grid data-independent bound {eps['epsilon_ind_integer']:.4f} (continuous"
                      f" ε*_ind {eps['epsilon_ind_star']:.4f}); share of queries with q below Thm 3's limit"
                      f" {theorem3_q_limit(gamma):.3f}: {s['share_q_below_theorem_limit'].max():.3f} at most (median q"
-                     f" {s['median_q'].median():.2f}). IQR 0 and ratio"
-                     f" {eps.get('median_ratio_privatized_to_no_noise_min', float('nan')):.2f} are therefore not measurements."
+                     f" {s['median_q'].median():.2f})."
+                     + (f" IQR {eps['worst_privatized_iqr']:g} and ratio"
+                        f" {eps.get('median_ratio_privatized_to_no_noise_min', float('nan')):.2f} are therefore not measurements."
+                        if eps["n_students_on_integer_bound"] == eps["n_students"] else "")
                      + (f" **Not comparable with the paper**: {why}." if why else ""))
     lines.append(f"* **What the full data would change.** With 87,554 + 21,892 beats, 200 teachers get 437 beats each and"
                  f" T = 900 queries fit. The data-dependent bound needs a vote gap of several times 1/γ = {1 / gamma:g} votes:"

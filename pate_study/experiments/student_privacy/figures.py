@@ -93,6 +93,9 @@ def rate_panels(result, column: str, name: str, *, title: str) -> plt.Figure:
                 references=[(trivial[0], "trivial: everything anomalous", "tab:red"),
                             (trivial[1], "trivial: everything benign", "tab:green")])
     control_medians(left, s, column.replace("student_", "control_"), order)
+    for value, what in ((1.0, "line of 'everything anomalous'" if name == "TPR" else "line of 'everything benign'"),
+                        (0.0, "other trivial classifier's line")):
+        note_collapsed(left, s[column], value, what)
     level_boxes(right, s, "student_balanced_accuracy", order, xlabel="student privacy parameter ρ",
                 ylabel="balanced accuracy", title="Student balanced accuracy (both trivial classifiers: 0.5)",
                 references=[(0.5, "trivial classifiers (balanced accuracy)", "0.3")])
