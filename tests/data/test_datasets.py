@@ -15,6 +15,7 @@ from data_recipes import framework as fw
 from data_recipes.tfrecord import encode_feature, encode_sequence_example, frame_record, parse_sequence_example
 from pate_study.data import DataSource, resolve_source
 from pate_study.data import audioset, deeplog, ecg, pate2018, web
+from data_recipes import get_recipe as fw_recipe
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -130,6 +131,11 @@ def test_malicious_urls_parser_and_merge(fake_mirror, data_dir):
     (fake_mirror / "malicious-urls" / "malicious_phish.csv").write_bytes((FIX / "malicious_phish_sample.csv").read_bytes())
     (fake_mirror / "ecml-pkdd2007").mkdir()
     (fake_mirror / "ecml-pkdd2007" / "learning_dataset.xml").write_bytes((FIX / "ecml_sample.xml").read_bytes())
+    # the fixtures are far smaller than the data cards declare: installed only on explicit request
+    for name in ("malicious-urls", "ecml-pkdd2007"):
+        with pytest.raises(fw.IncompleteDataError, match="--allow-small"):
+            fw.run_recipe(fw_recipe(name), network=False)
+        fw.run_recipe(fw_recipe(name), network=False, allow_small=True)
     w = web.load("real")
     assert w.sources == ("ecml-pkdd2007", "malicious-urls") and len(w.frame) == 10
     assert set(w.frame["source"]) == {"ecml-pkdd2007", "malicious-urls"} and w.frame["label"].sum() == 6
