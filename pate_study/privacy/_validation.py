@@ -152,13 +152,13 @@ def check_row_totals(counts: np.ndarray, name: str = "votes", n_teachers: int | 
         n_teachers is None or columns[0] == expected)
     first = int(bad[0])
     what = (f"every row must sum to the number of teachers, {int(expected)}" if n_teachers is not None
-            else "every row must sum to the same total (the number of teachers)")
+            else f"every row must sum to the same total, the number of teachers; row 0 sums to {expected:g}")
     fix = (f"the matrix looks transposed ({counts.shape[0]} rows x {counts.shape[1]} columns, and every column "
            f"sums to {columns[0]:g}): pass votes.T, or re-save the file with numpy.save(path, votes.T)"
            if looks_transposed else
            "each row must be one query's vote counts over the classes; check how the file was made")
-    raise ValueError(f"{name}: {bad.size} of {len(totals)} rows have another total ({what}; row {first} "
-                     f"sums to {totals[first]:g}); {fix}")
+    raise ValueError(f"{name}: {bad.size} of {len(totals)} rows have a different total ({what}, row {first} "
+                     f"to {totals[first]:g}); {fix}")
 
 
 class ThresholdRangeWarning(UserWarning):
