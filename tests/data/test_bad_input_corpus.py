@@ -13,20 +13,17 @@ Classes, each checked at the boundary every input of its kind crosses:
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
-import tarfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import data_recipes
+from audioset_records import make_record, make_tar
 from data_recipes import audioset as ar
 from data_recipes import framework as fw
 from data_recipes import malicious_urls
 from data_recipes.__main__ import main as cli
-from data_recipes.tfrecord import encode_feature, encode_sequence_example, frame_record
 from pate_study import env
 from pate_study.data import resolve_source
 
@@ -39,20 +36,10 @@ def _tree(path: Path) -> dict[str, bytes]:
 
 # ----------------------------------------------------------------------------- Audio Set, no real mirror needed
 def _record(vid: str, labels) -> bytes:
-    rng = np.random.default_rng(len(vid))
-    ctx = {"video_id": encode_feature([vid.encode()], "bytes"), "labels": encode_feature(labels, "int64")}
-    frames = [encode_feature([rng.integers(0, 256, 128, dtype=np.uint8).tobytes()], "bytes") for _ in range(10)]
-    return frame_record(encode_sequence_example(ctx, {"audio_embedding": frames}))
+    return make_record(vid, labels, seed=len(vid))
 
 
-def _tar(records: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in records.items():
-            info = tarfile.TarInfo(f"audioset_v1_embeddings/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+_tar = make_tar
 
 
 GOOD_TAR = {"bal_train/a.tfrecord": _record("a", [0, 1]) + _record("b", [300]), "eval/c.tfrecord": _record("c", [526])}
