@@ -179,7 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, FileNotFoundError) as exc:
             print(f"error: {one_line(exc)}", file=sys.stderr)
             return 2
-    for w in caught:
+    threshold_warned = False
+    for w in caught:  # one threshold warning: the CLI's own (naming --threshold), not the API's repeat of it
+        if issubclass(w.category, ThresholdRangeWarning):
+            if threshold_warned:
+                continue
+            threshold_warned = True
         print(f"warning: {one_line(w.message)}", file=sys.stderr)
     print(json.dumps(out))
     return 0
