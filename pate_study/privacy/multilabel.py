@@ -82,22 +82,16 @@ data-dependent (release it with smooth sensitivity, ``smooth_sensitivity``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
-from scipy.special import log_ndtr
 
-from ._logmath import log1mexp
-from ._validation import (
-    check_choice,
-    check_delta,
-    check_fractions,
-    check_n_queries,
-    check_positive,
-)
-from .accounting import CONVERSIONS, PrivacySpent, spent_from_curve
+from ._validation import check_choice, check_fractions, check_n_queries, check_positive
+from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
 from .aggregators import CONFIDENCE_RULES, _resolve_thresholds, confident_gnthreshold_check
-from .rdp import COSTS, rdp_data_dependent, resolve_rdp_orders, step2_weights, total_rdp_data_dependent
+from .rdp import COSTS, step2_weights
+from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
 
 __all__ = [
     "BOUNDS",
@@ -113,7 +107,6 @@ __all__ = [
 ]
 
 BOUNDS = ("theorem12", "vote_fraction", "eq4_8", "eq4_8_corrected", "gnmax_slope")
-_TINY_COMPLEMENT = 4e-18
 
 UNCHARGED_LEAKS = (
     "adaptive threshold: computed from the noise-free private votes (Definition 11) and not charged",
@@ -126,24 +119,6 @@ UNCHARGED_LEAKS = (
 )
 
 
-def _log_prod_ndtr(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log Π_i Φ(z_i), log(1 − Π_i Φ(z_i))) per row of ``z``, accurate when the product is within 1e-17 of 1.
-
-    log Φ(z) underflows to −0 for z ≳ 37.5, which would make 1 − Π Φ exactly 0
-    (log q̃ = −inf, a query charged nothing). Where −Σ log Φ(z_i) < 4e-18, the
-    complement is Σ_i Φ̄(z_i) up to a relative error below 2e-18, computed as
-    logsumexp_i log Φ̄(z_i) = logsumexp_i log_ndtr(−z_i).
-    """
-    log_p_all = log_ndtr(z).sum(axis=1)
-    log_not = log1mexp(np.minimum(log_p_all, 0.0))
-    tiny = log_p_all > -_TINY_COMPLEMENT
-    if np.any(tiny):
-        terms = log_ndtr(-z[tiny])
-        top = terms.max(axis=1)
-        log_not[tiny] = top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
-    return log_p_all, log_not
-
-
 def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray:
     """log q̃ per query, Muschiol 2021 Theorem 13: q̃ = 1 − Π_i Φ(|s_i − th|/σ).
 
@@ -154,7 +129,7 @@ def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray
     m = check_fractions(fractions)
     sigma = check_positive("sigma", sigma)
     th = _resolve_thresholds(m, thresholds)
-    return _log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
+    return log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
 
 
 def multilabel_slope(sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None) -> float:
@@ -216,7 +191,7 @@ def theorem6_possible(
     slope, _, _ = theorem6_params(sigma, n_labels, bound, n_teachers)
     d = check_positive("max_distance", max_distance)
     n = check_n_queries(n_labels, name="n_labels")
-    logq_min = float(_log_prod_ndtr(np.full((1, n), d / float(sigma)))[1][0])
+    logq_min = float(log_prod_ndtr(np.full((1, n), d / float(sigma)))[1][0])
     return -logq_min > slope
 
 
@@ -263,22 +238,20 @@ def confidence_logpr(
     thc = float(confidence_threshold)
     if rule == "max":
         z = (m.max(axis=1) - thc) / sc
-        return log_ndtr(z), log_ndtr(-z)
+        return gaussian_tail_logsf(-z, 1.0), gaussian_tail_logsf(z, 1.0)
     th = _resolve_thresholds(m, threshold)
     n = min(int(top_n), m.shape[1])
     top = -np.sort(-m, axis=1)[:, :n] - th[:, None]
-    return _log_prod_ndtr((top - thc) / sc)
+    return log_prod_ndtr((top - thc) / sc)
 
 
 def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.ndarray | None]:
-    if (fractions is None) == (n_queries is None):
-        raise ValueError("n_queries/fractions: expected exactly one of n_queries (data-independent) or fractions")
-    if fractions is not None:
-        m = check_fractions(fractions)
-        return m.shape[0], m.shape[1], m
+    n, m = query_mode(n_queries, fractions, check_fractions, data_name="fractions")
+    if m is not None:
+        return n, m.shape[1], np.ascontiguousarray(m)
     if n_labels is None:
         raise ValueError("n_labels: the data-independent bound needs the number of labels")
-    return check_n_queries(n_queries), check_n_queries(n_labels, name="n_labels"), None
+    return n, check_n_queries(n_labels, name="n_labels"), None
 
 
 def _leaks(threshold: Any, confident_rule: str | None) -> list[str]:
@@ -312,20 +285,24 @@ def gnthreshold_epsilon(
     ``fractions``: data-dependent (Theorem 6 with q̃ of Theorem 13, inputs from
     :func:`theorem6_params`). Conversion: Muschiol Eq. 2.10 is the basic one.
     """
-    delta = check_delta(delta)
-    check_choice("conversion", conversion, CONVERSIONS)
     n, n_lab, m = _data(fractions, n_queries, n_labels)
-    grid = resolve_rdp_orders(orders)
+    logq = None if m is None else multilabel_logq(m, threshold, sigma)
+    return _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, orders, conversion)
+
+
+def _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, orders, conversion) -> PrivacySpent:
+    """:func:`gnthreshold_epsilon` from log q̃ (None: data-independent), so that several bounds share one q̃."""
     slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers)
-    if m is None:
-        total = n * cap * grid
-    else:
-        logq = multilabel_logq(m, threshold, sigma)
-        total = total_rdp_data_dependent(logq, slope, grid, cap_slope=cap, variant=variant)
-    return spent_from_curve(
-        grid, total, delta, conversion, accountant="multilabel2021",
+
+    def total(grid: np.ndarray) -> np.ndarray:
+        if logq is None:
+            return n * cap * grid
+        return total_rdp_data_dependent(logq, slope, grid, cap_slope=cap, variant=variant)
+
+    return account(
+        total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
         mechanism="gnthreshold-adaptive" if isinstance(threshold, str) else "gnthreshold",
-        n_queries=n, data_dependent=m is not None, sigma=float(sigma), bound=bound, n_labels=n_lab,
+        n_queries=n, data_dependent=logq is not None, sigma=float(sigma), bound=bound, n_labels=n_lab,
         threshold=threshold if isinstance(threshold, str) else float(np.mean(threshold)),
         uncharged_leaks=_leaks(threshold, None),
     )
@@ -356,19 +333,15 @@ def confident_gnthreshold_epsilon(
     step) or ``"realized"`` (answered queries only, from ``answered`` or from
     re-running the check with ``rng`` as ``aggregators.confident_gnthreshold`` does).
     """
-    delta = check_delta(delta)
-    check_choice("conversion", conversion, CONVERSIONS)
     check_choice("cost", cost, COSTS)
     check_choice("rule", rule, CONFIDENCE_RULES)
-    m = check_fractions(fractions)
+    m = np.ascontiguousarray(check_fractions(fractions))
     n, n_lab = m.shape
-    grid = resolve_rdp_orders(orders)
     slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers)
     sens = _label_sensitivity(bound, n_teachers)
     n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
     slope_c = n_checked * sens**2 / (2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
     logpr, log_not = confidence_logpr(m, threshold, confidence_threshold, sigma_confidence, rule, top_n)
-    step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
     th = _resolve_thresholds(m, threshold)
     weights = step2_weights(
         cost, logpr, answered, rng,
@@ -376,13 +349,16 @@ def confident_gnthreshold_epsilon(
             m, th, float(confidence_threshold), float(sigma_confidence), rule, int(top_n), gen
         ),
     )
-    step2 = total_rdp_data_dependent(
-        multilabel_logq(m, threshold, sigma), slope, grid, weights, cap_slope=cap, variant=variant
-    )
-    return spent_from_curve(
-        grid, step1 + step2, delta, conversion, accountant="multilabel2021", mechanism="confident-gnthreshold",
-        n_queries=n, data_dependent=True, cost=cost, expected_answered=float(weights.sum()),
-        sigma=float(sigma), sigma_confidence=float(sigma_confidence),
+    logq = multilabel_logq(m, threshold, sigma)
+
+    def total(grid: np.ndarray) -> np.ndarray:
+        step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
+        return step1 + total_rdp_data_dependent(logq, slope, grid, weights, cap_slope=cap, variant=variant)
+
+    return account(
+        total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
+        mechanism="confident-gnthreshold", n_queries=n, data_dependent=True, cost=cost,
+        expected_answered=math.fsum(weights), sigma=float(sigma), sigma_confidence=float(sigma_confidence),
         confidence_threshold=float(confidence_threshold), rule=rule, top_n=int(top_n), bound=bound,
         n_labels=n_lab, uncharged_leaks=_leaks(threshold, rule),
     )
