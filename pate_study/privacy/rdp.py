@@ -388,6 +388,6 @@ def confident_gnmax_epsilon(
         return step1 + total_rdp_data_dependent(gnmax_logq_counts(counts, sigma2), s2, grid, weights)
 
     return account(
-        total, data_dependent=True, cost=cost, expected_answered=math.fsum(weights),
+        total, data_dependent=True, cost=cost, expected_answered=math.fsum(weights.tolist()),
         **({"n_answered": int(weights.sum())} if cost == "realized" else {}), **common,
     )

@@ -386,7 +386,7 @@ def total_rdp(logq: np.ndarray, weights: np.ndarray, orders: np.ndarray, base: n
     and each block's column sums by ``np.add.reduce`` along axis 0 (row after row).
     """
     finite = ~np.isneginf(logq)
-    total = base * math.fsum(weights[finite & ~terms.valid])
+    total = base * math.fsum(weights[finite & ~terms.valid].tolist())
     rows = np.flatnonzero(terms.valid & (weights > 0))
     if rows.size == 0:
         return total
