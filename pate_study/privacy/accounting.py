@@ -272,52 +272,13 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-def spent_from_curve(
-    orders: np.ndarray,
-    total: np.ndarray,
-    delta: float,
-    conversion: str,
-    *,
-    accountant: str,
-    mechanism: str,
-    n_queries: int,
-    data_dependent: bool,
-    warn: bool = True,
-    **extra: Any,
-) -> PrivacySpent:
-    """Convert a composed per-order total to a :class:`PrivacySpent`.
+def spent_from_curve(orders: np.ndarray, total: np.ndarray, delta: float, conversion: str, **kwargs: Any) -> PrivacySpent:
+    """Convert a composed per-order total on a resolved grid to a :class:`PrivacySpent` (same as :func:`account`).
 
     ``conversion`` is ``"basic"`` or ``"improved"`` for RDP totals (orders > 1)
-    and ``"moments"`` for a 2017 log-MGF total (orders λ > 0), which is the basic
-    conversion at RDP order λ + 1 applied to RDP = log-MGF/λ.
+    and ``"moments"`` for a 2017 log-MGF total (orders λ > 0).
     """
-    orders = np.asarray(orders, dtype=np.float64)
-    total = np.asarray(total, dtype=np.float64)
-    if conversion == "moments":
-        curve = epsilon_curve(orders + 1.0, total / orders, delta, "basic")
-    else:
-        curve = epsilon_curve(orders, total, delta, conversion)
-    eps, order, _, at_edge = select_order(orders, curve, warn=warn)
-    cost = extra.pop("cost", None)
-    expected_answered = extra.pop("expected_answered", None)
-    logger.debug("%s %s: eps=%.6g at order %.6g (delta=%g)", accountant, mechanism, eps, order, delta)
-    return PrivacySpent(
-        epsilon=eps,
-        order=order,
-        delta=float(delta),
-        orders=orders,
-        curve=curve,
-        rdp_or_logmgf=total,
-        accountant=accountant,
-        conversion=conversion,
-        n_queries=int(n_queries),
-        mechanism=mechanism,
-        data_dependent=data_dependent,
-        at_grid_edge=at_edge,
-        cost=cost,
-        expected_answered=expected_answered,
-        details=extra,
-    )
+    return account(total, delta=delta, orders=orders, conversion=conversion, **kwargs)
 
 
 def resolve_rdp_orders(orders: Any) -> np.ndarray:
@@ -363,8 +324,9 @@ def account(
     Checks ``delta`` and ``conversion``, resolves the order grid (orders > 1 for the RDP
     conversions, > 0 for ``"moments"``, whose curve is a 2017 log-MGF), evaluates
     ``total(grid)`` (the composed RDP or log-MGF at each order; an array is taken as is
-    when ``orders`` is already a grid), and converts and minimises it with
-    :func:`spent_from_curve` (grid-edge warning included). ``details`` (parameters,
+    when ``orders`` is already a grid), converts it (:func:`epsilon_curve`; ``"moments"`` is
+    the basic conversion at RDP order λ + 1 applied to RDP = log-MGF/λ) and minimises it
+    (:func:`select_order`, grid-edge warning included). ``details`` (parameters,
     ``cost``, ``expected_answered``, notes) are stored on the result.
     """
     delta = check_delta(delta)
@@ -376,13 +338,22 @@ def account(
         grid = check_orders(parsed, 0.0)
     else:
         grid = resolve_rdp_orders(orders)
-    curve = total(grid) if callable(total) else np.asarray(total, dtype=np.float64)
-    curve = np.asarray(curve, dtype=np.float64)
-    if curve.shape != grid.shape:
-        raise ValueError(f"total: expected one value per order {grid.shape}, got shape {curve.shape}")
-    return spent_from_curve(
-        grid, curve, delta, conversion, accountant=accountant, mechanism=mechanism, n_queries=n_queries,
-        data_dependent=data_dependent, warn=warn, **details,
+    total = np.asarray(total(grid) if callable(total) else total, dtype=np.float64)
+    if total.shape != grid.shape:
+        raise ValueError(f"total: expected one value per order {grid.shape}, got shape {total.shape}")
+    if conversion == "moments":  # the basic conversion at RDP order λ + 1 of RDP = log-MGF/λ
+        curve = epsilon_curve(grid + 1.0, total / grid, delta, "basic")
+    else:
+        curve = epsilon_curve(grid, total, delta, conversion)
+    eps, order, _, at_edge = select_order(grid, curve, warn=warn)
+    cost = details.pop("cost", None)
+    expected_answered = details.pop("expected_answered", None)
+    logger.debug("%s %s: eps=%.6g at order %.6g (delta=%g)", accountant, mechanism, eps, order, delta)
+    return PrivacySpent(
+        epsilon=eps, order=order, delta=float(delta), orders=grid, curve=curve, rdp_or_logmgf=total,
+        accountant=accountant, conversion=conversion, n_queries=int(n_queries), mechanism=mechanism,
+        data_dependent=data_dependent, at_grid_edge=at_edge, cost=cost, expected_answered=expected_answered,
+        details=details,
     )
 
 

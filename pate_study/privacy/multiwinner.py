@@ -63,7 +63,7 @@ import numpy as np
 
 from ._validation import as_generator, check_choice, check_n_queries, check_positive
 from .accounting import PrivacySpent, account, query_mode
-from .rdp import COSTS
+from .rdp import COSTS, step2_weights
 from .rdp_curves import (
     gaussian_tail_logsf,
     gnmax_logq_counts,
@@ -446,7 +446,7 @@ def binary_pate_epsilon(
     gap_checks = (t + gap_values) / 2.0  # max(p, T − p) of each possible gap
     logpr_of_gap = gaussian_tail_logsf(th - gap_checks, s1)
     log_check_q = np.minimum(logpr_of_gap, gaussian_tail_logsf(gap_checks - th, s1))
-    weights = _step2_label_weights(cost, logpr_of_gap[gaps], answered, rng,
+    weights = step2_weights(cost, logpr_of_gap[gaps], answered, rng,
                                    lambda gen: _binary_check(values, th, s1, gen))
 
     answered_labels = math.fsum(np.bincount(gaps.ravel(), weights=weights.ravel()).tolist())
@@ -460,23 +460,6 @@ def binary_pate_epsilon(
         expected_answered=answered_labels / k, expected_answered_labels=answered_labels,
         n_labels=k, n_teachers=t, **params,
     )
-
-
-def _step2_label_weights(cost: str, logpr: np.ndarray, answered: Any, rng: Any, draw) -> np.ndarray:
-    """Per-label weights of the answer step: Pr[answered] (expected) or the answered mask (realized)."""
-    check_choice("cost", cost, COSTS)
-    if cost == "expected":
-        if answered is not None:
-            raise ValueError("answered: only used with cost='realized'")
-        return np.exp(logpr)
-    if answered is None:
-        if rng is None:
-            raise ValueError("rng: cost='realized' needs an answered mask or a seed to draw the check noise")
-        answered = draw(as_generator(rng))
-    answered = np.asarray(answered)
-    if answered.shape != logpr.shape or answered.dtype != bool:
-        raise ValueError(f"answered: expected a boolean mask of shape {logpr.shape} (one entry per label)")
-    return answered.astype(np.float64)
 
 
 def binary_pate_costs(*, positive_votes: Any, n_teachers: int, sigma: float, threshold: float,

@@ -20,21 +20,18 @@ Implemented here, vectorised over queries × orders and in log space:
   2017, Proposition 6).
 * Data-dependent RDP (Theorem 6 with Proposition 10's orders μ2 = √(−log q / s),
   μ1 = μ2 + 1, for any mechanism whose data-independent RDP is s·α), used for
-  GNMax (s = 1/σ²), the confident-GNMax threshold (s = 1/(2σ1²), q =
-  min(Pr[answered], 1 − Pr[answered])) and the multi-label bounds (which may cap
-  with a different slope, ``cap_slope``, and use the variant of Muschiol 2021
-  Eq. 4.8 as printed, :data:`THEOREM6_VARIANTS`).
-* Data-dependent RDP of a pure ε-DP mechanism (Papernot et al. 2017, Theorem 3
-  restated for RDP; valid when q ≤ 1/(e^ε + 1)) for LNMax.
-* Composed totals without [queries × orders] arrays: :func:`total_rdp_data_dependent`
-  and :func:`total_rdp_pure_dp` charge the queries where the data-dependent bound
-  cannot apply in one step and process the rest in blocks of about 2¹⁶ values
-  (the per-query functions ``rdp_data_dependent``, ``rdp_pure_dp``, ``rdp_gnmax``,
-  ``rdp_threshold`` remain for inspection).
+  GNMax (s = 1/σ²) and the confident-GNMax threshold (s = 1/(2σ1²), q =
+  min(Pr[answered], 1 − Pr[answered])); the data-dependent RDP of a pure ε-DP
+  mechanism (Papernot et al. 2017, Theorem 3 restated for RDP; valid when
+  q ≤ 1/(e^ε + 1)) for LNMax. Both, and their composed totals
+  (:func:`total_rdp_data_dependent`, :func:`total_rdp_pure_dp`: blocks of about
+  2¹⁶ values, deterministic sums), live in :mod:`~pate_study.privacy.rdp_curves`,
+  shared with the multi-label modules, and are re-exported here.
 * Accountants: :func:`gnmax_epsilon`, :func:`lnmax_rdp_epsilon`,
   :func:`confident_gnmax_epsilon` (charged "expected": step 1 + Pr[answered] ·
   step 2, as in the paper's tables; or "realized": step 2 only on the queries
-  actually answered).
+  actually answered). Each builds its composed curve and hands it to
+  :func:`~pate_study.privacy.accounting.account`.
 
 Pitfalls avoided (reference-values.md §5): the q condition is checked, never
 assumed; 1 − e^ε q ≤ 0 cannot produce NaN (the term is dropped); q is capped
@@ -49,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_generator, check_choice, check_counts, check_orders, check_positive
-from .accounting import CONVERSIONS, PrivacySpent, account, query_mode, resolve_rdp_orders
+from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
 from .rdp_curves import (
     Q_CONDITIONS,
     THEOREM6_VARIANTS,
@@ -237,14 +234,14 @@ def compose(per_query: Any, weights: Any = None) -> np.ndarray:
 
 
 def step2_weights(cost: str, logpr: np.ndarray, answered: Any, rng: Any, draw_check) -> np.ndarray:
-    """Per-query weights of the second step of a two-step (check, then answer) mechanism.
+    """Per-query (or per-label, for any shape of ``logpr``) weights of the second step of a two-step
+    (check, then answer) mechanism.
 
     ``cost="expected"``: Pr[answered] = exp(logpr) (Papernot et al. 2018, §4.2
     tables). ``cost="realized"``: the answered mask, given or drawn by
     ``draw_check(generator)`` from ``rng`` (the same draw the aggregator makes).
     """
     check_choice("cost", cost, COSTS)
-    n = len(logpr)
     if cost == "expected":
         if answered is not None:
             raise ValueError("answered: only used with cost='realized'")
@@ -254,8 +251,8 @@ def step2_weights(cost: str, logpr: np.ndarray, answered: Any, rng: Any, draw_ch
             raise ValueError("rng: cost='realized' needs an answered mask or a seed to draw the check noise")
         answered = draw_check(as_generator(rng))
     answered = np.asarray(answered)
-    if answered.shape != (n,) or answered.dtype != bool:
-        raise ValueError(f"answered: expected a boolean mask of shape ({n},)")
+    if answered.shape != np.shape(logpr) or answered.dtype != bool:
+        raise ValueError(f"answered: expected a boolean mask of shape {np.shape(logpr)} (one entry per check)")
     return answered.astype(np.float64)
 
 

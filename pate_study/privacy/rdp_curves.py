@@ -32,7 +32,7 @@ CPU generations; that part is outside any summation order.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -61,7 +61,6 @@ __all__ = [
     "rdp_pure_dp",
     "total_rdp_pure_dp",
     "pure_dp_base",
-    "per_query_totals",
 ]
 
 #: Theorem 6 variants: ``"paper2018"`` (Papernot et al. 2018 Theorem 6 + Proposition 10, as in their code) and
@@ -494,28 +493,3 @@ def total_rdp_pure_dp(
     orders = check_orders(orders, 1.0)
     w = check_weights(weights, len(logq))
     return total_rdp(logq, w, orders, pure_dp_base(eps, orders), pure_dp_terms(logq, eps, q_condition))
-
-
-def per_query_totals(group_of: np.ndarray, n_rows: int, table: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Σ over the items of each row of table[group_of[item]] (· weights), ``[n_rows, K]``, deterministically.
-
-    ``group_of`` is ``int[n_rows, n_items]`` (an index into the rows of ``table`` ``[G, K]``,
-    e.g. the distinct vote gap of each label of each query) and ``weights`` an optional
-    ``float[n_rows, n_items]``. Used to compose per-label curves into per-query curves when
-    the per-label curve depends on a few distinct values only (integer votes): items are
-    added one column after another (fixed order, no BLAS).
-    """
-    group_of = np.ascontiguousarray(group_of)
-    out = np.zeros((n_rows, table.shape[1]))
-    for j in range(group_of.shape[1]):
-        contrib = table[group_of[:, j]]
-        if weights is not None:
-            contrib *= weights[:, j][:, None]
-        out += contrib
-    return out
-
-
-def unique_totals(values: np.ndarray, curve_of: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct values, index of each entry) and the curves of the distinct values: ``curve_of(distinct)``."""
-    distinct, inverse = np.unique(np.ascontiguousarray(values).ravel(), return_inverse=True)
-    return curve_of(distinct), inverse.reshape(np.shape(values))
