@@ -39,7 +39,7 @@ import numpy as np
 
 from ._validation import check_choice, check_counts, check_delta, check_n_queries, check_orders, check_positive
 from .accounting import OrderAtGridEdgeWarning, PrivacySpent, account, parse_orders, query_mode, with_optimum
-from .rdp import Q_VARIANTS, _lnmax_logq, lnmax_logq
+from .rdp import Q_VARIANTS, lnmax_logq
 from .rdp_curves import Q_CONDITIONS, rdp_pure_dp, total_rdp_pure_dp
 
 __all__ = [
@@ -166,7 +166,7 @@ def moments_epsilon(
     if counts is not None:
         details.update(q_condition=q_condition, q_variant=q_variant)
 
-    logq = None if counts is None else _lnmax_logq(counts, gamma, q_variant)  # once, not per λ
+    logq = None if counts is None else lnmax_logq(counts, gamma, q_variant)  # once, not per λ
 
     def total_fn(lam: np.ndarray) -> np.ndarray:
         # Σ over queries of logmgf_lnmax, summed block-wise (never [n_queries, n_orders] at once).

@@ -56,12 +56,12 @@ from .rdp_curves import (
     pure_dp_base,
     rdp_data_dependent,
     rdp_pure_dp,
-    row_logsumexp,
+    argmax_gaps,
     cap_logq,
+    row_logsumexp,
     total_rdp_data_dependent,
     total_rdp_pure_dp,
 )
-from .rdp_curves import _argmax_gaps
 
 __all__ = [
     "gnmax_logq",
@@ -129,7 +129,7 @@ def _lnmax_logq(counts: np.ndarray, gamma: float, variant: str) -> np.ndarray:
     m = counts.shape[1]
     if m == 1:
         return np.full(len(counts), -np.inf)
-    argmax, gaps = _argmax_gaps(counts)
+    argmax, gaps = argmax_gaps(counts)
     g = gamma * gaps
     terms = np.log(2.0 + g) - np.log(4.0) - g
     terms[argmax] = -np.inf

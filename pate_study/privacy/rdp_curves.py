@@ -46,6 +46,7 @@ __all__ = [
     "log_prod_ndtr",
     "cap_logq",
     "gaussian_tail_logsf",
+    "argmax_gaps",
     "gnmax_logq_counts",
     "check_logq",
     "check_weights",
@@ -140,7 +141,7 @@ def gaussian_tail_logsf(distances: np.ndarray, scale: float) -> np.ndarray:
 # ----------------------------------------------------------------- q bounds
 
 
-def _argmax_gaps(counts: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+def argmax_gaps(counts: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
     """Row index arrays of the (first) argmax and the gaps n* − n_j (0 at the argmax), C-contiguous."""
     rows = np.arange(len(counts))
     idx = np.argmax(counts, axis=1)
@@ -177,7 +178,7 @@ def gnmax_logq_counts(counts: np.ndarray, sigma: float, n_candidates_log: float 
     scale = _SQRT2 * sigma
     if m == 1 and n_candidates_log is None:
         return np.full(n, -np.inf)
-    argmax, gaps = _argmax_gaps(counts)
+    argmax, gaps = argmax_gaps(counts)
     tail = _gaussian_gap_tails(gaps, scale)
     tail[argmax] = 0.0
     total = tail.sum(axis=1)
