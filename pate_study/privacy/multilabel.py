@@ -417,7 +417,7 @@ def multilabel_bounds(
     bounds: tuple[str, ...] = BOUNDS,
     confidence_threshold: float | None = None,
     sigma_confidence: float | None = None,
-    rule: str = "max",
+    rule: str = "printed",
     top_n: int = 4,
     cost: str = "expected",
     answered: Any = None,
