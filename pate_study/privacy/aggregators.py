@@ -57,6 +57,7 @@ __all__ = [
     "confident_check",
     "interactive_gnmax",
     "adaptive_thresholds",
+    "resolve_thresholds",
     "gnthreshold",
     "gnthreshold_adaptive",
     "confident_gnthreshold",
@@ -266,7 +267,7 @@ def adaptive_thresholds(fractions: Any) -> np.ndarray:
     return k[rows, j + 1] + gaps[rows, j] / 2.0
 
 
-def _resolve_thresholds(m: np.ndarray, threshold: Any) -> np.ndarray:
+def resolve_thresholds(m: np.ndarray, threshold: Any) -> np.ndarray:
     if isinstance(threshold, str):
         check_choice("threshold", threshold, ("adaptive",))
         return adaptive_thresholds(m)
@@ -289,7 +290,7 @@ def gnthreshold(fractions: Any, threshold: Any, sigma: float, rng: Any) -> Multi
     """
     m = check_fractions(fractions)
     sigma = check_positive("sigma", sigma)
-    th = _resolve_thresholds(m, threshold)
+    th = resolve_thresholds(m, threshold)
     noisy = m + as_generator(rng).normal(0.0, sigma, size=m.shape)
     labels = noisy > th[:, None]
     name = "gnthreshold-adaptive" if isinstance(threshold, str) else "gnthreshold"
@@ -346,7 +347,7 @@ def confident_gnthreshold(
     if int(top_n) != top_n or top_n < 1:
         raise ValueError(f"top_n: expected a positive integer, got {top_n!r}")
     gen = as_generator(rng)
-    th = _resolve_thresholds(m, threshold)
+    th = resolve_thresholds(m, threshold)
     check_choice("rule", rule, CONFIDENCE_RULES)
     if rule == "max":
         conf = check_threshold("confidence_threshold", confidence_threshold, 0.0, 1.0, "the largest vote fraction")

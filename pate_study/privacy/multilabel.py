@@ -90,7 +90,7 @@ import numpy as np
 
 from ._validation import check_choice, check_fractions, check_n_queries, check_positive
 from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
-from .aggregators import CONFIDENCE_RULES, _resolve_thresholds, confident_gnthreshold_check
+from .aggregators import CONFIDENCE_RULES, resolve_thresholds, confident_gnthreshold_check
 from .rdp import COSTS, step2_weights
 from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
 
@@ -133,7 +133,7 @@ def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray
     """
     m = check_fractions(fractions)
     sigma = check_positive("sigma", sigma)
-    th = _resolve_thresholds(m, thresholds)
+    th = resolve_thresholds(m, thresholds)
     return log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
 
 
@@ -244,7 +244,7 @@ def confidence_logpr(
     if rule == "max":
         z = (m.max(axis=1) - thc) / sc
         return gaussian_tail_logsf(-z, 1.0), gaussian_tail_logsf(z, 1.0)
-    th = _resolve_thresholds(m, threshold)
+    th = resolve_thresholds(m, threshold)
     n = min(int(top_n), m.shape[1])
     top = -np.sort(-m, axis=1)[:, :n] - th[:, None]
     return log_prod_ndtr((top - thc) / sc)
@@ -347,7 +347,7 @@ def confident_gnthreshold_epsilon(
     n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
     slope_c = n_checked * sens**2 / (2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
     logpr, log_not = confidence_logpr(m, threshold, confidence_threshold, sigma_confidence, rule, top_n)
-    th = _resolve_thresholds(m, threshold)
+    th = resolve_thresholds(m, threshold)
     weights = step2_weights(
         cost, logpr, answered, rng,
         lambda gen: confident_gnthreshold_check(

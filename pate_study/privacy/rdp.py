@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_choice, check_counts, check_orders, check_positive
+from ._validation import as_generator, check_choice, check_counts, check_orders, check_positive, check_threshold
 from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
 from .rdp_curves import (
     Q_CONDITIONS,
@@ -357,10 +357,10 @@ def confident_gnmax_epsilon(
 
     sigma1 = check_positive("sigma1", sigma1)
     sigma2 = check_positive("sigma2", sigma2)
-    threshold = float(threshold)
-    if not np.isfinite(threshold):
-        raise ValueError(f"threshold: expected a finite number, got {threshold}")
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
+    threshold = check_threshold("threshold", threshold, 0.0,
+                                float(counts[0].sum()) if counts is not None else np.inf,
+                                "max_c n_c, the largest vote count of a query")
     s1, s2 = 0.5 / sigma1**2, 1.0 / sigma2**2
     common = {
         "delta": delta, "orders": orders, "conversion": conversion, "accountant": "rdp2018",

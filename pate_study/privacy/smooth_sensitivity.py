@@ -271,7 +271,7 @@ def local_sensitivity_bounds_gnmax(
     ``conditions``: what to do when C5–C6 fail (:func:`check_conditions`):
     ``"raise"`` (ValueError), ``"warn"`` or ``"skip"``.
     """
-    counts = check_counts(votes)
+    counts = check_counts(votes, n_teachers=n_teachers)
     if counts.shape[0] != 1:
         raise ValueError(f"votes: expected the vote counts of one query, got shape {np.shape(votes)}")
     t = check_n_queries(n_teachers, name="n_teachers")
@@ -368,7 +368,7 @@ def smooth_sensitivity_release(
     SS_β·N(0, σ_ss²) and is charged ``rdp_gnss`` at the same order.
     ``conditions``: what to do when C5–C6 fail (see :func:`local_sensitivity_bounds_gnmax`).
     """
-    counts = check_counts(votes)
+    counts = check_counts(votes, n_teachers=n_teachers)
     delta = check_delta(delta)
     sigma_ss = check_positive("sigma_ss", sigma_ss)
     gnss = rdp_gnss(beta, sigma_ss, order)
