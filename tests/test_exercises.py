@@ -60,6 +60,7 @@ def test_solution_7_passes_and_the_correct_lnmax_is_rejected(solutions):
     (ex.check_queries_for_budget, 10, "can answer more"),
     (ex.check_queries_for_budget, 2.5, "whole number"),
     (ex.check_local_rho, 1.0, "ε = 2ρ"),
+    (ex.check_local_rho, -0.5, "inverse noise scale"),
     (ex.check_gnmax_sigma, 5.0, "more noise"),
     (ex.check_gnmax_sigma, 500.0, "less noise"),
     (ex.check_release_reason, "a", "never larger"),
