@@ -28,6 +28,7 @@ def check_primer(scalars: dict, params: dict) -> None:
     assert fig5["epsilon_integer_orders"] == pytest.approx(curve_at_integers[best], rel=1e-9)
     assert fig5["order_integer"] == best + 1
     assert fig5["epsilon_integer_orders"] >= fig5["epsilon_star"]
+    assert fig5["verdict"] == "agrees" and scalars["visca2021-fig4.8"]["verdict"] == "agrees"
     laplace = scalars["laplace_mechanism"]
     assert laplace["max_abs_privacy_loss"] <= laplace["epsilon"] + 1e-9
     # |loss| <= epsilon, so its standard error is at most epsilon / sqrt(n): allow five of them

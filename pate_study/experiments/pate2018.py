@@ -274,3 +274,16 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
         entry.update(verdict=v.verdict, verdict_rule=v.rule, verdict_reason=v.reason)
         out.append(entry)
     return pd.DataFrame(out)
+
+
+def table2_overall_verdict(comparison: pd.DataFrame, *, real_data: bool):
+    """One verdict for the Table 2 item: ``agrees`` when every row with a printed value agrees (see
+    :func:`table2_comparison`), else ``differs`` with the rows' reasons; synthetic votes are ``not comparable``."""
+    from .. import verdicts
+
+    rule = "every printed row's answered count and ε inside our 95% seed interval"
+    if not real_data:
+        return verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")
+    printed = comparison[comparison["paper_answered"].notna()]
+    failing = [f"{r.dataset}: {r.verdict_reason}" for r in printed.itertuples() if r.verdict != "agrees"]
+    return verdicts.differs("; ".join(failing), rule=rule) if failing else verdicts.agrees(rule=rule)

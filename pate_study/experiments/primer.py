@@ -145,6 +145,19 @@ def mgf_bound_curve(*, gamma: float, delta: float, n_queries: int, max_integer_o
         epsilon_integer=on_integers.epsilon, order_integer=int(on_integers.order))
 
 
+def fig5_verdict(curve: MgfBoundCurve, *, paper_epsilon: float = 20.1743, paper_lambda: float = 1.51743):
+    """Verdict on MAKE Fig. 5 / Visca Fig. 4.8's printed minimum (ε*_ind ≃ 20.1743 at λ ≃ 1.51743): both within
+    half a unit of the last printed digit. An analytic item: the agreement checks the formula and its minimisation,
+    not data."""
+    from .. import verdicts
+
+    eps = verdicts.within_tolerance(paper_epsilon, curve.epsilon_star, atol=5e-5, quantity="ε*_ind (printed to 4 decimals)")
+    lam = verdicts.within_tolerance(paper_lambda, curve.lambda_star, atol=5e-6, quantity="λ* (printed to 5 decimals)")
+    if eps.verdict == lam.verdict == "agrees":
+        return verdicts.agrees(rule=f"{eps.rule}; {lam.rule}")
+    return eps if eps.verdict != "agrees" else lam
+
+
 def grid_comparison(*, gamma: float, delta: float, n_queries: int, max_integer_order: int = 8) -> dict:
     """The same data-independent bound minimised over continuous λ and over λ = 1..L."""
     curve = mgf_bound_curve(gamma=gamma, delta=delta, n_queries=n_queries, max_integer_order=max_integer_order)
