@@ -28,6 +28,7 @@ def check_primer(scalars: dict, params: dict) -> None:
     assert fig5["epsilon_integer_orders"] == pytest.approx(curve_at_integers[best], rel=1e-9)
     assert fig5["order_integer"] == best + 1
     assert fig5["epsilon_integer_orders"] >= fig5["epsilon_star"]
+    assert fig5["verdict"] == "agrees" and scalars["visca2021-fig4.8"]["verdict"] == "agrees"
     laplace = scalars["laplace_mechanism"]
     assert laplace["max_abs_privacy_loss"] <= laplace["epsilon"] + 1e-9
     # |loss| <= epsilon, so its standard error is at most epsilon / sqrt(n): allow five of them
@@ -36,6 +37,94 @@ def check_primer(scalars: dict, params: dict) -> None:
     audit = scalars["audit"]
     assert audit["lnmax_lower_bound"] <= audit["lnmax_claimed"]
     assert audit["broken_lower_bound"] > audit["broken_claimed"], "the audit must catch the halved noise"
+    _check_primer_lab(scalars, params)
+
+
+def _normal_cdf(x: float) -> float:
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
+def _paper2018_orders() -> list[float]:
+    """2, 2.5, ..., 100 and 100 log-spaced orders in [100, 500] (the 2018 scripts' grid, duplicates dropped)."""
+    return sorted({2 + 0.5 * i for i in range(197)} | {100 * 5 ** (k / 99) for k in range(100)})
+
+
+def _rdp_gnss(beta: float, sigma: float, order: float) -> float:
+    """Papernot et al. 2018 Theorem 23, closed form."""
+    return order * math.exp(2 * beta) / sigma**2 + (beta * order - 0.5 * math.log(1 - 2 * order * beta)) / (order - 1)
+
+
+def _check_primer_lab(scalars: dict, params: dict) -> None:
+    """00_dp_primer, sections 1-7: closed forms and invariants of what each lab section records."""
+    ratio = scalars["pate_study-primer-laplace-ratio"]
+    assert ratio["max_abs_log_ratio"] == pytest.approx(ratio["epsilon"], rel=1e-9)  # bounded by ε, and attained
+    gauss = scalars["gaussian_mechanism"]
+    for eps, tail in gauss["loss_tail_probability"].items():  # sigma = sensitivity = 1
+        assert tail == pytest.approx(_normal_cdf(0.5 - float(eps)), rel=1e-9)
+    low, high = gauss["log_ratio_range"]
+    assert low < -1 and high > 1, "the Gaussian log-ratio must leave the Laplace band on the plotted range"
+    assert scalars["moments_vs_rdp"]["max_abs_difference"] < 1e-9  # log-MGF(λ)/λ = RDP(λ + 1)
+    agg = scalars["pate_study-primer-aggregators"]
+    T, sigma, delta, gamma = agg["n_queries"], params["sigma"], params["delta"], params["gamma"]
+    for alpha, value in agg["gnmax_rdp_one_answer"].items():
+        assert value == pytest.approx(float(alpha) / sigma**2)
+    gn_ind = min(T * a / sigma**2 + math.log(1 / delta) / (a - 1) for a in _paper2018_orders())
+    assert agg["gnmax_independent"] == pytest.approx(gn_ind, rel=1e-9)
+    assert agg["gnmax_dependent"] <= agg["gnmax_independent"] + 1e-9
+    closed = 2 * T * gamma**2 + 2 * math.sqrt(2 * T * gamma**2 * math.log(1 / delta))
+    assert agg["lnmax_independent"] == pytest.approx(closed, rel=1e-9)
+    integer = min((2 * T * gamma**2 * l * (l + 1) - math.log(delta)) / l for l in range(1, 9))
+    assert agg["lnmax_moments_2017"] <= integer + 1e-9
+    assert 0 <= agg["confident_answered"] <= T
+    for key in ("lnmax_label_agreement", "gnmax_label_agreement"):
+        assert 0.0 <= agg[key] <= 1.0
+    release = scalars["pate_study-primer-smooth-sensitivity"]
+    gnss = _rdp_gnss(params["ss_beta"], params["ss_sigma"], params["ss_order"])
+    assert release["rdp_gnss"] == pytest.approx(gnss, rel=1e-9)
+    assert release["expected_epsilon"] == pytest.approx(release["epsilon_data_dependent"] + gnss, rel=1e-9)
+    assert release["epsilon_std"] == pytest.approx(release["smooth_sensitivity"] * params["ss_sigma"], rel=1e-9)
+    rows = scalars["local_dp"]["rows"]
+    assert [r["rho"] for r in rows] == pytest.approx(params["rhos"])
+    for r in rows:
+        assert r["epsilon"] == pytest.approx(2 * r["rho"])
+        assert r["noise_std"] == pytest.approx(math.sqrt(2) / r["rho"])
+        assert r["epsilon_audited_lower_bound"] <= r["epsilon"] and not r["violation"]
+
+
+def check_pate2018_votes(scalars: dict, params: dict) -> None:
+    """06_pate2018_votes: Table 2's accounting invariants and closed forms, the seed runs, the smooth-sensitivity
+    release and the 2017 moments accountant; every comparison with a printed value carries a verdict."""
+    table = scalars["papernot2018-table2"]
+    assert table["verdict"] in ("agrees", "differs", "not comparable") and table["verdict_rule"]
+    orders = _paper2018_orders()
+    for row in table["rows"]:
+        assert 0 < row["expected_answered"] <= row["queries"]
+        assert row["epsilon_basic"] <= row["epsilon_independent_basic"] + 1e-9  # data-dependent <= independent
+        assert row["epsilon_improved"] <= row["epsilon_basic"] + 1e-9
+        per_query = 1 / (2 * row["sigma1"] ** 2) + 1 / row["sigma2"] ** 2  # α/(2σ1²) + α/σ2², every query answered
+        closed = min(row["queries"] * per_query * a + math.log(1 / row["delta"]) / (a - 1) for a in orders)
+        assert row["epsilon_independent_basic"] == pytest.approx(closed, rel=1e-9)
+        assert row["n_seeds"] == params["n_seeds"]
+        if isinstance(row.get("paper_answered"), (int, float)) and not math.isnan(row["paper_answered"]):
+            assert 0 <= row["paper_answered_percentile"] <= 100 and row["verdict"]
+    releases = scalars["papernot2018-ss-release"]["rows"]
+    assert [r["dataset"] for r in releases] == params["ss_datasets"]
+    for r in releases:
+        assert r["conditions_C5_C6"]
+        assert r["rdp_gnss"] == pytest.approx(_rdp_gnss(r["beta"], r["sigma_ss"], r["order"]), rel=1e-9)
+        delta = {x["dataset"]: x["delta"] for x in table["rows"]}[r["dataset"]]
+        conversion = math.log(1 / delta) / (r["order"] - 1)
+        assert r["epsilon_before_release"] == pytest.approx(r["rdp_data_dependent"] + conversion, rel=1e-9)
+        assert r["epsilon_expected"] == pytest.approx(r["epsilon_before_release"] + r["rdp_gnss"], rel=1e-9)
+        assert r["epsilon_std"] == pytest.approx(r["smooth_sensitivity"] * r["sigma_ss"], rel=1e-9)
+    lnmax = scalars["papernot2017-table2"]
+    assert lnmax["verdict"] in ("agrees", "differs", "not comparable")
+    for r in lnmax["rows"]:
+        T, gamma, delta = r["queries"], r["gamma"], r["delta"]
+        integer = min((2 * T * gamma**2 * l * (l + 1) - math.log(delta)) / l for l in range(1, 9))
+        assert r["epsilon_independent"] == pytest.approx(integer, rel=1e-9)
+        assert r["epsilon_theorem_q"] <= r["epsilon_independent"] + 1e-9
+        assert r["epsilon_code_q"] <= r["epsilon_theorem_q"] + 1e-9  # q < 0.5 admits more queries than the theorem
 
 
 def _check_accounting(scalars: dict, params: dict) -> None:
@@ -94,7 +183,8 @@ def check_web(scalars: dict, params: dict) -> None:
     assert table42["epsilon_floor_integer_grid_delta_1e_5"] == pytest.approx(math.log(1e5) / 8)
 
 
-CHECKS = {"00_dp_primer": check_primer, "01_ecg_student_privacy": check_ecg, "02_web_requests": check_web}
+CHECKS = {"00_dp_primer": check_primer, "01_ecg_student_privacy": check_ecg, "02_web_requests": check_web,
+          "06_pate2018_votes": check_pate2018_votes}
 
 
 def test_every_notebook_has_a_check_configs_and_a_parameters_cell():
