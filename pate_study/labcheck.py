@@ -351,7 +351,8 @@ def run_in_lab(stems: list[str], *, browser: str, screenshot: Path | None = None
             _stop(server)
     checks = [check_saved_notebook(copies[stem], stem, timings.get(stem, float("nan")),
                                    LAB_DIR / "figures" / stem) for stem in stems]
-    return checks, changed_files(before, snapshot())
+    requested = {screenshot.resolve().relative_to(REPO_ROOT).as_posix()} if screenshot else set()
+    return checks, [path for path in changed_files(before, snapshot()) if path not in requested]
 
 
 def main(argv: list[str] | None = None) -> int:
