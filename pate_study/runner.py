@@ -180,6 +180,19 @@ def write_stripped(executed: Path, target: Path) -> Path:
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
 
+def point_at_final_folder(notebook: Path, staging: Path, final: Path) -> Path:
+    """In the committed copy's injected parameters, name the folder the outputs end up in (``figures/<stem>``),
+    not the staging folder they were written to, so that a reader who reruns the copy writes where it reads."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    staged, kept = (json.dumps(str(p.relative_to(REPO_ROOT))) for p in (staging, final))
+    for cell in nb.cells:
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            cell.source = cell.source.replace(f"output_dir = {staged}", f"output_dir = {kept}")
+    return atomic_write_text(notebook, nbformat.writes(nb) + "\n")
+
+
 def export_html(executed: Path) -> Path:
     """Render an executed notebook to HTML beside it (JupyterLab's layout, figures with their alternative text)."""
     from nbconvert import HTMLExporter
@@ -392,7 +405,8 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         run = NotebookRun(stem, 0.0)
         try:
             executed = execute_notebook(stem, profile, staging.relative_to(REPO_ROOT), progress=description)
-            write_stripped(executed, staging / f"{stem}.ipynb")
+            committed = write_stripped(executed, staging / f"{stem}.ipynb")
+            point_at_final_folder(committed, staging, FIGURES_DIR / stem)
             replace_folder(staging, FIGURES_DIR / stem)
         except Exception as err:  # report every failing notebook, then fail
             run.error = _error_line(err)

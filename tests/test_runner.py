@@ -175,3 +175,13 @@ def test_executed_primer_is_byte_identical_across_runs_and_thread_counts(tmp_pat
         copies.append((executed.read_bytes(), scalars))
     assert copies[0][0] == copies[1][0]
     assert copies[0][1] == copies[1][1]
+
+
+def test_committed_copy_names_the_final_output_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+    nb = _executed_notebook()
+    nb["cells"][0]["source"] = 'seed = 0\noutput_dir = "figures/.tmp-01_x"\n'
+    path = tmp_path / "copy.ipynb"
+    nbformat.write(nbformat.from_dict(nb), path)
+    runner.point_at_final_folder(path, tmp_path / "figures" / ".tmp-01_x", tmp_path / "figures" / "01_x")
+    assert nbformat.read(path, as_version=4).cells[0].source == 'seed = 0\noutput_dir = "figures/01_x"\n'
