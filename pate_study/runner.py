@@ -315,7 +315,7 @@ def classify_output(data: str, registry_status: str | None, profile: str, run_pr
         return "analytic (no data)"
     if "synthetic" in text and not text.startswith("real"):
         return "synthetic stand-in"
-    if registry_status == "real data at paper scale":
+    if registry_status == "real data at paper scale" and run_profile == "paper":  # smoke is reduced by design
         return "real data at paper scale"
     return "real data at reduced scale"
 
@@ -337,14 +337,17 @@ def notebook_outputs(stem: str, run_profile: str, figures_dir: Path = FIGURES_DI
 
 
 def real_data_commands(stem: str) -> list[str]:
-    """Commands that would turn ``stem``'s stand-ins into real data (datasets not prepared yet)."""
+    """Commands that would give ``stem`` the real data it lacks (its datasets not prepared yet), each with the
+    recipe's own advice when the data cannot be downloaded."""
     import data_recipes
 
     commands = []
     for name in NOTEBOOK_DATASETS.get(stem, ()):
         if data_recipes.read_manifest(name) is not None:
             continue
-        commands.append(OPT_IN.get(name, f"make data-{name}    # or: python -m data_recipes prepare {name}"))
+        command = OPT_IN.get(name, f"make data-{name}")
+        how = " ".join(str(getattr(data_recipes.get_recipe(name), "how_to_get", "")).split())
+        commands.append(f"`{command}`" + (f" (how to get it: {how})" if how else ""))
     return commands
 
 
@@ -369,10 +372,11 @@ def summary_markdown(runs: list[NotebookRun], profile: str, data: list[DataPrepa
         groups = "; ".join(f"**{g}**: {', '.join(run.outputs[g])}" for g in STATUS_GROUPS if g in run.outputs)
         result = "ok" if run.ok else f"FAILED: {run.error}"
         lines.append(f"| {run.stem} | {format_duration(run.seconds)} | {result} | {groups or 'no outputs'} |")
-    standins = [(run.stem, real_data_commands(run.stem)) for run in runs if "synthetic stand-in" in run.outputs]
-    if any(cmds for _, cmds in standins):
-        lines += ["", "Synthetic stand-ins: to use real data, run (then `make figures` again):"]
-        lines += [f"- {stem}: `{cmd}`" for stem, cmds in standins for cmd in cmds]
+    missing = [(run, real_data_commands(run.stem)) for run in runs]
+    if any(cmds for _, cmds in missing):
+        lines += ["", "Real data not prepared (then run `make figures` again):"]
+        lines += [f"- {run.stem} ({'synthetic stand-in' if 'synthetic stand-in' in run.outputs else 'ran without it'}):"
+                  f" {cmd}" for run, cmds in missing for cmd in cmds]
     failed = [run for run in runs if not run.ok]
     if failed:
         lines += ["", "Failed notebooks (previous outputs kept):"]

@@ -98,6 +98,8 @@ def test_outputs_are_classified_by_their_provenance_and_registry_status():
         "synthetic stand-in"
     assert classify("real: CSIC 2010 via mirror", "real data at paper scale", "paper", "paper") == \
         "real data at paper scale"
+    assert classify("real: CSIC 2010 via mirror", "real data at paper scale", "smoke", "smoke") == \
+        "real data at reduced scale"
     assert classify("real: MIT-BIH sample (synthetic noise added)", "synthetic only", "paper", "paper") == \
         "real data at reduced scale"
     assert classify("real: x", "real data at paper scale", "interactive", "paper") == "interactive or other profile"
@@ -120,7 +122,11 @@ def test_summary_lists_statuses_commands_and_failures():
 def test_summary_names_the_command_for_a_missing_dataset(monkeypatch, tmp_path):
     monkeypatch.setenv("PATE_STUDY_DATA", str(tmp_path))  # nothing prepared here
     run = runner.NotebookRun("01_ecg_student_privacy", 1.0, outputs={"synthetic stand-in": ["make2021-fig8"]})
-    assert "`make data-ecg-heartbeat" in runner.summary_markdown([run], "smoke", [], "skip")
+    text = runner.summary_markdown([run], "smoke", [], "skip")
+    assert "- 01_ecg_student_privacy (synthetic stand-in): `make data-ecg-heartbeat`" in text
+    web = runner.NotebookRun("02_web_requests", 1.0, outputs={"real data at reduced scale": ["make2021-fig13"]})
+    text = runner.summary_markdown([web], "smoke", [], "skip")
+    assert "- 02_web_requests (ran without it): `make data-ecml-pkdd2007` (how to get it: " in text
 
 
 ACCOUNTING_TABLE = """
