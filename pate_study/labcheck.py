@@ -135,6 +135,8 @@ def check_saved_notebook(path: Path, stem: str, seconds: float, output_dir: Path
                 text = output.get("text", "")
                 if PACKAGE_LOG.search(text):
                     result.problems.append(f"cell {index}: the package's logging in a stderr box: {text.strip()[:200]}")
+                elif "IProgress not found" in text:
+                    result.problems.append(f"cell {index}: progress bars degrade to text (ipywidgets missing)")
                 else:
                     result.other_stderr.append(f"cell {index}: {text.strip()[:200]}")
     scalars = output_dir / "scalars.json"

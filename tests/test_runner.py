@@ -191,3 +191,29 @@ def test_committed_copy_names_the_final_output_folder(tmp_path, monkeypatch):
     nbformat.write(nbformat.from_dict(nb), path)
     runner.point_at_final_folder(path, tmp_path / "figures" / ".tmp-01_x", tmp_path / "figures" / "01_x")
     assert nbformat.read(path, as_version=4).cells[0].source == 'seed = 0\noutput_dir = "figures/01_x"\n'
+
+
+def test_html_export_carries_each_figures_alt_text(tmp_path):
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    cell = nbformat.v4.new_code_cell("plot()", id="plot")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(buffer.getvalue()).decode()},
+                                           metadata={"image/png": {"alt": 'Student TPR by noise level "ρ"'}})]
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    from bs4 import BeautifulSoup
+
+    html = runner.export_html(path).read_text()
+    images = BeautifulSoup(html, "html.parser").select("img")
+    assert [img["alt"] for img in images] == ['Student TPR by noise level "ρ"']
+    assert "No description has been provided" not in html  # nbconvert's filler for images without alt
