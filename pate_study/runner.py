@@ -92,16 +92,20 @@ def load_parameters(stem: str, profile: str, configs_dir: Path = CONFIGS_DIR) ->
 
 @contextlib.contextmanager
 def runner_environment(profile: str):
-    """Tell the kernel it runs under the runner (stamped with ``profile``, not as an interactive run)."""
-    previous = os.environ.get(RUNNER_ENV)
+    """The kernel's environment: it runs under the runner (outputs stamped with ``profile``, not as an interactive
+    run), and draws figures inline whatever ``$MPLBACKEND`` says (CI sets Agg, which would leave the executed
+    notebooks without their figures)."""
+    previous = {name: os.environ.get(name) for name in (RUNNER_ENV, "MPLBACKEND")}
     os.environ[RUNNER_ENV] = profile
+    os.environ.pop("MPLBACKEND", None)
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop(RUNNER_ENV, None)
-        else:
-            os.environ[RUNNER_ENV] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path = BUILD_DIR,

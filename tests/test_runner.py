@@ -217,3 +217,15 @@ def test_html_export_carries_each_figures_alt_text(tmp_path):
     images = BeautifulSoup(html, "html.parser").select("img")
     assert [img["alt"] for img in images] == ['Student TPR by noise level "ρ"']
     assert "No description has been provided" not in html  # nbconvert's filler for images without alt
+
+
+def test_runner_environment_marks_the_kernel_and_draws_inline(monkeypatch):
+    import os
+
+    from pate_study.session import RUNNER_ENV
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.delenv(RUNNER_ENV, raising=False)
+    with runner.runner_environment("paper"):
+        assert os.environ[RUNNER_ENV] == "paper" and "MPLBACKEND" not in os.environ
+    assert os.environ["MPLBACKEND"] == "Agg" and RUNNER_ENV not in os.environ
