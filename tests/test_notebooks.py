@@ -10,6 +10,7 @@ import nbformat
 import papermill
 import pytest
 
+from pate_study.labcheck import PACKAGE_LOG
 from pate_study.outputs import read_scalars
 from pate_study.runner import RUNNER_PARAMETERS, execute_notebook, list_notebooks, load_parameters
 from pate_study.paths import NOTEBOOKS_DIR
@@ -208,8 +209,15 @@ def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
     output_dir = tmp_path / "figures" / stem
     executed = execute_notebook(stem, "smoke", output_dir, build_dir=tmp_path / "build", html=False)
     nb = nbformat.read(executed, as_version=4)
-    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors
+    # what a reader of the executed copy meets: no package log lines in stderr boxes, alt text on every figure
+    package_logs = [o["text"] for o in outputs if o.get("name") == "stderr" and PACKAGE_LOG.search(o.get("text", ""))]
+    assert not package_logs, "the package logs to stderr in a kernel (pate_study.session should send it to stdout)"
+    missing_alt = [i for i, o in enumerate(outputs) if "image/png" in o.get("data", {})
+                   and not o.get("metadata", {}).get("image/png", {}).get("alt")]
+    assert not missing_alt, "figures without alternative text"
     scalars = read_scalars(output_dir)
     assert scalars["_provenance"]["profile"] == "smoke"
     recorded = json.loads(next(output_dir.glob("*.provenance.json")).read_text())["parameters"]
