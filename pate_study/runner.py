@@ -60,6 +60,7 @@ NOTEBOOK_DATASETS = {
     "00_dp_primer": ("pate2018-votes",),
     "01_ecg_student_privacy": ("ecg-heartbeat",),
     "02_web_requests": ("csic2010", "ecml-pkdd2007", "malicious-urls"),
+    "03_deeplog_synthetic": ("deeplog-hdfs",),
     "04_audioset_teachers": ("audioset",),
     "05_audioset_multilabel": ("audioset",),
     "06_pate2018_votes": ("pate2018-votes",),
