@@ -30,7 +30,8 @@ import numpy as np
 import torch
 
 __all__ = [
-    "MIXUP_ALPHA_DEFAULT", "PermutationStream", "LabelBalancedStream", "BatchBalancedSampler", "label_matrix",
+    "MIXUP_ALPHA_DEFAULT", "PermutationStream", "LabelBalancedStream", "BatchFeeder", "BatchBalancedSampler",
+    "label_matrix",
     "mixup_coefficients", "mix_pairs", "mixup_pairs",
 ]
 
@@ -122,6 +123,22 @@ class LabelBalancedStream:
             left = self._ids_left.get(label, np.zeros(0, dtype=np.int64))
             taken, self._ids_left[label] = self._take(left, self.id_by_label[label], count, self.rng)
             out[order[start:start + count]] = taken
+        return out
+
+
+class BatchFeeder:
+    """Batches of ``batch_size`` ids from a stream, drawn ``batches_per_draw`` batches at a time (one
+    vectorised draw instead of one per step; the stream is then fixed by the seed, ``batch_size`` and
+    ``batches_per_draw``)."""
+
+    def __init__(self, stream: PermutationStream | LabelBalancedStream, batch_size: int, batches_per_draw: int = 32) -> None:
+        self.stream, self.batch_size, self.per_draw = stream, int(batch_size), int(batches_per_draw)
+        self._buffer = torch.zeros(0, dtype=torch.int64)
+
+    def next(self) -> torch.Tensor:
+        if self._buffer.numel() < self.batch_size:
+            self._buffer = torch.as_tensor(self.stream.draw(self.batch_size * self.per_draw))
+        out, self._buffer = self._buffer[:self.batch_size], self._buffer[self.batch_size:]
         return out
 
 

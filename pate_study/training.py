@@ -53,7 +53,9 @@ from tqdm.auto import tqdm
 
 from pate_study.device import autocast
 from pate_study.metrics import mean_average_precision, mean_roc_auc
-from pate_study.samplers import LabelBalancedStream, PermutationStream, label_matrix, mix_pairs, mixup_coefficients
+from pate_study.samplers import (
+    BatchFeeder, LabelBalancedStream, PermutationStream, label_matrix, mix_pairs, mixup_coefficients,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -326,36 +328,38 @@ def _score_metrics(truth: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
 @torch.no_grad()
 def _evaluate(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: Any,
               rows: torch.Tensor, target: torch.Tensor, truth: np.ndarray, task: str, device: torch.device,
-              amp: bool | None, max_elements: int = 1 << 25) -> dict[str, np.ndarray]:
+              amp: bool | None, max_rows: int = 1 << 16) -> dict[str, np.ndarray]:
     """Per-teacher loss, mAP and AUC on ``rows`` (``[N, m]`` own rows or ``[m]`` shared rows).
 
     ``target``: the rows' targets (``[N, m, ...]`` or ``[m, ...]``); ``truth``: their 0/1 label matrix
-    (``[N, m, k]`` or ``[m, k]``). One forward pass when it fits in ``max_elements`` logits, else
-    teacher blocks and row chunks.
+    (``[N, m, k]`` or ``[m, k]``). One forward pass for all teachers when ``N * m <= max_rows``; else
+    blocks of teachers and chunks of rows (a shared test set of 20,000 clips x 50 teachers), the loss
+    then being the row-weighted mean of the chunks' means.
     """
     n = params[0].shape[0]
     shared = rows.dim() == 1
     m = rows.shape[-1]
     k = int(truth.shape[-1])
-    per_teacher = max(1, m * k)
-    block = max(1, min(n, max_elements // per_teacher))
-    chunk = m if block > 1 or per_teacher <= max_elements else max(1, max_elements // k)
+    block = n if n * m <= max_rows else max(1, min(n, max_rows // max(m, 1)))
+    chunk = m if block > 1 or m <= max_rows else max_rows
     out = {"loss": np.zeros(n), "mAP": np.zeros(n), "auc": np.zeros(n)}
     for j0 in range(0, n, block):
         j1 = min(n, j0 + block)
         p = [t[j0:j1] for t in params]
         b = [t[j0:j1] for t in buffers]
-        parts = []
+        loss = torch.zeros(j1 - j0, dtype=torch.float64)
+        probs = []
         for c0 in range(0, m, chunk):
             r = rows[c0:c0 + chunk] if shared else rows[j0:j1, c0:c0 + chunk]
             with autocast(device, amp):
-                parts.append(model.forward(p, b, source, r, training=False))
-        z = torch.cat(parts, dim=1) if len(parts) > 1 else parts[0]
-        t = target.expand(j1 - j0, *target.shape) if shared else target[j0:j1]
-        if shared and t.dtype == torch.int64:
-            t = t.contiguous()
-        out["loss"][j0:j1] = per_teacher_loss(z, t, task).double().cpu().numpy()
-        probs = _probabilities(z.float().cpu(), task)
+                z = model.forward(p, b, source, r, training=False)
+            t = target[c0:c0 + chunk] if shared else target[j0:j1, c0:c0 + chunk]
+            if shared:
+                t = t.expand(j1 - j0, *t.shape).contiguous()
+            loss += per_teacher_loss(z, t, task).double().cpu() * (r.shape[-1] / m if chunk < m else 1.0)
+            probs.append(_probabilities(z.float().cpu(), task))
+        out["loss"][j0:j1] = loss.numpy()
+        probs = np.concatenate(probs, axis=1) if len(probs) > 1 else probs[0]
         for i in range(j1 - j0):
             tr = truth if shared else truth[j0 + i]
             out["mAP"][j0 + i], out["auc"][j0 + i] = _score_metrics(tr, probs[i].reshape(m, k))
@@ -544,10 +548,11 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
             bar.set_postfix(active=int(active.numel()))
     else:
         every = config.evaluation_interval
+        feeders = [BatchFeeder(stream, config.batch_size) for stream in streams]
         bar = tqdm(total=config.max_steps, desc=f"{desc} {n} (steps)", disable=not progress)
         model.set_training(True)
         for total in range(1, config.max_steps + 1):
-            rows = torch.stack([torch.as_tensor(streams[int(i)].draw(config.batch_size)) for i in active]).to(device)
+            rows = torch.stack([feeders[int(i)].next() for i in active]).to(device)
             step(rows)
             steps[active.numpy()] = total
             if total % every == 0 or total == config.max_steps:
