@@ -65,42 +65,27 @@ __all__ = [
 # configuration and partitions
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class EnsembleConfig:
+class EnsembleConfig(TrainConfig):
     """Architecture and training settings shared by all teachers of an MLP ensemble.
 
     ``task``: "binary" (one logit, votes after a per-teacher threshold), "multiclass"
     (``n_outputs`` logits, vote = argmax) or "multilabel" (``n_outputs`` independent logits).
     Defaults follow Sosa (2021): 500 TF-IDF inputs, 500-512-128-1 (322,305 parameters).
-    Learning rate, batch size and patience are not stated in the sources (documented choices).
-    The training fields after ``multilabel_vote_threshold`` (step schedule, sampler, mixup, checkpoint
-    selection) are those of :class:`pate_study.training.TrainConfig`; their defaults are the epoch
-    schedule the ECG and web studies use.
+    The training fields (learning rate, batch size, schedule, sampler, mixup, checkpoint selection)
+    are those of :class:`pate_study.training.TrainConfig`, which this extends; their defaults are the
+    epoch schedule the ECG and web studies use. Learning rate, batch size and patience are not stated
+    in the sources (documented choices). Construct with keywords.
     """
 
-    task: str = "binary"
     in_features: int = 500
     n_outputs: int = 1
     hidden: tuple[int, ...] = (512, 128)
     dropout: float = 0.0
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    batch_size: int = 128
-    max_epochs: int = 20
-    patience: int = 3
     sparse_input: bool = False
     multilabel_vote_threshold: float = 0.5
-    max_steps: int | None = None
-    eval_every: int | None = None
-    step_patience: int | None = None
-    sampler: str = "random"
-    mixup_alpha: float | None = None
-    selection: str = "validation"
-    select_on: str = "loss"
-    allow_empty_labels: bool = False
 
     def __post_init__(self) -> None:
-        if self.task not in TASKS:
-            raise ValueError(f"task={self.task!r}: expected one of {TASKS}")
+        super().__post_init__()
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
         for name in ("in_features", "n_outputs"):
             v = getattr(self, name)
@@ -116,7 +101,6 @@ class EnsembleConfig:
             raise ValueError(f"dropout={self.dropout!r}: expected a probability in [0, 1)")
         if not 0.0 < self.multilabel_vote_threshold < 1.0:
             raise ValueError(f"multilabel_vote_threshold={self.multilabel_vote_threshold!r}: expected a value in (0, 1)")
-        self.training()  # validates the training fields
 
     @property
     def layer_sizes(self) -> tuple[int, ...]:
@@ -302,11 +286,42 @@ def _history_from_state(state: dict[str, list] | None) -> pd.DataFrame | None:
     return None if state is None else pd.DataFrame(state)
 
 
+@dataclass(kw_only=True)
+class _TrainingFacts:
+    """What every trained ensemble records besides its parameters (keyword fields)."""
+
+    epochs: np.ndarray
+    best_val_loss: np.ndarray
+    thresholds: np.ndarray | None = None  # binary: per-teacher decision threshold on the probability
+    steps: np.ndarray | None = None
+    best_step: np.ndarray | None = None
+    history: pd.DataFrame | None = None
+    selection: str = ""
+
+    @classmethod
+    def _facts(cls, result: TrainResult) -> dict[str, Any]:
+        return dict(epochs=result.epochs, best_val_loss=result.best_score, steps=result.steps,
+                    best_step=result.best_step, history=result.history, selection=result.selection)
+
+    def _facts_state(self) -> dict[str, Any]:
+        opt = lambda a: None if a is None else torch.as_tensor(a)  # noqa: E731
+        return {"epochs": torch.as_tensor(self.epochs), "best_val_loss": torch.as_tensor(self.best_val_loss),
+                "thresholds": opt(self.thresholds), "steps": opt(self.steps), "best_step": opt(self.best_step),
+                "history": _history_state(self.history), "selection": self.selection}
+
+    @staticmethod
+    def _facts_from_state(state: dict[str, Any]) -> dict[str, Any]:
+        opt = lambda k: None if state.get(k) is None else state[k].numpy()  # noqa: E731
+        return dict(epochs=state["epochs"].numpy(), best_val_loss=state["best_val_loss"].numpy(),
+                    thresholds=opt("thresholds"), steps=opt("steps"), best_step=opt("best_step"),
+                    history=_history_from_state(state.get("history")), selection=state.get("selection", ""))
+
+
 # --------------------------------------------------------------------------------------------
 # MLP ensembles (ECG, web): explicit stacked weights
 # --------------------------------------------------------------------------------------------
 @dataclass
-class TeacherEnsemble:
+class TeacherEnsemble(_TrainingFacts):
     """Trained MLP teachers as stacked parameters (CPU tensors) plus per-teacher training facts.
 
     ``epochs``/``steps``: what each teacher ran; ``best_val_loss``: its selection score (the validation
@@ -317,13 +332,6 @@ class TeacherEnsemble:
     config: EnsembleConfig
     weights: list[torch.Tensor]
     biases: list[torch.Tensor]
-    epochs: np.ndarray
-    best_val_loss: np.ndarray
-    thresholds: np.ndarray | None = None  # binary: per-teacher decision threshold on the probability
-    steps: np.ndarray | None = None
-    best_step: np.ndarray | None = None
-    history: pd.DataFrame | None = None
-    selection: str = ""
 
     @property
     def n_teachers(self) -> int:
@@ -359,21 +367,15 @@ class TeacherEnsemble:
 
     def state(self) -> dict[str, Any]:
         """Plain dict of tensors / builtins (loadable with ``torch.load(weights_only=True)``)."""
-        opt = lambda a: None if a is None else torch.as_tensor(a)  # noqa: E731
         return {"config": self.config.to_dict(), "weights": [w.contiguous() for w in self.weights],
-                "biases": [b.contiguous() for b in self.biases], "epochs": torch.as_tensor(self.epochs),
-                "best_val_loss": torch.as_tensor(self.best_val_loss), "thresholds": opt(self.thresholds),
-                "steps": opt(self.steps), "best_step": opt(self.best_step),
-                "history": _history_state(self.history), "selection": self.selection}
+                "biases": [b.contiguous() for b in self.biases], **self._facts_state()}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> TeacherEnsemble:
         cfg = dict(state["config"])
         cfg["hidden"] = tuple(cfg["hidden"])
-        opt = lambda k: None if state.get(k) is None else state[k].numpy()  # noqa: E731
         return cls(EnsembleConfig(**cfg), list(state["weights"]), list(state["biases"]),
-                   state["epochs"].numpy(), state["best_val_loss"].numpy(), opt("thresholds"), opt("steps"),
-                   opt("best_step"), _history_from_state(state.get("history")), state.get("selection", ""))
+                   **cls._facts_from_state(state))
 
 
 def _train_mlp(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, seed: int,
@@ -393,8 +395,7 @@ def _train_mlp(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, s
     result = _train(make_model, X, y, partitions, config.training(), seed, dev, vectorised=vectorised, test=test,
                     progress=progress, mixed_precision=mixed_precision)
     L = len(config.layer_sizes) - 1
-    ens = TeacherEnsemble(config, result.params[:L], result.params[L:], result.epochs, result.best_score, None,
-                          result.steps, result.best_step, result.history, result.selection)
+    ens = TeacherEnsemble(config, result.params[:L], result.params[L:], **TeacherEnsemble._facts(result))
     if config.task == "binary" and partitions.threshold.shape[1]:
         model, params = ens._model(dev)
         z = _own_logits(model, params, [], model.source(X, "X"), partitions.threshold, dev)
@@ -437,7 +438,7 @@ def query_ensemble(ensemble: TeacherEnsemble, X: Any, device: str | torch.device
 # any nn.Module (ResNet on log-Mel, embedding MLP): torch.func stacking + vmap
 # --------------------------------------------------------------------------------------------
 @dataclass
-class ModuleEnsemble:
+class ModuleEnsemble(_TrainingFacts):
     """``N`` copies of one architecture with stacked parameters and buffers (``torch.func``).
 
     ``probabilities`` runs all teachers in one ``vmap``-ed pass (eval mode: BatchNorm running
@@ -449,13 +450,6 @@ class ModuleEnsemble:
     base: torch.nn.Module  # architecture on the "meta" device (no storage)
     params: dict[str, torch.Tensor]
     buffers: dict[str, torch.Tensor]
-    epochs: np.ndarray
-    best_val_loss: np.ndarray
-    thresholds: np.ndarray | None = None
-    steps: np.ndarray | None = None
-    best_step: np.ndarray | None = None
-    history: pd.DataFrame | None = None
-    selection: str = ""
 
     @property
     def n_teachers(self) -> int:
@@ -476,18 +470,12 @@ class ModuleEnsemble:
         return _probabilities(self.logits(X, **kw), self.task)
 
     def state(self) -> dict[str, Any]:
-        opt = lambda a: None if a is None else torch.as_tensor(a)  # noqa: E731
-        return {"task": self.task, "params": dict(self.params), "buffers": dict(self.buffers),
-                "epochs": torch.as_tensor(self.epochs), "best_val_loss": torch.as_tensor(self.best_val_loss),
-                "thresholds": opt(self.thresholds), "steps": opt(self.steps), "best_step": opt(self.best_step),
-                "history": _history_state(self.history), "selection": self.selection}
+        return {"task": self.task, "params": dict(self.params), "buffers": dict(self.buffers), **self._facts_state()}
 
     @classmethod
     def from_state(cls, state: dict[str, Any], model_fn: Callable[[], torch.nn.Module]) -> ModuleEnsemble:
-        opt = lambda k: None if state.get(k) is None else state[k].numpy()  # noqa: E731
         return cls(state["task"], copy_module_to_meta(model_fn()), dict(state["params"]), dict(state["buffers"]),
-                   state["epochs"].numpy(), state["best_val_loss"].numpy(), opt("thresholds"), opt("steps"),
-                   opt("best_step"), _history_from_state(state.get("history")), state.get("selection", ""))
+                   **cls._facts_from_state(state))
 
 
 def _module_config(task: str, config: TrainConfig | None, training: dict[str, Any]) -> TrainConfig:
@@ -532,8 +520,7 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
                     progress=progress, mixed_precision=mixed_precision)
     names = made[0]
     ens = ModuleEnsemble(task, names.base, dict(zip(names.param_names, result.params)),
-                         dict(zip(names.buffer_names, result.buffers)), result.epochs, result.best_score, None,
-                         result.steps, result.best_step, result.history, result.selection)
+                         dict(zip(names.buffer_names, result.buffers)), **ModuleEnsemble._facts(result))
     if task == "binary" and partitions.threshold.shape[1]:
         model, p, b = ens._model(dev)
         z = _own_logits(model, p, b, model.source(X), partitions.threshold, dev)

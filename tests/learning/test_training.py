@@ -261,3 +261,24 @@ def test_bad_input_names_the_parameter():
     nolabel[parts.train[0], :] = 1
     with pytest.raises(ValueError, match="teacher 1"):
         train_ensemble(X, nolabel, parts, EnsembleConfig(**STEP, max_steps=2, sampler="balanced"), progress=False)
+
+
+def test_history_and_module_probabilities_survive_the_cache(tmp_path):
+    from pate_study.ensemble import cached_ensemble, cached_module_votes
+    X, Y = _multilabel(n=500)
+    parts = make_partitions(400, 2, 80, val_size=20, seed=0)
+    cfg = EnsembleConfig(**STEP, max_steps=10, eval_every=5)
+    a, key = cached_ensemble(X[:400], Y[:400], parts, cfg, cache_dir=tmp_path, progress=False)
+    b, key2 = cached_ensemble(X[:400], Y[:400], parts, cfg, cache_dir=tmp_path, progress=False)
+    assert key == key2 and b.history.equals(a.history) and np.array_equal(a.best_step, b.best_step)
+    X3 = X.reshape(500, 2, 6)
+
+    def model_fn():
+        return EmbeddingMLP(5, in_features=6, hidden=(8,), dropout=0.0)
+
+    kw = dict(max_steps=6, eval_every=3, cache_dir=tmp_path, progress=False)
+    v1 = cached_module_votes(model_fn, X3[:400], Y[:400], parts, "multilabel", X3[400:], **kw)
+    files = set(tmp_path.glob("*.pt"))
+    v2 = cached_module_votes(model_fn, X3[:400], Y[:400], parts, "multilabel", X3[400:], **kw)
+    assert set(tmp_path.glob("*.pt")) == files  # nothing retrained or re-queried
+    assert v1.probabilities.shape == (2, 100, 5) and np.array_equal(v1.probabilities, v2.probabilities)
