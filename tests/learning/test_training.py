@@ -282,3 +282,15 @@ def test_history_and_module_probabilities_survive_the_cache(tmp_path):
     v2 = cached_module_votes(model_fn, X3[:400], Y[:400], parts, "multilabel", X3[400:], **kw)
     assert set(tmp_path.glob("*.pt")) == files  # nothing retrained or re-queried
     assert v1.probabilities.shape == (2, 100, 5) and np.array_equal(v1.probabilities, v2.probabilities)
+
+
+def test_step_patience_stops_teachers_and_the_stack_still_matches_the_loop():
+    X, Y = _multilabel(n=600, seed=3)
+    Y = np.where(np.random.default_rng(0).random(Y.shape) < 0.3, 1 - Y, Y)  # noisy: validation loss turns up
+    parts = make_partitions(600, 4, 60, val_size=40, seed=0)
+    cfg = EnsembleConfig(**{**STEP, "lr": 5e-2}, max_steps=200, eval_every=5, step_patience=2, allow_empty_labels=True)
+    v = train_ensemble(X, Y, parts, cfg, seed=0, progress=False)
+    lp = train_ensemble_loop(X, Y, parts, cfg, seed=0, progress=False)
+    assert v.steps.min() < 200 and np.array_equal(v.steps, lp.steps)
+    assert (v.best_step <= v.steps).all() and (v.steps - v.best_step == 10).all()  # stopped 2 evaluations later
+    np.testing.assert_allclose(v.probabilities(X), lp.probabilities(X), atol=1e-5)
