@@ -64,8 +64,12 @@ class PermutationStream:
         self.generator = generator
         self._queue = torch.zeros(0, dtype=torch.int64)
 
+    def order(self) -> torch.Tensor:
+        """The next cycle as positions into ``ids`` (a ``torch.randperm``)."""
+        return torch.randperm(self.ids.numel(), generator=self.generator)
+
     def permutation(self) -> torch.Tensor:
-        return self.ids[torch.randperm(self.ids.numel(), generator=self.generator)]
+        return self.ids[self.order()]
 
     def draw(self, k: int) -> torch.Tensor:
         while self._queue.numel() < k:

@@ -454,6 +454,7 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
     streams = _streams(config, y_np, train_rows, seeds)
     mix_rngs = [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None
     val_idx = torch.as_tensor(val_rows, device=device)
+    train_idx = torch.as_tensor(train_rows, device=device)
     val_truth = truth_all[val_rows] if m_val else None
     best = [p.detach().clone() for p in params] + [b.clone() for b in buffers]
     best_score = torch.full((n,), float("inf"), dtype=torch.float64)
@@ -481,7 +482,7 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        train_loss_sum += per.detach().double()
+        train_loss_sum.add_(per.detach())
         train_loss_count += 1
 
     def evaluate(at_step: int) -> bool:
@@ -535,7 +536,8 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
         for _epoch in bar:
             model.set_training(True)
             if config.sampler == "random":
-                order = torch.stack([streams[int(i)].permutation() for i in active]).to(device)
+                positions = torch.stack([streams[int(i)].order() for i in active]).to(device)
+                order = torch.gather(train_idx[active.to(device)], 1, positions)
             else:
                 order = torch.as_tensor(np.stack([streams[int(i)].draw(m) for i in active]), device=device)
             for start in range(0, m, config.batch_size):
