@@ -28,7 +28,7 @@ def _split(keys: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
     return np.split(keys.astype(np.int64), offsets[1:-1])
 
 
-def synthetic(n_normal: int = 4855, n_abnormal: int = 1000, *, seed: int = 0):
+def synthetic(n_normal: int = 4855, n_abnormal: int = 16838, *, seed: int = 0):
     """(normal, abnormal) lists of synthetic sessions, lengths 13..42 like hdfs_train."""
     rng = np.random.default_rng(seed)
     blocks = [[22], [5, 5, 5], [11, 9, 11, 9, 11, 9], [26, 26, 26], [23, 23, 23], [21, 21, 21]]

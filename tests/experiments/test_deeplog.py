@@ -42,6 +42,8 @@ def test_locate_listing_finds_the_block_and_flags_a_dropped_token():
     assert list(t["exact"]) == [True, False, True]
     assert list(t["token_edit_distance"]) == [0, 1, 0]
     assert list(t["occurrences_in_file"]) == [2, 0, 2] and t["occurrences_in_other_file"][1] == 1
+    none = ex.locate_listing([{"sequence": "9 9"}], sessions, [])  # not in the file: compared with the first rows
+    assert list(none["file_row"]) == [0] and not none["exact"].any()
 
 
 def _padded(rows, max_len=6):
