@@ -508,7 +508,7 @@ def guarantee_summary(guarantees: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------- figures and verdicts
 def plot_idea(ax_acc, ax_ham, summary: pd.DataFrame, ideas: Sequence[str], *, control_accuracy: float,
-              length_only: float, x: str = "epsilon", xlabel: str = "ε (as plotted by the thesis: per mechanism call)") -> None:
+              length_only: float, x: str = "epsilon", xlabel: str = "ε of one mechanism call (as the thesis plots it)") -> None:
     """Accuracy (left axes) and normalised Hamming distance (right axes) against ε for ``ideas`` and the k-RR
     baseline, with the control's real-data accuracy and the length-only rule as reference lines."""
     from ..plots import reference_line
@@ -521,7 +521,7 @@ def plot_idea(ax_acc, ax_ham, summary: pd.DataFrame, ideas: Sequence[str], *, co
     reference_line(ax_acc, control_accuracy, f"control on real test sequences ({control_accuracy:.3f})")
     reference_line(ax_acc, length_only, f"length-only rule ({length_only:.3f})", color="tab:purple")
     for ax, ylabel in ((ax_acc, "control accuracy on synthetic test sequences"),
-                       (ax_ham, "normalised Hamming distance (per sequence / its length)")):
+                       (ax_ham, "normalised Hamming distance")):
         ax.set_xscale("log")
         ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(-0.02, 1.02))
     ax_acc.legend(fontsize=7, loc="lower right")
