@@ -516,8 +516,10 @@ def plot_idea(ax_acc, ax_ham, summary: pd.DataFrame, ideas: Sequence[str], *, co
     for idea in [KRR, *[i for i in ideas if i != KRR]]:
         s = summary[summary["idea"] == idea]
         style = dict(ls=":", color="0.45") if idea == KRR else {}
-        ax_acc.errorbar(s[x], s["accuracy"], yerr=s["accuracy_std"], marker="o", ms=3, capsize=2, label=idea, **style)
-        ax_ham.errorbar(s[x], s["hamming"], yerr=s["hamming_std"], marker="o", ms=3, capsize=2, label=idea, **style)
+        # on the per-call axis the ideas' ε are of different units: say which in the legend
+        label = f"{idea} [x: ε per {s['mechanism_unit'].iloc[0]}]" if x == "epsilon" and "mechanism_unit" in s else idea
+        ax_acc.errorbar(s[x], s["accuracy"], yerr=s["accuracy_std"], marker="o", ms=3, capsize=2, label=label, **style)
+        ax_ham.errorbar(s[x], s["hamming"], yerr=s["hamming_std"], marker="o", ms=3, capsize=2, label=label, **style)
     reference_line(ax_acc, control_accuracy, f"control on real test sequences ({control_accuracy:.3f})")
     reference_line(ax_acc, length_only, f"length-only rule ({length_only:.3f})", color="tab:purple")
     for ax, ylabel in ((ax_acc, "control accuracy on synthetic test sequences"),
