@@ -2,7 +2,8 @@
 
 Modules:
 
-* :mod:`~pate_study.privacy.mechanisms`  Laplace / Gaussian noise, the student's local Laplace mechanism.
+* :mod:`~pate_study.privacy.mechanisms`  Laplace / Gaussian noise, the student's local Laplace mechanism, the
+  exponential mechanism and k-ary randomized response.
 * :mod:`~pate_study.privacy.aggregators`  votes -> labels: LNMax, GNMax, confident / interactive GNMax,
   GNThreshold (fixed, adaptive, confident).
 * :mod:`~pate_study.privacy.moments`  Papernot et al. 2017 moments accountant for LNMax.
@@ -32,9 +33,12 @@ _EXPORTS = {
     "aggregators": ("ABSTAIN", "Aggregation", "MultiLabelAggregation", "adaptive_thresholds", "confident_gnmax",
                     "confident_gnthreshold", "gnmax", "gnthreshold", "gnthreshold_adaptive", "interactive_gnmax",
                     "lnmax"),
-    "audit": ("AuditResult", "audit_gnmax", "audit_gnthreshold", "audit_lnmax", "audit_local_laplace",
-              "audit_mechanism", "standard_audits"),
-    "mechanisms": ("gaussian_noise", "laplace_noise", "local_laplace", "local_laplace_epsilon"),
+    "audit": ("AuditResult", "audit_exponential_mechanism", "audit_gnmax", "audit_gnthreshold", "audit_lnmax",
+              "audit_local_laplace", "audit_mechanism", "audit_randomized_response", "standard_audits"),
+    "mechanisms": ("basic_composition", "exponential_mechanism", "exponential_mechanism_log_probs",
+                   "finite_mechanism_epsilon", "gaussian_mechanism", "gaussian_noise", "laplace_epsilon",
+                   "laplace_mechanism", "laplace_noise", "local_laplace", "local_laplace_epsilon",
+                   "randomized_response", "randomized_response_log_probs"),
     "moments": ("logmgf_lnmax", "moments_closed_form", "moments_epsilon"),
     "multilabel": ("confident_gnthreshold_epsilon", "gnthreshold_epsilon", "multilabel_logq",
                    "multilabel_bounds", "table54_fit"),
