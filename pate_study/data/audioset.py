@@ -5,6 +5,8 @@
 
 Label subsets (Muschiol 2021 §4.1.1: "big", 153 urban/environmental classes without the Music
 subtree; "small", 15 classes incl. the named easy Church bell/Jackhammer and hard Bus/Train).
+The default big rule (161 classes here) drops the Speech node but keeps its children: the thesis
+names Vehicle the most frequent big class (Fig 5.9) and shows "male speech" (Fig A.1).
 The thesis lists no classes, so both are derived from ``ontology.json`` by the documented,
 parameterised rules of :func:`big_classes` and :func:`small_classes`.
 """
@@ -212,9 +214,16 @@ def load(data: str = "auto", *, subset: str | None = None, seed: int = 0, drop_u
         if subset == "small":
             train = splits["bal_train"].labels.sum(0)
             chosen = small_classes(onto, big, {mid: int(c) for mid, c in zip(mids, train)})
+        if not chosen:
+            raise ValueError(f"subset={subset!r} with big_kwargs={big_kwargs!r}: the rule selects no class; "
+                             f"widen include / narrow exclude")
         index = {mid: i for i, mid in enumerate(mids)}
         cols = np.array(sorted(index[c] for c in chosen))
         splits = _subset(splits, cols, drop_unlabelled)
+        empty = [k for k, s in splits.items() if not s.labels.any()]
+        if empty:
+            raise ValueError(f"subset={subset!r} with big_kwargs={big_kwargs!r}: no clip of split(s) {empty} carries "
+                             f"one of its {len(cols)} classes; choose classes that occur in the data")
         mids, names = [mids[i] for i in cols], [names[i] for i in cols]
     n = {k: len(s.labels) for k, s in splits.items()}
     desc = ", ".join(f"{k} {v:,}" for k, v in n.items()) + f" clips, {len(mids)} classes" + (
