@@ -202,3 +202,66 @@ def top_class(counts: np.ndarray, names) -> tuple[str, int]:
     """Name and count of the most frequent class."""
     i = int(np.argmax(counts))
     return str(names[i]), int(counts[i])
+
+
+# ----------------------------------------------------------------------------- synthetic log-Mel clips
+def synthetic_log_mel_clips(n_clips: int, n_classes: int, *, frames: int = 101, mels: int = 64,
+                            mean_labels: float = 1.6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Synthetic multi-label log-Mel clips ``float32 [n, frames, mels]`` (dB-like) and labels ``bool [n, C]``
+    for the CPU code path of the log-Mel CNN teachers: class ``c`` is a Gaussian Mel band (own centre and
+    width) amplitude-modulated at its own rate; a clip is a noise floor plus its classes' patterns.
+    Long-tailed class frequencies (Zipf), about ``mean_labels`` labels per clip (at least one)."""
+    if n_clips < 1 or n_classes < 1 or frames < 1 or mels < 1:
+        raise ValueError("n_clips, n_classes, frames and mels must be positive")
+    rng = np.random.default_rng(seed)
+    freq = 1.0 / np.arange(1, n_classes + 1)
+    freq /= freq.sum()
+    labels = rng.random((n_clips, n_classes)) < np.minimum(1.0, freq * max(mean_labels - 1, 0))
+    labels[np.arange(n_clips), rng.choice(n_classes, size=n_clips, p=freq)] = True
+    centre = rng.uniform(4, mels - 4, n_classes)
+    width = rng.uniform(1.5, 5.0, n_classes)
+    rate = rng.uniform(0.5, 8.0, n_classes) / frames
+    band = np.exp(-0.5 * ((np.arange(mels)[None] - centre[:, None]) / width[:, None]) ** 2)  # [C, mels]
+    t = np.arange(frames)
+    X = rng.normal(-60.0, 4.0, size=(n_clips, frames, mels)).astype(np.float32)
+    for i in range(n_clips):
+        cls = np.flatnonzero(labels[i])
+        phase = rng.uniform(0, 2 * np.pi, cls.size)
+        env = 0.5 + 0.5 * np.sin(2 * np.pi * rate[cls, None] * t[None] + phase[:, None])  # [k, frames]
+        X[i] += (30.0 * env[:, :, None] * band[cls, None, :]).sum(0)
+    return X, labels
+
+
+# ----------------------------------------------------------------------------- per-class metrics
+def per_class_ap(labels: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Average precision per class (sklearn); NaN for classes without a positive clip."""
+    from sklearn.metrics import average_precision_score
+
+    Y, S = np.asarray(labels, bool), np.asarray(scores, float)
+    if Y.shape != S.shape or Y.ndim != 2:
+        raise ValueError(f"labels {Y.shape}, scores {S.shape}: expected equal [n, C] shapes")
+    out = np.full(Y.shape[1], np.nan)
+    keep = Y.any(0)
+    if keep.any():
+        out[keep] = average_precision_score(Y[:, keep], S[:, keep], average=None)
+    return out
+
+
+def ranked_classes(ap: np.ndarray, k: int = 10) -> dict[str, np.ndarray]:
+    """Class indices of the ``k`` best, ``k`` medium (centred on the median rank) and ``k`` worst
+    classes by AP (NaN classes ignored); Muschiol Figs A.2-A.5 do not say how "medium" is chosen."""
+    ok = np.flatnonzero(np.isfinite(ap))
+    order = ok[np.argsort(-ap[ok], kind="stable")]
+    k = min(k, max(1, order.size // 3))
+    mid = order.size // 2
+    return {"best": order[:k], "medium": order[max(0, mid - k // 2): max(0, mid - k // 2) + k], "worst": order[-k:]}
+
+
+def micro_curves(labels: np.ndarray, scores: np.ndarray) -> dict[str, np.ndarray]:
+    """Micro-averaged PR and ROC curves (all clip-class pairs pooled; the thesis does not state its averaging)."""
+    from sklearn.metrics import precision_recall_curve, roc_curve
+
+    y, s = np.asarray(labels, bool).ravel(), np.asarray(scores, float).ravel()
+    precision, recall, _ = precision_recall_curve(y, s)
+    fpr, tpr, _ = roc_curve(y, s)
+    return {"precision": precision, "recall": recall, "fpr": fpr, "tpr": tpr}
