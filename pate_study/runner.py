@@ -50,7 +50,10 @@ from .registry import write_index
 from .session import RUNNER_ENV
 
 logger = logging.getLogger(__name__)
-PROFILES = ("smoke", "paper")
+PROFILES = ("smoke", "paper", "gpu")
+#: Profiles every notebook must have; ``gpu`` (the sources' settings for a CUDA machine) only where a notebook has
+#: GPU cells: ``make figures PROFILE=gpu`` runs the notebooks that have ``configs/<stem>/gpu.yaml``.
+REQUIRED_PROFILES = ("smoke", "paper")
 RUNNER_PARAMETERS = ("profile", "output_dir")
 DATA_MODES = ("network", "offline", "skip")
 
@@ -399,6 +402,11 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
     unknown = [s for s in stems if s not in list_notebooks()]
     if unknown:
         raise ValueError(f"--notebooks {unknown}: no such notebook; known: {list_notebooks()}")
+    if profile not in REQUIRED_PROFILES:
+        without = [s for s in stems if not (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
+        if without:
+            logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
+        stems = [s for s in stems if s not in without]
     for stem in stems:
         if stem not in NOTEBOOK_DATASETS:
             logger.warning("%s: no datasets listed in pate_study.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
