@@ -36,6 +36,7 @@ from scipy.special import log_ndtr
 
 from pate_study.privacy import rdp
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, paper2018_orders
+from pate_study.privacy.rdp_curves import theorem6_terms
 
 
 def make_votes(n_queries: int, n_classes: int, n_teachers: int, seed: int) -> np.ndarray:
@@ -147,7 +148,7 @@ def main() -> None:
             lambda: rdp.gnmax_epsilon(sigma=args.sigma, delta=args.delta, votes=votes, orders=orders), args.repeats
         )
     logq = rdp.gnmax_logq(votes, args.sigma)
-    n_valid = int(np.count_nonzero(rdp._theorem6_scalars(logq, 1 / args.sigma**2)[1]))
+    n_valid = int(np.count_nonzero(theorem6_terms(logq, 1 / args.sigma**2).valid))
 
     sub = votes[: args.loop_queries]
     t_loop, loop_total = best_time(lambda: loop_rdp_total(sub, args.sigma, orders), args.repeats)

@@ -32,11 +32,11 @@ import logging
 import os
 import sys
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_orders
+from ._validation import check_choice, check_delta, check_n_queries, check_orders
 
 __all__ = [
     "OrderAtGridEdgeWarning",
@@ -50,6 +50,10 @@ __all__ = [
     "warn_grid_edge",
     "external_stacklevel",
     "spent_from_curve",
+    "resolve_rdp_orders",
+    "query_mode",
+    "account",
+    "with_optimum",
 ]
 
 logger = logging.getLogger(__name__)
@@ -313,4 +317,85 @@ def spent_from_curve(
         cost=cost,
         expected_answered=expected_answered,
         details=extra,
+    )
+
+
+def resolve_rdp_orders(orders: Any) -> np.ndarray:
+    """Parse an order spec (see :func:`parse_orders`) and require orders > 1."""
+    parsed = parse_orders(orders)
+    if isinstance(parsed, str):
+        raise ValueError("orders: 'continuous' is only available for the 2017 moments accountant")
+    return check_orders(parsed, 1.0)
+
+
+def query_mode(n_queries: Any, data: Any, check: Callable[[Any], np.ndarray],
+               data_name: str = "votes") -> tuple[int, np.ndarray | None]:
+    """Data-independent (``n_queries``) or data-dependent (``data``) accounting: exactly one must be given.
+
+    Returns (number of queries, ``check(data)`` or None).
+    """
+    if (n_queries is None) == (data is None):
+        raise ValueError(
+            f"n_queries/{data_name}: expected exactly one of n_queries (data-independent) or {data_name} "
+            "(data-dependent)"
+        )
+    if data is not None:
+        arr = check(data)
+        return len(arr), arr
+    return check_n_queries(n_queries), None
+
+
+def account(
+    total: Callable[[np.ndarray], np.ndarray] | Any,
+    *,
+    delta: float,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+    accountant: str,
+    mechanism: str,
+    n_queries: int,
+    data_dependent: bool,
+    warn: bool = True,
+    **details: Any,
+) -> PrivacySpent:
+    """The one path from a composed per-order curve to a result, used by every accountant of the package.
+
+    Checks ``delta`` and ``conversion``, resolves the order grid (orders > 1 for the RDP
+    conversions, > 0 for ``"moments"``, whose curve is a 2017 log-MGF), evaluates
+    ``total(grid)`` (the composed RDP or log-MGF at each order; an array is taken as is
+    when ``orders`` is already a grid), and converts and minimises it with
+    :func:`spent_from_curve` (grid-edge warning included). ``details`` (parameters,
+    ``cost``, ``expected_answered``, notes) are stored on the result.
+    """
+    delta = check_delta(delta)
+    check_choice("conversion", conversion, ("moments",) if accountant == "moments2017" else CONVERSIONS)
+    if conversion == "moments":
+        parsed = parse_orders(orders)
+        if isinstance(parsed, str):
+            raise ValueError("orders: expected a grid here, not 'continuous'")
+        grid = check_orders(parsed, 0.0)
+    else:
+        grid = resolve_rdp_orders(orders)
+    curve = total(grid) if callable(total) else np.asarray(total, dtype=np.float64)
+    curve = np.asarray(curve, dtype=np.float64)
+    if curve.shape != grid.shape:
+        raise ValueError(f"total: expected one value per order {grid.shape}, got shape {curve.shape}")
+    return spent_from_curve(
+        grid, curve, delta, conversion, accountant=accountant, mechanism=mechanism, n_queries=n_queries,
+        data_dependent=data_dependent, warn=warn, **details,
+    )
+
+
+def with_optimum(spent: PrivacySpent, epsilon: float, order: float, conversion: str) -> PrivacySpent:
+    """``spent`` with its optimum replaced by one found off the grid (e.g. a closed form or a 1-D minimiser).
+
+    The grid-edge check of :func:`select_order` is applied to the new order (warning included):
+    an order at (within 1e-9 relative of) the first or last order of the grid is at the edge.
+    """
+    grid = spent.orders
+    at_edge = bool(order <= grid[0] * (1 + 1e-9) or order >= grid[-1] * (1 - 1e-9))
+    if at_edge:
+        warn_grid_edge(float(order), float(grid[0]), float(grid[-1]))
+    return dataclasses.replace(
+        spent, epsilon=float(epsilon), order=float(order), conversion=conversion, at_grid_edge=at_edge
     )
