@@ -541,7 +541,7 @@ def findings(sweep: pd.DataFrame, t54: pd.DataFrame, mw: pd.DataFrame, bounds: p
         out.append(f"GNThreshold th_e={th}: data-dependent / data-independent ε (vote-fraction bound) ranges "
                    f"{r['min']:.3f}–{r['max']:.3f} over the σ_e grid"
                    + (" — no saving" if r["min"] > 0.999 else ""))
-    never = bounds[~bounds["theorem6_possible"].astype(bool)]["bound"].tolist()
+    never = list(dict.fromkeys(bounds[~bounds["theorem6_possible"].astype(bool)]["bound"]))
     if never:
         out.append(f"bounds for which Theorem 6 can never apply at this σ (data-dependent = data-independent "
                    f"by construction): {', '.join(never)}")
