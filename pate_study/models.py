@@ -74,6 +74,19 @@ def web_fc_net(in_features: int = 500, hidden: Sequence[int] = (512, 128), dropo
     return mlp(in_features, hidden, 1, dropout)
 
 
+def classifier_head(in_features: int, widths: Sequence[int], n_classes: int, dropout: float,
+                    batch_norm: bool) -> nn.Sequential:
+    """Muschiol (2021) Table 4.2 heads: per width ``FC ReLU (BN) Dropout``, then ``FC(n_classes)``
+    (ResNet heads with BatchNorm, VGG heads without)."""
+    layers: list[nn.Module] = []
+    for h in widths:
+        _check_positive("head width", h)
+        layers += [nn.Linear(in_features, h), nn.ReLU(), *([nn.BatchNorm1d(h)] if batch_norm else []), nn.Dropout(dropout)]
+        in_features = h
+    layers.append(nn.Linear(in_features, n_classes))
+    return nn.Sequential(*layers)
+
+
 class BasicBlock(nn.Module):
     """ResNet BasicBlock (He et al. 2016): two 3x3 convs with BN and an identity/projection shortcut."""
 
@@ -125,13 +138,7 @@ class ResNetLogMel(nn.Module):
             in_ch = out_ch
         self.stages = nn.Sequential(*stages)
         self.pool = nn.AdaptiveAvgPool2d(1)
-        head_layers: list[nn.Module] = []
-        for h in head:
-            _check_positive("head width", h)
-            head_layers += [nn.Linear(in_ch, h), nn.ReLU(), nn.BatchNorm1d(h), nn.Dropout(dropout)]
-            in_ch = h
-        head_layers.append(nn.Linear(in_ch, n_classes))
-        self.head = nn.Sequential(*head_layers)
+        self.head = classifier_head(in_ch, head, n_classes, dropout, batch_norm=True)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.stages(self.stem(_check_logmel_input(x)))
@@ -182,13 +189,7 @@ class VGGLogMel(nn.Module):
                 in_ch = out_ch
         self.features = nn.Sequential(*layers)
         self.pool = nn.AdaptiveAvgPool2d(1)
-        head_layers: list[nn.Module] = []
-        for h in head:
-            _check_positive("head width", h)
-            head_layers += [nn.Linear(in_ch, h), nn.ReLU(), nn.Dropout(dropout)]
-            in_ch = h
-        head_layers.append(nn.Linear(in_ch, n_classes))
-        self.head = nn.Sequential(*head_layers)
+        self.head = classifier_head(in_ch, head, n_classes, dropout, batch_norm=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.features(_check_logmel_input(x))

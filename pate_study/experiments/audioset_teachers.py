@@ -234,17 +234,10 @@ def synthetic_log_mel_clips(n_clips: int, n_classes: int, *, frames: int = 101, 
 
 # ----------------------------------------------------------------------------- per-class metrics
 def per_class_ap(labels: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Average precision per class (sklearn); NaN for classes without a positive clip."""
-    from sklearn.metrics import average_precision_score
+    """Average precision per class; NaN for classes without a positive clip."""
+    from pate_study.metrics import average_precision_per_class
 
-    Y, S = np.asarray(labels, bool), np.asarray(scores, float)
-    if Y.shape != S.shape or Y.ndim != 2:
-        raise ValueError(f"labels {Y.shape}, scores {S.shape}: expected equal [n, C] shapes")
-    out = np.full(Y.shape[1], np.nan)
-    keep = Y.any(0)
-    if keep.any():
-        out[keep] = average_precision_score(Y[:, keep], S[:, keep], average=None)
-    return out
+    return average_precision_per_class(labels, scores)
 
 
 def ranked_classes(ap: np.ndarray, k: int = 10) -> dict[str, np.ndarray]:
@@ -265,3 +258,267 @@ def micro_curves(labels: np.ndarray, scores: np.ndarray) -> dict[str, np.ndarray
     precision, recall, _ = precision_recall_curve(y, s)
     fpr, tpr, _ = roc_curve(y, s)
     return {"precision": precision, "recall": recall, "fpr": fpr, "tpr": tpr}
+
+
+def sampler_batches(labels: np.ndarray, ids: np.ndarray, kind: str, *, iterations: int = 1000, batch_size: int = 64,
+                    seed: int = 0) -> np.ndarray:
+    """``int [iterations, batch_size]`` clip ids drawn from the rows ``ids`` by the ``"balanced"``
+    sampler (Muschiol §4.4.2, :class:`pate_study.samplers.LabelBalancedStream`) or ``"random"``
+    (successive random permutations, :class:`pate_study.samplers.PermutationStream`)."""
+    import torch
+
+    from pate_study.samplers import LabelBalancedStream, PermutationStream
+
+    ids = np.asarray(ids, dtype=np.int64)
+    if kind == "balanced":
+        stream = LabelBalancedStream(np.asarray(labels)[ids], ids, rng=np.random.default_rng(seed))
+        draw = stream.draw
+    elif kind == "random":
+        perm = PermutationStream(ids, torch.Generator().manual_seed(int(seed)))
+        draw = lambda k: perm.draw(k).numpy()  # noqa: E731
+    else:
+        raise ValueError(f"sampler={kind!r}: expected 'balanced' or 'random'")
+    return np.stack([draw(batch_size) for _ in range(iterations)])
+
+
+def sampler_statistics(labels: np.ndarray, ids: np.ndarray, *, iterations: int = 1000, batch_size: int = 64,
+                       seed: int = 0) -> pd.DataFrame:
+    """Fig 5.9: per-class occurrences in ``iterations`` batches of ``batch_size`` for the balanced and
+    the random sampler over the same rows; one row per class (``balanced``, ``random`` counts) and
+    the class's count in the rows themselves (``in_partition``)."""
+    Y = np.asarray(labels, bool)
+    counts = {k: class_occurrences(Y, sampler_batches(Y, ids, k, iterations=iterations, batch_size=batch_size,
+                                                      seed=seed)) for k in ("balanced", "random")}
+    return pd.DataFrame({"class_index": np.arange(Y.shape[1]), "in_partition": Y[np.asarray(ids)].sum(0), **counts})
+
+
+def teacher_partitions(split: PoolSplit, n_teachers: int, *, seed: int = 0):
+    """Disjoint, equal partitions of the teacher pool (``floor(pool / T)`` clips each; indices into
+    the subset's bal_train clips), drawn by :func:`pate_study.ensemble.make_partitions`."""
+    from pate_study.ensemble import make_partitions
+
+    size = len(split.teacher) // n_teachers
+    if size < 1:
+        raise ValueError(f"n_teachers={n_teachers}: more teachers than the {len(split.teacher)} clips of the "
+                         f"teacher pool; use at most {len(split.teacher)} teachers")
+    return make_partitions(int(split.teacher.max()) + 1, n_teachers, size, seed=seed, pool=split.teacher)
+
+
+def occurrence_spread(counts: np.ndarray) -> float:
+    """Spread of per-class occurrence counts: max / median over classes that occur (Fig 5.9's "tighter")."""
+    c = np.asarray(counts, float)
+    c = c[c > 0]
+    return float(c.max() / np.median(c)) if c.size else float("nan")
+
+
+# ----------------------------------------------------------------------------- embedding teachers
+def clip_features(split: audioset.Split) -> np.ndarray:
+    """``float32 [n, 128]``: each clip's VGGish embedding frames averaged over its real frames, mapped
+    from the released uint8 quantisation to about [-2, 2] by the fixed (data-independent) ``(x - 128) / 64``."""
+    emb = split.embeddings.astype(np.float32)
+    frames = np.maximum(split.n_frames.astype(np.float32), 1)[:, None]
+    mask = (np.arange(emb.shape[1])[None] < split.n_frames[:, None])[:, :, None]
+    return (((emb - 128.0) / 64.0) * mask).sum(1) / frames
+
+
+@dataclass(frozen=True)
+class TeacherSpec:
+    """Embedding-MLP teacher recipe (Muschiol §5.1.3 transferred to embeddings): ``hidden`` widths,
+    ``dropout``, Adam ``lr``, ``batch_size``, a step schedule of ``steps`` with an evaluation every
+    ``eval_every`` steps, the ``sampler`` ("balanced" §4.4.2 or "random"), mixup ``mixup_alpha``
+    (None: off; not stated in the thesis, 1.0 after PANNs) and the checkpoint criterion on the
+    validation split (``select_on``)."""
+
+    hidden: tuple[int, ...] = (256, 256)
+    dropout: float = 0.5
+    lr: float = 1e-3
+    batch_size: int = 64
+    steps: int = 1000
+    eval_every: int = 100
+    sampler: str = "balanced"
+    mixup_alpha: float | None = 1.0
+    select_on: str = "mAP"
+
+    def replace(self, **kw) -> "TeacherSpec":
+        import dataclasses
+
+        return dataclasses.replace(self, **{k: (tuple(v) if k == "hidden" else v) for k, v in kw.items()})
+
+
+@dataclass
+class TeacherRun:
+    """One trained ensemble: ``history`` (step, teacher, split, metric, value; split "curve" = the
+    fixed eval sample scored during training), ``best_step`` per teacher, final per-teacher ``map`` /
+    ``auc`` and per-class ``class_ap`` ``[T, C]`` on the full test set at the selected checkpoints,
+    ``probs0`` (teacher 0's test probabilities) and ``train_counts`` ``[T, C]`` (positives per teacher)."""
+
+    name: str
+    n_teachers: int
+    spec: TeacherSpec
+    history: pd.DataFrame
+    best_step: np.ndarray
+    map: np.ndarray
+    auc: np.ndarray
+    class_ap: np.ndarray
+    probs0: np.ndarray
+    train_counts: np.ndarray
+    seconds: float
+
+
+def _stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048):
+    """Per-teacher probabilities ``[T, n, C]`` of a trained stack on all ``n_rows`` rows of ``source``."""
+    import torch
+
+    out = []
+    with torch.no_grad():
+        for c0 in range(0, n_rows, chunk):
+            rows = torch.arange(c0, min(n_rows, c0 + chunk))
+            out.append(torch.sigmoid(model.forward(params, [], source, rows, training=False)).float())
+    return torch.cat(out, dim=1).numpy()
+
+
+def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
+                   Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
+                   name: str = "", last: bool = False) -> TeacherRun:
+    """Train one embedding-MLP teacher per partition with :func:`pate_study.training.train_stacked`
+    (stacked, step schedule, per-teacher sampler/mixup, shared validation split ``val`` for checkpoint
+    selection), recording validation and test-sample ("curve": ``curve_clips`` fixed eval clips) mAP/AUC
+    every ``eval_every`` steps; then score every teacher on the full test set. ``last=True`` keeps the
+    final parameters (used for per-class curves over iterations)."""
+    import time
+
+    import torch
+
+    from pate_study.stacked import StackedMLP
+    from pate_study.training import TrainConfig, teacher_seeds, train_stacked
+
+    start = time.perf_counter()
+    n = partitions.n_teachers
+    seeds = teacher_seeds(seed, n)
+    model = StackedMLP((X.shape[1], *spec.hidden, Y.shape[1]), seeds, dropout=spec.dropout)
+    config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
+                         eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
+                         selection="last" if last else "validation", select_on=spec.select_on,
+                         allow_empty_labels=True)
+    curve = np.sort(np.random.default_rng(seed).permutation(len(X_test))[:curve_clips])
+    val_rows = np.tile(np.asarray(val, dtype=np.int64), (n, 1))
+    res = train_stacked(model, X, Y.astype(np.float32), partitions.train, val_rows, config, seeds,
+                        device=torch.device("cpu"), test=(X_test[curve], Y_test[curve].astype(np.float32)),
+                        progress=False, desc=name or "teachers")
+    history = res.history.replace({"split": {"test": "curve"}})
+    probs = _stacked_probabilities(model, res.params, model.source(X_test, "X_test"), len(X_test))
+    ap = np.stack([per_class_ap(Y_test, p) for p in probs])
+    from pate_study.metrics import mean_roc_auc
+
+    auc = np.array([mean_roc_auc(Y_test, p) for p in probs])  # noqa: per teacher
+    return TeacherRun(name, n, spec, history, res.best_step, np.nanmean(ap, axis=1), auc, ap, probs[0],
+                      Y[partitions.train].sum(1), time.perf_counter() - start)
+
+
+def run_seed(seed: int, subset: str, n_teachers: int) -> int:
+    """A distinct seed per (subset, teacher count), so that no two ensembles share initialisations."""
+    return int(seed) * 10_007 + SUBSETS.index(subset) * 1_000 + int(n_teachers)
+
+
+def first_teachers(partitions, k: int):
+    """The partitions of the first ``k`` teachers (ablations train a few teachers of "big 10")."""
+    from pate_study.ensemble import Partitions
+
+    return Partitions(partitions.train[:k])
+
+
+def curves(run: TeacherRun, metric: str = "mAP", split: str = "curve") -> pd.DataFrame:
+    """``step x teacher`` table of one metric from a run's history."""
+    h = run.history
+    h = h[(h.split == split) & (h.metric == metric)]
+    return h.pivot_table(index="step", columns="teacher", values="value")
+
+
+def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
+                        spec: TeacherSpec, checkpoints, *, seed: int = 0) -> np.ndarray:
+    """Per-class test AP ``[len(checkpoints), C]`` of one teacher after each number of steps in
+    ``checkpoints`` (Figs A.2/A.3). Each checkpoint is the same seeded run stopped there (the loop is
+    deterministic on the CPU, so a shorter run is a prefix of a longer one)."""
+    from pate_study.ensemble import Partitions
+
+    rows = Partitions(np.asarray(train_rows, dtype=np.int64)[None])
+    out = []
+    for s in checkpoints:
+        run = train_teachers(X, Y, rows, np.zeros(0, np.int64), X_test, Y_test,
+                             spec.replace(steps=int(s), eval_every=int(s)), seed=seed, curve_clips=1, last=True)
+        out.append(run.class_ap[0])
+    return np.stack(out)
+
+
+# ----------------------------------------------------------------------------- log-Mel CNN teachers
+def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray,
+                          X_test: np.ndarray, Y_test: np.ndarray, spec: TeacherSpec, *, width_scale: int = 1,
+                          head: tuple[int, ...] | None = None, weights: str | None = None, seed: int = 0,
+                          device: str | None = None) -> tuple[pd.DataFrame, str, float]:
+    """Muschiol's log-Mel teachers (:func:`pate_study.models.logmel_model`), stacked with
+    :class:`pate_study.stacked.StackedModule` and trained by the same loop (bf16 autocast on CUDA,
+    float32 on the CPU). ``weights``: a torchvision ImageNet state dict for every teacher
+    (:func:`pate_study.models.load_imagenet_weights`), else random init. Returns the history, the
+    weights stamp and the wall time."""
+    import time
+
+    import torch
+
+    from pate_study.device import choose_device
+    from pate_study.models import load_imagenet_weights, logmel_model, weights_stamp
+    from pate_study.stacked import StackedModule
+    from pate_study.training import TrainConfig, teacher_seeds, train_stacked
+
+    start = time.perf_counter()
+    dev = choose_device(device)
+    n = partitions.n_teachers
+    seeds = teacher_seeds(seed, n)
+    modules = []
+    for s in seeds[:, 0]:
+        torch.manual_seed(int(s))
+        m = logmel_model(architecture, Y.shape[1], width_scale=width_scale, dropout=spec.dropout, head=head)
+        if weights:
+            load_imagenet_weights(m, weights)
+        modules.append(m)
+    stamp = weights_stamp(modules[0])
+    model = StackedModule(modules, seeds, device=dev)
+    config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
+                         eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
+                         select_on=spec.select_on, allow_empty_labels=True)
+    res = train_stacked(model, X, Y.astype(np.float32), partitions.train,
+                        np.tile(np.asarray(val, np.int64), (n, 1)), config, seeds, device=dev,
+                        test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture)
+    return res.history.replace({"split": {"test": "curve"}}), stamp, time.perf_counter() - start
+
+
+def load_logmel_clips(data: str, subset: str = "big", *, n_clips: int = 240, n_classes: int = 10, frames: int = 64,
+                      seed: int = 0) -> tuple[np.ndarray, np.ndarray, str]:
+    """Log-Mel clips for the CNN teachers: ``data="real"`` reads the prepared raw-audio recipe
+    ``audioset-audio`` (``log_mel.npy`` [n, 1001, 64], labels restricted to the subset's classes;
+    FileNotFoundError naming the recipe when it is not prepared); ``"synthetic"`` draws
+    :func:`synthetic_log_mel_clips`. Returns ``(X, Y, provenance)``."""
+    if data == "synthetic":
+        X, Y = synthetic_log_mel_clips(n_clips, n_classes, frames=frames, seed=seed)
+        return X, Y, (f"synthetic log-Mel clips ({n_clips} clips x {frames} frames x 64 bands, {n_classes} classes, "
+                      f"seed {seed}): code path only")
+    if data != "real":
+        raise ValueError(f"logmel_data={data!r}: expected 'real' or 'synthetic'")
+    import data_recipes
+
+    recipe = data_recipes.get_recipe("audioset-audio")
+    if not recipe.is_prepared():
+        raise FileNotFoundError("logmel_data='real': raw Audio Set audio is not prepared; run `make data-audioset-audio` "
+                                "(python -m data_recipes prepare audioset-audio; needs yt-dlp and network) or use 'synthetic'")
+    folder = data_recipes.prepared_dir("audioset-audio")
+    labels = np.load(folder / "labels.npy")
+    emb = audioset.load("real", subset=subset)
+    import csv
+
+    embedding_folder = audioset.resolve_source(audioset.NAME, "real")
+    with open(embedding_folder / "class_labels_indices.csv", newline="") as f:
+        index = {row[1]: int(row[0]) for row in list(csv.reader(f))[1:]}
+    cols = np.array([index[m] for m in emb.class_mids])
+    Y = labels[:, cols]
+    keep = np.flatnonzero(Y.any(1))
+    X = np.load(folder / "log_mel.npy", mmap_mode="r")[keep]
+    return np.asarray(X, np.float32), Y[keep], f"real: {len(keep):,} Audio Set clips with raw audio (recipe audioset-audio), {subset} subset"

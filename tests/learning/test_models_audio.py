@@ -146,3 +146,21 @@ def test_logmel_models_shapes_and_backward(name):
     assert all(p.grad is not None for p in model.parameters())
     with pytest.raises(ValueError, match="expected"):
         model(torch.zeros(2, 3, 10, 64))
+
+
+def test_vectorised_per_class_metrics_equal_sklearn():
+    """metrics.average_precision_per_class / roc_auc_per_class (rank-based, all classes at once) equal
+    sklearn's per-class AP and ROC-AUC, ties included; classes without positives are NaN."""
+    import numpy as np
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    from pate_study.metrics import average_precision_per_class, roc_auc_per_class
+
+    rng = np.random.default_rng(0)
+    Y = rng.random((300, 12)) < 0.1
+    Y[:, 0] = False
+    S = np.round(rng.random((300, 12)), 1) + 0.3 * Y  # coarse scores: many ties
+    ap, auc = average_precision_per_class(Y, S), roc_auc_per_class(Y, S)
+    assert np.isnan(ap[0]) and np.isnan(auc[0])
+    np.testing.assert_allclose(ap[1:], average_precision_score(Y[:, 1:], S[:, 1:], average=None), atol=1e-12)
+    np.testing.assert_allclose(auc[1:], roc_auc_score(Y[:, 1:], S[:, 1:], average=None), atol=1e-12)
