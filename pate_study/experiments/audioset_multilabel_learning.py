@@ -80,7 +80,8 @@ def teacher_votes(teacher_counts: Sequence[int], *, data: str = "auto", subset: 
         epochs = max(1, math.ceil(settings.steps * settings.batch_size / size))
         config = ensemble.EnsembleConfig(task="multilabel", in_features=x_teach.shape[1], n_outputs=n_labels,
                                          hidden=settings.hidden, dropout=settings.dropout, lr=settings.lr,
-                                         batch_size=settings.batch_size, max_epochs=epochs, patience=epochs)
+                                         batch_size=settings.batch_size, max_epochs=epochs, patience=epochs,
+                                         allow_empty_labels=True)  # rare classes may miss a small teacher pool
         votes = ensemble.cached_teacher_votes(x_teach, y_teach, parts, config, queries, seed=seed,
                                               cache_dir=cache_dir, progress=progress)
         p = np.clip(votes.probabilities.astype(np.float64), 0.0, 1.0)
@@ -129,7 +130,8 @@ def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, 
                          dropout=settings.dropout)
     student.fit_model(model, x_pool[tr], labels[tr].astype(np.float32), "multilabel", x_pool[val],
                       labels[val].astype(np.float32), lr=settings.lr, batch_size=settings.batch_size,
-                      max_epochs=settings.max_epochs, patience=settings.patience, seed=seed)
+                      max_epochs=settings.max_epochs, patience=settings.patience, seed=seed,
+                      allow_empty_labels=True)  # released labels may never switch some classes on
     th = _best_threshold(labels[val], student.predict_scores(model, x_pool[val], "multilabel"))
     scores = student.predict_scores(model, x_test, "multilabel")
     r = metrics.multilabel_report(y_test, scores >= th, scores)
