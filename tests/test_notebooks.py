@@ -248,9 +248,26 @@ def check_audioset_teachers(scalars: dict, params: dict) -> None:
     assert scalars["findings"]["n_lines"] >= 5
 
 
+def check_multilabel(scalars: dict, params: dict) -> None:
+    """05_audioset_multilabel: set-up, the confidence rules, the accounting invariants and the Table 5.4 fit."""
+    setup = scalars["setup"]
+    assert setup["query_pool"] >= min(params["min_pool"], setup["query_pool"] + setup["test"] - 200)
+    assert setup["test"] > 0
+    # the "max" rule's answered share cannot depend on th_e; it is the one that matches the thesis's constant shares
+    assert scalars["muschiol2021-table5.3"]["max_rule_constant"] is True
+    for item in ("muschiol2021-fig5.13", "muschiol2021-figA.7", "muschiol2021-fig5.14", "muschiol2021-fig5.15"):
+        assert scalars[item]["min_ratio_dependent_to_independent"] <= 1 + 1e-9, item
+    assert scalars["muschiol2021-table5.4"]["max_dependent_minus_independent"] <= 1e-6
+    assert scalars["table54_fit"]["all_fit_rounds_to_printed"] is True
+    beyond = scalars["muschiol2021-beyond-multiwinner"]
+    for mech in ("gnthreshold", "binary", "tau", "powerset"):
+        assert math.isfinite(beyond[f"{mech}_epsilon"]) and 0 <= beyond[f"{mech}_student_map"] <= 1
+    assert scalars["findings"]["lines"], "the findings cell must print computed statements"
+
+
 CHECKS = {"00_dp_primer": check_primer, "01_ecg_student_privacy": check_ecg, "02_web_requests": check_web,
           "03_deeplog_synthetic": check_deeplog, "04_audioset_teachers": check_audioset_teachers,
-          "06_pate2018_votes": check_pate2018_votes}
+          "05_audioset_multilabel": check_multilabel, "06_pate2018_votes": check_pate2018_votes}
 
 
 def test_every_notebook_has_a_check_configs_and_a_parameters_cell():
