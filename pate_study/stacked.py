@@ -297,6 +297,12 @@ class StackedModule:
         if mix is not None:
             x = mix_pairs(x, mix if not shared else mix[0], dim=0 if shared else 1)
         names_p, names_b = self.param_names, self.buffer_names
-        f = vmap(lambda pp, bb, xx: functional_call(self.base, (dict(zip(names_p, pp)), dict(zip(names_b, bb))), (xx,)),
-                 in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
+
+        def call(pp, bb, xx):
+            return functional_call(self.base, (dict(zip(names_p, pp)), dict(zip(names_b, bb))), (xx,))
+
+        if params and params[0].shape[0] == 1:  # one model (a student, the loop): no vmap, so any forward works,
+            single = call([p[0] for p in params], [b[0] for b in buffers], x if shared else x[0])  # data-dependent
+            return single.unsqueeze(0)                                                        # control flow too
+        f = vmap(call, in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
         return f(list(params), list(buffers), x)

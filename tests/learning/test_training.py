@@ -294,3 +294,25 @@ def test_step_patience_stops_teachers_and_the_stack_still_matches_the_loop():
     assert v.steps.min() < 200 and np.array_equal(v.steps, lp.steps)
     assert (v.best_step <= v.steps).all() and (v.steps - v.best_step == 10).all()  # stopped 2 evaluations later
     np.testing.assert_allclose(v.probabilities(X), lp.probabilities(X), atol=1e-5)
+
+
+def test_single_model_with_data_dependent_control_flow_trains():
+    """fit_model (N = 1) must accept any forward, e.g. a sequence model that checks its input (vmap cannot)."""
+    import torch
+    from pate_study.student import fit_model
+
+    class Checked(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 1)
+
+        def forward(self, x):
+            if bool((x.abs().sum(dim=1) == 0).any()):
+                raise ValueError("x: a row is all zeros")
+            return self.linear(x)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 4)).astype(np.float32) + 0.1
+    y = (X[:, 0] > 0).astype(np.int64)
+    fit = fit_model(Checked(), X, y, "binary", max_epochs=2, batch_size=16, seed=0)
+    assert fit.epochs == 2 and isinstance(fit.model, Checked)
