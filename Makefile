@@ -1,12 +1,16 @@
 # pate_study: two commands do all the set-up on a fresh machine.
-#   make figures   regenerate every figure and table (PROFILE=paper by default; PROFILE=smoke for a quick pass)
-#   make test      unit tests + every notebook executed with its smoke profile
+#   make figures   prepare the notebooks' datasets (mirror, then the official URLs; DATA=offline: mirror only,
+#                  DATA=skip: none), regenerate every figure and table (PROFILE=paper by default; PROFILE=smoke for a
+#                  quick pass), print a summary (also in build/summary.<profile>.md)
+#   make test      unit tests + every notebook executed with its smoke profile (and in JupyterLab + Chromium)
+#   make lab       JupyterLab on the notebooks (adds --allow-root when run as root)
 # Each creates or updates the virtual environment .venv from pyproject.toml on first use.
 
 PYTHON       ?= python3
 VENV         ?= .venv
 PROFILE      ?= paper
 NOTEBOOKS    ?=
+DATA         ?= network
 PYTEST_ARGS  ?=
 # torch is installed first and on its own, so that pip never resolves the CUDA build on a CPU machine.
 # Here `torch==2.13.0` is served as a local CPU wheel. Elsewhere, on a CPU-only machine, use
@@ -32,7 +36,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 figures: $(STAMP)
-	$(VPY) -m pate_study.runner figures --profile $(PROFILE) $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
+	$(VPY) -m pate_study.runner figures --profile $(PROFILE) --data $(DATA) $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)
@@ -51,8 +55,9 @@ benchmarks: $(STAMP)
 	$(VPY) benchmarks/bench_accountants.py
 	$(VPY) benchmarks/bench_ensemble.py
 
+# Jupyter refuses to run as root without --allow-root (containers, course VMs): add it only then.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 clean-build:
 	rm -rf build/

@@ -19,9 +19,18 @@ timing is the best of ``--repeats`` runs (the machine may be shared).
 ``--hard`` uses votes where every query is in Theorem 6's range up to order ≥ 500
 (2,000 teachers split between two classes, top class 1,200–2,000 votes).
 
+``--multilabel`` times the multi-label accountants instead (issue 11): 5,000 queries × 160
+labels of 50 seeded teachers × the paper2018 grid, one configuration per line:
+``multilabel.multilabel_bounds`` (all five bounds, data-dependent and data-independent) for
+GNThreshold and Confident-GNThreshold, and the three later mechanisms of ``multiwinner``
+(Binary voting plain and confident with both costs, τ voting, Powerset voting from cached
+set counts). Vote summaries (counts, clipped sums, set counts) are computed once, outside
+the timings, as a notebook caches them.
+
 Usage::
 
     python benchmarks/bench_accountants.py [--queries 100000] [--loop-queries 2000] [--scalar-loop-queries 300] [--hard]
+    python benchmarks/bench_accountants.py --multilabel [--queries 5000] [--labels 160]
 """
 
 from __future__ import annotations
@@ -34,8 +43,9 @@ import warnings
 import numpy as np
 from scipy.special import log_ndtr
 
-from pate_study.privacy import rdp
+from pate_study.privacy import multilabel, multiwinner, rdp
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, paper2018_orders
+from pate_study.privacy.rdp_curves import theorem6_terms
 
 
 def make_votes(n_queries: int, n_classes: int, n_teachers: int, seed: int) -> np.ndarray:
@@ -120,9 +130,70 @@ def scalar_loop_rdp_total(votes: np.ndarray, sigma: float, orders: np.ndarray) -
     return np.array(total)
 
 
+def make_teacher_votes(n_queries: int, n_labels: int, n_teachers: int, seed: int) -> np.ndarray:
+    """Seeded binary teacher votes [T, n, k]: per label a positive rate near 0 (most), near 1 or undecided."""
+    rng = np.random.default_rng(seed)
+    u = rng.random((n_queries, n_labels))
+    rate = np.where(u < 0.03, 0.9, np.where(u < 0.06, 0.5, 0.02))
+    return rng.random((n_teachers, n_queries, n_labels)) < rate[None]
+
+
+def multilabel_main(args) -> None:
+    """Time one configuration of each multi-label accountant on 5,000 × 160 seeded votes."""
+    teachers = 50
+    n = args.queries
+    votes = make_teacher_votes(n, args.labels, teachers, args.seed)
+    positives = multiwinner.positive_votes(votes)
+    fractions = positives / teachers
+    sums = multiwinner.clip_votes(votes, 3.0)
+    set_counts, _ = multiwinner.powerset_counts(votes)
+    print(f"multi-label accountants: {n} queries x {args.labels} labels x {len(paper2018_orders())} orders "
+          f"(paper2018), {teachers} teachers; best of {args.repeats}")
+    configs = [
+        ("multilabel_bounds GNThreshold th=0.4 sigma=0.3 (5 bounds)",
+         lambda: multilabel.multilabel_bounds(fractions=fractions, threshold=0.4, sigma=0.3, delta=1e-8,
+                                              n_teachers=teachers)),
+        ("multilabel_bounds GNThreshold adaptive sigma=0.3 (5 bounds)",
+         lambda: multilabel.multilabel_bounds(fractions=fractions, threshold="adaptive", sigma=0.3, delta=1e-8,
+                                              n_teachers=teachers)),
+        ("multilabel_bounds GNThreshold th=0.5 sigma=0.05 (5 bounds, Theorem 6 possible for vote_fraction)",
+         lambda: multilabel.multilabel_bounds(fractions=fractions, threshold=0.5, sigma=0.05, delta=1e-8,
+                                              n_teachers=teachers)),
+        ("multilabel_bounds Confident th=0.4 sigma=0.3 th_c=0.6 sigma_c=0.6 (5 bounds)",
+         lambda: multilabel.multilabel_bounds(fractions=fractions, threshold=0.4, sigma=0.3, delta=1e-8,
+                                              n_teachers=teachers, confidence_threshold=0.6, sigma_confidence=0.6)),
+        ("binary_pate_epsilon sigma=8",
+         lambda: multiwinner.binary_pate_epsilon(positive_votes=positives, n_teachers=teachers, sigma=8.0,
+                                                 delta=1e-8)),
+        ("binary_pate_costs T_c=35 sigma1=10 sigma=8 (expected + realised)",
+         lambda: multiwinner.binary_pate_costs(positive_votes=positives, n_teachers=teachers, sigma=8.0,
+                                               threshold=35.0, sigma_threshold=10.0, delta=1e-8, rng=0)),
+        ("tau_pate_epsilon tau=3 sigma=8",
+         lambda: multiwinner.tau_pate_epsilon(clipped_sums=sums, threshold=teachers / 2, tau=3.0, sigma=8.0,
+                                              delta=1e-8)),
+        ("powerset_pate_epsilon sigma=8 (cached set counts)",
+         lambda: multiwinner.powerset_pate_epsilon(set_counts=set_counts, n_labels=args.labels, sigma=8.0,
+                                                   delta=1e-8)),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
+        configs[0][1]()  # first call imports scipy.special lazily; not part of any timing
+        for name, fn in configs:
+            t, out = best_time(fn, args.repeats)
+            if isinstance(out, list):
+                eps = ", ".join(f"{r.bound} {r.data_dependent.epsilon:.4g}" for r in out)
+            elif isinstance(out, dict):
+                eps = ", ".join(f"{k} {v.epsilon:.6g}" for k, v in out.items())
+            else:
+                eps = f"{out.epsilon:.6g}"
+            print(f"{t:7.3f} s  {name}: eps {eps}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=None, help="default 100000 (5000 with --multilabel)")
+    parser.add_argument("--labels", type=int, default=160, help="--multilabel: number of labels")
+    parser.add_argument("--multilabel", action="store_true", help="time the multi-label accountants instead")
     parser.add_argument("--loop-queries", type=int, default=2_000)
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--teachers", type=int, default=250)
@@ -133,6 +204,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hard", action="store_true", help="high-consensus votes: Theorem 6 applies to every query")
     args = parser.parse_args()
+    if args.multilabel:
+        args.queries = args.queries or 5_000
+        multilabel_main(args)
+        return
+    args.queries = args.queries or 100_000
 
     orders = paper2018_orders()
     if args.hard:
@@ -147,7 +223,7 @@ def main() -> None:
             lambda: rdp.gnmax_epsilon(sigma=args.sigma, delta=args.delta, votes=votes, orders=orders), args.repeats
         )
     logq = rdp.gnmax_logq(votes, args.sigma)
-    n_valid = int(np.count_nonzero(rdp._theorem6_scalars(logq, 1 / args.sigma**2)[1]))
+    n_valid = int(np.count_nonzero(theorem6_terms(logq, 1 / args.sigma**2).valid))
 
     sub = votes[: args.loop_queries]
     t_loop, loop_total = best_time(lambda: loop_rdp_total(sub, args.sigma, orders), args.repeats)

@@ -1,4 +1,21 @@
-"""Benchmark: N web teachers trained as one batched computation vs the plain loop of N models.
+"""Benchmark: N teachers trained as one batched computation vs the loop of N single models.
+
+Two settings (``--mode``):
+
+* ``web`` (default; issue 4, below): 250 Sosa (2021) web teachers, epochs, dense and sparse first layer;
+* ``embedding`` (issue 10): the Audio Set embedding teachers -- 50 teachers, 128-d input, MLP(512, 512),
+  160 labels, multi-label BCE, Adam, batch 64, a step schedule of ``--target-steps`` (10,000, the
+  thesis's ~10,000 iterations) optimiser steps. Both methods run the package's one training loop
+  (:func:`pate_study.training.train_stacked`): stacked (:func:`pate_study.ensemble.train_ensemble`) vs
+  once per teacher (:func:`pate_study.ensemble.train_ensemble_loop`), side by side in one process. They
+  run ``--steps`` steps (default 500) and the time is extrapolated linearly to ``--target-steps``
+  (each step does the same work; the report states the measured steps); the loop runs
+  ``--loop-teachers`` teachers and is scaled to ``--teachers``. No validation split and one
+  evaluation at the end (training loss only), so both do exactly the same work. Data: synthetic
+  128-d Gaussian embeddings with 1-3 labels per clip, Zipf-distributed label frequencies (speed does
+  not depend on the values). FLOPs per sample and step as below (matmuls only).
+
+The web setting:
 
 Setting of issue 4 / Sosa (2021): 250 teachers, 930 samples each, 500 TF-IDF inputs, the
 500-512-128-1 net (322,305 parameters), Adam. Data are synthetic TF-IDF-like rows (Zipf-distributed
@@ -17,6 +34,8 @@ teacher is independent, so its time is linear in the number of teachers).
 
   python benchmarks/bench_ensemble.py                    # full: 250 teachers x 20 epochs
   python benchmarks/bench_ensemble.py --teachers 20 --epochs 2 --samples 200   # quick
+  python benchmarks/bench_ensemble.py --mode embedding --steps 500   # 50 embedding teachers, extrapolated
+  python benchmarks/bench_ensemble.py --mode embedding --steps 10000 --loop-teachers 50   # no extrapolation
 
 Floor of any exact sparse path (also printed): the same training steps with the first layer's own
 work removed. Its output h1 = X W1 + b1 is a fixed random [N, B, hidden] tensor; everything that
@@ -42,9 +61,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pate_study.device import choose_device, describe_device, tune_cpu_allocator  # noqa: E402
 from pate_study.ensemble import (  # noqa: E402
-    EnsembleConfig, Partitions, _adam_kwargs, _forward, _per_teacher_loss, init_stacked_params, make_partitions,
-    teacher_seeds, train_ensemble, train_ensemble_loop,
+    EnsembleConfig, Partitions, init_stacked_params, make_partitions, teacher_seeds, train_ensemble,
+    train_ensemble_loop,
 )
+from pate_study.stacked import hidden_layers  # noqa: E402
+from pate_study.training import adam_kwargs, per_teacher_loss  # noqa: E402
 
 
 def matmul_peak(n: int = 4096, repeats: int = 5, device: torch.device | None = None) -> float:
@@ -89,7 +110,7 @@ def sparse_path_floor(config: EnsembleConfig, n_teachers: int, samples: int, epo
     weights, biases = init_stacked_params(config, teacher_seeds(seed, n_teachers))
     params = [p.to(device).requires_grad_() for p in (*weights, *biases)]
     n_layers = len(weights)
-    opt = torch.optim.Adam(params, **_adam_kwargs(config, device))
+    opt = torch.optim.Adam(params, **adam_kwargs(config.lr, config.weight_decay, device))
     g = torch.Generator(device=device).manual_seed(seed)
     width = config.layer_sizes[1]
     h1_full = torch.randn(n_teachers, config.batch_size, width, generator=g, device=device)
@@ -101,8 +122,8 @@ def sparse_path_floor(config: EnsembleConfig, n_teachers: int, samples: int, epo
             for start in range(0, samples, config.batch_size):
                 bsz = min(config.batch_size, samples - start)
                 h1 = h1_full[:, :bsz].clone().requires_grad_()  # stands for X W1 (its gradient is needed)
-                z = _forward(h1 + params[n_layers], params[1:n_layers], params[n_layers + 1:])
-                loss = _per_teacher_loss(z, target_full[:, :bsz], config.task).sum()
+                z = hidden_layers(h1 + params[n_layers], params[1:n_layers], params[n_layers + 1:])
+                loss = per_teacher_loss(z, target_full[:, :bsz], config.task).sum()
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 params[0].grad = w1_grad
@@ -121,21 +142,103 @@ def timed(fn, device: torch.device) -> float:
     return time.perf_counter() - t
 
 
+def synthetic_embeddings(n_rows: int, dim: int, n_labels: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian ``[n, dim]`` embeddings; 1-3 labels per row with Zipf-like label frequencies."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, dim)).astype(np.float32)
+    freq = 1.0 / np.arange(1, n_labels + 1)
+    Y = np.zeros((n_rows, n_labels), dtype=np.float32)
+    for k in range(3):
+        rows = np.arange(n_rows) if k == 0 else np.flatnonzero(rng.random(n_rows) < 0.4)
+        Y[rows, rng.choice(n_labels, size=rows.size, p=freq / freq.sum())] = 1
+    return X, Y
+
+
+def embedding_main(args: argparse.Namespace) -> dict:
+    """The issue-10 setting: stacked vs loop of single models, step schedule (see the module docstring)."""
+    dev = choose_device(args.device)
+    if dev.type == "cpu":
+        tune_cpu_allocator()
+    n, m, steps = args.teachers, args.samples, args.steps
+    X, Y = synthetic_embeddings(n * m, 128, args.labels, args.seed)
+    parts = make_partitions(n * m, n, m, seed=args.seed)
+    cfg = EnsembleConfig(task="multilabel", in_features=128, n_outputs=args.labels, hidden=(512, 512),
+                         batch_size=args.batch_size, max_steps=steps, eval_every=steps, selection="last",
+                         lr=1e-3, allow_empty_labels=True)
+    flops_per_sample = matmul_flops_per_sample(cfg.layer_sizes)
+    step_flops = flops_per_sample * args.batch_size * n  # one optimiser step of all teachers
+    k = min(args.loop_teachers, n)
+    # warm-up (first-call library initialisation is not part of the comparison)
+    warm = EnsembleConfig(**{**cfg.to_dict(), "hidden": (512, 512), "max_steps": 3, "eval_every": 3})
+    train_ensemble(X, Y, Partitions(parts.train[:2]), warm, device=dev, progress=False)
+    train_ensemble_loop(X, Y, Partitions(parts.train[:1]), warm, device=dev, progress=False)
+    peak_before = matmul_peak(device=dev)
+    t_stack = timed(lambda: train_ensemble(X, Y, parts, cfg, seed=args.seed, device=dev, progress=False), dev)
+    t_loop_k = timed(lambda: train_ensemble_loop(X, Y, Partitions(parts.train[:k]), cfg, seed=args.seed, device=dev,
+                                                 progress=False), dev)
+    peak = max(peak_before, matmul_peak(device=dev))
+    t_loop = t_loop_k * n / k
+    scale = args.target_steps / steps
+
+    def gf(t: float) -> float:
+        return step_flops * steps / t / 1e9
+
+    result = {
+        "mode": "embedding", "device": describe_device(dev), "torch": torch.__version__,
+        "python": platform.python_version(), "teachers": n, "samples": m, "labels": args.labels,
+        "batch_size": args.batch_size, "measured_steps": steps, "target_steps": args.target_steps,
+        "loop_teachers_run": k, "params_per_teacher": cfg.n_parameters(), "flops_per_sample_step": flops_per_sample,
+        "peak_gflops": peak, "peak_gflops_before": peak_before, "stacked_s": t_stack, "loop_s": t_loop,
+        "stacked_s_target": t_stack * scale, "loop_s_target": t_loop * scale,
+        "stacked_gflops": gf(t_stack), "loop_gflops": gf(t_loop), "speedup_stacked_vs_loop": t_loop / t_stack,
+        "stacked_ms_per_step": 1e3 * t_stack / steps, "loop_ms_per_teacher_step": 1e3 * t_loop_k / (k * steps),
+    }
+    print(f"# {n} embedding teachers x {m} clips, 128-{512}-{512}-{args.labels} ({cfg.n_parameters():,} params), "
+          f"multi-label BCE, Adam, batch {args.batch_size}; measured {steps} steps, extrapolated to "
+          f"{args.target_steps:,}" + (f"; loop: {k} teachers run, scaled to {n}" if k < n else ""))
+    print(f"# device {result['device']}, torch {torch.__version__}; matmul peak {peak:.1f} GFLOP/s (before "
+          f"{peak_before:.1f}); {step_flops / 1e9:.2f} GFLOP of matmuls per step of all teachers")
+    print(f"{'method':<40}{'measured s':>11}{f'{args.target_steps} steps s':>16}{'GFLOP/s':>9}{'% peak':>8}{'vs loop':>9}")
+    for name, t in ((f"loop of {n} single models" + (" (scaled)" if k < n else ""), t_loop),
+                    ("stacked (one loop, N teachers)", t_stack)):
+        print(f"{name:<40}{t:>11.1f}{t * scale:>16.0f}{gf(t):>9.1f}{100 * gf(t) / peak:>7.0f}%{t_loop / t:>8.1f}x")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    return result
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--teachers", type=int, default=250)
-    ap.add_argument("--samples", type=int, default=930, help="training samples per teacher")
+    ap.add_argument("--mode", choices=("web", "embedding"), default="web")
+    ap.add_argument("--teachers", type=int, default=None, help="web: 250; embedding: 50")
+    ap.add_argument("--samples", type=int, default=None, help="training samples per teacher (web: 930; embedding: 229)")
     ap.add_argument("--epochs", type=int, default=20)
-    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=500, help="embedding: optimiser steps actually run")
+    ap.add_argument("--target-steps", type=int, default=10_000, help="embedding: steps the times are scaled to")
+    ap.add_argument("--labels", type=int, default=160, help="embedding: number of labels")
+    ap.add_argument("--batch-size", type=int, default=None, help="web: 256; embedding: 64")
     ap.add_argument("--features", type=int, default=500)
     ap.add_argument("--tokens", type=int, default=28,
                     help="Zipf token draws per synthetic URL; 28 gives ~14.6 distinct non-zeros per row, the mean "
                          "measured on CSIC 2010 request URLs with pate_study.features.url_tfidf")
-    ap.add_argument("--loop-teachers", type=int, default=25, help="teachers actually run by the loop (scaled)")
+    ap.add_argument("--loop-teachers", type=int, default=None, help="teachers actually run by the loop (scaled); "
+                    "web: 25, embedding: 10")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch.set_num_threads (default: torch's); on a machine shared with other jobs 1 thread "
+                         "avoids OpenMP threads waiting for each other")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = ap.parse_args(argv)
+    web = args.mode == "web"
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    for name, web_default, emb_default in (("teachers", 250, 50), ("samples", 930, 229), ("batch_size", 256, 64),
+                                           ("loop_teachers", 25, 10)):
+        if getattr(args, name) is None:
+            setattr(args, name, web_default if web else emb_default)
+    if not web:
+        return embedding_main(args)
 
     dev = choose_device(args.device)
     if dev.type == "cpu":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from .framework import (ChecksumError, DataError, MalformedDataError, NotAvailableError, Recipe,
+from .framework import (ChecksumError, DataError, IncompleteDataError, MalformedDataError, NotAvailableError, Recipe,
                         data_root, mirror_root, prepared_dir, read_manifest, run_recipe)
 
 #: recipe name -> module (kept in the order ``prepare all`` runs them)
@@ -36,13 +36,17 @@ def get_recipe(name: str) -> Recipe:
     return importlib.import_module(f"{__name__}.{_MODULES[name]}").RECIPE
 
 
-def prepare(name: str, *, network: bool = True, force: bool = False, allow_large: bool | None = None) -> Path:
-    """Prepare dataset ``name`` (skipped when already prepared, unless ``force``); return its folder."""
+def prepare(name: str, *, network: bool = True, force: bool = False, allow_large: bool | None = None,
+            allow_small: bool = False) -> Path:
+    """Prepare dataset ``name`` (skipped when completely prepared, unless ``force``); return its folder.
+
+    An installed folder that is incomplete (:meth:`Recipe.problem`) is prepared again.
+    """
     recipe = get_recipe(name)
     if recipe.is_prepared() and not force:
         return prepared_dir(name)
-    return run_recipe(recipe, network=network, allow_large=allow_large)
+    return run_recipe(recipe, network=network, allow_large=allow_large, allow_small=allow_small)
 
 
-__all__ = ["ChecksumError", "DataError", "MalformedDataError", "NotAvailableError", "Recipe", "data_root",
+__all__ = ["ChecksumError", "DataError", "IncompleteDataError", "MalformedDataError", "NotAvailableError", "Recipe", "data_root",
            "get_recipe", "mirror_root", "names", "prepare", "prepared_dir", "read_manifest", "run_recipe"]

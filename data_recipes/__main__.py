@@ -1,7 +1,15 @@
 """Command line: ``python -m data_recipes list | prepare NAME [NAME...] | prepare all``.
 
-Exit codes: 0 success, or the only failures are "not available" (reported with how to get
-the data); 1 a checksum or content error (corrupt/malformed source); 2 bad usage.
+Exit codes:
+
+- 0: every dataset asked for was prepared (for ``all``: every dataset that could be fetched; those
+  not in the mirror nor downloadable are listed with how to get them);
+- 1: a checksum, content or completeness error (corrupt, malformed or incomplete source; the
+  previous prepared data were left as they were), for any dataset, ``all`` included;
+- 2: bad usage (unknown name, bad flag) or a bad environment variable;
+- 3: a dataset asked for by name is not available (not in the mirror, no network or no public URL).
+
+Every dataset is attempted; the failures are listed again at the end, one line each.
 """
 from __future__ import annotations
 
@@ -9,8 +17,13 @@ import argparse
 import logging
 import sys
 
+from pate_study.env import EnvPathError
+from pate_study.errors import one_line
+
 from . import get_recipe, names, prepare
 from .framework import DataError, NotAvailableError, data_root, find_in_mirror, mirror_root, read_manifest
+
+EXIT_OK, EXIT_DATA, EXIT_USAGE, EXIT_NOT_AVAILABLE = 0, 1, 2, 3
 
 
 def _list() -> int:
@@ -20,7 +33,9 @@ def _list() -> int:
     for name in names():
         recipe = get_recipe(name)
         manifest = read_manifest(name)
-        prepared = f"yes ({manifest.get('variant')})" if manifest else "no"
+        problem = recipe.problem()
+        prepared = "no" if manifest is None else (
+            f"yes ({manifest.get('variant')})" if problem is None else "incomplete: prepare again")
         if mirror is None:
             in_mirror = "-"
         else:
@@ -32,38 +47,44 @@ def _list() -> int:
                 in_mirror = "partial" if some else "no"
         net = "yes" if any(all(f.urls for f in v.files) for v in recipe.variants) else "manual"
         print(f"{name:<16} {prepared:<28} {in_mirror:<22} {net}")
-    return 0
+    return EXIT_OK
 
 
-def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: bool) -> int:
-    if targets == ["all"]:
+def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: bool, allow_small: bool) -> int:
+    by_name = targets != ["all"]
+    if not by_name:
         targets = [n for n in names() if get_recipe(n).in_all]
     for t in targets:
         get_recipe(t)  # validate names before doing any work
     missing, broken = [], []
     for name in targets:
         try:
-            path = prepare(name, network=not offline, force=force, allow_large=allow_large or None)
+            path = prepare(name, network=not offline, force=force, allow_large=allow_large or None,
+                           allow_small=allow_small)
         except NotAvailableError as exc:
-            missing.append((name, str(exc)))
-            print(f"[not available] {name}")
+            missing.append((name, one_line(exc)))
+            print(f"[not available] {name}", file=sys.stderr if by_name else sys.stdout)
             continue
         except DataError as exc:
-            broken.append((name, str(exc)))
-            print(f"[ERROR] {name}: {exc}", file=sys.stderr)
+            broken.append((name, one_line(exc)))
+            print(f"[ERROR] {name}: {one_line(exc)}", file=sys.stderr)
             continue
         manifest = read_manifest(name) or {}
         print(f"[ok] {name} -> {path} ({manifest.get('scale', '?')})")
     if missing:
-        print("\nCould not get:")
+        stream = sys.stderr if by_name else sys.stdout
+        print("\nCould not get:", file=stream)
         for name, why in missing:
-            how = get_recipe(name).how_to_get
-            print(f"  - {name}: {why.splitlines()[0]}\n      how to get it: {how}")
+            print(f"  - {name}: {why}", file=stream)
     if broken:
-        print(f"\n{len(broken)} dataset(s) failed with corrupt or malformed input; previous prepared data "
-              "were left intact.", file=sys.stderr)
-        return 1
-    return 0
+        print(f"\n{len(broken)} dataset(s) failed with corrupt, malformed or incomplete input; previous prepared "
+              "data were left intact:", file=sys.stderr)
+        for name, why in broken:
+            print(f"  - {name}: {why}", file=sys.stderr)
+        return EXIT_DATA
+    if missing and by_name:
+        return EXIT_NOT_AVAILABLE
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,18 +96,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("names", nargs="+", help="dataset names, or 'all'")
     p.add_argument("--force", action="store_true", help="prepare again even if already prepared")
     p.add_argument("--allow-large", action="store_true", help="allow multi-GB downloads (Audio Set features)")
+    p.add_argument("--allow-small", action="store_true",
+                   help="install a non-empty result smaller than the data card declares (recorded in the manifest)")
     p.add_argument("--offline", action="store_true", help="mirror only, no network")
     p.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    if args.command == "list":
-        return _list()
     try:
-        return _prepare(args.names, force=args.force, allow_large=args.allow_large, offline=args.offline)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        if args.command == "list":
+            return _list()
+        return _prepare(args.names, force=args.force, allow_large=args.allow_large, offline=args.offline,
+                        allow_small=args.allow_small)
+    except (ValueError, EnvPathError) as exc:  # unknown name, bad environment variable
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -137,14 +137,21 @@ def _verify(out: Path) -> None:
     require(mel.ndim == 3 and mel.shape[2] == N_MELS, f"{out}/log_mel.npy: expected [n, time, {N_MELS}]")
 
 
+def _measure(out: Path) -> dict[str, int]:
+    """Clips obtained (a subset by design: videos disappear, so no size is declared)."""
+    return {"clips": int(np.load(out / "log_mel.npy", mmap_mode="r").shape[0])} if (out / "log_mel.npy").is_file() else {}
+
+
 RECIPE = Recipe(
     name="audioset-audio",
     folder="audioset",
     version="1",
     title="Audio Set raw audio (yt-dlp) -> log-Mel",
-    variants=(Variant("bal_train_subset", (LABELS, BAL_SEGMENTS), "subset of balanced-train segments still on YouTube"),),
+    variants=(Variant("bal_train_subset", (LABELS, BAL_SEGMENTS), "subset of balanced-train segments still on YouTube",
+                      {"clips": None}),),
     prepare=_prepare,
     verify=_verify,
+    measure=_measure,
     how_to_get="pip install yt-dlp; python -m data_recipes prepare audioset-audio (network; PATE_STUDY_AUDIO_LIMIT segments)",
     licence="YouTube terms; Audio Set labels CC BY 4.0",
     in_all=False,

@@ -98,14 +98,21 @@ def _verify(out: Path) -> None:
     require(set(df["label"].unique()) <= {0, 1}, f"{out}/requests.csv: labels outside {{0, 1}}")
 
 
+def _measure(out: Path) -> dict[str, int]:
+    """Requests per source file in the prepared table."""
+    files = pd.read_csv(out / "requests.csv", keep_default_na=False, usecols=["file"])["file"]
+    return {k: int(v) for k, v in files.value_counts().items()}
+
+
 RECIPE = Recipe(
     name="csic2010",
     folder="csic2010",
     version="1",
     title="HTTP DATASET CSIC 2010",
-    variants=(Variant("full", FILES, "full"),),
+    variants=(Variant("full", FILES, "full", sizes={k: n for k, (_, n) in EXPECTED.items()}),),
     prepare=_prepare,
     verify=_verify,
+    measure=_measure,
     how_to_get=("download the three .txt files from https://www.isi.csic.es/dataset/ (plain or gzipped) "
                 "into $PATE_STUDY_MIRROR/csic2010/, then `make data-csic2010`"),
     licence="publicly available for research (CSIC)",

@@ -64,14 +64,21 @@ def _verify(out: Path) -> None:
         require(off[0] == 0 and off[-1] == len(keys) and (np.diff(off) > 0).all(), f"{out}: bad offsets for {spec.name}")
 
 
+def _measure(out: Path) -> dict[str, int]:
+    """Sessions per prepared file."""
+    return {spec.name: int(np.load(out / f"{spec.name}_offsets.npy", mmap_mode="r").shape[0]) - 1
+            for spec in FILES if (out / f"{spec.name}_offsets.npy").is_file()}
+
+
 RECIPE = Recipe(
     name="deeplog-hdfs",
     folder="deeplog-hdfs",
     version="1",
     title="DeepLog HDFS log-key sequences",
-    variants=(Variant("full", FILES, "hdfs_train + hdfs_test_abnormal (hdfs_test_normal not included)"),),
+    variants=(Variant("full", FILES, "hdfs_train + hdfs_test_abnormal (hdfs_test_normal not included)", EXPECTED),),
     prepare=_prepare,
     verify=_verify,
+    measure=_measure,
     how_to_get="downloaded from github.com/wuyifan18/DeepLog (data/), or placed in $PATE_STUDY_MIRROR/deeplog-hdfs/",
     licence="MIT (repository); Loghub data for research",
 )

@@ -34,16 +34,18 @@ _GH = "https://github.com/csuustc/ECG-Heartbeat-Classification/raw/master/"
 #: source file -> expected rows (None: not checked)
 EXPECTED_ROWS = {"mitbih_train.csv": 87554, "mitbih_test.csv": 21892, "mitbih_train.csv.zip": 87554,
                  "mitbih_test.csv.zip": 21892, "mitbih_train_sample.csv": 500, "mitbih_test_sample.csv": 500}
+_FULL = {"train": EXPECTED_ROWS["mitbih_train.csv"], "test": EXPECTED_ROWS["mitbih_test.csv"]}
 VARIANTS = (
-    Variant("full-csv", (SourceFile("mitbih_train.csv"), SourceFile("mitbih_test.csv")), "full"),
+    Variant("full-csv", (SourceFile("mitbih_train.csv"), SourceFile("mitbih_test.csv")), "full", _FULL),
     Variant("full-zip", (SourceFile("mitbih_train.csv.zip", urls=(_GH + "mitbih_train.csv.zip",)),
-                         SourceFile("mitbih_test.csv.zip", urls=(_GH + "mitbih_test.csv.zip",))), "full"),
+                         SourceFile("mitbih_test.csv.zip", urls=(_GH + "mitbih_test.csv.zip",))), "full", _FULL),
     Variant("sample", (
         SourceFile("mitbih_train_sample.csv",
                    sha256="b968670d311117c06df6fc74f42a15e8392b68f7330a1cc77de2aec2af431061"),
         SourceFile("mitbih_test_sample.csv",
                    sha256="ef6b9661bf4fddb14838cf9c3a108c6982b04f750bef2aa59c551f344ef4f607")),
-        "stratified sample: 500 + 500 rows, 100 per class (not the full 109,446 beats)"),
+        "stratified sample: 500 + 500 rows, 100 per class (not the full 109,446 beats)",
+        {"train": EXPECTED_ROWS["mitbih_train_sample.csv"], "test": EXPECTED_ROWS["mitbih_test_sample.csv"]}),
 )
 
 
@@ -97,6 +99,12 @@ def _verify(out: Path) -> None:
         require(x.ndim == 2 and x.shape[1] == N_SAMPLES and len(x) == len(y), f"{out}: bad {split} arrays")
 
 
+def _measure(out: Path) -> dict[str, int]:
+    """Beats per prepared split."""
+    return {s: int(np.load(out / f"{s}_y.npy", mmap_mode="r").shape[0])
+            for s in ("train", "test") if (out / f"{s}_y.npy").is_file()}
+
+
 RECIPE = Recipe(
     name="ecg-heartbeat",
     folder="ecg-heartbeat",
@@ -105,6 +113,7 @@ RECIPE = Recipe(
     variants=VARIANTS,
     prepare=_prepare,
     verify=_verify,
+    measure=_measure,
     how_to_get=("full files: downloaded from github.com/csuustc/ECG-Heartbeat-Classification (zips), or "
                 "put mitbih_train.csv and mitbih_test.csv from Kaggle 'shayanfazeli/heartbeat' into "
                 "$PATE_STUDY_MIRROR/ecg-heartbeat/"),

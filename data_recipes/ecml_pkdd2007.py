@@ -25,6 +25,8 @@ FILES = (SourceFile("learning_dataset.xml"),)
 ATTACK_CLASSES = ("XSS", "SqlInjection", "LdapInjection", "XPathInjection", "PathTransversal", "OsCommanding", "SSI")
 CLASSES = ("Valid",) + ATTACK_CLASSES
 COLUMNS = ["method", "uri", "query", "url", "attack_type", "label", "id"]
+#: published counts (challenge description; data card of csic2010 lists them)
+PUBLISHED = {"valid": 35006, "attacks": 15110}
 
 
 def _text(elem, path: str) -> str:
@@ -72,14 +74,21 @@ def _verify(out: Path) -> None:
     require(list(df.columns) == COLUMNS, f"{out}/requests.csv: bad columns")
 
 
+def _measure(out: Path) -> dict[str, int]:
+    """Valid and attack samples in the prepared table."""
+    label = pd.read_csv(out / "requests.csv", keep_default_na=False, usecols=["label"])["label"]
+    return {"valid": int((label == 0).sum()), "attacks": int((label == 1).sum())}
+
+
 RECIPE = Recipe(
     name="ecml-pkdd2007",
     folder="ecml-pkdd2007",
     version="1",
     title="ECML/PKDD 2007 Discovery Challenge (web traffic)",
-    variants=(Variant("full", FILES, "full"),),
+    variants=(Variant("full", FILES, "full", sizes=PUBLISHED),),
     prepare=_prepare,
     verify=_verify,
+    measure=_measure,
     how_to_get=("obtain the challenge's learning dataset XML (ECML/PKDD 2007 Discovery Challenge, LIRMM; "
                 "copies circulate on GitHub) and save it as $PATE_STUDY_MIRROR/ecml-pkdd2007/learning_dataset.xml"),
     licence="research use (challenge data)",

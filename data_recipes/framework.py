@@ -18,6 +18,17 @@ form, ``alt_sha256`` of its compressed/uncompressed forms).
 Preparation is atomic at the folder level: the recipe writes into a temporary
 sibling folder, the result is verified, and only then swapped in place of the
 previous prepared folder. Any failure leaves the previous folder untouched.
+
+Before the swap the framework also checks that the result is complete: every item the variant
+promises (``Variant.sizes``: split -> size declared by the data card) must be present in what
+``Recipe.measure`` reads back from the written files, non-empty, and at least ``MIN_FRACTION`` of its
+declared size (exactly the declared size is not required: a newer release may differ a little). An
+incomplete result raises :class:`IncompleteDataError` and nothing is replaced; ``allow_small=True``
+(``--allow-small``) installs a non-empty but small result anyway, recorded in the manifest. The same
+check runs on an already prepared folder (:meth:`Recipe.problem`), so an incomplete folder left by an
+older version is never served as the dataset.
+
+Messages of every error here are one line (file, problem, fix).
 """
 from __future__ import annotations
 
@@ -31,24 +42,31 @@ import shutil
 import tempfile
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
+from pate_study import env
+from pate_study.errors import one_line
 from pate_study.io import atomic_write, replace_folder, sha256_file
 
 logger = logging.getLogger(__name__)
 
-MIRROR_ENV = "PATE_STUDY_MIRROR"
-DATA_ENV = "PATE_STUDY_DATA"
+MIRROR_ENV = env.MIRROR_ENV
+DATA_ENV = env.DATA_ENV
 ALLOW_LARGE_ENV = "PATE_STUDY_ALLOW_LARGE"
 MANIFEST_NAME = "MANIFEST.json"
 _CHUNK = 1 << 20
+#: a prepared item smaller than this fraction of its declared size is refused (unless allow_small)
+MIN_FRACTION = 0.9
 
 
 # --------------------------------------------------------------------------- errors
 class DataError(ValueError):
-    """Base class: source data are corrupt or malformed (exit code 1 in the CLI)."""
+    """Base class: source data are corrupt or malformed (exit code 1 in the CLI). Message: one line."""
+
+    def __init__(self, message: object = ""):
+        super().__init__(one_line(message))
 
 
 class ChecksumError(DataError):
@@ -59,11 +77,18 @@ class MalformedDataError(DataError):
     """A file has the right name (and possibly hash) but its content is unusable."""
 
 
-class NotAvailableError(FileNotFoundError):
-    """The files are neither in the mirror nor reachable on the network.
+class IncompleteDataError(DataError):
+    """The prepared result lacks a promised item, or an item is empty or much smaller than declared."""
 
-    Not an error of the data: ``prepare all`` reports it and exits 0.
+
+class NotAvailableError(FileNotFoundError):
+    """The files are neither in the mirror nor reachable on the network (message: one line).
+
+    Not an error of the data: ``prepare all`` reports it and goes on; ``prepare NAME`` exits 3.
     """
+
+    def __init__(self, message: object = ""):
+        super().__init__(one_line(message))
 
 
 # --------------------------------------------------------------------------- paths
@@ -74,26 +99,16 @@ def repo_root() -> Path | None:
 
 
 def data_root() -> Path:
-    """Where prepared data live: ``$PATE_STUDY_DATA``, else ``<repo>/data``, else ``~/.cache/pate_study/data``."""
-    env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env).expanduser()
-    root = repo_root()
-    if root is not None:
-        return root / "data"
-    return Path.home() / ".cache" / "pate_study" / "data"
+    """Where prepared data live: ``$PATE_STUDY_DATA``, else ``<repo>/data``, else ``~/.cache/pate_study/data``.
+
+    Checked by :func:`pate_study.env.data_dir` (EnvPathError naming the variable when it is a file).
+    """
+    return env.data_dir()
 
 
 def mirror_root() -> Path | None:
-    """The mirror folder named by ``$PATE_STUDY_MIRROR`` (None when unset or missing)."""
-    env = os.environ.get(MIRROR_ENV)
-    if not env:
-        return None
-    path = Path(env).expanduser()
-    if not path.is_dir():
-        logger.warning("%s=%s is not a folder; ignoring the mirror", MIRROR_ENV, env)
-        return None
-    return path
+    """The mirror folder named by ``$PATE_STUDY_MIRROR`` (None when unset; EnvPathError when not a folder)."""
+    return env.mirror_dir()
 
 
 def prepared_dir(name: str) -> Path:
@@ -171,11 +186,17 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class Variant:
-    """A complete set of files from which the dataset can be prepared (e.g. "full", "sample")."""
+    """A complete set of files from which the dataset can be prepared (e.g. "full", "sample").
+
+    sizes: what the prepared variant promises, item (split, file, table) -> size declared by the data
+    card (rows, clips, sessions); None: present and non-empty, size not declared. Checked against
+    ``Recipe.measure`` before anything is replaced (see :func:`size_problems`).
+    """
 
     name: str
     files: tuple[SourceFile, ...]
     scale: str  # human description, e.g. "full" or "stratified sample (500 + 500 rows)"
+    sizes: Mapping[str, int | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -195,7 +216,9 @@ class Recipe:
     """A dataset recipe.
 
     prepare(fetched, out_dir, variant) writes the prepared arrays into ``out_dir`` and returns
-    a dict of counts for the manifest; verify(out_dir) re-reads them and raises on problems.
+    a dict of counts for the manifest; verify(out_dir) re-reads them and raises on problems;
+    measure(out_dir) reads back the size of every item present ({item: rows}), which the
+    framework compares with ``Variant.sizes`` before installing.
     """
 
     name: str
@@ -206,6 +229,7 @@ class Recipe:
     prepare: Callable[[Mapping[str, Fetched], Path, Variant], dict]
     verify: Callable[[Path], None]
     how_to_get: str
+    measure: Callable[[Path], dict[str, int]]
     licence: str = ""
     in_all: bool = True  # part of ``prepare all``
 
@@ -220,8 +244,30 @@ class Recipe:
                 return variant
         return None
 
+    def variant(self, name: str) -> Variant | None:
+        """The variant called ``name`` (None when the recipe has none of that name)."""
+        return next((v for v in self.variants if v.name == name), None)
+
+    def problem(self) -> str | None:
+        """Why the prepared folder cannot be served (None when it is fine, "not prepared" when absent).
+
+        Checks the manifest's measured sizes against the promise of its variant, so a folder that an
+        older version installed incomplete is re-prepared rather than served.
+        """
+        manifest = read_manifest(self.name)
+        if manifest is None:
+            return "not prepared"
+        variant = self.variant(manifest.get("variant", ""))
+        if variant is None:
+            return f"its manifest names variant {manifest.get('variant')!r}, which recipe {self.name} does not have"
+        if "sizes" not in manifest:
+            return "prepared by an older version that did not record the sizes of what it prepared"
+        problems = size_problems(variant, manifest["sizes"], allow_small=bool(manifest.get("allowed_small")))
+        return "; ".join(problems) or None
+
     def is_prepared(self) -> bool:
-        return read_manifest(self.name) is not None
+        """True when a complete prepared folder is installed (see :meth:`problem`)."""
+        return self.problem() is None
 
 
 # --------------------------------------------------------------------------- mirror
@@ -361,6 +407,38 @@ def fetch_variant(recipe: Recipe, variant: Variant, *, network: bool, allow_larg
     return fetched
 
 
+# --------------------------------------------------------------------------- completeness
+def size_problems(variant: Variant, measured: Mapping[str, int], *, allow_small: bool = False,
+                  min_fraction: float = MIN_FRACTION) -> list[str]:
+    """What the measured result lacks against ``variant.sizes`` (empty list: complete).
+
+    Every promised item must be measured and non-empty (always); unless ``allow_small``, at least
+    ``min_fraction`` of its declared size.
+    """
+    problems = []
+    for item, declared in variant.sizes.items():
+        n = measured.get(item)
+        if n is None:
+            problems.append(f"{item} is missing (variant {variant.name} promises it)")
+        elif n <= 0:
+            problems.append(f"{item} is empty")
+        elif declared is not None and not allow_small and n < min_fraction * declared:
+            problems.append(f"{item} has {n:,}, far fewer than the {declared:,} the data card declares")
+    return problems
+
+
+def check_complete(recipe: Recipe, variant: Variant, measured: Mapping[str, int], *, allow_small: bool) -> None:
+    """Raise IncompleteDataError (one line: what is missing or small, and the fix) unless complete."""
+    problems = size_problems(variant, measured, allow_small=allow_small)
+    if problems:
+        small_only = all("far fewer" in p for p in problems)
+        fix = ("check the source files (a partial download or a sample?); to install a small result on purpose, "
+               f"run `python -m data_recipes prepare {recipe.name} --allow-small`" if small_only else
+               "the source files are incomplete; replace them with the complete release")
+        raise IncompleteDataError(f"{recipe.name} ({variant.name}): refusing to install an incomplete result: "
+                                  + "; ".join(problems) + f"; nothing was replaced; {fix}")
+
+
 # --------------------------------------------------------------------------- manifest / atomic swap
 def read_manifest(name: str) -> dict | None:
     """The MANIFEST.json of a prepared dataset, or None when not prepared."""
@@ -374,12 +452,13 @@ def read_manifest(name: str) -> dict | None:
 
 
 def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None = None,
-               variant: str | None = None) -> Path:
-    """Fetch, prepare, verify and atomically install ``recipe``; return the prepared folder.
+               variant: str | None = None, allow_small: bool = False) -> Path:
+    """Fetch, prepare, verify, check complete and atomically install ``recipe``; return the prepared folder.
 
     Variants are tried in order: first every variant complete in the mirror, then (with
     ``network``) each variant from its URLs. NotAvailableError when none can be fetched;
-    ChecksumError/MalformedDataError propagate (previous prepared data stay intact).
+    ChecksumError/MalformedDataError/IncompleteDataError propagate (previous prepared data stay
+    intact). ``allow_small``: install a non-empty result smaller than declared (recorded).
     """
     candidates = [v for v in recipe.variants if variant is None or v.name == variant]
     if not candidates:
@@ -403,7 +482,7 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
             break
     if chosen is None:
         raise NotAvailableError(f"{recipe.name} is not available: " + " | ".join(reasons)
-                                + f"\n  How to get it: {recipe.how_to_get}")
+                                + f"; how to get it: {recipe.how_to_get}")
     root = data_root()
     root.mkdir(parents=True, exist_ok=True)
     final = root / recipe.name
@@ -411,6 +490,9 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
     try:
         logger.info("preparing %s (%s) into %s", recipe.name, chosen.name, tmp)
         counts = recipe.prepare(fetched, tmp, chosen)
+        recipe.verify(tmp)
+        sizes = recipe.measure(tmp)
+        check_complete(recipe, chosen, sizes, allow_small=allow_small)
         manifest = {
             "recipe": recipe.name,
             "version": recipe.version,
@@ -423,10 +505,12 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
                 for f in fetched.values()
             ],
             "counts": counts,
+            "sizes": sizes,
+            "declared_sizes": dict(chosen.sizes),
+            "allowed_small": bool(allow_small and size_problems(chosen, sizes)),
             "prepared_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
         (tmp / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True))
-        recipe.verify(tmp)
         replace_folder(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

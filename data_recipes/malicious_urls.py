@@ -1,7 +1,8 @@
 """Recipe: Malicious URLs dataset (Kaggle ``sid321axn/malicious-urls-dataset``, ``malicious_phish.csv``).
 
 CSV with a header and two columns ``url,type``; ``type`` is benign, defacement, phishing or
-malware; 651,191 rows. Kaggle needs an account, so the file must be placed in the mirror
+malware; 651,191 rows. Rows whose URL is empty (or only whitespace) are dropped and counted in
+the manifest (``dropped_empty_url``). Kaggle needs an account, so the file must be placed in the mirror
 (accepted unverified; its SHA-256 is recorded in MANIFEST.json).
 
 Prepared: ``urls.csv`` with columns url, type, label (0 benign, 1 otherwise).
@@ -18,16 +19,23 @@ from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant,
 
 FILES = (SourceFile("malicious_phish.csv"),)
 TYPES = ("benign", "defacement", "phishing", "malware")
+PUBLISHED_ROWS = 651_191
 
 
 def parse_csv(data: bytes, *, where: str = "<csv>") -> pd.DataFrame:
-    """Parse ``malicious_phish.csv``: exactly the columns url,type; known types only."""
+    """Parse ``malicious_phish.csv``: exactly the columns url,type; known types only; empty URLs dropped.
+
+    ``df.attrs["dropped_empty_url"]`` counts the dropped rows.
+    """
     try:
         df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8",
                          encoding_errors="replace")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise MalformedDataError(f"{where}: not a readable CSV ({exc})") from exc
     require(list(df.columns) == ["url", "type"], f"{where}: expected the 2 columns ['url', 'type'], got {list(df.columns)}")
+    empty = df["url"].str.strip() == ""
+    df = df.loc[~empty].reset_index(drop=True)
+    df.attrs["dropped_empty_url"] = int(empty.sum())
     bad = ~df["type"].isin(TYPES)
     require(not bad.any(), f"{where}: {int(bad.sum())} rows with an unknown type (first: {df.loc[bad, 'type'].iloc[0] if bad.any() else ''!r}); expected {TYPES}")
     df["label"] = (df["type"] != "benign").astype(int)
@@ -38,7 +46,7 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
     f = fetched[FILES[0].name]
     df = parse_csv(read_source_bytes(f.path), where=str(f.path))
     df.to_csv(out / "urls.csv", index=False)
-    return {"total": len(df), "malicious": int(df["label"].sum()),
+    return {"total": len(df), "malicious": int(df["label"].sum()), "dropped_empty_url": df.attrs["dropped_empty_url"],
             "types": {k: int(v) for k, v in df["type"].value_counts().items()}}
 
 
@@ -47,14 +55,20 @@ def _verify(out: Path) -> None:
     require(list(df.columns) == ["url", "type", "label"], f"{out}/urls.csv: bad columns")
 
 
+def _measure(out: Path) -> dict[str, int]:
+    """Rows of the prepared table."""
+    return {"urls": len(pd.read_csv(out / "urls.csv", keep_default_na=False, usecols=["label"]))}
+
+
 RECIPE = Recipe(
     name="malicious-urls",
     folder="malicious-urls",
     version="1",
     title="Malicious URLs dataset (malicious_phish.csv)",
-    variants=(Variant("full", FILES, "full"),),
+    variants=(Variant("full", FILES, "full", sizes={"urls": PUBLISHED_ROWS}),),
     prepare=_prepare,
     verify=_verify,
+    measure=_measure,
     how_to_get=("download malicious_phish.csv from https://www.kaggle.com/datasets/sid321axn/malicious-urls-dataset "
                 "(Kaggle account needed) into $PATE_STUDY_MIRROR/malicious-urls/"),
     licence="as stated on the Kaggle dataset page (not verified here)",

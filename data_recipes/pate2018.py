@@ -13,6 +13,9 @@ from typing import Mapping
 
 import numpy as np
 
+from pate_study.npyfile import NpyFileError, load_npy
+from pate_study.privacy._validation import check_counts
+
 from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, atomic_save_npy, require
 
 _BASE = ("https://raw.githubusercontent.com/frhrdr/patepy/c1c0c5ec7d042283a661685729ed89bb0b50a32f/"
@@ -33,24 +36,22 @@ FILES = tuple(
 
 def validate_votes(votes: np.ndarray, *, where: str, n_classes: int | None = None,
                    n_teachers: int = N_TEACHERS) -> np.ndarray:
-    """Check a vote-count matrix and return it as int64.
+    """Check a vote-count matrix and return it as int64 (MalformedDataError otherwise).
 
     Requirements: 2-D, finite, non-negative, integral values, every row summing to ``n_teachers``
-    (each of the 250 teachers casts exactly one vote per query, Papernot et al. 2018 §2).
+    (each of the 250 teachers casts exactly one vote per query, Papernot et al. 2018 §2), and
+    ``n_classes`` columns when given. The value checks are the privacy API's own
+    (:func:`pate_study.privacy._validation.check_counts`), so a file accepted here is accepted there.
     """
-    require(votes.ndim == 2, f"{where}: expected a 2-D vote matrix, got shape {votes.shape}")
+    require(np.ndim(votes) == 2, f"{where}: expected a 2-D vote matrix, got shape {np.shape(votes)}")
+    try:
+        counts = check_counts(votes, name=where, keep_integers=True, n_teachers=n_teachers)
+    except ValueError as exc:
+        raise MalformedDataError(str(exc)) from exc
     if n_classes is not None:
-        require(votes.shape[1] == n_classes, f"{where}: expected {n_classes} columns, got {votes.shape[1]}")
-    require(np.issubdtype(votes.dtype, np.number), f"{where}: expected numeric votes, got dtype {votes.dtype}")
-    v = votes.astype(np.float64, copy=False)
-    require(bool(np.isfinite(v).all()), f"{where}: votes contain NaN or infinity")
-    require(bool((v >= 0).all()), f"{where}: votes contain negative counts")
-    require(bool((v == np.round(v)).all()), f"{where}: votes are not whole numbers")
-    sums = v.sum(axis=1)
-    bad = np.flatnonzero(sums != n_teachers)
-    require(bad.size == 0, f"{where}: {bad.size} rows do not sum to {n_teachers} teachers "
-                           f"(first: row {bad[0] if bad.size else -1})")
-    return v.astype(np.int64)
+        require(counts.shape[1] == n_classes, f"{where}: expected {n_classes} columns (classes), got "
+                                              f"{counts.shape[1]}")
+    return counts.astype(np.int64)
 
 
 def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dict:
@@ -58,9 +59,9 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
     for key, (rows, cols) in SHAPES.items():
         f = fetched[f"{key}_250_teachers.npy"]
         try:
-            arr = np.load(f.path, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as exc:
-            raise MalformedDataError(f"{f.path}: not a readable .npy array ({exc})") from exc
+            arr = load_npy(f.path)
+        except NpyFileError as exc:
+            raise MalformedDataError(str(exc)) from exc
         require(arr.shape == (rows, cols), f"{f.path}: expected shape {(rows, cols)}, got {arr.shape}")
         votes = validate_votes(arr, where=str(f.path), n_classes=cols)
         atomic_save_npy(out / f"{key}.npy", votes)
@@ -75,14 +76,21 @@ def _verify(out: Path) -> None:
         require(arr.shape == shape and arr.dtype == np.int64, f"{out}/{key}.npy: bad prepared array")
 
 
+def _measure(out: Path) -> dict[str, int]:
+    """Queries per prepared vote matrix."""
+    return {key: int(np.load(out / f"{key}.npy", mmap_mode="r").shape[0])
+            for key in SHAPES if (out / f"{key}.npy").is_file()}
+
+
 RECIPE = Recipe(
     name="pate2018-votes",
     folder="pate2018-votes",
     version="1",
     title="PATE 2018 teacher vote histograms (MNIST, SVHN, Adult; 250 teachers)",
-    variants=(Variant("full", FILES, "full"),),
+    variants=(Variant("full", FILES, "full", sizes={k: rows for k, (rows, _) in SHAPES.items()}),),
     prepare=_prepare,
     verify=_verify,
+    measure=_measure,
     how_to_get=("downloaded automatically from github.com/frhrdr/patepy "
                 "(test_application/pate2018_test_data/); or place the three .npy files in "
                 "$PATE_STUDY_MIRROR/pate2018-votes/"),

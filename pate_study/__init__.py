@@ -9,7 +9,15 @@ Subpackages and modules (see README.md for the map):
 - ``pate_study.registry``  every figure and table of the five source documents
 - ``pate_study.runner``    executes the notebooks (``make figures``)
 
-Nothing is imported eagerly here, so ``import pate_study.privacy`` stays light.
+Nothing is imported eagerly here, so ``import pate_study.privacy`` stays light. Inside a Jupyter kernel only,
+``pate_study.session`` sets up what a notebook reader needs: the package's log lines on stdout (not in JupyterLab's
+pink stderr boxes), alternative text on inline figures, and progress bars in the runner's terminal.
 """
+import sys as _sys
 
 __version__ = "0.1.0"
+
+if "ipykernel" in _sys.modules:  # cheap test first: scripts and tests never import ipykernel
+    from . import session as _session
+
+    _session.configure()

@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 from sklearn import metrics as skm
+from scipy.stats import rankdata
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "tpr_tnr", "binary_report", "multiclass_report", "multilabel_report", "mean_average_precision",
-    "mean_roc_auc", "majority_class",
+    "mean_roc_auc", "average_precision_per_class", "roc_auc_per_class", "majority_class",
 ]
 
 
@@ -112,27 +113,50 @@ def multiclass_report(y_true: Any, y_pred: Any, n_classes: int | None = None, y_
     return report
 
 
-def mean_average_precision(y_true: Any, scores: Any) -> float:
-    """mAP: mean over classes with at least one positive of sklearn's average precision."""
+def _check_scores(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
     Y, S = np.asarray(y_true), np.asarray(scores, dtype=float)
     if Y.ndim != 2 or Y.shape != S.shape:
         raise ValueError(f"y_true, scores: expected equal 2-d shapes [n, n_labels], got {Y.shape} and {S.shape}")
-    keep = Y.sum(0) > 0
-    if not keep.any():
-        return float("nan")
-    return float(skm.average_precision_score(Y[:, keep], S[:, keep], average="macro"))
+    return Y.astype(bool), S
+
+
+def average_precision_per_class(y_true: Any, scores: Any) -> np.ndarray:
+    """Average precision of every class at once (NaN where a class has no positive).
+
+    AP = mean over the class's positives of the precision at that positive's score threshold,
+    ``#positives scoring >= s / #clips scoring >= s``: sklearn's uninterpolated step-wise AP
+    (ties form one threshold), computed from column ranks instead of one sort per class.
+    """
+    Y, S = _check_scores(y_true, scores)
+    n = S.shape[0]
+    all_ge = n + 1 - rankdata(S, method="min", axis=0)
+    pos_ge = n + 1 - rankdata(np.where(Y, S, -np.inf), method="min", axis=0)
+    n_pos = Y.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(Y, pos_ge / all_ge, 0.0).sum(0) / np.where(n_pos > 0, n_pos, np.nan)
+
+
+def roc_auc_per_class(y_true: Any, scores: Any) -> np.ndarray:
+    """ROC-AUC of every class at once (Mann-Whitney: mean ranks, ties averaged); NaN where a class
+    lacks positives or negatives. Equal to sklearn's ``roc_auc_score`` per class."""
+    Y, S = _check_scores(y_true, scores)
+    ranks = rankdata(S, method="average", axis=0)
+    n_pos = Y.sum(0)
+    n_neg = S.shape[0] - n_pos
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return ((ranks * Y).sum(0) - n_pos * (n_pos + 1) / 2) / np.where((n_pos > 0) & (n_neg > 0), n_pos * n_neg, np.nan)
+
+
+def mean_average_precision(y_true: Any, scores: Any) -> float:
+    """mAP: mean over classes with at least one positive of the average precision (sklearn's definition)."""
+    ap = average_precision_per_class(y_true, scores)
+    return float(np.nanmean(ap)) if np.isfinite(ap).any() else float("nan")
 
 
 def mean_roc_auc(y_true: Any, scores: Any) -> float:
-    """Mean over classes with both positives and negatives of sklearn's ROC-AUC."""
-    Y, S = np.asarray(y_true), np.asarray(scores, dtype=float)
-    if Y.ndim != 2 or Y.shape != S.shape:
-        raise ValueError(f"y_true, scores: expected equal 2-d shapes [n, n_labels], got {Y.shape} and {S.shape}")
-    pos = Y.sum(0)
-    keep = (pos > 0) & (pos < Y.shape[0])
-    if not keep.any():
-        return float("nan")
-    return float(skm.roc_auc_score(Y[:, keep], S[:, keep], average="macro"))
+    """Mean over classes with both positives and negatives of the ROC-AUC (sklearn's definition)."""
+    auc = roc_auc_per_class(y_true, scores)
+    return float(np.nanmean(auc)) if np.isfinite(auc).any() else float("nan")
 
 
 def multilabel_report(y_true: Any, y_pred: Any, scores: Any | None = None, y_train: Any | None = None) -> dict[str, Any]:

@@ -9,13 +9,23 @@ A notebook makes one :class:`NotebookOutputs` from its parameters and saves thro
 Every saved item also gets ``<id>.provenance.json``: the registry ids it serves, the data it was
 computed from (real dataset and scale, or "synthetic stand-in"), profile, seed, commit and date.
 Files are written to a temporary name and renamed, so an interrupted run never leaves half a file.
+
+- A relative ``output_dir`` is resolved from the repository root, not the working directory: a notebook opened in
+  JupyterLab (kernel in ``notebooks/``) writes to the repository's ``figures/<stem>``, as ``make figures`` does.
+- A notebook run in a Jupyter kernel without the runner (``make lab``, Run All) is stamped ``profile:
+  interactive`` (the parameters cell's profile is kept as ``requested_profile``), never as the paper profile.
+- Numbers written to tables (CSV) and ``scalars.json`` keep :data:`SIGNIFICANT_DIGITS` significant digits, so a
+  last-place difference from floating-point summation order never changes a committed file (Markdown tables
+  show ``{:.6g}`` for reading; the CSV is the exact record).
 """
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import logging
 import math
+import numbers
 import os
 import subprocess
 import textwrap
@@ -24,15 +34,23 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .io import atomic_write, atomic_write_text
-from .paths import REPO_ROOT
+from .paths import REPO_ROOT, resolve_from_root
 
 logger = logging.getLogger(__name__)
 
 SCALARS_FILE = "scalars.json"
+NOT_RUN_KEY = "_not_run"
 PROVENANCE_SUFFIX = ".provenance.json"
 FIGURE_FORMATS = ("png", "pdf")
 TABLE_FORMATS = ("csv", "md")
 STAMP_WIDTH = 110  # characters per line of the stamp drawn under a figure
+STAMP_FONTSIZE = 8  # points: legible on screen (about 11 px at the inline backend's 100 dpi) and in print
+#: Significant digits of every float written to a CSV table or scalars.json. Double precision carries 15-17; the
+#: accountants' results are sums of hundreds of terms whose order may change the last 1-3 digits (one ulp is
+#: 2e-16 relative), so 12 keeps every digit that means something and drops the ones that depend on summation
+#: order. A value whose 13th digit sits exactly on a rounding boundary could still flip; at 1 ulp this happens
+#: with probability about 1e-4 per value.
+SIGNIFICANT_DIGITS = 12
 
 
 def current_commit(repo: Path = REPO_ROOT) -> str:
@@ -73,17 +91,38 @@ def _as_id_list(item_ids: str | Sequence[str]) -> list[str]:
     return ids
 
 
-def _json_ready(value: Any) -> Any:
-    """Convert numpy scalars/arrays and non-finite floats so that ``json.dumps`` is strict and portable."""
+def round_significant(value: float, digits: int = SIGNIFICANT_DIGITS) -> float:
+    """``value`` rounded to ``digits`` significant digits (non-finite values unchanged)."""
+    return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+
+
+def _json_ready(value: Any, *, rounded: bool = False) -> Any:
+    """Convert numpy scalars/arrays and non-finite floats so that ``json.dumps`` is strict and portable;
+    with ``rounded``, floats keep :data:`SIGNIFICANT_DIGITS` significant digits."""
     if hasattr(value, "tolist"):
         value = value.tolist()
     if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
+        return {str(k): _json_ready(v, rounded=rounded) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
+        return [_json_ready(v, rounded=rounded) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if isinstance(value, float) and rounded:
+        return round_significant(value)
     return value
+
+
+def csv_cell(value: Any) -> Any:
+    """A table cell as written to CSV: floats with :data:`SIGNIFICANT_DIGITS` digits (shortest form), NaN empty."""
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):  # float, numpy floats
+        value = float(value)
+        return "" if math.isnan(value) else repr(round_significant(value))
+    return value
+
+
+def fixed_precision_frame(frame):
+    """A copy of ``frame`` whose float cells (in float or mixed columns) are strings with fixed significant digits."""
+    return frame.astype(object).map(csv_cell)
 
 
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
@@ -120,11 +159,17 @@ class NotebookOutputs:
                  parameters: dict | None = None, date: str | None = None):
         if not notebook:
             raise ValueError("notebook must be the notebook's stem, e.g. '00_dp_primer'")
+        from .session import INTERACTIVE_PROFILE, in_kernel, runner_profile
+
         self.notebook = notebook
-        self.output_dir = Path(output_dir)
+        self.output_dir = resolve_from_root(output_dir)
         self.profile = str(profile)
         self.seed = int(seed)
         self.parameters = _json_ready(dict(parameters or {}))
+        if in_kernel() and runner_profile() is None:  # JupyterLab, not make figures: say so on every output
+            self.parameters["requested_profile"] = self.profile
+            self.profile = INTERACTIVE_PROFILE
+            logger.info("interactive run: outputs go to %s, stamped 'profile: %s'", self.output_dir, self.profile)
         self.commit = current_commit()
         self.date = date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.output_dir.mkdir(parents=True, exist_ok=True)
@@ -138,16 +183,26 @@ class NotebookOutputs:
         record = {"items": ids, "files": sorted(p.name for p in files), **asdict(provenance)}
         return atomic_write_text(self.output_dir / f"{name}{PROVENANCE_SUFFIX}", json.dumps(record, indent=2) + "\n")
 
-    def save_figure(self, fig, item_ids: str | Sequence[str], *, data: str) -> list[Path]:
-        """Save ``fig`` as ``<first id>.png`` and ``.pdf`` with the provenance stamp drawn beneath it."""
+    def save_figure(self, fig, item_ids: str | Sequence[str], *, data: str, description: str | None = None) -> list[Path]:
+        """Save ``fig`` as ``<first id>.png`` and ``.pdf`` with the provenance stamp drawn beneath it.
+
+        ``description`` is the figure's alternative text (screen readers, the HTML's ``<img alt>``, the PNG's
+        Description and the PDF's Subject); without it, the registry caption of the first id. The figure keeps
+        it, so the inline display after ``plt.show()`` carries it too (see :mod:`pate_study.session`).
+        """
+        from .session import ALT_ATTRIBUTE, install_alt_text
+
         ids = _as_id_list(item_ids)
         provenance = self.provenance(data)
+        alt = figure_description(ids[0], description)
+        setattr(fig, ALT_ATTRIBUTE, alt)
+        install_alt_text()  # no-op outside a kernel
         stamp = "\n".join(textwrap.wrap(provenance.stamp(), width=STAMP_WIDTH))  # never wider than the plot
-        fig.text(0.5, -0.01, stamp, ha="center", va="top", fontsize=6, color="0.35")
+        fig.text(0.5, -0.01, stamp, ha="center", va="top", fontsize=STAMP_FONTSIZE, color="0.3")
         files = []
         for fmt in FIGURE_FORMATS:
             target = self.output_dir / f"{ids[0]}.{fmt}"
-            metadata = {"CreationDate": None} if fmt == "pdf" else None
+            metadata = {"CreationDate": None, "Subject": alt} if fmt == "pdf" else {"Description": alt}
             atomic_write(target, lambda tmp, fmt=fmt, metadata=metadata: fig.savefig(
                 tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata))
             files.append(target)
@@ -159,7 +214,8 @@ class NotebookOutputs:
         """Save a DataFrame as ``<first id>.csv`` and ``.md`` (the Markdown ends with the provenance stamp)."""
         ids = _as_id_list(item_ids)
         provenance = self.provenance(data)
-        csv_path = atomic_write(self.output_dir / f"{ids[0]}.csv", lambda tmp: frame.to_csv(tmp, index=False))
+        csv_path = atomic_write(self.output_dir / f"{ids[0]}.csv",
+                                lambda tmp: fixed_precision_frame(frame).to_csv(tmp, index=False))
         md_text = markdown_table(frame, float_format) + f"\n<sub>{provenance.stamp()}</sub>\n"
         md_path = atomic_write_text(self.output_dir / f"{ids[0]}.md", md_text)
         self._write_sidecar(ids[0], ids, [csv_path, md_path], provenance)
@@ -172,11 +228,20 @@ class NotebookOutputs:
             raise ValueError(f"record({key!r}) needs at least one value")
         path = self.output_dir / SCALARS_FILE
         scalars = read_scalars(self.output_dir) if path.exists() else {}
-        scalars.setdefault(key, {}).update(_json_ready(values))
+        scalars.setdefault(key, {}).update(_json_ready(values, rounded=True))
         scalars["_provenance"] = {"notebook": self.notebook, "profile": self.profile, "seed": self.seed,
                                   "commit": self.commit, "date": self.date}
         atomic_write_text(path, json.dumps(scalars, indent=2, sort_keys=True) + "\n")
         return values
+
+    def not_run(self, item_ids: str | Sequence[str], reason: str) -> None:
+        """Record that ``item_ids`` were not produced by this run and why (e.g. ``"GPU only: ..."``).
+
+        ``make figures`` lists them in its summary (a reason starting with "GPU" is grouped as GPU-only).
+        """
+        if not reason:
+            raise ValueError("not_run needs a reason, e.g. 'GPU only: 2,000 teachers take 3 h on a CPU'")
+        self.record(NOT_RUN_KEY, **{item: reason for item in _as_id_list(item_ids)})
 
 
 def read_scalars(output_dir: str | os.PathLike) -> dict:
@@ -206,3 +271,45 @@ def read_provenance(path: str | os.PathLike) -> dict:
     if not sidecar.exists():
         raise FileNotFoundError(f"no provenance sidecar {sidecar} for {path}")
     return json.loads(sidecar.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def _registry_captions() -> dict:
+    from .registry import load_registry  # the registry imports this module
+
+    try:
+        return {item.id: item.caption for item in load_registry()}
+    except (OSError, ValueError):  # a broken registry is reported by its own tests, not by every figure
+        return {}
+
+
+def figure_description(item_id: str, description: str | None = None) -> str:
+    """Alternative text of a saved figure: ``description``, else ``item_id``'s registry caption, else its id."""
+    if description:
+        return " ".join(description.split())
+    caption = _registry_captions().get(item_id)
+    return f"{item_id}: {' '.join(caption.split())}" if caption else f"Figure {item_id}"
+
+
+def show_findings(findings: str | Sequence[str]) -> str:
+    """Show a notebook's findings (Markdown text, or one bullet per item) so long lines wrap in JupyterLab.
+
+    Renders Markdown through ``IPython.display`` in a notebook and logs the text elsewhere; returns the text.
+    Use it for findings and for long one-line descriptions (data stamps) that ``print`` lets run off the cell.
+    """
+    if isinstance(findings, str):
+        text = findings
+    else:
+        text = "\n".join(line if line.lstrip().startswith(("*", "-", "#")) else f"* {line}" for line in findings)
+    try:
+        from IPython.display import Markdown, display
+    except ImportError:
+        logger.info("%s", text)
+        return text
+    from .session import in_kernel
+
+    if in_kernel():
+        display(Markdown(text))
+    else:
+        logger.info("%s", text)
+    return text

@@ -10,3 +10,10 @@ CONFIGS_DIR = REPO_ROOT / "configs"
 FIGURES_DIR = REPO_ROOT / "figures"
 BUILD_DIR = REPO_ROOT / "build"
 REGISTRY_FILE = PACKAGE_DIR / "registry.yaml"
+
+
+def resolve_from_root(path) -> Path:
+    """``path`` as an absolute path; a relative one is taken from the repository root, not the working directory
+    (a JupyterLab kernel runs in ``notebooks/``, the runner in the root: both must write to the same folders)."""
+    path = Path(path).expanduser()
+    return path if path.is_absolute() else REPO_ROOT / path

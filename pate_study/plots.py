@@ -29,3 +29,56 @@ def box_by_level(ax, frame, column: str, order, *, xlabel: str, ylabel: str, tit
     ax.set(xlabel=xlabel, ylabel=ylabel)
     if title:
         ax.set_title(title)
+
+
+def compact_ticks(ax, axis: str = "x", nbins: int = 5) -> None:
+    """At most ``nbins`` ticks on ``axis`` with short labels (``-0.05`` rather than ``−0.050``), so that labels of
+    narrow ranges never run into each other."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]))
+    target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.6g}".replace("-", "−")
+                                             if abs(value) > 1e-12 else "0"))
+
+
+def hist_with_atoms(ax, samples, atoms, *, bins: int = 60, atol: float = 1e-9, color: str = "tab:blue",
+                    atom_color: str = "tab:red", label: str | None = None) -> dict:
+    """A histogram of a distribution with point masses (atoms), where the atoms do not swamp the rest.
+
+    The samples within ``atol`` of an atom are drawn as stems on a second y-axis (probability mass, labelled with
+    its value); the others as a density histogram normalised by *all* samples, so the histogram's area plus the
+    masses is 1. (A plain density histogram turns an atom into a spike of height mass / bin width, which hides
+    everything else: e.g. the privacy loss of the Laplace mechanism has atoms at ±ε.)
+    Returns ``{atom: mass}`` and the continuous part's total mass under ``"continuous"``.
+    """
+    import numpy as np
+
+    samples = np.asarray(samples, dtype=float).ravel()
+    atoms = np.asarray(atoms, dtype=float).ravel()
+    if samples.size == 0:
+        raise ValueError("samples is empty: expected at least one value to draw")
+    near = np.abs(samples[:, None] - atoms[None, :]) <= atol
+    masses = {float(a): float(near[:, i].mean()) for i, a in enumerate(atoms)}
+    interior = samples[~near.any(axis=1)]
+    continuous = interior.size / samples.size
+    if interior.size:
+        edges = np.linspace(interior.min(), interior.max(), bins + 1)
+        weights = np.full(interior.size, 1.0 / (samples.size * (edges[1] - edges[0])))
+        ax.hist(interior, bins=edges, weights=weights, color=color, alpha=0.8,
+                label=label or f"continuous part (mass {continuous:.3f})")
+    low, high = (float(np.min(atoms)), float(np.max(atoms))) if atoms.size else (samples.min(), samples.max())
+    low, high = min(low, samples.min()), max(high, samples.max())
+    pad = 0.08 * (high - low or 1.0)  # room for the atoms' labels at the edges
+    ax.set_xlim(low - pad, high + pad)
+    ax.set_ylabel("density of the continuous part")
+    mass_axis = ax.twinx()
+    mass_axis.grid(False)
+    for atom, mass in masses.items():
+        mass_axis.vlines(atom, 0, mass, color=atom_color, lw=2)
+        mass_axis.plot([atom], [mass], "o", color=atom_color)
+        mass_axis.annotate(f"{mass:.3f}", (atom, mass), textcoords="offset points", xytext=(0, 5), ha="center",
+                           fontsize=8, color=atom_color)
+    mass_axis.set_ylim(0, max([*masses.values(), 1e-3]) * 1.25)
+    mass_axis.set_ylabel("probability mass at the atoms", color=atom_color)
+    return {**masses, "continuous": continuous}

@@ -1,33 +1,78 @@
 """Execute the notebooks through papermill (``make figures``) and rebuild ``figures/INDEX.md``.
 
 For every ``notebooks/<stem>.ipynb`` the parameters come from ``configs/<stem>/<profile>.yaml``; the runner
-adds ``profile`` and ``output_dir`` (``figures/<stem>``). The executed notebook and an HTML rendering go to
-``build/`` (git-ignored), for reading without Jupyter. Each notebook writes into ``figures/.tmp-<stem>``,
-which replaces ``figures/<stem>`` as a whole when the notebook succeeds. A failing notebook keeps its previous
-outputs and does not stop the others; the command exits non-zero at the end and names it.
+adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in order:
 
-    python -m pate_study.runner figures --profile paper [--notebooks 00_dp_primer ...]
+1. **Data.** It prepares the datasets the notebooks read (:data:`NOTEBOOK_DATASETS`) through the data recipes'
+   command line, mirror first, then the official URLs, each file verified (``--data network``, the default);
+   ``--data offline`` uses the mirror only and never touches the network; ``--data skip`` prepares nothing.
+   Size limit: the runner fetches what ``python -m data_recipes prepare NAME`` fetches without ``--allow-large``,
+   i.e. every file its recipe does not flag ``large`` (the recipes flag downloads over 1 GB: today only Audio Set's
+   2.4 GB unbal_train features) and never the opt-in raw audio (``audioset-audio``). A dataset that cannot be
+   prepared (offline, download failure, checksum) is reported and the notebooks fall back as they always do
+   (mirror, else a synthetic stand-in, stamped as such).
+2. **Notebooks.** Each runs with papermill's cell progress bar (cell N of M) and an estimate from the last run's
+   ``build/timings.<profile>.json``; the package's long loops (tqdm) print to this terminal too (see
+   :mod:`pate_study.session`). Each notebook writes into ``figures/.tmp-<stem>``, which replaces
+   ``figures/<stem>`` as a whole when the notebook succeeds, together with the executed notebook
+   ``figures/<stem>/<stem>.ipynb`` (outputs kept, volatile metadata stripped: the same seed gives the same bytes).
+   ``build/`` gets the executed notebook and its HTML rendering. A failing notebook keeps its previous outputs
+   and does not stop the others.
+3. **Summary.** A table of every notebook's time and outputs by data status, the commands that turn stand-ins
+   into real data, and where to read the results; printed and written to ``build/summary.<profile>.md``. The
+   command exits non-zero when a notebook failed.
+
+    python -m pate_study.runner figures --profile paper [--data network|offline|skip] [--notebooks 00_dp_primer ...]
     python -m pate_study.runner index
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
 import json
 import logging
+import os
+import re
 import shutil
+import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from .io import atomic_write_text, replace_folder
+from .outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
 from .paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from .registry import write_index
+from .session import RUNNER_ENV
 
 logger = logging.getLogger(__name__)
-PROFILES = ("smoke", "paper")
+PROFILES = ("smoke", "paper", "gpu")
+#: Profiles every notebook must have; ``gpu`` (the sources' settings for a CUDA machine) only where a notebook has
+#: GPU cells: ``make figures PROFILE=gpu`` runs the notebooks that have ``configs/<stem>/gpu.yaml``.
+REQUIRED_PROFILES = ("smoke", "paper")
 RUNNER_PARAMETERS = ("profile", "output_dir")
+DATA_MODES = ("network", "offline", "skip")
+
+#: The data_recipes datasets each notebook reads (its ``data="auto"`` falls back to a stand-in without them).
+#: A notebook missing here gets nothing prepared, and the runner says so.
+NOTEBOOK_DATASETS = {
+    "00_dp_primer": ("pate2018-votes",),
+    "01_ecg_student_privacy": ("ecg-heartbeat",),
+    "02_web_requests": ("csic2010", "ecml-pkdd2007", "malicious-urls"),
+    "03_deeplog_synthetic": ("deeplog-hdfs",),
+    "04_audioset_teachers": ("audioset",),
+    "05_audioset_multilabel": ("audioset",),
+    "06_pate2018_votes": ("pate2018-votes",),
+}
+#: Recipes whose real data needs an explicit opt-in (large download): the summary names the flag.
+OPT_IN = {"audioset": "python -m data_recipes prepare audioset --allow-large   # 2.4 GB"}
+
+STATUS_GROUPS = ("real data at paper scale", "real data at reduced scale", "synthetic stand-in",
+                 "analytic (no data)", "interactive or other profile", "GPU-only, not run here", "not run")
 
 
 def list_notebooks(notebooks_dir: Path = NOTEBOOKS_DIR) -> list[str]:
@@ -49,9 +94,32 @@ def load_parameters(stem: str, profile: str, configs_dir: Path = CONFIGS_DIR) ->
     return params
 
 
+@contextlib.contextmanager
+def runner_environment(profile: str):
+    """The kernel's environment: it runs under the runner (outputs stamped with ``profile``, not as an interactive
+    run), and draws figures inline whatever ``$MPLBACKEND`` says (CI sets Agg, which would leave the executed
+    notebooks without their figures)."""
+    previous = {name: os.environ.get(name) for name in (RUNNER_ENV, "MPLBACKEND")}
+    os.environ[RUNNER_ENV] = profile
+    os.environ.pop("MPLBACKEND", None)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path = BUILD_DIR,
-                     extra_parameters: dict | None = None, html: bool = True) -> Path:
-    """Run one notebook with papermill; return the executed notebook's path (HTML beside it if ``html``)."""
+                     extra_parameters: dict | None = None, html: bool = True,
+                     progress: str | None = None) -> Path:
+    """Run one notebook with papermill; return the executed notebook's path (HTML beside it if ``html``).
+
+    ``progress``: show papermill's per-cell bar with this description (None: no bar). The executed copy in
+    ``build_dir`` is stripped of volatile metadata once the notebook succeeds (see :func:`strip_volatile`).
+    """
     import papermill as pm
 
     if profile not in PROFILES:
@@ -64,61 +132,340 @@ def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path 
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     executed = build_dir / f"{stem}.{profile}.ipynb"
-    pm.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3",
-                        cwd=str(REPO_ROOT), progress_bar=False, log_output=False)
+    bar = {"desc": progress, "unit": "cell", "file": sys.stderr, "leave": True} if progress else False
+    with runner_environment(profile):
+        pm.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3",
+                            cwd=str(REPO_ROOT), progress_bar=bar, log_output=False)
+    write_stripped(executed, executed)
     if html:
         export_html(executed)
     return executed
 
 
+# ----------------------------------------------------------------------------------------------- executed copies
+VOLATILE_CELL_METADATA = ("papermill", "execution", "collapsed", "scrolled")
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+PROGRESS_LINE = re.compile(r"\d+%\|.*\|\s*\d+/\d+|\d+/\d+ \[[\d:<?]+")  # tqdm's text bar
+
+
+def _is_progress_output(output: dict) -> bool:
+    if WIDGET_MIME in output.get("data", {}):
+        return True
+    return (output.get("output_type") == "stream" and output.get("name") == "stderr"
+            and bool(PROGRESS_LINE.search(output.get("text", ""))))
+
+
+def strip_volatile(nb: dict) -> dict:
+    """A copy of an executed notebook without what changes from run to run under the same seed.
+
+    Dropped: papermill's notebook and cell metadata (start/end times, durations, paths, environment), cell
+    execution timestamps, widget state and progress-bar outputs (their model ids and timings); the random id of
+    papermill's injected-parameters cell becomes ``injected-parameters``. Kept: sources,
+    every other output, execution counts, parameters (in papermill's injected cell) and the kernel spec.
+    """
+    nb = copy.deepcopy(nb)
+    for key in ("papermill", "widgets"):
+        nb.get("metadata", {}).pop(key, None)
+    for cell in nb.get("cells", []):
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            cell["id"] = "injected-parameters"  # papermill draws a random id for the cell it inserts
+        for key in VOLATILE_CELL_METADATA:
+            cell.get("metadata", {}).pop(key, None)
+        if "outputs" in cell:
+            cell["outputs"] = [o for o in cell["outputs"] if not _is_progress_output(o)]
+    return nb
+
+
+def write_stripped(executed: Path, target: Path) -> Path:
+    """Write ``executed`` without volatile metadata to ``target`` (atomically; nbformat's canonical layout)."""
+    import nbformat
+
+    nb = nbformat.read(str(executed), as_version=4)
+    stripped = nbformat.from_dict(strip_volatile(nb))
+    return atomic_write_text(Path(target), nbformat.writes(stripped) + "\n")
+
+
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
+
+
+def point_at_final_folder(notebook: Path, staging: Path, final: Path) -> Path:
+    """In the committed copy's injected parameters, name the folder the outputs end up in (``figures/<stem>``),
+    not the staging folder they were written to, so that a reader who reruns the copy writes where it reads."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    staged, kept = (json.dumps(str(p.relative_to(REPO_ROOT))) for p in (staging, final))
+    for cell in nb.cells:
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            cell.source = cell.source.replace(f"output_dir = {staged}", f"output_dir = {kept}")
+    return atomic_write_text(notebook, nbformat.writes(nb) + "\n")
+
+
 def export_html(executed: Path) -> Path:
-    """Render an executed notebook to HTML beside it."""
+    """Render an executed notebook to HTML beside it (JupyterLab's layout, figures with their alternative text)."""
     from nbconvert import HTMLExporter
 
-    body, _ = HTMLExporter().from_filename(str(executed))
+    exporter = HTMLExporter(template_name="lab_alt", extra_template_basedirs=[str(TEMPLATES_DIR)])
+    body, _ = exporter.from_filename(str(executed))
     return atomic_write_text(executed.with_suffix(".html"), body)
 
 
-def run_figures(profile: str, notebooks: list[str] | None = None) -> int:
-    """Execute the notebooks into ``figures/``, rebuild the index, return the number of failures."""
-    stems = notebooks or list_notebooks()
-    timings, failures = {}, []
+# ----------------------------------------------------------------------------------------------------------- data
+@dataclass
+class DataPreparation:
+    """The outcome of preparing one dataset before the notebooks ran."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+def datasets_for(stems: list[str]) -> list[str]:
+    """The datasets the notebooks ``stems`` read, each once, in first-use order."""
+    names: list[str] = []
     for stem in stems:
+        for name in NOTEBOOK_DATASETS.get(stem, ()):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def prepare_datasets(names: list[str], mode: str) -> list[DataPreparation]:
+    """Prepare ``names`` through ``python -m data_recipes prepare`` (``--offline`` when ``mode`` is offline).
+
+    Never raises for a dataset that cannot be prepared: its notebook falls back (mirror, else stand-in). Already
+    prepared datasets are skipped by the recipes themselves, so a second run costs a second or two.
+    """
+    if mode not in DATA_MODES:
+        raise ValueError(f"data mode must be one of {DATA_MODES}, got {mode!r}")
+    if mode == "skip":
+        return []
+    from data_recipes import read_manifest
+
+    results = []
+    for name in names:
+        command = [sys.executable, "-m", "data_recipes", "prepare", name] + (["--offline"] if mode == "offline" else [])
+        logger.info("preparing %s (%s): %s", name, "mirror only" if mode == "offline" else "mirror, then network",
+                    " ".join(command[1:]))
+        try:
+            done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800)
+            lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+            ok = done.returncode == 0 and read_manifest(name) is not None  # prepared and verified
+            detail = next((line for line in lines if line.startswith(("[ok]", "[ERROR]"))),
+                          lines[-1] if lines else f"exit status {done.returncode}")
+        except (OSError, subprocess.TimeoutExpired) as err:
+            ok, detail = False, f"{type(err).__name__}: {err}"
+        (logger.info if ok else logger.warning)("%s: %s", name, detail if ok else f"not prepared ({detail}); "
+                                                "its notebooks fall back to the mirror or a synthetic stand-in")
+        results.append(DataPreparation(name, ok, detail))
+    return results
+
+
+# ----------------------------------------------------------------------------------------------------------- timings
+def read_timings(profile: str, build_dir: Path = BUILD_DIR) -> dict[str, float]:
+    """Seconds per notebook from the last run with ``profile`` (``{}`` when there was none or it is unreadable)."""
+    path = Path(build_dir) / f"timings.{profile}.json"
+    try:
+        timings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return {k: float(v) for k, v in timings.items() if isinstance(v, (int, float))} if isinstance(timings, dict) else {}
+
+
+def format_duration(seconds: float) -> str:
+    """``754.2`` -> ``12 min 34 s``; ``8.04`` -> ``8.0 s``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min {secs} s"
+
+
+def progress_description(stem: str, position: int, total: int, last: dict[str, float], remaining: list[str]) -> str:
+    """``[2/3] 01_ecg (last run 4 min 2 s; about 9 min left in all)`` from the previous run's timings."""
+    estimate = f"last run {format_duration(last[stem])}" if stem in last else "no previous timing"
+    known = [last[s] for s in remaining if s in last]
+    if known:
+        estimate += f"; about {format_duration(sum(known))} left in all" + ("" if len(known) == len(remaining) else "+")
+    return f"[{position}/{total}] {stem} ({estimate})"
+
+
+# ----------------------------------------------------------------------------------------------------------- summary
+@dataclass
+class NotebookRun:
+    """What happened to one notebook in a ``make figures`` run."""
+
+    stem: str
+    seconds: float
+    error: str | None = None
+    partial_copy: Path | None = None
+    outputs: dict[str, list[str]] = field(default_factory=dict)  # status group -> output names
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _registry_status() -> dict[str, str]:
+    from .registry import load_registry
+
+    try:
+        return {item.id: item.status for item in load_registry()}
+    except (OSError, ValueError):
+        return {}
+
+
+def classify_output(data: str, registry_status: str | None, profile: str, run_profile: str) -> str:
+    """The summary group of one output from its provenance ``data`` line and its registry status."""
+    text = data.strip().lower()
+    if profile != run_profile:
+        return "interactive or other profile"
+    if text.startswith("analytic"):
+        return "analytic (no data)"
+    if "synthetic" in text and not text.startswith("real"):
+        return "synthetic stand-in"
+    if registry_status == "real data at paper scale" and run_profile == "paper":  # smoke is reduced by design
+        return "real data at paper scale"
+    return "real data at reduced scale"
+
+
+def notebook_outputs(stem: str, run_profile: str, figures_dir: Path = FIGURES_DIR) -> dict[str, list[str]]:
+    """Output names of ``figures/<stem>`` grouped by status (see :data:`STATUS_GROUPS`)."""
+    folder = Path(figures_dir) / stem
+    statuses = _registry_status()
+    groups: dict[str, list[str]] = {}
+    for sidecar in sorted(folder.glob(f"*{PROVENANCE_SUFFIX}")):
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+        name = sidecar.name[: -len(PROVENANCE_SUFFIX)]
+        group = classify_output(str(record.get("data", "")), statuses.get(name), str(record.get("profile")), run_profile)
+        groups.setdefault(group, []).append(name)
+    for item, reason in read_scalars(folder).get(NOT_RUN_KEY, {}).items() if folder.exists() else []:
+        group = "GPU-only, not run here" if str(reason).lstrip().upper().startswith("GPU") else "not run"
+        groups.setdefault(group, []).append(f"{item} ({reason})")
+    return groups
+
+
+def real_data_commands(stem: str) -> list[str]:
+    """Commands that would give ``stem`` the real data it lacks (its datasets not prepared yet), each with the
+    recipe's own advice when the data cannot be downloaded."""
+    import data_recipes
+
+    commands = []
+    for name in NOTEBOOK_DATASETS.get(stem, ()):
+        if data_recipes.read_manifest(name) is not None:
+            continue
+        command = OPT_IN.get(name, f"make data-{name}")
+        how = " ".join(str(getattr(data_recipes.get_recipe(name), "how_to_get", "")).split())
+        commands.append(f"`{command}`" + (f" (how to get it: {how})" if how else ""))
+    return commands
+
+
+def _error_line(err: BaseException) -> str:
+    ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
+    if ename:
+        return f"{ename}: {evalue}".strip().splitlines()[-1] if evalue else ename
+    lines = [line for line in str(err).splitlines() if line.strip()]
+    return lines[-1] if lines else type(err).__name__
+
+
+def summary_markdown(runs: list[NotebookRun], profile: str, data: list[DataPreparation], data_mode: str) -> str:
+    """The end-of-run table: time, outputs by status, how to get real data, where to read, failures."""
+    lines = [f"# make figures: profile {profile}", ""]
+    if data_mode == "skip":
+        lines.append("Data: not prepared (`--data skip`); notebooks used what was already prepared or the mirror.")
+    elif data:
+        prepared = ", ".join(f"{d.name} {'ok' if d.ok else 'NOT prepared'}" for d in data)
+        lines.append(f"Data ({'mirror only' if data_mode == 'offline' else 'mirror, then network'}): {prepared}.")
+    lines += ["", "| notebook | time | result | outputs by data status |", "|---|---|---|---|"]
+    for run in runs:
+        groups = "; ".join(f"**{g}**: {', '.join(run.outputs[g])}" for g in STATUS_GROUPS if g in run.outputs)
+        result = "ok" if run.ok else f"FAILED: {run.error}"
+        lines.append(f"| {run.stem} | {format_duration(run.seconds)} | {result} | {groups or 'no outputs'} |")
+    missing = [(run, real_data_commands(run.stem)) for run in runs]
+    if any(cmds for _, cmds in missing):
+        lines += ["", "Real data not prepared (then run `make figures` again):"]
+        lines += [f"- {run.stem} ({'synthetic stand-in' if 'synthetic stand-in' in run.outputs else 'ran without it'}):"
+                  f" {cmd}" for run, cmds in missing for cmd in cmds]
+    failed = [run for run in runs if not run.ok]
+    if failed:
+        lines += ["", "Failed notebooks (previous outputs kept):"]
+        lines += [f"- {run.stem}: `{run.error}`; partial executed copy: `{run.partial_copy}`" for run in failed]
+    lines += ["", "Read the results: executed notebooks `figures/<stem>/<stem>.ipynb` (committed), HTML "
+              f"`build/<stem>.{profile}.html`, the catalogue `figures/INDEX.md`."]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------------------- figures
+def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str = "network") -> int:
+    """Prepare data, execute the notebooks into ``figures/``, rebuild the index, print the summary; return
+    the number of failed notebooks."""
+    stems = notebooks or list_notebooks()
+    unknown = [s for s in stems if s not in list_notebooks()]
+    if unknown:
+        raise ValueError(f"--notebooks {unknown}: no such notebook; known: {list_notebooks()}")
+    if profile not in REQUIRED_PROFILES:
+        without = [s for s in stems if not (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
+        if without:
+            logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
+        stems = [s for s in stems if s not in without]
+    for stem in stems:
+        if stem not in NOTEBOOK_DATASETS:
+            logger.warning("%s: no datasets listed in pate_study.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
+    data = prepare_datasets(datasets_for(stems), data_mode)
+    last = read_timings(profile)
+    runs: list[NotebookRun] = []
+    for position, stem in enumerate(stems, start=1):
         start = time.perf_counter()
-        logger.info("running %s (profile %s)", stem, profile)
+        description = progress_description(stem, position, len(stems), last, stems[position - 1:])
+        logger.info("running %s", description)
         staging = FIGURES_DIR / f".tmp-{stem}"
         shutil.rmtree(staging, ignore_errors=True)
+        run = NotebookRun(stem, 0.0)
         try:
-            execute_notebook(stem, profile, staging.relative_to(REPO_ROOT))
+            executed = execute_notebook(stem, profile, staging.relative_to(REPO_ROOT), progress=description)
+            committed = write_stripped(executed, staging / f"{stem}.ipynb")
+            point_at_final_folder(committed, staging, FIGURES_DIR / stem)
             replace_folder(staging, FIGURES_DIR / stem)
         except Exception as err:  # report every failing notebook, then fail
-            logger.error("%s failed: %s (its previous outputs are kept)", stem,
-                         str(err).splitlines()[0] if str(err) else type(err).__name__)
+            run.error = _error_line(err)
+            run.partial_copy = (BUILD_DIR / f"{stem}.{profile}.ipynb").relative_to(REPO_ROOT)
+            logger.error("%s failed: %s (its previous outputs are kept; partial copy %s)", stem, run.error,
+                         run.partial_copy)
             shutil.rmtree(staging, ignore_errors=True)
-            failures.append(stem)
-        timings[stem] = round(time.perf_counter() - start, 1)
-        logger.info("%s took %.1f s", stem, timings[stem])
+        run.seconds = round(time.perf_counter() - start, 1)
+        if run.ok:
+            run.outputs = notebook_outputs(stem, profile)
+        runs.append(run)
+        logger.info("%s took %s", stem, format_duration(run.seconds))
     BUILD_DIR.mkdir(exist_ok=True)
-    atomic_write_text(BUILD_DIR / f"timings.{profile}.json", json.dumps(timings, indent=2) + "\n")
+    timings = {**last, **{run.stem: run.seconds for run in runs if run.ok}}
+    atomic_write_text(BUILD_DIR / f"timings.{profile}.json", json.dumps(timings, indent=2, sort_keys=True) + "\n")
     write_index()
-    if failures:
-        logger.error("failed notebooks: %s (executed copies with the error are in build/)", failures)
-    return len(failures)
+    summary = summary_markdown(runs, profile, data, data_mode)
+    atomic_write_text(BUILD_DIR / f"summary.{profile}.md", summary)
+    print("\n" + summary + f"(also in {(BUILD_DIR / f'summary.{profile}.md').relative_to(REPO_ROOT)})", flush=True)
+    return sum(not run.ok for run in runs)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pate_study.runner", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    figures = sub.add_parser("figures", help="execute notebooks and rebuild figures/INDEX.md")
+    figures = sub.add_parser("figures", help="prepare data, execute notebooks, rebuild figures/INDEX.md, summarise")
     figures.add_argument("--profile", default="paper", choices=PROFILES)
     figures.add_argument("--notebooks", nargs="*", help="notebook stems (default: all)")
+    figures.add_argument("--data", default="network", choices=DATA_MODES,
+                         help="prepare the notebooks' datasets first: mirror then network (default), mirror only "
+                              "(offline: never touches the network), or not at all")
     sub.add_parser("index", help="rebuild figures/INDEX.md only")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     if args.command == "index":
         write_index()
         return 0
-    return 1 if run_figures(args.profile, args.notebooks) else 0
+    try:
+        return 1 if run_figures(args.profile, args.notebooks, args.data) else 0
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

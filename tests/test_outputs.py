@@ -173,6 +173,111 @@ def test_a_failing_notebook_keeps_its_previous_outputs(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
     monkeypatch.setattr(runner, "execute_notebook", half_run_then_fail)
     monkeypatch.setattr(runner, "write_index", lambda: None)
-    assert runner.run_figures("smoke", ["01_x"]) == 1
+    monkeypatch.setattr(runner, "list_notebooks", lambda: ["01_x"])
+    assert runner.run_figures("smoke", ["01_x"], data_mode="skip") == 1
     assert (figures / "01_x" / "good.csv").read_text() == "previous run\n"
     assert sorted(p.name for p in figures.iterdir()) == ["01_x"]
+    summary = (tmp_path / "build" / "summary.smoke.md").read_text()
+    assert "| 01_x |" in summary and "FAILED: kernel died" in summary
+    assert "partial executed copy: `build/01_x.smoke.ipynb`" in summary
+
+
+# --- identical tables under floating-point noise (issue 17) --------------------------------------------------------
+ONE_ULP_APART = (3.965470209462577, 3.9654702094625773)  # the two runs' values of one ε cell of Sosa Table 4.2
+
+
+def test_one_ulp_apart_values_give_identical_csv_markdown_and_scalars(tmp_path):
+    import math
+
+    assert ONE_ULP_APART[1] == math.nextafter(ONE_ULP_APART[0], math.inf)  # really one unit in the last place
+    paths = []
+    for i, value in enumerate(ONE_ULP_APART):
+        out = NotebookOutputs("nb", tmp_path / str(i), profile="smoke", seed=0)
+        frame = pd.DataFrame({"level": ["0.1", "no noise"], "eps": [value, float("nan")],
+                              "mixed": [value, "no noise"]})  # floats in an object column are fixed too
+        paths.append(out.save_table(frame, "x-t1", data="d"))
+        out.record("x-t1", epsilon=value, rows=[{"eps": value}])
+    for a, b in zip(*paths):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    assert (tmp_path / "0" / "scalars.json").read_bytes() == (tmp_path / "1" / "scalars.json").read_bytes()
+    assert "3.96547020946," in paths[0][0].read_text()  # 12 significant digits, NaN left empty
+    assert read_scalars(tmp_path / "0")["x-t1"]["epsilon"] == 3.96547020946
+
+
+def test_csv_keeps_twelve_significant_digits_and_plain_values():
+    from pate_study.outputs import csv_cell, fixed_precision_frame
+
+    assert csv_cell(5.0) == "5.0" and csv_cell(1e-5) == "1e-05" and csv_cell(float("nan")) == ""
+    assert csv_cell(123456.7890123456) == "123456.789012" and csv_cell(7) == 7 and csv_cell("x") == "x"
+    assert csv_cell(float("inf")) == "inf" and csv_cell(True) is True
+    frame = pd.DataFrame({"a": [0.1 + 0.2]})
+    assert fixed_precision_frame(frame)["a"].tolist() == ["0.3"]
+
+
+# --- where outputs go and how they are stamped (issues 13 and 18) -------------------------------------------------
+def test_relative_output_dir_is_resolved_from_the_repository_root(tmp_path, monkeypatch):
+    import shutil
+
+    from pate_study.paths import REPO_ROOT, resolve_from_root
+
+    monkeypatch.chdir(tmp_path)  # a kernel started in notebooks/ has another working directory
+    relative = "build/test-outputs-resolve"
+    try:
+        out = NotebookOutputs("nb", relative, profile="smoke", seed=0)
+        assert out.output_dir == REPO_ROOT / relative and out.output_dir.is_dir()
+        assert not (tmp_path / "build").exists()
+    finally:
+        shutil.rmtree(REPO_ROOT / relative, ignore_errors=True)
+    assert resolve_from_root(tmp_path) == tmp_path
+
+
+def test_kernel_without_the_runner_is_stamped_interactive(tmp_path, monkeypatch):
+    from pate_study import session
+
+    monkeypatch.setattr(session, "in_kernel", lambda: True)
+    monkeypatch.delenv(session.RUNNER_ENV, raising=False)
+    out = NotebookOutputs("nb", tmp_path, profile="paper", seed=0, parameters={"profile": "paper"})
+    assert out.profile == "interactive" and out.parameters["requested_profile"] == "paper"
+    assert "profile: interactive" in out.provenance("d").stamp()
+    monkeypatch.setenv(session.RUNNER_ENV, "paper")  # the runner's kernel keeps the profile it was given
+    assert NotebookOutputs("nb", tmp_path, profile="paper", seed=0).profile == "paper"
+
+
+def test_figure_description_alt_text_and_legible_stamp(outputs):
+    from PIL import Image
+
+    from pate_study.outputs import STAMP_FONTSIZE, figure_description
+    from pate_study.session import ALT_ATTRIBUTE, figure_alt_text
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    png, _ = outputs.save_figure(fig, "make2021-fig5", data="analytic (no data)")
+    caption_alt = figure_description("make2021-fig5")
+    assert caption_alt.startswith("make2021-fig5: ") and len(caption_alt) > 30  # the registry caption
+    assert getattr(fig, ALT_ATTRIBUTE) == caption_alt == figure_alt_text(fig)
+    assert Image.open(png).info["Description"] == caption_alt
+    assert any(t.get_fontsize() == STAMP_FONTSIZE >= 8 for t in fig.texts)
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    outputs.save_figure(fig, "not-in-registry", data="d", description="Two   lines\n crossing")
+    assert getattr(fig, ALT_ATTRIBUTE) == "Two lines crossing"
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    ax.set(title="Laplace densities", xlabel="x", ylabel="density")
+    assert figure_alt_text(fig) == "Figure: Laplace densities, density against x"  # never saved: from its labels
+    plt.close(fig)
+
+
+def test_not_run_items_are_recorded_with_their_reason(outputs):
+    outputs.not_run(["audioset-fig1", "audioset-fig2"], "GPU only: 2,000 teachers")
+    assert read_scalars(outputs.output_dir)["_not_run"] == {"audioset-fig1": "GPU only: 2,000 teachers",
+                                                            "audioset-fig2": "GPU only: 2,000 teachers"}
+    with pytest.raises(ValueError, match="reason"):
+        outputs.not_run("x", "")
+
+
+def test_show_findings_returns_markdown_bullets_outside_a_notebook():
+    from pate_study.outputs import show_findings
+
+    assert show_findings(["first finding", "* second"]) == "* first finding\n* second"
+    assert show_findings("**bold** text") == "**bold** text"

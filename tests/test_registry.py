@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from pate_study.paths import FIGURES_DIR, NOTEBOOKS_DIR
-from pate_study.registry import (STATUSES, check_outputs, index_markdown, load_registry, paper_vs_ours,
+from pate_study.registry import (DOCUMENTS, STATUSES, check_outputs, index_markdown, load_registry, paper_vs_ours,
                                  write_index)
 
 
@@ -16,7 +16,7 @@ def items():
 
 def test_registry_covers_the_five_documents(items):
     documents = {i.document for i in items}
-    assert documents == {"make2021", "visca2021", "sosa2021", "muschiol2021"}
+    assert {"make2021", "visca2021", "sosa2021", "muschiol2021"} <= documents <= set(DOCUMENTS)
     results = [i for i in items if i.kind == "result"]
     assert len(results) >= 40, "the notes catalogue about 55 result items"
     for must in ["make2021-fig5", "visca2021-fig4.8", "make2021-fig11", "make2021-table1", "sosa2021-table4.2",

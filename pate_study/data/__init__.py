@@ -55,10 +55,12 @@ def _check_data(data: str) -> None:
 def resolve_source(name: str, data: str = "auto") -> Path | None:
     """Folder of the prepared real dataset ``name`` (a data_recipes name), or None for synthetic.
 
-    ``auto``: the prepared folder if it exists; else, when the mirror holds the files, prepare
+    ``auto``: the prepared folder if it is complete; else, when the mirror holds the files, prepare
     from the mirror (no network) and return it; else None. ``real``: the same, but
     FileNotFoundError (naming ``make data-<name>``) instead of None. ``synthetic``: None.
-    A corrupt mirror copy raises (never silently replaced by synthetic data).
+    A corrupt mirror copy raises (never silently replaced by synthetic data), and so does an
+    installed folder that is incomplete against its variant's declared sizes when the mirror
+    cannot replace it (``IncompleteDataError`` naming the command that prepares it again).
     """
     _check_data(data)
     if data == "synthetic":
@@ -66,11 +68,18 @@ def resolve_source(name: str, data: str = "auto") -> Path | None:
     import data_recipes
 
     recipe = data_recipes.get_recipe(name)
-    if recipe.is_prepared():
+    problem = recipe.problem()
+    if problem is None:
         return data_recipes.prepared_dir(name)
     if recipe.mirror_variant() is not None:
+        if problem != "not prepared":
+            logger.warning("%s: the prepared folder is unusable (%s); preparing it again from the mirror", name, problem)
         logger.info("preparing %s from the mirror", name)
         return data_recipes.run_recipe(recipe, network=False)
+    if problem != "not prepared":
+        raise data_recipes.IncompleteDataError(
+            f"{data_recipes.prepared_dir(name)}: the prepared {name} is unusable ({problem}); prepare it again with "
+            f"`python -m data_recipes prepare {name} --force` (or `make data-{name}`)")
     if data == "real":
         raise FileNotFoundError(
             f"dataset {name!r} is not prepared and not in the mirror ($PATE_STUDY_MIRROR). Prepare it with "

@@ -2,100 +2,66 @@
 
 Modules:
 
-* :mod:`~pate_study.privacy.mechanisms`  Laplace / Gaussian noise, the student's local Laplace mechanism.
+* :mod:`~pate_study.privacy.mechanisms`  Laplace / Gaussian noise, the student's local Laplace mechanism, the
+  exponential mechanism and k-ary randomized response.
 * :mod:`~pate_study.privacy.aggregators`  votes -> labels: LNMax, GNMax, confident / interactive GNMax,
   GNThreshold (fixed, adaptive, confident).
 * :mod:`~pate_study.privacy.moments`  Papernot et al. 2017 moments accountant for LNMax.
 * :mod:`~pate_study.privacy.rdp`  Papernot et al. 2018 Rényi-DP analysis (GNMax, threshold, LNMax).
 * :mod:`~pate_study.privacy.multilabel`  Muschiol 2021 multi-label accounting, as printed and corrected.
+* :mod:`~pate_study.privacy.multiwinner`  later multi-label PATE (Dziedzic et al. 2023): Binary, τ and powerset voting.
+* :mod:`~pate_study.privacy.rdp_curves`  the shared RDP math: q bounds, Theorem 6, composed (deterministic) totals.
 * :mod:`~pate_study.privacy.smooth_sensitivity`  releasing a data-dependent ε (Papernot et al. 2018, App. B).
-* :mod:`~pate_study.privacy.accounting`  order grids, RDP -> (ε, δ) conversions, :class:`PrivacySpent`.
+* :mod:`~pate_study.privacy.accounting`  order grids, RDP -> (ε, δ) conversions, :class:`PrivacySpent`, and
+  :func:`~pate_study.privacy.accounting.account`, the one path from a composed curve to a result.
 * :mod:`~pate_study.privacy.audit`  Monte Carlo lower bounds on ε (empirical audits).
 
 Command line: ``python -m pate_study.privacy epsilon --help``.
 """
 
-from .accounting import OrderAtGridEdgeWarning, PrivacySpent, epsilon_curve, paper2018_orders, parse_orders
-from .aggregators import (
-    ABSTAIN,
-    Aggregation,
-    MultiLabelAggregation,
-    adaptive_thresholds,
-    confident_gnmax,
-    confident_gnthreshold,
-    gnmax,
-    gnthreshold,
-    gnthreshold_adaptive,
-    interactive_gnmax,
-    lnmax,
-)
-from .audit import (
-    AuditResult,
-    audit_gnmax,
-    audit_gnthreshold,
-    audit_lnmax,
-    audit_local_laplace,
-    audit_mechanism,
-    standard_audits,
-)
-from .mechanisms import gaussian_noise, laplace_noise, local_laplace, local_laplace_epsilon
-from .moments import logmgf_lnmax, moments_closed_form, moments_epsilon
-from .multilabel import confident_gnthreshold_epsilon, gnthreshold_epsilon, multilabel_logq
-from .rdp import (
-    compose,
-    confident_gnmax_epsilon,
-    gnmax_epsilon,
-    gnmax_logq,
-    lnmax_logq,
-    lnmax_rdp_epsilon,
-    rdp_data_dependent,
-    rdp_gnmax,
-    rdp_pure_dp,
-    rdp_threshold,
-)
+from __future__ import annotations
 
-__all__ = [
-    "ABSTAIN",
-    "Aggregation",
-    "AuditResult",
-    "MultiLabelAggregation",
-    "OrderAtGridEdgeWarning",
-    "PrivacySpent",
-    "adaptive_thresholds",
-    "audit_mechanism",
-    "audit_gnmax",
-    "audit_gnthreshold",
-    "audit_lnmax",
-    "audit_local_laplace",
-    "compose",
-    "confident_gnmax",
-    "confident_gnmax_epsilon",
-    "confident_gnthreshold",
-    "confident_gnthreshold_epsilon",
-    "epsilon_curve",
-    "gaussian_noise",
-    "gnmax",
-    "gnmax_epsilon",
-    "gnmax_logq",
-    "gnthreshold",
-    "gnthreshold_adaptive",
-    "gnthreshold_epsilon",
-    "interactive_gnmax",
-    "laplace_noise",
-    "lnmax",
-    "lnmax_logq",
-    "lnmax_rdp_epsilon",
-    "local_laplace",
-    "local_laplace_epsilon",
-    "logmgf_lnmax",
-    "moments_closed_form",
-    "moments_epsilon",
-    "multilabel_logq",
-    "paper2018_orders",
-    "parse_orders",
-    "rdp_data_dependent",
-    "rdp_gnmax",
-    "rdp_pure_dp",
-    "rdp_threshold",
-    "standard_audits",
-]
+import importlib
+from typing import Any
+
+#: Public name -> submodule that defines it. Submodules are imported on first access (PEP 562), so that
+#: ``import pate_study.privacy`` and ``python -m pate_study.privacy epsilon --help`` load numpy only,
+#: not scipy.stats (about 2 s on a shared machine).
+_EXPORTS = {
+    "accounting": ("OrderAtGridEdgeWarning", "PrivacySpent", "account", "epsilon_curve", "paper2018_orders",
+                   "parse_orders"),
+    "aggregators": ("ABSTAIN", "Aggregation", "MultiLabelAggregation", "adaptive_thresholds", "confident_gnmax",
+                    "confident_gnthreshold", "gnmax", "gnthreshold", "gnthreshold_adaptive", "interactive_gnmax",
+                    "lnmax"),
+    "audit": ("AuditResult", "audit_exponential_mechanism", "audit_gnmax", "audit_gnthreshold", "audit_lnmax",
+              "audit_local_laplace", "audit_mechanism", "audit_randomized_response", "standard_audits"),
+    "mechanisms": ("basic_composition", "exponential_mechanism", "exponential_mechanism_log_probs",
+                   "finite_mechanism_epsilon", "gaussian_mechanism", "gaussian_noise", "laplace_epsilon",
+                   "laplace_mechanism", "laplace_noise", "local_laplace", "local_laplace_epsilon",
+                   "randomized_response", "randomized_response_log_probs"),
+    "moments": ("logmgf_lnmax", "moments_closed_form", "moments_epsilon"),
+    "multilabel": ("confident_gnthreshold_epsilon", "gnthreshold_epsilon", "multilabel_logq",
+                   "multilabel_bounds", "table54_fit"),
+    "multiwinner": ("binary_pate", "binary_pate_epsilon", "tau_pate", "tau_pate_epsilon", "powerset_pate",
+                    "powerset_pate_epsilon", "clip_votes"),
+    "rdp": ("compose", "confident_gnmax_epsilon", "gnmax_epsilon", "gnmax_logq", "lnmax_logq", "lnmax_rdp_epsilon",
+            "rdp_data_dependent", "rdp_gnmax", "rdp_pure_dp", "rdp_threshold"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the submodule that defines ``name`` on first access (PEP 562)."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
+
+__all__ = sorted(_MODULE_OF)

@@ -12,7 +12,15 @@ Examples::
     python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 300 --sigma1 150 --sigma2 40 \\
         --delta 1e-5 --votes votes.npy
 
-Invalid combinations exit with status 2 and a message on stderr.
+Invalid combinations exit with status 2 and a one-line message on stderr.
+
+A ``--votes`` file is checked before any ε is computed (:func:`._validation.load_votes_file`):
+it must be a numeric ``.npy`` array whose header agrees with the file's length (CSV, ``.npz``,
+pickles, empty, truncated files and headers claiming huge shapes are refused before anything is
+allocated; nothing is ever unpickled), holding non-negative integer counts with one total per
+row (the number of teachers; ``--n-teachers`` when given). A matrix saved transposed is named as
+such with its fix. A ``--threshold`` outside 0..number of teachers is reported on stderr as a
+warning (the check then depends on the noise only).
 """
 
 from __future__ import annotations
@@ -20,10 +28,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 
+from pate_study.errors import one_line
+
+from ._validation import ThresholdRangeWarning, check_threshold, load_votes_file
 from .accounting import CONVERSIONS
 from .moments import moments_epsilon
 from .rdp import COSTS, Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
@@ -33,10 +45,17 @@ ACCOUNTANTS = ("moments2017", "rdp2018")
 _PARAMS = {"lnmax": ("gamma",), "gnmax": ("sigma",), "confident-gnmax": ("threshold", "sigma1", "sigma2")}
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``prog: error: message; see --help`` (no usage block), status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {one_line(message)}; see {self.prog} --help\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Argument parser of the ``epsilon`` subcommand."""
-    parser = argparse.ArgumentParser(prog="python -m pate_study.privacy", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _OneLineParser(prog="python -m pate_study.privacy", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     p = sub.add_parser("epsilon", help="privacy cost (epsilon, delta) of PATE aggregators as JSON")
     p.add_argument("--aggregator", choices=AGGREGATORS, required=True)
     p.add_argument("--gamma", type=float, help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
@@ -54,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--n-queries", type=int, help="number of queries (data-independent bound)")
     group.add_argument("--votes", type=Path, help=".npy file, rows = per-query vote counts (data-dependent bound)")
     p.add_argument("--first", type=int, help="use only the first N rows of --votes")
+    p.add_argument("--n-teachers", type=int, help="number of teachers: every row of --votes must sum to it")
     p.add_argument("--seed", type=int, help="seed of the check noise for --cost realized")
     p.add_argument("--q-condition", choices=Q_CONDITIONS, help="LNMax data-dependent condition (default theorem)")
     p.add_argument("--q-variant", choices=Q_VARIANTS, help="LNMax q bound (default sum)")
@@ -83,6 +103,8 @@ def _validate(args: argparse.Namespace) -> str | None:
         return "--first needs --votes"
     if args.first is not None and args.first <= 0:
         return "--first: expected a positive integer"
+    if args.n_teachers is not None and args.n_teachers <= 0:
+        return "--n-teachers: expected a positive integer"
     if args.aggregator != "lnmax" and (args.q_condition or args.q_variant):
         return "--q-condition/--q-variant apply to --aggregator lnmax only"
     if args.votes is None and (args.q_condition or args.q_variant):
@@ -96,23 +118,32 @@ def _validate(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _load_votes(path: Path, first: int | None) -> np.ndarray:
-    if not path.is_file():
-        raise FileNotFoundError(f"--votes: no such file {path}")
-    votes = np.load(path, allow_pickle=False)
-    if votes.ndim != 2:
-        raise ValueError(f"--votes: expected a 2-D array [n_queries, n_classes] in {path}, got shape {votes.shape}")
+def _load_votes(path: Path, first: int | None, n_teachers: int | None) -> np.ndarray:
+    """The checked vote matrix of ``--votes`` (see the module docstring), cut to ``--first`` rows."""
+    votes = load_votes_file(path, flag="--votes", n_teachers=n_teachers)
     if first is not None:
         if first > votes.shape[0]:
-            raise ValueError(f"--first: {first} exceeds the {votes.shape[0]} rows of {path}")
+            raise ValueError(f"--first {first}: exceeds the {votes.shape[0]} rows of --votes {path}; "
+                             f"pass at most {votes.shape[0]}")
         votes = votes[:first]
     return votes
+
+
+def _check_threshold(args: argparse.Namespace, votes: np.ndarray | None) -> None:
+    """Warn (ThresholdRangeWarning) when ``--threshold`` lies outside 0..number of teachers."""
+    if args.threshold is None:
+        return
+    teachers = args.n_teachers or (int(votes[0].sum()) if votes is not None else None)
+    what = "the largest vote count of a query" + (f" (0 to the {teachers} teachers)" if teachers else "")
+    check_threshold("--threshold", args.threshold, 0.0, teachers if teachers else np.inf, what)
 
 
 def run(args: argparse.Namespace) -> dict:
     """Compute the privacy cost for parsed arguments and return the JSON-ready dict."""
     accountant = args.accountant or ("moments2017" if args.aggregator == "lnmax" else "rdp2018")
-    data = {"votes": _load_votes(args.votes, args.first)} if args.votes is not None else {"n_queries": args.n_queries}
+    data = ({"votes": _load_votes(args.votes, args.first, args.n_teachers)} if args.votes is not None
+            else {"n_queries": args.n_queries})
+    _check_threshold(args, data.get("votes"))
     lnmax_opts = {k: v for k, v in (("q_condition", args.q_condition), ("q_variant", args.q_variant)) if v}
     if accountant == "moments2017":
         spent = moments_epsilon(gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts, **data)
@@ -141,11 +172,20 @@ def main(argv: list[str] | None = None) -> int:
     problem = _validate(args)
     if problem:
         parser.error(f"{args.command}: {problem}")
-    try:
-        out = run(args)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ThresholdRangeWarning)
+        try:
+            out = run(args)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"error: {one_line(exc)}", file=sys.stderr)
+            return 2
+    threshold_warned = False
+    for w in caught:  # one threshold warning: the CLI's own (naming --threshold), not the API's repeat of it
+        if issubclass(w.category, ThresholdRangeWarning):
+            if threshold_warned:
+                continue
+            threshold_warned = True
+        print(f"warning: {one_line(w.message)}", file=sys.stderr)
     print(json.dumps(out))
     return 0
 

@@ -9,6 +9,7 @@ privacy; it only turns user input into clean numpy arrays.
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,10 @@ __all__ = [
     "check_delta",
     "check_probability",
     "check_counts",
+    "check_row_totals",
+    "check_threshold",
+    "ThresholdRangeWarning",
+    "load_votes_file",
     "check_fractions",
     "check_orders",
     "check_n_queries",
@@ -82,16 +87,23 @@ def check_n_queries(n_queries: Any, name: str = "n_queries") -> int:
     return int(n_queries)
 
 
-def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False) -> np.ndarray:
+def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False,
+                 n_teachers: int | None = None) -> np.ndarray:
     """Validate vote counts ``int[n_queries, n_classes]`` and return them as float64.
 
     A 1-D array is read as a single query. Counts must be finite, non-negative
-    and integer-valued (float arrays holding integers are accepted).
+    and integer-valued (float arrays holding integers are accepted), and every
+    row must sum to the same positive total: each teacher casts one vote per
+    query (Papernot et al. 2017 §2.1, 2018 §2), so a row total is the number of
+    teachers. With ``n_teachers`` the total must equal it. Unequal totals whose
+    columns all sum alike are reported as a transposed matrix, with the fix.
     ``keep_integers=True`` returns an integer array as it is (no float copy; used internally).
     """
     arr = np.asarray(votes)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name}: expected a numeric array of vote counts, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"{name}: expected real vote counts, got dtype {arr.dtype}")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
@@ -104,6 +116,7 @@ def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False) -
         # Integers are finite and integral: only the sign needs a pass (one pass instead of four).
         if np.issubdtype(arr.dtype, np.signedinteger) and arr.min() < 0:
             raise ValueError(f"{name}: expected non-negative vote counts, found {arr.min()}")
+        check_row_totals(arr, name, n_teachers)
         if keep_integers and arr.dtype != bool:
             return arr
         return arr.astype(np.float64)
@@ -114,7 +127,86 @@ def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False) -
         raise ValueError(f"{name}: expected non-negative vote counts, found {arr.min()}")
     if np.any(arr != np.round(arr)):
         raise ValueError(f"{name}: expected integer vote counts, found non-integer values")
+    check_row_totals(arr, name, n_teachers)
     return arr
+
+
+def check_row_totals(counts: np.ndarray, name: str = "votes", n_teachers: int | None = None) -> int:
+    """Require every row of a non-negative 2-D count matrix to sum to one positive total; return it.
+
+    One vote per teacher per query makes every row total the number of teachers
+    (``n_teachers`` when given). When the rows disagree but the columns all sum
+    to one value, the matrix was most likely saved transposed (classes x
+    queries): the message says so and how to fix it.
+    """
+    totals = counts.sum(axis=1, dtype=np.float64 if counts.dtype.kind == "f" else np.int64)
+    expected = totals[0] if n_teachers is None else check_n_queries(n_teachers, name="n_teachers")
+    bad = np.flatnonzero(totals != expected)
+    if bad.size == 0:
+        if expected <= 0:
+            raise ValueError(f"{name}: every row sums to 0 (no votes at all); expected each row to hold one "
+                             "query's vote counts over the classes")
+        return int(expected)
+    columns = counts.sum(axis=0, dtype=totals.dtype)
+    looks_transposed = counts.shape[1] > 1 and columns[0] > 0 and bool(np.all(columns == columns[0])) and (
+        n_teachers is None or columns[0] == expected)
+    first = int(bad[0])
+    what = (f"every row must sum to the number of teachers, {int(expected)}" if n_teachers is not None
+            else f"every row must sum to the same total, the number of teachers; row 0 sums to {expected:g}")
+    fix = (f"the matrix looks transposed ({counts.shape[0]} rows x {counts.shape[1]} columns, and every column "
+           f"sums to {columns[0]:g}): pass votes.T, or re-save the file with numpy.save(path, votes.T)"
+           if looks_transposed else
+           "each row must be one query's vote counts over the classes; check how the file was made")
+    raise ValueError(f"{name}: {bad.size} of {len(totals)} rows have a different total ({what}, row {first} "
+                     f"to {totals[first]:g}); {fix}")
+
+
+class ThresholdRangeWarning(UserWarning):
+    """A threshold lies outside the range of the quantity it is compared with (see :func:`check_threshold`)."""
+
+
+def check_threshold(name: str, value: Any, low: float, high: float, what: str) -> Any:
+    """Return a threshold as a finite float (or float array); warn when it lies outside ``[low, high]``.
+
+    One rule for every thresholded aggregator (confident and interactive GNMax,
+    Papernot et al. 2018 Algorithms 1-2; GNThreshold and Confident-GNThreshold,
+    Muschiol 2021 Definitions 10-12): the threshold is compared with a noisy
+    copy of a quantity (``what``) that can only take values in ``[low, high]``.
+    Outside that range the outcome no longer depends on the votes, only on the
+    noise. That is allowed (Papernot et al. 2018 use T = 300 with 250 teachers
+    and σ1 = 200 for SVHN), but rarely intended, so a ThresholdRangeWarning says
+    so; a non-finite or non-numeric value raises ValueError.
+    """
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}") from None
+    if arr.size == 0 or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    outside = (arr < low) | (arr > high)
+    if np.any(outside):
+        v = float(arr[outside].flat[0])
+        side = ("below", "passes for every query unless the noise pulls it under") if v < low else (
+            "above", "fails for every query unless the noise lifts it over")
+        warnings.warn(ThresholdRangeWarning(
+            f"{name}={v:g} lies {side[0]} the range [{low:g}, {high:g}] of {what}: the check {side[1]}, "
+            f"whatever the votes; choose {name} in [{low:g}, {high:g}] unless that is intended"), stacklevel=3)
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def load_votes_file(path: Any, *, flag: str = "--votes", n_teachers: int | None = None) -> np.ndarray:
+    """Read a vote matrix from an ``.npy`` file and apply :func:`check_counts` to it.
+
+    The header is checked before anything is allocated (:func:`pate_study.npyfile.load_npy`: not an
+    .npy file, a pickle, a truncated file or a header claiming a huge shape are refused, never
+    unpickled); then the values (non-negative integers, one total per row, ``n_teachers`` when known,
+    a transposed orientation named with its fix). Every message names ``flag`` and the file.
+    Returns the integer (or integral float) array as stored.
+    """
+    from pate_study.npyfile import load_npy
+
+    arr = load_npy(path, flag=flag)
+    return check_counts(arr, name=f"{flag} {path}", keep_integers=True, n_teachers=n_teachers)
 
 
 def check_fractions(fractions: Any, name: str = "fractions", atol: float = 1e-9) -> np.ndarray:

@@ -32,11 +32,11 @@ import logging
 import os
 import sys
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_orders
+from ._validation import check_choice, check_delta, check_n_queries, check_orders
 
 __all__ = [
     "OrderAtGridEdgeWarning",
@@ -50,6 +50,10 @@ __all__ = [
     "warn_grid_edge",
     "external_stacklevel",
     "spent_from_curve",
+    "resolve_rdp_orders",
+    "query_mode",
+    "account",
+    "with_optimum",
 ]
 
 logger = logging.getLogger(__name__)
@@ -268,49 +272,101 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-def spent_from_curve(
-    orders: np.ndarray,
-    total: np.ndarray,
-    delta: float,
-    conversion: str,
+def spent_from_curve(orders: np.ndarray, total: np.ndarray, delta: float, conversion: str, **kwargs: Any) -> PrivacySpent:
+    """Convert a composed per-order total on a resolved grid to a :class:`PrivacySpent` (same as :func:`account`).
+
+    ``conversion`` is ``"basic"`` or ``"improved"`` for RDP totals (orders > 1)
+    and ``"moments"`` for a 2017 log-MGF total (orders λ > 0).
+    """
+    return account(total, delta=delta, orders=orders, conversion=conversion, **kwargs)
+
+
+def resolve_rdp_orders(orders: Any) -> np.ndarray:
+    """Parse an order spec (see :func:`parse_orders`) and require orders > 1."""
+    parsed = parse_orders(orders)
+    if isinstance(parsed, str):
+        raise ValueError("orders: 'continuous' is only available for the 2017 moments accountant")
+    return check_orders(parsed, 1.0)
+
+
+def query_mode(n_queries: Any, data: Any, check: Callable[[Any], np.ndarray],
+               data_name: str = "votes") -> tuple[int, np.ndarray | None]:
+    """Data-independent (``n_queries``) or data-dependent (``data``) accounting: exactly one must be given.
+
+    Returns (number of queries, ``check(data)`` or None).
+    """
+    if (n_queries is None) == (data is None):
+        raise ValueError(
+            f"n_queries/{data_name}: expected exactly one of n_queries (data-independent) or {data_name} "
+            "(data-dependent)"
+        )
+    if data is not None:
+        arr = check(data)
+        return len(arr), arr
+    return check_n_queries(n_queries), None
+
+
+def account(
+    total: Callable[[np.ndarray], np.ndarray] | Any,
     *,
+    delta: float,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
     accountant: str,
     mechanism: str,
     n_queries: int,
     data_dependent: bool,
     warn: bool = True,
-    **extra: Any,
+    **details: Any,
 ) -> PrivacySpent:
-    """Convert a composed per-order total to a :class:`PrivacySpent`.
+    """The one path from a composed per-order curve to a result, used by every accountant of the package.
 
-    ``conversion`` is ``"basic"`` or ``"improved"`` for RDP totals (orders > 1)
-    and ``"moments"`` for a 2017 log-MGF total (orders λ > 0), which is the basic
-    conversion at RDP order λ + 1 applied to RDP = log-MGF/λ.
+    Checks ``delta`` and ``conversion``, resolves the order grid (orders > 1 for the RDP
+    conversions, > 0 for ``"moments"``, whose curve is a 2017 log-MGF), evaluates
+    ``total(grid)`` (the composed RDP or log-MGF at each order; an array is taken as is
+    when ``orders`` is already a grid), converts it (:func:`epsilon_curve`; ``"moments"`` is
+    the basic conversion at RDP order λ + 1 applied to RDP = log-MGF/λ) and minimises it
+    (:func:`select_order`, grid-edge warning included). ``details`` (parameters,
+    ``cost``, ``expected_answered``, notes) are stored on the result.
     """
-    orders = np.asarray(orders, dtype=np.float64)
-    total = np.asarray(total, dtype=np.float64)
+    delta = check_delta(delta)
+    check_choice("conversion", conversion, ("moments",) if accountant == "moments2017" else CONVERSIONS)
     if conversion == "moments":
-        curve = epsilon_curve(orders + 1.0, total / orders, delta, "basic")
+        parsed = parse_orders(orders)
+        if isinstance(parsed, str):
+            raise ValueError("orders: expected a grid here, not 'continuous'")
+        grid = check_orders(parsed, 0.0)
     else:
-        curve = epsilon_curve(orders, total, delta, conversion)
-    eps, order, _, at_edge = select_order(orders, curve, warn=warn)
-    cost = extra.pop("cost", None)
-    expected_answered = extra.pop("expected_answered", None)
+        grid = resolve_rdp_orders(orders)
+    total = np.asarray(total(grid) if callable(total) else total, dtype=np.float64)
+    if total.shape != grid.shape:
+        raise ValueError(f"total: expected one value per order {grid.shape}, got shape {total.shape}")
+    if conversion == "moments":  # the basic conversion at RDP order λ + 1 of RDP = log-MGF/λ
+        curve = epsilon_curve(grid + 1.0, total / grid, delta, "basic")
+    else:
+        curve = epsilon_curve(grid, total, delta, conversion)
+    eps, order, _, at_edge = select_order(grid, curve, warn=warn)
+    cost = details.pop("cost", None)
+    expected_answered = details.pop("expected_answered", None)
     logger.debug("%s %s: eps=%.6g at order %.6g (delta=%g)", accountant, mechanism, eps, order, delta)
     return PrivacySpent(
-        epsilon=eps,
-        order=order,
-        delta=float(delta),
-        orders=orders,
-        curve=curve,
-        rdp_or_logmgf=total,
-        accountant=accountant,
-        conversion=conversion,
-        n_queries=int(n_queries),
-        mechanism=mechanism,
-        data_dependent=data_dependent,
-        at_grid_edge=at_edge,
-        cost=cost,
-        expected_answered=expected_answered,
-        details=extra,
+        epsilon=eps, order=order, delta=float(delta), orders=grid, curve=curve, rdp_or_logmgf=total,
+        accountant=accountant, conversion=conversion, n_queries=int(n_queries), mechanism=mechanism,
+        data_dependent=data_dependent, at_grid_edge=at_edge, cost=cost, expected_answered=expected_answered,
+        details=details,
+    )
+
+
+def with_optimum(spent: PrivacySpent, epsilon: float, order: float, conversion: str) -> PrivacySpent:
+    """``spent`` with its optimum replaced by one found off the grid (e.g. a closed form or a 1-D minimiser).
+
+    The grid-edge check of :func:`select_order` is applied to the new order (warning included):
+    an order at (within 1e-9 relative of) the first or last order of the grid is at the edge.
+    """
+    grid = spent.orders
+    at_edge = bool(order <= grid[0] * (1 + 1e-9) or order >= grid[-1] * (1 - 1e-9))
+    if at_edge:
+        warn_grid_edge(float(order), float(grid[0]), float(grid[-1]))
+    return dataclasses.replace(
+        spent, epsilon=float(epsilon), order=float(order), conversion=conversion, at_grid_edge=at_edge
     )

@@ -30,6 +30,12 @@ Muschiol 2021):
   imply, §5.2): max_i m_i + N(0, σ_c²) ≥ th_c.
 
 Abstentions are encoded as label ``ABSTAIN = -1``.
+
+Thresholds: every threshold is checked by one rule,
+:func:`~pate_study.privacy._validation.check_threshold`: non-finite values raise; a value outside
+the range of the quantity it is compared with (0..number of teachers for vote counts, [0, 1] for
+vote fractions and probabilities) gives a ``ThresholdRangeWarning``, since the check then depends
+on the noise only (allowed: Papernot et al. 2018 use T = 300 with 250 teachers for SVHN).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_choice, check_counts, check_fractions, check_positive
+from ._validation import as_generator, check_choice, check_counts, check_fractions, check_positive, check_threshold
 
 __all__ = [
     "ABSTAIN",
@@ -51,6 +57,7 @@ __all__ = [
     "confident_check",
     "interactive_gnmax",
     "adaptive_thresholds",
+    "resolve_thresholds",
     "gnthreshold",
     "gnthreshold_adaptive",
     "confident_gnthreshold",
@@ -148,6 +155,12 @@ def gnmax(votes: Any, sigma: float, rng: Any) -> Aggregation:
     return Aggregation(labels, np.ones(len(counts), bool), counts, "gnmax", {"sigma": sigma})
 
 
+def _vote_threshold(threshold: Any, counts: np.ndarray, what: str) -> float:
+    """A vote-count threshold checked against 0..|E| (|E| = the row total, the number of teachers)."""
+    teachers = float(counts[0].sum())
+    return check_threshold("threshold", threshold, 0.0, teachers, f"{what} (0 to the {teachers:g} teachers)")
+
+
 def confident_check(check_values: np.ndarray, threshold: float, sigma1: float, rng: Any) -> np.ndarray:
     """Step 1 of Papernot et al. 2018 Algorithms 1–2: True where value + N(0, σ1²) ≥ T."""
     gen = as_generator(rng)
@@ -162,9 +175,7 @@ def confident_gnmax(votes: Any, threshold: float, sigma1: float, sigma2: float, 
     the same seed gives the same answered set whatever σ2 is).
     """
     counts = check_counts(votes)
-    threshold = float(threshold)
-    if not np.isfinite(threshold):
-        raise ValueError(f"threshold: expected a finite number, got {threshold}")
+    threshold = _vote_threshold(threshold, counts, "max_c n_c, the largest vote count of a query")
     sigma1 = check_positive("sigma1", sigma1)
     sigma2 = check_positive("sigma2", sigma2)
     gen = as_generator(rng)
@@ -207,7 +218,9 @@ def interactive_gnmax(
         raise ValueError(f"student_probs: expected shape {counts.shape} (same as votes), got {probs.shape}")
     if not np.all(np.isfinite(probs)) or np.any(probs < 0) or np.any(np.abs(probs.sum(axis=1) - 1) > 1e-6):
         raise ValueError("student_probs: expected finite non-negative rows that sum to 1")
-    threshold = float(threshold)
+    threshold = _vote_threshold(threshold, counts, "max_c(n_c - |E| p_c), the teachers' lead over the student")
+    student_threshold = check_threshold("student_threshold", student_threshold, 1.0 / counts.shape[1], 1.0,
+                                        "the student's largest class probability")
     sigma1 = check_positive("sigma1", sigma1)
     sigma2 = check_positive("sigma2", sigma2)
     gen = as_generator(rng)
@@ -254,16 +267,19 @@ def adaptive_thresholds(fractions: Any) -> np.ndarray:
     return k[rows, j + 1] + gaps[rows, j] / 2.0
 
 
-def _resolve_thresholds(m: np.ndarray, threshold: Any) -> np.ndarray:
+def resolve_thresholds(m: np.ndarray, threshold: Any) -> np.ndarray:
     if isinstance(threshold, str):
         check_choice("threshold", threshold, ("adaptive",))
         return adaptive_thresholds(m)
-    th = np.asarray(threshold, dtype=np.float64)
+    try:
+        th = np.asarray(threshold, dtype=np.float64)
+    except (TypeError, ValueError):
+        th = np.array([np.nan])
     if th.ndim == 0:
         th = np.full(len(m), float(th))
     if th.shape != (len(m),) or not np.all(np.isfinite(th)):
         raise ValueError(f"threshold: expected a finite number, 'adaptive', or one value per query ({len(m)})")
-    return th
+    return check_threshold("threshold", th, 0.0, 1.0, "a label's vote fraction")
 
 
 def gnthreshold(fractions: Any, threshold: Any, sigma: float, rng: Any) -> MultiLabelAggregation:
@@ -274,7 +290,7 @@ def gnthreshold(fractions: Any, threshold: Any, sigma: float, rng: Any) -> Multi
     """
     m = check_fractions(fractions)
     sigma = check_positive("sigma", sigma)
-    th = _resolve_thresholds(m, threshold)
+    th = resolve_thresholds(m, threshold)
     noisy = m + as_generator(rng).normal(0.0, sigma, size=m.shape)
     labels = noisy > th[:, None]
     name = "gnthreshold-adaptive" if isinstance(threshold, str) else "gnthreshold"
@@ -331,8 +347,14 @@ def confident_gnthreshold(
     if int(top_n) != top_n or top_n < 1:
         raise ValueError(f"top_n: expected a positive integer, got {top_n!r}")
     gen = as_generator(rng)
-    th = _resolve_thresholds(m, threshold)
-    answered = confident_gnthreshold_check(m, th, float(confidence_threshold), sigma_c, rule, int(top_n), gen)
+    th = resolve_thresholds(m, threshold)
+    check_choice("rule", rule, CONFIDENCE_RULES)
+    if rule == "max":
+        conf = check_threshold("confidence_threshold", confidence_threshold, 0.0, 1.0, "the largest vote fraction")
+    else:
+        conf = check_threshold("confidence_threshold", confidence_threshold, -float(th.max()), 1.0 - float(th.min()),
+                               "a top vote fraction minus the ensemble threshold")
+    answered = confident_gnthreshold_check(m, th, conf, sigma_c, rule, int(top_n), gen)
     labels = (m + gen.normal(0.0, sigma, size=m.shape) > th[:, None]) & answered[:, None]
     return MultiLabelAggregation(
         labels,

@@ -25,7 +25,9 @@ Method, kept simple on purpose:
 
 Ready-made audits (worst-case neighbours, the package's own code):
 :func:`audit_lnmax`, :func:`audit_gnmax`, :func:`audit_local_laplace`,
-:func:`audit_gnthreshold`. Each accepts ``noise_scale_factor``: 0.5 runs a
+:func:`audit_gnthreshold`, and for the discrete mechanisms of the DeepLog study
+:func:`audit_randomized_response` and :func:`audit_exponential_mechanism` (a broken
+scale there means ε/Δu instead of ε/(2Δu), or 2ε in k-RR). Each accepts ``noise_scale_factor``: 0.5 runs a
 deliberately broken mechanism (noise scale halved) against the unchanged
 claim, which the audit should catch. :func:`audit_lnmax` and
 :func:`audit_local_laplace` also accept a replacement implementation (e.g. one
@@ -62,7 +64,13 @@ from scipy.stats import beta as beta_dist
 
 from ._validation import as_generator, check_n_queries, check_positive, check_probability
 from .aggregators import gnmax, gnthreshold, lnmax
-from .mechanisms import local_laplace, local_laplace_epsilon
+from .mechanisms import (
+    exponential_mechanism,
+    exponential_mechanism_log_probs,
+    local_laplace,
+    local_laplace_epsilon,
+    randomized_response,
+)
 from .multilabel import gnthreshold_epsilon
 from .rdp import gnmax_epsilon
 
@@ -75,6 +83,9 @@ __all__ = [
     "audit_gnmax",
     "audit_local_laplace",
     "audit_gnthreshold",
+    "audit_randomized_response",
+    "audit_exponential_mechanism",
+    "worst_case_utility",
     "standard_audits",
 ]
 
@@ -336,6 +347,73 @@ def audit_gnthreshold(
 
     return audit_mechanism(sampler, offsets, claimed_epsilon=claimed, delta=delta, n_samples=n_samples, confidence=confidence,
                  seed=seed, mechanism="gnthreshold", noise_scale_factor=f)
+
+
+def audit_randomized_response(
+    epsilon: float = 0.5, *, k: int = 8, noise_scale_factor: float = 1.0, n_samples: int = 200_000,
+    confidence: float = 0.95, seed: Any = 0,
+    mechanism: Callable[[np.ndarray, int, float, np.random.Generator], np.ndarray] | None = None,
+) -> AuditResult:
+    """Audit k-RR's (ε, 0)-DP claim (Kairouz et al. 2016): inputs 0 and k − 1, output the released symbol.
+
+    The mechanism runs at ε/``noise_scale_factor`` (a factor 0.5 doubles ε: less randomisation than claimed).
+    ``mechanism(x, k, epsilon, rng) -> y`` replaces :func:`~pate_study.privacy.mechanisms.randomized_response`.
+    The worst event {y ≤ 0} has ratio exactly e^ε.
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    f = _check_factor(noise_scale_factor)
+    run = (lambda x, kk, e, gen: randomized_response(x, k=kk, epsilon=e, rng=gen)) if mechanism is None else mechanism
+
+    def sampler(_, which, n, rng):
+        return run(np.full(n, 0 if which == 0 else k - 1, dtype=np.int64), k, epsilon / f, rng)
+
+    return audit_mechanism(sampler, ["0 vs k-1"], claimed_epsilon=epsilon, n_samples=n_samples, confidence=confidence,
+                           seed=seed, noise_scale_factor=f,
+                           mechanism="k-RR" if mechanism is None else "k-RR (custom)")
+
+
+def worst_case_utility(n_outputs: int) -> np.ndarray:
+    """Two inputs whose utilities make the exponential mechanism's factor 2 tight (Δu = 1):
+    u(x, ·) = (1, 0, …, 0) and u(x', ·) = (0, 1, …, 1). Output 0 gains Δu while every other output loses Δu,
+    so Pr[0 | x]/Pr[0 | x'] → e^ε as ``n_outputs`` grows (Dwork & Roth 2014, proof of Thm 3.10)."""
+    if int(n_outputs) < 2:
+        raise ValueError(f"n_outputs: expected at least 2, got {n_outputs!r}")
+    u = np.zeros((2, int(n_outputs)))
+    u[0, 0] = 1.0
+    u[1, 1:] = 1.0
+    return u
+
+
+def audit_exponential_mechanism(
+    epsilon: float = 1.0, *, utility: Any = None, sensitivity: float | None = None, noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000, confidence: float = 0.95, seed: Any = 0,
+) -> AuditResult:
+    """Audit the exponential mechanism's (ε, 0)-DP claim (McSherry & Talwar 2007) on a utility table.
+
+    ``utility [n_inputs, n_outputs]``: one row per input, all inputs neighbours (default
+    :func:`worst_case_utility` with 200 outputs); ``sensitivity`` defaults to the table's exact
+    max_r max_{x,x'} |u(x, r) − u(x', r)|. Candidate pairs: every pair of rows (capped at 20).
+    Statistic: the log-likelihood ratio log Pr[r | x] − log Pr[r | x'] of the released r, so that the
+    worst output is an extreme event. The mechanism runs with ε/``noise_scale_factor`` against the
+    unchanged claim: 0.5 is the classic bug ε/Δu instead of ε/(2Δu).
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    f = _check_factor(noise_scale_factor)
+    u = worst_case_utility(200) if utility is None else np.asarray(utility, dtype=np.float64)
+    if u.ndim != 2 or u.shape[0] < 2 or u.shape[1] < 2:
+        raise ValueError(f"utility: expected [n_inputs >= 2, n_outputs >= 2], got shape {u.shape}")
+    du = float(np.ptp(u, axis=0).max()) if sensitivity is None else check_positive("sensitivity", sensitivity)
+    claimed_lp = exponential_mechanism_log_probs(u, epsilon=epsilon, sensitivity=du)
+    pairs = [(i, j) for i in range(u.shape[0]) for j in range(u.shape[0]) if i != j][:20]
+
+    def sampler(pair, which, n, rng):
+        i, j = pair
+        row = u[i] if which == 0 else u[j]
+        r = exponential_mechanism(np.broadcast_to(row, (n, u.shape[1])), epsilon=epsilon / f, sensitivity=du, rng=rng)
+        return np.round(claimed_lp[i, r] - claimed_lp[j, r], 9)
+
+    return audit_mechanism(sampler, pairs, claimed_epsilon=epsilon, n_samples=n_samples, confidence=confidence,
+                           seed=seed, noise_scale_factor=f, mechanism="exponential")
 
 
 def standard_audits(seed: Any = 0, include_broken: bool = True, n_samples: int | None = None) -> list[AuditResult]:

@@ -16,6 +16,19 @@ parameterisations: ρ (inverse scale; MAKE/Visca) and the scale b = 1/ρ itself
 (Sosa 2021 calls the scale "student ε"). Both are accepted, but one must be
 named explicitly.
 
+Discrete mechanisms (for the DeepLog synthetic sequences, Visca 2021 §4.1), all in log space:
+
+* the exponential mechanism (McSherry & Talwar 2007, §3; Dwork & Roth 2014, Def. 3.4 and Thm 3.10):
+  output r with probability ∝ exp(ε u(x, r) / (2Δu)); (ε, 0)-DP when Δu bounds |u(x, r) − u(x', r)| over
+  neighbours x, x' and every r;
+* k-ary randomized response (Warner 1965 for k = 2; Kairouz, Oh & Viswanath 2014 and Kairouz, Bonawitz &
+  Ramage 2016, "k-RR"): keep the true symbol with probability e^ε/(e^ε + k − 1), else report one of the
+  other k − 1 uniformly; (ε, 0)-DP in the local model, any two inputs being neighbours;
+* :func:`finite_mechanism_epsilon`: the exact pure-DP ε of any mechanism with finitely many inputs and outputs
+  (the largest log ratio of its transition matrix; Dwork & Roth 2014, Def. 2.4 with singleton events);
+* :func:`basic_composition`: ε of a sequence of pure-DP mechanisms on the same input is at most the sum
+  (Dwork & Roth 2014, Thm 3.16); it also bounds k changed symbols of one record (group privacy, Thm 2.2).
+
 All randomness comes from an explicit seed or ``numpy.random.Generator``.
 """
 
@@ -37,6 +50,14 @@ __all__ = [
     "check_unit_l1",
     "local_laplace",
     "L1_DIAMETER",
+    "laplace_epsilon",
+    "exponential_mechanism_log_probs",
+    "exponential_mechanism",
+    "sample_log_probs",
+    "randomized_response_log_probs",
+    "randomized_response",
+    "finite_mechanism_epsilon",
+    "basic_composition",
 ]
 
 #: l1 diameter of the unit l1 sphere {x : ‖x‖₁ = 1}: ‖e₁ − (−e₁)‖₁ = 2.
@@ -125,3 +146,116 @@ def local_laplace(
     b = local_laplace_scale(rho=rho, scale=scale)
     arr = check_unit_l1(x, atol=atol)
     return arr + laplace_noise(arr.shape, b, rng)
+
+
+def laplace_epsilon(*, sensitivity: Any, scale: Any) -> np.ndarray:
+    """ε = Δ₁/b of the Laplace mechanism f(x) + Lap(b)^k (Dwork & Roth 2014, Thm 3.6), elementwise.
+
+    ``sensitivity`` may be ``inf`` (an unbounded query): then no finite ε holds and ``inf`` is returned.
+    """
+    delta1 = np.asarray(sensitivity, dtype=np.float64)
+    b = np.asarray(scale, dtype=np.float64)
+    if np.any(np.isnan(delta1)) or np.any(delta1 < 0):
+        raise ValueError(f"sensitivity: expected numbers >= 0 (inf allowed), got {sensitivity!r}")
+    if np.any(~np.isfinite(b)) or np.any(b <= 0):
+        raise ValueError(f"scale: expected finite numbers > 0, got {scale!r}")
+    return delta1 / b
+
+
+def _check_epsilon_array(epsilon: Any) -> np.ndarray:
+    eps = np.asarray(epsilon, dtype=np.float64)
+    if eps.size == 0 or np.any(~np.isfinite(eps)) or np.any(eps <= 0):
+        raise ValueError(f"epsilon: expected finite numbers > 0, got {epsilon!r}")
+    return eps
+
+
+def exponential_mechanism_log_probs(utility: Any, *, epsilon: Any, sensitivity: float) -> np.ndarray:
+    """log Pr[r | x] = ε u(x, r)/(2Δu) − logsumexp_r' ε u(x, r')/(2Δu) (McSherry & Talwar 2007, §3;
+    Dwork & Roth 2014, Def. 3.4), over the last axis of ``utility`` ``[..., n_outputs]``.
+
+    ``epsilon`` broadcasts against the leading axes (one ε per row, or one for all). (ε, 0)-DP when
+    ``sensitivity`` ≥ max_r |u(x, r) − u(x', r)| over neighbours (Dwork & Roth 2014, Thm 3.10).
+    """
+    u = _finite_array(utility, "utility")
+    if u.ndim < 1 or u.shape[-1] < 1:
+        raise ValueError(f"utility: expected [..., n_outputs] with n_outputs >= 1, got shape {u.shape}")
+    du = check_positive("sensitivity", sensitivity)
+    eps = _check_epsilon_array(epsilon)
+    scores = np.expand_dims(eps, -1) * u / (2.0 * du) if eps.ndim else float(eps) * u / (2.0 * du)
+    top = scores.max(axis=-1, keepdims=True)
+    return scores - (top + np.log(np.exp(scores - top).sum(axis=-1, keepdims=True)))
+
+
+def sample_log_probs(log_probs: Any, rng: Any) -> np.ndarray:
+    """One index per row of ``log_probs [..., n_outputs]``, drawn exactly by the Gumbel-max trick
+    (argmax of log p + Gumbel noise; Gumbel 1954, Maddison et al. 2014), so it never leaves log space."""
+    lp = np.asarray(log_probs, dtype=np.float64)
+    if lp.ndim < 1 or lp.shape[-1] < 1 or np.any(np.isnan(lp)):
+        raise ValueError(f"log_probs: expected [..., n_outputs] without NaN, got shape {lp.shape}")
+    gumbel = as_generator(rng).gumbel(size=lp.shape)
+    return np.argmax(lp + gumbel, axis=-1)
+
+
+def exponential_mechanism(utility: Any, *, epsilon: Any, sensitivity: float, rng: Any) -> np.ndarray:
+    """Sample the exponential mechanism (:func:`exponential_mechanism_log_probs`) once per row of ``utility``."""
+    return sample_log_probs(exponential_mechanism_log_probs(utility, epsilon=epsilon, sensitivity=sensitivity), rng)
+
+
+def _check_k(k: Any) -> int:
+    if isinstance(k, bool) or int(k) != k or int(k) < 2:
+        raise ValueError(f"k: expected an integer number of symbols >= 2, got {k!r}")
+    return int(k)
+
+
+def randomized_response_log_probs(k: int, epsilon: Any) -> np.ndarray:
+    """Transition matrix of k-ary randomized response in log space, ``[..., k, k]`` (row: input, column: output).
+
+    log Pr[j | i] = ε − log(e^ε + k − 1) if j = i, else −log(e^ε + k − 1) (Kairouz, Bonawitz & Ramage 2016,
+    Eq. 3; Warner 1965 for k = 2); log(e^ε + k − 1) is evaluated as logaddexp(ε, log(k − 1)).
+    """
+    k = _check_k(k)
+    eps = _check_epsilon_array(epsilon)[..., None, None]
+    log_norm = np.logaddexp(eps, np.log(k - 1.0))
+    eye = np.eye(k, dtype=bool)
+    return np.where(eye, eps - log_norm, -log_norm)
+
+
+def randomized_response(values: Any, *, k: int, epsilon: float, rng: Any) -> np.ndarray:
+    """k-RR applied independently to every entry of ``values`` (integers in 0..k−1): keep with probability
+    e^ε/(e^ε + k − 1), else a uniform draw among the k − 1 other symbols (Kairouz et al. 2016)."""
+    k = _check_k(k)
+    eps = float(_check_epsilon_array(epsilon))
+    x = np.asarray(values)
+    if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= k):
+        raise ValueError(f"values: expected integers in 0..{k - 1}, got dtype {x.dtype} and range "
+                         f"[{x.min()}, {x.max()}]")
+    gen = as_generator(rng)
+    log_keep = eps - np.logaddexp(eps, np.log(k - 1.0))
+    replace = np.log(gen.random(x.shape)) >= log_keep
+    shift = gen.integers(1, k, size=x.shape)
+    return np.where(replace, (x + shift) % k, x).astype(np.int64)
+
+
+def finite_mechanism_epsilon(log_probs: Any) -> float:
+    """Exact pure-DP ε of a mechanism with finite inputs and outputs, all inputs being neighbours:
+    max over inputs x, x' and outputs o of log Pr[o | x] − log Pr[o | x'] (Dwork & Roth 2014, Def. 2.4;
+    for a finite output space the singleton events are the worst). ``log_probs [n_inputs, n_outputs]``.
+
+    Returns ``inf`` when some output is possible under one input and impossible under another.
+    """
+    lp = np.asarray(log_probs, dtype=np.float64)
+    if lp.ndim != 2 or lp.shape[0] < 1 or lp.shape[1] < 1 or np.any(np.isnan(lp)) or np.any(lp > 1e-9):
+        raise ValueError(f"log_probs: expected a [n_inputs, n_outputs] matrix of log probabilities, got shape {lp.shape}")
+    hi, lo = lp.max(axis=0), lp.min(axis=0)
+    with np.errstate(invalid="ignore"):
+        gap = np.where(np.isneginf(hi), 0.0, hi - lo)  # an output impossible under every input costs nothing
+    return float(gap.max())
+
+
+def basic_composition(epsilons: Any, axis: Any = -1) -> np.ndarray:
+    """Σ ε_i along ``axis``: the basic composition bound for pure-DP mechanisms run on the same data
+    (Dwork & Roth 2014, Thm 3.16); ``inf`` entries (no guarantee) propagate."""
+    eps = np.asarray(epsilons, dtype=np.float64)
+    if np.any(np.isnan(eps)) or np.any(eps < 0):
+        raise ValueError(f"epsilons: expected numbers >= 0 (inf allowed), got {epsilons!r}")
+    return eps.sum(axis=axis)

@@ -36,11 +36,11 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
-from ._validation import check_choice, check_delta, check_n_queries, check_orders, check_positive
-from .accounting import OrderAtGridEdgeWarning, PrivacySpent, parse_orders, spent_from_curve, warn_grid_edge
-from .rdp import Q_CONDITIONS, Q_VARIANTS, _mode, lnmax_logq, rdp_pure_dp, total_rdp_pure_dp
+from ._validation import check_choice, check_counts, check_delta, check_n_queries, check_orders, check_positive
+from .accounting import OrderAtGridEdgeWarning, PrivacySpent, account, parse_orders, query_mode, with_optimum
+from .rdp import Q_VARIANTS, lnmax_logq
+from .rdp_curves import Q_CONDITIONS, rdp_pure_dp, total_rdp_pure_dp
 
 __all__ = [
     "lnmax_q",
@@ -121,6 +121,8 @@ def moments_closed_form(n_queries: int, gamma: float, delta: float) -> tuple[flo
 
 def _continuous_refine(total_fn, grid: np.ndarray, curve: np.ndarray, delta: float) -> tuple[float, float]:
     """Bounded minimisation of (Σα(λ) − ln δ)/λ between the grid neighbours of the best grid point."""
+    from scipy.optimize import minimize_scalar  # imported on first use (fast CLI start)
+
     i = int(np.argmin(curve))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
 
@@ -157,7 +159,7 @@ def moments_epsilon(
     delta = check_delta(delta)
     check_choice("q_condition", q_condition, Q_CONDITIONS)
     check_choice("q_variant", q_variant, Q_VARIANTS)
-    n, counts = _mode(n_queries, votes)
+    n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
     spec = parse_orders(orders)
     continuous = isinstance(spec, str)
     details: dict = {"gamma": gamma, "orders_spec": "continuous" if continuous else "grid"}
@@ -173,12 +175,10 @@ def moments_epsilon(
             return n * logmgf_data_independent(gamma, lam)
         return lam * total_rdp_pure_dp(logq, 2.0 * gamma, lam + 1.0, q_condition)
 
+    common = {"accountant": "moments2017", "mechanism": "lnmax", "n_queries": n,
+              "data_dependent": counts is not None, **details}
     if not continuous:
-        grid = check_orders(spec, 0.0)
-        return spent_from_curve(
-            grid, total_fn(grid), delta, "moments", accountant="moments2017", mechanism="lnmax",
-            n_queries=n, data_dependent=counts is not None, **details,
-        )
+        return account(total_fn, delta=delta, orders=spec, conversion="moments", **common)
 
     lo, hi = (check_positive("continuous_range", v) for v in continuous_range)
     if not lo < hi:
@@ -187,24 +187,10 @@ def moments_epsilon(
     if counts is None:
         eps_star, lam_star = moments_closed_form(n, gamma, delta)
         grid = np.unique(np.append(grid, lam_star))
-        conversion = "closed_form"
-    else:
-        conversion = "moments"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        spent = spent_from_curve(
-            grid, total_fn(grid), delta, "moments", accountant="moments2017", mechanism="lnmax",
-            n_queries=n, data_dependent=counts is not None, **details,
-        )
+        spent = account(total_fn, delta=delta, orders=grid, conversion="moments", **common)
     if counts is None:
-        eps, lam = eps_star, lam_star
-    else:
-        eps, lam = _continuous_refine(total_fn, grid, spent.curve, delta)
-    at_edge = bool(lam <= grid[0] * (1 + 1e-9) or lam >= grid[-1] * (1 - 1e-9))
-    if at_edge:
-        warn_grid_edge(lam, float(grid[0]), float(grid[-1]))
-    return PrivacySpent(
-        epsilon=eps, order=lam, delta=delta, orders=grid, curve=spent.curve, rdp_or_logmgf=spent.rdp_or_logmgf,
-        accountant="moments2017", conversion=conversion, n_queries=n, mechanism="lnmax",
-        data_dependent=counts is not None, at_grid_edge=at_edge, details=details,
-    )
+        return with_optimum(spent, eps_star, lam_star, "closed_form")
+    eps, lam = _continuous_refine(total_fn, grid, spent.curve, delta)
+    return with_optimum(spent, eps, lam, "moments")

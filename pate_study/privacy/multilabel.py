@@ -82,22 +82,17 @@ data-dependent (release it with smooth sensitivity, ``smooth_sensitivity``).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
 
 import numpy as np
-from scipy.special import log_ndtr
 
-from ._logmath import log1mexp
-from ._validation import (
-    check_choice,
-    check_delta,
-    check_fractions,
-    check_n_queries,
-    check_positive,
-)
-from .accounting import CONVERSIONS, PrivacySpent, spent_from_curve
-from .aggregators import CONFIDENCE_RULES, _resolve_thresholds, confident_gnthreshold_check
-from .rdp import COSTS, rdp_data_dependent, resolve_rdp_orders, step2_weights, total_rdp_data_dependent
+from ._validation import check_choice, check_fractions, check_n_queries, check_positive
+from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
+from .aggregators import CONFIDENCE_RULES, resolve_thresholds, confident_gnthreshold_check
+from .rdp import COSTS, step2_weights
+from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
 
 __all__ = [
     "BOUNDS",
@@ -110,10 +105,13 @@ __all__ = [
     "confidence_logpr",
     "gnthreshold_epsilon",
     "confident_gnthreshold_epsilon",
+    "BoundComparison",
+    "multilabel_bounds",
+    "TABLE54_DATA_INDEPENDENT",
+    "table54_fit",
 ]
 
 BOUNDS = ("theorem12", "vote_fraction", "eq4_8", "eq4_8_corrected", "gnmax_slope")
-_TINY_COMPLEMENT = 4e-18
 
 UNCHARGED_LEAKS = (
     "adaptive threshold: computed from the noise-free private votes (Definition 11) and not charged",
@@ -126,24 +124,6 @@ UNCHARGED_LEAKS = (
 )
 
 
-def _log_prod_ndtr(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log Π_i Φ(z_i), log(1 − Π_i Φ(z_i))) per row of ``z``, accurate when the product is within 1e-17 of 1.
-
-    log Φ(z) underflows to −0 for z ≳ 37.5, which would make 1 − Π Φ exactly 0
-    (log q̃ = −inf, a query charged nothing). Where −Σ log Φ(z_i) < 4e-18, the
-    complement is Σ_i Φ̄(z_i) up to a relative error below 2e-18, computed as
-    logsumexp_i log Φ̄(z_i) = logsumexp_i log_ndtr(−z_i).
-    """
-    log_p_all = log_ndtr(z).sum(axis=1)
-    log_not = log1mexp(np.minimum(log_p_all, 0.0))
-    tiny = log_p_all > -_TINY_COMPLEMENT
-    if np.any(tiny):
-        terms = log_ndtr(-z[tiny])
-        top = terms.max(axis=1)
-        log_not[tiny] = top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
-    return log_p_all, log_not
-
-
 def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray:
     """log q̃ per query, Muschiol 2021 Theorem 13: q̃ = 1 − Π_i Φ(|s_i − th|/σ).
 
@@ -153,8 +133,8 @@ def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray
     """
     m = check_fractions(fractions)
     sigma = check_positive("sigma", sigma)
-    th = _resolve_thresholds(m, thresholds)
-    return _log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
+    th = resolve_thresholds(m, thresholds)
+    return log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
 
 
 def multilabel_slope(sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None) -> float:
@@ -216,7 +196,7 @@ def theorem6_possible(
     slope, _, _ = theorem6_params(sigma, n_labels, bound, n_teachers)
     d = check_positive("max_distance", max_distance)
     n = check_n_queries(n_labels, name="n_labels")
-    logq_min = float(_log_prod_ndtr(np.full((1, n), d / float(sigma)))[1][0])
+    logq_min = float(log_prod_ndtr(np.full((1, n), d / float(sigma)))[1][0])
     return -logq_min > slope
 
 
@@ -263,22 +243,20 @@ def confidence_logpr(
     thc = float(confidence_threshold)
     if rule == "max":
         z = (m.max(axis=1) - thc) / sc
-        return log_ndtr(z), log_ndtr(-z)
-    th = _resolve_thresholds(m, threshold)
+        return gaussian_tail_logsf(-z, 1.0), gaussian_tail_logsf(z, 1.0)
+    th = resolve_thresholds(m, threshold)
     n = min(int(top_n), m.shape[1])
     top = -np.sort(-m, axis=1)[:, :n] - th[:, None]
-    return _log_prod_ndtr((top - thc) / sc)
+    return log_prod_ndtr((top - thc) / sc)
 
 
 def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.ndarray | None]:
-    if (fractions is None) == (n_queries is None):
-        raise ValueError("n_queries/fractions: expected exactly one of n_queries (data-independent) or fractions")
-    if fractions is not None:
-        m = check_fractions(fractions)
-        return m.shape[0], m.shape[1], m
+    n, m = query_mode(n_queries, fractions, check_fractions, data_name="fractions")
+    if m is not None:
+        return n, m.shape[1], np.ascontiguousarray(m)
     if n_labels is None:
         raise ValueError("n_labels: the data-independent bound needs the number of labels")
-    return check_n_queries(n_queries), check_n_queries(n_labels, name="n_labels"), None
+    return n, check_n_queries(n_labels, name="n_labels"), None
 
 
 def _leaks(threshold: Any, confident_rule: str | None) -> list[str]:
@@ -312,20 +290,24 @@ def gnthreshold_epsilon(
     ``fractions``: data-dependent (Theorem 6 with q̃ of Theorem 13, inputs from
     :func:`theorem6_params`). Conversion: Muschiol Eq. 2.10 is the basic one.
     """
-    delta = check_delta(delta)
-    check_choice("conversion", conversion, CONVERSIONS)
     n, n_lab, m = _data(fractions, n_queries, n_labels)
-    grid = resolve_rdp_orders(orders)
+    logq = None if m is None else multilabel_logq(m, threshold, sigma)
+    return _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, orders, conversion)
+
+
+def _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, orders, conversion) -> PrivacySpent:
+    """:func:`gnthreshold_epsilon` from log q̃ (None: data-independent), so that several bounds share one q̃."""
     slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers)
-    if m is None:
-        total = n * cap * grid
-    else:
-        logq = multilabel_logq(m, threshold, sigma)
-        total = total_rdp_data_dependent(logq, slope, grid, cap_slope=cap, variant=variant)
-    return spent_from_curve(
-        grid, total, delta, conversion, accountant="multilabel2021",
+
+    def total(grid: np.ndarray) -> np.ndarray:
+        if logq is None:
+            return n * cap * grid
+        return total_rdp_data_dependent(logq, slope, grid, cap_slope=cap, variant=variant)
+
+    return account(
+        total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
         mechanism="gnthreshold-adaptive" if isinstance(threshold, str) else "gnthreshold",
-        n_queries=n, data_dependent=m is not None, sigma=float(sigma), bound=bound, n_labels=n_lab,
+        n_queries=n, data_dependent=logq is not None, sigma=float(sigma), bound=bound, n_labels=n_lab,
         threshold=threshold if isinstance(threshold, str) else float(np.mean(threshold)),
         uncharged_leaks=_leaks(threshold, None),
     )
@@ -356,33 +338,206 @@ def confident_gnthreshold_epsilon(
     step) or ``"realized"`` (answered queries only, from ``answered`` or from
     re-running the check with ``rng`` as ``aggregators.confident_gnthreshold`` does).
     """
-    delta = check_delta(delta)
-    check_choice("conversion", conversion, CONVERSIONS)
     check_choice("cost", cost, COSTS)
     check_choice("rule", rule, CONFIDENCE_RULES)
-    m = check_fractions(fractions)
+    m = np.ascontiguousarray(check_fractions(fractions))
     n, n_lab = m.shape
-    grid = resolve_rdp_orders(orders)
     slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers)
     sens = _label_sensitivity(bound, n_teachers)
     n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
     slope_c = n_checked * sens**2 / (2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
     logpr, log_not = confidence_logpr(m, threshold, confidence_threshold, sigma_confidence, rule, top_n)
-    step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
-    th = _resolve_thresholds(m, threshold)
+    th = resolve_thresholds(m, threshold)
     weights = step2_weights(
         cost, logpr, answered, rng,
         lambda gen: confident_gnthreshold_check(
             m, th, float(confidence_threshold), float(sigma_confidence), rule, int(top_n), gen
         ),
     )
-    step2 = total_rdp_data_dependent(
-        multilabel_logq(m, threshold, sigma), slope, grid, weights, cap_slope=cap, variant=variant
-    )
-    return spent_from_curve(
-        grid, step1 + step2, delta, conversion, accountant="multilabel2021", mechanism="confident-gnthreshold",
-        n_queries=n, data_dependent=True, cost=cost, expected_answered=float(weights.sum()),
-        sigma=float(sigma), sigma_confidence=float(sigma_confidence),
+    logq = multilabel_logq(m, threshold, sigma)
+
+    def total(grid: np.ndarray) -> np.ndarray:
+        step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
+        return step1 + total_rdp_data_dependent(logq, slope, grid, weights, cap_slope=cap, variant=variant)
+
+    return account(
+        total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
+        mechanism="confident-gnthreshold", n_queries=n, data_dependent=True, cost=cost,
+        expected_answered=math.fsum(weights.tolist()), sigma=float(sigma), sigma_confidence=float(sigma_confidence),
         confidence_threshold=float(confidence_threshold), rule=rule, top_n=int(top_n), bound=bound,
         n_labels=n_lab, uncharged_leaks=_leaks(threshold, rule),
     )
+
+
+# ------------------------------------------------------ every bound, side by side
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BoundComparison:
+    """One multi-label bound on one set of votes: data-dependent and data-independent results side by side.
+
+    Attributes:
+        bound: one of :data:`BOUNDS`.
+        data_dependent: :class:`PrivacySpent` on the votes (Theorem 6 with q̃ of Theorem 13).
+        data_independent: :class:`PrivacySpent` for the same number of queries (c·λ per query).
+        theorem6_possible: whether any input could get below the data-independent bound
+            (:func:`theorem6_possible`); False means both results are equal by construction.
+        uncharged_leaks: what the analysis does not charge (:data:`UNCHARGED_LEAKS`).
+    """
+
+    bound: str
+    data_dependent: PrivacySpent
+    data_independent: PrivacySpent
+    theorem6_possible: bool
+    uncharged_leaks: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """Flat JSON-friendly row (ε, order and per-query RDP at order 2 of both results)."""
+        dd, di = self.data_dependent, self.data_independent
+        row = {"bound": self.bound, "epsilon": dd.epsilon, "order": dd.order,
+               "epsilon_data_independent": di.epsilon, "order_data_independent": di.order,
+               "theorem6_possible": self.theorem6_possible, "n_queries": dd.n_queries,
+               "uncharged_leaks": list(self.uncharged_leaks)}
+        if np.any(np.isclose(dd.orders, 2.0, rtol=0, atol=1e-9)):
+            row["rdp_per_query_at_order2"] = dd.at_order(2.0)[1] / dd.n_queries
+            row["rdp_per_query_at_order2_data_independent"] = di.at_order(2.0)[1] / di.n_queries
+        if dd.cost is not None:
+            row["cost"] = dd.cost
+            row["expected_answered"] = dd.expected_answered
+        return row
+
+
+def multilabel_bounds(
+    *,
+    fractions: Any,
+    threshold: Any,
+    sigma: float,
+    delta: float,
+    n_teachers: int,
+    bounds: tuple[str, ...] = BOUNDS,
+    confidence_threshold: float | None = None,
+    sigma_confidence: float | None = None,
+    rule: str = "printed",
+    top_n: int = 4,
+    cost: str = "expected",
+    answered: Any = None,
+    rng: Any = None,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+) -> list[BoundComparison]:
+    """Every bound of :data:`BOUNDS` on the same votes (Muschiol 2021 Eq. 4.8 as printed and corrected,
+    Theorem 12, per-label vote-fraction sensitivity, the GNMax slope), each beside its data-independent value.
+
+    GNThreshold when ``confidence_threshold``/``sigma_confidence`` are None, else
+    Confident-GNThreshold (rule, top_n, cost, answered, rng as in
+    :func:`confident_gnthreshold_epsilon`; with ``cost="realized"`` give ``answered`` so
+    that every bound charges the same run). log q̃ (Theorem 13) is computed once and shared
+    by the bounds. The data-independent value charges every query the cap c·λ of the bound
+    (and, with a check, the check's data-independent slope too). Uncharged leaks are listed
+    per result.
+    """
+    m = np.ascontiguousarray(check_fractions(fractions))
+    n, n_lab = m.shape
+    t = check_n_queries(n_teachers, name="n_teachers")
+    for b in bounds:
+        check_choice("bound", b, BOUNDS)
+    confident = confidence_threshold is not None or sigma_confidence is not None
+    out = []
+    logq = None if confident else multilabel_logq(m, threshold, sigma)
+    for b in bounds:
+        if confident:
+            dd = confident_gnthreshold_epsilon(
+                fractions=m, threshold=threshold, sigma=sigma, confidence_threshold=confidence_threshold,
+                sigma_confidence=sigma_confidence, delta=delta, rule=rule, top_n=top_n, bound=b, n_teachers=t,
+                orders=orders, conversion=conversion, cost=cost, answered=answered, rng=rng)
+            _, cap, _ = theorem6_params(sigma, n_lab, b, t)
+            n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
+            cap_c = n_checked * _label_sensitivity(b, t) ** 2 / (2.0 * float(sigma_confidence) ** 2)
+            di = account(lambda grid, c=cap + cap_c: n * c * grid, delta=delta, orders=orders,
+                         conversion=conversion, accountant="multilabel2021", mechanism="confident-gnthreshold",
+                         n_queries=n, data_dependent=False, cost="all_answered", bound=b, n_labels=n_lab)
+        else:
+            dd = _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
+            di = _gnthreshold_spent(None, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
+        out.append(BoundComparison(b, dd, di, theorem6_possible(sigma, n_lab, b, t),
+                                   tuple(dd.details["uncharged_leaks"])))
+    return out
+
+
+# ------------------------------------------------------------ Table 5.4's fit
+
+#: Muschiol 2021 Table 5.4, data-independent ε of the rows without a confidence check (n queries -> ε).
+TABLE54_DATA_INDEPENDENT = {2000: 418.4, 5000: 1018.4}
+
+
+def table54_fit(
+    *,
+    n_queries: tuple[int, ...] = tuple(TABLE54_DATA_INDEPENDENT),
+    printed: tuple[float, ...] = tuple(TABLE54_DATA_INDEPENDENT.values()),
+    sigma: float = 0.3,
+    n_labels: int = 153,
+    n_teachers: int = 50,
+    delta: float = 1e-8,
+    order: float = 2.0,
+    rate: float = 0.2,
+    decimals: int = 1,
+    orders: Any = "paper2018",
+) -> dict:
+    """The fit of Table 5.4's data-independent ε, and what each formula the thesis states gives instead.
+
+    The printed values (418.4, 1018.4 for N = 2000, 5000; σ_e = 0.3, δ = 10⁻⁸) satisfy
+    ε = r·N + ln(1/δ)/(λ − 1) at λ = 2 with r = ``rate`` = 0.2 per query (the basic conversion,
+    Muschiol Eq. 2.10, at the grid's first order), to the printed ``decimals``; the
+    least-squares r through the printed values is returned too. The per-query RDP at λ = 2 of each stated
+    formula, with n = 153 labels and T = 50 teachers:
+
+    * ``"theorem12"``: nλ/(2σ²) (Theorem 12);
+    * ``"eq4_8"``: λ/σ² (the cap printed in Eq. 4.8, the multi-class GNMax bound);
+    * ``"gaussian_unit"``: λ/(2σ²) (the thesis's Gaussian mechanism, Theorem 6 of §2, with GS = 1: one label);
+    * ``"vote_fraction"``: nλ/(2T²σ²) (per-label sensitivity 1/T of vote fractions; the package's correct
+      slope for σ in vote-fraction units, not stated in the thesis).
+
+    Returns ``{"fit": [...], "formulas": [...], "rdp_per_query_fit": r, ...}``: per N the printed
+    value, the fit, their difference and whether the fit rounds to the printed value; per (N, formula) the per-query RDP at λ, ε at λ, the
+    optimal ε over ``orders`` (basic conversion) and the σ that would make the formula give the
+    fitted per-query RDP.
+    """
+    from .accounting import resolve_rdp_orders
+
+    if len(n_queries) != len(printed):
+        raise ValueError("printed: expected one printed value per entry of n_queries")
+    sigma = check_positive("sigma", sigma)
+    k = check_n_queries(n_labels, name="n_labels")
+    t = check_n_queries(n_teachers, name="n_teachers")
+    log_inv_delta = -math.log(check_positive("delta", delta))
+    lam = float(order)
+    if not lam > 1:
+        raise ValueError(f"order: expected an order > 1, got {order}")
+    ns = [check_n_queries(x) for x in n_queries]
+    rate = check_positive("rate", rate)
+    conversion_term = log_inv_delta / (lam - 1.0)
+    # least-squares per-query RDP at λ through the printed values, the conversion term held fixed
+    rate_ls = math.fsum((p - conversion_term) * x for x, p in zip(ns, printed)) / math.fsum(x * x for x in ns)
+    fit = []
+    for x, p in zip(ns, printed):
+        value = rate * x + conversion_term
+        fit.append({"n_queries": x, "printed": p, "fit": value, "difference": p - value,
+                    "fit_rounds_to_printed": round(value, decimals) == round(p, decimals)})
+    slopes = {  # per-query RDP = slope · λ
+        "theorem12": k / (2.0 * sigma**2),
+        "eq4_8": 1.0 / sigma**2,
+        "gaussian_unit": 1.0 / (2.0 * sigma**2),
+        "vote_fraction": k / (2.0 * t**2 * sigma**2),
+    }
+    grid = resolve_rdp_orders(orders)
+    formulas = []
+    for x in ns:
+        for name, s in slopes.items():
+            best = float(np.min(x * s * grid + log_inv_delta / (grid - 1.0)))
+            formulas.append({
+                "n_queries": x, "formula": name, "rdp_per_query_at_order": s * lam,
+                "epsilon_at_order": x * s * lam + log_inv_delta / (lam - 1.0), "epsilon_best_order": best,
+                "sigma_matching_fit": sigma * math.sqrt(s * lam / rate),
+            })
+    return {"fit": fit, "formulas": formulas, "rdp_per_query_fit": rate, "rdp_per_query_least_squares": rate_ls,
+            "order": lam, "conversion_term": conversion_term}

@@ -41,11 +41,11 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtri_exp
 
 from ._validation import as_generator, check_choice, check_counts, check_delta, check_n_queries, check_positive
 from .accounting import external_stacklevel
-from .rdp import _gnmax_logq, _theorem6_raw, _theorem6_scalars, rdp_threshold
+from .rdp import rdp_threshold
+from .rdp_curves import gaussian_tail_logsf, gnmax_logq_counts, theorem6_bound, theorem6_terms
 
 __all__ = [
     "CONDITION_CHECKS",
@@ -74,13 +74,12 @@ class SmoothSensitivityConditionsWarning(UserWarning):
 def _dd_bound(logq: Any, sigma: float, order: float) -> np.ndarray:
     """Theorem 6 GNMax bound at one order for an array of log q, without checking its conditions."""
     lq = np.atleast_1d(np.asarray(logq, dtype=np.float64))
-    _, _, log1q, log_a, log_b = _theorem6_scalars(lq, 1.0 / sigma**2)
-    return _theorem6_raw(lq, log1q, log_a, log_b, np.array([float(order)]))[:, 0]
+    return theorem6_bound(lq, theorem6_terms(lq, 1.0 / sigma**2), np.array([float(order)]))[:, 0]
 
 
 def _dd_valid(logq: float, sigma: float, order: float) -> bool:
     """Conditions of Theorem 6 (Lemma 9) at ``order``: μ1 ≥ α and the bound on log q."""
-    mu1, valid, *_ = _theorem6_scalars(np.array([logq]), 1.0 / sigma**2)
+    mu1, valid, *_ = theorem6_terms(np.array([logq]), 1.0 / sigma**2)
     return bool(valid[0] and mu1[0] >= order)
 
 
@@ -144,8 +143,10 @@ def _log_neighbour_q(logq: np.ndarray, sigma: float, m: int, sign: float) -> np.
     out = np.full(logq.shape, -np.inf)
     f = np.isfinite(logq)
     log_m1 = np.log(m - 1.0)
+    from scipy.special import ndtri_exp  # imported on first use (fast package import)
+
     w = -ndtri_exp(np.minimum(logq[f] - log_m1, 0.0))
-    out[f] = np.minimum(log_m1 + log_ndtr(-(w - sign * _SQRT2 / sigma)), 0.0)
+    out[f] = np.minimum(log_m1 + gaussian_tail_logsf(w - sign * _SQRT2 / sigma, 1.0), 0.0)
     return out
 
 
@@ -228,7 +229,7 @@ def _ls_walk(counts: np.ndarray, t: int, sigma: float, order: float, logq0: floa
     m = counts.shape[1]
     v = -np.sort(-counts, axis=1)
     res = np.full((len(v), t), plateau)
-    logq = _gnmax_logq(v, sigma)
+    logq = gnmax_logq_counts(v, sigma)
     walking = ~((logq1 <= logq) & (logq <= logq0))
     rows = np.flatnonzero(walking)
     res[rows, 0] = _local_sensitivity(logq[rows], sigma, m, order, logq0, logq1)
@@ -244,7 +245,7 @@ def _ls_walk(counts: np.ndarray, t: int, sigma: float, order: float, logq0: floa
         sub[:, 1] -= step
         sub = -np.sort(-sub, axis=1)
         v[rows] = sub
-        logq[rows] = _gnmax_logq(sub, sigma)
+        logq[rows] = gnmax_logq_counts(sub, sigma)
         res[rows, d] = _local_sensitivity(logq[rows], sigma, m, order, logq0, logq1)
     return res
 
@@ -270,7 +271,7 @@ def local_sensitivity_bounds_gnmax(
     ``conditions``: what to do when C5–C6 fail (:func:`check_conditions`):
     ``"raise"`` (ValueError), ``"warn"`` or ``"skip"``.
     """
-    counts = check_counts(votes)
+    counts = check_counts(votes, n_teachers=n_teachers)
     if counts.shape[0] != 1:
         raise ValueError(f"votes: expected the vote counts of one query, got shape {np.shape(votes)}")
     t = check_n_queries(n_teachers, name="n_teachers")
@@ -367,7 +368,7 @@ def smooth_sensitivity_release(
     SS_β·N(0, σ_ss²) and is charged ``rdp_gnss`` at the same order.
     ``conditions``: what to do when C5–C6 fail (see :func:`local_sensitivity_bounds_gnmax`).
     """
-    counts = check_counts(votes)
+    counts = check_counts(votes, n_teachers=n_teachers)
     delta = check_delta(delta)
     sigma_ss = check_positive("sigma_ss", sigma_ss)
     gnss = rdp_gnss(beta, sigma_ss, order)
@@ -382,7 +383,7 @@ def smooth_sensitivity_release(
         for start in range(0, len(counts), _QUERY_BLOCK):
             block = counts[start : start + _QUERY_BLOCK]
             ls_total += _ls_walk(block, t, sigma, order, logq0, logq1, plateau).sum(axis=0)
-            rdp_total += float(_rdp_piecewise(_gnmax_logq(block, sigma), sigma, order, logq0).sum())
+            rdp_total += float(_rdp_piecewise(gnmax_logq_counts(block, sigma), sigma, order, logq0).sum())
     ss = smooth_sensitivity(ls_total, beta)
     z = float(as_generator(rng).standard_normal())
     conv = -np.log(delta) / (order - 1.0)

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import io
-import tarfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from audioset_records import make_record, make_tar
 
 from data_recipes import audioset as ar, csic2010, deeplog_hdfs, ecg_heartbeat, ecml_pkdd2007, malicious_urls
 from data_recipes import framework as fw
-from data_recipes.tfrecord import encode_feature, encode_sequence_example, frame_record, parse_sequence_example
+from data_recipes import get_recipe as fw_recipe
+from data_recipes.tfrecord import parse_sequence_example
 from pate_study.data import DataSource, resolve_source
 from pate_study.data import audioset, deeplog, ecg, pate2018, web
 
@@ -130,6 +130,11 @@ def test_malicious_urls_parser_and_merge(fake_mirror, data_dir):
     (fake_mirror / "malicious-urls" / "malicious_phish.csv").write_bytes((FIX / "malicious_phish_sample.csv").read_bytes())
     (fake_mirror / "ecml-pkdd2007").mkdir()
     (fake_mirror / "ecml-pkdd2007" / "learning_dataset.xml").write_bytes((FIX / "ecml_sample.xml").read_bytes())
+    # the fixtures are far smaller than the data cards declare: installed only on explicit request
+    for name in ("malicious-urls", "ecml-pkdd2007"):
+        with pytest.raises(fw.IncompleteDataError, match="--allow-small"):
+            fw.run_recipe(fw_recipe(name), network=False)
+        fw.run_recipe(fw_recipe(name), network=False, allow_small=True)
     w = web.load("real")
     assert w.sources == ("ecml-pkdd2007", "malicious-urls") and len(w.frame) == 10
     assert set(w.frame["source"]) == {"ecml-pkdd2007", "malicious-urls"} and w.frame["label"].sum() == 6
@@ -177,24 +182,6 @@ def test_deeplog_real(mirror, data_dir):
 
 
 # ----------------------------------------------------------------------------- Audio Set
-def _record(vid: str, labels, n_frames=10, seed=0) -> bytes:
-    rng = np.random.default_rng(seed)
-    ctx = {"video_id": encode_feature([vid.encode()], "bytes"), "start_time_seconds": encode_feature([30.0], "float"),
-           "end_time_seconds": encode_feature([40.0], "float"), "labels": encode_feature(labels, "int64")}
-    frames = [encode_feature([rng.integers(0, 256, 128, dtype=np.uint8).tobytes()], "bytes") for _ in range(n_frames)]
-    return frame_record(encode_sequence_example(ctx, {"audio_embedding": frames}))
-
-
-def _tar(records: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in records.items():
-            info = tarfile.TarInfo(f"audioset_v1_embeddings/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def _audioset_mirror(mirror_dir: Path, real: Path | None, tar_bytes: bytes):
     folder = mirror_dir / "audioset"
     folder.mkdir(exist_ok=True)
@@ -205,11 +192,11 @@ def _audioset_mirror(mirror_dir: Path, real: Path | None, tar_bytes: bytes):
 
 
 def test_tfrecord_roundtrip():
-    rec = _record("abc", [0, 137, 500], n_frames=7)
+    rec = make_record("abc", [0, 137, 500], n_frames=7)
     ctx, lists = parse_sequence_example(rec[12:-4])
     assert ctx["video_id"] == [b"abc"] and ctx["labels"] == [0, 137, 500] and ctx["start_time_seconds"] == [30.0]
     assert len(lists["audio_embedding"]) == 7
-    out = ar.read_embeddings_tar_bytes_for_test(_tar({"bal_train/ab.tfrecord": rec + _record("d", [1], 10, 1)}))
+    out = ar.read_embeddings_tar_bytes_for_test(make_tar({"bal_train/ab.tfrecord": rec + make_record("d", [1], 10, 1)}))
     s = out["bal_train"]
     assert s["embeddings"].shape == (2, 10, 128) and list(s["n_frames"]) == [7, 10]
     assert list(np.flatnonzero(s["labels"][0])) == [0, 137, 500] and list(s["video_ids"]) == ["abc", "d"]
@@ -220,9 +207,9 @@ def test_audioset_bad_crc_and_missing_label_file(mirror, fake_mirror, data_dir, 
     real = mirror
     monkeypatch.setenv("PATE_STUDY_MIRROR", str(fake_mirror))
     monkeypatch.setattr(ar, "EXPECTED", {"bal_train": 2, "eval": 1, "unbal_train": None})
-    tar_files = {"bal_train/a.tfrecord": _record("a", [0, 1]) + _record("b", [300], 9),
-                 "eval/c.tfrecord": _record("c", [526])}
-    _audioset_mirror(fake_mirror, real, _tar(tar_files))
+    tar_files = {"bal_train/a.tfrecord": make_record("a", [0, 1]) + make_record("b", [300], 9),
+                 "eval/c.tfrecord": make_record("c", [526])}
+    _audioset_mirror(fake_mirror, real, make_tar(tar_files))
     variant = fw.Variant("bal_train_eval", (ar.LABELS, ar.ONTOLOGY, ar.BAL_SEGMENTS,
                                              fw.SourceFile("features_bal_train_eval.tar.gz")), "fixture")
     recipe = dataclasses.replace(ar.RECIPE, variants=(variant,))
@@ -232,12 +219,12 @@ def test_audioset_bad_crc_and_missing_label_file(mirror, fake_mirror, data_dir, 
     # flip one payload byte of the second record: its data CRC no longer matches
     rec = bytearray(tar_files["bal_train/a.tfrecord"])
     rec[-50] ^= 0xFF
-    _audioset_mirror(fake_mirror, None, _tar({**tar_files, "bal_train/a.tfrecord": bytes(rec)}))
+    _audioset_mirror(fake_mirror, None, make_tar({**tar_files, "bal_train/a.tfrecord": bytes(rec)}))
     with pytest.raises(fw.MalformedDataError, match="bad data CRC-32C"):
         fw.run_recipe(recipe, network=False)
     assert _tree(out) == before
     # the label file missing from the mirror: not available, prepared data untouched
-    _audioset_mirror(fake_mirror, None, _tar(tar_files))
+    _audioset_mirror(fake_mirror, None, make_tar(tar_files))
     (fake_mirror / "audioset" / "class_labels_indices.csv").unlink()
     with pytest.raises(fw.NotAvailableError, match="class_labels_indices.csv"):
         fw.run_recipe(recipe, network=False)

@@ -132,6 +132,7 @@ def test_bad_votes_file(tmp_path, capsys):
     np.save(path, np.array([[1.5, 2.0]]))
     code, _, err = run_cli(capsys, "--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--votes", str(path))
     assert code == 2 and "integer" in err
+    np.save(path, np.array([[1, 2]]))
     code, _, err = run_cli(capsys, "--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--votes", str(path),
                            "--first", "5")
-    assert code == 2 and "--first" in err
+    assert code == 2 and "--first 5" in err and "pass at most 1" in err

@@ -19,9 +19,13 @@ SETTINGS = settings(max_examples=40, deadline=None)
 
 @st.composite
 def vote_arrays(draw, max_queries=12, max_classes=12, max_teachers=500):
+    """Vote histograms: every row splits the same number of teachers over the classes."""
     n_q = draw(st.integers(1, max_queries))
     n_c = draw(st.integers(1, max_classes))
-    return draw(arrays(np.int64, (n_q, n_c), elements=st.integers(0, max_teachers)))
+    teachers = draw(st.integers(1, max_teachers))
+    cuts = np.sort(draw(arrays(np.int64, (n_q, n_c - 1), elements=st.integers(0, teachers))), axis=1)
+    edges = np.concatenate([np.zeros((n_q, 1), np.int64), cuts, np.full((n_q, 1), teachers)], axis=1)
+    return np.diff(edges, axis=1)
 
 
 sigmas = st.floats(0.5, 200.0)

@@ -1,0 +1,568 @@
+"""Audio Set II (Muschiol 2021 ch. 4.2, 5.2-5.4): multi-label aggregation, accounting and the later mechanisms.
+
+Set-up (issue 11; the thesis's Fig 4.1 pipeline on the data here):
+
+* Teachers (1 = the non-private baseline, 10, 20, 50) predict the whole **student query pool** once; the
+  per-teacher probabilities ``float[n_teachers, n_queries, n_labels]`` are the interface
+  (:class:`CachedVotes`), cached on disk by :mod:`pate_study.ensemble`. Everything below runs offline on
+  them, parameterised by th_e, th_c, σ_e, σ_c as in the thesis.
+* Query pool and test set: the subset's official eval clips, shuffled once (seed) and cut
+  (:func:`query_test_split`): the pool takes ``max(min_pool, pool_fraction·n)`` clips so that Table 5.4's
+  5,000 queries exist, the test set the rest. Only students are scored on the test set; ensembles are
+  scored on the pool's true labels (the thesis: "the baseline predicted the same student samples as the
+  ensemble"; Fig A.6 uses the student set). No selection ever looks at the test set.
+* Averaged vote m_i = (1/T) Σ_t f_t,i (Definition 10 averages probabilities; ``vote="binary"`` averages
+  0/1 votes at 0.5 instead, the other reading of §9 item 10).
+
+Noise-free tables (σ = 0): Tables 5.1-5.3 / A.1-A.3 release c_i = [m_i > th] directly (the aggregators of
+:mod:`pate_study.privacy.aggregators` need σ > 0). Noisy sweeps (Figs 5.13-5.15, A.7-A.11) call
+:func:`~pate_study.privacy.aggregators.gnthreshold` / ``confident_gnthreshold`` and the accountants of
+:mod:`pate_study.privacy.multilabel` on the **first ``n_account`` queries** (1,000, as the thesis).
+"Ours" uses the bound ``"vote_fraction"`` (per-label sensitivity 1/T of vote fractions: the one bound whose
+Theorem 6 can apply at the thesis's σ; see that module); every bound is also shown side by side.
+
+Beyond the thesis: Binary, τ- and powerset PATE (Dziedzic et al. 2023, :mod:`pate_study.privacy.multiwinner`)
+on the same teachers' 0/1 votes, the same δ and n.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pate_study import metrics
+from pate_study.privacy import aggregators, multilabel, multiwinner
+from pate_study.registry import published
+from pate_study.verdicts import Verdict, agrees, differs, not_comparable
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "THRESHOLDS", "CONFIDENCE_LEVELS", "TEACHER_COUNTS", "CachedVotes", "check_probabilities",
+    "query_test_split", "synthetic_teacher_probabilities", "synthetic_votes", "vote_fractions",
+    "noise_free_release", "noise_free_confident", "prf", "table_5_1", "table_5_2", "table_5_3",
+    "confidence_rule_verdict", "prediction_counts", "noise_sweep", "confidence_sweep", "q_histogram",
+    "bounds_side_by_side", "table_5_4_privacy", "multiwinner_sweep", "paper_beside",
+    "trend_verdict_table_5_2", "findings",
+]
+
+THRESHOLDS: tuple[Any, ...] = ("adaptive", 0.2, 0.4, 0.6)
+CONFIDENCE_LEVELS = (0.4, 0.6)
+TEACHER_COUNTS = (1, 10, 20, 50)
+DELTA = 1e-8
+
+
+# ----------------------------------------------------------------------------- votes and set-up
+@dataclasses.dataclass(frozen=True)
+class CachedVotes:
+    """Per-teacher probabilities on the query pool and the test set, with the true labels.
+
+    ``pool_probabilities`` ``float[T, n_pool, L]``, ``pool_labels`` ``bool[n_pool, L]``,
+    ``test_probabilities`` ``float[T, n_test, L]``, ``test_labels`` ``bool[n_test, L]``;
+    ``train_label_rate`` ``float[L]``: label frequencies of the teachers' training data (class prior).
+    """
+
+    pool_probabilities: np.ndarray
+    pool_labels: np.ndarray
+    test_probabilities: np.ndarray
+    test_labels: np.ndarray
+    train_label_rate: np.ndarray
+    class_names: tuple[str, ...]
+    data: str
+
+    def __post_init__(self) -> None:
+        check_probabilities(self.pool_probabilities, "pool_probabilities")
+        check_probabilities(self.test_probabilities, "test_probabilities")
+        for name, p, y in (("pool", self.pool_probabilities, self.pool_labels),
+                           ("test", self.test_probabilities, self.test_labels)):
+            if np.shape(y) != p.shape[1:]:
+                raise ValueError(f"{name}_labels: expected shape {p.shape[1:]} (queries x labels), got {np.shape(y)}")
+        if self.pool_probabilities.shape[0] != self.test_probabilities.shape[0]:
+            raise ValueError("test_probabilities: expected the same number of teachers as pool_probabilities")
+
+    @property
+    def n_teachers(self) -> int:
+        """Number of teachers T."""
+        return int(self.pool_probabilities.shape[0])
+
+
+def check_probabilities(probabilities: Any, name: str = "probabilities") -> np.ndarray:
+    """Validate per-teacher probabilities ``[n_teachers, n_queries, n_labels]``: finite, in [0, 1]."""
+    arr = np.asarray(probabilities)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name}: expected a numeric array [n_teachers, n_queries, n_labels], got dtype {arr.dtype}")
+    if arr.ndim != 3 or 0 in arr.shape:
+        raise ValueError(f"{name}: expected a non-empty 3-D array [n_teachers, n_queries, n_labels], "
+                         f"got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: found NaN or inf; expected teacher probabilities in [0, 1]")
+    if arr.min() < 0 or arr.max() > 1:
+        raise ValueError(f"{name}: values in [{arr.min():.3g}, {arr.max():.3g}]; expected probabilities in [0, 1] "
+                         f"(apply a sigmoid to logits first)")
+    return arr
+
+
+def query_test_split(n_clips: int, *, min_pool: int = 5000, pool_fraction: float = 0.5, min_test: int = 200,
+                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded split of the subset's eval clips into the student query pool and the test set.
+
+    The pool gets ``max(min_pool, round(pool_fraction·n))`` clips (issue 11: about half, and at least the
+    5,000 queries of Table 5.4), capped so the test set keeps ``min_test`` clips; returns sorted indices.
+    """
+    if not 0 < pool_fraction < 1:
+        raise ValueError(f"pool_fraction={pool_fraction}: expected a fraction in (0, 1)")
+    if n_clips < min_test + 1:
+        raise ValueError(f"n_clips={n_clips}: need more than min_test={min_test} eval clips")
+    n_pool = min(max(int(min_pool), int(round(pool_fraction * n_clips))), n_clips - int(min_test))
+    if n_pool < min_pool:
+        logger.warning("query pool holds %d clips, fewer than min_pool=%d", n_pool, min_pool)
+    order = np.random.default_rng(seed).permutation(n_clips)
+    return np.sort(order[:n_pool]), np.sort(order[n_pool:])
+
+
+def synthetic_teacher_probabilities(labels: np.ndarray, n_teachers: int, *, skill: float = 2.0,
+                                    prior_logit: float = -2.5, teacher_noise: float = 1.0,
+                                    shared_noise: float = 1.5, seed: int = 0) -> np.ndarray:
+    """Synthetic stand-in teachers: sigmoid(prior + skill·y + e + N(0, teacher_noise²)) per teacher and label,
+    with e ~ N(0, shared_noise²) shared by all teachers (the hard clips every teacher gets wrong, so that
+    averaging does not make a large ensemble perfect). ``skill`` falls with the partition size in real
+    ensembles; the notebook stamps outputs from these as synthetic.
+    """
+    rng = np.random.default_rng(seed)
+    y = np.asarray(labels, dtype=np.float64)
+    shared = rng.normal(0.0, shared_noise, size=y.shape)
+    logits = prior_logit + skill * y[None] + shared[None] + rng.normal(0.0, teacher_noise,
+                                                                       size=(n_teachers,) + y.shape)
+    return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+
+
+def synthetic_votes(n_teachers: int, *, n_pool: int = 1200, n_test: int = 600, n_labels: int = 30,
+                    mean_labels: float = 2.0, seed: int = 0) -> CachedVotes:
+    """A synthetic :class:`CachedVotes` (Zipf label frequencies, ~``mean_labels`` labels per query);
+    skill falls with T as ``2.4 / T**0.15`` (bigger ensembles, smaller partitions)."""
+    rng = np.random.default_rng(seed)
+    freq = 1.0 / np.arange(1, n_labels + 1)
+    p = np.minimum(0.9, freq * mean_labels / freq.sum())
+
+    def labels(n: int) -> np.ndarray:
+        y = rng.random((n, n_labels)) < p
+        y[np.arange(n), rng.choice(n_labels, size=n, p=freq / freq.sum())] = True
+        return y
+
+    pool, test = labels(n_pool), labels(n_test)
+    skill = 2.4 / n_teachers**0.15
+    return CachedVotes(synthetic_teacher_probabilities(pool, n_teachers, skill=skill, seed=seed + 1),
+                       pool, synthetic_teacher_probabilities(test, n_teachers, skill=skill, seed=seed + 2), test,
+                       p.astype(np.float64), tuple(f"class {i}" for i in range(n_labels)), "synthetic")
+
+
+def vote_fractions(probabilities: Any, vote: str = "probability") -> np.ndarray:
+    """Averaged vote m = (1/T) Σ_t f_t (Muschiol Definition 10): of probabilities, or of 0/1 votes at 0.5."""
+    p = check_probabilities(probabilities)
+    if vote not in ("probability", "binary"):
+        raise ValueError(f"vote={vote!r}: expected 'probability' (Definition 10) or 'binary' (votes at 0.5)")
+    if vote == "binary":
+        return (p >= 0.5).mean(0, dtype=np.float64)
+    return p.mean(0, dtype=np.float64)
+
+
+def _thresholds(m: np.ndarray, threshold: Any) -> np.ndarray:
+    if isinstance(threshold, str):
+        return aggregators.adaptive_thresholds(m)
+    return np.full(len(m), float(threshold))
+
+
+def noise_free_release(m: np.ndarray, threshold: Any) -> np.ndarray:
+    """GNThreshold with σ = 0 (Definition 10/11): c_i = [m_i > th], th fixed or adaptive."""
+    return m > _thresholds(m, threshold)[:, None]
+
+
+def noise_free_confident(m: np.ndarray, threshold: Any, confidence: float, rule: str = "max",
+                         top_n: int = 4) -> np.ndarray:
+    """Answered mask of the confidence check with σ_c = 0: ``"max"``: max_i m_i ≥ th_c (what the
+    experiments describe); ``"printed"``: all top-n values of m − th_e ≥ th_c (Algorithm 3 as printed)."""
+    if rule == "max":
+        return m.max(axis=1) >= confidence
+    if rule != "printed":
+        raise ValueError(f"rule={rule!r}: expected 'max' or 'printed'")
+    top = -np.sort(-m, axis=1)[:, :min(top_n, m.shape[1])] - _thresholds(m, threshold)[:, None]
+    return np.all(top >= confidence, axis=1)
+
+
+def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
+    """Macro P/R/F1 (Muschiol Def. 2: mean of per-class values) and micro F1, via :mod:`pate_study.metrics`."""
+    if len(y_true) == 0:
+        return {"precision": float("nan"), "recall": float("nan"), "f1": float("nan"), "micro_f1": float("nan")}
+    r = metrics.multilabel_report(y_true, y_pred)
+    return {"precision": r["macro_precision"], "recall": r["macro_recall"], "f1": r["macro_f1"],
+            "micro_f1": r["micro_f1"]}
+
+
+def _label(t: int) -> str:
+    return "baseline" if t == 1 else str(t)
+
+
+def _th_label(th: Any) -> str:
+    return th if isinstance(th, str) else f"{th:g}"
+
+
+# ----------------------------------------------------------------------------- Tables 5.1-5.3, A.1-A.3
+def table_5_2(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
+              vote: str = "probability") -> pd.DataFrame:
+    """Table 5.2 / A.2: noise-free ensemble P/R/F1 on the pool per teacher count and threshold."""
+    rows = []
+    for t, cv in ensembles.items():
+        m = vote_fractions(cv.pool_probabilities, vote)
+        for th in thresholds:
+            rows.append({"n_teachers": _label(t), "threshold": _th_label(th),
+                         **prf(cv.pool_labels, noise_free_release(m, th))})
+    return pd.DataFrame(rows)
+
+
+def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
+              vote: str = "probability") -> pd.DataFrame:
+    """Table 5.1 / A.1: raw mAP / AUC of m, the best-F1 threshold's P/R/F1, and the average teacher's
+    P/R/F1 (each teacher's own probabilities at that same threshold; adaptive on its own outputs)."""
+    t52 = table_5_2(ensembles, thresholds, vote)
+    rows = []
+    for t, cv in ensembles.items():
+        m = vote_fractions(cv.pool_probabilities, vote)
+        sub = t52[t52["n_teachers"] == _label(t)].reset_index(drop=True)
+        best = sub.loc[int(np.argmax(sub["f1"].to_numpy()))]
+        th = best["threshold"] if best["threshold"] == "adaptive" else float(best["threshold"])
+        row = {"n_teachers": _label(t), "map_raw": metrics.mean_average_precision(cv.pool_labels, m),
+               "auc_raw": metrics.mean_roc_auc(cv.pool_labels, m), "ensemble_threshold": best["threshold"],
+               "ensemble_precision": best["precision"], "ensemble_recall": best["recall"], "ensemble_f1": best["f1"]}
+        if t > 1:
+            per = [prf(cv.pool_labels, noise_free_release(p.astype(np.float64), th)) for p in cv.pool_probabilities]
+            row.update({f"teacher_avg_{k}": float(np.mean([x[k] for x in per])) for k in ("precision", "recall", "f1")})
+        else:
+            row.update({"teacher_avg_precision": np.nan, "teacher_avg_recall": np.nan, "teacher_avg_f1": np.nan})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table_5_3(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = ("adaptive", 0.2, 0.4),
+              confidences: Sequence[float] = CONFIDENCE_LEVELS, rules: Sequence[str] = ("max", "printed"),
+              vote: str = "probability", top_n: int = 4) -> pd.DataFrame:
+    """Table 5.3 / A.3: noise-free confidence check; answered share and P/R/F1 on the answered queries,
+    for both rules (``"max"``: at least one label ≥ th_c; ``"printed"``: Algorithm 3's all-top-n rule)."""
+    rows = []
+    for t, cv in ensembles.items():
+        if t == 1:
+            continue
+        m = vote_fractions(cv.pool_probabilities, vote)
+        for rule in rules:
+            for th in thresholds:
+                row = {"rule": rule, "n_teachers": _label(t), "threshold": _th_label(th)}
+                for c in confidences:
+                    ok = noise_free_confident(m, th, c, rule, top_n)
+                    r = prf(cv.pool_labels[ok], noise_free_release(m, th)[ok])
+                    key = f"conf{int(round(c * 10)):02d}"
+                    row.update({f"answered_pct_{key}": 100.0 * ok.mean(), f"precision_{key}": r["precision"],
+                                f"recall_{key}": r["recall"], f"f1_{key}": r["f1"]})
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def confidence_rule_verdict(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") -> pd.DataFrame:
+    """Which confidence rule reproduces the thesis's answered shares: per rule, (i) whether the answered
+    share is the same for every th_e (as printed), (ii) mean |ours − printed| of the answered percentages."""
+    paper = pd.DataFrame(published(item_id)["rows"])
+    out = []
+    for rule, sub in t53.groupby("rule", sort=False):
+        cols = [c for c in sub.columns if c.startswith("answered_pct_")]
+        constant = bool(all(sub.groupby("n_teachers")[c].nunique().max() == 1 for c in cols))
+        merged = sub.merge(paper, on=["n_teachers", "threshold"], suffixes=("", "_paper"))
+        diffs = np.concatenate([(merged[c] - merged[f"{c}_paper"]).abs().dropna().to_numpy(float) for c in cols])
+        out.append({"rule": rule, "answered_share_independent_of_th_e": constant,
+                    "mean_abs_diff_answered_pct": float(diffs.mean()) if diffs.size else np.nan})
+    return pd.DataFrame(out)
+
+
+def paper_beside(ours: pd.DataFrame, item_id: str, keys: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
+    """Our table with the thesis's printed values beside (``<col>_thesis``), joined on ``keys``."""
+    paper = pd.DataFrame(published(item_id)["rows"])
+    keep = [c for c in columns if c in paper.columns]
+    paper = paper[list(keys) + keep].rename(columns={c: f"{c}_thesis" for c in keep})
+    for k in keys:
+        paper[k] = paper[k].astype(str)
+    ours = ours.copy()
+    for k in keys:
+        ours[k] = ours[k].astype(str)
+    return ours.merge(paper, on=list(keys), how="left")
+
+
+def trend_verdict_table_5_2(t52: pd.DataFrame) -> Verdict:
+    """The thesis's Table 5.2 reading: for every fixed threshold, more teachers give higher precision and
+    lower recall (Muschiol §5.2, §6). Checked on our rows (teacher counts > 1)."""
+    rule = "per fixed threshold: precision non-decreasing and recall non-increasing from 10 to 20 to 50 teachers"
+    fixed = t52[(t52["threshold"] != "adaptive") & (t52["n_teachers"] != "baseline")].copy()
+    fixed["t"] = fixed["n_teachers"].astype(int)
+    bad = []
+    for th, sub in fixed.groupby("threshold"):
+        sub = sub.sort_values("t")
+        if not (np.all(np.diff(sub["precision"]) >= -1e-9) and np.all(np.diff(sub["recall"]) <= 1e-9)):
+            bad.append(th)
+    if bad:
+        return differs(f"the trend fails at thresholds {bad} on our embedding teachers", rule=rule)
+    return agrees(rule=rule)
+
+
+def prediction_counts(cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k: int = 5,
+                      vote: str = "probability") -> pd.DataFrame:
+    """Fig A.6: for the k most and k least frequent classes of the pool, the true label count and the
+    noise-free ensemble's number of positive predictions per threshold."""
+    counts = cv.pool_labels.sum(0)
+    present = np.flatnonzero(counts > 0)
+    order = present[np.argsort(-counts[present], kind="stable")]
+    chosen = np.concatenate([order[:k], order[-k:]])
+    m = vote_fractions(cv.pool_probabilities, vote)
+    rows = []
+    for rank, c in enumerate(chosen):
+        row = {"class": cv.class_names[c], "group": "most frequent" if rank < k else "least frequent",
+               "labels": int(counts[c])}
+        for th in thresholds:
+            row[f"predicted_{_th_label(th)}"] = int(noise_free_release(m, th)[:, c].sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- noisy sweeps and accounting
+def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str, delta: float) -> tuple[float, float]:
+    dd = multilabel.gnthreshold_epsilon(sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound,
+                                        n_teachers=n_teachers)
+    di = multilabel.gnthreshold_epsilon(sigma=sigma, delta=delta, threshold=th, n_queries=len(m),
+                                        n_labels=m.shape[1], bound=bound, n_teachers=n_teachers)
+    return dd.epsilon, di.epsilon
+
+
+def noise_sweep(cv: CachedVotes, sigmas: Sequence[float], thresholds: Sequence[Any] = THRESHOLDS, *,
+                n_account: int = 1000, delta: float = DELTA, bound: str = "vote_fraction",
+                reference_bound: str = "theorem12", vote: str = "probability", seed: int = 0) -> pd.DataFrame:
+    """Figs 5.13 / A.7: GNThreshold (adaptive or fixed th_e) on the first ``n_account`` queries per σ_e:
+    macro F1 of the released labels, data-dependent and data-independent ε (``bound``), and the
+    data-independent ε of ``reference_bound`` (Theorem 12 as printed); σ_e = 0 rows are the noise-free F1."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    y = cv.pool_labels[:n_account]
+    rows = []
+    for th in thresholds:
+        rows.append({"threshold": _th_label(th), "sigma_e": 0.0, **prf(y, noise_free_release(m, th)),
+                     "epsilon": np.inf, "epsilon_data_independent": np.inf, "epsilon_reference": np.inf})
+        for i, s in enumerate(sigmas):
+            rel = aggregators.gnthreshold(m, th, s, np.random.default_rng([seed, i]))
+            dd, di = _epsilons(m, th, s, cv.n_teachers, bound, delta)
+            ref = multilabel.gnthreshold_epsilon(sigma=s, delta=delta, threshold=th, n_queries=len(m),
+                                                 n_labels=m.shape[1], bound=reference_bound,
+                                                 n_teachers=cv.n_teachers).epsilon
+            q = np.exp(multilabel.multilabel_logq(m, th, s))
+            rows.append({"threshold": _th_label(th), "sigma_e": float(s), **prf(y, rel.labels), "epsilon": dd,
+                         "epsilon_data_independent": di, "epsilon_reference": ref, "q_average": float(q.mean())})
+    return pd.DataFrame(rows)
+
+
+def confidence_sweep(cv: CachedVotes, threshold: Any, confidence: float, sigmas_e: Sequence[float],
+                     sigmas_c: Sequence[float], *, n_account: int = 1000, delta: float = DELTA,
+                     bound: str = "vote_fraction", rule: str = "max", vote: str = "probability",
+                     seed: int = 0) -> pd.DataFrame:
+    """Figs 5.14, 5.15, A.8-A.11: Confident-GNThreshold per (σ_c, σ_e): answered share, macro F1 on the
+    answered queries, ε data-dependent (realised cost: the GNThreshold step charged on the answered
+    queries of this run, the check on every query) and data-independent (every query charged both)."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    y = cv.pool_labels[:n_account]
+    rows = []
+    for j, sc in enumerate(sigmas_c):
+        for i, se in enumerate(sigmas_e):
+            rel = aggregators.confident_gnthreshold(m, threshold, se, confidence, sc,
+                                                    np.random.default_rng([seed, j, i]), rule=rule)
+            ok = rel.answered
+            sp = multilabel.confident_gnthreshold_epsilon(
+                fractions=m, threshold=threshold, sigma=se, confidence_threshold=confidence, sigma_confidence=sc,
+                delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers, cost="realized", answered=ok)
+            di = _confident_data_independent(len(m), m.shape[1], se, sc, rule, bound, cv.n_teachers, delta)
+            rows.append({"threshold": _th_label(threshold), "confidence": confidence, "sigma_c": float(sc),
+                         "sigma_e": float(se), "answered_pct": 100.0 * ok.mean(), **prf(y[ok], rel.labels[ok]),
+                         "epsilon": sp.epsilon, "epsilon_data_independent": di})
+    return pd.DataFrame(rows)
+
+
+def _confident_data_independent(n: int, n_labels: int, sigma: float, sigma_c: float, rule: str, bound: str,
+                                n_teachers: int, delta: float, top_n: int = 4) -> float:
+    """ε when every one of ``n`` queries pays the GNThreshold cap and the check's data-independent slope:
+    the ``data_independent`` result of :func:`pate_study.privacy.multilabel.multilabel_bounds` (which
+    reads only the shape of the fractions for it)."""
+    res = multilabel.multilabel_bounds(fractions=np.zeros((n, n_labels)), threshold=0.5, sigma=sigma, delta=delta,
+                                       n_teachers=n_teachers, bounds=(bound,), confidence_threshold=0.5,
+                                       sigma_confidence=sigma_c, rule=rule, top_n=top_n, cost="expected")
+    return res[0].data_independent.epsilon
+
+
+def q_histogram(cv: CachedVotes, sigma_e: float, thresholds: Sequence[Any] = (0.4, "adaptive"), *,
+                confidence: float = 0.6, sigma_c: float = 0.6, n_account: int = 1000, delta: float = DELTA,
+                bound: str = "vote_fraction", bucket_edges: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+                rule: str = "max", vote: str = "probability") -> pd.DataFrame:
+    """Figs 5.16, A.12, A.13: queries per log bucket of q̃ (Theorem 13) and the average ε of 1,000 queries
+    of a bucket's kind (the bucket's mean per-query RDP curve × 1,000, converted), without and with the
+    confidence check (its expected cost, as a per-bucket average has no single run)."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    edges = np.concatenate([[0.0], np.asarray(bucket_edges, dtype=float)])
+    rows = []
+    for th in thresholds:
+        logq = multilabel.multilabel_logq(m, th, sigma_e)
+        which = np.clip(np.searchsorted(edges, np.exp(logq), side="left") - 1, 0, len(edges) - 2)
+        for b in range(len(edges) - 1):
+            sel = which == b
+            row = {"threshold": _th_label(th), "sigma_e": sigma_e, "q_low": edges[b], "q_high": edges[b + 1],
+                   "n_queries": int(sel.sum()), "epsilon_1000": np.nan, "epsilon_1000_confident": np.nan}
+            if sel.any():
+                k = int(sel.sum())
+                reps = max(1, int(math.ceil(1000 / k)))
+                mb = np.tile(m[sel], (reps, 1))[:1000]  # 1,000 queries with the bucket's mix of votes
+                row["epsilon_1000"] = multilabel.gnthreshold_epsilon(
+                    sigma=sigma_e, delta=delta, threshold=th, fractions=mb, bound=bound,
+                    n_teachers=cv.n_teachers).epsilon
+                row["epsilon_1000_confident"] = multilabel.confident_gnthreshold_epsilon(
+                    fractions=mb, threshold=th, sigma=sigma_e, confidence_threshold=confidence,
+                    sigma_confidence=sigma_c, delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers,
+                    cost="expected").epsilon
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def bounds_side_by_side(cv: CachedVotes, threshold: Any, sigma_e: float, *, n_account: int = 1000,
+                        delta: float = DELTA, confidence: float | None = None, sigma_c: float | None = None,
+                        rule: str = "max", seed: int = 0, vote: str = "probability") -> pd.DataFrame:
+    """Every multi-label bound of :data:`pate_study.privacy.multilabel.BOUNDS` on the same votes (and, with
+    a check, the same realised answered set), each beside its data-independent value, with the leaks."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    kw: dict = {}
+    if confidence is not None:
+        rel = aggregators.confident_gnthreshold(m, threshold, sigma_e, confidence, sigma_c,
+                                                np.random.default_rng(seed), rule=rule)
+        kw = dict(confidence_threshold=confidence, sigma_confidence=sigma_c, rule=rule, cost="realized",
+                  answered=rel.answered)
+    res = multilabel.multilabel_bounds(fractions=m, threshold=threshold, sigma=sigma_e, delta=delta,
+                                       n_teachers=cv.n_teachers, **kw)
+    rows = []
+    for r in res:
+        d = r.to_dict()
+        d["uncharged_leaks"] = "; ".join(d["uncharged_leaks"])
+        rows.append({"threshold": _th_label(threshold), "sigma_e": sigma_e, "confidence": confidence, **d})
+    return pd.DataFrame(rows)
+
+
+def table_5_4_privacy(cv: CachedVotes, n_queries: int, threshold: Any, confidence: float | None, *,
+                      sigma_e: float = 0.3, sigma_c: float = 0.6, delta: float = DELTA, bound: str = "vote_fraction",
+                      rule: str = "max", seed: int = 0, vote: str = "probability") -> dict:
+    """One Table 5.4 configuration: the released labels of the first ``n_queries`` pool queries and
+    their privacy: ε data-dependent (realised) and data-independent (``bound``), Theorem 12's
+    data-independent ε, q average (Theorem 13), answered mask and labels (for the student)."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_queries]
+    gen = np.random.default_rng(seed)
+    q = float(np.exp(multilabel.multilabel_logq(m, threshold, sigma_e)).mean())
+    thm12 = multilabel.gnthreshold_epsilon(sigma=sigma_e, delta=delta, threshold=threshold, n_queries=len(m),
+                                           n_labels=m.shape[1], bound="theorem12", n_teachers=cv.n_teachers).epsilon
+    if confidence is None:
+        rel = aggregators.gnthreshold(m, threshold, sigma_e, gen)
+        dd, di = _epsilons(m, threshold, sigma_e, cv.n_teachers, bound, delta)
+    else:
+        rel = aggregators.confident_gnthreshold(m, threshold, sigma_e, confidence, sigma_c, gen, rule=rule)
+        dd = multilabel.confident_gnthreshold_epsilon(
+            fractions=m, threshold=threshold, sigma=sigma_e, confidence_threshold=confidence, sigma_confidence=sigma_c,
+            delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers, cost="realized",
+            answered=rel.answered).epsilon
+        di = _confident_data_independent(len(m), m.shape[1], sigma_e, sigma_c, rule, bound, cv.n_teachers, delta)
+    return {"n_samples": n_queries, "th_e": _th_label(threshold),
+            "th_c": "None" if confidence is None else f"{confidence:g}", "eps_data_dependent": dd,
+            "eps_data_independent": di, "eps_theorem12_data_independent": thm12, "q_average": q,
+            "answered_pct": 100.0 * rel.answered.mean(), "answered": rel.answered, "labels": rel.labels}
+
+
+# ----------------------------------------------------------------------------- beyond the thesis
+def multiwinner_sweep(cv: CachedVotes, sigmas_e: Sequence[float], *, n_account: int = 1000, delta: float = DELTA,
+                      tau: float = 2.0, vote_threshold: float = 0.5, gnthreshold_th: Any = 0.4,
+                      seed: int = 0) -> tuple[pd.DataFrame, dict]:
+    """GNThreshold and the three mechanisms of Dziedzic et al. 2023 on the same teachers, same δ and n.
+
+    Noise: σ_e in vote-fraction units, i.e. σ = σ_e·T on vote counts for Binary, τ and powerset voting
+    (the same noise relative to the ensemble). Teachers' 0/1 votes at ``vote_threshold``; τ voting's
+    release threshold T/2 (majority), Binary voting's is the 2-class argmax (majority). Per mechanism and
+    σ_e: macro/micro F1 of the released labels on the pool's true labels, ε data-dependent and
+    data-independent. Returns the table and the released labels ``{(mechanism, σ_e): bool[n, L]}``.
+    """
+    t = cv.n_teachers
+    b = cv.pool_probabilities[:, :n_account] >= vote_threshold
+    y = cv.pool_labels[:n_account]
+    m = vote_fractions(cv.pool_probabilities[:, :n_account])
+    p = multiwinner.positive_votes(b)
+    sums = multiwinner.clip_votes(b, tau)
+    set_counts, _ = multiwinner.powerset_counts(b)
+    n, k = y.shape
+    rows, released = [], {}
+    for i, se in enumerate(sigmas_e):
+        s = se * t
+        gen = np.random.default_rng([seed, i])
+        out = {}
+        out["gnthreshold"] = (aggregators.gnthreshold(m, gnthreshold_th, se, gen).labels,
+                              *_epsilons(m, gnthreshold_th, se, t, "vote_fraction", delta))
+        rel = multiwinner.binary_pate(p, t, s, gen)
+        out["binary"] = (rel.labels,
+                         multiwinner.binary_pate_epsilon(sigma=s, delta=delta, positive_votes=p, n_teachers=t).epsilon,
+                         multiwinner.binary_pate_epsilon(sigma=s, delta=delta, n_queries=n, n_labels=k).epsilon)
+        rel = multiwinner.tau_pate(sums, t / 2.0, s, gen)
+        tau_dd = multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, clipped_sums=sums, threshold=t / 2.0)
+        out["tau"] = (rel.labels, tau_dd.epsilon,
+                      multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n).epsilon)
+        rel = multiwinner.powerset_pate(b, s, gen)
+        out["powerset"] = (rel.labels,
+                           multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, set_counts=set_counts,
+                                                             n_labels=k).epsilon,
+                           multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n).epsilon)
+        for name, (labels, dd, di) in out.items():
+            released[(name, float(se))] = labels
+            rows.append({"mechanism": name, "sigma_e": float(se), "sigma_votes": s, **prf(y, labels),
+                         "epsilon": dd, "epsilon_data_independent": di,
+                         "n_capped": tau_dd.details.get("n_capped") if name == "tau" else None})
+    return pd.DataFrame(rows), released
+
+
+# ----------------------------------------------------------------------------- findings
+def findings(sweep: pd.DataFrame, t54: pd.DataFrame, mw: pd.DataFrame, bounds: pd.DataFrame) -> list[str]:
+    """Statements computed from the notebook's own tables (no number typed in)."""
+    out = []
+    s = sweep[sweep["sigma_e"] > 0].copy()
+    s["ratio"] = s["epsilon"] / s["epsilon_data_independent"]
+    by = s.groupby("threshold")["ratio"].agg(["min", "max"])
+    for th, r in by.iterrows():
+        out.append(f"GNThreshold th_e={th}: data-dependent / data-independent ε (vote-fraction bound) ranges "
+                   f"{r['min']:.3f}–{r['max']:.3f} over the σ_e grid"
+                   + (" — no saving" if r["min"] > 0.999 else ""))
+    never = list(dict.fromkeys(bounds[~bounds["theorem6_possible"].astype(bool)]["bound"]))
+    if never:
+        out.append(f"bounds for which Theorem 6 can never apply at this σ (data-dependent = data-independent "
+                   f"by construction): {', '.join(never)}")
+    if len(t54):
+        best = t54.loc[t54["map"].idxmax()]
+        low = t54.loc[t54["eps_data_dependent"].idxmin()]
+        out.append(f"students: best mAP {best['map']:.3f} (n={best['n_samples']}, th_e={best['th_e']}, "
+                   f"th_c={best['th_c']}, ε={best['eps_data_dependent']:.1f}); lowest ε "
+                   f"{low['eps_data_dependent']:.1f} with mAP {low['map']:.3f}")
+    if len(mw):
+        sub = mw.loc[mw.groupby("mechanism")["f1"].idxmax()]
+        for _, r in sub.sort_values("f1", ascending=False).iterrows():
+            out.append(f"{r['mechanism']}: best macro F1 {r['f1']:.3f} at σ_e={r['sigma_e']:g} "
+                       f"(ε {r['epsilon']:.1f}, data-independent {r['epsilon_data_independent']:.1f})")
+    return out
+
+
+def scale_verdict(data: str, what: str) -> Verdict:
+    """Verdict for numbers of our embedding teachers beside the thesis's ResNet teachers."""
+    if data == "synthetic":
+        return not_comparable(f"{what}: synthetic stand-in teachers, not Audio Set")
+    return not_comparable(f"{what}: embedding-MLP teachers on ~9k bal_train clips (161 classes) vs the thesis's "
+                          "ImageNet ResNets on ~343k crawled clips (153 classes); same definitions, different "
+                          "teachers and scale", rule="same quantity, different data and teachers")

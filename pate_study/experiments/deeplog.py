@@ -1,0 +1,618 @@
+"""Computations behind ``notebooks/03_deeplog_synthetic.ipynb``: Visca (2021) §4.1, DP synthetic DeepLog
+HDFS log-key sequences (Figs 4.1-4.7), with the guarantee each idea really gives.
+
+Pipeline (all sizes are :class:`StudyConfig` parameters; the thesis states none of them):
+
+1. a balanced subset of the real sessions (4,000 normal + 4,000 abnormal of length ≤ ``max_len``), split
+   into train / validation / test (stratified by the shuffle);
+2. the *control*: a GRU classifier trained on the real train split, scored on the real test split;
+3. each idea is a generator trained (when it has a model) on the train split and applied to the *test*
+   split; the control scores the synthetic test sequences against their original labels, and the
+   normalised Hamming distance (:func:`normalised_hamming`) measures how far they moved;
+4. every plotted ε is converted into the guarantee per symbol, per sequence and per data set by
+   :func:`guarantee_table`, with the package's privacy code.
+
+The ideas (``IDEAS``): k-RR (baseline beyond the thesis), Idea 1 (exponential mechanism on embedding cosine
+similarity; Δu measured on the embedding table as the thesis did, and Δu = 2 analytic), Idea 2 (exponential
+mechanism on the autoencoder's output distribution, Δu = 1), Idea 3 (Laplace on the unit-l1 latent, then
+renormalised), Idea 4 (Laplace on the output probabilities, then argmax), Idea 5 (Idea 3 on a seq2seq trained
+jointly with a classifier and latent noise).
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..data import DataSource
+from ..data import deeplog as deeplog_data
+from ..privacy.mechanisms import (
+    basic_composition,
+    exponential_mechanism,
+    exponential_mechanism_log_probs,
+    finite_mechanism_epsilon,
+    laplace_epsilon,
+    laplace_mechanism,
+    local_laplace,
+    local_laplace_epsilon,
+    randomized_response,
+    randomized_response_log_probs,
+    sample_log_probs,
+)
+from ..sequence_models import (
+    Seq2SeqAutoencoder,
+    Seq2SeqClassifier,
+    SequenceClassifier,
+    count_parameters,
+    fit_seq2seq,
+)
+from ..student import fit_model, predict_scores
+
+logger = logging.getLogger(__name__)
+
+KRR = "k-RR per symbol (baseline)"
+IDEA1_MEASURED = "Idea 1: EM on embedding cosine, Δu measured"
+IDEA1_ANALYTIC = "Idea 1: EM on embedding cosine, Δu = 2"
+IDEA2 = "Idea 2: seq2seq + EM on output probabilities"
+IDEA3 = "Idea 3: seq2seq + Laplace on latent"
+IDEA4 = "Idea 4: seq2seq + Laplace on output probabilities"
+IDEA5 = "Idea 5: seq2seq + classifier, Laplace on latent"
+IDEAS = (KRR, IDEA1_MEASURED, IDEA1_ANALYTIC, IDEA2, IDEA3, IDEA4, IDEA5)
+#: the registry figure of each idea (k-RR is drawn on every figure as the baseline)
+FIGURE_OF = {IDEA1_MEASURED: "visca2021-fig4.3", IDEA1_ANALYTIC: "visca2021-fig4.3", IDEA2: "visca2021-fig4.4",
+             IDEA3: "visca2021-fig4.5", IDEA4: "visca2021-fig4.6", IDEA5: "visca2021-fig4.7"}
+
+
+# ----------------------------------------------------------------------------- configuration and data
+@dataclass(frozen=True)
+class StudyConfig:
+    """Every choice the thesis leaves open (Visca 2021 §4.1 states none of them)."""
+
+    n_sequences: int = 8000          # "a balanced subset of 8000 sequences"
+    max_len: int = 50                # model limit; longer sessions are left out of the subset (counted)
+    test_fraction: float = 0.2
+    val_fraction: float = 0.1        # of the whole subset, taken from the non-test part
+    embedding_dim: int = 16
+    hidden: int = 32                 # recurrent width = latent dimension of the seq2seq models
+    lr: float = 3e-3
+    batch_size: int = 128
+    max_epochs: int = 30
+    patience: int = 3
+    epsilons: tuple = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
+    n_repeats: int = 3               # independent draws of every synthetic test set
+    idea5_train_epsilon: float = 100.0   # Laplace noise on the latent while training Idea 5: scale 2/ε
+    idea5_classifier_weight: float = 1.0
+    torch_threads: int = 1           # these models are tiny: one thread avoids OpenMP spinning on a shared CPU
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.test_fraction < 1 or not 0 < self.val_fraction < 1 or self.test_fraction + self.val_fraction >= 1:
+            raise ValueError(f"test_fraction={self.test_fraction}, val_fraction={self.val_fraction}: expected two "
+                             "fractions in (0, 1) summing to less than 1")
+        if not self.epsilons or any(float(e) <= 0 for e in self.epsilons):
+            raise ValueError(f"epsilons={self.epsilons!r}: expected a non-empty list of positive numbers")
+        if int(self.n_repeats) < 1:
+            raise ValueError(f"n_repeats={self.n_repeats!r}: expected at least 1")
+
+
+@dataclass(frozen=True)
+class Split:
+    padded: deeplog_data.PaddedSequences
+    labels: np.ndarray
+    sequences: list  # the log keys, unpadded
+
+
+@dataclass(frozen=True)
+class Prepared:
+    vocabulary: deeplog_data.Vocabulary
+    train: Split
+    val: Split
+    test: Split
+    source: DataSource
+    counts: dict  # sessions in the files, excluded long sessions, subset and split sizes
+
+
+def prepare(logs: deeplog_data.LogSequences, config: StudyConfig) -> Prepared:
+    """Balanced subset (:func:`~pate_study.data.deeplog.balanced_subset`), vocabulary over both files, and the
+    train / validation / test split (the subset is already shuffled; the split takes consecutive blocks)."""
+    subset = deeplog_data.balanced_subset(logs.normal, logs.abnormal, config.n_sequences, max_len=config.max_len,
+                                          seed=config.seed)
+    vocab = deeplog_data.build_vocabulary(logs.normal, logs.abnormal)
+    n = len(subset.sequences)
+    n_test, n_val = int(round(config.test_fraction * n)), int(round(config.val_fraction * n))
+    blocks = {"test": slice(0, n_test), "val": slice(n_test, n_test + n_val), "train": slice(n_test + n_val, n)}
+    splits = {name: Split(deeplog_data.pad_sequences(subset.sequences[b], vocab, config.max_len),
+                          subset.labels[b], subset.sequences[b]) for name, b in blocks.items()}
+    counts = {"normal_sessions": len(logs.normal), "abnormal_sessions": len(logs.abnormal),
+              "excluded_normal_longer_than_max_len": subset.excluded_normal,
+              "excluded_abnormal_longer_than_max_len": subset.excluded_abnormal,
+              "vocabulary_size": vocab.size, **{f"{k}_size": len(s.labels) for k, s in splits.items()},
+              "test_abnormal_share": float(splits["test"].labels.mean())}
+    return Prepared(vocab, splits["train"], splits["val"], splits["test"], logs.source, counts)
+
+
+def data_description(prepared: Prepared, config: StudyConfig) -> str:
+    """The stamp for every output: the data source and the subset actually used."""
+    c = prepared.counts
+    return (f"{prepared.source.stamp()}; balanced subset of {config.n_sequences:,} sessions of length ≤ {config.max_len}"
+            f" (train {c['train_size']:,} / val {c['val_size']:,} / test {c['test_size']:,})")
+
+
+# ----------------------------------------------------------------------------- Figs 4.1 and 4.2
+def token_edit_distance(a: Sequence[int], b: Sequence[int]) -> int:
+    """Levenshtein distance between two token sequences (insertions, deletions, substitutions; Wagner-Fischer)."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def locate_listing(published_rows: Sequence[dict], sessions: Sequence[np.ndarray], other: Sequence[np.ndarray]) -> pd.DataFrame:
+    """Where a published listing sits in a file: the block offset that matches most lines exactly, and per line
+    the file row at that offset, exact match, token edit distance, and how often the line occurs anywhere in this
+    file and in the other file."""
+    text = [" ".join(map(str, s)) for s in sessions]
+    rows_of: dict[str, list[int]] = {}
+    for i, t in enumerate(text):
+        rows_of.setdefault(t, []).append(i)
+    other_count = Counter(" ".join(map(str, s)) for s in other)
+    lines = [r["sequence"] for r in published_rows]
+    offsets = Counter(row - i for i, line in enumerate(lines) for row in rows_of.get(line, []))
+    # no published line in the file (e.g. the synthetic stand-in): compare with the first rows
+    offset = max(offsets.items(), key=lambda kv: (kv[1], -kv[0]))[0] if offsets else 0
+    out = []
+    for i, line in enumerate(lines):
+        row = offset + i
+        ours = text[row] if 0 <= row < len(text) else ""
+        out.append({"line": i + 1, "paper": line, "file_row": row, "ours": ours, "exact": line == ours,
+                    "token_edit_distance": token_edit_distance(line.split(), ours.split()),
+                    "occurrences_in_file": len(rows_of.get(line, [])), "occurrences_in_other_file": other_count[line]})
+    return pd.DataFrame(out)
+
+
+# ----------------------------------------------------------------------------- metrics
+def normalised_hamming(original: np.ndarray, synthetic: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per sequence: the fraction of its real positions whose symbol differs, (1/L_i) Σ_{t<L_i} 1[x_t ≠ y_t] ∈ [0, 1]
+    (Hamming distance divided by the sequence's own length; padding ignored)."""
+    a, b = np.asarray(original), np.asarray(synthetic)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(f"original, synthetic: expected two [n, max_len] matrices of the same shape, got {a.shape} and {b.shape}")
+    if lengths.shape != (a.shape[0],) or lengths.min(initial=1) < 1 or lengths.max(initial=1) > a.shape[1]:
+        raise ValueError(f"lengths: expected {a.shape[0]} lengths in 1..{a.shape[1]}")
+    mask = deeplog_data.padding_mask(lengths, a.shape[1])
+    return ((a != b) & mask).sum(axis=1) / lengths
+
+
+def length_only_accuracy(train: Split, test: Split) -> float:
+    """Accuracy on the test split of the rule 'majority label of the training sessions of the same length'
+    (overall majority for unseen lengths): what a length-preserving release gives away for free."""
+    by_len: dict[int, list[int]] = {}
+    for n, y in zip(train.padded.lengths, train.labels):
+        by_len.setdefault(int(n), []).append(int(y))
+    overall = int(np.mean(train.labels) >= 0.5)
+    rule = {n: int(np.mean(ys) >= 0.5) for n, ys in by_len.items()}
+    pred = np.array([rule.get(int(n), overall) for n in test.padded.lengths])
+    return float((pred == test.labels).mean())
+
+
+def duplication(prepared: Prepared) -> dict:
+    """Exact duplicates: share of test sessions whose sequence also occurs in the train split, number of distinct
+    sequences, and sequences that occur with both labels in the subset."""
+    as_text = lambda seqs: [" ".join(map(str, s)) for s in seqs]  # noqa: E731
+    train_text, test_text = as_text(prepared.train.sequences), as_text(prepared.test.sequences)
+    train_set = set(train_text)
+    labels_of: dict[str, set] = {}
+    for split in (prepared.train, prepared.val, prepared.test):
+        for t, y in zip(as_text(split.sequences), split.labels):
+            labels_of.setdefault(t, set()).add(int(y))
+    return {"test_share_seen_in_train": float(np.mean([t in train_set for t in test_text])),
+            "distinct_sequences_in_subset": len(labels_of),
+            "sequences_with_both_labels": sum(len(v) == 2 for v in labels_of.values())}
+
+
+# ----------------------------------------------------------------------------- models
+@contextlib.contextmanager
+def torch_threads(n: int):
+    """Run torch with ``n`` intra-op threads, restoring the previous setting afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@dataclass
+class Models:
+    control: SequenceClassifier
+    idea1_rnn: SequenceClassifier
+    autoencoder: Seq2SeqAutoencoder
+    joint: Seq2SeqClassifier
+    info: dict = field(default_factory=dict)
+
+
+def _fit_classifier(prepared: Prepared, config: StudyConfig, cell: str, seed: int) -> tuple[SequenceClassifier, int]:
+    model = SequenceClassifier(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden,
+                               cell=cell)
+    fit = fit_model(model, prepared.train.padded.tokens, prepared.train.labels, "binary",
+                    prepared.val.padded.tokens, prepared.val.labels, lr=config.lr, batch_size=config.batch_size,
+                    max_epochs=config.max_epochs, patience=config.patience, seed=seed, device="cpu")
+    return fit.model, fit.epochs
+
+
+def train_models(prepared: Prepared, config: StudyConfig) -> Models:
+    """The control (GRU), Idea 1's simple RNN, the autoencoder (Ideas 2-4) and the joint model (Idea 5),
+    all trained non-privately on the train split (Adam; early stopping on the validation split)."""
+    with torch_threads(config.torch_threads):
+        return _train_models(prepared, config)
+
+
+def _train_models(prepared: Prepared, config: StudyConfig) -> Models:
+    torch.manual_seed(config.seed)
+    control, control_epochs = _fit_classifier(prepared, config, "gru", config.seed)
+    idea1, idea1_epochs = _fit_classifier(prepared, config, "rnn", config.seed + 1)
+    kw = dict(val_tokens=prepared.val.padded.tokens, lr=config.lr, batch_size=config.batch_size,
+              max_epochs=config.max_epochs, patience=config.patience)
+    ae = fit_seq2seq(Seq2SeqAutoencoder(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden),
+                     prepared.train.padded.tokens, seed=config.seed + 2, **kw)
+    train_scale = 2.0 / config.idea5_train_epsilon  # Laplace scale on the unit-l1 latent (l1 diameter 2)
+    joint = fit_seq2seq(Seq2SeqClassifier(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden),
+                        prepared.train.padded.tokens, prepared.train.labels, val_labels=prepared.val.labels,
+                        noise_scale=train_scale, classifier_weight=config.idea5_classifier_weight, seed=config.seed + 3, **kw)
+    info = {"control": {"parameters": count_parameters(control), "epochs": control_epochs},
+            "idea1_rnn": {"parameters": count_parameters(idea1), "epochs": idea1_epochs},
+            "autoencoder": {"parameters": count_parameters(ae.model), "epochs": ae.epochs},
+            "joint": {"parameters": count_parameters(joint.model), "epochs": joint.epochs,
+                      "train_noise_scale": train_scale}}
+    return Models(control, idea1, ae.model, joint.model, info)
+
+
+def classify(model: SequenceClassifier, tokens: np.ndarray) -> np.ndarray:
+    """0/1 predictions (probability ≥ 0.5) of a sequence classifier."""
+    return (predict_scores(model, tokens, "binary", device="cpu") >= 0.5).astype(np.int64)
+
+
+def accuracy(model: SequenceClassifier, tokens: np.ndarray, labels: np.ndarray) -> float:
+    return float((classify(model, tokens) == np.asarray(labels)).mean())
+
+
+# ----------------------------------------------------------------------------- generators
+def cosine_utility(embeddings: np.ndarray) -> np.ndarray:
+    """u(a, r) = cos(e_a, e_r) for every pair of log keys, ``[K, K]`` (Idea 1's utility); values in [−1, 1]."""
+    e = np.asarray(embeddings, dtype=np.float64)
+    unit = e / np.linalg.norm(e, axis=1, keepdims=True).clip(min=1e-12)
+    return np.clip(unit @ unit.T, -1.0, 1.0)
+
+
+def measured_sensitivity(utility: np.ndarray) -> float:
+    """max_r max_{a,b} |u(a, r) − u(b, r)| over the whole vocabulary: the exact Δu *of this table* (the thesis's
+    "Δu = 1.96 calculated in practice"). A bound only while the table is fixed; 2 for every cosine table."""
+    return float(np.ptp(np.asarray(utility), axis=0).max())
+
+
+def _with_padding(synthetic_index: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Indices 0..K−1 -> tokens 1..K at real positions, padding 0 after each sequence's end."""
+    mask = deeplog_data.padding_mask(lengths, synthetic_index.shape[1])
+    return np.where(mask, synthetic_index + 1, 0)
+
+
+def per_symbol_sequences(log_probs: np.ndarray, padded: deeplog_data.PaddedSequences, rng) -> np.ndarray:
+    """Replace every real symbol a independently by a draw from row a of ``log_probs [K, K]`` (Idea 1, k-RR)."""
+    idx = np.where(padded.mask, padded.tokens - 1, 0)
+    return _with_padding(sample_log_probs(log_probs[idx], rng), padded.lengths)
+
+
+@torch.no_grad()
+def _latents(autoencoder: Seq2SeqAutoencoder, tokens: np.ndarray) -> np.ndarray:
+    return autoencoder.encode(torch.as_tensor(tokens)).double().numpy()
+
+
+@torch.no_grad()
+def _output_log_probs(autoencoder: Seq2SeqAutoencoder, latent: np.ndarray, steps: int) -> np.ndarray:
+    logits = autoencoder.decode_logits(torch.as_tensor(latent, dtype=torch.float32), steps)
+    return torch.log_softmax(logits.double(), dim=-1).numpy()
+
+
+def output_probabilities(autoencoder: Seq2SeqAutoencoder, padded: deeplog_data.PaddedSequences) -> np.ndarray:
+    """p_t(r | x) of the decoder for every position and key, ``[n, max_len, K]`` (Ideas 2 and 4)."""
+    return np.exp(_output_log_probs(autoencoder, _latents(autoencoder, padded.tokens), padded.tokens.shape[1]))
+
+
+def noisy_latent_sequences(autoencoder: Seq2SeqAutoencoder, padded: deeplog_data.PaddedSequences, epsilon: float,
+                           rng) -> np.ndarray:
+    """Ideas 3 and 5: the unit-l1 latent + Lap(2/ε) per coordinate (the local Laplace mechanism of
+    :mod:`pate_study.privacy.mechanisms`, ε per sequence), renormalised to unit l1 (post-processing), decoded,
+    each position sampled from the output distribution."""
+    z = _latents(autoencoder, padded.tokens)
+    z = z / np.abs(z).sum(axis=1, keepdims=True)  # exact unit l1 in float64 (the float32 encoder is within 1e-6)
+    noisy = local_laplace(z, rho=epsilon / 2.0, rng=rng)
+    noisy = noisy / np.abs(noisy).sum(axis=1, keepdims=True).clip(min=1e-12)
+    return _with_padding(sample_log_probs(_output_log_probs(autoencoder, noisy, padded.tokens.shape[1]), rng),
+                         padded.lengths)
+
+
+def exponential_output_sequences(probs: np.ndarray, lengths: np.ndarray, epsilon: float, rng) -> np.ndarray:
+    """Idea 2: at every position the exponential mechanism with utility p_t(r | x) ∈ [0, 1], Δu = 1."""
+    return _with_padding(exponential_mechanism(probs, epsilon=epsilon, sensitivity=1.0, rng=rng), lengths)
+
+
+def noisy_output_sequences(probs: np.ndarray, lengths: np.ndarray, epsilon: float, rng) -> np.ndarray:
+    """Idea 4: p_t + Lap(2/ε) per coordinate (a probability vector has l1 sensitivity ≤ 2), then the argmax."""
+    return _with_padding(np.argmax(laplace_mechanism(probs, sensitivity=2.0, epsilon=epsilon, rng=rng), axis=-1), lengths)
+
+
+@dataclass(frozen=True)
+class Idea1Tables:
+    utility: np.ndarray
+    measured_delta_u: float
+
+
+def idea1_tables(models: Models) -> Idea1Tables:
+    utility = cosine_utility(models.idea1_rnn.symbol_embeddings())
+    return Idea1Tables(utility, measured_sensitivity(utility))
+
+
+def synthesize(idea: str, epsilon: float, prepared: Prepared, models: Models, idea1: Idea1Tables,
+               probs: np.ndarray, rng) -> np.ndarray:
+    """Synthetic versions of the test split by one idea at one ε (see the module docstring)."""
+    test, k = prepared.test.padded, prepared.vocabulary.size
+    if idea == KRR:
+        return _with_padding(randomized_response(np.where(test.mask, test.tokens - 1, 0), k=k, epsilon=epsilon, rng=rng),
+                             test.lengths)
+    if idea in (IDEA1_MEASURED, IDEA1_ANALYTIC):
+        du = idea1.measured_delta_u if idea == IDEA1_MEASURED else 2.0
+        return per_symbol_sequences(exponential_mechanism_log_probs(idea1.utility, epsilon=epsilon, sensitivity=du), test, rng)
+    if idea == IDEA2:
+        return exponential_output_sequences(probs, test.lengths, epsilon, rng)
+    if idea == IDEA3:
+        return noisy_latent_sequences(models.autoencoder, test, epsilon, rng)
+    if idea == IDEA4:
+        return noisy_output_sequences(probs, test.lengths, epsilon, rng)
+    if idea == IDEA5:
+        return noisy_latent_sequences(models.joint.autoencoder, test, epsilon, rng)
+    raise ValueError(f"idea={idea!r}: expected one of {IDEAS}")
+
+
+def run_ideas(prepared: Prepared, models: Models, config: StudyConfig, *, progress: bool = True) -> pd.DataFrame:
+    """One row per (idea, ε, repeat): the control's accuracy on the synthetic test split (original labels) and
+    the mean normalised Hamming distance to the originals."""
+    from tqdm.auto import tqdm
+
+    idea1 = idea1_tables(models)
+    probs = output_probabilities(models.autoencoder, prepared.test.padded)
+    rng = np.random.default_rng(config.seed + 100)
+    grid = [(idea, float(e), r) for idea in IDEAS for e in config.epsilons for r in range(config.n_repeats)]
+    with torch_threads(config.torch_threads):
+        rows = [_run_one(idea, eps, rep, prepared, models, idea1, probs, rng)
+                for idea, eps, rep in tqdm(grid, desc="ideas x epsilon", disable=not progress)]
+    return pd.DataFrame(rows)
+
+
+def _run_one(idea: str, eps: float, rep: int, prepared: Prepared, models: Models, idea1: Idea1Tables,
+             probs: np.ndarray, rng) -> dict:
+    """One synthetic test set: the control's accuracy on it and its mean normalised Hamming distance."""
+    test = prepared.test
+    synthetic = synthesize(idea, eps, prepared, models, idea1, probs, rng)
+    return {"idea": idea, "epsilon": eps, "repeat": rep, "accuracy": accuracy(models.control, synthetic, test.labels),
+            "hamming": float(normalised_hamming(test.padded.tokens, synthetic, test.padded.lengths).mean())}
+
+
+def summarise(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation over repeats, per idea and ε."""
+    g = runs.groupby(["idea", "epsilon"], sort=False)[["accuracy", "hamming"]]
+    out = g.mean().join(g.std(ddof=0), rsuffix="_std").reset_index()
+    return out
+
+
+@torch.no_grad()
+def reconstruction(models: Models, prepared: Prepared) -> dict:
+    """No noise at all (ε = ∞): argmax decoding of each autoencoder; the floor of the Hamming distance."""
+    test = prepared.test.padded
+    out = {}
+    for name, ae in (("autoencoder", models.autoencoder), ("joint", models.joint.autoencoder)):
+        lp = _output_log_probs(ae, _latents(ae, test.tokens), test.tokens.shape[1])
+        synthetic = _with_padding(lp.argmax(-1), test.lengths)
+        out[name] = {"hamming": float(normalised_hamming(test.tokens, synthetic, test.lengths).mean()),
+                     "control_accuracy": accuracy(models.control, synthetic, prepared.test.labels)}
+    return out
+
+
+# ----------------------------------------------------------------------------- guarantees
+def guarantee_table(epsilons: Sequence[float], *, lengths: np.ndarray, vocabulary_size: int,
+                    idea1_utility: np.ndarray, measured_delta_u: float) -> pd.DataFrame:
+    """For every idea and plotted ε: the (ε, 0)-DP guarantee per symbol (neighbours at Hamming distance 1),
+    per sequence of median and of maximum length (any two sequences of the same length), and for the
+    released test set (replace one sequence: the maximum over sequences, parallel composition). Sequences of the
+    *training* split are not protected by any of these (the models are trained non-privately): ε = ∞ for them.
+
+    Computed with :mod:`pate_study.privacy.mechanisms`: the exact ε of the per-symbol mechanisms
+    (:func:`finite_mechanism_epsilon`), the exponential mechanism's ε for a bounded utility (Thm 3.10), the
+    Laplace ε = Δ₁/b (:func:`laplace_epsilon`, :func:`local_laplace_epsilon`) and basic composition over positions.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    l_med, l_max = int(np.median(lengths)), int(lengths.max())
+    rows = []
+    for eps in map(float, epsilons):
+        compose = lambda per_position, n: float(basic_composition(np.full(n, per_position)))  # noqa: E731
+        per = {
+            KRR: ("symbol", finite_mechanism_epsilon(randomized_response_log_probs(vocabulary_size, eps)), True),
+            IDEA1_MEASURED: ("symbol", finite_mechanism_epsilon(
+                exponential_mechanism_log_probs(idea1_utility, epsilon=eps, sensitivity=measured_delta_u)), True),
+            IDEA1_ANALYTIC: ("symbol", finite_mechanism_epsilon(
+                exponential_mechanism_log_probs(idea1_utility, epsilon=eps, sensitivity=2.0)), True),
+            IDEA2: ("position", eps, False),  # Δu = 1 bounds p_t(r|x) − p_t(r|x') for any x, x': ε per position
+            IDEA3: ("sequence", local_laplace_epsilon(rho=eps / 2.0), None),
+            IDEA4: ("position", float(laplace_epsilon(sensitivity=2.0, scale=2.0 / eps)), False),
+            IDEA5: ("sequence", local_laplace_epsilon(rho=eps / 2.0), None),
+        }
+        for idea, (unit, value, symbolwise) in per.items():
+            if symbolwise is None:  # one mechanism on the whole sequence
+                symbol, seq_med, seq_max = value, value, value
+            elif symbolwise:        # each position sees only its own symbol
+                symbol, seq_med, seq_max = value, compose(value, l_med), compose(value, l_max)
+            else:                   # each position sees the whole sequence: one changed symbol moves all L outputs
+                symbol, seq_med, seq_max = compose(value, l_max), compose(value, l_med), compose(value, l_max)
+            rows.append({"idea": idea, "epsilon": eps, "mechanism_unit": unit, "epsilon_mechanism": value,
+                         "epsilon_symbol": symbol, "epsilon_sequence_median_length": seq_med,
+                         "epsilon_sequence_max_length": seq_max, "epsilon_released_test_set": seq_max,
+                         "epsilon_training_sequences": float("inf")})
+    out = pd.DataFrame(rows)
+    out.attrs.update(median_length=l_med, max_length=l_max)
+    return out
+
+
+#: what each idea's guarantee is, in words, beside the thesis's claim (Visca 2021 §4.1.1.1-4.1.1.5)
+CLAIMS = {
+    IDEA1_MEASURED: ("(ε, 0)-DP, local model (each symbol replaced independently)",
+                     "ε per symbol only while the embedding is fixed and public; Δu measured on the embedding table is its "
+                     "exact range, but the table was trained on the private train split, so Δu itself depends on private "
+                     "data; a whole sequence of length L gets L·ε; the train split is unprotected"),
+    IDEA1_ANALYTIC: ("(not in the thesis)", "as above with Δu = 2, which bounds every cosine utility"),
+    IDEA2: ("ε × sequence length (composition); up to 2,000 for length 20",
+            "agrees: Δu = 1 for a probability utility, ε per position, L·ε per sequence (and per symbol: one changed "
+            "symbol moves every position's utility); lengths here reach the max_len limit, not 20"),
+    IDEA3: ("local model, no composition (noise on the latent, then normalised to norm 1)",
+            "holds only because our latent is l1-normalised *before* the noise (unit l1 sphere: Δ₁ = 2, ε = 2/b per "
+            "sequence); normalising *after* the noise is post-processing and bounds nothing; an LSTM state alone is "
+            "bounded by tanh (Δ₁ ≤ 2·hidden, ε = 2·hidden/b); an unbounded latent gives no finite ε"),
+    IDEA4: ("composition applies (every output token queries the probabilities)",
+            "agrees: a probability vector has Δ₁ ≤ 2, Lap(2/ε) gives ε per position, L·ε per sequence"),
+    IDEA5: ("DP 'plausible deniability' for the generated sequences",
+            "as Idea 3 for the released test sequences (ε per sequence); noise in training is not DP training: the "
+            "train split leaks through the weights (no finite ε)"),
+    KRR: ("(not in the thesis)", "exactly ε per symbol (tight), L·ε per sequence by composition"),
+}
+
+
+def guarantee_summary(guarantees: pd.DataFrame) -> pd.DataFrame:
+    """One row per idea: the plotted unit, how the per-sequence ε scales, the thesis's claim and ours."""
+    rows = []
+    for idea in IDEAS:
+        g = guarantees[guarantees["idea"] == idea].iloc[0]
+        ratio = g["epsilon_released_test_set"] / g["epsilon"]
+        rows.append({"idea": idea, "plotted ε is per": g["mechanism_unit"],
+                     "released-set ε / plotted ε": ratio,
+                     "training sequences": "no guarantee (∞)", "thesis claims": CLAIMS[idea][0], "what holds": CLAIMS[idea][1]})
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- figures and verdicts
+def plot_idea(ax_acc, ax_ham, summary: pd.DataFrame, ideas: Sequence[str], *, control_accuracy: float,
+              length_only: float, x: str = "epsilon", xlabel: str = "ε of one mechanism call (as the thesis plots it)") -> None:
+    """Accuracy (left axes) and normalised Hamming distance (right axes) against ε for ``ideas`` and the k-RR
+    baseline, with the control's real-data accuracy and the length-only rule as reference lines."""
+    from ..plots import reference_line
+
+    for idea in [KRR, *[i for i in ideas if i != KRR]]:
+        s = summary[summary["idea"] == idea]
+        style = dict(ls=":", color="0.45") if idea == KRR else {}
+        # on the per-call axis the ideas' ε are of different units: say which in the legend
+        label = f"{idea} [x: ε per {s['mechanism_unit'].iloc[0]}]" if x == "epsilon" and "mechanism_unit" in s else idea
+        ax_acc.errorbar(s[x], s["accuracy"], yerr=s["accuracy_std"], marker="o", ms=3, capsize=2, label=label, **style)
+        ax_ham.errorbar(s[x], s["hamming"], yerr=s["hamming_std"], marker="o", ms=3, capsize=2, label=label, **style)
+    reference_line(ax_acc, control_accuracy, f"control on real test sequences ({control_accuracy:.3f})")
+    reference_line(ax_acc, length_only, f"length-only rule ({length_only:.3f})", color="tab:purple")
+    for ax, ylabel in ((ax_acc, "control accuracy on synthetic test sequences"),
+                       (ax_ham, "normalised Hamming distance")):
+        ax.set_xscale("log")
+        ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(-0.02, 1.02))
+    ax_acc.legend(fontsize=7, loc="lower right")
+
+
+def _trend(summary: pd.DataFrame, idea: str, column: str) -> float:
+    """Spearman correlation of the mean ``column`` with ε (the direction of the thesis's statements)."""
+    from scipy.stats import spearmanr
+
+    s = summary[summary["idea"] == idea].sort_values("epsilon")
+    if s[column].nunique() < 2:
+        return 0.0
+    return float(spearmanr(s["epsilon"], s[column]).statistic)
+
+
+def at_epsilon(summary: pd.DataFrame, idea: str, epsilon: float, column: str) -> float:
+    """The mean ``column`` of ``idea`` at the grid point nearest to ``epsilon`` (in log ε)."""
+    s = summary[summary["idea"] == idea]
+    row = s.iloc[int(np.argmin(np.abs(np.log(s["epsilon"].to_numpy()) - np.log(epsilon))))]
+    return float(row[column])
+
+
+def first_epsilon_reaching(summary: pd.DataFrame, idea: str, accuracy_level: float) -> float:
+    """The smallest grid ε at which the mean accuracy reaches ``accuracy_level`` (inf if never)."""
+    s = summary[(summary["idea"] == idea) & (summary["accuracy"] >= accuracy_level)]
+    return float(s["epsilon"].min()) if len(s) else float("inf")
+
+
+def idea_verdicts(summary: pd.DataFrame, *, control_accuracy: float, highlighted_epsilon: float = 100.0) -> dict:
+    """Each thesis statement of Figs 4.3-4.7 tested by a stated rule on this run's means (see ``rule``)."""
+    from .. import verdicts
+
+    out = {}
+    acc_tr, ham_tr = _trend(summary, IDEA1_MEASURED, "accuracy"), _trend(summary, IDEA1_MEASURED, "hamming")
+    top = float(summary[summary["idea"] == IDEA1_MEASURED]["accuracy"].max())
+    rule = ("Spearman(accuracy, ε) > 0, Spearman(Hamming, ε) < 0, and max accuracy below the control's by > 0.01")
+    if acc_tr > 0 and ham_tr < 0 and top < control_accuracy - 0.01:
+        out["visca2021-fig4.3"] = verdicts.agrees(rule=rule)
+    else:
+        out["visca2021-fig4.3"] = verdicts.differs(
+            f"trends accuracy {acc_tr:+.2f}, Hamming {ham_tr:+.2f}; max accuracy {top:.3f} vs control {control_accuracy:.3f}:"
+            " at large ε the mechanism returns the original symbols, so accuracy reaches the control's", rule=rule)
+    ham100 = at_epsilon(summary, IDEA2, highlighted_epsilon, "hamming")
+    out["visca2021-fig4.4"] = verdicts.within_range(
+        0.4, 1.0, ham100, quantity=f"Hamming distance at ε = {highlighted_epsilon:g}",
+        why_differs=f"ours {ham100:.3f}: at ε = {highlighted_epsilon:g} the EM is nearly the argmax, so the distance is "
+                    "the autoencoder's own reconstruction error, which depends on its (unstated) size and training")
+    acc3 = summary[summary["idea"] == IDEA3]["accuracy"]
+    out["visca2021-fig4.5"] = verdicts.within_range(
+        0.45, 0.55, float(acc3.max()), quantity="largest Idea 3 accuracy over the ε grid (paper: ≈ 0.50 throughout)",
+        why_differs=f"ours {acc3.min():.3f}–{acc3.max():.3f}: above chance even where the latent is pure noise, because"
+                    " the synthetic sequences keep the original lengths, which the control reads")
+    acc_tr, ham_tr = _trend(summary, IDEA4, "accuracy"), _trend(summary, IDEA4, "hamming")
+    rule = "Spearman(accuracy, ε) < 0 and Spearman(Hamming, ε) < 0 (paper: both decrease)"
+    out["visca2021-fig4.6"] = (verdicts.agrees(rule=rule) if acc_tr < 0 and ham_tr < 0 else verdicts.differs(
+        f"trends accuracy {acc_tr:+.2f}, Hamming {ham_tr:+.2f}: less noise on the probabilities gives the argmax back,"
+        " so accuracy rises as the distance falls", rule=rule))
+    acc_tr, ham_tr = _trend(summary, IDEA5, "accuracy"), _trend(summary, IDEA5, "hamming")
+    rule = "Spearman(accuracy, ε) > 0 and Spearman(Hamming, ε) > 0 (paper: both increase)"
+    out["visca2021-fig4.7"] = (verdicts.agrees(rule=rule) if acc_tr > 0 and ham_tr > 0 else verdicts.differs(
+        f"trends accuracy {acc_tr:+.2f}, Hamming {ham_tr:+.2f}: accuracy rises with ε but the distance falls, as for"
+        " Idea 3", rule=rule))
+    return out
+
+
+def listing_verdict(listing: pd.DataFrame, source: DataSource):
+    """Figs 4.1/4.2: agrees when every published line is the file row at the located block (not comparable on
+    the synthetic stand-in)."""
+    from .. import verdicts
+
+    if source.kind != "real":
+        return verdicts.not_comparable("the synthetic stand-in does not contain the thesis's sequences", rule="data differ")
+    rule = "every published line equals the file row at the best-matching block offset"
+    if bool(listing["exact"].all()):
+        return verdicts.agrees(rule=rule)
+    bad = listing[~listing["exact"]]
+    return verdicts.differs("lines " + ", ".join(map(str, bad["line"])) + " differ from file rows "
+                            + ", ".join(map(str, bad["file_row"])) + " by token edit distances "
+                            + ", ".join(map(str, bad["token_edit_distance"])) + " (a transcription slip in the thesis"
+                            " listing; the surrounding lines match row for row)", rule=rule)
+
+
+def reach_table(summary: pd.DataFrame, accuracy_level: float) -> pd.DataFrame:
+    """Per idea: the smallest plotted ε whose mean accuracy reaches ``accuracy_level`` and the released-set ε
+    there (inf when never reached on the grid)."""
+    rows = []
+    for idea in IDEAS:
+        eps = first_epsilon_reaching(summary, idea, accuracy_level)
+        s = summary[(summary["idea"] == idea) & (summary["epsilon"] == eps)]
+        rows.append({"idea": idea, "plotted ε": eps,
+                     "released-set ε": float(s["epsilon_released_test_set"].iloc[0]) if len(s) else float("inf")})
+    return pd.DataFrame(rows)

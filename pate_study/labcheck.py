@@ -1,0 +1,383 @@
+"""Run the notebooks as a student does: JupyterLab in headless Chromium, Run All Cells (issue 18).
+
+Used by ``tests/test_lab_browser.py`` and runnable by hand::
+
+    python -m pate_study.labcheck [--notebooks 00_dp_primer ...] [--screenshot docs/img/primer-first-plot.png]
+
+It starts JupyterLab on 127.0.0.1 with a random token (``--allow-root`` when run as root), opens a copy of each
+notebook with its smoke parameters injected (``build/lab-test/notebooks/<stem>.ipynb``, output_dir
+``build/lab-test/figures/<stem>``, a path relative to the repository root while the kernel runs in the copy's
+folder) in Debian's ``chromium``, driven through the Chrome DevTools Protocol (no browser download, no extra
+Python package: tornado's websocket client, which JupyterLab already needs). JupyterLab's own commands open the
+notebook and run all cells (``--LabApp.expose_app_in_browser``). The saved notebook is then checked: every cell
+ran, no error output, no stderr output from the package's logging; and no file was written outside ``figures/``,
+``build/``, the prepared data and caches. The server, the kernels and the browser are stopped at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import BUILD_DIR, REPO_ROOT
+from .session import RUNNER_ENV
+
+logger = logging.getLogger(__name__)
+
+LAB_DIR = BUILD_DIR / "lab-test"
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: Folders a notebook run may write to: its outputs, build products, prepared data, caches, Python bytecode.
+ALLOWED_WRITES = ("figures", "build", "data", ".cache", ".git", ".venv", ".pytest_cache", ".hypothesis")
+PACKAGE_LOG = re.compile(r"(^|\n)(DEBUG|INFO|WARNING|ERROR|CRITICAL)[: ][^\n]*pate_study|pate_study(\.\w+)*: ")
+
+
+def find_browser() -> str | None:
+    """Path of a Chromium-family browser, or None."""
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+# -------------------------------------------------------------------------------------------------- file changes
+def snapshot(root: Path = REPO_ROOT) -> dict[str, tuple[int, int]]:
+    """(mtime, size) of every file under ``root`` outside :data:`ALLOWED_WRITES` and ``__pycache__``."""
+    files = {}
+    for folder, dirs, names in os.walk(root):
+        rel = Path(folder).relative_to(root)
+        if rel == Path("."):
+            dirs[:] = [d for d in dirs if d not in ALLOWED_WRITES]
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in names:
+            path = Path(folder) / name
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            files[(rel / name).as_posix()] = (stat.st_mtime_ns, stat.st_size)
+    return files
+
+
+def changed_files(before: dict, after: dict) -> list[str]:
+    """Files created, modified or removed between two snapshots."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+# -------------------------------------------------------------------------------------------------- notebooks
+def lab_copy(stem: str, lab_dir: Path = LAB_DIR) -> Path:
+    """A copy of ``notebooks/<stem>.ipynb`` with the smoke parameters injected, as papermill would."""
+    import nbformat
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    from .runner import NOTEBOOKS_DIR, load_parameters
+
+    output_dir = (lab_dir / "figures" / stem).relative_to(REPO_ROOT)  # relative: resolved from the root
+    parameters = {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
+    nb = parameterize_notebook(load_notebook_node(str(NOTEBOOKS_DIR / f"{stem}.ipynb")), parameters)
+    target = lab_dir / "notebooks" / f"{stem}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(target))
+    return target
+
+
+@dataclass
+class NotebookCheck:
+    """What one notebook did in JupyterLab."""
+
+    stem: str
+    seconds: float
+    problems: list[str] = field(default_factory=list)
+    other_stderr: list[str] = field(default_factory=list)
+
+
+def check_saved_notebook(path: Path, stem: str, seconds: float, output_dir: Path) -> NotebookCheck:
+    """Problems of a notebook saved after Run All: cells not run, errors, package log lines on stderr, outputs
+    not where they belong or not stamped as an interactive run."""
+    import nbformat
+
+    result = NotebookCheck(stem, seconds)
+    nb = nbformat.read(str(path), as_version=4)
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        if cell.get("execution_count") is None and cell.source.strip():
+            result.problems.append(f"cell {index} did not run")
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                result.problems.append(f"cell {index}: {output.get('ename')}: {output.get('evalue')}")
+            elif output.get("output_type") == "stream" and output.get("name") == "stderr":
+                text = output.get("text", "")
+                if PACKAGE_LOG.search(text):
+                    result.problems.append(f"cell {index}: the package's logging in a stderr box: {text.strip()[:200]}")
+                elif "IProgress not found" in text:
+                    result.problems.append(f"cell {index}: progress bars degrade to text (ipywidgets missing)")
+                else:
+                    result.other_stderr.append(f"cell {index}: {text.strip()[:200]}")
+    scalars = output_dir / "scalars.json"
+    if not scalars.exists():
+        result.problems.append(f"no {scalars.relative_to(REPO_ROOT)}: outputs not written under the repository root")
+    else:
+        profile = json.loads(scalars.read_text(encoding="utf-8")).get("_provenance", {}).get("profile")
+        if profile != "interactive":
+            result.problems.append(f"outputs stamped profile {profile!r}, expected 'interactive' in JupyterLab")
+    return result
+
+
+# -------------------------------------------------------------------------------------------------- DevTools
+class DevTools:
+    """A minimal Chrome DevTools Protocol client over tornado's websocket."""
+
+    def __init__(self, url: str):
+        self.url, self.ws, self.next_id = url, None, 0
+
+    async def __aenter__(self):
+        from tornado.websocket import websocket_connect
+
+        self.ws = await websocket_connect(self.url, max_message_size=256 * 1024 * 1024)
+        return self
+
+    async def __aexit__(self, *exc):
+        self.ws.close()
+
+    async def call(self, method: str, wait: float = 60.0, **params) -> dict:
+        self.next_id += 1
+        message_id = self.next_id
+        self.ws.write_message(json.dumps({"id": message_id, "method": method, "params": params}))
+
+        async def answer():
+            while True:
+                raw = await self.ws.read_message()
+                if raw is None:
+                    raise ConnectionError("the browser closed the DevTools connection")
+                message = json.loads(raw)
+                if message.get("id") == message_id:
+                    if "error" in message:
+                        raise RuntimeError(f"{method}: {message['error']}")
+                    return message.get("result", {})
+
+        return await asyncio.wait_for(answer(), wait)
+
+    async def evaluate(self, expression: str, timeout: float = 60.0):
+        """Evaluate JavaScript (awaiting a promise) and return its value; raise on a JavaScript exception."""
+        result = await self.call("Runtime.evaluate", wait=timeout, expression=expression, awaitPromise=True,
+                                 returnByValue=True)
+        if "exceptionDetails" in result:
+            details = result["exceptionDetails"]
+            text = details.get("exception", {}).get("description") or details.get("text")
+            raise RuntimeError(f"JavaScript failed: {text}")
+        return result.get("result", {}).get("value")
+
+
+OPEN_AND_RUN = """
+(async () => {
+  const app = window.jupyterapp;
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const panel = await app.commands.execute('docmanager:open', {path: %(path)s, factory: 'Notebook'});
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  app.shell.activateById(panel.id);
+  for (let i = 0; i < 600; i++) {
+    const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+    if (kernel && kernel.status === 'idle') break;
+    await sleep(100);
+  }
+  const ran = await app.commands.execute('notebook:run-all-cells');
+  await panel.context.save();
+  return JSON.stringify({id: panel.id, ran: ran});
+})()
+"""
+FIND_PANEL = "Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === %(id)s)"
+SCROLL_TO_FIRST_PLOT = """
+(async () => {
+  const panel = """ + FIND_PANEL + """;
+  window.jupyterapp.shell.collapseLeft();
+  const image = panel.node.querySelector('.jp-OutputArea-output img');
+  if (!image) return null;
+  image.scrollIntoView({block: 'center'});
+  await new Promise(r => setTimeout(r, 1500));
+  const box = image.closest('.jp-Cell').getBoundingClientRect();
+  return JSON.stringify({x: box.x, y: box.y, width: box.width, height: box.height});
+})()
+"""
+CLOSE = """
+(async () => {
+  const panel = """ + FIND_PANEL + """;
+  await panel.sessionContext.shutdown();
+  panel.dispose();
+  return true;
+})()
+"""
+
+
+async def _drive(devtools_url: str, lab_url: str, copies: dict[str, Path], screenshot: Path | None,
+                 per_notebook_timeout: float) -> dict[str, float]:
+    timings = {}
+    async with DevTools(devtools_url) as browser:
+        await browser.call("Page.enable")
+        await browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1,
+                           mobile=False)
+        await browser.call("Page.navigate", url=lab_url)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if await browser.evaluate("window.jupyterapp ? window.jupyterapp.restored.then(() => true) : false",
+                                          timeout=30):
+                    break
+            except RuntimeError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError("JupyterLab did not start in the browser within 2 minutes")
+            await asyncio.sleep(0.5)
+        for stem, copy in copies.items():
+            start = time.monotonic()
+            path = copy.relative_to(REPO_ROOT).as_posix()
+            logger.info("JupyterLab: %s, Run All Cells", path)
+            opened = json.loads(await browser.evaluate(OPEN_AND_RUN % {"path": json.dumps(path)},
+                                                       timeout=per_notebook_timeout))
+            timings[stem] = time.monotonic() - start
+            panel = {"id": json.dumps(opened["id"])}
+            if screenshot is not None and stem == "00_dp_primer":
+                if await browser.evaluate(SCROLL_TO_FIRST_PLOT % panel, timeout=30):
+                    shot = await browser.call("Page.captureScreenshot", format="png")
+                    import base64
+
+                    screenshot.parent.mkdir(parents=True, exist_ok=True)
+                    screenshot.write_bytes(base64.b64decode(shot["data"]))
+            await browser.evaluate(CLOSE % panel, timeout=60)
+    return timings
+
+
+def _wait_for_http(url: str, timeout: float, process: subprocess.Popen, what: str) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with status {process.returncode} before answering {url}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.read().decode()
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"{what} did not answer {url} within {timeout:.0f} s")
+
+
+def _stop(process: subprocess.Popen | None) -> None:
+    """Stop a process this module started (and its process group, which it leads), by its id."""
+    if process is None or process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait(timeout=5)
+
+
+def run_in_lab(stems: list[str], *, browser: str, screenshot: Path | None = None,
+               per_notebook_timeout: float = 240.0) -> tuple[list[NotebookCheck], list[str]]:
+    """Run ``stems`` in JupyterLab + Chromium; return each notebook's check and the files written outside the
+    allowed folders."""
+    shutil.rmtree(LAB_DIR, ignore_errors=True)
+    copies = {stem: lab_copy(stem) for stem in stems}
+    before = snapshot()
+    token = secrets.token_hex(16)
+    port = _free_port()
+    server = chrome = None
+    with tempfile.TemporaryDirectory(prefix="pate-lab-") as scratch:
+        scratch = Path(scratch)
+        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"),
+               "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
+               "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings")}
+        news = scratch / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+        news.parent.mkdir(parents=True)
+        news.write_text('{"fetchNews": "false"}')  # no "get notified about Jupyter news?" toast over the cells
+        env.pop(RUNNER_ENV, None)  # a student's kernel: interactive
+        env.pop("MPLBACKEND", None)  # CI sets Agg; a student's kernel draws inline
+        command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                   f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={REPO_ROOT}",
+                   "--LabApp.expose_app_in_browser=True", "--ServerApp.log_level=WARN"]
+        if _as_root():
+            command.append("--allow-root")
+        try:
+            server = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
+                                      stderr=open(scratch / "server.log", "w"), start_new_session=True)
+            _wait_for_http(f"http://127.0.0.1:{port}/api/status?token={token}", 120, server, "JupyterLab")
+            profile = scratch / "chromium"
+            chrome_command = [browser, "--headless=new", "--disable-gpu", "--no-first-run",
+                              "--no-default-browser-check", "--remote-debugging-port=0",
+                              f"--user-data-dir={profile}", "--window-size=1280,900", "about:blank"]
+            if _as_root():
+                chrome_command.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
+            chrome = subprocess.Popen(chrome_command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
+            deadline = time.monotonic() + 60
+            while not (profile / "DevToolsActivePort").exists():
+                if chrome.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{browser} did not start (exit status {chrome.poll()})")
+                time.sleep(0.2)
+            devtools_port = (profile / "DevToolsActivePort").read_text().split()[0]
+            targets = json.loads(_wait_for_http(f"http://127.0.0.1:{devtools_port}/json/list", 30, chrome, browser))
+            page = next(t for t in targets if t.get("type") == "page")
+            timings = asyncio.run(_drive(page["webSocketDebuggerUrl"], f"http://127.0.0.1:{port}/lab?token={token}",
+                                         copies, screenshot, per_notebook_timeout))
+        finally:
+            _stop(chrome)
+            _stop(server)
+    checks = [check_saved_notebook(copies[stem], stem, timings.get(stem, float("nan")),
+                                   LAB_DIR / "figures" / stem) for stem in stems]
+    requested = {screenshot.resolve().relative_to(REPO_ROOT).as_posix()} if screenshot else set()
+    return checks, [path for path in changed_files(before, snapshot()) if path not in requested]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .runner import list_notebooks
+
+    parser = argparse.ArgumentParser(prog="python -m pate_study.labcheck", description=__doc__.splitlines()[0])
+    parser.add_argument("--notebooks", nargs="*", help="notebook stems (default: all)")
+    parser.add_argument("--screenshot", type=Path, help="save a screenshot of the primer's first plot here")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    browser = find_browser()
+    if browser is None:
+        print("error: no chromium found; install Debian's package: apt-get install chromium", file=sys.stderr)
+        return 2
+    checks, outside = run_in_lab(args.notebooks or list_notebooks(), browser=browser, screenshot=args.screenshot)
+    for check in checks:
+        print(f"{check.stem}: {check.seconds:.0f} s, " + ("ok" if not check.problems else "; ".join(check.problems)))
+        for line in check.other_stderr:
+            print(f"    stderr (not the package's): {line}")
+    if outside:
+        print(f"files written outside figures/ and build/: {outside}")
+    return 1 if outside or any(c.problems for c in checks) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

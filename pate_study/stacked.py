@@ -1,0 +1,308 @@
+"""``N`` networks held as one: the two stacked models the training loop (:mod:`pate_study.training`) runs.
+
+Both implement the same small interface: ``params()`` / ``buffers()`` give the initial stacked tensors
+(leading dimension ``N``, one slice per teacher), ``source(X)`` turns data into what ``forward`` reads,
+and ``forward(params, buffers, source, rows, training=..., mix=...)`` returns logits ``[N, B, k]``
+for per-teacher rows ``rows: [N, B]`` (or the same rows ``[B]`` for every teacher).
+
+* :class:`StackedMLP` -- multilayer perceptrons as explicit stacked weights ``W_l: [N, in, out]``,
+  ``b_l: [N, 1, out]``; a step for all teachers is a few ``torch.baddbmm`` calls. With sparse input
+  (TF-IDF) the first layer is ``torch.nn.functional.embedding_bag`` over each row's non-zeros
+  (``nnz x out`` work instead of ``in x out``), which no ``vmap`` of ``nn.Linear`` can express. This
+  is the path of the ECG and web studies, kept operation for operation as before the restructuring
+  (same seeds -> same votes; ``tests/learning/test_legacy_votes.py``).
+* :class:`StackedModule` -- any ``nn.Module`` (log-Mel ResNet/VGG, the embedding MLP): parameters and
+  buffers stacked with ``torch.func.stack_module_state`` and one ``vmap``-ed ``functional_call`` per
+  step (BatchNorm running statistics are per-teacher buffers; dropout masks differ per teacher).
+
+Why two and not one ``vmap`` for everything: the explicit MLP reaches 65-69% of the CPU matmul peak and
+has the sparse first layer (benchmarks/README.md); ``vmap`` is what makes an arbitrary module stackable.
+The loop around them -- sampling, mixup, loss, Adam, evaluation, checkpoint selection -- is one
+(:func:`pate_study.training.train_stacked`), for ``N`` teachers and for a single model (``N = 1``).
+
+Mixup (Muschiol 2021 §4.4.3) mixes inputs, ``x = b x_i + (1-b) x_{i+1}``. In :class:`StackedMLP` it is
+applied to the first layer's output, which is exact because that layer is affine:
+``W (b x_i + (1-b) x_{i+1}) + c = b (W x_i + c) + (1-b) (W x_{i+1} + c)``; so sparse input needs no
+densifying. :class:`StackedModule` mixes the inputs themselves.
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+import torch.nn.functional as F
+
+from pate_study.samplers import mix_pairs
+
+__all__ = ["StackedMLP", "StackedModule", "init_stacked_params", "copy_module_to_meta", "as_inputs"]
+
+
+# --------------------------------------------------------------------------------------------
+# input rows: dense tensor or CSR on the device
+# --------------------------------------------------------------------------------------------
+@dataclass
+class _Inputs:
+    dense: torch.Tensor | None = None
+    indptr: torch.Tensor | None = None
+    indices: torch.Tensor | None = None
+    values: torch.Tensor | None = None
+    n_rows: int = 0
+    n_cols: int = 0
+
+    def rows_dense(self, idx: torch.Tensor) -> torch.Tensor:
+        """Dense rows ``idx`` (any shape) -> ``[*idx.shape, n_cols]``."""
+        if self.dense is not None:
+            return torch.index_select(self.dense, 0, idx.reshape(-1)).view(*idx.shape, self.n_cols)
+        flat = idx.reshape(-1)
+        cols, vals, offsets, lengths = self.gather(flat, None)
+        out = torch.zeros(flat.numel(), self.n_cols, dtype=torch.float32, device=flat.device)
+        row_of = torch.repeat_interleave(torch.arange(flat.numel(), device=flat.device), lengths)
+        out[row_of, cols] = vals
+        return out.view(*idx.shape, self.n_cols)
+
+    def gather(self, rows: torch.Tensor, block: torch.Tensor | None):
+        """Non-zeros of CSR ``rows``; column ids shifted by ``block * n_cols`` per row when given."""
+        starts = self.indptr[rows]
+        lengths = self.indptr[rows + 1] - starts
+        offsets = torch.cumsum(lengths, 0) - lengths
+        total = int(lengths.sum())
+        pos = torch.repeat_interleave(starts - offsets, lengths, output_size=total) + torch.arange(total, device=rows.device)
+        cols = self.indices[pos]
+        if block is not None:
+            cols = cols + torch.repeat_interleave(block * self.n_cols, lengths, output_size=total)
+        return cols, self.values[pos], offsets, lengths
+
+
+def as_inputs(X: Any, n_features: int, sparse: bool, device: torch.device, name: str = "X") -> _Inputs:
+    """``X`` (numpy, torch or scipy.sparse, ``[n, n_features]``) as dense rows or CSR on ``device``."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        shape = X.shape
+    else:
+        if isinstance(X, torch.Tensor):
+            X = X.detach().cpu().numpy()
+        X = np.asarray(X)
+        shape = X.shape
+    if len(shape) != 2 or shape[1] != n_features:
+        raise ValueError(f"{name}: expected a 2-d array with {n_features} columns, got shape {shape}")
+    if sparse:
+        csr = sp.csr_matrix(X, dtype=np.float32)
+        csr.sort_indices()
+        return _Inputs(indptr=torch.as_tensor(csr.indptr.astype(np.int64), device=device),
+                       indices=torch.as_tensor(csr.indices.astype(np.int64), device=device),
+                       values=torch.as_tensor(csr.data, device=device), n_rows=shape[0], n_cols=shape[1])
+    dense = X.toarray() if sp.issparse(X) else X
+    dense = torch.as_tensor(np.ascontiguousarray(dense, dtype=np.float32), device=device)
+    if not torch.isfinite(dense).all():
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    return _Inputs(dense=dense, n_rows=shape[0], n_cols=shape[1])
+
+
+# --------------------------------------------------------------------------------------------
+# the stacked MLP
+# --------------------------------------------------------------------------------------------
+def init_stacked_params(layer_sizes: Sequence[int] | Any, seeds: np.ndarray) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Stacked initial weights ``[N, in, out]`` and biases ``[N, 1, out]``.
+
+    ``layer_sizes``: ``(in, *hidden, out)`` or an object with ``layer_sizes`` (an ``EnsembleConfig``).
+    Each teacher is drawn with its own ``torch.Generator`` (init seed ``seeds[i, 0]``) from torch's
+    default ``nn.Linear`` initialisation, U(-1/sqrt(in), 1/sqrt(in)) for weights and biases.
+    """
+    sizes = tuple(getattr(layer_sizes, "layer_sizes", layer_sizes))
+    n = seeds.shape[0]
+    weights = [torch.empty(n, a, b) for a, b in zip(sizes[:-1], sizes[1:])]
+    biases = [torch.empty(n, 1, b) for b in sizes[1:]]
+    for i in range(n):
+        g = torch.Generator().manual_seed(int(seeds[i, 0]))
+        for W, b in zip(weights, biases):
+            bound = 1.0 / float(np.sqrt(W.shape[1]))
+            W[i] = (torch.rand(W.shape[1:], generator=g) * 2 - 1) * bound
+            b[i] = (torch.rand(b.shape[1:], generator=g) * 2 - 1) * bound
+    return weights, biases
+
+
+def first_layer(inputs: _Inputs, idx: torch.Tensor, W: torch.Tensor, b: torch.Tensor, sparse: bool) -> torch.Tensor:
+    """First layer for teacher batches ``idx: [N, B]`` -> ``[N, B, out]``."""
+    n, bsz = idx.shape
+    if not sparse:
+        return torch.baddbmm(b, inputs.rows_dense(idx), W)
+    block = torch.arange(n, device=idx.device).repeat_interleave(bsz)
+    cols, vals, offsets, _ = inputs.gather(idx.reshape(-1), block)
+    h = F.embedding_bag(cols, W.reshape(n * W.shape[1], W.shape[2]), offsets, mode="sum",
+                        per_sample_weights=vals.to(W.dtype))
+    # Out of place on purpose: an in-place add on this view makes autograd record CopySlices and
+    # clone the whole [N*B, out] gradient in the backward (measured: 25% of a sparse step).
+    return h.view(n, bsz, -1) + b
+
+
+def hidden_layers(h: torch.Tensor, weights: Sequence[torch.Tensor], biases: Sequence[torch.Tensor],
+                  dropout: float = 0.0, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Remaining layers: ReLU (and dropout) after each hidden layer, ``baddbmm`` for the linear maps."""
+    for W, b in zip(weights, biases):
+        h = torch.relu_(h)  # h is always a fresh intermediate; in place saves an allocation
+        if dropout > 0 and generator is not None:
+            keep = torch.rand(h.shape, generator=generator, device=h.device) >= dropout
+            h = h * keep / (1.0 - dropout)
+        h = torch.baddbmm(b, h, W)
+    return h
+
+
+class StackedMLP:
+    """``N`` MLPs ``layer_sizes[0] -> ... -> layer_sizes[-1]`` with ReLU (and dropout) between layers.
+
+    Teacher ``i`` is initialised from ``seeds[i, 0]``; dropout masks come from one generator for the
+    whole stack seeded with ``seeds[0, 2]`` (so a stack and a loop of single models agree only for
+    ``dropout=0``). ``sparse_input``: training rows are read as CSR and the first layer runs through
+    ``embedding_bag``.
+    """
+
+    def __init__(self, layer_sizes: Sequence[int], seeds: np.ndarray, *, dropout: float = 0.0,
+                 sparse_input: bool = False, device: torch.device | str = "cpu") -> None:
+        self.layer_sizes = tuple(int(s) for s in layer_sizes)
+        self.seeds = np.asarray(seeds)
+        self.dropout = float(dropout)
+        self.sparse_input = bool(sparse_input)
+        self.device = torch.device(device)
+        self.n_layers = len(self.layer_sizes) - 1
+        self._generator = (torch.Generator(device=self.device).manual_seed(int(self.seeds[0, 2]))
+                           if self.dropout > 0 else None)
+
+    @property
+    def n_outputs(self) -> int:
+        return self.layer_sizes[-1]
+
+    def params(self) -> list[torch.Tensor]:
+        """Initial ``[W_1..W_L, b_1..b_L]``."""
+        W, b = init_stacked_params(self.layer_sizes, self.seeds)
+        return [p.to(self.device) for p in (*W, *b)]
+
+    def buffers(self) -> list[torch.Tensor]:
+        return []
+
+    def source(self, X: Any, name: str = "X", sparse: bool | None = None) -> _Inputs:
+        return as_inputs(X, self.layer_sizes[0], self.sparse_input if sparse is None else sparse, self.device, name)
+
+    def set_training(self, training: bool) -> None:  # no mode-dependent layers besides dropout
+        pass
+
+    def forward(self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: _Inputs,
+                rows: torch.Tensor, *, training: bool, mix: torch.Tensor | None = None) -> torch.Tensor:
+        Ws, bs = params[:self.n_layers], params[self.n_layers:]
+        if rows.dim() == 1:  # the same rows for every teacher (queries)
+            x = source.dense[rows] if source.dense is not None else source.rows_dense(rows)
+            h = torch.matmul(x.unsqueeze(0), Ws[0]) + bs[0]
+        else:
+            h = first_layer(source, rows, Ws[0], bs[0], source.dense is None)
+        if mix is not None:
+            h = mix_pairs(h, mix)
+        return hidden_layers(h, Ws[1:], bs[1:], self.dropout if training else 0.0, self._generator)
+
+
+# --------------------------------------------------------------------------------------------
+# any nn.Module, stacked with torch.func
+# --------------------------------------------------------------------------------------------
+def copy_module_to_meta(module: torch.nn.Module) -> torch.nn.Module:
+    """Storage-free copy of ``module``'s architecture (for ``torch.func.functional_call``)."""
+    return copy.deepcopy(module).to("meta")
+
+
+@dataclass
+class _TensorSource:
+    data: torch.Tensor  # [n, ...] on the CPU (large log-Mel sets) or on the device
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.data.shape[0])
+
+
+class StackedModule:
+    """``N`` copies of one ``nn.Module`` architecture (initialised modules given, or ``model_fn`` called
+    once per teacher with the global generator seeded by ``seeds[i, 0]``; dropout draws from the global
+    generator seeded with ``seeds[0, 2]``). Inputs: any ``[n, ...]`` array the module takes batches of.
+    Rows are moved to the device batch by batch when the data exceed ``device_bytes`` (log-Mel sets).
+    """
+
+    def __init__(self, modules: Sequence[torch.nn.Module], seeds: np.ndarray, *,
+                 device: torch.device | str = "cpu", device_bytes: int = 1 << 30) -> None:
+        from torch.func import stack_module_state
+
+        if not modules:
+            raise ValueError("modules: expected at least one nn.Module")
+        self.seeds = np.asarray(seeds)
+        self.device = torch.device(device)
+        self.device_bytes = int(device_bytes)
+        mods = [m.to(self.device) for m in modules]
+        params, buffers = stack_module_state(mods)
+        self.base = copy_module_to_meta(mods[0])
+        self.param_names, self.buffer_names = list(params), list(buffers)
+        self._params = [params[k].detach().clone() for k in self.param_names]
+        self._buffers = [buffers[k].detach().clone() for k in self.buffer_names]
+        torch.manual_seed(int(self.seeds[0, 2]))  # dropout (and other module randomness) draws from the global generator
+
+    @classmethod
+    def from_stacked(cls, base: torch.nn.Module, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor],
+                     device: torch.device | str = "cpu") -> StackedModule:
+        """A stack from already stacked tensors (a trained ensemble), for inference."""
+        self = cls.__new__(cls)
+        self.seeds = np.zeros((1, 3), dtype=np.uint32)
+        self.device = torch.device(device)
+        self.device_bytes = 1 << 30
+        self.base = base
+        self.param_names, self.buffer_names = list(params), list(buffers)
+        self._params = [params[k].to(self.device) for k in self.param_names]
+        self._buffers = [buffers[k].to(self.device) for k in self.buffer_names]
+        return self
+
+    @classmethod
+    def from_factory(cls, model_fn, seeds: np.ndarray, **kw: Any) -> StackedModule:
+        models = []
+        for s in np.asarray(seeds)[:, 0]:
+            torch.manual_seed(int(s))  # nn.Module initialisers draw from the global generator
+            models.append(model_fn())
+        return cls(models, seeds, **kw)
+
+    def params(self) -> list[torch.Tensor]:
+        return [p.clone() for p in self._params]
+
+    def buffers(self) -> list[torch.Tensor]:
+        return [b.clone() for b in self._buffers]
+
+    def source(self, X: Any, name: str = "X") -> _TensorSource:
+        if isinstance(X, torch.Tensor):
+            data = X.detach().to(torch.float32)
+        else:
+            if sp.issparse(X):
+                X = X.toarray()
+            data = torch.as_tensor(np.asarray(X, dtype=np.float32))
+        if data.dim() < 2:
+            raise ValueError(f"{name}: expected an array [n, ...] of model inputs, got shape {tuple(data.shape)}")
+        if self.device.type == "cpu" or data.numel() * 4 <= self.device_bytes:
+            data = data.to(self.device)
+        return _TensorSource(data)
+
+    def set_training(self, training: bool) -> None:
+        self.base.train(training)
+
+    def forward(self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: _TensorSource,
+                rows: torch.Tensor, *, training: bool, mix: torch.Tensor | None = None) -> torch.Tensor:
+        from torch.func import functional_call, vmap
+
+        x = source.data[rows.to(source.data.device)].to(self.device)
+        shared = rows.dim() == 1
+        if mix is not None:
+            x = mix_pairs(x, mix if not shared else mix[0], dim=0 if shared else 1)
+        names_p, names_b = self.param_names, self.buffer_names
+
+        def call(pp, bb, xx):
+            return functional_call(self.base, (dict(zip(names_p, pp)), dict(zip(names_b, bb))), (xx,))
+
+        if params and params[0].shape[0] == 1:  # one model (a student, the loop): no vmap, so any forward works,
+            single = call([p[0] for p in params], [b[0] for b in buffers], x if shared else x[0])  # data-dependent
+            return single.unsqueeze(0)                                                        # control flow too
+        f = vmap(call, in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
+        return f(list(params), list(buffers), x)

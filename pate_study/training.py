@@ -1,0 +1,594 @@
+"""The one training loop of the package: ``N`` stacked models (teachers) or a single model (``N = 1``).
+
+:func:`train_stacked` trains any stacked model of :mod:`pate_study.stacked` -- the explicit MLP (dense or
+sparse first layer) or any ``nn.Module`` through ``torch.func`` -- on per-teacher row sets. Every
+ensemble (:func:`pate_study.ensemble.train_ensemble`, :func:`pate_study.ensemble.train_module_ensemble`),
+the loop of single models used as reference and baseline, and the student trainer
+(:func:`pate_study.student.fit_model`) call it. What it does, per step, for all teachers at once:
+
+1. rows: each teacher draws ``batch_size`` rows of its own partition from its own stream
+   (:mod:`pate_study.samplers`: shuffled cycles, or Muschiol 2021 §4.4.2's label-balanced sampler);
+2. optional mixup (Muschiol 2021 §4.4.3), coefficients from each teacher's own generator;
+3. loss per teacher (BCE with logits, Muschiol Eq. 2.2, for binary and multi-label; cross-entropy for
+   multi-class; soft cross-entropy for mixed one-hot targets), summed over teachers -- the teachers'
+   parameters are disjoint, so each gets exactly its own gradient;
+4. one fused Adam step over the stacked tensors (Adam is elementwise, so each teacher's slice is
+   updated exactly as by its own optimiser).
+
+Schedules (:class:`TrainConfig`):
+
+* **epochs** (``max_steps=None``; ECG and web): one shuffled pass over the partition per epoch, an
+  evaluation after every epoch and early stopping with ``patience`` epochs on the selection score;
+* **steps** (``max_steps`` set; the Audio Set default, the thesis trains ~10,000 iterations of batch 64
+  and keeps the best checkpoint): ``max_steps`` optimiser steps of ``batch_size`` rows per teacher, an
+  evaluation every ``eval_every`` steps and at the last, the best checkpoint kept, early stopping only
+  when ``step_patience`` (in evaluations) is set.
+
+Evaluation records per-teacher loss, mAP and macro ROC-AUC (:mod:`pate_study.metrics`) on each
+teacher's validation rows and, when given, on a shared ``test`` set, into a tidy history
+(``pandas.DataFrame``: step, teacher, split, metric, value), plus the mean training loss since the
+previous evaluation (split "train"). The checkpoint of each teacher is selected on its **validation**
+split by default (``select_on``: loss, mAP or auc); ``selection="test"`` selects on the shared test set,
+as Muschiol (2021) apparently did (notes §9.2 item 8) -- offered as an explicitly labelled option,
+optimistic by construction, never the default; ``selection="last"`` keeps the final parameters.
+A teacher that never got a finite score keeps its final parameters (e.g. no validation rows).
+
+A teacher whose early stopping fires is removed from the stack (parameters, buffers and Adam state
+compacted), so stopped teachers cost nothing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from pate_study.device import autocast
+from pate_study.metrics import mean_average_precision, mean_roc_auc
+from pate_study.samplers import (
+    BatchFeeder, LabelBalancedStream, PermutationStream, label_matrix, mix_pairs, mixup_coefficients,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "TASKS", "SAMPLERS", "SELECTIONS", "SELECT_ON", "TrainConfig", "TrainResult", "teacher_seeds", "as_targets",
+    "per_teacher_loss", "EarlyStopping", "record_stacked_losses", "compact_optimizer", "adam_kwargs", "train_stacked",
+    "HISTORY_COLUMNS",
+]
+
+TASKS = ("binary", "multiclass", "multilabel")
+SAMPLERS = ("random", "balanced")
+SELECTIONS = ("validation", "test", "last")
+SELECT_ON = ("loss", "mAP", "auc")
+HISTORY_COLUMNS = ("step", "teacher", "split", "metric", "value")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training settings of one stacked run (architecture-free; see the module docstring).
+
+    ``max_steps=None``: epoch schedule (``max_epochs``, ``patience`` epochs). ``max_steps`` set: step
+    schedule, evaluation every ``eval_every`` steps (default: ``max(1, max_steps // 20)``), early
+    stopping after ``step_patience`` evaluations without improvement (default: none, the best
+    checkpoint of all ``max_steps`` is kept). ``sampler``: "random" (shuffled cycles) or "balanced"
+    (Muschiol 2021 §4.4.2). ``mixup_alpha``: None (off) or the Beta parameter (the thesis states none;
+    :data:`pate_study.samplers.MIXUP_ALPHA_DEFAULT` = 1.0 follows PANNs). ``selection``/``select_on``:
+    which split and score pick each teacher's checkpoint. ``allow_empty_labels``: a multi-label column
+    with no positive row in any teacher's training rows is an error unless this is set.
+    """
+
+    task: str = "binary"
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    batch_size: int = 128
+    max_epochs: int = 20
+    patience: int = 3
+    max_steps: int | None = None
+    eval_every: int | None = None
+    step_patience: int | None = None
+    sampler: str = "random"
+    mixup_alpha: float | None = None
+    selection: str = "validation"
+    select_on: str = "loss"
+    allow_empty_labels: bool = False
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"task={self.task!r}: expected one of {TASKS}")
+        for name in ("batch_size", "max_epochs", "patience"):
+            _check_positive_int(name, getattr(self, name))
+        for name in ("max_steps", "eval_every", "step_patience"):
+            if getattr(self, name) is not None:
+                _check_positive_int(name, getattr(self, name))
+        if not self.lr > 0:
+            raise ValueError(f"lr={self.lr!r}: expected a positive learning rate")
+        if not self.weight_decay >= 0:
+            raise ValueError(f"weight_decay={self.weight_decay!r}: expected a non-negative value")
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler={self.sampler!r}: expected one of {SAMPLERS}")
+        if self.sampler == "balanced" and self.task == "binary":
+            raise ValueError("sampler='balanced': needs labels to balance (multiclass or multilabel), task is binary")
+        if self.mixup_alpha is not None and not self.mixup_alpha > 0:
+            raise ValueError(f"mixup_alpha={self.mixup_alpha!r}: expected a positive Beta parameter or None")
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selection={self.selection!r}: expected one of {SELECTIONS}")
+        if self.select_on not in SELECT_ON:
+            raise ValueError(f"select_on={self.select_on!r}: expected one of {SELECT_ON}")
+
+    @property
+    def step_schedule(self) -> bool:
+        return self.max_steps is not None
+
+    @property
+    def evaluation_interval(self) -> int:
+        """Steps between evaluations in a step schedule."""
+        return int(self.eval_every or max(1, int(self.max_steps or 0) // 20))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _check_positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ValueError(f"{name}={value!r}: expected a positive integer")
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train_stacked` returns (tensors on the CPU, leading dimension ``N``).
+
+    ``params``/``buffers``: the selected checkpoint of every teacher; ``epochs``: epochs run (epoch
+    schedule; step schedule: completed passes over the partition); ``steps``: optimiser steps run;
+    ``best_score``: the selection score of the kept checkpoint (loss: lower is better; mAP/auc: higher;
+    nan where none was evaluated); ``best_step``: its step (-1: final parameters kept);
+    ``history``: tidy DataFrame (:data:`HISTORY_COLUMNS`); ``selection``: a label of how checkpoints were chosen.
+    """
+
+    params: list[torch.Tensor]
+    buffers: list[torch.Tensor]
+    epochs: np.ndarray
+    steps: np.ndarray
+    best_score: np.ndarray
+    best_step: np.ndarray
+    history: pd.DataFrame
+    selection: str
+
+
+def teacher_seeds(seed: int, n_teachers: int) -> np.ndarray:
+    """``uint32 [n_teachers, 3]``: (init, shuffle, dropout) seeds of each teacher from ``SeedSequence(seed).spawn``."""
+    children = np.random.SeedSequence(seed).spawn(n_teachers)
+    return np.stack([c.generate_state(3) for c in children])
+
+
+# --------------------------------------------------------------------------------------------
+# labels -> targets, and the loss
+# --------------------------------------------------------------------------------------------
+def as_targets(y: Any, task: str, n_outputs: int, n_rows: int, device: torch.device | str = "cpu", *,
+               soft: bool = False, name: str = "y") -> torch.Tensor:
+    """Labels -> training targets, checked (the one conversion of the package).
+
+    binary: 0/1 ``[n]`` -> float ``[n, 1]``; multiclass: class indices ``[n]`` -> int64 ``[n]``, or float
+    ``[n, C]`` (one-hot / soft) as given, or one-hot when ``soft`` (mixup); multilabel: ``[n, L]`` in
+    [0, 1] -> float.
+    """
+    y = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    if y.ndim == 0 or y.shape[0] != n_rows:
+        raise ValueError(f"{name}: expected {n_rows} rows (one per sample of X), got shape {y.shape}")
+    if task == "binary":
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.ndim != 1 or not np.isin(y, (0, 1)).all():
+            raise ValueError(f"{name}: a binary task expects a 1-d array of 0/1 labels")
+        return torch.as_tensor(y.astype(np.float32), device=device).unsqueeze(-1)
+    if task == "multiclass":
+        if y.ndim == 2:
+            if y.shape[1] != n_outputs or (y < 0).any():
+                raise ValueError(f"{name}: multiclass targets as a matrix must be [n, {n_outputs}] non-negative")
+            return torch.as_tensor(y.astype(np.float32), device=device)
+        if y.ndim != 1 or y.size and (not np.issubdtype(y.dtype, np.integer) and not np.all(y == np.round(y))
+                                       or y.min() < 0 or y.max() >= n_outputs):
+            raise ValueError(f"{name}: a multiclass task expects 1-d integer labels in [0, {n_outputs})")
+        if soft:
+            return torch.as_tensor(np.eye(n_outputs, dtype=np.float32)[y.astype(np.int64)], device=device)
+        return torch.as_tensor(y.astype(np.int64), device=device)
+    if task != "multilabel":
+        raise ValueError(f"task={task!r}: expected one of {TASKS}")
+    if y.ndim != 2 or y.shape[1] != n_outputs:
+        raise ValueError(f"{name}: a multilabel task expects shape [n, {n_outputs}], got {y.shape}")
+    if y.size and (y.min() < 0 or y.max() > 1):
+        raise ValueError(f"{name}: multilabel targets must lie in [0, 1]")
+    return torch.as_tensor(y.astype(np.float32), device=device)
+
+
+def per_teacher_loss(logits: torch.Tensor, target: torch.Tensor, task: str) -> torch.Tensor:
+    """Mean loss of each teacher over its batch: ``logits [N, B, k]`` -> ``[N]``.
+
+    BCE with logits (Muschiol 2021 Eq. 2.2) for binary/multilabel; cross-entropy for integer multiclass
+    targets; ``-sum_c t_c log softmax_c`` for float (one-hot, soft or mixed) multiclass targets.
+    """
+    logits = logits.float()
+    if task == "multiclass":
+        n, bsz, k = logits.shape
+        if target.is_floating_point():
+            return -(target * F.log_softmax(logits, -1)).sum(-1).mean(1)
+        return F.cross_entropy(logits.reshape(n * bsz, k), target.reshape(-1), reduction="none").view(n, bsz).mean(1)
+    return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(dim=(1, 2))
+
+
+# --------------------------------------------------------------------------------------------
+# checkpoint selection and early stopping
+# --------------------------------------------------------------------------------------------
+@dataclass
+class EarlyStopping:
+    """The patience rule on one score sequence (lower is better).
+
+    A score strictly below the best so far resets the count and keeps ``snapshot()`` as ``state``;
+    ``patience`` evaluations in a row without one stop training. :func:`record_stacked_losses`
+    applies the same rule to stacked teachers (the loop uses that one).
+    """
+
+    patience: int
+    best: float = float("inf")
+    bad: int = 0
+    state: Any = None
+
+    def update(self, loss: float, snapshot: Callable[[], Any]) -> bool:
+        """Record one evaluation's score; True when training should stop."""
+        if loss < self.best:
+            self.best, self.bad, self.state = loss, 0, snapshot()
+            return False
+        self.bad += 1
+        return self.bad >= self.patience
+
+
+def record_stacked_losses(val_loss: torch.Tensor, active: torch.Tensor, best_loss: torch.Tensor,
+                          bad: torch.Tensor, patience: int | None, best: Sequence[torch.Tensor],
+                          live: Sequence[torch.Tensor]) -> torch.Tensor:
+    """:class:`EarlyStopping` for stacked teachers, in place; returns the stop mask over ``active``.
+
+    ``val_loss[j]`` (lower is better; nan never improves) belongs to teacher ``active[j]`` (row ``j`` of
+    every ``live`` tensor); improved rows are copied into the full-size ``best`` tensors and
+    ``best_loss``, and ``bad`` counts the evaluations without improvement per teacher (a nan score
+    leaves the count as it is). ``patience=None``: never stop.
+    """
+    improved = val_loss < best_loss[active]
+    rows = improved.nonzero().squeeze(1)
+    if rows.numel():
+        dev = best[0].device if len(best) else torch.device("cpu")
+        ids = active[rows].to(dev)
+        for target, source in zip(best, live):
+            target.index_copy_(0, ids, source.detach()[rows.to(dev)])
+        best_loss[active[rows]] = val_loss[rows]
+    counted = ~torch.isnan(val_loss)  # a teacher without a score this time (e.g. no positive label) is not "worse"
+    bad[active] = torch.where(improved, torch.zeros_like(bad[active]), bad[active] + counted.to(bad.dtype))
+    if patience is None:
+        return torch.zeros_like(improved)
+    return bad[active] >= patience
+
+
+def compact_optimizer(opt: torch.optim.Adam, old: list[torch.Tensor], new: list[torch.Tensor],
+                      keep: torch.Tensor) -> torch.optim.Adam:
+    """New Adam over ``new`` (= ``old`` rows ``keep``) carrying over the kept rows' moments."""
+    group = {k: v for k, v in opt.param_groups[0].items() if k != "params"}
+    new_opt = torch.optim.Adam(new, **group)
+    for po, pn in zip(old, new):
+        st = opt.state.get(po)
+        if st:
+            new_opt.state[pn] = {k: (v[keep].clone() if torch.is_tensor(v) and v.dim() > 0 else
+                                     (v.clone() if torch.is_tensor(v) else v)) for k, v in st.items()}
+    return new_opt
+
+
+def _fused_adam_available(device: torch.device) -> bool:
+    """Fused Adam exists on CUDA and, since torch 2.4, on the CPU."""
+    if device.type == "cuda":
+        return True
+    major, minor = (int(v) for v in torch.__version__.split(".")[:2])
+    return (major, minor) >= (2, 4)
+
+
+def adam_kwargs(lr: float, weight_decay: float, device: torch.device) -> dict[str, Any]:
+    """One fused Adam kernel over the stacked tensors (elementwise, so per-teacher exact)."""
+    kw: dict[str, Any] = {"lr": lr, "weight_decay": weight_decay}
+    kw["fused" if _fused_adam_available(device) else "foreach"] = True
+    return kw
+
+
+# --------------------------------------------------------------------------------------------
+# evaluation
+# --------------------------------------------------------------------------------------------
+def _label_truth(y: np.ndarray, task: str, n_outputs: int) -> np.ndarray:
+    """0/1 ``[n, k]`` truth for mAP/AUC: binary ``[n, 1]``, multiclass one-hot, multilabel ``> 0.5``."""
+    if task == "binary":
+        return np.asarray(y).reshape(-1, 1) > 0.5
+    if task == "multiclass" and np.ndim(y) == 1:
+        return np.eye(n_outputs, dtype=bool)[np.asarray(y, dtype=np.int64)]
+    return np.asarray(y) > 0.5
+
+
+def _probabilities(z: torch.Tensor, task: str) -> np.ndarray:
+    return (torch.softmax(z, -1) if task == "multiclass" else torch.sigmoid(z)).numpy()
+
+
+def _score_metrics(truth: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mean_average_precision(truth, probs), mean_roc_auc(truth, probs)
+
+
+@torch.no_grad()
+def _evaluate(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: Any,
+              rows: torch.Tensor, target: torch.Tensor, truth: np.ndarray, task: str, device: torch.device,
+              amp: bool | None, max_rows: int = 1 << 16) -> dict[str, np.ndarray]:
+    """Per-teacher loss, mAP and AUC on ``rows`` (``[N, m]`` own rows or ``[m]`` shared rows).
+
+    ``target``: the rows' targets (``[N, m, ...]`` or ``[m, ...]``); ``truth``: their 0/1 label matrix
+    (``[N, m, k]`` or ``[m, k]``). One forward pass for all teachers when ``N * m <= max_rows``; else
+    blocks of teachers and chunks of rows (a shared test set of 20,000 clips x 50 teachers), the loss
+    then being the row-weighted mean of the chunks' means.
+    """
+    n = params[0].shape[0]
+    shared = rows.dim() == 1
+    m = rows.shape[-1]
+    k = int(truth.shape[-1])
+    block = n if n * m <= max_rows else max(1, min(n, max_rows // max(m, 1)))
+    chunk = m if block > 1 or m <= max_rows else max_rows
+    out = {"loss": np.zeros(n), "mAP": np.zeros(n), "auc": np.zeros(n)}
+    for j0 in range(0, n, block):
+        j1 = min(n, j0 + block)
+        p = [t[j0:j1] for t in params]
+        b = [t[j0:j1] for t in buffers]
+        loss = torch.zeros(j1 - j0, dtype=torch.float64)
+        probs = []
+        for c0 in range(0, m, chunk):
+            r = rows[c0:c0 + chunk] if shared else rows[j0:j1, c0:c0 + chunk]
+            with autocast(device, amp):
+                z = model.forward(p, b, source, r, training=False)
+            t = target[c0:c0 + chunk] if shared else target[j0:j1, c0:c0 + chunk]
+            if shared:
+                t = t.expand(j1 - j0, *t.shape).contiguous()
+            loss += per_teacher_loss(z, t, task).double().cpu() * (r.shape[-1] / m if chunk < m else 1.0)
+            probs.append(_probabilities(z.float().cpu(), task))
+        out["loss"][j0:j1] = loss.numpy()
+        probs = np.concatenate(probs, axis=1) if len(probs) > 1 else probs[0]
+        for i in range(j1 - j0):
+            tr = truth if shared else truth[j0 + i]
+            out["mAP"][j0 + i], out["auc"][j0 + i] = _score_metrics(tr, probs[i].reshape(m, k))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the loop
+# --------------------------------------------------------------------------------------------
+def _check_rows(train_rows: np.ndarray, val_rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    train_rows = np.asarray(train_rows, dtype=np.int64)
+    if train_rows.ndim != 2 or train_rows.shape[0] < 1 or train_rows.shape[1] < 1:
+        raise ValueError(f"train_rows: expected int [n_teachers, size >= 1], got shape {train_rows.shape}")
+    n = train_rows.shape[0]
+    val_rows = np.zeros((n, 0), dtype=np.int64) if val_rows is None or np.size(val_rows) == 0 else \
+        np.asarray(val_rows, dtype=np.int64)
+    if val_rows.ndim != 2 or val_rows.shape[0] != n:
+        raise ValueError(f"val_rows: expected int [{n}, size], got shape {val_rows.shape}")
+    for name, a in (("train_rows", train_rows), ("val_rows", val_rows)):
+        if a.size and (a.min() < 0 or a.max() >= n_rows):
+            raise ValueError(f"{name}: row ids must lie in [0, {n_rows}) (the rows of X), got [{a.min()}, {a.max()}]")
+    return train_rows, val_rows
+
+
+def _check_labels_present(y: np.ndarray, train_rows: np.ndarray, task: str, allow_empty: bool) -> None:
+    if task != "multilabel" or allow_empty:
+        return
+    present = (np.asarray(y)[np.unique(train_rows)] > 0).any(0)
+    if not present.all():
+        empty = np.flatnonzero(~present)
+        raise ValueError(f"y: labels {empty[:10].tolist()}{' ...' if empty.size > 10 else ''} ({empty.size} of "
+                         f"{present.size}) have no positive clip in any teacher's training rows; drop them from the "
+                         "label subset, or pass allow_empty_labels=True")
+
+
+def _streams(config: TrainConfig, y: np.ndarray, train_rows: np.ndarray, seeds: np.ndarray) -> list[Any]:
+    if config.sampler == "random":
+        return [PermutationStream(train_rows[i], torch.Generator().manual_seed(int(seeds[i, 1])))
+                for i in range(train_rows.shape[0])]
+    streams = []
+    for i in range(train_rows.shape[0]):
+        rng = np.random.default_rng([int(s) for s in seeds[i]] + [0])
+        streams.append(LabelBalancedStream(label_matrix(y[train_rows[i]], "y"), train_rows[i], rng,
+                                           name=f"y of teacher {i}'s training rows"))
+    return streams
+
+
+def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.ndarray | None,
+                  config: TrainConfig, seeds: np.ndarray, *, device: torch.device, test: tuple[Any, Any] | None = None,
+                  progress: bool = True, mixed_precision: bool | None = None, desc: str = "train") -> TrainResult:
+    """Train the ``N`` stacked models of ``model`` (:class:`pate_study.stacked.StackedMLP` or
+    :class:`pate_study.stacked.StackedModule`) on their own rows; see the module docstring.
+
+    ``X``: inputs ``[n, ...]`` (numpy, torch, or scipy.sparse for the MLP); ``y``: labels for
+    ``config.task``; ``train_rows``: int ``[N, m]`` row ids of each teacher's training data;
+    ``val_rows``: int ``[N, m_val]`` (or None) its validation rows; ``seeds``: ``[N, 3]``
+    (:func:`teacher_seeds`); ``test``: optional shared ``(X_test, y_test)`` evaluated by every teacher.
+    """
+    source = model.source(X, "X")
+    n_rows = source.n_rows
+    train_rows, val_rows = _check_rows(train_rows, val_rows, n_rows)
+    n, m, m_val = train_rows.shape[0], train_rows.shape[1], val_rows.shape[1]
+    seeds = np.asarray(seeds)
+    if seeds.shape != (n, 3):
+        raise ValueError(f"seeds: expected [{n}, 3] (teacher_seeds(seed, {n})), got shape {seeds.shape}")
+    y_np = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    k = int(model.n_outputs) if getattr(model, "n_outputs", None) is not None else _infer_outputs(model, source, device)
+    mix = config.mixup_alpha is not None
+    target = as_targets(y_np, config.task, k, n_rows, device, soft=mix)
+    eval_target = target if not mix or config.task != "multiclass" or y_np.ndim == 2 else \
+        as_targets(y_np, config.task, k, n_rows, device)
+    _check_labels_present(y_np, train_rows, config.task, config.allow_empty_labels)
+    truth_all = _label_truth(y_np, config.task, k)
+    test_set = None
+    if test is not None:
+        X_test, y_test = test
+        test_source = model.source(X_test, "test[0] (X_test)")
+        test_target = as_targets(y_test, config.task, k, test_source.n_rows, device, name="test[1] (y_test)")
+        test_set = (test_source, torch.arange(test_source.n_rows, device=device), test_target,
+                    _label_truth(np.asarray(y_test), config.task, k))
+    if config.selection == "test" and test_set is None:
+        raise ValueError("selection='test': pass test=(X_test, y_test) to select checkpoints on it")
+    selection = {"validation": f"per-teacher validation {config.select_on}",
+                 "test": f"TEST-SET {config.select_on} (as Muschiol 2021; optimistic, not a held-out estimate)",
+                 "last": "final parameters"}[config.selection]
+    if config.selection == "test":
+        logger.warning("checkpoints are selected on the test set (selection='test'): scores on it are optimistic")
+
+    params = [p.detach().clone().requires_grad_() for p in model.params()]
+    buffers = [b.detach().clone() for b in model.buffers()]
+    opt = torch.optim.Adam(params, **adam_kwargs(config.lr, config.weight_decay, device))
+    streams = _streams(config, y_np, train_rows, seeds)
+    mix_rngs = [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None
+    val_idx = torch.as_tensor(val_rows, device=device)
+    train_idx = torch.as_tensor(train_rows, device=device)
+    val_truth = truth_all[val_rows] if m_val else None
+    best = [p.detach().clone() for p in params] + [b.clone() for b in buffers]
+    best_score = torch.full((n,), float("inf"), dtype=torch.float64)
+    best_step = np.full(n, -1, dtype=np.int64)
+    bad = torch.zeros(n, dtype=torch.int64)
+    epochs = np.zeros(n, dtype=np.int64)
+    steps = np.zeros(n, dtype=np.int64)
+    active = torch.arange(n)
+    history: list[tuple] = []
+    train_loss_sum = torch.zeros(n, dtype=torch.float64, device=device)
+    train_loss_count = 0
+    n_p = len(params)
+
+    def step(rows: torch.Tensor) -> None:
+        nonlocal train_loss_sum, train_loss_count
+        lam = mixup_coefficients(config.mixup_alpha, [mix_rngs[int(i)] for i in active], rows.shape[1], device) \
+            if mix else None
+        t = target[rows]
+        if lam is not None:
+            t = mix_pairs(t, lam)
+        with autocast(device, mixed_precision):
+            z = model.forward(params, buffers, source, rows, training=True, mix=lam)
+        per = per_teacher_loss(z, t, config.task)
+        loss = per.sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        train_loss_sum.add_(per.detach())
+        train_loss_count += 1
+
+    def evaluate(at_step: int) -> bool:
+        """Record the history, update the selected checkpoints; True when every teacher has stopped."""
+        nonlocal params, buffers, opt, active, train_loss_sum, train_loss_count
+        ids = active.numpy()
+        if train_loss_count:
+            tl = (train_loss_sum / train_loss_count).cpu().numpy()
+            history.extend((at_step, int(t), "train", "loss", float(v)) for t, v in zip(ids, tl))
+        train_loss_sum = torch.zeros(len(ids), dtype=torch.float64, device=device)
+        train_loss_count = 0
+        scores = {}
+        evaluated = m_val or test_set is not None
+        if evaluated:
+            model.set_training(False)
+        if m_val:
+            vidx = val_idx[active.to(device)]
+            scores["validation"] = _evaluate(model, params, buffers, source, vidx, eval_target[vidx],
+                                             val_truth[ids], config.task, device, mixed_precision)
+        if test_set is not None:
+            ts, trows, ttarget, ttruth = test_set
+            scores["test"] = _evaluate(model, params, buffers, ts, trows, ttarget, ttruth, config.task, device,
+                                       mixed_precision)
+        for split, vals in scores.items():
+            for metric, v in vals.items():
+                history.extend((at_step, int(t), split, metric, float(x)) for t, x in zip(ids, v))
+        if config.selection == "last" or config.selection not in scores:
+            return False
+        raw = scores[config.selection][config.select_on]
+        score = torch.as_tensor(raw if config.select_on == "loss" else -raw, dtype=torch.float64)
+        before = best_score.clone()
+        patience = config.step_patience if config.step_schedule else config.patience
+        stop = record_stacked_losses(score, active, best_score, bad, patience, best, params + buffers)
+        improved = (best_score != before).numpy()
+        best_step[improved] = at_step
+        if stop.any():
+            keep = (~stop).nonzero().squeeze(1)
+            active = active[keep]
+            if active.numel() == 0:
+                return True
+            kd = keep.to(device)
+            new = [p.detach()[kd].clone().requires_grad_() for p in params]
+            opt = compact_optimizer(opt, params, new, kd)
+            params, buffers = new, [b[kd].clone() for b in buffers]
+            train_loss_sum = train_loss_sum[kd]
+        return False
+
+    total = 0
+    if not config.step_schedule:
+        bar = tqdm(range(config.max_epochs), desc=f"{desc} {n} (epochs)", disable=not progress)
+        for _epoch in bar:
+            model.set_training(True)
+            if config.sampler == "random":
+                positions = torch.stack([streams[int(i)].order() for i in active]).to(device)
+                order = torch.gather(train_idx[active.to(device)], 1, positions)
+            else:
+                order = torch.as_tensor(np.stack([streams[int(i)].draw(m) for i in active]), device=device)
+            for start in range(0, m, config.batch_size):
+                step(order[:, start:start + config.batch_size])
+                total += 1
+            epochs[active.numpy()] += 1
+            steps[active.numpy()] = total
+            if evaluate(total):
+                break
+            bar.set_postfix(active=int(active.numel()))
+    else:
+        every = config.evaluation_interval
+        feeders = [BatchFeeder(stream, config.batch_size) for stream in streams]
+        bar = tqdm(total=config.max_steps, desc=f"{desc} {n} (steps)", disable=not progress)
+        model.set_training(True)
+        for total in range(1, config.max_steps + 1):
+            rows = torch.stack([feeders[int(i)].next() for i in active]).to(device)
+            step(rows)
+            steps[active.numpy()] = total
+            if total % every == 0 or total == config.max_steps:
+                done = evaluate(total)
+                model.set_training(True)
+                bar.update(every if total % every == 0 else total % every)
+                bar.set_postfix(active=int(active.numel()))
+                if done:
+                    break
+        bar.close()
+        epochs[:] = steps * config.batch_size // m
+    final = active.to(best[0].device) if best else active
+    never = torch.isinf(best_score)
+    if config.selection == "last" or never.any():
+        # teachers without a finite selection score keep their final parameters
+        rows_keep = never[active] if config.selection != "last" else torch.ones(active.numel(), dtype=torch.bool)
+        sel = rows_keep.nonzero().squeeze(1)
+        if sel.numel():
+            for target_t, live in zip(best, params + buffers):
+                target_t.index_copy_(0, final[sel.to(final.device)], live.detach()[sel.to(live.device)])
+            best_step[active[sel].numpy()] = -1
+    best_np = best_score.numpy().copy()
+    if config.select_on != "loss":
+        best_np = -best_np
+    best_np[never.numpy() | (config.selection == "last")] = np.nan
+    frame = pd.DataFrame(history, columns=list(HISTORY_COLUMNS))
+    return TrainResult([t.detach().cpu() for t in best[:n_p]], [t.cpu() for t in best[n_p:]], epochs, steps,
+                       best_np, best_step, frame, selection)
+
+
+@torch.no_grad()
+def _infer_outputs(model: Any, source: Any, device: torch.device) -> int:
+    p = [t[:1] for t in model.params()]
+    b = [t[:1] for t in model.buffers()]
+    model.set_training(False)
+    z = model.forward(p, b, source, torch.zeros(1, 1, dtype=torch.int64, device=device), training=False)
+    return int(z.shape[-1])

@@ -1,0 +1,160 @@
+"""Audio Set II pipeline (issue 11) on crafted and synthetic votes: set-up, noise-free tables, sweeps, accounting."""
+import warnings
+
+import numpy as np
+import pytest
+
+from pate_study.experiments import audioset_multilabel as am
+
+warnings.filterwarnings("ignore", message=".*edge of the order range.*")
+
+
+def _cv(probs, labels):
+    probs = np.asarray(probs, dtype=float)
+    labels = np.asarray(labels, dtype=bool)
+    return am.CachedVotes(probs, labels, probs, labels, labels.mean(0), tuple(f"c{i}" for i in range(labels.shape[1])),
+                          "synthetic")
+
+
+# ----------------------------------------------------------------------------- set-up and bad input
+def test_query_test_split_holds_min_pool_and_is_disjoint_and_seeded():
+    pool, test = am.query_test_split(7722, min_pool=5000, seed=3)
+    assert len(pool) == 5000 and len(test) == 2722
+    assert not np.intersect1d(pool, test).size and len(np.union1d(pool, test)) == 7722
+    again, _ = am.query_test_split(7722, min_pool=5000, seed=3)
+    assert np.array_equal(pool, again)
+    half, _ = am.query_test_split(12000, min_pool=5000, seed=0)
+    assert len(half) == 6000  # about half when half is enough
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.full((2, 3, 4), 1.5), "expected probabilities in"),
+    (np.full((2, 3, 4), np.nan), "NaN"),
+    (np.zeros((3, 4)), "3-D"),
+    (np.array([[["a"]]]), "numeric"),
+])
+def test_bad_probabilities_give_one_clear_error(bad, match):
+    with pytest.raises(ValueError, match=match):
+        am.check_probabilities(bad)
+
+
+def test_cached_votes_rejects_wrong_label_shape():
+    with pytest.raises(ValueError, match="pool_labels"):
+        am.CachedVotes(np.zeros((2, 3, 4)), np.zeros((3, 5), bool), np.zeros((2, 1, 4)), np.zeros((1, 4), bool),
+                       np.zeros(4), ("a",) * 4, "synthetic")
+
+
+def test_vote_fractions_average_probabilities_or_votes():
+    p = np.array([[[0.9, 0.2]], [[0.4, 0.6]]])
+    assert np.allclose(am.vote_fractions(p), [[0.65, 0.4]])
+    assert np.allclose(am.vote_fractions(p, "binary"), [[0.5, 0.5]])
+
+
+# ----------------------------------------------------------------------------- crafted votes
+def test_unanimous_votes_release_the_votes_and_pass_every_check():
+    m = np.array([[1.0, 0.0, 1.0, 0.0, 0.0]])
+    for th in (0.2, 0.6, "adaptive"):
+        assert np.array_equal(am.noise_free_release(m, th), m > 0.5)
+    assert am.noise_free_confident(m, 0.2, 0.6, "max").all()
+    # printed rule: top-4 of m - th_e are 0.8, 0.8, -0.2, -0.2: not all >= 0.6
+    assert not am.noise_free_confident(m, 0.2, 0.6, "printed").any()
+
+
+def test_votes_exactly_at_threshold_are_off_and_max_rule_is_inclusive():
+    m = np.full((1, 4), 0.4)
+    assert not am.noise_free_release(m, 0.4).any()  # Definition 10: strictly above th
+    assert am.noise_free_confident(m, 0.4, 0.4, "max").all()  # check: >= th_c
+
+
+def test_adaptive_gap_ties_take_the_gap_at_higher_probabilities():
+    # gaps 0.4 (0.9->0.5) and 0.4 (0.5->0.1): the higher one wins, th = 0.5 + 0.2 = 0.7
+    m = np.array([[0.9, 0.5, 0.1]])
+    assert np.array_equal(am.noise_free_release(m, "adaptive"), [[True, False, False]])
+    # the thesis's worked example: [0, .1, .8, 1, 0] -> th 0.45
+    ex = np.array([[0.0, 0.1, 0.8, 1.0, 0.0]])
+    assert np.array_equal(am.noise_free_release(ex, "adaptive"), [[False, False, True, True, False]])
+
+
+def test_confidence_rules_differ_in_th_e_dependence():
+    # 4 labels at 0.9: the printed rule passes th_c = 0.6 with th_e = 0.2 (0.7 >= 0.6) but not with 0.4
+    m = np.array([[0.9, 0.9, 0.9, 0.9, 0.0, 0.0], [0.9, 0.1, 0.0, 0.0, 0.0, 0.0]])
+    y = m > 0.5
+    ens = {10: _cv(np.broadcast_to(m, (10,) + m.shape), y)}
+    t53 = am.table_5_3(ens, thresholds=(0.2, 0.4), confidences=(0.6,))
+    v = am.confidence_rule_verdict(t53).set_index("rule")
+    assert bool(v.loc["max", "answered_share_independent_of_th_e"])
+    assert not bool(v.loc["printed", "answered_share_independent_of_th_e"])
+
+
+# ----------------------------------------------------------------------------- tables
+def test_table_5_1_selects_best_f1_threshold_and_perfect_teachers_score_one():
+    y = np.eye(6, dtype=bool)[np.arange(40) % 6]
+    cv = _cv(np.broadcast_to(y * 0.9 + 0.05, (3, 40, 6)), y)
+    t51 = am.table_5_1({3: cv})
+    row = t51.iloc[0]
+    assert row["ensemble_f1"] == pytest.approx(1.0) and row["map_raw"] == pytest.approx(1.0)
+    assert row["teacher_avg_f1"] == pytest.approx(1.0)
+    t52 = am.table_5_2({3: cv})
+    assert t52["f1"].max() == pytest.approx(row["ensemble_f1"])
+
+
+def test_prediction_counts_picks_most_and_least_frequent():
+    cv = am.synthetic_votes(10, n_pool=400, n_test=20, n_labels=15, seed=0)
+    pc = am.prediction_counts(cv, k=3)
+    assert list(pc["group"]) == ["most frequent"] * 3 + ["least frequent"] * 3
+    assert pc["labels"].iloc[0] >= pc["labels"].iloc[-1]
+    # higher threshold, never more predictions
+    assert (pc["predicted_0.2"] >= pc["predicted_0.6"]).all()
+
+
+# ----------------------------------------------------------------------------- sweeps and accounting
+def test_noise_sweep_epsilon_falls_with_sigma_and_never_exceeds_data_independent():
+    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=2)
+    sw = am.noise_sweep(cv, [0.1, 0.3], thresholds=(0.4, "adaptive"), n_account=200)
+    noisy = sw[sw["sigma_e"] > 0]
+    assert (noisy["epsilon"] <= noisy["epsilon_data_independent"] + 1e-9).all()
+    assert (noisy["epsilon_reference"] >= noisy["epsilon_data_independent"]).all()  # Theorem 12 is T^2 looser
+    for _, sub in noisy.groupby("threshold"):
+        assert sub.sort_values("sigma_e")["epsilon_data_independent"].is_monotonic_decreasing
+
+
+def test_confident_realised_cost_at_most_data_independent_and_answered_share_matches():
+    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=3)
+    cs = am.confidence_sweep(cv, 0.4, 0.6, [0.3], [0.6], n_account=200)
+    assert (cs["epsilon"] <= cs["epsilon_data_independent"] + 1e-9).all()
+    assert 0 <= cs["answered_pct"].iloc[0] <= 100
+
+
+def test_table_5_4_privacy_reports_theorem12_far_above_vote_fraction():
+    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=4)
+    r = am.table_5_4_privacy(cv, 200, 0.4, None)
+    assert r["eps_data_dependent"] <= r["eps_data_independent"] + 1e-9 < r["eps_theorem12_data_independent"]
+    assert r["labels"].shape == (200, 10) and r["answered"].all()
+    rc = am.table_5_4_privacy(cv, 200, "adaptive", 0.6)
+    assert not rc["labels"][~rc["answered"]].any()
+
+
+def test_q_histogram_counts_every_query_once():
+    cv = am.synthetic_votes(50, n_pool=250, n_test=20, n_labels=8, seed=5)
+    h = am.q_histogram(cv, 0.2, n_account=250)
+    for _, sub in h.groupby("threshold"):
+        assert sub["n_queries"].sum() == 250
+
+
+def test_multiwinner_sweep_runs_every_mechanism_on_the_same_votes():
+    cv = am.synthetic_votes(20, n_pool=120, n_test=10, n_labels=6, seed=6)
+    mw, released = am.multiwinner_sweep(cv, [0.3], n_account=100)
+    assert set(mw["mechanism"]) == {"gnthreshold", "binary", "tau", "powerset"}
+    assert all(v.shape == (100, 6) for v in released.values())
+    assert np.isfinite(mw["epsilon"]).all()
+    assert (mw["epsilon"] <= mw["epsilon_data_independent"] + 1e-6).all()
+
+
+def test_findings_are_computed_from_the_tables():
+    cv = am.synthetic_votes(50, n_pool=200, n_test=20, n_labels=8, seed=7)
+    sw = am.noise_sweep(cv, [0.3], thresholds=(0.4,), n_account=150)
+    b = am.bounds_side_by_side(cv, 0.4, 0.3, n_account=150)
+    mw, _ = am.multiwinner_sweep(cv, [0.3], n_account=100)
+    import pandas as pd
+    text = am.findings(sw, pd.DataFrame(), mw, b)
+    assert any("th_e=0.4" in s for s in text) and any("theorem12" in s for s in text)

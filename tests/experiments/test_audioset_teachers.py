@@ -1,0 +1,85 @@
+"""The Audio Set teacher studies (notebook 04) on tiny synthetic data: training through the one loop,
+evaluation cadence, reproducibility, per-class checkpoints, the log-Mel CNN path and bad input."""
+import numpy as np
+import pytest
+
+from pate_study.data import audioset
+from pate_study.experiments import audioset_teachers as study
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    splits = audioset.synthetic(300, 120, n_classes=6, seed=1)
+    X, Y = study.clip_features(splits["bal_train"]), splits["bal_train"].labels
+    Xt, Yt = study.clip_features(splits["eval"]), splits["eval"].labels
+    split = study.pool_split(len(Y), seed=0)
+    return X, Y, Xt, Yt, split
+
+
+SPEC = study.TeacherSpec(hidden=(16,), dropout=0.0, steps=12, eval_every=4, batch_size=16)
+
+
+def test_teachers_train_with_cadence_and_reproduce(tiny):
+    X, Y, Xt, Yt, split = tiny
+    parts = study.teacher_partitions(split, 3, seed=0)
+    assert parts.train.shape == (3, len(split.teacher) // 3)
+    run = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC, seed=0, curve_clips=50)
+    for kind in ("validation", "curve"):
+        steps = sorted(run.history.query("split == @kind and metric == 'mAP'").step.unique())
+        assert steps == [4, 8, 12]
+    assert run.class_ap.shape == (3, 6) and run.probs0.shape == (len(Yt), 6)
+    assert np.all((run.map > 0) & (run.map <= 1)) and set(run.best_step) <= {4, 8, 12}
+    np.testing.assert_array_equal(run.train_counts, Y[parts.train].sum(1))
+    again = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC, seed=0, curve_clips=50)
+    np.testing.assert_array_equal(run.class_ap, again.class_ap)
+    other = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC, seed=1, curve_clips=50)
+    assert not np.array_equal(run.class_ap, other.class_ap)
+
+
+def test_checkpoints_are_prefixes_of_one_run(tiny):
+    X, Y, Xt, Yt, split = tiny
+    rows = split.teacher[:60]
+    ap = study.checkpoint_class_ap(X, Y, rows, Xt, Yt, SPEC, [6, 12], seed=3)
+    from pate_study.ensemble import Partitions
+
+    full = study.train_teachers(X, Y, Partitions(rows[None]), np.zeros(0, np.int64), Xt, Yt,
+                                SPEC.replace(eval_every=12), seed=3, curve_clips=1, last=True)
+    np.testing.assert_allclose(ap[1], full.class_ap[0])
+    assert not np.allclose(ap[0], ap[1], equal_nan=True)
+
+
+def test_logmel_cnn_teachers_run_through_the_loop():
+    X, Y = study.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
+    split = study.pool_split(len(Y), seed=0)
+    parts = study.teacher_partitions(split, 1)
+    spec = study.TeacherSpec(steps=2, eval_every=1, batch_size=8, mixup_alpha=1.0)
+    history, stamp, seconds = study.train_logmel_teachers("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec,
+                                                          width_scale=16, head=(8,), seed=0, device="cpu")
+    assert stamp == "random init" and seconds > 0
+    assert sorted(history.query("split == 'curve'").step.unique()) == [1, 2]
+
+
+def test_bad_input_and_helpers(tiny):
+    *_, split = tiny
+    with pytest.raises(ValueError, match="more teachers than the"):
+        study.teacher_partitions(split, len(split.teacher) + 1)
+    with pytest.raises(ValueError, match="logmel_data"):
+        study.load_logmel_clips("mirror")
+    y = study.synthetic_siren(duration_s=1.0)
+    spectrum = np.abs(np.fft.rfft(y))
+    peak_hz = np.argmax(spectrum) * 44_100 / len(y)
+    assert 650 <= peak_hz <= 1500 and np.abs(y).max() <= 0.3 + 1e-6
+    groups = study.ranked_classes(np.array([0.9, np.nan, 0.1, 0.5, 0.7, 0.3, 0.2, 0.8]), k=2)
+    assert groups["best"].tolist() == [0, 7] and groups["worst"].tolist() == [6, 2]
+    assert groups["medium"].tolist() == [4, 3]
+    assert study.occurrence_spread(np.array([0, 1, 2, 10])) == 5.0
+
+
+def test_table_4_1_on_synthetic_data_is_not_comparable():
+    datasets = study.load_subsets("synthetic", n_synthetic=(400, 200))
+    table = study.table_4_1(datasets, teacher_counts=(1, 10))
+    assert len(table) == 4 and set(table.verdict) == {"not comparable"}
+    big = table.query("block == 'big'")
+    assert (big.individual_teacher_train_ours.to_numpy() == big.overall_teacher_train_ours.to_numpy() // [1, 10]).all()
+    assert (table.overall_teacher_train_ours + table.student_train_size_ours + table.validation_size_ours
+            == table.overall_size_ours).all()

@@ -1,0 +1,135 @@
+"""DeepLog synthetic-sequence study: Hamming distance on crafted pairs, listing location, generators keep
+lengths and padding, models mask padding, and the guarantee table's arithmetic."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from pate_study.data import deeplog as deeplog_data
+from pate_study.experiments import deeplog as ex
+from pate_study.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
+
+
+def test_normalised_hamming_on_crafted_pairs():
+    a = np.array([[1, 2, 3, 4, 0, 0], [5, 5, 0, 0, 0, 0], [1, 2, 3, 4, 5, 6]])
+    b = np.array([[1, 9, 3, 9, 0, 0], [5, 5, 0, 0, 0, 0], [6, 5, 4, 3, 2, 1]])
+    d = ex.normalised_hamming(a, b, np.array([4, 2, 6]))
+    np.testing.assert_allclose(d, [0.5, 0.0, 1.0])
+    # padding is ignored even when it differs
+    b2 = b.copy()
+    b2[1, 3] = 7
+    assert ex.normalised_hamming(a, b2, np.array([4, 2, 6]))[1] == 0.0
+    with pytest.raises(ValueError, match="same shape"):
+        ex.normalised_hamming(a, b[:, :5], np.array([4, 2, 6]))
+    with pytest.raises(ValueError, match="lengths"):
+        ex.normalised_hamming(a, b, np.array([4, 0, 6]))
+
+
+def test_token_edit_distance():
+    assert ex.token_edit_distance([1, 2, 3], [1, 2, 3]) == 0
+    assert ex.token_edit_distance("23 23 21".split(), "23 21".split()) == 1
+    assert ex.token_edit_distance([], [1, 2]) == 2
+
+
+def test_locate_listing_finds_the_block_and_flags_a_dropped_token():
+    sessions = [np.array(s) for s in ([1, 2], [3, 4, 5], [6, 7], [3, 4, 5], [8])]
+    published = [{"sequence": "3 4 5"}, {"sequence": "6"}, {"sequence": "3 4 5"}]
+    t = ex.locate_listing(published, sessions, [np.array([6])])
+    assert list(t["file_row"]) == [1, 2, 3]
+    assert list(t["exact"]) == [True, False, True]
+    assert list(t["token_edit_distance"]) == [0, 1, 0]
+    assert list(t["occurrences_in_file"]) == [2, 0, 2] and t["occurrences_in_other_file"][1] == 1
+    none = ex.locate_listing([{"sequence": "9 9"}], sessions, [])  # not in the file: compared with the first rows
+    assert list(none["file_row"]) == [0] and not none["exact"].any()
+
+
+def _padded(rows, max_len=6):
+    vocab = deeplog_data.Vocabulary(tuple(range(1, 6)))
+    return deeplog_data.pad_sequences([np.array(r) for r in rows], vocab, max_len)
+
+
+def test_per_symbol_generators_keep_length_and_padding():
+    p = _padded([[1, 2, 3], [5, 5, 5, 5, 5, 5], [4]])
+    lp = ex.exponential_mechanism_log_probs(ex.cosine_utility(np.eye(5)), epsilon=1.0, sensitivity=2.0)
+    y = ex.per_symbol_sequences(lp, p, np.random.default_rng(0))
+    assert ((y > 0) == p.mask).all() and y.max() <= 5
+    # at a huge ε the exponential mechanism on cosine similarity returns the symbol itself
+    lp_big = ex.exponential_mechanism_log_probs(ex.cosine_utility(np.eye(5)), epsilon=1e4, sensitivity=2.0)
+    np.testing.assert_array_equal(ex.per_symbol_sequences(lp_big, p, np.random.default_rng(0)), p.tokens)
+
+
+def test_measured_sensitivity_of_a_cosine_table_is_at_most_two():
+    rng = np.random.default_rng(0)
+    u = ex.cosine_utility(rng.normal(size=(28, 16)))
+    assert np.allclose(np.diag(u), 1.0) and 0 < ex.measured_sensitivity(u) <= 2.0
+    opposite = ex.cosine_utility(np.array([[1.0, 0.0], [-1.0, 0.0]]))
+    assert ex.measured_sensitivity(opposite) == pytest.approx(2.0)
+
+
+def test_models_ignore_padding():
+    torch.manual_seed(0)
+    clf = SequenceClassifier(5, embedding_dim=4, hidden=6, cell="gru").eval()
+    ae = Seq2SeqAutoencoder(5, embedding_dim=4, hidden=6).eval()
+    short = torch.tensor([[1, 2, 3, 0, 0, 0]])
+    longer = torch.tensor([[1, 2, 3, 0, 0, 0, 0, 0, 0]])
+    with torch.no_grad():
+        assert torch.allclose(clf(short), clf(longer))
+        z = ae.encode(short)
+        assert torch.allclose(z, ae.encode(longer))
+        assert float(z.abs().sum()) == pytest.approx(1.0, abs=1e-6)  # unit-l1 latent
+        assert ae(short).shape == (1, 6, 5)  # one row of K logits per input position
+    with pytest.raises(ValueError, match="empty sequence"):
+        clf(torch.tensor([[0, 0, 0]]))
+    with pytest.raises(ValueError, match="cell"):
+        SequenceClassifier(5, cell="transformer")
+
+
+def test_latent_generators_keep_length_and_padding():
+    torch.manual_seed(0)
+    ae = Seq2SeqAutoencoder(5, embedding_dim=4, hidden=6).eval()
+    p = _padded([[1, 2, 3], [5, 5, 5, 5, 5, 5], [4]])
+    probs = ex.output_probabilities(ae, p)
+    assert probs.shape == (3, 6, 5) and np.allclose(probs.sum(-1), 1.0)
+    for y in (ex.noisy_latent_sequences(ae, p, 1.0, np.random.default_rng(0)),
+              ex.exponential_output_sequences(probs, p.lengths, 1.0, np.random.default_rng(0)),
+              ex.noisy_output_sequences(probs, p.lengths, 1.0, np.random.default_rng(0))):
+        assert y.shape == p.tokens.shape and ((y > 0) == p.mask).all() and y.max() <= 5
+
+
+def test_guarantee_table_arithmetic():
+    u = ex.cosine_utility(np.random.default_rng(1).normal(size=(6, 3)))
+    g = ex.guarantee_table([1.0, 10.0], lengths=np.array([10, 20, 30]), vocabulary_size=6, idea1_utility=u,
+                           measured_delta_u=ex.measured_sensitivity(u)).set_index(["idea", "epsilon"])
+    assert g.attrs["median_length"] == 20 and g.attrs["max_length"] == 30
+    krr = g.loc[(ex.KRR, 10.0)]
+    assert krr["epsilon_symbol"] == pytest.approx(10.0) and krr["epsilon_released_test_set"] == pytest.approx(300.0)
+    assert krr["epsilon_sequence_median_length"] == pytest.approx(200.0)
+    idea2 = g.loc[(ex.IDEA2, 1.0)]
+    assert idea2["epsilon_symbol"] == pytest.approx(30.0) and idea2["epsilon_released_test_set"] == pytest.approx(30.0)
+    for idea in (ex.IDEA3, ex.IDEA5):
+        row = g.loc[(idea, 10.0)]
+        assert row["epsilon_released_test_set"] == pytest.approx(10.0) and row["epsilon_symbol"] == pytest.approx(10.0)
+    assert g.loc[(ex.IDEA4, 10.0)]["epsilon_released_test_set"] == pytest.approx(300.0)
+    # the exponential mechanism's exact per-symbol ε never exceeds its nominal ε
+    for idea in (ex.IDEA1_MEASURED, ex.IDEA1_ANALYTIC):
+        assert (g.loc[idea]["epsilon_symbol"] <= g.loc[idea].index.values + 1e-12).all()
+    assert (g["epsilon_training_sequences"] == math.inf).all()
+    summary = ex.guarantee_summary(g.reset_index())
+    assert list(summary["idea"]) == list(ex.IDEAS)
+
+
+def test_length_only_rule():
+    train = ex.Split(_padded([[1, 2], [1, 2], [1, 2, 3], [4]]), np.array([0, 0, 1, 1]), [])
+    test = ex.Split(_padded([[5, 5], [5, 5, 5], [5, 5, 5, 5]]), np.array([0, 1, 1]), [])
+    # lengths 2 -> 0, 3 -> 1, unseen 4 -> overall majority (tie -> 1)
+    assert ex.length_only_accuracy(train, test) == 1.0
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="test_fraction"):
+        ex.StudyConfig(test_fraction=0.9, val_fraction=0.2)
+    with pytest.raises(ValueError, match="epsilons"):
+        ex.StudyConfig(epsilons=(0.0, 1.0))

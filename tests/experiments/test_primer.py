@@ -1,0 +1,51 @@
+"""experiments/primer.py: the lab's small computations against closed forms."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from pate_study.experiments import primer
+
+
+def test_one_moved_vote_has_l1_distance_two():
+    counts = np.array([4, 0, 1])
+    moved = primer.move_one_vote(counts, 0, 1)
+    assert moved.tolist() == [3, 1, 1] and primer.l1_sensitivity([(counts, moved)]) == 2
+    with pytest.raises(ValueError, match="no vote to move"):
+        primer.move_one_vote(counts, 1, 0)
+
+
+def test_laplace_log_ratio_is_bounded_and_gaussian_is_not():
+    x = np.linspace(-50, 50, 2001)
+    lap = primer.laplace_log_ratio(x, sensitivity=2.0, scale=4.0)
+    assert np.abs(lap).max() == pytest.approx(0.5)
+    gauss = primer.gaussian_log_ratio(x, f_d=0.0, f_d_prime=1.0, sigma=1.0)
+    np.testing.assert_allclose(gauss, 0.5 - x)  # ((x−1)² − x²)/2, a line
+    direct = stats.norm.logpdf(x, 0, 1) - stats.norm.logpdf(x, 1, 1)
+    np.testing.assert_allclose(gauss, direct, atol=1e-9)
+
+
+def test_gaussian_loss_tail_matches_its_definition():
+    rng = np.random.default_rng(0)
+    o = rng.normal(0.0, 2.0, size=400_000)
+    loss = primer.gaussian_log_ratio(o, f_d=0.0, f_d_prime=1.5, sigma=2.0)
+    assert np.mean(loss > 0.3) == pytest.approx(primer.gaussian_loss_tail(0.3, sensitivity=1.5, sigma=2.0), abs=3e-3)
+
+
+def test_moments_order_is_renyi_order_minus_one():
+    rng = np.random.default_rng(1)
+    votes = np.stack([rng.multinomial(250, q) for q in rng.dirichlet(np.full(10, 0.2), size=50)])
+    table = primer.moments_vs_rdp(votes, gamma=0.05)
+    np.testing.assert_allclose(table["logmgf_over_lambda"], table["rdp_at_lambda_plus_1"], rtol=1e-12)
+    assert (table["rdp_order_alpha"] == table["moment_lambda"] + 1).all()
+
+
+def test_local_dp_table_claims_two_rho():
+    table = primer.local_dp_table([0.5], n_samples=20_000, seed=0)
+    assert table.loc[0, "epsilon"] == pytest.approx(1.0)
+    assert table.loc[0, "epsilon_audited_lower_bound"] <= 1.0
+
+
+def test_fig5_verdict():
+    curve = primer.mgf_bound_curve(gamma=0.05, delta=1e-5, n_queries=1000)
+    assert primer.fig5_verdict(curve).verdict == "agrees"
+    assert primer.fig5_verdict(curve, paper_epsilon=20.2).verdict == "differs"

@@ -1,0 +1,161 @@
+"""Every multi-label bound side by side (issue 11): properties, Table 5.4's fit, an audit, bad votes."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from pate_study.privacy import aggregators, audit, multilabel as ml, multiwinner as mw
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+
+
+@pytest.fixture(autouse=True)
+def _quiet_grid_edge():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
+        yield
+
+
+def _fractions(n: int, k: int, teachers: int = 50, seed: int = 0) -> np.ndarray:
+    """Seeded vote fractions of `teachers` teachers: most labels near 0, some near 1, some undecided."""
+    rng = np.random.default_rng(seed)
+    u = rng.random((n, k))
+    p = np.where(u < 0.05, 0.95, np.where(u < 0.1, 0.5, 0.02))
+    return rng.binomial(teachers, p) / teachers
+
+
+SETTINGS = [
+    dict(threshold=0.4, sigma=0.3),  # the thesis's σ_e = 0.3
+    dict(threshold="adaptive", sigma=0.3),
+    dict(threshold=0.5, sigma=0.02),  # small noise: Theorem 6 applies for the vote-fraction bound
+    dict(threshold=0.4, sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6),  # σ_c = 0.6, rule "max"
+]
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(f"{k}={v}" for k, v in s.items()))
+def test_every_bound_finite_nonnegative_capped_and_nondecreasing(setting):
+    m = _fractions(400, 12)
+    previous = None
+    for n in (100, 250, 400):
+        rows = ml.multilabel_bounds(fractions=m[:n], delta=1e-8, n_teachers=50, **setting)
+        assert [r.bound for r in rows] == list(ml.BOUNDS)
+        eps = np.array([r.data_dependent.epsilon for r in rows])
+        for r in rows:
+            dd, di = r.data_dependent, r.data_independent
+            assert np.all(np.isfinite(dd.rdp_or_logmgf)) and np.all(dd.rdp_or_logmgf >= 0)
+            assert np.isfinite(dd.epsilon) and dd.epsilon >= 0
+            assert np.all(dd.rdp_or_logmgf <= di.rdp_or_logmgf * (1 + 1e-12))
+            assert dd.epsilon <= di.epsilon * (1 + 1e-12)
+            if not r.theorem6_possible and "confidence_threshold" not in setting:
+                assert dd.epsilon == di.epsilon  # equal by construction: listed, not claimed as a saving
+            assert r.uncharged_leaks and ("adaptive threshold" in r.uncharged_leaks[0]) == (setting["threshold"] == "adaptive")
+            row = r.to_dict()
+            assert row["rdp_per_query_at_order2"] <= row["rdp_per_query_at_order2_data_independent"] * (1 + 1e-12)
+        if previous is not None:
+            assert np.all(eps >= previous)
+        previous = eps
+
+
+def test_vote_fraction_bound_saves_where_theorem6_can_apply():
+    m = _fractions(400, 12)
+    rows = {r.bound: r for r in ml.multilabel_bounds(fractions=m, threshold=0.5, sigma=0.02, delta=1e-8,
+                                                      n_teachers=50)}
+    vf = rows["vote_fraction"]
+    assert vf.theorem6_possible and vf.data_dependent.epsilon < 0.9 * vf.data_independent.epsilon
+    # the same value as the single-bound accountant
+    one = ml.gnthreshold_epsilon(sigma=0.02, delta=1e-8, threshold=0.5, fractions=m, bound="vote_fraction",
+                                 n_teachers=50)
+    assert one.epsilon == vf.data_dependent.epsilon
+
+
+MULTIWINNER = {
+    "binary": (lambda p, s, n: mw.binary_pate_epsilon(positive_votes=p, n_teachers=50, sigma=6.0, delta=1e-8),
+               lambda n, k: mw.binary_pate_epsilon(n_queries=n, n_labels=k, sigma=6.0, delta=1e-8)),
+    "confident-binary": (
+        lambda p, s, n: mw.binary_pate_epsilon(positive_votes=p, n_teachers=50, sigma=6.0, threshold=40,
+                                               sigma_threshold=8.0, delta=1e-8),
+        lambda n, k: mw.binary_pate_epsilon(n_queries=n, n_labels=k, sigma=6.0, threshold=40, sigma_threshold=8.0,
+                                            delta=1e-8)),
+    "tau": (lambda p, s, n: mw.tau_pate_epsilon(clipped_sums=s, threshold=25.0, tau=2.0, sigma=6.0, delta=1e-8),
+            lambda n, k: mw.tau_pate_epsilon(n_queries=n, tau=2.0, sigma=6.0, delta=1e-8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTIWINNER))
+def test_multiwinner_bounds_finite_nonnegative_capped_and_nondecreasing(name):
+    dd_fn, di_fn = MULTIWINNER[name]
+    p = np.rint(_fractions(300, 10, seed=3) * 50).astype(int)
+    s = p.astype(float) * 0.8
+    previous = -1.0
+    for n in (50, 150, 300):
+        dd, di = dd_fn(p[:n], s[:n], n), di_fn(n, 10)
+        assert np.all(np.isfinite(dd.rdp_or_logmgf)) and np.all(dd.rdp_or_logmgf >= 0)
+        assert np.all(dd.rdp_or_logmgf <= di.rdp_or_logmgf * (1 + 1e-12)) and dd.epsilon <= di.epsilon
+        assert dd.epsilon >= previous
+        previous = dd.epsilon
+
+
+def test_table54_fit_and_what_the_stated_formulas_give():
+    out = ml.table54_fit()
+    assert [row["fit_rounds_to_printed"] for row in out["fit"]] == [True, True]
+    assert out["fit"][0]["fit"] == pytest.approx(0.2 * 2000 + math.log(1e8))
+    assert out["rdp_per_query_least_squares"] == pytest.approx(0.2, abs=1e-4)
+    per_query = {f["formula"]: f["rdp_per_query_at_order"] for f in out["formulas"] if f["n_queries"] == 2000}
+    assert per_query == pytest.approx({"theorem12": 1700.0, "eq4_8": 2 / 0.09, "gaussian_unit": 1 / 0.09,
+                                       "vote_fraction": 0.68})
+    assert all(abs(v - 0.2) > 0.4 for v in per_query.values())  # no stated formula gives 0.2 per query
+    eq48 = next(f for f in out["formulas"] if f["formula"] == "eq4_8")
+    assert eq48["sigma_matching_fit"] == pytest.approx(math.sqrt(10))  # λ/σ² = 0.2 at λ = 2 needs σ = √10
+    # a different rate does not reproduce the printed values
+    assert not all(row["fit_rounds_to_printed"] for row in ml.table54_fit(rate=0.21)["fit"])
+
+
+def test_audit_gnthreshold_at_the_thesis_noise():
+    # σ_e = 0.3 on vote fractions; T = 5 teachers and 4 labels make the one-query ε large enough to measure
+    ok = audit.audit_gnthreshold(sigma=0.3, n_labels=4, n_teachers=5, threshold=0.5, delta=1e-3, seed=0,
+                                 n_samples=200_000)
+    assert not ok.violation and 0 < ok.epsilon_lower <= ok.claimed_epsilon
+    broken = audit.audit_gnthreshold(sigma=0.3, n_labels=4, n_teachers=5, threshold=0.5, delta=1e-3, seed=0,
+                                     n_samples=200_000, noise_scale_factor=0.5)
+    assert broken.violation
+
+
+def test_audit_confident_gnthreshold_at_sigma_c_06():
+    # Confident-GNThreshold ("max" rule, σ_c = 0.6, σ_e = 0.3), one query, neighbours: one of T = 2 teachers
+    # switches every label on; output statistic: number of released labels, −1 when not answered.
+    t, k, sigma, sigma_c, th, th_c, delta = 2, 3, 0.3, 0.6, 0.5, 0.6, 1e-3
+    slope = 1 / (2 * t**2 * sigma_c**2) + k / (2 * t**2 * sigma**2)  # check + GNThreshold, vote-fraction units
+    grid = np.linspace(1.01, 200, 4000)
+    claimed = float(np.min(np.maximum(slope * grid + np.log1p(-1 / grid) - (np.log(delta) + np.log(grid))
+                                      / (grid - 1), 0)))
+
+    def sampler(level, which, n, rng):
+        m = np.full((n, k), level + (1.0 / t if which else 0.0))
+        rel = aggregators.confident_gnthreshold(m, th, sigma, th_c, sigma_c, rng, rule="max")
+        return np.where(rel.answered, rel.labels.sum(axis=1), -1)
+
+    res = audit.audit_mechanism(sampler, [0.0, 0.2, 0.4], claimed_epsilon=claimed, delta=delta, n_samples=200_000,
+                                seed=1, mechanism="confident-gnthreshold")
+    assert not res.violation and 0 < res.epsilon_lower <= claimed
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([[0.2, 1.4]], r"fractions: expected vote fractions in \[0, 1\]"),
+    ([[0.2, -0.1]], r"fractions: expected vote fractions in \[0, 1\]"),
+    ([[0.2, np.nan]], "fractions: expected finite vote fractions"),
+    (np.zeros((2, 3, 4)), "fractions: expected a 2-D array"),
+])
+def test_bad_votes_name_the_parameter(bad, match):
+    with pytest.raises(ValueError, match=match):
+        ml.multilabel_bounds(fractions=bad, threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50)
+
+
+def test_bad_bound_and_teachers():
+    with pytest.raises(ValueError, match="bound: expected one of"):
+        ml.multilabel_bounds(fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50,
+                             bounds=("thm12",))
+    with pytest.raises(ValueError, match="n_teachers: expected a positive integer"):
+        ml.multilabel_bounds(fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=0)

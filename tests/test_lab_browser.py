@@ -1,0 +1,130 @@
+"""Every notebook in JupyterLab, as a student meets it: headless Chromium, Run All Cells, smoke parameters.
+
+Fails on an error output, a cell that did not run, the package's log lines in a stderr box (JupyterLab draws them
+pink), outputs not under the repository root's build/lab-test/figures/ or not stamped as an interactive run, and
+any file written outside figures/, build/ and the prepared data. Needs Debian's ``chromium`` (``.ci/run`` installs
+it); skipped, saying so, where it is absent. See :mod:`pate_study.labcheck`.
+"""
+import os
+
+import pytest
+
+from pate_study.labcheck import find_browser, run_in_lab
+from pate_study.paths import REPO_ROOT
+from pate_study.runner import list_notebooks
+
+
+@pytest.mark.lab
+def test_every_notebook_runs_clean_in_jupyterlab_and_chromium():
+    browser = find_browser()
+    if browser is None:
+        pytest.skip("no chromium on this machine: install Debian's package (apt-get install chromium), "
+                    "as .ci/run does, to run the notebooks in JupyterLab")
+    screenshot = os.environ.get("PATE_STUDY_LAB_SCREENSHOT")  # e.g. docs/img/primer-first-plot-jupyterlab.png
+    checks, outside = run_in_lab(list_notebooks(), browser=browser,
+                                 screenshot=REPO_ROOT / screenshot if screenshot else None)
+    problems = {check.stem: check.problems for check in checks if check.problems}
+    assert not problems
+    assert not outside, f"files written outside figures/ and build/: {outside}"
+    # Time is reported, not asserted (performance belongs in benchmarks/): the aim is all notebooks in 5 minutes.
+    print("JupyterLab run times: " + ", ".join(f"{c.stem} {c.seconds:.0f} s" for c in checks))
+
+
+# --- the checks themselves, without a browser -----------------------------------------------------------------
+def _saved(tmp_path, outputs, execution_count=1):
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("x = 1", id="c")
+    cell.execution_count, cell.outputs = execution_count, outputs
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    return path
+
+
+def _stamped(tmp_path, profile):
+    import json
+
+    folder = tmp_path / "figs"
+    folder.mkdir(exist_ok=True)
+    (folder / "scalars.json").write_text(json.dumps({"_provenance": {"profile": profile}}))
+    return folder
+
+
+def test_check_flags_package_logs_on_stderr_errors_unrun_cells_and_wrong_stamp(tmp_path, monkeypatch):
+    import nbformat
+
+    from pate_study import labcheck
+
+    monkeypatch.setattr(labcheck, "REPO_ROOT", tmp_path)
+    stream = nbformat.v4.new_output
+    clean = labcheck.check_saved_notebook(
+        _saved(tmp_path, [stream("stream", name="stdout", text="INFO pate_study.outputs: saved figure\n"),
+                          stream("stream", name="stderr", text="UserWarning: something else\n")]),
+        "nb", 1.0, _stamped(tmp_path, "interactive"))
+    assert clean.problems == [] and clean.other_stderr == ["cell 0: UserWarning: something else"]
+    pink = labcheck.check_saved_notebook(
+        _saved(tmp_path, [stream("stream", name="stderr", text="INFO:pate_study.privacy.audit:trial 3 of 10\n"),
+                          stream("error", ename="KeyError", evalue="'x'", traceback=[])], execution_count=None),
+        "nb", 1.0, _stamped(tmp_path, "paper"))
+    assert len(pink.problems) == 4, pink.problems  # not run, pink log, error, stamped as the paper profile
+    assert any("stderr box" in p for p in pink.problems) and any("'paper'" in p for p in pink.problems)
+    missing = labcheck.check_saved_notebook(_saved(tmp_path, []), "nb", 1.0, tmp_path / "nowhere")
+    assert "outputs not written under the repository root" in missing.problems[0]
+
+
+def test_snapshot_sees_new_files_outside_allowed_folders_only(tmp_path):
+    from pate_study.labcheck import changed_files, snapshot
+
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "figures").mkdir()
+    before = snapshot(tmp_path)
+    (tmp_path / "notebooks" / "figures").mkdir()
+    (tmp_path / "notebooks" / "figures" / "fig.png").write_bytes(b"x")  # issue 18: the kernel's cwd was used
+    (tmp_path / "figures" / "fig.png").write_bytes(b"x")
+    assert changed_files(before, snapshot(tmp_path)) == ["notebooks/figures/fig.png"]
+
+
+def test_package_logs_go_to_the_current_stdout_once(capsys):
+    import logging
+
+    from pate_study.session import log_to_stdout
+
+    logger = logging.getLogger("pate_study.test_session")
+    parent = logging.getLogger("pate_study")
+    saved = (parent.handlers[:], parent.propagate, parent.level)
+    try:
+        handler = log_to_stdout()
+        assert log_to_stdout() is handler and parent.handlers.count(handler) == 1 and not parent.propagate
+        parent.setLevel(logging.INFO)
+        logger.info("saved figure x")
+        captured = capsys.readouterr()
+        assert captured.out == "INFO pate_study.test_session: saved figure x\n" and captured.err == ""
+    finally:
+        parent.handlers[:], parent.propagate = saved[0], saved[1]
+        parent.setLevel(saved[2])
+
+
+def test_inline_figures_get_alt_text_metadata():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from IPython.core.formatters import DisplayFormatter
+    from IPython.core.pylabtools import select_figure_formats
+
+    from pate_study.session import ALT_ATTRIBUTE, install_alt_text
+
+    class Shell:  # the two attributes select_figure_formats and install_alt_text use
+        display_formatter = DisplayFormatter()
+        config = {}
+
+    shell = Shell()
+    select_figure_formats(shell, {"png"})
+    assert install_alt_text(shell) and install_alt_text(shell)  # idempotent
+    fig, ax = plt.subplots()
+    ax.set(title="Student accuracy", xlabel="ρ", ylabel="accuracy")
+    data, metadata = shell.display_formatter.format(fig)
+    assert "image/png" in data and metadata["image/png"]["alt"] == "Figure: Student accuracy, accuracy against ρ"
+    setattr(fig, ALT_ATTRIBUTE, "make2021-fig10: student accuracy by noise level")
+    assert shell.display_formatter.format(fig)[1]["image/png"]["alt"].startswith("make2021-fig10")
+    plt.close(fig)

@@ -1,0 +1,35 @@
+"""Plot helpers for readable notebook figures (issue 18): compact tick labels, histograms with point masses."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from pate_study.plots import compact_ticks, hist_with_atoms  # noqa: E402
+
+
+def test_compact_ticks_are_few_and_short():
+    fig, ax = plt.subplots()
+    ax.plot([-0.1, 0.1], [0, 1])
+    compact_ticks(ax, "x", nbins=5)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert 3 <= len(labels) <= 7 and "0" in labels
+    assert all(len(label) <= 5 for label in labels), labels  # "−0.05", never "−0.050"
+    plt.close(fig)
+
+
+def test_hist_with_atoms_separates_point_masses_and_keeps_total_mass_one():
+    rng = np.random.default_rng(0)
+    samples = np.concatenate([np.full(450, -0.1), np.full(500, 0.1), rng.uniform(-0.1, 0.1, 50)])
+    fig, ax = plt.subplots()
+    masses = hist_with_atoms(ax, samples, [-0.1, 0.1], bins=10)
+    assert masses[-0.1] == pytest.approx(0.45) and masses[0.1] == pytest.approx(0.5)
+    assert masses["continuous"] == pytest.approx(0.05)
+    area = sum(p.get_height() * p.get_width() for p in ax.patches)
+    assert area == pytest.approx(0.05)  # histogram normalised by all samples: area + atoms = 1
+    assert max(p.get_height() for p in ax.patches) < 1.0  # no spike of height mass / bin width
+    plt.close(fig)
+    with pytest.raises(ValueError, match="samples is empty"):
+        hist_with_atoms(plt.subplots()[1], [], [0.0])
