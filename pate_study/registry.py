@@ -156,6 +156,36 @@ def paper_vs_ours(item: Item, scalars: dict) -> str:
     return "; ".join(parts).replace("|", "\\|").replace("\n", " ")
 
 
+#: Statuses of items whose numbers have been regenerated (a published value then needs a verdict).
+REGENERATED = ("synthetic only", "real data at reduced scale", "real data at paper scale", "regenerated (analytic)")
+
+
+def has_published_values(item: Item) -> bool:
+    """True when the source prints numbers for ``item`` (scalar values or table rows), not only text."""
+    return bool((item.published or {}).get("values") or (item.published or {}).get("rows"))
+
+
+def verdict_cell(item: Item, scalars: dict) -> str:
+    """'**verdict**: reason (rule)' from the item's recorded verdict (:mod:`pate_study.verdicts`), or ''."""
+    ours = scalars.get(item.id, {})
+    if "verdict" not in ours:
+        return ""
+    reason = f": {ours['verdict_reason']}" if ours.get("verdict_reason") else ""
+    return f"**{ours['verdict']}**{reason} (rule: {ours.get('verdict_rule', '')})".replace("|", "\\|").replace("\n", " ")
+
+
+def missing_verdicts(items: list[Item], figures_dir: Path = FIGURES_DIR) -> list[str]:
+    """Ids of items with published values and a regenerated status whose notebook recorded no verdict."""
+    figures_dir = Path(figures_dir)
+    missing = []
+    for item in items:
+        if item.status in REGENERATED and has_published_values(item):
+            scalars = read_scalars(figures_dir / item.notebook) if item.notebook else {}
+            if "verdict" not in scalars.get(item.id, {}):
+                missing.append(item.id)
+    return missing
+
+
 def _provenance_cell(item: Item, figures_dir: Path) -> str:
     for output in item.outputs:
         try:
@@ -182,14 +212,14 @@ def index_markdown(items: list[Item], figures_dir: Path = FIGURES_DIR) -> str:
         "",
         f"{len(items)} items: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ".",
         "",
-        "| id | label | kind | notebook | status | outputs | provenance | paper vs ours |",
-        "|---|---|---|---|---|---|---|---|",
+        "| id | label | kind | notebook | status | outputs | provenance | paper vs ours | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for item in items:
         outputs = " ".join(f"[{Path(o).suffix[1:]}]({o})" for o in item.outputs)
         scalars = scalars_by_notebook.get(item.notebook or "", {})
         row = [item.id, item.label, item.kind, item.notebook or "", item.status, outputs,
-               _provenance_cell(item, figures_dir), paper_vs_ours(item, scalars)]
+               _provenance_cell(item, figures_dir), paper_vs_ours(item, scalars), verdict_cell(item, scalars)]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") if i < 5 else str(c) for i, c in enumerate(row)) + " |")
     lines += ["", "Documents: " + "; ".join(f"`{k}` = {v}" for k, v in DOCUMENTS.items()) + "."]
     return "\n".join(lines) + "\n"

@@ -105,3 +105,35 @@ def test_check_outputs_and_index_on_a_toy_tree(tmp_path):
         "epsilon_star: paper 20.1743 / ours 20.1743"
     text = write_index(figures, tmp_path / "registry.yaml").read_text()
     assert "analytic; profile smoke; seed 0; abc, 2026-01-01" in text and "ours 20.1743" in text
+
+
+def _notebooks_owing_verdicts():
+    from pate_study.registry import REGENERATED, has_published_values
+    return sorted({i.notebook for i in load_registry() if i.status in REGENERATED and has_published_values(i)})
+
+
+@pytest.mark.parametrize("notebook", _notebooks_owing_verdicts())
+def test_every_regenerated_item_with_published_values_has_a_verdict(notebook):
+    """A published number beside ours needs a verdict (pate_study.verdicts) recorded under the item's id."""
+    from pate_study.registry import missing_verdicts
+    missing = missing_verdicts([i for i in load_registry() if i.notebook == notebook])
+    assert not missing, f"{notebook}: record a verdict (pate_study.verdicts) for {missing}"
+
+
+def test_missing_verdicts_and_the_index_column(tmp_path):
+    """The check fails for a regenerated item with published values and no verdict, and the index shows one."""
+    import json
+
+    from pate_study.registry import Item, index_markdown, missing_verdicts
+    item = Item(id="make2021-fig8", document="make2021", label="Figure 8", type="figure", kind="result", caption="c",
+                same_as=(), notebook="nb", outputs=(), status="real data at reduced scale",
+                published={"values": {"a": 1}})
+    exempt = Item(id="make2021-fig1", document="make2021", label="Figure 1", type="figure", kind="result", caption="c",
+                  same_as=(), notebook="nb", outputs=(), status="not started", published={"values": {"a": 1}})
+    (tmp_path / "nb").mkdir()
+    assert missing_verdicts([item, exempt], tmp_path) == ["make2021-fig8"]
+    record = {"make2021-fig8": {"a": 2, "verdict": "differs", "verdict_rule": "|x| <= 1", "verdict_reason": "why"}}
+    (tmp_path / "nb" / "scalars.json").write_text(json.dumps(record))
+    assert missing_verdicts([item, exempt], tmp_path) == []
+    row = [line for line in index_markdown([item], tmp_path).splitlines() if line.startswith("| make2021-fig8")][0]
+    assert row.endswith("**differs**: why (rule: \\|x\\| <= 1) |")

@@ -7,6 +7,9 @@ import pytest
 
 from pate_study.ensemble import EnsembleConfig
 from pate_study.experiments import student_privacy as study
+from pate_study.experiments.student_privacy import ecg, figures, web
+from pate_study.experiments.student_privacy.tables import summarise_verdicts, with_verdicts
+from pate_study.verdicts import Verdict
 
 
 def _blobs(n, d=20, n_classes=3, seed=0):
@@ -85,10 +88,17 @@ def test_config_rejects_bad_values():
 
 
 def test_noise_signal_table_matches_the_closed_form():
-    table = study.noise_signal_table([0.1, None], "rho", 187).set_index("level")
+    X = np.zeros((3, 187))
+    X[:, :4] = 0.25  # four non-zeros of 1/4: ‖x‖₂ = 1/2
+    table = study.noise_signal_table([0.1, None], "rho", X).set_index("level")
     assert table.loc["0.1", "noise_std"] == pytest.approx(np.sqrt(2) * 10)
     assert table.loc["0.1", "noise_std_over_mean_coordinate"] == pytest.approx(np.sqrt(2) * 10 * 187)
     assert table.loc["0.1", "student_epsilon"] == pytest.approx(0.2)
+    assert table.loc["0.1", "median_nonzeros"] == 4
+    assert table.loc["0.1", "linear_readout_snr_bound"] == pytest.approx(0.5 / (np.sqrt(2) * 10))
+    # the bound is attained by w = x: signal ‖x‖², noise std √2·b·‖x‖
+    sparse = study.noise_signal_table([0.1], "rho", __import__("scipy").sparse.csr_matrix(X)).iloc[0]
+    assert sparse["linear_readout_snr_bound"] == pytest.approx(table.loc["0.1", "linear_readout_snr_bound"])
 
 
 def test_study_rows_accounting_and_learning(small_study):
@@ -138,15 +148,81 @@ def test_binary_study_with_scale_noise_and_groups(tmp_path, monkeypatch):
     assert result.teachers["threshold_rows"] == 10
 
 
-def test_student_rows_keep_validation_groups_apart():
-    groups = np.repeat(np.arange(50), 4)  # 200 rows, 50 groups of 4 identical requests
-    config = _config(student_queries=30, student_threshold=10, student_validation=40)
-    for k in range(5):
-        q, t, v = study._student_rows(200, config, np.random.default_rng(k), groups)
-        assert len(q) == 30 and len(t) == 10 and len(v) == 40
-        assert not set(groups[v]) & set(groups[np.concatenate([q, t])])
-    with pytest.raises(ValueError, match="share no group"):
-        study._student_rows(200, _config(student_queries=150, student_validation=40), np.random.default_rng(0), groups)
+def test_student_rows_keep_validation_groups_apart_with_the_pools_class_balance():
+    rng = np.random.default_rng(0)
+    # 40 big benign groups of 20 rows and 200 single anomalous rows: 800 + 200 rows, 20% anomalous
+    groups = np.concatenate([np.repeat(np.arange(40), 20), 40 + np.arange(200)])
+    y = np.concatenate([np.zeros(800, int), np.ones(200, int)])
+    config = _config(student_queries=100, student_threshold=20, student_validation=200)
+    draws = [study.student_rows(y, config, np.random.default_rng(k), groups) for k in range(6)]
+    for rows in draws:
+        assert (len(rows.queries), len(rows.threshold), len(rows.validation)) == (100, 20, 200)
+        assert not set(groups[rows.validation]) & set(groups[np.concatenate([rows.queries, rows.threshold])])
+        assert y[rows.validation].mean() == pytest.approx(0.2)          # the pool's class balance, exactly
+        assert abs(y[np.concatenate([rows.queries, rows.threshold])].mean() - 0.2) < 0.01
+        assert len(np.unique(rows.validation)) == 200
+    # the big groups reach the validation rows (a row-wise query draw would always claim them)
+    assert all(np.isin(groups[r.validation], np.arange(40)).any() for r in draws)
+    # independent across students: not the same rows every time
+    from pate_study.experiments.student_privacy.pipeline import mean_pairwise_overlap
+    assert mean_pairwise_overlap([r.validation for r in draws]) < 0.6
+    with pytest.raises(ValueError, match="student_pool_size"):
+        study.student_rows(y, _config(student_queries=400, student_validation=700), rng, groups)
+
+
+def test_disjoint_students_share_no_row_and_fit_sizes_accounts_for_them():
+    config = _config(student_queries=30, student_validation=10, n_students=4, disjoint_students=True)
+    rows = study.disjoint_student_rows(200, config, np.random.default_rng(0))
+    every = np.concatenate([np.concatenate([r.queries, r.threshold, r.validation]) for r in rows])
+    assert len(every) == len(np.unique(every)) == 160
+    fitted, notes = study.fit_sizes(_config(student_queries=80, student_validation=20, n_students=10,
+                                            disjoint_students=True), 10_000, 500)
+    assert (fitted.student_queries, fitted.student_validation) == (40, 10) and "10 disjoint students" in notes[-1]
+
+
+def test_consensus_summary_finds_q_at_the_cap_when_votes_are_few():
+    """20 teachers, 5 classes, γ = 0.05: even a unanimous vote gives q ≥ the cap 0.8, so Theorem 3 never applies and
+    ε_dep equals the data-independent bound by construction (the ECG reduced scale)."""
+    votes = np.array([[20, 0, 0, 0, 0], [12, 3, 2, 2, 1]])
+    summary = study.consensus_summary(votes, gamma=0.05)
+    assert summary["share_q_at_cap"] == 1.0 and summary["share_q_below_theorem_limit"] == 0.0
+    assert summary["median_q"] == pytest.approx(0.8)
+    eps = study.data_dependent_epsilons(votes, gamma=0.05, delta=1e-6)
+    ind = study.data_independent_epsilons(n_queries=2, gamma=0.05, delta=1e-6)
+    assert eps["eps_moments_int"] == pytest.approx(ind["eps_moments_int"])
+    # 250 unanimous teachers: q far below the limit, and ε_dep far below ε_ind
+    strong = np.array([[250, 0]] * 10)
+    assert study.consensus_summary(strong, gamma=0.05)["share_q_below_theorem_limit"] == 1.0
+    assert study.data_dependent_epsilons(strong, gamma=0.05, delta=1e-5)["eps_moments_int"] < 2.0
+
+
+def test_sosa_setting_hypotheses_floor_and_ceiling():
+    table = study.sosa_setting_hypotheses([0.39, 23.51, 13.24], deltas=[1e-5, 0.05], n_queries=[1000, 1200],
+                                          gamma=0.05).set_index(["delta", "n_queries"])
+    assert table.loc[(1e-5, 1000), "floor"] == pytest.approx(np.log(1e5) / 8, abs=1e-6)
+    assert table.loc[(0.05, 1000), "floor"] == pytest.approx(np.log(20) / 8, abs=1e-6)
+    assert table.loc[(1e-5, 1200), "ceiling"] == pytest.approx(2 * 1200 * 0.05**2 * 2 + np.log(1e5))  # λ = 1
+    assert table.loc[(0.05, 1200), "ceiling"] == pytest.approx(15.0, abs=0.01)
+    assert table.loc[(1e-5, 1200), "fit"] == "13.24, 23.51"
+    assert table.loc[(0.05, 1200), "fit"] == "0.39, 13.24" and table.loc[(0.05, 1000), "fit"] == "0.39"
+
+
+def test_epsilon_gap_explanations_grid_and_queries():
+    gaps = study.epsilon_gap_explanations(n_queries=1000, gamma=0.05, delta=1e-5, extra_queries=200)
+    assert gaps["continuous_T_charged"] == pytest.approx(20.1743, abs=1e-4)
+    assert gaps["integer_T_charged"] == pytest.approx(20.7565, abs=1e-4)
+    assert gaps["integer_T_with_extra"] == pytest.approx(23.5129, abs=1e-4)
+    assert gaps["continuous_T_charged"] < gaps["integer_T_charged"] < gaps["continuous_T_with_extra"]
+
+
+def test_data_independent_epsilons_closed_forms():
+    T, gamma, delta = 450, 0.05, 1e-6
+    ind = study.data_independent_epsilons(n_queries=T, gamma=gamma, delta=delta)
+    closed = 2 * T * gamma**2 + 2 * np.sqrt(2 * T * gamma**2 * np.log(1 / delta))
+    assert ind["eps_moments_cont"] == pytest.approx(closed, rel=1e-9)
+    integer = min((2 * T * gamma**2 * lam * (lam + 1) - np.log(delta)) / lam for lam in range(1, 9))
+    assert ind["eps_moments_int"] == pytest.approx(integer, rel=1e-9)
+    assert ind["basic_composition"] == pytest.approx(2 * gamma * T)
 
 
 def test_epsilon_table_vs_paper_keeps_level_order():
@@ -162,3 +238,77 @@ def test_epsilon_table_vs_paper_keeps_level_order():
     one = study.epsilon_table_vs_paper(students.assign(level=["1", "1", "no noise"]), ["1", "no noise"],
                                        [{"rho": "1.0", "eps_dep_median": 20.41, "eps_dep_iqr": 0.0}])
     assert len(one) == 2 and one.loc[0, "paper_median"] == 20.41 and one.loc[0, "eps_moments_int_median"] == 2.0
+
+
+def _students(rows):
+    return pd.DataFrame(rows)
+
+
+def test_ensemble_effects_measure_fig9_gap_against_unperturbed_inputs():
+    students = _students([{"level": "0.1", "ensemble_accuracy": 0.80, "pate_accuracy": 0.60},
+                          {"level": "1", "ensemble_accuracy": 0.85, "pate_accuracy": 0.70},
+                          {"level": "no noise", "ensemble_accuracy": 0.90, "pate_accuracy": 0.75}])
+    effects = ecg.ensemble_effects(students, ["0.1", "1", "no noise"])
+    assert effects.loc["0.1", "ensemble_decay_pct"] == pytest.approx(10)
+    assert effects.loc["0.1", "pate_gap_vs_unperturbed_pct"] == pytest.approx(15)       # the paper's gap
+    assert effects.loc["0.1", "ensemble_minus_pate_privatised_pct"] == pytest.approx(20)  # another quantity
+    assert effects.loc["1", "pate_gap_vs_unperturbed_pct"] == pytest.approx(5)
+
+
+def test_ecg_verdicts_not_comparable_at_reduced_scale(small_study):
+    result, _ = small_study
+    published = {"make2021-fig8": {"values": {"accuracy_decay_min_pct": 4, "accuracy_decay_max_pct": 5}},
+                 "make2021-fig9": {"values": {"accuracy_gap_min_pct": 10, "accuracy_gap_max_pct": 12}},
+                 "make2021-fig10": {"values": {"median_accuracy_drop_min_pct": 7, "median_accuracy_drop_max_pct": 8}},
+                 "make2021-table1": {"rows": [{"rho": "no noise", "eps_dep_median": 5.96, "eps_dep_iqr": 13.15}]}}
+    verdicts = ecg.verdicts(result, 0.5, published)
+    assert set(verdicts) == {"make2021-fig8", "make2021-fig9", "make2021-fig10", "make2021-table1", "make2021-fig11"}
+    assert all(v.verdict == "not comparable" and "8 teachers" in v.reason for v in verdicts.values())
+    # at the paper's scale (200 teachers, T = 900) the published range decides instead
+    at_scale = dataclasses.replace(result, config=dataclasses.replace(result.config, student_queries=900),
+                                   teachers={**result.teachers, "n_teachers": 200})
+    assert ecg.comparability(at_scale, 0.5) == ""
+    assert ecg.verdicts(at_scale, 0.5, published)["make2021-fig8"].verdict in ("agrees", "differs")
+
+
+def test_study_rows_record_consensus_and_the_theorem_q_condition(small_study):
+    result, _ = small_study
+    students = result.students
+    for column in ("median_q", "share_q_below_theorem_limit", "eps_moments_int_theorem_q", "query_majority_share",
+                   "n_validation"):
+        assert column in students, column
+    assert (students["eps_moments_int_theorem_q"] >= students["eps_moments_int"] - 1e-9).all()
+    assert set(result.validation_overlap) == {"1000", "no noise"}
+
+
+def test_table_verdicts_per_row_and_summary():
+    table = pd.DataFrame({"paper": [1.0, np.nan, 3.0], "ours": [1.01, 2.0, 5.0]})
+    judged = with_verdicts(table, lambda r: None if pd.isna(r["paper"]) else
+                           __import__("pate_study.verdicts", fromlist=["x"]).within_tolerance(r["paper"], r["ours"], atol=0.1))
+    assert list(judged["verdict"]) == ["agrees", "", "differs"]
+    summary = summarise_verdicts([Verdict("agrees", "r"), Verdict("differs", "r", "why"), None], "rule")
+    assert summary.verdict == "differs" and "1 agrees, 1 differs" in summary.rule
+    same = summarise_verdicts([Verdict("not comparable", "r", "data")] * 3, "rule")
+    assert same.verdict == "not comparable" and same.reason == "3 rows: data"
+
+
+def test_web_rate_verdict_follows_the_stated_rule():
+    med = pd.DataFrame({"student_tpr": [0.9, 0.8], "student_tnr": [0.3, 0.7],
+                        "student_balanced_accuracy": [0.6, 0.75]}, index=["0.5", "no noise"])
+    change, level = web._level_change(med, "student_tpr")
+    assert change == pytest.approx(0.1) and level == "0.5"
+    assert web._level_change(med, "student_tnr")[0] == pytest.approx(-0.4)
+    floor_case = web._sosa_row_verdict(0.39, 1.44, 20.76, 1e-5, 1000, "data")
+    assert floor_case.verdict == "not comparable" and "δ = 0.05 would allow it" in floor_case.reason
+    assert "more queries" in web._sosa_row_verdict(23.51, 1.44, 20.76, 1e-5, 1000, "data").reason
+    assert web._sosa_row_verdict(5.0, 1.44, 20.76, 1e-5, 1000, "data").reason == "data: data"
+
+
+def test_collapsed_boxes_get_a_note():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    assert figures.note_collapsed(ax, pd.Series([2.0, 2.0]), 2.0, "bound")
+    assert not figures.note_collapsed(ax, pd.Series([2.0, 1.0]), 2.0, "bound")
+    plt.close(fig)

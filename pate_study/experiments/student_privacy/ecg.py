@@ -1,0 +1,221 @@
+"""The ECG heartbeat study (MAKE 2021 Figs 8–11, Table 1 = Visca 2021 Figs 4.15, 4.16, Table 4.1).
+
+Two designs can run on the same data: the paper's layout (as many teachers as the data allow, T as printed,
+ten students drawing independently) and, where the sample is small, a design that says more at that size
+(fewer teachers with more beats each, students on disjoint rows). :func:`ensemble_effects` computes what
+Figs 8 and 9 describe, :func:`verdicts` judges every published value by a stated rule, :func:`findings`
+writes the notebook's conclusions from the numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ... import verdicts as judge
+from ...ensemble import EnsembleConfig
+from ...privacy.moments import theorem3_q_limit
+from .config import NO_NOISE, StudyConfig
+from .tables import median_iqr, per_level_medians, summarise_verdicts, with_verdicts
+
+N_CLASSES = 5
+PAPER_TEACHERS, PAPER_BEATS, PAPER_QUERIES, PAPER_VALIDATION = 200, 5000, 900, 100
+FULL_DATA_MAJORITY = 0.828  # share of class N in the full MIT-BIH files
+
+
+@dataclass(frozen=True)
+class Design:
+    """One way of spending the available beats: a name for figures and the sizes it asks for."""
+
+    name: str
+    n_teachers: int
+    n_students: int
+    student_queries: int
+    student_validation: int
+    disjoint_students: bool
+
+
+def study_config(design: Design, *, n_features: int, teacher_beats: int, min_teacher_beats: int, levels: list,
+                 gamma: float, delta: float, max_integer_order: int, hidden: list, max_epochs: int, batch_size: int,
+                 learning_rate: float, student_features: str, seed: int) -> StudyConfig:
+    """The :class:`StudyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students)."""
+    model = EnsembleConfig(task="multiclass", in_features=n_features, n_outputs=N_CLASSES, hidden=tuple(hidden),
+                           lr=learning_rate, batch_size=batch_size, max_epochs=max_epochs)
+    return StudyConfig(task="multiclass", n_classes=N_CLASSES, n_teachers=design.n_teachers, teacher_train=teacher_beats,
+                       teacher_threshold=0, student_queries=design.student_queries, student_threshold=0,
+                       student_validation=design.student_validation, noise_levels=tuple(levels),
+                       parametrisation="rho", n_students=design.n_students, gamma=gamma, delta=delta,
+                       max_integer_order=max_integer_order, teacher=model, student=model,
+                       student_features=student_features, feature_scale=float(n_features),
+                       min_teacher_train=min_teacher_beats, disjoint_students=design.disjoint_students, seed=seed)
+
+
+def design_label(result) -> str:
+    """'20 teachers x 25 beats, T = 450, 10 students x 50 validation beats (shared pool)' for titles."""
+    c, t = result.config, result.teachers
+    return (f"{t['n_teachers']} teachers x {t['train_rows']} beats, T = {c.student_queries}, {c.n_students} students"
+            f" x {c.student_validation} validation beats ({'disjoint' if c.disjoint_students else 'overlapping'})")
+
+
+def ensemble_effects(students: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """Per noised level, in accuracy points (Figs 8–9):
+
+    * ``ensemble_decay_pct``: noise-free-argmax accuracy without student noise minus with it (Fig. 8's decay
+      "with respect to unperturbed data");
+    * ``pate_gap_vs_unperturbed_pct``: LNMax accuracy without student noise minus with it (Fig. 9's "larger
+      gap in the case of perturbed data", relative to unperturbed inputs as in Fig. 8);
+    * ``ensemble_minus_pate_privatised_pct``: noise-free argmax minus LNMax, both on the privatised queries
+      (what LNMax alone costs; a different quantity, shown beside it).
+    """
+    med = per_level_medians(students, ["ensemble_accuracy", "pate_accuracy"], order)
+    noised = med.drop(index=NO_NOISE)
+    clean = med.loc[NO_NOISE]
+    return pd.DataFrame({"ensemble_decay_pct": 100 * (clean["ensemble_accuracy"] - noised["ensemble_accuracy"]),
+                         "pate_gap_vs_unperturbed_pct": 100 * (clean["pate_accuracy"] - noised["pate_accuracy"]),
+                         "ensemble_minus_pate_privatised_pct": 100 * (noised["ensemble_accuracy"] - noised["pate_accuracy"])})
+
+
+def accuracy_drops(students: pd.DataFrame, order: list[str]) -> pd.Series:
+    """Fig. 10: median student accuracy without noise minus with it, in points, per noised level."""
+    med = per_level_medians(students, ["student_accuracy"], order)["student_accuracy"]
+    return 100 * (med[NO_NOISE] - med.drop(index=NO_NOISE))
+
+
+def comparability(result, gamma: float, privacy: bool = False) -> str:
+    """Why this run cannot be compared with the paper ('' when it can): a different number of teachers or
+    queries, or, for the privacy items (``privacy``), every query's q at or above Theorem 3's limit (then every
+    ε_dep is the data-independent bound by construction, whatever the data)."""
+    c, t, s = result.config, result.teachers, result.students
+    reasons = []
+    if t["n_teachers"] != PAPER_TEACHERS or c.student_queries != PAPER_QUERIES:
+        reasons.append(f"scale: {t['n_teachers']} teachers x {t['train_rows']} beats and T = {c.student_queries}, "
+                       f"{c.student_validation} validation beats per student (paper {PAPER_TEACHERS} x {PAPER_BEATS:,}, "
+                       f"T = {PAPER_QUERIES}, {PAPER_VALIDATION})")
+    if privacy and float(s["share_q_below_theorem_limit"].max()) == 0.0:
+        reasons.append(f"by construction: no query's q is below Thm 3's limit {theorem3_q_limit(gamma):.3f} (median q "
+                       f"{s['median_q'].median():.2f}), so every ε_dep equals the integer-grid data-independent bound")
+    return "; ".join(reasons)
+
+
+def verdicts(result, gamma: float, published: dict) -> dict:
+    """A :class:`~pate_study.verdicts.Verdict` for every ECG item with published values, keyed by item id.
+
+    Rule: not comparable when :func:`comparability` gives a reason; otherwise the published range ± 2 points
+    (accuracies) or ± 0.05 (ε medians, Table 1 prints two decimals) decides.
+    """
+    why = comparability(result, gamma)
+    order = result.level_order
+    effects = ensemble_effects(result.students, order)
+    drops = accuracy_drops(result.students, order)
+    out = {}
+    checks = {"make2021-fig8": effects["ensemble_decay_pct"], "make2021-fig9": effects["pate_gap_vs_unperturbed_pct"],
+              "make2021-fig10": drops}
+    keys = {"make2021-fig8": "accuracy_decay", "make2021-fig9": "accuracy_gap", "make2021-fig10": "median_accuracy_drop"}
+    for item, values in checks.items():
+        pub = published[item]["values"]
+        low, high = pub[f"{keys[item]}_min_pct"], pub[f"{keys[item]}_max_pct"]
+        if why:
+            out[item] = judge.not_comparable(why)
+        else:
+            worst = max(values, key=lambda v: abs(v - (low + high) / 2))
+            out[item] = judge.within_range(low, high, float(worst), quantity=f"{keys[item]} (points, worst level)", slack=2)
+    out["make2021-table1"] = table1_verdict(table1(result, published["make2021-table1"]["rows"], gamma))
+    why = comparability(result, gamma, privacy=True)
+    out["make2021-fig11"] = (judge.not_comparable(why + "; ε*_ind itself is an analytic constant, not evidence")
+                             if why else out["make2021-table1"])
+    return out
+
+
+def table1(result, paper_rows, gamma: float) -> pd.DataFrame:
+    """MAKE Table 1: paper's median/IQR beside ours (three accountants), a verdict per row."""
+    from .tables import epsilon_table_vs_paper
+    why = comparability(result, gamma, privacy=True)
+    table = epsilon_table_vs_paper(result.students, result.level_order, paper_rows)
+
+    def row_verdict(row):
+        if pd.isna(row.get("paper_median")):
+            return None
+        if why:
+            return judge.not_comparable(why)
+        return judge.within_tolerance(row["paper_median"], row["eps_moments_int_median"], atol=0.05,
+                                      quantity=f"median ε_dep at ρ = {row['level']}")
+    return with_verdicts(table, row_verdict)
+
+
+def table1_verdict(table: pd.DataFrame) -> judge.Verdict:
+    rows = [judge.Verdict(v, "row", r or "") if v else None for v, r in zip(table["verdict"], table["verdict_reason"])]
+    return summarise_verdicts(rows, "per ρ: median ε_dep within 0.05 of the paper's, unless not comparable")
+
+
+def epsilon_summary(result) -> dict:
+    """Fig. 11's statistics: ε*_ind on both grids, IQRs, the privatised/no-noise median ratio, and how many
+    students sit exactly on the integer-grid bound."""
+    students, independent = result.students, result.data_independent
+    eps = median_iqr(students, ["eps_moments_int"], result.level_order).set_index("level")
+    privatized = eps.drop(index=NO_NOISE, errors="ignore")
+    on_bound = np.isclose(students["eps_moments_int"], independent["eps_moments_int"], rtol=0, atol=1e-9)
+    values = dict(epsilon_ind_star=independent["eps_moments_cont"], epsilon_ind_integer=independent["eps_moments_int"],
+                  worst_privatized_iqr=float(privatized["eps_moments_int_iqr"].max()),
+                  n_students_on_integer_bound=int(on_bound.sum()), n_students=len(students))
+    if NO_NOISE in eps.index:
+        values.update(no_noise_iqr=float(eps.loc[NO_NOISE, "eps_moments_int_iqr"]),
+                      median_ratio_privatized_to_no_noise_min=float(
+                          privatized["eps_moments_int_median"].min() / eps.loc[NO_NOISE, "eps_moments_int_median"]))
+    return values
+
+
+def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float, teacher_majority_share: float) -> str:
+    """The notebook's findings, in Markdown, from this run's numbers (``results``: design name -> StudyResult)."""
+    lines = [f"* **Data.** {data_stamp}."]
+    noisy = signal[signal["level"] != NO_NOISE]
+    lines.append(f"* **Signal.** On the ρ grid the noise standard deviation is {noisy['noise_std_over_mean_coordinate'].min():,.0f}"
+                 f"–{noisy['noise_std_over_mean_coordinate'].max():,.0f} times the mean coordinate of a beat; the best"
+                 f" linear read-out of one privatised beat has a signal-to-noise ratio of at most"
+                 f" {noisy['linear_readout_snr_bound'].min():.4f}–{noisy['linear_readout_snr_bound'].max():.4f}"
+                 f" (‖x‖₂ / (√2 b) at the median ‖x‖₂ = {noisy['median_l2_norm'].iloc[0]:.3f}).")
+    for name, result in results.items():
+        s, order = result.students, result.level_order
+        med = per_level_medians(s, ["ensemble_accuracy", "pate_accuracy", "student_accuracy", "student_balanced_accuracy",
+                                    "control_accuracy", "student_baseline_accuracy", "share_q_below_theorem_limit",
+                                    "median_q"], order)
+        effects = ensemble_effects(s, order)
+        noised = [lvl for lvl in order if lvl != NO_NOISE]
+        eps = epsilon_summary(result)
+        why = comparability(result, gamma, privacy=True)
+        lines.append(f"* **{name}** ({design_label(result)}):")
+        lines.append(f"  * Ensemble (Fig. 8): median accuracy {med.loc[NO_NOISE, 'ensemble_accuracy']:.3f} on unperturbed"
+                     f" queries, {med.loc[noised, 'ensemble_accuracy'].min():.3f}–{med.loc[noised, 'ensemble_accuracy'].max():.3f}"
+                     f" on privatised ones (decay {effects['ensemble_decay_pct'].min():.1f}–{effects['ensemble_decay_pct'].max():.1f}"
+                     f" points; paper 4–5). PATE (Fig. 9): {med.loc[NO_NOISE, 'pate_accuracy']:.3f} unperturbed,"
+                     f" gap to it {effects['pate_gap_vs_unperturbed_pct'].min():.1f}–{effects['pate_gap_vs_unperturbed_pct'].max():.1f}"
+                     f" points (paper 10–12); LNMax alone costs {effects['ensemble_minus_pate_privatised_pct'].min():.1f}–"
+                     f"{effects['ensemble_minus_pate_privatised_pct'].max():.1f} points on privatised queries (another quantity).")
+        lines.append(f"  * Student (Fig. 10): median accuracy {med.loc[NO_NOISE, 'student_accuracy']:.3f} without noise,"
+                     f" {med.loc[noised, 'student_accuracy'].min():.3f}–{med.loc[noised, 'student_accuracy'].max():.3f} with it;"
+                     f" chance {1 / N_CLASSES:.2f}, majority class of the validation rows {s['student_baseline_accuracy'].median():.3f},"
+                     f" label control (labels shuffled) {med.loc[noised, 'control_accuracy'].min():.3f}–"
+                     f"{med.loc[noised, 'control_accuracy'].max():.3f}. Each accuracy is measured on"
+                     f" {result.config.student_validation} beats (one beat = {100 / result.config.student_validation:.0f} points).")
+        lines.append(f"  * ε_dep (Fig. 11, Table 1): {eps['n_students_on_integer_bound']} of {eps['n_students']} students sit"
+                     f" exactly on the integer-grid data-independent bound {eps['epsilon_ind_integer']:.4f} (continuous"
+                     f" ε*_ind {eps['epsilon_ind_star']:.4f}); share of queries with q below Thm 3's limit"
+                     f" {theorem3_q_limit(gamma):.3f}: {s['share_q_below_theorem_limit'].max():.3f} at most (median q"
+                     f" {s['median_q'].median():.2f})."
+                     + (f" IQR {eps['worst_privatized_iqr']:g} and ratio"
+                        f" {eps.get('median_ratio_privatized_to_no_noise_min', float('nan')):.2f} are therefore not measurements."
+                        if eps["n_students_on_integer_bound"] == eps["n_students"] else "")
+                     + (f" **Not comparable with the paper**: {why}." if why else ""))
+    lines.append(f"* **What the full data would change.** With 87,554 + 21,892 beats, 200 teachers get 437 beats each and"
+                 f" T = 900 queries fit. The data-dependent bound needs a vote gap of several times 1/γ = {1 / gamma:g} votes:"
+                 f" with 200 teachers an agreeing ensemble can give q ≪ {theorem3_q_limit(gamma):.3f}, so ε_dep can fall below"
+                 f" ε_ind without student noise (the paper's 5.96) while privatised queries (near-random votes) stay at"
+                 f" the bound (the paper's 20.41). Class N would be {FULL_DATA_MAJORITY:.1%} of the data (here"
+                 f" {teacher_majority_share:.1%} of the teachers' beats), so accuracy would have to be read against an 83%"
+                 " majority baseline. The settings are in `configs/01_ecg_student_privacy/paper.yaml`; `make data-ecg`"
+                 " fetches the files.")
+    lines.append("* **q condition.** The accountant uses the reference code's q < 0.5; Theorem 3 asks"
+                 f" q < {theorem3_q_limit(gamma):.3f}. Largest difference between the two over all students here:"
+                 + ", ".join(f" {n}: {float((r.students['eps_moments_int_theorem_q'] - r.students['eps_moments_int']).abs().max()):.2g}"
+                             for n, r in results.items()) + ".")
+    return "\n".join(lines)

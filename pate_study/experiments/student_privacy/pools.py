@@ -1,0 +1,77 @@
+"""Data pools of the two case studies: unit-l1 features split into the teachers' pool and the students' pool."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Pools:
+    """Unit-l1 features split into the teachers' pool and the students' pool (with labels)."""
+
+    X_teacher: Any
+    y_teacher: np.ndarray
+    X_student: Any
+    y_student: np.ndarray
+    n_features: int
+    source: Any          # pate_study.data.DataSource
+    description: str     # how the pools were made
+    student_groups: np.ndarray | None = None  # group id per student-pool row (identical requests share one)
+
+
+def ecg_pools(data: str, *, seed: int) -> Pools:
+    """ECG beats, l1-normalised in float64: teachers get ``mitbih_train``, students ``mitbih_test``
+    (the sources do not say which file fed which role; this split keeps teachers and students disjoint)."""
+    from ...data import ecg
+    from ...features import l1_normalize
+
+    beats = ecg.load(data, seed=seed)
+    return Pools(l1_normalize(beats.X_train.astype(np.float64)), beats.y_train,
+                 l1_normalize(beats.X_test.astype(np.float64)), beats.y_test, beats.X_train.shape[1], beats.source,
+                 f"teachers: train file ({len(beats.y_train):,} beats); students: test file ({len(beats.y_test):,} beats)")
+
+
+def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str = "all") -> Pools:
+    """Web requests as TF-IDF over the 500 most frequent URL tokens, each row l1-normalised.
+
+    Many requests repeat (CSIC 2010 has 18,216 distinct URLs in 97,065 rows), so the split is by distinct
+    URL: a URL and all its copies go either to the teachers or to the students (seeded), the students' pool
+    being the first URLs of a random order that reach ``student_pool_size`` rows. Within the student pool the
+    URL is kept as a group, so a student's validation rows never repeat its query rows (:func:`~pate_study.experiments.student_privacy.pipeline.student_rows`).
+    ``vocabulary="all"`` fits the vocabulary on every row, as the sources did (it lets private teacher data
+    shape the features); ``"students"`` fits it on the student pool only.
+    """
+    from ...data import web
+    from ...features import url_tfidf
+
+    requests = web.load(data, seed=seed)
+    frame = requests.frame
+    if not 0 < student_pool_size < len(frame):
+        raise ValueError(f"student_pool_size={student_pool_size}: expected 0 < size < {len(frame)} rows")
+    if vocabulary not in ("all", "students"):
+        raise ValueError(f"vocabulary={vocabulary!r}: expected 'all' (as the sources) or 'students'")
+    url_codes, distinct = pd.factorize(frame["url"])
+    rows_per_url = np.bincount(url_codes)
+    url_order = np.random.default_rng([seed, 4]).permutation(len(distinct))
+    n_student_urls = int(np.searchsorted(np.cumsum(rows_per_url[url_order]), student_pool_size)) + 1
+    student_mask = np.isin(url_codes, url_order[:n_student_urls])
+    X, _ = url_tfidf(frame["url"].tolist(), fit_on=None if vocabulary == "all" else student_mask)
+    X = X.astype(np.float64)
+    empty = np.asarray(abs(X).sum(axis=1)).ravel() == 0
+    if empty.any():  # no vocabulary token: not a unit-l1 vector, so curator B cannot privatise it
+        logger.warning("dropping %d requests without any of the %d vocabulary tokens", int(empty.sum()), X.shape[1])
+    y = frame["label"].to_numpy().astype(np.int64)
+    shuffle = np.random.default_rng([seed, 6]).permutation(len(frame))  # row order carries no information
+    teacher_rows = shuffle[~student_mask[shuffle] & ~empty[shuffle]]
+    student_rows = shuffle[student_mask[shuffle] & ~empty[shuffle]]
+    return Pools(X[teacher_rows], y[teacher_rows], X[student_rows], y[student_rows], X.shape[1], requests.source,
+                 f"{len(teacher_rows):,} teacher rows and {len(student_rows):,} student-pool rows split by distinct URL "
+                 f"({len(distinct):,} distinct URLs; no URL on both sides), vocabulary fitted on "
+                 f"{'all rows' if vocabulary == 'all' else 'the student pool'}, {int(empty.sum())} rows without "
+                 "vocabulary tokens dropped", student_groups=url_codes[student_rows])
