@@ -196,6 +196,15 @@ def _provenance_cell(item: Item, figures_dir: Path) -> str:
     return ""
 
 
+def executed_notebooks_line(items: list[Item], figures_dir: Path = FIGURES_DIR) -> str:
+    """A line linking each notebook's executed copy (``figures/<stem>/<stem>.ipynb``, written by ``make figures``)."""
+    stems = sorted({i.notebook for i in items if i.notebook})
+    links = [f"[{s}]({s}/{s}.ipynb)" for s in stems if (Path(figures_dir) / s / f"{s}.ipynb").exists()]
+    if not links:
+        return "Executed notebooks: none yet (`make figures` writes them beside each notebook's outputs)."
+    return "Executed notebooks (outputs and findings, readable without running anything): " + ", ".join(links) + "."
+
+
 def index_markdown(items: list[Item], figures_dir: Path = FIGURES_DIR) -> str:
     """The text of ``figures/INDEX.md``: a summary, then one row per registry item."""
     figures_dir = Path(figures_dir)
@@ -211,6 +220,8 @@ def index_markdown(items: list[Item], figures_dir: Path = FIGURES_DIR) -> str:
         "scalars. Do not edit by hand.",
         "",
         f"{len(items)} items: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ".",
+        "",
+        executed_notebooks_line(items, figures_dir),
         "",
         "| id | label | kind | notebook | status | outputs | provenance | paper vs ours | verdict |",
         "|---|---|---|---|---|---|---|---|---|",

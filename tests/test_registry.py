@@ -137,3 +137,14 @@ def test_missing_verdicts_and_the_index_column(tmp_path):
     assert missing_verdicts([item, exempt], tmp_path) == []
     row = [line for line in index_markdown([item], tmp_path).splitlines() if line.startswith("| make2021-fig8")][0]
     assert row.endswith("**differs**: why (rule: \\|x\\| <= 1) |")
+
+
+def test_index_links_the_executed_notebooks_that_exist(tmp_path):
+    from pate_study.registry import executed_notebooks_line, load_registry
+
+    items = load_registry()
+    assert "none yet" in executed_notebooks_line(items, tmp_path)
+    (tmp_path / "00_dp_primer").mkdir()
+    (tmp_path / "00_dp_primer" / "00_dp_primer.ipynb").write_text("{}")
+    line = executed_notebooks_line(items, tmp_path)
+    assert "[00_dp_primer](00_dp_primer/00_dp_primer.ipynb)" in line and "01_ecg" not in line
