@@ -319,8 +319,8 @@ def classify_output(data: str, registry_status: str | None, profile: str, run_pr
     text = data.strip().lower()
     if profile != run_profile:
         return "interactive or other profile"
-    if text.startswith("analytic"):
-        return "analytic (no data)"
+    if text.startswith(("analytic", "simulated")) or registry_status == "regenerated (analytic)":
+        return "analytic (no data)"  # closed forms and simulations of a mechanism: no dataset behind them
     if "synthetic" in text and not text.startswith("real"):
         return "synthetic stand-in"
     if registry_status == "real data at paper scale" and run_profile == "paper":  # smoke is reduced by design

@@ -103,6 +103,8 @@ def test_outputs_are_classified_by_their_provenance_and_registry_status():
     assert classify("real: MIT-BIH sample (synthetic noise added)", "synthetic only", "paper", "paper") == \
         "real data at reduced scale"
     assert classify("real: x", "real data at paper scale", "interactive", "paper") == "interactive or other profile"
+    assert classify("simulated: 1,000 Laplace draws, seed 0", "regenerated (analytic)", "paper", "paper") == \
+        "analytic (no data)"
 
 
 def test_summary_lists_statuses_commands_and_failures():
