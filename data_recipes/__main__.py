@@ -2,14 +2,15 @@
 
 Exit codes:
 
-- 0: every dataset asked for was prepared (for ``all``: every dataset that could be fetched; those
-  not in the mirror nor downloadable are listed with how to get them);
+- 0: every dataset asked for was prepared (``all``: every dataset of ``make data``);
 - 1: a checksum, content or completeness error (corrupt, malformed or incomplete source; the
   previous prepared data were left as they were), for any dataset, ``all`` included;
 - 2: bad usage (unknown name, bad flag) or a bad environment variable;
-- 3: a dataset asked for by name is not available (not in the mirror, no network or no public URL).
+- 3: a dataset asked for is not available (not in the mirror, no network or no public URL), by name or
+  under ``all`` (e.g. the hand-placed Kaggle and ECML files): listed at the end with how to get it.
 
-Every dataset is attempted; the failures are listed again at the end, one line each.
+Every dataset is attempted, ``all`` keeps going past failures, and the failures are listed again at the end,
+one line each, so a script running ``make data && ...`` stops when something could not be prepared.
 """
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: boo
                            allow_small=allow_small)
         except NotAvailableError as exc:
             missing.append((name, one_line(exc)))
-            print(f"[not available] {name}", file=sys.stderr if by_name else sys.stdout)
+            print(f"[not available] {name}", file=sys.stderr)
             continue
         except DataError as exc:
             broken.append((name, one_line(exc)))
@@ -72,17 +73,16 @@ def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: boo
         manifest = read_manifest(name) or {}
         print(f"[ok] {name} -> {path} ({manifest.get('scale', '?')})")
     if missing:
-        stream = sys.stderr if by_name else sys.stdout
-        print("\nCould not get:", file=stream)
+        print("\nCould not get:", file=sys.stderr)
         for name, why in missing:
-            print(f"  - {name}: {why}", file=stream)
+            print(f"  - {name}: {why}", file=sys.stderr)
     if broken:
         print(f"\n{len(broken)} dataset(s) failed with corrupt, malformed or incomplete input; previous prepared "
               "data were left intact:", file=sys.stderr)
         for name, why in broken:
             print(f"  - {name}: {why}", file=sys.stderr)
         return EXIT_DATA
-    if missing and by_name:
+    if missing:
         return EXIT_NOT_AVAILABLE
     return EXIT_OK
 
