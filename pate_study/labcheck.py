@@ -42,7 +42,8 @@ LAB_DIR = BUILD_DIR / "lab-test"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Folders a notebook run may write to: its outputs, build products, prepared data, caches, Python bytecode.
 ALLOWED_WRITES = ("figures", "build", "data", ".cache", ".git", ".venv", ".pytest_cache", ".hypothesis")
-PACKAGE_LOG = re.compile(r"(^|\n)(DEBUG|INFO|WARNING|ERROR|CRITICAL)[: ][^\n]*pate_study|pate_study(\.\w+)*: ")
+PACKAGE_LOG = re.compile(r"(^|\n)(DEBUG|INFO|WARNING|ERROR|CRITICAL)[: ][^\n]*(pate_study|data_recipes)"
+                         r"|(pate_study|data_recipes)(\.\w+)*: ")
 
 
 def find_browser() -> str | None:

@@ -59,6 +59,9 @@ class _CurrentStdout(logging.StreamHandler):
         pass
 
 
+PROJECT_LOGGERS = ("pate_study", "data_recipes")
+
+
 def log_to_stdout(logger_name: str = "pate_study") -> logging.Handler:
     """Send ``logger_name``'s records to the cell's stdout (once), not through the root logger's stderr handler."""
     logger = logging.getLogger(logger_name)
@@ -161,7 +164,8 @@ def configure() -> None:
     """Set up logging, alt text and progress bars for a notebook kernel (no-op elsewhere)."""
     if not in_kernel():
         return
-    log_to_stdout()
+    for name in PROJECT_LOGGERS:  # the data recipes log too when a notebook prepares data on first use
+        log_to_stdout(name)
     if runner_profile():
         text_progress_bars_to_terminal()
     if "matplotlib" in sys.modules and "inline" in str(sys.modules["matplotlib"].get_backend()):

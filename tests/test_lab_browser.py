@@ -128,3 +128,14 @@ def test_inline_figures_get_alt_text_metadata():
     setattr(fig, ALT_ATTRIBUTE, "make2021-fig10: student accuracy by noise level")
     assert shell.display_formatter.format(fig)[1]["image/png"]["alt"].startswith("make2021-fig10")
     plt.close(fig)
+
+
+def test_project_loggers_include_the_data_recipes_and_the_check_sees_them():
+    """A first run prepares data inside the notebook: the recipes' INFO lines must not become stderr boxes."""
+    from pate_study.labcheck import PACKAGE_LOG
+    from pate_study.session import PROJECT_LOGGERS
+
+    assert set(PROJECT_LOGGERS) == {"pate_study", "data_recipes"}
+    assert PACKAGE_LOG.search("INFO:data_recipes.framework:prepared pate2018-votes -> data/pate2018-votes")
+    assert PACKAGE_LOG.search("12:00:00 pate_study.outputs: saved figure x")
+    assert not PACKAGE_LOG.search("mnist seeds:  60%|██████    | 12/20")
