@@ -20,12 +20,23 @@ def reference_line(ax, value: float, label: str, *, color: str = "tab:red") -> N
     ax.axhline(value, ls="--", lw=1.2, color=color, label=label)
 
 
-def box_by_level(ax, frame, column: str, order, *, xlabel: str, ylabel: str, title: str | None = None) -> None:
-    """Box plot of ``column`` per noise level with the individual students overlaid (the sources' Figs 8-15)."""
+def box_by_level(ax, frame, column: str, order, *, xlabel: str, ylabel: str, title: str | None = None,
+                 jitter: float = 0.15, jitter_seed: int = 0) -> None:
+    """Box plot of ``column`` per noise level with the individual students overlaid (the sources' Figs 8-15).
+
+    The students are drawn with a horizontal jitter from a seeded generator (seaborn's ``stripplot`` draws it
+    from the unseeded global ``numpy.random``, so the same data gave different figures on every run).
+    """
+    import numpy as np
     import seaborn as sns
 
-    sns.boxplot(data=frame, x="level", y=column, order=list(order), ax=ax, color="#a6cee3", fliersize=0)
-    sns.stripplot(data=frame, x="level", y=column, order=list(order), ax=ax, color="0.25", size=3, jitter=0.15)
+    order = list(order)
+    sns.boxplot(data=frame, x="level", y=column, order=order, ax=ax, color="#a6cee3", fliersize=0)
+    position = {level: i for i, level in enumerate(order)}  # seaborn puts category i at x = i
+    shown = frame[frame["level"].isin(position)]
+    offsets = np.random.default_rng(jitter_seed).uniform(-jitter, jitter, len(shown))
+    ax.scatter(shown["level"].map(position).to_numpy(dtype=float) + offsets, shown[column], s=9, color="0.25",
+               zorder=3, linewidths=0)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     if title:
         ax.set_title(title)

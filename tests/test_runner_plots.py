@@ -33,3 +33,29 @@ def test_hist_with_atoms_separates_point_masses_and_keeps_total_mass_one():
     plt.close(fig)
     with pytest.raises(ValueError, match="samples is empty"):
         hist_with_atoms(plt.subplots()[1], [], [0.0])
+
+
+def test_box_by_level_draws_the_same_figure_twice():
+    """The students overlaid on the boxes are jittered by a seeded generator, so reruns give the same image."""
+    import io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    from pate_study.plots import box_by_level
+
+    frame = pd.DataFrame({"level": ["no noise"] * 10 + ["ρ = 0.1"] * 10,
+                          "accuracy": np.linspace(0.1, 0.9, 20)})
+    images = []
+    for _ in range(2):
+        np.random.seed(None)  # whatever the global state, the figure must not change
+        fig, ax = plt.subplots()
+        box_by_level(ax, frame, "accuracy", ["no noise", "ρ = 0.1"], xlabel="level", ylabel="accuracy")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=50)
+        plt.close(fig)
+        images.append(buffer.getvalue())
+    assert images[0] == images[1]
