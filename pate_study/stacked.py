@@ -14,6 +14,12 @@ for per-teacher rows ``rows: [N, B]`` (or the same rows ``[B]`` for every teache
 * :class:`StackedModule` -- any ``nn.Module`` (log-Mel ResNet/VGG, the embedding MLP): parameters and
   buffers stacked with ``torch.func.stack_module_state`` and one ``vmap``-ed ``functional_call`` per
   step (BatchNorm running statistics are per-teacher buffers; dropout masks differ per teacher).
+  Two things only a GPU showed (H100, 2026-11-22), both handled here: under CUDA bf16 autocast,
+  ``vmap``-ed BatchNorm refuses bf16 input with float32 running statistics, so BatchNorm runs in float32
+  (its input is cast up; the usual "keep BatchNorm in fp32" of mixed precision); and a ``vmap``-ed
+  convolution over ``N`` teachers is one grouped convolution whose tensors can pass 2^31 elements (VGG on
+  1001 x 64 log-Mel, 10 teachers of batch 64), which CUDA's kernels refuse, so the teachers are run in
+  the fewest chunks that keep every activation under that limit (same arithmetic per teacher).
 
 Why two and not one ``vmap`` for everything: the explicit MLP reaches 65-69% of the CPU matmul peak and
 has the sparse first layer (benchmarks/README.md); ``vmap`` is what makes an arbitrary module stackable.
@@ -39,7 +45,8 @@ import torch.nn.functional as F
 
 from pate_study.samplers import mix_pairs
 
-__all__ = ["StackedMLP", "StackedModule", "init_stacked_params", "copy_module_to_meta", "as_inputs"]
+__all__ = ["StackedMLP", "StackedModule", "init_stacked_params", "copy_module_to_meta", "as_inputs",
+           "keep_batch_norm_float32", "largest_activation_elements", "teachers_per_call"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,6 +218,53 @@ def copy_module_to_meta(module: torch.nn.Module) -> torch.nn.Module:
     return copy.deepcopy(module).to("meta")
 
 
+#: CUDA kernels index with 32-bit integers: no tensor a (grouped) convolution reads or writes may hold more.
+MAX_KERNEL_ELEMENTS = 2**31 - 1
+
+
+def _batch_norm_input_to_float32(module: torch.nn.Module, args: tuple) -> tuple:
+    """Forward pre-hook: BatchNorm's input cast to float32, so that under bf16 autocast it runs in float32
+    against its float32 running statistics (``vmap``-ed CUDA BatchNorm refuses the mixed pair)."""
+    return tuple(a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+
+
+def keep_batch_norm_float32(module: torch.nn.Module) -> int:
+    """Register :func:`_batch_norm_input_to_float32` on every BatchNorm layer of ``module``; returns how many."""
+    layers = [m for m in module.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for m in layers:
+        m.register_forward_pre_hook(_batch_norm_input_to_float32)
+    return len(layers)
+
+
+def largest_activation_elements(meta_module: torch.nn.Module, input_shape: Sequence[int]) -> int:
+    """Elements of the largest input or output of any submodule of ``meta_module`` (a storage-free copy,
+    :func:`copy_module_to_meta`) for one input batch of ``input_shape``: traced on the meta device, so free."""
+    largest = [0]
+
+    def record(_module, args, output):
+        for t in (*args, output):
+            if isinstance(t, torch.Tensor):
+                largest[0] = max(largest[0], t.numel())
+
+    hooks = [m.register_forward_hook(record) for m in meta_module.modules()]
+    try:
+        with torch.no_grad():
+            meta_module(torch.empty(tuple(input_shape), device="meta"))
+    finally:
+        for h in hooks:
+            h.remove()
+    return largest[0]
+
+
+def teachers_per_call(per_teacher_elements: int, n_teachers: int, limit: int = MAX_KERNEL_ELEMENTS) -> int:
+    """How many teachers one ``vmap`` call may hold so that its largest activation,
+    ``teachers x per_teacher_elements``, stays within ``limit`` (at least 1, at most ``n_teachers``;
+    ``per_teacher_elements = 0``: unknown, all of them)."""
+    if per_teacher_elements <= 0:
+        return int(n_teachers)
+    return int(min(n_teachers, max(1, limit // int(per_teacher_elements))))
+
+
 @dataclass
 class _TensorSource:
     data: torch.Tensor  # [n, ...] on the CPU (large log-Mel sets) or on the device
@@ -239,6 +293,7 @@ class StackedModule:
         mods = [m.to(self.device) for m in modules]
         params, buffers = stack_module_state(mods)
         self.base = copy_module_to_meta(mods[0])
+        self._guard_base()
         self.param_names, self.buffer_names = list(params), list(buffers)
         self._params = [params[k].detach().clone() for k in self.param_names]
         self._buffers = [buffers[k].detach().clone() for k in self.buffer_names]
@@ -253,6 +308,7 @@ class StackedModule:
         self.device = torch.device(device)
         self.device_bytes = 1 << 30
         self.base = base
+        self._guard_base()
         self.param_names, self.buffer_names = list(params), list(buffers)
         self._params = [params[k].to(self.device) for k in self.param_names]
         self._buffers = [buffers[k].to(self.device) for k in self.buffer_names]
@@ -265,6 +321,12 @@ class StackedModule:
             torch.manual_seed(int(s))  # nn.Module initialisers draw from the global generator
             models.append(model_fn())
         return cls(models, seeds, **kw)
+
+    def _guard_base(self) -> None:
+        """BatchNorm in float32 under autocast; the cache of teachers per ``vmap`` call (module docstring)."""
+        keep_batch_norm_float32(self.base)
+        self._chunks: dict[tuple, int] = {}
+        self.max_kernel_elements = MAX_KERNEL_ELEMENTS
 
     def params(self) -> list[torch.Tensor]:
         return [p.clone() for p in self._params]
@@ -305,4 +367,22 @@ class StackedModule:
             single = call([p[0] for p in params], [b[0] for b in buffers], x if shared else x[0])  # data-dependent
             return single.unsqueeze(0)                                                        # control flow too
         f = vmap(call, in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
-        return f(list(params), list(buffers), x)
+        n = params[0].shape[0] if params else 1
+        k = self.teachers_per_call(tuple(x.shape if shared else x.shape[1:]), n)
+        if k >= n:
+            return f(list(params), list(buffers), x)
+        chunks = [f([p[i:i + k] for p in params], [b[i:i + k] for b in buffers], x if shared else x[i:i + k])
+                  for i in range(0, n, k)]  # buffers are views: BatchNorm's in-place updates reach the stack
+        return torch.cat(chunks, dim=0)
+
+    def teachers_per_call(self, batch_shape: tuple, n_teachers: int) -> int:
+        """Teachers per ``vmap`` call for input batches of ``batch_shape`` (cached per shape):
+        :func:`teachers_per_call` of :func:`largest_activation_elements`."""
+        key = (batch_shape, n_teachers, self.max_kernel_elements)
+        if key not in self._chunks:
+            try:
+                per_teacher = largest_activation_elements(self.base, batch_shape)
+            except (RuntimeError, NotImplementedError, TypeError, ValueError):  # not traceable on meta tensors
+                per_teacher = 0  # (data-dependent checks): one call, as before
+            self._chunks[key] = teachers_per_call(per_teacher, n_teachers, self.max_kernel_elements)
+        return self._chunks[key]
