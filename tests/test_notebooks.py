@@ -178,6 +178,14 @@ def check_web(scalars: dict, params: dict) -> None:
     for level, row in validation.items():
         if isinstance(row, dict):  # the share of anomalous validation rows is the pool's (stratified)
             assert abs(row["validation_positive_share"] - validation["pool_positive_share"]) < 0.01, level
+    split = scalars["sosa2021-beyond-split"]  # row split vs URL split, no noise
+    _check_verdicts(scalars, ["sosa2021-beyond-split"])
+    table = split["table"]
+    for metric in ("student TPR", "student TNR", "student balanced accuracy", "student accuracy"):
+        assert 0 <= table[metric]["row split"] <= 1 and 0 <= table[metric]["URL split"] <= 1, metric
+    for shared in ("validation rows whose URL is in the teachers' rows",
+                   "validation rows whose URL is in the student's training rows", "queries whose URL is in the teachers' rows"):
+        assert table[shared]["URL split"] == 0, shared  # the URL split keeps every URL on one side
 
 
 def check_deeplog(scalars: dict, params: dict) -> None:

@@ -15,7 +15,9 @@ The pipeline both case studies share (ECG heartbeats, web requests), module by m
 * :mod:`.accounting`: the privacy numbers, all from :mod:`pate_study.privacy`;
 * :mod:`.tables`: the papers' table layouts, ours beside theirs, with a verdict per row;
 * :mod:`.ecg`, :mod:`.web`: what each study's figures describe, its verdicts and its findings;
-* :mod:`.figures`: the figures.
+* :mod:`.figures`: the figures;
+* :mod:`.splits`: repeated web requests: the no-noise study on a row-wise and on the URL-disjoint split, side
+  by side with the class balance and duplicate rates that could explain a gap.
 
 Choices where the sources are silent (each is a field of :class:`StudyConfig` or a parameter):
 
@@ -39,13 +41,13 @@ Choices where the sources are silent (each is a field of :class:`StudyConfig` or
 from .accounting import (consensus_summary, data_dependent_epsilons, data_independent_epsilons,
                          epsilon_gap_explanations, noise_signal_table, sosa_setting_hypotheses)
 from .config import NO_NOISE, PARAMETRISATIONS, STUDENT_FEATURES, StudyConfig, fit_sizes, level_key
-from .pipeline import (StudentDraw, StudentRows, StudyResult, disjoint_student_rows, privatize, run_level, run_study,
+from .pipeline import (LevelResult, StudentDraw, StudentRows, StudyResult, disjoint_student_rows, privatize, run_level, run_study,
                        student_rows, teacher_partitions, train_teachers)
-from .pools import Pools, ecg_pools, web_pools
+from .pools import WEB_SPLITS, Pools, ecg_pools, web_pools
 from .tables import (epsilon_table_vs_paper, median_iqr, per_level_medians, scale_description, sosa_table_4_1,
                      sosa_table_4_2)
 
-__all__ = ["NO_NOISE", "PARAMETRISATIONS", "STUDENT_FEATURES", "Pools", "StudentDraw", "StudentRows", "StudyConfig",
+__all__ = ["LevelResult", "NO_NOISE", "PARAMETRISATIONS", "STUDENT_FEATURES", "WEB_SPLITS", "Pools", "StudentDraw", "StudentRows", "StudyConfig",
            "StudyResult", "consensus_summary", "data_dependent_epsilons", "data_independent_epsilons",
            "disjoint_student_rows", "ecg_pools", "epsilon_gap_explanations", "epsilon_table_vs_paper", "fit_sizes",
            "level_key", "median_iqr", "noise_signal_table", "per_level_medians", "privatize", "run_level", "run_study",

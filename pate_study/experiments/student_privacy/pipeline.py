@@ -220,21 +220,28 @@ def mean_pairwise_overlap(index_sets: list[np.ndarray]) -> float:
     return float(np.mean(pairs)) if pairs else float("nan")
 
 
-def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config: StudyConfig, level_index: int,
-              level: float | None, *, groups: np.ndarray | None = None,
-              progress: bool = False) -> tuple[pd.DataFrame, np.ndarray, float]:
-    """All students of one noise level: queries, votes, LNMax labels, accounting, student training, metrics.
+@dataclass(frozen=True)
+class LevelResult:
+    """All students of one noise level: one table row each, the plurality vote shares of all their queries, the
+    mean pairwise overlap of their validation rows, and each student's rows of the student pool."""
 
-    Returns one row per student, the plurality vote shares of all their queries, and the mean pairwise
-    overlap of the students' validation rows.
-    """
+    students: pd.DataFrame
+    top_vote_shares: np.ndarray
+    validation_overlap: float
+    rows: list
+
+
+def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config: StudyConfig, level_index: int,
+              level: float | None, *, groups: np.ndarray | None = None, progress: bool = False) -> LevelResult:
+    """All students of one noise level: queries, votes, LNMax labels, accounting, student training, metrics."""
     S = config.n_students
     if config.disjoint_students:
         rows = disjoint_student_rows(len(y_student_pool), config, np.random.default_rng([config.seed, 7, level_index]))
-    draws = []
+    draws, drawn_rows = [], []
     for k in range(S):
         rng = np.random.default_rng([config.seed, 2, level_index, k])
         mine = rows[k] if config.disjoint_students else student_rows(y_student_pool, config, rng, groups)
+        drawn_rows.append(mine)
         draws.append(query_teachers(ensemble, X_student_pool, y_student_pool, mine, config, level, k, rng))
     student_seed = int(np.random.SeedSequence([config.seed, 3, level_index]).generate_state(1)[0])
     train_and_score(draws, config, student_seed, [d.train_y for d in draws], "student", progress)
@@ -242,8 +249,8 @@ def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config:
         shuffle = np.random.default_rng([config.seed, 5, level_index])
         train_and_score(draws, config, student_seed, [shuffle.permutation(d.train_y) for d in draws], "control",
                         progress)
-    overlap = mean_pairwise_overlap([d.validation_index for d in draws])
-    return (pd.DataFrame([d.row for d in draws]), np.concatenate([d.top_vote_shares for d in draws]), overlap)
+    return LevelResult(pd.DataFrame([d.row for d in draws]), np.concatenate([d.top_vote_shares for d in draws]),
+                       mean_pairwise_overlap([d.validation_index for d in draws]), drawn_rows)
 
 
 @dataclass
@@ -257,6 +264,7 @@ class StudyResult:
     teachers: dict                         # ensemble facts (size, rows per teacher, epochs)
     scale_notes: list = field(default_factory=list)
     validation_overlap: dict = field(default_factory=dict)  # level -> mean pairwise overlap of validation rows
+    student_rows: dict = field(default_factory=dict)  # level -> each student's StudentRows (student-pool indices)
 
     @property
     def level_order(self) -> list[str]:
@@ -282,16 +290,16 @@ def run_study(X_teacher_pool: Any, y_teacher_pool: np.ndarray, X_student_pool: A
     for note in notes:
         logger.warning("reduced scale: %s", note)
     ensemble, partitions = train_teachers(X_teacher_pool, y_teacher_pool, config, progress=progress)
-    frames, shares, overlaps = [], [], {}
-    for i, level in enumerate(tqdm(config.noise_levels, desc="noise levels", disable=not progress)):
-        frame, level_shares, overlaps[config.level_label(level)] = run_level(
-            ensemble, X_student_pool, y_student_pool, config, i, level, groups=student_groups)
-        frames.append(frame)
-        shares.append(pd.DataFrame({"level": config.level_label(level), "top_vote_share": level_shares}))
+    levels = {config.level_label(level): run_level(ensemble, X_student_pool, y_student_pool, config, i, level,
+                                                   groups=student_groups)
+              for i, level in enumerate(tqdm(config.noise_levels, desc="noise levels", disable=not progress))}
     teachers = {"n_teachers": partitions.n_teachers, "train_rows": int(partitions.train.shape[1]),
                 "threshold_rows": int(partitions.threshold.shape[1]),
                 "median_epochs": float(np.median(ensemble.epochs))}
     independent = data_independent_epsilons(n_queries=config.student_queries, gamma=config.gamma,
                                             delta=config.delta, max_integer_order=config.max_integer_order)
-    return StudyResult(config, pd.concat(frames, ignore_index=True), pd.concat(shares, ignore_index=True),
-                       independent, teachers, notes, overlaps)
+    shares = [pd.DataFrame({"level": label, "top_vote_share": r.top_vote_shares}) for label, r in levels.items()]
+    return StudyResult(config, pd.concat([r.students for r in levels.values()], ignore_index=True),
+                       pd.concat(shares, ignore_index=True), independent, teachers, notes,
+                       {label: r.validation_overlap for label, r in levels.items()},
+                       {label: r.rows for label, r in levels.items()})

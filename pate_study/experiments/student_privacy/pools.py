@@ -22,7 +22,15 @@ class Pools:
     n_features: int
     source: Any          # pate_study.data.DataSource
     description: str     # how the pools were made
-    student_groups: np.ndarray | None = None  # group id per student-pool row (identical requests share one)
+    split: str = "file"  # how the pools were separated: "file" (ECG), "url" or "row" (web, see web_pools)
+    teacher_urls: np.ndarray | None = None  # URL id per teacher-pool row (web; identical requests share one)
+    student_urls: np.ndarray | None = None  # URL id per student-pool row (web)
+
+    @property
+    def student_groups(self) -> np.ndarray | None:
+        """The groups a student's rows are drawn by (:func:`~pate_study.experiments.student_privacy.pipeline.student_rows`):
+        the URL ids when the pools are split by URL, else None (row-wise draws, as a row split implies)."""
+        return self.student_urls if self.split == "url" else None
 
 
 def ecg_pools(data: str, *, seed: int) -> Pools:
@@ -37,19 +45,52 @@ def ecg_pools(data: str, *, seed: int) -> Pools:
                  f"teachers: train file ({len(beats.y_train):,} beats); students: test file ({len(beats.y_test):,} beats)")
 
 
-def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str = "all") -> Pools:
+WEB_SPLITS = ("url", "row")
+
+
+def check_split(split: str) -> None:
+    """A clear error for an unknown ``split`` of :func:`web_pools`."""
+    if split not in WEB_SPLITS:
+        raise ValueError(f"split={split!r}: expected 'url' (no URL in both pools) or 'row' (rows split at random, "
+                         "copies of a URL may be in both pools)")
+
+
+def student_pool_mask(url_codes: np.ndarray, student_pool_size: int, split: str, seed: int) -> np.ndarray:
+    """Which rows form the students' pool (True) rather than the teachers' (seeded).
+
+    ``split="url"``: the first distinct URLs of a random order that reach ``student_pool_size`` rows, with all
+    their copies, so no URL is on both sides. ``split="row"``: as many rows as the URL split takes (so both
+    splits have pools of the same sizes), drawn at random row by row, so copies of a URL land on both sides.
+    """
+    check_split(split)
+    rows_per_url = np.bincount(url_codes)
+    url_order = np.random.default_rng([seed, 4]).permutation(len(rows_per_url))
+    n_student_urls = int(np.searchsorted(np.cumsum(rows_per_url[url_order]), student_pool_size)) + 1
+    by_url = np.isin(url_codes, url_order[:n_student_urls])
+    if split == "url":
+        return by_url
+    by_row = np.zeros(len(url_codes), bool)
+    by_row[np.random.default_rng([seed, 8]).permutation(len(url_codes))[: int(by_url.sum())]] = True
+    return by_row
+
+
+def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str = "all", split: str = "url") -> Pools:
     """Web requests as TF-IDF over the 500 most frequent URL tokens, each row l1-normalised.
 
-    Many requests repeat (CSIC 2010 has 18,216 distinct URLs in 97,065 rows), so the split is by distinct
-    URL: a URL and all its copies go either to the teachers or to the students (seeded), the students' pool
-    being the first URLs of a random order that reach ``student_pool_size`` rows. Within the student pool the
-    URL is kept as a group, so a student's validation rows never repeat its query rows (:func:`~pate_study.experiments.student_privacy.pipeline.student_rows`).
+    Many requests repeat (CSIC 2010 has 18,216 distinct URLs in 97,065 rows), so by default (``split="url"``)
+    the split is by distinct URL: a URL and all its copies go either to the teachers or to the students
+    (seeded), and within the student pool the URL is kept as a group, so a student's validation rows never
+    repeat its query rows (:func:`~pate_study.experiments.student_privacy.pipeline.student_rows`).
+    ``split="row"`` splits rows at random into pools of the same sizes and lets students draw their rows
+    row-wise too: copies of one request can be a teacher's training row, a student's query and a student's
+    validation row (what a split that ignores repeats does; kept to measure what repeats are worth).
     ``vocabulary="all"`` fits the vocabulary on every row, as the sources did (it lets private teacher data
     shape the features); ``"students"`` fits it on the student pool only.
     """
     from ...data import web
     from ...features import url_tfidf
 
+    check_split(split)
     requests = web.load(data, seed=seed)
     frame = requests.frame
     if not 0 < student_pool_size < len(frame):
@@ -57,10 +98,7 @@ def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str =
     if vocabulary not in ("all", "students"):
         raise ValueError(f"vocabulary={vocabulary!r}: expected 'all' (as the sources) or 'students'")
     url_codes, distinct = pd.factorize(frame["url"])
-    rows_per_url = np.bincount(url_codes)
-    url_order = np.random.default_rng([seed, 4]).permutation(len(distinct))
-    n_student_urls = int(np.searchsorted(np.cumsum(rows_per_url[url_order]), student_pool_size)) + 1
-    student_mask = np.isin(url_codes, url_order[:n_student_urls])
+    student_mask = student_pool_mask(url_codes, student_pool_size, split, seed)
     X, _ = url_tfidf(frame["url"].tolist(), fit_on=None if vocabulary == "all" else student_mask)
     X = X.astype(np.float64)
     empty = np.asarray(abs(X).sum(axis=1)).ravel() == 0
@@ -70,8 +108,11 @@ def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str =
     shuffle = np.random.default_rng([seed, 6]).permutation(len(frame))  # row order carries no information
     teacher_rows = shuffle[~student_mask[shuffle] & ~empty[shuffle]]
     student_rows = shuffle[student_mask[shuffle] & ~empty[shuffle]]
+    how = ("split by distinct URL ({:,} distinct URLs; no URL on both sides)" if split == "url" else
+           "split row by row ({:,} distinct URLs, copies of one on both sides; students draw rows, not URLs)")
     return Pools(X[teacher_rows], y[teacher_rows], X[student_rows], y[student_rows], X.shape[1], requests.source,
-                 f"{len(teacher_rows):,} teacher rows and {len(student_rows):,} student-pool rows split by distinct URL "
-                 f"({len(distinct):,} distinct URLs; no URL on both sides), vocabulary fitted on "
+                 f"{len(teacher_rows):,} teacher rows and {len(student_rows):,} student-pool rows "
+                 f"{how.format(len(distinct))}, vocabulary fitted on "
                  f"{'all rows' if vocabulary == 'all' else 'the student pool'}, {int(empty.sum())} rows without "
-                 "vocabulary tokens dropped", student_groups=url_codes[student_rows])
+                 "vocabulary tokens dropped", split=split, teacher_urls=url_codes[teacher_rows],
+                 student_urls=url_codes[student_rows])
