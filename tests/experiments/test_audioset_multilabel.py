@@ -222,3 +222,23 @@ def test_gnthreshold_audit_passes_the_mechanism_and_catches_half_the_noise():
     broken = aud[aud["mechanism"] != "as implemented"].iloc[0]
     assert not ok["violation"] and 0 < ok["empirical_epsilon_lower"] <= ok["claimed_epsilon"]
     assert broken["violation"] and broken["claimed_epsilon"] == ok["claimed_epsilon"]
+
+
+def test_confidence_claims_compare_f1_and_epsilon_at_shared_sigmas():
+    import pandas as pd
+    sweep = pd.DataFrame({"threshold": ["0.4", "0.4", "0.4"], "sigma_e": [0.0, 0.1, 0.3], "f1": [0.2, 0.1, 0.1],
+                          "epsilon": [np.inf, 100.0, 50.0]})
+    fixed = pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": [0.2, 0.15], "epsilon": [150.0, 60.0]})
+    adaptive = fixed.assign(epsilon=[70.0, 30.0])
+    c = am.confidence_claims(sweep, fixed, adaptive).set_index("claim")["verdict"]
+    # the epsilon claim compares the thesis's all-charged cost with our realised one: never a verdict on data
+    assert list(c) == ["agrees", "not comparable", "agrees"]
+    c = am.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
+    assert list(c["verdict"]) == ["differs", "not comparable", "differs"]
+    assert "q̃ ≈ 1" in c["verdict_reason"].iloc[2]
+    assert set(am.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"]) == {"not comparable"}
+
+
+def test_scale_verdict_names_the_thesis_scale_of_the_subset():
+    assert "76,656" in am.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
+    assert "274k" in am.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
