@@ -267,6 +267,15 @@ def check_multilabel(scalars: dict, params: dict) -> None:
     for mech in ("gnthreshold", "binary", "tau", "powerset"):
         assert math.isfinite(beyond[f"{mech}_epsilon"]) and 0 <= beyond[f"{mech}_student_map"] <= 1
     assert scalars["findings"]["lines"], "the findings cell must print computed statements"
+    # teachers come from notebook 04's train_teachers: every teacher count reports its selected steps
+    assert set(setup["mean_best_step"]) == {str(t) for t in setup["teacher_counts"]}
+    # the GNThreshold audit: no violation of the accountant's epsilon, the half-noise twin caught
+    audit = scalars["muschiol2021-gnthreshold-audit"]
+    assert audit["violations"] == 0 and audit["broken_caught"] == audit["n_sigmas"]
+    t54 = scalars["muschiol2021-table5.4"]
+    for key in ("best_student_map", "student_true_labels_map", "student_noise_free_labels_map", "class_prior_map"):
+        assert 0 <= t54[key] <= 1, key
+    assert t54["q_average_verdict"] in ("agrees", "differs", "not comparable")
 
 
 CHECKS = {"00_dp_primer": check_primer, "01_ecg_student_privacy": check_ecg, "02_web_requests": check_web,

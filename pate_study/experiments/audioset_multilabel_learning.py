@@ -1,151 +1,184 @@
-"""Audio Set II, the learning side: embedding teachers' cached votes on the query pool, and students
-trained on the released labels (Muschiol 2021 §4.3, §5.4, Table 5.4, Figs 5.17-5.19).
+"""Audio Set II, the learning side: notebook 04's teachers voting on the query pool, and students trained on
+the released labels (Muschiol 2021 §4.3, §5.4, Table 5.4, Figs 5.17-5.19).
 
-Teachers: 1, 10, 20, 50 embedding MLPs on disjoint partitions of the subset's bal_train teacher pool
-(:func:`pate_study.experiments.audioset_teachers.pool_split`, 80 %), trained by the stacked ensemble of
-:mod:`pate_study.ensemble` for a fixed number of optimiser steps (``steps``; epochs = ⌈steps·batch /
-partition⌉, no early stopping, so neither the pool nor the test set selects anything). They predict every
-eval clip of the subset once (pool and test set); :func:`pate_study.ensemble.cached_teacher_votes` caches
-the per-teacher probabilities, so re-runs and parameter sweeps never retrain.
+Teachers are notebook 04's (:mod:`pate_study.experiments.audioset_teachers`, the one place teachers are
+trained): the same clip features (:func:`~pate_study.experiments.audioset_teachers.clip_features`), the same
+cut of the subset's bal_train clips (:func:`~pate_study.experiments.audioset_teachers.pool_split`: 80 % teacher
+pool, 10 % validation split for checkpoint selection; its 10 % "student" part is unused here, because the
+query pool comes from the eval clips, issue 11), the same disjoint partitions
+(:func:`~pate_study.experiments.audioset_teachers.teacher_partitions` with
+:func:`~pate_study.experiments.audioset_teachers.run_seed`) and the same recipe
+(:class:`~pate_study.experiments.audioset_teachers.TeacherSpec`: label-balanced sampler, mixup, a step
+schedule, the best checkpoint by validation mAP) through
+:func:`~pate_study.experiments.audioset_teachers.train_teachers`. That function returns the probabilities of
+teacher 0 only, so each teacher is one call on a one-teacher partition (its own seed); a ``scores`` output of
+``train_teachers`` would let one stacked call per ensemble do it. Each teacher predicts every eval clip of the
+subset once (query pool and test set); the per-teacher probabilities are cached on disk
+(:func:`pate_study.io.save_cache_entry`), so re-runs and the offline sweeps never retrain. The test set
+selects nothing: checkpoints are chosen on the bal_train validation split.
 
-Students: an MLP per configuration on the answered pool queries with their released binary labels;
-10 % of those (released labels, never true ones) are held out for early stopping and for the decision
-threshold (the global one maximising micro F1 on them); scored on the test set only.
+Students get the same recipe (the thesis, §5.4: "The best parameters evaluated for the training of an
+individual teacher were transferred to the training of the student models"): one ``train_teachers`` call on
+the answered pool queries with their **released** labels, 10 % of those (released labels, never true ones) as
+the validation split for checkpoint selection, scored on the test set only. Decision threshold ½: a released
+label is on with probability Φ((m − th_e)/σ_e), which exceeds ½ exactly when m > th_e, so a student that
+estimates that probability and thresholds it at ½ imitates the noise-free aggregate's rule; no labels of any
+split choose it.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
-import math
 from typing import Any, Sequence
 
 import numpy as np
 
-from pate_study import ensemble, metrics, student
+from pate_study import metrics
 from pate_study.data import audioset
-from pate_study.experiments import audioset_teachers
-from pate_study.experiments.audioset_multilabel import CachedVotes, query_test_split
-from pate_study.models import EmbeddingMLP
+from pate_study.experiments import audioset_teachers as at
+from pate_study.experiments.audioset_multilabel import CachedVotes, noise_free_release, query_test_split
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TeacherSettings", "embedding_features", "teacher_votes", "StudentSettings", "train_student",
-           "reference_rows"]
+__all__ = ["STUDENT_THRESHOLD", "teacher_spec", "teacher_probabilities", "teacher_votes", "train_student",
+           "reference_rows", "student_diagnostics"]
+
+#: decision threshold of every student (see the module docstring).
+STUDENT_THRESHOLD = 0.5
+_CACHE_FORMAT = "05-teacher-probabilities-v2"
 
 
-@dataclasses.dataclass(frozen=True)
-class TeacherSettings:
-    """Embedding-teacher recipe (the thesis's ResNet recipe does not apply to embeddings; documented choices)."""
-
-    steps: int = 1500
-    hidden: tuple[int, ...] = (256,)
-    dropout: float = 0.2
-    lr: float = 1e-3
-    batch_size: int = 64
-
-
-def embedding_features(split: audioset.Split) -> np.ndarray:
-    """Clip feature: the mean of the real (non-padded) 128-d embedding frames, mapped from uint8 to [−1, 1]
-    by a fixed affine map (no statistic of private data)."""
-    emb = split.embeddings.astype(np.float32)
-    frames = np.maximum(split.n_frames.astype(np.float32), 1.0)
-    mean = emb.sum(axis=1) / frames[:, None]
-    return mean / 127.5 - 1.0
+def teacher_spec(**settings: Any) -> at.TeacherSpec:
+    """Notebook 04's :class:`~pate_study.experiments.audioset_teachers.TeacherSpec` from a config's keys
+    (``hidden``, ``dropout``, ``lr``, ``batch_size``, ``steps``, ``eval_every``, ``sampler``, ``mixup_alpha``)."""
+    unknown = sorted(set(settings) - set(at.TeacherSpec.__dataclass_fields__))
+    if unknown:
+        raise ValueError(f"teacher settings {unknown}: expected keys of TeacherSpec "
+                         f"{sorted(at.TeacherSpec.__dataclass_fields__)}")
+    return at.TeacherSpec().replace(**settings)
 
 
-def teacher_votes(teacher_counts: Sequence[int], *, data: str = "auto", subset: str = "big",
-                  settings: TeacherSettings = TeacherSettings(), min_pool: int = 5000, pool_fraction: float = 0.5,
-                  seed: int = 0, cache_dir: Any = None, progress: bool = False) -> tuple[dict[int, CachedVotes], dict]:
-    """Train (or load from the cache) each ensemble and return its :class:`CachedVotes` on pool and test.
+def teacher_probabilities(X: np.ndarray, Y: np.ndarray, partitions: Any, val: np.ndarray, queries: np.ndarray,
+                          query_labels: np.ndarray, spec: at.TeacherSpec, *, seed: int, curve_clips: int = 100,
+                          cache_dir: Any = None, name: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """``(float32 [T, n_queries, C], int [T])``: each teacher of ``partitions`` trained by
+    :func:`~pate_study.experiments.audioset_teachers.train_teachers` (one call per teacher, seed
+    ``seed·100 + i``, selection on ``val``), its probabilities on ``queries`` and its selected step; cached on disk.
 
-    Returns ``({T: CachedVotes}, info)`` with ``info`` the data description and split sizes.
+    ``query_labels`` only feed ``train_teachers``'s per-teacher scores and its recorded curves
+    (``curve_clips`` clips); no checkpoint is selected on them.
+    """
+    from pathlib import Path
+
+    import torch
+
+    from pate_study.ensemble import Partitions
+    from pate_study.io import default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
+
+    train = np.asarray(partitions.train, dtype=np.int64)
+    key = hash_inputs(X=np.asarray(X), Y=np.asarray(Y), train=train, val=np.asarray(val), queries=np.asarray(queries),
+                      spec=repr(spec), seed=int(seed), format=_CACHE_FORMAT)
+    path = Path(cache_dir or default_cache_dir()) / f"teacher-probabilities-{key[:32]}.pt"
+    state = load_cache_entry(path)
+    if state is not None:
+        logger.info("loaded cached teacher probabilities %s (%s)", path, name)
+        return state["probabilities"].numpy(), state["best_step"].numpy()
+    out, best = [], []
+    for i in range(train.shape[0]):
+        run = at.train_teachers(X, Y, Partitions(train[i:i + 1]), val, queries, query_labels, spec,
+                                seed=int(seed) * 100 + i, curve_clips=curve_clips, name=f"{name} teacher {i}")
+        out.append(run.probs0.astype(np.float32))
+        best.append(int(run.best_step[0]))
+    probs, best_step = np.stack(out), np.asarray(best, dtype=np.int64)
+    save_cache_entry(path, {"probabilities": torch.from_numpy(probs), "best_step": torch.from_numpy(best_step)},
+                     {"kind": "05 teacher probabilities", "name": name})
+    return probs, best_step
+
+
+def teacher_votes(teacher_counts: Sequence[int], spec: at.TeacherSpec, *, data: str = "auto", subset: str = "big",
+                  min_pool: int = 5000, pool_fraction: float = 0.5, student_fraction: float = 0.2,
+                  val_fraction: float = 0.1, curve_clips: int = 100, steps_by_count: dict | None = None,
+                  seed: int = 0, cache_dir: Any = None) -> tuple[dict[int, CachedVotes], dict]:
+    """Notebook 04's ensembles of ``subset`` (1 = the single model on the whole teacher pool, 10, 20, 50) and
+    their :class:`CachedVotes` on the eval clips, split by :func:`query_test_split` into query pool and test.
+    ``steps_by_count``: ``{T: steps}`` overriding ``spec.steps`` for those teacher counts (the single model
+    sees T times a teacher's data and needs more steps before its validation mAP peaks).
+
+    Returns ``({T: CachedVotes}, info)`` with the data description, split sizes, the pool/test features,
+    ``steps`` and ``best_step`` per teacher count (selected step of every teacher).
     """
     ds = audioset.load(data, subset=subset, seed=seed)
     bal, ev = ds.splits["bal_train"], ds.splits["eval"]
-    split = audioset_teachers.pool_split(len(bal.labels), seed=seed)
-    x_teach = embedding_features(bal)[split.teacher]
-    y_teach = bal.labels[split.teacher]
+    X, Y = at.clip_features(bal), bal.labels
+    split = at.pool_split(len(Y), student_fraction=student_fraction, val_fraction=val_fraction, seed=seed)
     pool, test = query_test_split(len(ev.labels), min_pool=min_pool, pool_fraction=pool_fraction, seed=seed)
-    x_eval = embedding_features(ev)
-    queries = x_eval[np.concatenate([pool, test])]
-    n_labels = y_teach.shape[1]
-    label = f"{ds.source.kind} Audio Set embeddings ({ds.source.description})" if ds.source.kind == "real" \
+    x_eval = at.clip_features(ev)
+    order = np.concatenate([pool, test])
+    queries, query_labels = x_eval[order], ev.labels[order]
+    label = f"real Audio Set embeddings ({ds.source.description})" if ds.source.kind == "real" \
         else f"synthetic stand-in for Audio Set ({ds.source.description})"
-    out = {}
+    prior = Y[split.teacher].mean(0)
+    out, steps, best_steps = {}, {}, {}
     for t in teacher_counts:
-        size = len(x_teach) // t
-        if size < 1:
-            raise ValueError(f"teacher_counts: {t} teachers but only {len(x_teach)} teacher-pool clips")
-        parts = ensemble.make_partitions(len(x_teach), t, size, seed=seed)
-        epochs = max(1, math.ceil(settings.steps * settings.batch_size / size))
-        config = ensemble.EnsembleConfig(task="multilabel", in_features=x_teach.shape[1], n_outputs=n_labels,
-                                         hidden=settings.hidden, dropout=settings.dropout, lr=settings.lr,
-                                         batch_size=settings.batch_size, max_epochs=epochs, patience=epochs,
-                                         allow_empty_labels=True)  # rare classes may miss a small teacher pool
-        votes = ensemble.cached_teacher_votes(x_teach, y_teach, parts, config, queries, seed=seed,
-                                              cache_dir=cache_dir, progress=progress)
-        p = np.clip(votes.probabilities.astype(np.float64), 0.0, 1.0)
-        out[t] = CachedVotes(p[:, :len(pool)], ev.labels[pool], p[:, len(pool):], ev.labels[test],
-                             y_teach.mean(0), tuple(ds.class_names), ds.source.kind)
-    info = {"data": label, "kind": ds.source.kind, "n_labels": n_labels, "teacher_pool": len(x_teach),
-            "query_pool": len(pool), "test": len(test), "pool_index": pool, "test_index": test,
-            "pool_features": x_eval[pool], "test_features": x_eval[test]}
+        parts = at.teacher_partitions(split, t, seed=at.run_seed(seed, subset, t))
+        spec_t = spec.replace(steps=int((steps_by_count or {}).get(t, spec.steps)))
+        p, best_steps[t] = teacher_probabilities(X, Y, parts, split.val, queries, query_labels, spec_t,
+                                                 seed=at.run_seed(seed, subset, t), curve_clips=curve_clips,
+                                                 cache_dir=cache_dir, name=f"{subset} {t}")
+        steps[t] = spec_t.steps
+        p = np.clip(p.astype(np.float64), 0.0, 1.0)
+        out[t] = CachedVotes(p[:, :len(pool)], ev.labels[pool], p[:, len(pool):], ev.labels[test], prior,
+                             tuple(ds.class_names), ds.source.kind)
+    info = {"data": label, "kind": ds.source.kind, "n_labels": Y.shape[1], "teacher_pool": len(split.teacher),
+            "validation": len(split.val), "query_pool": len(pool), "test": len(test), "pool_index": pool,
+            "test_index": test, "pool_features": x_eval[pool], "test_features": x_eval[test], "steps": steps,
+            "best_step": best_steps}
     return out, info
 
 
-@dataclasses.dataclass(frozen=True)
-class StudentSettings:
-    """Student recipe: the teachers' MLP, early stopping on held-out released labels."""
-
-    hidden: tuple[int, ...] = (256,)
-    dropout: float = 0.2
-    lr: float = 1e-3
-    batch_size: int = 64
-    max_epochs: int = 60
-    patience: int = 8
-    val_fraction: float = 0.1
-
-
-def _best_threshold(y: np.ndarray, scores: np.ndarray, grid: np.ndarray = np.linspace(0.05, 0.95, 19)) -> float:
-    """Global decision threshold maximising micro F1 of ``scores`` against ``y``."""
-    best, best_f1 = 0.5, -1.0
-    for th in grid:
-        f1 = metrics.multilabel_report(y, scores >= th)["micro_f1"]
-        if f1 > best_f1:
-            best, best_f1 = float(th), f1
-    return best
-
-
 def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, x_test: np.ndarray,
-                  y_test: np.ndarray, *, settings: StudentSettings = StudentSettings(), seed: int = 0) -> dict:
-    """Train a student on the answered queries' released labels; mAP, macro/micro F1 on the test set."""
-    idx = np.flatnonzero(answered)
+                  y_test: np.ndarray, spec: at.TeacherSpec, *, val_fraction: float = 0.1, seed: int = 0,
+                  name: str = "student") -> dict:
+    """A student with the teachers' recipe on the answered queries' released ``labels``: 10 % of them
+    (released labels) select its checkpoint; test mAP and macro/micro F1 at :data:`STUDENT_THRESHOLD`."""
+    from pate_study.ensemble import Partitions
+
+    idx = np.flatnonzero(np.asarray(answered, dtype=bool))
     if idx.size < 10:
         raise ValueError(f"answered: only {idx.size} answered queries; a student needs at least 10")
-    rng = np.random.default_rng(seed)
-    idx = rng.permutation(idx)
-    n_val = max(1, int(round(settings.val_fraction * idx.size)))
-    val, tr = idx[:n_val], idx[n_val:]
-    model = EmbeddingMLP(labels.shape[1], in_features=x_pool.shape[1], hidden=settings.hidden,
-                         dropout=settings.dropout)
-    student.fit_model(model, x_pool[tr], labels[tr].astype(np.float32), "multilabel", x_pool[val],
-                      labels[val].astype(np.float32), lr=settings.lr, batch_size=settings.batch_size,
-                      max_epochs=settings.max_epochs, patience=settings.patience, seed=seed,
-                      allow_empty_labels=True)  # released labels may never switch some classes on
-    th = _best_threshold(labels[val], student.predict_scores(model, x_pool[val], "multilabel"))
-    scores = student.predict_scores(model, x_test, "multilabel")
-    r = metrics.multilabel_report(y_test, scores >= th, scores)
-    return {"map": r["mAP"], "macro_f1": r["macro_f1"], "micro_f1": r["micro_f1"], "student_threshold": th,
-            "n_train": int(tr.size)}
+    if not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction={val_fraction}: expected a fraction in (0, 1)")
+    idx = np.random.default_rng(seed).permutation(idx)
+    n_val = max(1, int(round(val_fraction * idx.size)))
+    val, tr = np.sort(idx[:n_val]), np.sort(idx[n_val:])
+    run = at.train_teachers(x_pool, np.asarray(labels, dtype=bool), Partitions(tr[None]), val, x_test, y_test, spec,
+                            seed=seed, curve_clips=1, name=name)
+    scores = run.probs0.astype(np.float64)
+    r = metrics.multilabel_report(y_test, scores >= STUDENT_THRESHOLD, scores)
+    return {"map": r["mAP"], "macro_f1": r["macro_f1"], "micro_f1": r["micro_f1"], "n_train": int(tr.size),
+            "labels_per_query": float(np.asarray(labels, bool)[tr].sum(1).mean()), "best_step": int(run.best_step[0])}
+
+
+def student_diagnostics(cv: CachedVotes, x_pool: np.ndarray, x_test: np.ndarray, n: int, threshold: Any,
+                        spec: at.TeacherSpec, *, seed: int = 0) -> list[dict]:
+    """Why are the students weak? The same student on the first ``n`` pool queries with (i) their true labels
+    (non-private; the ceiling of this recipe and n), (ii) the noise-free aggregate's labels at ``threshold``
+    (σ = 0: what noise costs), beside the released labels' label density in the rows of Table 5.4."""
+    from pate_study.experiments.audioset_multilabel import vote_fractions
+
+    m = vote_fractions(cv.pool_probabilities[:, :n])
+    rows = []
+    for what, labels in (("true pool labels (non-private)", cv.pool_labels[:n]),
+                         (f"noise-free {cv.n_teachers}-teacher labels, th_e={threshold}", noise_free_release(m, threshold))):
+        s = train_student(x_pool[:n], labels, np.ones(n, bool), x_test, cv.test_labels, spec, seed=seed, name=what)
+        rows.append({"student_labels": what, "n_samples": n, **s})
+    return rows
 
 
 def reference_rows(single: CachedVotes, aggregate: CachedVotes, threshold_single: Any,
                    threshold_aggregate: Any) -> list[dict]:
     """Beside Table 5.4: the single model on all data, the non-private aggregate of the ensemble (averaged
     probabilities; F1 at the threshold Table 5.1 selected on the pool) and the class-prior baseline
-    (scores = the teachers' training label frequencies), all on the test set."""
-    from pate_study.experiments.audioset_multilabel import noise_free_release
-
+    (scores = the teachers' training label frequencies; F1 at ½), all on the test set."""
     rows = []
     for name, cv, th in (("single model, all data (non-private)", single, threshold_single),
                          (f"{aggregate.n_teachers}-teacher aggregate, no noise (non-private)", aggregate,

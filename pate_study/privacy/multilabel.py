@@ -105,6 +105,8 @@ __all__ = [
     "confidence_logpr",
     "gnthreshold_epsilon",
     "confident_gnthreshold_epsilon",
+    "confident_gnthreshold_data_independent",
+    "min_logq",
     "BoundComparison",
     "multilabel_bounds",
     "TABLE54_DATA_INDEPENDENT",
@@ -135,6 +137,27 @@ def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray
     sigma = check_positive("sigma", sigma)
     th = resolve_thresholds(m, thresholds)
     return log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
+
+
+def min_logq(threshold: Any, sigma: float, n_labels: int) -> float:
+    """The smallest log q̃ (Theorem 13) that any vote fractions in [0, 1] can give over ``n_labels`` labels.
+
+    Each factor Φ(|s_i − th|/σ) is largest at the farthest vote, |s_i − th| ≤ max(th, 1 − th) for a fixed
+    threshold th ∈ [0, 1] (≤ 1 for ``"adaptive"``, whose threshold moves with the votes), so
+    q̃ ≥ 1 − Φ(d_max/σ)^n (the bound of the module docstring's finding, per threshold). A printed q average
+    below exp(min_logq) cannot come from Theorem 13 with this σ on vote fractions.
+    """
+    sigma = check_positive("sigma", sigma)
+    n = check_n_queries(n_labels, name="n_labels")
+    if isinstance(threshold, str):
+        check_choice("threshold", threshold, ("adaptive",))
+        d = 1.0
+    else:
+        th = float(threshold)
+        if not 0.0 <= th <= 1.0:
+            raise ValueError(f"threshold={threshold!r}: expected a fixed threshold in [0, 1] or 'adaptive'")
+        d = max(th, 1.0 - th)
+    return float(log_prod_ndtr(np.full((1, n), d / sigma))[1][0])
 
 
 def multilabel_slope(sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None) -> float:
@@ -369,6 +392,37 @@ def confident_gnthreshold_epsilon(
     )
 
 
+def confident_gnthreshold_data_independent(
+    *,
+    n_queries: int,
+    n_labels: int,
+    sigma: float,
+    sigma_confidence: float,
+    delta: float,
+    n_teachers: int | None = None,
+    bound: str = "theorem12",
+    rule: str = "printed",
+    top_n: int = 4,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+) -> PrivacySpent:
+    """Data-independent (ε, δ) of Confident-GNThreshold over ``n_queries`` queries: every query pays the
+    check's slope n_checked·Δ²/(2σ_c²) (n_checked = 1 for the ``"max"`` rule, top_n for ``"printed"``;
+    Δ = 1/T for ``"vote_fraction"``, else 1) and the GNThreshold cap of ``bound`` (:func:`multilabel_slope`),
+    i.e. (λ, n·(c_check + c_step)·λ)-RDP by composition (Mironov 2017 Prop. 1), converted at δ. Needs no votes.
+    """
+    n = check_n_queries(n_queries)
+    n_lab = check_n_queries(n_labels, name="n_labels")
+    check_choice("rule", rule, CONFIDENCE_RULES)
+    _, cap, _ = theorem6_params(sigma, n_lab, bound, n_teachers)
+    n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
+    cap_c = n_checked * _label_sensitivity(bound, n_teachers) ** 2 / (
+        2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
+    return account(lambda grid, c=cap + cap_c: n * c * grid, delta=delta, orders=orders, conversion=conversion,
+                   accountant="multilabel2021", mechanism="confident-gnthreshold", n_queries=n,
+                   data_dependent=False, cost="all_answered", bound=bound, n_labels=n_lab)
+
+
 # ------------------------------------------------------ every bound, side by side
 
 
@@ -450,12 +504,9 @@ def multilabel_bounds(
                 fractions=m, threshold=threshold, sigma=sigma, confidence_threshold=confidence_threshold,
                 sigma_confidence=sigma_confidence, delta=delta, rule=rule, top_n=top_n, bound=b, n_teachers=t,
                 orders=orders, conversion=conversion, cost=cost, answered=answered, rng=rng)
-            _, cap, _ = theorem6_params(sigma, n_lab, b, t)
-            n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
-            cap_c = n_checked * _label_sensitivity(b, t) ** 2 / (2.0 * float(sigma_confidence) ** 2)
-            di = account(lambda grid, c=cap + cap_c: n * c * grid, delta=delta, orders=orders,
-                         conversion=conversion, accountant="multilabel2021", mechanism="confident-gnthreshold",
-                         n_queries=n, data_dependent=False, cost="all_answered", bound=b, n_labels=n_lab)
+            di = confident_gnthreshold_data_independent(
+                n_queries=n, n_labels=n_lab, sigma=sigma, sigma_confidence=sigma_confidence, delta=delta,
+                n_teachers=t, bound=b, rule=rule, top_n=top_n, orders=orders, conversion=conversion)
         else:
             dd = _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
             di = _gnthreshold_spent(None, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)

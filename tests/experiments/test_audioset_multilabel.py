@@ -158,3 +158,87 @@ def test_findings_are_computed_from_the_tables():
     import pandas as pd
     text = am.findings(sw, pd.DataFrame(), mw, b)
     assert any("th_e=0.4" in s for s in text) and any("theorem12" in s for s in text)
+
+
+# ----------------------------------------------------------------------------- verdicts on the thesis's readings
+def _t51(rows):
+    import pandas as pd
+    return pd.DataFrame(rows, columns=["n_teachers", "map_raw", "ensemble_f1", "teacher_avg_f1"])
+
+
+def test_ensemble_claims_check_each_direction_and_synthetic_is_not_comparable():
+    import pandas as pd
+    t51 = _t51([("baseline", 0.30, 0.25, np.nan), ("10", 0.22, 0.20, 0.15), ("20", 0.20, 0.18, 0.12),
+                ("50", 0.21, 0.17, 0.18)])
+    t52 = pd.DataFrame({"n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3, "f1": [0.2, 0.18, 0.17]})
+    t53 = pd.DataFrame({"rule": ["max"] * 3, "n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3,
+                        "f1_conf06": [0.25, 0.20, np.nan]})
+    c = am.ensemble_claims(t51, t52, t53).set_index("claim")["verdict"]
+    assert c.filter(like="no ensemble beats").item() == "agrees"
+    assert c.filter(like="raw mAP falls").item() == "differs"  # 0.20 -> 0.21 rises
+    assert c.filter(like="beats its average").item() == "differs"  # 50 teachers: 0.17 < 0.18
+    assert c.filter(like="confidence check").item() == "agrees"  # NaN (nothing answered) is left out
+    t53_none = t53.assign(f1_conf06=np.nan)
+    assert am.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
+    assert set(am.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
+
+
+def test_saving_contrast_verdict_needs_a_saving_at_04_and_adaptive_but_none_at_02():
+    import pandas as pd
+
+    def sweep(r02, r04, rad):
+        return pd.DataFrame({"threshold": ["0.2", "0.4", "adaptive"], "sigma_e": [0.3] * 3,
+                             "epsilon": [100 * r02, 100 * r04, 100 * rad], "epsilon_data_independent": [100.0] * 3})
+    v, ratio = am.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
+    assert v.verdict == "agrees" and ratio["0.4"] == pytest.approx(0.6)
+    v, _ = am.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
+    assert v.verdict == "differs" and "161 per-label factors" in v.reason
+    v, _ = am.saving_contrast_verdict(sweep(0.5, 0.6, 0.7), n_labels=10)
+    assert v.verdict == "differs" and "161" not in v.reason
+    assert am.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict == "not comparable"
+
+
+def test_q_average_verdict_flags_printed_values_below_the_theorem13_floor():
+    import pandas as pd
+    ours = pd.DataFrame({"th_e": ["0.2", "0.4", "adaptive"], "q_average": [1.0, 1.0, 1.0]})
+    v, table = am.q_average_verdict(ours)
+    below = table.set_index("th_e")["thesis_below_floor"]
+    # 0.747 >= 1 - Phi(0.8/0.3)^153 = 0.444; 0.148 < 1 - Phi(2)^153 = 0.970; 0.034 < 1 - Phi(1/0.3)^153 = 0.064
+    assert not below["0.2"] and below["0.4"] and below["adaptive"]
+    assert v.verdict == "differs" and "0.970" in v.reason
+    # with far less noise the floors vanish and nothing is flagged
+    assert am.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
+
+
+def test_student_claim():
+    assert am.student_claim(0.04, 0.28).verdict == "agrees"
+    assert am.student_claim(0.30, 0.28).verdict == "differs"
+    assert am.student_claim(0.04, 0.28, kind="synthetic").verdict == "not comparable"
+
+
+def test_gnthreshold_audit_passes_the_mechanism_and_catches_half_the_noise():
+    aud = am.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
+    ok = aud[aud["mechanism"] == "as implemented"].iloc[0]
+    broken = aud[aud["mechanism"] != "as implemented"].iloc[0]
+    assert not ok["violation"] and 0 < ok["empirical_epsilon_lower"] <= ok["claimed_epsilon"]
+    assert broken["violation"] and broken["claimed_epsilon"] == ok["claimed_epsilon"]
+
+
+def test_confidence_claims_compare_f1_and_epsilon_at_shared_sigmas():
+    import pandas as pd
+    sweep = pd.DataFrame({"threshold": ["0.4", "0.4", "0.4"], "sigma_e": [0.0, 0.1, 0.3], "f1": [0.2, 0.1, 0.1],
+                          "epsilon": [np.inf, 100.0, 50.0]})
+    fixed = pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": [0.2, 0.15], "epsilon": [150.0, 60.0]})
+    adaptive = fixed.assign(epsilon=[70.0, 30.0])
+    c = am.confidence_claims(sweep, fixed, adaptive).set_index("claim")["verdict"]
+    # the epsilon claim compares the thesis's all-charged cost with our realised one: never a verdict on data
+    assert list(c) == ["agrees", "not comparable", "agrees"]
+    c = am.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
+    assert list(c["verdict"]) == ["differs", "not comparable", "differs"]
+    assert "q̃ ≈ 1" in c["verdict_reason"].iloc[2]
+    assert set(am.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"]) == {"not comparable"}
+
+
+def test_scale_verdict_names_the_thesis_scale_of_the_subset():
+    assert "76,656" in am.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
+    assert "274k" in am.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason

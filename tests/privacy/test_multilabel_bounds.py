@@ -159,3 +159,46 @@ def test_bad_bound_and_teachers():
                              bounds=("thm12",))
     with pytest.raises(ValueError, match="n_teachers: expected a positive integer"):
         ml.multilabel_bounds(fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=0)
+
+
+@pytest.mark.parametrize("rule", ["max", "printed"])
+@pytest.mark.parametrize("bound", ml.BOUNDS)
+def test_confident_data_independent_from_n_queries_equals_the_bounds_table(bound, rule):
+    # the data-independent value needs only the number of queries: the same from n_queries as from any votes
+    kw = dict(sigma=0.3, sigma_confidence=0.6, delta=1e-8, n_teachers=50, bound=bound, rule=rule)
+    direct = ml.confident_gnthreshold_data_independent(n_queries=300, n_labels=12, **kw)
+    for m in (np.zeros((300, 12)), _fractions(300, 12, seed=3)):
+        row = ml.multilabel_bounds(fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, bounds=(bound,),
+                                   confidence_threshold=0.6, sigma_confidence=0.6, rule=rule)[0]
+        assert row.data_independent.epsilon == pytest.approx(direct.epsilon, rel=1e-12)
+    # and it is the composition of the check's and the step's data-independent slopes
+    cap = ml.multilabel_slope(0.3, 12, bound, 50)
+    delta_votes = 1 / 50 if bound == "vote_fraction" else 1.0
+    checked = 1 if rule == "max" else 4
+    grid = np.asarray(direct.orders)
+    expected = 300 * (cap + checked * delta_votes**2 / (2 * 0.6**2)) * grid
+    assert np.allclose(direct.rdp_or_logmgf, expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="n_queries"):
+        ml.confident_gnthreshold_data_independent(n_queries=0, n_labels=12, **kw)
+
+
+@pytest.mark.parametrize("threshold", [0.2, 0.4, 0.5, 0.9, "adaptive"])
+def test_min_logq_is_reached_by_the_farthest_votes_and_never_undercut(threshold):
+    sigma, k = 0.3, 20
+    floor = ml.min_logq(threshold, sigma, k)
+    m = _fractions(2000, k, seed=1)
+    assert np.all(ml.multilabel_logq(m, threshold, sigma) >= floor - 1e-12)
+    if threshold != "adaptive":
+        far = np.full((1, k), 0.0 if threshold >= 0.5 else 1.0)  # every label at the farthest vote
+        assert ml.multilabel_logq(far, threshold, sigma)[0] == pytest.approx(floor, rel=1e-12)
+    # closed form: 1 - Phi(d/sigma)^k
+    d = 1.0 if threshold == "adaptive" else max(threshold, 1 - threshold)
+    from scipy.stats import norm
+    assert math.exp(floor) == pytest.approx(1 - norm.cdf(d / sigma) ** k, rel=1e-9)
+
+
+def test_min_logq_rejects_bad_threshold():
+    with pytest.raises(ValueError, match="threshold"):
+        ml.min_logq(1.5, 0.3, 10)
+    with pytest.raises(ValueError, match="threshold"):
+        ml.min_logq("median", 0.3, 10)
