@@ -55,10 +55,13 @@ def embedding_features(split: audioset.Split) -> np.ndarray:
 
 def teacher_votes(teacher_counts: Sequence[int], *, data: str = "auto", subset: str = "big",
                   settings: TeacherSettings = TeacherSettings(), min_pool: int = 5000, pool_fraction: float = 0.5,
-                  seed: int = 0, cache_dir: Any = None, progress: bool = False) -> tuple[dict[int, CachedVotes], dict]:
+                  seed: int = 0, cache_dir: Any = None, progress: bool = False, backend: str = "local",
+                  teachers_per_task: int | None = None) -> tuple[dict[int, CachedVotes], dict]:
     """Train (or load from the cache) each ensemble and return its :class:`CachedVotes` on pool and test.
 
     Returns ``({T: CachedVotes}, info)`` with ``info`` the data description and split sizes.
+    ``backend="ray"`` / ``teachers_per_task``: each ensemble in shards of teachers, one Ray task each
+    (:func:`pate_study.experiments.audioset_distributed.sharded_teacher_votes`).
     """
     ds = audioset.load(data, subset=subset, seed=seed)
     bal, ev = ds.splits["bal_train"], ds.splits["eval"]
@@ -82,8 +85,14 @@ def teacher_votes(teacher_counts: Sequence[int], *, data: str = "auto", subset: 
                                          hidden=settings.hidden, dropout=settings.dropout, lr=settings.lr,
                                          batch_size=settings.batch_size, max_epochs=epochs, patience=epochs,
                                          allow_empty_labels=True)  # rare classes may miss a small teacher pool
-        votes = ensemble.cached_teacher_votes(x_teach, y_teach, parts, config, queries, seed=seed,
-                                              cache_dir=cache_dir, progress=progress)
+        if backend != "local" or teachers_per_task is not None:  # cluster path (issue 15)
+            from pate_study.experiments.audioset_distributed import sharded_teacher_votes
+
+            votes = sharded_teacher_votes(x_teach, y_teach, parts, config, queries, seed=seed, backend=backend,
+                                          teachers_per_task=teachers_per_task, cache_dir=cache_dir, progress=progress)
+        else:
+            votes = ensemble.cached_teacher_votes(x_teach, y_teach, parts, config, queries, seed=seed,
+                                                  cache_dir=cache_dir, progress=progress)
         p = np.clip(votes.probabilities.astype(np.float64), 0.0, 1.0)
         out[t] = CachedVotes(p[:, :len(pool)], ev.labels[pool], p[:, len(pool):], ev.labels[test],
                              y_teach.mean(0), tuple(ds.class_names), ds.source.kind)

@@ -379,12 +379,21 @@ def _stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048
 
 def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
                    Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
-                   name: str = "", last: bool = False) -> TeacherRun:
+                   name: str = "", last: bool = False, backend: str = "local",
+                   teachers_per_task: int | None = None) -> TeacherRun:
     """Train one embedding-MLP teacher per partition with :func:`pate_study.training.train_stacked`
     (stacked, step schedule, per-teacher sampler/mixup, shared validation split ``val`` for checkpoint
     selection), recording validation and test-sample ("curve": ``curve_clips`` fixed eval clips) mAP/AUC
     every ``eval_every`` steps; then score every teacher on the full test set. ``last=True`` keeps the
-    final parameters (used for per-class curves over iterations)."""
+    final parameters (used for per-class curves over iterations).
+
+    ``backend="ray"`` / ``teachers_per_task``: the teachers in shards, one Ray task each
+    (:func:`pate_study.experiments.audioset_distributed.train_teachers_sharded`)."""
+    if backend != "local" or teachers_per_task is not None:  # cluster path (issue 15); the local path is below
+        from pate_study.experiments.audioset_distributed import train_teachers_sharded
+
+        return train_teachers_sharded(X, Y, partitions, val, X_test, Y_test, spec, seed=seed, curve_clips=curve_clips,
+                                      name=name, last=last, backend=backend, teachers_per_task=teachers_per_task)
     import time
 
     import torch

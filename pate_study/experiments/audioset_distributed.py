@@ -1,0 +1,161 @@
+"""The Audio Set studies on a cluster: teacher shards and student sweeps through :mod:`pate_study.distributed`.
+
+Three entry points, each with ``backend="local"`` (in this process) or ``"ray"`` and ``teachers_per_task``
+(teachers trained together as one stacked computation in one task; None: all of them in one task):
+
+* :func:`train_teachers_sharded` -- notebook 04's ensembles (:func:`audioset_teachers.train_teachers`
+  delegates here when its ``backend`` is not "local" or ``teachers_per_task`` is set);
+* :func:`sharded_teacher_votes` -- notebook 05's per-teacher probabilities on the query pool
+  (:func:`audioset_multilabel_learning.teacher_votes` delegates here likewise);
+* :func:`student_sweep` -- notebook 05's Table 5.4 students, one task per (n, th_e, th_c) point.
+
+Determinism: shard ``k`` of a plan trains its teachers' partitions (cut from the partitions drawn before
+scheduling) with :func:`pate_study.distributed.shard_seed` -- ``seed`` itself when there is one shard, so
+``teachers_per_task=None`` on Ray reproduces the local result exactly. With several shards the teachers of a
+shard are one stack (dropout masks come from one generator per stack), so results depend on the shard plan
+(``teachers_per_task``) and on nothing else: not the backend, not the number of workers, not finishing order.
+In notebook 04 each shard also draws its own ``curve_clips`` eval sample for the training curves (final
+scores use every eval clip).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pate_study import distributed
+from pate_study.io import CACHE_FORMAT, hash_inputs
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["train_teachers_sharded", "sharded_teacher_votes", "student_sweep"]
+
+
+def _plan(n_teachers: int, teachers_per_task: int | None, seed: int) -> list[tuple[range, int]]:
+    """The shard plan: (teacher range, shard seed) per shard, fixed before anything is scheduled."""
+    ranges = distributed.shard_ranges(n_teachers, teachers_per_task)
+    return [(r, distributed.shard_seed(seed, k, len(ranges))) for k, r in enumerate(ranges)]
+
+
+# ----------------------------------------------------------------------------- notebook 04: teacher runs
+def teacher_run_shard(X: np.ndarray, Y: np.ndarray, val: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
+                      spec: dict, train_rows: np.ndarray, seed: int, curve_clips: int, name: str,
+                      last: bool) -> dict[str, Any]:
+    """One shard of :func:`audioset_teachers.train_teachers` (its local path on the shard's partitions)."""
+    from pate_study.ensemble import Partitions
+    from pate_study.experiments import audioset_teachers as at
+
+    run = at.train_teachers(X, Y, Partitions(np.asarray(train_rows)), val, X_test, Y_test, at.TeacherSpec(**spec),
+                            seed=seed, curve_clips=curve_clips, name=name, last=last)
+    h = run.history
+    return {"history": {"step": h["step"].to_numpy(np.int64), "teacher": h["teacher"].to_numpy(np.int64),
+                        "split": h["split"].astype(str).tolist(), "metric": h["metric"].astype(str).tolist(),
+                        "value": h["value"].to_numpy(np.float64)},
+            "best_step": run.best_step, "map": run.map, "auc": run.auc, "class_ap": run.class_ap, "probs0": run.probs0,
+            "train_counts": run.train_counts, "seconds": run.seconds}
+
+
+def train_teachers_sharded(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
+                           Y_test: np.ndarray, spec, *, seed: int = 0, curve_clips: int = 2000, name: str = "",
+                           last: bool = False, backend: str = "ray", teachers_per_task: int | None = None,
+                           address: str | None = None, cache_dir: Any = None, progress: bool = False):
+    """:func:`audioset_teachers.train_teachers` with its teachers cut into shards of ``teachers_per_task``,
+    each trained (and cached) as one task; the per-teacher results assembled in teacher order."""
+    from pate_study.experiments.audioset_teachers import TeacherRun
+
+    spec_dict = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(spec).items()}
+    shared = {"X": X, "Y": Y, "val": np.asarray(val, np.int64), "X_test": X_test, "Y_test": Y_test,
+              "spec": spec_dict, "curve_clips": int(curve_clips), "name": name, "last": bool(last)}
+    data_key = hash_inputs(**{k: v for k, v in shared.items() if k != "name"}, format=CACHE_FORMAT,
+                           method="audioset_teachers.train_teachers shard")
+    shards = [distributed.Shard(f"{name or 'teachers'} {r.start}-{r.stop - 1}",
+                                {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
+                                key=hash_inputs(data=data_key, train_rows=partitions.train[r.start:r.stop], seed=s))
+              for r, s in _plan(partitions.n_teachers, teachers_per_task, seed)]
+    parts = distributed.map_shards(teacher_run_shard, shards, shared=shared, backend=backend, address=address,
+                                   cache_dir=cache_dir, desc=f"train {name or 'teachers'}", progress=progress)
+    frames = []
+    for (r, _), p in zip(_plan(partitions.n_teachers, teachers_per_task, seed), parts):
+        frames.append(pd.DataFrame(p["history"]).assign(teacher=lambda f, a=r.start: f["teacher"] + a))
+    cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
+    return TeacherRun(name, partitions.n_teachers, spec, pd.concat(frames, ignore_index=True), cat("best_step"),
+                      cat("map"), cat("auc"), cat("class_ap"), parts[0]["probs0"], cat("train_counts"),
+                      float(sum(p["seconds"] for p in parts)))
+
+
+# ----------------------------------------------------------------------------- notebook 05: query-pool votes
+def vote_shard(X: Any, y: Any, queries: Any, config: Any, train: np.ndarray, val: np.ndarray, threshold: np.ndarray,
+               seed: int, device: str | None) -> dict[str, Any]:
+    """One shard of teachers: :func:`pate_study.ensemble.train_ensemble` then their probabilities on ``queries``
+    (what :func:`pate_study.ensemble.cached_teacher_votes` computes for the whole ensemble)."""
+    from pate_study.ensemble import Partitions, train_ensemble
+
+    ens = train_ensemble(X, y, Partitions(train, val, threshold), config, seed=seed, device=device, progress=False)
+    return {"probabilities": ens.probabilities(queries, device=device),
+            "thresholds": np.zeros(0) if ens.thresholds is None else np.asarray(ens.thresholds)}
+
+
+def sharded_teacher_votes(X: Any, y: Any, partitions, config, queries: Any, *, seed: int = 0, backend: str = "ray",
+                          teachers_per_task: int | None = None, device: str | None = None, address: str | None = None,
+                          cache_dir: Any = None, progress: bool = False):
+    """Per-teacher probabilities and votes on ``queries`` (:class:`pate_study.voting.TeacherVotes`), the ensemble
+    trained in shards of ``teachers_per_task`` teachers (one Ray task each, on one GPU when ``device="cuda"``);
+    every shard's probabilities are cached; the vote array is assembled in teacher order."""
+    from pate_study.voting import votes_from_probabilities
+
+    shared = {"X": X, "y": y, "queries": queries, "config": config, "device": device}
+    data_key = hash_inputs(X=X, y=np.asarray(y), queries=queries, config=config.to_dict(), format=CACHE_FORMAT,
+                           method="ensemble.train_ensemble shard")
+    shards = []
+    for r, s in _plan(partitions.n_teachers, teachers_per_task, seed):
+        sl = slice(r.start, r.stop)
+        args = {"train": partitions.train[sl], "val": partitions.val[sl], "threshold": partitions.threshold[sl],
+                "seed": s}
+        shards.append(distributed.Shard(f"teachers {r.start}-{r.stop - 1}", args, units=len(r),
+                                        key=hash_inputs(data=data_key, **args)))
+    parts = distributed.map_shards(vote_shard, shards, shared=shared, backend=backend, address=address,
+                                   device=device, cache_dir=cache_dir, desc=f"{partitions.n_teachers} teachers",
+                                   progress=progress)
+    thresholds = np.concatenate([p["thresholds"] for p in parts])
+    return votes_from_probabilities(config.task, np.concatenate([p["probabilities"] for p in parts]),
+                                    thresholds if thresholds.size else None, config.multilabel_vote_threshold)
+
+
+# ----------------------------------------------------------------------------- notebook 05: Table 5.4 students
+def student_point(pool_features: np.ndarray, test_features: np.ndarray, test_labels: np.ndarray, settings: Any,
+                  seed: int, labels: np.ndarray, answered: np.ndarray) -> dict[str, Any]:
+    """One sweep point: a student on the released labels of the answered queries (``train_student``)."""
+    from pate_study.experiments.audioset_multilabel_learning import train_student
+
+    return train_student(pool_features[:len(labels)], labels, answered, test_features, test_labels,
+                         settings=settings, seed=seed)
+
+
+def student_sweep(cv, pool_features: np.ndarray, test_features: np.ndarray, sizes: Sequence[int],
+                  thresholds: Sequence[Any], confidences: Sequence[Any], *, delta: float, seed: int = 0,
+                  settings: Any = None, backend: str = "local", address: str | None = None,
+                  progress: bool = False) -> pd.DataFrame:
+    """Table 5.4: per (n, th_e, th_c) the released labels and their privacy
+    (:func:`audioset_multilabel.table_5_4_privacy`, cheap, in this process) and a student trained on them
+    (one task per point on Ray); rows in the order of the loops, as notebook 05's cell builds them."""
+    from pate_study.experiments.audioset_multilabel import table_5_4_privacy
+    from pate_study.experiments.audioset_multilabel_learning import StudentSettings
+
+    settings = settings or StudentSettings()
+    privacy, points = [], []
+    for n in sizes:
+        for th in thresholds:
+            for thc in confidences:
+                r = table_5_4_privacy(cv, n, th, thc, delta=delta, seed=seed)
+                privacy.append({k: v for k, v in r.items() if k not in ("answered", "labels")})
+                points.append({"labels": r["labels"], "answered": r["answered"]})
+    shards = [distributed.Shard(f"n={p['n_samples']}, th_e={p['th_e']}, th_c={p['th_c']}", a)
+              for p, a in zip(privacy, points)]
+    shared = {"pool_features": pool_features, "test_features": test_features, "test_labels": cv.test_labels,
+              "settings": settings, "seed": seed}
+    students = distributed.map_shards(student_point, shards, shared=shared, backend=backend, address=address,
+                                      desc="students", progress=progress)
+    return pd.DataFrame([p | s for p, s in zip(privacy, students)])

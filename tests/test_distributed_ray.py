@@ -1,0 +1,176 @@
+"""The Ray backend (pate_study.distributed, issue 15) against a local Ray instance started here.
+
+One instance for the module (2 CPUs, no dashboard, 127.0.0.1), stopped after. Tiny ensembles only: the
+machine is small, and the whole module must stay under 90 s.
+"""
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import papermill
+import pytest
+
+ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: pip install -e '.[ray]'")
+
+from pate_study import distributed  # noqa: E402
+from pate_study.ensemble import EnsembleConfig, cached_teacher_votes, make_partitions  # noqa: E402
+from pate_study.experiments import audioset_distributed as ad  # noqa: E402
+from pate_study.experiments import audioset_teachers as at  # noqa: E402
+from pate_study.io import hash_inputs, load_cache_entry  # noqa: E402
+from pate_study.paths import NOTEBOOKS_DIR  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray instance for this module; the test module's functions are shipped to workers by value."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", logging_level="WARNING")
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """A tiny multi-label embedding task: 240 rows x 8 features, 4 labels, 4 teachers of 40 rows."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 8)).astype(np.float32)
+    W = rng.normal(size=(8, 4))
+    Y = (X @ W + rng.normal(scale=0.5, size=(240, 4))) > 0.5
+    Y[:, 0] |= ~Y.any(1)
+    parts = make_partitions(200, 4, 40, seed=1)
+    cfg = EnsembleConfig(task="multilabel", in_features=8, n_outputs=4, hidden=(16,), dropout=0.2, batch_size=16,
+                         max_epochs=3, patience=3, allow_empty_labels=True)
+    return X[:200], Y[:200].astype(np.float32), X[200:], parts, cfg
+
+
+# ------------------------------------------------------------------------------- backend equivalence
+def test_votes_identical_on_both_backends_and_equal_to_the_unsharded_ensemble(local_ray, tiny, tmp_path):
+    X, Y, Q, parts, cfg = tiny
+    local = ad.sharded_teacher_votes(X, Y, parts, cfg, Q, seed=3, backend="local", teachers_per_task=2,
+                                     cache_dir=tmp_path / "local")
+    on_ray = ad.sharded_teacher_votes(X, Y, parts, cfg, Q, seed=3, backend="ray", teachers_per_task=2,
+                                      cache_dir=tmp_path / "ray")
+    assert on_ray.probabilities.shape == (4, 40, 4)
+    np.testing.assert_array_equal(on_ray.probabilities, local.probabilities)
+    np.testing.assert_array_equal(on_ray.teacher_votes, local.teacher_votes)
+    # one task for all teachers is exactly today's local path (same seed, same cache-free computation)
+    whole = ad.sharded_teacher_votes(X, Y, parts, cfg, Q, seed=3, backend="ray", cache_dir=tmp_path / "ray1")
+    today = cached_teacher_votes(X, Y, parts, cfg, Q, seed=3, cache_dir=tmp_path / "today", progress=False)
+    np.testing.assert_array_equal(whole.probabilities, today.probabilities)
+    # shards are real: another plan (dropout masks per stack) gives other teachers
+    assert not np.array_equal(whole.probabilities, on_ray.probabilities)
+
+
+def test_notebook_04_teachers_identical_on_both_backends(local_ray, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 8)).astype(np.float32)
+    Y = rng.random((120, 3)) < 0.4
+    Y[:, 0] |= ~Y.any(1)
+    split = at.pool_split(120, seed=0)
+    parts = at.teacher_partitions(split, 3, seed=0)
+    spec = at.TeacherSpec(hidden=(8,), steps=4, eval_every=2, batch_size=8)
+    kw = dict(seed=5, curve_clips=30, name="tiny")
+    local = at.train_teachers(X, Y, parts, split.val, X[:40], Y[:40], spec, **kw)
+    on_ray = at.train_teachers(X, Y, parts, split.val, X[:40], Y[:40], spec, **kw, backend="ray")
+    np.testing.assert_array_equal(on_ray.class_ap, local.class_ap)
+    np.testing.assert_array_equal(on_ray.probs0, local.probs0)
+    np.testing.assert_array_equal(on_ray.best_step, local.best_step)
+    assert on_ray.history.drop(columns=[]).equals(local.history)
+    sharded = at.train_teachers(X, Y, parts, split.val, X[:40], Y[:40], spec, **kw, backend="ray", teachers_per_task=2)
+    sharded_local = at.train_teachers(X, Y, parts, split.val, X[:40], Y[:40], spec, **kw, teachers_per_task=2)
+    np.testing.assert_array_equal(sharded.class_ap, sharded_local.class_ap)
+    assert sorted(sharded.history["teacher"].unique()) == [0, 1, 2]
+    assert sharded.train_counts.shape == (3, 3)
+
+
+# ------------------------------------------------------------------------------- faults
+def _flaky_square(x, i, marker_dir):
+    """Raises on the first attempt of shard 1 (a transient fault), squares otherwise."""
+    marker = Path(marker_dir) / f"attempt-{i}"
+    if i == 1 and not marker.exists():
+        marker.write_text("first attempt")
+        raise RuntimeError("transient fault on the first attempt")
+    return {"y": np.asarray(x) ** 2 + i, "pid": os.getpid()}
+
+
+def test_a_task_that_raises_once_is_retried_with_the_identical_result(local_ray, tmp_path):
+    shards = [distributed.Shard(f"s{i}", {"i": i, "marker_dir": str(tmp_path)}, key=hash_inputs(test="retry", i=i))
+              for i in range(3)]
+    shared = {"x": np.arange(5.0)}
+    on_ray = distributed.map_shards(_flaky_square, shards, shared=shared, backend="ray", max_retries=1,
+                                    cache_dir=tmp_path / "ray", progress=False)
+    assert (tmp_path / "attempt-1").exists()  # the first attempt did raise
+    local = distributed.map_shards(_flaky_square, shards, shared=shared, backend="local", cache_dir=tmp_path / "loc")
+    for a, b in zip(on_ray, local):
+        np.testing.assert_array_equal(a["y"], b["y"])
+    assert [r["y"][0] for r in on_ray] == [0.0, 1.0, 2.0]  # shard order, not finishing order
+
+
+def _fails_on_shard_2(x, i):
+    if i == 2:
+        raise ValueError("shard 2 cannot be computed")
+    return {"y": np.asarray(x) * i}
+
+
+def _must_not_rerun(x, i):
+    if i != 2:
+        raise AssertionError(f"shard {i} was cached and must not run again")
+    return {"y": np.asarray(x) * i}
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_a_failed_shard_is_named_and_finished_shards_stay_cached(local_ray, tmp_path, backend):
+    keys = [hash_inputs(test="failed shard", backend=backend, i=i) for i in range(4)]
+    shards = [distributed.Shard(f"teachers {i}", {"i": i}, key=keys[i]) for i in range(4)]
+    order = [0, 1, 3, 2] if backend == "local" else range(4)  # locally the loop stops at the failure
+    shards = [shards[i] for i in order]
+    with pytest.raises(distributed.ShardError, match=r"shard 'teachers 2' failed \(.*ValueError.*cannot be computed"):
+        distributed.map_shards(_fails_on_shard_2, shards, shared={"x": np.ones(3)}, backend=backend,
+                               max_retries=2, cache_dir=tmp_path, progress=False)
+    for i in (0, 1, 3):
+        entry = load_cache_entry(distributed.shard_cache_path(keys[i], tmp_path))
+        assert entry is not None and entry["result"]["y"].tolist() == [float(i)] * 3
+    assert not distributed.shard_cache_path(keys[2], tmp_path).exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") or p.suffix == ".tmp"]  # no partial files
+    assert len(list(tmp_path.glob("shard-*.pt"))) == 3
+    # the rerun computes only the missing shard
+    out = distributed.map_shards(_must_not_rerun, shards, shared={"x": np.ones(3)}, backend=backend,
+                                 cache_dir=tmp_path, progress=False)
+    assert [r["y"][0] for r in out] == [float(i) for i in order]
+
+
+def test_bad_backend_and_plan_are_one_line_errors():
+    with pytest.raises(ValueError, match="backend='spark'.*'local', 'ray'"):
+        distributed.map_shards(_fails_on_shard_2, [], backend="spark")
+    with pytest.raises(ValueError, match="teachers_per_task=0"):
+        distributed.shard_ranges(5, 0)
+    assert [list(r) for r in distributed.shard_ranges(5, 2)] == [[0, 1], [2, 3], [4]]
+    assert distributed.shard_seed(7, 0, 1) == 7 and distributed.shard_seed(7, 0, 2) != distributed.shard_seed(7, 1, 2)
+
+
+# ------------------------------------------------------------------------------- notebooks on Ray
+def notebook_has_backend(stem: str) -> bool:
+    """Whether notebook ``stem``'s parameters cell declares ``backend`` (the integrator adds it)."""
+    return "backend" in papermill.inspect_notebook(str(NOTEBOOKS_DIR / f"{stem}.ipynb"))
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("stem", ["04_audioset_teachers", "05_audioset_multilabel"])
+def test_audioset_notebook_smoke_runs_on_ray(stem, local_ray, tmp_path, monkeypatch):
+    """The notebook's smoke profile with backend="ray" against this module's Ray instance (RAY_ADDRESS)."""
+    if not notebook_has_backend(stem):
+        pytest.skip(f"{stem} has no `backend` parameter yet")
+    from pate_study.outputs import read_scalars
+    from pate_study.runner import execute_notebook
+
+    monkeypatch.setenv("RAY_ADDRESS", local_ray)
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path / "cache"))
+    output_dir = tmp_path / "figures" / stem
+    execute_notebook(stem, "smoke", output_dir, build_dir=tmp_path / "build", html=False,
+                     extra_parameters={"backend": "ray"})
+    assert read_scalars(output_dir)["_provenance"]["profile"] == "smoke"
