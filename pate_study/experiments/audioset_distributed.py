@@ -31,7 +31,7 @@ from pate_study.io import CACHE_FORMAT, hash_inputs
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["train_teachers_sharded", "sharded_teacher_votes", "student_sweep"]
+__all__ = ["train_teachers_sharded", "sharded_teacher_votes", "released_labels", "train_students", "student_sweep"]
 
 
 def _plan(n_teachers: int, teachers_per_task: int | None, seed: int) -> list[tuple[range, int]]:
@@ -127,35 +127,58 @@ def sharded_teacher_votes(X: Any, y: Any, partitions, config, queries: Any, *, s
 # ----------------------------------------------------------------------------- notebook 05: Table 5.4 students
 def student_point(pool_features: np.ndarray, test_features: np.ndarray, test_labels: np.ndarray, settings: Any,
                   seed: int, labels: np.ndarray, answered: np.ndarray) -> dict[str, Any]:
-    """One sweep point: a student on the released labels of the answered queries (``train_student``)."""
+    """One sweep point: a student on the released labels of the answered queries (``train_student``).
+
+    ``train_student`` initialises its network from torch's global generator (not from ``seed``), so two calls
+    differ; here that generator is seeded with ``seed`` inside ``torch.random.fork_rng`` (the caller's state is
+    restored), which makes a point's student the same in every process and on every backend."""
+    import torch
+
     from pate_study.experiments.audioset_multilabel_learning import train_student
 
-    return train_student(pool_features[:len(labels)], labels, answered, test_features, test_labels,
-                         settings=settings, seed=seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        return train_student(pool_features[:len(labels)], labels, answered, test_features, test_labels,
+                             settings=settings, seed=seed)
+
+
+def released_labels(cv, sizes: Sequence[int], thresholds: Sequence[Any], confidences: Sequence[Any], *,
+                    delta: float, seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """Table 5.4's releases: per (n, th_e, th_c), in loop order, the privacy row of
+    :func:`audioset_multilabel.table_5_4_privacy` and the released ``labels`` / ``answered`` mask."""
+    from pate_study.experiments.audioset_multilabel import table_5_4_privacy
+
+    privacy, releases = [], []
+    for n in sizes:
+        for th in thresholds:
+            for thc in confidences:
+                r = table_5_4_privacy(cv, n, th, thc, delta=delta, seed=seed)
+                privacy.append({k: v for k, v in r.items() if k not in ("answered", "labels")})
+                releases.append({"labels": r["labels"], "answered": r["answered"]})
+    return privacy, releases
+
+
+def train_students(privacy: Sequence[dict], releases: Sequence[dict], pool_features: np.ndarray,
+                   test_features: np.ndarray, test_labels: np.ndarray, *, settings: Any = None, seed: int = 0,
+                   backend: str = "local", address: str | None = None, progress: bool = False) -> pd.DataFrame:
+    """One student per release (one task per point on Ray); rows = privacy row | student scores, in order."""
+    from pate_study.experiments.audioset_multilabel_learning import StudentSettings
+
+    shards = [distributed.Shard(f"n={p['n_samples']}, th_e={p['th_e']}, th_c={p['th_c']}", dict(a))
+              for p, a in zip(privacy, releases)]
+    shared = {"pool_features": pool_features, "test_features": test_features, "test_labels": test_labels,
+              "settings": settings or StudentSettings(), "seed": seed}
+    students = distributed.map_shards(student_point, shards, shared=shared, backend=backend, address=address,
+                                      desc="students", progress=progress)
+    return pd.DataFrame([p | s for p, s in zip(privacy, students)])
 
 
 def student_sweep(cv, pool_features: np.ndarray, test_features: np.ndarray, sizes: Sequence[int],
                   thresholds: Sequence[Any], confidences: Sequence[Any], *, delta: float, seed: int = 0,
                   settings: Any = None, backend: str = "local", address: str | None = None,
                   progress: bool = False) -> pd.DataFrame:
-    """Table 5.4: per (n, th_e, th_c) the released labels and their privacy
-    (:func:`audioset_multilabel.table_5_4_privacy`, cheap, in this process) and a student trained on them
-    (one task per point on Ray); rows in the order of the loops, as notebook 05's cell builds them."""
-    from pate_study.experiments.audioset_multilabel import table_5_4_privacy
-    from pate_study.experiments.audioset_multilabel_learning import StudentSettings
-
-    settings = settings or StudentSettings()
-    privacy, points = [], []
-    for n in sizes:
-        for th in thresholds:
-            for thc in confidences:
-                r = table_5_4_privacy(cv, n, th, thc, delta=delta, seed=seed)
-                privacy.append({k: v for k, v in r.items() if k not in ("answered", "labels")})
-                points.append({"labels": r["labels"], "answered": r["answered"]})
-    shards = [distributed.Shard(f"n={p['n_samples']}, th_e={p['th_e']}, th_c={p['th_c']}", a)
-              for p, a in zip(privacy, points)]
-    shared = {"pool_features": pool_features, "test_features": test_features, "test_labels": cv.test_labels,
-              "settings": settings, "seed": seed}
-    students = distributed.map_shards(student_point, shards, shared=shared, backend=backend, address=address,
-                                      desc="students", progress=progress)
-    return pd.DataFrame([p | s for p, s in zip(privacy, students)])
+    """Table 5.4 as notebook 05's cell builds it: the releases and their privacy (:func:`released_labels`,
+    in this process) and a student on each (:func:`train_students`, one task per point on Ray)."""
+    privacy, releases = released_labels(cv, sizes, thresholds, confidences, delta=delta, seed=seed)
+    return train_students(privacy, releases, pool_features, test_features, cv.test_labels, settings=settings,
+                          seed=seed, backend=backend, address=address, progress=progress)
