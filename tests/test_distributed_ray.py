@@ -88,6 +88,33 @@ def test_notebook_04_teachers_identical_on_both_backends(local_ray, tmp_path, mo
     assert sharded.train_counts.shape == (3, 3)
 
 
+@pytest.fixture
+def one_torch_thread():
+    """CPU convolutions differ in the last bits between thread counts; a Ray task with 1 CPU runs 1 thread."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_logmel_teachers_identical_on_ray_with_the_clips_as_a_path(local_ray, tmp_path, monkeypatch, one_torch_thread):
+    """The GPU path's shard (here on the CPU, tiny): clips passed as a .npy path, each task reads its rows only."""
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
+    X, Y = at.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
+    np.save(tmp_path / "clips.npy", X)
+    parts = make_partitions(34, 2, 10, seed=0, pool=np.arange(6, 34))  # rows 6..33, some unused: remapped in the task
+    spec = at.TeacherSpec(batch_size=4, steps=2, eval_every=2, dropout=0.0)
+    kw = dict(width_scale=32, head=(8,), seed=2, device="cpu")
+    val = np.arange(0, 4)
+    h_local, stamp, _ = at.train_logmel_teachers("resnet18", X, Y, parts, val, X[34:], Y[34:], spec, **kw)
+    h_ray, stamp_ray, _ = at.train_logmel_teachers("resnet18", str(tmp_path / "clips.npy"), Y, parts, val, X[34:],
+                                                   Y[34:], spec, **kw, backend="ray")
+    assert stamp_ray == stamp
+    assert h_ray.equals(h_local)
+
+
 # ------------------------------------------------------------------------------- faults
 def _flaky_square(x, i, marker_dir):
     """Raises on the first attempt of shard 1 (a transient fault), squares otherwise."""

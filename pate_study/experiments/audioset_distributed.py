@@ -4,7 +4,9 @@ Three entry points, each with ``backend="local"`` (in this process) or ``"ray"``
 (teachers trained together as one stacked computation in one task; None: all of them in one task):
 
 * :func:`train_teachers_sharded` -- notebook 04's ensembles (:func:`audioset_teachers.train_teachers`
-  delegates here when its ``backend`` is not "local" or ``teachers_per_task`` is set);
+  delegates here when its ``backend`` is not "local" or ``teachers_per_task`` is set), and
+  :func:`train_logmel_teachers_sharded` its log-Mel CNN teachers (the GPU path; one GPU per task; the clips
+  may be a path on shared storage, each task reads only its rows);
 * :func:`sharded_teacher_votes` -- notebook 05's per-teacher probabilities on the query pool
   (:func:`audioset_multilabel_learning.teacher_votes` delegates here likewise);
 * :func:`student_sweep` -- notebook 05's Table 5.4 students, one task per (n, th_e, th_c) point.
@@ -31,7 +33,7 @@ from pate_study.io import CACHE_FORMAT, hash_inputs
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["train_teachers_sharded", "sharded_teacher_votes", "released_labels", "train_students", "student_sweep"]
+__all__ = ["train_teachers_sharded", "train_logmel_teachers_sharded", "sharded_teacher_votes", "released_labels", "train_students", "student_sweep"]
 
 
 def _plan(n_teachers: int, teachers_per_task: int | None, seed: int) -> list[tuple[range, int]]:
@@ -50,11 +52,7 @@ def teacher_run_shard(X: np.ndarray, Y: np.ndarray, val: np.ndarray, X_test: np.
 
     run = at.train_teachers(X, Y, Partitions(np.asarray(train_rows)), val, X_test, Y_test, at.TeacherSpec(**spec),
                             seed=seed, curve_clips=curve_clips, name=name, last=last)
-    h = run.history
-    return {"history": {"step": h["step"].to_numpy(np.int64), "teacher": h["teacher"].to_numpy(np.int64),
-                        "split": h["split"].astype(str).tolist(), "metric": h["metric"].astype(str).tolist(),
-                        "value": h["value"].to_numpy(np.float64)},
-            "best_step": run.best_step, "map": run.map, "auc": run.auc, "class_ap": run.class_ap, "probs0": run.probs0,
+    return {"history": _history_state(run.history), "best_step": run.best_step, "map": run.map, "auc": run.auc, "class_ap": run.class_ap, "probs0": run.probs0,
             "train_counts": run.train_counts, "seconds": run.seconds}
 
 
@@ -71,19 +69,88 @@ def train_teachers_sharded(X: np.ndarray, Y: np.ndarray, partitions, val: np.nda
               "spec": spec_dict, "curve_clips": int(curve_clips), "name": name, "last": bool(last)}
     data_key = hash_inputs(**{k: v for k, v in shared.items() if k != "name"}, format=CACHE_FORMAT,
                            method="audioset_teachers.train_teachers shard")
+    plan = _plan(partitions.n_teachers, teachers_per_task, seed)
     shards = [distributed.Shard(f"{name or 'teachers'} {r.start}-{r.stop - 1}",
                                 {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
                                 key=hash_inputs(data=data_key, train_rows=partitions.train[r.start:r.stop], seed=s))
-              for r, s in _plan(partitions.n_teachers, teachers_per_task, seed)]
+              for r, s in plan]
     parts = distributed.map_shards(teacher_run_shard, shards, shared=shared, backend=backend, address=address,
                                    cache_dir=cache_dir, desc=f"train {name or 'teachers'}", progress=progress)
-    frames = []
-    for (r, _), p in zip(_plan(partitions.n_teachers, teachers_per_task, seed), parts):
-        frames.append(pd.DataFrame(p["history"]).assign(teacher=lambda f, a=r.start: f["teacher"] + a))
     cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
-    return TeacherRun(name, partitions.n_teachers, spec, pd.concat(frames, ignore_index=True), cat("best_step"),
+    return TeacherRun(name, partitions.n_teachers, spec, _histories(parts, plan), cat("best_step"),
                       cat("map"), cat("auc"), cat("class_ap"), parts[0]["probs0"], cat("train_counts"),
                       float(sum(p["seconds"] for p in parts)))
+
+
+# ----------------------------------------------------------------------------- notebook 04: log-Mel CNN teachers
+def _history_state(h: pd.DataFrame) -> dict[str, Any]:
+    """A training history as plain columns (what the cache can hold)."""
+    return {"step": h["step"].to_numpy(np.int64), "teacher": h["teacher"].to_numpy(np.int64),
+            "split": h["split"].astype(str).tolist(), "metric": h["metric"].astype(str).tolist(),
+            "value": h["value"].to_numpy(np.float64)}
+
+
+def _histories(parts: Sequence[dict], plan: Sequence[tuple[range, int]]) -> pd.DataFrame:
+    """The shards' histories as one, teacher ids offset to the ensemble's."""
+    frames = [pd.DataFrame(p["history"]).assign(teacher=lambda f, a=r.start: f["teacher"] + a)
+              for (r, _), p in zip(plan, parts)]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _rows_of(X: Any, rows: np.ndarray) -> np.ndarray:
+    """``X[rows]`` as an in-memory float32 array; ``X`` may be a path of a ``.npy`` on shared storage (memory-mapped:
+    only these rows are read)."""
+    import os
+
+    if isinstance(X, (str, os.PathLike)):
+        X = np.load(X, mmap_mode="r")
+    return np.asarray(X[rows], dtype=np.float32)
+
+
+def logmel_shard(architecture: str, X: Any, Y: np.ndarray, val: np.ndarray, X_test: Any, Y_test: np.ndarray,
+                 spec: dict, width_scale: int, head: Any, weights: Any, device: str | None, train_rows: np.ndarray,
+                 seed: int) -> dict[str, Any]:
+    """One shard of :func:`audioset_teachers.train_logmel_teachers` (its local path) on only the rows the shard
+    needs (its partitions and the validation rows; indices remapped, so batches and results are unchanged)."""
+    from pate_study.ensemble import Partitions
+    from pate_study.experiments import audioset_teachers as at
+
+    train_rows, val = np.asarray(train_rows, np.int64), np.asarray(val, np.int64)
+    rows = np.unique(np.concatenate([train_rows.ravel(), val]))
+    test = _rows_of(X_test, np.arange(len(Y_test)))
+    history, stamp, seconds = at.train_logmel_teachers(
+        architecture, _rows_of(X, rows), np.asarray(Y)[rows], Partitions(np.searchsorted(rows, train_rows)),
+        np.searchsorted(rows, val), test, Y_test, at.TeacherSpec(**spec), width_scale=width_scale,
+        head=None if head is None else tuple(head), weights=weights, seed=seed, device=device)
+    return {"history": _history_state(history), "stamp": stamp, "seconds": seconds}
+
+
+def train_logmel_teachers_sharded(architecture: str, X: Any, Y: np.ndarray, partitions, val: np.ndarray, X_test: Any,
+                                  Y_test: np.ndarray, spec, *, width_scale: int = 1, head: Any = None,
+                                  weights: Any = None, seed: int = 0, device: str | None = None, backend: str = "ray",
+                                  teachers_per_task: int | None = None, address: str | None = None,
+                                  cache_dir: Any = None, progress: bool = False) -> tuple[pd.DataFrame, str, float]:
+    """:func:`audioset_teachers.train_logmel_teachers` in shards of ``teachers_per_task`` teachers, one task each
+    (one GPU when ``device="cuda"``). ``X`` / ``X_test``: arrays (through the object store) or paths of ``.npy``
+    files every node can read (each task reads only its rows). Returns (history, weights stamp, summed seconds)."""
+    import os
+
+    spec_dict = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(spec).items()}
+    shared = {"architecture": architecture, "X": X, "Y": np.asarray(Y), "val": np.asarray(val, np.int64),
+              "X_test": X_test, "Y_test": np.asarray(Y_test), "spec": spec_dict, "width_scale": int(width_scale),
+              "head": None if head is None else list(head), "weights": None if weights is None else str(weights),
+              "device": device}
+    key_parts = {k: (str(v) if isinstance(v, (str, os.PathLike)) and k in ("X", "X_test") else v)
+                 for k, v in shared.items() if k != "device"}
+    data_key = hash_inputs(**key_parts, format=CACHE_FORMAT, method="audioset_teachers.train_logmel_teachers shard")
+    plan = _plan(partitions.n_teachers, teachers_per_task, seed)
+    shards = [distributed.Shard(f"{architecture} teachers {r.start}-{r.stop - 1}",
+                                {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
+                                key=hash_inputs(data=data_key, train_rows=partitions.train[r.start:r.stop], seed=s))
+              for r, s in plan]
+    parts = distributed.map_shards(logmel_shard, shards, shared=shared, backend=backend, address=address,
+                                   device=device, cache_dir=cache_dir, desc=f"train {architecture}", progress=progress)
+    return _histories(parts, plan), parts[0]["stamp"], float(sum(p["seconds"] for p in parts))
 
 
 # ----------------------------------------------------------------------------- notebook 05: query-pool votes
