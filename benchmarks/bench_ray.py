@@ -213,7 +213,7 @@ def bench_logmel(args: argparse.Namespace) -> None:
           "from the last line's per-teacher iteration time:")
     for e in thesis_estimate(r["seconds_per_teacher_iteration"]):
         print(f"  {e['devices']:>2d} device(s): {e['tasks_per_device']:>3d} runs each, {e['hours']:8.1f} h; each device "
-              f"reads {e['input_MB_per_s_per_device']:.0f} MB/s of float16 log-Mel")
+              f"reads {e['input_MB_per_s_per_device']:.1f} MB/s of float16 log-Mel")
 
 
 def main(argv=None) -> None:
