@@ -42,6 +42,34 @@ def _plan(n_teachers: int, teachers_per_task: int | None, seed: int) -> list[tup
     return [(r, distributed.shard_seed(seed, k, len(ranges))) for k, r in enumerate(ranges)]
 
 
+def _teacher_shards(partitions, teachers_per_task: int | None, seed: int, data_key: str,
+                    label: str) -> tuple[list[tuple[range, int]], list]:
+    """The plan and one :class:`pate_study.distributed.Shard` per entry: the shard's training partitions and seed,
+    cached under (``data_key``, partitions, seed)."""
+    plan = _plan(partitions.n_teachers, teachers_per_task, seed)
+    shards = [distributed.Shard(f"{label} {r.start}-{r.stop - 1}",
+                                {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
+                                key=hash_inputs(data=data_key, train_rows=partitions.train[r.start:r.stop], seed=s))
+              for r, s in plan]
+    return plan, shards
+
+
+def _spec_dict(spec) -> dict[str, Any]:
+    """A :class:`audioset_teachers.TeacherSpec` as plain values (hashable, picklable, cacheable)."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(spec).items()}
+
+
+def _identity(value: Any) -> Any:
+    """What identifies an input in a cache key: the array itself, or for a path on shared storage its path, size
+    and modification time (hashing ~140 GB of clips per run is not an option; replacing the file changes the key)."""
+    import os
+
+    if isinstance(value, (str, os.PathLike)):
+        st = os.stat(value)
+        return {"path": os.path.abspath(value), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return value
+
+
 # ----------------------------------------------------------------------------- notebook 04: teacher runs
 def teacher_run_shard(X: np.ndarray, Y: np.ndarray, val: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
                       spec: dict, train_rows: np.ndarray, seed: int, curve_clips: int, name: str,
@@ -64,16 +92,11 @@ def train_teachers_sharded(X: np.ndarray, Y: np.ndarray, partitions, val: np.nda
     each trained (and cached) as one task; the per-teacher results assembled in teacher order."""
     from pate_study.experiments.audioset_teachers import TeacherRun
 
-    spec_dict = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(spec).items()}
     shared = {"X": X, "Y": Y, "val": np.asarray(val, np.int64), "X_test": X_test, "Y_test": Y_test,
-              "spec": spec_dict, "curve_clips": int(curve_clips), "name": name, "last": bool(last)}
+              "spec": _spec_dict(spec), "curve_clips": int(curve_clips), "name": name, "last": bool(last)}
     data_key = hash_inputs(**{k: v for k, v in shared.items() if k != "name"}, format=CACHE_FORMAT,
                            method="audioset_teachers.train_teachers shard")
-    plan = _plan(partitions.n_teachers, teachers_per_task, seed)
-    shards = [distributed.Shard(f"{name or 'teachers'} {r.start}-{r.stop - 1}",
-                                {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
-                                key=hash_inputs(data=data_key, train_rows=partitions.train[r.start:r.stop], seed=s))
-              for r, s in plan]
+    plan, shards = _teacher_shards(partitions, teachers_per_task, seed, data_key, name or "teachers")
     parts = distributed.map_shards(teacher_run_shard, shards, shared=shared, backend=backend, address=address,
                                    cache_dir=cache_dir, desc=f"train {name or 'teachers'}", progress=progress)
     cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
@@ -133,21 +156,13 @@ def train_logmel_teachers_sharded(architecture: str, X: Any, Y: np.ndarray, part
     """:func:`audioset_teachers.train_logmel_teachers` in shards of ``teachers_per_task`` teachers, one task each
     (one GPU when ``device="cuda"``). ``X`` / ``X_test``: arrays (through the object store) or paths of ``.npy``
     files every node can read (each task reads only its rows). Returns (history, weights stamp, summed seconds)."""
-    import os
-
-    spec_dict = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(spec).items()}
     shared = {"architecture": architecture, "X": X, "Y": np.asarray(Y), "val": np.asarray(val, np.int64),
-              "X_test": X_test, "Y_test": np.asarray(Y_test), "spec": spec_dict, "width_scale": int(width_scale),
+              "X_test": X_test, "Y_test": np.asarray(Y_test), "spec": _spec_dict(spec), "width_scale": int(width_scale),
               "head": None if head is None else list(head), "weights": None if weights is None else str(weights),
               "device": device}
-    key_parts = {k: (str(v) if isinstance(v, (str, os.PathLike)) and k in ("X", "X_test") else v)
-                 for k, v in shared.items() if k != "device"}
+    key_parts = {k: _identity(v) if k in ("X", "X_test") else v for k, v in shared.items() if k != "device"}
     data_key = hash_inputs(**key_parts, format=CACHE_FORMAT, method="audioset_teachers.train_logmel_teachers shard")
-    plan = _plan(partitions.n_teachers, teachers_per_task, seed)
-    shards = [distributed.Shard(f"{architecture} teachers {r.start}-{r.stop - 1}",
-                                {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
-                                key=hash_inputs(data=data_key, train_rows=partitions.train[r.start:r.stop], seed=s))
-              for r, s in plan]
+    plan, shards = _teacher_shards(partitions, teachers_per_task, seed, data_key, f"{architecture} teachers")
     parts = distributed.map_shards(logmel_shard, shards, shared=shared, backend=backend, address=address,
                                    device=device, cache_dir=cache_dir, desc=f"train {architecture}", progress=progress)
     return _histories(parts, plan), parts[0]["stamp"], float(sum(p["seconds"] for p in parts))
