@@ -34,7 +34,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from pate_study.io import default_cache_dir, hash_inputs, load_cache_entry, save
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "BACKENDS", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "connect", "shard_ranges",
+    "BACKENDS", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "connect", "local_ray", "shard_ranges",
     "shard_seed", "shard_cache_path", "map_shards", "sweep",
 ]
 
@@ -119,14 +120,37 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, num_gpus
     if ray.is_initialized():
         return ray.get_runtime_context().gcs_address
     address = address or os.environ.get("RAY_ADDRESS") or None
-    kw: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": True}
     if address:
         logger.info("connecting to the Ray cluster at %s", address)
-        ray.init(address=address, **kw)
-    else:
-        logger.info("starting a local Ray instance on 127.0.0.1 (no dashboard)")
-        ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, _node_ip_address="127.0.0.1", **kw)
+        ray.init(address=address, logging_level=logging.WARNING)
+        return ray.get_runtime_context().gcs_address
+    return _start_local(num_cpus, num_gpus)
+
+
+def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
+    """``ray.init`` of a local instance: no dashboard, node address 127.0.0.1 requested (Ray 2.60 maps it to the
+    machine's address, ``services.resolve_ip_for_localhost``; its token authentication guards the ports)."""
+    import ray
+
+    logger.info("starting a local Ray instance (no dashboard)")
+    ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
+             _node_ip_address="127.0.0.1", logging_level=logging.WARNING)
     return ray.get_runtime_context().gcs_address
+
+
+@contextmanager
+def local_ray(num_cpus: int | None = 2, num_gpus: int | None = None) -> Iterator[str]:
+    """A fresh local Ray instance for the duration of a ``with`` block (tests, benchmarks), whatever
+    ``$RAY_ADDRESS`` says; yields its address (give it to other processes as ``RAY_ADDRESS``) and shuts it down."""
+    import ray
+
+    if ray.is_initialized():
+        raise RuntimeError("local_ray: Ray is already initialised in this process; call ray.shutdown() first")
+    address = _start_local(num_cpus, num_gpus)
+    try:
+        yield address
+    finally:
+        ray.shutdown()
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import papermill
 import pytest
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: pip install -e '.[ray]'")
@@ -18,18 +17,16 @@ from pate_study.ensemble import EnsembleConfig, cached_teacher_votes, make_parti
 from pate_study.experiments import audioset_distributed as ad  # noqa: E402
 from pate_study.experiments import audioset_teachers as at  # noqa: E402
 from pate_study.io import hash_inputs, load_cache_entry  # noqa: E402
-from pate_study.paths import NOTEBOOKS_DIR  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """A local Ray instance for this module; the test module's functions are shipped to workers by value."""
+    """A local Ray instance for this module (2 CPUs, no dashboard); this module's functions go to workers by value."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", logging_level="WARNING")
     try:
-        yield ray.get_runtime_context().gcs_address
+        with distributed.local_ray(num_cpus=2) as address:
+            yield address
     finally:
-        ray.shutdown()
         ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
@@ -86,6 +83,18 @@ def test_notebook_04_teachers_identical_on_both_backends(local_ray, tmp_path, mo
     np.testing.assert_array_equal(sharded.class_ap, sharded_local.class_ap)
     assert sorted(sharded.history["teacher"].unique()) == [0, 1, 2]
     assert sharded.train_counts.shape == (3, 3)
+
+
+def test_notebook_05_teacher_votes_identical_on_both_backends(local_ray, tmp_path):
+    """audioset_multilabel_learning.teacher_votes(backend="ray"): the per-teacher pool probabilities of 05."""
+    from pate_study.experiments import audioset_multilabel_learning as al
+
+    kw = dict(data="synthetic", settings=al.TeacherSettings(steps=4, hidden=(8,)), min_pool=200, seed=0)
+    local, _ = al.teacher_votes([3], **kw, cache_dir=tmp_path / "local")
+    on_ray, _ = al.teacher_votes([3], **kw, cache_dir=tmp_path / "ray", backend="ray")
+    np.testing.assert_array_equal(on_ray[3].pool_probabilities, local[3].pool_probabilities)
+    np.testing.assert_array_equal(on_ray[3].test_probabilities, local[3].test_probabilities)
+    assert len(list((tmp_path / "ray").glob("shard-*.pt"))) == 1  # one task, cached by the driver
 
 
 @pytest.fixture
@@ -178,26 +187,3 @@ def test_bad_backend_and_plan_are_one_line_errors():
         distributed.shard_ranges(5, 0)
     assert [list(r) for r in distributed.shard_ranges(5, 2)] == [[0, 1], [2, 3], [4]]
     assert distributed.shard_seed(7, 0, 1) == 7 and distributed.shard_seed(7, 0, 2) != distributed.shard_seed(7, 1, 2)
-
-
-# ------------------------------------------------------------------------------- notebooks on Ray
-def notebook_has_backend(stem: str) -> bool:
-    """Whether notebook ``stem``'s parameters cell declares ``backend`` (the integrator adds it)."""
-    return "backend" in papermill.inspect_notebook(str(NOTEBOOKS_DIR / f"{stem}.ipynb"))
-
-
-@pytest.mark.notebook
-@pytest.mark.parametrize("stem", ["04_audioset_teachers", "05_audioset_multilabel"])
-def test_audioset_notebook_smoke_runs_on_ray(stem, local_ray, tmp_path, monkeypatch):
-    """The notebook's smoke profile with backend="ray" against this module's Ray instance (RAY_ADDRESS)."""
-    if not notebook_has_backend(stem):
-        pytest.skip(f"{stem} has no `backend` parameter yet")
-    from pate_study.outputs import read_scalars
-    from pate_study.runner import execute_notebook
-
-    monkeypatch.setenv("RAY_ADDRESS", local_ray)
-    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path / "cache"))
-    output_dir = tmp_path / "figures" / stem
-    execute_notebook(stem, "smoke", output_dir, build_dir=tmp_path / "build", html=False,
-                     extra_parameters={"backend": "ray"})
-    assert read_scalars(output_dir)["_provenance"]["profile"] == "smoke"
