@@ -87,7 +87,7 @@ def teacher_run_shard(X: np.ndarray, Y: np.ndarray, val: np.ndarray, X_test: np.
 def train_teachers_sharded(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
                            Y_test: np.ndarray, spec, *, seed: int = 0, curve_clips: int = 2000, name: str = "",
                            last: bool = False, backend: str = "ray", teachers_per_task: int | None = None,
-                           address: str | None = None, cache_dir: Any = None, progress: bool = False):
+                           address: str | None = None, cache_dir: Any = None, progress: bool = True):
     """:func:`audioset_teachers.train_teachers` with its teachers cut into shards of ``teachers_per_task``,
     each trained (and cached) as one task; the per-teacher results assembled in teacher order."""
     from pate_study.experiments.audioset_teachers import TeacherRun
@@ -152,7 +152,7 @@ def train_logmel_teachers_sharded(architecture: str, X: Any, Y: np.ndarray, part
                                   Y_test: np.ndarray, spec, *, width_scale: int = 1, head: Any = None,
                                   weights: Any = None, seed: int = 0, device: str | None = None, backend: str = "ray",
                                   teachers_per_task: int | None = None, address: str | None = None,
-                                  cache_dir: Any = None, progress: bool = False) -> tuple[pd.DataFrame, str, float]:
+                                  cache_dir: Any = None, progress: bool = True) -> tuple[pd.DataFrame, str, float]:
     """:func:`audioset_teachers.train_logmel_teachers` in shards of ``teachers_per_task`` teachers, one task each
     (one GPU when ``device="cuda"``). ``X`` / ``X_test``: arrays (through the object store) or paths of ``.npy``
     files every node can read (each task reads only its rows). Returns (history, weights stamp, summed seconds)."""
