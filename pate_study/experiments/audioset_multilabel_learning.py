@@ -39,7 +39,7 @@ from pate_study.experiments.audioset_multilabel import CachedVotes, noise_free_r
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["STUDENT_THRESHOLD", "teacher_spec", "teacher_probabilities", "teacher_votes", "train_student",
+__all__ = ["STUDENT_THRESHOLD", "teacher_spec", "one_teacher_probabilities", "teacher_probabilities", "teacher_votes", "train_student",
            "reference_rows", "student_diagnostics"]
 
 #: decision threshold of every student (see the module docstring).
@@ -57,21 +57,36 @@ def teacher_spec(**settings: Any) -> at.TeacherSpec:
     return at.TeacherSpec().replace(**settings)
 
 
+def one_teacher_probabilities(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, val: np.ndarray,
+                              queries: np.ndarray, query_labels: np.ndarray, spec: at.TeacherSpec, *, seed: int,
+                              curve_clips: int = 100, name: str = "") -> tuple[np.ndarray, int]:
+    """One teacher on ``train_rows`` by :func:`~pate_study.experiments.audioset_teachers.train_teachers` (seed
+    ``seed``, selection on ``val``): its probabilities on ``queries`` (float32 ``[n_queries, C]``) and its
+    selected step. The unit both backends run, so local and Ray give the same teacher."""
+    from pate_study.ensemble import Partitions
+
+    run = at.train_teachers(X, Y, Partitions(np.asarray(train_rows, dtype=np.int64)[None]), val, queries, query_labels,
+                            spec, seed=int(seed), curve_clips=curve_clips, name=name)
+    return run.probs0.astype(np.float32), int(run.best_step[0])
+
+
 def teacher_probabilities(X: np.ndarray, Y: np.ndarray, partitions: Any, val: np.ndarray, queries: np.ndarray,
                           query_labels: np.ndarray, spec: at.TeacherSpec, *, seed: int, curve_clips: int = 100,
-                          cache_dir: Any = None, name: str = "") -> tuple[np.ndarray, np.ndarray]:
+                          cache_dir: Any = None, name: str = "", backend: str = "local",
+                          teachers_per_task: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(float32 [T, n_queries, C], int [T])``: each teacher of ``partitions`` trained by
-    :func:`~pate_study.experiments.audioset_teachers.train_teachers` (one call per teacher, seed
-    ``seed·100 + i``, selection on ``val``), its probabilities on ``queries`` and its selected step; cached on disk.
+    :func:`one_teacher_probabilities` (seed ``seed·100 + i``, selection on ``val``), its probabilities on
+    ``queries`` and its selected step; cached on disk.
 
     ``query_labels`` only feed ``train_teachers``'s per-teacher scores and its recorded curves
-    (``curve_clips`` clips); no checkpoint is selected on them.
+    (``curve_clips`` clips); no checkpoint is selected on them. ``backend="ray"``: the teachers in tasks of
+    ``teachers_per_task`` (:func:`pate_study.experiments.audioset_distributed.sharded_teacher_probabilities`);
+    each teacher's seed is fixed before scheduling, so the result is the local one exactly.
     """
     from pathlib import Path
 
     import torch
 
-    from pate_study.ensemble import Partitions
     from pate_study.io import default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
 
     train = np.asarray(partitions.train, dtype=np.int64)
@@ -82,13 +97,18 @@ def teacher_probabilities(X: np.ndarray, Y: np.ndarray, partitions: Any, val: np
     if state is not None:
         logger.info("loaded cached teacher probabilities %s (%s)", path, name)
         return state["probabilities"].numpy(), state["best_step"].numpy()
-    out, best = [], []
-    for i in range(train.shape[0]):
-        run = at.train_teachers(X, Y, Partitions(train[i:i + 1]), val, queries, query_labels, spec,
-                                seed=int(seed) * 100 + i, curve_clips=curve_clips, name=f"{name} teacher {i}")
-        out.append(run.probs0.astype(np.float32))
-        best.append(int(run.best_step[0]))
-    probs, best_step = np.stack(out), np.asarray(best, dtype=np.int64)
+    seeds = [int(seed) * 100 + i for i in range(train.shape[0])]
+    if backend == "local" and teachers_per_task is None:
+        done = [one_teacher_probabilities(X, Y, train[i], val, queries, query_labels, spec, seed=seeds[i],
+                                          curve_clips=curve_clips, name=f"{name} teacher {i}")
+                for i in range(train.shape[0])]
+    else:
+        from pate_study.experiments.audioset_distributed import sharded_teacher_probabilities
+
+        done = sharded_teacher_probabilities(X, Y, train, val, queries, query_labels, spec, seeds=seeds,
+                                             curve_clips=curve_clips, name=name, backend=backend,
+                                             teachers_per_task=teachers_per_task, cache_dir=cache_dir)
+    probs, best_step = np.stack([p for p, _ in done]), np.asarray([b for _, b in done], dtype=np.int64)
     save_cache_entry(path, {"probabilities": torch.from_numpy(probs), "best_step": torch.from_numpy(best_step)},
                      {"kind": "05 teacher probabilities", "name": name})
     return probs, best_step
@@ -97,14 +117,16 @@ def teacher_probabilities(X: np.ndarray, Y: np.ndarray, partitions: Any, val: np
 def teacher_votes(teacher_counts: Sequence[int], spec: at.TeacherSpec, *, data: str = "auto", subset: str = "big",
                   min_pool: int = 5000, pool_fraction: float = 0.5, student_fraction: float = 0.2,
                   val_fraction: float = 0.1, curve_clips: int = 100, steps_by_count: dict | None = None,
-                  seed: int = 0, cache_dir: Any = None) -> tuple[dict[int, CachedVotes], dict]:
+                  seed: int = 0, cache_dir: Any = None, backend: str = "local",
+                  teachers_per_task: int | None = None) -> tuple[dict[int, CachedVotes], dict]:
     """Notebook 04's ensembles of ``subset`` (1 = the single model on the whole teacher pool, 10, 20, 50) and
     their :class:`CachedVotes` on the eval clips, split by :func:`query_test_split` into query pool and test.
     ``steps_by_count``: ``{T: steps}`` overriding ``spec.steps`` for those teacher counts (the single model
     sees T times a teacher's data and needs more steps before its validation mAP peaks).
 
     Returns ``({T: CachedVotes}, info)`` with the data description, split sizes, the pool/test features,
-    ``steps`` and ``best_step`` per teacher count (selected step of every teacher).
+    ``steps`` and ``best_step`` per teacher count (selected step of every teacher). ``backend`` /
+    ``teachers_per_task``: see :func:`teacher_probabilities` (same votes on every backend).
     """
     ds = audioset.load(data, subset=subset, seed=seed)
     bal, ev = ds.splits["bal_train"], ds.splits["eval"]
@@ -123,7 +145,8 @@ def teacher_votes(teacher_counts: Sequence[int], spec: at.TeacherSpec, *, data: 
         spec_t = spec.replace(steps=int((steps_by_count or {}).get(t, spec.steps)))
         p, best_steps[t] = teacher_probabilities(X, Y, parts, split.val, queries, query_labels, spec_t,
                                                  seed=at.run_seed(seed, subset, t), curve_clips=curve_clips,
-                                                 cache_dir=cache_dir, name=f"{subset} {t}")
+                                                 cache_dir=cache_dir, name=f"{subset} {t}", backend=backend,
+                                                 teachers_per_task=teachers_per_task)
         steps[t] = spec_t.steps
         p = np.clip(p.astype(np.float64), 0.0, 1.0)
         out[t] = CachedVotes(p[:, :len(pool)], ev.labels[pool], p[:, len(pool):], ev.labels[test], prior,

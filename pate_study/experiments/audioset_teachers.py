@@ -379,12 +379,21 @@ def _stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048
 
 def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
                    Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
-                   name: str = "", last: bool = False) -> TeacherRun:
+                   name: str = "", last: bool = False, backend: str = "local",
+                   teachers_per_task: int | None = None) -> TeacherRun:
     """Train one embedding-MLP teacher per partition with :func:`pate_study.training.train_stacked`
     (stacked, step schedule, per-teacher sampler/mixup, shared validation split ``val`` for checkpoint
     selection), recording validation and test-sample ("curve": ``curve_clips`` fixed eval clips) mAP/AUC
     every ``eval_every`` steps; then score every teacher on the full test set. ``last=True`` keeps the
-    final parameters (used for per-class curves over iterations)."""
+    final parameters (used for per-class curves over iterations).
+
+    ``backend="ray"`` / ``teachers_per_task``: the teachers in shards, one Ray task each
+    (:func:`pate_study.experiments.audioset_distributed.train_teachers_sharded`)."""
+    if backend != "local" or teachers_per_task is not None:  # cluster path (issue 15); the local path is below
+        from pate_study.experiments.audioset_distributed import train_teachers_sharded
+
+        return train_teachers_sharded(X, Y, partitions, val, X_test, Y_test, spec, seed=seed, curve_clips=curve_clips,
+                                      name=name, last=last, backend=backend, teachers_per_task=teachers_per_task)
     import time
 
     import torch
@@ -454,12 +463,23 @@ def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_
 def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray,
                           X_test: np.ndarray, Y_test: np.ndarray, spec: TeacherSpec, *, width_scale: int = 1,
                           head: tuple[int, ...] | None = None, weights: str | None = None, seed: int = 0,
-                          device: str | None = None) -> tuple[pd.DataFrame, str, float]:
+                          device: str | None = None, backend: str = "local",
+                          teachers_per_task: int | None = None) -> tuple[pd.DataFrame, str, float]:
     """Muschiol's log-Mel teachers (:func:`pate_study.models.logmel_model`), stacked with
     :class:`pate_study.stacked.StackedModule` and trained by the same loop (bf16 autocast on CUDA,
     float32 on the CPU). ``weights``: a torchvision ImageNet state dict for every teacher
     (:func:`pate_study.models.load_imagenet_weights`), else random init. Returns the history, the
-    weights stamp and the wall time."""
+    weights stamp and the wall time.
+
+    ``backend="ray"`` / ``teachers_per_task``: the teachers in shards, one Ray task (one GPU) each; ``X`` may
+    then be the path of a ``.npy`` on shared storage
+    (:func:`pate_study.experiments.audioset_distributed.train_logmel_teachers_sharded`)."""
+    if backend != "local" or teachers_per_task is not None:  # cluster path (issue 15); the local path is below
+        from pate_study.experiments.audioset_distributed import train_logmel_teachers_sharded
+
+        return train_logmel_teachers_sharded(architecture, X, Y, partitions, val, X_test, Y_test, spec,
+                                             width_scale=width_scale, head=head, weights=weights, seed=seed,
+                                             device=device, backend=backend, teachers_per_task=teachers_per_task)
     import time
 
     import torch

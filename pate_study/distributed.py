@@ -1,0 +1,318 @@
+"""Run independent pieces of work (teacher shards, sweep points) in-process or on a Ray cluster.
+
+The engine is **Ray** (https://docs.ray.io; ``pip install -e ".[ray]"``): tasks with resource requests,
+retries and an object store. Nothing here schedules, retries or moves data by hand; this module only
+decides *what* the pieces are and *where their results go*:
+
+* :class:`Shard`: one piece of work, its keyword arguments (seeds and partitions are fixed here, before
+  anything is scheduled), a display name for progress and errors, its size in ``units`` (teachers or
+  sweep points, for the progress bar) and its ``key`` in the verified cache.
+* :func:`map_shards`: ``fn(**shared, **shard.args)`` for every shard, results returned **in shard order**
+  (never in finishing order), with ``backend="local"`` (a plain loop in this process: the default) or
+  ``backend="ray"`` (one Ray task per shard requesting one GPU when ``device="cuda"`` -- or ``None``
+  on a cluster with GPUs -- else ``cpus_per_task`` CPUs). The same shards give the same results on both backends.
+* Cache: a shard with a ``key`` is looked up in the verified cache (:mod:`pate_study.io`) before scheduling,
+  and its result is written there by the **driver** as soon as it arrives (:func:`pate_study.io.save_cache_entry`:
+  temporary file + rename, SHA-256 sidecar written last), so the cache never holds a partial entry, a retried
+  task never writes twice, the workers need no write access to the cache, and a run that fails keeps every
+  finished shard for the rerun.
+* Faults: Ray retries a task whose worker died (killed, out of memory) up to ``max_retries`` times, and one
+  that raised one of ``retry_exceptions`` (transient errors: ``RuntimeError`` covers CUDA out-of-memory,
+  ``OSError`` lost files/connections). Bad input (``ValueError``, ``TypeError``) is not retried. A shard that
+  still fails makes the run raise :class:`ShardError` naming it, after the other running shards finished and
+  were cached.
+* Data: ``shared`` values (the same for every shard) go through Ray's object store once (``ray.put``) --
+  right for the embedding studies (a few MB of 128-d features). Large inputs (the log-Mel clips of the
+  thesis's setting, ~280 GB as float32) must not: pass a **path** on storage every node can read (str or
+  ``os.PathLike`` values are passed as they are, and the shard function opens them, e.g. ``numpy.load(...,
+  mmap_mode="r")``). The cache folder is the driver's (``$PATE_STUDY_CACHE``).
+* Cluster: ``address`` (or ``$RAY_ADDRESS``) connects to an existing cluster (``ray start --head``, KubeRay);
+  without one a local instance is started on 127.0.0.1 without dashboard and stopped at exit.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pate_study.io import default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "BACKENDS", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "connect", "local_ray", "shard_ranges",
+    "shard_seed", "shard_cache_path", "map_shards", "sweep",
+]
+
+BACKENDS = ("local", "ray")
+# transient failures worth a retry (CUDA out-of-memory is a RuntimeError; lost files or connections OSError)
+RETRY_EXCEPTIONS: tuple[type[BaseException], ...] = (RuntimeError, OSError, MemoryError)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One independent piece of work: ``fn(**shared, **args)``; ``name`` appears in progress and errors,
+    ``units`` is its size for the progress bar (teachers, sweep points), ``key`` its cache key (None: not cached)."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    units: int = 1
+    key: str | None = None
+
+
+class ShardError(RuntimeError):
+    """A shard failed for good (after Ray's retries); the message names it and says what stayed cached."""
+
+
+def check_backend(backend: str) -> str:
+    """``backend`` unchanged, or a one-line ValueError saying what is allowed and how to install Ray."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}: expected one of {BACKENDS} ('ray' needs `pip install -e \".[ray]\"`)")
+    return backend
+
+
+def shard_ranges(n_items: int, per_shard: int | None) -> list[range]:
+    """Consecutive index ranges of at most ``per_shard`` items (None: one range of all ``n_items``)."""
+    if n_items < 1:
+        raise ValueError(f"n_items={n_items}: expected at least one item to shard")
+    if per_shard is None:
+        return [range(n_items)]
+    if int(per_shard) != per_shard or per_shard < 1:
+        raise ValueError(f"teachers_per_task={per_shard!r}: expected a positive integer or None (all in one task)")
+    return [range(a, min(a + int(per_shard), n_items)) for a in range(0, n_items, int(per_shard))]
+
+
+def shard_seed(seed: int, index: int, n_shards: int) -> int:
+    """Seed of shard ``index`` of ``n_shards``: ``seed`` itself for a single shard (so one shard is exactly the
+    unsharded computation), else a 32-bit draw of ``numpy.random.SeedSequence([seed, index])`` -- fixed by
+    (seed, shard plan) alone, never by the backend, the number of workers or the order tasks finish in."""
+    if n_shards == 1:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1)[0])
+
+
+def shard_cache_path(key: str, cache_dir: str | os.PathLike | None = None) -> Path:
+    """Where the verified cache keeps the result of the shard with ``key``."""
+    return Path(cache_dir or default_cache_dir()) / f"shard-{key[:32]}.pt"
+
+
+# --------------------------------------------------------------------------------------------
+# connecting
+# --------------------------------------------------------------------------------------------
+def connect(address: str | None = None, *, num_cpus: int | None = None, num_gpus: int | None = None) -> str:
+    """Connect to Ray once per process and return the address in use.
+
+    ``address`` or ``$RAY_ADDRESS`` (e.g. ``"ray://head:10001"`` or ``"head:6379"``): an existing cluster.
+    Neither: a local instance on 127.0.0.1 without dashboard (``num_cpus``/``num_gpus``: its resources;
+    default: the machine's). An already initialised Ray (a test's, a notebook's) is reused as it is.
+    """
+    try:
+        import ray
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("backend='ray' needs Ray: pip install -e \".[ray]\" (or pip install 'ray>=2.9')") from exc
+    if ray.is_initialized():
+        return ray.get_runtime_context().gcs_address
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        logger.info("connecting to the Ray cluster at %s", address)
+        ray.init(address=address, logging_level=logging.WARNING)
+        return ray.get_runtime_context().gcs_address
+    return _start_local(num_cpus, num_gpus)
+
+
+def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
+    """``ray.init`` of a local instance: no dashboard, node address 127.0.0.1 requested (Ray 2.60 maps it to the
+    machine's address, ``services.resolve_ip_for_localhost``; its token authentication guards the ports)."""
+    import ray
+
+    logger.info("starting a local Ray instance (no dashboard)")
+    ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
+             _node_ip_address="127.0.0.1", logging_level=logging.WARNING)
+    return ray.get_runtime_context().gcs_address
+
+
+@contextmanager
+def local_ray(num_cpus: int | None = 2, num_gpus: int | None = None) -> Iterator[str]:
+    """A fresh local Ray instance for the duration of a ``with`` block (tests, benchmarks), whatever
+    ``$RAY_ADDRESS`` says; yields its address (give it to other processes as ``RAY_ADDRESS``) and shuts it down."""
+    import ray
+
+    if ray.is_initialized():
+        raise RuntimeError("local_ray: Ray is already initialised in this process; call ray.shutdown() first")
+    address = _start_local(num_cpus, num_gpus)
+    try:
+        yield address
+    finally:
+        ray.shutdown()
+
+
+# --------------------------------------------------------------------------------------------
+# payloads: what a shard returns and the cache stores (torch.load(weights_only=True) reads it back)
+# --------------------------------------------------------------------------------------------
+def _to_state(obj: Any) -> Any:
+    import torch
+
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(obj)) if obj.dtype != object else [_to_state(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _to_state(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_to_state(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def _from_state(obj: Any) -> Any:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.numpy()
+    if isinstance(obj, dict):
+        return {k: _from_state(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_from_state(v) for v in obj]
+    return obj
+
+
+def _run_shard(fn: Callable[..., Any], args: dict[str, Any], **shared: Any) -> Any:
+    """What a task runs: the shard function on the shared inputs and its own arguments (``shared`` are
+    top-level keyword arguments, so Ray resolves their object references before the call). Arrays from
+    the object store are read-only views; the shard functions never write into their inputs, so torch's
+    warning about non-writable arrays is silenced here."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning)
+        return _to_state(fn(**shared, **args))
+
+
+# --------------------------------------------------------------------------------------------
+# mapping
+# --------------------------------------------------------------------------------------------
+def map_shards(fn: Callable[..., Any], shards: Sequence[Shard], *, shared: dict[str, Any] | None = None,
+               backend: str = "local", address: str | None = None, device: str | None = "cpu",
+               cpus_per_task: float = 1, max_retries: int = 2,
+               retry_exceptions: Sequence[type[BaseException]] | bool = RETRY_EXCEPTIONS,
+               cache_dir: str | os.PathLike | None = None, desc: str = "shards", progress: bool = True) -> list[Any]:
+    """``fn(**shared, **shard.args)`` for every shard; results in shard order (arrays as numpy arrays).
+
+    ``fn`` must return nested dicts/lists of arrays, numbers and strings (what the cache can hold) and
+    must be importable by the workers (a module-level function of an installed package). See the module
+    docstring for backends, resources, retries, caching and data placement.
+    """
+    from tqdm.auto import tqdm
+
+    check_backend(backend)
+    shared = dict(shared or {})
+    names = [s.name for s in shards]
+    if len(set(names)) != len(names):
+        raise ValueError(f"shards: names must be unique (they name the shard in errors), got {names}")
+    results: list[Any] = [None] * len(shards)
+    todo = []
+    for i, s in enumerate(shards):
+        state = load_cache_entry(shard_cache_path(s.key, cache_dir)) if s.key else None
+        if state is not None:
+            results[i] = _from_state(state["result"])
+        else:
+            todo.append(i)
+    total = sum(s.units for s in shards)
+    bar = tqdm(total=total, initial=total - sum(shards[i].units for i in todo), desc=desc, disable=not progress)
+
+    def finish(i: int, state: Any, seconds: float) -> None:
+        s = shards[i]
+        if s.key:
+            save_cache_entry(shard_cache_path(s.key, cache_dir), {"result": state},
+                             {"kind": "shard", "key": s.key, "name": s.name, "seconds": round(seconds, 3)})
+        results[i] = _from_state(state)
+        bar.update(s.units)
+
+    failed: list[tuple[str, BaseException]] = []
+    start = time.perf_counter()
+    try:
+        if backend == "local":
+            for i in todo:
+                t0 = time.perf_counter()
+                try:
+                    state = _run_shard(fn, shards[i].args, **shared)
+                except Exception as exc:  # noqa: BLE001 - re-raised below with the shard's name
+                    failed.append((shards[i].name, exc))
+                    break
+                finish(i, state, time.perf_counter() - t0)
+        elif todo:
+            failed = _map_ray(fn, shards, todo, shared, finish, address=address, device=device,
+                              cpus_per_task=cpus_per_task, max_retries=max_retries, retry_exceptions=retry_exceptions)
+    finally:
+        bar.close()
+    if failed:
+        done = sum(r is not None for r in results)
+        where = f"; the {done} finished shard(s) are cached in {Path(cache_dir or default_cache_dir())}, rerun to " \
+                "resume" if any(s.key for s in shards) else ""
+        name, exc = failed[0]
+        raise ShardError(f"{desc}: shard {name!r} failed ({type(exc).__name__}: {_first_line(exc)})"
+                         + (f" and {len(failed) - 1} more: {[n for n, _ in failed[1:]]}" if len(failed) > 1 else "")
+                         + where) from exc
+    logger.info("%s: %d shard(s) on backend %s in %.1f s (%d from the cache)", desc, len(shards), backend,
+                time.perf_counter() - start, len(shards) - len(todo))
+    return results
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "cause", None) or exc).strip().splitlines()
+    return text[-1] if text else type(exc).__name__
+
+
+def _map_ray(fn: Callable[..., Any], shards: Sequence[Shard], todo: list[int], shared: dict[str, Any],
+             finish: Callable[[int, Any, float], None], *, address: str | None, device: str | None,
+             cpus_per_task: float, max_retries: int,
+             retry_exceptions: Sequence[type[BaseException]] | bool) -> list[tuple[str, BaseException]]:
+    """Submit one Ray task per shard in ``todo``, collect them as they finish (``ray.wait``), hand each result
+    to ``finish`` (cache + progress); returns the shards that failed for good with their errors."""
+    import ray
+
+    connect(address)
+    # the same inputs for every shard: into the object store once (paths stay paths: big data is read by the task)
+    refs = {k: (v if isinstance(v, (str, os.PathLike, int, float, bool, type(None))) else ray.put(v))
+            for k, v in shared.items()}
+    if device is None:  # "choose": a GPU per task where the cluster has GPUs
+        device = "cuda" if ray.cluster_resources().get("GPU", 0) >= 1 else "cpu"
+    resources = {"num_gpus": 1} if str(device).startswith("cuda") else {"num_cpus": cpus_per_task}
+    retry = list(retry_exceptions) if not isinstance(retry_exceptions, bool) else retry_exceptions
+    task = ray.remote(max_retries=max_retries, retry_exceptions=retry, **resources)(_run_shard)
+    pending = {}
+    for i in todo:
+        pending[task.options(name=f"pate_study: {shards[i].name}").remote(fn, shards[i].args, **refs)] = \
+            (i, time.perf_counter())
+    failed = []
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            i, t0 = pending.pop(ref)
+            try:
+                state = ray.get(ref)
+            except (ray.exceptions.RayTaskError, ray.exceptions.RayError) as exc:
+                logger.error("shard %s failed for good: %s", shards[i].name, _first_line(exc))
+                failed.append((shards[i].name, exc))
+                continue
+            finish(i, state, time.perf_counter() - t0)
+    return failed
+
+
+def sweep(fn: Callable[..., Any], points: Sequence[dict[str, Any]], *, shared: dict[str, Any] | None = None,
+          backend: str = "local", key: dict[str, Any] | None = None, desc: str = "sweep", **kw: Any) -> list[Any]:
+    """A parameter sweep: ``fn(**shared, **point)`` for every point (one task each on Ray), results in point order.
+
+    ``key``: inputs that, with the point, identify its result (data, seed, settings); given, every point is
+    cached under ``hash_inputs(**key, point=point)``. ``kw``: :func:`map_shards`'s options.
+    """
+    shards = [Shard(f"point {j}: " + ", ".join(f"{k}={v}" for k, v in p.items()), dict(p),
+                    key=hash_inputs(**key, point=p, fn=f"{fn.__module__}.{fn.__qualname__}") if key is not None else None)
+              for j, p in enumerate(points)]
+    return map_shards(fn, shards, shared=shared, backend=backend, desc=desc, **kw)
