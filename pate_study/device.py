@@ -1,5 +1,9 @@
 """Device choice for the learning code: CUDA when available, else CPU.
 
+``PATE_STUDY_DEVICE`` ("cpu" or "cuda") overrides the automatic choice wherever a function takes
+``device=None``: the test suite sets it to "cpu" (its exactness checks are CPU float32 results; a GPU run of
+it on an H100 failed one of them by bf16 rounding), and a user can keep a GPU machine's notebooks on the CPU.
+
 Mixed precision (bfloat16 autocast) is used only on CUDA; on the CPU every
 computation stays in float32 so that results are bit-for-bit reproducible
 for a given seed and thread count.
@@ -8,20 +12,30 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 
 import torch
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["choose_device", "use_mixed_precision", "autocast", "describe_device", "tune_cpu_allocator"]
+#: environment variable that overrides ``device=None`` (see the module docstring)
+DEVICE_VARIABLE = "PATE_STUDY_DEVICE"
+
+__all__ = ["DEVICE_VARIABLE", "choose_device", "use_mixed_precision", "autocast", "describe_device", "tune_cpu_allocator"]
 
 
 def choose_device(device: str | torch.device | None = None) -> torch.device:
-    """Return ``device`` as a :class:`torch.device`; ``None`` means CUDA if available, else CPU.
+    """Return ``device`` as a :class:`torch.device`; ``None`` means ``$PATE_STUDY_DEVICE`` when set, else CUDA
+    if available, else CPU.
 
     Raises ValueError when CUDA is requested but not available.
     """
     if device is None:
+        forced = os.environ.get(DEVICE_VARIABLE, "").strip()
+        if forced:
+            if forced not in ("cpu", "cuda"):
+                raise ValueError(f"{DEVICE_VARIABLE}={forced!r}: expected 'cpu' or 'cuda' (or unset: CUDA when available)")
+            return choose_device(forced)
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():

@@ -81,3 +81,14 @@ def test_chunked_teachers_give_the_unchunked_outputs_buffers_and_gradients():
     assert any(not torch.equal(b, c) for b, c in zip(b1, stack().buffers()))  # ... and they did change
     for a, b in zip(g2, g1):
         torch.testing.assert_close(a, b)
+
+
+def test_device_variable_overrides_the_automatic_choice(monkeypatch):
+    from pate_study.device import choose_device
+
+    monkeypatch.setenv("PATE_STUDY_DEVICE", "cpu")
+    assert choose_device(None).type == "cpu"
+    monkeypatch.setenv("PATE_STUDY_DEVICE", "tpu")
+    with pytest.raises(ValueError, match="PATE_STUDY_DEVICE='tpu'"):
+        choose_device(None)
+    assert choose_device("cpu").type == "cpu"  # an explicit device wins
