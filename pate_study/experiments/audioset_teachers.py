@@ -16,6 +16,7 @@ teacher pool (:func:`pate_study.ensemble.make_partitions`).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -598,10 +599,36 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
     config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
                          eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
                          select_on=spec.select_on, allow_empty_labels=True)
-    res = train_stacked(model, X, Y.astype(np.float32), partitions.train,
-                        np.tile(np.asarray(val, np.int64), (n, 1)), config, seeds, device=dev,
-                        test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture)
-    return res.history.replace({"split": {"test": "curve"}}), stamp, time.perf_counter() - start
+    with deterministic_kernels(dev):
+        res = train_stacked(model, X, Y.astype(np.float32), partitions.train,
+                            np.tile(np.asarray(val, np.int64), (n, 1)), config, seeds, device=dev,
+                            test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture)
+    seconds = time.perf_counter() - start
+    logger.info("%s: %d teachers, %d steps on %s in %.1f s", architecture, n, spec.steps, dev, seconds)
+    return res.history.replace({"split": {"test": "curve"}}), stamp, seconds
+
+
+@contextlib.contextmanager
+def deterministic_kernels(device):
+    """Deterministic kernels for the CNN teachers on the CPU: ``torch.use_deterministic_algorithms`` and
+    oneDNN's deterministic mode (``torch.backends.mkldnn``; its convolution backward may otherwise reduce
+    across threads in a run-dependent order), restored afterwards. Results still depend on the thread
+    count (a different reduction split), which is part of the provenance (:func:`pate_study.device.describe_device`).
+    On CUDA nothing changes (bf16 autocast; cuDNN's choices are not pinned)."""
+    import torch
+
+    if getattr(device, "type", str(device)) != "cpu":
+        yield
+        return
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.backends.mkldnn.deterministic)
+    try:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.mkldnn.deterministic = True
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        torch.backends.mkldnn.deterministic = before[2]
 
 
 def load_logmel_clips(data: str, subset: str = "big", *, n_clips: int = 240, n_classes: int = 10, frames: int = 64,
