@@ -36,6 +36,7 @@ teacher is independent, so its time is linear in the number of teachers).
   python benchmarks/bench_ensemble.py --teachers 20 --epochs 2 --samples 200   # quick
   python benchmarks/bench_ensemble.py --mode embedding --steps 500   # 50 embedding teachers, extrapolated
   python benchmarks/bench_ensemble.py --mode embedding --steps 10000 --loop-teachers 50   # no extrapolation
+  python benchmarks/bench_ensemble.py --mode embedding --profile paper --device cuda   # notebook 04's paper recipe
 
 Floor of any exact sparse path (also printed): the same training steps with the first layer's own
 work removed. Its output h1 = X W1 + b1 is a fixed random [N, B, hidden] tensor; everything that
@@ -162,14 +163,14 @@ def embedding_main(args: argparse.Namespace) -> dict:
     n, m, steps = args.teachers, args.samples, args.steps
     X, Y = synthetic_embeddings(n * m, 128, args.labels, args.seed)
     parts = make_partitions(n * m, n, m, seed=args.seed)
-    cfg = EnsembleConfig(task="multilabel", in_features=128, n_outputs=args.labels, hidden=(512, 512),
+    cfg = EnsembleConfig(task="multilabel", in_features=128, n_outputs=args.labels, hidden=tuple(args.hidden),
                          batch_size=args.batch_size, max_steps=steps, eval_every=steps, selection="last",
-                         lr=1e-3, allow_empty_labels=True)
+                         lr=args.lr, sampler=args.sampler, mixup_alpha=args.mixup_alpha, allow_empty_labels=True)
     flops_per_sample = matmul_flops_per_sample(cfg.layer_sizes)
     step_flops = flops_per_sample * args.batch_size * n  # one optimiser step of all teachers
     k = min(args.loop_teachers, n)
     # warm-up (first-call library initialisation is not part of the comparison)
-    warm = EnsembleConfig(**{**cfg.to_dict(), "hidden": (512, 512), "max_steps": 3, "eval_every": 3})
+    warm = EnsembleConfig(**{**cfg.to_dict(), "max_steps": 3, "eval_every": 3})
     train_ensemble(X, Y, Partitions(parts.train[:2]), warm, device=dev, progress=False)
     train_ensemble_loop(X, Y, Partitions(parts.train[:1]), warm, device=dev, progress=False)
     peak_before = matmul_peak(device=dev)
@@ -184,7 +185,8 @@ def embedding_main(args: argparse.Namespace) -> dict:
         return step_flops * steps / t / 1e9
 
     result = {
-        "mode": "embedding", "device": describe_device(dev), "torch": torch.__version__,
+        "mode": "embedding", "device": describe_device(dev), "torch": torch.__version__, "profile": args.profile,
+        "hidden": list(cfg.hidden), "lr": cfg.lr, "sampler": cfg.sampler, "mixup_alpha": cfg.mixup_alpha,
         "python": platform.python_version(), "teachers": n, "samples": m, "labels": args.labels,
         "batch_size": args.batch_size, "measured_steps": steps, "target_steps": args.target_steps,
         "loop_teachers_run": k, "params_per_teacher": cfg.n_parameters(), "flops_per_sample_step": flops_per_sample,
@@ -193,8 +195,9 @@ def embedding_main(args: argparse.Namespace) -> dict:
         "stacked_gflops": gf(t_stack), "loop_gflops": gf(t_loop), "speedup_stacked_vs_loop": t_loop / t_stack,
         "stacked_ms_per_step": 1e3 * t_stack / steps, "loop_ms_per_teacher_step": 1e3 * t_loop_k / (k * steps),
     }
-    print(f"# {n} embedding teachers x {m} clips, 128-{512}-{512}-{args.labels} ({cfg.n_parameters():,} params), "
-          f"multi-label BCE, Adam, batch {args.batch_size}; measured {steps} steps, extrapolated to "
+    print(f"# {n} embedding teachers x {m} clips, {'-'.join(map(str, cfg.layer_sizes))} ({cfg.n_parameters():,} params), "
+          f"multi-label BCE, Adam, batch {args.batch_size}, {cfg.sampler} sampler, mixup {cfg.mixup_alpha}"
+          + (f" (notebook 04 {args.profile} profile)" if args.profile else "") + f"; measured {steps} steps, extrapolated to "
           f"{args.target_steps:,}" + (f"; loop: {k} teachers run, scaled to {n}" if k < n else ""))
     print(f"# device {result['device']}, torch {torch.__version__}; matmul peak {peak:.1f} GFLOP/s (before "
           f"{peak_before:.1f}); {step_flops / 1e9:.2f} GFLOP of matmuls per step of all teachers")
@@ -205,6 +208,21 @@ def embedding_main(args: argparse.Namespace) -> dict:
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     return result
+
+
+def apply_notebook_profile(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Fill the embedding recipe from notebook 04's config (explicit flags on the command line win)."""
+    import yaml
+
+    path = Path(__file__).resolve().parents[1] / "configs" / "04_audioset_teachers" / f"{args.profile}.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    given = {a.split("=")[0] for a in argv if a.startswith("--")}
+    for flag, key in (("--hidden", "hidden"), ("--lr", "learning_rate"), ("--batch-size", "batch_size"),
+                      ("--sampler", "sampler"), ("--mixup-alpha", "mixup_alpha"), ("--target-steps", "steps")):
+        if flag not in given:
+            if key not in cfg:
+                parser.error(f"--profile {args.profile}: {path} has no {key!r}")
+            setattr(args, flag.lstrip("-").replace("-", "_"), cfg[key])
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -223,6 +241,13 @@ def main(argv: list[str] | None = None) -> dict:
                          "measured on CSIC 2010 request URLs with pate_study.features.url_tfidf")
     ap.add_argument("--loop-teachers", type=int, default=None, help="teachers actually run by the loop (scaled); "
                     "web: 25, embedding: 10")
+    ap.add_argument("--hidden", type=int, nargs="+", default=[512, 512], help="embedding: hidden widths")
+    ap.add_argument("--lr", type=float, default=1e-3, help="embedding: Adam learning rate")
+    ap.add_argument("--sampler", choices=("random", "balanced"), default="random", help="embedding: row sampler")
+    ap.add_argument("--mixup-alpha", type=float, default=None, help="embedding: mixup Beta parameter (default off)")
+    ap.add_argument("--profile", choices=("smoke", "paper", "gpu"), default=None,
+                    help="embedding: take hidden, lr, batch size, sampler, mixup and --target-steps from "
+                         "configs/04_audioset_teachers/<profile>.yaml (the notebook's teacher recipe)")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch.set_num_threads (default: torch's); on a machine shared with other jobs 1 thread "
@@ -231,6 +256,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = ap.parse_args(argv)
     web = args.mode == "web"
+    if args.profile:
+        apply_notebook_profile(args, ap, sys.argv[1:] if argv is None else list(argv))
     if args.threads:
         torch.set_num_threads(args.threads)
     for name, web_default, emb_default in (("teachers", 250, 50), ("samples", 930, 229), ("batch_size", 256, 64),

@@ -35,6 +35,13 @@ A teacher that never got a finite score keeps its final parameters (e.g. no vali
 
 A teacher whose early stopping fires is removed from the stack (parameters, buffers and Adam state
 compacted), so stopped teachers cost nothing.
+
+Per-class loss weights (binary and multi-label tasks): ``class_weights`` sets positive-class weights
+``p`` of Muschiol (2021) Eq. (4.9) per teacher (``[k]`` or ``[N, k]``; None: plain BCE, Eq. 2.2), and
+an ``on_evaluate`` hook, called after every evaluation with an :class:`EvaluationEvent` (the scores and
+the validation probabilities of every active teacher), may return new weights that apply from the
+next step on -- e.g. :class:`AdaptiveClassWeights`, the performance-adaptive weights of §5.1.3
+(:func:`adaptive_class_weights`). Evaluation losses stay unweighted, so scores are comparable across arms.
 """
 from __future__ import annotations
 
@@ -62,7 +69,8 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "TASKS", "SAMPLERS", "SELECTIONS", "SELECT_ON", "TrainConfig", "TrainResult", "teacher_seeds", "as_targets",
     "per_teacher_loss", "EarlyStopping", "record_stacked_losses", "compact_optimizer", "adam_kwargs", "train_stacked",
-    "HISTORY_COLUMNS",
+    "HISTORY_COLUMNS", "weighted_bce_with_logits", "EvaluationEvent", "adaptive_class_weights",
+    "AdaptiveClassWeights",
 ]
 
 TASKS = ("binary", "multiclass", "multilabel")
@@ -209,19 +217,122 @@ def as_targets(y: Any, task: str, n_outputs: int, n_rows: int, device: torch.dev
     return torch.as_tensor(y.astype(np.float32), device=device)
 
 
-def per_teacher_loss(logits: torch.Tensor, target: torch.Tensor, task: str) -> torch.Tensor:
+def weighted_bce_with_logits(logits: torch.Tensor, target: torch.Tensor, pos_weight: torch.Tensor) -> torch.Tensor:
+    """Elementwise BCE with positive-class weights, Muschiol (2021) Eq. (4.9):
+    ``-(p_c t log sigmoid(z) + (1 - t) log(1 - sigmoid(z)))``, written as plain BCE (Eq. 2.2) plus
+    ``(p_c - 1) t softplus(-z)``, so that ``p = 1`` gives exactly the unweighted loss and gradient (the added
+    term and its gradient are exact zeros). ``pos_weight`` broadcasts against ``logits`` (``[N, 1, k]``)."""
+    bce = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    return bce + (pos_weight - 1.0) * target * F.softplus(-logits)
+
+
+def per_teacher_loss(logits: torch.Tensor, target: torch.Tensor, task: str,
+                     pos_weight: torch.Tensor | None = None) -> torch.Tensor:
     """Mean loss of each teacher over its batch: ``logits [N, B, k]`` -> ``[N]``.
 
-    BCE with logits (Muschiol 2021 Eq. 2.2) for binary/multilabel; cross-entropy for integer multiclass
-    targets; ``-sum_c t_c log softmax_c`` for float (one-hot, soft or mixed) multiclass targets.
+    BCE with logits (Muschiol 2021 Eq. 2.2) for binary/multilabel -- with ``pos_weight`` ``[N, 1, k]``
+    the positive-class weighted BCE of Eq. (4.9) (:func:`weighted_bce_with_logits`), still the mean over
+    the ``|t|`` outputs; cross-entropy for integer multiclass targets; ``-sum_c t_c log softmax_c`` for
+    float (one-hot, soft or mixed) multiclass targets.
     """
     logits = logits.float()
+    if pos_weight is not None and task != "multiclass":
+        return weighted_bce_with_logits(logits, target, pos_weight).mean(dim=(1, 2))
     if task == "multiclass":
         n, bsz, k = logits.shape
         if target.is_floating_point():
             return -(target * F.log_softmax(logits, -1)).sum(-1).mean(1)
         return F.cross_entropy(logits.reshape(n * bsz, k), target.reshape(-1), reduction="none").view(n, bsz).mean(1)
     return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(dim=(1, 2))
+
+
+# --------------------------------------------------------------------------------------------
+# per-class loss weights updated at each evaluation (Muschiol 2021 §4.4.4, §5.1.3)
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EvaluationEvent:
+    """What an ``on_evaluate`` hook of :func:`train_stacked` sees after one evaluation.
+
+    ``teachers``: ids of the active teachers (row ``j`` of every array below is teacher ``teachers[j]``);
+    ``scores``: split -> metric -> ``[n_active]`` (as recorded in the history); ``val_probs`` /
+    ``val_truth``: ``[n_active, m_val, k]`` validation probabilities and 0/1 labels (None without
+    validation rows); ``class_weights``: the current positive-class weights ``[n_active, k]`` (None: unweighted).
+    The hook returns None (keep the weights) or new weights ``[k]`` or ``[n_active, k]`` for the next steps.
+    """
+
+    step: int
+    teachers: np.ndarray
+    scores: dict[str, dict[str, np.ndarray]]
+    val_probs: np.ndarray | None
+    val_truth: np.ndarray | None
+    class_weights: np.ndarray | None
+
+
+def adaptive_class_weights(class_ap: np.ndarray, *, max_weight: float = 4.0, temperature: float = 0.1) -> np.ndarray:
+    """Performance-adaptive positive-class weights (Muschiol 2021 §5.1.3, bounded as in §4.4.4).
+
+    The thesis states the idea only: weights "updated after a test step ... according to the performance
+    of the class", favouring "classes with lousy performance", and (§4.4.4) weights passed "into a
+    sigmoid function to bind the weights by a maximum and minimum value". Our rule (a decision, no formula
+    is printed): with ``d_c = mean_c'(AP_c') - AP_c`` the class's AP deficit against the teacher's mAP,
+
+        ``p_c = max_weight ** tanh(d_c / temperature)``,
+
+    a sigmoid (``tanh(x) = 2 sigmoid(2x) - 1``) in log space: bounded in ``[1/max_weight, max_weight]``,
+    1 for a class at the mean, decreasing in ``AP_c``, all ones when every class scores the same or
+    ``max_weight = 1``. Recomputed from the current scores at every evaluation (not accumulated).
+    Classes without an AP (NaN: no positive validation clip) keep weight 1. Vectorised over leading axes
+    (``class_ap [..., k]``, one row per teacher).
+    """
+    if not max_weight >= 1:
+        raise ValueError(f"max_weight={max_weight!r}: expected a bound >= 1 (weights lie in [1/max_weight, max_weight])")
+    if not temperature > 0:
+        raise ValueError(f"temperature={temperature!r}: expected a positive AP scale")
+    ap = np.asarray(class_ap, dtype=np.float64)
+    finite = np.isfinite(ap)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a teacher row without any finite AP
+        mean = np.nanmean(np.where(finite, ap, np.nan), axis=-1, keepdims=True)
+    deficit = np.where(finite, mean - np.where(finite, ap, 0.0), 0.0)
+    return np.exp(np.log(max_weight) * np.tanh(deficit / temperature))
+
+
+class AdaptiveClassWeights:
+    """``on_evaluate`` hook of :func:`train_stacked`: per teacher, per-class AP on its validation rows
+    (:func:`pate_study.metrics.average_precision_per_class`) -> :func:`adaptive_class_weights`.
+
+    The thesis scored its classes on the test set; here the validation split is used (the test set is
+    never used for training decisions). ``trace`` records per evaluation and teacher the step and the
+    min / mean / max weight handed back (for the figure)."""
+
+    def __init__(self, max_weight: float = 4.0, temperature: float = 0.1) -> None:
+        adaptive_class_weights(np.zeros(1), max_weight=max_weight, temperature=temperature)  # checks the settings
+        self.max_weight, self.temperature = float(max_weight), float(temperature)
+        self.trace: list[dict[str, float]] = []
+
+    def __call__(self, event: EvaluationEvent) -> np.ndarray | None:
+        from pate_study.metrics import average_precision_per_class
+
+        if event.val_probs is None:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ap = np.stack([average_precision_per_class(t, p) for t, p in zip(event.val_truth, event.val_probs)])
+        w = adaptive_class_weights(ap, max_weight=self.max_weight, temperature=self.temperature)
+        self.trace.extend({"step": event.step, "teacher": int(t), "min": float(r.min()), "mean": float(r.mean()),
+                           "max": float(r.max())} for t, r in zip(event.teachers, w))
+        return w
+
+
+def _check_class_weights(weights: Any, n: int, k: int, name: str) -> np.ndarray:
+    """``[k]`` or ``[n, k]`` finite positive weights -> float32 ``[n, k]``."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape == (k,):
+        w = np.broadcast_to(w, (n, k))
+    if w.shape != (n, k) or not np.all(np.isfinite(w)) or not np.all(w > 0):
+        raise ValueError(f"{name}: expected finite positive per-class weights of shape [{k}] or [{n}, {k}] "
+                         f"(one row per active teacher), got shape {np.shape(weights)}")
+    return np.ascontiguousarray(w, dtype=np.float32)
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,13 +439,14 @@ def _score_metrics(truth: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
 @torch.no_grad()
 def _evaluate(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: Any,
               rows: torch.Tensor, target: torch.Tensor, truth: np.ndarray, task: str, device: torch.device,
-              amp: bool | None, max_rows: int = 1 << 16) -> dict[str, np.ndarray]:
+              amp: bool | None, max_rows: int = 1 << 16, keep_probs: bool = False) -> dict[str, np.ndarray]:
     """Per-teacher loss, mAP and AUC on ``rows`` (``[N, m]`` own rows or ``[m]`` shared rows).
 
     ``target``: the rows' targets (``[N, m, ...]`` or ``[m, ...]``); ``truth``: their 0/1 label matrix
     (``[N, m, k]`` or ``[m, k]``). One forward pass for all teachers when ``N * m <= max_rows``; else
     blocks of teachers and chunks of rows (a shared test set of 20,000 clips x 50 teachers), the loss
-    then being the row-weighted mean of the chunks' means.
+    then being the row-weighted mean of the chunks' means. ``keep_probs``: also return the
+    probabilities ``[N, m, k]`` under "probs" (for an ``on_evaluate`` hook).
     """
     n = params[0].shape[0]
     shared = rows.dim() == 1
@@ -343,6 +455,7 @@ def _evaluate(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torc
     block = n if n * m <= max_rows else max(1, min(n, max_rows // max(m, 1)))
     chunk = m if block > 1 or m <= max_rows else max_rows
     out = {"loss": np.zeros(n), "mAP": np.zeros(n), "auc": np.zeros(n)}
+    kept = []
     for j0 in range(0, n, block):
         j1 = min(n, j0 + block)
         p = [t[j0:j1] for t in params]
@@ -363,6 +476,10 @@ def _evaluate(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torc
         for i in range(j1 - j0):
             tr = truth if shared else truth[j0 + i]
             out["mAP"][j0 + i], out["auc"][j0 + i] = _score_metrics(tr, probs[i].reshape(m, k))
+        if keep_probs:
+            kept.append(probs.reshape(j1 - j0, m, k))
+    if keep_probs:
+        return {**out, "probs": np.concatenate(kept, axis=0)}
     return out
 
 
@@ -409,14 +526,18 @@ def _streams(config: TrainConfig, y: np.ndarray, train_rows: np.ndarray, seeds: 
 
 def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.ndarray | None,
                   config: TrainConfig, seeds: np.ndarray, *, device: torch.device, test: tuple[Any, Any] | None = None,
-                  progress: bool = True, mixed_precision: bool | None = None, desc: str = "train") -> TrainResult:
+                  progress: bool = True, mixed_precision: bool | None = None, desc: str = "train",
+                  class_weights: Any = None, on_evaluate: Callable[[EvaluationEvent], Any] | None = None) -> TrainResult:
     """Train the ``N`` stacked models of ``model`` (:class:`pate_study.stacked.StackedMLP` or
     :class:`pate_study.stacked.StackedModule`) on their own rows; see the module docstring.
 
     ``X``: inputs ``[n, ...]`` (numpy, torch, or scipy.sparse for the MLP); ``y``: labels for
     ``config.task``; ``train_rows``: int ``[N, m]`` row ids of each teacher's training data;
     ``val_rows``: int ``[N, m_val]`` (or None) its validation rows; ``seeds``: ``[N, 3]``
-    (:func:`teacher_seeds`); ``test``: optional shared ``(X_test, y_test)`` evaluated by every teacher.
+    (:func:`teacher_seeds`); ``test``: optional shared ``(X_test, y_test)`` evaluated by every teacher;
+    ``class_weights``: initial positive-class weights (Eq. 4.9) ``[k]`` or ``[N, k]`` (None: plain BCE);
+    ``on_evaluate``: a hook called after every evaluation with an :class:`EvaluationEvent`, returning
+    None or new class weights (see the module docstring).
     """
     source = model.source(X, "X")
     n_rows = source.n_rows
@@ -432,6 +553,11 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
     eval_target = target if not mix or config.task != "multiclass" or y_np.ndim == 2 else \
         as_targets(y_np, config.task, k, n_rows, device)
     _check_labels_present(y_np, train_rows, config.task, config.allow_empty_labels)
+    if (class_weights is not None or on_evaluate is not None) and config.task == "multiclass":
+        raise ValueError("class_weights / on_evaluate: per-class positive weights (Muschiol Eq. 4.9) need a binary or "
+                         "multilabel task, got task='multiclass'")
+    pos_weight = None if class_weights is None else \
+        torch.as_tensor(_check_class_weights(class_weights, n, k, "class_weights"), device=device).unsqueeze(1)
     truth_all = _label_truth(y_np, config.task, k)
     test_set = None
     if test is not None:
@@ -477,7 +603,7 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
             t = mix_pairs(t, lam)
         with autocast(device, mixed_precision):
             z = model.forward(params, buffers, source, rows, training=True, mix=lam)
-        per = per_teacher_loss(z, t, config.task)
+        per = per_teacher_loss(z, t, config.task, pos_weight)
         loss = per.sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -487,7 +613,7 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
 
     def evaluate(at_step: int) -> bool:
         """Record the history, update the selected checkpoints; True when every teacher has stopped."""
-        nonlocal params, buffers, opt, active, train_loss_sum, train_loss_count
+        nonlocal params, buffers, opt, active, train_loss_sum, train_loss_count, pos_weight
         ids = active.numpy()
         if train_loss_count:
             tl = (train_loss_sum / train_loss_count).cpu().numpy()
@@ -501,7 +627,9 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
         if m_val:
             vidx = val_idx[active.to(device)]
             scores["validation"] = _evaluate(model, params, buffers, source, vidx, eval_target[vidx],
-                                             val_truth[ids], config.task, device, mixed_precision)
+                                             val_truth[ids], config.task, device, mixed_precision,
+                                             keep_probs=on_evaluate is not None)
+        val_probs = scores["validation"].pop("probs", None) if m_val else None
         if test_set is not None:
             ts, trows, ttarget, ttruth = test_set
             scores["test"] = _evaluate(model, params, buffers, ts, trows, ttarget, ttruth, config.task, device,
@@ -509,6 +637,13 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
         for split, vals in scores.items():
             for metric, v in vals.items():
                 history.extend((at_step, int(t), split, metric, float(x)) for t, x in zip(ids, v))
+        if on_evaluate is not None:
+            event = EvaluationEvent(at_step, ids.copy(), scores, val_probs, val_truth[ids] if m_val else None,
+                                    None if pos_weight is None else pos_weight[:, 0].cpu().numpy())
+            new_weights = on_evaluate(event)
+            if new_weights is not None:
+                pos_weight = torch.as_tensor(_check_class_weights(new_weights, len(ids), k, "on_evaluate's return"),
+                                             device=device).unsqueeze(1)
         if config.selection == "last" or config.selection not in scores:
             return False
         raw = scores[config.selection][config.select_on]
@@ -528,6 +663,8 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
             opt = compact_optimizer(opt, params, new, kd)
             params, buffers = new, [b[kd].clone() for b in buffers]
             train_loss_sum = train_loss_sum[kd]
+            if pos_weight is not None:
+                pos_weight = pos_weight[kd]
         return False
 
     total = 0

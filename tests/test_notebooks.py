@@ -246,9 +246,14 @@ def check_audioset_teachers(scalars: dict, params: dict) -> None:
     for item in ("muschiol2021-figA.4", "muschiol2021-figA.5"):
         assert all(0.0 <= scalars[item][f"mean_auc_{g}"] <= 1.0 for g in ("best", "medium", "worst"))
     assert scalars["muschiol2021-fig5.5"]["pretrained_arm_run"] == bool(params.get("imagenet_weights"))
+    fig511 = scalars["muschiol2021-fig5.11"]
+    assert 0.0 <= fig511["map_adaptive"] <= 1.0 and 0.0 <= fig511["map_plain"] <= 1.0
+    assert 1.0 <= fig511["largest_weight_ratio_between_classes"] <= fig511["weight_max"] ** 2 + 1e-9
+    assert scalars["muschiol2021-fig2.1"]["verdict"] == "not comparable"  # an illustration of one clip
     for key, values in scalars.items():
         if key.startswith("muschiol2021-"):
             assert values["verdict"] in ("agrees", "differs", "not comparable"), key
+            assert not any(k.startswith("seconds") for k in values), f"{key}: timings belong in benchmarks"
     assert scalars["findings"]["n_lines"] >= 5
 
 

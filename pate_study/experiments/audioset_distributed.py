@@ -74,21 +74,24 @@ def _identity(value: Any) -> Any:
 # ----------------------------------------------------------------------------- notebook 04: teacher runs
 def teacher_run_shard(X: np.ndarray, Y: np.ndarray, val: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
                       spec: dict, train_rows: np.ndarray, seed: int, curve_clips: int, name: str,
-                      last: bool) -> dict[str, Any]:
+                      last: bool, device: str | None = None) -> dict[str, Any]:
     """One shard of :func:`audioset_teachers.train_teachers` (its local path on the shard's partitions)."""
     from pate_study.ensemble import Partitions
     from pate_study.experiments import audioset_teachers as at
 
     run = at.train_teachers(X, Y, Partitions(np.asarray(train_rows)), val, X_test, Y_test, at.TeacherSpec(**spec),
-                            seed=seed, curve_clips=curve_clips, name=name, last=last)
+                            seed=seed, curve_clips=curve_clips, name=name, last=last, device=device)
     return {"history": _history_state(run.history), "best_step": run.best_step, "map": run.map, "auc": run.auc, "class_ap": run.class_ap, "probs0": run.probs0,
-            "train_counts": run.train_counts, "seconds": run.seconds}
+            "train_counts": run.train_counts, "seconds": run.seconds,
+            "weight_trace": None if run.weight_trace is None else
+            {c: run.weight_trace[c].to_numpy() for c in run.weight_trace.columns}}
 
 
 def train_teachers_sharded(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
                            Y_test: np.ndarray, spec, *, seed: int = 0, curve_clips: int = 2000, name: str = "",
-                           last: bool = False, backend: str = "ray", teachers_per_task: int | None = None,
-                           address: str | None = None, cache_dir: Any = None, progress: bool = True):
+                           last: bool = False, device: str | None = None, backend: str = "ray",
+                           teachers_per_task: int | None = None, address: str | None = None, cache_dir: Any = None,
+                           progress: bool = True):
     """:func:`audioset_teachers.train_teachers` with its teachers cut into shards of ``teachers_per_task``,
     each trained (and cached) as one task; the per-teacher results assembled in teacher order."""
     from pate_study.experiments.audioset_teachers import TeacherRun
@@ -98,12 +101,17 @@ def train_teachers_sharded(X: np.ndarray, Y: np.ndarray, partitions, val: np.nda
     data_key = hash_inputs(**{k: v for k, v in shared.items() if k != "name"}, format=CACHE_FORMAT,
                            method="audioset_teachers.train_teachers shard")
     plan, shards = _teacher_shards(partitions, teachers_per_task, seed, data_key, name or "teachers")
-    parts = distributed.map_shards(teacher_run_shard, shards, shared=shared, backend=backend, address=address,
-                                   cache_dir=cache_dir, desc=f"train {name or 'teachers'}", progress=progress)
+    parts = distributed.map_shards(teacher_run_shard, shards, shared={**shared, "device": device}, backend=backend,
+                                   address=address, device=device, cache_dir=cache_dir,
+                                   desc=f"train {name or 'teachers'}", progress=progress)
     cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
+    traces = None  # adaptive class weights (Fig 5.11): per-teacher rows, teacher ids offset like the histories
+    if all(p.get("weight_trace") is not None for p in parts):
+        traces = pd.concat([pd.DataFrame(p["weight_trace"]).assign(teacher=lambda f, a=r.start: f["teacher"] + a)
+                            for (r, _), p in zip(plan, parts)], ignore_index=True)
     return TeacherRun(name, partitions.n_teachers, spec, _histories(parts, plan), cat("best_step"),
                       cat("map"), cat("auc"), cat("class_ap"), parts[0]["probs0"], cat("train_counts"),
-                      float(sum(p["seconds"] for p in parts)))
+                      float(sum(p["seconds"] for p in parts)), traces)
 
 
 # ----------------------------------------------------------------------------- notebook 04: log-Mel CNN teachers

@@ -16,6 +16,7 @@ teacher pool (:func:`pate_study.ensemble.make_partitions`).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ import pandas as pd
 
 from pate_study.data import audioset
 from pate_study.registry import published
-from pate_study.verdicts import Verdict, not_comparable, within_tolerance
+from pate_study.verdicts import Verdict, agrees, differs, not_comparable, within_tolerance
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +154,18 @@ def siren_log_mel(data: str = "auto", *, seed: int = 0) -> tuple[np.ndarray, str
         "log-Mel 44.1 kHz, hop 441, n_fft 2048, 64 bands, dB")
 
 
+def siren_verdict(source: str, shape: tuple[int, ...]) -> Verdict:
+    """Fig 2.1 is an illustration of one (unnamed) siren clip: a synthetic stand-in cannot agree with it, and
+    a real clip is another clip; the format (1001 frames x 64 bands for 10 s) holds by construction of
+    the features, so it is stated, not counted as agreement."""
+    fmt = f"{shape[0]} frames x {shape[1]} Mel bands (1001 x 64 for a 10 s clip by construction of the features)"
+    if source.startswith("synthetic"):
+        return not_comparable(f"synthetic stand-in siren, not the thesis' real clip; {fmt}",
+                              rule="an illustration of a clip: a stand-in cannot agree with it")
+    return not_comparable(f"a real Siren clip of Audio Set, not necessarily the thesis' (which it does not name); {fmt}",
+                          rule="an illustration of a clip: a different clip cannot agree with it")
+
+
 def _prepared_siren_clip() -> tuple[np.ndarray, str] | None:
     import data_recipes
 
@@ -183,6 +196,26 @@ def _class_index(name: str) -> int:
             if row[2] == name:
                 return int(row[0])
     raise ValueError(f"class {name!r} not in class_labels_indices.csv")
+
+
+# ----------------------------------------------------------------------------- thesis numbers used in the text
+def thesis_baseline_maps() -> dict[str, float]:
+    """The baseline teachers' mAP printed in the thesis' tables: small from Table A.1, big from Table 5.1
+    (its Fig 5.1 text says ~0.65 / ~0.35 instead; notes §9)."""
+    small = {r["n_teachers"]: r for r in published("muschiol2021-tableA.1")["rows"]}["baseline"]["map"]
+    big = {r["n_teachers"]: r for r in published("muschiol2021-table5.1")["rows"]}["baseline"]["map_raw"]
+    return {"small": float(small), "big": float(big)}
+
+
+def scale_range(table41: pd.DataFrame) -> tuple[float, float]:
+    """Smallest and largest ratio of our bal_train clips to the thesis' clips over the subsets (Table 4.1)."""
+    r = table41.groupby("block").ratio_ours_to_thesis.first()
+    return float(r.min()), float(r.max())
+
+
+def min_clips_per_class(labels: np.ndarray) -> int:
+    """Fewest clips of any class (bal_train has at least ~59 per class: a nearly flat distribution)."""
+    return int(np.asarray(labels, bool).sum(0).min())
 
 
 # ----------------------------------------------------------------------------- Fig 5.9
@@ -327,7 +360,11 @@ class TeacherSpec:
     ``dropout``, Adam ``lr``, ``batch_size``, a step schedule of ``steps`` with an evaluation every
     ``eval_every`` steps, the ``sampler`` ("balanced" §4.4.2 or "random"), mixup ``mixup_alpha``
     (None: off; not stated in the thesis, 1.0 after PANNs) and the checkpoint criterion on the
-    validation split (``select_on``)."""
+    validation split (``select_on``). ``patience``: early stopping after that many evaluations without
+    a better validation score (the thesis stops "after a decrease in performance ... is detected";
+    None: all ``steps``). ``class_weights``: None (plain BCE, the thesis' final recipe) or "adaptive"
+    (§5.1.3, Fig 5.11: :class:`pate_study.training.AdaptiveClassWeights` with ``weight_max`` and
+    ``weight_temperature``)."""
 
     hidden: tuple[int, ...] = (256, 256)
     dropout: float = 0.5
@@ -338,6 +375,22 @@ class TeacherSpec:
     sampler: str = "balanced"
     mixup_alpha: float | None = 1.0
     select_on: str = "mAP"
+    patience: int | None = None
+    class_weights: str | None = None
+    weight_max: float = 4.0
+    weight_temperature: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.class_weights not in (None, "adaptive"):
+            raise ValueError(f"class_weights={self.class_weights!r}: expected None (plain BCE) or 'adaptive' (§5.1.3)")
+
+    def evaluation_hook(self):
+        """The ``on_evaluate`` hook of :func:`pate_study.training.train_stacked` for ``class_weights`` (or None)."""
+        from pate_study.training import AdaptiveClassWeights
+
+        if self.class_weights == "adaptive":
+            return AdaptiveClassWeights(self.weight_max, self.weight_temperature)
+        return None
 
     def replace(self, **kw) -> "TeacherSpec":
         import dataclasses
@@ -350,7 +403,9 @@ class TeacherRun:
     """One trained ensemble: ``history`` (step, teacher, split, metric, value; split "curve" = the
     fixed eval sample scored during training), ``best_step`` per teacher, final per-teacher ``map`` /
     ``auc`` and per-class ``class_ap`` ``[T, C]`` on the full test set at the selected checkpoints,
-    ``probs0`` (teacher 0's test probabilities) and ``train_counts`` ``[T, C]`` (positives per teacher)."""
+    ``probs0`` (teacher 0's test probabilities) and ``train_counts`` ``[T, C]`` (positives per teacher);
+    ``seconds``: wall time (volatile: logged, not a result); ``weight_trace``: with adaptive class weights,
+    per evaluation and teacher the min / mean / max weight (:class:`pate_study.training.AdaptiveClassWeights`)."""
 
     name: str
     n_teachers: int
@@ -363,65 +418,77 @@ class TeacherRun:
     probs0: np.ndarray
     train_counts: np.ndarray
     seconds: float
+    weight_trace: pd.DataFrame | None = None
 
 
 def _stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048):
-    """Per-teacher probabilities ``[T, n, C]`` of a trained stack on all ``n_rows`` rows of ``source``."""
+    """Per-teacher probabilities ``[T, n, C]`` of a trained stack on all ``n_rows`` rows of ``source``
+    (computed on the model's device, returned on the CPU)."""
     import torch
 
+    dev = getattr(model, "device", torch.device("cpu"))
+    params = [p.to(dev) for p in params]
     out = []
     with torch.no_grad():
         for c0 in range(0, n_rows, chunk):
-            rows = torch.arange(c0, min(n_rows, c0 + chunk))
-            out.append(torch.sigmoid(model.forward(params, [], source, rows, training=False)).float())
+            rows = torch.arange(c0, min(n_rows, c0 + chunk), device=dev)
+            out.append(torch.sigmoid(model.forward(params, [], source, rows, training=False)).float().cpu())
     return torch.cat(out, dim=1).numpy()
 
 
 def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
                    Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
-                   name: str = "", last: bool = False, backend: str = "local",
+                   name: str = "", last: bool = False, device: str | None = None, backend: str = "local",
                    teachers_per_task: int | None = None) -> TeacherRun:
     """Train one embedding-MLP teacher per partition with :func:`pate_study.training.train_stacked`
     (stacked, step schedule, per-teacher sampler/mixup, shared validation split ``val`` for checkpoint
     selection), recording validation and test-sample ("curve": ``curve_clips`` fixed eval clips) mAP/AUC
     every ``eval_every`` steps; then score every teacher on the full test set. ``last=True`` keeps the
-    final parameters (used for per-class curves over iterations).
+    final parameters (used for per-class curves over iterations). ``device``: "cpu", "cuda" or None
+    (:func:`pate_study.device.choose_device`: CUDA when available, else the CPU; the same seed gives the
+    same CPU results as before). ``spec.class_weights="adaptive"`` updates per-class loss weights at every
+    evaluation (Fig 5.11). The wall time is logged (and kept in ``seconds``), never recorded as a result.
 
     ``backend="ray"`` / ``teachers_per_task``: the teachers in shards, one Ray task each
-    (:func:`pate_study.experiments.audioset_distributed.train_teachers_sharded`)."""
+    (:func:`pate_study.experiments.audioset_distributed.train_teachers_sharded`; ``device`` applies in each task)."""
     if backend != "local" or teachers_per_task is not None:  # cluster path (issue 15); the local path is below
         from pate_study.experiments.audioset_distributed import train_teachers_sharded
 
         return train_teachers_sharded(X, Y, partitions, val, X_test, Y_test, spec, seed=seed, curve_clips=curve_clips,
-                                      name=name, last=last, backend=backend, teachers_per_task=teachers_per_task)
+                                      name=name, last=last, device=device, backend=backend,
+                                      teachers_per_task=teachers_per_task)
     import time
 
     import torch
 
+    from pate_study.device import choose_device
     from pate_study.stacked import StackedMLP
     from pate_study.training import TrainConfig, teacher_seeds, train_stacked
 
     start = time.perf_counter()
+    dev = choose_device(device)
     n = partitions.n_teachers
     seeds = teacher_seeds(seed, n)
-    model = StackedMLP((X.shape[1], *spec.hidden, Y.shape[1]), seeds, dropout=spec.dropout)
+    model = StackedMLP((X.shape[1], *spec.hidden, Y.shape[1]), seeds, dropout=spec.dropout, device=dev)
     config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
                          eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
                          selection="last" if last else "validation", select_on=spec.select_on,
-                         allow_empty_labels=True)
+                         step_patience=None if last else spec.patience, allow_empty_labels=True)
     curve = np.sort(np.random.default_rng(seed).permutation(len(X_test))[:curve_clips])
     val_rows = np.tile(np.asarray(val, dtype=np.int64), (n, 1))
     res = train_stacked(model, X, Y.astype(np.float32), partitions.train, val_rows, config, seeds,
-                        device=torch.device("cpu"), test=(X_test[curve], Y_test[curve].astype(np.float32)),
-                        progress=False, desc=name or "teachers")
+                        device=dev, test=(X_test[curve], Y_test[curve].astype(np.float32)),
+                        progress=False, desc=name or "teachers", on_evaluate=(hook := spec.evaluation_hook()))
     history = res.history.replace({"split": {"test": "curve"}})
     probs = _stacked_probabilities(model, res.params, model.source(X_test, "X_test"), len(X_test))
     ap = np.stack([per_class_ap(Y_test, p) for p in probs])
     from pate_study.metrics import mean_roc_auc
 
     auc = np.array([mean_roc_auc(Y_test, p) for p in probs])  # noqa: per teacher
+    seconds = time.perf_counter() - start
+    logger.info("%s: %d teachers, %d steps on %s in %.1f s", name or "teachers", n, spec.steps, dev, seconds)
     return TeacherRun(name, n, spec, history, res.best_step, np.nanmean(ap, axis=1), auc, ap, probs[0],
-                      Y[partitions.train].sum(1), time.perf_counter() - start)
+                      Y[partitions.train].sum(1), seconds, pd.DataFrame(hook.trace) if hook is not None else None)
 
 
 def run_seed(seed: int, subset: str, n_teachers: int) -> int:
@@ -436,11 +503,59 @@ def first_teachers(partitions, k: int):
     return Partitions(partitions.train[:k])
 
 
-def curves(run: TeacherRun, metric: str = "mAP", split: str = "curve") -> pd.DataFrame:
-    """``step x teacher`` table of one metric from a run's history."""
-    h = run.history
+def curves(run: TeacherRun | pd.DataFrame, metric: str = "mAP", split: str = "curve") -> pd.DataFrame:
+    """``step x teacher`` table of one metric from a run's history (or a history frame itself); a teacher
+    stopped early has NaN after its last evaluation."""
+    h = run.history if isinstance(run, TeacherRun) else run
     h = h[(h.split == split) & (h.metric == metric)]
     return h.pivot_table(index="step", columns="teacher", values="value")
+
+
+def curve_stats(run: TeacherRun | pd.DataFrame, metric: str = "mAP", split: str = "curve") -> pd.DataFrame:
+    """Per step, over the teachers (the one place the notebook's curves are summarised): ``mean``, ``min``,
+    ``max`` of ``metric`` over the teachers still training at that step, and ``teachers`` (how many; fewer
+    once early stopping removed some). Index: step."""
+    c = curves(run, metric, split)
+    return pd.DataFrame({"mean": c.mean(axis=1), "min": c.min(axis=1), "max": c.max(axis=1),
+                         "teachers": c.notna().sum(axis=1)})
+
+
+def curve_wobble(run: TeacherRun | pd.DataFrame, metric: str = "mAP", split: str = "curve") -> float:
+    """Mean absolute change of the teachers' mean curve between evaluations (Fig 5.8's "stabler")."""
+    return float(curve_stats(run, metric, split)["mean"].diff().abs().mean())
+
+
+def adaptive_weights_verdict(plain_map: float, adaptive_map: float, *, tolerance: float = 0.01) -> Verdict:
+    """Fig 5.11, §5.1.3: "weight scaling in the loss function has no positive effect". Agrees when the
+    adaptive arm's final mAP does not exceed plain BCE's by more than ``tolerance`` (declared before the run)."""
+    rule = f"adaptive-weight final mAP <= plain BCE's + {tolerance} (\"no positive effect\")"
+    gain = adaptive_map - plain_map
+    if gain <= tolerance:
+        return agrees(rule=rule)
+    return differs(f"adaptive class weights raise the final mAP by {gain:+.3f} (embedding MLPs, validation-based weights)",
+                   rule=rule)
+
+
+def class_curve_verdict(thesis_value: float, ours: float, what: str) -> Verdict:
+    """Figs A.2/A.3: per-class AP levels of the thesis' ResNets on log-Mel (274k / 27k clips) against our
+    embedding MLPs on 6.2k / 0.6k clips: a different model, input and scale, so not comparable."""
+    return not_comparable(f"{what}: {ours:.3f} here vs ~{thesis_value} in the thesis; embedding MLPs on 128-d VGGish clip "
+                          "embeddings of a few thousand clips vs ResNets on log-Mel of 274k / 27k clips",
+                          rule="per-class AP levels depend on model, input and data scale")
+
+
+def architecture_verdict(final: dict[str, dict[str, float]]) -> Verdict:
+    """Fig 5.4 on real log-Mel clips: the thesis' VGGs reach "slightly higher mAP" but a worse AUC than its
+    ResNets. ``final``: architecture -> {"mAP", "auc"} at the last evaluation (mean over teachers)."""
+    rule = "mean final mAP of VGG-11/19 >= ResNet-18/34's and mean final AUC below theirs"
+    fam = {f: [final[a] for a in final if a.startswith(f)] for f in ("vgg", "resnet")}
+    if not fam["vgg"] or not fam["resnet"]:
+        return not_comparable("needs both VGG and ResNet arms", rule=rule)
+    mean = {f: {m: float(np.mean([r[m] for r in rows])) for m in ("mAP", "auc")} for f, rows in fam.items()}
+    if mean["vgg"]["mAP"] >= mean["resnet"]["mAP"] and mean["vgg"]["auc"] < mean["resnet"]["auc"]:
+        return agrees(rule=rule)
+    return differs(f"VGG mAP {mean['vgg']['mAP']:.3f} / AUC {mean['vgg']['auc']:.3f} vs ResNet "
+                   f"{mean['resnet']['mAP']:.3f} / {mean['resnet']['auc']:.3f}", rule=rule)
 
 
 def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
@@ -505,10 +620,36 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
     config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
                          eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
                          select_on=spec.select_on, allow_empty_labels=True)
-    res = train_stacked(model, X, Y.astype(np.float32), partitions.train,
-                        np.tile(np.asarray(val, np.int64), (n, 1)), config, seeds, device=dev,
-                        test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture)
-    return res.history.replace({"split": {"test": "curve"}}), stamp, time.perf_counter() - start
+    with deterministic_kernels(dev):
+        res = train_stacked(model, X, Y.astype(np.float32), partitions.train,
+                            np.tile(np.asarray(val, np.int64), (n, 1)), config, seeds, device=dev,
+                            test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture)
+    seconds = time.perf_counter() - start
+    logger.info("%s: %d teachers, %d steps on %s in %.1f s", architecture, n, spec.steps, dev, seconds)
+    return res.history.replace({"split": {"test": "curve"}}), stamp, seconds
+
+
+@contextlib.contextmanager
+def deterministic_kernels(device):
+    """Deterministic kernels for the CNN teachers on the CPU: ``torch.use_deterministic_algorithms`` and
+    oneDNN's deterministic mode (``torch.backends.mkldnn``; its convolution backward may otherwise reduce
+    across threads in a run-dependent order), restored afterwards. Results still depend on the thread
+    count (a different reduction split), which is part of the provenance (:func:`pate_study.device.describe_device`).
+    On CUDA nothing changes (bf16 autocast; cuDNN's choices are not pinned)."""
+    import torch
+
+    if getattr(device, "type", str(device)) != "cpu":
+        yield
+        return
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.backends.mkldnn.deterministic)
+    try:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.mkldnn.deterministic = True
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        torch.backends.mkldnn.deterministic = before[2]
 
 
 def load_logmel_clips(data: str, subset: str = "big", *, n_clips: int = 240, n_classes: int = 10, frames: int = 64,

@@ -83,3 +83,83 @@ def test_table_4_1_on_synthetic_data_is_not_comparable():
     assert (big.individual_teacher_train_ours.to_numpy() == big.overall_teacher_train_ours.to_numpy() // [1, 10]).all()
     assert (table.overall_teacher_train_ours + table.student_train_size_ours + table.validation_size_ours
             == table.overall_size_ours).all()
+
+
+# ----------------------------------------------------------------------------- adaptive weights, device, curves
+def test_adaptive_class_weights_arm_trains_and_traces_its_weights(tiny):
+    X, Y, Xt, Yt, split = tiny
+    parts = study.teacher_partitions(split, 2, seed=0)
+    plain = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC, seed=0, curve_clips=50)
+    adaptive = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC.replace(class_weights="adaptive"),
+                                    seed=0, curve_clips=50)
+    assert plain.weight_trace is None
+    trace = adaptive.weight_trace
+    assert sorted(trace.step.unique()) == [4, 8, 12] and set(trace.teacher) == {0, 1}
+    assert ((trace["min"] >= 0.25 - 1e-9) & (trace["max"] <= 4 + 1e-9)).all() and (trace["max"] > trace["min"]).any()
+    # identical up to the first evaluation (plain BCE until then), different afterwards
+    first = "step == 4 and split != 'train'"
+    assert plain.history.query(first).equals(adaptive.history.query(first))
+    assert not np.array_equal(plain.class_ap, adaptive.class_ap)
+    # weight 1 everywhere (max_weight = 1) is exactly the plain run
+    ones = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC.replace(class_weights="adaptive", weight_max=1.0),
+                                seed=0, curve_clips=50)
+    np.testing.assert_array_equal(ones.class_ap, plain.class_ap)
+    assert ones.history.equals(plain.history)
+    with pytest.raises(ValueError, match="class_weights"):
+        SPEC.replace(class_weights="sigmoid")
+
+
+def test_device_none_chooses_and_cpu_gives_the_same_run(tiny):
+    X, Y, Xt, Yt, split = tiny
+    parts = study.teacher_partitions(split, 2, seed=0)
+    cpu = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC, seed=0, curve_clips=50, device="cpu")
+    chosen = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC, seed=0, curve_clips=50, device=None)
+    import torch
+
+    if not torch.cuda.is_available():
+        np.testing.assert_array_equal(cpu.class_ap, chosen.class_ap)
+    assert np.isfinite(chosen.map).all()
+
+
+def test_early_stopping_and_curve_stats(tiny):
+    X, Y, Xt, Yt, split = tiny
+    parts = study.teacher_partitions(split, 3, seed=0)
+    run = study.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC.replace(steps=60, eval_every=4, patience=1, lr=0.05),
+                               seed=0, curve_clips=50)
+    stats = study.curve_stats(run)
+    c = study.curves(run)
+    np.testing.assert_allclose(stats["mean"], c.mean(axis=1))
+    np.testing.assert_array_equal(stats["teachers"], c.notna().sum(axis=1))
+    assert (stats["min"] <= stats["mean"]).all() and (stats["mean"] <= stats["max"]).all()
+    assert stats["teachers"].iloc[-1] < 3  # patience 1 at a large learning rate stops teachers early
+    assert study.curve_wobble(run) == pytest.approx(float(stats["mean"].diff().abs().mean()))
+    same = study.curve_stats(run.history)  # a history frame works too (the log-Mel arms)
+    assert same.equals(stats)
+
+
+def test_logmel_cnn_teachers_are_bit_reproducible():
+    X, Y = study.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
+    split = study.pool_split(len(Y), seed=0)
+    parts = study.teacher_partitions(split, 2)
+    spec = study.TeacherSpec(steps=3, eval_every=1, batch_size=8, mixup_alpha=1.0, dropout=0.5)
+    runs = [study.train_logmel_teachers("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, width_scale=16,
+                                        head=(8,), seed=0, device="cpu")[0] for _ in range(2)]
+    assert runs[0].equals(runs[1])
+    import torch
+
+    assert not torch.are_deterministic_algorithms_enabled() and not torch.backends.mkldnn.deterministic  # restored
+
+
+def test_verdict_helpers():
+    assert study.adaptive_weights_verdict(0.20, 0.205).verdict == "agrees"
+    assert study.adaptive_weights_verdict(0.20, 0.15).verdict == "agrees"  # "no positive effect" includes harm
+    assert study.adaptive_weights_verdict(0.20, 0.25).verdict == "differs"
+    assert study.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"
+    assert study.siren_verdict("real: Audio Set clip x", (1001, 64)).verdict == "not comparable"
+    assert study.class_curve_verdict(0.8, 0.3, "best").verdict == "not comparable"
+    final = {"resnet18": {"mAP": 0.3, "auc": 0.9}, "vgg11": {"mAP": 0.35, "auc": 0.8}}
+    assert study.architecture_verdict(final).verdict == "agrees"
+    final["vgg11"]["auc"] = 0.95
+    assert study.architecture_verdict(final).verdict == "differs"
+    assert study.thesis_baseline_maps() == {"small": 0.486, "big": 0.268}
+    assert study.min_clips_per_class(np.array([[1, 0], [1, 1], [0, 1], [1, 1]])) == 3
