@@ -1,7 +1,7 @@
 """Notebooks 04 and 05 (smoke profile) with ``backend="ray"`` against a local Ray instance started here (issue 15).
 
-Kept apart from tests/test_distributed_ray.py so that module stays fast; skipped while a notebook's parameters
-cell has no ``backend`` (the integrator adds it).
+Kept apart from tests/test_distributed_ray.py so that module stays fast. Both notebooks declare ``backend``
+(checked: the test fails, not skips, if a parameters cell loses it).
 """
 import json
 
@@ -25,9 +25,7 @@ def notebook_has_backend(stem: str) -> bool:
 
 @pytest.fixture(scope="module")
 def ray_address():
-    """A local Ray instance (2 CPUs, no dashboard) for the module, only when a notebook can use it."""
-    if not any(notebook_has_backend(s) for s in STEMS):
-        pytest.skip("no Audio Set notebook has a `backend` parameter yet")
+    """A local Ray instance (2 CPUs, no dashboard) for the module."""
     with distributed.local_ray(num_cpus=2) as address:
         yield address
 
@@ -36,8 +34,7 @@ def ray_address():
 @pytest.mark.parametrize("stem", STEMS)
 def test_audioset_notebook_smoke_runs_on_ray(stem, ray_address, tmp_path, monkeypatch):
     """The notebook's smoke profile with backend="ray"; the kernel joins this module's instance (RAY_ADDRESS)."""
-    if not notebook_has_backend(stem):
-        pytest.skip(f"{stem} has no `backend` parameter yet")
+    assert notebook_has_backend(stem), f"{stem}: its parameters cell must declare `backend`"
     monkeypatch.setenv("RAY_ADDRESS", ray_address)
     monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path / "cache"))
     output_dir = tmp_path / "figures" / stem
