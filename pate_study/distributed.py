@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from pate_study.io import default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
+from pate_study.io import default_cache_dir, load_cache_entry, save_cache_entry
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "BACKENDS", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "connect", "local_ray", "shard_ranges",
-    "shard_seed", "shard_cache_path", "map_shards", "sweep",
+    "shard_seed", "shard_cache_path", "map_shards",
 ]
 
 BACKENDS = ("local", "ray")
@@ -304,15 +304,3 @@ def _map_ray(fn: Callable[..., Any], shards: Sequence[Shard], todo: list[int], s
             finish(i, state, time.perf_counter() - t0)
     return failed
 
-
-def sweep(fn: Callable[..., Any], points: Sequence[dict[str, Any]], *, shared: dict[str, Any] | None = None,
-          backend: str = "local", key: dict[str, Any] | None = None, desc: str = "sweep", **kw: Any) -> list[Any]:
-    """A parameter sweep: ``fn(**shared, **point)`` for every point (one task each on Ray), results in point order.
-
-    ``key``: inputs that, with the point, identify its result (data, seed, settings); given, every point is
-    cached under ``hash_inputs(**key, point=point)``. ``kw``: :func:`map_shards`'s options.
-    """
-    shards = [Shard(f"point {j}: " + ", ".join(f"{k}={v}" for k, v in p.items()), dict(p),
-                    key=hash_inputs(**key, point=p, fn=f"{fn.__module__}.{fn.__qualname__}") if key is not None else None)
-              for j, p in enumerate(points)]
-    return map_shards(fn, shards, shared=shared, backend=backend, desc=desc, **kw)

@@ -105,11 +105,11 @@ def train_teachers_sharded(X: np.ndarray, Y: np.ndarray, partitions, val: np.nda
                                    address=address, device=device, cache_dir=cache_dir,
                                    desc=f"train {name or 'teachers'}", progress=progress)
     cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
-    traces = None  # adaptive class weights (Fig 5.11): per-teacher rows, teacher ids offset like the histories
+    traces = None  # adaptive class weights (Fig 5.11): per-teacher rows, like the histories
     if all(p.get("weight_trace") is not None for p in parts):
-        traces = pd.concat([pd.DataFrame(p["weight_trace"]).assign(teacher=lambda f, a=r.start: f["teacher"] + a)
-                            for (r, _), p in zip(plan, parts)], ignore_index=True)
-    return TeacherRun(name, partitions.n_teachers, spec, _histories(parts, plan), cat("best_step"),
+        traces = _by_teacher([p["weight_trace"] for p in parts], plan)
+    return TeacherRun(name, partitions.n_teachers, spec, _by_teacher([p["history"] for p in parts], plan),
+                      cat("best_step"),
                       cat("map"), cat("auc"), cat("class_ap"), parts[0]["probs0"], cat("train_counts"),
                       float(sum(p["seconds"] for p in parts)), traces)
 
@@ -122,10 +122,10 @@ def _history_state(h: pd.DataFrame) -> dict[str, Any]:
             "value": h["value"].to_numpy(np.float64)}
 
 
-def _histories(parts: Sequence[dict], plan: Sequence[tuple[range, int]]) -> pd.DataFrame:
-    """The shards' histories as one, teacher ids offset to the ensemble's."""
-    frames = [pd.DataFrame(p["history"]).assign(teacher=lambda f, a=r.start: f["teacher"] + a)
-              for (r, _), p in zip(plan, parts)]
+def _by_teacher(tables: Sequence[dict], plan: Sequence[tuple[range, int]]) -> pd.DataFrame:
+    """The shards' per-teacher tables (histories, weight traces; columns as plain arrays) as one, each shard's
+    ``teacher`` ids offset to the ensemble's."""
+    frames = [pd.DataFrame(t).assign(teacher=lambda f, a=r.start: f["teacher"] + a) for (r, _), t in zip(plan, tables)]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -174,7 +174,7 @@ def train_logmel_teachers_sharded(architecture: str, X: Any, Y: np.ndarray, part
     plan, shards = _teacher_shards(partitions, teachers_per_task, seed, data_key, f"{architecture} teachers")
     parts = distributed.map_shards(logmel_shard, shards, shared=shared, backend=backend, address=address,
                                    device=device, cache_dir=cache_dir, desc=f"train {architecture}", progress=progress)
-    return _histories(parts, plan), parts[0]["stamp"], float(sum(p["seconds"] for p in parts))
+    return _by_teacher([p["history"] for p in parts], plan), parts[0]["stamp"], float(sum(p["seconds"] for p in parts))
 
 
 # ----------------------------------------------------------------------------- notebook 05: query-pool probabilities
