@@ -1,47 +1,58 @@
-"""Checks for the exercises of ``notebooks/00_dp_primer.ipynb``: each says right or wrong, and why.
+"""Checks for the exercises of ``notebooks/00_dp_primer.ipynb``: each says right or not yet, and why.
 
 A student calls ``check_<exercise>(answer, ...)`` in the notebook and gets a :class:`Feedback` (shown as one line:
 "right: …" or "not yet: …"). Every check *computes* the right answer from the package (closed forms, the
 accountants, the audit), never from a stored number, so changing an exercise's parameters keeps its check correct.
-Solutions for instructors live outside the student's view, in ``instructors/primer_solutions.py``; the tests run
-them through these checks and show that wrong answers are rejected.
+A wrong type (a string where a number or ``True``/``False`` is expected) is rejected with what was expected. A
+wrong value first gets a **hint**; from the second wrong attempt on the same exercise the feedback also **tells**
+the rule to apply (:func:`reset_attempts` starts over). Worked solutions, explanations and common mistakes are in
+``instructors/`` (the source of these checks is readable by students: see ``instructors/README.md``).
 
-Exercises, easiest first:
+Exercises, in the order the notebook shows them:
 
-1. :func:`check_sensitivity` — the l1 sensitivity of a teacher-vote histogram.
+1. :func:`check_sensitivity` — l1 sensitivity of a teacher-vote histogram.
 2. :func:`check_lnmax_epsilon` — ε of one LNMax answer.
-3. :func:`check_queries_for_budget` — the largest T whose data-independent moments bound stays within a budget.
-4. :func:`check_local_rho` — ρ of the student's local Laplace mechanism for a given ε, and post-processing.
-5. :func:`check_expected_answered` — the expected number of queries confident GNMax answers.
-6. :func:`check_gnmax_sigma` — the σ that makes GNMax as private as LNMax.
-7. :func:`check_broken_laplace` — audit an LNMax that uses scale γ instead of 1/γ.
-8. :func:`check_release_reason` — why a data-dependent ε cannot be published as it is.
+3. :func:`check_gaussian_sigma` — the classic Gaussian-mechanism σ for (ε, δ).
+4. :func:`check_queries_for_budget` — the largest T within a budget under the moments bound.
+5. :func:`check_rdp_conversion` — RDP → (ε, δ) by hand, basic and improved conversion.
+6. :func:`check_gnmax_rdp` — GNMax's l2 sensitivity √2 and its RDP α/σ² (with a written derivation).
+7. :func:`check_theorem6_q` — Theorem 6's q for one real vote row.
+8. :func:`check_expected_answered` — expected number of queries confident GNMax answers.
+9. :func:`check_gnmax_sigma` — the σ that makes GNMax as private as LNMax.
+10. :func:`check_unanswered_cost` — why an unanswered confident-GNMax query still costs.
+11. :func:`check_release_reason` — why a data-dependent ε cannot be published as it is.
+12. :func:`check_local_rho` — ρ of the student's local Laplace mechanism; post-processing.
+13. :func:`check_broken_laplace` — audit an LNMax that uses scale γ instead of 1/γ.
 """
 from __future__ import annotations
 
 import math
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .privacy import OrderAtGridEdgeWarning, audit_lnmax, gnmax_epsilon, local_laplace_epsilon, moments_closed_form
+from .experiments.primer import classic_gaussian_sigma, gaussian_tight_delta
+from .privacy import (AuditResult, OrderAtGridEdgeWarning, audit_lnmax, epsilon_curve, gnmax_epsilon, gnmax_logq,
+                      local_laplace_epsilon, moments_closed_form)
 from .privacy.rdp import threshold_logpr
 
 __all__ = [
-    "Feedback",
-    "check_sensitivity",
-    "check_lnmax_epsilon",
-    "check_queries_for_budget",
-    "check_local_rho",
-    "check_expected_answered",
-    "check_gnmax_sigma",
-    "check_broken_laplace",
-    "check_release_reason",
-    "lnmax_independent_epsilon",
-    "RELEASE_CHOICES",
+    "Feedback", "reset_attempts",
+    "check_sensitivity", "check_lnmax_epsilon", "check_gaussian_sigma", "check_queries_for_budget",
+    "check_rdp_conversion", "check_gnmax_rdp", "check_theorem6_q", "check_expected_answered", "check_gnmax_sigma",
+    "check_unanswered_cost", "check_release_reason", "check_local_rho", "check_broken_laplace",
+    "lnmax_independent_epsilon", "RELEASE_CHOICES", "UNANSWERED_CHOICES",
 ]
+
+_ATTEMPTS: Counter = Counter()
+
+
+def reset_attempts() -> None:
+    """Forget earlier wrong attempts: the next wrong answer to each exercise gets the hint again."""
+    _ATTEMPTS.clear()
 
 
 @dataclass(frozen=True)
@@ -63,13 +74,25 @@ class Feedback:
         return f"{mark} ({self.exercise}): {self.message}"
 
 
+def _wrong(exercise: str, hint: str, tell: str = "") -> Feedback:
+    """A wrong value: the hint on the first attempt, the hint and the rule (``tell``) from the second on."""
+    _ATTEMPTS[exercise] += 1
+    if tell and _ATTEMPTS[exercise] > 1:
+        return Feedback(exercise, False, f"{hint}. {tell}")
+    return Feedback(exercise, False, hint)
+
+
 def _number(answer, exercise: str, positive: str = "") -> float | Feedback:
     """The answer as a finite float, or the Feedback that says why it is not one (``positive``: what the number is,
-    when it must be > 0)."""
+    when it must be > 0). Booleans and strings are rejected: ``True`` is not a number an exercise asks for."""
+    if answer is None:
+        return Feedback(exercise, False, "no answer yet: replace None with a number")
+    if isinstance(answer, (bool, np.bool_, str, bytes)):
+        return Feedback(exercise, False, f"expected a number, got {answer!r} ({type(answer).__name__})")
     try:
         value = float(answer)
     except (TypeError, ValueError):
-        return Feedback(exercise, False, f"expected a number, got {answer!r}")
+        return Feedback(exercise, False, f"expected a number, got {answer!r} ({type(answer).__name__})")
     if not math.isfinite(value):
         return Feedback(exercise, False, f"expected a finite number, got {answer!r}")
     if positive and value <= 0:
@@ -77,24 +100,17 @@ def _number(answer, exercise: str, positive: str = "") -> float | Feedback:
     return value
 
 
-def check_sensitivity(answer) -> Feedback:
-    """Exercise 1. One teacher (the one whose partition holds the changed record) moves its vote from class a to
-    class b. What is the l1 sensitivity max ‖n(D) − n(D')‖₁ of the vote histogram n?
+def _boolean(answer, exercise: str, what: str) -> bool | Feedback:
+    """``True`` or ``False`` (numpy booleans too); anything else, ``"no"`` included, is rejected with a hint."""
+    if isinstance(answer, (bool, np.bool_)):
+        return bool(answer)
+    return Feedback(exercise, False, f"{what}: expected True or False, got {answer!r} ({type(answer).__name__})")
 
-    Computed over every move on a 3-class histogram: count a loses one vote, count b gains one.
-    """
-    name = "exercise 1 (sensitivity)"
-    value = _number(answer, name)
-    if isinstance(value, Feedback):
-        return value
-    counts = np.array([5, 3, 2])
-    moves = [(a, b) for a in range(3) for b in range(3) if a != b]
-    truth = max(np.abs(counts - _moved(counts, a, b)).sum() for a, b in moves)
-    if value == truth:
-        return Feedback(name, True, f"one vote leaves a class and joins another: two counts change by 1, l1 = {truth}")
-    if value == 1:
-        return Feedback(name, False, "one count goes down by 1 but another goes up by 1: add both changes")
-    return Feedback(name, False, f"{value:g} is not max ‖n(D) − n(D')‖₁; write out n(D) and n(D') for one moved vote")
+
+def _choice(answer, exercise: str, choices: dict) -> str | Feedback:
+    if not isinstance(answer, str) or answer.strip().lower() not in choices:
+        return Feedback(exercise, False, f"expected one of {sorted(choices)} (a string), got {answer!r}")
+    return answer.strip().lower()
 
 
 def _moved(counts: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -102,6 +118,24 @@ def _moved(counts: np.ndarray, a: int, b: int) -> np.ndarray:
     out[a] -= 1
     out[b] += 1
     return out
+
+
+def check_sensitivity(answer) -> Feedback:
+    """Exercise 1. One teacher moves its vote from class a to class b. What is the l1 sensitivity
+    max ‖n(D) − n(D')‖₁ of the vote histogram n? Computed over every move on a 3-class histogram."""
+    name = "exercise 1 (sensitivity)"
+    value = _number(answer, name)
+    if isinstance(value, Feedback):
+        return value
+    counts = np.array([5, 3, 2])
+    truth = max(np.abs(counts - _moved(counts, a, b)).sum() for a in range(3) for b in range(3) if a != b)
+    if value == truth:
+        return Feedback(name, True, f"one vote leaves a class and joins another: two counts change by 1, l1 = {truth}")
+    if value == 1:
+        return _wrong(name, "write out n(D) and n(D') for one moved vote: how many counts change?",
+                      "one count goes down by 1 and another goes up by 1: add both changes")
+    return _wrong(name, f"{value:g} is not max ‖n(D) − n(D')‖₁; write out n(D) and n(D') for one moved vote",
+                  "‖v‖₁ is the sum of the absolute values of v's coordinates")
 
 
 def check_lnmax_epsilon(answer, gamma: float = 0.1) -> Feedback:
@@ -118,10 +152,32 @@ def check_lnmax_epsilon(answer, gamma: float = 0.1) -> Feedback:
     if math.isclose(value, truth, rel_tol=1e-9):
         return Feedback(name, True, f"ε = Δ/b = 2/(1/γ) = 2γ = {truth:g}; the argmax is post-processing and costs nothing")
     if math.isclose(value, gamma, rel_tol=1e-9):
-        return Feedback(name, False, "that is Δ/b with Δ = 1: moving one vote changes two counts (exercise 1)")
+        return _wrong(name, "which Δ did you use? Look back at exercise 1",
+                      "that is Δ/b with Δ = 1: moving one vote changes two counts, Δ = 2")
     if math.isclose(value, 2.0 / gamma, rel_tol=1e-9):
-        return Feedback(name, False, "γ is the inverse scale: the noise is Lap(1/γ), so ε = Δ·γ")
-    return Feedback(name, False, f"{value:g} ≠ Δ/b; use Δ = 2 and b = 1/γ = {1 / gamma:g}")
+        return _wrong(name, "γ is the inverse scale: what is b?", "the noise is Lap(1/γ), so b = 1/γ and ε = Δ/b = Δ·γ")
+    return _wrong(name, f"{value:g} is not Δ/b for this mechanism", f"use Δ = 2 and b = 1/γ = {1 / gamma:g}")
+
+
+def check_gaussian_sigma(answer, epsilon: float = 0.5, delta: float = 1e-5, sensitivity: float = 1.0) -> Feedback:
+    """Exercise 3. Which σ does the classic analysis (Dwork & Roth 2014, Thm A.1) require for (ε, δ)-DP?
+
+    Right within 1 %. The feedback also gives the tight δ of that σ (Balle & Wang 2018, Thm 8), always smaller.
+    """
+    name = "exercise 3 (Gaussian σ)"
+    value = _number(answer, name, positive="σ is a standard deviation")
+    if isinstance(value, Feedback):
+        return value
+    truth = classic_gaussian_sigma(epsilon, delta, sensitivity)
+    if math.isclose(value, truth, rel_tol=0.01):
+        tight = gaussian_tight_delta(epsilon, value, sensitivity)
+        return Feedback(name, True, f"σ = Δ√(2 ln(1.25/δ))/ε = {truth:.4f}; at this σ the tight δ is only "
+                                    f"{tight:.2e} < {delta:g}: the classic bound is sufficient, not tight")
+    if math.isclose(value, truth**2, rel_tol=0.01):
+        return _wrong(name, "that looks like a variance: the exercise asks for σ")
+    direction = "larger" if value < truth else "smaller"
+    return _wrong(name, f"σ = {value:g} is {'too small' if value < truth else 'more than the classic analysis needs'}"
+                        f" (try {direction})", "σ = Δ√(2 ln(1.25/δ))/ε, with Δ = 1 here")
 
 
 def lnmax_independent_epsilon(n_queries: int, gamma: float, delta: float) -> float:
@@ -130,71 +186,116 @@ def lnmax_independent_epsilon(n_queries: int, gamma: float, delta: float) -> flo
 
 
 def check_queries_for_budget(answer, epsilon_budget: float = 10.0, gamma: float = 0.05, delta: float = 1e-5) -> Feedback:
-    """Exercise 3. With γ and δ fixed, what is the largest number of LNMax answers T whose data-independent moments
+    """Exercise 4. With γ and δ fixed, what is the largest number of LNMax answers whose data-independent moments
     bound (continuous λ, :func:`pate_study.privacy.moments_closed_form`) stays ≤ the budget?"""
-    name = "exercise 3 (queries for a budget)"
+    name = "exercise 4 (queries for a budget)"
     value = _number(answer, name)
     if isinstance(value, Feedback):
         return value
     if value != int(value) or value < 1:
-        return Feedback(name, False, f"T counts answers: expected a positive whole number, got {value:g}")
+        return Feedback(name, False, f"the number of answers: expected a positive whole number, got {value:g}")
     t = int(value)
-    eps_t = lnmax_independent_epsilon(t, gamma, delta)
-    eps_next = lnmax_independent_epsilon(t + 1, gamma, delta)
+    eps_t, eps_next = (lnmax_independent_epsilon(k, gamma, delta) for k in (t, t + 1))
     if eps_t > epsilon_budget:
-        return Feedback(name, False, f"ε({t}) = {eps_t:.4f} exceeds the budget {epsilon_budget:g}: answer fewer queries")
+        return _wrong(name, f"ε({t}) = {eps_t:.4f} exceeds the budget {epsilon_budget:g}: answer fewer queries")
     if eps_next <= epsilon_budget:
-        return Feedback(name, False, f"ε({t + 1}) = {eps_next:.4f} still fits the budget: you can answer more")
+        return _wrong(name, f"ε({t + 1}) = {eps_next:.4f} still fits the budget: you can answer more")
     return Feedback(name, True, f"ε({t}) = {eps_t:.4f} ≤ {epsilon_budget:g} < ε({t + 1}) = {eps_next:.4f} "
                                 f"(basic composition would allow only {int(epsilon_budget / (2 * gamma))})")
 
 
-def check_local_rho(answer, epsilon: float = 1.0, normalising_changes_epsilon=None) -> Feedback:
-    """Exercise 4. The student privatises each query x (‖x‖₁ = 1) as x + Lap(1/ρ)^d before it leaves. Which ρ makes
-    that (ε, 0)-LDP? And (``normalising_changes_epsilon``, True or False): does re-normalising the noisy vector
-    before sending it change ε?"""
-    name = "exercise 4 (local DP)"
-    value = _number(answer, name, positive="ρ is an inverse noise scale")
+def check_rdp_conversion(basic, improved, rdp: float = 12.5, order: float = 20.0, delta: float = 1e-5) -> Feedback:
+    """Exercise 5. A mechanism is (α, r)-RDP. Convert to (ε, δ) by hand at this one order, with the basic
+    conversion (Mironov 2017, Prop. 3) and the improved one (Canonne, Kamath & Steinke 2020, Prop. 12).
+    Right within 1e-3 absolute, computed by :func:`pate_study.privacy.epsilon_curve`."""
+    name = "exercise 5 (RDP → (ε, δ))"
+    values = [_number(v, name) for v in (basic, improved)]
+    for v in values:
+        if isinstance(v, Feedback):
+            return v
+    truth = {c: float(epsilon_curve([order], [rdp], delta, conversion=c)[0]) for c in ("basic", "improved")}
+    ok_basic, ok_improved = (abs(v - truth[c]) <= 1e-3 for v, c in zip(values, ("basic", "improved")))
+    if ok_basic and ok_improved:
+        return Feedback(name, True, f"basic {truth['basic']:.4f}, improved {truth['improved']:.4f}: the improved "
+                                    f"conversion saves {truth['basic'] - truth['improved']:.4f} at the same RDP")
+    if not ok_basic:
+        return _wrong(name, "the basic conversion is wrong: ε = r + (a term that pays for δ, shrinking with α)",
+                      "ε = r + ln(1/δ)/(α − 1)")
+    return _wrong(name, "basic is right; the improved one adds ln(1 − 1/α) and divides ln(1/δ) + … differently",
+                  "ε = r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)")
+
+
+def check_gnmax_rdp(l2_sensitivity, rdp_at_order, order: float = 8.0, sigma: float = 40.0) -> Feedback:
+    """Exercise 6. Moving one vote changes the histogram by which l2 distance Δ₂? With the Gaussian mechanism's RDP
+    αΔ₂²/(2σ²) (Mironov 2017, Prop. 7), what is one GNMax answer's RDP at this order? (Papernot et al. 2018, Prop. 8)
+    The written derivation is for the discussion; the check tests both numbers (1e-6 relative)."""
+    name = "exercise 6 (GNMax RDP)"
+    values = [_number(v, name) for v in (l2_sensitivity, rdp_at_order)]
+    for v in values:
+        if isinstance(v, Feedback):
+            return v
+    delta2, rdp = values
+    if not math.isclose(delta2, math.sqrt(2.0), rel_tol=1e-6):
+        hint = ("2 is the l1 distance (and Δ₂²): the l2 norm takes a square root" if math.isclose(delta2, 2.0)
+                else "which coordinates change, and by how much? Then take the Euclidean norm")
+        return _wrong(name, hint, "two counts change by 1: Δ₂ = √(1² + 1²) = √2")
+    truth = order / sigma**2
+    if math.isclose(rdp, truth, rel_tol=1e-6):
+        return Feedback(name, True, f"α·Δ₂²/(2σ²) = α·2/(2σ²) = α/σ² = {truth:.6g}; the argmax is post-processing")
+    return _wrong(name, f"Δ₂ is right; {rdp:g} is not α·Δ₂²/(2σ²) at α = {order:g}, σ = {sigma:g}",
+                  "with Δ₂² = 2 the 2 cancels: α/σ²")
+
+
+def check_theorem6_q(answer, votes_row, sigma: float = 40.0, rtol: float = 0.01) -> Feedback:
+    """Exercise 7. For one vote row n, what is Theorem 6's q, the bound on Pr[GNMax ≠ plurality j*]?
+    q = Σ_{j≠j*} Φ̄((n_{j*} − n_j)/(√2σ)) (Papernot et al. 2018, Prop. 7), capped at 1 − 1/m.
+    Computed by :func:`pate_study.privacy.gnmax_logq`; right within ``rtol``."""
+    name = "exercise 7 (Theorem 6's q)"
+    value = _number(answer, name)
     if isinstance(value, Feedback):
         return value
-    got = local_laplace_epsilon(rho=value)
-    if not math.isclose(got, epsilon, rel_tol=1e-9):
-        hint = ("the l1 distance between two unit-l1 vectors can be 2 (e₁ vs −e₁ or e₁ vs e₂ give 2): ε = 2ρ"
-                if math.isclose(value, epsilon, rel_tol=1e-9) else f"with ρ = {value:g} the mechanism is ({got:g}, 0)-DP")
-        return Feedback(name, False, hint)
-    if normalising_changes_epsilon is None:
-        return Feedback(name, False, "ρ is right; now answer the second part (normalising_changes_epsilon=True/False)")
-    if bool(normalising_changes_epsilon):
-        return Feedback(name, False, "ρ is right, but any function of the noisy output that does not look at the data "
-                                     "again is post-processing: it cannot increase ε")
-    return Feedback(name, True, f"ε = 2ρ → ρ = ε/2 = {value:g}; post-processing (normalising, a classifier) keeps ε")
+    row = np.asarray(votes_row)
+    if row.ndim != 1:
+        return Feedback(name, False, f"votes_row: expected one row of vote counts (1-D), got shape {row.shape}")
+    truth = float(np.exp(gnmax_logq(row[None, :], sigma))[0])
+    if math.isclose(value, truth, rel_tol=rtol):
+        return Feedback(name, True, f"q = {truth:.4g}: {'small enough' if truth < 0.1 else 'too large'} for the "
+                                    "data-dependent bound to help (it needs q small, Thm 6's condition)")
+    if not 0 <= value <= 1:
+        return _wrong(name, "q is a probability: between 0 and 1")
+    return _wrong(name, f"{value:.4g} is not the union bound for this row (σ = {sigma:g})",
+                  "q = Σ over the other classes j of Φ̄((n_max − n_j)/(√2 σ)); scipy.stats.norm.sf is Φ̄")
 
 
-def check_expected_answered(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, tolerance: float = 0.5) -> Feedback:
-    """Exercise 5. Confident GNMax answers a query when max_j n_j + N(0, σ1²) ≥ T. How many of these ``votes``' queries
-    does it answer on average? (Σ_i Pr[answered_i], Papernot et al. 2018 §4.2)"""
-    name = "exercise 5 (expected answered)"
+def check_expected_answered(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, rtol: float = 0.05) -> Feedback:
+    """Exercise 8. Confident GNMax answers a query when max_j n_j + N(0, σ1²) ≥ the threshold. How many of these
+    ``votes``' queries does it answer on average? (Σ_i Pr[answered_i], Papernot et al. 2018 §4.2)
+
+    Right within ``rtol`` (5 %) relative, so that a Monte Carlo estimate of 20 runs (standard error about 1 %)
+    passes as well as the closed form."""
+    name = "exercise 8 (expected answered)"
     value = _number(answer, name)
     if isinstance(value, Feedback):
         return value
     counts = np.asarray(votes)
     truth = float(np.exp(threshold_logpr(counts.max(axis=1), threshold, sigma1)).sum())
-    if abs(value - truth) <= tolerance:
-        return Feedback(name, True, f"Σ Φ((max_j n_j − T)/σ1) = {truth:.2f} of {len(counts)} queries")
+    if math.isclose(value, truth, rel_tol=rtol):
+        return Feedback(name, True, f"Σ Φ((max_j n_j − threshold)/σ1) = {truth:.2f} of {len(counts)} queries")
     if value == int(value) and value == np.count_nonzero(counts.max(axis=1) >= threshold):
-        return Feedback(name, False, "that counts the queries whose clean maximum reaches T; the check is noisy: "
-                                     "sum the probabilities Φ((max_j n_j − T)/σ1)")
-    return Feedback(name, False, f"{value:g} is off by more than {tolerance}; Pr[answered] = Φ((max_j n_j − T)/σ1) per query")
+        return _wrong(name, "that counts the queries whose clean maximum reaches the threshold; the check adds noise",
+                      "sum over queries the probability that the noisy maximum reaches it: Φ((max_j n_j − threshold)/σ1)")
+    return _wrong(name, f"{value:g} is more than {rtol:.0%} away; what is Pr[answered] for one query?",
+                  "Pr[answered_i] = Φ((max_j n_ij − threshold)/σ1); add them up")
 
 
 def check_gnmax_sigma(answer, gamma: float = 0.05, n_queries: int = 1000, delta: float = 1e-5, rtol: float = 0.02) -> Feedback:
-    """Exercise 6. Which σ makes GNMax as private as LNMax at γ for ``n_queries`` answers, both data-independent?
+    """Exercise 9. Which σ makes GNMax as private as LNMax at γ for ``n_queries`` answers, both data-independent?
 
     LNMax: the moments bound over continuous λ (:func:`lnmax_independent_epsilon`). GNMax: α/σ² per answer, RDP
     composition, basic conversion on the 2018 order grid (:func:`pate_study.privacy.gnmax_epsilon`). Right when the
     two ε agree within ``rtol``.
     """
-    name = "exercise 6 (GNMax σ)"
+    name = "exercise 9 (GNMax σ)"
     value = _number(answer, name, positive="σ is a standard deviation")
     if isinstance(value, Feedback):
         return value
@@ -205,47 +306,32 @@ def check_gnmax_sigma(answer, gamma: float = 0.05, n_queries: int = 1000, delta:
     if math.isclose(got, target, rel_tol=rtol):
         return Feedback(name, True, f"GNMax σ = {value:g}: ε = {got:.3f}, LNMax γ = {gamma:g}: ε = {target:.3f}")
     direction = "more noise (larger σ)" if got > target else "less noise (smaller σ)"
-    return Feedback(name, False, f"GNMax σ = {value:g} gives ε = {got:.3f} but LNMax gives {target:.3f}: try {direction}")
+    return _wrong(name, f"GNMax σ = {value:g} gives ε = {got:.3f} but LNMax gives {target:.3f}: try {direction}",
+                  "ε_GNMax(σ) decreases with σ: bisect (scipy.optimize.brentq) on ε_GNMax(σ) − ε_LNMax")
 
 
-def check_broken_laplace(aggregator: Callable, caught, gamma: float = 0.5, n_samples: int = 200_000, seed: int = 0) -> Feedback:
-    """Exercise 7. Write ``aggregator(votes, gamma, rng) -> labels``: LNMax with the classic bug, Laplace scale γ
-    instead of 1/γ. Audit it with :func:`pate_study.privacy.audit_lnmax` (``aggregator=``) at γ = 0.5 and report
-    ``caught``: does the audit's lower bound exceed the claimed ε = 2γ?
+UNANSWERED_CHOICES = {
+    "a": "it does not: an unanswered query releases nothing",
+    "b": "the decision to answer or not is itself computed from the private votes, with noise: it is a released output",
+    "c": "the student learns the query was skipped and can retry it",
+    "d": "the accountant charges every query the same to keep the code simple",
+}
 
-    The check first tests that the aggregator is the buggy one: on votes [g, 0] it releases class 1 when the
-    difference of two Laplace draws of scale b exceeds g, which happens with probability (2 + g/b)e^{−g/b}/4
-    (closed form); the observed fraction must match b = γ. Then it runs the same audit and compares ``caught``.
-    """
-    name = "exercise 7 (audit the broken LNMax)"
-    if not callable(aggregator):
-        return Feedback(name, False, "aggregator must be a function (votes, gamma, rng) -> labels")
-    g, n = 1, 200_000
-    rng = np.random.default_rng(seed)
-    try:
-        labels = np.asarray(aggregator(np.broadcast_to(np.array([g, 0]), (n, 2)), gamma, rng))
-    except Exception as err:  # the student's code: report, do not crash the notebook
-        return Feedback(name, False, f"calling aggregator(votes, gamma, rng) raised {type(err).__name__}: {err}")
-    if labels.shape != (n,):
-        return Feedback(name, False, f"aggregator must return one label per query, shape ({n},), got {labels.shape}")
-    flipped = float(np.mean(labels == 1))
 
-    def flip_probability(scale: float) -> float:
-        x = g / scale
-        return (2.0 + x) * math.exp(-x) / 4.0  # Pr[Lap(b) − Lap(b) > g], difference of two Laplace draws
-
-    buggy, correct = flip_probability(gamma), flip_probability(1.0 / gamma)
-    se = math.sqrt(buggy * (1 - buggy) / n)
-    if abs(flipped - buggy) > 5 * se:
-        which = "the correct scale 1/γ" if abs(flipped - correct) <= 5 * math.sqrt(correct * (1 - correct) / n) else "neither scale"
-        return Feedback(name, False, f"on votes [{g}, 0] your aggregator flips {flipped:.4f} of labels, which matches "
-                                     f"{which}; with scale γ = {gamma:g} it would flip {buggy:.4f}")
-    result = audit_lnmax(gamma, aggregator=aggregator, n_samples=n_samples, seed=seed)
-    if bool(caught) != result.violation:
-        return Feedback(name, False, f"the audit's lower bound is {result.epsilon_lower:.3f} against the claimed "
-                                     f"{result.claimed_epsilon:g}: caught should be {result.violation}")
-    return Feedback(name, True, f"lower bound {result.epsilon_lower:.3f} > claimed ε = {result.claimed_epsilon:g}: the "
-                                "audit catches the bug (at γ = 1 it could not: γ = 1/γ)")
+def check_unanswered_cost(choice) -> Feedback:
+    """Exercise 10. Why does confident GNMax charge the noisy check on every query, answered or not?
+    Pick one of :data:`UNANSWERED_CHOICES` (then write the one-line argument in the notebook)."""
+    name = "exercise 10 (unanswered queries)"
+    key = _choice(choice, name, UNANSWERED_CHOICES)
+    if isinstance(key, Feedback):
+        return key
+    if key == "b":
+        return Feedback(name, True, "'answered or not' is the output of a Gaussian mechanism on max_j n_j (sensitivity "
+                                    "1): it is charged its RDP α/(2σ1²), data-dependent via Papernot et al. 2018 Thm 10")
+    reasons = {"a": "it releases one bit: whether max_j n_j + noise reached the threshold, which depends on the votes",
+               "c": "retrying is not the reason; what matters is what the skip reveals about the votes",
+               "d": "the charge is not a convenience: without it the printed ε would not be a guarantee"}
+    return _wrong(name, reasons[key])
 
 
 RELEASE_CHOICES = {
@@ -257,15 +343,94 @@ RELEASE_CHOICES = {
 
 
 def check_release_reason(choice) -> Feedback:
-    """Exercise 8. Why can a data-dependent ε not be published as it is? Pick one of :data:`RELEASE_CHOICES`."""
-    name = "exercise 8 (publishing ε)"
-    key = str(choice).strip().lower()
-    if key not in RELEASE_CHOICES:
-        return Feedback(name, False, f"pick one of {sorted(RELEASE_CHOICES)}")
+    """Exercise 11. Why can a data-dependent ε not be published as it is? Pick one of :data:`RELEASE_CHOICES`."""
+    name = "exercise 11 (publishing ε)"
+    key = _choice(choice, name, RELEASE_CHOICES)
+    if isinstance(key, Feedback):
+        return key
     if key == "b":
         return Feedback(name, True, "ε_dep is a function of the votes, hence of the data: it is released with noise "
                                     "calibrated to its smooth sensitivity (Papernot et al. 2018 §4.3)")
     reasons = {"a": "on the same order grid it is never larger (it is often much smaller); that is not the problem",
                "c": "the accountant uses the clean votes, not the noisy ones: it is deterministic given the data",
                "d": "it can (Mironov 2017 Prop. 3); the problem is what its value reveals"}
-    return Feedback(name, False, reasons[key])
+    return _wrong(name, reasons[key])
+
+
+def check_local_rho(answer, epsilon: float = 1.0, normalising_changes_epsilon=None) -> Feedback:
+    """Exercise 12. The student privatises each query x (‖x‖₁ = 1) as x + Lap(1/ρ)^d before it leaves. Which ρ makes
+    that (ε, 0)-LDP? And (``normalising_changes_epsilon``, True or False): does re-normalising the noisy vector
+    before sending it change ε?"""
+    name = "exercise 12 (local DP)"
+    value = _number(answer, name, positive="ρ is an inverse noise scale")
+    if isinstance(value, Feedback):
+        return value
+    got = local_laplace_epsilon(rho=value)
+    if not math.isclose(got, epsilon, rel_tol=1e-9):
+        if math.isclose(value, epsilon, rel_tol=1e-9):
+            return _wrong(name, "how far apart (in l1) can two unit-l1 vectors be?",
+                          "e₁ and e₂ are at l1 distance 2, so ε = 2ρ")
+        return _wrong(name, f"with ρ = {value:g} the mechanism is ({got:g}, 0)-DP, not ({epsilon:g}, 0)")
+    if normalising_changes_epsilon is None:
+        return Feedback(name, False, "ρ is right; now answer the second part (normalising_changes_epsilon=True/False)")
+    changes = _boolean(normalising_changes_epsilon, name, "normalising_changes_epsilon")
+    if isinstance(changes, Feedback):
+        return changes
+    if changes:
+        return _wrong(name, "ρ is right; does normalising look at the data again, or only at the noisy output?",
+                      "a function of the noisy output alone is post-processing: it cannot increase ε")
+    return Feedback(name, True, f"ε = 2ρ → ρ = ε/2 = {value:g}; post-processing (normalising, a classifier) keeps ε")
+
+
+def _flip_probability(gap: float, scale: float) -> float:
+    """Pr[Lap(b) − Lap(b) > g] = (2 + g/b) e^{−g/b} / 4: the difference of two Laplace draws (closed form)."""
+    x = gap / scale
+    return (2.0 + x) * math.exp(-x) / 4.0
+
+
+def check_broken_laplace(aggregator: Callable, result, caught, gamma: float = 0.5, n_samples: int = 200_000,
+                         seed: int = 0) -> Feedback:
+    """Exercise 13. Write ``aggregator(votes, gamma, rng) -> labels``: LNMax with the classic bug, Laplace scale γ
+    instead of 1/γ. Audit it, ``result = privacy.audit_lnmax(0.5, aggregator=...)``, and report ``caught``
+    (True/False): does the audit's lower bound exceed the claimed ε = 2γ?
+
+    The check first tests that the aggregator is the buggy one: on votes [g, 0] it releases class 1 with
+    probability (2 + g/b)e^{−g/b}/4 (closed form, b = γ). Then it tests that ``result`` is that audit's result
+    (an :class:`~pate_study.privacy.AuditResult` for γ = 0.5) and that ``caught`` is what it says; finally it runs the
+    audit itself.
+    """
+    name = "exercise 13 (audit the broken LNMax)"
+    if not callable(aggregator):
+        return Feedback(name, False, "aggregator must be a function (votes, gamma, rng) -> labels")
+    g, n = 1, 200_000
+    try:
+        labels = np.asarray(aggregator(np.broadcast_to(np.array([g, 0]), (n, 2)), gamma, np.random.default_rng(seed)))
+    except Exception as err:  # the student's code: report, do not crash the notebook
+        return Feedback(name, False, f"calling aggregator(votes, gamma, rng) raised {type(err).__name__}: {err}")
+    if labels.shape != (n,):
+        return Feedback(name, False, f"aggregator must return one label per row of votes, shape ({n},), got {labels.shape}")
+    flipped = float(np.mean(labels == 1))
+    buggy, correct = _flip_probability(g, gamma), _flip_probability(g, 1.0 / gamma)
+    if abs(flipped - buggy) > 5 * math.sqrt(buggy * (1 - buggy) / n):
+        which = ("the correct scale 1/γ" if abs(flipped - correct) <= 5 * math.sqrt(correct * (1 - correct) / n)
+                 else "neither scale")
+        return _wrong(name, f"on votes [{g}, 0] your aggregator flips {flipped:.4f} of labels, which matches {which}; "
+                            f"with scale γ = {gamma:g} it would flip {buggy:.4f}",
+                      "rng.laplace(0.0, gamma, size=votes.shape) added to the votes, then argmax over axis 1")
+    if not isinstance(result, AuditResult):
+        return Feedback(name, False, f"result: expected what privacy.audit_lnmax({gamma:g}, aggregator=buggy) returns "
+                                     f"(an AuditResult), got {type(result).__name__}: run the audit first")
+    if not math.isclose(result.claimed_epsilon, 2 * gamma) or result.mechanism != "lnmax (custom)":
+        return Feedback(name, False, f"result audits {result.mechanism} at claimed ε = {result.claimed_epsilon:g}; "
+                                     f"audit your aggregator at γ = {gamma:g} (claimed ε = {2 * gamma:g})")
+    answer = _boolean(caught, name, "caught")
+    if isinstance(answer, Feedback):
+        return answer
+    if answer != result.violation:
+        return _wrong(name, f"your audit's lower bound is {result.epsilon_lower:.3f} against the claimed "
+                            f"{result.claimed_epsilon:g}: caught should be {result.violation}")
+    own = audit_lnmax(gamma, aggregator=aggregator, n_samples=n_samples, seed=seed)
+    if own.violation != answer:
+        return _wrong(name, f"with seed {seed} the audit gives {own.epsilon_lower:.3f}: rerun yours with more samples")
+    return Feedback(name, True, f"lower bound {result.epsilon_lower:.3f} > claimed ε = {result.claimed_epsilon:g}: the "
+                                "audit catches the bug (at γ = 1 it could not: γ = 1/γ)")

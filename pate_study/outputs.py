@@ -10,8 +10,10 @@ Every saved item also gets ``<id>.provenance.json``: the registry ids it serves,
 computed from (real dataset and scale, or "synthetic stand-in"), profile, seed, commit and date.
 Files are written to a temporary name and renamed, so an interrupted run never leaves half a file.
 
-- A relative ``output_dir`` is resolved from the repository root, not the working directory: a notebook opened in
-  JupyterLab (kernel in ``notebooks/``) writes to the repository's ``figures/<stem>``, as ``make figures`` does.
+- A relative ``output_dir`` is resolved from the repository root, not the working directory.
+- Only ``make figures`` writes ``figures/``: a notebook run interactively (JupyterLab, Run All) writes what its
+  parameters put under ``figures/`` to ``build/interactive/`` instead (:func:`interactive_output_dir`), so a
+  student's clone stays clean and pulls never conflict.
 - A notebook run in a Jupyter kernel without the runner (``make lab``, Run All) is stamped ``profile:
   interactive`` (the parameters cell's profile is kept as ``requested_profile``), never as the paper profile.
 - Numbers written to tables (CSV) and ``scalars.json`` keep :data:`SIGNIFICANT_DIGITS` significant digits, so a
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .io import atomic_write, atomic_write_text
-from .paths import REPO_ROOT, resolve_from_root
+from .paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +154,15 @@ def markdown_table(frame, float_format: str = "{:.6g}") -> str:
     return "\n".join([header, rule, *rows]) + "\n"
 
 
+def interactive_output_dir(output_dir: Path, figures_dir: Path = FIGURES_DIR, build_dir: Path = BUILD_DIR) -> Path:
+    """Where an interactive run writes: a folder under ``figures/`` moves to ``build/interactive/`` (same relative
+    path), so that a student's Run All never changes a committed file; any other folder is kept."""
+    output_dir, figures_dir = Path(output_dir).resolve(), Path(figures_dir).resolve()
+    if output_dir == figures_dir or figures_dir in output_dir.parents:
+        return Path(build_dir).resolve() / "interactive" / output_dir.relative_to(figures_dir)
+    return output_dir
+
+
 class NotebookOutputs:
     """Saves a notebook's figures, tables and scalars under ``output_dir``, stamped with provenance."""
 
@@ -169,6 +180,7 @@ class NotebookOutputs:
         if in_kernel() and runner_profile() is None:  # JupyterLab, not make figures: say so on every output
             self.parameters["requested_profile"] = self.profile
             self.profile = INTERACTIVE_PROFILE
+            self.output_dir = interactive_output_dir(self.output_dir)
             logger.info("interactive run: outputs go to %s, stamped 'profile: %s'", self.output_dir, self.profile)
         self.commit = current_commit()
         self.date = date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

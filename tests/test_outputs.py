@@ -281,3 +281,25 @@ def test_show_findings_returns_markdown_bullets_outside_a_notebook():
 
     assert show_findings(["first finding", "* second"]) == "* first finding\n* second"
     assert show_findings("**bold** text") == "**bold** text"
+
+
+def test_interactive_runs_write_under_build_never_figures(tmp_path, monkeypatch):
+    """A student's Run All must not touch the committed figures/: folders under figures/ move to build/interactive/;
+    the runner's kernel (PATE_STUDY_RUNNER set) keeps figures/."""
+    from pate_study import session
+    import shutil
+
+    from pate_study.outputs import interactive_output_dir
+    from pate_study.paths import REPO_ROOT
+
+    figures, build = tmp_path / "figures", tmp_path / "build"
+    assert interactive_output_dir(figures / "00_dp_primer", figures, build) == build / "interactive" / "00_dp_primer"
+    assert interactive_output_dir(tmp_path / "elsewhere", figures, build) == tmp_path / "elsewhere"
+    monkeypatch.setattr(session, "in_kernel", lambda: True)
+    monkeypatch.delenv(session.RUNNER_ENV, raising=False)
+    out = NotebookOutputs("nb", "figures/nb-interactive-test", profile="paper", seed=0)
+    try:
+        assert out.output_dir == REPO_ROOT / "build" / "interactive" / "nb-interactive-test"
+        assert not (REPO_ROOT / "figures" / "nb-interactive-test").exists()
+    finally:
+        shutil.rmtree(out.output_dir, ignore_errors=True)
