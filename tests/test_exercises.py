@@ -22,8 +22,17 @@ def votes():
     return np.stack([rng.multinomial(250, p) for p in rng.dirichlet(np.full(10, 0.2), size=200)])
 
 
-CHECKS = [("1", ex.check_sensitivity), ("2", ex.check_lnmax_epsilon), ("3", ex.check_queries_for_budget),
-          ("4", ex.check_local_rho), ("6", ex.check_gnmax_sigma), ("8", ex.check_release_reason)]
+@pytest.fixture(autouse=True)
+def fresh_attempts():
+    ex.reset_attempts()
+    yield
+    ex.reset_attempts()
+
+
+CHECKS = [("1", ex.check_sensitivity), ("2", ex.check_lnmax_epsilon), ("3", ex.check_gaussian_sigma),
+          ("4", ex.check_queries_for_budget), ("5", ex.check_rdp_conversion), ("6", ex.check_gnmax_rdp),
+          ("9", ex.check_gnmax_sigma), ("10", ex.check_unanswered_cost), ("11", ex.check_release_reason),
+          ("12", ex.check_local_rho)]
 
 
 @pytest.mark.parametrize("number, check", CHECKS)
@@ -33,39 +42,68 @@ def test_solution_passes_its_check(solutions, number, check):
     assert "right" in str(feedback)
 
 
-def test_solution_5_passes_and_depends_on_the_votes(solutions, votes):
-    assert ex.check_expected_answered(**solutions.solve_5(votes)).correct
-    other = solutions.solve_5(votes[:100])["answer"]
+def test_exercise_numbers_follow_the_notebook_order():
+    """The notebook shows the checks in the order of their numbers (1, 2, ..., 13), each once."""
+    import json
+    import re
+
+    nb = json.loads((REPO_ROOT / "notebooks" / "00_dp_primer.ipynb").read_text())
+    calls = [m for c in nb["cells"] if c["cell_type"] == "code"
+             for m in re.findall(r"exercises\.(check_\w+)\(", "".join(c["source"]))]
+    numbers = [int(re.search(r"Exercise (\d+)\.", getattr(ex, call).__doc__).group(1)) for call in calls]
+    assert numbers == list(range(1, 14))
+
+
+def test_solution_7_uses_a_vote_row(solutions, votes):
+    row = votes[int(np.argmin(votes.max(axis=1)))]
+    assert ex.check_theorem6_q(**solutions.solve_7(row)).correct
+    assert not ex.check_theorem6_q(solutions.solve_7(row)["answer"] * 1.5, row).correct
+    assert not ex.check_theorem6_q(0.01, row[None, :]).correct  # a matrix is not a row
+
+
+def test_solution_8_passes_its_monte_carlo_too_and_depends_on_the_votes(solutions, votes):
+    assert ex.check_expected_answered(**solutions.solve_8(votes)).correct
+    assert ex.check_expected_answered(solutions.solve_8_monte_carlo(votes, runs=20), votes).correct
+    other = solutions.solve_8(votes[:100])["answer"]
     assert not ex.check_expected_answered(other, votes).correct
 
 
-def test_solution_7_passes_and_the_correct_lnmax_is_rejected(solutions):
-    feedback = ex.check_broken_laplace(**solutions.solve_7())
+def test_solution_13_passes_and_shortcuts_fail(solutions):
+    solved = solutions.solve_13()
+    feedback = ex.check_broken_laplace(**solved)
     assert feedback.correct, str(feedback)
 
     def correct_lnmax(v, gamma, rng):
         return np.argmax(np.asarray(v, float) + rng.laplace(0.0, 1.0 / gamma, size=np.shape(v)), axis=1)
 
-    wrong = ex.check_broken_laplace(correct_lnmax, caught=False)
+    wrong = ex.check_broken_laplace(correct_lnmax, solved["result"], caught=False)
     assert not wrong.correct and "correct scale 1/γ" in wrong.message
-    lied = ex.check_broken_laplace(solutions.buggy_lnmax, caught=False)
+    no_audit = ex.check_broken_laplace(solutions.buggy_lnmax, None, caught=True)
+    assert not no_audit.correct and "run the audit" in no_audit.message
+    as_text = ex.check_broken_laplace(solutions.buggy_lnmax, solved["result"], caught="yes")
+    assert not as_text.correct and "True or False" in as_text.message
+    lied = ex.check_broken_laplace(solutions.buggy_lnmax, solved["result"], caught=False)
     assert not lied.correct and "caught should be True" in lied.message
 
 
 @pytest.mark.parametrize("check, wrong, why", [
-    (ex.check_sensitivity, 1, "add both changes"),
-    (ex.check_lnmax_epsilon, 0.1, "Δ = 1"),
+    (ex.check_sensitivity, 1, "how many counts change"),
+    (ex.check_lnmax_epsilon, 0.1, "exercise 1"),
     (ex.check_lnmax_epsilon, 20, "inverse scale"),
+    (ex.check_gaussian_sigma, 1.0, "too small"),
     (ex.check_queries_for_budget, 10**6, "exceeds the budget"),
     (ex.check_queries_for_budget, 10, "can answer more"),
     (ex.check_queries_for_budget, 2.5, "whole number"),
-    (ex.check_local_rho, 1.0, "ε = 2ρ"),
+    (ex.check_local_rho, 1.0, "how far apart"),
     (ex.check_local_rho, -0.5, "inverse noise scale"),
     (ex.check_gnmax_sigma, 5.0, "more noise"),
     (ex.check_gnmax_sigma, 500.0, "less noise"),
     (ex.check_release_reason, "a", "never larger"),
-    (ex.check_release_reason, "z", "pick one of"),
+    (ex.check_release_reason, "z", "expected one of"),
+    (ex.check_unanswered_cost, "a", "one bit"),
     (ex.check_sensitivity, "two", "expected a number"),
+    (ex.check_sensitivity, True, "expected a number"),
+    (ex.check_sensitivity, None, "no answer yet"),
 ])
 def test_wrong_answers_are_rejected_with_a_reason(check, wrong, why):
     feedback = check(wrong)
@@ -74,16 +112,43 @@ def test_wrong_answers_are_rejected_with_a_reason(check, wrong, why):
     assert "not yet" in str(feedback)
 
 
+def test_first_feedback_hints_then_tells():
+    first = ex.check_lnmax_epsilon(0.1, gamma=0.1)
+    assert "Δ = 2" not in first.message and "exercise 1" in first.message
+    second = ex.check_lnmax_epsilon(0.1, gamma=0.1)
+    assert "Δ = 2" in second.message
+    first_8 = ex.check_expected_answered(1.0, np.full((5, 2), 125))
+    assert "Φ(" not in first_8.message
+
+
+def test_conversion_and_gnmax_rdp_parts_are_checked_separately(solutions):
+    right = solutions.solve_5()
+    assert not ex.check_rdp_conversion(right["basic"], right["basic"]).correct  # improved left as basic
+    assert "improved" in ex.check_rdp_conversion(right["basic"], right["basic"]).message
+    assert not ex.check_rdp_conversion(right["improved"], right["improved"]).correct
+    assert right["improved"] < right["basic"]
+    assert "l2 norm" in ex.check_gnmax_rdp(2.0, 8 / 1600).message
+    assert not ex.check_gnmax_rdp(np.sqrt(2), 8 / 3200).correct
+
+
 def test_post_processing_part_is_checked(solutions):
-    right = solutions.solve_4()
+    right = solutions.solve_12()
     assert not ex.check_local_rho(right["answer"], normalising_changes_epsilon=True).correct
     assert not ex.check_local_rho(right["answer"]).correct  # second part unanswered
+    no = ex.check_local_rho(right["answer"], normalising_changes_epsilon="no")
+    assert not no.correct and "True or False" in no.message
 
 
 def test_checks_follow_their_parameters(solutions):
     """A check computes its answer: other parameters, other right answers."""
     for gamma in (0.02, 0.3):
         assert ex.check_lnmax_epsilon(**solutions.solve_2(gamma)).correct
-    assert ex.check_queries_for_budget(**solutions.solve_3(epsilon_budget=5.0)).correct
-    assert not ex.check_queries_for_budget(solutions.solve_3(epsilon_budget=5.0)["answer"]).correct
-    assert ex.check_gnmax_sigma(**solutions.solve_6(n_queries=300)).correct
+    assert ex.check_queries_for_budget(**solutions.solve_4(epsilon_budget=5.0)).correct
+    assert not ex.check_queries_for_budget(solutions.solve_4(epsilon_budget=5.0)["answer"]).correct
+    assert ex.check_gnmax_sigma(**solutions.solve_9(n_queries=300)).correct
+    assert ex.check_gaussian_sigma(**solutions.solve_3(epsilon=0.2, delta=1e-6)).correct
+    assert ex.check_rdp_conversion(**solutions.solve_5(rdp=3.0, order=8.0, delta=1e-6)).correct
+
+
+def test_explanations_exist_for_the_explain_exercises(solutions):
+    assert set(solutions.EXPLANATIONS) == {6, 10}

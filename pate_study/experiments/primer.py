@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+import data_recipes
+
 from ..data import DataSource, pate2018
 from ..privacy import (audit, confident_gnmax, confident_gnmax_epsilon, gnmax, gnmax_epsilon, laplace_noise,
                        lnmax, lnmax_logq, lnmax_rdp_epsilon, local_laplace_epsilon, logmgf_lnmax, rdp_pure_dp)
@@ -202,17 +204,47 @@ def grid_comparison(*, gamma: float, delta: float, n_queries: int, max_integer_o
 class VoteRows:
     counts: np.ndarray   # int64 [n_rows, n_classes]
     source: DataSource
+    notice: str = ""     # Markdown the notebook shows: which votes, and how to get the real ones when missing
 
 
-def load_votes(dataset: str, *, data: str, n_rows: int, seed: int) -> VoteRows:
-    """The first ``n_rows`` vote histograms of one PATE 2018 vote matrix (real or synthetic stand-in)."""
+VOTES_RECIPE = "pate2018-votes"
+
+
+def prepare_votes(recipe: str = VOTES_RECIPE) -> str | None:
+    """Prepare the released votes the way ``make data-votes`` does (mirror first, then the official URL, each file
+    verified); None when they are ready, else the one-line reason they cannot be had (offline, download failure)."""
+    try:
+        data_recipes.prepare(recipe, network=True)
+    except (data_recipes.NotAvailableError, data_recipes.DataError, OSError) as err:
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def votes_notice(source: DataSource, dataset: str, n_rows: int, data: str, failure: str | None) -> str:
+    """The Markdown box above the lab: real votes, or a stand-in with the reason and the command that fixes it."""
+    if source.kind == "real":
+        return f"**Votes: real.** {source.stamp()}; this lab uses the first {n_rows:,} {dataset} queries."
+    why = ("you asked for it (`data = \"synthetic\"`)" if data == "synthetic" else
+           f"the released votes could not be prepared ({failure})" if failure else "the released votes are not prepared")
+    return (f"⚠️ **Votes: SYNTHETIC stand-in**, because {why}. Every plot and number below that uses votes is computed "
+            "on made-up histograms, not on Papernot et al.'s teachers: the shapes are alike, the values are not theirs. "
+            "To use the real votes run `make data-votes` (network, or `PATE_STUDY_MIRROR` pointing at a mirror) and "
+            "restart the kernel.")
+
+
+def load_votes(dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool = False) -> VoteRows:
+    """The first ``n_rows`` vote histograms of one PATE 2018 vote matrix (real or synthetic stand-in).
+
+    ``prepare``: first fetch the votes if they are missing (:func:`prepare_votes`; the lab does, the runner prepares
+    them itself). ``notice`` says which votes were loaded, and why a stand-in was used."""
+    if n_rows < 1:
+        raise ValueError(f"votes_queries must be >= 1, got {n_rows}")
+    failure = prepare_votes() if prepare and data != "synthetic" else None
     votes = pate2018.load(data, seed=seed)
     if dataset not in votes.counts:
         raise ValueError(f"votes_dataset must be one of {sorted(votes.counts)}, got {dataset!r}")
-    counts = votes.counts[dataset]
-    if n_rows < 1:
-        raise ValueError(f"votes_queries must be >= 1, got {n_rows}")
-    return VoteRows(counts[: int(n_rows)], votes.source)
+    counts = votes.counts[dataset][: int(n_rows)]
+    return VoteRows(counts, votes.source, votes_notice(votes.source, dataset, len(counts), data, failure))
 
 
 def data_dependent_vs_independent(counts: np.ndarray, *, gamma: float, delta: float, max_integer_order: int = 8,
@@ -234,17 +266,23 @@ def data_dependent_vs_independent(counts: np.ndarray, *, gamma: float, delta: fl
 
 def audit_table(*, gamma: float, n_trials: int, confidence: float, seed: int) -> pd.DataFrame:
     """Empirical lower bounds on ε (:mod:`pate_study.privacy.audit`) for LNMax at the primer's γ, correct and
-    with its noise scale halved, and the four ready-made audits (LNMax, GNMax, local Laplace, GNThreshold)
-    with their broken twins. One row per audit, indexed by a readable name."""
+    with its noise scale halved, and the ready-made audits of the mechanisms the primer teaches (LNMax at γ = 0.5,
+    GNMax, the local Laplace mechanism) with their broken twins. One row per audit, indexed by a readable name;
+    ``event S`` is the set of outputs whose probabilities under the two neighbours the bound compares."""
     results = [audit.audit_lnmax(gamma, n_samples=n_trials, confidence=confidence, seed=seed),
                audit.audit_lnmax(gamma, noise_scale_factor=0.5, n_samples=n_trials, confidence=confidence, seed=seed)]
-    results += audit.standard_audits(seed=seed, n_samples=n_trials)
-    names = ["LNMax", "LNMax, noise scale halved (broken)"]
-    names += [f"{r.mechanism} (standard audit){', noise scale halved (broken)' if r.noise_scale_factor != 1 else ''}"
+    results += [r for r in audit.standard_audits(seed=seed, n_samples=n_trials) if r.mechanism in PRIMER_MECHANISMS]
+    names = [f"LNMax, γ = {gamma:g}", f"LNMax, γ = {gamma:g}, noise scale halved (broken)"]
+    names += [f"{PRIMER_MECHANISMS[r.mechanism]}{', noise scale halved (broken)' if r.noise_scale_factor != 1 else ''}"
               for r in results[2:]]
     frame = pd.DataFrame([r.to_dict() for r in results], index=names)
+    frame["event S"] = frame["event"].str.replace(r"^.*S = ", "", regex=True)
     frame = frame.rename(columns={"claimed_epsilon": "epsilon_claimed", "epsilon_lower": "epsilon_lower_bound"})
-    return frame[["epsilon_claimed", "epsilon_lower_bound", "violation", "delta", "confidence", "n_samples", "event"]]
+    return frame[["epsilon_claimed", "epsilon_lower_bound", "violation", "delta", "confidence", "n_samples", "event S"]]
+
+
+#: The standard audits whose mechanisms the primer teaches, and their names in its table.
+PRIMER_MECHANISMS = {"lnmax": "LNMax, γ = 0.5", "gnmax": "GNMax", "local-laplace": "local Laplace (§7)"}
 
 
 def moments_vs_rdp(counts: np.ndarray, *, gamma: float, max_moment: int = 8) -> pd.DataFrame:
