@@ -4,6 +4,9 @@
 #                  quick pass), print a summary (also in build/summary.<profile>.md)
 #   make test      unit tests + every notebook executed with its smoke profile (and in JupyterLab + Chromium)
 #   make lab       JupyterLab on the notebooks (adds --allow-root when run as root)
+#   make lab-light the lecturer's path: a light venv (.venv-lab: pip install -e ".[lab]", no torch) and JupyterLab
+#                  on the primer; the lab prepares the votes it needs itself
+#   make site      a static results site (build/site/) from the committed executed notebooks, nothing re-executed
 # Each creates or updates the virtual environment .venv from pyproject.toml on first use.
 
 PYTHON       ?= python3
@@ -22,7 +25,7 @@ TORCH_INDEX  ?=
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.pate_study-installed
 
-.PHONY: venv figures test data data-ecg data-votes lab clean-build benchmarks
+.PHONY: venv figures test data data-ecg data-votes lab lab-light site clean-build benchmarks
 
 venv: $(STAMP)
 
@@ -31,7 +34,7 @@ $(STAMP): pyproject.toml
 	$(VPY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	@$(VPY) -c "import torch" 2>/dev/null && echo "torch already present: $$($(VPY) -c 'import torch; print(torch.__version__)')" || \
 	  $(VPY) -m pip install --quiet --disable-pip-version-check $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
-	$(VPY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(VPY) -m pip install --quiet --disable-pip-version-check -e ".[research,test]"
 	$(VPY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	@touch $(STAMP)
 
@@ -58,6 +61,17 @@ benchmarks: $(STAMP)
 # Jupyter refuses to run as root without --allow-root (containers, course VMs): add it only then.
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
+
+LAB_VENV   ?= .venv-lab
+LAB_STAMP  := $(LAB_VENV)/.pate_study-lab-installed
+
+$(LAB_STAMP): pyproject.toml
+	@test -x $(LAB_VENV)/bin/python || $(PYTHON) -m venv $(LAB_VENV)
+	$(LAB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ".[lab]"
+	@touch $(LAB_STAMP)
+
+lab-light: $(LAB_STAMP)
+	$(LAB_VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_dp_primer.ipynb
 
 clean-build:
 	rm -rf build/
