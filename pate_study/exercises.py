@@ -23,6 +23,14 @@ Exercises, in the order the notebook shows them:
 11. :func:`check_release_reason` — why a data-dependent ε cannot be published as it is.
 12. :func:`check_local_rho` — ρ of the student's local Laplace mechanism; post-processing.
 13. :func:`check_broken_laplace` — audit an LNMax that uses scale γ instead of 1/γ.
+
+Tasks of the second lab, ``notebooks/07_pate2018_lab.ipynb`` (the released PATE 2018 votes):
+
+1. :func:`check_lab2_answered` — the expected number of queries confident GNMax answers.
+2. :func:`check_lab2_conversions` — ε with the basic and the improved conversion (then explain the gap).
+3. :func:`check_lab2_ratio` — how many times smaller the data-dependent ε is than the data-independent one.
+4. :func:`check_lab2_q_fraction` — the fraction of queries whose Theorem 6 q is below a cut-off.
+5. :func:`check_lab2_half_threshold` — the threshold at which half of the queries are answered on average.
 """
 from __future__ import annotations
 
@@ -34,6 +42,9 @@ from typing import Callable
 
 import numpy as np
 
+from scipy.optimize import brentq
+
+from .experiments import pate2018_lab
 from .experiments.primer import classic_gaussian_sigma, gaussian_tight_delta
 from .privacy import (AuditResult, OrderAtGridEdgeWarning, audit_lnmax, epsilon_curve, gnmax_epsilon, gnmax_logq,
                       local_laplace_epsilon, moments_closed_form)
@@ -44,7 +55,8 @@ __all__ = [
     "check_sensitivity", "check_lnmax_epsilon", "check_gaussian_sigma", "check_queries_for_budget",
     "check_rdp_conversion", "check_gnmax_rdp", "check_theorem6_q", "check_expected_answered", "check_gnmax_sigma",
     "check_unanswered_cost", "check_release_reason", "check_local_rho", "check_broken_laplace",
-    "lnmax_independent_epsilon", "RELEASE_CHOICES", "UNANSWERED_CHOICES",
+    "check_lab2_answered", "check_lab2_conversions", "check_lab2_ratio", "check_lab2_q_fraction",
+    "check_lab2_half_threshold", "lnmax_independent_epsilon", "RELEASE_CHOICES", "UNANSWERED_CHOICES",
 ]
 
 _ATTEMPTS: Counter = Counter()
@@ -267,13 +279,13 @@ def check_theorem6_q(answer, votes_row, sigma: float = 40.0, rtol: float = 0.01)
                   "q = Σ over the other classes j of Φ̄((n_max − n_j)/(√2 σ)); scipy.stats.norm.sf is Φ̄")
 
 
-def check_expected_answered(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, rtol: float = 0.05) -> Feedback:
+def check_expected_answered(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, rtol: float = 0.05,
+                            name: str = "exercise 8 (expected answered)") -> Feedback:
     """Exercise 8. Confident GNMax answers a query when max_j n_j + N(0, σ1²) ≥ the threshold. How many of these
     ``votes``' queries does it answer on average? (Σ_i Pr[answered_i], Papernot et al. 2018 §4.2)
 
     Right within ``rtol`` (5 %) relative, so that a Monte Carlo estimate of 20 runs (standard error about 1 %)
     passes as well as the closed form."""
-    name = "exercise 8 (expected answered)"
     value = _number(answer, name)
     if isinstance(value, Feedback):
         return value
@@ -434,3 +446,89 @@ def check_broken_laplace(aggregator: Callable, result, caught, gamma: float = 0.
         return _wrong(name, f"with seed {seed} the audit gives {own.epsilon_lower:.3f}: rerun yours with more samples")
     return Feedback(name, True, f"lower bound {result.epsilon_lower:.3f} > claimed ε = {result.claimed_epsilon:g}: the "
                                 "audit catches the bug (at γ = 1 it could not: γ = 1/γ)")
+
+
+# ----------------------------------------------------------------------------------------- second lab (07)
+
+def check_lab2_answered(answer, votes, threshold: float = 200.0, sigma1: float = 150.0) -> Feedback:
+    """Task 1 of the second lab. On these votes, how many queries does confident GNMax answer on average?
+    (The paper's Table 2 reports the number for its MNIST setting; compare after answering.)"""
+    return check_expected_answered(answer, votes, threshold, sigma1, name="task 1 (expected answered)")
+
+
+def check_lab2_conversions(basic, improved, votes, threshold: float = 200.0, sigma1: float = 150.0,
+                           sigma2: float = 40.0, delta: float = 1e-5, rtol: float = 1e-4) -> Feedback:
+    """Task 2. Confident GNMax's data-dependent ε on these votes (expected cost), with ``conversion="basic"`` and
+    with ``conversion="improved"``. Right within ``rtol``; the explanation of the gap is written."""
+    name = "task 2 (two conversions)"
+    values = [_number(v, name) for v in (basic, improved)]
+    for v in values:
+        if isinstance(v, Feedback):
+            return v
+    table = pate2018_lab.conversions(np.asarray(votes), threshold=threshold, sigma1=sigma1, sigma2=sigma2, delta=delta)
+    truth = table[table["analysis"] == "data-dependent"].set_index("conversion")["epsilon"]
+    wrong = [c for v, c in zip(values, ("basic", "improved")) if not math.isclose(v, truth[c], rel_tol=rtol)]
+    if not wrong:
+        return Feedback(name, True, f"basic {truth['basic']:.4f}, improved {truth['improved']:.4f}: now explain the "
+                                    f"gap of {truth['basic'] - truth['improved']:.4f} below")
+    if math.isclose(values[0], truth["improved"], rel_tol=rtol) and math.isclose(values[1], truth["basic"], rel_tol=rtol):
+        return _wrong(name, "the two are swapped: which conversion can never give the larger ε?")
+    return _wrong(name, f"the {' and '.join(wrong)} value is off; pass votes=, threshold=, sigma1=, sigma2=, delta= and "
+                        "conversion= to privacy.confident_gnmax_epsilon and read .epsilon")
+
+
+def check_lab2_ratio(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, sigma2: float = 40.0,
+                     delta: float = 1e-5, rtol: float = 0.01) -> Feedback:
+    """Task 3. How many times smaller is confident GNMax's data-dependent ε (basic conversion) than its
+    data-independent ε on the same number of queries? (ε_independent / ε_dependent, within ``rtol``.)"""
+    name = "task 3 (data-dependent saving)"
+    value = _number(answer, name, positive="a ratio of two ε")
+    if isinstance(value, Feedback):
+        return value
+    table = pate2018_lab.conversions(np.asarray(votes), threshold=threshold, sigma1=sigma1, sigma2=sigma2, delta=delta)
+    basic = table[table["conversion"] == "basic"].set_index("analysis")["epsilon"]
+    truth = basic["data-independent"] / basic["data-dependent"]
+    if math.isclose(value, truth, rel_tol=rtol):
+        return Feedback(name, True, f"{basic['data-independent']:.3f} / {basic['data-dependent']:.3f} = {truth:.3f}")
+    if math.isclose(value, 1 / truth, rel_tol=rtol):
+        return _wrong(name, "that is the inverse: independent over dependent")
+    return _wrong(name, f"{value:g} is not ε_independent/ε_dependent here",
+                  "data-independent: n_queries=len(votes) instead of votes=")
+
+
+def check_lab2_q_fraction(answer, votes, sigma: float = 40.0, cutoff: float = 1e-3, atol: float = 1e-3) -> Feedback:
+    """Task 4. Which fraction of these queries has Theorem 6's q (GNMax, σ) below ``cutoff``? Within ``atol``."""
+    name = "task 4 (nearly free queries)"
+    value = _number(answer, name)
+    if isinstance(value, Feedback):
+        return value
+    if not 0 <= value <= 1:
+        return Feedback(name, False, f"a fraction: expected a number in [0, 1], got {value:g}")
+    truth = float(np.mean(pate2018_lab.log10_q(np.asarray(votes), sigma=sigma) < np.log10(cutoff)))
+    if abs(value - truth) <= atol:
+        return Feedback(name, True, f"{truth:.3f} of the queries have q < {cutoff:g}: their answers cost almost nothing")
+    return _wrong(name, f"{value:.3f} is not the fraction with q < {cutoff:g}",
+                  "np.mean(np.exp(privacy.gnmax_logq(votes, sigma)) < cutoff)")
+
+
+def check_lab2_half_threshold(answer, votes, sigma1: float = 150.0, rtol: float = 0.01) -> Feedback:
+    """Task 5. At which threshold T does confident GNMax answer half of these queries on average? (Σ Pr[answered]
+    decreases with T: the root of expected_answered(T) − n/2, within ``rtol``.)"""
+    name = "task 5 (threshold for half)"
+    value = _number(answer, name)
+    if isinstance(value, Feedback):
+        return value
+    counts = np.asarray(votes)
+    half = len(counts) / 2
+
+    def excess(t: float) -> float:
+        return pate2018_lab.expected_answered(counts, threshold=t, sigma1=sigma1) - half
+
+    top = float(counts.max(axis=1).max())
+    truth = brentq(excess, -10 * sigma1, top + 10 * sigma1)
+    if math.isclose(value, truth, rel_tol=rtol):
+        return Feedback(name, True, f"T = {truth:.1f}: half of {len(counts)} queries answered on average")
+    more = excess(value) > 0
+    return _wrong(name, f"at T = {value:g} about {excess(value) + half:.0f} are answered: "
+                        f"{'raise' if more else 'lower'} the threshold",
+                  "bisect (scipy.optimize.brentq) on expected_answered(T) − n/2")

@@ -67,6 +67,7 @@ NOTEBOOK_DATASETS = {
     "04_audioset_teachers": ("audioset",),
     "05_audioset_multilabel": ("audioset",),
     "06_pate2018_votes": ("pate2018-votes",),
+    "07_pate2018_lab": ("pate2018-votes",),
 }
 #: Recipes whose real data needs an explicit opt-in (large download): the summary names the flag.
 OPT_IN = {"audioset": "python -m data_recipes prepare audioset --allow-large   # 2.4 GB"}

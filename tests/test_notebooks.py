@@ -283,9 +283,26 @@ def check_multilabel(scalars: dict, params: dict) -> None:
     assert t54["q_average_verdict"] in ("agrees", "differs", "not comparable")
 
 
+def check_pate2018_lab(scalars: dict, params: dict) -> None:
+    """07_pate2018_lab: the runs of the noisy check scatter around the closed-form expectation (binomial-like
+    spread: the mean of n_runs runs within 5 standard errors), the improved conversion never exceeds the basic one,
+    and data-dependent never exceeds data-independent."""
+    answered = scalars["pate_study-lab2-answered"]
+    assert 0 < answered["expected"] < answered["n_queries"] == params["n_queries"]
+    se = max(answered["runs_std"], 1.0) / math.sqrt(params["n_runs"])
+    assert abs(answered["runs_mean"] - answered["expected"]) <= 5 * se
+    conv = scalars["pate_study-lab2-conversions"]
+    for analysis in ("data-dependent", "data-independent"):
+        assert conv[f"{analysis}_improved"] <= conv[f"{analysis}_basic"]
+    for conversion in ("basic", "improved"):
+        assert conv[f"data-dependent_{conversion}"] <= conv[f"data-independent_{conversion}"]
+    assert 0 <= scalars["pate_study-lab2-q"]["fraction_below_cutoff"] <= 1
+
+
 CHECKS = {"00_dp_primer": check_primer, "01_ecg_student_privacy": check_ecg, "02_web_requests": check_web,
           "03_deeplog_synthetic": check_deeplog, "04_audioset_teachers": check_audioset_teachers,
-          "05_audioset_multilabel": check_multilabel, "06_pate2018_votes": check_pate2018_votes}
+          "05_audioset_multilabel": check_multilabel, "06_pate2018_votes": check_pate2018_votes,
+          "07_pate2018_lab": check_pate2018_lab}
 
 
 def test_every_notebook_has_a_check_configs_and_a_parameters_cell():

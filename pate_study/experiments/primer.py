@@ -223,7 +223,7 @@ def prepare_votes(recipe: str = VOTES_RECIPE) -> str | None:
 def votes_notice(source: DataSource, dataset: str, n_rows: int, data: str, failure: str | None) -> str:
     """The Markdown box above the lab: real votes, or a stand-in with the reason and the command that fixes it."""
     if source.kind == "real":
-        return f"**Votes: real.** {source.stamp()}; this lab uses the first {n_rows:,} {dataset} queries."
+        return f"**Votes: real** ({source.stamp()}); this lab uses the first {n_rows:,} {dataset} queries."
     why = ("you asked for it (`data = \"synthetic\"`)" if data == "synthetic" else
            f"the released votes could not be prepared ({failure})" if failure else "the released votes are not prepared")
     return (f"⚠️ **Votes: SYNTHETIC stand-in**, because {why}. Every plot and number below that uses votes is computed "

@@ -49,3 +49,46 @@ def test_fig5_verdict():
     curve = primer.mgf_bound_curve(gamma=0.05, delta=1e-5, n_queries=1000)
     assert primer.fig5_verdict(curve).verdict == "agrees"
     assert primer.fig5_verdict(curve, paper_epsilon=20.2).verdict == "differs"
+
+
+def test_votes_notice_says_visibly_when_the_real_votes_cannot_be_had(monkeypatch):
+    """The lab prepares the votes itself; when that fails the notice names the reason and the fix, and the rows
+    are the stamped stand-in (never presented as real)."""
+    import data_recipes
+
+    from pate_study.data import pate2018
+
+    def unavailable(name, network=True):
+        raise data_recipes.NotAvailableError(f"{name}: network unavailable (test)")
+
+    monkeypatch.setattr(data_recipes, "prepare", unavailable)
+    monkeypatch.setattr(pate2018, "resolve_source", lambda name, data="auto": None)
+    rows = primer.load_votes("mnist", data="auto", n_rows=50, seed=0, prepare=True)
+    assert rows.source.kind == "synthetic" and rows.counts.shape == (50, 10)
+    assert "SYNTHETIC" in rows.notice and "network unavailable (test)" in rows.notice and "make data-votes" in rows.notice
+    asked = primer.load_votes("mnist", data="synthetic", n_rows=5, seed=0, prepare=True)
+    assert "you asked for it" in asked.notice
+
+
+def test_lnmax_privacy_loss_is_bounded_by_two_gamma_with_the_kl_mean():
+    gamma = 0.3
+    loss = primer.lnmax_privacy_loss_samples(gamma, n_samples=200_000, seed=1)
+    assert np.abs(loss).max() <= 2 * gamma + 1e-12
+    assert np.isclose(loss.max(), 2 * gamma) and np.isclose(loss.min(), -2 * gamma)  # atoms at ±2γ are reached
+    assert loss.mean() == pytest.approx(primer.lnmax_privacy_loss_mean(gamma), abs=5 * 2 * gamma / np.sqrt(loss.size))
+
+
+def test_gaussian_tight_delta_against_the_issue_value_and_the_privacy_profile():
+    """Balle & Wang 2018 Thm 8 at σ = Δ = ε = 1 is 0.127 (the loss tail alone is 0.309); it equals
+    E[(1 − e^{ε − ℓ})₊] under M(D), computed here by quadrature."""
+    from scipy import integrate, stats
+
+    assert primer.gaussian_tight_delta(1.0, sigma=1.0) == pytest.approx(0.1269, abs=1e-4)
+    assert primer.gaussian_loss_tail(1.0, sensitivity=1.0, sigma=1.0) == pytest.approx(0.3085, abs=1e-4)
+    for eps, sigma in [(0.5, 2.0), (2.0, 0.7)]:
+        def integrand(x):
+            loss = ((x - 1.0) ** 2 - x**2) / (2 * sigma**2)
+            return stats.norm.pdf(x, 0.0, sigma) * max(0.0, 1 - np.exp(eps - loss))
+        exact, _ = integrate.quad(integrand, -50, 50, limit=200)
+        assert primer.gaussian_tight_delta(eps, sigma=sigma) == pytest.approx(exact, rel=1e-6, abs=1e-12)
+    assert primer.classic_gaussian_sigma(0.5, 1e-5) == pytest.approx(np.sqrt(2 * np.log(1.25e5)) / 0.5)

@@ -1,0 +1,45 @@
+"""Computations behind ``notebooks/07_pate2018_lab.ipynb``, a second lab on the teacher votes released with
+Papernot et al. (2018): confident GNMax's answered queries (expected and realised), the basic and improved
+RDP conversions, data-dependent against data-independent ε, and Theorem 6's q over a whole vote matrix.
+
+The accountants are in :mod:`pate_study.privacy`; the lab's checks in :mod:`pate_study.exercises` (``check_lab2_*``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..privacy import confident_gnmax, confident_gnmax_epsilon, gnmax_logq
+from ..privacy.rdp import threshold_logpr
+
+
+def expected_answered(counts: np.ndarray, *, threshold: float, sigma1: float) -> float:
+    """Σ_i Pr[max_j n_ij + N(0, σ1²) ≥ T] = Σ_i Φ((max_j n_ij − T)/σ1) (Papernot et al. 2018, Algorithm 1)."""
+    return float(np.exp(threshold_logpr(np.asarray(counts).max(axis=1), threshold, sigma1)).sum())
+
+
+def realised_answered(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: float, n_runs: int,
+                      seed: int) -> np.ndarray:
+    """How many queries confident GNMax answers in each of ``n_runs`` runs (seeds ``seed`` .. ``seed + n_runs − 1``)."""
+    if n_runs < 1:
+        raise ValueError(f"n_runs must be >= 1, got {n_runs}")
+    return np.array([int(confident_gnmax(counts, threshold, sigma1, sigma2, np.random.default_rng(seed + k)).answered.sum())
+                     for k in range(int(n_runs))])
+
+
+def conversions(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: float, delta: float) -> pd.DataFrame:
+    """Confident GNMax's ε on these votes (expected cost), data-dependent and data-independent, with the basic
+    (Mironov 2017, Prop. 3) and the improved (Canonne, Kamath & Steinke 2020, Prop. 12) conversion, and the
+    order each picks."""
+    rows = []
+    for conversion in ("basic", "improved"):
+        for mode, kwargs in (("data-dependent", {"votes": counts}), ("data-independent", {"n_queries": len(counts)})):
+            spent = confident_gnmax_epsilon(threshold=threshold, sigma1=sigma1, sigma2=sigma2, delta=delta,
+                                            conversion=conversion, **kwargs)
+            rows.append({"conversion": conversion, "analysis": mode, "epsilon": spent.epsilon, "order": spent.order})
+    return pd.DataFrame(rows)
+
+
+def log10_q(counts: np.ndarray, *, sigma: float) -> np.ndarray:
+    """log₁₀ of Theorem 6's q for GNMax on every vote row (Papernot et al. 2018, Prop. 7)."""
+    return gnmax_logq(counts, sigma) / np.log(10.0)
