@@ -5,9 +5,11 @@ Used by ``tests/test_lab_browser.py`` and runnable by hand::
     python -m pate_study.labcheck [--notebooks 00_dp_primer ...] [--screenshot docs/img/primer-first-plot.png]
 
 It starts JupyterLab on 127.0.0.1 with a random token (``--allow-root`` when run as root), opens a copy of each
-notebook with its smoke parameters injected (``build/lab-test/notebooks/<stem>.ipynb``, output_dir
-``build/lab-test/figures/<stem>``, a path relative to the repository root while the kernel runs in the copy's
-folder) in Debian's ``chromium``, driven through the Chrome DevTools Protocol (no browser download, no extra
+notebook (``build/lab-test/notebooks/<stem>.ipynb``) in Debian's ``chromium``. The teaching notebooks
+(:data:`TEACHING_NOTEBOOKS`) are copied unchanged: **the parameters a student gets**, outputs going where a student's
+go (``build/interactive/<stem>``), and any stderr output at all (a pink box) counts as a problem. The others get
+their smoke parameters injected (output_dir ``build/lab-test/figures/<stem>``, a path relative to the repository
+root while the kernel runs in the copy's folder). The browser is driven through the Chrome DevTools Protocol (no browser download, no extra
 Python package: tornado's websocket client, which JupyterLab already needs). JupyterLab's own commands open the
 notebook and run all cells (``--LabApp.expose_app_in_browser``). The saved notebook is then checked: every cell
 ran, no error output, no stderr output from the package's logging; and no file was written outside ``figures/``,
@@ -39,6 +41,9 @@ from .session import RUNNER_ENV
 logger = logging.getLogger(__name__)
 
 LAB_DIR = BUILD_DIR / "lab-test"
+INTERACTIVE_DIR = BUILD_DIR / "interactive"
+#: Notebooks handed to students: tested in JupyterLab with their own parameters cell, nothing injected.
+TEACHING_NOTEBOOKS = ("00_dp_primer", "07_pate2018_lab")
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Folders a notebook run may write to: its outputs, build products, prepared data, caches, Python bytecode.
 ALLOWED_WRITES = ("figures", "build", "data", ".cache", ".git", ".venv", ".pytest_cache", ".hypothesis")
@@ -90,17 +95,20 @@ def changed_files(before: dict, after: dict) -> list[str]:
 
 
 # -------------------------------------------------------------------------------------------------- notebooks
-def lab_copy(stem: str, lab_dir: Path = LAB_DIR) -> Path:
-    """A copy of ``notebooks/<stem>.ipynb`` with the smoke parameters injected, as papermill would."""
+def lab_copy(stem: str, lab_dir: Path = LAB_DIR, *, student: bool = False) -> Path:
+    """A copy of ``notebooks/<stem>.ipynb``: unchanged when ``student`` (the parameters a student gets), else with
+    the smoke parameters injected, as papermill would."""
     import nbformat
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
     from .runner import NOTEBOOKS_DIR, load_parameters
 
-    output_dir = (lab_dir / "figures" / stem).relative_to(REPO_ROOT)  # relative: resolved from the root
-    parameters = {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
-    nb = parameterize_notebook(load_notebook_node(str(NOTEBOOKS_DIR / f"{stem}.ipynb")), parameters)
+    nb = nbformat.read(str(NOTEBOOKS_DIR / f"{stem}.ipynb"), as_version=4)
+    if not student:
+        output_dir = (lab_dir / "figures" / stem).relative_to(REPO_ROOT)  # relative: resolved from the root
+        parameters = {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
+        nb = parameterize_notebook(load_notebook_node(str(NOTEBOOKS_DIR / f"{stem}.ipynb")), parameters)
     target = lab_dir / "notebooks" / f"{stem}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(target))
@@ -117,9 +125,10 @@ class NotebookCheck:
     other_stderr: list[str] = field(default_factory=list)
 
 
-def check_saved_notebook(path: Path, stem: str, seconds: float, output_dir: Path) -> NotebookCheck:
-    """Problems of a notebook saved after Run All: cells not run, errors, package log lines on stderr, outputs
-    not where they belong or not stamped as an interactive run."""
+def check_saved_notebook(path: Path, stem: str, seconds: float, output_dir: Path, *, strict: bool = False) -> NotebookCheck:
+    """Problems of a notebook saved after Run All: cells not run, errors, package log lines on stderr (with
+    ``strict``, any stderr output: what a student sees as a pink box), outputs not where they belong or not
+    stamped as an interactive run."""
     import nbformat
 
     result = NotebookCheck(stem, seconds)
@@ -138,6 +147,8 @@ def check_saved_notebook(path: Path, stem: str, seconds: float, output_dir: Path
                     result.problems.append(f"cell {index}: the package's logging in a stderr box: {text.strip()[:200]}")
                 elif "IProgress not found" in text:
                     result.problems.append(f"cell {index}: progress bars degrade to text (ipywidgets missing)")
+                elif strict:
+                    result.problems.append(f"cell {index}: a stderr box a student sees: {text.strip()[:200]}")
                 else:
                     result.other_stderr.append(f"cell {index}: {text.strip()[:200]}")
     scalars = output_dir / "scalars.json"
@@ -303,11 +314,14 @@ def _stop(process: subprocess.Popen | None) -> None:
 
 
 def run_in_lab(stems: list[str], *, browser: str, screenshot: Path | None = None,
-               per_notebook_timeout: float = 240.0) -> tuple[list[NotebookCheck], list[str]]:
-    """Run ``stems`` in JupyterLab + Chromium; return each notebook's check and the files written outside the
-    allowed folders."""
+               per_notebook_timeout: float = 240.0,
+               student_stems: tuple[str, ...] = TEACHING_NOTEBOOKS) -> tuple[list[NotebookCheck], list[str]]:
+    """Run ``stems`` in JupyterLab + Chromium (those in ``student_stems`` with their own parameters); return each
+    notebook's check and the files written outside the allowed folders."""
     shutil.rmtree(LAB_DIR, ignore_errors=True)
-    copies = {stem: lab_copy(stem) for stem in stems}
+    for stem in student_stems:
+        shutil.rmtree(INTERACTIVE_DIR / stem, ignore_errors=True)
+    copies = {stem: lab_copy(stem, student=stem in student_stems) for stem in stems}
     before = snapshot()
     token = secrets.token_hex(16)
     port = _free_port()
@@ -353,7 +367,8 @@ def run_in_lab(stems: list[str], *, browser: str, screenshot: Path | None = None
             _stop(chrome)
             _stop(server)
     checks = [check_saved_notebook(copies[stem], stem, timings.get(stem, float("nan")),
-                                   LAB_DIR / "figures" / stem) for stem in stems]
+                                   INTERACTIVE_DIR / stem if stem in student_stems else LAB_DIR / "figures" / stem,
+                                   strict=stem in student_stems) for stem in stems]
     requested = {screenshot.resolve().relative_to(REPO_ROOT).as_posix()} if screenshot else set()
     return checks, [path for path in changed_files(before, snapshot()) if path not in requested]
 

@@ -1,4 +1,6 @@
-"""Every notebook in JupyterLab, as a student meets it: headless Chromium, Run All Cells, smoke parameters.
+"""Every notebook in JupyterLab, as a student meets it: headless Chromium, Run All Cells. The teaching notebooks
+(00, 07) run with the parameters a student gets (their own parameters cell) and must show no stderr box at all; the
+others with their smoke parameters.
 
 Fails on an error output, a cell that did not run, the package's log lines in a stderr box (JupyterLab draws them
 pink), outputs not under the repository root's build/lab-test/figures/ or not stamped as an interactive run, and
@@ -70,6 +72,22 @@ def test_check_flags_package_logs_on_stderr_errors_unrun_cells_and_wrong_stamp(t
     assert any("stderr box" in p for p in pink.problems) and any("'paper'" in p for p in pink.problems)
     missing = labcheck.check_saved_notebook(_saved(tmp_path, []), "nb", 1.0, tmp_path / "nowhere")
     assert "outputs not written under the repository root" in missing.problems[0]
+
+
+def test_teaching_notebooks_are_copied_with_the_student_parameters_and_checked_strictly(tmp_path, monkeypatch):
+    import nbformat
+
+    from pate_study import labcheck
+    from pate_study.paths import NOTEBOOKS_DIR
+
+    monkeypatch.setattr(labcheck, "REPO_ROOT", tmp_path)
+    for stem in labcheck.TEACHING_NOTEBOOKS:
+        copy = labcheck.lab_copy(stem, tmp_path / "lab", student=True)
+        assert nbformat.read(copy, as_version=4).cells == nbformat.read(NOTEBOOKS_DIR / f"{stem}.ipynb", as_version=4).cells
+    warned = _saved(tmp_path, [nbformat.v4.new_output("stream", name="stderr", text="ThresholdRangeWarning: /abs/path\n")])
+    relaxed = labcheck.check_saved_notebook(warned, "nb", 1.0, _stamped(tmp_path, "interactive"))
+    strict = labcheck.check_saved_notebook(warned, "nb", 1.0, _stamped(tmp_path, "interactive"), strict=True)
+    assert relaxed.problems == [] and "stderr box a student sees" in strict.problems[0]
 
 
 def test_snapshot_sees_new_files_outside_allowed_folders_only(tmp_path):
