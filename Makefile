@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml
 	$(VPY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	@$(VPY) -c "import torch" 2>/dev/null && echo "torch already present: $$($(VPY) -c 'import torch; print(torch.__version__)')" || \
 	  $(VPY) -m pip install --quiet --disable-pip-version-check $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
-	$(VPY) -m pip install --quiet --disable-pip-version-check -e ".[research,test]"
+	$(VPY) -m pip install --quiet --disable-pip-version-check -e ".[research,test,site]"
 	$(VPY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	@touch $(STAMP)
 
@@ -72,6 +72,9 @@ $(LAB_STAMP): pyproject.toml
 
 lab-light: $(LAB_STAMP)
 	$(LAB_VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_dp_primer.ipynb
+
+site: $(STAMP)
+	$(VPY) -m pate_study.site
 
 clean-build:
 	rm -rf build/

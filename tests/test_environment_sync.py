@@ -24,7 +24,7 @@ def _split_requirement(spec: str) -> tuple[str, str]:
 def pyproject_requirements() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    specs = list(project["dependencies"]) + [s for name in ("lab", "research", "test") for s in extras[name]]
+    specs = list(project["dependencies"]) + [s for name in ("lab", "research", "site", "test") for s in extras[name]]
     return dict(_split_requirement(s) for s in specs)
 
 

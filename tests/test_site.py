@@ -1,0 +1,53 @@
+"""``make site``: the static results site from the committed executed notebooks, opened in headless Chromium.
+
+The build test (Sphinx + MyST-NB, nothing executed) takes about 30 s here and the browser check about 20 s; it is
+marked ``site`` and skipped, saying why, without Sphinx/MyST-NB (``pip install -e ".[site]"``) or Chromium.
+"""
+import importlib.util
+
+import pytest
+
+from pate_study import site
+from pate_study.labcheck import find_browser
+from pate_study.paths import BUILD_DIR, FIGURES_DIR
+from pate_study.registry import load_registry
+
+
+@pytest.mark.site
+def test_every_page_renders_with_its_figures_and_no_broken_link(tmp_path):
+    if importlib.util.find_spec("myst_nb") is None:
+        pytest.skip('the site needs Sphinx + MyST-NB: pip install -e ".[site]"')
+    browser = find_browser()
+    if browser is None:
+        pytest.skip("no chromium on this machine: apt-get install chromium (as .ci/run does)")
+    out = site.build_site(tmp_path / "site", source=tmp_path / "site-src")
+    pages = {p.relative_to(out).as_posix() for p in site.pages(out)}
+    stems = site.executed_notebooks()
+    assert {f"figures/{s}/{s}.html" for s in stems} <= pages, "one page per executed notebook"
+    assert {f"documents/{i.document}.html" for i in load_registry()} <= pages, "one page per source document"
+    assert "figures/INDEX.html" in pages
+    warnings = (tmp_path / "site-warnings.log").read_text(encoding="utf-8")
+    assert "WARNING" not in warnings and "ERROR" not in warnings, warnings[:2000]
+    problems = site.check_site_in_browser(out, browser)
+    assert not problems
+    primer = (out / "figures" / "00_dp_primer" / "00_dp_primer.html").read_text(encoding="utf-8")
+    assert primer.count("<img") >= 8, "the primer's stored figures are on its page (nothing re-executed)"
+
+
+def test_broken_local_links_are_found(tmp_path):
+    (tmp_path / "a").mkdir()
+    page = tmp_path / "a" / "page.html"
+    page.write_text("x")
+    (tmp_path / "a" / "fig.png").write_bytes(b"png")
+    assert site.broken_local_link(page, "fig.png#x", tmp_path) is None
+    assert site.broken_local_link(page, "https://example.org/x", tmp_path) is None
+    assert site.broken_local_link(page, "missing.html", tmp_path) == "missing.html"
+    assert "outside the site" in site.broken_local_link(page, "../../etc/passwd", tmp_path)
+
+
+def test_document_pages_show_each_item_with_its_figure():
+    items = [i for i in load_registry() if i.id == "make2021-fig5"]
+    text = site.document_page("make2021", items)
+    assert "## make2021-fig5" in text and "../figures/00_dp_primer/make2021-fig5.png" in text
+    assert "[00_dp_primer](../figures/00_dp_primer/00_dp_primer.ipynb)" in text
+    assert (FIGURES_DIR / "00_dp_primer" / "make2021-fig5.png").exists()
