@@ -92,3 +92,24 @@ def test_gaussian_tight_delta_against_the_issue_value_and_the_privacy_profile():
         exact, _ = integrate.quad(integrand, -50, 50, limit=200)
         assert primer.gaussian_tight_delta(eps, sigma=sigma) == pytest.approx(exact, rel=1e-6, abs=1e-12)
     assert primer.classic_gaussian_sigma(0.5, 1e-5) == pytest.approx(np.sqrt(2 * np.log(1.25e5)) / 0.5)
+
+
+def test_sliders_degrade_to_one_static_figure_outside_an_interactive_kernel(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pate_study import sliders
+
+    shown = []
+    monkeypatch.setattr(sliders, "display", shown.append)
+    drawn = []
+    sliders.slider_plot(lambda epsilon: drawn.append(epsilon) or sliders.laplace_neighbours(epsilon),
+                        epsilon=(0.1, 3.0, 0.1, 1.0))
+    assert drawn == [1.0] and len(shown) == 1  # one figure at the starting value, no widget
+    monkeypatch.setenv("PATE_STUDY_RUNNER", "paper")
+    monkeypatch.setattr(sliders, "in_kernel", lambda: True)
+    assert not sliders.widgets_available()  # the runner's kernel: static, so the executed copy shows the figure
+    with pytest.raises(ValueError, match="slider sigma"):
+        sliders.slider_plot(sliders.gaussian_neighbours, sigma=(1.0, 4.0, 0.1, 5.0))
+    for fig in (sliders.lnmax_answer(np.array([5, 3, 2]), 0.1), sliders.gaussian_neighbours(2.0)):
+        assert fig.axes
