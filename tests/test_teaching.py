@@ -1,0 +1,31 @@
+"""The lecturer's path as files: a README in two screens linking each docs page once, and a light install list
+(binder/requirements.txt) that is exactly the core dependencies plus the ``lab`` extra (no torch)."""
+import re
+import tomllib
+
+from pate_study.paths import REPO_ROOT
+
+DOCS = ["docs/teaching.md", "docs/data.md", "docs/reproducibility.md", "docs/architecture.md", "docs/findings/"]
+
+
+def test_readme_is_two_screens_and_links_each_docs_page_once():
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 250
+    for page in DOCS:
+        assert text.count(f"]({page})") == 1, page
+        assert (REPO_ROOT / page).exists(), page
+    assert "../shared" not in text and "build/00_dp_primer" not in text
+
+
+def test_binder_requirements_are_the_core_and_the_lab_extra_without_torch():
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    expected = set(project["dependencies"]) | set(project["optional-dependencies"]["lab"])
+    listed = {line.strip() for line in (REPO_ROOT / "binder" / "requirements.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+    assert listed == expected
+    assert not any(re.match(r"(torch|ray)\b", spec) for spec in expected)
+
+
+def test_docs_do_not_point_at_files_a_clone_does_not_have():
+    for path in (REPO_ROOT / "docs").rglob("*.md"):
+        assert "../shared" not in path.read_text(encoding="utf-8"), path
