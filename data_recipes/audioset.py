@@ -19,6 +19,7 @@ import json
 import re
 import shutil
 import tarfile
+import tempfile
 import zlib
 from pathlib import Path
 from typing import Mapping
@@ -191,8 +192,6 @@ RECIPE = Recipe(
 
 def read_embeddings_tar_bytes_for_test(data: bytes) -> dict[str, dict[str, np.ndarray]]:
     """:func:`read_embeddings_tar` on in-memory tar bytes (tests and fixtures)."""
-    import tempfile
-
     with tempfile.NamedTemporaryFile(suffix=".tar.gz") as f:
         f.write(data)
         f.flush()
