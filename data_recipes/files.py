@@ -190,7 +190,7 @@ def _umask() -> int:
 
 def no_room(exc: BaseException, folder: Path, written: int = 0) -> bool:
     """Whether a write error means "the folder cannot take the file" rather than a bug in the writer."""
-    if isinstance(exc, OSError) and (exc.errno in _NO_ROOM or "requested and" in str(exc)):
+    if isinstance(exc, OSError) and (exc.errno in _NO_ROOM or "requested and" in str(exc) or "short write" in str(exc)):
         return True  # numpy's tofile: "OSError: 95125 requested and 32704 written" (errno None)
     text = str(exc)
     if "inline_container" in text or "file write failed" in text:
@@ -218,8 +218,10 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None], *, need
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over ``path`` (atomic on POSIX).
 
     An exception in ``write``, or an empty result, leaves ``path`` as it was and removes the temporary file.
-    A failure for lack of space or permission raises :class:`WriteFailedError` (one line: variable, path,
-    ``needed`` bytes when the caller knows them, else at least what had been written, and the bytes free).
+    ``needed``: the least number of bytes a complete file has (a lower bound the caller knows: array bytes,
+    text length); a smaller result is a short write, lost by a writer that ignored a failed flush. A failure for
+    lack of space or permission raises :class:`WriteFailedError` (one line: variable, path, the bytes needed
+    when known, else at least what had been written, and the bytes free).
     """
     path = Path(path)
     tmp = None
@@ -229,8 +231,11 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None], *, need
         os.close(fd)
         tmp = Path(tmp_name)
         write(tmp)
-        if tmp.stat().st_size == 0:
+        size = tmp.stat().st_size
+        if size == 0:
             raise OSError(f"refusing to replace {path}: the new content is empty")
+        if needed is not None and size < needed:  # C writers (numpy's tofile) can lose a failed flush silently
+            raise OSError(errno.EIO, f"short write: {size:,} of at least {needed:,} bytes reached the disk")
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     except (OSError, RuntimeError) as exc:

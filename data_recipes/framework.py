@@ -536,7 +536,7 @@ def _writing(where: Path, work: Callable[[], object]):
 def atomic_save_npy(path: Path, array) -> None:
     """np.save through :func:`data_recipes.files.atomic_write` (used inside prepare)."""
     arr = np.asarray(array)
-    atomic_write(path, lambda tmp: np.save(tmp, arr, allow_pickle=False), needed=arr.nbytes + 128)
+    atomic_write(path, lambda tmp: np.save(tmp, arr, allow_pickle=False), needed=arr.nbytes + 64)  # data + the smallest .npy header
 
 
 def require(condition: bool, message: str) -> None:
