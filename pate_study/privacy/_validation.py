@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from data_recipes.npyfile import load_npy
 from data_recipes.votes import check_counts, check_n_queries, check_row_totals
 
 __all__ = [
@@ -113,14 +114,12 @@ def check_threshold(name: str, value: Any, low: float, high: float, what: str) -
 def load_votes_file(path: Any, *, flag: str = "--votes", n_teachers: int | None = None) -> np.ndarray:
     """Read a vote matrix from an ``.npy`` file and apply :func:`check_counts` to it.
 
-    The header is checked before anything is allocated (:func:`pate_study.npyfile.load_npy`: not an
+    The header is checked before anything is allocated (:func:`data_recipes.npyfile.load_npy`: not an
     .npy file, a pickle, a truncated file or a header claiming a huge shape are refused, never
     unpickled); then the values (non-negative integers, one total per row, ``n_teachers`` when known,
     a transposed orientation named with its fix). Every message names ``flag`` and the file.
     Returns the integer (or integral float) array as stored.
     """
-    from pate_study.npyfile import load_npy
-
     arr = load_npy(path, flag=flag)
     return check_counts(arr, name=f"{flag} {path}", keep_integers=True, n_teachers=n_teachers)
 
