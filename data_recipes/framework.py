@@ -252,7 +252,9 @@ class Recipe:
         """Why the prepared folder cannot be served (None when it is fine, "not prepared" when absent).
 
         Checks the manifest's measured sizes against the promise of its variant, so a folder that an
-        older version installed incomplete is re-prepared rather than served.
+        older version installed incomplete is re-prepared rather than served, then runs the recipe's ``verify``
+        on the installed files (cheap structure checks: headers, shapes, row counts), so a prepared file edited or
+        damaged after installation is found before a loader uses it.
         """
         manifest = read_manifest(self.name)
         if manifest is None:
@@ -263,7 +265,13 @@ class Recipe:
         if "sizes" not in manifest:
             return "prepared by an older version that did not record the sizes of what it prepared"
         problems = size_problems(variant, manifest["sizes"], allow_small=bool(manifest.get("allowed_small")))
-        return "; ".join(problems) or None
+        if problems:
+            return "; ".join(problems)
+        try:  # the recipe's own structure check of what it installed (a hand-edited or damaged folder)
+            self.verify(prepared_dir(self.name))
+        except (DataError, OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+            return f"its prepared files fail the recipe's check ({one_line(exc)})"
+        return None
 
     def is_prepared(self) -> bool:
         """True when a complete prepared folder is installed (see :meth:`problem`)."""

@@ -53,7 +53,8 @@ def small_audioset(fake_mirror, monkeypatch):
     folder.mkdir()
     rows = ["index,mid,display_name"] + [f"{i},/m/{i:04d},class {i}" for i in range(ar.N_CLASSES)]
     (folder / "class_labels_indices.csv").write_text("\n".join(rows) + "\n")
-    (folder / "ontology.json").write_text("[]")
+    (folder / "ontology.json").write_text(json.dumps([{"id": f"/m/{i:04d}", "name": f"class {i}", "child_ids": []}
+                                                      for i in range(ar.N_CLASSES)]))
     (folder / "balanced_train_segments.csv").write_text("# YTID, start_seconds, end_seconds, positive_labels\n")
     monkeypatch.setattr(ar, "EXPECTED", {"bal_train": 2, "eval": 1, "unbal_train": None})
     files = tuple(fw.SourceFile(f.name) for f in (ar.LABELS, ar.ONTOLOGY, ar.BAL_SEGMENTS))
