@@ -26,13 +26,16 @@ decides *what* the pieces are and *where their results go*:
   thesis's setting, ~280 GB as float32) must not: pass a **path** on storage every node can read (str or
   ``os.PathLike`` values are passed as they are, and the shard function opens them, e.g. ``numpy.load(...,
   mmap_mode="r")``). The cache folder is the driver's (``$PATE_STUDY_CACHE``).
-* Cluster: ``address`` (or ``$RAY_ADDRESS``) connects to an existing cluster (``ray start --head``, KubeRay);
-  without one a local instance is started on 127.0.0.1 without dashboard and stopped at exit.
+* Cluster: ``address`` (or ``$RAY_ADDRESS``) connects to an existing cluster (``ray start --head``, KubeRay;
+  ``ray://HEAD:10001`` needs the ``ray`` extra, which brings ``ray[client]``; see docs/ray.md); an address where
+  nothing answers fails within :data:`CONNECT_TIMEOUT_S` (30 s) naming the variable. Without an address a local
+  instance is started on 127.0.0.1 without dashboard and stopped at exit.
 """
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,11 +50,14 @@ from pate_study.io import default_cache_dir, load_cache_entry, save_cache_entry
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "BACKENDS", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "connect", "local_ray", "shard_ranges",
+    "BACKENDS", "CONNECT_TIMEOUT_S", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "check_reachable",
+    "connect", "local_ray", "shard_ranges",
     "shard_seed", "shard_cache_path", "map_shards",
 ]
 
 BACKENDS = ("local", "ray")
+#: how long :func:`connect` waits for a cluster address to accept connections before it fails
+CONNECT_TIMEOUT_S = 30.0
 # transient failures worth a retry (CUDA out-of-memory is a RuntimeError; lost files or connections OSError)
 RETRY_EXCEPTIONS: tuple[type[BaseException], ...] = (RuntimeError, OSError, MemoryError)
 
@@ -119,12 +125,64 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, num_gpus
         raise ImportError("backend='ray' needs Ray: pip install -e \".[ray]\" (or pip install 'ray>=2.9')") from exc
     if ray.is_initialized():
         return ray.get_runtime_context().gcs_address
+    label = "address" if address else "RAY_ADDRESS"
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
+        check_reachable(address, label=label, timeout_s=CONNECT_TIMEOUT_S)
         logger.info("connecting to the Ray cluster at %s", address)
-        ray.init(address=address, logging_level=logging.WARNING)
+        try:
+            ray.init(address=address, logging_level=logging.WARNING)
+        except (ConnectionError, RuntimeError, ValueError) as exc:  # wrong kind of server, version mismatch
+            raise ConnectionError(f"{label}={address}: Ray could not connect ({_first_line(exc)}); "
+                                  f"{_CONNECT_FIX.format(label=label)}") from exc
         return ray.get_runtime_context().gcs_address
     return _start_local(num_cpus, num_gpus)
+
+
+_CONNECT_FIX = ("start a head node there (`ray start --head`, docs/ray.md), point {label} at a running one, "
+                "or unset it to run on a local instance")
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a cluster address (``ray://host:10001``, ``host:6379``, ``[::1]:6379``), or None for
+    Ray's symbolic addresses (``auto``, ``local``) that name no socket."""
+    rest = address.split("://", 1)[1] if "://" in address else address
+    if rest in ("auto", "local") or ":" not in rest:
+        return None
+    host, _, port = rest.rpartition(":")
+    try:
+        return host.strip("[]"), int(port)
+    except ValueError:
+        raise ValueError(f"{address!r}: expected host:port or ray://host:port") from None
+
+
+def check_reachable(address: str, *, label: str = "RAY_ADDRESS", timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Fail within ``timeout_s`` when nothing accepts connections at a cluster address.
+
+    ``ray.init`` on an address where no head node runs retries without end ("Failed to connect to GCS"), and
+    ignores SIGTERM while it does; a plain TCP connection tried here first (again every half second until the
+    deadline, for a head node that is still starting) turns that into one ConnectionError naming ``label``
+    (``RAY_ADDRESS`` when the address came from the environment), the address and the fix.
+    """
+    target = _host_port(address)
+    if target is None:
+        return
+    deadline = time.monotonic() + timeout_s
+    reason = "no answer"
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            with socket.create_connection(target, timeout=max(0.1, min(5.0, left))):
+                return
+        except socket.gaierror as exc:
+            raise ConnectionError(f"{label}={address}: unknown host {target[0]!r} ({exc.strerror}); "
+                                  f"{_CONNECT_FIX.format(label=label)}") from None
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+        if time.monotonic() + 0.5 >= deadline:
+            raise ConnectionError(f"{label}={address}: no Ray head node answers at {target[0]}:{target[1]} within "
+                                  f"{timeout_s:g} s ({reason}); {_CONNECT_FIX.format(label=label)}")
+        time.sleep(0.5)
 
 
 def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
