@@ -7,7 +7,12 @@ reader sees the old file or the complete new one, never a partial one.
 The cache (trained ensembles, teacher outputs; :mod:`pate_study.ensemble`) stores ``torch.save`` payloads
 keyed by :func:`hash_inputs` (SHA-256 of data, partitions, configuration, seed and method) in
 :func:`default_cache_dir`; every entry has a JSON sidecar with the SHA-256 and size of its payload, and an
-entry that fails verification is discarded and recomputed (:func:`load_cache_entry`).
+entry that fails verification (or is not what its key declares: :class:`CacheExpectation`) is discarded and
+recomputed (:func:`load_cache_entry`). A cache that cannot take new entries (read-only, full) is reported on the
+first miss, before the work, and costs the entry, never the computed result (:func:`save_cache_entry`).
+
+The file primitives (hashes, atomic writes, write failures as one line) are defined in :mod:`data_recipes.files`,
+which the recipes share; they are re-exported here under their usual names.
 """
 from __future__ import annotations
 
@@ -15,12 +20,12 @@ import hashlib
 import json
 import logging
 import os
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping
 
-from data_recipes.files import (FolderNotWritableError, WriteFailedError, atomic_write, atomic_write_text, check_writable,
-                                one_line, replace_folder, sha256_file, variable_for)
+from data_recipes.files import (FolderNotWritableError, WriteFailedError, atomic_write, atomic_write_text,
+                                check_writable, one_line, replace_folder, sha256_file, variable_for)
 
 from .env import cache_dir
 

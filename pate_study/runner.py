@@ -3,6 +3,11 @@
 For every ``notebooks/<stem>.ipynb`` the parameters come from ``configs/<stem>/<profile>.yaml``; the runner
 adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in order:
 
+0. **Checks.** Every parameter file of the run is checked against its notebook's parameters cell (papermill's
+   reading of it) before anything else: an unknown name (with the nearest known one), a value of another type than
+   the notebook's default, a YAML syntax error (line and column) is one line each, naming the file, the parameter,
+   what was expected and what was found; nothing runs until all are fixed (exit status 2). Staging folders left
+   by an interrupted run (``figures/.tmp-<stem>``, ``figures/.old-<stem>-<pid>``) are removed.
 1. **Data.** It prepares the datasets the notebooks read (:data:`NOTEBOOK_DATASETS`) through the data recipes'
    command line, mirror first, then the official URLs, each file verified (``--data network``, the default);
    ``--data offline`` uses the mirror only and never touches the network; ``--data skip`` prepares nothing.
