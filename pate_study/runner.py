@@ -55,7 +55,8 @@ import data_recipes
 from data_recipes import read_manifest
 
 from .errors import one_line
-from .io import atomic_write_text, replace_folder
+from .env import DATA_ENV, check_writable, data_dir
+from .io import atomic_write_text, cache_writable, replace_folder
 from .outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
 from .paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from .registry import write_index
@@ -231,6 +232,17 @@ def check_configs(stems: list[str], profile: str, configs_dir: Path | None = Non
         problems += check_config(path, params, notebook_parameters(notebooks_dir / f"{stem}.ipynb"))
     if problems:
         raise ConfigError(problems)
+
+
+def check_folders(data_mode: str) -> None:
+    """Before any long work: ``figures/`` and ``build/`` (and the data folder, unless ``--data skip``) must take
+    new files (FolderNotWritableError naming the folder or its variable otherwise); a cache that cannot is
+    reported once (results are then computed but not cached)."""
+    check_writable(FIGURES_DIR, label=f"figures folder {FIGURES_DIR}")
+    check_writable(BUILD_DIR, label=f"build folder {BUILD_DIR}")
+    if data_mode != "skip":
+        check_writable(data_dir(), label=f"{DATA_ENV}={data_dir()}")
+    cache_writable()
 
 
 def remove_stale_staging(figures_dir: Path = FIGURES_DIR) -> list[Path]:
@@ -559,6 +571,7 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         stems = [s for s in stems if s not in without]
     remove_stale_staging()
     check_configs(stems, profile)  # every parameter file against its notebook, before data or notebooks run
+    check_folders(data_mode)
     for stem in stems:
         if stem not in NOTEBOOK_DATASETS:
             logger.warning("%s: no datasets listed in pate_study.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)

@@ -140,3 +140,19 @@ def test_a_notebook_stopped_midway_leaves_no_staging_folder(tmp_path, monkeypatc
         assert runner.run_figures("smoke", ["00_dp_primer"], "skip") == 1
         assert "no executed copy was written" in (build / "summary.smoke.md").read_text()
     assert list(figures.iterdir()) == []
+
+
+def test_a_folder_that_cannot_take_files_stops_the_run_before_any_work(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from data_recipes import files
+
+    monkeypatch.setattr(runner, "remove_stale_staging", lambda *a: [])
+    monkeypatch.setattr(runner, "check_configs", lambda *a: None)
+    ran = []
+    monkeypatch.setattr(runner, "prepare_datasets", lambda *a: ran.append("data") or [])
+    monkeypatch.setattr(files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(
+        OSError(errno.EROFS, "Read-only file system")))
+    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    err = capsys.readouterr().err
+    assert code == 2 and not ran and "error: figures folder" in err and "Read-only file system" in err
