@@ -37,6 +37,7 @@ import logging
 import os
 import socket
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from tqdm.auto import tqdm
 
 from pate_study.io import default_cache_dir, load_cache_entry, save_cache_entry
 
@@ -120,7 +123,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, num_gpus
     default: the machine's). An already initialised Ray (a test's, a notebook's) is reused as it is.
     """
     try:
-        import ray
+        import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("backend='ray' needs Ray: pip install -e \".[ray]\" (or pip install 'ray>=2.9')") from exc
     if ray.is_initialized():
@@ -188,7 +191,7 @@ def check_reachable(address: str, *, label: str = "RAY_ADDRESS", timeout_s: floa
 def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
     """``ray.init`` of a local instance: no dashboard, node address 127.0.0.1 requested (Ray 2.60 maps it to the
     machine's address, ``services.resolve_ip_for_localhost``; its token authentication guards the ports)."""
-    import ray
+    import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
 
     logger.info("starting a local Ray instance (no dashboard)")
     ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
@@ -200,7 +203,7 @@ def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
 def local_ray(num_cpus: int | None = 2, num_gpus: int | None = None) -> Iterator[str]:
     """A fresh local Ray instance for the duration of a ``with`` block (tests, benchmarks), whatever
     ``$RAY_ADDRESS`` says; yields its address (give it to other processes as ``RAY_ADDRESS``) and shuts it down."""
-    import ray
+    import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
 
     if ray.is_initialized():
         raise RuntimeError("local_ray: Ray is already initialised in this process; call ray.shutdown() first")
@@ -215,7 +218,6 @@ def local_ray(num_cpus: int | None = 2, num_gpus: int | None = None) -> Iterator
 # payloads: what a shard returns and the cache stores (torch.load(weights_only=True) reads it back)
 # --------------------------------------------------------------------------------------------
 def _to_state(obj: Any) -> Any:
-    import torch
 
     if isinstance(obj, np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(obj)) if obj.dtype != object else [_to_state(x) for x in obj]
@@ -229,7 +231,6 @@ def _to_state(obj: Any) -> Any:
 
 
 def _from_state(obj: Any) -> Any:
-    import torch
 
     if isinstance(obj, torch.Tensor):
         return obj.numpy()
@@ -245,8 +246,6 @@ def _run_shard(fn: Callable[..., Any], args: dict[str, Any], **shared: Any) -> A
     top-level keyword arguments, so Ray resolves their object references before the call). Arrays from
     the object store are read-only views; the shard functions never write into their inputs, so torch's
     warning about non-writable arrays is silenced here."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning)
         return _to_state(fn(**shared, **args))
@@ -266,8 +265,6 @@ def map_shards(fn: Callable[..., Any], shards: Sequence[Shard], *, shared: dict[
     must be importable by the workers (a module-level function of an installed package). See the module
     docstring for backends, resources, retries, caching and data placement.
     """
-    from tqdm.auto import tqdm
-
     check_backend(backend)
     shared = dict(shared or {})
     names = [s.name for s in shards]
@@ -333,7 +330,7 @@ def _map_ray(fn: Callable[..., Any], shards: Sequence[Shard], todo: list[int], s
              retry_exceptions: Sequence[type[BaseException]] | bool) -> list[tuple[str, BaseException]]:
     """Submit one Ray task per shard in ``todo``, collect them as they finish (``ray.wait``), hand each result
     to ``finish`` (cache + progress); returns the shards that failed for good with their errors."""
-    import ray
+    import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
 
     connect(address)
     # the same inputs for every shard: into the object store once (paths stay paths: big data is read by the task)

@@ -48,9 +48,9 @@ def default_cache_dir() -> Path:
 
 
 def _hash_update(h: Any, obj: Any) -> None:
-    import numpy as np
-    import scipy.sparse as sp
-    import torch
+    import numpy as np  # with torch, on first use (see above)
+    import scipy.sparse as sp  # with torch, on first use (see above)
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     if sp.issparse(obj):
         c = sp.csr_matrix(obj)
@@ -94,8 +94,8 @@ class CacheExpectation:
 
 def _payload_bytes(payload: Any) -> int:
     """Bytes of tensor and array data in ``payload``: a lower bound of what ``torch.save`` writes."""
-    import numpy as np
-    import torch
+    import numpy as np  # with torch, on first use (see above)
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     if isinstance(payload, torch.Tensor):
         return payload.element_size() * payload.nelement()
@@ -129,7 +129,7 @@ def save_cache_entry(path: str | Path, payload: dict[str, Any], meta: dict[str, 
     the result: one warning names the variable, the path and the bytes needed, whatever was there is kept, and
     None is returned instead of the path.
     """
-    import torch
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     path = Path(path)
     try:
@@ -144,8 +144,8 @@ def save_cache_entry(path: str | Path, payload: dict[str, Any], meta: dict[str, 
 
 def _check_expected(payload: Any, expect: Mapping[str, CacheExpectation]) -> str | None:
     """Why ``payload`` is not what ``expect`` declares (None when it is)."""
-    import numpy as np
-    import torch
+    import numpy as np  # with torch, on first use (see above)
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     for name, want in expect.items():
         value: Any = payload
@@ -177,7 +177,7 @@ def load_cache_entry(path: str | Path, *, expect: Mapping[str, CacheExpectation]
     absent, so it is recomputed; it is deleted when the cache is writable, and left with a warning when not.
     On a miss the cache's writability is checked (:func:`cache_writable`) before the caller starts the work.
     """
-    import torch
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     path = Path(path)
     side_path = path.with_suffix(path.suffix + ".json")

@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 import papermill
 import yaml
 
@@ -59,7 +60,7 @@ from .env import DATA_ENV, check_writable, data_dir
 from .io import atomic_write_text, cache_writable, replace_folder
 from .outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
 from .paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
-from .registry import write_index
+from .registry import load_registry, write_index
 from .session import RUNNER_ENV
 
 logger = logging.getLogger(__name__)
@@ -342,8 +343,6 @@ def strip_volatile(nb: dict) -> dict:
 
 def write_stripped(executed: Path, target: Path) -> Path:
     """Write ``executed`` without volatile metadata to ``target`` (atomically; nbformat's canonical layout)."""
-    import nbformat
-
     nb = nbformat.read(str(executed), as_version=4)
     stripped = nbformat.from_dict(strip_volatile(nb))
     return atomic_write_text(Path(target), nbformat.writes(stripped) + "\n")
@@ -355,8 +354,6 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 def point_at_final_folder(notebook: Path, staging: Path, final: Path) -> Path:
     """In the committed copy's injected parameters, name the folder the outputs end up in (``figures/<stem>``),
     not the staging folder they were written to, so that a reader who reruns the copy writes where it reads."""
-    import nbformat
-
     nb = nbformat.read(str(notebook), as_version=4)
     staged, kept = (json.dumps(str(p.relative_to(REPO_ROOT))) for p in (staging, final))
     for cell in nb.cells:
@@ -367,7 +364,7 @@ def point_at_final_folder(notebook: Path, staging: Path, final: Path) -> Path:
 
 def export_html(executed: Path) -> Path:
     """Render an executed notebook to HTML beside it (JupyterLab's layout, figures with their alternative text)."""
-    from nbconvert import HTMLExporter
+    from nbconvert import HTMLExporter  # heavy (~1 s, jinja2 and its exporters): only when HTML is written
 
     exporter = HTMLExporter(template_name="lab_alt", extra_template_basedirs=[str(TEMPLATES_DIR)])
     body, _ = exporter.from_filename(str(executed))
@@ -468,8 +465,6 @@ class NotebookRun:
 
 
 def _registry_status() -> dict[str, str]:
-    from .registry import load_registry
-
     try:
         return {item.id: item.status for item in load_registry()}
     except (OSError, ValueError):
@@ -509,8 +504,6 @@ def notebook_outputs(stem: str, run_profile: str, figures_dir: Path = FIGURES_DI
 def real_data_commands(stem: str) -> list[str]:
     """Commands that would give ``stem`` the real data it lacks (its datasets not prepared yet), each with the
     recipe's own advice when the data cannot be downloaded."""
-    import data_recipes
-
     commands = []
     for name in NOTEBOOK_DATASETS.get(stem, ()):
         if data_recipes.read_manifest(name) is not None:
