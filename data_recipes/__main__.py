@@ -18,10 +18,9 @@ import argparse
 import logging
 import sys
 
-from pate_study.env import EnvPathError
-from pate_study.errors import one_line
 
 from . import get_recipe, names, prepare
+from .files import EnvPathError, WriteFailedError, one_line
 from .framework import DataError, NotAvailableError, data_root, find_in_mirror, mirror_root, read_manifest
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE, EXIT_NOT_AVAILABLE = 0, 1, 2, 3
@@ -108,8 +107,11 @@ def main(argv: list[str] | None = None) -> int:
             return _list()
         return _prepare(args.names, force=args.force, allow_large=args.allow_large, offline=args.offline,
                         allow_small=args.allow_small)
-    except (ValueError, EnvPathError) as exc:  # unknown name, bad environment variable
+    except (ValueError, EnvPathError) as exc:  # unknown name, bad environment variable, folder not writable
         print(f"error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except WriteFailedError as exc:  # disk full or read-only while preparing: nothing installed, old data kept
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -19,6 +19,7 @@ import json
 import re
 import shutil
 import tarfile
+import tempfile
 import zlib
 from pathlib import Path
 from typing import Mapping
@@ -62,7 +63,10 @@ _SPLIT_RE = re.compile(r"(?:^|/)audioset_v1_embeddings/([a-z_]+)/[^/]+\.tfrecord
 
 def read_class_labels(data: bytes, *, where: str) -> list[tuple[str, str]]:
     """class_labels_indices.csv -> [(mid, display_name)] in index order (must be 0..526)."""
-    rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+    try:
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise MalformedDataError(f"{where}: not a UTF-8 CSV ({exc})") from exc
     require(rows and rows[0] == ["index", "mid", "display_name"], f"{where}: expected header index,mid,display_name")
     out = []
     for i, row in enumerate(rows[1:]):
@@ -70,7 +74,26 @@ def read_class_labels(data: bytes, *, where: str) -> list[tuple[str, str]]:
         require(row[0] == str(i), f"{where}: row {i + 2} has index {row[0]!r}, expected {i}")
         out.append((row[1], row[2]))
     require(len(out) == N_CLASSES, f"{where}: expected {N_CLASSES} classes, got {len(out)}")
+    seen: dict[str, int] = {}
+    for i, (mid, _) in enumerate(out):
+        require(mid not in seen, f"{where}: row {i + 2} repeats class {mid!r} of row {seen.get(mid, 0) + 2}")
+        seen[mid] = i
     return out
+
+
+def read_ontology(data: bytes, *, where: str) -> list[dict]:
+    """ontology.json -> its list of classes, each with a string ``id`` and ``name`` and a list ``child_ids``
+    (the fields the subset rules read); MalformedDataError naming ``where`` otherwise."""
+    try:
+        entries = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MalformedDataError(f"{where}: not valid JSON ({exc})") from exc
+    require(isinstance(entries, list) and entries, f"{where}: expected a JSON list of classes")
+    for i, e in enumerate(entries):
+        require(isinstance(e, dict) and isinstance(e.get("id"), str) and isinstance(e.get("name"), str)
+                and isinstance(e.get("child_ids"), list),
+                f"{where}: entry {i} lacks a string id, a string name or a child_ids list")
+    return entries
 
 
 def decode_records(payloads: list[bytes], names: list[str], n_classes: int = N_CLASSES) -> dict[str, np.ndarray]:
@@ -138,10 +161,7 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
     lab = fetched[LABELS.name]
     read_class_labels(read_source_bytes(lab.path), where=str(lab.path))
     onto = fetched[ONTOLOGY.name]
-    try:
-        json.loads(read_source_bytes(onto.path))
-    except json.JSONDecodeError as exc:
-        raise MalformedDataError(f"{onto.path}: not valid JSON ({exc})") from exc
+    read_ontology(read_source_bytes(onto.path), where=str(onto.path))
     shutil.copyfile(lab.path, out / LABELS.name)
     shutil.copyfile(onto.path, out / ONTOLOGY.name)
     tar = fetched[variant.files[-1].name]
@@ -158,13 +178,25 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
     return counts
 
 
+ARRAYS = ("embeddings", "n_frames", "labels", "video_ids", "start", "end")
+
+
 def _verify(out: Path) -> None:
+    """The prepared folder's structure: class list and ontology as :func:`read_class_labels` and
+    :func:`read_ontology` accept them, and per split six arrays of one length with 527 label columns
+    (memory-mapped: cheap enough to run before every load)."""
+    read_class_labels((out / LABELS.name).read_bytes(), where=str(out / LABELS.name))
+    read_ontology((out / ONTOLOGY.name).read_bytes(), where=str(out / ONTOLOGY.name))
     found = [s for s in SPLITS if (out / f"{s}_labels.npy").exists()]
     require(found, f"{out}: no split prepared")
     for s in found:
-        emb = np.load(out / f"{s}_embeddings.npy", mmap_mode="r")
-        lab = np.load(out / f"{s}_labels.npy", mmap_mode="r")
-        require(emb.shape[1:] == (N_FRAMES, DIM) and lab.shape == (emb.shape[0], N_CLASSES), f"{out}: bad {s} arrays")
+        arrays = {k: np.load(out / f"{s}_{k}.npy", mmap_mode="r") for k in ARRAYS}
+        emb, lab = arrays["embeddings"], arrays["labels"]
+        require(emb.shape[1:] == (N_FRAMES, DIM) and lab.shape == (emb.shape[0], N_CLASSES),
+                f"{out}: {s}_embeddings.npy {emb.shape} and {s}_labels.npy {lab.shape} do not match "
+                f"[n, {N_FRAMES}, {DIM}] and [n, {N_CLASSES}]")
+        lengths = {k: a.shape[0] for k, a in arrays.items()}
+        require(len(set(lengths.values())) == 1, f"{out}: the {s} arrays disagree on the number of clips {lengths}")
 
 
 def _measure(out: Path) -> dict[str, int]:
@@ -191,8 +223,6 @@ RECIPE = Recipe(
 
 def read_embeddings_tar_bytes_for_test(data: bytes) -> dict[str, dict[str, np.ndarray]]:
     """:func:`read_embeddings_tar` on in-memory tar bytes (tests and fixtures)."""
-    import tempfile
-
     with tempfile.NamedTemporaryFile(suffix=".tar.gz") as f:
         f.write(data)
         f.flush()

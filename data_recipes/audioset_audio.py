@@ -3,7 +3,7 @@
 For each segment (YouTube id, start, end) of ``balanced_train_segments.csv``: download the
 audio with yt-dlp (optional dependency, imported lazily), cut the 10 s segment, resample to
 44.1 kHz mono and store the log-Mel spectrogram (hop 441, n_fft 2048, 64 Mel bands, dB:
-``pate_study.features.log_mel`` when available, else librosa directly). Videos disappear from
+librosa). Videos disappear from
 YouTube, so the result is always a subset: the manifest reports how many were obtained.
 
 Not part of ``prepare all`` (slow, network-heavy). The number of segments is limited by
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from .audioset import BAL_SEGMENTS, LABELS, N_CLASSES, read_class_labels
 from .framework import Fetched, Recipe, Variant, atomic_save_npy, read_source_bytes, require
@@ -67,20 +68,16 @@ def yt_dlp_downloader(video_id: str, start: float, end: float, dest: Path) -> Pa
 
 
 def log_mel(y: np.ndarray, sr: int = SR) -> np.ndarray:
-    """Log-Mel spectrogram [time, 64] in dB (Muschiol 2021 §4.3.2 parameters)."""
-    try:
-        from pate_study.features import log_mel as _lm  # another worker's implementation, if present
-        return np.asarray(_lm(y, sr=sr), dtype=np.float32)
-    except (ImportError, AttributeError, TypeError):
-        import librosa
+    """Log-Mel spectrogram [time, 64] in dB relative to the clip's maximum (Muschiol 2021 §4.3.2 parameters)."""
+    import librosa  # heavy (numba, ~2 s): only when raw audio is converted, an opt-in recipe
 
-        mel = librosa.feature.melspectrogram(y=y, sr=sr, n_fft=N_FFT, hop_length=HOP, n_mels=N_MELS)
-        return librosa.power_to_db(mel, ref=np.max).T.astype(np.float32)
+    mel = librosa.feature.melspectrogram(y=y, sr=sr, n_fft=N_FFT, hop_length=HOP, n_mels=N_MELS)
+    return librosa.power_to_db(mel, ref=np.max).T.astype(np.float32)
 
 
 def cut_segment(path: Path, start: float | None = None, duration: float = SEGMENT_S) -> np.ndarray:
     """Load ``path`` as 44.1 kHz mono, take ``duration`` s from ``start`` (None: file start), zero-pad."""
-    import librosa
+    import librosa  # heavy (numba, ~2 s): only when raw audio is converted, an opt-in recipe
 
     y, _ = librosa.load(str(path), sr=SR, mono=True, offset=start or 0.0, duration=duration)
     n = int(SR * duration)
@@ -94,8 +91,6 @@ def fetch_log_mels(segments: Iterable[tuple[str, float, float, list[str]]], *, d
     ``downloader(video_id, start, end, dest) -> path`` (default: yt-dlp with a download range, so
     the file already holds just the segment: ``already_cut``).
     """
-    from tqdm.auto import tqdm
-
     downloader = downloader or yt_dlp_downloader
     mels, kept, failed = [], [], {}
     segments = list(segments)

@@ -93,9 +93,10 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
 
 
 def _verify(out: Path) -> None:
-    df = pd.read_csv(out / "requests.csv", keep_default_na=False)
-    require(list(df.columns) == COLUMNS, f"{out}/requests.csv: bad columns {list(df.columns)}")
-    require(set(df["label"].unique()) <= {0, 1}, f"{out}/requests.csv: labels outside {{0, 1}}")
+    columns = list(pd.read_csv(out / "requests.csv", nrows=0).columns)
+    require(columns == COLUMNS, f"{out}/requests.csv: bad columns {columns}")
+    labels = pd.read_csv(out / "requests.csv", keep_default_na=False, usecols=["label"])["label"]
+    require(set(labels.unique()) <= {0, 1}, f"{out}/requests.csv: labels outside {{0, 1}}")
 
 
 def _measure(out: Path) -> dict[str, int]:

@@ -28,15 +28,28 @@ FILES = (
 EXPECTED = {"hdfs_train": 4855, "hdfs_test_abnormal": 16838}
 
 
+#: log keys are stored as int16: every key must lie in 0 .. MAX_KEY (the HDFS keys are 1..28)
+MAX_KEY = 2**15 - 1
+
+
 def parse_sequences(text: str, *, where: str = "<text>") -> list[np.ndarray]:
-    """One int array per non-empty line; MalformedDataError on a non-integer or negative token."""
+    """One int array per non-empty line of space-separated log keys.
+
+    Every token must be ASCII digits (``0-9``; superscripts and other scripts' digits are refused, not read as
+    numbers) with a value in 0 .. :data:`MAX_KEY`; otherwise MalformedDataError naming ``where`` (the file), the
+    line number and the token.
+    """
     seqs = []
     for i, line in enumerate(text.splitlines()):
         tokens = line.split()
         if not tokens:
             continue
-        require(all(t.isdigit() for t in tokens), f"{where}: line {i + 1} has a non-integer token: {line[:60]!r}")
-        seqs.append(np.array(tokens, dtype=np.int64))
+        for token in tokens:  # str.isdigit alone would accept '²' and '٣' (Arabic-Indic 3)
+            require(token.isascii() and token.isdigit(),
+                    f"{where}: line {i + 1}: token {token[:40]!r} is not a log key (ASCII digits 0-9 expected)")
+            require(len(token.lstrip("0")) <= 5 and int(token) <= MAX_KEY,
+                    f"{where}: line {i + 1}: log key {token[:40]} is out of range (0 to {MAX_KEY})")
+        seqs.append(np.array([int(t) for t in tokens], dtype=np.int64))
     require(len(seqs) > 0, f"{where}: no sequences")
     return seqs
 
@@ -45,7 +58,7 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
     counts = {}
     for spec in variant.files:
         f = fetched[spec.name]
-        seqs = parse_sequences(read_source_bytes(f.path).decode("ascii", errors="replace"), where=str(f.path))
+        seqs = parse_sequences(read_source_bytes(f.path).decode("utf-8", errors="replace"), where=str(f.path))
         expected = EXPECTED.get(spec.name)
         require(expected is None or len(seqs) == expected, f"{f.path}: expected {expected} sessions, got {len(seqs)}")
         lengths = np.array([len(s) for s in seqs])

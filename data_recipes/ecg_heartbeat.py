@@ -95,7 +95,7 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
 
 def _verify(out: Path) -> None:
     for split in ("train", "test"):
-        x, y = np.load(out / f"{split}_X.npy"), np.load(out / f"{split}_y.npy")
+        x, y = (np.load(out / f"{split}_{k}.npy", mmap_mode="r") for k in ("X", "y"))  # header only: cheap
         require(x.ndim == 2 and x.shape[1] == N_SAMPLES and len(x) == len(y), f"{out}: bad {split} arrays")
 
 

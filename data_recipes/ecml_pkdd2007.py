@@ -34,12 +34,23 @@ def _text(elem, path: str) -> str:
     return "" if node is None or node.text is None else node.text.strip()
 
 
+def _declares_entities(data: bytes) -> bool:
+    """Whether the XML declares entities (the "billion laughs" bomb and external entities need them); checked in
+    the encodings an XML file may use without a declaration (UTF-8, UTF-16 either way)."""
+    return any(marker in data for marker in (b"<!ENTITY", "<!ENTITY".encode("utf-16-le"),
+                                             "<!ENTITY".encode("utf-16-be")))
+
+
 def parse_xml(data: bytes, *, where: str = "<xml>") -> pd.DataFrame:
     """Parse the challenge XML into one row per sample (columns: see module docstring).
 
     ``url`` = uri, plus ``?query`` when the query is non-empty. MalformedDataError on XML
-    syntax errors, a sample without ``<class><type>``/``<request><uri>``, or an unknown class.
+    syntax errors (a truncated file included), entity declarations (an expansion bomb: refused before parsing;
+    expat's own amplification limit is the second guard), a sample without ``<class><type>``/``<request><uri>``,
+    or an unknown class.
     """
+    require(not _declares_entities(data), f"{where}: declares XML entities (<!ENTITY ...>), which the challenge "
+                                          "file never does; refused (entity expansion can exhaust memory)")
     rows = []
     try:
         for _, elem in ET.iterparse(io.BytesIO(data), events=("end",)):
@@ -55,7 +66,7 @@ def parse_xml(data: bytes, *, where: str = "<xml>") -> pd.DataFrame:
             url = uri + ("?" + query if query else "")
             rows.append((_text(elem, "request/method"), uri, query, url, kind, int(kind != "Valid"), sid))
             elem.clear()
-    except ET.ParseError as exc:
+    except ET.ParseError as exc:  # also expat's "limit on input amplification factor ... breached"
         raise MalformedDataError(f"{where}: not well-formed XML ({exc})") from exc
     require(len(rows) > 0, f"{where}: no <sample> elements found")
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -46,14 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from pate_study import env
-from pate_study.errors import one_line
-from pate_study.io import atomic_write, replace_folder, sha256_file
+import numpy as np
+from tqdm.auto import tqdm
+
+from .files import (DATA_ENV, MIRROR_ENV, WriteFailedError, atomic_write, check_writable, data_dir, mirror_dir,
+                    no_room, one_line, replace_folder, sha256_file, write_failure)
 
 logger = logging.getLogger(__name__)
 
-MIRROR_ENV = env.MIRROR_ENV
-DATA_ENV = env.DATA_ENV
 ALLOW_LARGE_ENV = "PATE_STUDY_ALLOW_LARGE"
 MANIFEST_NAME = "MANIFEST.json"
 _CHUNK = 1 << 20
@@ -101,14 +101,14 @@ def repo_root() -> Path | None:
 def data_root() -> Path:
     """Where prepared data live: ``$PATE_STUDY_DATA``, else ``<repo>/data``, else ``~/.cache/pate_study/data``.
 
-    Checked by :func:`pate_study.env.data_dir` (EnvPathError naming the variable when it is a file).
+    Checked by :func:`data_recipes.files.data_dir` (EnvPathError naming the variable when it is a file).
     """
-    return env.data_dir()
+    return data_dir()
 
 
 def mirror_root() -> Path | None:
     """The mirror folder named by ``$PATE_STUDY_MIRROR`` (None when unset; EnvPathError when not a folder)."""
-    return env.mirror_dir()
+    return mirror_dir()
 
 
 def prepared_dir(name: str) -> Path:
@@ -252,7 +252,9 @@ class Recipe:
         """Why the prepared folder cannot be served (None when it is fine, "not prepared" when absent).
 
         Checks the manifest's measured sizes against the promise of its variant, so a folder that an
-        older version installed incomplete is re-prepared rather than served.
+        older version installed incomplete is re-prepared rather than served, then runs the recipe's ``verify``
+        on the installed files (cheap structure checks: headers, shapes, row counts), so a prepared file edited or
+        damaged after installation is found before a loader uses it.
         """
         manifest = read_manifest(self.name)
         if manifest is None:
@@ -263,7 +265,13 @@ class Recipe:
         if "sizes" not in manifest:
             return "prepared by an older version that did not record the sizes of what it prepared"
         problems = size_problems(variant, manifest["sizes"], allow_small=bool(manifest.get("allowed_small")))
-        return "; ".join(problems) or None
+        if problems:
+            return "; ".join(problems)
+        try:  # the recipe's own structure check of what it installed (a hand-edited or damaged folder)
+            self.verify(prepared_dir(self.name))
+        except (DataError, OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+            return f"its prepared files fail the recipe's check ({one_line(exc)})"
+        return None
 
     def is_prepared(self) -> bool:
         """True when a complete prepared folder is installed (see :meth:`problem`)."""
@@ -340,8 +348,6 @@ def download(url: str, dest: Path, spec: SourceFile, *, timeout: float = 60.0) -
             expected = int(expected) if expected is not None else None
             received = 0
             try:
-                from tqdm.auto import tqdm
-
                 with open(part, "ab" if start else "wb") as out, tqdm(
                     total=(expected + start) if expected is not None else None, initial=start,
                     unit="B", unit_scale=True, desc=dest.name, disable=None, leave=False,
@@ -466,6 +472,7 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
                          f"{[v.name for v in recipe.variants]}")
     reasons: list[str] = []
     chosen = fetched = None
+    check_writable(data_root(), label=f"{DATA_ENV}={data_root()}")  # before any download or decoding
     mirror = mirror_root()
     for v in candidates:
         if mirror is not None and all(find_in_mirror(recipe.folder, f, mirror) is not None for f in v.files):
@@ -474,7 +481,8 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
     if chosen is None:
         for v in candidates:
             try:
-                fetched = fetch_variant(recipe, v, network=network, allow_large=allow_large)
+                fetched = _writing(data_root() / ".downloads" / recipe.folder,
+                                   lambda: fetch_variant(recipe, v, network=network, allow_large=allow_large))
             except NotAvailableError as exc:
                 reasons.append(f"[{v.name}] {exc}")
                 continue
@@ -489,7 +497,7 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{recipe.name}-", dir=root))
     try:
         logger.info("preparing %s (%s) into %s", recipe.name, chosen.name, tmp)
-        counts = recipe.prepare(fetched, tmp, chosen)
+        counts = _writing(tmp, lambda: recipe.prepare(fetched, tmp, chosen))
         recipe.verify(tmp)
         sizes = recipe.measure(tmp)
         check_complete(recipe, chosen, sizes, allow_small=allow_small)
@@ -519,11 +527,24 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
     return final
 
 
-def atomic_save_npy(path: Path, array) -> None:
-    """np.save through :func:`pate_study.io.atomic_write` (used inside prepare)."""
-    import numpy as np
+def _writing(where: Path, work: Callable[[], object]):
+    """``work()``, with a failure to write for lack of space or permission turned into one
+    :class:`~data_recipes.files.WriteFailedError` line naming the variable and ``where`` (a recipe writes with
+    numpy, pandas, tarfile and shutil, not only through :func:`atomic_write`); prepared data are untouched."""
+    try:
+        return work()
+    except WriteFailedError:
+        raise
+    except OSError as exc:
+        if not no_room(exc, where):
+            raise
+        raise write_failure(where, exc, None) from exc
 
-    atomic_write(path, lambda tmp: np.save(tmp, array, allow_pickle=False))
+
+def atomic_save_npy(path: Path, array) -> None:
+    """np.save through :func:`data_recipes.files.atomic_write` (used inside prepare)."""
+    arr = np.asarray(array)
+    atomic_write(path, lambda tmp: np.save(tmp, arr, allow_pickle=False), needed=arr.nbytes + 64)  # data + the smallest .npy header
 
 
 def require(condition: bool, message: str) -> None:

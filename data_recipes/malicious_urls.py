@@ -23,21 +23,26 @@ PUBLISHED_ROWS = 651_191
 
 
 def parse_csv(data: bytes, *, where: str = "<csv>") -> pd.DataFrame:
-    """Parse ``malicious_phish.csv``: exactly the columns url,type; known types only; empty URLs dropped.
-
-    ``df.attrs["dropped_empty_url"]`` counts the dropped rows.
+    """Parse ``malicious_phish.csv``: a header ``url,type`` and rows of exactly those two fields (a row with an
+    extra field is refused, not read with its first field as an index); known types only; empty URLs dropped
+    (``df.attrs["dropped_empty_url"]`` counts them); at least one row left. MalformedDataError names ``where``.
     """
     try:
-        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8",
-                         encoding_errors="replace")
+        raw = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8",
+                          encoding_errors="replace", header=None)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise MalformedDataError(f"{where}: not a readable CSV ({exc})") from exc
-    require(list(df.columns) == ["url", "type"], f"{where}: expected the 2 columns ['url', 'type'], got {list(df.columns)}")
+        raise MalformedDataError(f"{where}: not a readable CSV of 2 fields per row ({exc})") from exc
+    header = [str(c).strip() for c in raw.iloc[0]] if len(raw) else []
+    require(header == ["url", "type"], f"{where}: expected the 2 columns ['url', 'type'], got {header}")
+    df = raw.iloc[1:].set_axis(["url", "type"], axis=1).reset_index(drop=True)
+    require(len(df) > 0, f"{where}: the header has no rows below it")
     empty = df["url"].str.strip() == ""
     df = df.loc[~empty].reset_index(drop=True)
     df.attrs["dropped_empty_url"] = int(empty.sum())
+    require(len(df) > 0, f"{where}: every one of the {int(empty.sum())} rows has an empty URL")
     bad = ~df["type"].isin(TYPES)
-    require(not bad.any(), f"{where}: {int(bad.sum())} rows with an unknown type (first: {df.loc[bad, 'type'].iloc[0] if bad.any() else ''!r}); expected {TYPES}")
+    require(not bad.any(), f"{where}: {int(bad.sum())} rows with an unknown type (first: "
+                           f"{df.loc[bad, 'type'].iloc[0] if bad.any() else ''!r}); expected {TYPES}")
     df["label"] = (df["type"] != "benign").astype(int)
     return df
 

@@ -13,8 +13,8 @@ from typing import Mapping
 
 import numpy as np
 
-from pate_study.npyfile import NpyFileError, load_npy
-from pate_study.privacy._validation import check_counts
+from .npyfile import NpyFileError, load_npy
+from .votes import check_counts
 
 from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, atomic_save_npy, require
 
@@ -41,7 +41,7 @@ def validate_votes(votes: np.ndarray, *, where: str, n_classes: int | None = Non
     Requirements: 2-D, finite, non-negative, integral values, every row summing to ``n_teachers``
     (each of the 250 teachers casts exactly one vote per query, Papernot et al. 2018 §2), and
     ``n_classes`` columns when given. The value checks are the privacy API's own
-    (:func:`pate_study.privacy._validation.check_counts`), so a file accepted here is accepted there.
+    (:func:`data_recipes.votes.check_counts`, the check the privacy accountants use), so a file accepted here is accepted there.
     """
     require(np.ndim(votes) == 2, f"{where}: expected a 2-D vote matrix, got shape {np.shape(votes)}")
     try:

@@ -35,6 +35,9 @@ def choose_device(device: str | torch.device | None = None) -> torch.device:
         if forced:
             if forced not in ("cpu", "cuda"):
                 raise ValueError(f"{DEVICE_VARIABLE}={forced!r}: expected 'cpu' or 'cuda' (or unset: CUDA when available)")
+            if forced == "cuda" and not torch.cuda.is_available():
+                raise ValueError(f"{DEVICE_VARIABLE}=cuda: CUDA was requested but this machine has none "
+                                 f"(torch.cuda.is_available() is False); set {DEVICE_VARIABLE}=cpu or unset it")
             return choose_device(forced)
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(device)

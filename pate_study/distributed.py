@@ -26,14 +26,18 @@ decides *what* the pieces are and *where their results go*:
   thesis's setting, ~280 GB as float32) must not: pass a **path** on storage every node can read (str or
   ``os.PathLike`` values are passed as they are, and the shard function opens them, e.g. ``numpy.load(...,
   mmap_mode="r")``). The cache folder is the driver's (``$PATE_STUDY_CACHE``).
-* Cluster: ``address`` (or ``$RAY_ADDRESS``) connects to an existing cluster (``ray start --head``, KubeRay);
-  without one a local instance is started on 127.0.0.1 without dashboard and stopped at exit.
+* Cluster: ``address`` (or ``$RAY_ADDRESS``) connects to an existing cluster (``ray start --head``, KubeRay;
+  ``ray://HEAD:10001`` needs the ``ray`` extra, which brings ``ray[client]``; see docs/ray.md); an address where
+  nothing answers fails within :data:`CONNECT_TIMEOUT_S` (30 s) naming the variable. Without an address a local
+  instance is started on 127.0.0.1 without dashboard and stopped at exit.
 """
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,17 +45,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from tqdm.auto import tqdm
 
 from pate_study.io import default_cache_dir, load_cache_entry, save_cache_entry
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "BACKENDS", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "connect", "local_ray", "shard_ranges",
+    "BACKENDS", "CONNECT_TIMEOUT_S", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "check_reachable",
+    "connect", "local_ray", "shard_ranges",
     "shard_seed", "shard_cache_path", "map_shards",
 ]
 
 BACKENDS = ("local", "ray")
+#: how long :func:`connect` waits for a cluster address to accept connections before it fails
+CONNECT_TIMEOUT_S = 30.0
 # transient failures worth a retry (CUDA out-of-memory is a RuntimeError; lost files or connections OSError)
 RETRY_EXCEPTIONS: tuple[type[BaseException], ...] = (RuntimeError, OSError, MemoryError)
 
@@ -114,23 +123,75 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, num_gpus
     default: the machine's). An already initialised Ray (a test's, a notebook's) is reused as it is.
     """
     try:
-        import ray
+        import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("backend='ray' needs Ray: pip install -e \".[ray]\" (or pip install 'ray>=2.9')") from exc
     if ray.is_initialized():
         return ray.get_runtime_context().gcs_address
+    label = "address" if address else "RAY_ADDRESS"
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
+        check_reachable(address, label=label, timeout_s=CONNECT_TIMEOUT_S)
         logger.info("connecting to the Ray cluster at %s", address)
-        ray.init(address=address, logging_level=logging.WARNING)
+        try:
+            ray.init(address=address, logging_level=logging.WARNING)
+        except (ConnectionError, RuntimeError, ValueError) as exc:  # wrong kind of server, version mismatch
+            raise ConnectionError(f"{label}={address}: Ray could not connect ({_first_line(exc)}); "
+                                  f"{_CONNECT_FIX.format(label=label)}") from exc
         return ray.get_runtime_context().gcs_address
     return _start_local(num_cpus, num_gpus)
+
+
+_CONNECT_FIX = ("start a head node there (`ray start --head`, docs/ray.md), point {label} at a running one, "
+                "or unset it to run on a local instance")
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a cluster address (``ray://host:10001``, ``host:6379``, ``[::1]:6379``), or None for
+    Ray's symbolic addresses (``auto``, ``local``) that name no socket."""
+    rest = address.split("://", 1)[1] if "://" in address else address
+    if rest in ("auto", "local") or ":" not in rest:
+        return None
+    host, _, port = rest.rpartition(":")
+    try:
+        return host.strip("[]"), int(port)
+    except ValueError:
+        raise ValueError(f"{address!r}: expected host:port or ray://host:port") from None
+
+
+def check_reachable(address: str, *, label: str = "RAY_ADDRESS", timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Fail within ``timeout_s`` when nothing accepts connections at a cluster address.
+
+    ``ray.init`` on an address where no head node runs retries without end ("Failed to connect to GCS"), and
+    ignores SIGTERM while it does; a plain TCP connection tried here first (again every half second until the
+    deadline, for a head node that is still starting) turns that into one ConnectionError naming ``label``
+    (``RAY_ADDRESS`` when the address came from the environment), the address and the fix.
+    """
+    target = _host_port(address)
+    if target is None:
+        return
+    deadline = time.monotonic() + timeout_s
+    reason = "no answer"
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            with socket.create_connection(target, timeout=max(0.1, min(5.0, left))):
+                return
+        except socket.gaierror as exc:
+            raise ConnectionError(f"{label}={address}: unknown host {target[0]!r} ({exc.strerror}); "
+                                  f"{_CONNECT_FIX.format(label=label)}") from None
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+        if time.monotonic() + 0.5 >= deadline:
+            raise ConnectionError(f"{label}={address}: no Ray head node answers at {target[0]}:{target[1]} within "
+                                  f"{timeout_s:g} s ({reason}); {_CONNECT_FIX.format(label=label)}")
+        time.sleep(0.5)
 
 
 def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
     """``ray.init`` of a local instance: no dashboard, node address 127.0.0.1 requested (Ray 2.60 maps it to the
     machine's address, ``services.resolve_ip_for_localhost``; its token authentication guards the ports)."""
-    import ray
+    import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
 
     logger.info("starting a local Ray instance (no dashboard)")
     ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
@@ -142,7 +203,7 @@ def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
 def local_ray(num_cpus: int | None = 2, num_gpus: int | None = None) -> Iterator[str]:
     """A fresh local Ray instance for the duration of a ``with`` block (tests, benchmarks), whatever
     ``$RAY_ADDRESS`` says; yields its address (give it to other processes as ``RAY_ADDRESS``) and shuts it down."""
-    import ray
+    import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
 
     if ray.is_initialized():
         raise RuntimeError("local_ray: Ray is already initialised in this process; call ray.shutdown() first")
@@ -157,7 +218,6 @@ def local_ray(num_cpus: int | None = 2, num_gpus: int | None = None) -> Iterator
 # payloads: what a shard returns and the cache stores (torch.load(weights_only=True) reads it back)
 # --------------------------------------------------------------------------------------------
 def _to_state(obj: Any) -> Any:
-    import torch
 
     if isinstance(obj, np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(obj)) if obj.dtype != object else [_to_state(x) for x in obj]
@@ -171,7 +231,6 @@ def _to_state(obj: Any) -> Any:
 
 
 def _from_state(obj: Any) -> Any:
-    import torch
 
     if isinstance(obj, torch.Tensor):
         return obj.numpy()
@@ -187,8 +246,6 @@ def _run_shard(fn: Callable[..., Any], args: dict[str, Any], **shared: Any) -> A
     top-level keyword arguments, so Ray resolves their object references before the call). Arrays from
     the object store are read-only views; the shard functions never write into their inputs, so torch's
     warning about non-writable arrays is silenced here."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning)
         return _to_state(fn(**shared, **args))
@@ -208,8 +265,6 @@ def map_shards(fn: Callable[..., Any], shards: Sequence[Shard], *, shared: dict[
     must be importable by the workers (a module-level function of an installed package). See the module
     docstring for backends, resources, retries, caching and data placement.
     """
-    from tqdm.auto import tqdm
-
     check_backend(backend)
     shared = dict(shared or {})
     names = [s.name for s in shards]
@@ -275,7 +330,7 @@ def _map_ray(fn: Callable[..., Any], shards: Sequence[Shard], todo: list[int], s
              retry_exceptions: Sequence[type[BaseException]] | bool) -> list[tuple[str, BaseException]]:
     """Submit one Ray task per shard in ``todo``, collect them as they finish (``ray.wait``), hand each result
     to ``finish`` (cache + progress); returns the shards that failed for good with their errors."""
-    import ray
+    import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
 
     connect(address)
     # the same inputs for every shard: into the object store once (paths stay paths: big data is read by the task)

@@ -7,7 +7,12 @@ reader sees the old file or the complete new one, never a partial one.
 The cache (trained ensembles, teacher outputs; :mod:`pate_study.ensemble`) stores ``torch.save`` payloads
 keyed by :func:`hash_inputs` (SHA-256 of data, partitions, configuration, seed and method) in
 :func:`default_cache_dir`; every entry has a JSON sidecar with the SHA-256 and size of its payload, and an
-entry that fails verification is discarded and recomputed (:func:`load_cache_entry`).
+entry that fails verification (or is not what its key declares: :class:`CacheExpectation`) is discarded and
+recomputed (:func:`load_cache_entry`). A cache that cannot take new entries (read-only, full) is reported on the
+first miss, before the work, and costs the entry, never the computed result (:func:`save_cache_entry`).
+
+The file primitives (hashes, atomic writes, write failures as one line) are defined in :mod:`data_recipes.files`,
+which the recipes share; they are re-exported here under their usual names.
 """
 from __future__ import annotations
 
@@ -15,80 +20,23 @@ import hashlib
 import json
 import logging
 import os
-import shutil
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Mapping
+
+from data_recipes.files import (FolderNotWritableError, WriteFailedError, atomic_write, atomic_write_text,
+                                check_writable, one_line, replace_folder, sha256_file, variable_for)
 
 from .env import cache_dir
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["CACHE_FORMAT", "CacheExpectation", "WriteFailedError", "sha256_file", "atomic_write", "atomic_write_text",
+           "replace_folder", "default_cache_dir", "hash_inputs", "cache_writable", "save_cache_entry",
+           "load_cache_entry"]
+
 CACHE_FORMAT = 1  # bump when the training algorithm changes what a cached entry means
-
-_CHUNK = 1 << 20
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """SHA-256 (hex) of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over ``path`` (atomic on POSIX).
-
-    An exception in ``write``, or an empty result, leaves ``path`` as it was and removes the temporary file.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        if tmp.stat().st_size == 0:
-            raise OSError(f"refusing to replace {path}: the new content is empty")
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
-def replace_folder(new: str | os.PathLike, final: str | os.PathLike) -> Path:
-    """Swap the complete folder ``new`` in for ``final`` (directory renames; the old folder is deleted only
-    once the new one is in place, and put back if the second rename fails). Returns ``final``."""
-    new, final = Path(new), Path(final)
-    old = None
-    if final.exists():
-        old = final.with_name(f".old-{final.name}-{os.getpid()}")
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(final, old)
-    try:
-        os.replace(new, final)
-    except OSError:
-        if old is not None:
-            os.replace(old, final)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-    return final
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """:func:`atomic_write` of a UTF-8 text."""
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+_MIN_FREE = 16 << 20  # a cache with less room than this is reported as full before the work starts
 
 
 # --------------------------------------------------------------------------------------------
@@ -100,9 +48,9 @@ def default_cache_dir() -> Path:
 
 
 def _hash_update(h: Any, obj: Any) -> None:
-    import numpy as np
-    import scipy.sparse as sp
-    import torch
+    import numpy as np  # with torch, on first use (see above)
+    import scipy.sparse as sp  # with torch, on first use (see above)
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     if sp.issparse(obj):
         c = sp.csr_matrix(obj)
@@ -131,42 +79,133 @@ def hash_inputs(**parts: Any) -> str:
     return h.hexdigest()
 
 
-def save_cache_entry(path: str | Path, payload: dict[str, Any], meta: dict[str, Any] | None = None) -> Path:
+@dataclass(frozen=True)
+class CacheExpectation:
+    """What a cache key declares one tensor of its entry to be: ``shape`` (``None`` entries match any length;
+    ``None`` alone: any shape), ``dtype`` (a numpy or torch dtype name such as ``"float32"``; None: any) and
+    ``finite`` (no NaN or infinity). Checked by :func:`load_cache_entry` *after* the checksum, because an entry
+    and its sidecar can be replaced together: the checksum proves the bytes are the ones written, not that
+    they are what the key promises."""
+
+    shape: tuple[int | None, ...] | None = None
+    dtype: str | None = None
+    finite: bool = True
+
+
+def _payload_bytes(payload: Any) -> int:
+    """Bytes of tensor and array data in ``payload``: a lower bound of what ``torch.save`` writes."""
+    import numpy as np  # with torch, on first use (see above)
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
+
+    if isinstance(payload, torch.Tensor):
+        return payload.element_size() * payload.nelement()
+    if isinstance(payload, np.ndarray):
+        return payload.nbytes
+    if isinstance(payload, dict):
+        return sum(_payload_bytes(v) for v in payload.values())
+    if isinstance(payload, (list, tuple)):
+        return sum(_payload_bytes(v) for v in payload)
+    return 0
+
+
+def cache_writable(folder: str | os.PathLike | None = None) -> bool:
+    """Whether the cache ``folder`` (default :func:`default_cache_dir`) can take new entries; when it cannot
+    (read-only, no permission, full), one warning names ``$PATE_STUDY_CACHE``, the reason and that the results
+    computed now will not be stored. Called on every cache miss, i.e. *before* the training it would store."""
+    folder = Path(folder or default_cache_dir())
+    try:
+        check_writable(folder, label=variable_for(folder / "x"), needed=_MIN_FREE)
+    except FolderNotWritableError as exc:
+        logger.warning("%s; results computed now will be returned but not cached", exc)
+        return False
+    return True
+
+
+def save_cache_entry(path: str | Path, payload: dict[str, Any], meta: dict[str, Any] | None = None) -> Path | None:
     """``torch.save`` ``payload`` to ``path`` (temp file + ``os.replace``) and write ``path.json``
-    with its SHA-256 and size; the sidecar is written last, so a missing sidecar marks a partial entry."""
-    import torch
+    with its SHA-256 and size; the sidecar is written last, so a missing sidecar marks a partial entry.
+
+    A cache that cannot take the entry (read-only, full: :class:`WriteFailedError`) costs the cache entry, never
+    the result: one warning names the variable, the path and the bytes needed, whatever was there is kept, and
+    None is returned instead of the path.
+    """
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     path = Path(path)
-    atomic_write(path, lambda tmp: torch.save(payload, tmp))
-    side = {"sha256": sha256_file(path), "size": path.stat().st_size, "format": CACHE_FORMAT, **(meta or {})}
-    atomic_write_text(path.with_suffix(path.suffix + ".json"), json.dumps(side, indent=1))
+    try:
+        atomic_write(path, lambda tmp: torch.save(payload, tmp), needed=_payload_bytes(payload))
+        side = {"sha256": sha256_file(path), "size": path.stat().st_size, "format": CACHE_FORMAT, **(meta or {})}
+        atomic_write_text(path.with_suffix(path.suffix + ".json"), json.dumps(side, indent=1))
+    except WriteFailedError as exc:
+        logger.warning("%s; the result is used but not cached", exc)
+        return None
     return path
 
 
-def load_cache_entry(path: str | Path) -> dict[str, Any] | None:
-    """Verified payload at ``path``, or ``None`` when absent. A partial or corrupt entry (missing
-    sidecar, size or SHA-256 mismatch, unreadable payload) is logged, deleted and reported as absent."""
-    import torch
+def _check_expected(payload: Any, expect: Mapping[str, CacheExpectation]) -> str | None:
+    """Why ``payload`` is not what ``expect`` declares (None when it is)."""
+    import numpy as np  # with torch, on first use (see above)
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
+
+    for name, want in expect.items():
+        value: Any = payload
+        for part in name.split("."):
+            if not isinstance(value, dict) or part not in value:
+                return f"{name!r} missing"
+            value = value[part]
+        if not isinstance(value, (torch.Tensor, np.ndarray)):
+            return f"{name!r} is a {type(value).__name__}, expected an array"
+        shape = tuple(value.shape)
+        if want.shape is not None and (len(shape) != len(want.shape) or any(
+                w is not None and w != h for w, h in zip(want.shape, shape))):
+            return f"{name!r} has shape {shape}, the key declares {tuple(want.shape)}"
+        dtype = str(value.dtype).removeprefix("torch.")
+        if want.dtype is not None and dtype != np.dtype(str(want.dtype).removeprefix("torch.")).name:
+            return f"{name!r} has dtype {dtype}, the key declares {want.dtype}"
+        tensor = torch.as_tensor(value)
+        if want.finite and tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            return f"{name!r} holds NaN or infinite values"
+    return None
+
+
+def load_cache_entry(path: str | Path, *, expect: Mapping[str, CacheExpectation] | None = None) -> dict[str, Any] | None:
+    """Verified payload at ``path``, or ``None`` when absent.
+
+    A partial or corrupt entry (missing sidecar, size or SHA-256 mismatch, any error while loading: a pickle
+    that ``weights_only`` refuses, a truncated zip) or one that is not what its key declares (``expect``: the
+    shape, dtype and finiteness of named tensors, dotted names for nested dicts) is logged and reported as
+    absent, so it is recomputed; it is deleted when the cache is writable, and left with a warning when not.
+    On a miss the cache's writability is checked (:func:`cache_writable`) before the caller starts the work.
+    """
+    import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     path = Path(path)
     side_path = path.with_suffix(path.suffix + ".json")
     if not path.exists() and not side_path.exists():
+        cache_writable(path.parent)
         return None
     reason = None
     try:
         side = json.loads(side_path.read_text())
-        if side.get("format") != CACHE_FORMAT:
-            reason = f"format {side.get('format')} != {CACHE_FORMAT}"
+        if not isinstance(side, dict) or side.get("format") != CACHE_FORMAT:
+            reason = f"format {side.get('format') if isinstance(side, dict) else side!r} != {CACHE_FORMAT}"
         elif not path.exists() or path.stat().st_size != side["size"]:
             reason = "size mismatch (truncated or partial write)"
         elif sha256_file(path) != side["sha256"]:
             reason = "SHA-256 mismatch"
         else:
-            return torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, ValueError, KeyError, RuntimeError, EOFError) as exc:  # json errors are ValueError
-        reason = f"unreadable ({type(exc).__name__}: {exc})"
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+            reason = _check_expected(payload, expect) if expect else None
+            if reason is None:
+                return payload
+    except Exception as exc:  # noqa: BLE001 - every way a load can fail is a rejected entry, recomputed
+        reason = f"unreadable ({type(exc).__name__}: {one_line(exc)[:200]})"
     logger.warning("cache entry %s rejected: %s; it will be recomputed", path, reason)
     for p in (path, side_path):
-        if p.exists():
-            p.unlink()
+        try:
+            p.unlink(missing_ok=True)
+        except OSError as exc:
+            logger.warning("cannot remove the rejected cache entry %s (%s, %s); it stays and is ignored", p,
+                           exc.strerror or exc, variable_for(p))
+    cache_writable(path.parent)
     return None

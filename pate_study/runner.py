@@ -3,6 +3,11 @@
 For every ``notebooks/<stem>.ipynb`` the parameters come from ``configs/<stem>/<profile>.yaml``; the runner
 adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in order:
 
+0. **Checks.** Every parameter file of the run is checked against its notebook's parameters cell (papermill's
+   reading of it) before anything else: an unknown name (with the nearest known one), a value of another type than
+   the notebook's default, a YAML syntax error (line and column) is one line each, naming the file, the parameter,
+   what was expected and what was found; nothing runs until all are fixed (exit status 2). Staging folders left
+   by an interrupted run (``figures/.tmp-<stem>``, ``figures/.old-<stem>-<pid>``) are removed.
 1. **Data.** It prepares the datasets the notebooks read (:data:`NOTEBOOK_DATASETS`) through the data recipes'
    command line, mirror first, then the official URLs, each file verified (``--data network``, the default);
    ``--data offline`` uses the mirror only and never touches the network; ``--data skip`` prepares nothing.
@@ -28,8 +33,10 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import copy
+import difflib
 import json
 import logging
 import os
@@ -41,12 +48,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
+import papermill
 import yaml
 
-from .io import atomic_write_text, replace_folder
+import data_recipes
+from data_recipes import read_manifest
+
+from .errors import one_line
+from .env import DATA_ENV, check_writable, data_dir
+from .io import atomic_write_text, cache_writable, replace_folder
 from .outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
 from .paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
-from .registry import write_index
+from .registry import load_registry, write_index
 from .session import RUNNER_ENV
 
 logger = logging.getLogger(__name__)
@@ -81,18 +95,167 @@ def list_notebooks(notebooks_dir: Path = NOTEBOOKS_DIR) -> list[str]:
     return sorted(p.stem for p in Path(notebooks_dir).glob("[0-9][0-9]_*.ipynb"))
 
 
+class ConfigError(ValueError):
+    """A parameter file that does not match its notebook; ``problems`` holds one line per problem (file,
+    parameter, expected, found), and the message is those lines joined."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def _config_label(path: Path) -> str:
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def read_config(path: Path) -> dict:
+    """The mapping in a YAML parameter file; ConfigError naming the file, line and column of a syntax error."""
+    label = _config_label(path)
+    try:
+        params = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = " ".join(str(x) for x in (getattr(err, "context", None), getattr(err, "problem", None)) if x)
+        raise ConfigError([f"{label}{where}: YAML syntax error: {what or one_line(err)}; fix the file (YAML: "
+                           "`name: value`, one per line)"]) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError([f"{label}: unreadable ({err})"]) from None
+    if not isinstance(params, dict):
+        raise ConfigError([f"{label}: expected a mapping of parameter names to values, found "
+                           f"{_kind(params)}"])
+    return params
+
+
 def load_parameters(stem: str, profile: str, configs_dir: Path = CONFIGS_DIR) -> dict:
     """The papermill parameters of notebook ``stem`` for ``profile`` (``configs/<stem>/<profile>.yaml``)."""
     path = Path(configs_dir) / stem / f"{profile}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"no parameter file {path}: every notebook needs configs/{stem}/{{smoke,paper}}.yaml")
-    params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(params, dict):
-        raise ValueError(f"{path}: expected a mapping of parameter names to values")
+    params = read_config(path)
     clash = [k for k in RUNNER_PARAMETERS if k in params]
     if clash:
-        raise ValueError(f"{path}: {clash} are set by the runner, remove them from the file")
+        raise ConfigError([f"{_config_label(path)}: {k}: set by the runner, remove it from the file" for k in clash])
     return params
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One parameter as the notebook's parameters cell declares it: its default value (:data:`ANY` when the
+    default is an expression) and whether ``None`` is allowed (the default is None, or the cell's comment on
+    that line says what None means, e.g. ``logmel_head = [64]  # None: the thesis heads``)."""
+
+    default: object
+    nullable: bool
+
+
+def notebook_parameters(notebook: Path) -> dict[str, Declared]:
+    """The parameters cell of ``notebook`` (papermill's own reading of it) as ``{name: Declared}``."""
+    declared: dict[str, Declared] = {}
+    for name, info in papermill.inspect_notebook(str(notebook)).items():
+        try:
+            default = ast.literal_eval(str(info.get("default")))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            default = ANY
+        declared[name] = Declared(default, default is None or "None" in str(info.get("help") or ""))
+    return declared
+
+
+ANY = object()  # a default whose type cannot be read from the parameters cell: any value is accepted
+
+_KINDS = ((bool, "true or false"), (int, "an integer"), (float, "a number"), (str, "a string"),
+          (list, "a list"), (tuple, "a list"), (dict, "a mapping"))
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return next((name for t, name in _KINDS if isinstance(value, t)), type(value).__name__)
+
+
+def _fits(default: object, value: object) -> bool:
+    """Whether ``value`` (from YAML) has the type of the notebook's ``default``: numbers widen (an integer where a
+    float is expected), lists are checked element by element against the default's elements, and None defaults
+    and non-literal defaults accept anything."""
+    if default is ANY or default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
+            return False
+        return not default or all(any(_fits(d, v) for d in default) for v in value)
+    if isinstance(default, dict):
+        return isinstance(value, dict)
+    return isinstance(value, type(default))
+
+
+def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> list[str]:
+    """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name) or
+    whose value has another type than the notebook's default: file, parameter, expected, found."""
+    label = _config_label(path)
+    known = [k for k in declared if k not in RUNNER_PARAMETERS]
+    problems = []
+    for name, value in params.items():
+        if name not in declared:
+            near = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+            hint = f"did you mean {near[0]}?" if near else f"known: {', '.join(known)}"
+            problems.append(f"{label}: {name}: not a parameter of notebooks/{Path(path).parent.name}.ipynb; {hint}")
+            continue
+        want = declared[name]
+        if value is None and want.nullable or _fits(want.default, value):
+            continue
+        problems.append(f"{label}: {name}: expected {_kind(want.default)}{' or null' if want.nullable else ''} "
+                        f"like the notebook's default {want.default!r}, found {_kind(value)} {value!r}")
+    return problems
+
+
+def check_configs(stems: list[str], profile: str, configs_dir: Path | None = None,
+                  notebooks_dir: Path | None = None) -> None:
+    """Check every ``configs/<stem>/<profile>.yaml`` of ``stems`` against its notebook's parameters cell (names
+    and types) before anything runs; ConfigError listing every problem found, one line each."""
+    configs_dir, notebooks_dir = Path(configs_dir or CONFIGS_DIR), Path(notebooks_dir or NOTEBOOKS_DIR)
+    problems: list[str] = []
+    for stem in stems:
+        path = configs_dir / stem / f"{profile}.yaml"
+        try:
+            params = load_parameters(stem, profile, configs_dir)
+        except ConfigError as err:
+            problems += err.problems
+            continue
+        problems += check_config(path, params, notebook_parameters(notebooks_dir / f"{stem}.ipynb"))
+    if problems:
+        raise ConfigError(problems)
+
+
+def check_folders(data_mode: str) -> None:
+    """Before any long work: ``figures/`` and ``build/`` (and the data folder, unless ``--data skip``) must take
+    new files (FolderNotWritableError naming the folder or its variable otherwise); a cache that cannot is
+    reported once (results are then computed but not cached)."""
+    check_writable(FIGURES_DIR, label=f"figures folder {FIGURES_DIR}")
+    check_writable(BUILD_DIR, label=f"build folder {BUILD_DIR}")
+    if data_mode != "skip":
+        check_writable(data_dir(), label=f"{DATA_ENV}={data_dir()}")
+    cache_writable()
+
+
+def remove_stale_staging(figures_dir: Path = FIGURES_DIR) -> list[Path]:
+    """Remove what an interrupted run left in ``figures/``: staging folders ``.tmp-<stem>`` (outputs of a notebook
+    that never finished) and ``.old-<stem>-<pid>`` (a swap cut short). Returns the folders removed."""
+    stale = [p for p in Path(figures_dir).glob(".tmp-*") if p.is_dir()]
+    stale += [p for p in Path(figures_dir).glob(".old-*") if p.is_dir()]
+    for folder in stale:
+        logger.info("removing %s, left by an interrupted run", folder)
+        shutil.rmtree(folder, ignore_errors=True)
+    return stale
 
 
 @contextlib.contextmanager
@@ -121,21 +284,23 @@ def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path 
     ``progress``: show papermill's per-cell bar with this description (None: no bar). The executed copy in
     ``build_dir`` is stripped of volatile metadata once the notebook succeeds (see :func:`strip_volatile`).
     """
-    import papermill as pm
-
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     source = NOTEBOOKS_DIR / f"{stem}.ipynb"
     if not source.exists():
         raise FileNotFoundError(f"notebook {source} not found; known: {list_notebooks()}")
-    parameters = {**load_parameters(stem, profile), **(extra_parameters or {}),
+    params = load_parameters(stem, profile)
+    problems = check_config(CONFIGS_DIR / stem / f"{profile}.yaml", params, notebook_parameters(source))
+    if problems:
+        raise ConfigError(problems)
+    parameters = {**params, **(extra_parameters or {}),
                   "profile": profile, "output_dir": str(Path(output_dir))}
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     executed = build_dir / f"{stem}.{profile}.ipynb"
     bar = {"desc": progress, "unit": "cell", "file": sys.stderr, "leave": True} if progress else False
     with runner_environment(profile):
-        pm.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3",
+        papermill.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3",
                             cwd=str(REPO_ROOT), progress_bar=bar, log_output=False)
     write_stripped(executed, executed)
     if html:
@@ -179,8 +344,6 @@ def strip_volatile(nb: dict) -> dict:
 
 def write_stripped(executed: Path, target: Path) -> Path:
     """Write ``executed`` without volatile metadata to ``target`` (atomically; nbformat's canonical layout)."""
-    import nbformat
-
     nb = nbformat.read(str(executed), as_version=4)
     stripped = nbformat.from_dict(strip_volatile(nb))
     return atomic_write_text(Path(target), nbformat.writes(stripped) + "\n")
@@ -192,8 +355,6 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 def point_at_final_folder(notebook: Path, staging: Path, final: Path) -> Path:
     """In the committed copy's injected parameters, name the folder the outputs end up in (``figures/<stem>``),
     not the staging folder they were written to, so that a reader who reruns the copy writes where it reads."""
-    import nbformat
-
     nb = nbformat.read(str(notebook), as_version=4)
     staged, kept = (json.dumps(str(p.relative_to(REPO_ROOT))) for p in (staging, final))
     for cell in nb.cells:
@@ -204,7 +365,7 @@ def point_at_final_folder(notebook: Path, staging: Path, final: Path) -> Path:
 
 def export_html(executed: Path) -> Path:
     """Render an executed notebook to HTML beside it (JupyterLab's layout, figures with their alternative text)."""
-    from nbconvert import HTMLExporter
+    from nbconvert import HTMLExporter  # heavy (~1 s, jinja2 and its exporters): only when HTML is written
 
     exporter = HTMLExporter(template_name="lab_alt", extra_template_basedirs=[str(TEMPLATES_DIR)])
     body, _ = exporter.from_filename(str(executed))
@@ -241,8 +402,6 @@ def prepare_datasets(names: list[str], mode: str) -> list[DataPreparation]:
         raise ValueError(f"data mode must be one of {DATA_MODES}, got {mode!r}")
     if mode == "skip":
         return []
-    from data_recipes import read_manifest
-
     results = []
     for name in names:
         command = [sys.executable, "-m", "data_recipes", "prepare", name] + (["--offline"] if mode == "offline" else [])
@@ -307,8 +466,6 @@ class NotebookRun:
 
 
 def _registry_status() -> dict[str, str]:
-    from .registry import load_registry
-
     try:
         return {item.id: item.status for item in load_registry()}
     except (OSError, ValueError):
@@ -348,8 +505,6 @@ def notebook_outputs(stem: str, run_profile: str, figures_dir: Path = FIGURES_DI
 def real_data_commands(stem: str) -> list[str]:
     """Commands that would give ``stem`` the real data it lacks (its datasets not prepared yet), each with the
     recipe's own advice when the data cannot be downloaded."""
-    import data_recipes
-
     commands = []
     for name in NOTEBOOK_DATASETS.get(stem, ()):
         if data_recipes.read_manifest(name) is not None:
@@ -364,8 +519,7 @@ def _error_line(err: BaseException) -> str:
     ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
     if ename:
         return f"{ename}: {evalue}".strip().splitlines()[-1] if evalue else ename
-    lines = [line for line in str(err).splitlines() if line.strip()]
-    return lines[-1] if lines else type(err).__name__
+    return one_line(err) or type(err).__name__
 
 
 def summary_markdown(runs: list[NotebookRun], profile: str, data: list[DataPreparation], data_mode: str) -> str:
@@ -389,7 +543,8 @@ def summary_markdown(runs: list[NotebookRun], profile: str, data: list[DataPrepa
     failed = [run for run in runs if not run.ok]
     if failed:
         lines += ["", "Failed notebooks (previous outputs kept):"]
-        lines += [f"- {run.stem}: `{run.error}`; partial executed copy: `{run.partial_copy}`" for run in failed]
+        lines += [f"- {run.stem}: `{run.error}`; " + (f"partial executed copy: `{run.partial_copy}`" if run.partial_copy
+                                                      else "no executed copy was written") for run in failed]
     lines += ["", "Read the results: executed notebooks `figures/<stem>/<stem>.ipynb` (committed), HTML "
               f"`build/<stem>.{profile}.html`, the catalogue `figures/INDEX.md`."]
     return "\n".join(lines) + "\n"
@@ -408,6 +563,9 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         if without:
             logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
         stems = [s for s in stems if s not in without]
+    remove_stale_staging()
+    check_configs(stems, profile)  # every parameter file against its notebook, before data or notebooks run
+    check_folders(data_mode)
     for stem in stems:
         if stem not in NOTEBOOK_DATASETS:
             logger.warning("%s: no datasets listed in pate_study.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
@@ -428,9 +586,11 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
             replace_folder(staging, FIGURES_DIR / stem)
         except Exception as err:  # report every failing notebook, then fail
             run.error = _error_line(err)
-            run.partial_copy = (BUILD_DIR / f"{stem}.{profile}.ipynb").relative_to(REPO_ROOT)
-            logger.error("%s failed: %s (its previous outputs are kept; partial copy %s)", stem, run.error,
-                         run.partial_copy)
+            partial = BUILD_DIR / f"{stem}.{profile}.ipynb"
+            run.partial_copy = partial.relative_to(REPO_ROOT) if partial.exists() else None
+            logger.error("%s failed: %s (its previous outputs are kept; %s)", stem, run.error,
+                         f"partial copy {run.partial_copy}" if run.partial_copy else "no executed copy was written")
+        finally:  # also on Ctrl-C: no half-written staging folder stays behind
             shutil.rmtree(staging, ignore_errors=True)
         run.seconds = round(time.perf_counter() - start, 1)
         if run.ok:
@@ -464,6 +624,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return 1 if run_figures(args.profile, args.notebooks, args.data) else 0
+    except ConfigError as err:
+        for line in err.problems:
+            print(f"error: {line}", file=sys.stderr)
+        print("nothing was run; fix the parameter files above", file=sys.stderr)
+        return 2
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

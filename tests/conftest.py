@@ -8,3 +8,31 @@ tests (tests/learning/test_cuda.py, skipped without a GPU).
 import os
 
 os.environ.setdefault("PATE_STUDY_DEVICE", "cpu")
+
+
+import contextlib  # noqa: E402
+import signal  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def file_size_limit():
+    """A file system that refuses bytes, for real: ``with file_size_limit(n):`` caps every file this process
+    writes at ``n`` bytes (``RLIMIT_FSIZE`` with ``SIGXFSZ`` ignored), so a write past it fails with ``EFBIG`` in
+    whatever library writes (numpy, torch's zip writer, pandas, shutil), as a full disk fails midway with
+    ``ENOSPC``. No writer is mocked. POSIX only; the limit is restored after the block."""
+    resource = pytest.importorskip("resource")
+
+    @contextlib.contextmanager
+    def limit(nbytes: int):
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
+        try:
+            yield
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+            signal.signal(signal.SIGXFSZ, previous)
+
+    return limit

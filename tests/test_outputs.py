@@ -166,6 +166,8 @@ def test_a_failing_notebook_keeps_its_previous_outputs(tmp_path, monkeypatch):
         target = runner.REPO_ROOT / output_dir
         target.mkdir(parents=True)
         (target / "good.csv").write_text("partial\n")
+        (runner.BUILD_DIR / f"{stem}.{profile}.ipynb").parent.mkdir(parents=True, exist_ok=True)
+        (runner.BUILD_DIR / f"{stem}.{profile}.ipynb").write_text("{}")  # papermill's partial executed copy
         raise RuntimeError("kernel died")
 
     monkeypatch.setattr(runner, "FIGURES_DIR", figures)
@@ -174,6 +176,7 @@ def test_a_failing_notebook_keeps_its_previous_outputs(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "execute_notebook", half_run_then_fail)
     monkeypatch.setattr(runner, "write_index", lambda: None)
     monkeypatch.setattr(runner, "list_notebooks", lambda: ["01_x"])
+    monkeypatch.setattr(runner, "check_configs", lambda *a: None)  # no configs/01_x: the notebook is a stand-in
     assert runner.run_figures("smoke", ["01_x"], data_mode="skip") == 1
     assert (figures / "01_x" / "good.csv").read_text() == "previous run\n"
     assert sorted(p.name for p in figures.iterdir()) == ["01_x"]

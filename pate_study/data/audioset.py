@@ -12,14 +12,18 @@ parameterised rules of :func:`big_classes` and :func:`small_classes`.
 """
 from __future__ import annotations
 
-import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from data_recipes.audioset import LABELS, ONTOLOGY, read_class_labels, read_ontology
+from data_recipes.framework import MalformedDataError
+
 from . import DataSource, manifest_origin, read_manifest, resolve_source
+
+LABELS_FILE, ONTOLOGY_FILE = LABELS.name, ONTOLOGY.name
+_REPREPARE = "prepare it again: python -m data_recipes prepare audioset --force"
 
 NAME = "audioset"
 N_CLASSES = 527
@@ -54,6 +58,18 @@ class AudioSetEmbeddings:
     source: DataSource
 
 
+def class_labels(folder: Path) -> list[tuple[str, str]]:
+    """``[(mid, display name)]`` of the prepared ``class_labels_indices.csv`` in column order, parsed and checked
+    by the recipe's own reader (header, indices 0..526 in order, 527 distinct classes): a duplicated or missing
+    row would shift every label column after it. MalformedDataError naming the file and row otherwise."""
+    path = Path(folder) / LABELS_FILE
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MalformedDataError(f"{path}: unreadable ({exc.strerror or exc}); {_REPREPARE}") from exc
+    return read_class_labels(data, where=str(path))
+
+
 # ----------------------------------------------------------------------------- ontology rules
 class Ontology:
     """Parent/child structure of ontology.json restricted to questions the subset rules ask."""
@@ -68,7 +84,14 @@ class Ontology:
 
     @classmethod
     def from_file(cls, path: Path) -> "Ontology":
-        return cls(json.loads(Path(path).read_text()))
+        """The ontology in ``path``; MalformedDataError naming the file when it is unreadable, not JSON, or lacks
+        the fields the rules read (:func:`data_recipes.audioset.read_ontology`)."""
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise MalformedDataError(f"{path}: unreadable ({exc.strerror or exc}); {_REPREPARE}") from exc
+        return cls(read_ontology(data, where=str(path)))
 
     def node(self, name: str) -> str:
         if name not in self.by_name:
@@ -198,17 +221,15 @@ def load(data: str = "auto", *, subset: str | None = None, seed: int = 0, drop_u
         lpc = splits["bal_train"].labels.sum(1).mean()
         desc = f"seed {seed}, " + ", ".join(f"{k} {v:,}" for k, v in n.items()) + f" clips, {len(mids)} classes, {lpc:.2f} labels/clip"
         return AudioSetEmbeddings(splits, tuple(mids), tuple(names), DataSource("synthetic", "Audio Set", desc, f"seed {seed}"))
-    m = read_manifest(folder)
-    with open(folder / "class_labels_indices.csv", newline="") as f:
-        rows = list(csv.reader(f))[1:]
-    mids, names = [r[1] for r in rows], [r[2] for r in rows]
+    m = read_manifest(folder)  # resolve_source has run the recipe's structure check on the folder
+    mids, names = map(list, zip(*class_labels(folder)))
     splits = {}
     for split in ("bal_train", "eval", "unbal_train"):
         if (folder / f"{split}_labels.npy").exists():
             splits[split] = Split(*(np.load(folder / f"{split}_{k}.npy") for k in
                                     ("embeddings", "n_frames", "labels", "video_ids", "start", "end")))
     if subset is not None:
-        onto = Ontology.from_file(folder / "ontology.json")
+        onto = Ontology.from_file(folder / ONTOLOGY_FILE)
         big = big_classes(onto, mids, **(big_kwargs or {}))
         chosen = big
         if subset == "small":

@@ -12,7 +12,17 @@ Examples::
     python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 300 --sigma1 150 --sigma2 40 \\
         --delta 1e-5 --votes votes.npy
 
-Invalid combinations exit with status 2 and a one-line message on stderr.
+Invalid combinations exit with status 2 and a one-line message on stderr naming the flag.
+
+Numbers are checked where they enter (:data:`RANGES`): finite, and inside the range where every accountant
+computes in double precision without overflow or underflow (noise scales ``--sigma``, ``--sigma1``,
+``--sigma2`` in [1e-100, 1e100]; ``--gamma`` in [1e-100, 1e5]; ``--threshold`` with magnitude at most 1e100;
+``--delta`` in (0, 1); counts positive). A flag given an empty value (``--orders=``, as an unset shell variable
+gives) is an error, not the default.
+
+The output is strict JSON (RFC 8259; ``json.loads(..., parse_constant=...)`` never needed): a value that is not a
+finite number, such as an infinite ε (no finite guarantee), is printed as ``null`` and listed in
+``"non_finite"`` as ``"inf"``, ``"-inf"`` or ``"nan"`` under its key, with the reason in ``"non_finite_reason"``.
 
 A ``--votes`` file is checked before any ε is computed (:func:`._validation.load_votes_file`):
 it must be a numeric ``.npy`` array whose header agrees with the file's length (CSV, ``.npz``,
@@ -27,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import warnings
 from pathlib import Path
@@ -45,6 +56,94 @@ ACCOUNTANTS = ("moments2017", "rdp2018")
 _PARAMS = {"lnmax": ("gamma",), "gnmax": ("sigma",), "confident-gnmax": ("threshold", "sigma1", "sigma2")}
 
 
+#: Where each numeric flag is accepted: (smallest, largest, what), both ends included.
+RANGES = {
+    "gamma": (1e-100, 1e5, "the LNMax inverse noise scale"),
+    "sigma": (1e-100, 1e100, "a Gaussian noise scale"),
+    "sigma1": (1e-100, 1e100, "a Gaussian noise scale"),
+    "sigma2": (1e-100, 1e100, "a Gaussian noise scale"),
+    "threshold": (-1e100, 1e100, "a vote-count threshold"),
+}
+NON_FINITE_REASON = ("a value that is not a finite number is printed as null; an infinite epsilon means no finite "
+                     "guarantee at this delta for these settings")
+
+
+def _ranged(flag: str, low: float, high: float, what: str):
+    """argparse type: a finite float in [low, high] (argparse prefixes the message with the flag's name)."""
+    def parse(text: str) -> float:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"empty value (an unset shell variable?); expected {what} in "
+                                             f"[{low:g}, {high:g}]")
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {what} in [{low:g}, {high:g}] (where the accountants compute "
+                                             f"without overflow), got {text}")
+        return value
+    parse.__name__ = flag
+    return parse
+
+
+def _delta(text: str) -> float:
+    """argparse type of ``--delta``: a number in the open interval (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in the open interval (0, 1), got {text}")
+    return value
+
+
+def _count(minimum: int):
+    """argparse type: an integer >= ``minimum`` (digits only: ``1e3`` and ``10.0`` are refused, not truncated)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text}")
+        return value
+    return parse
+
+
+def _text(text: str) -> str:
+    """argparse type of a free-text flag: not empty (an unset shell variable would otherwise mean the default)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty value (an unset shell variable?); give a value or leave the flag out "
+                                         "for the default")
+    return text
+
+
+def _path(text: str) -> Path:
+    return Path(_text(text))
+
+
+def strict_json(out: dict) -> str:
+    """``out`` as strict JSON: non-finite floats become null, listed in ``non_finite`` with the reason."""
+    non_finite: dict[str, str] = {}
+
+    def clean(value, key):
+        if isinstance(value, float) and not math.isfinite(value):
+            non_finite[key] = "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v, k if key == "" else f"{key}.{k}") for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            cleaned = [clean(v, f"{key}[{i}]") for i, v in enumerate(value)]
+            return cleaned
+        return value
+
+    result = clean(out, "")
+    if non_finite:
+        result["non_finite"] = non_finite
+        result["non_finite_reason"] = NON_FINITE_REASON
+    return json.dumps(result, allow_nan=False)
+
+
 class _OneLineParser(argparse.ArgumentParser):
     """argparse with one-line errors: ``prog: error: message; see --help`` (no usage block), status 2."""
 
@@ -58,23 +157,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     p = sub.add_parser("epsilon", help="privacy cost (epsilon, delta) of PATE aggregators as JSON")
     p.add_argument("--aggregator", choices=AGGREGATORS, required=True)
-    p.add_argument("--gamma", type=float, help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
-    p.add_argument("--sigma", type=float, help="GNMax Gaussian noise standard deviation")
-    p.add_argument("--threshold", type=float, help="confident GNMax threshold T")
-    p.add_argument("--sigma1", type=float, help="confident GNMax check noise")
-    p.add_argument("--sigma2", type=float, help="confident GNMax argmax noise")
-    p.add_argument("--delta", type=float, required=True)
+    p.add_argument("--gamma", type=_ranged("--gamma", *RANGES["gamma"]), help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
+    p.add_argument("--sigma", type=_ranged("--sigma", *RANGES["sigma"]), help="GNMax Gaussian noise standard deviation")
+    p.add_argument("--threshold", type=_ranged("--threshold", *RANGES["threshold"]), help="confident GNMax threshold T")
+    p.add_argument("--sigma1", type=_ranged("--sigma1", *RANGES["sigma1"]), help="confident GNMax check noise")
+    p.add_argument("--sigma2", type=_ranged("--sigma2", *RANGES["sigma2"]), help="confident GNMax argmax noise")
+    p.add_argument("--delta", type=_delta, required=True)
     p.add_argument("--accountant", choices=ACCOUNTANTS, help="default: moments2017 for lnmax, rdp2018 otherwise")
-    p.add_argument("--orders", help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
+    p.add_argument("--orders", type=_text, help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
                                     "default int:1:8 for moments2017, paper2018 for rdp2018")
     p.add_argument("--conversion", choices=CONVERSIONS, help="RDP -> (eps, delta) (rdp2018 only; default basic)")
     p.add_argument("--cost", choices=COSTS, help="confident-gnmax with --votes: expected (default) or realized")
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--n-queries", type=int, help="number of queries (data-independent bound)")
-    group.add_argument("--votes", type=Path, help=".npy file, rows = per-query vote counts (data-dependent bound)")
-    p.add_argument("--first", type=int, help="use only the first N rows of --votes")
-    p.add_argument("--n-teachers", type=int, help="number of teachers: every row of --votes must sum to it")
-    p.add_argument("--seed", type=int, help="seed of the check noise for --cost realized")
+    group.add_argument("--n-queries", type=_count(1), help="number of queries (data-independent bound)")
+    group.add_argument("--votes", type=_path, help=".npy file, rows = per-query vote counts (data-dependent bound)")
+    p.add_argument("--first", type=_count(1), help="use only the first N rows of --votes")
+    p.add_argument("--n-teachers", type=_count(1), help="number of teachers: every row of --votes must sum to it")
+    p.add_argument("--seed", type=_count(0), help="seed of the check noise for --cost realized")
     p.add_argument("--q-condition", choices=Q_CONDITIONS, help="LNMax data-dependent condition (default theorem)")
     p.add_argument("--q-variant", choices=Q_VARIANTS, help="LNMax q bound (default sum)")
     p.add_argument("--include-curves", action="store_true", help="add per-order orders/curve/rdp_or_logmgf")
@@ -179,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, FileNotFoundError) as exc:
             print(f"error: {one_line(exc)}", file=sys.stderr)
             return 2
+        except ArithmeticError as exc:  # a combination the per-flag ranges let through: still one line, status 2
+            print(f"error: epsilon cannot be computed in double precision for these settings ({type(exc).__name__}: "
+                  f"{one_line(exc)}); move --sigma/--gamma/--n-queries towards the documented ranges", file=sys.stderr)
+            return 2
     threshold_warned = False
     for w in caught:  # one threshold warning: the CLI's own (naming --threshold), not the API's repeat of it
         if issubclass(w.category, ThresholdRangeWarning):
@@ -186,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             threshold_warned = True
         print(f"warning: {one_line(w.message)}", file=sys.stderr)
-    print(json.dumps(out))
+    print(strict_json(out))
     return 0
 
 

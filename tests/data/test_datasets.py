@@ -168,7 +168,7 @@ def test_ecg_sample_from_mirror_says_sample(mirror, data_dir):
 def test_deeplog_parser():
     seqs = deeplog_hdfs.parse_sequences((FIX / "hdfs_sample").read_text(), where="fixture")
     assert [len(s) for s in seqs] == [13, 21, 6]
-    with pytest.raises(fw.MalformedDataError, match="non-integer"):
+    with pytest.raises(fw.MalformedDataError, match="is not a log key"):
         deeplog_hdfs.parse_sequences("1 2 x\n", where="bad")
 
 

@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(capsys, *args):
-    code = main(["epsilon", *args])
+    try:
+        code = main(["epsilon", *args])
+    except SystemExit as exc:  # argparse's own refusals (a flag's value out of its range)
+        code = exc.code
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -118,7 +121,7 @@ def test_invalid_combinations_exit_2(capsys, args, match):
     [
         (["--aggregator", "gnmax", "--sigma", "1", "--delta", "2", "--n-queries", "3"], "delta"),
         (["--aggregator", "gnmax", "--sigma", "-1", "--delta", "1e-5", "--n-queries", "3"], "sigma"),
-        (["--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--n-queries", "0"], "n_queries"),
+        (["--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--n-queries", "0"], "--n-queries"),
         (["--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--votes", "/nonexistent.npy"], "no such file"),
     ],
 )
@@ -136,3 +139,87 @@ def test_bad_votes_file(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--votes", str(path),
                            "--first", "5")
     assert code == 2 and "--first 5" in err and "pass at most 1" in err
+
+
+# ------------------------------------------------------------------------------------------- numeric edges
+def _strict(text: str) -> dict:
+    """json.loads that refuses NaN/Infinity (what a strict parser such as JavaScript's JSON.parse does)."""
+    def refuse(token):
+        raise ValueError(f"not strict JSON: {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+_BASE = {"gamma": ["--aggregator", "lnmax"], "sigma": ["--aggregator", "gnmax"],
+         "sigma1": ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma2", "40"],
+         "sigma2": ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma1", "150"],
+         "threshold": ["--aggregator", "confident-gnmax", "--sigma1", "150", "--sigma2", "40"]}
+
+
+@pytest.fixture(scope="module")
+def tie_votes(tmp_path_factory):
+    """Votes with ties and unanimity: the extremes of q for a data-dependent bound."""
+    path = tmp_path_factory.mktemp("votes") / "ties.npy"
+    np.save(path, np.array([[125, 125, 0], [250, 0, 0], [100, 100, 50]]))
+    return path
+
+
+@pytest.mark.parametrize("flag", sorted(_BASE))
+@pytest.mark.parametrize("end", [0, 1])
+@pytest.mark.parametrize("data", ["n-queries", "votes"])
+def test_every_numeric_flag_at_both_ends_of_its_range_gives_strict_json(capsys, tie_votes, flag, end, data):
+    from pate_study.privacy.__main__ import RANGES
+
+    value = RANGES[flag][end]
+    source = ["--n-queries", "1000"] if data == "n-queries" else ["--votes", str(tie_votes)]
+    code, out, err = run_cli(capsys, *_BASE[flag], f"--{flag}={value!r}", "--delta", "1e-5", *source)
+    assert code == 0, err
+    d = _strict(out)
+    assert d["epsilon"] is None and d["non_finite"]["epsilon"] == "inf" or np.isfinite(d["epsilon"])
+
+
+@pytest.mark.parametrize("flag", sorted(_BASE))
+@pytest.mark.parametrize("value", ["1e-200", "1e300", "-1e300", "nan", "inf", "-inf", "ten"])
+def test_a_value_outside_its_range_names_the_flag(capsys, flag, value):
+    from pate_study.privacy.__main__ import RANGES
+
+    low, high, _ = RANGES[flag]
+    try:
+        inside = low <= float(value) <= high
+    except ValueError:
+        inside = False
+    if inside:
+        pytest.skip(f"{value} lies inside the range of --{flag}")
+    code, out, err = run_cli(capsys, *_BASE[flag], f"--{flag}={value}", "--delta", "1e-5", "--n-queries", "10")
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1
+    assert f"argument --{flag}: " in err
+
+
+@pytest.mark.parametrize("flag", ["--orders", "--sigma", "--delta", "--n-queries", "--votes"])
+def test_an_empty_value_is_an_error_not_the_default(capsys, flag):
+    args = {"--sigma": "40", "--delta": "1e-5", "--n-queries": "10", "--orders": "paper2018"}
+    args[flag] = ""
+    if flag == "--votes":
+        del args["--n-queries"]
+    line = ["--aggregator", "gnmax"] + [f"{k}={v}" for k, v in args.items()]
+    code, out, err = run_cli(capsys, *line)
+    assert code == 2 and not out and f"argument {flag}: " in err
+
+
+@pytest.mark.parametrize("flag, value", [("--n-queries", "1e3"), ("--n-queries", "10.0"), ("--first", "0"),
+                                         ("--n-teachers", "-2"), ("--seed", "-1"), ("--delta", "0"),
+                                         ("--delta", "1"), ("--delta", "nan")])
+def test_counts_and_delta_are_checked_where_they_enter(capsys, flag, value):
+    args = {"--sigma": "40", "--delta": "1e-5", "--n-queries": "10"}
+    args[flag] = value
+    code, _, err = run_cli(capsys, "--aggregator", "gnmax", *[f"{k}={v}" for k, v in args.items()])
+    assert code == 2 and f"argument {flag}: " in err
+
+
+def test_an_infinite_epsilon_is_printed_as_null_with_the_reason():
+    from pate_study.privacy.__main__ import strict_json
+
+    d = _strict(strict_json({"epsilon": float("inf"), "order": 2.0, "curve": [1.0, float("nan")],
+                             "inner": {"x": float("-inf")}}))
+    assert d["epsilon"] is None and d["curve"] == [1.0, None] and d["inner"] == {"x": None}
+    assert d["non_finite"] == {"epsilon": "inf", "curve[1]": "nan", "inner.x": "-inf"}
+    assert "no finite guarantee" in d["non_finite_reason"]

@@ -1,0 +1,111 @@
+"""The verified cache under hostile conditions: an entry and its sidecar replaced together (a pickle; an entry of
+the wrong shape full of NaN), a read-only cache, a full cache. Every case ends in a recomputation with a warning,
+never in a raw exception, a served wrong entry, or a lost result."""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import logging
+import pickle
+
+import pytest
+import torch
+
+from data_recipes import files
+from pate_study import io
+from pate_study.io import CacheExpectation, load_cache_entry, save_cache_entry
+
+
+def _forge(path, payload_bytes: bytes):
+    """Replace an entry *and* its sidecar, so that the checksum agrees with the forged bytes."""
+    path.write_bytes(payload_bytes)
+    side = {"sha256": hashlib.sha256(payload_bytes).hexdigest(), "size": len(payload_bytes),
+            "format": io.CACHE_FORMAT}
+    path.with_suffix(path.suffix + ".json").write_text(json.dumps(side))
+
+
+@pytest.fixture
+def entry(tmp_path):
+    path = tmp_path / "votes.pt"
+    save_cache_entry(path, {"probabilities": torch.full((3, 4), 0.25)})
+    return path
+
+
+EXPECT = {"probabilities": CacheExpectation(shape=(3, 4), dtype="float32")}
+
+
+def test_an_intact_entry_meets_its_expectation(entry):
+    assert torch.equal(load_cache_entry(entry, expect=EXPECT)["probabilities"], torch.full((3, 4), 0.25))
+
+
+def test_a_pickle_with_a_matching_sidecar_is_rejected_not_raised(entry, caplog):
+    _forge(entry, pickle.dumps({"probabilities": [1, 2, 3]}, protocol=2))
+    with caplog.at_level(logging.WARNING):
+        assert load_cache_entry(entry) is None
+    assert "rejected" in caplog.text and "unreadable" in caplog.text
+    assert not entry.exists()
+
+
+@pytest.mark.parametrize("forged, why", [
+    ({"probabilities": torch.full((5, 4), float("nan"))}, "shape"),
+    ({"probabilities": torch.full((3, 4), float("nan"))}, "NaN"),
+    ({"probabilities": torch.zeros((3, 4), dtype=torch.float64)}, "dtype"),
+    ({"other": torch.zeros(3)}, "missing"),
+    ({"probabilities": [0.25] * 12}, "expected an array"),
+])
+def test_an_entry_unlike_its_keys_declared_output_is_rejected(entry, tmp_path, forged, why, caplog):
+    scratch = tmp_path / "scratch.pt"
+    torch.save(forged, scratch)
+    _forge(entry, scratch.read_bytes())
+    with caplog.at_level(logging.WARNING):
+        assert load_cache_entry(entry, expect=EXPECT) is None
+    assert why in caplog.text
+
+
+def test_nested_names_are_checked(tmp_path):
+    path = tmp_path / "shard.pt"
+    save_cache_entry(path, {"result": {"votes": torch.ones(2, 3)}})
+    assert load_cache_entry(path, expect={"result.votes": CacheExpectation((2, None), "float32")}) is not None
+    assert load_cache_entry(path, expect={"result.votes": CacheExpectation((3, None))}) is None
+
+
+def test_a_rejected_entry_in_a_read_only_cache_is_ignored_with_a_warning(entry, monkeypatch, caplog):
+    entry.write_bytes(b"garbage")
+    real_unlink = type(entry).unlink
+
+    def read_only(self, missing_ok=False):
+        if self.parent == entry.parent:
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(type(entry), "unlink", read_only)
+    monkeypatch.setattr(files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(
+        OSError(errno.EROFS, "Read-only file system")))
+    with caplog.at_level(logging.WARNING):
+        assert load_cache_entry(entry) is None  # recomputed by the caller, no crash on delete
+    assert "cannot remove the rejected cache entry" in caplog.text
+    assert "will be returned but not cached" in caplog.text
+
+
+def test_a_miss_in_a_read_only_cache_is_announced_before_the_work(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
+    monkeypatch.setattr(files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(
+        OSError(errno.EROFS, "Read-only file system")))
+    with caplog.at_level(logging.WARNING):
+        assert load_cache_entry(tmp_path / "missing.pt") is None
+    assert f"PATE_STUDY_CACHE={tmp_path}" in caplog.text and "Read-only" in caplog.text
+
+
+def test_a_full_cache_keeps_the_result_and_the_old_entry(entry, file_size_limit, caplog, monkeypatch):
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(entry.parent))
+    old = entry.read_bytes()
+    big = {"probabilities": torch.zeros(100_000)}
+    with file_size_limit(len(old) + 1000), caplog.at_level(logging.WARNING):
+        assert save_cache_entry(entry, big) is None  # no exception: the caller keeps its trained result
+    assert entry.read_bytes() == old and torch.equal(load_cache_entry(entry)["probabilities"],
+                                                     torch.full((3, 4), 0.25))
+    line = next(r.getMessage() for r in caplog.records if "cannot write" in r.getMessage())
+    assert "\n" not in line and line.startswith(f"PATE_STUDY_CACHE={entry.parent}: cannot write {entry}")
+    assert "400,000 bytes needed" in line
+    assert not [p for p in entry.parent.iterdir() if p.name.endswith(".tmp.pt")]

@@ -1,0 +1,158 @@
+"""The runner checks every parameter file against its notebook's parameters cell before anything runs: unknown
+names (with the nearest known one), wrong types, YAML syntax errors, each one line naming file, parameter,
+expected and found; and it leaves no staging folder behind, whether the run failed, was interrupted or killed."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from pate_study import runner
+from pate_study.paths import CONFIGS_DIR
+
+
+@pytest.mark.parametrize("profile", runner.PROFILES)
+def test_every_shipped_parameter_file_matches_its_notebook(profile):
+    stems = [s for s in runner.list_notebooks() if (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
+    runner.check_configs(stems, profile)
+
+
+@pytest.fixture
+def configs(tmp_path):
+    """A copy of configs/ to edit."""
+    target = tmp_path / "configs"
+    shutil.copytree(CONFIGS_DIR, target)
+    return target
+
+
+def _append(configs, stem, text, profile="smoke"):
+    path = configs / stem / f"{profile}.yaml"
+    path.write_text(path.read_text() + text)
+    return path
+
+
+def _problems(configs, stem, profile="smoke"):
+    with pytest.raises(runner.ConfigError) as err:
+        runner.check_configs([stem], profile, configs_dir=configs)
+    assert all("\n" not in line for line in err.value.problems)
+    return err.value.problems
+
+
+def test_a_misspelled_parameter_is_refused_with_the_nearest_name(configs):
+    _append(configs, "01_ecg_student_privacy", "n_teacher: 10\n")
+    [line] = _problems(configs, "01_ecg_student_privacy")
+    assert f"{configs}/01_ecg_student_privacy/smoke.yaml: n_teacher: not a parameter" in line
+    assert "did you mean n_teachers?" in line
+
+
+def test_a_name_far_from_every_parameter_lists_the_known_ones(configs):
+    _append(configs, "00_dp_primer", "zzzz_qqq: 1\n")
+    [line] = _problems(configs, "00_dp_primer")
+    assert "zzzz_qqq: not a parameter of notebooks/00_dp_primer.ipynb; known: seed, data," in line
+
+
+@pytest.mark.parametrize("stem, text, expected, found", [
+    ("00_dp_primer", "votes_queries: ten\n", "expected an integer like the notebook's default 9000",
+     "found a string 'ten'"),
+    ("04_audioset_teachers", "teacher_counts: ten\n", "expected a list", "found a string 'ten'"),
+    ("04_audioset_teachers", "teacher_counts: [1, ten]\n", "expected a list", "found a list [1, 'ten']"),
+    ("00_dp_primer", "votes_queries: 10.5\n", "expected an integer", "found a number 10.5"),
+    ("00_dp_primer", "votes_queries: true\n", "expected an integer", "found true or false True"),
+    ("00_dp_primer", "sigma: [1, 2]\n", "expected a number", "found a list"),
+    ("00_dp_primer", "sigma: null\n", "expected a number like", "found null None"),
+    ("04_audioset_teachers", "hidden: [[256]]\n", "expected a list", "found a list [[256]]"),
+])
+def test_a_value_of_the_wrong_type_names_file_parameter_expected_and_found(configs, stem, text, expected, found):
+    _append(configs, stem, text)
+    [line] = _problems(configs, stem)
+    name = text.split(":")[0]
+    assert f"{stem}/smoke.yaml: {name}: " in line and expected in line and found in line
+
+
+def test_integers_where_floats_are_expected_and_documented_nulls_pass(configs):
+    _append(configs, "00_dp_primer", "sigma: 40\n")
+    _append(configs, "04_audioset_teachers", "logmel_head: null\npatience: 3\n")  # "# None: the thesis heads"
+    runner.check_configs(["00_dp_primer", "04_audioset_teachers"], "smoke", configs_dir=configs)
+
+
+def test_a_yaml_syntax_error_names_file_line_and_column(configs):
+    path = configs / "00_dp_primer" / "smoke.yaml"
+    path.write_text("seed: 0\nsigma: [1, 2\ndata: auto\n")
+    [line] = _problems(configs, "00_dp_primer")
+    assert "00_dp_primer/smoke.yaml line 3, column 5: YAML syntax error" in line
+
+
+def test_a_file_that_is_not_a_mapping_is_named(configs):
+    (configs / "00_dp_primer" / "smoke.yaml").write_text("- seed\n- 0\n")
+    [line] = _problems(configs, "00_dp_primer")
+    assert "expected a mapping of parameter names to values, found a list" in line
+
+
+def test_all_problems_of_all_files_are_reported_together(configs):
+    _append(configs, "00_dp_primer", "n_teacher: 10\nsigma: x\n")
+    _append(configs, "06_pate2018_votes", "sead: 1\n")
+    with pytest.raises(runner.ConfigError) as err:
+        runner.check_configs(["00_dp_primer", "06_pate2018_votes"], "smoke", configs_dir=configs)
+    assert len(err.value.problems) == 3
+
+
+def test_the_cli_refuses_before_preparing_data_or_running_anything(configs, monkeypatch, capsys):
+    _append(configs, "00_dp_primer", "n_teacher: 10\n")
+    monkeypatch.setattr(runner, "CONFIGS_DIR", configs)
+    monkeypatch.setattr(runner, "remove_stale_staging", lambda *a: [])
+    ran = []
+    monkeypatch.setattr(runner, "prepare_datasets", lambda *a: ran.append("data") or [])
+    monkeypatch.setattr(runner, "execute_notebook", lambda *a, **k: ran.append("notebook"))
+    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    err = capsys.readouterr().err
+    assert code == 2 and not ran
+    assert f"error: {configs}/00_dp_primer/smoke.yaml: n_teacher: not a parameter" in err
+    assert "nothing was run" in err
+
+
+def test_stale_staging_folders_of_an_interrupted_run_are_removed(tmp_path):
+    (tmp_path / ".tmp-00_dp_primer" / "sub").mkdir(parents=True)
+    (tmp_path / ".old-01_ecg-1234").mkdir()
+    (tmp_path / "00_dp_primer").mkdir()
+    removed = runner.remove_stale_staging(tmp_path)
+    assert len(removed) == 2 and [p.name for p in tmp_path.iterdir()] == ["00_dp_primer"]
+
+
+@pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
+def test_a_notebook_stopped_midway_leaves_no_staging_folder(tmp_path, monkeypatch, interruption):
+    figures, build = tmp_path / "figures", tmp_path / "build"
+    figures.mkdir()
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "BUILD_DIR", build)
+    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(runner, "write_index", lambda: None)
+
+    def stopped(stem, profile, output_dir, **kwargs):
+        (tmp_path / output_dir).mkdir(parents=True)
+        (tmp_path / output_dir / "half.png").write_bytes(b"half")
+        raise interruption("stopped")
+
+    monkeypatch.setattr(runner, "execute_notebook", stopped)
+    if interruption is KeyboardInterrupt:
+        with pytest.raises(KeyboardInterrupt):
+            runner.run_figures("smoke", ["00_dp_primer"], "skip")
+    else:
+        assert runner.run_figures("smoke", ["00_dp_primer"], "skip") == 1
+        assert "no executed copy was written" in (build / "summary.smoke.md").read_text()
+    assert list(figures.iterdir()) == []
+
+
+def test_a_folder_that_cannot_take_files_stops_the_run_before_any_work(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from data_recipes import files
+
+    monkeypatch.setattr(runner, "remove_stale_staging", lambda *a: [])
+    monkeypatch.setattr(runner, "check_configs", lambda *a: None)
+    ran = []
+    monkeypatch.setattr(runner, "prepare_datasets", lambda *a: ran.append("data") or [])
+    monkeypatch.setattr(files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(
+        OSError(errno.EROFS, "Read-only file system")))
+    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    err = capsys.readouterr().err
+    assert code == 2 and not ran and "error: figures folder" in err and "Read-only file system" in err
