@@ -118,10 +118,12 @@ def published(item_id: str, path: Path = REGISTRY_FILE) -> dict:
 
 
 def existing_outputs(figures_dir: Path = FIGURES_DIR) -> set[str]:
-    """Figure and table files under ``figures_dir`` (relative paths), sidecars and scalars excluded."""
+    """Figure and table files ``<stem>/<file>`` under ``figures_dir`` (relative paths), sidecars and scalars excluded;
+    the outputs of profiles other than paper (``<stem>/<profile>/``, e.g. a GPU run) are not registry results."""
     figures_dir = Path(figures_dir)
     return {p.relative_to(figures_dir).as_posix() for p in figures_dir.rglob("*")
             if p.is_file() and p.name.endswith(OUTPUT_SUFFIXES) and p.name != "INDEX.md"
+            and len(p.relative_to(figures_dir).parts) == 2  # <stem>/<file>: other profiles' subfolders are not results
             and not any(part.startswith(".") for part in p.relative_to(figures_dir).parts)}  # skip staging
 
 

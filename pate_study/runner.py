@@ -7,7 +7,7 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    reading of it) before anything else: an unknown name (with the nearest known one), a value of another type than
    the notebook's default, a YAML syntax error (line and column) is one line each, naming the file, the parameter,
    what was expected and what was found; nothing runs until all are fixed (exit status 2). Staging folders left
-   by an interrupted run (``figures/.tmp-<stem>``, ``figures/.old-<stem>-<pid>``) are removed.
+   by an interrupted run (``figures/.tmp-<stem>-<profile>``, ``figures/.old-<stem>-<pid>``) are removed.
 1. **Data.** It prepares the datasets the notebooks read (:data:`NOTEBOOK_DATASETS`) through the data recipes'
    command line, mirror first, then the official URLs, each file verified (``--data network``, the default);
    ``--data offline`` uses the mirror only and never touches the network; ``--data skip`` prepares nothing.
@@ -18,8 +18,10 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    (mirror, else a synthetic stand-in, stamped as such).
 2. **Notebooks.** Each runs with papermill's cell progress bar (cell N of M) and an estimate from the last run's
    ``build/timings.<profile>.json``; the package's long loops (tqdm) print to this terminal too (see
-   :mod:`pate_study.session`). Each notebook writes into ``figures/.tmp-<stem>``, which replaces
-   ``figures/<stem>`` as a whole when the notebook succeeds, together with the executed notebook
+   :mod:`pate_study.session`). Each notebook writes into ``figures/.tmp-<stem>-<profile>``, which replaces its
+   output folder as a whole when the notebook succeeds: ``figures/<stem>`` for the paper profile (the other
+   profiles' subfolders in it are kept), ``figures/<stem>/<profile>`` for any other (``smoke`` is git-ignored,
+   ``gpu`` is committed beside the paper outputs). With it goes the executed notebook
    ``figures/<stem>/<stem>.ipynb`` (outputs kept, volatile metadata stripped: the same seed gives the same bytes).
    ``build/`` gets the executed notebook and its HTML rendering. A failing notebook keeps its previous outputs
    and does not stop the others.
@@ -70,6 +72,10 @@ PROFILES = ("smoke", "paper", "gpu")
 REQUIRED_PROFILES = ("smoke", "paper")
 RUNNER_PARAMETERS = ("profile", "output_dir")
 DATA_MODES = ("network", "offline", "skip")
+#: The profile whose outputs are the committed results in ``figures/<stem>/``; every other profile writes into
+#: ``figures/<stem>/<profile>/`` beside them (``smoke`` there is git-ignored), so that a quick pass or a GPU run never
+#: replaces the committed paper outputs.
+RESULTS_PROFILE = "paper"
 
 #: The data_recipes datasets each notebook reads (its ``data="auto"`` falls back to a stand-in without them).
 #: A notebook missing here gets nothing prepared, and the runner says so.
@@ -486,9 +492,10 @@ def classify_output(data: str, registry_status: str | None, profile: str, run_pr
     return "real data at reduced scale"
 
 
-def notebook_outputs(stem: str, run_profile: str, figures_dir: Path = FIGURES_DIR) -> dict[str, list[str]]:
-    """Output names of ``figures/<stem>`` grouped by status (see :data:`STATUS_GROUPS`)."""
-    folder = Path(figures_dir) / stem
+def notebook_outputs(stem: str, run_profile: str, figures_dir: Path = FIGURES_DIR,
+                     folder: Path | None = None) -> dict[str, list[str]]:
+    """Output names of ``figures/<stem>`` (or of ``folder``) grouped by status (see :data:`STATUS_GROUPS`)."""
+    folder = Path(folder) if folder is not None else Path(figures_dir) / stem
     statuses = _registry_status()
     groups: dict[str, list[str]] = {}
     for sidecar in sorted(folder.glob(f"*{PROVENANCE_SUFFIX}")):
@@ -551,6 +558,25 @@ def summary_markdown(runs: list[NotebookRun], profile: str, data: list[DataPrepa
 
 
 # ----------------------------------------------------------------------------------------------------------- figures
+def output_folder(stem: str, profile: str, figures_dir: Path | None = None) -> Path:
+    """Where ``make figures`` puts a notebook's outputs: ``figures/<stem>`` for the paper profile, else
+    ``figures/<stem>/<profile>`` (see :data:`RESULTS_PROFILE`)."""
+    folder = Path(figures_dir if figures_dir is not None else FIGURES_DIR) / stem
+    return folder if profile == RESULTS_PROFILE else folder / profile
+
+
+def keep_profile_folders(final: Path, staging: Path) -> list[str]:
+    """Copy the other profiles' output folders (``final/<profile>``) into ``staging`` before ``staging`` replaces
+    ``final``, so that a paper run keeps the GPU run's outputs beside it; return the names copied."""
+    kept = []
+    for profile in PROFILES:
+        folder = Path(final) / profile
+        if profile != RESULTS_PROFILE and folder.is_dir() and not (Path(staging) / profile).exists():
+            shutil.copytree(folder, Path(staging) / profile)
+            kept.append(profile)
+    return kept
+
+
 def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str = "network") -> int:
     """Prepare data, execute the notebooks into ``figures/``, rebuild the index, print the summary; return
     the number of failed notebooks."""
@@ -576,14 +602,17 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         start = time.perf_counter()
         description = progress_description(stem, position, len(stems), last, stems[position - 1:])
         logger.info("running %s", description)
-        staging = FIGURES_DIR / f".tmp-{stem}"
+        staging = FIGURES_DIR / f".tmp-{stem}-{profile}"
+        final = output_folder(stem, profile)
         shutil.rmtree(staging, ignore_errors=True)
         run = NotebookRun(stem, 0.0)
         try:
             executed = execute_notebook(stem, profile, staging.relative_to(REPO_ROOT), progress=description)
             committed = write_stripped(executed, staging / f"{stem}.ipynb")
-            point_at_final_folder(committed, staging, FIGURES_DIR / stem)
-            replace_folder(staging, FIGURES_DIR / stem)
+            point_at_final_folder(committed, staging, final)
+            keep_profile_folders(final, staging)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            replace_folder(staging, final)
         except Exception as err:  # report every failing notebook, then fail
             run.error = _error_line(err)
             partial = BUILD_DIR / f"{stem}.{profile}.ipynb"
@@ -594,7 +623,7 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
             shutil.rmtree(staging, ignore_errors=True)
         run.seconds = round(time.perf_counter() - start, 1)
         if run.ok:
-            run.outputs = notebook_outputs(stem, profile)
+            run.outputs = notebook_outputs(stem, profile, folder=final)
         runs.append(run)
         logger.info("%s took %s", stem, format_duration(run.seconds))
     BUILD_DIR.mkdir(exist_ok=True)

@@ -185,6 +185,40 @@ def test_a_failing_notebook_keeps_its_previous_outputs(tmp_path, monkeypatch):
     assert "partial executed copy: `build/01_x.smoke.ipynb`" in summary
 
 
+def test_other_profiles_write_beside_the_paper_outputs_and_a_paper_run_keeps_them(tmp_path, monkeypatch):
+    from pate_study import registry, runner
+
+    figures = tmp_path / "figures"
+    (figures / "01_x").mkdir(parents=True)
+    (figures / "01_x" / "fig.csv").write_text("committed paper run\n")
+
+    def write_one_table(stem, profile, output_dir, **kw):
+        target = runner.REPO_ROOT / output_dir
+        target.mkdir(parents=True)
+        (target / "fig.csv").write_text(f"{profile} run\n")
+        executed = runner.BUILD_DIR / f"{stem}.{profile}.ipynb"
+        executed.parent.mkdir(parents=True, exist_ok=True)
+        executed.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+        return executed
+
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    monkeypatch.setattr(runner, "execute_notebook", write_one_table)
+    monkeypatch.setattr(runner, "write_index", lambda: None)
+    monkeypatch.setattr(runner, "list_notebooks", lambda: ["01_x"])
+    monkeypatch.setattr(runner, "check_configs", lambda *a: None)
+    monkeypatch.setattr(runner, "REQUIRED_PROFILES", ("smoke", "paper", "gpu"))  # no configs/01_x to look for
+    assert runner.run_figures("gpu", ["01_x"], data_mode="skip") == 0
+    assert (figures / "01_x" / "fig.csv").read_text() == "committed paper run\n"  # not replaced by the GPU run
+    assert (figures / "01_x" / "gpu" / "fig.csv").read_text() == "gpu run\n"
+    assert runner.run_figures("paper", ["01_x"], data_mode="skip") == 0
+    assert (figures / "01_x" / "fig.csv").read_text() == "paper run\n"
+    assert (figures / "01_x" / "gpu" / "fig.csv").read_text() == "gpu run\n"  # kept beside the new paper outputs
+    assert registry.existing_outputs(figures) == {"01_x/fig.csv"}  # a profile subfolder holds no registry result
+    assert sorted(p.name for p in figures.iterdir()) == ["01_x"]  # no staging folder left
+
+
 # --- identical tables under floating-point noise (issue 17) --------------------------------------------------------
 ONE_ULP_APART = (3.965470209462577, 3.9654702094625773)  # the two runs' values of one ε cell of Sosa Table 4.2
 
