@@ -620,7 +620,7 @@ def multilabel_bounds(
         else:
             dd = _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
             di = _gnthreshold_spent(None, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
-        out.append(BoundComparison(b, dd, di, theorem6_possible(sigma, n_lab, b, t),
+        out.append(BoundComparison(b, dd, di, theorem6_possible(sigma, n_lab, b, t, threshold=threshold),
                                    tuple(dd.details["uncharged_leaks"])))
     return out
 
