@@ -89,7 +89,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_fractions, check_n_queries, check_positive
-from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
+from .accounting import PrivacySpent, account, paper2018_orders, query_mode, resolve_rdp_orders
 from .aggregators import CONFIDENCE_RULES, resolve_thresholds, confident_gnthreshold_check
 from .rdp import COSTS, step2_weights
 from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
@@ -104,6 +104,7 @@ __all__ = [
     "adaptive_label_sensitivity",
     "adaptive_threshold_slope",
     "check_confidence_args",
+    "extended_orders",
     "theorem6_possible",
     "rdp_gnthreshold",
     "confidence_logpr",
@@ -130,6 +131,17 @@ UNCHARGED_LEAKS = (
     "sorting moves each checked value by at most one teacher's shift Delta)",
     "a data-dependent epsilon depends on the private votes; releasing it needs smooth sensitivity",
 )
+
+
+def extended_orders(n_below_two: int = 60) -> np.ndarray:
+    """Orders 1 + 10^t, t from −3 to 0 (``n_below_two`` log-spaced values below 2), joined to Papernot et al.
+    2018's grid [2, 500] (:func:`~pate_study.privacy.accounting.paper2018_orders`).
+
+    The multi-label ε of a few thousand queries at the thesis's σ is minimised below λ = 2 (slope·N large
+    against log(1/δ)), so on the 2018 grid it sits at the edge λ = 2; this grid reaches λ = 1.001.
+    """
+    below = 1.0 + np.logspace(-3.0, 0.0, int(n_below_two))[:-1]
+    return np.concatenate([below, paper2018_orders()])
 
 
 def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray:
