@@ -419,20 +419,22 @@ def confidence_sweep(cv: CachedVotes, threshold: Any, confidence: float, sigmas_
                 fractions=m, threshold=threshold, sigma=se, confidence_threshold=confidence, sigma_confidence=sc,
                 delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers, cost="realized", answered=ok,
                 orders=ORDERS)
-            di = _confident_data_independent(len(m), m.shape[1], se, sc, rule, bound, cv.n_teachers, delta)
+            di = _confident_data_independent(len(m), m.shape[1], se, sc, rule, bound, cv.n_teachers, delta,
+                                             threshold=threshold)
             rows.append({"threshold": _th_label(threshold), "confidence": confidence, "sigma_c": float(sc),
                          "sigma_e": float(se), "answered_pct": 100.0 * ok.mean(), **prf(y[ok], rel.labels[ok]),
-                         "epsilon": sp.epsilon, "epsilon_data_independent": di})
+                         "epsilon": sp.epsilon, "epsilon_data_independent": di,
+                         "epsilon_threshold_as_fixed": sp.details.get("epsilon_threshold_as_fixed", math.nan)})
     return pd.DataFrame(rows)
 
 
 def _confident_data_independent(n: int, n_labels: int, sigma: float, sigma_c: float, rule: str, bound: str,
-                                n_teachers: int, delta: float, top_n: int = 4) -> float:
+                                n_teachers: int, delta: float, top_n: int = 4, threshold: Any = None) -> float:
     """ε when every one of ``n`` queries pays the GNThreshold cap and the check's data-independent slope
     (:func:`pate_study.privacy.multilabel.confident_gnthreshold_data_independent`)."""
     return multilabel.confident_gnthreshold_data_independent(
         n_queries=n, n_labels=n_labels, sigma=sigma, sigma_confidence=sigma_c, delta=delta, n_teachers=n_teachers,
-        bound=bound, rule=rule, top_n=top_n, orders=ORDERS).epsilon
+        bound=bound, rule=rule, top_n=top_n, threshold=threshold, orders=ORDERS).epsilon
 
 
 def gnthreshold_audit(sigmas: Sequence[float], *, n_labels: int = 4, n_teachers: int = 5, threshold: float = 0.5,
@@ -661,7 +663,7 @@ def table_5_4_privacy(cv: CachedVotes, n_queries: int, threshold: Any, confidenc
     spent = fn(**kw, orders=ORDERS)
     dd, di = spent.epsilon, (_epsilons(m, threshold, sigma_e, cv.n_teachers, bound, delta)[1] if confidence is None
                              else _confident_data_independent(len(m), m.shape[1], sigma_e, sigma_c, rule, bound,
-                                                              cv.n_teachers, delta))
+                                                              cv.n_teachers, delta, threshold=threshold))
     return {"n_samples": n_queries, "th_e": _th_label(threshold),
             "th_c": "None" if confidence is None else f"{confidence:g}", "eps_data_dependent": dd,
             "order": spent.order, "eps_thesis_grid": thesis_grid(fn, **kw).epsilon,

@@ -511,9 +511,21 @@ def confident_gnthreshold_epsilon(
     )
     logq = multilabel_logq(m, threshold, sigma)
 
-    def total(grid: np.ndarray) -> np.ndarray:
-        step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
-        return step1 + total_rdp_data_dependent(logq, slope, grid, weights, cap_slope=cap, variant=variant)
+    def curve(slope, cap, variant, slope_c):
+        def total(grid: np.ndarray) -> np.ndarray:
+            step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
+            return step1 + total_rdp_data_dependent(logq, slope, grid, weights, cap_slope=cap, variant=variant)
+        return total
+
+    total = curve(slope, cap, variant, slope_c)
+    extra = {}
+    if isinstance(threshold, str):  # the thesis's accounting beside: threshold treated as fixed (not a guarantee)
+        s_f, c_f, v_f = theorem6_params(sigma, n_lab, bound, n_teachers)
+        slope_cf = n_checked * _label_sensitivity(bound, n_teachers) ** 2 / (2.0 * float(sigma_confidence) ** 2)
+        extra["epsilon_threshold_as_fixed"] = account(
+            curve(s_f, c_f, v_f, slope_cf), delta=delta, orders=orders, conversion=conversion,
+            accountant="multilabel2021", mechanism="confident-gnthreshold (threshold as fixed: not a guarantee)",
+            n_queries=n, data_dependent=True, warn=False).epsilon
 
     return account(
         total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
@@ -521,7 +533,7 @@ def confident_gnthreshold_epsilon(
         expected_answered=math.fsum(weights.tolist()), sigma=float(sigma), sigma_confidence=float(sigma_confidence),
         confidence_threshold=float(confidence_threshold), rule=rule, top_n=int(top_n), bound=bound,
         n_labels=n_lab, bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
-        uncharged_leaks=_leaks(threshold, rule),
+        uncharged_leaks=_leaks(threshold, rule), **extra,
     )
 
 
@@ -536,6 +548,7 @@ def confident_gnthreshold_data_independent(
     bound: str = "theorem12",
     rule: str = "printed",
     top_n: int = 4,
+    threshold: Any = None,
     orders: Any = "paper2018",
     conversion: str = "basic",
 ) -> PrivacySpent:
@@ -543,14 +556,19 @@ def confident_gnthreshold_data_independent(
     check's slope n_checked·Δ²/(2σ_c²) (n_checked = 1 for the ``"max"`` rule, top_n for ``"printed"``;
     Δ = 1/T for ``"vote_fraction"``, else 1) and the GNThreshold cap of ``bound`` (:func:`multilabel_slope`),
     i.e. (λ, n·(c_check + c_step)·λ)-RDP by composition (Mironov 2017 Prop. 1), converted at δ. Needs no votes.
+    ``threshold="adaptive"``: the step's cap is :func:`adaptive_threshold_slope` and the printed check's Δ is
+    Δ + 1 (the checked values m_j − th_e move with the threshold), as in :func:`confident_gnthreshold_epsilon`.
     """
     n = check_n_queries(n_queries)
     n_lab = check_n_queries(n_labels, name="n_labels")
     check_choice("rule", rule, CONFIDENCE_RULES)
     _, top_n = check_confidence_args(0.0, top_n)
-    _, cap, _ = theorem6_params(sigma, n_lab, bound, n_teachers)
+    _, cap, _ = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
     n_checked = 1 if rule == "max" else min(top_n, n_lab)
-    cap_c = n_checked * _label_sensitivity(bound, n_teachers) ** 2 / (
+    sens = _label_sensitivity(bound, n_teachers)
+    if rule == "printed" and isinstance(threshold, str):
+        sens = adaptive_label_sensitivity(bound, n_teachers)
+    cap_c = n_checked * sens ** 2 / (
         2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
     return account(lambda grid, c=cap + cap_c: n * c * grid, delta=delta, orders=orders, conversion=conversion,
                    accountant="multilabel2021", mechanism="confident-gnthreshold", n_queries=n,
@@ -640,7 +658,8 @@ def multilabel_bounds(
                 orders=orders, conversion=conversion, cost=cost, answered=answered, rng=rng)
             di = confident_gnthreshold_data_independent(
                 n_queries=n, n_labels=n_lab, sigma=sigma, sigma_confidence=sigma_confidence, delta=delta,
-                n_teachers=t, bound=b, rule=rule, top_n=top_n, orders=orders, conversion=conversion)
+                n_teachers=t, bound=b, rule=rule, top_n=top_n, threshold=threshold, orders=orders,
+                conversion=conversion)
         else:
             dd = _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
             di = _gnthreshold_spent(None, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)

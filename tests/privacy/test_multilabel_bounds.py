@@ -32,6 +32,7 @@ SETTINGS = [
     dict(threshold="adaptive", sigma=0.3),
     dict(threshold=0.5, sigma=0.02),  # small noise: Theorem 6 applies for the vote-fraction bound
     dict(threshold=0.4, sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6),  # σ_c = 0.6, rule "max"
+    dict(threshold="adaptive", sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6, rule="printed"),
 ]
 
 
