@@ -750,10 +750,17 @@ def findings(sweep: pd.DataFrame, t54: pd.DataFrame, mw: pd.DataFrame, bounds: p
         out.append(f"GNThreshold th_e={th}: data-dependent / data-independent ε (vote-fraction bound) ranges "
                    f"{r['min']:.3f}–{r['max']:.3f} over the σ_e grid"
                    + (" — no saving" if r["min"] > 0.999 else ""))
-    never = list(dict.fromkeys(bounds[~bounds["theorem6_possible"].astype(bool)]["bound"]))
+    fixed = bounds[bounds["threshold"] != "adaptive"]
+    never = list(dict.fromkeys(fixed[~fixed["theorem6_possible"].astype(bool)]["bound"]))
     if never:
-        out.append(f"bounds for which Theorem 6 can never apply at this σ (data-dependent = data-independent "
-                   f"by construction): {', '.join(never)}")
+        out.append(f"bounds for which Theorem 6 can never apply at this σ with a fixed th_e (data-dependent = "
+                   f"data-independent by construction): {', '.join(never)}")
+    if len(t54) and "eps_thesis_grid" in t54:
+        fixed54 = t54[t54["th_e"] != "adaptive"]
+        ratio = fixed54["eps_data_dependent"] / fixed54["eps_thesis_grid"]
+        out.append(f"orders: Table 5.4's best orders lie at {t54['order'].min():.3f}–{t54['order'].max():.3f}, below "
+                   f"the thesis grid's first order 2; there ε is {ratio.min():.2f}–{ratio.max():.2f}× the value on the "
+                   "thesis grid (fixed th_e)")
     if len(t54):
         best = t54.loc[t54["map"].idxmax()]
         low = t54.loc[t54["eps_data_dependent"].idxmin()]
