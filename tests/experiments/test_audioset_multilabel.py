@@ -272,3 +272,14 @@ def test_confidence_claims_compare_f1_and_epsilon_at_shared_sigmas():
 def test_scale_verdict_names_the_thesis_scale_of_the_subset():
     assert "76,656" in am.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
     assert "274k" in am.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
+
+
+def test_adaptive_privacy_verdict_checks_the_direction():
+    import pandas as pd
+    t54 = pd.DataFrame({"n_samples": [2000] * 3, "th_e": ["0.2", "0.4", "adaptive"], "th_c": ["None"] * 3,
+                        "eps_data_dependent": [900.0, 950.0, 1.8e6]})
+    v = am.adaptive_privacy_verdict(t54)
+    assert v.verdict == "differs" and "2e+03×" in v.reason
+    t54.loc[2, "eps_data_dependent"] = 500.0
+    assert am.adaptive_privacy_verdict(t54).verdict == "agrees"
+    assert am.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"
