@@ -15,6 +15,7 @@ import pytest
 from scipy.special import log_ndtr
 
 from pate_study.privacy import adaptive_k, exact_profile, multilabel
+from pate_study.privacy.aggregators import adaptive_thresholds
 
 T, N_LABELS, SIGMA, DELTA = 5, 4, 0.3, 1e-3
 FINE_ORDERS = np.linspace(1.01, 200.0, 4000)
@@ -85,7 +86,6 @@ def test_adaptive_threshold_as_fixed_fails_and_the_sound_claim_passes(pairs):
         assert sound * lam >= d
     # the worst pair moves the threshold a long way
     top, _ = exact_profile.worst_pairs(lp, i, j, DELTA, top=1)
-    from pate_study.privacy.aggregators import adaptive_thresholds
     jump = abs(adaptive_thresholds(grid[i[top]]) - adaptive_thresholds(grid[j[top]]))[0]
     assert jump >= 0.3
 
@@ -165,3 +165,21 @@ def test_adaptive_k_params_match_the_target_slope_and_validate():
         adaptive_k.adaptive_k_params(0.4, 161, 50, k_share=1.0)
     with pytest.raises(ValueError, match="^k_max: expected"):
         adaptive_k.gaps_with_sentinels(np.full((2, 3), 0.5), k_max=0)
+
+
+def test_adaptive_k_epsilon_properties():
+    eps = [adaptive_k.adaptive_k_epsilon(sigma=0.3, gumbel_scale=0.2, delta=1e-8, n_teachers=50, n_queries=n,
+                                         n_labels=161, orders=multilabel.extended_orders()).epsilon
+           for n in (1, 10, 100, 1000)]
+    assert np.all(np.diff(eps) > 0) and np.all(np.isfinite(eps))
+    for sigma, b in ((1e-3, 1e-3), (1e3, 1e3)):  # finite at the extremes (huge noise: best order at the top edge)
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            e = adaptive_k.adaptive_k_epsilon(sigma=sigma, gumbel_scale=b, delta=1e-8, n_teachers=50, n_queries=10,
+                                              n_labels=161, orders=multilabel.extended_orders())
+        assert np.isfinite(e.epsilon) and e.epsilon >= 0
+    # data-dependent call (fractions) only counts queries and labels: the same value
+    m = np.random.default_rng(0).random((10, 161))
+    same = adaptive_k.adaptive_k_epsilon(sigma=0.3, gumbel_scale=0.2, delta=1e-8, n_teachers=50, fractions=m,
+                                         orders=multilabel.extended_orders())
+    assert same.epsilon == pytest.approx(eps[1], rel=1e-12)
