@@ -544,16 +544,18 @@ def _tau_per_label_total(sums: np.ndarray, threshold: float, sigma: float, cap_s
                          chunk: int = 64) -> np.ndarray:
     """Σ over queries of min(Σ_labels Theorem 6 curve (slope 1/(2σ²)), τ²/σ²·α) (see :func:`tau_pate_epsilon`).
 
-    Queries are processed in chunks so that memory stays at ``chunk × n_labels × n_orders``; the sum over
-    chunks is sequential (deterministic)."""
+    A label's curve depends only on its log q, so Theorem 6 runs once per distinct value (clipped sums take
+    few values); queries are then processed in chunks so that memory stays at ``chunk × n_labels × n_orders``;
+    the sum over chunks is sequential (deterministic)."""
     grid = np.asarray(grid, dtype=np.float64)
     logq = np.minimum(gaussian_tail_logsf(np.abs(sums - threshold), sigma), -_LOG2)
-    k = sums.shape[1]
+    values, inverse = np.unique(logq, return_inverse=True)
+    curves = rdp_data_dependent(values, 1.0 / (2.0 * sigma**2), grid)
+    inverse = inverse.reshape(logq.shape)
     total = np.zeros_like(grid)
     for a in range(0, len(sums), chunk):
-        part = logq[a:a + chunk]
-        per_label = rdp_data_dependent(part.ravel(), 1.0 / (2.0 * sigma**2), grid).reshape(len(part), k, len(grid))
-        total += np.minimum(per_label.sum(axis=1), cap_slope * grid[None, :]).sum(axis=0)
+        per_query = curves[inverse[a:a + chunk]].sum(axis=1)
+        total += np.minimum(per_query, cap_slope * grid[None, :]).sum(axis=0)
     return total
 
 
