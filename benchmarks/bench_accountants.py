@@ -23,8 +23,8 @@ timing is the best of ``--repeats`` runs (the machine may be shared).
 labels of 50 seeded teachers × the paper2018 grid, one configuration per line:
 ``multilabel.multilabel_bounds`` (all five bounds, data-dependent and data-independent) for
 GNThreshold and Confident-GNThreshold, and the three later mechanisms of ``multiwinner``
-(Binary voting plain and confident with both costs, τ voting, Powerset voting from cached
-set counts). Vote summaries (counts, clipped sums, set counts) are computed once, outside
+(Binary voting plain and confident with both costs, τ voting jointly and per label, Powerset voting
+from cached set counts) and the adaptive-k release's accountant. Vote summaries (counts, clipped sums, set counts) are computed once, outside
 the timings, as a notebook caches them.
 
 Usage::
@@ -43,7 +43,7 @@ import warnings
 import numpy as np
 from scipy.special import log_ndtr
 
-from pate_study.privacy import multilabel, multiwinner, rdp
+from pate_study.privacy import adaptive_k, multilabel, multiwinner, rdp
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, paper2018_orders
 from pate_study.privacy.rdp_curves import theorem6_terms
 
@@ -171,6 +171,12 @@ def multilabel_main(args) -> None:
         ("tau_pate_epsilon tau=3 sigma=8",
          lambda: multiwinner.tau_pate_epsilon(clipped_sums=sums, threshold=teachers / 2, tau=3.0, sigma=8.0,
                                               delta=1e-8)),
+        ("tau_pate_epsilon tau=3 sigma=8 composition=per_label (capped at the joint bound)",
+         lambda: multiwinner.tau_pate_epsilon(clipped_sums=sums, threshold=teachers / 2, tau=3.0, sigma=8.0,
+                                              delta=1e-8, composition="per_label")),
+        ("adaptive_k_epsilon sigma=0.35 b=0.19 (data-independent)",
+         lambda: adaptive_k.adaptive_k_epsilon(fractions=fractions, n_teachers=teachers, sigma=0.35,
+                                               gumbel_scale=0.19, delta=1e-8)),
         ("powerset_pate_epsilon sigma=8 (cached set counts)",
          lambda: multiwinner.powerset_pate_epsilon(set_counts=set_counts, n_labels=args.labels, sigma=8.0,
                                                    delta=1e-8)),

@@ -71,7 +71,9 @@ from .mechanisms import (
     local_laplace_epsilon,
     randomized_response,
 )
-from .multilabel import gnthreshold_epsilon
+from . import exact_profile
+from .adaptive_k import adaptive_k_epsilon, adaptive_k_params, adaptive_k_release
+from .multilabel import gnthreshold_epsilon, multilabel_slope
 from .rdp import gnmax_epsilon
 
 __all__ = [
@@ -83,6 +85,8 @@ __all__ = [
     "audit_gnmax",
     "audit_local_laplace",
     "audit_gnthreshold",
+    "audit_gnthreshold_adaptive",
+    "audit_adaptive_k",
     "audit_randomized_response",
     "audit_exponential_mechanism",
     "worst_case_utility",
@@ -347,6 +351,85 @@ def audit_gnthreshold(
 
     return audit_mechanism(sampler, offsets, claimed_epsilon=claimed, delta=delta, n_samples=n_samples, confidence=confidence,
                  seed=seed, mechanism="gnthreshold", noise_scale_factor=f)
+
+
+_AUDIT_ORDERS = np.linspace(1.01, 200, 4000)
+
+
+def _stressing_pairs(logprobs: np.ndarray, n_teachers: int, n_labels: int, delta: float,
+                     top: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The ``top`` neighbouring vote-fraction pairs of the 1/T grid with the largest exact ε
+    (:mod:`pate_study.privacy.exact_profile`): where a threshold jumps or labels sit at the threshold."""
+    grid, i, j = exact_profile.neighbouring_pairs(n_teachers, n_labels)
+    order, _ = exact_profile.worst_pairs(logprobs, i, j, delta, top=top)
+    return grid, [(int(i[k]), int(j[k])) for k in order]
+
+
+def _llr_sampler(grid, logprobs, run):
+    """Sampler whose statistic is the exact log-likelihood ratio log P_D(o) − log P_D'(o) of the released
+    binary vector o (events {LLR ≥ t} are the Neyman–Pearson optimal ones); ``run(m, n, rng) -> bool[n, L]``."""
+    def sampler(cand, which, n, rng):
+        a, b = cand
+        llr = logprobs[a] - logprobs[b]
+        labels = run(grid[b if which else a], n, rng)
+        code = (labels.astype(np.int64) << np.arange(labels.shape[1])).sum(axis=1)
+        return llr[code]
+    return sampler
+
+
+def audit_gnthreshold_adaptive(
+    sigma: float = 0.3, *, n_labels: int = 4, n_teachers: int = 5, delta: float = 1e-3, claim: str = "sound",
+    noise_scale_factor: float = 1.0, n_samples: int = 200_000, confidence: float = 0.95, seed: Any = 0,
+    n_pairs: int = 3,
+) -> AuditResult:
+    """Audit GNThreshold with the adaptive threshold (Muschiol 2021 Definition 11), one query.
+
+    ``claim="sound"``: the package's ε (threshold charged by its sensitivity,
+    :func:`~pate_study.privacy.multilabel.adaptive_threshold_slope`); ``claim="as_fixed"``: the thesis's
+    accounting, the threshold treated as fixed (vote-fraction bound), which the audit must catch. Both with the
+    improved conversion. Neighbours: the ``n_pairs`` pairs of the 1/T grid with the largest exact ε (the
+    threshold jumps across the labels); statistic: the exact log-likelihood ratio of the released vector.
+    """
+    sigma = check_positive("sigma", sigma)
+    f = _check_factor(noise_scale_factor)
+    if claim not in ("sound", "as_fixed"):
+        raise ValueError(f"claim: expected 'sound' or 'as_fixed', got {claim!r}")
+    spent = gnthreshold_epsilon(sigma=sigma, delta=delta, threshold="adaptive", n_queries=1, n_labels=n_labels,
+                                bound="vote_fraction", n_teachers=n_teachers, conversion="improved",
+                                orders=_AUDIT_ORDERS)
+    claimed = spent.epsilon if claim == "sound" else spent.details["epsilon_threshold_as_fixed"]
+    grid = exact_profile.fraction_grid(n_teachers, n_labels)
+    logprobs = exact_profile.gnthreshold_output_logprobs(grid, "adaptive", sigma)
+    grid, pairs = _stressing_pairs(logprobs, n_teachers, n_labels, delta, n_pairs)
+    run = lambda m, n, rng: gnthreshold(np.tile(m, (n, 1)), "adaptive", sigma * f, rng).labels  # noqa: E731
+    return audit_mechanism(_llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=claimed, delta=delta,
+                           n_samples=n_samples, confidence=confidence, seed=seed, noise_scale_factor=f,
+                           mechanism=f"gnthreshold-adaptive ({'sound' if claim == 'sound' else 'as if fixed'})")
+
+
+def audit_adaptive_k(
+    sigma_fixed: float = 0.3, *, n_labels: int = 3, n_teachers: int = 4, delta: float = 1e-3,
+    noise_scale_factor: float = 1.0, n_samples: int = 200_000, confidence: float = 0.95, seed: Any = 0,
+    n_pairs: int = 3,
+) -> AuditResult:
+    """Audit the private adaptive-k release (:mod:`pate_study.privacy.adaptive_k`), one query, at the RDP of
+    fixed-threshold GNThreshold with σ = ``sigma_fixed`` (:func:`~pate_study.privacy.adaptive_k.adaptive_k_params`).
+
+    ``noise_scale_factor`` scales both the Gaussian σ and the Gumbel scale. Neighbours: the ``n_pairs`` grid
+    pairs with the largest exact ε; statistic: the exact log-likelihood ratio of the released set.
+    """
+    f = _check_factor(noise_scale_factor)
+    sigma, b = adaptive_k_params(multilabel_slope(sigma_fixed, n_labels, "vote_fraction", n_teachers), n_labels,
+                                 n_teachers)
+    claimed = adaptive_k_epsilon(sigma=sigma, gumbel_scale=b, delta=delta, n_teachers=n_teachers, n_queries=1,
+                                 n_labels=n_labels, conversion="improved", orders=_AUDIT_ORDERS).epsilon
+    grid = exact_profile.fraction_grid(n_teachers, n_labels)
+    logprobs = exact_profile.adaptive_k_output_logprobs(grid, sigma * f, b * f, n_grid=4001)
+    grid, pairs = _stressing_pairs(logprobs, n_teachers, n_labels, delta, n_pairs)
+    run = lambda m, n, rng: adaptive_k_release(np.tile(m, (n, 1)), sigma * f, b * f, rng).labels  # noqa: E731
+    return audit_mechanism(_llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=claimed, delta=delta,
+                           n_samples=n_samples, confidence=confidence, seed=seed, noise_scale_factor=f,
+                           mechanism="adaptive-k")
 
 
 def audit_randomized_response(

@@ -4,7 +4,8 @@ For a student: with multi-label data each query releases a whole binary vector
 (one bit per label), GNThreshold: c_i = [m_i + N(0, σ²) > th] on the averaged
 teacher votes m_i ∈ [0, 1]. The thesis analyses it like GNMax: a
 data-independent RDP bound s·λ, and Papernot et al. 2018 Theorem 6 (the
-thesis's Theorem 11) for a data-dependent one, with q̃ of Theorem 13,
+thesis's Theorem 11; "Theorem 6" in this package always means Papernot et al.'s) for a
+data-dependent one, with q̃ of Theorem 13,
 q̃ = 1 − Π_i Φ(|s_i − th|/σ) (labels treated as independent, as the thesis does;
 :func:`multilabel_logq`).
 
@@ -26,7 +27,8 @@ data-independent slope, :func:`theorem6_params` the Theorem 6 inputs):
 
 * ``"theorem12"``: Theorem 12 + Theorem 14, everything with s = n/(2σ²) (per-label
   sensitivity 1, vote-count units) and Papernot's B(μ1, ε1) and condition.
-* ``"vote_fraction"``: the same with s = n/(2T²σ²): with σ in vote-fraction units
+* ``"vote_fraction"``: the same with s = n/(2T²σ²), the Gaussian mechanism (the thesis's Theorem 6, not
+  Papernot et al.'s) with ℓ2 sensitivity √n/T: with σ in vote-fraction units
   (how the thesis uses it, σ_e = 0.3) one teacher moves each fraction by at most
   1/T (needs ``n_teachers``). The tightest option for σ in vote-fraction units
   (the others' data-independent bounds are then larger, Theorem 12's by T²).
@@ -70,9 +72,19 @@ Table 5.4 of the thesis matches none of these: its entries fit
 composed per-order RDP (``rdp_or_logmgf``) and ``PrivacySpent.at_order(2)``
 so that those numbers can be examined.
 
+Noise convention: σ is the standard deviation of the one Gaussian draw per label added to the vote
+fraction m_i (σ_e of the thesis); on vote counts that is σ·T. Dziedzic et al. 2023's pipeline adds σ to each
+of the two counts (T − p, p), i.e. σ/√2 on their difference (``multiwinner`` module docstring).
+
+Adaptive threshold (Definition 11): charged, not left out. The threshold is computed from the noise-free
+private votes; one teacher can move it across [0, 1] (exact enumeration at T = 5, 4 labels, σ = 0.3,
+δ = 10⁻³: exact ε 9.22 against 5.84 from treating it as fixed, ``exact_profile``), so every bound is
+replaced by the Gaussian mechanism on m − th·1 with per-label sensitivity 1/T + 1
+(:func:`adaptive_threshold_slope`); the as-fixed value stays in ``details["epsilon_threshold_as_fixed"]``
+only to be shown beside it. A private adaptive rule is in ``adaptive_k`` (after Zhu & Wang 2022).
+
 Leaks the thesis does not charge (listed in :data:`UNCHARGED_LEAKS` and in the
-result's details): the adaptive threshold (Definition 11) is computed from the
-noise-free private votes and selects which comparison is made; dropping
+result's details): dropping
 training samples with many labels (§4.2.2) is a data-dependent choice on
 private data; the printed confidence check's values m_j − th_e with the adaptive
 threshold (for a fixed threshold the top-n selection is covered by the check's
@@ -89,7 +101,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_fractions, check_n_queries, check_positive
-from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
+from .accounting import PrivacySpent, account, paper2018_orders, query_mode, resolve_rdp_orders
 from .aggregators import CONFIDENCE_RULES, resolve_thresholds, confident_gnthreshold_check
 from .rdp import COSTS, step2_weights
 from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
@@ -100,6 +112,11 @@ __all__ = [
     "multilabel_logq",
     "multilabel_slope",
     "theorem6_params",
+    "bound_validity",
+    "adaptive_label_sensitivity",
+    "adaptive_threshold_slope",
+    "check_confidence_args",
+    "extended_orders",
     "theorem6_possible",
     "rdp_gnthreshold",
     "confidence_logpr",
@@ -116,14 +133,27 @@ __all__ = [
 BOUNDS = ("theorem12", "vote_fraction", "eq4_8", "eq4_8_corrected", "gnmax_slope")
 
 UNCHARGED_LEAKS = (
-    "adaptive threshold: computed from the noise-free private votes (Definition 11) and not charged",
+    "adaptive threshold: computed from the noise-free private votes (Definition 11); the thesis's analysis "
+    "treats it as fixed (that value is kept in details['epsilon_threshold_as_fixed'] and is NOT a guarantee); "
+    "the printed epsilon charges it by the threshold's own sensitivity (adaptive_threshold_slope)",
     "dropping training samples with many labels (§4.2.2): a data-dependent choice on private data, not charged",
     "printed confidence check with the adaptive threshold: the checked values m_j - th_e depend on the private "
-    "votes through th_e, which can jump when one teacher changes; not covered by the check's slope "
-    "n_top*Delta^2/(2 sigma_c^2) and not charged (with a fixed threshold the top-n selection is covered: "
+    "votes through th_e, which can jump when one teacher changes; charged with per-value sensitivity "
+    "Delta + 1 (th_e in [0, 1]) instead of Delta (with a fixed threshold the top-n selection is covered: "
     "sorting moves each checked value by at most one teacher's shift Delta)",
     "a data-dependent epsilon depends on the private votes; releasing it needs smooth sensitivity",
 )
+
+
+def extended_orders(n_below_two: int = 60) -> np.ndarray:
+    """Orders 1 + 10^t, t from −3 to 0 (``n_below_two`` log-spaced values below 2), joined to Papernot et al.
+    2018's grid [2, 500] (:func:`~pate_study.privacy.accounting.paper2018_orders`).
+
+    The multi-label ε of a few thousand queries at the thesis's σ is minimised below λ = 2 (slope·N large
+    against log(1/δ)), so on the 2018 grid it sits at the edge λ = 2; this grid reaches λ = 1.001.
+    """
+    below = 1.0 + np.logspace(-3.0, 0.0, int(n_below_two))[:-1]
+    return np.concatenate([below, paper2018_orders()])
 
 
 def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray:
@@ -171,8 +201,11 @@ def multilabel_slope(sigma: float, n_labels: int, bound: str = "theorem12", n_te
     return theorem6_params(sigma, n_labels, bound, n_teachers)[1]
 
 
+CAPPED_BOUNDS = ("eq4_8", "eq4_8_corrected", "gnmax_slope")
+
+
 def theorem6_params(
-    sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None
+    sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None, threshold: Any = None
 ) -> tuple[float, float, str]:
     """Inputs of the data-dependent bound: (slope s of μ's and ε's, cap slope c, Theorem 6 variant).
 
@@ -183,19 +216,40 @@ def theorem6_params(
     ``"muschiol_printed"``, i.e. B(q̃, μ2, ε2) and the printed condition);
     ``"eq4_8_corrected"`` (n/(2σ²), 1/σ², ``"paper2018"``); ``"gnmax_slope"``
     (1/σ², 1/σ², ``"paper2018"``).
+
+    Validity (checked here, reported by :func:`bound_validity`):
+
+    * ``"eq4_8"``, ``"eq4_8_corrected"``, ``"gnmax_slope"`` cap at λ/σ². GNThreshold on vote fractions with σ in
+      vote-fraction units is the Gaussian mechanism with ℓ2 sensitivity √n/T (Muschiol 2021 Theorem 6, the
+      Gaussian mechanism; Mironov 2017 Prop. 7), RDP nλ/(2T²σ²), so λ/σ² is an upper bound only when
+      n ≤ 2T². Outside (or when ``n_teachers`` is not given, so the condition cannot be checked) the cap, and
+      ``"gnmax_slope"``'s slope, fall back to the valid n/(2T²σ²) (with T) or n/(2σ²) (without T: per-label
+      sensitivity ≤ 1 for fractions in [0, 1]).
+    * ``threshold="adaptive"`` (Definition 11): the threshold is a function of the private votes, so each
+      compared value m_i − th moves by up to Δ + 1 (Δ = one teacher's shift, th ∈ [0, 1]); the release is the
+      Gaussian mechanism on m − th·1 with that sensitivity per label, and every bound is replaced by
+      :func:`adaptive_threshold_slope` (slope and cap; Theorem 6 of Papernot et al. 2018 then still applies
+      with q̃ computed at the votes' own threshold, but with this slope it never beats the cap).
     """
     sigma = check_positive("sigma", sigma)
     n = check_n_queries(n_labels, name="n_labels")
     check_choice("bound", bound, BOUNDS)
+    if isinstance(threshold, str):
+        check_choice("threshold", threshold, ("adaptive",))
+        s = adaptive_threshold_slope(sigma, n, bound, n_teachers)
+        return s, s, "paper2018"
     thm12 = n / (2.0 * sigma**2)
     gnmax = 1.0 / sigma**2
     if bound == "theorem12":
         return thm12, thm12, "paper2018"
-    if bound == "eq4_8":
-        return thm12, gnmax, "muschiol_printed"
-    if bound == "eq4_8_corrected":
-        return thm12, gnmax, "paper2018"
-    if bound == "gnmax_slope":
+    if bound in CAPPED_BOUNDS:
+        valid = _cap_valid(n, n_teachers)
+        if not valid:
+            gnmax = max(gnmax, thm12 if n_teachers is None else n / (2.0 * n_teachers**2 * sigma**2))
+        if bound == "eq4_8":
+            return thm12, gnmax, "muschiol_printed"
+        if bound == "eq4_8_corrected":
+            return thm12, gnmax, "paper2018"
         return gnmax, gnmax, "paper2018"
     if n_teachers is None:
         raise ValueError("n_teachers: bound='vote_fraction' needs the number of teachers T")
@@ -204,8 +258,53 @@ def theorem6_params(
     return s, s, "paper2018"
 
 
+def _cap_valid(n_labels: int, n_teachers: int | None) -> bool:
+    """Whether the cap λ/σ² bounds GNThreshold's RDP nλ/(2T²σ²) on vote fractions: n ≤ 2T² (T known)."""
+    return n_teachers is not None and n_labels <= 2 * check_n_queries(n_teachers, name="n_teachers") ** 2
+
+
+def bound_validity(n_labels: int, bound: str, n_teachers: int | None = None, threshold: Any = None) -> str:
+    """One sentence saying which bound :func:`theorem6_params` used: the one asked for, or its valid fallback."""
+    check_choice("bound", bound, BOUNDS)
+    if isinstance(threshold, str):
+        return ("adaptive threshold (Definition 11): charged by the threshold's sensitivity, "
+                "per-label Delta + 1 (adaptive_threshold_slope), in place of every bound")
+    if bound not in CAPPED_BOUNDS:
+        return "valid: per-label sensitivity of vote fractions <= the bound's"
+    if _cap_valid(n_labels, n_teachers):
+        return f"valid: cap lambda/sigma^2 holds since n = {n_labels} <= 2T^2 = {2 * n_teachers**2}"
+    if n_teachers is None:
+        return "fallback: cap lambda/sigma^2 unchecked without n_teachers; used n lambda/(2 sigma^2)"
+    return (f"fallback: cap lambda/sigma^2 invalid since n = {n_labels} > 2T^2 = {2 * n_teachers**2}; "
+            "used n lambda/(2 T^2 sigma^2)")
+
+
+def adaptive_label_sensitivity(bound: str = "vote_fraction", n_teachers: int | None = None) -> float:
+    """Largest change of one compared value m_i − th under Definition 11 when one teacher changes: Δ + 1,
+    at most 2 (m_i and th both lie in [0, 1]); Δ = 1/T for ``"vote_fraction"`` (1 without T), else 1."""
+    if bound == "vote_fraction" and n_teachers is not None:
+        return min(1.0 / check_n_queries(n_teachers, name="n_teachers") + 1.0, 2.0)
+    return 2.0
+
+
+def adaptive_threshold_slope(sigma: float, n_labels: int, bound: str = "vote_fraction",
+                             n_teachers: int | None = None) -> float:
+    """Sound slope of GNThreshold with the adaptive threshold (Muschiol 2021 Definition 11): n·Δ_a²/(2σ²).
+
+    The release c_i = [m_i − th(m) + N(0, σ²) > 0] is post-processing of the Gaussian mechanism on the vector
+    m − th(m)·1, whose ℓ2 sensitivity is at most √n·Δ_a with Δ_a = :func:`adaptive_label_sensitivity`
+    (Gaussian mechanism, Muschiol 2021 Theorem 6; Mironov 2017 Prop. 7). The threshold can jump across [0, 1]
+    when one teacher changes (the exact enumeration of ``exact_profile`` finds such pairs), so no bound that
+    treats it as fixed is valid; at σ = 0.3 and n = 161 this slope is ≈ 930 per query: no useful guarantee.
+    """
+    sigma = check_positive("sigma", sigma)
+    n = check_n_queries(n_labels, name="n_labels")
+    return n * adaptive_label_sensitivity(bound, n_teachers) ** 2 / (2.0 * sigma**2)
+
+
 def theorem6_possible(
-    sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None, max_distance: float = 1.0
+    sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None, max_distance: float = 1.0,
+    threshold: Any = None,
 ) -> bool:
     """Whether Theorem 6 can apply to *any* query, i.e. whether the data-dependent bound can ever help.
 
@@ -216,7 +315,7 @@ def theorem6_possible(
     equals the data-independent one for every input: then this returns False.
     True means only that some input may get a smaller bound.
     """
-    slope, _, _ = theorem6_params(sigma, n_labels, bound, n_teachers)
+    slope, _, _ = theorem6_params(sigma, n_labels, bound, n_teachers, threshold)
     d = check_positive("max_distance", max_distance)
     n = check_n_queries(n_labels, name="n_labels")
     logq_min = float(log_prod_ndtr(np.full((1, n), d / float(sigma)))[1][0])
@@ -241,7 +340,7 @@ def rdp_gnthreshold(
     variant of :func:`theorem6_params` (so μ2 = √(2σ² log(1/q̃)/n) for ``"theorem12"``).
     """
     m = check_fractions(fractions)
-    slope, cap, variant = theorem6_params(sigma, m.shape[1], bound, n_teachers)
+    slope, cap, variant = theorem6_params(sigma, m.shape[1], bound, n_teachers, threshold)
     return rdp_data_dependent(
         multilabel_logq(m, threshold, sigma), slope, resolve_rdp_orders(orders), cap_slope=cap, variant=variant
     )
@@ -263,14 +362,29 @@ def confidence_logpr(
     m = check_fractions(fractions)
     sc = check_positive("sigma_confidence", sigma_confidence)
     check_choice("rule", rule, CONFIDENCE_RULES)
-    thc = float(confidence_threshold)
+    thc, top_n = check_confidence_args(confidence_threshold, top_n)
     if rule == "max":
         z = (m.max(axis=1) - thc) / sc
         return gaussian_tail_logsf(-z, 1.0), gaussian_tail_logsf(z, 1.0)
     th = resolve_thresholds(m, threshold)
-    n = min(int(top_n), m.shape[1])
+    n = min(top_n, m.shape[1])
     top = -np.sort(-m, axis=1)[:, :n] - th[:, None]
     return log_prod_ndtr((top - thc) / sc)
+
+
+def check_confidence_args(confidence_threshold: Any, top_n: Any) -> tuple[float, int]:
+    """Validate the confidence check's parameters at entry: a finite confidence threshold th_c and an integer
+    ``top_n`` >= 1 (the number of top labels the printed rule checks, Muschiol 2021 Definition 12)."""
+    try:
+        thc = float(confidence_threshold)
+    except (TypeError, ValueError):
+        thc = math.nan
+    if not math.isfinite(thc):
+        raise ValueError(f"confidence_threshold: expected a finite number (th_c of Definition 12), "
+                         f"got {confidence_threshold!r}")
+    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or int(top_n) < 1:
+        raise ValueError(f"top_n: expected an integer >= 1 (how many top labels the check compares), got {top_n!r}")
+    return thc, int(top_n)
 
 
 def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.ndarray | None]:
@@ -283,14 +397,9 @@ def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.n
 
 
 def _leaks(threshold: Any, confident_rule: str | None) -> list[str]:
-    """Uncharged leaks of a run: the top-n entry only for the printed check with the adaptive threshold."""
-    leaks = [UNCHARGED_LEAKS[1], UNCHARGED_LEAKS[3]]
-    adaptive = isinstance(threshold, str)
-    if adaptive:
-        leaks.insert(0, UNCHARGED_LEAKS[0])
-    if confident_rule == "printed" and adaptive:
-        leaks.append(UNCHARGED_LEAKS[2])
-    return leaks
+    """Uncharged leaks of a run (the adaptive threshold and the printed check with it are charged now, see
+    :data:`UNCHARGED_LEAKS` entries 0 and 2)."""
+    return [UNCHARGED_LEAKS[1], UNCHARGED_LEAKS[3]]
 
 
 def gnthreshold_epsilon(
@@ -319,21 +428,40 @@ def gnthreshold_epsilon(
 
 
 def _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, orders, conversion) -> PrivacySpent:
-    """:func:`gnthreshold_epsilon` from log q̃ (None: data-independent), so that several bounds share one q̃."""
-    slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers)
+    """:func:`gnthreshold_epsilon` from log q̃ (None: data-independent), so that several bounds share one q̃.
+
+    With ``threshold="adaptive"`` the result charges the threshold's sensitivity (:func:`theorem6_params`) and
+    ``details["epsilon_threshold_as_fixed"]`` keeps what the thesis's analysis gives (the threshold treated as
+    fixed: not a guarantee, shown only beside the sound value)."""
+    adaptive = isinstance(threshold, str)
+    extra = {}
+    if adaptive:
+        as_fixed = _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, None)
+        extra["epsilon_threshold_as_fixed"] = account(
+            as_fixed, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
+            mechanism="gnthreshold-adaptive (threshold treated as fixed: not a guarantee)", n_queries=n,
+            data_dependent=logq is not None, warn=False).epsilon
+    return account(
+        _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, threshold), delta=delta, orders=orders,
+        conversion=conversion, accountant="multilabel2021",
+        mechanism="gnthreshold-adaptive" if adaptive else "gnthreshold",
+        n_queries=n, data_dependent=logq is not None, sigma=float(sigma), bound=bound, n_labels=n_lab,
+        threshold=threshold if adaptive else float(np.mean(threshold)),
+        bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
+        uncharged_leaks=_leaks(threshold, None), **extra,
+    )
+
+
+def _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, threshold):
+    """Composed RDP per order of GNThreshold (data-independent when ``logq`` is None)."""
+    slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
 
     def total(grid: np.ndarray) -> np.ndarray:
         if logq is None:
             return n * cap * grid
         return total_rdp_data_dependent(logq, slope, grid, cap_slope=cap, variant=variant)
 
-    return account(
-        total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
-        mechanism="gnthreshold-adaptive" if isinstance(threshold, str) else "gnthreshold",
-        n_queries=n, data_dependent=logq is not None, sigma=float(sigma), bound=bound, n_labels=n_lab,
-        threshold=threshold if isinstance(threshold, str) else float(np.mean(threshold)),
-        uncharged_leaks=_leaks(threshold, None),
-    )
+    return total
 
 
 def confident_gnthreshold_epsilon(
@@ -363,11 +491,15 @@ def confident_gnthreshold_epsilon(
     """
     check_choice("cost", cost, COSTS)
     check_choice("rule", rule, CONFIDENCE_RULES)
+    confidence_threshold, top_n = check_confidence_args(confidence_threshold, top_n)
     m = np.ascontiguousarray(check_fractions(fractions))
+    resolve_thresholds(m, threshold)
     n, n_lab = m.shape
-    slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers)
+    slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
     sens = _label_sensitivity(bound, n_teachers)
-    n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
+    if rule == "printed" and isinstance(threshold, str):  # checked values m_j - th_e, th_e moves too
+        sens = adaptive_label_sensitivity(bound, n_teachers)
+    n_checked = 1 if rule == "max" else min(top_n, n_lab)
     slope_c = n_checked * sens**2 / (2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
     logpr, log_not = confidence_logpr(m, threshold, confidence_threshold, sigma_confidence, rule, top_n)
     th = resolve_thresholds(m, threshold)
@@ -379,16 +511,29 @@ def confident_gnthreshold_epsilon(
     )
     logq = multilabel_logq(m, threshold, sigma)
 
-    def total(grid: np.ndarray) -> np.ndarray:
-        step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
-        return step1 + total_rdp_data_dependent(logq, slope, grid, weights, cap_slope=cap, variant=variant)
+    def curve(slope, cap, variant, slope_c):
+        def total(grid: np.ndarray) -> np.ndarray:
+            step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
+            return step1 + total_rdp_data_dependent(logq, slope, grid, weights, cap_slope=cap, variant=variant)
+        return total
+
+    total = curve(slope, cap, variant, slope_c)
+    extra = {}
+    if isinstance(threshold, str):  # the thesis's accounting beside: threshold treated as fixed (not a guarantee)
+        s_f, c_f, v_f = theorem6_params(sigma, n_lab, bound, n_teachers)
+        slope_cf = n_checked * _label_sensitivity(bound, n_teachers) ** 2 / (2.0 * float(sigma_confidence) ** 2)
+        extra["epsilon_threshold_as_fixed"] = account(
+            curve(s_f, c_f, v_f, slope_cf), delta=delta, orders=orders, conversion=conversion,
+            accountant="multilabel2021", mechanism="confident-gnthreshold (threshold as fixed: not a guarantee)",
+            n_queries=n, data_dependent=True, warn=False).epsilon
 
     return account(
         total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
         mechanism="confident-gnthreshold", n_queries=n, data_dependent=True, cost=cost,
         expected_answered=math.fsum(weights.tolist()), sigma=float(sigma), sigma_confidence=float(sigma_confidence),
         confidence_threshold=float(confidence_threshold), rule=rule, top_n=int(top_n), bound=bound,
-        n_labels=n_lab, uncharged_leaks=_leaks(threshold, rule),
+        n_labels=n_lab, bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
+        uncharged_leaks=_leaks(threshold, rule), **extra,
     )
 
 
@@ -403,6 +548,7 @@ def confident_gnthreshold_data_independent(
     bound: str = "theorem12",
     rule: str = "printed",
     top_n: int = 4,
+    threshold: Any = None,
     orders: Any = "paper2018",
     conversion: str = "basic",
 ) -> PrivacySpent:
@@ -410,13 +556,19 @@ def confident_gnthreshold_data_independent(
     check's slope n_checked·Δ²/(2σ_c²) (n_checked = 1 for the ``"max"`` rule, top_n for ``"printed"``;
     Δ = 1/T for ``"vote_fraction"``, else 1) and the GNThreshold cap of ``bound`` (:func:`multilabel_slope`),
     i.e. (λ, n·(c_check + c_step)·λ)-RDP by composition (Mironov 2017 Prop. 1), converted at δ. Needs no votes.
+    ``threshold="adaptive"``: the step's cap is :func:`adaptive_threshold_slope` and the printed check's Δ is
+    Δ + 1 (the checked values m_j − th_e move with the threshold), as in :func:`confident_gnthreshold_epsilon`.
     """
     n = check_n_queries(n_queries)
     n_lab = check_n_queries(n_labels, name="n_labels")
     check_choice("rule", rule, CONFIDENCE_RULES)
-    _, cap, _ = theorem6_params(sigma, n_lab, bound, n_teachers)
-    n_checked = 1 if rule == "max" else min(int(top_n), n_lab)
-    cap_c = n_checked * _label_sensitivity(bound, n_teachers) ** 2 / (
+    _, top_n = check_confidence_args(0.0, top_n)
+    _, cap, _ = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
+    n_checked = 1 if rule == "max" else min(top_n, n_lab)
+    sens = _label_sensitivity(bound, n_teachers)
+    if rule == "printed" and isinstance(threshold, str):
+        sens = adaptive_label_sensitivity(bound, n_teachers)
+    cap_c = n_checked * sens ** 2 / (
         2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
     return account(lambda grid, c=cap + cap_c: n * c * grid, delta=delta, orders=orders, conversion=conversion,
                    accountant="multilabel2021", mechanism="confident-gnthreshold", n_queries=n,
@@ -506,11 +658,12 @@ def multilabel_bounds(
                 orders=orders, conversion=conversion, cost=cost, answered=answered, rng=rng)
             di = confident_gnthreshold_data_independent(
                 n_queries=n, n_labels=n_lab, sigma=sigma, sigma_confidence=sigma_confidence, delta=delta,
-                n_teachers=t, bound=b, rule=rule, top_n=top_n, orders=orders, conversion=conversion)
+                n_teachers=t, bound=b, rule=rule, top_n=top_n, threshold=threshold, orders=orders,
+                conversion=conversion)
         else:
             dd = _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
             di = _gnthreshold_spent(None, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
-        out.append(BoundComparison(b, dd, di, theorem6_possible(sigma, n_lab, b, t),
+        out.append(BoundComparison(b, dd, di, theorem6_possible(sigma, n_lab, b, t, threshold=threshold),
                                    tuple(dd.details["uncharged_leaks"])))
     return out
 

@@ -69,6 +69,7 @@ from .rdp_curves import (
     gnmax_logq_counts,
     log1mexp,
     log_prod_ndtr,
+    rdp_data_dependent,
     row_logsumexp,
     total_rdp_data_dependent,
 )
@@ -88,6 +89,9 @@ __all__ = [
     "binary_pate_epsilon",
     "binary_pate_costs",
     "tau_pate_epsilon",
+    "TAU_COMPOSITIONS",
+    "NOISE_CONVENTIONS",
+    "union_bound_epsilon",
     "powerset_pate_epsilon",
 ]
 
@@ -487,18 +491,30 @@ def tau_pate_epsilon(
     threshold: float | None = None,
     n_queries: int | None = None,
     q_bound: str = "union",
+    composition: str = "joint",
     orders: Any = "paper2018",
     conversion: str = "basic",
 ) -> PrivacySpent:
     """(ε, δ) of τ voting (Dziedzic et al. 2023; Mironov 2017 Prop. 7; Papernot et al. 2018 Theorem 6).
 
-    Data-independent (``n_queries``): α·τ²/σ² per query (l2 sensitivity √2τ, module docstring).
-    Data-dependent (``clipped_sums`` ``[n_queries, n_labels]`` from :func:`clip_votes` and the
-    release ``threshold``): Theorem 6 with slope τ²/σ² and q of :func:`tau_logq` (capped).
+    σ is the noise on each clipped sum S_i (one draw per label); their two-count pipeline's σ on each of
+    (1 − c, c) is σ/√2 here (module docstring). Data-independent (``n_queries``): α·τ²/σ² per query (l2
+    sensitivity √2τ). Data-dependent (``clipped_sums`` ``[n_queries, n_labels]`` from :func:`clip_votes` and
+    the release ``threshold``):
+
+    * ``composition="joint"``: one Theorem 6 bound per query with slope τ²/σ² and q of :func:`tau_logq`
+      (the paper's analysis);
+    * ``composition="per_label"``: the labels' noises are independent, so a query's Rényi divergence is the
+      sum of the labels' (Mironov 2017 Prop. 1 with equality for independent releases); each label is a
+      threshold on S_i with sensitivity ≤ 1 (clipped entries lie in [0, 1]): Theorem 6 with slope 1/(2σ²) and
+      q_i = Φ̄(|S_i − th|/σ) capped at 1/2, summed over labels, then capped per query at the joint α·τ²/σ²
+      (both are valid bounds on the same divergence). Never looser than the joint data-independent bound,
+      and usually far tighter than the joint data-dependent one.
     """
     tau = check_positive("tau", tau)
     sigma = check_positive("sigma", sigma)
     check_choice("q_bound", q_bound, Q_BOUNDS)
+    check_choice("composition", composition, TAU_COMPOSITIONS)
     n, s = query_mode(n_queries, clipped_sums, _check_sums, data_name="clipped_sums")
     slope = tau**2 / sigma**2
     params: dict = {"tau": tau, "sigma": sigma}
@@ -508,12 +524,64 @@ def tau_pate_epsilon(
     if threshold is None:
         raise ValueError("threshold: the data-dependent bound needs the release threshold (e.g. n_teachers / 2)")
     th = _check_threshold(threshold)
+    if composition == "per_label":
+        return account(
+            lambda grid: _tau_per_label_total(s, th, sigma, slope, grid), delta=delta, orders=orders,
+            conversion=conversion, accountant="multiwinner2023", mechanism="tau", n_queries=n, data_dependent=True,
+            threshold=th, composition=composition, n_labels=s.shape[1], **params)
     logq = tau_logq(s, th, sigma, q_bound)
     return account(
         lambda grid: total_rdp_data_dependent(logq, slope, grid), delta=delta, orders=orders, conversion=conversion,
         accountant="multiwinner2023", mechanism="tau", n_queries=n, data_dependent=True, threshold=th,
         q_bound=q_bound, n_labels=s.shape[1], n_capped=_n_capped(logq, s.shape[1]), **params,
     )
+
+
+TAU_COMPOSITIONS = ("joint", "per_label")
+
+
+def _tau_per_label_total(sums: np.ndarray, threshold: float, sigma: float, cap_slope: float, grid: np.ndarray,
+                         chunk: int = 64) -> np.ndarray:
+    """Σ over queries of min(Σ_labels Theorem 6 curve (slope 1/(2σ²)), τ²/σ²·α) (see :func:`tau_pate_epsilon`).
+
+    A label's curve depends only on its log q, so Theorem 6 runs once per distinct value (clipped sums take
+    few values); queries are then processed in chunks so that memory stays at ``chunk × n_labels × n_orders``;
+    the sum over chunks is sequential (deterministic)."""
+    grid = np.asarray(grid, dtype=np.float64)
+    logq = np.minimum(gaussian_tail_logsf(np.abs(sums - threshold), sigma), -_LOG2)
+    values, inverse = np.unique(logq, return_inverse=True)
+    curves = rdp_data_dependent(values, 1.0 / (2.0 * sigma**2), grid)
+    inverse = inverse.reshape(logq.shape)
+    total = np.zeros_like(grid)
+    for a in range(0, len(sums), chunk):
+        per_query = curves[inverse[a:a + chunk]].sum(axis=1)
+        total += np.minimum(per_query, cap_slope * grid[None, :]).sum(axis=0)
+    return total
+
+
+NOISE_CONVENTIONS = ("sum", "two_counts")
+
+
+def union_bound_epsilon(*, sigma: float, delta: float, n_queries: int, n_labels: int, noise: str = "sum",
+                        orders: Any = "paper2018", conversion: str = "basic") -> PrivacySpent:
+    """Data-independent (ε, δ) of per-label Gaussian thresholds on **raw** binary vote counts (no clipping).
+
+    One teacher changes each count S_i = Σ_t b_{t,i} by at most 1, so ‖ΔS‖₂² ≤ L (L = ``n_labels``): with
+    σ on each S_i (``noise="sum"``, one draw per label) the release is the Gaussian mechanism with RDP
+    α·L/(2σ²) (Mironov 2017 Prop. 7); with σ on each of the two counts (T − S_i, S_i) of a 2-class argmax
+    (``noise="two_counts"``, the Dziedzic et al. 2023 / Papernot et al. 2018 pipeline) the noise on the
+    difference is √2σ and the sensitivity of (T − S_i, S_i) is √2 per label: RDP α·L/σ². Calling
+    :func:`tau_pate_epsilon` with τ = √L instead charges α·L/σ² for σ on S, twice the first value, because
+    τ-clipping's √2τ sensitivity allows non-binary clipped vectors.
+    """
+    sigma = check_positive("sigma", sigma)
+    n = check_n_queries(n_queries)
+    k = check_n_queries(n_labels, name="n_labels")
+    check_choice("noise", noise, NOISE_CONVENTIONS)
+    slope = k / (2.0 * sigma**2) if noise == "sum" else k / sigma**2
+    return account(lambda grid: n * slope * grid, delta=delta, orders=orders, conversion=conversion,
+                   accountant="multiwinner2023", mechanism="union-bound", n_queries=n, data_dependent=False,
+                   sigma=sigma, noise=noise, n_labels=k)
 
 
 def _n_capped(logq: np.ndarray, k: int) -> int:

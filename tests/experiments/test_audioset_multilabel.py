@@ -216,12 +216,42 @@ def test_student_claim():
     assert am.student_claim(0.04, 0.28, kind="synthetic").verdict == "not comparable"
 
 
-def test_gnthreshold_audit_passes_the_mechanism_and_catches_half_the_noise():
+def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():
     aud = am.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
-    ok = aud[aud["mechanism"] == "as implemented"].iloc[0]
-    broken = aud[aud["mechanism"] != "as implemented"].iloc[0]
-    assert not ok["violation"] and 0 < ok["empirical_epsilon_lower"] <= ok["claimed_epsilon"]
-    assert broken["violation"] and broken["claimed_epsilon"] == ok["claimed_epsilon"]
+    ok = aud[aud["mechanism"] == "as implemented"]
+    sound = ok[~ok["claim"].str.startswith("thesis")]
+    assert set(aud["release"]) == {"GNThreshold th_e=0.5", "GNThreshold adaptive (Def. 11)", "adaptive-k (private)"}
+    assert not sound["violation"].any() and (sound["empirical_epsilon_lower"] > 0).all()
+    assert (sound["empirical_epsilon_lower"] <= sound["claimed_epsilon"]).all()
+    broken = aud[aud["mechanism"] != "as implemented"]
+    assert len(broken) == 2 and broken["violation"].all()
+    as_fixed = ok[ok["claim"].str.startswith("thesis")].iloc[0]
+    assert as_fixed["violation"] and as_fixed["empirical_epsilon_lower"] > as_fixed["claimed_epsilon"]
+
+
+def test_adaptive_rules_compare_at_equal_epsilon_and_definition_11_is_charged():
+    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=8)
+    rules = am.adaptive_rules(cv, 0.3, n_account=200, delta=1e-8)
+    budget = rules["budget_epsilon"].iloc[0]
+    fixed = rules[rules["rule"].str.startswith("fixed")]
+    np.testing.assert_allclose(fixed["epsilon"], budget)
+    ak = rules[rules["rule"].str.startswith("adaptive-k")].iloc[0]
+    assert ak["epsilon"] <= budget * (1 + 1e-9)
+    d11 = rules[rules["rule"].str.startswith("Definition 11")]
+    at_sigma = d11[np.isclose(d11["sigma"], 0.3)].iloc[0]
+    assert at_sigma["epsilon"] > 10 * budget and at_sigma["epsilon_threshold_as_fixed"] < at_sigma["epsilon"]
+    matched = d11[~np.isclose(d11["sigma"], 0.3)].iloc[0]
+    assert matched["epsilon"] == pytest.approx(budget, rel=1e-9) and matched["sigma"] > 10 * 0.3
+
+
+def test_adaptive_rows_are_sound_with_the_thesis_value_beside_and_orders_go_below_two():
+    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=9)
+    sw = am.noise_sweep(cv, [0.3], thresholds=(0.4, "adaptive"), n_account=200)
+    row = sw[(sw["threshold"] == "adaptive") & (sw["sigma_e"] > 0)].iloc[0]
+    fixed = sw[(sw["threshold"] == "0.4") & (sw["sigma_e"] > 0)].iloc[0]
+    assert row["epsilon_threshold_as_fixed"] < row["epsilon"] and np.isnan(fixed["epsilon_threshold_as_fixed"])
+    r = am.table_5_4_privacy(cv, 300, 0.4, None, sigma_e=0.1)  # slope·N well above log(1/δ): best order < 2
+    assert r["order"] < 2 and r["eps_data_dependent"] < r["eps_thesis_grid"]
 
 
 def test_confidence_claims_compare_f1_and_epsilon_at_shared_sigmas():
@@ -242,3 +272,14 @@ def test_confidence_claims_compare_f1_and_epsilon_at_shared_sigmas():
 def test_scale_verdict_names_the_thesis_scale_of_the_subset():
     assert "76,656" in am.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
     assert "274k" in am.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
+
+
+def test_adaptive_privacy_verdict_checks_the_direction():
+    import pandas as pd
+    t54 = pd.DataFrame({"n_samples": [2000] * 3, "th_e": ["0.2", "0.4", "adaptive"], "th_c": ["None"] * 3,
+                        "eps_data_dependent": [900.0, 950.0, 1.8e6]})
+    v = am.adaptive_privacy_verdict(t54)
+    assert v.verdict == "differs" and "2e+03×" in v.reason
+    t54.loc[2, "eps_data_dependent"] = 500.0
+    assert am.adaptive_privacy_verdict(t54).verdict == "agrees"
+    assert am.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"

@@ -148,7 +148,10 @@ def test_multilabel_bounds_and_table54_grid():
     s12 = multilabel.multilabel_slope(sigma, n_lab)
     assert s12 == pytest.approx(153 / (2 * 0.09))
     assert multilabel.multilabel_slope(sigma, n_lab, "vote_fraction", T) == pytest.approx(153 / (2 * 2500 * 0.09))
-    assert multilabel.multilabel_slope(sigma, n_lab, "eq4_8") == pytest.approx(1 / 0.09)
+    assert multilabel.multilabel_slope(sigma, n_lab, "eq4_8", T) == pytest.approx(1 / 0.09)  # n <= 2T^2
+    # unchecked (no T) or n > 2T^2: the cap λ/σ² is no bound, the valid slope is used instead
+    assert multilabel.multilabel_slope(sigma, n_lab, "eq4_8") == pytest.approx(s12)
+    assert multilabel.multilabel_slope(sigma, n_lab, "eq4_8", 5) == pytest.approx(153 / (2 * 25 * 0.09))
     with pytest.raises(ValueError, match="n_teachers"):
         multilabel.multilabel_slope(sigma, n_lab, "vote_fraction")
     # Table 5.4 data-independent 418.4 (2000 queries) = 0.2·N + ln 1e8 at order 2: no bound reproduces it
@@ -165,7 +168,10 @@ def test_multilabel_bounds_and_table54_grid():
         adaptive = multilabel.gnthreshold_epsilon(
             sigma=0.3, delta=1e-8, fractions=np.random.default_rng(0).random((20, 5)), threshold="adaptive"
         )
-    assert "adaptive" in " ".join(adaptive.details["uncharged_leaks"])
+    # the adaptive threshold is charged by its own sensitivity; the thesis's as-fixed value sits beside it
+    assert "adaptive" not in " ".join(adaptive.details["uncharged_leaks"])
+    assert "Definition 11" in adaptive.details["bound_validity"]
+    assert adaptive.details["epsilon_threshold_as_fixed"] < adaptive.epsilon
 
 
 def test_confident_gnthreshold_epsilon_rules():

@@ -103,3 +103,19 @@ def test_standard_audits_keep_their_call():
     results = audit.standard_audits(seed=0, n_samples=20_000, include_broken=False)
     assert [r.mechanism for r in results] == ["lnmax", "gnmax", "local-laplace", "gnthreshold"]
     assert all(r.n_samples == 20_000 for r in results)
+
+
+def test_adaptive_threshold_audit_catches_the_as_fixed_accounting_and_passes_the_sound_one():
+    as_fixed = audit.audit_gnthreshold_adaptive(claim="as_fixed", seed=0)
+    sound = audit.audit_gnthreshold_adaptive(claim="sound", seed=0)
+    assert as_fixed.violation and as_fixed.epsilon_lower > as_fixed.claimed_epsilon
+    assert not sound.violation and sound.epsilon_lower > as_fixed.claimed_epsilon
+    with pytest.raises(ValueError, match="^claim: expected"):
+        audit.audit_gnthreshold_adaptive(claim="fixed")
+
+
+def test_adaptive_k_audit_passes_and_catches_half_the_noise():
+    ok = audit.audit_adaptive_k(seed=0)
+    broken = audit.audit_adaptive_k(seed=0, noise_scale_factor=0.5)
+    assert 0 < ok.epsilon_lower <= ok.claimed_epsilon
+    assert broken.violation and broken.claimed_epsilon == ok.claimed_epsilon

@@ -206,3 +206,47 @@ def test_bad_sums_and_parameters():
                                cost="realized", answered=[True, False], delta=1e-5)
     with pytest.raises(ValueError, match="n_queries/positive_votes: expected exactly one"):
         mw.binary_pate_epsilon(positive_votes=[[1]], n_queries=3, n_labels=1, n_teachers=2, sigma=1, delta=1e-5)
+
+
+def _bernoulli_renyi(p, q, lam):
+    return np.logaddexp(lam * np.log(p) + (1 - lam) * np.log(q),
+                        lam * np.log1p(-p) + (1 - lam) * np.log1p(-q)) / (lam - 1)
+
+
+def test_tau_per_label_composition_covers_the_exact_renyi_divergence_and_is_tighter():
+    # every ordered vote matrix of T = 4 teachers on L = 3 labels; neighbours replace one teacher's vector
+    t, k, tau, sigma, th = 4, 3, 1.2, 0.6, 2.0
+    vectors = np.array(list(itertools.product((0, 1), repeat=k)), dtype=bool)
+    orders = np.array([1.5, 2.0, 4.0, 8.0])
+    worst_gap = 0.0
+    for idx in itertools.product(range(len(vectors)), repeat=t - 1):
+        rest = vectors[list(idx)]
+        sums = np.array([mw.clip_votes(np.concatenate([[v], rest])[:, None, :], tau)[0] for v in vectors])
+        p = norm.cdf((sums - th) / sigma)  # Pr[label on], per choice of the replaced teacher's vector
+        for a in range(len(vectors)):
+            exact = np.array([max(_bernoulli_renyi(p[a], p[b], lam).sum() for b in range(len(vectors)))
+                              for lam in orders])
+            claim = mw._tau_per_label_total(sums[a][None], th, sigma, tau**2 / sigma**2, orders)
+            assert np.all(claim >= exact - 1e-9), (sums[a], claim, exact)
+            worst_gap = max(worst_gap, float(np.max(exact / claim)))
+    assert worst_gap > 0.3  # the check is not vacuous: some pairs come close to the claim
+
+
+def test_tau_per_label_is_tighter_than_joint_on_consensus_votes_and_union_bound_has_its_own_slope():
+    rng = np.random.default_rng(0)
+    b = rng.random((50, 300, 20)) < np.where(rng.random((1, 300, 20)) < 0.1, 0.97, 0.02)
+    sums = mw.clip_votes(b, 2.0)
+    kw = dict(tau=2.0, sigma=2.0, delta=1e-8, clipped_sums=sums, threshold=25.0)
+    joint = mw.tau_pate_epsilon(**kw).epsilon
+    per_label = mw.tau_pate_epsilon(**kw, composition="per_label").epsilon
+    independent = mw.tau_pate_epsilon(tau=2.0, sigma=2.0, delta=1e-8, n_queries=300).epsilon
+    assert per_label < joint / 2 and per_label <= independent
+    with pytest.raises(ValueError, match="composition"):
+        mw.tau_pate_epsilon(**kw, composition="labels")
+    # raw binary votes: L/(2σ²) per order with σ on the sum, L/σ² with σ on each of two counts (= τ = √L call)
+    u_sum = mw.union_bound_epsilon(sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, orders=[2.0])
+    u_two = mw.union_bound_epsilon(sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, noise="two_counts",
+                                            orders=[2.0])
+    via_tau = mw.tau_pate_epsilon(tau=8**0.5, sigma=3.0, delta=1e-5, n_queries=10, orders=[2.0])
+    assert u_sum.at_order(2.0)[1] == pytest.approx(10 * 2.0 * 8 / (2 * 9.0), rel=1e-12)
+    assert u_two.at_order(2.0)[1] == pytest.approx(via_tau.at_order(2.0)[1], rel=1e-12)
