@@ -40,7 +40,7 @@ def test_checkpoints_are_prefixes_of_one_run(tiny):
     X, Y, Xt, Yt, split = tiny
     rows = split.teacher[:60]
     ap = study.checkpoint_class_ap(X, Y, rows, Xt, Yt, SPEC, [6, 12], seed=3)
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
 
     full = study.train_teachers(X, Y, Partitions(rows[None]), np.zeros(0, np.int64), Xt, Yt,
                                 SPEC.replace(eval_every=12), seed=3, curve_clips=1, last=True)
