@@ -133,20 +133,25 @@ def _merge(results: list[TrainResult]) -> TrainResult:
                        pd.concat(frames, ignore_index=True) if frames else results[0].history, results[0].selection)
 
 
-def _train(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions, config: TrainConfig,
-           seed: int, device: torch.device, *, vectorised: bool, test: tuple[Any, Any] | None, progress: bool,
-           mixed_precision: bool | None) -> TrainResult:
+def _train_together(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions,
+                    config: TrainConfig, seed: int, device: torch.device, *, progress: bool, **kw: Any) -> TrainResult:
+    """All teachers as one stacked model: one :func:`pate_study.training.train_stacked` call."""
     seeds = teacher_seeds(seed, partitions.n_teachers)
-    kw = dict(device=device, test=test, mixed_precision=mixed_precision)
-    if vectorised:
-        return train_stacked(make_model(seeds), X, y, partitions.train, partitions.val, config, seeds,
-                             progress=progress, desc="train teachers (stacked)", **kw)
+    return train_stacked(make_model(seeds), X, y, partitions.train, partitions.val, config, seeds, device=device,
+                         progress=progress, desc="train teachers (stacked)", **kw)
+
+
+def _train_in_turn(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions,
+                   config: TrainConfig, seed: int, device: torch.device, *, progress: bool, **kw: Any) -> TrainResult:
+    """The same teachers one after another (``N = 1`` per call: the sources' way, the tests' reference), with
+    the seeds, partitions and selection rule of :func:`_train_together`; merged into one result."""
+    seeds = teacher_seeds(seed, partitions.n_teachers)
     results = []
     for i in tqdm(range(partitions.n_teachers), desc=f"train {partitions.n_teachers} teachers (loop)",
                   disable=not progress):
         one = partitions.teacher(i)
         results.append(train_stacked(make_model(seeds[i:i + 1]), X, y, one.train, one.val, config,
-                                     seeds[i:i + 1], progress=False, **kw))
+                                     seeds[i:i + 1], device=device, progress=False, **kw))
     return _merge(results)
 
 
@@ -309,8 +314,9 @@ def _train_mlp(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, s
         return StackedMLP(config.layer_sizes, seeds, dropout=config.dropout, sparse_input=config.sparse_input,
                           device=dev)
 
-    result = _train(make_model, X, y, partitions, config.training(), seed, dev, vectorised=vectorised, test=test,
-                    progress=progress, mixed_precision=mixed_precision)
+    train = _train_together if vectorised else _train_in_turn
+    result = train(make_model, X, y, partitions, config.training(), seed, dev, test=test, progress=progress,
+                   mixed_precision=mixed_precision)
     L = len(config.layer_sizes) - 1
     ens = TeacherEnsemble(config, result.params[:L], result.params[L:], **TeacherEnsemble._facts(result))
     if config.task == "binary" and partitions.threshold.shape[1]:
@@ -433,8 +439,9 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
         made.append(StackedModule.from_factory(model_fn, seeds, device=dev))
         return made[-1]
 
-    result = _train(make_model, X, y, partitions, cfg, seed, dev, vectorised=vectorised, test=test,
-                    progress=progress, mixed_precision=mixed_precision)
+    train = _train_together if vectorised else _train_in_turn
+    result = train(make_model, X, y, partitions, cfg, seed, dev, test=test, progress=progress,
+                   mixed_precision=mixed_precision)
     names = made[0]
     ens = ModuleEnsemble(task, names.base, dict(zip(names.param_names, result.params)),
                          dict(zip(names.buffer_names, result.buffers)), **ModuleEnsemble._facts(result))
