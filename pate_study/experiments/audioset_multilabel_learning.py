@@ -90,7 +90,8 @@ def teacher_probabilities(X: np.ndarray, Y: np.ndarray, partitions: Any, val: np
                           spec=repr(spec), seed=int(seed), unit="one teacher per call, seed 100 seed + i")
     state = cache.load("teacher-probabilities", key, cache_dir)
     if state is not None:
-        logger.info("loaded cached teacher probabilities (%s)", name)
+        logger.info("loaded cached teacher probabilities %s (%s)",
+                    cache.entry_path("teacher-probabilities", key, cache_dir), name)
         return state["probabilities"].numpy(), state["best_step"].numpy()
     seeds = [int(seed) * 100 + i for i in range(train.shape[0])]
     if backend == "local" and teachers_per_task is None:
