@@ -693,9 +693,9 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
         run.model.set_training(False)
     if run.n_val:
         vidx = run.val_idx[state.active.to(run.device)]
-        scores["validation"] = _evaluate(run.model, state.params, state.buffers, run.source, vidx, run.eval_target[vidx],
-                                         run.val_truth[ids], run.config.task, run.device, run.mixed_precision,
-                                         keep_probs=run.on_evaluate is not None)
+        scores["validation"] = _evaluate(run.model, state.params, state.buffers, run.source, vidx,
+                                         run.eval_target[vidx], run.val_truth[ids], run.config.task, run.device,
+                                         run.mixed_precision, keep_probs=run.on_evaluate is not None)
     val_probs = scores["validation"].pop("probs", None) if run.n_val else None
     if run.test_set is not None:
         ts, trows, ttarget, ttruth = run.test_set
