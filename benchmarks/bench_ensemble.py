@@ -61,12 +61,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pate_study.device import choose_device, describe_device, tune_cpu_allocator  # noqa: E402
-from pate_study.ensemble import (  # noqa: E402
-    EnsembleConfig, Partitions, init_stacked_params, make_partitions, teacher_seeds, train_ensemble,
-    train_ensemble_loop,
-)
-from pate_study.stacked import hidden_layers  # noqa: E402
-from pate_study.training import adam_kwargs, per_teacher_loss  # noqa: E402
+from pate_study.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop  # noqa: E402
+from pate_study.partitions import Partitions, make_partitions  # noqa: E402
+from pate_study.stacked import hidden_layers, init_stacked_params  # noqa: E402
+from pate_study.training import adam_kwargs, per_teacher_loss, teacher_seeds  # noqa: E402
 
 
 def matmul_peak(n: int = 4096, repeats: int = 5, device: torch.device | None = None) -> float:

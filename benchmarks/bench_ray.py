@@ -45,7 +45,7 @@ import numpy as np
 import torch
 
 from pate_study import distributed
-from pate_study.ensemble import make_partitions
+from pate_study.partitions import make_partitions
 from pate_study.experiments import audioset_distributed as ad
 
 
@@ -167,7 +167,7 @@ def logmel_seconds_per_iteration(device: str | None = None, *, teachers: int = 1
     sampler's cost is host-side and small), 1001 x 64 log-Mel, 153 classes; synthetic clips (speed does not
     depend on the values)."""
     from pate_study.device import choose_device, describe_device
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
     from pate_study.experiments import audioset_teachers as at
 
     a, b = steps

@@ -11,8 +11,9 @@ decides *what* the pieces are and *where their results go*:
   (never in finishing order), with ``backend="local"`` (a plain loop in this process: the default) or
   ``backend="ray"`` (one Ray task per shard requesting one GPU when ``device="cuda"`` -- or ``None``
   on a cluster with GPUs -- else ``cpus_per_task`` CPUs). The same shards give the same results on both backends.
-* Cache: a shard with a ``key`` is looked up in the verified cache (:mod:`pate_study.io`) before scheduling,
-  and its result is written there by the **driver** as soon as it arrives (:func:`pate_study.io.save_cache_entry`:
+* Cache: a shard with a ``key`` (made by :func:`pate_study.cache.cache_key`, which holds the resolved device) is
+  looked up in the verified cache (:mod:`pate_study.cache`) before scheduling,
+  and its result is written there by the **driver** as soon as it arrives (:func:`pate_study.cache.store`:
   temporary file + rename, SHA-256 sidecar written last), so the cache never holds a partial entry, a retried
   task never writes twice, the workers need no write access to the cache, and a run that fails keeps every
   finished shard for the rerun.
@@ -48,7 +49,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from pate_study.io import default_cache_dir, load_cache_entry, save_cache_entry
+from pate_study import cache
+from pate_study.io import default_cache_dir
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +111,7 @@ def shard_seed(seed: int, index: int, n_shards: int) -> int:
 
 def shard_cache_path(key: str, cache_dir: str | os.PathLike | None = None) -> Path:
     """Where the verified cache keeps the result of the shard with ``key``."""
-    return Path(cache_dir or default_cache_dir()) / f"shard-{key[:32]}.pt"
+    return cache.entry_path("shard", key, cache_dir)
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,7 +275,7 @@ def map_shards(fn: Callable[..., Any], shards: Sequence[Shard], *, shared: dict[
     results: list[Any] = [None] * len(shards)
     todo = []
     for i, s in enumerate(shards):
-        state = load_cache_entry(shard_cache_path(s.key, cache_dir)) if s.key else None
+        state = cache.load("shard", s.key, cache_dir) if s.key else None
         if state is not None:
             results[i] = _from_state(state["result"])
         else:
@@ -284,8 +286,7 @@ def map_shards(fn: Callable[..., Any], shards: Sequence[Shard], *, shared: dict[
     def finish(i: int, state: Any, seconds: float) -> None:
         s = shards[i]
         if s.key:
-            save_cache_entry(shard_cache_path(s.key, cache_dir), {"result": state},
-                             {"kind": "shard", "key": s.key, "name": s.name, "seconds": round(seconds, 3)})
+            cache.store("shard", s.key, {"result": state}, cache_dir, name=s.name, seconds=round(seconds, 3))
         results[i] = _from_state(state)
         bar.update(s.units)
 

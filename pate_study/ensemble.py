@@ -20,17 +20,18 @@ Each teacher ``i`` has its own disjoint partition (``Partitions.train[i]``), val
 its own initialisation, shuffling and dropout seeds from ``numpy.random.SeedSequence(seed).spawn(N)``
 (:func:`teacher_seeds`), so a stack and a loop start from the same weights and see the same batches.
 
-The vote array is the interface to :mod:`pate_study.privacy` (:mod:`pate_study.voting`). Trained
-ensembles and their outputs are cached on disk (:func:`cached_ensemble`, :func:`cached_teacher_votes`,
-:func:`cached_module_ensemble`, :func:`cached_module_votes`; storage in :mod:`pate_study.io`), keyed by a
-SHA-256 of data, partitions, configuration, seed and method.
+Partitions are drawn in :mod:`pate_study.partitions`. The vote array is the interface to
+:mod:`pate_study.privacy` (:mod:`pate_study.voting`). Trained ensembles of both families and their votes go
+through one cached-or-train path (:func:`cached_ensemble`, :func:`cached_module_ensemble`,
+:func:`cached_teacher_votes`, :func:`cached_module_votes`) into :mod:`pate_study.cache`, keyed by data,
+partitions, configuration, seed, method, code version and the resolved device.
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,30 +40,24 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from pate_study import cache
 from pate_study.device import autocast, choose_device, tune_cpu_allocator
-from pate_study.io import CACHE_FORMAT, default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
-from pate_study.stacked import StackedMLP, StackedModule, copy_module_to_meta, init_stacked_params
-from pate_study.training import (
-    HISTORY_COLUMNS, TASKS, EarlyStopping, TrainConfig, TrainResult, record_stacked_losses, teacher_seeds,
-    train_stacked,
-)
-from pate_study.voting import TeacherVotes, vote_counts, votes_from_probabilities, youden_threshold
+from pate_study.partitions import Partitions, check_partitions
+from pate_study.stacked import StackedMLP, StackedModule, copy_module_to_meta
+from pate_study.training import TASKS, TrainConfig, TrainResult, teacher_seeds, train_stacked
+from pate_study.voting import TeacherVotes, votes_from_probabilities, youden_threshold
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "TASKS", "EnsembleConfig", "Partitions", "make_partitions", "teacher_seeds", "init_stacked_params",
-    "TeacherEnsemble", "TeacherVotes", "train_ensemble", "train_ensemble_loop", "query_ensemble",
-    "youden_threshold", "vote_counts", "default_cache_dir", "hash_inputs", "save_cache_entry",
-    "load_cache_entry", "cached_ensemble", "cached_teacher_votes", "CACHE_FORMAT", "ModuleEnsemble",
-    "train_module_ensemble", "votes_from_probabilities", "copy_module_to_meta", "EarlyStopping",
-    "record_stacked_losses", "TrainConfig", "TrainResult", "cached_module_ensemble", "cached_module_votes",
-    "HISTORY_COLUMNS",
+    "EnsembleConfig", "TeacherEnsemble", "train_ensemble", "train_ensemble_loop", "query_ensemble", "ModuleEnsemble",
+    "train_module_ensemble", "cached_ensemble", "cached_teacher_votes", "cached_module_ensemble",
+    "cached_module_votes",
 ]
 
 
 # --------------------------------------------------------------------------------------------
-# configuration and partitions
+# configuration
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class EnsembleConfig(TrainConfig):
@@ -122,87 +117,9 @@ class EnsembleConfig(TrainConfig):
         return d
 
 
-@dataclass(frozen=True)
-class Partitions:
-    """Per-teacher index sets into the teachers' data: ``int64 [n_teachers, size]`` each.
-
-    ``train``: the teacher's own training partition; ``val``: its early-stopping / checkpoint-selection
-    split (may have 0 columns); ``threshold``: its decision-threshold split (binary tasks; may have 0
-    columns: threshold 0.5). All sets are disjoint within and across teachers (checked by :meth:`validate`).
-    """
-
-    train: np.ndarray
-    val: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
-    threshold: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
-
-    def __post_init__(self) -> None:
-        n = np.asarray(self.train).shape[0] if np.ndim(self.train) == 2 else -1
-        if n < 1:
-            raise ValueError("partitions.train: expected an int array of shape [n_teachers, train_size]")
-        for name in ("train", "val", "threshold"):
-            a = np.asarray(getattr(self, name), dtype=np.int64)
-            if a.size == 0:
-                a = np.zeros((n, 0), dtype=np.int64)
-            if a.ndim != 2 or a.shape[0] != n:
-                raise ValueError(f"partitions.{name}: expected shape [{n}, size], got {a.shape}")
-            object.__setattr__(self, name, a)
-        if self.train.shape[1] < 1:
-            raise ValueError("partitions.train: every teacher needs at least one training sample")
-
-    @property
-    def n_teachers(self) -> int:
-        return int(self.train.shape[0])
-
-    def teacher(self, i: int) -> Partitions:
-        """Teacher ``i``'s sets alone (a one-teacher Partitions)."""
-        return Partitions(self.train[i:i + 1], self.val[i:i + 1], self.threshold[i:i + 1])
-
-    def validate(self, n_samples: int) -> None:
-        """Raise ValueError unless every index is in ``[0, n_samples)`` and all sets are disjoint."""
-        allidx = np.concatenate([self.train.ravel(), self.val.ravel(), self.threshold.ravel()])
-        if allidx.size and (allidx.min() < 0 or allidx.max() >= n_samples):
-            raise ValueError(f"partitions: indices must lie in [0, {n_samples}) (the rows of X), "
-                             f"got [{allidx.min()}, {allidx.max()}]")
-        if np.unique(allidx).size != allidx.size:
-            raise ValueError("partitions: teacher index sets overlap; PATE's analysis needs disjoint partitions")
-
-
-def make_partitions(n_samples: int, n_teachers: int, train_size: int, val_size: int = 0,
-                    threshold_size: int = 0, seed: int | Sequence[int] = 0,
-                    pool: np.ndarray | None = None) -> Partitions:
-    """Draw disjoint per-teacher train/val/threshold index sets from ``pool`` (default: all samples).
-
-    Sosa (2021) §4.1: 930 training samples and 800 threshold samples per teacher.
-    """
-    pool = np.arange(n_samples) if pool is None else np.asarray(pool, dtype=np.int64)
-    per = train_size + val_size + threshold_size
-    if n_teachers < 1 or train_size < 1 or val_size < 0 or threshold_size < 0:
-        raise ValueError(f"n_teachers={n_teachers}, train_size={train_size}: must be >= 1; "
-                         f"val_size={val_size}, threshold_size={threshold_size}: must be >= 0")
-    if n_teachers * per > pool.size:
-        raise ValueError(f"make_partitions: n_teachers={n_teachers} x {per} samples = {n_teachers * per} "
-                         f"exceeds the {pool.size} available samples; the largest disjoint size per teacher is "
-                         f"{pool.size // n_teachers} (PATE's analysis needs each record in at most one teacher's "
-                         "data): use fewer teachers or smaller partitions")
-    rng = np.random.default_rng(seed)
-    blocks = rng.permutation(pool)[: n_teachers * per].reshape(n_teachers, per)
-    return Partitions(blocks[:, :train_size], blocks[:, train_size:train_size + val_size],
-                      blocks[:, train_size + val_size:])
-
-
 # --------------------------------------------------------------------------------------------
 # one loop for every ensemble: stacked, or once per teacher
 # --------------------------------------------------------------------------------------------
-def _check_partitions(X: Any, partitions: Partitions) -> int:
-    if not isinstance(partitions, Partitions):
-        raise ValueError("partitions: expected a Partitions (see make_partitions)")
-    if not hasattr(X, "shape") or len(X.shape) < 2:
-        raise ValueError(f"X: expected an array [n, ...] of inputs, got {type(X).__name__} "
-                         f"of shape {getattr(X, 'shape', None)}")
-    partitions.validate(X.shape[0])
-    return int(X.shape[0])
-
-
 def _merge(results: list[TrainResult]) -> TrainResult:
     """One-teacher results (teacher ``i`` = ``results[i]``) as one ``N``-teacher result."""
     frames = []
@@ -216,20 +133,25 @@ def _merge(results: list[TrainResult]) -> TrainResult:
                        pd.concat(frames, ignore_index=True) if frames else results[0].history, results[0].selection)
 
 
-def _train(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions, config: TrainConfig,
-           seed: int, device: torch.device, *, vectorised: bool, test: tuple[Any, Any] | None, progress: bool,
-           mixed_precision: bool | None) -> TrainResult:
+def _train_together(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions,
+                    config: TrainConfig, seed: int, device: torch.device, *, progress: bool, **kw: Any) -> TrainResult:
+    """All teachers as one stacked model: one :func:`pate_study.training.train_stacked` call."""
     seeds = teacher_seeds(seed, partitions.n_teachers)
-    kw = dict(device=device, test=test, mixed_precision=mixed_precision)
-    if vectorised:
-        return train_stacked(make_model(seeds), X, y, partitions.train, partitions.val, config, seeds,
-                             progress=progress, desc="train teachers (stacked)", **kw)
+    return train_stacked(make_model(seeds), X, y, partitions.train, partitions.val, config, seeds, device=device,
+                         progress=progress, desc="train teachers (stacked)", **kw)
+
+
+def _train_in_turn(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions,
+                   config: TrainConfig, seed: int, device: torch.device, *, progress: bool, **kw: Any) -> TrainResult:
+    """The same teachers one after another (``N = 1`` per call: the sources' way, the tests' reference), with
+    the seeds, partitions and selection rule of :func:`_train_together`; merged into one result."""
+    seeds = teacher_seeds(seed, partitions.n_teachers)
     results = []
     for i in tqdm(range(partitions.n_teachers), desc=f"train {partitions.n_teachers} teachers (loop)",
                   disable=not progress):
         one = partitions.teacher(i)
         results.append(train_stacked(make_model(seeds[i:i + 1]), X, y, one.train, one.val, config,
-                                     seeds[i:i + 1], progress=False, **kw))
+                                     seeds[i:i + 1], device=device, progress=False, **kw))
     return _merge(results)
 
 
@@ -383,7 +305,7 @@ def _train_mlp(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, s
                vectorised: bool, test: tuple[Any, Any] | None) -> TeacherEnsemble:
     if not isinstance(config, EnsembleConfig):
         raise ValueError("config: expected an EnsembleConfig")
-    _check_partitions(X, partitions)
+    check_partitions(X, partitions)
     dev = choose_device(device)
     if dev.type == "cpu":
         tune_cpu_allocator()
@@ -392,8 +314,9 @@ def _train_mlp(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, s
         return StackedMLP(config.layer_sizes, seeds, dropout=config.dropout, sparse_input=config.sparse_input,
                           device=dev)
 
-    result = _train(make_model, X, y, partitions, config.training(), seed, dev, vectorised=vectorised, test=test,
-                    progress=progress, mixed_precision=mixed_precision)
+    train = _train_together if vectorised else _train_in_turn
+    result = train(make_model, X, y, partitions, config.training(), seed, dev, test=test, progress=progress,
+                   mixed_precision=mixed_precision)
     L = len(config.layer_sizes) - 1
     ens = TeacherEnsemble(config, result.params[:L], result.params[L:], **TeacherEnsemble._facts(result))
     if config.task == "binary" and partitions.threshold.shape[1]:
@@ -507,7 +430,7 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
     if task not in TASKS:
         raise ValueError(f"task={task!r}: expected one of {TASKS}")
     cfg = _module_config(task, config, training)
-    _check_partitions(X, partitions)
+    check_partitions(X, partitions)
     dev = choose_device(device)
 
     made: list[StackedModule] = []
@@ -516,8 +439,9 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
         made.append(StackedModule.from_factory(model_fn, seeds, device=dev))
         return made[-1]
 
-    result = _train(make_model, X, y, partitions, cfg, seed, dev, vectorised=vectorised, test=test,
-                    progress=progress, mixed_precision=mixed_precision)
+    train = _train_together if vectorised else _train_in_turn
+    result = train(make_model, X, y, partitions, cfg, seed, dev, test=test, progress=progress,
+                   mixed_precision=mixed_precision)
     names = made[0]
     ens = ModuleEnsemble(task, names.base, dict(zip(names.param_names, result.params)),
                          dict(zip(names.buffer_names, result.buffers)), **ModuleEnsemble._facts(result))
@@ -529,19 +453,40 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
 
 
 # --------------------------------------------------------------------------------------------
-# cache (storage and verification in pate_study.io)
+# both families through one cached-or-train path (pate_study.cache)
 # --------------------------------------------------------------------------------------------
-def _test_part(test: tuple[Any, Any] | None) -> Any:
-    return None if test is None else [np.asarray(test[0]), np.asarray(test[1])]
-
-
-def _ensemble_key(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, seed: int, method: str,
-                  test: tuple[Any, Any] | None = None) -> str:
+def _data_inputs(X: Any, y: Any, partitions: Partitions, seed: int, method: str,
+                 test: tuple[Any, Any] | None) -> dict[str, Any]:
+    """What every ensemble's key holds besides its model and training settings."""
     parts = dict(X=X, y=np.asarray(y), train=partitions.train, val=partitions.val, threshold=partitions.threshold,
-                 config=config.to_dict(), seed=int(seed), method=method, format=CACHE_FORMAT)
+                 seed=int(seed), method=method)
     if test is not None:
-        parts["test"] = _test_part(test)
-    return hash_inputs(**parts)
+        parts["test"] = [np.asarray(test[0]), np.asarray(test[1])]
+    return parts
+
+
+def _cached_or_train(kind: str, inputs: dict[str, Any], device: str | torch.device | None,
+                     train: Callable[[], Any], from_state: Callable[[dict[str, Any]], Any],
+                     cache_dir: str | Path | None) -> tuple[Any, str]:
+    """``(ensemble, key)``: the cached ensemble of ``kind`` for ``inputs`` on the resolved ``device``, or
+    ``train()``'s, stored (:func:`pate_study.cache.cached`)."""
+    key = cache.cache_key(kind, device=cache.resolved_device(device), **inputs)
+    ens = cache.cached(kind, key, train, to_state=lambda e: e.state(), from_state=from_state, cache_dir=cache_dir)
+    return ens, key
+
+
+def _cached_votes(ensemble_key: str, queries: Any, compute: Callable[[], TeacherVotes],
+                  device: str | torch.device | None, cache_dir: str | Path | None) -> TeacherVotes:
+    """The votes of the ensemble ``ensemble_key`` on ``queries``, cached like the ensemble."""
+    key = cache.cache_key("votes", device=cache.resolved_device(device), ensemble=ensemble_key, queries=queries)
+    return cache.cached("votes", key, compute, to_state=TeacherVotes.state, from_state=TeacherVotes.from_state,
+                        cache_dir=cache_dir, ensemble_key=ensemble_key)
+
+
+def _check_method(method: str) -> str:
+    if method not in ("vectorised", "loop"):
+        raise ValueError(f"method={method!r}: expected 'vectorised' or 'loop'")
+    return method
 
 
 def cached_ensemble(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, seed: int = 0,
@@ -550,31 +495,14 @@ def cached_ensemble(X: Any, y: Any, partitions: Partitions, config: EnsembleConf
                     test: tuple[Any, Any] | None = None) -> tuple[TeacherEnsemble, str]:
     """Load the trained ensemble for these inputs from the cache, or train and store it.
 
-    Returns ``(ensemble, key)``; ``method`` is "vectorised" or "loop" (part of the key).
+    Returns ``(ensemble, key)``; ``method`` is "vectorised" or "loop" (part of the key, with the device).
     """
-    if method not in ("vectorised", "loop"):
-        raise ValueError(f"method={method!r}: expected 'vectorised' or 'loop'")
-    key = _ensemble_key(X, y, partitions, config, seed, method, test)
-    path = Path(cache_dir or default_cache_dir()) / f"ensemble-{key[:32]}.pt"
-    state = load_cache_entry(path)
-    if state is not None:
-        logger.info("loaded cached ensemble %s", path)
-        return TeacherEnsemble.from_state(state), key
-    train = train_ensemble if method == "vectorised" else train_ensemble_loop
-    ens = train(X, y, partitions, config, seed=seed, device=device, progress=progress, test=test)
-    save_cache_entry(path, ens.state(), {"kind": "ensemble", "key": key})
-    return ens, key
-
-
-def _cached_votes(cache_dir: Path, key: str, queries: Any, compute: Callable[[], TeacherVotes]) -> TeacherVotes:
-    vkey = hash_inputs(ensemble=key, queries=queries, format=CACHE_FORMAT)
-    vpath = cache_dir / f"votes-{vkey[:32]}.pt"
-    state = load_cache_entry(vpath)
-    if state is not None:
-        return TeacherVotes.from_state(state)
-    votes = compute()
-    save_cache_entry(vpath, votes.state(), {"kind": "votes", "key": vkey, "ensemble_key": key})
-    return votes
+    train = train_ensemble if _check_method(method) == "vectorised" else train_ensemble_loop
+    inputs = {**_data_inputs(X, y, partitions, seed, method, test), "config": config.to_dict()}
+    return _cached_or_train("ensemble", inputs, device,
+                            lambda: train(X, y, partitions, config, seed=seed, device=device, progress=progress,
+                                          test=test),
+                            TeacherEnsemble.from_state, cache_dir)
 
 
 def cached_teacher_votes(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, queries: Any,
@@ -583,24 +511,20 @@ def cached_teacher_votes(X: Any, y: Any, partitions: Partitions, config: Ensembl
                          test: tuple[Any, Any] | None = None) -> TeacherVotes:
     """Teacher votes (and per-teacher probabilities) on ``queries`` for the ensemble defined by (data,
     partitions, config, seed), training and querying only what is not already cached."""
-    cache_dir = Path(cache_dir or default_cache_dir())
-    key = _ensemble_key(X, y, partitions, config, seed, method, test)
+    inputs = {**_data_inputs(X, y, partitions, seed, _check_method(method), test), "config": config.to_dict()}
+    key = cache.cache_key("ensemble", device=cache.resolved_device(device), **inputs)
 
     def compute() -> TeacherVotes:
         ens, _ = cached_ensemble(X, y, partitions, config, seed, method, cache_dir, device, progress, test)
         return query_ensemble(ens, queries, device=device)
 
-    return _cached_votes(cache_dir, key, queries, compute)
+    return _cached_votes(key, queries, compute, device, cache_dir)
 
 
-def _module_key(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any, partitions: Partitions, task: str,
-                config: TrainConfig, seed: int, vectorised: bool, test: tuple[Any, Any] | None) -> str:
-    parts = dict(X=np.asarray(X), y=np.asarray(y), train=partitions.train, val=partitions.val,
-                 threshold=partitions.threshold, architecture=repr(model_fn()), task=task, config=config.to_dict(),
-                 seed=int(seed), method="vectorised" if vectorised else "loop", format=CACHE_FORMAT)
-    if test is not None:
-        parts["test"] = _test_part(test)
-    return hash_inputs(**parts)
+def _module_inputs(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any, partitions: Partitions, task: str,
+                   config: TrainConfig, seed: int, vectorised: bool, test: tuple[Any, Any] | None) -> dict[str, Any]:
+    return {**_data_inputs(np.asarray(X), y, partitions, seed, "vectorised" if vectorised else "loop", test),
+            "architecture": repr(model_fn()), "task": task, "config": config.to_dict()}
 
 
 def cached_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any, partitions: Partitions,
@@ -609,18 +533,15 @@ def cached_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: A
                            device: str | torch.device | None = None, progress: bool = True,
                            mixed_precision: bool | None = None, **training: Any) -> tuple[ModuleEnsemble, str]:
     """:func:`train_module_ensemble` through the cache; returns ``(ensemble, key)``. The key includes
-    ``repr(model_fn())`` (the architecture), the data, partitions, training settings, seed and method."""
+    ``repr(model_fn())`` (the architecture), the data, partitions, training settings, seed, method and device."""
     cfg = _module_config(task, config, training)
-    key = _module_key(model_fn, X, y, partitions, task, cfg, seed, vectorised, test)
-    path = Path(cache_dir or default_cache_dir()) / f"modules-{key[:32]}.pt"
-    state = load_cache_entry(path)
-    if state is not None:
-        logger.info("loaded cached module ensemble %s", path)
-        return ModuleEnsemble.from_state(state, model_fn), key
-    ens = train_module_ensemble(model_fn, X, y, partitions, task, config=cfg, seed=seed, device=device,
-                                progress=progress, mixed_precision=mixed_precision, vectorised=vectorised, test=test)
-    save_cache_entry(path, ens.state(), {"kind": "module-ensemble", "key": key})
-    return ens, key
+    inputs = _module_inputs(model_fn, X, y, partitions, task, cfg, seed, vectorised, test)
+    return _cached_or_train("modules", inputs, device,
+                            lambda: train_module_ensemble(model_fn, X, y, partitions, task, config=cfg, seed=seed,
+                                                          device=device, progress=progress,
+                                                          mixed_precision=mixed_precision, vectorised=vectorised,
+                                                          test=test),
+                            lambda state: ModuleEnsemble.from_state(state, model_fn), cache_dir)
 
 
 def cached_module_votes(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any, partitions: Partitions, task: str,
@@ -628,11 +549,11 @@ def cached_module_votes(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any,
                         device: str | torch.device | None = None, **kw: Any) -> TeacherVotes:
     """Per-teacher probabilities and votes of a module ensemble on ``queries``, cached like
     :func:`cached_teacher_votes` (``kw``: :func:`cached_module_ensemble`'s settings)."""
-    cache_dir = Path(cache_dir or default_cache_dir())
     cfg = _module_config(task, kw.pop("config", None), {k: kw.pop(k) for k in list(kw)
                                                          if k in {f.name for f in dataclasses.fields(TrainConfig)}})
-    key = _module_key(model_fn, X, y, partitions, task, cfg, kw.get("seed", 0), kw.get("vectorised", True),
-                      kw.get("test"))
+    inputs = _module_inputs(model_fn, X, y, partitions, task, cfg, kw.get("seed", 0), kw.get("vectorised", True),
+                            kw.get("test"))
+    key = cache.cache_key("modules", device=cache.resolved_device(device), **inputs)
 
     def compute() -> TeacherVotes:
         ens, _ = cached_module_ensemble(model_fn, X, y, partitions, task, config=cfg, cache_dir=cache_dir,
@@ -640,5 +561,4 @@ def cached_module_votes(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any,
         return votes_from_probabilities(task, ens.probabilities(queries, device=device), ens.thresholds,
                                         multilabel_vote_threshold)
 
-    return _cached_votes(cache_dir, f"{key}-vote{multilabel_vote_threshold!r}", queries, compute)
-
+    return _cached_votes(f"{key}-vote{multilabel_vote_threshold!r}", queries, compute, device, cache_dir)

@@ -16,7 +16,7 @@ choices, every size a parameter:
   Laplace noise on the latent (Idea 5).
 
 :func:`fit_seq2seq` trains either seq2seq model (Adam, early stopping on a validation split with
-:class:`pate_study.ensemble.EarlyStopping`). Masking: losses count real positions only.
+:class:`pate_study.training.EarlyStopping`). Masking: losses count real positions only.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from pate_study.ensemble import EarlyStopping
+from pate_study.training import EarlyStopping
 
 logger = logging.getLogger(__name__)
 

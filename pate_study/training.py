@@ -33,6 +33,13 @@ as Muschiol (2021) apparently did (notes §9.2 item 8) -- offered as an explicit
 optimistic by construction, never the default; ``selection="last"`` keeps the final parameters.
 A teacher that never got a finite score keeps its final parameters (e.g. no validation rows).
 
+The loop in parts (each one screen): :func:`train_stacked` builds the run's fixed inputs
+(:class:`LoopInputs`: targets, row ids, samplers) and its one mutable state (:class:`LoopState`: live and
+selected parameters, optimiser, active teachers, scores, history), then runs one of two schedules,
+:func:`run_epochs` or :func:`run_steps`; both call :func:`train_step` and, at each evaluation,
+:func:`evaluation_point` (:func:`evaluate_active`, the ``on_evaluate`` hook, :func:`select_checkpoints`,
+early stopping).
+
 A teacher whose early stopping fires is removed from the stack (parameters, buffers and Adam state
 compacted), so stopped teachers cost nothing.
 
@@ -70,7 +77,8 @@ __all__ = [
     "TASKS", "SAMPLERS", "SELECTIONS", "SELECT_ON", "TrainConfig", "TrainResult", "teacher_seeds", "as_targets",
     "per_teacher_loss", "EarlyStopping", "record_stacked_losses", "compact_optimizer", "adam_kwargs", "train_stacked",
     "HISTORY_COLUMNS", "weighted_bce_with_logits", "EvaluationEvent", "adaptive_class_weights",
-    "AdaptiveClassWeights",
+    "AdaptiveClassWeights", "LoopInputs", "LoopState", "train_step", "evaluate_active", "select_checkpoints",
+    "evaluation_point", "run_epochs", "run_steps",
 ]
 
 TASKS = ("binary", "multiclass", "multilabel")
@@ -524,6 +532,306 @@ def _streams(config: TrainConfig, y: np.ndarray, train_rows: np.ndarray, seeds: 
     return streams
 
 
+@dataclass(frozen=True)
+class LoopInputs:
+    """What one :func:`train_stacked` run reads and never changes: the model, its data and targets, the
+    per-teacher row ids (device tensors), samplers and mixup generators, the settings and the hook."""
+
+    model: Any
+    source: Any
+    config: TrainConfig
+    device: torch.device
+    mixed_precision: bool | None
+    n_outputs: int
+    target: torch.Tensor          # training targets of every row (soft one-hot under mixup)
+    eval_target: torch.Tensor     # evaluation targets (hard labels)
+    train_idx: torch.Tensor       # [N, m] each teacher's training rows
+    val_idx: torch.Tensor         # [N, m_val] its validation rows
+    val_truth: np.ndarray | None  # [N, m_val, k] their 0/1 labels (None: no validation rows)
+    test_set: tuple | None        # (source, rows, targets, truth) of the shared test set
+    streams: list[Any]            # per-teacher row streams (pate_study.samplers)
+    mix_rngs: list[np.random.Generator] | None
+    on_evaluate: Callable[[EvaluationEvent], Any] | None
+
+    @property
+    def n_train(self) -> int:
+        return int(self.train_idx.shape[1])
+
+    @property
+    def n_val(self) -> int:
+        return int(self.val_idx.shape[1])
+
+
+@dataclass
+class LoopState:
+    """Everything the loop changes, in one place. Rows of ``params``, ``buffers``, ``pos_weight`` and
+    ``train_loss_sum`` belong to the **active** teachers (``active``: their ids); ``best`` (selected
+    checkpoints), ``best_score``, ``best_step``, ``bad``, ``epochs`` and ``steps`` are full-size (all ``N``)."""
+
+    params: list[torch.Tensor]
+    buffers: list[torch.Tensor]
+    opt: torch.optim.Adam
+    active: torch.Tensor
+    pos_weight: torch.Tensor | None
+    best: list[torch.Tensor]
+    best_score: torch.Tensor
+    best_step: np.ndarray
+    bad: torch.Tensor
+    epochs: np.ndarray
+    steps: np.ndarray
+    train_loss_sum: torch.Tensor
+    train_loss_count: int = 0
+    history: list[tuple] = dataclasses.field(default_factory=list)
+
+
+def _test_set(model: Any, test: tuple[Any, Any] | None, task: str, k: int, device: torch.device) -> tuple | None:
+    """The shared test set as (source, all rows, targets, 0/1 truth), or None."""
+    if test is None:
+        return None
+    X_test, y_test = test
+    source = model.source(X_test, "test[0] (X_test)")
+    target = as_targets(y_test, task, k, source.n_rows, device, name="test[1] (y_test)")
+    return source, torch.arange(source.n_rows, device=device), target, _label_truth(np.asarray(y_test), task, k)
+
+
+def _selection_label(config: TrainConfig, has_test: bool) -> str:
+    """How checkpoints are chosen, as the result labels it (and the warning for test-set selection)."""
+    if config.selection == "test" and not has_test:
+        raise ValueError("selection='test': pass test=(X_test, y_test) to select checkpoints on it")
+    if config.selection == "test":
+        logger.warning("checkpoints are selected on the test set (selection='test'): scores on it are optimistic")
+    return {"validation": f"per-teacher validation {config.select_on}",
+            "test": f"TEST-SET {config.select_on} (as Muschiol 2021; optimistic, not a held-out estimate)",
+            "last": "final parameters"}[config.selection]
+
+
+def _initial_weights(class_weights: Any, on_evaluate: Any, task: str, n: int, k: int,
+                     device: torch.device) -> torch.Tensor | None:
+    """Positive-class weights ``[N, 1, k]`` of Eq. (4.9) on the device (None: plain BCE)."""
+    if (class_weights is not None or on_evaluate is not None) and task == "multiclass":
+        raise ValueError("class_weights / on_evaluate: per-class positive weights (Muschiol Eq. 4.9) need a binary or "
+                         "multilabel task, got task='multiclass'")
+    if class_weights is None:
+        return None
+    return torch.as_tensor(_check_class_weights(class_weights, n, k, "class_weights"), device=device).unsqueeze(1)
+
+
+def _prepare(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.ndarray | None, config: TrainConfig,
+             seeds: np.ndarray, device: torch.device, test: tuple[Any, Any] | None, mixed_precision: bool | None,
+             class_weights: Any, on_evaluate: Any) -> tuple[LoopInputs, LoopState, str]:
+    """Check the inputs and build the run's fixed inputs, its initial state and its selection label."""
+    source = model.source(X, "X")
+    n_rows = source.n_rows
+    train_rows, val_rows = _check_rows(train_rows, val_rows, n_rows)
+    n = train_rows.shape[0]
+    seeds = np.asarray(seeds)
+    if seeds.shape != (n, 3):
+        raise ValueError(f"seeds: expected [{n}, 3] (teacher_seeds(seed, {n})), got shape {seeds.shape}")
+    y_np = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    k = int(model.n_outputs) if getattr(model, "n_outputs", None) is not None else _infer_outputs(model, source, device)
+    mix = config.mixup_alpha is not None
+    target = as_targets(y_np, config.task, k, n_rows, device, soft=mix)
+    eval_target = target if not mix or config.task != "multiclass" or y_np.ndim == 2 else \
+        as_targets(y_np, config.task, k, n_rows, device)
+    _check_labels_present(y_np, train_rows, config.task, config.allow_empty_labels)
+    pos_weight = _initial_weights(class_weights, on_evaluate, config.task, n, k, device)
+    test_set = _test_set(model, test, config.task, k, device)
+    selection = _selection_label(config, test_set is not None)
+    inputs = LoopInputs(
+        model, source, config, device, mixed_precision, k, target, eval_target,
+        torch.as_tensor(train_rows, device=device), torch.as_tensor(val_rows, device=device),
+        _label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None, test_set,
+        _streams(config, y_np, train_rows, seeds),
+        [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None, on_evaluate)
+    params = [p.detach().clone().requires_grad_() for p in model.params()]
+    buffers = [b.detach().clone() for b in model.buffers()]
+    state = LoopState(
+        params, buffers, torch.optim.Adam(params, **adam_kwargs(config.lr, config.weight_decay, device)),
+        torch.arange(n), pos_weight, [p.detach().clone() for p in params] + [b.clone() for b in buffers],
+        torch.full((n,), float("inf"), dtype=torch.float64), np.full(n, -1, dtype=np.int64),
+        torch.zeros(n, dtype=torch.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+        torch.zeros(n, dtype=torch.float64, device=device))
+    return inputs, state, selection
+
+
+def train_step(run: LoopInputs, state: LoopState, rows: torch.Tensor) -> None:
+    """One optimiser step of every active teacher on its ``rows`` (``[n_active, B]``): mixup, the summed
+    per-teacher loss, one fused Adam step; the losses are added to the running training loss."""
+    config = run.config
+    lam = mixup_coefficients(config.mixup_alpha, [run.mix_rngs[int(i)] for i in state.active], rows.shape[1],
+                             run.device) if run.mix_rngs is not None else None
+    t = run.target[rows]
+    if lam is not None:
+        t = mix_pairs(t, lam)
+    with autocast(run.device, run.mixed_precision):
+        z = run.model.forward(state.params, state.buffers, run.source, rows, training=True, mix=lam)
+    per = per_teacher_loss(z, t, config.task, state.pos_weight)
+    loss = per.sum()
+    state.opt.zero_grad(set_to_none=True)
+    loss.backward()
+    state.opt.step()
+    state.train_loss_sum.add_(per.detach())
+    state.train_loss_count += 1
+
+
+def _record_train_loss(state: LoopState, at_step: int, device: torch.device) -> None:
+    """The mean training loss since the previous evaluation into the history (split "train"), then reset."""
+    ids = state.active.numpy()
+    if state.train_loss_count:
+        tl = (state.train_loss_sum / state.train_loss_count).cpu().numpy()
+        state.history.extend((at_step, int(t), "train", "loss", float(v)) for t, v in zip(ids, tl))
+    state.train_loss_sum = torch.zeros(len(ids), dtype=torch.float64, device=device)
+    state.train_loss_count = 0
+
+
+def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[dict, np.ndarray | None]:
+    """Scores of the active teachers (split -> metric -> ``[n_active]``) on their validation rows and the
+    shared test set, recorded in the history; also the validation probabilities when a hook wants them."""
+    ids = state.active.numpy()
+    scores = {}
+    if run.n_val or run.test_set is not None:
+        run.model.set_training(False)
+    if run.n_val:
+        vidx = run.val_idx[state.active.to(run.device)]
+        scores["validation"] = _evaluate(run.model, state.params, state.buffers, run.source, vidx,
+                                         run.eval_target[vidx], run.val_truth[ids], run.config.task, run.device,
+                                         run.mixed_precision, keep_probs=run.on_evaluate is not None)
+    val_probs = scores["validation"].pop("probs", None) if run.n_val else None
+    if run.test_set is not None:
+        ts, trows, ttarget, ttruth = run.test_set
+        scores["test"] = _evaluate(run.model, state.params, state.buffers, ts, trows, ttarget, ttruth, run.config.task,
+                                   run.device, run.mixed_precision)
+    for split, vals in scores.items():
+        for metric, v in vals.items():
+            state.history.extend((at_step, int(t), split, metric, float(x)) for t, x in zip(ids, v))
+    return scores, val_probs
+
+
+def _apply_hook(run: LoopInputs, state: LoopState, at_step: int, scores: dict, val_probs: np.ndarray | None) -> None:
+    """Call ``on_evaluate``; new class weights it returns apply from the next step on."""
+    ids = state.active.numpy()
+    event = EvaluationEvent(at_step, ids.copy(), scores, val_probs, run.val_truth[ids] if run.n_val else None,
+                            None if state.pos_weight is None else state.pos_weight[:, 0].cpu().numpy())
+    new_weights = run.on_evaluate(event)
+    if new_weights is not None:
+        state.pos_weight = torch.as_tensor(_check_class_weights(new_weights, len(ids), run.n_outputs,
+                                                                "on_evaluate's return"), device=run.device).unsqueeze(1)
+
+
+def select_checkpoints(run: LoopInputs, state: LoopState, scores: dict, at_step: int) -> torch.Tensor | None:
+    """Keep each active teacher's parameters where its selection score improved (:func:`record_stacked_losses`);
+    returns the early-stopping mask over the active teachers (None: nothing selected this time)."""
+    config = run.config
+    if config.selection == "last" or config.selection not in scores:
+        return None
+    raw = scores[config.selection][config.select_on]
+    score = torch.as_tensor(raw if config.select_on == "loss" else -raw, dtype=torch.float64)
+    before = state.best_score.clone()
+    patience = config.step_patience if config.step_schedule else config.patience
+    stop = record_stacked_losses(score, state.active, state.best_score, state.bad, patience, state.best,
+                                 state.params + state.buffers)
+    state.best_step[(state.best_score != before).numpy()] = at_step
+    return stop
+
+
+def _drop_stopped(state: LoopState, stop: torch.Tensor, device: torch.device) -> None:
+    """Remove the stopped teachers from the stack: parameters, buffers, Adam moments and running losses."""
+    keep = (~stop).nonzero().squeeze(1)
+    state.active = state.active[keep]
+    if state.active.numel() == 0:
+        return
+    kd = keep.to(device)
+    new = [p.detach()[kd].clone().requires_grad_() for p in state.params]
+    state.opt = compact_optimizer(state.opt, state.params, new, kd)
+    state.params, state.buffers = new, [b[kd].clone() for b in state.buffers]
+    state.train_loss_sum = state.train_loss_sum[kd]
+    if state.pos_weight is not None:
+        state.pos_weight = state.pos_weight[kd]
+
+
+def evaluation_point(run: LoopInputs, state: LoopState, at_step: int) -> bool:
+    """One evaluation: history, hook, checkpoint selection, early stopping; True when every teacher stopped."""
+    _record_train_loss(state, at_step, run.device)
+    scores, val_probs = evaluate_active(run, state, at_step)
+    if run.on_evaluate is not None:
+        _apply_hook(run, state, at_step, scores, val_probs)
+    stop = select_checkpoints(run, state, scores, at_step)
+    if stop is None or not stop.any():
+        return False
+    _drop_stopped(state, stop, run.device)
+    return state.active.numel() == 0
+
+
+def run_epochs(run: LoopInputs, state: LoopState, *, progress: bool, desc: str) -> None:
+    """The epoch schedule (ECG, web): per epoch one pass over each teacher's partition in its stream's order,
+    then an evaluation; early stopping after ``patience`` epochs without a better selection score."""
+    config, device = run.config, run.device
+    total = 0
+    bar = tqdm(range(config.max_epochs), desc=f"{desc} {len(state.epochs)} (epochs)", disable=not progress)
+    for _epoch in bar:
+        run.model.set_training(True)
+        if config.sampler == "random":
+            positions = torch.stack([run.streams[int(i)].order() for i in state.active]).to(device)
+            order = torch.gather(run.train_idx[state.active.to(device)], 1, positions)
+        else:
+            order = torch.as_tensor(np.stack([run.streams[int(i)].draw(run.n_train) for i in state.active]),
+                                    device=device)
+        for start in range(0, run.n_train, config.batch_size):
+            train_step(run, state, order[:, start:start + config.batch_size])
+            total += 1
+        state.epochs[state.active.numpy()] += 1
+        state.steps[state.active.numpy()] = total
+        if evaluation_point(run, state, total):
+            break
+        bar.set_postfix(active=int(state.active.numel()))
+
+
+def run_steps(run: LoopInputs, state: LoopState, *, progress: bool, desc: str) -> None:
+    """The step schedule (Audio Set): ``max_steps`` steps of ``batch_size`` rows per teacher from its stream,
+    an evaluation every ``eval_every`` steps and at the last; early stopping only with ``step_patience``."""
+    config = run.config
+    every = config.evaluation_interval
+    feeders = [BatchFeeder(stream, config.batch_size) for stream in run.streams]
+    bar = tqdm(total=config.max_steps, desc=f"{desc} {len(state.steps)} (steps)", disable=not progress)
+    run.model.set_training(True)
+    for total in range(1, config.max_steps + 1):
+        rows = torch.stack([feeders[int(i)].next() for i in state.active]).to(run.device)
+        train_step(run, state, rows)
+        state.steps[state.active.numpy()] = total
+        if total % every == 0 or total == config.max_steps:
+            done = evaluation_point(run, state, total)
+            run.model.set_training(True)
+            bar.update(every if total % every == 0 else total % every)
+            bar.set_postfix(active=int(state.active.numel()))
+            if done:
+                break
+    bar.close()
+    state.epochs[:] = state.steps * config.batch_size // run.n_train
+
+
+def _result(run: LoopInputs, state: LoopState, selection: str) -> TrainResult:
+    """The selected checkpoints as a :class:`TrainResult`; teachers without a finite selection score (and
+    all under ``selection="last"``) keep their final parameters."""
+    config, best, active = run.config, state.best, state.active
+    final = active.to(best[0].device) if best else active
+    never = torch.isinf(state.best_score)
+    if config.selection == "last" or never.any():
+        rows_keep = never[active] if config.selection != "last" else torch.ones(active.numel(), dtype=torch.bool)
+        sel = rows_keep.nonzero().squeeze(1)
+        if sel.numel():
+            for target_t, live in zip(best, state.params + state.buffers):
+                target_t.index_copy_(0, final[sel.to(final.device)], live.detach()[sel.to(live.device)])
+            state.best_step[active[sel].numpy()] = -1
+    best_np = state.best_score.numpy().copy()
+    if config.select_on != "loss":
+        best_np = -best_np
+    best_np[never.numpy() | (config.selection == "last")] = np.nan
+    n_p = len(state.params)
+    frame = pd.DataFrame(state.history, columns=list(HISTORY_COLUMNS))
+    return TrainResult([t.detach().cpu() for t in best[:n_p]], [t.cpu() for t in best[n_p:]], state.epochs,
+                       state.steps, best_np, state.best_step, frame, selection)
+
+
 def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.ndarray | None,
                   config: TrainConfig, seeds: np.ndarray, *, device: torch.device, test: tuple[Any, Any] | None = None,
                   progress: bool = True, mixed_precision: bool | None = None, desc: str = "train",
@@ -539,187 +847,11 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
     ``on_evaluate``: a hook called after every evaluation with an :class:`EvaluationEvent`, returning
     None or new class weights (see the module docstring).
     """
-    source = model.source(X, "X")
-    n_rows = source.n_rows
-    train_rows, val_rows = _check_rows(train_rows, val_rows, n_rows)
-    n, m, m_val = train_rows.shape[0], train_rows.shape[1], val_rows.shape[1]
-    seeds = np.asarray(seeds)
-    if seeds.shape != (n, 3):
-        raise ValueError(f"seeds: expected [{n}, 3] (teacher_seeds(seed, {n})), got shape {seeds.shape}")
-    y_np = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
-    k = int(model.n_outputs) if getattr(model, "n_outputs", None) is not None else _infer_outputs(model, source, device)
-    mix = config.mixup_alpha is not None
-    target = as_targets(y_np, config.task, k, n_rows, device, soft=mix)
-    eval_target = target if not mix or config.task != "multiclass" or y_np.ndim == 2 else \
-        as_targets(y_np, config.task, k, n_rows, device)
-    _check_labels_present(y_np, train_rows, config.task, config.allow_empty_labels)
-    if (class_weights is not None or on_evaluate is not None) and config.task == "multiclass":
-        raise ValueError("class_weights / on_evaluate: per-class positive weights (Muschiol Eq. 4.9) need a binary or "
-                         "multilabel task, got task='multiclass'")
-    pos_weight = None if class_weights is None else \
-        torch.as_tensor(_check_class_weights(class_weights, n, k, "class_weights"), device=device).unsqueeze(1)
-    truth_all = _label_truth(y_np, config.task, k)
-    test_set = None
-    if test is not None:
-        X_test, y_test = test
-        test_source = model.source(X_test, "test[0] (X_test)")
-        test_target = as_targets(y_test, config.task, k, test_source.n_rows, device, name="test[1] (y_test)")
-        test_set = (test_source, torch.arange(test_source.n_rows, device=device), test_target,
-                    _label_truth(np.asarray(y_test), config.task, k))
-    if config.selection == "test" and test_set is None:
-        raise ValueError("selection='test': pass test=(X_test, y_test) to select checkpoints on it")
-    selection = {"validation": f"per-teacher validation {config.select_on}",
-                 "test": f"TEST-SET {config.select_on} (as Muschiol 2021; optimistic, not a held-out estimate)",
-                 "last": "final parameters"}[config.selection]
-    if config.selection == "test":
-        logger.warning("checkpoints are selected on the test set (selection='test'): scores on it are optimistic")
-
-    params = [p.detach().clone().requires_grad_() for p in model.params()]
-    buffers = [b.detach().clone() for b in model.buffers()]
-    opt = torch.optim.Adam(params, **adam_kwargs(config.lr, config.weight_decay, device))
-    streams = _streams(config, y_np, train_rows, seeds)
-    mix_rngs = [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None
-    val_idx = torch.as_tensor(val_rows, device=device)
-    train_idx = torch.as_tensor(train_rows, device=device)
-    val_truth = truth_all[val_rows] if m_val else None
-    best = [p.detach().clone() for p in params] + [b.clone() for b in buffers]
-    best_score = torch.full((n,), float("inf"), dtype=torch.float64)
-    best_step = np.full(n, -1, dtype=np.int64)
-    bad = torch.zeros(n, dtype=torch.int64)
-    epochs = np.zeros(n, dtype=np.int64)
-    steps = np.zeros(n, dtype=np.int64)
-    active = torch.arange(n)
-    history: list[tuple] = []
-    train_loss_sum = torch.zeros(n, dtype=torch.float64, device=device)
-    train_loss_count = 0
-    n_p = len(params)
-
-    def step(rows: torch.Tensor) -> None:
-        nonlocal train_loss_sum, train_loss_count
-        lam = mixup_coefficients(config.mixup_alpha, [mix_rngs[int(i)] for i in active], rows.shape[1], device) \
-            if mix else None
-        t = target[rows]
-        if lam is not None:
-            t = mix_pairs(t, lam)
-        with autocast(device, mixed_precision):
-            z = model.forward(params, buffers, source, rows, training=True, mix=lam)
-        per = per_teacher_loss(z, t, config.task, pos_weight)
-        loss = per.sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        train_loss_sum.add_(per.detach())
-        train_loss_count += 1
-
-    def evaluate(at_step: int) -> bool:
-        """Record the history, update the selected checkpoints; True when every teacher has stopped."""
-        nonlocal params, buffers, opt, active, train_loss_sum, train_loss_count, pos_weight
-        ids = active.numpy()
-        if train_loss_count:
-            tl = (train_loss_sum / train_loss_count).cpu().numpy()
-            history.extend((at_step, int(t), "train", "loss", float(v)) for t, v in zip(ids, tl))
-        train_loss_sum = torch.zeros(len(ids), dtype=torch.float64, device=device)
-        train_loss_count = 0
-        scores = {}
-        evaluated = m_val or test_set is not None
-        if evaluated:
-            model.set_training(False)
-        if m_val:
-            vidx = val_idx[active.to(device)]
-            scores["validation"] = _evaluate(model, params, buffers, source, vidx, eval_target[vidx],
-                                             val_truth[ids], config.task, device, mixed_precision,
-                                             keep_probs=on_evaluate is not None)
-        val_probs = scores["validation"].pop("probs", None) if m_val else None
-        if test_set is not None:
-            ts, trows, ttarget, ttruth = test_set
-            scores["test"] = _evaluate(model, params, buffers, ts, trows, ttarget, ttruth, config.task, device,
-                                       mixed_precision)
-        for split, vals in scores.items():
-            for metric, v in vals.items():
-                history.extend((at_step, int(t), split, metric, float(x)) for t, x in zip(ids, v))
-        if on_evaluate is not None:
-            event = EvaluationEvent(at_step, ids.copy(), scores, val_probs, val_truth[ids] if m_val else None,
-                                    None if pos_weight is None else pos_weight[:, 0].cpu().numpy())
-            new_weights = on_evaluate(event)
-            if new_weights is not None:
-                pos_weight = torch.as_tensor(_check_class_weights(new_weights, len(ids), k, "on_evaluate's return"),
-                                             device=device).unsqueeze(1)
-        if config.selection == "last" or config.selection not in scores:
-            return False
-        raw = scores[config.selection][config.select_on]
-        score = torch.as_tensor(raw if config.select_on == "loss" else -raw, dtype=torch.float64)
-        before = best_score.clone()
-        patience = config.step_patience if config.step_schedule else config.patience
-        stop = record_stacked_losses(score, active, best_score, bad, patience, best, params + buffers)
-        improved = (best_score != before).numpy()
-        best_step[improved] = at_step
-        if stop.any():
-            keep = (~stop).nonzero().squeeze(1)
-            active = active[keep]
-            if active.numel() == 0:
-                return True
-            kd = keep.to(device)
-            new = [p.detach()[kd].clone().requires_grad_() for p in params]
-            opt = compact_optimizer(opt, params, new, kd)
-            params, buffers = new, [b[kd].clone() for b in buffers]
-            train_loss_sum = train_loss_sum[kd]
-            if pos_weight is not None:
-                pos_weight = pos_weight[kd]
-        return False
-
-    total = 0
-    if not config.step_schedule:
-        bar = tqdm(range(config.max_epochs), desc=f"{desc} {n} (epochs)", disable=not progress)
-        for _epoch in bar:
-            model.set_training(True)
-            if config.sampler == "random":
-                positions = torch.stack([streams[int(i)].order() for i in active]).to(device)
-                order = torch.gather(train_idx[active.to(device)], 1, positions)
-            else:
-                order = torch.as_tensor(np.stack([streams[int(i)].draw(m) for i in active]), device=device)
-            for start in range(0, m, config.batch_size):
-                step(order[:, start:start + config.batch_size])
-                total += 1
-            epochs[active.numpy()] += 1
-            steps[active.numpy()] = total
-            if evaluate(total):
-                break
-            bar.set_postfix(active=int(active.numel()))
-    else:
-        every = config.evaluation_interval
-        feeders = [BatchFeeder(stream, config.batch_size) for stream in streams]
-        bar = tqdm(total=config.max_steps, desc=f"{desc} {n} (steps)", disable=not progress)
-        model.set_training(True)
-        for total in range(1, config.max_steps + 1):
-            rows = torch.stack([feeders[int(i)].next() for i in active]).to(device)
-            step(rows)
-            steps[active.numpy()] = total
-            if total % every == 0 or total == config.max_steps:
-                done = evaluate(total)
-                model.set_training(True)
-                bar.update(every if total % every == 0 else total % every)
-                bar.set_postfix(active=int(active.numel()))
-                if done:
-                    break
-        bar.close()
-        epochs[:] = steps * config.batch_size // m
-    final = active.to(best[0].device) if best else active
-    never = torch.isinf(best_score)
-    if config.selection == "last" or never.any():
-        # teachers without a finite selection score keep their final parameters
-        rows_keep = never[active] if config.selection != "last" else torch.ones(active.numel(), dtype=torch.bool)
-        sel = rows_keep.nonzero().squeeze(1)
-        if sel.numel():
-            for target_t, live in zip(best, params + buffers):
-                target_t.index_copy_(0, final[sel.to(final.device)], live.detach()[sel.to(live.device)])
-            best_step[active[sel].numpy()] = -1
-    best_np = best_score.numpy().copy()
-    if config.select_on != "loss":
-        best_np = -best_np
-    best_np[never.numpy() | (config.selection == "last")] = np.nan
-    frame = pd.DataFrame(history, columns=list(HISTORY_COLUMNS))
-    return TrainResult([t.detach().cpu() for t in best[:n_p]], [t.cpu() for t in best[n_p:]], epochs, steps,
-                       best_np, best_step, frame, selection)
+    run, state, selection = _prepare(model, X, y, train_rows, val_rows, config, seeds, device, test, mixed_precision,
+                                     class_weights, on_evaluate)
+    schedule = run_steps if config.step_schedule else run_epochs
+    schedule(run, state, progress=progress, desc=desc)
+    return _result(run, state, selection)
 
 
 @torch.no_grad()

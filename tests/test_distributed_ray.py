@@ -13,7 +13,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: pip install -e '.[ray]'")
 
 from pate_study import distributed  # noqa: E402
-from pate_study.ensemble import make_partitions  # noqa: E402
+from pate_study.partitions import make_partitions  # noqa: E402
 from pate_study.experiments import audioset_distributed as ad  # noqa: E402
 from pate_study.experiments import audioset_teachers as at  # noqa: E402
 from pate_study.io import hash_inputs, load_cache_entry  # noqa: E402

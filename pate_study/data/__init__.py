@@ -8,7 +8,7 @@ prepares it) or ``"synthetic"``, and returns a small dataclass whose ``.source``
 Modules: :mod:`.pate2018` (vote matrices), :mod:`.web` (CSIC 2010 / ECML-PKDD 2007 /
 Malicious URLs), :mod:`.ecg` (MIT-BIH heartbeats), :mod:`.audioset` (VGGish embeddings and label
 subsets), :mod:`.deeplog` (HDFS log-key sequences). Shared helper: :func:`resolve_source`.
-Teacher partitions are drawn in one place, :func:`pate_study.ensemble.make_partitions`.
+Teacher partitions are drawn in one place, :func:`pate_study.partitions.make_partitions`.
 """
 from __future__ import annotations
 

@@ -29,8 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from pate_study import distributed
-from pate_study.io import CACHE_FORMAT, hash_inputs
+from pate_study import cache, distributed
 
 logger = logging.getLogger(__name__)
 
@@ -43,14 +42,15 @@ def _plan(n_teachers: int, teachers_per_task: int | None, seed: int) -> list[tup
     return [(r, distributed.shard_seed(seed, k, len(ranges))) for k, r in enumerate(ranges)]
 
 
-def _teacher_shards(partitions, teachers_per_task: int | None, seed: int, data_key: str,
+def _teacher_shards(partitions, teachers_per_task: int | None, seed: int, data_key: str, device: str,
                     label: str) -> tuple[list[tuple[range, int]], list]:
     """The plan and one :class:`pate_study.distributed.Shard` per entry: the shard's training partitions and seed,
-    cached under (``data_key``, partitions, seed)."""
+    cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.cache`)."""
     plan = _plan(partitions.n_teachers, teachers_per_task, seed)
     shards = [distributed.Shard(f"{label} {r.start}-{r.stop - 1}",
                                 {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
-                                key=hash_inputs(data=data_key, train_rows=partitions.train[r.start:r.stop], seed=s))
+                                key=cache.cache_key("shard", device=device, data=data_key,
+                                                    train_rows=partitions.train[r.start:r.stop], seed=s))
               for r, s in plan]
     return plan, shards
 
@@ -76,7 +76,7 @@ def teacher_run_shard(X: np.ndarray, Y: np.ndarray, val: np.ndarray, X_test: np.
                       spec: dict, train_rows: np.ndarray, seed: int, curve_clips: int, name: str,
                       last: bool, device: str | None = None) -> dict[str, Any]:
     """One shard of :func:`audioset_teachers.train_teachers` (its local path on the shard's partitions)."""
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
     from pate_study.experiments import audioset_teachers as at
 
     run = at.train_teachers(X, Y, Partitions(np.asarray(train_rows)), val, X_test, Y_test, at.TeacherSpec(**spec),
@@ -98,9 +98,10 @@ def train_teachers_sharded(X: np.ndarray, Y: np.ndarray, partitions, val: np.nda
 
     shared = {"X": X, "Y": Y, "val": np.asarray(val, np.int64), "X_test": X_test, "Y_test": Y_test,
               "spec": _spec_dict(spec), "curve_clips": int(curve_clips), "name": name, "last": bool(last)}
-    data_key = hash_inputs(**{k: v for k, v in shared.items() if k != "name"}, format=CACHE_FORMAT,
-                           method="audioset_teachers.train_teachers shard")
-    plan, shards = _teacher_shards(partitions, teachers_per_task, seed, data_key, name or "teachers")
+    where = cache.resolved_device(device, backend)
+    data_key = cache.cache_key("shard data", device=where, **{k: v for k, v in shared.items() if k != "name"},
+                               method="audioset_teachers.train_teachers shard")
+    plan, shards = _teacher_shards(partitions, teachers_per_task, seed, data_key, where, name or "teachers")
     parts = distributed.map_shards(teacher_run_shard, shards, shared={**shared, "device": device}, backend=backend,
                                    address=address, device=device, cache_dir=cache_dir,
                                    desc=f"train {name or 'teachers'}", progress=progress)
@@ -144,7 +145,7 @@ def logmel_shard(architecture: str, X: Any, Y: np.ndarray, val: np.ndarray, X_te
                  seed: int) -> dict[str, Any]:
     """One shard of :func:`audioset_teachers.train_logmel_teachers` (its local path) on only the rows the shard
     needs (its partitions and the validation rows; indices remapped, so batches and results are unchanged)."""
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
     from pate_study.experiments import audioset_teachers as at
 
     train_rows, val = np.asarray(train_rows, np.int64), np.asarray(val, np.int64)
@@ -170,8 +171,10 @@ def train_logmel_teachers_sharded(architecture: str, X: Any, Y: np.ndarray, part
               "head": None if head is None else list(head), "weights": None if weights is None else str(weights),
               "device": device}
     key_parts = {k: _identity(v) if k in ("X", "X_test") else v for k, v in shared.items() if k != "device"}
-    data_key = hash_inputs(**key_parts, format=CACHE_FORMAT, method="audioset_teachers.train_logmel_teachers shard")
-    plan, shards = _teacher_shards(partitions, teachers_per_task, seed, data_key, f"{architecture} teachers")
+    where = cache.resolved_device(device, backend)
+    data_key = cache.cache_key("shard data", device=where, **key_parts,
+                               method="audioset_teachers.train_logmel_teachers shard")
+    plan, shards = _teacher_shards(partitions, teachers_per_task, seed, data_key, where, f"{architecture} teachers")
     parts = distributed.map_shards(logmel_shard, shards, shared=shared, backend=backend, address=address,
                                    device=device, cache_dir=cache_dir, desc=f"train {architecture}", progress=progress)
     return _by_teacher([p["history"] for p in parts], plan), parts[0]["stamp"], float(sum(p["seconds"] for p in parts))
@@ -202,13 +205,14 @@ def sharded_teacher_probabilities(X: np.ndarray, Y: np.ndarray, train: np.ndarra
     train = np.asarray(train, dtype=np.int64)
     shared = {"X": X, "Y": Y, "train": train, "val": np.asarray(val, np.int64), "queries": queries,
               "query_labels": query_labels, "spec": _spec_dict(spec), "curve_clips": int(curve_clips), "name": name}
-    data_key = hash_inputs(**{k: v for k, v in shared.items() if k != "name"}, format=CACHE_FORMAT,
-                           method="audioset_multilabel_learning.one_teacher_probabilities shard")
+    where = cache.resolved_device(None, backend)  # the probability shards train on the default device
+    data_key = cache.cache_key("shard data", device=where, **{k: v for k, v in shared.items() if k != "name"},
+                               method="audioset_multilabel_learning.one_teacher_probabilities shard")
     shards = []
     for r in distributed.shard_ranges(train.shape[0], teachers_per_task):
         args = {"teachers": list(r), "seeds": [int(seeds[i]) for i in r]}
         shards.append(distributed.Shard(f"{name or 'teachers'} {r.start}-{r.stop - 1}", args, units=len(r),
-                                        key=hash_inputs(data=data_key, **args)))
+                                        key=cache.cache_key("shard", device=where, data=data_key, **args)))
     parts = distributed.map_shards(probability_shard, shards, shared=shared, backend=backend, address=address,
                                    cache_dir=cache_dir, desc=f"{name or 'teachers'} probabilities", progress=progress)
     return [tuple(t) for part in parts for t in part]

@@ -14,7 +14,7 @@ schedule, the best checkpoint by validation mAP) through
 teacher 0 only, so each teacher is one call on a one-teacher partition (its own seed); a ``scores`` output of
 ``train_teachers`` would let one stacked call per ensemble do it. Each teacher predicts every eval clip of the
 subset once (query pool and test set); the per-teacher probabilities are cached on disk
-(:func:`pate_study.io.save_cache_entry`), so re-runs and the offline sweeps never retrain. The test set
+(:mod:`pate_study.cache`, keyed with the resolved device), so re-runs and the offline sweeps never retrain. The test set
 selects nothing: checkpoints are chosen on the bal_train validation split.
 
 Students get the same recipe (the thesis, §5.4: "The best parameters evaluated for the training of an
@@ -31,8 +31,9 @@ import logging
 from typing import Any, Sequence
 
 import numpy as np
+import torch
 
-from pate_study import metrics
+from pate_study import cache, metrics
 from pate_study.data import audioset
 from pate_study.experiments import audioset_teachers as at
 from pate_study.experiments.audioset_multilabel import CachedVotes, noise_free_release, query_test_split
@@ -44,7 +45,6 @@ __all__ = ["STUDENT_THRESHOLD", "teacher_spec", "one_teacher_probabilities", "te
 
 #: decision threshold of every student (see the module docstring).
 STUDENT_THRESHOLD = 0.5
-_CACHE_FORMAT = "05-teacher-probabilities-v2"
 
 
 def teacher_spec(**settings: Any) -> at.TeacherSpec:
@@ -63,7 +63,7 @@ def one_teacher_probabilities(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarr
     """One teacher on ``train_rows`` by :func:`~pate_study.experiments.audioset_teachers.train_teachers` (seed
     ``seed``, selection on ``val``): its probabilities on ``queries`` (float32 ``[n_queries, C]``) and its
     selected step. The unit both backends run, so local and Ray give the same teacher."""
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
 
     run = at.train_teachers(X, Y, Partitions(np.asarray(train_rows, dtype=np.int64)[None]), val, queries, query_labels,
                             spec, seed=int(seed), curve_clips=curve_clips, name=name)
@@ -83,19 +83,15 @@ def teacher_probabilities(X: np.ndarray, Y: np.ndarray, partitions: Any, val: np
     ``teachers_per_task`` (:func:`pate_study.experiments.audioset_distributed.sharded_teacher_probabilities`);
     each teacher's seed is fixed before scheduling, so the result is the local one exactly.
     """
-    from pathlib import Path
-
-    import torch
-
-    from pate_study.io import default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
-
     train = np.asarray(partitions.train, dtype=np.int64)
-    key = hash_inputs(X=np.asarray(X), Y=np.asarray(Y), train=train, val=np.asarray(val), queries=np.asarray(queries),
-                      spec=repr(spec), seed=int(seed), format=_CACHE_FORMAT)
-    path = Path(cache_dir or default_cache_dir()) / f"teacher-probabilities-{key[:32]}.pt"
-    state = load_cache_entry(path)
+    # the teachers run on train_teachers' default device (None), locally or in the cluster's tasks
+    key = cache.cache_key("teacher-probabilities", device=cache.resolved_device(None, backend), X=np.asarray(X),
+                          Y=np.asarray(Y), train=train, val=np.asarray(val), queries=np.asarray(queries),
+                          spec=repr(spec), seed=int(seed), unit="one teacher per call, seed 100 seed + i")
+    state = cache.load("teacher-probabilities", key, cache_dir)
     if state is not None:
-        logger.info("loaded cached teacher probabilities %s (%s)", path, name)
+        logger.info("loaded cached teacher probabilities %s (%s)",
+                    cache.entry_path("teacher-probabilities", key, cache_dir), name)
         return state["probabilities"].numpy(), state["best_step"].numpy()
     seeds = [int(seed) * 100 + i for i in range(train.shape[0])]
     if backend == "local" and teachers_per_task is None:
@@ -109,8 +105,8 @@ def teacher_probabilities(X: np.ndarray, Y: np.ndarray, partitions: Any, val: np
                                              curve_clips=curve_clips, name=name, backend=backend,
                                              teachers_per_task=teachers_per_task, cache_dir=cache_dir)
     probs, best_step = np.stack([p for p, _ in done]), np.asarray([b for _, b in done], dtype=np.int64)
-    save_cache_entry(path, {"probabilities": torch.from_numpy(probs), "best_step": torch.from_numpy(best_step)},
-                     {"kind": "05 teacher probabilities", "name": name})
+    cache.store("teacher-probabilities", key, {"probabilities": torch.from_numpy(probs),
+                                               "best_step": torch.from_numpy(best_step)}, cache_dir, name=name)
     return probs, best_step
 
 
@@ -163,7 +159,7 @@ def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, 
                   name: str = "student") -> dict:
     """A student with the teachers' recipe on the answered queries' released ``labels``: 10 % of them
     (released labels) select its checkpoint; test mAP and macro/micro F1 at :data:`STUDENT_THRESHOLD`."""
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
 
     idx = np.flatnonzero(np.asarray(answered, dtype=bool))
     if idx.size < 10:

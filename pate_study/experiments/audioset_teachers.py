@@ -12,7 +12,7 @@ the teacher pool (``1 - student_fraction``; the thesis' 80 %) and the student po
 (``val_fraction`` of all clips). The student pool is the public side of PATE, so selecting teacher
 checkpoints on it costs no privacy, and the test set (eval) is never used for selection (the
 thesis selected on its test set, §9 of the notes). Teachers get disjoint, equal partitions of the
-teacher pool (:func:`pate_study.ensemble.make_partitions`).
+teacher pool (:func:`pate_study.partitions.make_partitions`).
 """
 from __future__ import annotations
 
@@ -327,8 +327,8 @@ def sampler_statistics(labels: np.ndarray, ids: np.ndarray, *, iterations: int =
 
 def teacher_partitions(split: PoolSplit, n_teachers: int, *, seed: int = 0):
     """Disjoint, equal partitions of the teacher pool (``floor(pool / T)`` clips each; indices into
-    the subset's bal_train clips), drawn by :func:`pate_study.ensemble.make_partitions`."""
-    from pate_study.ensemble import make_partitions
+    the subset's bal_train clips), drawn by :func:`pate_study.partitions.make_partitions`."""
+    from pate_study.partitions import make_partitions
 
     size = len(split.teacher) // n_teachers
     if size < 1:
@@ -498,7 +498,7 @@ def run_seed(seed: int, subset: str, n_teachers: int) -> int:
 
 def first_teachers(partitions, k: int):
     """The partitions of the first ``k`` teachers (ablations train a few teachers of "big 10")."""
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
 
     return Partitions(partitions.train[:k])
 
@@ -563,7 +563,7 @@ def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_
     """Per-class test AP ``[len(checkpoints), C]`` of one teacher after each number of steps in
     ``checkpoints`` (Figs A.2/A.3). Each checkpoint is the same seeded run stopped there (the loop is
     deterministic on the CPU, so a shorter run is a prefix of a longer one)."""
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
 
     rows = Partitions(np.asarray(train_rows, dtype=np.int64)[None])
     out = []

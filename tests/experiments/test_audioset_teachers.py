@@ -40,7 +40,7 @@ def test_checkpoints_are_prefixes_of_one_run(tiny):
     X, Y, Xt, Yt, split = tiny
     rows = split.teacher[:60]
     ap = study.checkpoint_class_ap(X, Y, rows, Xt, Yt, SPEC, [6, 12], seed=3)
-    from pate_study.ensemble import Partitions
+    from pate_study.partitions import Partitions
 
     full = study.train_teachers(X, Y, Partitions(rows[None]), np.zeros(0, np.int64), Xt, Yt,
                                 SPEC.replace(eval_every=12), seed=3, curve_clips=1, last=True)
@@ -163,3 +163,29 @@ def test_verdict_helpers():
     assert study.architecture_verdict(final).verdict == "differs"
     assert study.thesis_baseline_maps() == {"small": 0.486, "big": 0.268}
     assert study.min_clips_per_class(np.array([[1, 0], [1, 1], [0, 1], [1, 1]])) == 3
+
+
+def test_05_teacher_probabilities_and_shards_are_keyed_by_the_resolved_device(tiny, tmp_path, monkeypatch):
+    """A CPU run's cached teacher probabilities are not reused by a CUDA-requested run in the same folder, and a
+    shard's key differs by device (the one cache, :mod:`pate_study.cache`)."""
+    import torch
+
+    from pate_study.experiments import audioset_distributed as ad
+    from pate_study.experiments import audioset_multilabel_learning as al
+
+    X, Y, Xt, Yt, split = tiny
+    parts = study.teacher_partitions(split, 2, seed=0)
+    spec = SPEC.replace(steps=4, eval_every=2)
+    kw = dict(seed=0, curve_clips=10, cache_dir=tmp_path)
+    monkeypatch.setenv("PATE_STUDY_DEVICE", "cpu")
+    probs, _ = al.teacher_probabilities(X, Y, parts, split.val, Xt, Yt, spec, **kw)
+    again, _ = al.teacher_probabilities(X, Y, parts, split.val, Xt, Yt, spec, **kw)
+    np.testing.assert_array_equal(probs, again)
+    assert len(list(tmp_path.glob("teacher-probabilities-*.pt"))) == 1
+    if not torch.cuda.is_available():  # a CUDA-requested run misses the CPU entry (and says CUDA is missing)
+        monkeypatch.setenv("PATE_STUDY_DEVICE", "cuda")
+        with pytest.raises(ValueError, match="CUDA"):
+            al.teacher_probabilities(X, Y, parts, split.val, Xt, Yt, spec, **kw)
+    keys = {device: [s.key for s in ad._teacher_shards(parts, 1, 0, "data", device, "t")[1]]
+            for device in ("cpu", "cuda")}
+    assert not set(keys["cpu"]) & set(keys["cuda"]) and len(set(keys["cpu"])) == 2

@@ -19,20 +19,24 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from pate_study import partitions
+
 ROOT = Path(__file__).resolve().parents[2]
 LEGACY_COMMIT = "e7f53c9"
 OUTPUT = Path(__file__).with_name("data") / "legacy_votes.npz"
 
 
 def settings(ensemble) -> dict:
-    """name -> (X, y, partitions, config, queries); ``ensemble`` is the module providing the classes."""
+    """name -> (X, y, partitions, config, queries); ``ensemble`` is the module providing the classes (the
+    legacy module drew its own partitions; today they come from :mod:`pate_study.partitions`, same draw)."""
+    make_partitions = getattr(ensemble, "make_partitions", None) or partitions.make_partitions
     rng = np.random.default_rng(0)
     # ECG-like: 5 classes, dense rows in [0, 1], 10 teachers x 25 rows (smoke profile sizes)
     centres = rng.random((5, 30))
     yc = rng.integers(0, 5, 600)
     Xc = np.clip(centres[yc] + 0.25 * rng.normal(size=(600, 30)), 0, 1).astype(np.float32)
     Xc /= Xc.sum(1, keepdims=True)
-    ecg = (Xc[:400], yc[:400], ensemble.make_partitions(400, 10, 25, seed=[0, 1]),
+    ecg = (Xc[:400], yc[:400], make_partitions(400, 10, 25, seed=[0, 1]),
            ensemble.EnsembleConfig(task="multiclass", in_features=30, n_outputs=5, hidden=(32,), batch_size=32,
                                    max_epochs=20, lr=3e-3), Xc[400:])
     # web-like: sparse TF-IDF rows, 12 teachers x (60 train + 40 threshold), 5% ... 20% positives
@@ -40,13 +44,13 @@ def settings(ensemble) -> dict:
     Xw = sp.csr_matrix(Xw.multiply(1.0 / np.maximum(np.asarray(Xw.sum(1)), 1e-12))).astype(np.float32)
     score = np.asarray(Xw @ rng.normal(size=50)).ravel()
     yw = (score > np.quantile(score, 0.8)).astype(np.int64)
-    web = (Xw[:1200], yw[:1200], ensemble.make_partitions(1200, 12, 60, threshold_size=40, seed=[0, 1]),
+    web = (Xw[:1200], yw[:1200], make_partitions(1200, 12, 60, threshold_size=40, seed=[0, 1]),
            ensemble.EnsembleConfig(task="binary", in_features=50, hidden=(32,), batch_size=64, max_epochs=3, lr=3e-3,
                                    sparse_input=True), Xw[1200:].toarray())
     # early stopping with stack compaction (validation split, patience 1, noisy labels)
     Xe = rng.normal(size=(900, 12)).astype(np.float32)
     ye = ((Xe @ rng.normal(size=12) > 0) ^ (rng.random(900) < 0.25)).astype(np.int64)
-    early = (Xe[:700], ye[:700], ensemble.make_partitions(700, 5, 80, val_size=30, threshold_size=20, seed=3),
+    early = (Xe[:700], ye[:700], make_partitions(700, 5, 80, val_size=30, threshold_size=20, seed=3),
              ensemble.EnsembleConfig(task="binary", in_features=12, hidden=(16, 8), batch_size=16, max_epochs=25,
                                      patience=1, lr=2e-2), Xe[700:])
     return {"ecg": ecg, "web": web, "early": early}

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 def test_stacked_resnet_teachers_train_under_bf16_autocast():
     """Every stacked ResNet teacher failed here before BatchNorm was kept in float32 (stacked.py)."""
-    from pate_study.ensemble import make_partitions
+    from pate_study.partitions import make_partitions
     from pate_study.experiments import audioset_teachers as at
 
     X, Y = at.synthetic_log_mel_clips(48, 3, frames=32, seed=0)

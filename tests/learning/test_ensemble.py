@@ -3,11 +3,11 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from pate_study.ensemble import (
-    EnsembleConfig, Partitions, TeacherVotes, cached_teacher_votes, load_cache_entry, make_partitions,
-    query_ensemble, save_cache_entry, teacher_seeds, train_ensemble, train_ensemble_loop, vote_counts,
-    youden_threshold,
-)
+from pate_study.ensemble import EnsembleConfig, cached_teacher_votes, query_ensemble, train_ensemble, train_ensemble_loop
+from pate_study.io import load_cache_entry, save_cache_entry
+from pate_study.partitions import Partitions, make_partitions
+from pate_study.training import teacher_seeds
+from pate_study.voting import TeacherVotes, vote_counts, youden_threshold
 
 CFG = dict(in_features=20, hidden=(16, 8), batch_size=32, max_epochs=12, patience=2, lr=5e-3)
 
@@ -201,7 +201,8 @@ def test_votes_state_roundtrip():
 
 
 def test_module_ensemble_vmap_matches_loop_with_batchnorm():
-    from pate_study.ensemble import train_module_ensemble, votes_from_probabilities
+    from pate_study.ensemble import train_module_ensemble
+    from pate_study.voting import votes_from_probabilities
     from pate_study.models import ResNetLogMel
 
     rng = np.random.default_rng(0)
@@ -225,7 +226,7 @@ def test_module_ensemble_vmap_matches_loop_with_batchnorm():
 
 
 def test_early_stopping_rule_single_and_stacked_agree():
-    from pate_study.ensemble import EarlyStopping, record_stacked_losses
+    from pate_study.training import EarlyStopping, record_stacked_losses
     losses = [1.0, 0.8, 0.8, 0.9, 0.7, 0.75, 0.71, 0.72]  # equal is not an improvement
     single = EarlyStopping(patience=3)
     stops = [single.update(v, lambda v=v: v) for v in losses]

@@ -3,9 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from pate_study.ensemble import (
-    EnsembleConfig, Partitions, make_partitions, train_ensemble, train_ensemble_loop, train_module_ensemble,
-)
+from pate_study.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
+from pate_study.partitions import Partitions, make_partitions
 from pate_study.models import EmbeddingMLP
 from pate_study.samplers import BatchFeeder, LabelBalancedStream, PermutationStream, mix_pairs, mixup_coefficients
 from pate_study.stacked import StackedMLP
