@@ -25,11 +25,12 @@ from typing import Any, TypeVar
 import torch
 
 from pate_study.device import choose_device
-from pate_study.io import default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
+from pate_study.io import CacheExpectation, default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CODE_VERSION", "CLUSTER_CHOICE", "resolved_device", "cache_key", "entry_path", "load", "store", "cached"]
+__all__ = ["CODE_VERSION", "CLUSTER_CHOICE", "CacheExpectation", "resolved_device", "cache_key", "entry_path", "load",
+           "store", "cached"]
 
 #: bump when the training or querying code changes what a cached entry means (part of every key)
 CODE_VERSION = 2
@@ -71,9 +72,14 @@ def entry_path(kind: str, key: str, cache_dir: str | Path | None = None) -> Path
     return Path(cache_dir or default_cache_dir()) / f"{kind}-{key[:32]}.pt"
 
 
-def load(kind: str, key: str, cache_dir: str | Path | None = None) -> dict[str, Any] | None:
-    """The verified payload of the entry, or None (absent, or rejected as partial / corrupt and deleted)."""
-    return load_cache_entry(entry_path(kind, key, cache_dir))
+def load(kind: str, key: str, cache_dir: str | Path | None = None,
+         expect: dict[str, CacheExpectation] | None = None) -> dict[str, Any] | None:
+    """The verified payload of the entry, or None (absent, or rejected as partial / corrupt and deleted).
+
+    ``expect``: what the key declares the entry's tensors to be (shape, dtype, finite): an entry and its checksum
+    sidecar replaced together pass the checksum, so the declared output is checked too
+    (:func:`pate_study.io.load_cache_entry`)."""
+    return load_cache_entry(entry_path(kind, key, cache_dir), expect=expect)
 
 
 def store(kind: str, key: str, payload: dict[str, Any], cache_dir: str | Path | None = None,
@@ -83,12 +89,14 @@ def store(kind: str, key: str, payload: dict[str, Any], cache_dir: str | Path | 
 
 
 def cached(kind: str, key: str, compute: Callable[[], T], *, to_state: Callable[[T], dict[str, Any]],
-           from_state: Callable[[dict[str, Any]], T], cache_dir: str | Path | None = None, **meta: Any) -> T:
-    """The entry ``key`` of ``kind`` if the cache holds a verified one, else ``compute()``, stored.
+           from_state: Callable[[dict[str, Any]], T], cache_dir: str | Path | None = None,
+           expect: dict[str, CacheExpectation] | None = None, **meta: Any) -> T:
+    """The entry ``key`` of ``kind`` if the cache holds a verified one (meeting ``expect``, see :func:`load`),
+    else ``compute()``, stored.
 
     ``to_state`` / ``from_state``: the result as a payload of tensors and builtins (what
     ``torch.load(weights_only=True)`` reads) and back."""
-    state = load(kind, key, cache_dir)
+    state = load(kind, key, cache_dir, expect)
     if state is not None:
         logger.info("loaded cached %s %s", kind, entry_path(kind, key, cache_dir))
         return from_state(state)

@@ -479,8 +479,11 @@ def _cached_votes(ensemble_key: str, queries: Any, compute: Callable[[], Teacher
                   device: str | torch.device | None, cache_dir: str | Path | None) -> TeacherVotes:
     """The votes of the ensemble ``ensemble_key`` on ``queries``, cached like the ensemble."""
     key = cache.cache_key("votes", device=cache.resolved_device(device), ensemble=ensemble_key, queries=queries)
+    n_queries = int(queries.shape[0])  # dense arrays and sparse TF-IDF matrices alike
+    # [N, Q] (binary, multiclass) or [N, Q, L] (multilabel): the rank depends on the task, the query count does not
+    expect = {name: cache.CacheExpectation((None, n_queries, ...)) for name in ("probabilities", "teacher_votes")}
     return cache.cached("votes", key, compute, to_state=TeacherVotes.state, from_state=TeacherVotes.from_state,
-                        cache_dir=cache_dir, ensemble_key=ensemble_key)
+                        cache_dir=cache_dir, expect=expect, ensemble_key=ensemble_key)
 
 
 def _check_method(method: str) -> str:

@@ -82,12 +82,12 @@ def hash_inputs(**parts: Any) -> str:
 @dataclass(frozen=True)
 class CacheExpectation:
     """What a cache key declares one tensor of its entry to be: ``shape`` (``None`` entries match any length;
-    ``None`` alone: any shape), ``dtype`` (a numpy or torch dtype name such as ``"float32"``; None: any) and
+    a last entry ``...`` allows any further dimensions; ``None`` alone: any shape), ``dtype`` (a numpy or torch dtype name such as ``"float32"``; None: any) and
     ``finite`` (no NaN or infinity). Checked by :func:`load_cache_entry` *after* the checksum, because an entry
     and its sidecar can be replaced together: the checksum proves the bytes are the ones written, not that
     they are what the key promises."""
 
-    shape: tuple[int | None, ...] | None = None
+    shape: tuple[Any, ...] | None = None  # ints, None (any length) and a last ... (any further dimensions)
     dtype: str | None = None
     finite: bool = True
 
@@ -156,9 +156,13 @@ def _check_expected(payload: Any, expect: Mapping[str, CacheExpectation]) -> str
         if not isinstance(value, (torch.Tensor, np.ndarray)):
             return f"{name!r} is a {type(value).__name__}, expected an array"
         shape = tuple(value.shape)
-        if want.shape is not None and (len(shape) != len(want.shape) or any(
-                w is not None and w != h for w, h in zip(want.shape, shape))):
-            return f"{name!r} has shape {shape}, the key declares {tuple(want.shape)}"
+        declared = tuple(want.shape) if want.shape is not None else None
+        open_rank = bool(declared) and declared[-1] is Ellipsis  # (N, Q, ...): these leading sizes, any rank
+        fixed = declared[:-1] if open_rank else declared
+        rank_wrong = len(shape) < len(fixed) if open_rank and fixed is not None else (
+            fixed is not None and len(shape) != len(fixed))
+        if fixed is not None and (rank_wrong or any(w is not None and w != h for w, h in zip(fixed, shape))):
+            return f"{name!r} has shape {shape}, the key declares {declared}"
         dtype = str(value.dtype).removeprefix("torch.")
         if want.dtype is not None and dtype != np.dtype(str(want.dtype).removeprefix("torch.")).name:
             return f"{name!r} has dtype {dtype}, the key declares {want.dtype}"

@@ -109,3 +109,46 @@ def test_a_full_cache_keeps_the_result_and_the_old_entry(entry, file_size_limit,
     assert "\n" not in line and line.startswith(f"PATE_STUDY_CACHE={entry.parent}: cannot write {entry}")
     assert "400,000 bytes needed" in line
     assert not [p for p in entry.parent.iterdir() if p.name.endswith(".tmp.pt")]
+
+
+def test_an_open_rank_expectation_checks_the_leading_sizes_at_any_rank(tmp_path):
+    path = tmp_path / "votes.pt"
+    open_rank = {"probabilities": CacheExpectation(shape=(None, 4, ...))}
+    for shape in ((3, 4), (3, 4, 7)):  # binary / multiclass [N, Q] and multilabel [N, Q, L] votes
+        save_cache_entry(path, {"probabilities": torch.zeros(shape)})
+        assert load_cache_entry(path, expect=open_rank) is not None
+    for shape in ((3, 5), (3, 5, 7), (4,)):  # another query count, or too few dimensions
+        save_cache_entry(path, {"probabilities": torch.zeros(shape)})
+        assert load_cache_entry(path, expect=open_rank) is None
+
+
+def test_the_package_caches_refuse_a_forged_entry_of_the_wrong_shape(tmp_path):
+    """The real callers declare their outputs: the teacher votes' cache and 05's teacher-probability cache
+    recompute an entry that was replaced together with its sidecar by one of the wrong shape or full of NaN."""
+    import numpy as np
+
+    from pate_study import cache
+    from pate_study.ensemble import _cached_votes
+    from pate_study.voting import TeacherVotes
+
+    queries = np.zeros((5, 2), dtype=np.float32)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return TeacherVotes("binary", np.full((3, 5), 0.5, np.float32), np.ones((3, 5), np.int8))
+
+    first = _cached_votes("ensemble-key", queries, compute, "cpu", tmp_path)
+    again = _cached_votes("ensemble-key", queries, compute, "cpu", tmp_path)
+    assert len(calls) == 1 and np.array_equal(first.probabilities, again.probabilities)
+    key = cache.cache_key("votes", device="cpu", ensemble="ensemble-key", queries=queries)
+    path = cache.entry_path("votes", key, tmp_path)
+    forged = TeacherVotes("binary", np.full((3, 9), np.nan, np.float32), np.ones((3, 9), np.int8)).state()
+    cache.store("votes", key, forged, tmp_path)  # a well-formed entry with a valid sidecar, wrong shape
+    assert _cached_votes("ensemble-key", queries, compute, "cpu", tmp_path).probabilities.shape == (3, 5)
+    assert len(calls) == 2 and path.exists()  # recomputed and stored again
+
+    probabilities = {"probabilities": CacheExpectation((3, 5, 4), "float32"), "best_step": CacheExpectation((3,), "int64")}
+    cache.store("teacher-probabilities", "k" * 64, {"probabilities": torch.full((3, 5, 4), float("nan")),
+                                                    "best_step": torch.zeros(3, dtype=torch.int64)}, tmp_path)
+    assert cache.load("teacher-probabilities", "k" * 64, tmp_path, expect=probabilities) is None

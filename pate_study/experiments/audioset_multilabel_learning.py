@@ -88,7 +88,10 @@ def teacher_probabilities(X: np.ndarray, Y: np.ndarray, partitions: Any, val: np
     key = cache.cache_key("teacher-probabilities", device=cache.resolved_device(None, backend), X=np.asarray(X),
                           Y=np.asarray(Y), train=train, val=np.asarray(val), queries=np.asarray(queries),
                           spec=repr(spec), seed=int(seed), unit="one teacher per call, seed 100 seed + i")
-    state = cache.load("teacher-probabilities", key, cache_dir)
+    n_teachers, n_queries = train.shape[0], len(queries)
+    state = cache.load("teacher-probabilities", key, cache_dir, expect={
+        "probabilities": cache.CacheExpectation((n_teachers, n_queries, np.asarray(Y).shape[1]), "float32"),
+        "best_step": cache.CacheExpectation((n_teachers,), "int64")})
     if state is not None:
         logger.info("loaded cached teacher probabilities %s (%s)",
                     cache.entry_path("teacher-probabilities", key, cache_dir), name)
