@@ -25,7 +25,7 @@ ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: 
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from pate_study import distributed  # noqa: E402
-from pate_study.ensemble import make_partitions  # noqa: E402
+from pate_study.partitions import make_partitions  # noqa: E402
 from pate_study.experiments import audioset_teachers as at  # noqa: E402
 from pate_study.io import hash_inputs, load_cache_entry  # noqa: E402
 
