@@ -150,3 +150,13 @@ def test_answered_count_tests_find_rows_and_threshold(votes, setting):
     assert np.exp(threshold_logpr(first30, t["threshold_needed"], s.sigma1)).sum() == pytest.approx(20, rel=1e-6)
     assert 0 <= t["subset_share_reaching_printed"] <= 1
     assert t["pr_answered_first_rows"] == pytest.approx(pr[:30].mean())
+
+
+def test_table2_reason_names_the_failing_quantity(votes, setting):
+    row = p.confident_gnmax_rows(votes, setting)
+    runs = {"mnist": pd.DataFrame({"answered": np.arange(270, 300), "epsilon": np.linspace(1.0, 1.5, 30)})}
+    t = p.table2_comparison([row], runs, real_data=True)
+    assert t.loc[0, "answered_verdict"] == "agrees" and t.loc[0, "epsilon_verdict"] == "differs"
+    assert "answered count agrees" in t.loc[0, "verdict_reason"] and "answered-tests" not in t.loc[0, "verdict_reason"]
+    both = p.table2_comparison([row], {"mnist": runs["mnist"].assign(answered=np.arange(100, 130))}, real_data=True)
+    assert both.loc[0, "verdict"] == "differs" and "286" in both.loc[0, "verdict_reason"] and "1.97" in both.loc[0, "verdict_reason"]
