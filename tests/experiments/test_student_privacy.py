@@ -312,3 +312,33 @@ def test_collapsed_boxes_get_a_note():
     assert figures.note_collapsed(ax, pd.Series([2.0, 2.0]), 2.0, "bound")
     assert not figures.note_collapsed(ax, pd.Series([2.0, 1.0]), 2.0, "bound")
     plt.close(fig)
+
+
+def test_sosa_hypotheses_with_a_wider_order_grid_fit_every_value_at_one_setting():
+    published = [0.39, 0.52, 13.24, 23.51]
+    table = study.sosa_setting_hypotheses(published, deltas=[1e-5], n_queries=[1200], gamma=0.05,
+                                          max_integer_orders=[8, 32]).set_index("max_order")
+    assert table.loc[32, "floor"] == pytest.approx(np.log(1e5) / 32, abs=1e-6)
+    assert table.loc[32, "ceiling"] == pytest.approx(table.loc[8, "ceiling"])  # optimum at λ = 2, inside both grids
+    assert table.loc[8, "cannot_fit"] == "0.39, 0.52" and table.loc[32, "n_fit"] == 4
+
+
+def test_class_collapse_and_lnmax_degeneracy():
+    rows = []
+    for level, shares, recalls in (("0.1", [1, 0, 0, 0, 0], [1, 0, 0, 0, 0]),
+                                   ("no noise", [0.2] * 5, [0.9] * 5)):
+        row = {"level": level, "student": 0}
+        for name in ("ensemble", "pate", "student"):
+            row.update({f"{name}_predicted_share_class{c}": shares[c] for c in range(5)})
+            row.update({f"{name}_recall_class{c}": recalls[c] for c in range(5)})
+        rows.append(row)
+    result = dataclasses.make_dataclass("R", ["students", "level_order", "teachers"])(
+        pd.DataFrame(rows), ["0.1", "no noise"], {"n_teachers": 20})
+    table = ecg.class_collapse(result)
+    assert table.loc["0.1", "ensemble_modal_class"] == "N" and table.loc["0.1", "ensemble_modal_share"] == 1.0
+    # collapse onto N, reweighted to the full data's priors, scores the share of N
+    assert table.loc["0.1", "ensemble_accuracy_reweighted"] == pytest.approx(ecg.FULL_DATA_PRIORS[0])
+    assert table.loc["no noise", "student_accuracy_reweighted"] == pytest.approx(0.9)
+    effects = ecg.reweighted_effects(table)
+    assert effects["ensemble_decay_reweighted_min_pct"] == pytest.approx(100 * (0.9 - ecg.FULL_DATA_PRIORS[0]))
+    assert ecg.lnmax_degenerate(result, 0.05) and not ecg.lnmax_degenerate(result, 0.1)
