@@ -299,7 +299,7 @@ def test_web_rate_verdict_follows_the_stated_rule():
     assert change == pytest.approx(0.1) and level == "0.5"
     assert web._level_change(med, "student_tnr")[0] == pytest.approx(-0.4)
     floor_case = web._sosa_row_verdict(0.39, 1.44, 20.76, 1e-5, 1000, "data")
-    assert floor_case.verdict == "not comparable" and "δ = 0.05 would allow it" in floor_case.reason
+    assert floor_case.verdict == "not comparable" and "orders up to 32, or δ = 0.05, would allow it" in floor_case.reason
     assert "more queries" in web._sosa_row_verdict(23.51, 1.44, 20.76, 1e-5, 1000, "data").reason
     assert web._sosa_row_verdict(5.0, 1.44, 20.76, 1e-5, 1000, "data").reason == "data: data"
 
@@ -342,3 +342,32 @@ def test_class_collapse_and_lnmax_degeneracy():
     effects = ecg.reweighted_effects(table)
     assert effects["ensemble_decay_reweighted_min_pct"] == pytest.approx(100 * (0.9 - ecg.FULL_DATA_PRIORS[0]))
     assert ecg.lnmax_degenerate(result, 0.05) and not ecg.lnmax_degenerate(result, 0.1)
+
+
+def _table42(ours_eps, ours_tnr, paper_eps, paper_tnr, scales=("0.1", "10", "no noise"), n=250):
+    return pd.DataFrame({"n_teachers": n, "student_noise_scale": list(scales), "ours_teacher_epsilon": ours_eps,
+                         "ours_tnr": ours_tnr, "paper_teacher_epsilon": paper_eps, "paper_tnr": paper_tnr})
+
+
+def test_sosa_direction_rules_accept_sosas_own_rows_and_judge_ours():
+    # Sosa's own rows (250 teachers: 1.0, 7.2 with noise, 0.4 without; TNR 0.93, 0.85 vs 0.94) satisfy his claims
+    own = _table42([1.0, 7.2, 0.4], [0.93, 0.85, 0.94], [1.0, 7.2, 0.4], [0.93, 0.85, 0.94])
+    assert web.sosa_epsilon_direction_verdict(own).verdict == "agrees"
+    rows = Verdict("not comparable", "row", "data")
+    assert web.sosa_tnr_verdict(own, rows).verdict == "agrees"
+    ours = _table42([4.3, 3.7, 14.0], [0.30, 0.60, 0.63], [1.0, 7.2, 0.4], [0.93, 0.85, 0.94])
+    v = web.sosa_epsilon_direction_verdict(ours)
+    assert v.verdict == "differs" and "lowers" in v.reason
+    v = web.sosa_tnr_verdict(ours, rows)
+    assert v.verdict == "differs" and "deviation 0.33" in v.reason and "deviation 0.09" in v.reason
+
+
+def test_fig15_verdict_needs_both_directions():
+    students = pd.DataFrame({"level": ["0.1", "0.1", "no noise", "no noise"],
+                             "eps_moments_int": [3.8, 3.9, 12.3, 12.4]})
+    R = dataclasses.make_dataclass("R", ["students", "data_independent", "level_order"])
+    result = R(students, {"eps_moments_cont": 20.17}, ["0.1", "no noise"])
+    v = web.fig15_verdict(result)
+    assert v.verdict == "differs" and "(a) the opposite direction" in v.reason and "(b) no student" in v.reason
+    result = R(students.assign(eps_moments_int=[20.5, 13.0, 12.3, 12.4]), {"eps_moments_cont": 20.17}, ["0.1", "no noise"])
+    assert web.fig15_verdict(result).verdict == "agrees"
