@@ -643,7 +643,11 @@ def idea_verdicts(summary: pd.DataFrame, *, control_accuracy: float, highlighted
              f"{s1['accuracy'].iloc[-1]:.3f} at ε = {s1['epsilon'].iloc[-1]:g} (control {control_accuracy:.3f})")
     rule = (f"on ε ≤ {highlighted_epsilon:g} (the thesis's range): Spearman(accuracy, ε) > 0, Spearman(Hamming, ε) < 0, "
             "and max accuracy below the control's by > 0.01; grid-dependent: the whole-grid result is in the reason")
-    grid_note = (f"; {detail}; whole grid: {'agrees' if ok_all else 'differs'} ({detail_all}); {shape}")
+    holds = [e for e in sorted(s1["epsilon"].unique())[1:] if _fig43_rule(summary, control_accuracy, e)[0]]
+    prefix = (f"the rule holds on ε ≤ {max(holds):g} and fails on wider grids" if holds and max(holds) < highlighted_epsilon
+              else "")
+    grid_note = (f"; {detail}; whole grid: {'agrees' if ok_all else 'differs'} ({detail_all})"
+                 + (f"; grid-dependent: {prefix}" if prefix else "") + f"; {shape}")
     out["visca2021-fig4.3"] = (verdicts.Verdict("agrees", rule, grid_note.lstrip("; ")) if ok else verdicts.differs(
         f"at large ε the mechanism returns the original symbols, so accuracy reaches the control's{grid_note}", rule=rule))
     ham100 = at_epsilon(summary, IDEA2, highlighted_epsilon, "hamming")

@@ -192,3 +192,12 @@ def test_config_rejects_bad_values():
         ex.StudyConfig(test_fraction=0.9, val_fraction=0.2)
     with pytest.raises(ValueError, match="epsilons"):
         ex.StudyConfig(epsilons=(0.0, 1.0))
+
+
+def test_fig43_reason_names_the_grid_on_which_the_rule_holds():
+    eps = [1.0, 10.0, 30.0, 100.0, 1000.0]
+    acc = [0.49, 0.49, 0.94, 0.998, 0.998]
+    ham = [0.95, 0.9, 0.2, 0.1, 0.0]
+    s = _summary([(i, e, a, h) for i in ex.IDEAS for e, a, h in zip(eps, acc, ham)])
+    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "differs" and "holds on ε ≤ 30 and fails on wider grids" in v.reason
