@@ -125,17 +125,18 @@ def reweighted_effects(collapse: pd.DataFrame) -> dict:
             "student_drop_reweighted_min_pct": float(drop.min()), "student_drop_reweighted_max_pct": float(drop.max())}
 
 
-def comparability(result, gamma: float, privacy: bool = False) -> str:
+def comparability(result, gamma: float, privacy: bool = False, lnmax_labels: bool = False) -> str:
     """Why this run cannot be compared with the paper ('' when it can): a different number of teachers or
-    queries, or, for the privacy items (``privacy``), every query's q at or above Theorem 3's limit (then every
-    ε_dep is the data-independent bound by construction, whatever the data)."""
+    queries; for items built on LNMax's labels (``lnmax_labels``: Figs 9, 10), LNMax's scale at least the number of
+    teachers (:func:`lnmax_degenerate`); for the privacy items (``privacy``), every query's q at or above Theorem 3's
+    limit (then every ε_dep is the data-independent bound by construction, whatever the data)."""
     c, t, s = result.config, result.teachers, result.students
     reasons = []
     if t["n_teachers"] != PAPER_TEACHERS or c.student_queries != PAPER_QUERIES:
         reasons.append(f"scale: {t['n_teachers']} teachers x {t['train_rows']} beats and T = {c.student_queries}, "
                        f"{c.student_validation} validation beats per student (paper {PAPER_TEACHERS} x {PAPER_BEATS:,}, "
                        f"T = {PAPER_QUERIES}, {PAPER_VALIDATION})")
-    if not privacy and lnmax_degenerate(result, gamma):
+    if lnmax_labels and lnmax_degenerate(result, gamma):
         reasons.append(f"by construction: LNMax's scale 1/γ = {1 / gamma:g} is at least the {t['n_teachers']} teachers, so "
                        f"PATE's labels are near random even on unperturbed queries (median PATE accuracy "
                        f"{s.loc[s['level'] == NO_NOISE, 'pate_accuracy'].median():.3f}); Fig. 9's gap is that value minus "
@@ -152,7 +153,8 @@ def verdicts(result, gamma: float, published: dict) -> dict:
     Rule: not comparable when :func:`comparability` gives a reason; otherwise the published range ± 2 points
     (accuracies) or ± 0.05 (ε medians, Table 1 prints two decimals) decides.
     """
-    why = comparability(result, gamma)
+    why = {item: comparability(result, gamma, lnmax_labels=item != "make2021-fig8")
+           for item in ("make2021-fig8", "make2021-fig9", "make2021-fig10")}
     order = result.level_order
     effects = ensemble_effects(result.students, order)
     drops = accuracy_drops(result.students, order)
@@ -163,8 +165,8 @@ def verdicts(result, gamma: float, published: dict) -> dict:
     for item, values in checks.items():
         pub = published[item]["values"]
         low, high = pub[f"{keys[item]}_min_pct"], pub[f"{keys[item]}_max_pct"]
-        if why:
-            out[item] = judge.not_comparable(why)
+        if why[item]:
+            out[item] = judge.not_comparable(why[item])
         else:
             worst = max(values, key=lambda v: abs(v - (low + high) / 2))
             out[item] = judge.within_range(low, high, float(worst), quantity=f"{keys[item]} (points, worst level)", slack=2)
@@ -249,10 +251,13 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
         cn = collapse.drop(index=NO_NOISE, errors="ignore")
         modal = lambda name: ", ".join(f"{c} ({(cn[f'{name}_modal_class'] == c).sum()} levels)"  # noqa: E731
                                        for c in cn[f"{name}_modal_class"].value_counts().index)
-        lines.append(f"  * Class collapse: on privatised queries the noise-free ensemble predicts mostly {modal('ensemble')}"
-                     f" (modal share {cn['ensemble_modal_share'].min():.2f}–{cn['ensemble_modal_share'].max():.2f}), the"
-                     f" students mostly {modal('student')} (modal share {cn['student_modal_share'].min():.2f}–"
-                     f"{cn['student_modal_share'].max():.2f}). Reweighted to the full data's class priors"
+        collapsed = cn["ensemble_modal_share"].min() >= 0.5
+        lines.append(f"  * Class collapse: on privatised queries the noise-free ensemble's most frequent prediction is"
+                     f" {modal('ensemble')}, at a share of {cn['ensemble_modal_share'].min():.2f}–"
+                     f"{cn['ensemble_modal_share'].max():.2f} of its predictions (1/{N_CLASSES} = {1 / N_CLASSES:.2f} per class"
+                     f" in this balanced sample): {'a collapse onto one class' if collapsed else 'no collapse onto one class'};"
+                     f" the students' most frequent prediction is {modal('student')} (share"
+                     f" {cn['student_modal_share'].min():.2f}–{cn['student_modal_share'].max():.2f}). Reweighted to the full data's class priors"
                      f" ({FULL_DATA_MAJORITY:.1%} N), the ensemble's decay would be"
                      f" {rw.get('ensemble_decay_reweighted_min_pct', float('nan')):.1f}–{rw.get('ensemble_decay_reweighted_max_pct', float('nan')):.1f}"
                      f" points (paper 4–5) and the student's drop {rw.get('student_drop_reweighted_min_pct', float('nan')):.1f}–"
