@@ -175,10 +175,12 @@ def split_findings(table: pd.DataFrame) -> str:
     paper = []
     if "paper (no noise)" in table.columns:
         tpr, tnr = table.loc[label["student_tpr"], "paper (no noise)"], table.loc[label["student_tnr"], "paper (no noise)"]
-        paper = [f"* **Sosa's no-noise rates.** TPR {tpr:.2f}, TNR {tnr:.2f}: his TPR equals our URL split's"
-                 f" {table.loc[label['student_tpr'], url]:.3f} (row split {table.loc[label['student_tpr'], row]:.3f}), his TNR"
-                 f" lies nearer the row split's {table.loc[label['student_tnr'], row]:.3f} (URL"
-                 f" {table.loc[label['student_tnr'], url]:.3f}): his rates point to neither split, and his data differ."]
+        t_url, t_row = table.loc[label["student_tpr"], url], table.loc[label["student_tpr"], row]
+        n_url, n_row = table.loc[label["student_tnr"], url], table.loc[label["student_tnr"], row]
+        paper = [f"* **Sosa's no-noise rates.** TPR {tpr:.2f}, TNR {tnr:.2f}. His TPR is {abs(tpr - t_url):.3f} from our URL"
+                 f" split's {t_url:.3f} and {abs(tpr - t_row):.3f} from the row split's {t_row:.3f}; his TNR"
+                 f" {abs(tnr - n_url):.3f} from the URL split's {n_url:.3f} and {abs(tnr - n_row):.3f} from the row split's"
+                 f" {n_row:.3f} (student IQRs above): the two rates point to different splits, and his data differ."]
     return "\n".join([
         f"* **Rerun of the withdrawn \"0.91 → 0.74\".** Student balanced accuracy {pair('student_balanced_accuracy')}"
         f" (earlier claim, withdrawn: {EARLIER_CLAIM['student_balanced_accuracy']['row']:.2f} →"
