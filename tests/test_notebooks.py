@@ -173,7 +173,7 @@ def check_web(scalars: dict, params: dict) -> None:
     assert {r["n_teachers"] for r in ours} == set(params["sosa_teachers"])
     assert len(ours) == len(params["sosa_teachers"]) * (len(params["sosa_scales"]) + int(params["include_no_noise"]))
     assert all(r["verdict"] for r in table42["rows"] if isinstance(r.get("paper_teacher_epsilon"), (int, float)))
-    assert len(table42["setting_hypotheses"]) == 4
+    assert len(table42["setting_hypotheses"]) == 8  # order grids λ ≤ 8, 32 × δ 1e-5, 0.05 × T 1,000, 1,200
     validation = scalars["validation_rows"]
     for level, row in validation.items():
         if isinstance(row, dict):  # the share of anomalous validation rows is the pool's (stratified)

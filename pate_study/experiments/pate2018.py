@@ -30,8 +30,8 @@ from tqdm.auto import tqdm
 from ..privacy import confident_gnmax, confident_gnmax_epsilon, moments_epsilon
 from ..privacy import smooth_sensitivity as ss
 from ..privacy._validation import ThresholdRangeWarning
-from ..privacy.accounting import OrderAtGridEdgeWarning
-from ..privacy.rdp import threshold_logpr
+from ..privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, paper2018_orders, select_order
+from ..privacy.rdp import rdp_gnmax_data_independent, rdp_threshold_data_independent, threshold_logpr
 
 logger = logging.getLogger(__name__)
 
@@ -41,10 +41,11 @@ class ConfidentSetting:
     """One row of Papernot et al. 2018 Table 2 for confident GNMax, with the smooth-sensitivity parameters.
 
     ``threshold, sigma1, sigma2, n_queries, delta``: ``generate_table.sh`` of the paper's code.
-    ``ss_order, ss_beta, ss_sigma``: the RDP order, β and σ_ss of the smooth-sensitivity release (the values
-    the frhrdr/patepy validation script uses for MNIST and SVHN; None where no published value is known).
-    ``paper_answered, paper_epsilon``: the printed Table 2 values (None where this study could not check the
-    printed value against the paper's text: the Adult row).
+    ``ss_order, ss_beta, ss_sigma``: the RDP order, β and σ_ss of the smooth-sensitivity release. They are *not*
+    printed in the paper: its ``smooth_sensitivity_table.py`` picks the order that minimises ε and then optimises β
+    over [0.3/λ, 0.495/λ) with σ_ss = (λ e^{2β}/SS_β)^{1/3} per run. The values here are those hard-coded in the
+    frhrdr/patepy validation script (a third-party re-implementation) for MNIST and SVHN; None for Adult.
+    ``paper_answered, paper_epsilon``: the printed Table 2 values (Papernot et al. 2018, Table 2, arXiv:1802.08908).
     """
 
     dataset: str
@@ -60,11 +61,12 @@ class ConfidentSetting:
     ss_sigma: float | None = None
 
 
-#: Papernot et al. 2018, Table 2, confident-GNMax rows (Glyph is not released).
+#: Papernot et al. 2018, Table 2, confident-GNMax rows (Glyph is not released): queries answered and ε
+#: (MNIST 286 / 1.97, SVHN 3,098 / 4.96, Adult 524 / 1.90).
 PAPER2018_CONFIDENT = {
     "mnist": ConfidentSetting("mnist", 200, 150, 40, 640, 1e-5, 286, 1.97, 14.0, 0.0329, 6.23),
     "svhn": ConfidentSetting("svhn", 300, 200, 40, 8500, 1e-6, 3098, 4.96, 7.5, 0.0533, 4.88),
-    "adult": ConfidentSetting("adult", 300, 200, 40, 1500, 1e-5, None, None),
+    "adult": ConfidentSetting("adult", 300, 200, 40, 1500, 1e-5, 524, 1.90),
 }
 
 
@@ -72,8 +74,12 @@ PAPER2018_CONFIDENT = {
 class LnmaxSetting:
     """One LNMax row (Papernot et al. 2017 Table 2, repeated in Papernot et al. 2018 Table 2).
 
-    γ = 0.05 (Laplace scale 20: the 2017 script ``train_student_mnist_250_lap_20_count_50_epochs_600.sh``),
-    moments λ = 1..8 as in the 2017 ``analysis.py``.
+    Moments λ = 1..8 as in the 2017 ``analysis.py``. Two γ: 0.1, the default ``--noise_eps`` of that
+    ``analysis.py``, which the 2017 README's privacy-analysis commands keep (they set only ``--counts_file``,
+    ``--indices_file`` / ``--max_examples`` and ``--delta``); and 0.05 (Laplace scale 20), the γ of the 2017
+    *training* script ``train_student_mnist_250_lap_20_count_50_epochs_600.sh``.
+    ``first_rows_are_the_queries``: False for MNIST, whose 2017 figures were computed on a released index file
+    of 100 student queries (``mnist_250_teachers_100_indices_used_by_student.npy``) that this study cannot read.
     """
 
     dataset: str
@@ -81,16 +87,19 @@ class LnmaxSetting:
     gamma: float
     delta: float
     paper_epsilon: float | None
+    first_rows_are_the_queries: bool = True
 
 
-#: MNIST, 100 queries, ε = 2.04 (Papernot et al. 2017 Table 2, quoted in issue 14); the other rows are ours only
-#: (their printed values could not be checked against the paper's text in this study).
-PAPER2017_LNMAX = (
-    LnmaxSetting("mnist", 100, 0.05, 1e-5, 2.04),
-    LnmaxSetting("mnist", 1000, 0.05, 1e-5, None),
-    LnmaxSetting("svhn", 500, 0.05, 1e-6, None),
-    LnmaxSetting("svhn", 1000, 0.05, 1e-6, None),
+#: Papernot et al. 2017 Table 2 (LNMax rows, repeated in Papernot et al. 2018 Table 2): MNIST 100 / 1,000 queries
+#: ε = 2.04 / 8.03 (δ = 10⁻⁵); SVHN 500 / 1,000 queries ε = 5.04 / 8.19 (δ = 10⁻⁶); each at both γ.
+PAPER2017_LNMAX = tuple(
+    LnmaxSetting(dataset, n, gamma, delta, eps, first_rows_are_the_queries=dataset != "mnist")
+    for gamma in (0.1, 0.05)
+    for dataset, n, delta, eps in (("mnist", 100, 1e-5, 2.04), ("mnist", 1000, 1e-5, 8.03),
+                                   ("svhn", 500, 1e-6, 5.04), ("svhn", 1000, 1e-6, 8.19))
 )
+#: the γ of the 2017 analysis script's privacy numbers (``analysis.py`` default ``--noise_eps``)
+PAPER2017_ANALYSIS_GAMMA = 0.1
 
 
 def first_queries(counts: np.ndarray, n_queries: int, *, name: str = "votes") -> np.ndarray:
@@ -123,7 +132,9 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
     Data-dependent: Theorem 6 per step, step 1 + Pr[answered]·step 2 (expected cost, Papernot et al. 2018 §4.2,
     as in their Table 2). Data-independent: every query charged α/(2σ1²) + α/σ2² (``cost="all_answered"``),
     and, for comparison at the same expected number of answers, α/(2σ1²) per query plus α/σ2² per expected answer.
-    Basic (Mironov 2017 Prop. 3) and improved (Canonne et al. 2020 Prop. 12) conversions.
+    Basic (Mironov 2017 Prop. 3) and improved (Canonne et al. 2020 Prop. 12) conversions. Beside them, what the
+    paper's data-independent script prints (:func:`reference_data_independent_epsilon`: step 2 weighted by the
+    data-dependent Pr[answered]), named ``epsilon_reference_script_independent_*``.
     """
     votes = first_queries(counts, setting.n_queries, name=setting.dataset)
     kw = dict(threshold=setting.threshold, sigma1=setting.sigma1, sigma2=setting.sigma2, delta=setting.delta)
@@ -137,6 +148,8 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
             row[f"epsilon_{conversion}"] = dep.epsilon
             row[f"order_{conversion}"] = dep.order
             row[f"epsilon_independent_{conversion}"] = ind.epsilon
+            row[f"epsilon_reference_script_independent_{conversion}"] = reference_data_independent_epsilon(
+                counts, setting, conversion)["epsilon"]
     return row
 
 
@@ -243,10 +256,99 @@ def lnmax_moments_rows(counts_by_dataset: dict, settings=PAPER2017_LNMAX) -> pd.
             code = moments_epsilon(gamma=s.gamma, delta=s.delta, votes=votes, orders=8, q_condition="reference_code")
             ind = moments_epsilon(gamma=s.gamma, delta=s.delta, n_queries=s.n_queries, orders=8)
             rows.append({"dataset": s.dataset, "queries": s.n_queries, "gamma": s.gamma, "delta": s.delta,
-                         "paper_epsilon": np.nan if s.paper_epsilon is None else s.paper_epsilon, "epsilon_theorem_q": theorem.epsilon,
-                         "moment": theorem.order, "epsilon_code_q": code.epsilon,
-                         "epsilon_independent": ind.epsilon, "best_moment_at_grid_edge": theorem.at_grid_edge})
+                         "paper_epsilon": np.nan if s.paper_epsilon is None else s.paper_epsilon,
+                         "epsilon_theorem_q": theorem.epsilon, "moment": theorem.order, "epsilon_code_q": code.epsilon,
+                         "epsilon_independent": ind.epsilon, "best_moment_at_grid_edge": theorem.at_grid_edge,
+                         "first_rows_are_the_queries": s.first_rows_are_the_queries})
     return pd.DataFrame(rows)
+
+
+#: tolerance of an ε printed to two decimals
+PRINTED_2DP = 0.005
+
+
+def lnmax_row_verdict(row, *, real_data: bool, analysis_gamma: float = PAPER2017_ANALYSIS_GAMMA):
+    """Verdict of one LNMax row against the printed 2017 ε (rule: |ours − paper| ≤ 0.005, the rounding of a
+    two-decimal value). Only rows at the γ of the 2017 analysis script, on queries known to be the ones the paper
+    used, are compared; the others are ``not comparable`` with the reason."""
+    from .. import verdicts
+
+    if not real_data:
+        return verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")
+    if row["gamma"] != analysis_gamma:
+        return verdicts.not_comparable(
+            f"γ = {row['gamma']:g} is the 2017 training script's Laplace scale; the 2017 analysis.py computed the printed "
+            f"ε with its default γ = {analysis_gamma:g}", rule="same γ as the analysis that printed the value")
+    if not row["first_rows_are_the_queries"]:
+        return verdicts.not_comparable(
+            "the 2017 MNIST figures were computed on a released index file of the student's 100 queries "
+            "(mnist_250_teachers_100_indices_used_by_student.npy), not the first rows; that file is not available here, "
+            f"and the first {row['queries']} rows give {row['epsilon_theorem_q']:.3f}",
+            rule="same queries as the analysis that printed the value")
+    return verdicts.within_tolerance(row["paper_epsilon"], row["epsilon_theorem_q"], atol=PRINTED_2DP,
+                                     quantity=f"ε, {row['dataset']}, first {row['queries']} queries, γ = {row['gamma']:g}"
+                                              " (printed to 2 decimals)")
+
+
+def lnmax_verdicts(lnmax: pd.DataFrame, *, real_data: bool):
+    """Per-row verdicts (:func:`lnmax_row_verdict`) added as columns, and one verdict for the table: ``agrees`` when
+    every comparable row agrees, ``differs`` when one does not, ``not comparable`` when no row is comparable."""
+    from .. import verdicts
+
+    judged = [lnmax_row_verdict(r, real_data=real_data) for _, r in lnmax.iterrows()]
+    table = lnmax.assign(verdict=[v.verdict for v in judged], verdict_reason=[v.reason for v in judged])
+    comparable = [(r, v) for (_, r), v in zip(lnmax.iterrows(), judged) if v.verdict != "not comparable"]
+    rule = (f"rows at the analysis script's γ = {PAPER2017_ANALYSIS_GAMMA:g} on the paper's own queries: "
+            f"|ours − printed| ≤ {PRINTED_2DP}; other rows not comparable")
+    if not comparable:
+        return table, verdicts.not_comparable("; ".join(sorted({v.reason for v in judged})), rule=rule)
+    failing = [f"{r['dataset']} {r['queries']}: {v.reason}" for r, v in comparable if v.verdict != "agrees"]
+    return table, (verdicts.differs("; ".join(failing), rule=rule) if failing else verdicts.agrees(rule=rule))
+
+
+def reference_data_independent_epsilon(counts: np.ndarray, setting: ConfidentSetting, conversion: str = "basic") -> dict:
+    """What the paper's ``generate_table_data_independent.sh`` prints: the data-independent per-step RDP
+    α/(2σ1²) + Pr[answered]·α/σ2², summed over the queries (``smooth_sensitivity_table.py``, ``_compute_rdp`` with
+    ``--data_independent``: ``rdp = rdp_step1 + rdp_step2 * q_step1`` where ``q_step1`` is the *data-dependent*
+    Pr[answered]). It weights step 2 by a function of the private votes, so it is an expected cost, not a
+    data-independent guarantee; the guarantee charges every query both steps (:func:`confident_gnmax_rows`).
+    Same order grid (the 2018 scripts') and conversions as the data-dependent rows."""
+    votes = first_queries(counts, setting.n_queries, name=setting.dataset)
+    orders = paper2018_orders()
+    expected = float(np.exp(threshold_logpr(votes.max(axis=1), setting.threshold, setting.sigma1)).sum())
+    rdp = (rdp_threshold_data_independent(setting.sigma1, orders) * setting.n_queries
+           + rdp_gnmax_data_independent(setting.sigma2, orders) * expected)
+    eps, order, _, _ = select_order(orders, epsilon_curve(orders, rdp, setting.delta, conversion), warn=False)
+    return {"epsilon": eps, "order": order, "expected_answered": expected}
+
+
+def answered_count_tests(counts: np.ndarray, setting: ConfidentSetting, *, n_subsets: int = 2000, seed: int = 0) -> dict:
+    """Tests of explanations for a printed answered count that lies outside our seed interval:
+
+    * is Pr[answered] uniform along the file (mean over the first ``n_queries`` rows vs over all rows)?
+    * random row subsets: over ``n_subsets`` random subsets of ``n_queries`` rows (without replacement), one draw of
+      the noisy check each; the share of draws reaching the printed count;
+    * how many first rows the expected count needs to reach the printed one, and which threshold T would give it
+      on the first ``n_queries`` rows (root of E[answered](T) = printed, by bisection).
+    """
+    from scipy.optimize import brentq
+
+    target = float(setting.paper_answered)
+    pr_all = np.exp(threshold_logpr(counts.max(axis=1), setting.threshold, setting.sigma1))
+    first = pr_all[: setting.n_queries]
+    rng = np.random.default_rng(seed)
+    drawn = np.array([rng.binomial(1, pr_all[rng.choice(len(pr_all), setting.n_queries, replace=False)]).sum()
+                      for _ in range(n_subsets)])
+    cumulative = np.cumsum(pr_all)
+    rows_needed = int(np.searchsorted(cumulative, target) + 1) if cumulative[-1] >= target else None
+    top = first_queries(counts, setting.n_queries).max(axis=1)
+    expected_at = lambda t: float(np.exp(threshold_logpr(top, t, setting.sigma1)).sum()) - target  # noqa: E731
+    lo, hi = 0.0, float(counts[0].sum()) * 2
+    threshold_needed = float(brentq(expected_at, lo, hi)) if expected_at(lo) > 0 > expected_at(hi) else float("nan")
+    return {"pr_answered_first_rows": float(first.mean()), "pr_answered_all_rows": float(pr_all.mean()),
+            "n_subsets": n_subsets, "subset_answered_mean": float(drawn.mean()),
+            "subset_share_reaching_printed": float(np.mean(drawn >= target)),
+            "first_rows_needed": rows_needed, "threshold_needed": threshold_needed}
 
 
 def seed_interval(samples, coverage: float = 0.95) -> tuple[float, float]:
@@ -278,20 +380,26 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
         if not real_data:
             v = verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")
         else:
-            why = (f"the printed value lies outside our {coverage:.0%} interval over {len(run)} seeds on the first "
-                   f"{setting.n_queries:,} queries (the paper's settings); its own run may have drawn other queries or "
-                   "another order of the released rows, which the paper does not state")
+            outside = (f"the printed value lies outside our {coverage:.0%} interval over {len(run)} seeds on the first "
+                       f"{setting.n_queries:,} queries (the paper's settings)")
             lo, hi = seed_interval(run["answered"], coverage)
             a = verdicts.within_range(lo, hi, setting.paper_answered, why_differs=f"answered {setting.paper_answered} "
-                                      f"vs our [{lo:.0f}, {hi:.0f}]: {why}",
+                                      f"vs our [{lo:.0f}, {hi:.0f}]: {outside}; cause unexplained: the tests of row "
+                                      "order/subset, more rows and a lower T are in papernot2018-table2-answered-tests",
                                       quantity=f"answered queries (paper's draw in our {coverage:.0%} seed interval)")
             lo, hi = seed_interval(run["epsilon"], coverage)
             e = verdicts.within_range(lo, hi, setting.paper_epsilon, why_differs=f"ε {setting.paper_epsilon} vs our "
-                                      f"[{lo:.3f}, {hi:.3f}]: {why}",
+                                      f"[{lo:.3f}, {hi:.3f}]: {outside}" + (
+                                          "; the answered count agrees, so the same queries are answered about as often "
+                                          "and the ε gap is not a draw of the check; cause not identified"
+                                          if a.verdict == "agrees" else ""),
                                       quantity=f"realised ε (paper's draw in our {coverage:.0%} seed interval)")
+            entry.update(answered_verdict=a.verdict, epsilon_verdict=e.verdict)
             v = a if a.verdict != "agrees" else e
             if a.verdict == "agrees" and e.verdict == "agrees":
                 v = verdicts.agrees(rule=f"{a.rule}; {e.rule}")
+            elif a.verdict != "agrees" and e.verdict != "agrees":
+                v = verdicts.differs(f"{a.reason}; {e.reason}", rule=f"{a.rule}; {e.rule}")
         entry.update(verdict=v.verdict, verdict_rule=v.rule, verdict_reason=v.reason)
         out.append(entry)
     return pd.DataFrame(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -102,7 +103,7 @@ def test_latent_generators_keep_length_and_padding():
 def test_guarantee_table_arithmetic():
     u = ex.cosine_utility(np.random.default_rng(1).normal(size=(6, 3)))
     g = ex.guarantee_table([1.0, 10.0], lengths=np.array([10, 20, 30]), vocabulary_size=6, idea1_utility=u,
-                           measured_delta_u=ex.measured_sensitivity(u)).set_index(["idea", "epsilon"])
+                           measured_delta_u=ex.measured_sensitivity(u), latent_dim=8).set_index(["idea", "epsilon"])
     assert g.attrs["median_length"] == 20 and g.attrs["max_length"] == 30
     krr = g.loc[(ex.KRR, 10.0)]
     assert krr["epsilon_symbol"] == pytest.approx(10.0) and krr["epsilon_released_test_set"] == pytest.approx(300.0)
@@ -116,9 +117,67 @@ def test_guarantee_table_arithmetic():
     # the exponential mechanism's exact per-symbol ε never exceeds its nominal ε
     for idea in (ex.IDEA1_MEASURED, ex.IDEA1_ANALYTIC):
         assert (g.loc[idea]["epsilon_symbol"] <= g.loc[idea].index.values + 1e-12).all()
-    assert (g["epsilon_training_sequences"] == math.inf).all()
+    # k-RR uses no trained model: the training split is not touched (ε = 0); every other idea trains on it (∞)
+    assert g.loc[ex.KRR]["epsilon_training_sequences"].eq(0).all()
+    assert (g.drop(index=ex.KRR, level="idea")["epsilon_training_sequences"] == math.inf).all()
+    # adjacencies: Hamming 1 costs ε for per-symbol mechanisms (not L·ε), L·ε when every position reads the sequence;
+    # the length is released, so replace-one of any length is ∞ for every idea
+    assert krr["epsilon_hamming1_test_set"] == pytest.approx(10.0)
+    assert krr["epsilon_replace_one_same_length"] == pytest.approx(300.0)
+    assert g.loc[(ex.IDEA2, 1.0)]["epsilon_hamming1_test_set"] == pytest.approx(30.0)
+    assert (g["epsilon_replace_one_any_length"] == math.inf).all()
+    # the thesis's order (noise, then normalise): Δ₁ ≤ 2·latent_dim for a tanh state, ε' = latent_dim·ε
+    assert g.loc[(ex.IDEA3, 10.0)]["epsilon_sequence_thesis_order"] == pytest.approx(80.0)
+    assert np.isnan(g.loc[(ex.KRR, 10.0)]["epsilon_sequence_thesis_order"])
     summary = ex.guarantee_summary(g.reset_index())
     assert list(summary["idea"]) == list(ex.IDEAS)
+    assert summary.set_index("idea").loc[ex.KRR, "training sequences"] == "ε = 0 (not used)"
+
+
+def _summary(rows):
+    return pd.DataFrame(rows, columns=["idea", "epsilon", "accuracy", "hamming"])
+
+
+def test_fig43_verdict_is_read_on_the_thesis_range_and_reports_the_whole_grid():
+    eps = [1.0, 10.0, 30.0, 100.0, 1000.0]
+    acc = [0.49, 0.49, 0.94, 0.95, 0.998]
+    ham = [0.95, 0.9, 0.2, 0.1, 0.0]
+    s = _summary([(i, e, a, h) for i in ex.IDEAS for e, a, h in zip(eps, acc, ham)])
+    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=100.0)
+    assert v["visca2021-fig4.3"].verdict == "agrees" and "whole grid: differs" in v["visca2021-fig4.3"].reason
+    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=1000.0)
+    assert v["visca2021-fig4.3"].verdict == "differs"
+
+
+def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
+    rows = [(i, e, 0.6, 0.5) for i in ex.IDEAS for e in (0.1, 1.0, 100.0)]
+    lt = pd.DataFrame({("mean", "original lengths"): [0.49, 0.62, 0.6], ("mean", "permuted lengths"): [0.5, 0.51, 0.5]},
+                      index=[ex.KRR, ex.IDEA3, ex.IDEA5])
+    v = ex.idea_verdicts(_summary(rows), control_accuracy=0.99, length_test=lt)
+    assert v["visca2021-fig4.5"].verdict == "differs" and "carried by the released length" in v["visca2021-fig4.5"].reason
+    lt[("mean", "permuted lengths")] = [0.5, 0.62, 0.6]
+    v = ex.idea_verdicts(_summary(rows), control_accuracy=0.99, length_test=lt)
+    assert "not the length" in v["visca2021-fig4.5"].reason
+    assert v["visca2021-fig4.7"].verdict == "not comparable"
+
+
+def test_control_verdict_reason_tests_duplicates():
+    dup = {"test_share_seen_in_train": 0.79}
+    v = ex.control_verdict(0.998, {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8,
+                                   "seen_accuracy": 1.0}, dup)
+    assert v.verdict == "differs" and "do not explain" in v.reason
+    v = ex.control_verdict(0.998, {"unseen_sequences": 300, "unseen_accuracy": 0.96, "unseen_abnormal_share": 0.8,
+                                   "seen_accuracy": 1.0}, dup)
+    assert "sufficient explanation" in v.reason
+
+
+def test_reach_table_is_grid_limited():
+    s = _summary([(i, e, a, 0.5) for i in ex.IDEAS for e, a in ((3.0, 0.5), (10.0, 0.99))])
+    s["epsilon_released_test_set"] = s["epsilon"] * 46
+    s["epsilon_hamming1_test_set"] = s["epsilon"]
+    r = ex.reach_table(s, 0.95).set_index("idea").loc[ex.KRR]
+    assert r["plotted ε"] == 10.0 and r["Hamming-1 ε"] == 10.0 and r["released-set ε"] == 460.0
+    assert r["previous grid ε (not reached)"] == 3.0 and r["accuracy there"] == 0.5 and "grid-limited" in r["bound"]
 
 
 def test_length_only_rule():
@@ -133,3 +192,12 @@ def test_config_rejects_bad_values():
         ex.StudyConfig(test_fraction=0.9, val_fraction=0.2)
     with pytest.raises(ValueError, match="epsilons"):
         ex.StudyConfig(epsilons=(0.0, 1.0))
+
+
+def test_fig43_reason_names_the_grid_on_which_the_rule_holds():
+    eps = [1.0, 10.0, 30.0, 100.0, 1000.0]
+    acc = [0.49, 0.49, 0.94, 0.998, 0.998]
+    ham = [0.95, 0.9, 0.2, 0.1, 0.0]
+    s = _summary([(i, e, a, h) for i in ex.IDEAS for e, a, h in zip(eps, acc, ham)])
+    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "differs" and "holds on ε ≤ 30 and fails on wider grids" in v.reason

@@ -83,3 +83,80 @@ def test_lnmax_2017_rows(votes):
     r = rows.iloc[0]
     assert r["epsilon_code_q"] <= r["epsilon_theorem_q"] <= r["epsilon_independent"]
     assert np.isnan(r["paper_epsilon"])
+
+
+def _lnmax_row(**kw):
+    base = {"dataset": "svhn", "queries": 500, "gamma": 0.1, "paper_epsilon": 5.04, "epsilon_theorem_q": 5.041,
+            "first_rows_are_the_queries": True}
+    return pd.Series({**base, **kw})
+
+
+def test_lnmax_verdict_rule_compares_only_the_analysis_gamma_on_the_papers_queries():
+    assert p.lnmax_row_verdict(_lnmax_row(), real_data=True).verdict == "agrees"
+    v = p.lnmax_row_verdict(_lnmax_row(epsilon_theorem_q=5.05), real_data=True)
+    assert v.verdict == "differs"  # 0.01 from a two-decimal value is outside the rounding
+    v = p.lnmax_row_verdict(_lnmax_row(gamma=0.05, epsilon_theorem_q=5.04), real_data=True)
+    assert v.verdict == "not comparable" and "γ = 0.05" in v.reason  # right number, wrong γ: no agreement
+    v = p.lnmax_row_verdict(_lnmax_row(dataset="mnist", first_rows_are_the_queries=False), real_data=True)
+    assert v.verdict == "not comparable" and "index file" in v.reason
+    assert p.lnmax_row_verdict(_lnmax_row(), real_data=False).verdict == "not comparable"
+
+
+def test_lnmax_table_verdict():
+    table = pd.DataFrame([_lnmax_row(), _lnmax_row(queries=1000, epsilon_theorem_q=7.0, paper_epsilon=8.19),
+                          _lnmax_row(gamma=0.05)])
+    judged, overall = p.lnmax_verdicts(table, real_data=True)
+    assert list(judged["verdict"]) == ["agrees", "differs", "not comparable"]
+    assert overall.verdict == "differs" and "1000" in overall.reason
+    _, overall = p.lnmax_verdicts(table.iloc[[0, 2]], real_data=True)
+    assert overall.verdict == "agrees"
+    _, overall = p.lnmax_verdicts(table.iloc[[2]], real_data=True)
+    assert overall.verdict == "not comparable"
+
+
+def test_paper_2017_settings_use_both_gammas_and_mark_the_mnist_index_file():
+    gammas = {s.gamma for s in p.PAPER2017_LNMAX}
+    assert gammas == {0.1, 0.05} and p.PAPER2017_ANALYSIS_GAMMA == 0.1
+    assert all(not s.first_rows_are_the_queries for s in p.PAPER2017_LNMAX if s.dataset == "mnist")
+    assert {(s.dataset, s.n_queries): s.paper_epsilon for s in p.PAPER2017_LNMAX} == {
+        ("mnist", 100): 2.04, ("mnist", 1000): 8.03, ("svhn", 500): 5.04, ("svhn", 1000): 8.19}
+
+
+def test_reference_script_independent_cost_closed_form(votes, setting):
+    """min over the 2018 grid of n·α/(2σ1²) + E[answered]·α/σ2² + ln(1/δ)/(α−1), and between the data-dependent ε
+    and the every-query-answered bound (Pr[answered] ≤ 1)."""
+    from pate_study.privacy.accounting import paper2018_orders
+    from pate_study.privacy.rdp import threshold_logpr
+
+    r = p.reference_data_independent_epsilon(votes, setting)
+    expected = np.exp(threshold_logpr(votes.max(axis=1), setting.threshold, setting.sigma1)).sum()
+    a = paper2018_orders()
+    curve = (60 * a / (2 * setting.sigma1**2) + expected * a / setting.sigma2**2 - np.log(setting.delta) / (a - 1))
+    assert r["epsilon"] == pytest.approx(curve.min(), rel=1e-12)
+    assert r["expected_answered"] == pytest.approx(expected, rel=1e-12)
+    row = p.confident_gnmax_rows(votes, setting)
+    assert row["epsilon_reference_script_independent_basic"] <= row["epsilon_independent_basic"]
+    assert row["epsilon_reference_script_independent_improved"] <= row["epsilon_reference_script_independent_basic"]
+
+
+def test_answered_count_tests_find_rows_and_threshold(votes, setting):
+    s = dataclasses.replace(setting, n_queries=30, paper_answered=20)
+    t = p.answered_count_tests(votes, s, n_subsets=50, seed=0)
+    from pate_study.privacy.rdp import threshold_logpr
+    pr = np.exp(threshold_logpr(votes.max(axis=1), s.threshold, s.sigma1))
+    if pr.sum() >= 20:
+        assert pr[: t["first_rows_needed"]].sum() >= 20 > pr[: t["first_rows_needed"] - 1].sum()
+    first30 = votes[:30].max(axis=1)
+    assert np.exp(threshold_logpr(first30, t["threshold_needed"], s.sigma1)).sum() == pytest.approx(20, rel=1e-6)
+    assert 0 <= t["subset_share_reaching_printed"] <= 1
+    assert t["pr_answered_first_rows"] == pytest.approx(pr[:30].mean())
+
+
+def test_table2_reason_names_the_failing_quantity(votes, setting):
+    row = p.confident_gnmax_rows(votes, setting)
+    runs = {"mnist": pd.DataFrame({"answered": np.arange(270, 300), "epsilon": np.linspace(1.0, 1.5, 30)})}
+    t = p.table2_comparison([row], runs, real_data=True)
+    assert t.loc[0, "answered_verdict"] == "agrees" and t.loc[0, "epsilon_verdict"] == "differs"
+    assert "answered count agrees" in t.loc[0, "verdict_reason"] and "answered-tests" not in t.loc[0, "verdict_reason"]
+    both = p.table2_comparison([row], {"mnist": runs["mnist"].assign(answered=np.arange(100, 130))}, real_data=True)
+    assert both.loc[0, "verdict"] == "differs" and "286" in both.loc[0, "verdict_reason"] and "1.97" in both.loc[0, "verdict_reason"]

@@ -299,7 +299,7 @@ def test_web_rate_verdict_follows_the_stated_rule():
     assert change == pytest.approx(0.1) and level == "0.5"
     assert web._level_change(med, "student_tnr")[0] == pytest.approx(-0.4)
     floor_case = web._sosa_row_verdict(0.39, 1.44, 20.76, 1e-5, 1000, "data")
-    assert floor_case.verdict == "not comparable" and "δ = 0.05 would allow it" in floor_case.reason
+    assert floor_case.verdict == "not comparable" and "orders up to 32, or δ = 0.05, would allow it" in floor_case.reason
     assert "more queries" in web._sosa_row_verdict(23.51, 1.44, 20.76, 1e-5, 1000, "data").reason
     assert web._sosa_row_verdict(5.0, 1.44, 20.76, 1e-5, 1000, "data").reason == "data: data"
 
@@ -312,3 +312,62 @@ def test_collapsed_boxes_get_a_note():
     assert figures.note_collapsed(ax, pd.Series([2.0, 2.0]), 2.0, "bound")
     assert not figures.note_collapsed(ax, pd.Series([2.0, 1.0]), 2.0, "bound")
     plt.close(fig)
+
+
+def test_sosa_hypotheses_with_a_wider_order_grid_fit_every_value_at_one_setting():
+    published = [0.39, 0.52, 13.24, 23.51]
+    table = study.sosa_setting_hypotheses(published, deltas=[1e-5], n_queries=[1200], gamma=0.05,
+                                          max_integer_orders=[8, 32]).set_index("max_order")
+    assert table.loc[32, "floor"] == pytest.approx(np.log(1e5) / 32, abs=1e-6)
+    assert table.loc[32, "ceiling"] == pytest.approx(table.loc[8, "ceiling"])  # optimum at λ = 2, inside both grids
+    assert table.loc[8, "cannot_fit"] == "0.39, 0.52" and table.loc[32, "n_fit"] == 4
+
+
+def test_class_collapse_and_lnmax_degeneracy():
+    rows = []
+    for level, shares, recalls in (("0.1", [1, 0, 0, 0, 0], [1, 0, 0, 0, 0]),
+                                   ("no noise", [0.2] * 5, [0.9] * 5)):
+        row = {"level": level, "student": 0}
+        for name in ("ensemble", "pate", "student"):
+            row.update({f"{name}_predicted_share_class{c}": shares[c] for c in range(5)})
+            row.update({f"{name}_recall_class{c}": recalls[c] for c in range(5)})
+        rows.append(row)
+    result = dataclasses.make_dataclass("R", ["students", "level_order", "teachers"])(
+        pd.DataFrame(rows), ["0.1", "no noise"], {"n_teachers": 20})
+    table = ecg.class_collapse(result)
+    assert table.loc["0.1", "ensemble_modal_class"] == "N" and table.loc["0.1", "ensemble_modal_share"] == 1.0
+    # collapse onto N, reweighted to the full data's priors, scores the share of N
+    assert table.loc["0.1", "ensemble_accuracy_reweighted"] == pytest.approx(ecg.FULL_DATA_PRIORS[0])
+    assert table.loc["no noise", "student_accuracy_reweighted"] == pytest.approx(0.9)
+    effects = ecg.reweighted_effects(table)
+    assert effects["ensemble_decay_reweighted_min_pct"] == pytest.approx(100 * (0.9 - ecg.FULL_DATA_PRIORS[0]))
+    assert ecg.lnmax_degenerate(result, 0.05) and not ecg.lnmax_degenerate(result, 0.1)
+
+
+def _table42(ours_eps, ours_tnr, paper_eps, paper_tnr, scales=("0.1", "10", "no noise"), n=250):
+    return pd.DataFrame({"n_teachers": n, "student_noise_scale": list(scales), "ours_teacher_epsilon": ours_eps,
+                         "ours_tnr": ours_tnr, "paper_teacher_epsilon": paper_eps, "paper_tnr": paper_tnr})
+
+
+def test_sosa_direction_rules_accept_sosas_own_rows_and_judge_ours():
+    # Sosa's own rows (250 teachers: 1.0, 7.2 with noise, 0.4 without; TNR 0.93, 0.85 vs 0.94) satisfy his claims
+    own = _table42([1.0, 7.2, 0.4], [0.93, 0.85, 0.94], [1.0, 7.2, 0.4], [0.93, 0.85, 0.94])
+    assert web.sosa_epsilon_direction_verdict(own).verdict == "agrees"
+    rows = Verdict("not comparable", "row", "data")
+    assert web.sosa_tnr_verdict(own, rows).verdict == "agrees"
+    ours = _table42([4.3, 3.7, 14.0], [0.30, 0.60, 0.63], [1.0, 7.2, 0.4], [0.93, 0.85, 0.94])
+    v = web.sosa_epsilon_direction_verdict(ours)
+    assert v.verdict == "differs" and "lowers" in v.reason
+    v = web.sosa_tnr_verdict(ours, rows)
+    assert v.verdict == "differs" and "deviation 0.33" in v.reason and "deviation 0.09" in v.reason
+
+
+def test_fig15_verdict_needs_both_directions():
+    students = pd.DataFrame({"level": ["0.1", "0.1", "no noise", "no noise"],
+                             "eps_moments_int": [3.8, 3.9, 12.3, 12.4]})
+    R = dataclasses.make_dataclass("R", ["students", "data_independent", "level_order"])
+    result = R(students, {"eps_moments_cont": 20.17}, ["0.1", "no noise"])
+    v = web.fig15_verdict(result)
+    assert v.verdict == "differs" and "(a) the opposite direction" in v.reason and "(b) no student" in v.reason
+    result = R(students.assign(eps_moments_int=[20.5, 13.0, 12.3, 12.4]), {"eps_moments_cont": 20.17}, ["0.1", "no noise"])
+    assert web.fig15_verdict(result).verdict == "agrees"

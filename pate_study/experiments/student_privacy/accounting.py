@@ -144,29 +144,32 @@ def epsilon_gap_explanations(*, n_queries: int, gamma: float, delta: float, extr
 
 
 def sosa_setting_hypotheses(published: Iterable[float], *, deltas: Sequence[float], n_queries: Sequence[int],
-                            gamma: float, max_integer_order: int = 8) -> pd.DataFrame:
-    """Which (δ, T) can produce which of Sosa's published teacher ε (hypotheses, not findings).
+                            gamma: float, max_integer_order: int = 8,
+                            max_integer_orders: Sequence[int] | None = None) -> pd.DataFrame:
+    """Which (δ, T, order grid) can produce which of Sosa's published teacher ε (hypotheses, not findings).
 
     With moments λ = 1..L every data-dependent ε lies in [ln(1/δ)/L, ε_ind(T)]: the floor because the summed
     log-moments are ≥ 0 (Eq. 4.9 with Σα = 0 at λ = L), the ceiling because each query's moment is capped at
     the data-independent one (Thm. 2). A published value outside the interval cannot come from that setting.
-    One row per (δ, T): floor, ceiling, and the published values inside / outside.
+    The sources state λ = 1..8; ``max_integer_orders`` (default: ``max_integer_order`` only) adds wider grids,
+    which lower the floor (ln(1/δ)/L) and leave the ceiling where its optimum lies inside the grid.
+    One row per (L, δ, T): floor, ceiling, and the published values inside / outside.
     """
     values = sorted({round(float(v), 4) for v in published})
     rows = []
-    for delta in deltas:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-            floor = moments_epsilon(gamma=gamma, delta=delta, votes=np.array([[10**6, 0]]),
-                                    orders=[float(max_integer_order)]).epsilon  # one unanimous query: Σα ≈ 0
-        for T in n_queries:
+    for L in (max_integer_order,) if max_integer_orders is None else tuple(max_integer_orders):
+        for delta in deltas:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-                ceiling = moments_epsilon(gamma=gamma, delta=delta, n_queries=int(T),
-                                          orders=int(max_integer_order)).epsilon
-            inside = [v for v in values if floor - 5e-3 <= v <= ceiling + 5e-3]  # published to 2 decimals
-            rows.append({"delta": delta, "n_queries": int(T), "floor": floor, "ceiling": ceiling,
-                         "n_fit": len(inside), "n_published": len(values),
-                         "fit": ", ".join(f"{v:g}" for v in inside),
-                         "cannot_fit": ", ".join(f"{v:g}" for v in values if v not in inside)})
+                floor = moments_epsilon(gamma=gamma, delta=delta, votes=np.array([[10**6, 0]]),
+                                        orders=[float(L)]).epsilon  # one unanimous query: Σα ≈ 0
+            for T in n_queries:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
+                    ceiling = moments_epsilon(gamma=gamma, delta=delta, n_queries=int(T), orders=int(L)).epsilon
+                inside = [v for v in values if floor - 5e-3 <= v <= ceiling + 5e-3]  # published to 2 decimals
+                rows.append({"max_order": int(L), "delta": delta, "n_queries": int(T), "floor": floor,
+                             "ceiling": ceiling, "n_fit": len(inside), "n_published": len(values),
+                             "fit": ", ".join(f"{v:g}" for v in inside),
+                             "cannot_fit": ", ".join(f"{v:g}" for v in values if v not in inside)})
     return pd.DataFrame(rows)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ... import verdicts as judge
+from ...data.ecg import TRAIN_CLASS_COUNTS
 from ...ensemble import EnsembleConfig
 from ...privacy.moments import theorem3_q_limit
 from .config import NO_NOISE, StudyConfig
@@ -22,6 +23,9 @@ from .tables import median_iqr, per_level_medians, summarise_verdicts, with_verd
 N_CLASSES = 5
 PAPER_TEACHERS, PAPER_BEATS, PAPER_QUERIES, PAPER_VALIDATION = 200, 5000, 900, 100
 FULL_DATA_MAJORITY = 0.828  # share of class N in the full MIT-BIH files
+#: class priors of the full mitbih_train.csv (N, S, V, F, Q), for reweighting per-class recall
+FULL_DATA_PRIORS = TRAIN_CLASS_COUNTS / TRAIN_CLASS_COUNTS.sum()
+CLASS_NAMES = ("N", "S", "V", "F", "Q")
 
 
 @dataclass(frozen=True)
@@ -82,16 +86,61 @@ def accuracy_drops(students: pd.DataFrame, order: list[str]) -> pd.Series:
     return 100 * (med[NO_NOISE] - med.drop(index=NO_NOISE))
 
 
-def comparability(result, gamma: float, privacy: bool = False) -> str:
+def lnmax_degenerate(result, gamma: float) -> bool:
+    """True when the LNMax noise scale 1/γ is at least the number of teachers: then Lap(1/γ) on every count swamps
+    even a unanimous vote (a gap of n_teachers), and PATE's label is close to random whatever the inputs."""
+    return 1.0 / gamma >= result.teachers["n_teachers"]
+
+
+def class_collapse(result) -> pd.DataFrame:
+    """Per level (medians over students): for the noise-free ensemble, LNMax and the student, the class predicted most
+    often and its share of predictions, and accuracy reweighted to the full MIT-BIH class priors (Σ_c prior_c ·
+    recall_c, over the classes present). A predictor that collapses onto class N scores ≈ 0.828 after reweighting
+    whatever it learned: the check of whether the paper's mild decays can be a majority-class effect."""
+    s, order = result.students, result.level_order
+    rows = []
+    for level in order:
+        g = s[s["level"] == level]
+        row = {"level": level}
+        for name in ("ensemble", "pate", "student"):
+            shares = np.array([g[f"{name}_predicted_share_class{c}"].median() for c in range(N_CLASSES)])
+            recalls = np.array([g[f"{name}_recall_class{c}"].to_numpy() for c in range(N_CLASSES)])  # [C, students]
+            present = ~np.isnan(recalls).all(axis=1)
+            weights = FULL_DATA_PRIORS[present] / FULL_DATA_PRIORS[present].sum()
+            reweighted = np.nansum(weights[:, None] * recalls[present], axis=0)
+            row.update({f"{name}_modal_class": CLASS_NAMES[int(shares.argmax())],
+                        f"{name}_modal_share": float(shares.max()),
+                        f"{name}_accuracy_reweighted": float(np.median(reweighted))})
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("level")
+
+
+def reweighted_effects(collapse: pd.DataFrame) -> dict:
+    """Fig. 8's decay and Fig. 10's drop (points, no noise minus each noised level) on the reweighted accuracies."""
+    noised = collapse.drop(index=NO_NOISE)
+    clean = collapse.loc[NO_NOISE]
+    decay = 100 * (clean["ensemble_accuracy_reweighted"] - noised["ensemble_accuracy_reweighted"])
+    drop = 100 * (clean["student_accuracy_reweighted"] - noised["student_accuracy_reweighted"])
+    return {"ensemble_decay_reweighted_min_pct": float(decay.min()), "ensemble_decay_reweighted_max_pct": float(decay.max()),
+            "student_drop_reweighted_min_pct": float(drop.min()), "student_drop_reweighted_max_pct": float(drop.max())}
+
+
+def comparability(result, gamma: float, privacy: bool = False, lnmax_labels: bool = False) -> str:
     """Why this run cannot be compared with the paper ('' when it can): a different number of teachers or
-    queries, or, for the privacy items (``privacy``), every query's q at or above Theorem 3's limit (then every
-    ε_dep is the data-independent bound by construction, whatever the data)."""
+    queries; for items built on LNMax's labels (``lnmax_labels``: Figs 9, 10), LNMax's scale at least the number of
+    teachers (:func:`lnmax_degenerate`); for the privacy items (``privacy``), every query's q at or above Theorem 3's
+    limit (then every ε_dep is the data-independent bound by construction, whatever the data)."""
     c, t, s = result.config, result.teachers, result.students
     reasons = []
     if t["n_teachers"] != PAPER_TEACHERS or c.student_queries != PAPER_QUERIES:
         reasons.append(f"scale: {t['n_teachers']} teachers x {t['train_rows']} beats and T = {c.student_queries}, "
                        f"{c.student_validation} validation beats per student (paper {PAPER_TEACHERS} x {PAPER_BEATS:,}, "
                        f"T = {PAPER_QUERIES}, {PAPER_VALIDATION})")
+    if lnmax_labels and lnmax_degenerate(result, gamma):
+        reasons.append(f"by construction: LNMax's scale 1/γ = {1 / gamma:g} is at least the {t['n_teachers']} teachers, so "
+                       f"PATE's labels are near random even on unperturbed queries (median PATE accuracy "
+                       f"{s.loc[s['level'] == NO_NOISE, 'pate_accuracy'].median():.3f}); Fig. 9's gap is that value minus "
+                       f"chance on privatised queries")
     if privacy and float(s["share_q_below_theorem_limit"].max()) == 0.0:
         reasons.append(f"by construction: no query's q is below Thm 3's limit {theorem3_q_limit(gamma):.3f} (median q "
                        f"{s['median_q'].median():.2f}), so every ε_dep equals the integer-grid data-independent bound")
@@ -104,7 +153,8 @@ def verdicts(result, gamma: float, published: dict) -> dict:
     Rule: not comparable when :func:`comparability` gives a reason; otherwise the published range ± 2 points
     (accuracies) or ± 0.05 (ε medians, Table 1 prints two decimals) decides.
     """
-    why = comparability(result, gamma)
+    why = {item: comparability(result, gamma, lnmax_labels=item != "make2021-fig8")
+           for item in ("make2021-fig8", "make2021-fig9", "make2021-fig10")}
     order = result.level_order
     effects = ensemble_effects(result.students, order)
     drops = accuracy_drops(result.students, order)
@@ -115,8 +165,8 @@ def verdicts(result, gamma: float, published: dict) -> dict:
     for item, values in checks.items():
         pub = published[item]["values"]
         low, high = pub[f"{keys[item]}_min_pct"], pub[f"{keys[item]}_max_pct"]
-        if why:
-            out[item] = judge.not_comparable(why)
+        if why[item]:
+            out[item] = judge.not_comparable(why[item])
         else:
             worst = max(values, key=lambda v: abs(v - (low + high) / 2))
             out[item] = judge.within_range(low, high, float(worst), quantity=f"{keys[item]} (points, worst level)", slack=2)
@@ -189,8 +239,30 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
                      f" on privatised ones (decay {effects['ensemble_decay_pct'].min():.1f}–{effects['ensemble_decay_pct'].max():.1f}"
                      f" points; paper 4–5). PATE (Fig. 9): {med.loc[NO_NOISE, 'pate_accuracy']:.3f} unperturbed,"
                      f" gap to it {effects['pate_gap_vs_unperturbed_pct'].min():.1f}–{effects['pate_gap_vs_unperturbed_pct'].max():.1f}"
-                     f" points (paper 10–12); LNMax alone costs {effects['ensemble_minus_pate_privatised_pct'].min():.1f}–"
+                     f" points"
+                     + (f": **by construction**, since LNMax's scale 1/γ = {1 / gamma:g} is at least the"
+                        f" {result.teachers['n_teachers']} teachers, PATE is near random even on unperturbed queries, and the gap"
+                        f" is that value minus chance ({1 / N_CLASSES:.2f}); it is not a measurement to set beside the paper's"
+                        if lnmax_degenerate(result, gamma) else " (paper 10–12)")
+                     + f"; LNMax alone costs {effects['ensemble_minus_pate_privatised_pct'].min():.1f}–"
                      f"{effects['ensemble_minus_pate_privatised_pct'].max():.1f} points on privatised queries (another quantity).")
+        collapse = class_collapse(result)
+        rw = reweighted_effects(collapse) if NO_NOISE in collapse.index else {}
+        cn = collapse.drop(index=NO_NOISE, errors="ignore")
+        modal = lambda name: ", ".join(f"{c} ({(cn[f'{name}_modal_class'] == c).sum()} levels)"  # noqa: E731
+                                       for c in cn[f"{name}_modal_class"].value_counts().index)
+        collapsed = cn["ensemble_modal_share"].min() >= 0.5
+        lines.append(f"  * Class collapse: on privatised queries the noise-free ensemble's most frequent prediction is"
+                     f" {modal('ensemble')}, at a share of {cn['ensemble_modal_share'].min():.2f}–"
+                     f"{cn['ensemble_modal_share'].max():.2f} of its predictions (1/{N_CLASSES} = {1 / N_CLASSES:.2f} per class"
+                     f" in this balanced sample): {'a collapse onto one class' if collapsed else 'no collapse onto one class'};"
+                     f" the students' most frequent prediction is {modal('student')} (share"
+                     f" {cn['student_modal_share'].min():.2f}–{cn['student_modal_share'].max():.2f}). Reweighted to the full data's class priors"
+                     f" ({FULL_DATA_MAJORITY:.1%} N), the ensemble's decay would be"
+                     f" {rw.get('ensemble_decay_reweighted_min_pct', float('nan')):.1f}–{rw.get('ensemble_decay_reweighted_max_pct', float('nan')):.1f}"
+                     f" points (paper 4–5) and the student's drop {rw.get('student_drop_reweighted_min_pct', float('nan')):.1f}–"
+                     f"{rw.get('student_drop_reweighted_max_pct', float('nan')):.1f} (paper 7–8): a collapse onto N would make"
+                     " the paper's mild numbers a majority-class effect; a collapse onto another class would not.")
         lines.append(f"  * Student (Fig. 10): median accuracy {med.loc[NO_NOISE, 'student_accuracy']:.3f} without noise,"
                      f" {med.loc[noised, 'student_accuracy'].min():.3f}–{med.loc[noised, 'student_accuracy'].max():.3f} with it;"
                      f" chance {1 / N_CLASSES:.2f}, majority class of the validation rows {s['student_baseline_accuracy'].median():.3f},"

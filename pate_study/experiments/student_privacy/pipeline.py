@@ -147,7 +147,21 @@ def _report(task: str, y_true: np.ndarray, y_pred: np.ndarray, n_classes: int) -
     rep = multiclass_report(y_true, y_pred, n_classes=n_classes)
     out = {k: rep[k] for k in ("accuracy", "balanced_accuracy", "macro_f1")}
     out.update({f"recall_class{c}": r for c, r in rep["per_class_recall"].items()})
+    out.update({f"predicted_share_class{c}": float(np.mean(y_pred == c)) for c in range(n_classes)})
     out.update({f"baseline_{k}": rep["baseline"][k] for k in ("accuracy", "balanced_accuracy", "macro_f1")})
+    return out
+
+
+def prediction_shares_and_recalls(y_true: np.ndarray, predictions: dict[str, np.ndarray], n_classes: int) -> dict:
+    """Per predictor and class c: the share of predictions equal to c (``{name}_predicted_share_class{c}``) and the
+    recall of class c (``{name}_recall_class{c}``, NaN when c is absent): enough to see a collapse onto one class and
+    to reweight accuracy to other class priors (Σ_c prior_c · recall_c)."""
+    out = {}
+    for name, y_pred in predictions.items():
+        for c in range(n_classes):
+            here = y_true == c
+            out[f"{name}_predicted_share_class{c}"] = float(np.mean(y_pred == c))
+            out[f"{name}_recall_class{c}"] = float(np.mean(y_pred[here] == c)) if here.any() else float("nan")
     return out
 
 
@@ -187,6 +201,8 @@ def query_teachers(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, ro
            "validation_majority_share": float(np.bincount(y_val).max() / len(y_val))}
     if config.task == "binary":
         row.update(query_positive_share=float(y_q.mean()), validation_positive_share=float(y_val.mean()))
+    else:
+        row.update(prediction_shares_and_recalls(y_q, {"ensemble": votes.argmax(1), "pate": labels}, config.n_classes))
     row.update(consensus_summary(votes, config.gamma))
     row.update(data_dependent_epsilons(votes, gamma=config.gamma, delta=config.delta,
                                        max_integer_order=config.max_integer_order))

@@ -121,7 +121,9 @@ def split_table(arms: dict[str, SplitArm], paper: dict | None = None) -> pd.Data
     """Medians over the students of each split, side by side, with the pools' class balance, the teachers' size,
     this package's withdrawn earlier claim and (``paper``: {"tpr": .., "tnr": ..}) the published no-noise rates
     (balanced accuracy derived from them)."""
-    rows = {label: {SPLIT_NAMES[s]: float(a.students[column].median()) for s, a in arms.items()}
+    rows = {label: {**{SPLIT_NAMES[s]: float(a.students[column].median()) for s, a in arms.items()},
+                    **{f"{SPLIT_NAMES[s]} IQR": float(a.students[column].quantile(0.75) - a.students[column].quantile(0.25))
+                       for s, a in arms.items()}}
             for label, column in METRICS}
     rows["anomalous share of the teacher pool"] = {SPLIT_NAMES[s]: a.teacher_positive_share for s, a in arms.items()}
     rows["anomalous share of the student pool"] = {SPLIT_NAMES[s]: a.student_pool_positive_share
@@ -167,7 +169,18 @@ def split_findings(table: pd.DataFrame) -> str:
 
     def pair(key: str, fmt: str = ".3f") -> str:
         name = label.get(key, key)
-        return f"{table.loc[name, row]:{fmt}} (row) vs {table.loc[name, url]:{fmt}} (URL)"
+        spread = (f" (IQR over students {table.loc[name, row + ' IQR']:.3f} and {table.loc[name, url + ' IQR']:.3f})"
+                  if f"{row} IQR" in table.columns and pd.notna(table.loc[name].get(f"{row} IQR")) else "")
+        return f"{table.loc[name, row]:{fmt}} (row) vs {table.loc[name, url]:{fmt}} (URL){spread}"
+    paper = []
+    if "paper (no noise)" in table.columns:
+        tpr, tnr = table.loc[label["student_tpr"], "paper (no noise)"], table.loc[label["student_tnr"], "paper (no noise)"]
+        t_url, t_row = table.loc[label["student_tpr"], url], table.loc[label["student_tpr"], row]
+        n_url, n_row = table.loc[label["student_tnr"], url], table.loc[label["student_tnr"], row]
+        paper = [f"* **Sosa's no-noise rates.** TPR {tpr:.2f}, TNR {tnr:.2f}. His TPR is {abs(tpr - t_url):.3f} from our URL"
+                 f" split's {t_url:.3f} and {abs(tpr - t_row):.3f} from the row split's {t_row:.3f}; his TNR"
+                 f" {abs(tnr - n_url):.3f} from the URL split's {n_url:.3f} and {abs(tnr - n_row):.3f} from the row split's"
+                 f" {n_row:.3f} (student IQRs above): the two rates point to different splits, and his data differ."]
     return "\n".join([
         f"* **Rerun of the withdrawn \"0.91 → 0.74\".** Student balanced accuracy {pair('student_balanced_accuracy')}"
         f" (earlier claim, withdrawn: {EARLIER_CLAIM['student_balanced_accuracy']['row']:.2f} →"
@@ -189,4 +202,5 @@ def split_findings(table: pd.DataFrame) -> str:
         f" {pair('student_baseline_accuracy')}. Balanced accuracy does not depend on the class balance of the"
         " validation rows; accuracy does. The teachers differ too (each split trains its own on its own pool,"
         f" {pair('training rows per teacher', '.0f')} rows per teacher).",
+        *paper,
     ])
