@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_n_queries", "check_counts", "check_row_totals"]
+__all__ = ["check_n_queries", "numeric_2d", "check_counts", "check_row_totals"]
 
 
 def check_n_queries(n_queries: Any, name: str = "n_queries") -> int:
@@ -26,6 +26,21 @@ def check_n_queries(n_queries: Any, name: str = "n_queries") -> int:
     return int(n_queries)
 
 
+def numeric_2d(values: Any, name: str, what: str, columns: str) -> np.ndarray:
+    """``values`` as a real numeric 2-D array ``[n_queries, columns]`` (a 1-D array is one query); the errors name
+    ``name`` and say what was expected (``what``: "vote counts", "vote fractions")."""
+    arr = np.asarray(values)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name}: expected a numeric array of {what}, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"{name}: expected real {what}, got dtype {arr.dtype}")
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D array [n_queries, {columns}] of {what}, got shape {arr.shape}")
+    return arr
+
+
 def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False,
                  n_teachers: int | None = None) -> np.ndarray:
     """Validate vote counts ``int[n_queries, n_classes]`` and return them as float64.
@@ -38,17 +53,7 @@ def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False,
     columns all sum alike are reported as a transposed matrix, with the fix.
     ``keep_integers=True`` returns an integer array as it is (no float copy; used internally).
     """
-    arr = np.asarray(votes)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name}: expected a numeric array of vote counts, got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise ValueError(f"{name}: expected real vote counts, got dtype {arr.dtype}")
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{name}: expected a 2-D array [n_queries, n_classes] of vote counts, got shape {arr.shape}"
-        )
+    arr = numeric_2d(votes, name, "vote counts", "n_classes")
     if arr.size == 0 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name}: expected a non-empty array [n_queries, n_classes], got shape {arr.shape}")
     if np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from data_recipes.npyfile import load_npy
-from data_recipes.votes import check_counts, check_n_queries, check_row_totals
+from data_recipes.votes import check_counts, check_n_queries, check_row_totals, numeric_2d
 
 __all__ = [
     "as_generator",
@@ -126,15 +126,7 @@ def load_votes_file(path: Any, *, flag: str = "--votes", n_teachers: int | None 
 
 def check_fractions(fractions: Any, name: str = "fractions", atol: float = 1e-9) -> np.ndarray:
     """Validate per-label vote fractions ``float[n_queries, n_labels]`` in [0, 1]."""
-    arr = np.asarray(fractions)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name}: expected a numeric array of vote fractions, got dtype {arr.dtype}")
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{name}: expected a 2-D array [n_queries, n_labels] of vote fractions, got shape {arr.shape}"
-        )
+    arr = numeric_2d(fractions, name, "vote fractions", "n_labels")
     if arr.size == 0:
         raise ValueError(f"{name}: expected a non-empty array [n_queries, n_labels], got shape {arr.shape}")
     arr = arr.astype(np.float64)
