@@ -177,6 +177,10 @@ def _resident_mib(path: Path) -> float | None:
         return None
 
 
+def _mib(value: float | None) -> str:
+    return "?" if value is None else f"{value:,.0f}"
+
+
 def _drop_from_page_cache(path: Path) -> None:
     """Ask the kernel to drop ``path``'s clean pages (works only while no process maps them)."""
     fd = os.open(path, os.O_RDONLY)
@@ -211,7 +215,7 @@ def stage_loader(folder: Path, sz: dict, seed: int, loader_seconds: float = 8.0,
         del emb  # unmapped, so that its pages can be dropped
     out["note"] = (f"batches of 64 random clips of {sz['unbal_clips']:,}: {out['warm_clips_per_s']:,.0f} clips/s from "
                    f"the page cache, {out['cold_clips_per_s']:,.0f} clips/s from disk (file resident before: "
-                   f"{out['warm_resident_mib_before']} / {out['cold_resident_mib_before']} MiB)")
+                   f"{_mib(out['warm_resident_mib_before'])} / {_mib(out['cold_resident_mib_before'])} MiB)")
     return out
 
 
