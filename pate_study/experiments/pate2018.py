@@ -27,9 +27,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..privacy import confident_gnmax, confident_gnmax_epsilon, moments_epsilon
+from ..privacy import ThresholdRangeWarning, confident_gnmax, confident_gnmax_epsilon, moments_epsilon
 from ..privacy import smooth_sensitivity as ss
-from ..privacy._validation import ThresholdRangeWarning
 from ..privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, paper2018_orders, select_order
 from ..privacy.rdp import rdp_gnmax_data_independent, rdp_threshold_data_independent, threshold_logpr
 
@@ -226,7 +225,7 @@ def smooth_sensitivity_confident(counts: np.ndarray, setting: ConfidentSetting, 
     votes = first_queries(counts, setting.n_queries, name=setting.dataset)
     order = float(setting.ss_order)
     ok5, ok6 = ss.check_conditions(setting.sigma2, votes.shape[1], order)
-    with warnings.catch_warnings():  # a single order is its own grid edge
+    with published_threshold(setting, votes), warnings.catch_warnings():  # a single order is its own grid edge
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         at_order = confident_gnmax_epsilon(votes=votes, threshold=setting.threshold, sigma1=setting.sigma1,
                                            sigma2=setting.sigma2, delta=setting.delta, orders=[order])

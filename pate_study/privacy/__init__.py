@@ -28,6 +28,7 @@ from typing import Any
 #: ``import pate_study.privacy`` and ``python -m pate_study.privacy epsilon --help`` load numpy only,
 #: not scipy.stats (about 2 s on a shared machine).
 _EXPORTS = {
+    "_validation": ("ThresholdRangeWarning",),
     "accounting": ("OrderAtGridEdgeWarning", "PrivacySpent", "account", "epsilon_curve", "paper2018_orders",
                    "parse_orders"),
     "aggregators": ("ABSTAIN", "Aggregation", "MultiLabelAggregation", "adaptive_thresholds", "confident_gnmax",
