@@ -5,6 +5,7 @@ that asserts what the notebook recorded (not only that it ran).
 """
 import json
 import math
+import re
 
 import nbformat
 import papermill
@@ -323,6 +324,35 @@ def test_every_notebook_has_a_check_configs_and_a_parameters_cell():
                 assert name in declared, f"{stem}: papermill cannot find parameter {name!r} in the parameters cell"
 
 
+TIMING = re.compile(r"seconds|elapsed|run ?time|wall", re.IGNORECASE)
+
+
+def recorded_timings(scalars: dict) -> list[str]:
+    """Keys (and findings texts) of ``scalars.json`` that carry a measured time: a run's wall time differs between
+    runs of the same seed, so it belongs in benchmarks/ and build/timings, not in the recorded scalars."""
+    found = []
+
+    def walk(value, path):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key != "_provenance":
+                    walk(item, f"{path}.{key}" if path else key)
+        elif isinstance(value, str) and re.search(r"\*\*Run time\*\*|\b\d+(\.\d+)? s \(shared machine\)", value):
+            found.append(path)
+        if path and TIMING.search(path.rsplit(".", 1)[-1]):
+            found.append(path)
+
+    walk(scalars, "")
+    return found
+
+
+def test_recorded_timings_are_found():
+    assert recorded_timings({"a": {"elapsed_seconds": 3.0}, "b": {"x": 1}}) == ["a.elapsed_seconds"]
+    assert recorded_timings({"findings": {"text": "* **Run time** of this profile: 106 s (shared machine)."}}) \
+        == ["findings.text"]
+    assert recorded_timings({"a": {"epsilon": 1.0, "seed": 0}, "_provenance": {"date": "x"}}) == []
+
+
 @pytest.mark.notebook
 @pytest.mark.parametrize("stem", list_notebooks())
 def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
@@ -343,5 +373,7 @@ def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
     recorded = json.loads(next(output_dir.glob("*.provenance.json")).read_text())["parameters"]
     assert recorded == {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
     CHECKS[stem](scalars, load_parameters(stem, "smoke"))
+    timings = recorded_timings(scalars)
+    assert not timings, f"timings in scalars.json (the same seed must give the same bytes; time in benchmarks/): {timings}"
     for sidecar in output_dir.glob("*.provenance.json"):
         assert json.loads(sidecar.read_text())["profile"] == "smoke"
