@@ -125,6 +125,16 @@ def _choice(answer, exercise: str, choices: dict) -> str | Feedback:
     return answer.strip().lower()
 
 
+def _judge_choice(answer, exercise: str, choices: dict, right: str, why_right: str, why_wrong: dict) -> Feedback:
+    """A multiple-choice check: ``right`` earns ``why_right``; a wrong key gets its hint from ``why_wrong``."""
+    key = _choice(answer, exercise, choices)
+    if isinstance(key, Feedback):
+        return key
+    if key == right:
+        return Feedback(exercise, True, why_right)
+    return _wrong(exercise, why_wrong[key])
+
+
 def _moved(counts: np.ndarray, a: int, b: int) -> np.ndarray:
     out = counts.copy()
     out[a] -= 1
@@ -333,17 +343,13 @@ UNANSWERED_CHOICES = {
 def check_unanswered_cost(choice) -> Feedback:
     """Exercise 10. Why does confident GNMax charge the noisy check on every query, answered or not?
     Pick one of :data:`UNANSWERED_CHOICES` (then write the one-line argument in the notebook)."""
-    name = "exercise 10 (unanswered queries)"
-    key = _choice(choice, name, UNANSWERED_CHOICES)
-    if isinstance(key, Feedback):
-        return key
-    if key == "b":
-        return Feedback(name, True, "'answered or not' is the output of a Gaussian mechanism on max_j n_j (sensitivity "
-                                    "1): it is charged its RDP α/(2σ1²), data-dependent via Papernot et al. 2018 Thm 10")
-    reasons = {"a": "it releases one bit: whether max_j n_j + noise reached the threshold, which depends on the votes",
-               "c": "retrying is not the reason; what matters is what the skip reveals about the votes",
-               "d": "the charge is not a convenience: without it the printed ε would not be a guarantee"}
-    return _wrong(name, reasons[key])
+    return _judge_choice(
+        choice, "exercise 10 (unanswered queries)", UNANSWERED_CHOICES, "b",
+        "'answered or not' is the output of a Gaussian mechanism on max_j n_j (sensitivity 1): it is charged its RDP "
+        "α/(2σ1²), data-dependent via Papernot et al. 2018 Thm 10",
+        {"a": "it releases one bit: whether max_j n_j + noise reached the threshold, which depends on the votes",
+         "c": "retrying is not the reason; what matters is what the skip reveals about the votes",
+         "d": "the charge is not a convenience: without it the printed ε would not be a guarantee"})
 
 
 RELEASE_CHOICES = {
@@ -356,17 +362,13 @@ RELEASE_CHOICES = {
 
 def check_release_reason(choice) -> Feedback:
     """Exercise 11. Why can a data-dependent ε not be published as it is? Pick one of :data:`RELEASE_CHOICES`."""
-    name = "exercise 11 (publishing ε)"
-    key = _choice(choice, name, RELEASE_CHOICES)
-    if isinstance(key, Feedback):
-        return key
-    if key == "b":
-        return Feedback(name, True, "ε_dep is a function of the votes, hence of the data: it is released with noise "
-                                    "calibrated to its smooth sensitivity (Papernot et al. 2018 §4.3)")
-    reasons = {"a": "on the same order grid it is never larger (it is often much smaller); that is not the problem",
-               "c": "the accountant uses the clean votes, not the noisy ones: it is deterministic given the data",
-               "d": "it can (Mironov 2017 Prop. 3); the problem is what its value reveals"}
-    return _wrong(name, reasons[key])
+    return _judge_choice(
+        choice, "exercise 11 (publishing ε)", RELEASE_CHOICES, "b",
+        "ε_dep is a function of the votes, hence of the data: it is released with noise calibrated to its smooth "
+        "sensitivity (Papernot et al. 2018 §4.3)",
+        {"a": "on the same order grid it is never larger (it is often much smaller); that is not the problem",
+         "c": "the accountant uses the clean votes, not the noisy ones: it is deterministic given the data",
+         "d": "it can (Mironov 2017 Prop. 3); the problem is what its value reveals"})
 
 
 def check_local_rho(answer, epsilon: float = 1.0, normalising_changes_epsilon=None) -> Feedback:
