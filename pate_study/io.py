@@ -142,6 +142,15 @@ def save_cache_entry(path: str | Path, payload: dict[str, Any], meta: dict[str, 
     return path
 
 
+def _shape_matches(shape: tuple[int, ...], declared: tuple[Any, ...]) -> bool:
+    """Whether ``shape`` fits ``declared`` (see :class:`CacheExpectation`): equal rank, or at least the declared
+    leading sizes when it ends in ``...``; a ``None`` size matches any."""
+    open_rank = bool(declared) and declared[-1] is Ellipsis
+    sizes = declared[:-1] if open_rank else declared
+    rank_ok = len(shape) >= len(sizes) if open_rank else len(shape) == len(sizes)
+    return rank_ok and all(w is None or w == h for w, h in zip(sizes, shape))
+
+
 def _check_expected(payload: Any, expect: Mapping[str, CacheExpectation]) -> str | None:
     """Why ``payload`` is not what ``expect`` declares (None when it is)."""
     import numpy as np  # with torch, on first use (see above)
@@ -156,13 +165,8 @@ def _check_expected(payload: Any, expect: Mapping[str, CacheExpectation]) -> str
         if not isinstance(value, (torch.Tensor, np.ndarray)):
             return f"{name!r} is a {type(value).__name__}, expected an array"
         shape = tuple(value.shape)
-        declared = tuple(want.shape) if want.shape is not None else None
-        open_rank = bool(declared) and declared[-1] is Ellipsis  # (N, Q, ...): these leading sizes, any rank
-        fixed = declared[:-1] if open_rank else declared
-        rank_wrong = len(shape) < len(fixed) if open_rank and fixed is not None else (
-            fixed is not None and len(shape) != len(fixed))
-        if fixed is not None and (rank_wrong or any(w is not None and w != h for w, h in zip(fixed, shape))):
-            return f"{name!r} has shape {shape}, the key declares {declared}"
+        if want.shape is not None and not _shape_matches(shape, tuple(want.shape)):
+            return f"{name!r} has shape {shape}, the key declares {tuple(want.shape)}"
         dtype = str(value.dtype).removeprefix("torch.")
         if want.dtype is not None and dtype != np.dtype(str(want.dtype).removeprefix("torch.")).name:
             return f"{name!r} has dtype {dtype}, the key declares {want.dtype}"
