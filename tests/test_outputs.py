@@ -155,11 +155,25 @@ def test_replace_folder_swaps_whole_folders(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nb"]
 
 
-def test_a_failing_notebook_keeps_its_previous_outputs(tmp_path, monkeypatch):
+@pytest.fixture
+def stand_in_runner(tmp_path, monkeypatch):
+    """The runner on a stand-in notebook ``01_x`` in ``tmp_path`` (no configs, no index); returns (runner, figures).
+    A test sets ``runner.execute_notebook``."""
     from pate_study import runner
 
     figures = tmp_path / "figures"
     (figures / "01_x").mkdir(parents=True)
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    monkeypatch.setattr(runner, "write_index", lambda: None)
+    monkeypatch.setattr(runner, "list_notebooks", lambda: ["01_x"])
+    monkeypatch.setattr(runner, "check_configs", lambda *a: None)  # no configs/01_x: the notebook is a stand-in
+    return runner, figures
+
+
+def test_a_failing_notebook_keeps_its_previous_outputs(stand_in_runner, tmp_path, monkeypatch):
+    runner, figures = stand_in_runner
     (figures / "01_x" / "good.csv").write_text("previous run\n")
 
     def half_run_then_fail(stem, profile, output_dir, **kw):
@@ -170,13 +184,7 @@ def test_a_failing_notebook_keeps_its_previous_outputs(tmp_path, monkeypatch):
         (runner.BUILD_DIR / f"{stem}.{profile}.ipynb").write_text("{}")  # papermill's partial executed copy
         raise RuntimeError("kernel died")
 
-    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
-    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
     monkeypatch.setattr(runner, "execute_notebook", half_run_then_fail)
-    monkeypatch.setattr(runner, "write_index", lambda: None)
-    monkeypatch.setattr(runner, "list_notebooks", lambda: ["01_x"])
-    monkeypatch.setattr(runner, "check_configs", lambda *a: None)  # no configs/01_x: the notebook is a stand-in
     assert runner.run_figures("smoke", ["01_x"], data_mode="skip") == 1
     assert (figures / "01_x" / "good.csv").read_text() == "previous run\n"
     assert sorted(p.name for p in figures.iterdir()) == ["01_x"]
@@ -185,11 +193,10 @@ def test_a_failing_notebook_keeps_its_previous_outputs(tmp_path, monkeypatch):
     assert "partial executed copy: `build/01_x.smoke.ipynb`" in summary
 
 
-def test_other_profiles_write_beside_the_paper_outputs_and_a_paper_run_keeps_them(tmp_path, monkeypatch):
-    from pate_study import registry, runner
+def test_other_profiles_write_beside_the_paper_outputs_and_a_paper_run_keeps_them(stand_in_runner, monkeypatch):
+    from pate_study import registry
 
-    figures = tmp_path / "figures"
-    (figures / "01_x").mkdir(parents=True)
+    runner, figures = stand_in_runner
     (figures / "01_x" / "fig.csv").write_text("committed paper run\n")
 
     def write_one_table(stem, profile, output_dir, **kw):
@@ -201,13 +208,7 @@ def test_other_profiles_write_beside_the_paper_outputs_and_a_paper_run_keeps_the
         executed.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
         return executed
 
-    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
-    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
     monkeypatch.setattr(runner, "execute_notebook", write_one_table)
-    monkeypatch.setattr(runner, "write_index", lambda: None)
-    monkeypatch.setattr(runner, "list_notebooks", lambda: ["01_x"])
-    monkeypatch.setattr(runner, "check_configs", lambda *a: None)
     monkeypatch.setattr(runner, "REQUIRED_PROFILES", ("smoke", "paper", "gpu"))  # no configs/01_x to look for
     assert runner.run_figures("gpu", ["01_x"], data_mode="skip") == 0
     assert (figures / "01_x" / "fig.csv").read_text() == "committed paper run\n"  # not replaced by the GPU run
