@@ -298,7 +298,29 @@ def _wait_for_http(url: str, timeout: float, process: subprocess.Popen, what: st
     raise TimeoutError(f"{what} did not answer {url} within {timeout:.0f} s")
 
 
-def _stop(process: subprocess.Popen | None) -> None:
+def start_headless_browser(browser: str, profile: Path, *extra_args: str) -> tuple[subprocess.Popen, str]:
+    """Start headless Chromium with a fresh ``profile`` folder and DevTools on a free port; return the process (stop it
+    with :func:`stop_process`) and the DevTools WebSocket URL of its page. Raises if it does not start in 60 s."""
+    command = [browser, "--headless=new", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+               "--remote-debugging-port=0", f"--user-data-dir={profile}", *extra_args, "about:blank"]
+    if _as_root():
+        command.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
+    chrome = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (profile / "DevToolsActivePort").exists():
+            if chrome.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{browser} did not start (exit status {chrome.poll()})")
+            time.sleep(0.2)
+        port = (profile / "DevToolsActivePort").read_text().split()[0]
+        targets = json.loads(_wait_for_http(f"http://127.0.0.1:{port}/json/list", 30, chrome, browser))
+        return chrome, next(t for t in targets if t.get("type") == "page")["webSocketDebuggerUrl"]
+    except BaseException:
+        stop_process(chrome)
+        raise
+
+
+def stop_process(process: subprocess.Popen | None) -> None:
     """Stop a process this module started (and its process group, which it leads), by its id."""
     if process is None or process.poll() is not None:
         return
@@ -345,27 +367,12 @@ def run_in_lab(stems: list[str], *, browser: str, screenshot: Path | None = None
             server = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
                                       stderr=open(scratch / "server.log", "w"), start_new_session=True)
             _wait_for_http(f"http://127.0.0.1:{port}/api/status?token={token}", 120, server, "JupyterLab")
-            profile = scratch / "chromium"
-            chrome_command = [browser, "--headless=new", "--disable-gpu", "--no-first-run",
-                              "--no-default-browser-check", "--remote-debugging-port=0",
-                              f"--user-data-dir={profile}", "--window-size=1280,900", "about:blank"]
-            if _as_root():
-                chrome_command.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
-            chrome = subprocess.Popen(chrome_command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      start_new_session=True)
-            deadline = time.monotonic() + 60
-            while not (profile / "DevToolsActivePort").exists():
-                if chrome.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"{browser} did not start (exit status {chrome.poll()})")
-                time.sleep(0.2)
-            devtools_port = (profile / "DevToolsActivePort").read_text().split()[0]
-            targets = json.loads(_wait_for_http(f"http://127.0.0.1:{devtools_port}/json/list", 30, chrome, browser))
-            page = next(t for t in targets if t.get("type") == "page")
-            timings = asyncio.run(_drive(page["webSocketDebuggerUrl"], f"http://127.0.0.1:{port}/lab?token={token}",
+            chrome, page_url = start_headless_browser(browser, scratch / "chromium", "--window-size=1280,900")
+            timings = asyncio.run(_drive(page_url, f"http://127.0.0.1:{port}/lab?token={token}",
                                          copies, screenshot, per_notebook_timeout))
         finally:
-            _stop(chrome)
-            _stop(server)
+            stop_process(chrome)
+            stop_process(server)
     checks = [check_saved_notebook(copies[stem], stem, timings.get(stem, float("nan")),
                                    INTERACTIVE_DIR / stem if stem in student_stems else LAB_DIR / "figures" / stem,
                                    strict=stem in student_stems) for stem in stems]

@@ -17,13 +17,16 @@ figure index. The source tree is generated under ``build/site-src/`` and the HTM
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import shutil
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from .labcheck import DevTools, start_headless_browser, stop_process
 from .paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT
 from .registry import load_registry
 
@@ -156,10 +159,6 @@ def broken_local_link(page: Path, href: str, site: Path) -> str | None:
 
 
 async def _report_pages(devtools_url: str, site: Path) -> dict[str, dict]:
-    import asyncio
-
-    from .labcheck import DevTools
-
     reports = {}
     async with DevTools(devtools_url) as browser:
         await browser.call("Page.enable")
@@ -173,34 +172,12 @@ async def _report_pages(devtools_url: str, site: Path) -> dict[str, dict]:
 def check_site_in_browser(site: Path, browser: str) -> dict[str, list[str]]:
     """Open every page of ``site`` in headless Chromium; per page, the problems: an image that did not load, a local
     link to a missing file, a page without text. Empty when the site is whole."""
-    import asyncio
-    import subprocess
-    import tempfile
-    import time
-
-    from .labcheck import _as_root, _stop, _wait_for_http
-
-    chrome = None
     with tempfile.TemporaryDirectory(prefix="pate-site-") as scratch:
-        profile = Path(scratch) / "chromium"
-        command = [browser, "--headless=new", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-                   "--allow-file-access-from-files", "--remote-debugging-port=0", f"--user-data-dir={profile}",
-                   "about:blank"]
-        if _as_root():
-            command.insert(1, "--no-sandbox")
+        chrome, page_url = start_headless_browser(browser, Path(scratch) / "chromium", "--allow-file-access-from-files")
         try:
-            chrome = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-            deadline = time.monotonic() + 60
-            while not (profile / "DevToolsActivePort").exists():
-                if chrome.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"{browser} did not start (exit status {chrome.poll()})")
-                time.sleep(0.2)
-            port = (profile / "DevToolsActivePort").read_text().split()[0]
-            targets = json.loads(_wait_for_http(f"http://127.0.0.1:{port}/json/list", 30, chrome, browser))
-            page = next(t for t in targets if t.get("type") == "page")
-            reports = asyncio.run(_report_pages(page["webSocketDebuggerUrl"], site))
+            reports = asyncio.run(_report_pages(page_url, site))
         finally:
-            _stop(chrome)
+            stop_process(chrome)
     problems = {}
     for name, report in reports.items():
         found = [f"image did not load: {i['src']}" for i in report["images"] if not i["ok"]]
