@@ -39,7 +39,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 figures: $(STAMP)
-	$(VPY) -m pate_study.runner figures --profile $(PROFILE) --data $(DATA) $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
+	$(VPY) -m pate_study.tooling.runner figures --profile $(PROFILE) --data $(DATA) $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)
@@ -74,7 +74,7 @@ lab-light: $(LAB_STAMP)
 	$(LAB_VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_dp_primer.ipynb
 
 site: $(STAMP)
-	$(VPY) -m pate_study.site
+	$(VPY) -m pate_study.tooling.site
 
 clean-build:
 	rm -rf build/

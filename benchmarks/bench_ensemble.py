@@ -6,8 +6,8 @@ Two settings (``--mode``):
 * ``embedding`` (issue 10): the Audio Set embedding teachers -- 50 teachers, 128-d input, MLP(512, 512),
   160 labels, multi-label BCE, Adam, batch 64, a step schedule of ``--target-steps`` (10,000, the
   thesis's ~10,000 iterations) optimiser steps. Both methods run the package's one training loop
-  (:func:`pate_study.training.train_stacked`): stacked (:func:`pate_study.ensemble.train_ensemble`) vs
-  once per teacher (:func:`pate_study.ensemble.train_ensemble_loop`), side by side in one process. They
+  (:func:`pate_study.learning.training.train_stacked`): stacked (:func:`pate_study.learning.ensemble.train_ensemble`) vs
+  once per teacher (:func:`pate_study.learning.ensemble.train_ensemble_loop`), side by side in one process. They
   run ``--steps`` steps (default 500) and the time is extrapolated linearly to ``--target-steps``
   (each step does the same work; the report states the measured steps); the loop runs
   ``--loop-teachers`` teachers and is scaled to ``--teachers``. No validation split and one
@@ -60,11 +60,11 @@ import scipy.sparse as sp
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pate_study.device import choose_device, describe_device, tune_cpu_allocator  # noqa: E402
-from pate_study.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop  # noqa: E402
-from pate_study.partitions import Partitions, make_partitions  # noqa: E402
-from pate_study.stacked import hidden_layers, init_stacked_params  # noqa: E402
-from pate_study.training import adam_kwargs, per_teacher_loss, teacher_seeds  # noqa: E402
+from pate_study.core.device import choose_device, describe_device, tune_cpu_allocator  # noqa: E402
+from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop  # noqa: E402
+from pate_study.learning.partitions import Partitions, make_partitions  # noqa: E402
+from pate_study.learning.stacked import hidden_layers, init_stacked_params  # noqa: E402
+from pate_study.learning.training import adam_kwargs, per_teacher_loss, teacher_seeds  # noqa: E402
 
 
 def matmul_peak(n: int = 4096, repeats: int = 5, device: torch.device | None = None) -> float:
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--features", type=int, default=500)
     ap.add_argument("--tokens", type=int, default=28,
                     help="Zipf token draws per synthetic URL; 28 gives ~14.6 distinct non-zeros per row, the mean "
-                         "measured on CSIC 2010 request URLs with pate_study.features.url_tfidf")
+                         "measured on CSIC 2010 request URLs with pate_study.learning.features.url_tfidf")
     ap.add_argument("--loop-teachers", type=int, default=None, help="teachers actually run by the loop (scaled); "
                     "web: 25, embedding: 10")
     ap.add_argument("--hidden", type=int, nargs="+", default=[512, 512], help="embedding: hidden widths")

@@ -1,4 +1,4 @@
-"""Benchmark: the Ray backend (pate_study.distributed, issue 15) against the in-process loop, side by side.
+"""Benchmark: the Ray backend (pate_study.learning.distributed, issue 15) against the in-process loop, side by side.
 
 Default mode, on this machine, one process, in this order:
 
@@ -44,8 +44,8 @@ import warnings
 import numpy as np
 import torch
 
-from pate_study import distributed
-from pate_study.partitions import make_partitions
+from pate_study.learning import distributed
+from pate_study.learning.partitions import make_partitions
 from pate_study.experiments import audioset_distributed as ad
 
 
@@ -166,8 +166,8 @@ def logmel_seconds_per_iteration(device: str | None = None, *, teachers: int = 1
     (t1 - t0) / (steps[1] - steps[0]). Thesis recipe: batch 64, lr 1e-4, mixup 1.0, random sampler (the
     sampler's cost is host-side and small), 1001 x 64 log-Mel, 153 classes; synthetic clips (speed does not
     depend on the values)."""
-    from pate_study.device import choose_device, describe_device
-    from pate_study.partitions import Partitions
+    from pate_study.core.device import choose_device, describe_device
+    from pate_study.learning.partitions import Partitions
     from pate_study.experiments import audioset_teachers as at
 
     a, b = steps

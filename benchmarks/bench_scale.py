@@ -25,7 +25,7 @@ deleted at the end, and each stage calls the package's public functions:
   head widths 512-256, balanced sampler, mixup 1.0, Adam, batch 64, checkpoint on a validation split), two runs
   of ``A`` and ``B`` steps with a single evaluation each, so (t_B - t_A) / (B - A) is the cost of one step;
 * ``query``: the 50 teachers' probabilities on the public pool and the test set (``[50, 40,258, 153]`` float32),
-  the stacked forward pass of :class:`pate_study.stacked.StackedMLP` at the teachers' initial weights (the cost
+  the stacked forward pass of :class:`pate_study.learning.stacked.StackedMLP` at the teachers' initial weights (the cost
   of inference does not depend on the weights' values; ``train_teachers`` keeps the trained ones to itself),
   written into a memory-mapped array. Teachers trained for a few steps on random clips vote about uniformly,
   which leaves the confidence checks with no answered query, so the *vote values* passed on are the package's
@@ -282,8 +282,8 @@ def stage_query(folder: Path, sz: dict, seed: int, **_) -> dict:
     import torch
 
     from pate_study.experiments import audioset_multilabel as am
-    from pate_study.stacked import StackedMLP
-    from pate_study.training import teacher_seeds
+    from pate_study.learning.stacked import StackedMLP
+    from pate_study.learning.training import teacher_seeds
 
     X, Y = _open(folder, "features"), _open(folder, "labels")
     n_train, t = sz["train_clips"], sz["teachers"]
@@ -462,7 +462,7 @@ def main(argv=None) -> None:
         # its per-release note that the thesis's order grid starts at its best order (2) is not news here
         logging.getLogger("pate_study.experiments.audioset_multilabel").setLevel(logging.ERROR)
         # nor that Theorem 12's best order for 153 labels is the grid's first (1.001); torch's note that the
-        # read-only memory-mapped features become a tensor (they are copied, see pate_study.stacked.as_inputs)
+        # read-only memory-mapped features become a tensor (they are copied, see pate_study.learning.stacked.as_inputs)
         warnings.filterwarnings("ignore", message=".*is at the edge of the order range.*")
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable.*")
         return run_child(args)

@@ -1,9 +1,9 @@
 """File-level primitives shared by ``data_recipes`` and ``pate_study``: one-line errors, the folders named by
 environment variables, content hashes, atomic writes, and write failures reported as one line.
 
-Imports go one way: ``pate_study`` imports these from here (``pate_study.env``, ``pate_study.errors`` and
-``pate_study.io`` re-export them), ``data_recipes`` imports nothing from ``pate_study``. Standard library only,
-so the recipes' command line and ``pate_study.env`` stay light.
+Imports go one way: ``pate_study`` imports these from here (``pate_study.core.env``, ``pate_study.core.errors`` and
+``pate_study.core.io`` re-export them), ``data_recipes`` imports nothing from ``pate_study``. Standard library only,
+so the recipes' command line and ``pate_study.core.env`` stay light.
 
 Folders. ``PATE_STUDY_DATA`` (prepared data), ``PATE_STUDY_CACHE`` (trained ensembles, teacher votes) and
 ``PATE_STUDY_MIRROR`` (pre-downloaded source files) are read only through :func:`env_folder`, which checks the

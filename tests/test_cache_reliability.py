@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from data_recipes import files
-from pate_study import io
-from pate_study.io import CacheExpectation, load_cache_entry, save_cache_entry
+from pate_study.core import io
+from pate_study.core.io import CacheExpectation, load_cache_entry, save_cache_entry
 
 
 def _forge(path, payload_bytes: bytes):
@@ -127,9 +127,9 @@ def test_the_package_caches_refuse_a_forged_entry_of_the_wrong_shape(tmp_path):
     recompute an entry that was replaced together with its sidecar by one of the wrong shape or full of NaN."""
     import numpy as np
 
-    from pate_study import cache
-    from pate_study.ensemble import _cached_votes
-    from pate_study.voting import TeacherVotes
+    from pate_study.core import cache
+    from pate_study.learning.ensemble import _cached_votes
+    from pate_study.learning.voting import TeacherVotes
 
     queries = np.zeros((5, 2), dtype=np.float32)
     calls = []

@@ -1,4 +1,4 @@
-"""The Ray backend (pate_study.distributed, issue 15) against a local Ray instance started here.
+"""The Ray backend (pate_study.learning.distributed, issue 15) against a local Ray instance started here.
 
 One instance for the module (2 CPUs, no dashboard, 127.0.0.1), stopped after. Tiny ensembles only: the
 machine is small, and the whole module must stay under 90 s.
@@ -12,11 +12,11 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: pip install -e '.[ray]'")
 
-from pate_study import distributed  # noqa: E402
-from pate_study.partitions import make_partitions  # noqa: E402
+from pate_study.learning import distributed  # noqa: E402
+from pate_study.learning.partitions import make_partitions  # noqa: E402
 from pate_study.experiments import audioset_distributed as ad  # noqa: E402
 from pate_study.experiments import audioset_teachers as at  # noqa: E402
-from pate_study.io import hash_inputs, load_cache_entry  # noqa: E402
+from pate_study.core.io import hash_inputs, load_cache_entry  # noqa: E402
 
 
 @pytest.fixture(scope="module")

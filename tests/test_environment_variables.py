@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pate_study.device import choose_device
+from pate_study.core.device import choose_device
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")

@@ -4,8 +4,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from pate_study import exercises as ex
-from pate_study.paths import REPO_ROOT
+from pate_study.tooling import exercises as ex
+from pate_study.core.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="module")

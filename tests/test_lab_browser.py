@@ -5,15 +5,15 @@ others with their smoke parameters.
 Fails on an error output, a cell that did not run, the package's log lines in a stderr box (JupyterLab draws them
 pink), outputs not under the repository root's build/lab-test/figures/ or not stamped as an interactive run, and
 any file written outside figures/, build/ and the prepared data. Needs Debian's ``chromium`` (``.ci/run`` installs
-it); skipped, saying so, where it is absent. See :mod:`pate_study.labcheck`.
+it); skipped, saying so, where it is absent. See :mod:`pate_study.tooling.labcheck`.
 """
 import os
 
 import pytest
 
-from pate_study.labcheck import find_browser, run_in_lab
-from pate_study.paths import REPO_ROOT
-from pate_study.runner import list_notebooks
+from pate_study.tooling.labcheck import find_browser, run_in_lab
+from pate_study.core.paths import REPO_ROOT
+from pate_study.tooling.runner import list_notebooks
 
 
 @pytest.mark.lab
@@ -55,12 +55,12 @@ def _stamped(tmp_path, profile):
 def test_check_flags_package_logs_on_stderr_errors_unrun_cells_and_wrong_stamp(tmp_path, monkeypatch):
     import nbformat
 
-    from pate_study import labcheck
+    from pate_study.tooling import labcheck
 
     monkeypatch.setattr(labcheck, "REPO_ROOT", tmp_path)
     stream = nbformat.v4.new_output
     clean = labcheck.check_saved_notebook(
-        _saved(tmp_path, [stream("stream", name="stdout", text="INFO pate_study.outputs: saved figure\n"),
+        _saved(tmp_path, [stream("stream", name="stdout", text="INFO pate_study.reporting.outputs: saved figure\n"),
                           stream("stream", name="stderr", text="UserWarning: something else\n")]),
         "nb", 1.0, _stamped(tmp_path, "interactive"))
     assert clean.problems == [] and clean.other_stderr == ["cell 0: UserWarning: something else"]
@@ -77,8 +77,8 @@ def test_check_flags_package_logs_on_stderr_errors_unrun_cells_and_wrong_stamp(t
 def test_teaching_notebooks_are_copied_with_the_student_parameters_and_checked_strictly(tmp_path, monkeypatch):
     import nbformat
 
-    from pate_study import labcheck
-    from pate_study.paths import NOTEBOOKS_DIR
+    from pate_study.tooling import labcheck
+    from pate_study.core.paths import NOTEBOOKS_DIR
 
     monkeypatch.setattr(labcheck, "REPO_ROOT", tmp_path)
     for stem in labcheck.TEACHING_NOTEBOOKS:
@@ -91,7 +91,7 @@ def test_teaching_notebooks_are_copied_with_the_student_parameters_and_checked_s
 
 
 def test_snapshot_sees_new_files_outside_allowed_folders_only(tmp_path):
-    from pate_study.labcheck import changed_files, snapshot
+    from pate_study.tooling.labcheck import changed_files, snapshot
 
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "figures").mkdir()
@@ -105,7 +105,7 @@ def test_snapshot_sees_new_files_outside_allowed_folders_only(tmp_path):
 def test_package_logs_go_to_the_current_stdout_once(capsys):
     import logging
 
-    from pate_study.session import log_to_stdout
+    from pate_study.reporting.session import log_to_stdout
 
     logger = logging.getLogger("pate_study.test_session")
     parent = logging.getLogger("pate_study")
@@ -130,7 +130,7 @@ def test_inline_figures_get_alt_text_metadata():
     from IPython.core.formatters import DisplayFormatter
     from IPython.core.pylabtools import select_figure_formats
 
-    from pate_study.session import ALT_ATTRIBUTE, install_alt_text
+    from pate_study.reporting.session import ALT_ATTRIBUTE, install_alt_text
 
     class Shell:  # the two attributes select_figure_formats and install_alt_text use
         display_formatter = DisplayFormatter()
@@ -150,10 +150,10 @@ def test_inline_figures_get_alt_text_metadata():
 
 def test_project_loggers_include_the_data_recipes_and_the_check_sees_them():
     """A first run prepares data inside the notebook: the recipes' INFO lines must not become stderr boxes."""
-    from pate_study.labcheck import PACKAGE_LOG
-    from pate_study.session import PROJECT_LOGGERS
+    from pate_study.tooling.labcheck import PACKAGE_LOG
+    from pate_study.reporting.session import PROJECT_LOGGERS
 
     assert set(PROJECT_LOGGERS) == {"pate_study", "data_recipes"}
     assert PACKAGE_LOG.search("INFO:data_recipes.framework:prepared pate2018-votes -> data/pate2018-votes")
-    assert PACKAGE_LOG.search("12:00:00 pate_study.outputs: saved figure x")
+    assert PACKAGE_LOG.search("12:00:00 pate_study.reporting.outputs: saved figure x")
     assert not PACKAGE_LOG.search("mnist seeds:  60%|██████    | 12/20")

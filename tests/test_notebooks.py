@@ -11,10 +11,10 @@ import nbformat
 import papermill
 import pytest
 
-from pate_study.labcheck import PACKAGE_LOG
-from pate_study.outputs import read_scalars
-from pate_study.runner import PROFILES, REQUIRED_PROFILES, RUNNER_PARAMETERS, execute_notebook, list_notebooks, load_parameters
-from pate_study.paths import CONFIGS_DIR, NOTEBOOKS_DIR
+from pate_study.tooling.labcheck import PACKAGE_LOG
+from pate_study.reporting.outputs import read_scalars
+from pate_study.tooling.runner import PROFILES, REQUIRED_PROFILES, RUNNER_PARAMETERS, execute_notebook, list_notebooks, load_parameters
+from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
 
 
 def check_primer(scalars: dict, params: dict) -> None:
@@ -143,8 +143,8 @@ def _check_accounting(scalars: dict, params: dict) -> None:
 
 
 def _check_verdicts(scalars: dict, items: list) -> None:
-    """Every comparison the notebook makes carries a verdict of pate_study.verdicts."""
-    from pate_study.verdicts import VERDICTS
+    """Every comparison the notebook makes carries a verdict of pate_study.reporting.verdicts."""
+    from pate_study.reporting.verdicts import VERDICTS
     for item in items:
         assert scalars[item]["verdict"] in VERDICTS, item
         assert scalars[item]["verdict_rule"], item
@@ -364,7 +364,7 @@ def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
     assert not errors
     # what a reader of the executed copy meets: no package log lines in stderr boxes, alt text on every figure
     package_logs = [o["text"] for o in outputs if o.get("name") == "stderr" and PACKAGE_LOG.search(o.get("text", ""))]
-    assert not package_logs, "the package logs to stderr in a kernel (pate_study.session should send it to stdout)"
+    assert not package_logs, "the package logs to stderr in a kernel (pate_study.reporting.session should send it to stdout)"
     missing_alt = [i for i, o in enumerate(outputs) if "image/png" in o.get("data", {})
                    and not o.get("metadata", {}).get("image/png", {}).get("alt")]
     assert not missing_alt, "figures without alternative text"

@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from pate_study.io import atomic_write, atomic_write_text, sha256_file  # noqa: E402
-from pate_study.outputs import (NotebookOutputs, markdown_table, output_name, read_provenance,  # noqa: E402
+from pate_study.core.io import atomic_write, atomic_write_text, sha256_file  # noqa: E402
+from pate_study.reporting.outputs import (NotebookOutputs, markdown_table, output_name, read_provenance,  # noqa: E402
                                 read_scalars)
 
 
@@ -103,7 +103,7 @@ def test_markdown_table_escapes_pipes_and_formats_floats():
 def test_commit_stamp_ignores_changed_figures_but_not_changed_code(tmp_path):
     import subprocess
 
-    from pate_study.outputs import current_commit
+    from pate_study.reporting.outputs import current_commit
 
     def git(*args):
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
@@ -134,7 +134,7 @@ def test_atomic_write_gives_the_usual_permissions(tmp_path):
 
 
 def test_notebook_parameters_keep_plain_values_only():
-    from pate_study.outputs import notebook_parameters
+    from pate_study.reporting.outputs import notebook_parameters
 
     namespace = {"gamma": 0.05, "rhos": [0.1, 1.0], "data": "auto", "flag": True, "nothing": None,
                  "_private": 1, "In": ["cell"], "np": __import__("numpy"), "fn": len}
@@ -143,7 +143,7 @@ def test_notebook_parameters_keep_plain_values_only():
 
 
 def test_replace_folder_swaps_whole_folders(tmp_path):
-    from pate_study.io import replace_folder
+    from pate_study.core.io import replace_folder
 
     final, new = tmp_path / "nb", tmp_path / ".tmp-nb"
     final.mkdir()
@@ -159,7 +159,7 @@ def test_replace_folder_swaps_whole_folders(tmp_path):
 def stand_in_runner(tmp_path, monkeypatch):
     """The runner on a stand-in notebook ``01_x`` in ``tmp_path`` (no configs, no index); returns (runner, figures).
     A test sets ``runner.execute_notebook``."""
-    from pate_study import runner
+    from pate_study.tooling import runner
 
     figures = tmp_path / "figures"
     (figures / "01_x").mkdir(parents=True)
@@ -194,7 +194,7 @@ def test_a_failing_notebook_keeps_its_previous_outputs(stand_in_runner, tmp_path
 
 
 def test_other_profiles_write_beside_the_paper_outputs_and_a_paper_run_keeps_them(stand_in_runner, monkeypatch):
-    from pate_study import registry
+    from pate_study.reporting import index as registry_index
 
     runner, figures = stand_in_runner
     (figures / "01_x" / "fig.csv").write_text("committed paper run\n")
@@ -216,7 +216,7 @@ def test_other_profiles_write_beside_the_paper_outputs_and_a_paper_run_keeps_the
     assert runner.run_figures("paper", ["01_x"], data_mode="skip") == 0
     assert (figures / "01_x" / "fig.csv").read_text() == "paper run\n"
     assert (figures / "01_x" / "gpu" / "fig.csv").read_text() == "gpu run\n"  # kept beside the new paper outputs
-    assert registry.existing_outputs(figures) == {"01_x/fig.csv"}  # a profile subfolder holds no registry result
+    assert registry_index.existing_outputs(figures) == {"01_x/fig.csv"}  # a profile subfolder holds no registry result
     assert sorted(p.name for p in figures.iterdir()) == ["01_x"]  # no staging folder left
 
 
@@ -243,7 +243,7 @@ def test_one_ulp_apart_values_give_identical_csv_markdown_and_scalars(tmp_path):
 
 
 def test_csv_keeps_twelve_significant_digits_and_plain_values():
-    from pate_study.outputs import csv_cell, fixed_precision_frame
+    from pate_study.reporting.outputs import csv_cell, fixed_precision_frame
 
     assert csv_cell(5.0) == "5.0" and csv_cell(1e-5) == "1e-05" and csv_cell(float("nan")) == ""
     assert csv_cell(123456.7890123456) == "123456.789012" and csv_cell(7) == 7 and csv_cell("x") == "x"
@@ -256,7 +256,7 @@ def test_csv_keeps_twelve_significant_digits_and_plain_values():
 def test_relative_output_dir_is_resolved_from_the_repository_root(tmp_path, monkeypatch):
     import shutil
 
-    from pate_study.paths import REPO_ROOT, resolve_from_root
+    from pate_study.core.paths import REPO_ROOT, resolve_from_root
 
     monkeypatch.chdir(tmp_path)  # a kernel started in notebooks/ has another working directory
     relative = "build/test-outputs-resolve"
@@ -270,7 +270,7 @@ def test_relative_output_dir_is_resolved_from_the_repository_root(tmp_path, monk
 
 
 def test_kernel_without_the_runner_is_stamped_interactive(tmp_path, monkeypatch):
-    from pate_study import session
+    from pate_study.reporting import session
 
     monkeypatch.setattr(session, "in_kernel", lambda: True)
     monkeypatch.delenv(session.RUNNER_ENV, raising=False)
@@ -284,8 +284,8 @@ def test_kernel_without_the_runner_is_stamped_interactive(tmp_path, monkeypatch)
 def test_figure_description_alt_text_and_legible_stamp(outputs):
     from PIL import Image
 
-    from pate_study.outputs import STAMP_FONTSIZE, figure_description
-    from pate_study.session import ALT_ATTRIBUTE, figure_alt_text
+    from pate_study.reporting.outputs import STAMP_FONTSIZE, figure_description
+    from pate_study.reporting.session import ALT_ATTRIBUTE, figure_alt_text
 
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])
@@ -315,7 +315,7 @@ def test_not_run_items_are_recorded_with_their_reason(outputs):
 
 
 def test_show_findings_returns_markdown_bullets_outside_a_notebook():
-    from pate_study.outputs import show_findings
+    from pate_study.reporting.outputs import show_findings
 
     assert show_findings(["first finding", "* second"]) == "* first finding\n* second"
     assert show_findings("**bold** text") == "**bold** text"
@@ -324,11 +324,11 @@ def test_show_findings_returns_markdown_bullets_outside_a_notebook():
 def test_interactive_runs_write_under_build_never_figures(tmp_path, monkeypatch):
     """A student's Run All must not touch the committed figures/: folders under figures/ move to build/interactive/;
     the runner's kernel (PATE_STUDY_RUNNER set) keeps figures/."""
-    from pate_study import session
+    from pate_study.reporting import session
     import shutil
 
-    from pate_study.outputs import interactive_output_dir
-    from pate_study.paths import REPO_ROOT
+    from pate_study.reporting.outputs import interactive_output_dir
+    from pate_study.core.paths import REPO_ROOT
 
     figures, build = tmp_path / "figures", tmp_path / "build"
     assert interactive_output_dir(figures / "00_dp_primer", figures, build) == build / "interactive" / "00_dp_primer"

@@ -4,9 +4,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pate_study.paths import FIGURES_DIR, NOTEBOOKS_DIR
-from pate_study.registry import (DOCUMENTS, STATUSES, check_outputs, index_markdown, load_registry, paper_vs_ours,
-                                 write_index)
+from pate_study.core.paths import FIGURES_DIR, NOTEBOOKS_DIR
+from pate_study.reporting.index import (REGENERATED, check_outputs, executed_notebooks_line, has_published_values,
+                                        index_markdown, missing_verdicts, paper_vs_ours, write_index)
+from pate_study.reporting.registry import DOCUMENTS, STATUSES, Item, load_registry
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_statuses_match_outputs(items):
 
 def test_index_is_current_and_lists_every_item(items):
     text = (FIGURES_DIR / "INDEX.md").read_text()
-    assert text == index_markdown(items), "figures/INDEX.md is stale: run `make figures` or `python -m pate_study.runner index`"
+    assert text == index_markdown(items), "figures/INDEX.md is stale: run `make figures` or `python -m pate_study.tooling.runner index`"
     for item in items:
         assert f"| {item.id} |" in text
 
@@ -108,23 +109,20 @@ def test_check_outputs_and_index_on_a_toy_tree(tmp_path):
 
 
 def _notebooks_owing_verdicts():
-    from pate_study.registry import REGENERATED, has_published_values
     return sorted({i.notebook for i in load_registry() if i.status in REGENERATED and has_published_values(i)})
 
 
 @pytest.mark.parametrize("notebook", _notebooks_owing_verdicts())
 def test_every_regenerated_item_with_published_values_has_a_verdict(notebook):
-    """A published number beside ours needs a verdict (pate_study.verdicts) recorded under the item's id."""
-    from pate_study.registry import missing_verdicts
+    """A published number beside ours needs a verdict (pate_study.reporting.verdicts) recorded under the item's id."""
     missing = missing_verdicts([i for i in load_registry() if i.notebook == notebook])
-    assert not missing, f"{notebook}: record a verdict (pate_study.verdicts) for {missing}"
+    assert not missing, f"{notebook}: record a verdict (pate_study.reporting.verdicts) for {missing}"
 
 
 def test_missing_verdicts_and_the_index_column(tmp_path):
     """The check fails for a regenerated item with published values and no verdict, and the index shows one."""
     import json
 
-    from pate_study.registry import Item, index_markdown, missing_verdicts
     item = Item(id="make2021-fig8", document="make2021", label="Figure 8", type="figure", kind="result", caption="c",
                 same_as=(), notebook="nb", outputs=(), status="real data at reduced scale",
                 published={"values": {"a": 1}})
@@ -140,7 +138,6 @@ def test_missing_verdicts_and_the_index_column(tmp_path):
 
 
 def test_index_links_the_executed_notebooks_that_exist(tmp_path):
-    from pate_study.registry import executed_notebooks_line, load_registry
 
     items = load_registry()
     assert "none yet" in executed_notebooks_line(items, tmp_path)

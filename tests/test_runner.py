@@ -6,8 +6,8 @@ import sys
 import nbformat
 import pytest
 
-from pate_study import runner
-from pate_study.paths import REPO_ROOT
+from pate_study.tooling import runner
+from pate_study.core.paths import REPO_ROOT
 
 
 def _executed_notebook() -> dict:
@@ -20,7 +20,7 @@ def _executed_notebook() -> dict:
         nbformat.v4.new_output("display_data", data={runner.WIDGET_MIME: {"model_id": "f00"}, "text/plain": "bar"}),
         nbformat.v4.new_output("stream", name="stderr", text="teachers:  40%|####      | 2/5 [00:03<00:04, 1.5s/it]"),
         nbformat.v4.new_output("stream", name="stderr", text="UserWarning: a real warning\n"),
-        nbformat.v4.new_output("stream", name="stdout", text="INFO pate_study.outputs: saved figure\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="INFO pate_study.reporting.outputs: saved figure\n"),
     ]
     nb.cells = [injected, work]
     return nb
@@ -33,7 +33,7 @@ def test_strip_volatile_keeps_outputs_and_drops_what_changes_between_runs():
     assert injected["id"] == "injected-parameters" and "papermill" not in injected["metadata"]
     assert injected["metadata"]["tags"] == ["injected-parameters"] and "execution" not in work["metadata"]
     assert [o.get("text") for o in work["outputs"]] == ["UserWarning: a real warning\n",
-                                                        "INFO pate_study.outputs: saved figure\n"]
+                                                        "INFO pate_study.reporting.outputs: saved figure\n"]
     assert _executed_notebook()["cells"][0]["id"] == "a1b2c3d4"  # the input is not modified
 
 
@@ -72,7 +72,7 @@ def test_every_notebook_declares_its_datasets_and_they_exist():
     import data_recipes
 
     for stem in runner.list_notebooks():
-        assert stem in runner.NOTEBOOK_DATASETS, f"add {stem}'s datasets to pate_study.runner.NOTEBOOK_DATASETS"
+        assert stem in runner.NOTEBOOK_DATASETS, f"add {stem}'s datasets to pate_study.tooling.runner.NOTEBOOK_DATASETS"
     for names in runner.NOTEBOOK_DATASETS.values():
         for name in names:
             data_recipes.get_recipe(name)  # raises for an unknown name
@@ -135,7 +135,7 @@ ACCOUNTING_TABLE = """
 import sys
 import numpy as np
 import pandas as pd
-from pate_study.outputs import NotebookOutputs
+from pate_study.reporting.outputs import NotebookOutputs
 from pate_study.privacy.moments import moments_epsilon
 
 rng = np.random.default_rng(0)
@@ -224,7 +224,7 @@ def test_html_export_carries_each_figures_alt_text(tmp_path):
 def test_runner_environment_marks_the_kernel_and_draws_inline(monkeypatch):
     import os
 
-    from pate_study.session import RUNNER_ENV
+    from pate_study.reporting.session import RUNNER_ENV
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.delenv(RUNNER_ENV, raising=False)

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from pate_study.plots import compact_ticks, hist_with_atoms  # noqa: E402
+from pate_study.reporting.plots import compact_ticks, hist_with_atoms  # noqa: E402
 
 
 def test_compact_ticks_are_few_and_short():
@@ -45,7 +45,7 @@ def test_box_by_level_draws_the_same_figure_twice():
     import numpy as np
     import pandas as pd
 
-    from pate_study.plots import box_by_level
+    from pate_study.reporting.plots import box_by_level
 
     frame = pd.DataFrame({"level": ["no noise"] * 10 + ["ρ = 0.1"] * 10,
                           "accuracy": np.linspace(0.1, 0.9, 20)})

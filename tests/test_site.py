@@ -7,10 +7,10 @@ import importlib.util
 
 import pytest
 
-from pate_study import site
-from pate_study.labcheck import find_browser
-from pate_study.paths import BUILD_DIR, FIGURES_DIR
-from pate_study.registry import load_registry
+from pate_study.tooling import site
+from pate_study.tooling.labcheck import find_browser
+from pate_study.core.paths import BUILD_DIR, FIGURES_DIR
+from pate_study.reporting.registry import load_registry
 
 
 @pytest.mark.site

@@ -3,7 +3,7 @@
 import re
 import tomllib
 
-from pate_study.paths import REPO_ROOT
+from pate_study.core.paths import REPO_ROOT
 
 DOCS = ["docs/teaching.md", "docs/data.md", "docs/reproducibility.md", "docs/architecture.md", "docs/findings/"]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from pate_study import verdicts
+from pate_study.reporting import verdicts
 
 
 def test_within_tolerance_agrees_and_differs():

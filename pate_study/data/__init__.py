@@ -8,7 +8,7 @@ prepares it) or ``"synthetic"``, and returns a small dataclass whose ``.source``
 Modules: :mod:`.pate2018` (vote matrices), :mod:`.web` (CSIC 2010 / ECML-PKDD 2007 /
 Malicious URLs), :mod:`.ecg` (MIT-BIH heartbeats), :mod:`.audioset` (VGGish embeddings and label
 subsets), :mod:`.deeplog` (HDFS log-key sequences). Shared helper: :func:`resolve_source`.
-Teacher partitions are drawn in one place, :func:`pate_study.partitions.make_partitions`.
+Teacher partitions are drawn in one place, :func:`pate_study.learning.partitions.make_partitions`.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+import data_recipes
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +66,6 @@ def resolve_source(name: str, data: str = "auto") -> Path | None:
     _check_data(data)
     if data == "synthetic":
         return None
-    import data_recipes
 
     recipe = data_recipes.get_recipe(name)
     problem = recipe.problem()

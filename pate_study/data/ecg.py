@@ -2,7 +2,7 @@
 
 ``load(data, *, seed, n_synthetic)`` returns :class:`Heartbeats`. Real data may be the mirror's
 500 + 500 stratified sample: ``source.scale`` says so. Teachers' disjoint index sets come from
-:func:`pate_study.partitions.make_partitions` (MAKE 2021's 200 x 5,000 needs 1,000,000 beats; only
+:func:`pate_study.learning.partitions.make_partitions` (MAKE 2021's 200 x 5,000 needs 1,000,000 beats; only
 109,446 exist, so it refuses and names the largest feasible size).
 """
 from __future__ import annotations

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import data_recipes
 from data_recipes.pate2018 import N_TEACHERS, SHAPES, validate_votes
 
 from . import DataSource, manifest_origin, read_manifest, resolve_source
@@ -57,3 +58,13 @@ def load(data: str = "auto", *, seed: int = 0, synthetic_scale: float = 1.0) -> 
     desc = ", ".join(f"{k} {v.shape[0]:,}x{v.shape[1]}" for k, v in counts.items()) + f", {N_TEACHERS} teachers"
     return Votes(counts, N_TEACHERS, DataSource("real", "PATE 2018 votes", desc, manifest.get("scale", "full"),
                                                 manifest_origin(manifest)))
+
+
+def prepare() -> str | None:
+    """Prepare the released votes the way ``make data-votes`` does (mirror first, then the official URL, each file
+    verified); None when they are ready, else the one-line reason they cannot be had (offline, download failure)."""
+    try:
+        data_recipes.prepare(NAME, network=True)
+    except (data_recipes.NotAvailableError, data_recipes.DataError, OSError) as err:
+        return f"{type(err).__name__}: {err}"
+    return None

@@ -1,4 +1,4 @@
-"""The Audio Set studies on a cluster: teacher shards and student sweeps through :mod:`pate_study.distributed`.
+"""The Audio Set studies on a cluster: teacher shards and student sweeps through :mod:`pate_study.learning.distributed`.
 
 Three entry points, each with ``backend="local"`` (in this process) or ``"ray"`` and ``teachers_per_task``
 (teachers trained together as one stacked computation in one task; None: all of them in one task):
@@ -13,7 +13,7 @@ Three entry points, each with ``backend="local"`` (in this process) or ``"ray"``
 * :func:`student_sweep` -- notebook 05's Table 5.4 students, one task per (n, th_e, th_c) point.
 
 Determinism: shard ``k`` of a plan trains its teachers' partitions (cut from the partitions drawn before
-scheduling) with :func:`pate_study.distributed.shard_seed` -- ``seed`` itself when there is one shard, so
+scheduling) with :func:`pate_study.learning.distributed.shard_seed` -- ``seed`` itself when there is one shard, so
 ``teachers_per_task=None`` on Ray reproduces the local result exactly. With several shards the teachers of a
 shard are one stack (dropout masks come from one generator per stack), so results depend on the shard plan
 (``teachers_per_task``) and on nothing else: not the backend, not the number of workers, not finishing order.
@@ -29,7 +29,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from pate_study import cache, distributed
+from pate_study.core import cache
+from pate_study.learning import distributed
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +45,8 @@ def _plan(n_teachers: int, teachers_per_task: int | None, seed: int) -> list[tup
 
 def _teacher_shards(partitions, teachers_per_task: int | None, seed: int, data_key: str, device: str,
                     label: str) -> tuple[list[tuple[range, int]], list]:
-    """The plan and one :class:`pate_study.distributed.Shard` per entry: the shard's training partitions and seed,
-    cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.cache`)."""
+    """The plan and one :class:`pate_study.learning.distributed.Shard` per entry: the shard's training partitions and seed,
+    cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.core.cache`)."""
     plan = _plan(partitions.n_teachers, teachers_per_task, seed)
     shards = [distributed.Shard(f"{label} {r.start}-{r.stop - 1}",
                                 {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
@@ -76,7 +77,7 @@ def teacher_run_shard(X: np.ndarray, Y: np.ndarray, val: np.ndarray, X_test: np.
                       spec: dict, train_rows: np.ndarray, seed: int, curve_clips: int, name: str,
                       last: bool, device: str | None = None) -> dict[str, Any]:
     """One shard of :func:`audioset_teachers.train_teachers` (its local path on the shard's partitions)."""
-    from pate_study.partitions import Partitions
+    from pate_study.learning.partitions import Partitions
     from pate_study.experiments import audioset_teachers as at
 
     run = at.train_teachers(X, Y, Partitions(np.asarray(train_rows)), val, X_test, Y_test, at.TeacherSpec(**spec),
@@ -145,7 +146,7 @@ def logmel_shard(architecture: str, X: Any, Y: np.ndarray, val: np.ndarray, X_te
                  seed: int) -> dict[str, Any]:
     """One shard of :func:`audioset_teachers.train_logmel_teachers` (its local path) on only the rows the shard
     needs (its partitions and the validation rows; indices remapped, so batches and results are unchanged)."""
-    from pate_study.partitions import Partitions
+    from pate_study.learning.partitions import Partitions
     from pate_study.experiments import audioset_teachers as at
 
     train_rows, val = np.asarray(train_rows, np.int64), np.asarray(val, np.int64)

@@ -4,7 +4,7 @@ Set-up (issue 11; the thesis's Fig 4.1 pipeline on the data here):
 
 * Teachers (1 = the non-private baseline, 10, 20, 50) predict the whole **student query pool** once; the
   per-teacher probabilities ``float[n_teachers, n_queries, n_labels]`` are the interface
-  (:class:`CachedVotes`), cached on disk by :mod:`pate_study.ensemble`. Everything below runs offline on
+  (:class:`CachedVotes`), cached on disk by :mod:`pate_study.learning.ensemble`. Everything below runs offline on
   them, parameterised by th_e, th_c, σ_e, σ_c as in the thesis.
 * Query pool and test set: the subset's official eval clips, shuffled once (seed) and cut
   (:func:`query_test_split`): the pool takes ``max(min_pool, pool_fraction·n)`` clips so that Table 5.4's
@@ -37,11 +37,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from pate_study import metrics
+from pate_study.learning import metrics
 from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
-from pate_study.registry import published
-from pate_study.verdicts import Verdict, agrees, differs, not_comparable
+from pate_study.reporting.registry import published
+from pate_study.reporting.verdicts import Verdict, agrees, differs, not_comparable
 
 logger = logging.getLogger(__name__)
 
@@ -203,7 +203,7 @@ def noise_free_confident(m: np.ndarray, threshold: Any, confidence: float, rule:
 
 
 def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
-    """Macro P/R/F1 (Muschiol Def. 2: mean of per-class values) and micro F1, via :mod:`pate_study.metrics`."""
+    """Macro P/R/F1 (Muschiol Def. 2: mean of per-class values) and micro F1, via :mod:`pate_study.learning.metrics`."""
     if len(y_true) == 0:
         return {"precision": float("nan"), "recall": float("nan"), "f1": float("nan"), "micro_f1": float("nan")}
     r = metrics.multilabel_report(y_true, y_pred)

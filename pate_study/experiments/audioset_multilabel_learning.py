@@ -14,7 +14,7 @@ schedule, the best checkpoint by validation mAP) through
 teacher 0 only, so each teacher is one call on a one-teacher partition (its own seed); a ``scores`` output of
 ``train_teachers`` would let one stacked call per ensemble do it. Each teacher predicts every eval clip of the
 subset once (query pool and test set); the per-teacher probabilities are cached on disk
-(:mod:`pate_study.cache`, keyed with the resolved device), so re-runs and the offline sweeps never retrain. The test set
+(:mod:`pate_study.core.cache`, keyed with the resolved device), so re-runs and the offline sweeps never retrain. The test set
 selects nothing: checkpoints are chosen on the bal_train validation split.
 
 Students get the same recipe (the thesis, §5.4: "The best parameters evaluated for the training of an
@@ -33,7 +33,8 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from pate_study import cache, metrics
+from pate_study.core import cache
+from pate_study.learning import metrics
 from pate_study.data import audioset
 from pate_study.experiments import audioset_teachers as at
 from pate_study.experiments.audioset_multilabel import CachedVotes, noise_free_release, query_test_split
@@ -63,7 +64,7 @@ def one_teacher_probabilities(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarr
     """One teacher on ``train_rows`` by :func:`~pate_study.experiments.audioset_teachers.train_teachers` (seed
     ``seed``, selection on ``val``): its probabilities on ``queries`` (float32 ``[n_queries, C]``) and its
     selected step. The unit both backends run, so local and Ray give the same teacher."""
-    from pate_study.partitions import Partitions
+    from pate_study.learning.partitions import Partitions
 
     run = at.train_teachers(X, Y, Partitions(np.asarray(train_rows, dtype=np.int64)[None]), val, queries, query_labels,
                             spec, seed=int(seed), curve_clips=curve_clips, name=name)
@@ -162,7 +163,7 @@ def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, 
                   name: str = "student") -> dict:
     """A student with the teachers' recipe on the answered queries' released ``labels``: 10 % of them
     (released labels) select its checkpoint; test mAP and macro/micro F1 at :data:`STUDENT_THRESHOLD`."""
-    from pate_study.partitions import Partitions
+    from pate_study.learning.partitions import Partitions
 
     idx = np.flatnonzero(np.asarray(answered, dtype=bool))
     if idx.size < 10:

@@ -4,7 +4,7 @@ Real-data path: the released 128-d VGGish embeddings of bal_train (teacher/stude
 eval (test set), restricted to the "big" or "small" label subset (:mod:`pate_study.data.audioset`).
 The thesis trained ImageNet-pretrained ResNets on log-Mel spectrograms of ~343k crawled clips;
 here the teachers are embedding MLPs on ~7.8k (big) / ~1.3k (small) clips: "real data at
-reduced scale". The log-Mel CNNs (:func:`pate_study.models.logmel_model`) are the GPU path.
+reduced scale". The log-Mel CNNs (:func:`pate_study.learning.models.logmel_model`) are the GPU path.
 
 Splits (:func:`pool_split`): the subset's bal_train clips are shuffled once (seed) and cut into
 the teacher pool (``1 - student_fraction``; the thesis' 80 %) and the student pool (the thesis'
@@ -12,7 +12,7 @@ the teacher pool (``1 - student_fraction``; the thesis' 80 %) and the student po
 (``val_fraction`` of all clips). The student pool is the public side of PATE, so selecting teacher
 checkpoints on it costs no privacy, and the test set (eval) is never used for selection (the
 thesis selected on its test set, §9 of the notes). Teachers get disjoint, equal partitions of the
-teacher pool (:func:`pate_study.partitions.make_partitions`).
+teacher pool (:func:`pate_study.learning.partitions.make_partitions`).
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from pate_study.data import audioset
-from pate_study.registry import published
-from pate_study.verdicts import Verdict, agrees, differs, not_comparable, within_tolerance
+from pate_study.reporting.registry import published
+from pate_study.reporting.verdicts import Verdict, agrees, differs, not_comparable, within_tolerance
 
 logger = logging.getLogger(__name__)
 
@@ -142,8 +142,8 @@ def synthetic_siren(duration_s: float = 10.0, sr: int = 44_100, *, low_hz: float
 def siren_log_mel(data: str = "auto", *, seed: int = 0) -> tuple[np.ndarray, str]:
     """Log-Mel ``[frames, 64]`` of a Siren clip for Fig 2.1 and its one-line provenance: the first
     prepared raw-audio clip labelled Siren (recipe ``audioset-audio``) when there is one, else the
-    synthetic siren of :func:`synthetic_siren` through :func:`pate_study.features.log_mel_librosa`."""
-    from pate_study.features import log_mel_librosa
+    synthetic siren of :func:`synthetic_siren` through :func:`pate_study.learning.features.log_mel_librosa`."""
+    from pate_study.learning.features import log_mel_librosa
 
     if data != "synthetic":
         clip = _prepared_siren_clip()
@@ -268,7 +268,7 @@ def synthetic_log_mel_clips(n_clips: int, n_classes: int, *, frames: int = 101, 
 # ----------------------------------------------------------------------------- per-class metrics
 def per_class_ap(labels: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Average precision per class; NaN for classes without a positive clip."""
-    from pate_study.metrics import average_precision_per_class
+    from pate_study.learning.metrics import average_precision_per_class
 
     return average_precision_per_class(labels, scores)
 
@@ -296,11 +296,11 @@ def micro_curves(labels: np.ndarray, scores: np.ndarray) -> dict[str, np.ndarray
 def sampler_batches(labels: np.ndarray, ids: np.ndarray, kind: str, *, iterations: int = 1000, batch_size: int = 64,
                     seed: int = 0) -> np.ndarray:
     """``int [iterations, batch_size]`` clip ids drawn from the rows ``ids`` by the ``"balanced"``
-    sampler (Muschiol §4.4.2, :class:`pate_study.samplers.LabelBalancedStream`) or ``"random"``
-    (successive random permutations, :class:`pate_study.samplers.PermutationStream`)."""
+    sampler (Muschiol §4.4.2, :class:`pate_study.learning.samplers.LabelBalancedStream`) or ``"random"``
+    (successive random permutations, :class:`pate_study.learning.samplers.PermutationStream`)."""
     import torch
 
-    from pate_study.samplers import LabelBalancedStream, PermutationStream
+    from pate_study.learning.samplers import LabelBalancedStream, PermutationStream
 
     ids = np.asarray(ids, dtype=np.int64)
     if kind == "balanced":
@@ -327,8 +327,8 @@ def sampler_statistics(labels: np.ndarray, ids: np.ndarray, *, iterations: int =
 
 def teacher_partitions(split: PoolSplit, n_teachers: int, *, seed: int = 0):
     """Disjoint, equal partitions of the teacher pool (``floor(pool / T)`` clips each; indices into
-    the subset's bal_train clips), drawn by :func:`pate_study.partitions.make_partitions`."""
-    from pate_study.partitions import make_partitions
+    the subset's bal_train clips), drawn by :func:`pate_study.learning.partitions.make_partitions`."""
+    from pate_study.learning.partitions import make_partitions
 
     size = len(split.teacher) // n_teachers
     if size < 1:
@@ -363,7 +363,7 @@ class TeacherSpec:
     validation split (``select_on``). ``patience``: early stopping after that many evaluations without
     a better validation score (the thesis stops "after a decrease in performance ... is detected";
     None: all ``steps``). ``class_weights``: None (plain BCE, the thesis' final recipe) or "adaptive"
-    (§5.1.3, Fig 5.11: :class:`pate_study.training.AdaptiveClassWeights` with ``weight_max`` and
+    (§5.1.3, Fig 5.11: :class:`pate_study.learning.training.AdaptiveClassWeights` with ``weight_max`` and
     ``weight_temperature``)."""
 
     hidden: tuple[int, ...] = (256, 256)
@@ -385,8 +385,8 @@ class TeacherSpec:
             raise ValueError(f"class_weights={self.class_weights!r}: expected None (plain BCE) or 'adaptive' (§5.1.3)")
 
     def evaluation_hook(self):
-        """The ``on_evaluate`` hook of :func:`pate_study.training.train_stacked` for ``class_weights`` (or None)."""
-        from pate_study.training import AdaptiveClassWeights
+        """The ``on_evaluate`` hook of :func:`pate_study.learning.training.train_stacked` for ``class_weights`` (or None)."""
+        from pate_study.learning.training import AdaptiveClassWeights
 
         if self.class_weights == "adaptive":
             return AdaptiveClassWeights(self.weight_max, self.weight_temperature)
@@ -405,7 +405,7 @@ class TeacherRun:
     ``auc`` and per-class ``class_ap`` ``[T, C]`` on the full test set at the selected checkpoints,
     ``probs0`` (teacher 0's test probabilities) and ``train_counts`` ``[T, C]`` (positives per teacher);
     ``seconds``: wall time (volatile: logged, not a result); ``weight_trace``: with adaptive class weights,
-    per evaluation and teacher the min / mean / max weight (:class:`pate_study.training.AdaptiveClassWeights`)."""
+    per evaluation and teacher the min / mean / max weight (:class:`pate_study.learning.training.AdaptiveClassWeights`)."""
 
     name: str
     n_teachers: int
@@ -440,12 +440,12 @@ def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_
                    Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
                    name: str = "", last: bool = False, device: str | None = None, backend: str = "local",
                    teachers_per_task: int | None = None) -> TeacherRun:
-    """Train one embedding-MLP teacher per partition with :func:`pate_study.training.train_stacked`
+    """Train one embedding-MLP teacher per partition with :func:`pate_study.learning.training.train_stacked`
     (stacked, step schedule, per-teacher sampler/mixup, shared validation split ``val`` for checkpoint
     selection), recording validation and test-sample ("curve": ``curve_clips`` fixed eval clips) mAP/AUC
     every ``eval_every`` steps; then score every teacher on the full test set. ``last=True`` keeps the
     final parameters (used for per-class curves over iterations). ``device``: "cpu", "cuda" or None
-    (:func:`pate_study.device.choose_device`: CUDA when available, else the CPU; the same seed gives the
+    (:func:`pate_study.core.device.choose_device`: CUDA when available, else the CPU; the same seed gives the
     same CPU results as before). ``spec.class_weights="adaptive"`` updates per-class loss weights at every
     evaluation (Fig 5.11). The wall time is logged (and kept in ``seconds``), never recorded as a result.
 
@@ -461,9 +461,9 @@ def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_
 
     import torch
 
-    from pate_study.device import choose_device
-    from pate_study.stacked import StackedMLP
-    from pate_study.training import TrainConfig, teacher_seeds, train_stacked
+    from pate_study.core.device import choose_device
+    from pate_study.learning.stacked import StackedMLP
+    from pate_study.learning.training import TrainConfig, teacher_seeds, train_stacked
 
     start = time.perf_counter()
     dev = choose_device(device)
@@ -482,7 +482,7 @@ def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_
     history = res.history.replace({"split": {"test": "curve"}})
     probs = _stacked_probabilities(model, res.params, model.source(X_test, "X_test"), len(X_test))
     ap = np.stack([per_class_ap(Y_test, p) for p in probs])
-    from pate_study.metrics import mean_roc_auc
+    from pate_study.learning.metrics import mean_roc_auc
 
     auc = np.array([mean_roc_auc(Y_test, p) for p in probs])  # noqa: per teacher
     seconds = time.perf_counter() - start
@@ -498,7 +498,7 @@ def run_seed(seed: int, subset: str, n_teachers: int) -> int:
 
 def first_teachers(partitions, k: int):
     """The partitions of the first ``k`` teachers (ablations train a few teachers of "big 10")."""
-    from pate_study.partitions import Partitions
+    from pate_study.learning.partitions import Partitions
 
     return Partitions(partitions.train[:k])
 
@@ -563,7 +563,7 @@ def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_
     """Per-class test AP ``[len(checkpoints), C]`` of one teacher after each number of steps in
     ``checkpoints`` (Figs A.2/A.3). Each checkpoint is the same seeded run stopped there (the loop is
     deterministic on the CPU, so a shorter run is a prefix of a longer one)."""
-    from pate_study.partitions import Partitions
+    from pate_study.learning.partitions import Partitions
 
     rows = Partitions(np.asarray(train_rows, dtype=np.int64)[None])
     out = []
@@ -580,10 +580,10 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
                           head: tuple[int, ...] | None = None, weights: str | None = None, seed: int = 0,
                           device: str | None = None, backend: str = "local",
                           teachers_per_task: int | None = None) -> tuple[pd.DataFrame, str, float]:
-    """Muschiol's log-Mel teachers (:func:`pate_study.models.logmel_model`), stacked with
-    :class:`pate_study.stacked.StackedModule` and trained by the same loop (bf16 autocast on CUDA,
+    """Muschiol's log-Mel teachers (:func:`pate_study.learning.models.logmel_model`), stacked with
+    :class:`pate_study.learning.stacked.StackedModule` and trained by the same loop (bf16 autocast on CUDA,
     float32 on the CPU). ``weights``: a torchvision ImageNet state dict for every teacher
-    (:func:`pate_study.models.load_imagenet_weights`), else random init. Returns the history, the
+    (:func:`pate_study.learning.models.load_imagenet_weights`), else random init. Returns the history, the
     weights stamp and the wall time.
 
     ``backend="ray"`` / ``teachers_per_task``: the teachers in shards, one Ray task (one GPU) each; ``X`` may
@@ -599,10 +599,10 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
 
     import torch
 
-    from pate_study.device import choose_device
-    from pate_study.models import load_imagenet_weights, logmel_model, weights_stamp
-    from pate_study.stacked import StackedModule
-    from pate_study.training import TrainConfig, teacher_seeds, train_stacked
+    from pate_study.core.device import choose_device
+    from pate_study.learning.models import load_imagenet_weights, logmel_model, weights_stamp
+    from pate_study.learning.stacked import StackedModule
+    from pate_study.learning.training import TrainConfig, teacher_seeds, train_stacked
 
     start = time.perf_counter()
     dev = choose_device(device)
@@ -634,7 +634,7 @@ def deterministic_kernels(device):
     """Deterministic kernels for the CNN teachers on the CPU: ``torch.use_deterministic_algorithms`` and
     oneDNN's deterministic mode (``torch.backends.mkldnn``; its convolution backward may otherwise reduce
     across threads in a run-dependent order), restored afterwards. Results still depend on the thread
-    count (a different reduction split), which is part of the provenance (:func:`pate_study.device.describe_device`).
+    count (a different reduction split), which is part of the provenance (:func:`pate_study.core.device.describe_device`).
     On CUDA nothing changes (bf16 autocast; cuDNN's choices are not pinned)."""
     import torch
 

@@ -45,14 +45,18 @@ from ..privacy.mechanisms import (
     randomized_response_log_probs,
     sample_log_probs,
 )
-from ..sequence_models import (
+from ..learning.sequence_models import (
     Seq2SeqAutoencoder,
     Seq2SeqClassifier,
     SequenceClassifier,
     count_parameters,
     fit_seq2seq,
 )
-from ..student import fit_model, predict_scores
+from ..learning.student import fit_model, predict_scores
+from ..reporting.plots import reference_line
+from ..reporting import verdicts
+from tqdm.auto import tqdm
+from scipy.stats import spearmanr
 
 logger = logging.getLogger(__name__)
 
@@ -387,8 +391,6 @@ def synthesize(idea: str, epsilon: float, prepared: Prepared, models: Models, id
 def run_ideas(prepared: Prepared, models: Models, config: StudyConfig, *, progress: bool = True) -> pd.DataFrame:
     """One row per (idea, ε, repeat): the control's accuracy on the synthetic test split (original labels) and
     the mean normalised Hamming distance to the originals."""
-    from tqdm.auto import tqdm
-
     idea1 = idea1_tables(models)
     probs = output_probabilities(models.autoencoder, prepared.test.padded)
     rng = np.random.default_rng(config.seed + 100)
@@ -572,8 +574,6 @@ def plot_idea(ax_acc, ax_ham, summary: pd.DataFrame, ideas: Sequence[str], *, co
               length_only: float, x: str = "epsilon", xlabel: str = "ε of one mechanism call (as the thesis plots it)") -> None:
     """Accuracy (left axes) and normalised Hamming distance (right axes) against ε for ``ideas`` and the k-RR
     baseline, with the control's real-data accuracy and the length-only rule as reference lines."""
-    from ..plots import reference_line
-
     for idea in [KRR, *[i for i in ideas if i != KRR]]:
         s = summary[summary["idea"] == idea]
         style = dict(ls=":", color="0.45") if idea == KRR else {}
@@ -592,8 +592,6 @@ def plot_idea(ax_acc, ax_ham, summary: pd.DataFrame, ideas: Sequence[str], *, co
 
 def _trend(summary: pd.DataFrame, idea: str, column: str) -> float:
     """Spearman correlation of the mean ``column`` with ε (the direction of the thesis's statements)."""
-    from scipy.stats import spearmanr
-
     s = summary[summary["idea"] == idea].sort_values("epsilon")
     if s[column].nunique() < 2:
         return 0.0
@@ -633,8 +631,6 @@ def idea_verdicts(summary: pd.DataFrame, *, control_accuracy: float, highlighted
     is given in the reason, because past that range any per-symbol mechanism returns the original symbols.
     Fig 4.5's reason uses ``length_test`` (:func:`length_permutation_test`) when given. Fig 4.7 is not comparable:
     the thesis trains one model per ε, we vary only the release noise of one model trained at a fixed ε."""
-    from .. import verdicts
-
     out = {}
     ok, detail = _fig43_rule(summary, control_accuracy, highlighted_epsilon)
     ok_all, detail_all = _fig43_rule(summary, control_accuracy, float(summary["epsilon"].max()))
@@ -686,8 +682,6 @@ def idea_verdicts(summary: pd.DataFrame, *, control_accuracy: float, highlighted
 def control_verdict(control_accuracy: float, unseen: dict, duplication_stats: dict, paper: float = 0.97):
     """Control accuracy vs the thesis's ≈ 0.97 (|ours − paper| ≤ 0.02); the reason reports the control on the test
     sequences absent from the train split, which tests whether duplicates carry the difference."""
-    from .. import verdicts
-
     share = duplication_stats["test_share_seen_in_train"]
     return verdicts.within_tolerance(
         paper, control_accuracy, atol=0.02, quantity="control accuracy",
@@ -702,8 +696,6 @@ def control_verdict(control_accuracy: float, unseen: dict, duplication_stats: di
 def listing_verdict(listing: pd.DataFrame, source: DataSource):
     """Figs 4.1/4.2: agrees when every published line is the file row at the located block (not comparable on
     the synthetic stand-in)."""
-    from .. import verdicts
-
     if source.kind != "real":
         return verdicts.not_comparable("the synthetic stand-in does not contain the thesis's sequences", rule="data differ")
     rule = "every published line equals the file row at the best-matching block offset"

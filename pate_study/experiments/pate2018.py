@@ -31,6 +31,8 @@ from ..privacy import ThresholdRangeWarning, confident_gnmax, confident_gnmax_ep
 from ..privacy import smooth_sensitivity as ss
 from ..privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, paper2018_orders, select_order
 from ..privacy.rdp import rdp_gnmax_data_independent, rdp_threshold_data_independent, threshold_logpr
+from ..reporting import verdicts
+from scipy.optimize import brentq
 
 logger = logging.getLogger(__name__)
 
@@ -270,8 +272,6 @@ def lnmax_row_verdict(row, *, real_data: bool, analysis_gamma: float = PAPER2017
     """Verdict of one LNMax row against the printed 2017 ε (rule: |ours − paper| ≤ 0.005, the rounding of a
     two-decimal value). Only rows at the γ of the 2017 analysis script, on queries known to be the ones the paper
     used, are compared; the others are ``not comparable`` with the reason."""
-    from .. import verdicts
-
     if not real_data:
         return verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")
     if row["gamma"] != analysis_gamma:
@@ -292,8 +292,6 @@ def lnmax_row_verdict(row, *, real_data: bool, analysis_gamma: float = PAPER2017
 def lnmax_verdicts(lnmax: pd.DataFrame, *, real_data: bool):
     """Per-row verdicts (:func:`lnmax_row_verdict`) added as columns, and one verdict for the table: ``agrees`` when
     every comparable row agrees, ``differs`` when one does not, ``not comparable`` when no row is comparable."""
-    from .. import verdicts
-
     judged = [lnmax_row_verdict(r, real_data=real_data) for _, r in lnmax.iterrows()]
     table = lnmax.assign(verdict=[v.verdict for v in judged], verdict_reason=[v.reason for v in judged])
     comparable = [(r, v) for (_, r), v in zip(lnmax.iterrows(), judged) if v.verdict != "not comparable"]
@@ -330,8 +328,6 @@ def answered_count_tests(counts: np.ndarray, setting: ConfidentSetting, *, n_sub
     * how many first rows the expected count needs to reach the printed one, and which threshold T would give it
       on the first ``n_queries`` rows (root of E[answered](T) = printed, by bisection).
     """
-    from scipy.optimize import brentq
-
     target = float(setting.paper_answered)
     pr_all = np.exp(threshold_logpr(counts.max(axis=1), setting.threshold, setting.sigma1))
     first = pr_all[: setting.n_queries]
@@ -360,9 +356,7 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
                       coverage: float = 0.95) -> pd.DataFrame:
     """Paper beside ours for each confident-GNMax row: the printed answered count and ε are single draws, so each
     is judged against the central ``coverage`` interval of our realised runs over seeds
-    (:func:`pate_study.verdicts.within_range`); synthetic votes are ``not comparable``."""
-    from .. import verdicts
-
+    (:func:`pate_study.reporting.verdicts.within_range`); synthetic votes are ``not comparable``."""
     out = []
     for row in rows:
         setting = PAPER2018_CONFIDENT[row["dataset"]]
@@ -407,8 +401,6 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
 def table2_overall_verdict(comparison: pd.DataFrame, *, real_data: bool):
     """One verdict for the Table 2 item: ``agrees`` when every row with a printed value agrees (see
     :func:`table2_comparison`), else ``differs`` with the rows' reasons; synthetic votes are ``not comparable``."""
-    from .. import verdicts
-
     rule = "every printed row's answered count and ε inside our 95% seed interval"
     if not real_data:
         return verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")

@@ -4,7 +4,7 @@ bound, GNMax and Rényi DP, confident GNMax, the smooth-sensitivity release of a
 local Laplace mechanism, and the empirical audit.
 
 The accountant formulas themselves live in :mod:`pate_study.privacy`; this module only arranges them
-into the tables the primer plots. The exercises' checks are in :mod:`pate_study.exercises`.
+into the tables the primer plots. The exercises' checks are in :mod:`pate_study.tooling.exercises`.
 """
 from __future__ import annotations
 
@@ -15,14 +15,25 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-import data_recipes
-
 from ..data import DataSource, pate2018
-from ..privacy import (audit, confident_gnmax, confident_gnmax_epsilon, gnmax, gnmax_epsilon, laplace_noise,
-                       lnmax, lnmax_logq, lnmax_rdp_epsilon, local_laplace_epsilon, logmgf_lnmax, rdp_pure_dp)
+from ..privacy import (
+    audit,
+    confident_gnmax,
+    confident_gnmax_epsilon,
+    gnmax,
+    gnmax_epsilon,
+    laplace_noise,
+    lnmax,
+    lnmax_logq,
+    lnmax_rdp_epsilon,
+    local_laplace_epsilon,
+    logmgf_lnmax,
+    rdp_pure_dp,
+)
 from ..privacy import smooth_sensitivity as ss
 from ..privacy.accounting import OrderAtGridEdgeWarning
 from ..privacy.moments import moments_epsilon
+from ..reporting import verdicts
 
 # The four densities of the Wikipedia figure that Visca (2021) reproduces as Fig. 2.4.
 WIKIPEDIA_LAPLACE_CURVES = ((0.0, 1.0), (0.0, 2.0), (0.0, 4.0), (-5.0, 4.0))
@@ -184,8 +195,6 @@ def fig5_verdict(curve: MgfBoundCurve, *, paper_epsilon: float = 20.1743, paper_
     """Verdict on MAKE Fig. 5 / Visca Fig. 4.8's printed minimum (ε*_ind ≃ 20.1743 at λ ≃ 1.51743): both within
     half a unit of the last printed digit. An analytic item: the agreement checks the formula and its minimisation,
     not data."""
-    from .. import verdicts
-
     eps = verdicts.within_tolerance(paper_epsilon, curve.epsilon_star, atol=5e-5, quantity="ε*_ind (printed to 4 decimals)")
     lam = verdicts.within_tolerance(paper_lambda, curve.lambda_star, atol=5e-6, quantity="λ* (printed to 5 decimals)")
     if eps.verdict == lam.verdict == "agrees":
@@ -207,17 +216,6 @@ class VoteRows:
     notice: str = ""     # Markdown the notebook shows: which votes, and how to get the real ones when missing
 
 
-VOTES_RECIPE = "pate2018-votes"
-
-
-def prepare_votes(recipe: str = VOTES_RECIPE) -> str | None:
-    """Prepare the released votes the way ``make data-votes`` does (mirror first, then the official URL, each file
-    verified); None when they are ready, else the one-line reason they cannot be had (offline, download failure)."""
-    try:
-        data_recipes.prepare(recipe, network=True)
-    except (data_recipes.NotAvailableError, data_recipes.DataError, OSError) as err:
-        return f"{type(err).__name__}: {err}"
-    return None
 
 
 def votes_notice(source: DataSource, dataset: str, n_rows: int, data: str, failure: str | None) -> str:
@@ -235,11 +233,11 @@ def votes_notice(source: DataSource, dataset: str, n_rows: int, data: str, failu
 def load_votes(dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool = False) -> VoteRows:
     """The first ``n_rows`` vote histograms of one PATE 2018 vote matrix (real or synthetic stand-in).
 
-    ``prepare``: first fetch the votes if they are missing (:func:`prepare_votes`; the lab does, the runner prepares
+    ``prepare``: first fetch the votes if they are missing (:func:`pate_study.data.pate2018.prepare`; the lab does, the runner prepares
     them itself). ``notice`` says which votes were loaded, and why a stand-in was used."""
     if n_rows < 1:
         raise ValueError(f"votes_queries must be >= 1, got {n_rows}")
-    failure = prepare_votes() if prepare and data != "synthetic" else None
+    failure = pate2018.prepare() if prepare and data != "synthetic" else None
     votes = pate2018.load(data, seed=seed)
     if dataset not in votes.counts:
         raise ValueError(f"votes_dataset must be one of {sorted(votes.counts)}, got {dataset!r}")

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pate_study.errors import one_line
+from pate_study.core.errors import one_line
 
 from ._validation import ThresholdRangeWarning, check_threshold, load_votes_file
 from .accounting import CONVERSIONS

@@ -706,8 +706,6 @@ def table54_fit(
     optimal ε over ``orders`` (basic conversion) and the σ that would make the formula give the
     fitted per-query RDP.
     """
-    from .accounting import resolve_rdp_orders
-
     if len(n_queries) != len(printed):
         raise ValueError("printed: expected one printed value per entry of n_queries")
     sigma = check_positive("sigma", sigma)

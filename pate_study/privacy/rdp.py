@@ -62,6 +62,7 @@ from .rdp_curves import (
     total_rdp_data_dependent,
     total_rdp_pure_dp,
 )
+from .aggregators import confident_check
 
 __all__ = [
     "gnmax_logq",
@@ -353,8 +354,6 @@ def confident_gnmax_epsilon(
     α/(2σ1²) + α/σ2² (``cost="all_answered"``). ``check_values`` overrides
     max_c n_c for the check (interactive GNMax: max_c(n_c − |E| p_c)).
     """
-    from .aggregators import confident_check  # local import: aggregators does not import rdp
-
     sigma1 = check_positive("sigma1", sigma1)
     sigma2 = check_positive("sigma2", sigma2)
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))

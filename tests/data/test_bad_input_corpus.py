@@ -24,7 +24,7 @@ from data_recipes import audioset as ar
 from data_recipes import framework as fw
 from data_recipes import malicious_urls
 from data_recipes.__main__ import main as cli
-from pate_study import env
+from pate_study.core import env
 from pate_study.data import resolve_source
 
 FIX = Path(__file__).parent / "fixtures"

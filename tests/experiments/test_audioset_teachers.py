@@ -40,7 +40,7 @@ def test_checkpoints_are_prefixes_of_one_run(tiny):
     X, Y, Xt, Yt, split = tiny
     rows = split.teacher[:60]
     ap = study.checkpoint_class_ap(X, Y, rows, Xt, Yt, SPEC, [6, 12], seed=3)
-    from pate_study.partitions import Partitions
+    from pate_study.learning.partitions import Partitions
 
     full = study.train_teachers(X, Y, Partitions(rows[None]), np.zeros(0, np.int64), Xt, Yt,
                                 SPEC.replace(eval_every=12), seed=3, curve_clips=1, last=True)
@@ -167,7 +167,7 @@ def test_verdict_helpers():
 
 def test_05_teacher_probabilities_and_shards_are_keyed_by_the_resolved_device(tiny, tmp_path, monkeypatch):
     """A CPU run's cached teacher probabilities are not reused by a CUDA-requested run in the same folder, and a
-    shard's key differs by device (the one cache, :mod:`pate_study.cache`)."""
+    shard's key differs by device (the one cache, :mod:`pate_study.core.cache`)."""
     import torch
 
     from pate_study.experiments import audioset_distributed as ad

@@ -11,7 +11,7 @@ import torch
 
 from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
-from pate_study.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
+from pate_study.learning.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
 
 
 def test_normalised_hamming_on_crafted_pairs():

@@ -98,7 +98,7 @@ def test_sliders_degrade_to_one_static_figure_outside_an_interactive_kernel(monk
     import matplotlib
 
     matplotlib.use("Agg")
-    from pate_study import sliders
+    from pate_study.tooling import sliders
 
     shown = []
     monkeypatch.setattr(sliders, "display", shown.append)

@@ -5,11 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.ensemble import EnsembleConfig
+from pate_study.learning.ensemble import EnsembleConfig
 from pate_study.experiments import student_privacy as study
 from pate_study.experiments.student_privacy import ecg, figures, web
 from pate_study.experiments.student_privacy.tables import summarise_verdicts, with_verdicts
-from pate_study.verdicts import Verdict
+from pate_study.reporting.verdicts import Verdict
 
 
 def _blobs(n, d=20, n_classes=3, seed=0):
@@ -284,7 +284,7 @@ def test_study_rows_record_consensus_and_the_theorem_q_condition(small_study):
 def test_table_verdicts_per_row_and_summary():
     table = pd.DataFrame({"paper": [1.0, np.nan, 3.0], "ours": [1.01, 2.0, 5.0]})
     judged = with_verdicts(table, lambda r: None if pd.isna(r["paper"]) else
-                           __import__("pate_study.verdicts", fromlist=["x"]).within_tolerance(r["paper"], r["ours"], atol=0.1))
+                           __import__("pate_study.reporting.verdicts", fromlist=["x"]).within_tolerance(r["paper"], r["ours"], atol=0.1))
     assert list(judged["verdict"]) == ["agrees", "", "differs"]
     summary = summarise_verdicts([Verdict("agrees", "r"), Verdict("differs", "r", "why"), None], "rule")
     assert summary.verdict == "differs" and "1 agrees, 1 differs" in summary.rule

@@ -1,6 +1,6 @@
 """Votes of the pre-restructuring training code (commit e7f53c9), recorded for the equivalence test.
 
-``python tests/learning/legacy_votes.py`` loads ``pate_study/ensemble.py`` as it was at ``LEGACY_COMMIT``
+``python tests/learning/legacy_votes.py`` loads ``pate_study/learning/ensemble.py`` as it was at ``LEGACY_COMMIT``
 (from git history), trains the small ECG-like, web-like (sparse TF-IDF first layer) and
 early-stopping settings below with it, and writes their votes, probabilities, thresholds and epochs
 to ``tests/learning/data/legacy_votes.npz``. ``test_legacy_votes.py`` trains the same settings with the
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from pate_study import partitions
+from pate_study.learning import partitions
 
 ROOT = Path(__file__).resolve().parents[2]
 LEGACY_COMMIT = "e7f53c9"
@@ -28,7 +28,7 @@ OUTPUT = Path(__file__).with_name("data") / "legacy_votes.npz"
 
 def settings(ensemble) -> dict:
     """name -> (X, y, partitions, config, queries); ``ensemble`` is the module providing the classes (the
-    legacy module drew its own partitions; today they come from :mod:`pate_study.partitions`, same draw)."""
+    legacy module drew its own partitions; today they come from :mod:`pate_study.learning.partitions`, same draw)."""
     make_partitions = getattr(ensemble, "make_partitions", None) or partitions.make_partitions
     rng = np.random.default_rng(0)
     # ECG-like: 5 classes, dense rows in [0, 1], 10 teachers x 25 rows (smoke profile sizes)
@@ -72,8 +72,8 @@ def record(ensemble) -> dict[str, np.ndarray]:
 
 
 def legacy_module():
-    """``pate_study/ensemble.py`` at ``LEGACY_COMMIT``, imported from git history."""
-    source = subprocess.run(["git", "show", f"{LEGACY_COMMIT}:pate_study/ensemble.py"], cwd=ROOT, check=True,
+    """``pate_study/learning/ensemble.py`` at ``LEGACY_COMMIT``, imported from git history."""
+    source = subprocess.run(["git", "show", f"{LEGACY_COMMIT}:pate_study/learning/ensemble.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "legacy_ensemble.py"
     path.write_text(source)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from pate_study import cache
-from pate_study.ensemble import EnsembleConfig, cached_ensemble, cached_teacher_votes
-from pate_study.partitions import make_partitions
+from pate_study.core import cache
+from pate_study.learning.ensemble import EnsembleConfig, cached_ensemble, cached_teacher_votes
+from pate_study.learning.partitions import make_partitions
 
 CUDA = torch.cuda.is_available()
 

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from pate_study.device import choose_device
+from pate_study.core.device import choose_device
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 def test_stacked_resnet_teachers_train_under_bf16_autocast():
     """Every stacked ResNet teacher failed here before BatchNorm was kept in float32 (stacked.py)."""
-    from pate_study.partitions import make_partitions
+    from pate_study.learning.partitions import make_partitions
     from pate_study.experiments import audioset_teachers as at
 
     X, Y = at.synthetic_log_mel_clips(48, 3, frames=32, seed=0)
@@ -30,7 +30,7 @@ def test_chunked_teachers_match_one_call_on_cuda():
     """Teachers in vmap chunks (the 2^31-element guard) give what one call gives, on the GPU too."""
     from torch import nn
 
-    from pate_study.stacked import StackedModule
+    from pate_study.learning.stacked import StackedModule
 
     def net():
         return nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(144, 3))

@@ -3,11 +3,11 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from pate_study.ensemble import EnsembleConfig, cached_teacher_votes, query_ensemble, train_ensemble, train_ensemble_loop
-from pate_study.io import load_cache_entry, save_cache_entry
-from pate_study.partitions import Partitions, make_partitions
-from pate_study.training import teacher_seeds
-from pate_study.voting import TeacherVotes, vote_counts, youden_threshold
+from pate_study.learning.ensemble import EnsembleConfig, cached_teacher_votes, query_ensemble, train_ensemble, train_ensemble_loop
+from pate_study.core.io import load_cache_entry, save_cache_entry
+from pate_study.learning.partitions import Partitions, make_partitions
+from pate_study.learning.training import teacher_seeds
+from pate_study.learning.voting import TeacherVotes, vote_counts, youden_threshold
 
 CFG = dict(in_features=20, hidden=(16, 8), batch_size=32, max_epochs=12, patience=2, lr=5e-3)
 
@@ -126,7 +126,7 @@ def _grad_fn_names(t: torch.Tensor) -> set[str]:
 def test_sparse_first_layer_does_not_copy_its_gradient():
     """An in-place bias add on the embedding_bag view put CopySlices in the graph, which clones the
     whole [N*B, out] gradient every backward (about a quarter of a sparse step, benchmarks/README.md)."""
-    from pate_study.stacked import as_inputs as _as_inputs, first_layer as _first_layer
+    from pate_study.learning.stacked import as_inputs as _as_inputs, first_layer as _first_layer
     X = sp.random(40, 30, density=0.2, random_state=0, format="csr", dtype=np.float32)
     inputs = _as_inputs(X, 30, sparse=True, device=torch.device("cpu"))
     W = torch.randn(3, 30, 8, requires_grad=True)
@@ -201,9 +201,9 @@ def test_votes_state_roundtrip():
 
 
 def test_module_ensemble_vmap_matches_loop_with_batchnorm():
-    from pate_study.ensemble import train_module_ensemble
-    from pate_study.voting import votes_from_probabilities
-    from pate_study.models import ResNetLogMel
+    from pate_study.learning.ensemble import train_module_ensemble
+    from pate_study.learning.voting import votes_from_probabilities
+    from pate_study.learning.models import ResNetLogMel
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 16, 8)).astype(np.float32)
@@ -226,7 +226,7 @@ def test_module_ensemble_vmap_matches_loop_with_batchnorm():
 
 
 def test_early_stopping_rule_single_and_stacked_agree():
-    from pate_study.training import EarlyStopping, record_stacked_losses
+    from pate_study.learning.training import EarlyStopping, record_stacked_losses
     losses = [1.0, 0.8, 0.8, 0.9, 0.7, 0.75, 0.71, 0.72]  # equal is not an improvement
     single = EarlyStopping(patience=3)
     stops = [single.update(v, lambda v=v: v) for v in losses]

@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from pate_study.features import (
+from pate_study.learning.features import (
     check_ecg_beats, l1_normalize, log_mel_librosa, log_mel_torch, tokenize_url, url_tfidf,
 )
 

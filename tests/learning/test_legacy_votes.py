@@ -1,6 +1,6 @@
 """The restructured training loop gives the votes of the code it replaced (same seeds -> same votes).
 
-The reference arrays were recorded with ``pate_study/ensemble.py`` at commit e7f53c9 by
+The reference arrays were recorded with ``pate_study/learning/ensemble.py`` at commit e7f53c9 by
 ``tests/learning/legacy_votes.py`` (ECG-like multi-class, web-like sparse binary with Youden thresholds,
 and an early-stopping run with stack compaction). Any change to initialisation, batch order, the
 forward/backward, Adam, early stopping, thresholds or querying changes them.
@@ -8,7 +8,7 @@ forward/backward, Adam, early stopping, thresholds or querying changes them.
 import numpy as np
 import pytest
 
-from pate_study import ensemble
+from pate_study.learning import ensemble
 
 from legacy_votes import OUTPUT, record  # tests/learning is on sys.path (pytest rootdir-relative import)
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from pate_study.metrics import (
+from pate_study.learning.metrics import (
     binary_report, mean_average_precision, mean_roc_auc, multiclass_report, multilabel_report, tpr_tnr,
 )
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from pate_study.models import EmbeddingMLP, ResNetLogMel, count_parameters, ecg_mlp, web_fc_net
+from pate_study.learning.models import EmbeddingMLP, ResNetLogMel, count_parameters, ecg_mlp, web_fc_net
 
 
 def test_web_net_matches_sosa_parameter_count():

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from pate_study.models import (LOGMEL_ARCHITECTURES, ResNetLogMel, VGGLogMel, load_imagenet_weights, logmel_model,
+from pate_study.learning.models import (LOGMEL_ARCHITECTURES, ResNetLogMel, VGGLogMel, load_imagenet_weights, logmel_model,
                                weights_stamp)
 
 _RESNET_LAYERS = {"resnet18": (2, 2, 2, 2), "resnet34": (3, 4, 6, 3)}
@@ -154,7 +154,7 @@ def test_vectorised_per_class_metrics_equal_sklearn():
     import numpy as np
     from sklearn.metrics import average_precision_score, roc_auc_score
 
-    from pate_study.metrics import average_precision_per_class, roc_auc_per_class
+    from pate_study.learning.metrics import average_precision_per_class, roc_auc_per_class
 
     rng = np.random.default_rng(0)
     Y = rng.random((300, 12)) < 0.1

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from pate_study.ensemble import EnsembleConfig, train_ensemble
-from pate_study.partitions import Partitions
+from pate_study.learning.ensemble import EnsembleConfig, train_ensemble
+from pate_study.learning.partitions import Partitions
 
 
 @pytest.mark.parametrize("task, n_outputs", [("multiclass", 3), ("binary", 1)])

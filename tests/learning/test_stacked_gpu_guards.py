@@ -1,4 +1,4 @@
-"""The two guards of :class:`pate_study.stacked.StackedModule` that a GPU run showed were needed
+"""The two guards of :class:`pate_study.learning.stacked.StackedModule` that a GPU run showed were needed
 (H100, 2026-11-22): BatchNorm kept in float32 under bf16 autocast, and teachers run in chunks when one
 ``vmap`` call's grouped convolution would pass CUDA's 2^31-element limit. Both are checked on the CPU."""
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from pate_study.stacked import (StackedModule, keep_batch_norm_float32, largest_activation_elements,
+from pate_study.learning.stacked import (StackedModule, keep_batch_norm_float32, largest_activation_elements,
                                 teachers_per_call)
 
 
@@ -84,7 +84,7 @@ def test_chunked_teachers_give_the_unchunked_outputs_buffers_and_gradients():
 
 
 def test_device_variable_overrides_the_automatic_choice(monkeypatch):
-    from pate_study.device import choose_device
+    from pate_study.core.device import choose_device
 
     monkeypatch.setenv("PATE_STUDY_DEVICE", "cpu")
     assert choose_device(None).type == "cpu"

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from pate_study.models import mlp
-from pate_study.student import BatchBalancedSampler, fit_model, mixup_pairs, predict_scores, train_student
+from pate_study.learning.models import mlp
+from pate_study.learning.student import BatchBalancedSampler, fit_model, mixup_pairs, predict_scores, train_student
 
 
 def test_balanced_sampler_equalises_labels():

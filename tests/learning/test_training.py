@@ -3,13 +3,13 @@ import numpy as np
 import pytest
 import torch
 
-from pate_study.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
-from pate_study.partitions import Partitions, make_partitions
-from pate_study.models import EmbeddingMLP
-from pate_study.samplers import BatchFeeder, LabelBalancedStream, PermutationStream, mix_pairs, mixup_coefficients
-from pate_study.stacked import StackedMLP
-from pate_study.student import fit_model
-from pate_study.training import HISTORY_COLUMNS, TrainConfig, as_targets, per_teacher_loss, teacher_seeds
+from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
+from pate_study.learning.partitions import Partitions, make_partitions
+from pate_study.learning.models import EmbeddingMLP
+from pate_study.learning.samplers import BatchFeeder, LabelBalancedStream, PermutationStream, mix_pairs, mixup_coefficients
+from pate_study.learning.stacked import StackedMLP
+from pate_study.learning.student import fit_model
+from pate_study.learning.training import HISTORY_COLUMNS, TrainConfig, as_targets, per_teacher_loss, teacher_seeds
 
 
 def _multilabel(n=900, d=12, labels=5, seed=0):
@@ -220,7 +220,7 @@ def test_module_ensemble_step_schedule_stack_matches_loop():
 
 def test_fit_model_step_schedule_is_the_same_loop():
     X, Y = _multilabel()
-    from pate_study.models import mlp
+    from pate_study.learning.models import mlp
     torch.manual_seed(0)
     r = fit_model(mlp(12, (16,), 5), X[:700], Y[:700], "multilabel", X[700:], Y[700:], max_steps=30, eval_every=10,
                   batch_size=16, sampler="balanced", mixup_alpha=1.0, seed=1)
@@ -263,7 +263,7 @@ def test_bad_input_names_the_parameter():
 
 
 def test_history_and_module_probabilities_survive_the_cache(tmp_path):
-    from pate_study.ensemble import cached_ensemble, cached_module_votes
+    from pate_study.learning.ensemble import cached_ensemble, cached_module_votes
     X, Y = _multilabel(n=500)
     parts = make_partitions(400, 2, 80, val_size=20, seed=0)
     cfg = EnsembleConfig(**STEP, max_steps=10, eval_every=5)
@@ -298,7 +298,7 @@ def test_step_patience_stops_teachers_and_the_stack_still_matches_the_loop():
 def test_single_model_with_data_dependent_control_flow_trains():
     """fit_model (N = 1) must accept any forward, e.g. a sequence model that checks its input (vmap cannot)."""
     import torch
-    from pate_study.student import fit_model
+    from pate_study.learning.student import fit_model
 
     class Checked(torch.nn.Module):
         def __init__(self):

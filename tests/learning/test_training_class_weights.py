@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from pate_study.stacked import StackedMLP
-from pate_study.training import (
+from pate_study.learning.stacked import StackedMLP
+from pate_study.learning.training import (
     AdaptiveClassWeights, EvaluationEvent, TrainConfig, adaptive_class_weights, per_teacher_loss, teacher_seeds,
     train_stacked, weighted_bce_with_logits,
 )
@@ -96,7 +96,7 @@ def test_hook_sees_each_evaluation_and_its_weights_change_training_per_teacher()
     np.testing.assert_array_equal(events[0].val_truth[1], Y[500:600] > 0.5)
     assert set(events[0].scores) == {"validation"} and "probs" not in events[0].scores["validation"]
     # the validation probabilities are the ones the recorded mAP was computed from
-    from pate_study.metrics import mean_average_precision
+    from pate_study.learning.metrics import mean_average_precision
 
     h = plain.history.query("split == 'validation' and metric == 'mAP' and step == 10").set_index("teacher").value
     assert mean_average_precision(events[0].val_truth[2], events[0].val_probs[2]) == pytest.approx(h[2], abs=1e-12)
@@ -112,7 +112,7 @@ def test_adaptive_hook_weights_come_from_validation_ap():
     hook = AdaptiveClassWeights(max_weight=3.0, temperature=0.05)
     seen = []
     res = _train(X, Y, on_evaluate=lambda e: seen.append(e) or hook(e))
-    from pate_study.metrics import average_precision_per_class
+    from pate_study.learning.metrics import average_precision_per_class
 
     ap = average_precision_per_class(seen[0].val_truth[1], seen[0].val_probs[1])
     np.testing.assert_allclose(seen[1].class_weights[1], adaptive_class_weights(ap, max_weight=3.0, temperature=0.05),

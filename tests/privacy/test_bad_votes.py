@@ -19,7 +19,7 @@ import numpy as np
 import numpy.lib.format as npy_format
 import pytest
 
-from pate_study.npyfile import NpyFileError, load_npy, read_npy_header
+from pate_study.core.npyfile import NpyFileError, load_npy, read_npy_header
 from pate_study.privacy import aggregators, moments, rdp
 from pate_study.privacy.__main__ import main
 from pate_study.privacy._validation import ThresholdRangeWarning, check_counts, load_votes_file

@@ -38,14 +38,37 @@ Choices where the sources are silent (each is a field of :class:`StudyConfig` or
   number of teachers drives the privacy analysis), then the number of teachers, then the student sizes;
   every change is reported in :attr:`StudyResult.scale_notes`.
 """
-from .accounting import (consensus_summary, data_dependent_epsilons, data_independent_epsilons,
-                         epsilon_gap_explanations, noise_signal_table, sosa_setting_hypotheses)
+from .accounting import (
+    consensus_summary,
+    data_dependent_epsilons,
+    data_independent_epsilons,
+    epsilon_gap_explanations,
+    noise_signal_table,
+    sosa_setting_hypotheses,
+)
 from .config import NO_NOISE, PARAMETRISATIONS, STUDENT_FEATURES, StudyConfig, fit_sizes, level_key
-from .pipeline import (LevelResult, StudentDraw, StudentRows, StudyResult, disjoint_student_rows, privatize, run_level, run_study,
-                       student_rows, teacher_partitions, train_teachers)
+from .pipeline import (
+    LevelResult,
+    StudentDraw,
+    StudentRows,
+    StudyResult,
+    disjoint_student_rows,
+    privatize,
+    run_level,
+    run_study,
+    student_rows,
+    teacher_partitions,
+    train_teachers,
+)
 from .pools import WEB_SPLITS, Pools, ecg_pools, web_pools
-from .tables import (epsilon_table_vs_paper, median_iqr, per_level_medians, scale_description, sosa_table_4_1,
-                     sosa_table_4_2)
+from .tables import (
+    epsilon_table_vs_paper,
+    median_iqr,
+    per_level_medians,
+    scale_description,
+    sosa_table_4_1,
+    sosa_table_4_2,
+)
 
 __all__ = ["LevelResult", "NO_NOISE", "PARAMETRISATIONS", "STUDENT_FEATURES", "WEB_SPLITS", "Pools", "StudentDraw", "StudentRows", "StudyConfig",
            "StudyResult", "consensus_summary", "data_dependent_epsilons", "data_independent_epsilons",

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ensemble import EnsembleConfig
+from ...learning.ensemble import EnsembleConfig
 
 NO_NOISE = "no noise"
 PARAMETRISATIONS = ("rho", "scale")

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ... import verdicts as judge
+from ...reporting import verdicts as judge
 from ...data.ecg import TRAIN_CLASS_COUNTS
-from ...ensemble import EnsembleConfig
+from ...learning.ensemble import EnsembleConfig
 from ...privacy.moments import theorem3_q_limit
 from .config import NO_NOISE, StudyConfig
 from .tables import median_iqr, per_level_medians, summarise_verdicts, with_verdicts
+from .tables import epsilon_table_vs_paper
 
 N_CLASSES = 5
 PAPER_TEACHERS, PAPER_BEATS, PAPER_QUERIES, PAPER_VALIDATION = 200, 5000, 900, 100
@@ -148,7 +149,7 @@ def comparability(result, gamma: float, privacy: bool = False, lnmax_labels: boo
 
 
 def verdicts(result, gamma: float, published: dict) -> dict:
-    """A :class:`~pate_study.verdicts.Verdict` for every ECG item with published values, keyed by item id.
+    """A :class:`~pate_study.reporting.verdicts.Verdict` for every ECG item with published values, keyed by item id.
 
     Rule: not comparable when :func:`comparability` gives a reason; otherwise the published range ± 2 points
     (accuracies) or ± 0.05 (ε medians, Table 1 prints two decimals) decides.
@@ -179,7 +180,6 @@ def verdicts(result, gamma: float, published: dict) -> dict:
 
 def table1(result, paper_rows, gamma: float) -> pd.DataFrame:
     """MAKE Table 1: paper's median/IQR beside ours (three accountants), a verdict per row."""
-    from .tables import epsilon_table_vs_paper
     why = comparability(result, gamma, privacy=True)
     table = epsilon_table_vs_paper(result.students, result.level_order, paper_rows)
 

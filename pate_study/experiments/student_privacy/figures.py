@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...plots import box_by_level, reference_line
+from ...reporting.plots import box_by_level, reference_line
 from .config import NO_NOISE
 
 ACCURACY_LIMITS = (-0.02, 1.02)

@@ -17,9 +17,9 @@ import pandas as pd
 import scipy.sparse as sp
 from tqdm.auto import tqdm
 
-from ...ensemble import cached_ensemble, query_ensemble, train_ensemble
-from ...metrics import binary_report, multiclass_report
-from ...partitions import Partitions, make_partitions
+from ...learning.ensemble import cached_ensemble, query_ensemble, train_ensemble
+from ...learning.metrics import binary_report, multiclass_report
+from ...learning.partitions import Partitions, make_partitions
 from ...privacy.aggregators import lnmax
 from ...privacy.mechanisms import local_laplace, local_laplace_epsilon
 from .accounting import consensus_summary, data_dependent_epsilons, data_independent_epsilons

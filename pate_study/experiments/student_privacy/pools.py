@@ -7,6 +7,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from ...data import ecg
+from ...learning.features import l1_normalize
+from ...data import web
+from ...learning.features import url_tfidf
 
 logger = logging.getLogger(__name__)
 
@@ -36,9 +40,6 @@ class Pools:
 def ecg_pools(data: str, *, seed: int) -> Pools:
     """ECG beats, l1-normalised in float64: teachers get ``mitbih_train``, students ``mitbih_test``
     (the sources do not say which file fed which role; this split keeps teachers and students disjoint)."""
-    from ...data import ecg
-    from ...features import l1_normalize
-
     beats = ecg.load(data, seed=seed)
     return Pools(l1_normalize(beats.X_train.astype(np.float64)), beats.y_train,
                  l1_normalize(beats.X_test.astype(np.float64)), beats.y_test, beats.X_train.shape[1], beats.source,
@@ -87,9 +88,6 @@ def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str =
     ``vocabulary="all"`` fits the vocabulary on every row, as the sources did (it lets private teacher data
     shape the features); ``"students"`` fits it on the student pool only.
     """
-    from ...data import web
-    from ...features import url_tfidf
-
     check_split(split)
     requests = web.load(data, seed=seed)
     frame = requests.frame

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ... import verdicts as judge
+from ...reporting import verdicts as judge
 from .config import NO_NOISE, StudyConfig
 from .pipeline import StudyResult, run_study, teacher_partitions
 from .pools import Pools, web_pools

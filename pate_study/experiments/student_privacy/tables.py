@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ...verdicts import Verdict
+from ...reporting.verdicts import Verdict
 from .config import NO_NOISE, level_key
 
 

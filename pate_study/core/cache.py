@@ -1,6 +1,6 @@
 """The one on-disk cache of the package: trained ensembles, teacher votes and probabilities, Ray shards.
 
-One key scheme for every entry (:func:`cache_key`): a SHA-256 (:func:`pate_study.io.hash_inputs`) of
+One key scheme for every entry (:func:`cache_key`): a SHA-256 (:func:`pate_study.core.io.hash_inputs`) of
 
 * the entry's **kind** (what is stored: "ensemble", "votes", "modules", "teacher-probabilities", "shard", ...),
 * its **inputs** (data, partitions, configuration, seed, method: whatever determines the result),
@@ -9,10 +9,10 @@ One key scheme for every entry (:func:`cache_key`): a SHA-256 (:func:`pate_study
   after a run on the CPU in the same cache folder trains its own models instead of reusing the CPU ones
   (bfloat16 autocast and CUDA kernels give other parameters than the CPU's float32).
 
-Storage and verification are :mod:`pate_study.io`'s: a ``torch.save`` payload written to a temporary file and
-renamed into place, then a JSON sidecar with its SHA-256 and size (:func:`pate_study.io.save_cache_entry`);
-an entry that fails verification is discarded and recomputed (:func:`pate_study.io.load_cache_entry`). So the
-cache never holds a partial or corrupt result. The folder is :func:`pate_study.io.default_cache_dir`
+Storage and verification are :mod:`pate_study.core.io`'s: a ``torch.save`` payload written to a temporary file and
+renamed into place, then a JSON sidecar with its SHA-256 and size (:func:`pate_study.core.io.save_cache_entry`);
+an entry that fails verification is discarded and recomputed (:func:`pate_study.core.io.load_cache_entry`). So the
+cache never holds a partial or corrupt result. The folder is :func:`pate_study.core.io.default_cache_dir`
 (``$PATE_STUDY_CACHE``) unless a ``cache_dir`` is given.
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 import torch
 
-from pate_study.device import choose_device
-from pate_study.io import CacheExpectation, default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
+from pate_study.core.device import choose_device
+from pate_study.core.io import CacheExpectation, default_cache_dir, hash_inputs, load_cache_entry, save_cache_entry
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ T = TypeVar("T")
 def resolved_device(device: str | torch.device | None, backend: str = "local") -> str:
     """The device a computation runs on, as it enters a key: "cpu" or "cuda".
 
-    ``device=None`` resolves as :func:`pate_study.device.choose_device` does (``$PATE_STUDY_DEVICE``, else
+    ``device=None`` resolves as :func:`pate_study.core.device.choose_device` does (``$PATE_STUDY_DEVICE``, else
     CUDA when available); requesting "cuda" where CUDA is missing raises there, as the training would. On a
     Ray cluster (``backend != "local"``) ``None`` is decided by the cluster (:data:`CLUSTER_CHOICE`)."""
     if device is None and backend != "local":
@@ -58,10 +58,10 @@ def cache_key(kind: str, *, device: str, **inputs: Any) -> str:
     device is reduced to its type. ``None`` is refused: an unresolved device would let a GPU run reuse CPU
     results (resolve it first)."""
     if device is None:
-        raise ValueError("device=None: resolve the device first (pate_study.cache.resolved_device)")
+        raise ValueError("device=None: resolve the device first (pate_study.core.cache.resolved_device)")
     label = device.type if isinstance(device, torch.device) else str(device)
     if label not in ("cpu", "cuda", CLUSTER_CHOICE):
-        raise ValueError(f"device={device!r}: expected 'cpu', 'cuda' or pate_study.cache.CLUSTER_CHOICE")
+        raise ValueError(f"device={device!r}: expected 'cpu', 'cuda' or pate_study.core.cache.CLUSTER_CHOICE")
     # the scheme's own parts and the inputs under separate prefixes, so no input name can stand in for them
     return hash_inputs(**{f"input {name}": value for name, value in inputs.items()},
                        **{"cache kind": kind, "cache code version": CODE_VERSION, "cache device": label})
@@ -78,7 +78,7 @@ def load(kind: str, key: str, cache_dir: str | Path | None = None,
 
     ``expect``: what the key declares the entry's tensors to be (shape, dtype, finite): an entry and its checksum
     sidecar replaced together pass the checksum, so the declared output is checked too
-    (:func:`pate_study.io.load_cache_entry`)."""
+    (:func:`pate_study.core.io.load_cache_entry`)."""
     return load_cache_entry(entry_path(kind, key, cache_dir), expect=expect)
 
 

@@ -44,11 +44,19 @@ import numpy as np
 
 from scipy.optimize import brentq
 
-from .experiments import pate2018_lab
-from .experiments.primer import classic_gaussian_sigma, gaussian_tight_delta
-from .privacy import (AuditResult, OrderAtGridEdgeWarning, audit_lnmax, epsilon_curve, gnmax_epsilon, gnmax_logq,
-                      local_laplace_epsilon, moments_closed_form)
-from .privacy.rdp import threshold_logpr
+from ..experiments import pate2018_lab
+from ..experiments.primer import classic_gaussian_sigma, gaussian_tight_delta
+from ..privacy import (
+    AuditResult,
+    OrderAtGridEdgeWarning,
+    audit_lnmax,
+    epsilon_curve,
+    gnmax_epsilon,
+    gnmax_logq,
+    local_laplace_epsilon,
+    moments_closed_form,
+)
+from ..privacy.rdp import threshold_logpr
 
 __all__ = [
     "Feedback", "reset_attempts",

@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
 
-from .experiments import primer
-from .session import in_kernel, runner_profile
+from ..experiments import primer
+from ..reporting.session import in_kernel, runner_profile
 
 #: name -> (minimum, maximum, step, starting value)
 Slider = tuple[float, float, float, float]
@@ -45,7 +45,7 @@ def slider_plot(draw: Callable[..., plt.Figure], **sliders: Slider) -> None:
     if not widgets_available():
         _show(draw(**{name: spec[3] for name, spec in sliders.items()}))
         return
-    import ipywidgets
+    import ipywidgets  # ipywidgets is optional: without it the sliders degrade to a static figure
 
     controls = {name: ipywidgets.FloatSlider(min=lo, max=hi, step=step, value=start, description=name,
                                              continuous_update=False, readout_format=".3g")

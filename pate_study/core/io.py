@@ -4,7 +4,7 @@ Everything the project prepares or caches (prepared data, trained ensembles, fig
 through :func:`atomic_write`: to a temporary file in the same folder, then renamed over the target, so a
 reader sees the old file or the complete new one, never a partial one.
 
-The cache (trained ensembles, teacher outputs; :mod:`pate_study.ensemble`) stores ``torch.save`` payloads
+The cache (trained ensembles, teacher outputs; :mod:`pate_study.learning.ensemble`) stores ``torch.save`` payloads
 keyed by :func:`hash_inputs` (SHA-256 of data, partitions, configuration, seed and method) in
 :func:`default_cache_dir`; every entry has a JSON sidecar with the SHA-256 and size of its payload, and an
 entry that fails verification (or is not what its key declares: :class:`CacheExpectation`) is discarded and
@@ -43,7 +43,7 @@ _MIN_FREE = 16 << 20  # a cache with less room than this is reported as full bef
 # the verified cache of trained ensembles and their outputs
 # --------------------------------------------------------------------------------------------
 def default_cache_dir() -> Path:
-    """``$PATE_STUDY_CACHE`` if set, else ``<repo>/.cache/pate_study`` (git-ignored); checked by :mod:`pate_study.env`."""
+    """``$PATE_STUDY_CACHE`` if set, else ``<repo>/.cache/pate_study`` (git-ignored); checked by :mod:`pate_study.core.env`."""
     return cache_dir()
 
 

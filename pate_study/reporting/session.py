@@ -7,10 +7,10 @@ Imported by ``pate_study/__init__.py`` only when an IPython kernel is running, s
   (``logging.basicConfig(level=...)`` on the root logger); they are not sent twice through the root's handler.
 - **Alternative text.** Every matplotlib figure shown inline carries an ``alt`` text in the output's metadata
   (nbconvert writes it into the HTML's ``<img alt=...>``): the description given to
-  :meth:`pate_study.outputs.NotebookOutputs.save_figure`, else one built from the figure's titles and axis labels.
+  :meth:`pate_study.reporting.outputs.NotebookOutputs.save_figure`, else one built from the figure's titles and axis labels.
 - **Interactive or runner.** The runner (``make figures``) sets ``$PATE_STUDY_RUNNER`` to the profile it runs in the
   kernel's environment. Without it, a notebook running in a kernel is an *interactive* run: its outputs are
-  stamped ``profile: interactive`` (see :class:`pate_study.outputs.NotebookOutputs`).
+  stamped ``profile: interactive`` (see :class:`pate_study.reporting.outputs.NotebookOutputs`).
 - **Progress bars under the runner.** ``tqdm.auto`` bars of the package write plain text to the kernel process's
   own stderr, which the runner's terminal shows while the notebook runs; they stay out of the executed notebook,
   so its copy is the same on every run.
@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import tqdm.auto
+import tqdm.std
 
 RUNNER_ENV = "PATE_STUDY_RUNNER"
 ALT_ATTRIBUTE = "_pate_study_alt_text"
@@ -103,7 +105,7 @@ def install_alt_text(shell=None) -> bool:
         if not in_kernel():
             return False
         shell = sys.modules["IPython"].get_ipython()
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib only when a kernel installs the hook: `import pate_study` stays light
 
     png = shell.display_formatter.formatters["image/png"]
     try:
@@ -143,9 +145,6 @@ def text_progress_bars_to_terminal() -> None:
     executed notebook keeps no bar (its copy does not change with timings). Must run before the package's
     modules import ``tqdm.auto``, which :mod:`pate_study` guarantees by calling it from its ``__init__``.
     """
-    import tqdm.auto
-    import tqdm.std
-
     terminal = _terminal_stream()
 
     class TerminalTqdm(tqdm.std.tqdm):

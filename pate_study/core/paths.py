@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 REPO_ROOT = PACKAGE_DIR.parent
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 CONFIGS_DIR = REPO_ROOT / "configs"
 FIGURES_DIR = REPO_ROOT / "figures"
 BUILD_DIR = REPO_ROOT / "build"
-REGISTRY_FILE = PACKAGE_DIR / "registry.yaml"
+REGISTRY_FILE = PACKAGE_DIR / "reporting" / "registry.yaml"
 
 
 def resolve_from_root(path) -> Path:

@@ -11,9 +11,9 @@ decides *what* the pieces are and *where their results go*:
   (never in finishing order), with ``backend="local"`` (a plain loop in this process: the default) or
   ``backend="ray"`` (one Ray task per shard requesting one GPU when ``device="cuda"`` -- or ``None``
   on a cluster with GPUs -- else ``cpus_per_task`` CPUs). The same shards give the same results on both backends.
-* Cache: a shard with a ``key`` (made by :func:`pate_study.cache.cache_key`, which holds the resolved device) is
-  looked up in the verified cache (:mod:`pate_study.cache`) before scheduling,
-  and its result is written there by the **driver** as soon as it arrives (:func:`pate_study.cache.store`:
+* Cache: a shard with a ``key`` (made by :func:`pate_study.core.cache.cache_key`, which holds the resolved device) is
+  looked up in the verified cache (:mod:`pate_study.core.cache`) before scheduling,
+  and its result is written there by the **driver** as soon as it arrives (:func:`pate_study.core.cache.store`:
   temporary file + rename, SHA-256 sidecar written last), so the cache never holds a partial entry, a retried
   task never writes twice, the workers need no write access to the cache, and a run that fails keeps every
   finished shard for the rerun.
@@ -49,8 +49,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from pate_study import cache
-from pate_study.io import default_cache_dir
+from pate_study.core import cache
+from pate_study.core.io import default_cache_dir
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""``N`` networks held as one: the two stacked models the training loop (:mod:`pate_study.training`) runs.
+"""``N`` networks held as one: the two stacked models the training loop (:mod:`pate_study.learning.training`) runs.
 
 Both implement the same small interface: ``params()`` / ``buffers()`` give the initial stacked tensors
 (leading dimension ``N``, one slice per teacher), ``source(X)`` turns data into what ``forward`` reads,
@@ -24,7 +24,7 @@ for per-teacher rows ``rows: [N, B]`` (or the same rows ``[B]`` for every teache
 Why two and not one ``vmap`` for everything: the explicit MLP reaches 65-69% of the CPU matmul peak and
 has the sparse first layer (benchmarks/README.md); ``vmap`` is what makes an arbitrary module stackable.
 The loop around them -- sampling, mixup, loss, Adam, evaluation, checkpoint selection -- is one
-(:func:`pate_study.training.train_stacked`), for ``N`` teachers and for a single model (``N = 1``).
+(:func:`pate_study.learning.training.train_stacked`), for ``N`` teachers and for a single model (``N = 1``).
 
 Mixup (Muschiol 2021 §4.4.3) mixes inputs, ``x = b x_i + (1-b) x_{i+1}``. In :class:`StackedMLP` it is
 applied to the first layer's output, which is exact because that layer is affine:
@@ -43,7 +43,9 @@ import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
 
-from pate_study.samplers import mix_pairs
+from pate_study.learning.samplers import mix_pairs
+from torch.func import stack_module_state
+from torch.func import functional_call, vmap
 
 __all__ = ["StackedMLP", "StackedModule", "init_stacked_params", "copy_module_to_meta", "as_inputs",
            "keep_batch_norm_float32", "largest_activation_elements", "teachers_per_call"]
@@ -283,7 +285,6 @@ class StackedModule:
 
     def __init__(self, modules: Sequence[torch.nn.Module], seeds: np.ndarray, *,
                  device: torch.device | str = "cpu", device_bytes: int = 1 << 30) -> None:
-        from torch.func import stack_module_state
 
         if not modules:
             raise ValueError("modules: expected at least one nn.Module")
@@ -352,7 +353,6 @@ class StackedModule:
 
     def forward(self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: _TensorSource,
                 rows: torch.Tensor, *, training: bool, mix: torch.Tensor | None = None) -> torch.Tensor:
-        from torch.func import functional_call, vmap
 
         x = source.data[rows.to(source.data.device)].to(self.device)
         shared = rows.dim() == 1

@@ -8,11 +8,11 @@ confident aggregator may return "no answer"). Sources:
   in Sosa §4.2.1, privatised ones in the MAKE reading -- so :func:`train_student` takes both and a
   ``features`` switch; its decision threshold maximises Youden's J on a held-out split (200 samples).
 * Muschiol (2021) §4.4.2-4.4.3 for multi-label: the batch-balancing sampler and mixup
-  (:mod:`pate_study.samplers`; :class:`BatchBalancedSampler` and :func:`mixup_pairs` are re-exported
+  (:mod:`pate_study.learning.samplers`; :class:`BatchBalancedSampler` and :func:`mixup_pairs` are re-exported
   here); Adam; best checkpoint kept.
 
 :func:`fit_model` trains one ``nn.Module`` with the package's one training loop
-(:func:`pate_study.training.train_stacked` with ``N = 1``): Adam, early stopping on a validation split
+(:func:`pate_study.learning.training.train_stacked` with ``N = 1``): Adam, early stopping on a validation split
 or a step schedule, best parameters restored.
 """
 from __future__ import annotations
@@ -27,11 +27,11 @@ import pandas as pd
 import torch
 from torch import nn
 
-from pate_study.device import autocast, choose_device
-from pate_study.samplers import BatchBalancedSampler, mixup_pairs
-from pate_study.stacked import StackedModule
-from pate_study.training import TASKS, TrainConfig, teacher_seeds, train_stacked
-from pate_study.voting import youden_threshold
+from pate_study.core.device import autocast, choose_device
+from pate_study.learning.samplers import BatchBalancedSampler, mixup_pairs
+from pate_study.learning.stacked import StackedModule
+from pate_study.learning.training import TASKS, TrainConfig, teacher_seeds, train_stacked
+from pate_study.learning.voting import youden_threshold
 
 logger = logging.getLogger(__name__)
 
@@ -58,12 +58,12 @@ def fit_model(model: nn.Module, X: Any, y: Any, task: str, X_val: Any = None, y_
               lr: float = 1e-3, weight_decay: float = 0.0, batch_size: int = 64, max_epochs: int = 50,
               patience: int = 5, sampler: str = "random", mixup_alpha: float | None = None, seed: int = 0,
               device: str | torch.device | None = None, progress: bool = False, **training: Any) -> FitResult:
-    """Train ``model`` with the package's one loop (:func:`pate_study.training.train_stacked`, ``N = 1``).
+    """Train ``model`` with the package's one loop (:func:`pate_study.learning.training.train_stacked`, ``N = 1``).
 
     Adam; epochs with early stopping on the validation loss (best parameters restored) by default, or
     a step schedule (``max_steps``, ``eval_every``, ... in ``training``, see
-    :class:`pate_study.training.TrainConfig`). ``sampler``: "random" or "balanced"
-    (:class:`pate_study.samplers.LabelBalancedStream`, multi-label / multi-class); ``mixup_alpha``
+    :class:`pate_study.learning.training.TrainConfig`). ``sampler``: "random" or "balanced"
+    (:class:`pate_study.learning.samplers.LabelBalancedStream`, multi-label / multi-class); ``mixup_alpha``
     enables mixup (multi-class labels become one-hot). Without a validation split the final
     parameters are kept.
     """

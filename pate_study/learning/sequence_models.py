@@ -7,7 +7,7 @@ choices, every size a parameter:
 * :class:`SequenceClassifier`: embedding -> one recurrent layer (GRU, Elman RNN or LSTM) -> the hidden
   state at the last real token -> one logit (abnormal). The control ("a language model classifier made out
   of RNNs") and Idea 1's "simple RNN with an embedding layer". Float token matrices are accepted (cast to
-  long), so :func:`pate_study.student.fit_model` trains it.
+  long), so :func:`pate_study.learning.student.fit_model` trains it.
 * :class:`Seq2SeqAutoencoder`: embedding -> LSTM encoder; the latent is the encoder's last hidden state
   divided by its l1 norm (so every latent lies on the unit l1 sphere, l1 diameter 2); the decoder LSTM
   reads the latent at every step (Keras' RepeatVector pattern) and emits per-position logits over the K
@@ -16,7 +16,7 @@ choices, every size a parameter:
   Laplace noise on the latent (Idea 5).
 
 :func:`fit_seq2seq` trains either seq2seq model (Adam, early stopping on a validation split with
-:class:`pate_study.training.EarlyStopping`). Masking: losses count real positions only.
+:class:`pate_study.learning.training.EarlyStopping`). Masking: losses count real positions only.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from pate_study.training import EarlyStopping
+from pate_study.learning.training import EarlyStopping
 
 logger = logging.getLogger(__name__)
 

@@ -1,13 +1,13 @@
 """The one training loop of the package: ``N`` stacked models (teachers) or a single model (``N = 1``).
 
-:func:`train_stacked` trains any stacked model of :mod:`pate_study.stacked` -- the explicit MLP (dense or
+:func:`train_stacked` trains any stacked model of :mod:`pate_study.learning.stacked` -- the explicit MLP (dense or
 sparse first layer) or any ``nn.Module`` through ``torch.func`` -- on per-teacher row sets. Every
-ensemble (:func:`pate_study.ensemble.train_ensemble`, :func:`pate_study.ensemble.train_module_ensemble`),
+ensemble (:func:`pate_study.learning.ensemble.train_ensemble`, :func:`pate_study.learning.ensemble.train_module_ensemble`),
 the loop of single models used as reference and baseline, and the student trainer
-(:func:`pate_study.student.fit_model`) call it. What it does, per step, for all teachers at once:
+(:func:`pate_study.learning.student.fit_model`) call it. What it does, per step, for all teachers at once:
 
 1. rows: each teacher draws ``batch_size`` rows of its own partition from its own stream
-   (:mod:`pate_study.samplers`: shuffled cycles, or Muschiol 2021 §4.4.2's label-balanced sampler);
+   (:mod:`pate_study.learning.samplers`: shuffled cycles, or Muschiol 2021 §4.4.2's label-balanced sampler);
 2. optional mixup (Muschiol 2021 §4.4.3), coefficients from each teacher's own generator;
 3. loss per teacher (BCE with logits, Muschiol Eq. 2.2, for binary and multi-label; cross-entropy for
    multi-class; soft cross-entropy for mixed one-hot targets), summed over teachers -- the teachers'
@@ -24,7 +24,7 @@ Schedules (:class:`TrainConfig`):
   evaluation every ``eval_every`` steps and at the last, the best checkpoint kept, early stopping only
   when ``step_patience`` (in evaluations) is set.
 
-Evaluation records per-teacher loss, mAP and macro ROC-AUC (:mod:`pate_study.metrics`) on each
+Evaluation records per-teacher loss, mAP and macro ROC-AUC (:mod:`pate_study.learning.metrics`) on each
 teacher's validation rows and, when given, on a shared ``test`` set, into a tidy history
 (``pandas.DataFrame``: step, teacher, split, metric, value), plus the mean training loss since the
 previous evaluation (split "train"). The checkpoint of each teacher is selected on its **validation**
@@ -65,11 +65,12 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from pate_study.device import autocast
-from pate_study.metrics import mean_average_precision, mean_roc_auc
-from pate_study.samplers import (
+from pate_study.core.device import autocast
+from pate_study.learning.metrics import mean_average_precision, mean_roc_auc
+from pate_study.learning.samplers import (
     BatchFeeder, LabelBalancedStream, PermutationStream, label_matrix, mix_pairs, mixup_coefficients,
 )
+from pate_study.learning.metrics import average_precision_per_class
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ class TrainConfig:
     stopping after ``step_patience`` evaluations without improvement (default: none, the best
     checkpoint of all ``max_steps`` is kept). ``sampler``: "random" (shuffled cycles) or "balanced"
     (Muschiol 2021 §4.4.2). ``mixup_alpha``: None (off) or the Beta parameter (the thesis states none;
-    :data:`pate_study.samplers.MIXUP_ALPHA_DEFAULT` = 1.0 follows PANNs). ``selection``/``select_on``:
+    :data:`pate_study.learning.samplers.MIXUP_ALPHA_DEFAULT` = 1.0 follows PANNs). ``selection``/``select_on``:
     which split and score pick each teacher's checkpoint. ``allow_empty_labels``: a multi-label column
     with no positive row in any teacher's training rows is an error unless this is set.
     """
@@ -307,7 +308,7 @@ def adaptive_class_weights(class_ap: np.ndarray, *, max_weight: float = 4.0, tem
 
 class AdaptiveClassWeights:
     """``on_evaluate`` hook of :func:`train_stacked`: per teacher, per-class AP on its validation rows
-    (:func:`pate_study.metrics.average_precision_per_class`) -> :func:`adaptive_class_weights`.
+    (:func:`pate_study.learning.metrics.average_precision_per_class`) -> :func:`adaptive_class_weights`.
 
     The thesis scored its classes on the test set; here the validation split is used (the test set is
     never used for training decisions). ``trace`` records per evaluation and teacher the step and the
@@ -319,7 +320,6 @@ class AdaptiveClassWeights:
         self.trace: list[dict[str, float]] = []
 
     def __call__(self, event: EvaluationEvent) -> np.ndarray | None:
-        from pate_study.metrics import average_precision_per_class
 
         if event.val_probs is None:
             return None
@@ -549,7 +549,7 @@ class LoopInputs:
     val_idx: torch.Tensor         # [N, m_val] its validation rows
     val_truth: np.ndarray | None  # [N, m_val, k] their 0/1 labels (None: no validation rows)
     test_set: tuple | None        # (source, rows, targets, truth) of the shared test set
-    streams: list[Any]            # per-teacher row streams (pate_study.samplers)
+    streams: list[Any]            # per-teacher row streams (pate_study.learning.samplers)
     mix_rngs: list[np.random.Generator] | None
     on_evaluate: Callable[[EvaluationEvent], Any] | None
 
@@ -836,8 +836,8 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
                   config: TrainConfig, seeds: np.ndarray, *, device: torch.device, test: tuple[Any, Any] | None = None,
                   progress: bool = True, mixed_precision: bool | None = None, desc: str = "train",
                   class_weights: Any = None, on_evaluate: Callable[[EvaluationEvent], Any] | None = None) -> TrainResult:
-    """Train the ``N`` stacked models of ``model`` (:class:`pate_study.stacked.StackedMLP` or
-    :class:`pate_study.stacked.StackedModule`) on their own rows; see the module docstring.
+    """Train the ``N`` stacked models of ``model`` (:class:`pate_study.learning.stacked.StackedMLP` or
+    :class:`pate_study.learning.stacked.StackedModule`) on their own rows; see the module docstring.
 
     ``X``: inputs ``[n, ...]`` (numpy, torch, or scipy.sparse for the MLP); ``y``: labels for
     ``config.task``; ``train_rows``: int ``[N, m]`` row ids of each teacher's training data;

@@ -3,7 +3,7 @@
 PATE (Papernot et al. 2017, §2) trains ``N`` teachers on disjoint partitions of the private data; its privacy
 analysis needs every record in at most one teacher's data (:meth:`Partitions.validate`). The sources'
 sizes: Sosa (2021) §4.1, 930 training and 800 threshold samples per teacher. Every ensemble of the package
-(:mod:`pate_study.ensemble`) and every Audio Set teacher run draws its partitions here
+(:mod:`pate_study.learning.ensemble`) and every Audio Set teacher run draws its partitions here
 (:func:`make_partitions`).
 """
 from __future__ import annotations

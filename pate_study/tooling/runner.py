@@ -18,7 +18,7 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    (mirror, else a synthetic stand-in, stamped as such).
 2. **Notebooks.** Each runs with papermill's cell progress bar (cell N of M) and an estimate from the last run's
    ``build/timings.<profile>.json``; the package's long loops (tqdm) print to this terminal too (see
-   :mod:`pate_study.session`). Each notebook writes into ``figures/.tmp-<stem>-<profile>``, which replaces its
+   :mod:`pate_study.reporting.session`). Each notebook writes into ``figures/.tmp-<stem>-<profile>``, which replaces its
    output folder as a whole when the notebook succeeds: ``figures/<stem>`` for the paper profile (the other
    profiles' subfolders in it are kept), ``figures/<stem>/<profile>`` for any other (``smoke`` is git-ignored,
    ``gpu`` is committed beside the paper outputs). With it goes the executed notebook
@@ -29,8 +29,8 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    into real data, and where to read the results; printed and written to ``build/summary.<profile>.md``. The
    command exits non-zero when a notebook failed.
 
-    python -m pate_study.runner figures --profile paper [--data network|offline|skip] [--notebooks 00_dp_primer ...]
-    python -m pate_study.runner index
+    python -m pate_study.tooling.runner figures --profile paper [--data network|offline|skip] [--notebooks 00_dp_primer ...]
+    python -m pate_study.tooling.runner index
 """
 from __future__ import annotations
 
@@ -57,13 +57,14 @@ import yaml
 import data_recipes
 from data_recipes import read_manifest
 
-from .errors import one_line
-from .env import DATA_ENV, check_writable, data_dir
-from .io import atomic_write_text, cache_writable, replace_folder
-from .outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
-from .paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
-from .registry import load_registry, write_index
-from .session import RUNNER_ENV
+from ..core.errors import one_line
+from ..core.env import DATA_ENV, check_writable, data_dir
+from ..core.io import atomic_write_text, cache_writable, replace_folder
+from ..reporting.outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
+from ..core.paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
+from ..reporting.index import write_index
+from ..reporting.registry import load_registry
+from ..reporting.session import RUNNER_ENV
 
 logger = logging.getLogger(__name__)
 PROFILES = ("smoke", "paper", "gpu")
@@ -594,7 +595,7 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
     check_folders(data_mode)
     for stem in stems:
         if stem not in NOTEBOOK_DATASETS:
-            logger.warning("%s: no datasets listed in pate_study.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
+            logger.warning("%s: no datasets listed in pate_study.tooling.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
     data = prepare_datasets(datasets_for(stems), data_mode)
     last = read_timings(profile)
     runs: list[NotebookRun] = []
@@ -637,7 +638,7 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pate_study.runner", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pate_study.tooling.runner", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     figures = sub.add_parser("figures", help="prepare data, execute notebooks, rebuild figures/INDEX.md, summarise")
     figures.add_argument("--profile", default="paper", choices=PROFILES)

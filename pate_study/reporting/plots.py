@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import matplotlib
+import seaborn as sns
+import numpy as np
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 PALETTE = "colorblind"
 
 
 def use_style() -> None:
     """Apply the project's style (seaborn 'whitegrid', colour-blind palette, readable sizes)."""
-    import seaborn as sns
-
     sns.set_theme(style="whitegrid", palette=PALETTE, context="notebook")
     matplotlib.rcParams.update({"figure.figsize": (6.4, 4.0), "figure.dpi": 100, "savefig.dpi": 150,
                                 "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9})
@@ -27,9 +28,6 @@ def box_by_level(ax, frame, column: str, order, *, xlabel: str, ylabel: str, tit
     The students are drawn with a horizontal jitter from a seeded generator (seaborn's ``stripplot`` draws it
     from the unseeded global ``numpy.random``, so the same data gave different figures on every run).
     """
-    import numpy as np
-    import seaborn as sns
-
     order = list(order)
     sns.boxplot(data=frame, x="level", y=column, order=order, ax=ax, color="#a6cee3", fliersize=0)
     position = {level: i for i, level in enumerate(order)}  # seaborn puts category i at x = i
@@ -45,8 +43,6 @@ def box_by_level(ax, frame, column: str, order, *, xlabel: str, ylabel: str, tit
 def compact_ticks(ax, axis: str = "x", nbins: int = 5) -> None:
     """At most ``nbins`` ticks on ``axis`` with short labels (``-0.05`` rather than ``−0.050``), so that labels of
     narrow ranges never run into each other."""
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
-
     target = ax.xaxis if axis == "x" else ax.yaxis
     target.set_major_locator(MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]))
     target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.6g}".replace("-", "−")
@@ -63,8 +59,6 @@ def hist_with_atoms(ax, samples, atoms, *, bins: int = 60, atol: float = 1e-9, c
     everything else: e.g. the privacy loss of the Laplace mechanism has atoms at ±ε.)
     Returns ``{atom: mass}`` and the continuous part's total mass under ``"continuous"``.
     """
-    import numpy as np
-
     samples = np.asarray(samples, dtype=float).ravel()
     atoms = np.asarray(atoms, dtype=float).ravel()
     if samples.size == 0:

@@ -3,8 +3,8 @@
 PATE (Papernot et al. 2017, §2) trains ``N`` teachers on disjoint partitions of the private data and
 releases only noisy aggregates of their votes. The sources trained the teachers one by one (Sosa 2021
 Algorithm 3: 250 networks on four GPUs); here all ``N`` are trained as one stacked computation by
-:func:`pate_study.training.train_stacked` (the package's one training loop), with two stacked models
-(:mod:`pate_study.stacked`):
+:func:`pate_study.learning.training.train_stacked` (the package's one training loop), with two stacked models
+(:mod:`pate_study.learning.stacked`):
 
 * :func:`train_ensemble` -- MLPs with explicit stacked weights (dense, or sparse TF-IDF first layer via
   ``embedding_bag``): the ECG and web studies (:class:`EnsembleConfig`, :class:`TeacherEnsemble`);
@@ -20,10 +20,10 @@ Each teacher ``i`` has its own disjoint partition (``Partitions.train[i]``), val
 its own initialisation, shuffling and dropout seeds from ``numpy.random.SeedSequence(seed).spawn(N)``
 (:func:`teacher_seeds`), so a stack and a loop start from the same weights and see the same batches.
 
-Partitions are drawn in :mod:`pate_study.partitions`. The vote array is the interface to
-:mod:`pate_study.privacy` (:mod:`pate_study.voting`). Trained ensembles of both families and their votes go
+Partitions are drawn in :mod:`pate_study.learning.partitions`. The vote array is the interface to
+:mod:`pate_study.privacy` (:mod:`pate_study.learning.voting`). Trained ensembles of both families and their votes go
 through one cached-or-train path (:func:`cached_ensemble`, :func:`cached_module_ensemble`,
-:func:`cached_teacher_votes`, :func:`cached_module_votes`) into :mod:`pate_study.cache`, keyed by data,
+:func:`cached_teacher_votes`, :func:`cached_module_votes`) into :mod:`pate_study.core.cache`, keyed by data,
 partitions, configuration, seed, method, code version and the resolved device.
 """
 from __future__ import annotations
@@ -40,12 +40,12 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from pate_study import cache
-from pate_study.device import autocast, choose_device, tune_cpu_allocator
-from pate_study.partitions import Partitions, check_partitions
-from pate_study.stacked import StackedMLP, StackedModule, copy_module_to_meta
-from pate_study.training import TASKS, TrainConfig, TrainResult, teacher_seeds, train_stacked
-from pate_study.voting import TeacherVotes, votes_from_probabilities, youden_threshold
+from pate_study.core import cache
+from pate_study.core.device import autocast, choose_device, tune_cpu_allocator
+from pate_study.learning.partitions import Partitions, check_partitions
+from pate_study.learning.stacked import StackedMLP, StackedModule, copy_module_to_meta
+from pate_study.learning.training import TASKS, TrainConfig, TrainResult, teacher_seeds, train_stacked
+from pate_study.learning.voting import TeacherVotes, votes_from_probabilities, youden_threshold
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class EnsembleConfig(TrainConfig):
     (``n_outputs`` logits, vote = argmax) or "multilabel" (``n_outputs`` independent logits).
     Defaults follow Sosa (2021): 500 TF-IDF inputs, 500-512-128-1 (322,305 parameters).
     The training fields (learning rate, batch size, schedule, sampler, mixup, checkpoint selection)
-    are those of :class:`pate_study.training.TrainConfig`, which this extends; their defaults are the
+    are those of :class:`pate_study.learning.training.TrainConfig`, which this extends; their defaults are the
     epoch schedule the ECG and web studies use. Learning rate, batch size and patience are not stated
     in the sources (documented choices). Construct with keywords.
     """
@@ -135,7 +135,7 @@ def _merge(results: list[TrainResult]) -> TrainResult:
 
 def _train_together(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions,
                     config: TrainConfig, seed: int, device: torch.device, *, progress: bool, **kw: Any) -> TrainResult:
-    """All teachers as one stacked model: one :func:`pate_study.training.train_stacked` call."""
+    """All teachers as one stacked model: one :func:`pate_study.learning.training.train_stacked` call."""
     seeds = teacher_seeds(seed, partitions.n_teachers)
     return train_stacked(make_model(seeds), X, y, partitions.train, partitions.val, config, seeds, device=device,
                          progress=progress, desc="train teachers (stacked)", **kw)
@@ -248,7 +248,7 @@ class TeacherEnsemble(_TrainingFacts):
 
     ``epochs``/``steps``: what each teacher ran; ``best_val_loss``: its selection score (the validation
     loss by default; nan where there was none); ``best_step``: the step of its kept checkpoint (-1:
-    final); ``history``: the tidy training history (:data:`pate_study.training.HISTORY_COLUMNS`).
+    final); ``history``: the tidy training history (:data:`pate_study.learning.training.HISTORY_COLUMNS`).
     """
 
     config: EnsembleConfig
@@ -334,7 +334,7 @@ def train_ensemble(X: Any, y: Any, partitions: Partitions, config: EnsembleConfi
     ``X``: ``[n, in_features]`` numpy / torch / scipy.sparse (teachers' data; with
     ``config.sparse_input`` the first layer uses the sparse ``embedding_bag`` path).
     ``y``: labels for the task. Schedule, sampler, mixup and checkpoint selection: ``config``'s training
-    fields (:class:`pate_study.training.TrainConfig`); selection on ``partitions.val`` by default;
+    fields (:class:`pate_study.learning.training.TrainConfig`); selection on ``partitions.val`` by default;
     ``test``: an optional shared ``(X_test, y_test)`` evaluated (history) or selected on
     (``selection="test"``). Per-teacher Youden thresholds on ``partitions.threshold`` (binary).
     Mixed precision only on CUDA.
@@ -416,12 +416,12 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
                           device: str | torch.device | None = None, progress: bool = True,
                           mixed_precision: bool | None = None, vectorised: bool = True,
                           test: tuple[Any, Any] | None = None, **training: Any) -> ModuleEnsemble:
-    """Train ``N`` copies of ``model_fn()`` (any ``nn.Module``, e.g. :class:`pate_study.models.ResNetLogMel`).
+    """Train ``N`` copies of ``model_fn()`` (any ``nn.Module``, e.g. :class:`pate_study.learning.models.ResNetLogMel`).
 
     ``vectorised=True``: parameters and buffers stacked with ``torch.func.stack_module_state`` and one
     ``vmap``-ed forward/backward per step for all teachers (BatchNorm running statistics are per-teacher
     buffers; dropout masks differ per teacher). ``vectorised=False``: the same loop once per teacher.
-    Training settings: ``config`` (:class:`pate_study.training.TrainConfig`), or its fields as keywords
+    Training settings: ``config`` (:class:`pate_study.learning.training.TrainConfig`), or its fields as keywords
     (``lr``, ``batch_size`` (default 64), ``max_epochs``, ``patience``, ``max_steps``, ``eval_every``,
     ``sampler``, ``mixup_alpha``, ``selection``, ``select_on``, ...). ``X``: array ``[n, ...]`` of model
     inputs (e.g. log-Mel ``[n, frames, mels]``, embeddings ``[n, frames, 128]``); ``test``: optional
@@ -453,7 +453,7 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
 
 
 # --------------------------------------------------------------------------------------------
-# both families through one cached-or-train path (pate_study.cache)
+# both families through one cached-or-train path (pate_study.core.cache)
 # --------------------------------------------------------------------------------------------
 def _data_inputs(X: Any, y: Any, partitions: Partitions, seed: int, method: str,
                  test: tuple[Any, Any] | None) -> dict[str, Any]:
@@ -469,7 +469,7 @@ def _cached_or_train(kind: str, inputs: dict[str, Any], device: str | torch.devi
                      train: Callable[[], Any], from_state: Callable[[dict[str, Any]], Any],
                      cache_dir: str | Path | None) -> tuple[Any, str]:
     """``(ensemble, key)``: the cached ensemble of ``kind`` for ``inputs`` on the resolved ``device``, or
-    ``train()``'s, stored (:func:`pate_study.cache.cached`)."""
+    ``train()``'s, stored (:func:`pate_study.core.cache.cached`)."""
     key = cache.cache_key(kind, device=cache.resolved_device(device), **inputs)
     ens = cache.cached(kind, key, train, to_state=lambda e: e.state(), from_state=from_state, cache_dir=cache_dir)
     return ens, key

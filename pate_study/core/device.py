@@ -15,6 +15,7 @@ import logging
 import os
 
 import torch
+import ctypes
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def tune_cpu_allocator(threshold_bytes: int = 1 << 30) -> bool:
 
     Batched ensemble training allocates and frees tensors of tens of MB every step; with glibc's
     default (blocks above 32 MB are ``mmap``-ed fresh each time) every step pays page faults for
-    them, which on a 2-core machine roughly halves the throughput of :mod:`pate_study.ensemble`.
+    them, which on a 2-core machine roughly halves the throughput of :mod:`pate_study.learning.ensemble`.
     Raising ``M_MMAP_THRESHOLD`` and ``M_TRIM_THRESHOLD`` (``mallopt(3)``) removes that cost at the
     price of a larger resident set. Process-wide, idempotent; returns False where glibc is absent.
     """
@@ -94,7 +95,6 @@ def tune_cpu_allocator(threshold_bytes: int = 1 << 30) -> bool:
     if _ALLOCATOR_TUNED:
         return True
     try:
-        import ctypes
         libc = ctypes.CDLL("libc.so.6")
         m_trim_threshold, m_mmap_threshold = -1, -3  # from <malloc.h>
         ok = bool(libc.mallopt(m_mmap_threshold, int(threshold_bytes))) and bool(

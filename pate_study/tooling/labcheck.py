@@ -2,7 +2,7 @@
 
 Used by ``tests/test_lab_browser.py`` and runnable by hand::
 
-    python -m pate_study.labcheck [--notebooks 00_dp_primer ...] [--screenshot docs/img/primer-first-plot.png]
+    python -m pate_study.tooling.labcheck [--notebooks 00_dp_primer ...] [--screenshot docs/img/primer-first-plot.png]
 
 It starts JupyterLab on 127.0.0.1 with a random token (``--allow-root`` when run as root), opens a copy of each
 notebook (``build/lab-test/notebooks/<stem>.ipynb``) in Debian's ``chromium``. The teaching notebooks
@@ -35,8 +35,14 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .paths import BUILD_DIR, REPO_ROOT
-from .session import RUNNER_ENV
+from ..core.paths import BUILD_DIR, REPO_ROOT
+from ..reporting.session import RUNNER_ENV
+from .runner import NOTEBOOKS_DIR, load_parameters
+from .runner import list_notebooks
+import nbformat
+from papermill.iorw import load_notebook_node
+from papermill.parameterize import parameterize_notebook
+import base64
 
 logger = logging.getLogger(__name__)
 
@@ -98,11 +104,6 @@ def changed_files(before: dict, after: dict) -> list[str]:
 def lab_copy(stem: str, lab_dir: Path = LAB_DIR, *, student: bool = False) -> Path:
     """A copy of ``notebooks/<stem>.ipynb``: unchanged when ``student`` (the parameters a student gets), else with
     the smoke parameters injected, as papermill would."""
-    import nbformat
-    from papermill.iorw import load_notebook_node
-    from papermill.parameterize import parameterize_notebook
-
-    from .runner import NOTEBOOKS_DIR, load_parameters
 
     nb = nbformat.read(str(NOTEBOOKS_DIR / f"{stem}.ipynb"), as_version=4)
     if not student:
@@ -129,8 +130,6 @@ def check_saved_notebook(path: Path, stem: str, seconds: float, output_dir: Path
     """Problems of a notebook saved after Run All: cells not run, errors, package log lines on stderr (with
     ``strict``, any stderr output: what a student sees as a pink box), outputs not where they belong or not
     stamped as an interactive run."""
-    import nbformat
-
     result = NotebookCheck(stem, seconds)
     nb = nbformat.read(str(path), as_version=4)
     for index, cell in enumerate(nb.cells):
@@ -169,7 +168,7 @@ class DevTools:
         self.url, self.ws, self.next_id = url, None, 0
 
     async def __aenter__(self):
-        from tornado.websocket import websocket_connect
+        from tornado.websocket import websocket_connect  # tornado comes with the lab extra (JupyterLab), needed only by the browser check
 
         self.ws = await websocket_connect(self.url, max_message_size=256 * 1024 * 1024)
         return self
@@ -277,7 +276,6 @@ async def _drive(devtools_url: str, lab_url: str, copies: dict[str, Path], scree
             if screenshot is not None and stem == "00_dp_primer":
                 if await browser.evaluate(SCROLL_TO_FIRST_PLOT % panel, timeout=30):
                     shot = await browser.call("Page.captureScreenshot", format="png")
-                    import base64
 
                     screenshot.parent.mkdir(parents=True, exist_ok=True)
                     screenshot.write_bytes(base64.b64decode(shot["data"]))
@@ -381,9 +379,8 @@ def run_in_lab(stems: list[str], *, browser: str, screenshot: Path | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .runner import list_notebooks
 
-    parser = argparse.ArgumentParser(prog="python -m pate_study.labcheck", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pate_study.tooling.labcheck", description=__doc__.splitlines()[0])
     parser.add_argument("--notebooks", nargs="*", help="notebook stems (default: all)")
     parser.add_argument("--screenshot", type=Path, help="save a screenshot of the primer's first plot here")
     args = parser.parse_args(argv)

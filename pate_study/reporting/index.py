@@ -1,120 +1,21 @@
-"""Catalogue of every figure and table of the five source documents (``registry.yaml``).
+"""``figures/INDEX.md``: every catalogued item with its status, files, provenance and verdict.
 
-Each entry says what the item is (document, label, caption, kind), which notebook regenerates it, which
-files under ``figures/`` it claims, how far the reproduction has got (``status``) and the numbers the
-source prints (``published``), so every regenerated table can show "paper" beside "ours".
-
-``write_index`` turns the registry, the provenance sidecars and the recorded scalars into
-``figures/INDEX.md``. ``check_outputs`` is what the tests use to keep registry and files in step.
+``write_index`` turns the registry (:mod:`pate_study.reporting.registry`), the provenance sidecars and the
+recorded scalars (:mod:`pate_study.reporting.outputs`) into the index; ``check_outputs`` is what the tests use to
+keep registry and files in step.
 """
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .io import atomic_write_text
-from .outputs import FIGURE_FORMATS, TABLE_FORMATS, read_provenance, read_scalars
-from .paths import FIGURES_DIR, REGISTRY_FILE
+from ..core.io import atomic_write_text
+from ..core.paths import FIGURES_DIR, REGISTRY_FILE
+from .outputs import read_provenance, read_scalars
+from .registry import DOCUMENTS, OUTPUT_SUFFIXES, STATUSES, Item, load_registry
 
 logger = logging.getLogger(__name__)
-
-DOCUMENTS = {
-    "make2021": "Yovine, Mayr, Sosa, Visca (2021), MAKE 3(4):788-801",
-    "visca2021": "Visca (2021), MSc thesis, Universidad ORT Uruguay",
-    "sosa2021": "Sosa (2021), engineering thesis, Universidad ORT Uruguay",
-    "muschiol2021": "Muschiol (2021), MSc thesis, Universität Leipzig",
-    "papernot2018": "Papernot, Song, Mironov, Raghunathan, Talwar, Erlingsson (2018), Scalable Private Learning with PATE, ICLR 2018",
-    "papernot2017": "Papernot, Abadi, Erlingsson, Goodfellow, Talwar (2017), Semi-supervised Knowledge Transfer for Deep Learning from Private Training Data, ICLR 2017",
-    "pate_study": "this package's own teaching figures (notebooks/00_dp_primer), not a figure of a source document",
-}
-KINDS = ("result", "analytic", "illustrative", "diagram", "listing")
-TYPES = ("figure", "table")
-STATUSES = (
-    "not started",
-    "synthetic only",
-    "real data at reduced scale",
-    "real data at paper scale",
-    "regenerated (analytic)",
-    "not applicable (diagram)",
-)
-REQUIRED_KEYS = ("id", "document", "label", "type", "kind", "caption", "same_as", "notebook", "outputs", "status")
-OUTPUT_SUFFIXES = tuple("." + f for f in FIGURE_FORMATS + TABLE_FORMATS)
-
-
-@dataclass(frozen=True)
-class Item:
-    """One figure or table of a source document."""
-
-    id: str
-    document: str
-    label: str
-    type: str
-    kind: str
-    caption: str
-    same_as: tuple[str, ...]
-    notebook: str | None
-    outputs: tuple[str, ...]
-    status: str
-    published: dict = field(default_factory=dict)
-    notes: str = ""
-
-
-def _validate_entry(entry: Any, position: int, source: Path) -> Item:
-    where = f"{source} entry {position}"
-    if not isinstance(entry, dict):
-        raise ValueError(f"{where}: expected a mapping, got {type(entry).__name__}")
-    missing = [k for k in REQUIRED_KEYS if k not in entry]
-    if missing:
-        raise ValueError(f"{where} ({entry.get('id', '?')}): missing keys {missing}")
-    checks = [("document", DOCUMENTS), ("kind", KINDS), ("type", TYPES), ("status", STATUSES)]
-    for key, allowed in checks:
-        if entry[key] not in allowed:
-            raise ValueError(f"{where} ({entry['id']}): {key}={entry[key]!r}, expected one of {list(allowed)}")
-    if not str(entry["id"]).startswith(entry["document"] + "-"):
-        raise ValueError(f"{where}: id {entry['id']!r} must start with its document '{entry['document']}-'")
-    outputs = tuple(entry["outputs"] or ())
-    bad = [o for o in outputs if not o.endswith(OUTPUT_SUFFIXES)]
-    if bad:
-        raise ValueError(f"{where} ({entry['id']}): outputs {bad} must end with one of {OUTPUT_SUFFIXES}")
-    return Item(id=entry["id"], document=entry["document"], label=str(entry["label"]), type=entry["type"],
-                kind=entry["kind"], caption=str(entry["caption"]), same_as=tuple(entry["same_as"] or ()),
-                notebook=entry["notebook"], outputs=outputs, status=entry["status"],
-                published=entry.get("published") or {}, notes=str(entry.get("notes") or ""))
-
-
-def load_registry(path: Path = REGISTRY_FILE) -> list[Item]:
-    """Read and validate the registry: known documents/kinds/statuses, unique ids, symmetric ``same_as``."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"registry file {path} not found")
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(raw, dict) or not isinstance(raw.get("items"), list):
-        raise ValueError(f"{path}: expected a top-level 'items:' list")
-    items = [_validate_entry(e, i, path) for i, e in enumerate(raw["items"])]
-    by_id: dict[str, Item] = {}
-    for item in items:
-        if item.id in by_id:
-            raise ValueError(f"{path}: duplicate id {item.id!r}")
-        by_id[item.id] = item
-    for item in items:
-        for other in item.same_as:
-            if other not in by_id:
-                raise ValueError(f"{path}: {item.id} same_as unknown id {other!r}")
-            if item.id not in by_id[other].same_as:
-                raise ValueError(f"{path}: same_as is not symmetric: {item.id} -> {other} but not back")
-    return items
-
-
-def published(item_id: str, path: Path = REGISTRY_FILE) -> dict:
-    """The numbers a source prints for ``item_id`` (``{"values": ..., "rows": ..., "text": ...}``)."""
-    for item in load_registry(path):
-        if item.id == item_id:
-            return item.published
-    raise ValueError(f"item_id={item_id!r} is not in the registry {path}")
 
 
 def existing_outputs(figures_dir: Path = FIGURES_DIR) -> set[str]:
@@ -168,7 +69,7 @@ def has_published_values(item: Item) -> bool:
 
 
 def verdict_cell(item: Item, scalars: dict) -> str:
-    """'**verdict**: reason (rule)' from the item's recorded verdict (:mod:`pate_study.verdicts`), or ''."""
+    """'**verdict**: reason (rule)' from the item's recorded verdict (:mod:`pate_study.reporting.verdicts`), or ''."""
     ours = scalars.get(item.id, {})
     if "verdict" not in ours:
         return ""
@@ -218,7 +119,7 @@ def index_markdown(items: list[Item], figures_dir: Path = FIGURES_DIR) -> str:
     lines = [
         "# Figure and table index",
         "",
-        "Generated by `make figures` from `pate_study/registry.yaml`, the provenance sidecars and the recorded "
+        "Generated by `make figures` from `pate_study/reporting/registry.yaml`, the provenance sidecars and the recorded "
         "scalars. Do not edit by hand.",
         "",
         f"{len(items)} items: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ".",

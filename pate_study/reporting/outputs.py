@@ -35,16 +35,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .io import atomic_write, atomic_write_text
-from .paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
+from ..core.io import atomic_write, atomic_write_text
+from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
+from .registry import FIGURE_FORMATS, TABLE_FORMATS, load_registry
+from .session import ALT_ATTRIBUTE, INTERACTIVE_PROFILE, in_kernel, install_alt_text, runner_profile
 
 logger = logging.getLogger(__name__)
 
 SCALARS_FILE = "scalars.json"
 NOT_RUN_KEY = "_not_run"
 PROVENANCE_SUFFIX = ".provenance.json"
-FIGURE_FORMATS = ("png", "pdf")
-TABLE_FORMATS = ("csv", "md")
 STAMP_WIDTH = 110  # characters per line of the stamp drawn under a figure
 STAMP_FONTSIZE = 8  # points: legible on screen (about 11 px at the inline backend's 100 dpi) and in print
 #: Significant digits of every float written to a CSV table or scalars.json. Double precision carries 15-17; the
@@ -170,8 +170,6 @@ class NotebookOutputs:
                  parameters: dict | None = None, date: str | None = None):
         if not notebook:
             raise ValueError("notebook must be the notebook's stem, e.g. '00_dp_primer'")
-        from .session import INTERACTIVE_PROFILE, in_kernel, runner_profile
-
         self.notebook = notebook
         self.output_dir = resolve_from_root(output_dir)
         self.profile = str(profile)
@@ -200,10 +198,8 @@ class NotebookOutputs:
 
         ``description`` is the figure's alternative text (screen readers, the HTML's ``<img alt>``, the PNG's
         Description and the PDF's Subject); without it, the registry caption of the first id. The figure keeps
-        it, so the inline display after ``plt.show()`` carries it too (see :mod:`pate_study.session`).
+        it, so the inline display after ``plt.show()`` carries it too (see :mod:`pate_study.reporting.session`).
         """
-        from .session import ALT_ATTRIBUTE, install_alt_text
-
         ids = _as_id_list(item_ids)
         provenance = self.provenance(data)
         alt = figure_description(ids[0], description)
@@ -287,8 +283,6 @@ def read_provenance(path: str | os.PathLike) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def _registry_captions() -> dict:
-    from .registry import load_registry  # the registry imports this module
-
     try:
         return {item.id: item.caption for item in load_registry()}
     except (OSError, ValueError):  # a broken registry is reported by its own tests, not by every figure
@@ -314,11 +308,10 @@ def show_findings(findings: str | Sequence[str]) -> str:
     else:
         text = "\n".join(line if line.lstrip().startswith(("*", "-", "#")) else f"* {line}" for line in findings)
     try:
-        from IPython.display import Markdown, display
+        from IPython.display import Markdown, display  # IPython is there only inside a kernel, the one place this displays
     except ImportError:
         logger.info("%s", text)
         return text
-    from .session import in_kernel
 
     if in_kernel():
         display(Markdown(text))

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from pate_study.core.device import choose_device
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ _DB_DEFAULTS = dict(ref=1.0, amin=1e-10, top_db=80.0)  # librosa.power_to_db def
 
 
 def _mel_basis(sr: int, n_fft: int, n_mels: int, fmin: float, fmax: float | None) -> np.ndarray:
-    import librosa
+    import librosa  # librosa (numba) takes seconds to import: only the log-Mel paths pay it
     return librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax)
 
 
@@ -135,7 +136,7 @@ def log_mel_librosa(y: np.ndarray, sr: int = SAMPLE_RATE, n_fft: int = N_FFT, ho
     Slaney Mel filters) then ``librosa.power_to_db(ref=1.0, amin=1e-10, top_db=top_db)``. fmin, fmax
     and top_db are not stated in the source; librosa's defaults are used. 10 s at 44.1 kHz -> 1001 x 64.
     """
-    import librosa
+    import librosa  # librosa (numba) takes seconds to import: only the log-Mel paths pay it
     y = np.asarray(y, dtype=np.float32)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(f"y: expected a non-empty 1-d waveform, got shape {y.shape}")
@@ -155,7 +156,6 @@ def log_mel_torch(y: np.ndarray | torch.Tensor, sr: int = SAMPLE_RATE, n_fft: in
     ``dtype=torch.float64`` for the tightest agreement; float32 differs from librosa by ~2e-5 dB
     on test signals (tested at 1e-3 dB).
     """
-    from pate_study.device import choose_device
     dev = choose_device(device)
     x = torch.as_tensor(y).to(device=dev, dtype=dtype)
     if x.dim() == 1:

@@ -1,0 +1,3 @@
+"""Tools around the study, outside its import graph (nothing in ``pate_study`` imports them): the notebook runner
+behind ``make figures`` (``runner``), the JupyterLab browser check (``labcheck``), the static site (``site``), the
+primer's exercise checks (``exercises``) and its sliders (``sliders``)."""
