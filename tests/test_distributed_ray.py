@@ -1,4 +1,4 @@
-"""The Ray backend (pate_study.learning.distributed, issue 15) against a local Ray instance started here.
+"""The Ray backend (pate_study.learning.distributed) against a local Ray instance started here.
 
 One instance for the module (2 CPUs, no dashboard, 127.0.0.1), stopped after. Tiny ensembles only: the
 machine is small, and the whole module must stay under 90 s.

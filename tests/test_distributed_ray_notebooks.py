@@ -1,4 +1,4 @@
-"""Notebooks 04 and 05 (smoke profile) with ``backend="ray"`` against a local Ray instance started here (issue 15).
+"""Notebooks 04 and 05 (smoke profile) with ``backend="ray"`` against a local Ray instance started here.
 
 Kept apart from tests/test_distributed_ray.py so that module stays fast. Both notebooks declare ``backend``
 (checked: the test fails, not skips, if a parameters cell loses it).

@@ -97,7 +97,7 @@ def test_snapshot_sees_new_files_outside_allowed_folders_only(tmp_path):
     (tmp_path / "figures").mkdir()
     before = snapshot(tmp_path)
     (tmp_path / "notebooks" / "figures").mkdir()
-    (tmp_path / "notebooks" / "figures" / "fig.png").write_bytes(b"x")  # issue 18: the kernel's cwd was used
+    (tmp_path / "notebooks" / "figures" / "fig.png").write_bytes(b"x")  # the kernel's cwd was once used
     (tmp_path / "figures" / "fig.png").write_bytes(b"x")
     assert changed_files(before, snapshot(tmp_path)) == ["notebooks/figures/fig.png"]
 

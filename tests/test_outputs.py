@@ -220,7 +220,7 @@ def test_other_profiles_write_beside_the_paper_outputs_and_a_paper_run_keeps_the
     assert sorted(p.name for p in figures.iterdir()) == ["01_x"]  # no staging folder left
 
 
-# --- identical tables under floating-point noise (issue 17) --------------------------------------------------------
+# --- identical tables under floating-point noise --------------------------------------------------------
 ONE_ULP_APART = (3.965470209462577, 3.9654702094625773)  # the two runs' values of one ε cell of Sosa Table 4.2
 
 
@@ -252,7 +252,7 @@ def test_csv_keeps_twelve_significant_digits_and_plain_values():
     assert fixed_precision_frame(frame)["a"].tolist() == ["0.3"]
 
 
-# --- where outputs go and how they are stamped (issues 13 and 18) -------------------------------------------------
+# --- where outputs go and how they are stamped -------------------------------------------------
 def test_relative_output_dir_is_resolved_from_the_repository_root(tmp_path, monkeypatch):
     import shutil
 

@@ -154,7 +154,7 @@ out.record("determinism-table", rows=rows)
 
 
 def test_accounting_tables_identical_across_thread_counts_and_memory_layout(tmp_path):
-    """Issue 17: two same-seed runs differed by one ulp in five ε cells. Tables must not depend on threads or
+    """Two same-seed runs once differed by one ulp in five ε cells. Tables must not depend on threads or
     memory layout (a different summation order); see also the one-ulp test in test_outputs.py."""
     runs = []
     for threads, layout in (("1", "aligned"), ("4", "misaligned")):

@@ -1,4 +1,4 @@
-"""Plot helpers for readable notebook figures (issue 18): compact tick labels, histograms with point masses."""
+"""Plot helpers for readable notebook figures: compact tick labels, histograms with point masses."""
 import matplotlib
 
 matplotlib.use("Agg")

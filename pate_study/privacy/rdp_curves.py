@@ -10,7 +10,7 @@ Mironov 2017 Proposition 1). This module holds (1)–(3) once, public, for
 ``rdp``, ``moments``, ``multilabel``, ``multiwinner`` and ``smooth_sensitivity``;
 the last step, curve → (ε, δ), is :func:`pate_study.privacy.accounting.account`.
 
-Deterministic sums (issue 17): a composed total must not depend on how the votes
+Deterministic sums: a composed total must not depend on how the votes
 lie in memory, on SIMD alignment or on thread counts, or tables written from it
 differ in the last digit between hosts. Here:
 

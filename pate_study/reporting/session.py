@@ -3,7 +3,7 @@
 Imported by ``pate_study/__init__.py`` only when an IPython kernel is running, so scripts and tests are unaffected.
 
 - **Logging.** The package's log records go to the cell's *stdout*, not stderr: JupyterLab draws stderr in pink
-  boxes that students read as failures (issue 18). The records keep the level the notebook configured
+  boxes that students read as failures. The records keep the level the notebook configured
   (``logging.basicConfig(level=...)`` on the root logger); they are not sent twice through the root's handler.
 - **Alternative text.** Every matplotlib figure shown inline carries an ``alt`` text in the output's metadata
   (nbconvert writes it into the HTML's ``<img alt=...>``): the description given to

@@ -1,4 +1,4 @@
-"""Run the notebooks as a student does: JupyterLab in headless Chromium, Run All Cells (issue 18).
+"""Run the notebooks as a student does: JupyterLab in headless Chromium, Run All Cells.
 
 Used by ``tests/test_lab_browser.py`` and runnable by hand::
 

@@ -1,4 +1,4 @@
-"""A corpus of corrupted or incomplete inputs against the data layer (issue 16).
+"""A corpus of corrupted or incomplete inputs against the data layer.
 
 Classes, each checked at the boundary every input of its kind crosses:
 
@@ -69,7 +69,7 @@ def small_audioset(fake_mirror, monkeypatch):
 
 
 def test_audioset_full_from_a_one_tfrecord_archive_keeps_good_data(small_audioset, data_dir):
-    """Issue 16: a features.tar.gz holding one unbal_train TFRecord must not replace bal_train + eval."""
+    """A features.tar.gz holding one unbal_train TFRecord must not replace bal_train + eval."""
     recipe, folder = small_audioset
     (folder / "features_bal_train_eval.tar.gz").write_bytes(_tar(GOOD_TAR))
     out = fw.run_recipe(recipe, network=False)

@@ -59,7 +59,7 @@ def _unequal():
 
 
 def _transposed():
-    return np.ascontiguousarray(_votes(9000, 10).T)  # 10 x 9000, as in issue 16
+    return np.ascontiguousarray(_votes(9000, 10).T)  # 10 x 9000: a transposed export
 
 
 def _shifted_class():

@@ -1,4 +1,4 @@
-"""Composed privacy totals must not depend on memory layout, alignment or thread count (issue 17).
+"""Composed privacy totals must not depend on memory layout, alignment or thread count.
 
 A table cell once differed by one ulp between two hosts (3.965470209462577 vs
 3.9654702094625773). The accountants now sum in a fixed order (``rdp_curves``

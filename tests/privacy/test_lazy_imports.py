@@ -1,4 +1,4 @@
-"""The privacy package and its command line load scipy only when a computation needs it (issue 17)."""
+"""The privacy package and its command line load scipy only when a computation needs it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every multi-label bound side by side (issue 11): properties, Table 5.4's fit, an audit, bad votes."""
+"""Every multi-label bound side by side: properties, Table 5.4's fit, an audit, bad votes."""
 
 from __future__ import annotations
 

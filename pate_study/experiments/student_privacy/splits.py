@@ -23,7 +23,7 @@ from .config import NO_NOISE, StudyConfig
 from .pipeline import StudyResult, run_study, teacher_partitions
 from .pools import Pools, web_pools
 
-#: This package's own earlier claim, not a published value: README at commit ff9fb31 (before issue 13 found its
+#: This package's own earlier claim, not a published value: README at commit ff9fb31 (before a review found its
 #: students' validation rows biased) said that going from a row-wise to the URL-disjoint split, the noise-free
 #: ensemble's accuracy on the student queries fell from 0.91 to 0.67 and the student's balanced accuracy from
 #: 0.91 to 0.74. Shown beside the rerun, so the withdrawn numbers can be checked against new ones.

@@ -1,0 +1,68 @@
+"""Conventions a reader of the repository relies on, counted on the files themselves.
+
+- Notebooks are thin: parameters, one package call, a figure, recorded scalars or prose per cell; the study
+  notebooks 01-06 hold fewer than 150 code lines each (comments and blank lines excluded), the labs (the primer
+  and 07) fewer than 300 (their exercise cells hold the student's own code). No ``def`` or ``class`` outside an
+  exercise cell (one the student fills in: it says ``# your code``).
+- Docstrings and comments cite sources and equations, never the project's issue tracker, which a reader of the
+  repository cannot open.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+LAB_NOTEBOOKS = {"00_dp_primer", "07_pate2018_lab"}
+STUDY_LIMIT, LAB_LIMIT = 150, 300
+EXERCISE_MARK = "# your code"
+ISSUE_REFERENCE = re.compile(r"\b[Ii]ssues? #?\d+\b|\(#\d+\)")
+
+
+def code_cells(path: Path) -> list[str]:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+
+
+def code_lines(source: str) -> int:
+    return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_thin(path):
+    limit = LAB_LIMIT if path.stem in LAB_NOTEBOOKS else STUDY_LIMIT
+    total = sum(code_lines(cell) for cell in code_cells(path))
+    assert total < limit, f"{path.name}: {total} code lines, the limit is {limit}: move logic into pate_study/"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_definitions_outside_exercise_cells(path):
+    defining = [cell.splitlines()[0] for cell in code_cells(path)
+                if re.search(r"^\s*(def|class) ", cell, re.M) and EXERCISE_MARK not in cell]
+    assert not defining, f"{path.name} defines functions or classes in cells starting {defining}: put them in the package"
+
+
+def test_counting_rules_on_a_toy_notebook(tmp_path):
+    """The counters themselves: comments and blanks are not code; an exercise cell may define."""
+    cells = ["# a comment\n\nx = 1\ny = 2\n", "def f():\n    return 1  # your code\n", "def g():\n    pass\n"]
+    path = tmp_path / "toy.ipynb"
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells]}))
+    assert [code_lines(c) for c in code_cells(path)] == [2, 2, 2]
+    assert [bool(re.search(r"^\s*(def|class) ", c, re.M)) and EXERCISE_MARK not in c for c in code_cells(path)] \
+        == [False, False, True]
+
+
+def project_sources() -> list[Path]:
+    roots = ("pate_study", "data_recipes", "tests", "benchmarks")
+    return [p for root in roots for p in sorted((REPO / root).rglob("*.py"))] + NOTEBOOKS
+
+
+def test_no_issue_tracker_references():
+    found = [f"{p.relative_to(REPO)}: {m.group(0)}" for p in project_sources()
+             if p.name != Path(__file__).name
+             for m in ISSUE_REFERENCE.finditer(p.read_text(encoding="utf-8"))]
+    assert not found, "cite the source or the reason, not the issue tracker:\n" + "\n".join(found)
