@@ -38,7 +38,7 @@ from typing import Any, Iterable, Sequence
 from ..core.io import atomic_write, atomic_write_text
 from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
 from .registry import FIGURE_FORMATS, TABLE_FORMATS, load_registry
-from .session import ALT_ATTRIBUTE, INTERACTIVE_PROFILE, in_kernel, install_alt_text, runner_profile
+from . import session
 
 logger = logging.getLogger(__name__)
 
@@ -175,9 +175,9 @@ class NotebookOutputs:
         self.profile = str(profile)
         self.seed = int(seed)
         self.parameters = _json_ready(dict(parameters or {}))
-        if in_kernel() and runner_profile() is None:  # JupyterLab, not make figures: say so on every output
+        if session.in_kernel() and session.runner_profile() is None:  # JupyterLab, not make figures: say so on every output
             self.parameters["requested_profile"] = self.profile
-            self.profile = INTERACTIVE_PROFILE
+            self.profile = session.INTERACTIVE_PROFILE
             self.output_dir = interactive_output_dir(self.output_dir)
             logger.info("interactive run: outputs go to %s, stamped 'profile: %s'", self.output_dir, self.profile)
         self.commit = current_commit()
@@ -203,8 +203,8 @@ class NotebookOutputs:
         ids = _as_id_list(item_ids)
         provenance = self.provenance(data)
         alt = figure_description(ids[0], description)
-        setattr(fig, ALT_ATTRIBUTE, alt)
-        install_alt_text()  # no-op outside a kernel
+        setattr(fig, session.ALT_ATTRIBUTE, alt)
+        session.install_alt_text()  # no-op outside a kernel
         stamp = "\n".join(textwrap.wrap(provenance.stamp(), width=STAMP_WIDTH))  # never wider than the plot
         fig.text(0.5, -0.01, stamp, ha="center", va="top", fontsize=STAMP_FONTSIZE, color="0.3")
         files = []
@@ -313,7 +313,7 @@ def show_findings(findings: str | Sequence[str]) -> str:
         logger.info("%s", text)
         return text
 
-    if in_kernel():
+    if session.in_kernel():
         display(Markdown(text))
     else:
         logger.info("%s", text)
