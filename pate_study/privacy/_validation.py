@@ -62,6 +62,21 @@ def check_positive(name: str, value: Any) -> float:
     return v
 
 
+NOISE_SCALE_RANGE = (1e-150, 1e150)
+
+
+def check_noise_scale(name: str, value: Any) -> float:
+    """Return a Gaussian noise scale σ as a float: finite, > 0, and within ``NOISE_SCALE_RANGE`` so that σ² and
+    1/σ² (the RDP slopes α·Δ²/(2σ²) of Mironov 2017, Prop. 7) are finite, normal floats; outside it the
+    accountants would divide by an underflowed zero or square an overflow."""
+    v = check_positive(name, value)
+    low, high = NOISE_SCALE_RANGE
+    if not low <= v <= high:
+        raise ValueError(f"{name}: expected a noise scale in [{low:g}, {high:g}] (σ² and 1/σ² must be finite), got "
+                         f"{value!r}")
+    return v
+
+
 def check_delta(delta: Any, name: str = "delta") -> float:
     """Return ``delta`` as a float, requiring 0 < delta < 1."""
     try:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_fractions, check_n_queries, check_positive
+from ._validation import as_generator, check_fractions, check_n_queries, check_noise_scale, check_positive
 from .accounting import PrivacySpent, account, query_mode
 
 __all__ = [
@@ -83,7 +83,7 @@ def adaptive_k_rdp_slope(sigma: float, gumbel_scale: float, n_labels: int, n_tea
 
     The k-choice term is also capped at ε_k (pure DP); :func:`adaptive_k_epsilon` uses the minimum per order.
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     n = check_n_queries(n_labels, name="n_labels")
     t = check_n_queries(n_teachers, name="n_teachers")
     return k_choice_epsilon(gumbel_scale, t) ** 2 / 2.0 + n / (2.0 * t**2 * sigma**2)
@@ -118,7 +118,7 @@ def adaptive_k_release(fractions: Any, sigma: float, gumbel_scale: float, rng: A
                        k_max: int | None = None) -> AdaptiveKRelease:
     """Run the mechanism of the module docstring on vote fractions ``[n_queries, n_labels]``."""
     m = check_fractions(fractions)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     b = check_positive("gumbel_scale", gumbel_scale)
     gen = as_generator(rng)
     g = gaps_with_sentinels(m, k_max)
@@ -138,7 +138,7 @@ def adaptive_k_epsilon(*, sigma: float, gumbel_scale: float, delta: float, n_tea
     n_lab = m.shape[1] if m is not None else check_n_queries(n_labels, name="n_labels")
     t = check_n_queries(n_teachers, name="n_teachers")
     eps_k = k_choice_epsilon(gumbel_scale, t)
-    gauss = n_lab / (2.0 * t**2 * check_positive("sigma", sigma) ** 2)
+    gauss = n_lab / (2.0 * t**2 * check_noise_scale("sigma", sigma) ** 2)
 
     def total(grid: np.ndarray) -> np.ndarray:
         return n * (np.minimum(eps_k, grid * eps_k**2 / 2.0) + gauss * grid)

@@ -45,7 +45,15 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_choice, check_counts, check_fractions, check_positive, check_threshold
+from ._validation import (
+    as_generator,
+    check_choice,
+    check_counts,
+    check_fractions,
+    check_noise_scale,
+    check_positive,
+    check_threshold,
+)
 
 __all__ = [
     "ABSTAIN",
@@ -149,7 +157,7 @@ def lnmax(votes: Any, gamma: float, rng: Any) -> Aggregation:
 def gnmax(votes: Any, sigma: float, rng: Any) -> Aggregation:
     """Gaussian noisy max, argmax_c(n_c + N(0, σ²)) (Papernot et al. 2018, §4.1)."""
     counts = check_counts(votes)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     noise = as_generator(rng).normal(0.0, sigma, size=counts.shape)
     labels = _noisy_argmax(counts, noise)
     return Aggregation(labels, np.ones(len(counts), bool), counts, "gnmax", {"sigma": sigma})
@@ -176,8 +184,8 @@ def confident_gnmax(votes: Any, threshold: float, sigma1: float, sigma2: float, 
     """
     counts = check_counts(votes)
     threshold = _vote_threshold(threshold, counts, "max_c n_c, the largest vote count of a query")
-    sigma1 = check_positive("sigma1", sigma1)
-    sigma2 = check_positive("sigma2", sigma2)
+    sigma1 = check_noise_scale("sigma1", sigma1)
+    sigma2 = check_noise_scale("sigma2", sigma2)
     gen = as_generator(rng)
     check_values = counts.max(axis=1)
     answered = confident_check(check_values, threshold, sigma1, gen)
@@ -221,8 +229,8 @@ def interactive_gnmax(
     threshold = _vote_threshold(threshold, counts, "max_c(n_c - |E| p_c), the teachers' lead over the student")
     student_threshold = check_threshold("student_threshold", student_threshold, 1.0 / counts.shape[1], 1.0,
                                         "the student's largest class probability")
-    sigma1 = check_positive("sigma1", sigma1)
-    sigma2 = check_positive("sigma2", sigma2)
+    sigma1 = check_noise_scale("sigma1", sigma1)
+    sigma2 = check_noise_scale("sigma2", sigma2)
     gen = as_generator(rng)
     n_teachers = counts.sum(axis=1, keepdims=True)
     check_values = (counts - n_teachers * probs).max(axis=1)
@@ -289,7 +297,7 @@ def gnthreshold(fractions: Any, threshold: Any, sigma: float, rng: Any) -> Multi
     (Definition 11; see :func:`adaptive_thresholds`).
     """
     m = check_fractions(fractions)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     th = resolve_thresholds(m, threshold)
     noisy = m + as_generator(rng).normal(0.0, sigma, size=m.shape)
     labels = noisy > th[:, None]
@@ -342,8 +350,8 @@ def confident_gnthreshold(
     the check is drawn first, then the labels' noise for every query.
     """
     m = check_fractions(fractions)
-    sigma = check_positive("sigma", sigma)
-    sigma_c = check_positive("sigma_confidence", sigma_confidence)
+    sigma = check_noise_scale("sigma", sigma)
+    sigma_c = check_noise_scale("sigma_confidence", sigma_confidence)
     if int(top_n) != top_n or top_n < 1:
         raise ValueError(f"top_n: expected a positive integer, got {top_n!r}")
     gen = as_generator(rng)

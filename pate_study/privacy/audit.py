@@ -62,7 +62,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from ._validation import as_generator, check_n_queries, check_positive, check_probability
+from ._validation import as_generator, check_n_queries, check_noise_scale, check_positive, check_probability
 from .aggregators import gnmax, gnthreshold, lnmax
 from .mechanisms import (
     exponential_mechanism,
@@ -277,7 +277,7 @@ def audit_gnmax(
 
     Neighbours as in :func:`audit_lnmax` with gaps g ≈ c·√2σ, c ∈ [0.25, 4].
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     f = _check_factor(noise_scale_factor)
     claimed = gnmax_epsilon(sigma=sigma, delta=delta, n_queries=1, conversion="improved", orders=np.linspace(1.01, 200, 4000)).epsilon
     gaps = np.unique(np.maximum(1, np.round(np.linspace(0.25, 4.0, 16) * np.sqrt(2) * sigma))).astype(int)
@@ -336,7 +336,7 @@ def audit_gnthreshold(
     teacher switches all its labels on), c ∈ [0.5, 4]; statistic: the number
     of released labels (a sufficient statistic here).
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     f = _check_factor(noise_scale_factor)
     t = check_n_queries(n_teachers, name="n_teachers")
     claimed = gnthreshold_epsilon(sigma=sigma, delta=delta, n_queries=1, n_labels=n_labels, bound="vote_fraction",
@@ -390,7 +390,7 @@ def audit_gnthreshold_adaptive(
     improved conversion. Neighbours: the ``n_pairs`` pairs of the 1/T grid with the largest exact ε (the
     threshold jumps across the labels); statistic: the exact log-likelihood ratio of the released vector.
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     f = _check_factor(noise_scale_factor)
     if claim not in ("sound", "as_fixed"):
         raise ValueError(f"claim: expected 'sound' or 'as_fixed', got {claim!r}")

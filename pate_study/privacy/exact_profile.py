@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr, logsumexp, ndtr
 
-from ._validation import check_n_queries, check_positive
+from ._validation import check_n_queries, check_noise_scale, check_positive
 from .adaptive_k import gaps_with_sentinels
 from .aggregators import resolve_thresholds
 
@@ -80,7 +80,7 @@ def gnthreshold_output_logprobs(fractions: np.ndarray, threshold: Any, sigma: fl
     """log Pr[release = o] of GNThreshold (Muschiol 2021 Definition 10/11) for every outcome o: labels
     independent, Pr[c_i = 1] = Φ((m_i − th)/σ), th fixed or ``"adaptive"`` (computed from m). ``[N, 2^n]``."""
     m = np.asarray(fractions, dtype=np.float64)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     z = (m - resolve_thresholds(m, threshold)[:, None]) / sigma
     o = outcomes(m.shape[1])
     return np.where(o[None], log_ndtr(z)[:, None, :], log_ndtr(-z)[:, None, :]).sum(axis=2)
@@ -95,7 +95,7 @@ def adaptive_k_output_logprobs(fractions: np.ndarray, sigma: float, gumbel_scale
     (trapezoid rule on ``n_grid`` points over m ± 12σ). ``[N, 2^n]``.
     """
     m = np.asarray(fractions, dtype=np.float64)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     b = check_positive("gumbel_scale", gumbel_scale)
     n = m.shape[1]
     g = gaps_with_sentinels(m, k_max)

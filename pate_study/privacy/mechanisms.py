@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_positive
+from ._validation import as_generator, check_noise_scale, check_positive
 
 __all__ = [
     "laplace_noise",
@@ -72,7 +72,7 @@ def laplace_noise(shape: Any, scale: float, rng: Any) -> np.ndarray:
 
 def gaussian_noise(shape: Any, sigma: float, rng: Any) -> np.ndarray:
     """Draw i.i.d. Gaussian noise N(0, σ²) of the given shape (the noise of GNMax, Papernot et al. 2018 §4.1)."""
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     return as_generator(rng).normal(0.0, sigma, size=shape)
 
 

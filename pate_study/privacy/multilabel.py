@@ -100,7 +100,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_fractions, check_n_queries, check_positive
+from ._validation import check_choice, check_fractions, check_n_queries, check_noise_scale, check_positive
 from .accounting import PrivacySpent, account, paper2018_orders, query_mode, resolve_rdp_orders
 from .aggregators import CONFIDENCE_RULES, resolve_thresholds, confident_gnthreshold_check
 from .rdp import COSTS, step2_weights
@@ -164,7 +164,7 @@ def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray
     where the product is too close to 1 for that (:func:`_log_prod_ndtr`).
     """
     m = check_fractions(fractions)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     th = resolve_thresholds(m, thresholds)
     return log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
 
@@ -177,7 +177,7 @@ def min_logq(threshold: Any, sigma: float, n_labels: int) -> float:
     q̃ ≥ 1 − Φ(d_max/σ)^n (the bound of the module docstring's finding, per threshold). A printed q average
     below exp(min_logq) cannot come from Theorem 13 with this σ on vote fractions.
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     n = check_n_queries(n_labels, name="n_labels")
     if isinstance(threshold, str):
         check_choice("threshold", threshold, ("adaptive",))
@@ -231,7 +231,7 @@ def theorem6_params(
       :func:`adaptive_threshold_slope` (slope and cap; Theorem 6 of Papernot et al. 2018 then still applies
       with q̃ computed at the votes' own threshold, but with this slope it never beats the cap).
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     n = check_n_queries(n_labels, name="n_labels")
     check_choice("bound", bound, BOUNDS)
     if isinstance(threshold, str):
@@ -297,7 +297,7 @@ def adaptive_threshold_slope(sigma: float, n_labels: int, bound: str = "vote_fra
     when one teacher changes (the exact enumeration of ``exact_profile`` finds such pairs), so no bound that
     treats it as fixed is valid; at σ = 0.3 and n = 161 this slope is ≈ 930 per query: no useful guarantee.
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     n = check_n_queries(n_labels, name="n_labels")
     return n * adaptive_label_sensitivity(bound, n_teachers) ** 2 / (2.0 * sigma**2)
 
@@ -360,7 +360,7 @@ def confidence_logpr(
     labels of Φ̄((th_c − (m_j − th_e))/σ_c) (independent noises).
     """
     m = check_fractions(fractions)
-    sc = check_positive("sigma_confidence", sigma_confidence)
+    sc = check_noise_scale("sigma_confidence", sigma_confidence)
     check_choice("rule", rule, CONFIDENCE_RULES)
     thc, top_n = check_confidence_args(confidence_threshold, top_n)
     if rule == "max":
@@ -500,7 +500,7 @@ def confident_gnthreshold_epsilon(
     if rule == "printed" and isinstance(threshold, str):  # checked values m_j - th_e, th_e moves too
         sens = adaptive_label_sensitivity(bound, n_teachers)
     n_checked = 1 if rule == "max" else min(top_n, n_lab)
-    slope_c = n_checked * sens**2 / (2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
+    slope_c = n_checked * sens**2 / (2.0 * check_noise_scale("sigma_confidence", sigma_confidence) ** 2)
     logpr, log_not = confidence_logpr(m, threshold, confidence_threshold, sigma_confidence, rule, top_n)
     th = resolve_thresholds(m, threshold)
     weights = step2_weights(
@@ -569,7 +569,7 @@ def confident_gnthreshold_data_independent(
     if rule == "printed" and isinstance(threshold, str):
         sens = adaptive_label_sensitivity(bound, n_teachers)
     cap_c = n_checked * sens ** 2 / (
-        2.0 * check_positive("sigma_confidence", sigma_confidence) ** 2)
+        2.0 * check_noise_scale("sigma_confidence", sigma_confidence) ** 2)
     return account(lambda grid, c=cap + cap_c: n * c * grid, delta=delta, orders=orders, conversion=conversion,
                    accountant="multilabel2021", mechanism="confident-gnthreshold", n_queries=n,
                    data_dependent=False, cost="all_answered", bound=bound, n_labels=n_lab)
@@ -708,7 +708,7 @@ def table54_fit(
     """
     if len(n_queries) != len(printed):
         raise ValueError("printed: expected one printed value per entry of n_queries")
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     k = check_n_queries(n_labels, name="n_labels")
     t = check_n_queries(n_teachers, name="n_teachers")
     log_inv_delta = -math.log(check_positive("delta", delta))

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_choice, check_n_queries, check_positive
+from ._validation import as_generator, check_choice, check_n_queries, check_noise_scale, check_positive
 from .accounting import PrivacySpent, account, query_mode
 from .rdp import COSTS, step2_weights
 from .rdp_curves import (
@@ -272,7 +272,7 @@ def binary_pate(
     """
     t = check_n_queries(n_teachers, name="n_teachers")
     p = _check_positive_votes(positive_votes, t)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     gen = as_generator(rng)
     confident = _confidence(threshold, sigma_threshold)
     answered = np.ones(p.shape, dtype=bool)
@@ -291,7 +291,7 @@ def _confidence(threshold: Any, sigma_threshold: Any) -> tuple[float, float] | N
         raise ValueError("threshold/sigma_threshold: give both for the confident variant, or neither")
     if threshold is None:
         return None
-    return _check_threshold(threshold), check_positive("sigma_threshold", sigma_threshold)
+    return _check_threshold(threshold), check_noise_scale("sigma_threshold", sigma_threshold)
 
 
 def tau_pate(clipped_sums: Any, threshold: float, sigma: float, rng: Any) -> MultiWinnerRelease:
@@ -302,7 +302,7 @@ def tau_pate(clipped_sums: Any, threshold: float, sigma: float, rng: Any) -> Mul
     """
     s = _check_sums(clipped_sums)
     th = _check_threshold(threshold)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     labels = s + as_generator(rng).normal(0.0, sigma, size=s.shape) > th
     return MultiWinnerRelease(labels, np.ones(s.shape, dtype=bool), "tau", {"sigma": sigma, "threshold": th})
 
@@ -317,7 +317,7 @@ def powerset_pate(teacher_votes: Any, sigma: float, rng: Any) -> MultiWinnerRele
     from scipy.special import ndtri_exp  # imported on first use (fast package import)
 
     counts, sets = powerset_counts(teacher_votes)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     gen = as_generator(rng)
     n, d, k = sets.shape
     occurring = counts > 0
@@ -413,7 +413,7 @@ def binary_pate_epsilon(
     labels in ``answered``, ``bool[n_queries, n_labels]``, e.g. ``MultiWinnerRelease.answered``,
     or re-drawn from ``rng`` exactly as :func:`binary_pate` draws the check).
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     confident = _confidence(threshold, sigma_threshold)
     slope = 1.0 / sigma**2
     if positive_votes is None:
@@ -512,7 +512,7 @@ def tau_pate_epsilon(
       and usually far tighter than the joint data-dependent one.
     """
     tau = check_positive("tau", tau)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     check_choice("q_bound", q_bound, Q_BOUNDS)
     check_choice("composition", composition, TAU_COMPOSITIONS)
     n, s = query_mode(n_queries, clipped_sums, _check_sums, data_name="clipped_sums")
@@ -574,7 +574,7 @@ def union_bound_epsilon(*, sigma: float, delta: float, n_queries: int, n_labels:
     :func:`tau_pate_epsilon` with τ = √L instead charges α·L/σ² for σ on S, twice the first value, because
     τ-clipping's √2τ sensitivity allows non-binary clipped vectors.
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     n = check_n_queries(n_queries)
     k = check_n_queries(n_labels, name="n_labels")
     check_choice("noise", noise, NOISE_CONVENTIONS)
@@ -608,7 +608,7 @@ def powerset_pate_epsilon(
     Proposition 7's q over all 2^k sets, the sets without votes included in closed form, capped
     at 1 − 2^{−k}.
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     slope = 1.0 / sigma**2
     if teacher_votes is not None and set_counts is not None:
         raise ValueError("teacher_votes/set_counts: give one of them, not both")

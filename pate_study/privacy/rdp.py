@@ -45,7 +45,15 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_choice, check_counts, check_orders, check_positive, check_threshold
+from ._validation import (
+    as_generator,
+    check_choice,
+    check_counts,
+    check_orders,
+    check_noise_scale,
+    check_positive,
+    check_threshold,
+)
 from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
 from .rdp_curves import (
     Q_CONDITIONS,
@@ -108,7 +116,7 @@ def gnmax_logq(votes: Any, sigma: float) -> np.ndarray:
     Summed in linear space where that is exact to rounding, in log space on the
     rows where the sum would underflow (``rdp_curves.gnmax_logq_counts``). Returns ``float[n_queries]``.
     """
-    return gnmax_logq_counts(check_counts(votes, keep_integers=True), check_positive("sigma", sigma))
+    return gnmax_logq_counts(check_counts(votes, keep_integers=True), check_noise_scale("sigma", sigma))
 
 
 def lnmax_logq(votes: Any, gamma: float, variant: str = "sum") -> np.ndarray:
@@ -149,7 +157,7 @@ def threshold_logpr(check_values: Any, threshold: float, sigma1: float) -> np.nd
     v = np.atleast_1d(np.asarray(check_values, dtype=np.float64))
     if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
         raise ValueError("check_values: expected a non-empty 1-D array of finite values")
-    sigma1 = check_positive("sigma1", sigma1)
+    sigma1 = check_noise_scale("sigma1", sigma1)
     return gaussian_tail_logsf(float(threshold) - v, sigma1)
 
 
@@ -170,12 +178,12 @@ def rdp_linear_data_independent(slope: float, orders: Any) -> np.ndarray:
 
 def rdp_gnmax_data_independent(sigma: float, orders: Any) -> np.ndarray:
     """GNMax data-independent RDP α/σ² (Papernot et al. 2018, Proposition 8; l2 sensitivity √2)."""
-    return rdp_linear_data_independent(1.0 / check_positive("sigma", sigma) ** 2, orders)
+    return rdp_linear_data_independent(1.0 / check_noise_scale("sigma", sigma) ** 2, orders)
 
 
 def rdp_threshold_data_independent(sigma1: float, orders: Any) -> np.ndarray:
     """Threshold-check data-independent RDP α/(2σ1²) (sensitivity 1; Papernot et al. 2018, §4.2)."""
-    return rdp_linear_data_independent(0.5 / check_positive("sigma1", sigma1) ** 2, orders)
+    return rdp_linear_data_independent(0.5 / check_noise_scale("sigma1", sigma1) ** 2, orders)
 
 
 def rdp_pure_dp_data_independent(epsilon: float, orders: Any) -> np.ndarray:
@@ -201,7 +209,7 @@ def rdp_laplace_mechanism(epsilon: float, orders: Any) -> np.ndarray:
 
 def rdp_gnmax(votes: Any, sigma: float, orders: Any) -> np.ndarray:
     """Per-query data-dependent GNMax RDP ``[n_queries, n_orders]`` (Theorem 6 with Proposition 7's q)."""
-    return rdp_data_dependent(gnmax_logq(votes, sigma), 1.0 / check_positive("sigma", sigma) ** 2, orders)
+    return rdp_data_dependent(gnmax_logq(votes, sigma), 1.0 / check_noise_scale("sigma", sigma) ** 2, orders)
 
 
 def rdp_threshold(check_values: Any, threshold: float, sigma1: float, orders: Any) -> np.ndarray:
@@ -209,7 +217,7 @@ def rdp_threshold(check_values: Any, threshold: float, sigma1: float, orders: An
 
     Theorem 6 with s = 1/(2σ1²) (σ → √2 σ1) and q = min(Pr[answered], 1 − Pr[answered]).
     """
-    sigma1 = check_positive("sigma1", sigma1)
+    sigma1 = check_noise_scale("sigma1", sigma1)
     return rdp_data_dependent(threshold_logq(check_values, threshold, sigma1), 0.5 / sigma1**2, orders)
 
 
@@ -273,7 +281,7 @@ def gnmax_epsilon(
     Give ``n_queries`` for the data-independent bound (α/σ² per query) or
     ``votes`` (``int[n_queries, n_classes]``) for the data-dependent one.
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
     slope = 1.0 / sigma**2
 
@@ -354,8 +362,8 @@ def confident_gnmax_epsilon(
     α/(2σ1²) + α/σ2² (``cost="all_answered"``). ``check_values`` overrides
     max_c n_c for the check (interactive GNMax: max_c(n_c − |E| p_c)).
     """
-    sigma1 = check_positive("sigma1", sigma1)
-    sigma2 = check_positive("sigma2", sigma2)
+    sigma1 = check_noise_scale("sigma1", sigma1)
+    sigma2 = check_noise_scale("sigma2", sigma2)
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
     threshold = check_threshold("threshold", threshold, 0.0,
                                 float(counts[0].sum()) if counts is not None else np.inf,

@@ -42,7 +42,15 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ._validation import as_generator, check_choice, check_counts, check_delta, check_n_queries, check_positive
+from ._validation import (
+    as_generator,
+    check_choice,
+    check_counts,
+    check_delta,
+    check_n_queries,
+    check_noise_scale,
+    check_positive,
+)
 from .accounting import external_stacklevel
 from .rdp import rdp_threshold
 from .rdp_curves import gaussian_tail_logsf, gnmax_logq_counts, theorem6_bound, theorem6_terms
@@ -102,7 +110,7 @@ def logq0_gnmax(sigma: float, order: float) -> float:
     there, that is q0; else bracket the crossing and solve with Brent's method.
     Depends on (σ, α) only: cached per pair.
     """
-    return _logq0_cached(check_positive("sigma", sigma), _check_order(order))
+    return _logq0_cached(check_noise_scale("sigma", sigma), _check_order(order))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -177,7 +185,7 @@ def check_conditions(sigma: float, n_classes: int, order: float) -> tuple[bool, 
     4000 values of log q, log-spaced in −log q from −log q0 to 10⁴·(−log q0),
     and drops larger than 1e-9 relative count as decreases. Cached per (σ, m, α).
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     m = check_n_queries(n_classes, name="n_classes")
     return _check_conditions_cached(sigma, m, _check_order(order))
 
@@ -251,7 +259,7 @@ def _ls_walk(counts: np.ndarray, t: int, sigma: float, order: float, logq0: floa
 
 
 def _gnmax_setup(sigma: Any, order: Any, m: int, conditions: str) -> tuple[float, float, float, float, float]:
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     order = _check_order(order)
     _require_conditions(sigma, m, order, conditions)
     logq0 = logq0_gnmax(sigma, order)
@@ -277,7 +285,7 @@ def local_sensitivity_bounds_gnmax(
     t = check_n_queries(n_teachers, name="n_teachers")
     m = counts.shape[1]
     if m < 2:
-        check_positive("sigma", sigma)
+        check_noise_scale("sigma", sigma)
         return np.zeros(t)
     sigma, order, logq0, logq1, plateau = _gnmax_setup(sigma, order, m, conditions)
     return _ls_walk(counts, t, sigma, order, logq0, logq1, plateau)[0]
@@ -324,7 +332,7 @@ def rdp_gnss(beta: float, sigma: float, order: float) -> float:
     For 1 < α < 1/(2β): α e^{2β}/σ² + (βα − ½ log(1 − 2αβ))/(α − 1).
     """
     beta = check_positive("beta", beta)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     a = float(order)
     if not 1 < a < 1 / (2 * beta):
         raise ValueError(f"order: expected 1 < order < 1/(2 beta) = {1 / (2 * beta):g}, got {order}")
@@ -370,7 +378,7 @@ def smooth_sensitivity_release(
     """
     counts = check_counts(votes, n_teachers=n_teachers)
     delta = check_delta(delta)
-    sigma_ss = check_positive("sigma_ss", sigma_ss)
+    sigma_ss = check_noise_scale("sigma_ss", sigma_ss)
     gnss = rdp_gnss(beta, sigma_ss, order)
     t = check_n_queries(n_teachers, name="n_teachers")
     ls_total = np.zeros(t)
