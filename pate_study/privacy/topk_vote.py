@@ -85,6 +85,7 @@ __all__ = [
     "topk_rdp_slope",
     "topk_release",
     "topk_epsilon",
+    "gaussian_log_delta",
     "gaussian_delta",
     "gaussian_epsilon",
     "topk_exact_epsilon",
@@ -273,29 +274,35 @@ def topk_epsilon(
                    sensitivity=topk_sensitivity(k, n_lab, n_teachers), **extra)
 
 
-def gaussian_delta(epsilon: Any, mu: float) -> np.ndarray:
-    """Exact privacy profile δ(ε) of the Gaussian mechanism with Δ₂/σ = μ (Balle & Wang 2018 Theorem 8):
-    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), computed in log space (log Φ, log(1 − e^x)); elementwise in ε ≥ 0."""
+def gaussian_log_delta(epsilon: Any, mu: float) -> np.ndarray:
+    """log δ(ε) of the Gaussian mechanism with Δ₂/σ = μ (Balle & Wang 2018 Theorem 8),
+    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), as log Φ(a) + log(1 − e^{ε + log Φ(b) − log Φ(a)}): finite far in
+    the tail, where δ itself underflows and the difference of the two terms cancels. Elementwise in ε ≥ 0."""
     mu = check_positive("mu", mu)
     eps = np.asarray(epsilon, dtype=np.float64)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ValueError(f"epsilon: expected finite values >= 0, got {epsilon!r}")
     log_a = log_ndtr(mu / 2.0 - eps / mu)
     log_b = eps + log_ndtr(-mu / 2.0 - eps / mu)
-    return np.exp(log_a + log1mexp(np.minimum(log_b - log_a, 0.0)))
+    return log_a + log1mexp(np.minimum(log_b - log_a, 0.0))
+
+
+def gaussian_delta(epsilon: Any, mu: float) -> np.ndarray:
+    """Exact privacy profile δ(ε) of the Gaussian mechanism with Δ₂/σ = μ: exp of :func:`gaussian_log_delta`."""
+    return np.exp(gaussian_log_delta(epsilon, mu))
 
 
 def gaussian_epsilon(delta: float, mu: float) -> float:
-    """Smallest ε ≥ 0 with :func:`gaussian_delta` (ε, μ) ≤ δ (δ(ε) decreases in ε; root of log δ(ε) = log δ)."""
+    """Smallest ε ≥ 0 with δ(ε) ≤ δ for the Gaussian mechanism with Δ₂/σ = μ (δ(ε) decreases in ε; the root of
+    :func:`gaussian_log_delta` (ε) = log δ, by Brent's method)."""
     delta = check_delta(delta)
     mu = check_positive("mu", mu)
-    if gaussian_delta(0.0, mu) <= delta:
-        return 0.0
     log_delta = math.log(delta)
+    if float(gaussian_log_delta(0.0, mu)) <= log_delta:
+        return 0.0
 
     def gap(e: float) -> float:
-        d = float(gaussian_delta(e, mu))
-        return (math.log(d) if d > 0 else -np.inf) - log_delta
+        return float(gaussian_log_delta(e, mu)) - log_delta
 
     hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -log_delta) + 1.0  # δ(hi) ≤ Φ̄(√(2 log 1/δ)) < δ
     while gap(hi) > 0:
