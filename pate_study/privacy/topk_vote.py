@@ -155,10 +155,13 @@ def topk_votes(probabilities: Any, k: int) -> np.ndarray:
     """
     p = check_probabilities(probabilities)
     k = check_k(k, p.shape[2])
-    votes = np.zeros(p.shape, dtype=bool)
+    votes = np.empty(p.shape, dtype=bool)
     for t in range(p.shape[0]):  # one teacher at a time: memory [n_queries, n_labels]
-        top = np.argsort(-p[t], axis=1, kind="stable")[:, :k]
-        np.put_along_axis(votes[t], top, True, axis=1)
+        kth = -np.partition(-p[t], k - 1, axis=1)[:, k - 1:k]  # k-th largest probability per query
+        above = p[t] > kth
+        tied = p[t] == kth
+        need = k - np.count_nonzero(above, axis=1, keepdims=True)  # >= 1; filled by the lowest tied labels
+        votes[t] = above | (tied & (np.cumsum(tied, axis=1) <= need))
     return votes
 
 

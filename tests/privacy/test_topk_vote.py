@@ -49,6 +49,15 @@ def test_topk_votes_by_hand_with_ties_to_the_lower_label():
     np.testing.assert_allclose(tv.topk_fractions(p, 2), [[0.5, 0.0, 1.0, 0.5], [0.5, 1.0, 0.5, 0.0]])
 
 
+def test_topk_votes_equal_a_stable_sort_with_many_ties():
+    q = np.round(np.random.default_rng(1).random((4, 300, 9)), 1)  # probabilities on a 0.1 grid: many ties
+    for k in (1, 2, 4, 8):
+        ref = np.zeros(q.shape, dtype=bool)
+        for t in range(len(q)):
+            np.put_along_axis(ref[t], np.argsort(-q[t], axis=1, kind="stable")[:, :k], True, axis=1)
+        np.testing.assert_array_equal(tv.topk_votes(q, k), ref)
+
+
 def test_topk_fractions_sum_to_k_and_are_multiples_of_one_over_t():
     p = _probabilities()
     for k in (1, 3, 8):
