@@ -25,7 +25,8 @@ Method, kept simple on purpose:
 
 Ready-made audits (worst-case neighbours, the package's own code):
 :func:`audit_lnmax`, :func:`audit_gnmax`, :func:`audit_local_laplace`,
-:func:`audit_gnthreshold`, :func:`audit_topk` (which also catches a √k instead of √(2k) sensitivity), and for the discrete mechanisms of the DeepLog study
+:func:`audit_gnthreshold`, :func:`audit_topk` (which also catches a √k instead of √(2k)
+sensitivity), and for the discrete mechanisms of the DeepLog study
 :func:`audit_randomized_response` and :func:`audit_exponential_mechanism` (a broken
 scale there means ε/Δu instead of ε/(2Δu), or 2ε in k-RR). Each accepts ``noise_scale_factor``: 0.5 runs a
 deliberately broken mechanism (noise scale halved) against the unchanged

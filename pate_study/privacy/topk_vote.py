@@ -32,10 +32,22 @@ Papernot et al. 2018 Theorem 6 with q̃ = 1 − Π_i Φ(|m_i − th|/σ) (Muschi
 because the labels' noises are independent) and the slope Δ₂²/(2σ²); like every data-dependent ε it depends
 on the private votes (release it with smooth sensitivity, :mod:`~pate_study.privacy.smooth_sensitivity`).
 
-Exact profile (:func:`topk_exact_epsilon`): N Gaussian mechanisms with Δ₂/σ = μ compose to one with √N·μ
-(Dong, Roth & Su 2019, μ-GDP, Corollary 2), whose hockey-stick divergence is known in closed form
-(Balle & Wang 2018 Theorem 8, :func:`gaussian_delta`). That ε is exact for the Gaussian mechanism on m and
-hence an upper bound for the thresholded labels; the RDP value of :func:`topk_epsilon` is at least it.
+Exact profile (:func:`topk_exact_epsilon`): with the queries fixed in advance (PATE's student queries are
+public), the N releases are one Gaussian mechanism on the concatenated vote vectors, ℓ2 sensitivity √N·Δ₂
+(the composition of Gaussian differential privacy, Dong, Roth & Su 2022), whose hockey-stick divergence is
+known in closed form (Balle & Wang 2018 Theorem 8, :func:`gaussian_delta`). That ε is exact for the
+Gaussian mechanism on m and hence an upper bound for the thresholded labels; the RDP value of
+:func:`topk_epsilon` is at least it.
+
+Confident variant (:func:`confident_topk_release`, :func:`confident_topk_epsilon`; Muschiol 2021 Definition 12
+with the structure of :func:`~pate_study.privacy.multilabel.confident_gnthreshold_epsilon`): a noisy check on
+the top vote fractions decides whether the query is answered at all. ``rule="max"``: max_i m_i + N(0, σ_c²) ≥
+th_c, sensitivity 1/T; ``rule="printed"``: each of the top-n values m_(j) − th + N(0, σ_c²) ≥ th_c. Sorting is
+1-Lipschitz in ℓ∞ and non-expansive in ℓ2 (rearrangement inequality, Hardy, Littlewood & Pólya 1952 Thm 368),
+so the checked vector moves by at most √(min(n_checked, 2·min(k, n − k)))/T: check slope
+min(n_checked, 2·min(k, n − k))/(2T²σ_c²) (:func:`confidence_check_slope`). The check is charged on every
+query (Papernot et al. 2018 Theorem 6 on the answered event, q = min(Pr, 1 − Pr)); the release on answered
+queries (``cost="realized"``) or weighted by Pr[answered] (``"expected"``).
 
 Feeding the later multi-label mechanisms (:mod:`~pate_study.privacy.multiwinner`, Dziedzic et al. 2023):
 
@@ -70,9 +82,16 @@ from scipy.special import log_ndtr
 
 from ._validation import check_delta, check_fractions, check_n_queries, check_positive
 from .accounting import PrivacySpent, account, query_mode
-from .aggregators import MultiLabelAggregation, gnthreshold, resolve_thresholds
-from .multilabel import multilabel_logq
-from .rdp import rdp_linear_data_independent
+from .aggregators import (
+    CONFIDENCE_RULES,
+    MultiLabelAggregation,
+    confident_gnthreshold,
+    confident_gnthreshold_check,
+    gnthreshold,
+    resolve_thresholds,
+)
+from .multilabel import check_confidence_args, confidence_logpr, multilabel_logq
+from .rdp import COSTS, rdp_linear_data_independent, step2_weights
 from .rdp_curves import log1mexp, total_rdp_data_dependent
 
 __all__ = [
@@ -85,6 +104,9 @@ __all__ = [
     "topk_rdp_slope",
     "topk_release",
     "topk_epsilon",
+    "confidence_check_slope",
+    "confident_topk_release",
+    "confident_topk_epsilon",
     "gaussian_log_delta",
     "gaussian_delta",
     "gaussian_epsilon",
@@ -275,6 +297,98 @@ def topk_epsilon(
                    mechanism="topk-vote", n_queries=n, data_dependent=m is not None, sigma=float(sigma), k=int(k),
                    n_labels=n_lab, n_teachers=int(n_teachers),
                    sensitivity=topk_sensitivity(k, n_lab, n_teachers), **extra)
+
+
+def confidence_check_slope(sigma_confidence: float, k: int, n_labels: int, n_teachers: int,
+                           rule: str = "max", top_n: int = 4) -> float:
+    """RDP slope of the confidence check on top-k vote fractions: min(n_checked, 2·min(k, n − k))/(2T²σ_c²),
+    n_checked = 1 for ``"max"`` and min(top_n, n) for ``"printed"`` (module docstring; Mironov 2017 Prop. 7)."""
+    sc = check_positive("sigma_confidence", sigma_confidence)
+    n = check_n_queries(n_labels, name="n_labels")
+    k = check_k(k, n)
+    t = check_n_queries(n_teachers, name="n_teachers")
+    if rule not in CONFIDENCE_RULES:
+        raise ValueError(f"rule: expected one of {list(CONFIDENCE_RULES)}, got {rule!r}")
+    _, top_n = check_confidence_args(0.0, top_n)
+    n_checked = 1 if rule == "max" else min(top_n, n)
+    return min(n_checked, 2 * min(k, n - k)) / (2.0 * t**2 * sc**2)
+
+
+def confident_topk_release(fractions: Any, *, k: int, n_teachers: int, threshold: Any, sigma: float,
+                           confidence_threshold: float, sigma_confidence: float, rng: Any, rule: str = "max",
+                           top_n: int = 4) -> MultiLabelAggregation:
+    """Confident-GNThreshold (Muschiol 2021 Definition 12, :func:`~pate_study.privacy.aggregators.confident_gnthreshold`)
+    on top-k vote fractions: the check's noise is drawn first, then the labels' noise for every query."""
+    m = check_topk_fractions(fractions, k, n_teachers)
+    _fixed_threshold(threshold, m)
+    out = confident_gnthreshold(m, threshold, sigma, confidence_threshold, sigma_confidence, rng, rule=rule,
+                                top_n=top_n)
+    return dataclasses.replace(out, mechanism="confident-topk-vote",
+                               params={**out.params, "k": int(k), "n_teachers": int(n_teachers)})
+
+
+def confident_topk_epsilon(
+    *,
+    k: int,
+    n_teachers: int,
+    sigma: float,
+    confidence_threshold: float,
+    sigma_confidence: float,
+    delta: float,
+    fractions: Any = None,
+    threshold: Any = None,
+    n_queries: int | None = None,
+    n_labels: int | None = None,
+    rule: str = "max",
+    top_n: int = 4,
+    cost: str = "expected",
+    answered: Any = None,
+    rng: Any = None,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+) -> PrivacySpent:
+    """(ε, δ) of :func:`confident_topk_release` over all queries (module docstring).
+
+    Data-independent (``n_queries`` + ``n_labels``): every query charged the check and the release,
+    (check slope + :func:`topk_rdp_slope`)·α per query (``cost="all_answered"``). Data-dependent
+    (``fractions`` + ``threshold``): the check by Papernot et al. 2018 Theorem 6 on the answered event on every
+    query, the release by Theorem 6 with q̃ (as :func:`topk_epsilon`) weighted by ``cost``: ``"expected"``
+    (Pr[answered]) or ``"realized"`` (``answered`` ``bool[n_queries]``, or re-drawn from ``rng`` exactly as
+    :func:`confident_topk_release` draws the check).
+    """
+    thc, top_n = check_confidence_args(confidence_threshold, top_n)
+    n, m = query_mode(n_queries, fractions, lambda f: check_fractions(f), data_name="fractions")
+    n_lab = m.shape[1] if m is not None else None
+    if m is None:
+        if n_labels is None:
+            raise ValueError("n_labels: the data-independent bound needs the number of labels")
+        n_lab = check_n_queries(n_labels, name="n_labels")
+    slope = topk_rdp_slope(sigma, k, n_lab, n_teachers)
+    slope_c = confidence_check_slope(sigma_confidence, k, n_lab, n_teachers, rule, top_n)
+    params = dict(sigma=float(sigma), sigma_confidence=float(sigma_confidence), confidence_threshold=thc, rule=rule,
+                  top_n=top_n, k=int(k), n_labels=n_lab, n_teachers=int(n_teachers))
+    if m is None:
+        return account(lambda grid: n * rdp_linear_data_independent(slope + slope_c, grid), delta=delta,
+                       orders=orders, conversion=conversion, accountant="multilabel2021",
+                       mechanism="confident-topk-vote", n_queries=n, data_dependent=False, cost="all_answered",
+                       **params)
+    if cost not in COSTS:
+        raise ValueError(f"cost: expected one of {list(COSTS)}, got {cost!r}")
+    m = check_topk_fractions(m, k, n_teachers)
+    th = _fixed_threshold(threshold, m)
+    logpr, log_not = confidence_logpr(m, th, thc, sigma_confidence, rule, top_n)
+    weights = step2_weights(cost, logpr, answered, rng, lambda gen: confident_gnthreshold_check(
+        m, th, thc, float(sigma_confidence), rule, top_n, gen))
+    log_check_q = np.minimum(logpr, log_not)
+    logq = multilabel_logq(m, th, sigma)
+
+    def total(grid: np.ndarray) -> np.ndarray:
+        return (total_rdp_data_dependent(log_check_q, slope_c, grid)
+                + total_rdp_data_dependent(logq, slope, grid, weights))
+
+    return account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
+                   mechanism="confident-topk-vote", n_queries=n, data_dependent=True, cost=cost,
+                   expected_answered=math.fsum(weights.tolist()), threshold=float(np.mean(th)), **params)
 
 
 def gaussian_log_delta(epsilon: Any, mu: float) -> np.ndarray:

@@ -368,3 +368,76 @@ def test_calibrated_votes_assert_k_labels_on_average_per_teacher_and_depend_on_i
     other = tv.calibrated_votes(changed, 2)
     np.testing.assert_array_equal(other[1:], votes[1:])  # replacing teacher 0 changes teacher 0's votes only
     assert mw.check_teacher_votes(votes).dtype == bool
+
+
+# ------------------------------------------------------------ confident variant
+
+
+def _confident_logprobs(grid, threshold, sigma, thc, sc, rule, top_n):
+    """Exact log Pr of every outcome of the confident release, by hand: [not answered] + answered × 2^n."""
+    top = -np.sort(-grid, axis=1)
+    if rule == "max":
+        log_ans = norm.logcdf((top[:, 0] - thc) / sc)
+    else:
+        log_ans = norm.logcdf((top[:, :top_n] - threshold - thc) / sc).sum(axis=1)
+    log_not = np.log1p(-np.exp(log_ans))
+    labels = exact_profile.gnthreshold_output_logprobs(grid, threshold, sigma)
+    return np.concatenate([log_not[:, None], log_ans[:, None] + labels], axis=1)
+
+
+@pytest.mark.parametrize("t, n, k, rule, top_n, th", [(3, 3, 1, "max", 1, 0.4), (3, 4, 2, "printed", 2, 0.4),
+                                                      (2, 4, 1, "printed", 2, 0.2)])
+def test_confident_claim_covers_the_exact_profile(t, n, k, rule, top_n, th):
+    sigma, sc, delta = 0.2, 0.15, 1e-3
+    thc = 0.5 if rule == "max" else 0.1
+    grid, i, j = tv.topk_vote_grid(t, n, k)
+    lp = _confident_logprobs(grid, th, sigma, thc, sc, rule, top_n)
+    np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0, rtol=1e-12)
+    exact = float(exact_profile.exact_epsilon(lp[i], lp[j], delta).max())
+    claim = tv.confident_topk_epsilon(k=k, n_teachers=t, sigma=sigma, confidence_threshold=thc, sigma_confidence=sc,
+                                      delta=delta, n_queries=1, n_labels=n, rule=rule, top_n=top_n, orders=FINE,
+                                      conversion="improved")
+    slope = tv.topk_rdp_slope(sigma, k, n, t) + tv.confidence_check_slope(sc, k, n, t, rule, top_n)
+    np.testing.assert_allclose(claim.rdp_or_logmgf, slope * FINE, rtol=1e-12)
+    # the check and the release are one Gaussian mechanism with μ² = 2·(slope of both): its exact ε lies between
+    gauss = tv.gaussian_epsilon(delta, math.sqrt(2.0 * slope))
+    # measured: labels 6.8-13.0, Gaussian 14.6-34.8, claim/Gaussian 1.08-1.10
+    assert 0.5 < exact <= gauss <= claim.epsilon <= 1.15 * gauss
+    for lam in (1.5, 2.0, 4.0, 8.0):
+        assert float(exact_profile.exact_renyi(lp[i], lp[j], lam).max()) <= slope * lam
+
+
+def test_confidence_check_slope_by_hand():
+    # max: one value, sensitivity 1/T; printed top-4 of top-1 votes: 4 values but only 2·min(k, n − k) = 2 move
+    assert tv.confidence_check_slope(0.1, 1, 161, 50, "max") == pytest.approx(1 / (2 * 50**2 * 0.01))
+    assert tv.confidence_check_slope(0.1, 1, 161, 50, "printed", 4) == pytest.approx(2 / (2 * 50**2 * 0.01))
+    assert tv.confidence_check_slope(0.1, 3, 161, 50, "printed", 4) == pytest.approx(4 / (2 * 50**2 * 0.01))
+
+
+def test_confident_release_and_its_realized_cost():
+    m = tv.topk_fractions(_probabilities(5, (20, 300, 10)) ** 4, 2)
+    kw = dict(k=2, n_teachers=20, threshold=0.3, sigma=0.1, confidence_threshold=0.5, sigma_confidence=0.1)
+    out = tv.confident_topk_release(m, rng=3, **kw)
+    ref = aggregators.confident_gnthreshold(m, 0.3, 0.1, 0.5, 0.1, 3, rule="max")
+    np.testing.assert_array_equal(out.labels, ref.labels)
+    np.testing.assert_array_equal(out.answered, ref.answered)
+    assert out.mechanism == "confident-topk-vote" and 0 < out.n_answered < 300
+    acc = dict(k=2, n_teachers=20, sigma=0.1, confidence_threshold=0.5, sigma_confidence=0.1, delta=1e-8,
+               fractions=m, threshold=0.3)
+    realized = tv.confident_topk_epsilon(cost="realized", answered=out.answered, **acc)
+    redrawn = tv.confident_topk_epsilon(cost="realized", rng=3, **acc)
+    expected = tv.confident_topk_epsilon(**acc)
+    independent = tv.confident_topk_epsilon(k=2, n_teachers=20, sigma=0.1, confidence_threshold=0.5,
+                                            sigma_confidence=0.1, delta=1e-8, n_queries=300, n_labels=10)
+    assert realized.epsilon == redrawn.epsilon and realized.expected_answered == out.n_answered
+    for spent in (realized, expected):
+        assert np.all(spent.rdp_or_logmgf <= independent.rdp_or_logmgf * (1 + 1e-12))
+    # a check that answers fewer queries costs less than the release on every query
+    plain = tv.topk_epsilon(k=2, n_teachers=20, sigma=0.1, delta=1e-8, fractions=m, threshold=0.3)
+    assert realized.epsilon < plain.epsilon
+    with pytest.raises(ValueError, match="^rule: expected one of"):
+        tv.confident_topk_epsilon(rule="min", **acc)
+    with pytest.raises(ValueError, match="^cost: expected one of"):
+        tv.confident_topk_epsilon(cost="all", **acc)
+    with pytest.raises(ValueError, match="^confidence_threshold: expected a finite number"):
+        tv.confident_topk_epsilon(**{**acc, "confidence_threshold": np.nan})
