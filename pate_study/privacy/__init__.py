@@ -48,8 +48,8 @@ _EXPORTS = {
                    "multilabel_bounds", "table54_fit"),
     "multiwinner": ("binary_pate", "binary_pate_epsilon", "tau_pate", "tau_pate_epsilon", "powerset_pate",
                     "powerset_pate_epsilon", "clip_votes"),
-    "topk_vote": ("binary_topk_epsilon", "calibrated_votes", "topk_epsilon", "topk_exact_epsilon",
-                  "topk_fractions", "topk_release", "topk_votes"),
+    "topk_vote": ("binary_topk_epsilon", "calibrated_votes", "confident_topk_epsilon", "confident_topk_release",
+                  "topk_epsilon", "topk_exact_epsilon", "topk_fractions", "topk_release", "topk_votes"),
     "rdp": ("compose", "confident_gnmax_epsilon", "gnmax_epsilon", "gnmax_logq", "lnmax_logq", "lnmax_rdp_epsilon",
             "rdp_data_dependent", "rdp_gnmax", "rdp_pure_dp", "rdp_threshold"),
 }
