@@ -181,3 +181,47 @@ def multilabel_report(y_true: Any, y_pred: Any, scores: Any | None = None, y_tra
     report = core(P, None if scores is None else np.asarray(scores, dtype=float))
     report["baseline"] = core(base, np.broadcast_to(ref.mean(0), Y.shape).astype(float) if scores is not None else None)
     return report
+
+
+# ------------------------------------------------ macro precision/recall: two averaging conventions
+# Muschiol 2021 Table 5.2 prints macro precision/recall without saying over which classes it averages. Both
+# conventions are given as separate functions; scikit-learn computes the per-class values underneath.
+
+
+def _per_class_precision_recall(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-class precision, recall (``zero_division=0``) and number of positive predictions of 0/1 matrices
+    ``[n_samples, n_classes]`` (sklearn's ``precision_recall_fscore_support(average=None)``)."""
+    Y, P = np.asarray(y_true), np.asarray(y_pred)
+    for name, arr in (("y_true", Y), ("y_pred", P)):
+        if arr.ndim != 2 or arr.size == 0:
+            raise ValueError(f"{name}: expected a non-empty 2-d 0/1 array [n_samples, n_classes], got shape {arr.shape}")
+        if arr.dtype == object or not np.all((arr == 0) | (arr == 1)):
+            raise ValueError(f"{name}: expected 0/1 (or boolean) label indicators; threshold scores first")
+    if Y.shape != P.shape:
+        raise ValueError(f"y_true, y_pred: expected equal shapes [n_samples, n_classes], got {Y.shape} and {P.shape}")
+    Y, P = Y.astype(int), P.astype(int)
+    precision, recall, _, _ = skm.precision_recall_fscore_support(Y, P, average=None, zero_division=0)
+    return precision, recall, P.sum(axis=0)
+
+
+def macro_precision_recall_all_classes(y_true: Any, y_pred: Any) -> dict[str, float]:
+    """Macro precision and recall averaged over *all* classes; a class with no positive prediction has precision 0
+    and a class with no positive label recall 0 (sklearn's ``average="macro"``, ``zero_division=0``).
+
+    With few predicted classes precision is bounded by (number of predicted classes)/(number of classes).
+    Returns ``{"precision", "recall", "n_classes"}``.
+    """
+    precision, recall, _ = _per_class_precision_recall(y_true, y_pred)
+    return {"precision": float(np.mean(precision)), "recall": float(np.mean(recall)), "n_classes": int(len(precision))}
+
+
+def macro_precision_recall_predicted_classes(y_true: Any, y_pred: Any) -> dict[str, float]:
+    """Macro precision and recall averaged over the classes with at least one positive prediction only (the same
+    classes for both); NaN for both when no class is predicted. Returns ``{"precision", "recall", "n_classes"}``
+    with ``n_classes`` the number of predicted classes averaged over."""
+    precision, recall, n_predicted = _per_class_precision_recall(y_true, y_pred)
+    kept = n_predicted > 0
+    if not kept.any():
+        return {"precision": float("nan"), "recall": float("nan"), "n_classes": 0}
+    return {"precision": float(np.mean(precision[kept])), "recall": float(np.mean(recall[kept])),
+            "n_classes": int(kept.sum())}

@@ -10,6 +10,8 @@ Modules:
 * :mod:`~pate_study.privacy.rdp`  Papernot et al. 2018 Rényi-DP analysis (GNMax, threshold, LNMax).
 * :mod:`~pate_study.privacy.multilabel`  Muschiol 2021 multi-label accounting, as printed and corrected.
 * :mod:`~pate_study.privacy.multiwinner`  later multi-label PATE (Dziedzic et al. 2023): Binary, τ and powerset voting.
+* :mod:`~pate_study.privacy.topk_vote`  the top-k vote release (each teacher votes for its k most probable
+  labels; ℓ2 sensitivity √(2k)/T), its accountant, and top-k or calibrated votes for the mechanisms above.
 * :mod:`~pate_study.privacy.rdp_curves`  the shared RDP math: q bounds, Theorem 6, composed (deterministic) totals.
 * :mod:`~pate_study.privacy.smooth_sensitivity`  releasing a data-dependent ε (Papernot et al. 2018, App. B).
 * :mod:`~pate_study.privacy.accounting`  order grids, RDP -> (ε, δ) conversions, :class:`PrivacySpent`, and
@@ -35,7 +37,8 @@ _EXPORTS = {
                     "confident_gnthreshold", "gnmax", "gnthreshold", "gnthreshold_adaptive", "interactive_gnmax",
                     "lnmax"),
     "audit": ("AuditResult", "audit_exponential_mechanism", "audit_gnmax", "audit_gnthreshold", "audit_lnmax",
-              "audit_local_laplace", "audit_mechanism", "audit_randomized_response", "standard_audits"),
+              "audit_local_laplace", "audit_mechanism", "audit_randomized_response", "audit_topk",
+              "standard_audits"),
     "mechanisms": ("basic_composition", "exponential_mechanism", "exponential_mechanism_log_probs",
                    "finite_mechanism_epsilon", "gaussian_mechanism", "gaussian_noise", "laplace_epsilon",
                    "laplace_mechanism", "laplace_noise", "local_laplace", "local_laplace_epsilon",
@@ -45,6 +48,8 @@ _EXPORTS = {
                    "multilabel_bounds", "table54_fit"),
     "multiwinner": ("binary_pate", "binary_pate_epsilon", "tau_pate", "tau_pate_epsilon", "powerset_pate",
                     "powerset_pate_epsilon", "clip_votes"),
+    "topk_vote": ("binary_topk_epsilon", "calibrated_votes", "confident_topk_epsilon", "confident_topk_release",
+                  "topk_epsilon", "topk_exact_epsilon", "topk_fractions", "topk_release", "topk_votes"),
     "rdp": ("compose", "confident_gnmax_epsilon", "gnmax_epsilon", "gnmax_logq", "lnmax_logq", "lnmax_rdp_epsilon",
             "rdp_data_dependent", "rdp_gnmax", "rdp_pure_dp", "rdp_threshold"),
 }
