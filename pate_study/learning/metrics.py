@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "tpr_tnr", "binary_report", "multiclass_report", "multilabel_report", "mean_average_precision",
     "mean_roc_auc", "average_precision_per_class", "roc_auc_per_class", "majority_class",
+    "macro_precision_recall_all_classes", "macro_precision_recall_predicted_classes",
 ]
 
 

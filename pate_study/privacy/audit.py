@@ -453,7 +453,7 @@ def audit_topk(
     (T = 3, n = 3, k = 1, σ = 0.2, th = 0.4, δ = 0.1) are an instance where the exact ε of the release, 4.16,
     lies between the √k claim 3.69 and the sound claim 6.33 (``tests/privacy/test_topk_vote.py``).
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     f = _check_factor(noise_scale_factor)
     if claim not in TOPK_CLAIMS:
         raise ValueError(f"claim: expected one of {list(TOPK_CLAIMS)}, got {claim!r}")

@@ -80,7 +80,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from ._validation import check_delta, check_fractions, check_n_queries, check_positive
+from ._validation import check_delta, check_fractions, check_n_queries, check_noise_scale, check_positive
 from .accounting import PrivacySpent, account, query_mode
 from .aggregators import (
     CONFIDENCE_RULES,
@@ -226,7 +226,7 @@ def topk_sensitivity(k: int, n_labels: int, n_teachers: int) -> float:
 
 def topk_rdp_slope(sigma: float, k: int, n_labels: int, n_teachers: int) -> float:
     """Per-query RDP slope Δ₂²/(2σ²) = min(k, n − k)/(T²σ²) of the top-k release (Mironov 2017 Prop. 7)."""
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     return topk_sensitivity(k, n_labels, n_teachers) ** 2 / (2.0 * sigma**2)
 
 
@@ -303,7 +303,7 @@ def confidence_check_slope(sigma_confidence: float, k: int, n_labels: int, n_tea
                            rule: str = "max", top_n: int = 4) -> float:
     """RDP slope of the confidence check on top-k vote fractions: min(n_checked, 2·min(k, n − k))/(2T²σ_c²),
     n_checked = 1 for ``"max"`` and min(top_n, n) for ``"printed"`` (module docstring; Mironov 2017 Prop. 7)."""
-    sc = check_positive("sigma_confidence", sigma_confidence)
+    sc = check_noise_scale("sigma_confidence", sigma_confidence)
     n = check_n_queries(n_labels, name="n_labels")
     k = check_k(k, n)
     t = check_n_queries(n_teachers, name="n_teachers")
@@ -433,7 +433,7 @@ def topk_exact_epsilon(*, k: int, n_labels: int, n_teachers: int, sigma: float, 
     (Dong, Roth & Su 2019 Cor. 2), ε from :func:`gaussian_epsilon` (Balle & Wang 2018 Thm 8). A valid, tighter
     data-independent guarantee for the thresholded release (post-processing)."""
     n = check_n_queries(n_queries)
-    mu = math.sqrt(n) * topk_sensitivity(k, n_labels, n_teachers) / check_positive("sigma", sigma)
+    mu = math.sqrt(n) * topk_sensitivity(k, n_labels, n_teachers) / check_noise_scale("sigma", sigma)
     return gaussian_epsilon(delta, mu)
 
 
@@ -443,7 +443,7 @@ def binary_topk_epsilon(*, sigma: float, delta: float, k: int, n_labels: int, n_
     fed :func:`topk_votes`: σ on each of the counts (T − p_i, p_i), one teacher moves each changed label's pair by
     (±1, ∓1) and changes at most 2·min(k, n − k) labels, so ℓ2 sensitivity² 4·min(k, n − k) and RDP
     α·2·min(k, n − k)/σ² per query (Mironov 2017 Prop. 7) instead of n·α/σ² for arbitrary binary votes."""
-    sigma = check_positive("sigma", sigma)
+    sigma = check_noise_scale("sigma", sigma)
     n_lab = check_n_queries(n_labels, name="n_labels")
     k = check_k(k, n_lab)
     n = check_n_queries(n_queries)

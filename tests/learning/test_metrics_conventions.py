@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from pate_study.metrics import macro_precision_recall_all_classes, macro_precision_recall_predicted_classes
+from pate_study.learning.metrics import macro_precision_recall_all_classes, macro_precision_recall_predicted_classes
 
 #: 4 samples, 4 classes. Class 0: predicted twice, both right (P 1, R 1). Class 1: predicted once, right, one of
 #: two positives found (P 1, R 1/2). Class 2: never predicted, one positive (P 0 by zero_division, R 0).
