@@ -66,3 +66,12 @@ def test_no_issue_tracker_references():
              if p.name != Path(__file__).name
              for m in ISSUE_REFERENCE.finditer(p.read_text(encoding="utf-8"))]
     assert not found, "cite the source or the reason, not the issue tracker:\n" + "\n".join(found)
+
+
+def test_architecture_page_names_every_module():
+    """docs/architecture.md has one line per module: a module added without a line there fails here."""
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    modules = [p for root in ("pate_study", "data_recipes") for p in sorted((REPO / root).rglob("*.py"))
+               if p.name != "__init__.py" and "__pycache__" not in p.parts]
+    missing = [str(p.relative_to(REPO)) for p in modules if not re.search(rf"(?<![\w.]){re.escape(p.name)}\b", page)]
+    assert not missing, "add a line to docs/architecture.md for: " + ", ".join(missing)
