@@ -116,6 +116,14 @@ def query_test_split(n_clips: int, *, min_pool: int = 5000, pool_fraction: float
     return np.sort(order[:n_pool]), np.sort(order[n_pool:])
 
 
+def source_stamps(datasets: dict[str, audioset.AudioSetEmbeddings]) -> tuple[str, dict[str, str], str]:
+    """What the outputs are stamped with: the scale ("real data at reduced scale" or "synthetic stand-in", from the
+    big subset), each subset's source stamp, and both in one line."""
+    stamps = {k: d.source.stamp() for k, d in datasets.items()}
+    scale = "real data at reduced scale" if datasets["big"].source.kind == "real" else "synthetic stand-in"
+    return scale, stamps, f"{scale}: " + "; ".join(f"{k}: {v}" for k, v in stamps.items())
+
+
 def logmel_test_split(n_clips: int, *, student_fraction: float = 0.2, val_fraction: float = 0.1,
                       n_teachers: int = 1, seed: int = 0) -> tuple[Partitions, np.ndarray, np.ndarray]:
     """The log-Mel CNN teachers' cut of ``n_clips`` clips: a test set of a quarter of the clips (seed + 1), the

@@ -116,3 +116,13 @@ def occurrence_spread(counts: np.ndarray) -> float:
     c = np.asarray(counts, float)
     c = c[c > 0]
     return float(c.max() / np.median(c)) if c.size else float("nan")
+
+
+def final_curve_means(histories: dict, keys) -> dict:
+    """Per key, the mean over teachers of the last recorded curve-sample mAP and AUC (Fig 5.4's final values);
+    ``histories[key]`` is a history frame or a tuple starting with one."""
+    out = {}
+    for key in keys:
+        h = histories[key][0] if isinstance(histories[key], tuple) else histories[key]
+        out[key] = {m: float(curve_stats(h, m)["mean"].iloc[-1]) for m in ("mAP", "auc")}
+    return out

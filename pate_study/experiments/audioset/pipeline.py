@@ -226,3 +226,23 @@ def ablation_arms(inputs: EnsembleInputs, spec: TeacherSpec, arms: dict[str, dic
                                  curve_clips=curve_clips, device=device, backend=backend,
                                  teachers_per_task=teachers_per_task)
             for name, settings in arms.items()}
+
+
+def logmel_arms(architectures, X: Any, Y: np.ndarray, partitions: Any, val: np.ndarray, test: np.ndarray,
+                spec: TeacherSpec, *, imagenet_weights: dict | None = None, width_scale: int = 1, head: Any = None,
+                seed: int = 0, device: str | None = None, backend: str = "local",
+                teachers_per_task: int | None = None) -> dict[tuple[str, str], tuple[pd.DataFrame, str, float]]:
+    """Notebook 04's log-Mel CNN arms (Figs 5.4 / 5.5): every architecture from random initialisation, and from
+    ImageNet weights where ``imagenet_weights`` names a state dict for it; tested on the rows ``test``. Returns
+    ``{(architecture, "random init" | "ImageNet"): (history, weights stamp, seconds)}``; the seconds are logged."""
+    out, head = {}, None if head is None else tuple(head)
+    for arch in architectures:
+        for init, weights in (("random init", None), ("ImageNet", (imagenet_weights or {}).get(arch))):
+            if init == "ImageNet" and not weights:
+                continue
+            out[arch, init] = train_logmel_ensemble(arch, X, Y, partitions, val, X[test], Y[test], spec,
+                                                    width_scale=width_scale, head=head, weights=weights, seed=seed,
+                                                    device=device, backend=backend, teachers_per_task=teachers_per_task)
+    logger.info("log-Mel CNN training seconds (volatile, not recorded): %s",
+                {k: round(v[2], 1) for k, v in out.items()})
+    return out

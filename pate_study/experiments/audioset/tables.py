@@ -13,6 +13,7 @@ from pate_study.data import audioset
 from pate_study.registry import published
 
 from .data import TEACHER_COUNTS, pool_split
+from .diagnostics import curve_stats
 from .release import CONFIDENCE_LEVELS, THRESHOLDS, noise_free_confident, noise_free_release, prf, threshold_label
 from .verdicts import table_4_1_verdict
 from .votes import CachedVotes, vote_fractions
@@ -142,3 +143,19 @@ def prediction_counts(cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k
             row[f"predicted_{threshold_label(th)}"] = int(noise_free_release(m, th)[:, c].sum())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def ensemble_summary(runs: dict, inputs: dict) -> pd.DataFrame:
+    """Notebook 04's teachers per (subset, T): clips per teacher, mean / min / max teacher mAP, mean AUC, mean
+    selected step."""
+    return pd.DataFrame([{"subset": s, "teachers": t, "clips_per_teacher": inputs[s, t].partitions.train.shape[1],
+                          "mean_teacher_mAP": r.map.mean(), "min_teacher_mAP": r.map.min(),
+                          "max_teacher_mAP": r.map.max(), "mean_teacher_AUC": r.auc.mean(),
+                          "mean_best_step": r.best_step.mean()} for (s, t), r in runs.items()])
+
+
+def ablation_table(ablation: dict) -> pd.DataFrame:
+    """Notebook 04's ablation arms: mean final mAP / AUC, the peak of the mean curve, mean selected step."""
+    return pd.DataFrame([{"arm": k, "mean_final_mAP": r.map.mean(), "mean_final_AUC": r.auc.mean(),
+                          "peak_curve_mAP": curve_stats(r)["mean"].max(), "mean_best_step": r.best_step.mean()}
+                         for k, r in ablation.items()])

@@ -68,6 +68,13 @@ class TeacherSpec:
         return dataclasses.replace(self, **{k: (tuple(v) if k == "hidden" else v) for k, v in kw.items()})
 
 
+def spec_stamp(spec: TeacherSpec) -> str:
+    """The recipe as it is stamped on notebook 04's outputs."""
+    return (f"embedding MLP {tuple(spec.hidden)}, dropout {spec.dropout}, {spec.steps} steps of {spec.batch_size}"
+            + (f" (early stop: {spec.patience} evaluations)" if spec.patience else "")
+            + f", {spec.sampler} sampler, mixup {spec.mixup_alpha}")
+
+
 def teacher_spec(**settings: Any) -> TeacherSpec:
     """A :class:`TeacherSpec` from a config's keys (``hidden``, ``dropout``, ``lr``, ``batch_size``, ``steps``,
     ``eval_every``, ``sampler``, ``mixup_alpha``, ``patience``, ...); ValueError naming unknown keys."""
@@ -217,3 +224,14 @@ def deterministic_kernels(device):
     finally:
         torch.use_deterministic_algorithms(before[0], warn_only=before[1])
         torch.backends.mkldnn.deterministic = before[2]
+
+
+def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) -> dict[str, dict]:
+    """Notebook 04's ablation arms (Figs 5.7, 5.8, 5.10-5.12) as changes to the recipe ``spec``: no mixup, the random
+    sampler, each batch size, learning rate and width that is not the recipe's, adaptive class weights."""
+    arms: dict[str, dict] = {"recipe": {}, "no mixup": {"mixup_alpha": None}, "random sampler": {"sampler": "random"}}
+    arms.update({f"batch {b}": {"batch_size": b} for b in batch_sizes if b != spec.batch_size})
+    arms.update({f"lr {lr:g}": {"lr": lr} for lr in learning_rates if lr != spec.lr})
+    arms.update({f"MLP {tuple(h)}": {"hidden": h} for h in hidden if list(h) != list(spec.hidden)})
+    arms["adaptive weights"] = {"class_weights": "adaptive"}
+    return arms
