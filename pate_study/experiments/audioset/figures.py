@@ -209,3 +209,63 @@ def class_roc_figure(labels: np.ndarray, probs: np.ndarray, names, key: str):
     axes[0].set_ylabel("true-positive rate")
     fig.tight_layout()
     return fig
+
+
+# ----------------------------------------------------------------------------- notebook 05
+def prediction_counts_figure(counts: dict):
+    """Fig A.6: per ensemble (``counts[T]``: :func:`.tables.prediction_counts`), the true label count and the
+    noise-free ensemble's positive predictions per threshold of the most and least frequent classes."""
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharey=True)
+    for ax, (t, pc) in zip(axes.ravel(), counts.items()):
+        x = np.arange(len(pc)); cols = ["labels"] + [c for c in pc.columns if c.startswith("predicted_")]
+        for i, c in enumerate(cols):
+            ax.bar(x + (i - len(cols) / 2) * 0.15, pc[c] + 1, width=0.15, label=c.replace("predicted_", "th "))
+        ax.set_xticks(x, [n[:14] for n in pc["class"]], rotation=60, fontsize=7); ax.set_yscale("log")
+        ax.set_title("baseline" if t == 1 else f"big {t}")
+    axes[0, 0].legend(fontsize=7); axes[0, 0].set_ylabel("count + 1")
+    fig.tight_layout()
+    return fig
+
+
+def q_histogram_figure(h: pd.DataFrame, sigma_e: float):
+    """Figs 5.16, A.12, A.13: queries per q̃ bucket and the ε of 1,000 such queries, without and with the check."""
+    fig, axes = plt.subplots(2, 1, figsize=(8, 7))
+    for ax, (th, s) in zip(axes, h.groupby("threshold", sort=False)):
+        x = np.arange(len(s)); ax.bar(x, s["n_queries"], color="0.6")
+        ax.set_xticks(x, [f"[{a:.0e}, {b:.0e})" for a, b in zip(s["q_low"], s["q_high"])], fontsize=7)
+        ax.invert_xaxis(); ax.set_ylabel("queries"); ax.set_title(f"th_e={th}, σ_e={sigma_e}")
+        ax2 = ax.twinx(); ax2.plot(x, s["epsilon_1000"], "s", color="0.3", label="ε/1000 q, no check")
+        ax2.plot(x, s["epsilon_1000_confident_expected"], "o", color="tab:blue", label="ε/1000 q, with check (expected)")
+        ax2.set_ylabel("ε of 1,000 such queries"); ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def students_figure(sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float):
+    """Figs 5.17-5.19: the students' test mAP against ε, with the references as dotted lines."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for _, rr in sub.iterrows():
+        ax.scatter(rr["eps_data_dependent"], rr["map"], s=40)
+        ax.annotate(f"n={rr['n_samples']}, σ_e=0.3, σ_c=0.6", (rr["eps_data_dependent"], rr["map"]), fontsize=7)
+    for _, rr in refs.iterrows():
+        ax.axhline(rr["map"], ls=":", color="0.5"); ax.text(ax.get_xlim()[0], rr["map"], rr["reference"], fontsize=6, va="bottom")
+    ax.set(xlabel=f"ε (δ={delta:g})", ylabel="student mAP (test)", title=f"students, th_e={th}, th_c={thc}")
+    fig.tight_layout()
+    return fig
+
+
+def multiwinner_figure(mw: pd.DataFrame, mw_students: pd.DataFrame, delta: float, n_account: int):
+    """Beyond the thesis: each mechanism's released-label F1 against ε, and its student's mAP against ε."""
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4))
+    for mech, s in mw.groupby("mechanism", sort=False):
+        line, = ax[0].plot(s["epsilon"], s["f1"], "o-", label=mech)
+        ax[0].plot(s["epsilon_data_independent"], s["f1"], "x:", color=line.get_color())
+    ax[0].set(xscale="log", xlabel=f"ε (δ={delta:g}, {n_account} queries; x: data-independent)",
+              ylabel="macro F1 of released labels")
+    ax[0].legend()
+    ax[1].scatter(mw_students["epsilon"], mw_students["map"])
+    for _, rr in mw_students.iterrows():
+        ax[1].annotate(rr["mechanism"], (rr["epsilon"], rr["map"]))
+    ax[1].set(xscale="log", xlabel="ε", ylabel="student mAP (test)")
+    fig.suptitle("Beyond the thesis: multi-label PATE mechanisms on the same votes"); fig.tight_layout()
+    return fig

@@ -29,6 +29,7 @@ from pate_study.data import audioset
 
 from .data import EnsembleInputs, ensemble_inputs, first_teachers, query_test_split
 from .release import released_labels
+from .students import train_student
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
 from .teachers import TeacherRun, TeacherSpec, train_logmel_teachers, train_teachers
 from .votes import CachedVotes, EnsembleVotes, load_votes, split_votes, store_votes, votes_key
@@ -246,3 +247,20 @@ def logmel_arms(architectures, X: Any, Y: np.ndarray, partitions: Any, val: np.n
     logger.info("log-Mel CNN training seconds (volatile, not recorded): %s",
                 {k: round(v[2], 1) for k, v in out.items()})
     return out
+
+
+def multiwinner_students(mw: pd.DataFrame, mw_labels: dict, pool_features: np.ndarray, test_features: np.ndarray,
+                         test_labels: np.ndarray, spec: TeacherSpec, *, sigma_e: float = 0.3, val_fraction: float = 0.1,
+                         seed: int = 0) -> pd.DataFrame:
+    """Beyond the thesis: one student per mechanism of :func:`.release.multiwinner_sweep` on its released labels at
+    ``sigma_e`` (the largest σ_e of the sweep when it did not run ``sigma_e``), with the mechanism's ε beside."""
+    rows = []
+    for mech in ("gnthreshold", "binary", "tau", "powerset"):
+        key = (mech, sigma_e) if (mech, sigma_e) in mw_labels else (mech, float(mw["sigma_e"].iloc[-1]))
+        labels = mw_labels[key]
+        s = train_student(pool_features[:len(labels)], labels, np.ones(len(labels), bool), test_features, test_labels,
+                          spec, val_fraction=val_fraction, seed=seed, name=f"student {mech}")
+        row = mw[(mw["mechanism"] == mech) & (mw["sigma_e"] == key[1])].iloc[0]
+        rows.append({"mechanism": mech, "sigma_e": key[1], "epsilon": row["epsilon"],
+                     "epsilon_data_independent": row["epsilon_data_independent"], "release_f1": row["f1"], **s})
+    return pd.DataFrame(rows)

@@ -415,3 +415,24 @@ def released_labels(cv, sizes: Sequence[int], thresholds: Sequence[Any], confide
                 privacy.append({k: v for k, v in r.items() if k not in ("answered", "labels")})
                 releases.append({"labels": r["labels"], "answered": r["answered"]})
     return privacy, releases
+
+
+def confidence_runs(t_max: int, t_mid: int) -> list[tuple[str, int, Any, float]]:
+    """The confident-GNThreshold figures: ``(item, teachers, th_e, th_c)`` of Figs 5.14, 5.15, A.8-A.11."""
+    return [("muschiol2021-fig5.14", t_max, 0.4, 0.6), ("muschiol2021-fig5.15", t_max, "adaptive", 0.6),
+            ("muschiol2021-figA.8", t_mid, 0.4, 0.6), ("muschiol2021-figA.9", t_mid, "adaptive", 0.6),
+            ("muschiol2021-figA.10", t_max, 0.4, 0.2), ("muschiol2021-figA.11", t_max, "adaptive", 0.4)]
+
+
+def bounds_table(cv: CachedVotes, *, n_account: int = 1000, delta: float = DELTA, seed: int = 0) -> pd.DataFrame:
+    """Every bound side by side (:func:`bounds_side_by_side`) at σ_e = 0.3: th_e = 0.4, adaptive, and adaptive with
+    the confidence check (th_c = σ_c = 0.6)."""
+    return pd.concat([bounds_side_by_side(cv, 0.4, 0.3, n_account=n_account, delta=delta),
+                      bounds_side_by_side(cv, "adaptive", 0.3, n_account=n_account, delta=delta),
+                      bounds_side_by_side(cv, "adaptive", 0.3, n_account=n_account, delta=delta, confidence=0.6,
+                                          sigma_c=0.6, seed=seed)], ignore_index=True)
+
+
+def uncharged_leaks(bounds: pd.DataFrame) -> list[str]:
+    """The leaks some bound does not charge (from :func:`bounds_table`), each once."""
+    return sorted(set("; ".join(bounds["uncharged_leaks"]).split("; ")))

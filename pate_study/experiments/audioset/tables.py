@@ -159,3 +159,49 @@ def ablation_table(ablation: dict) -> pd.DataFrame:
     return pd.DataFrame([{"arm": k, "mean_final_mAP": r.map.mean(), "mean_final_AUC": r.auc.mean(),
                           "peak_curve_mAP": curve_stats(r)["mean"].max(), "mean_best_step": r.best_step.mean()}
                          for k, r in ablation.items()])
+
+
+def table_5_1_beside(t51: pd.DataFrame) -> pd.DataFrame:
+    """Table 5.1 with the thesis's values beside."""
+    return paper_beside(t51, "muschiol2021-table5.1", ["n_teachers"],
+                        ["map_raw", "auc_raw", "ensemble_threshold", "ensemble_f1", "teacher_avg_f1"])
+
+
+def table_5_2_beside(t52: pd.DataFrame) -> pd.DataFrame:
+    """Table 5.2 with the thesis's values beside."""
+    return paper_beside(t52, "muschiol2021-table5.2", ["n_teachers", "threshold"], ["precision", "recall", "f1"])
+
+
+def table_5_3_beside(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") -> pd.DataFrame:
+    """Table 5.3 / A.3: the "max" rule's rows with the thesis's values beside, then the "printed" rule's rows."""
+    side = paper_beside(t53[t53["rule"] == "max"], item_id, ["n_teachers", "threshold"],
+                        ["answered_pct_conf04", "f1_conf04", "answered_pct_conf06", "f1_conf06"])
+    return pd.concat([side, t53[t53["rule"] == "printed"]], ignore_index=True)
+
+
+def appendix_tables(small: dict[int, CachedVotes]) -> dict[str, pd.DataFrame]:
+    """Tables A.1-A.3 (the "small" subset) with the thesis's values beside (A.3: both rules' rows)."""
+    renamed = table_5_1(small).rename(columns={"map_raw": "map", "auc_raw": "auc", "ensemble_threshold": "best_threshold",
+                                               "ensemble_f1": "best_f1"})
+    t53 = table_5_3(small)
+    return {"muschiol2021-tableA.1": paper_beside(renamed, "muschiol2021-tableA.1", ["n_teachers"],
+                                                  ["map", "auc", "best_threshold", "best_f1", "teacher_avg_f1"]),
+            "muschiol2021-tableA.2": paper_beside(table_5_2(small), "muschiol2021-tableA.2", ["n_teachers", "threshold"],
+                                                  ["precision", "recall", "f1"]),
+            "muschiol2021-tableA.3": paper_beside(t53, "muschiol2021-tableA.3",
+                                                  ["n_teachers", "threshold"],
+                                                  ["answered_pct_conf04", "f1_conf04", "answered_pct_conf06", "f1_conf06"])}
+
+
+def table_5_4_beside(t54: pd.DataFrame) -> pd.DataFrame:
+    """Table 5.4 with the thesis's values beside."""
+    return paper_beside(t54, "muschiol2021-table5.4", ["n_samples", "th_e", "th_c"],
+                        ["eps_data_dependent", "eps_data_independent", "q_average", "map", "macro_f1", "micro_f1"])
+
+
+def best_thresholds(t51: pd.DataFrame, t_max: int) -> tuple[Any, Any]:
+    """The thresholds Table 5.1 selected on the pool (best F1) for the single model (0.2 when it is not in the table)
+    and the ``t_max``-teacher aggregate."""
+    th = t51.set_index("n_teachers")["ensemble_threshold"]
+    parse = lambda x: x if x == "adaptive" else float(x)  # noqa: E731
+    return (parse(th["baseline"]) if "baseline" in th.index else 0.2), parse(th[str(t_max)])

@@ -649,3 +649,217 @@ def ablation_records(ablation: dict, spec, batch_sizes, learning_rates, weight_m
              learning_rate_record(ablation, lr_arms, spec.steps)),
             ("muschiol2021-fig5.11", ["recipe", "adaptive weights"], "plain BCE vs adaptive class weights",
              adaptive_weights_record(ablation, weight_max, weight_temperature))]
+
+
+# ----------------------------------------------------------------------------- notebook 05: one record per item
+def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]:
+    """Notebook 05's data stamp (what every output says it was computed from) and its recorded set-up: split sizes,
+    mean selected step and the share of teachers whose best checkpoint was their last step (still improving)."""
+    data = (f"{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,} bal_train clips, validation "
+            f"{info['validation']:,}; up to {spec.steps} steps (early stop: {spec.patience} evaluations), {spec.sampler} "
+            f"sampler, mixup {spec.mixup_alpha}); query pool {info['query_pool']:,}, test {info['test']:,} eval clips")
+    record = dict(data=data, kind=info["kind"], n_labels=info["n_labels"], teacher_pool=info["teacher_pool"],
+                  validation=info["validation"], query_pool=info["query_pool"], test=info["test"],
+                  teacher_counts=list(teacher_counts),
+                  mean_best_step={t: float(np.mean(info["best_step"][t])) for t in teacher_counts},
+                  share_best_at_last_step={t: float(np.mean(info["best_step"][t] == info["steps"][t]))
+                                           for t in teacher_counts})
+    return data, record
+
+
+def small_stamp(info: dict) -> str:
+    """The data stamp of the "small" subset's tables (A.1-A.3)."""
+    return (f"{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,}); query pool "
+            f"{info['query_pool']:,}, test {info['test']:,}")
+
+
+def _claim_row(claims: pd.DataFrame, text: str) -> pd.Series:
+    return claims[claims["claim"].str.startswith(text)].iloc[0]
+
+
+def table_5_1_record(t51: pd.DataFrame, claims: pd.DataFrame, kind: str, scale: dict) -> dict[str, Any]:
+    """Table 5.1: the single model's and the best ensemble's mAP / F1, the claims' verdicts (:func:`ensemble_claims`)
+    and the values' verdict (:func:`scale_verdict`)."""
+    return dict(baseline_map=float(t51["map_raw"].iloc[0]), max_ensemble_map=float(t51["map_raw"].iloc[1:].max()),
+                baseline_f1=float(t51["ensemble_f1"].iloc[0]), max_ensemble_f1=float(t51["ensemble_f1"].iloc[1:].max()),
+                claim_ensemble_below_single_model=_claim_row(claims, "no ensemble beats")["verdict"],
+                claim_ensemble_beats_average_teacher=_claim_row(claims, "the ensemble beats")["verdict"],
+                claim_map_falls_with_teachers=_claim_row(claims, "raw mAP falls")["verdict"],
+                **scale_verdict(kind, "Table 5.1 values", **scale).as_record())
+
+
+def table_5_2_record(t52: pd.DataFrame) -> dict[str, Any]:
+    """Table 5.2: the best F1 and the trend verdict (:func:`trend_verdict_table_5_2`)."""
+    return dict(best_f1=float(t52["f1"].max()), **trend_verdict_table_5_2(t52).as_record())
+
+
+def table_5_3_record(t53: pd.DataFrame, claims: pd.DataFrame, kind: str, scale: dict) -> dict[str, Any]:
+    """Table 5.3: which confidence rule gives an answered share independent of th_e (:func:`confidence_rule_verdict`),
+    the check's F1 claim and the values' verdict."""
+    r = confidence_rule_verdict(t53).set_index("rule")
+    reproduces = ("max" if r.loc["max", "answered_share_independent_of_th_e"]
+                  and not r.loc["printed", "answered_share_independent_of_th_e"] else "undecided")
+    c_conf = _claim_row(claims, "the confidence check")
+    v = scale_verdict(kind, "answered shares and F1 values", **scale,
+                      extra="the answered share depends on how confident the teachers are; which rule gives a share "
+                            "independent of th_e holds by construction (max rule), not by our data")
+    return dict(rule_reproducing_constant_answered_share=reproduces,
+                max_rule_constant=bool(r.loc["max", "answered_share_independent_of_th_e"]),
+                printed_rule_constant=bool(r.loc["printed", "answered_share_independent_of_th_e"]),
+                max_rule_abs_diff_answered_pct=float(r.loc["max", "mean_abs_diff_answered_pct"]),
+                printed_rule_abs_diff_answered_pct=float(r.loc["printed", "mean_abs_diff_answered_pct"]),
+                claim_check_raises_f1=c_conf["verdict"], claim_check_raises_f1_ours=c_conf["ours"], **v.as_record())
+
+
+def appendix_claims_record(t51: pd.DataFrame, t52: pd.DataFrame, t53: pd.DataFrame, kind: str) -> dict[str, Any]:
+    """Table A.2 (small subset): the trend verdict and every ensemble claim's verdict."""
+    claims = ensemble_claims(t51, t52, t53, kind=kind)
+    return dict(trend=trend_verdict_table_5_2(t52).verdict, claims={r.claim: r.verdict for r in claims.itertuples()})
+
+
+def prediction_counts_record(pc: pd.DataFrame, kind: str, scale: dict) -> dict[str, Any]:
+    """Fig A.6: how many of the least frequent classes the largest ensemble never predicts at th_e = 0.6."""
+    rare = pc[pc["group"] == "least frequent"]
+    return dict(rare_classes_never_predicted_at_0_6=int((rare["predicted_0.6"] == 0).sum()),
+                **scale_verdict(kind, "prediction counts", **scale,
+                                extra="counted on our query pool, not the thesis's student set").as_record())
+
+
+def sweep_record(sweep: pd.DataFrame, n_labels: int, kind: str) -> dict[str, Any]:
+    """Figs 5.13 / A.7: the smallest data-dependent / data-independent ε ratio, the best F1 and
+    :func:`saving_contrast_verdict`."""
+    s = sweep[sweep["sigma_e"] > 0]
+    v, by_th = saving_contrast_verdict(sweep, n_labels, kind=kind)
+    return dict(min_ratio_dependent_to_independent=float((s["epsilon"] / s["epsilon_data_independent"]).min()),
+                max_f1=float(s["f1"].max()), min_ratio_by_threshold=by_th, **v.as_record())
+
+
+def confidence_sweep_record(cs: pd.DataFrame, item: str, kind: str, scale: dict) -> dict[str, Any]:
+    """Figs 5.14, 5.15, A.8-A.11: best F1, mean answered share, smallest data-dependent / data-independent ε ratio."""
+    return dict(max_f1=float(cs["f1"].max()), mean_answered_pct=float(cs["answered_pct"].mean()),
+                min_ratio_dependent_to_independent=float((cs["epsilon"] / cs["epsilon_data_independent"]).min()),
+                **scale_verdict(kind, item, **scale).as_record())
+
+
+def confidence_claim_records(cclaims: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Figs 5.14 / 5.15: each figure's claims (:func:`confidence_claims`) as "verdict: ours"."""
+    return {item: {"claims": {r.claim: f"{r.verdict}: {r.ours}" for r in cclaims.itertuples()
+                              if r.claim.startswith(prefix)}}
+            for item, prefix in (("muschiol2021-fig5.14", "Fig 5.14"), ("muschiol2021-fig5.15", "Fig 5.15"))}
+
+
+def q_histogram_record(h: pd.DataFrame, sigma_e: float, item: str, kind: str, n_labels: int,
+                       scale: dict) -> dict[str, Any]:
+    """Figs 5.16, A.12, A.13: the share of queries with q̃ ≥ 0.1, the bucket ε range, and the floor of q̃ that
+    Theorem 13 allows at th_e = 0.4 (:func:`pate_study.privacy.multilabel.min_logq`): why the thesis's low-q̃ buckets
+    are empty here by construction."""
+    occupied = h[h["n_queries"] > 0]
+    floor = float(np.exp(multilabel.min_logq(0.4, sigma_e, n_labels)))
+    return dict(share_q_above_0_1=float(h[h["q_low"] >= 0.1]["n_queries"].sum() / h["n_queries"].sum()),
+                min_bucket_epsilon=float(occupied["epsilon_1000"].min()),
+                max_bucket_epsilon=float(occupied["epsilon_1000"].max()), q_floor_th04=floor,
+                **scale_verdict(kind, item, **scale, extra=f"with σ_e = {sigma_e} on vote fractions over {n_labels} "
+                                f"labels q̃ ≥ {floor:.3f} at th_e = 0.4 for any votes (min_logq), so the low-q̃ buckets "
+                                "the thesis fills are empty here by construction").as_record())
+
+
+def table54_fit_record(fit: dict) -> dict[str, Any]:
+    """The fit of Table 5.4's printed ε (:func:`pate_study.privacy.multilabel.table54_fit`)."""
+    rows = pd.DataFrame(fit["fit"])
+    return dict(rdp_per_query_fit=fit["rdp_per_query_fit"], least_squares=fit["rdp_per_query_least_squares"],
+                all_fit_rounds_to_printed=bool(rows["fit_rounds_to_printed"].all()),
+                formulas={f"{r.formula}@{r.n_queries}": r.epsilon_best_order
+                          for r in pd.DataFrame(fit["formulas"]).itertuples()})
+
+
+def adaptive_rules_record(rules: pd.DataFrame) -> dict[str, Any]:
+    """Adaptive against fixed thresholds at equal ε: the budget and every rule's F1 and ε."""
+    return dict(budget_epsilon=float(rules["budget_epsilon"].iloc[0]),
+                **{f"{r.rule} σ={r.sigma:.3g}": {"f1": float(r.f1), "epsilon": float(r.epsilon)}
+                   for r in rules.itertuples()})
+
+
+def table_5_4_record(t54: pd.DataFrame, refs: pd.DataFrame, diag: pd.DataFrame, kind: str,
+                     scale: dict) -> tuple[dict[str, Any], Verdict, Verdict]:
+    """Table 5.4: the best student, the ε range, the references (single model, aggregate, class prior), the
+    diagnostic students, the students' claim (:func:`student_claim`) and the q average's
+    (:func:`q_average_verdict`). Returns the record, the q-average verdict and the values' verdict (Figs 5.17/5.18)."""
+    v_q, _ = q_average_verdict(t54)
+    best = t54.loc[t54["map"].idxmax()]
+    single_map = float(refs["map"].iloc[0])
+    v_student = student_claim(float(best["map"]), single_map, kind)
+    v = scale_verdict(kind, "student mAP/F1 and ε", **scale,
+                      extra="ε: the thesis's printed ε fit 0.2 per query at order 2, which none of its formulas gives "
+                            f"(table54_fit); q average: {v_q.reason}")
+    record = dict(
+        best_student_map=float(best["map"]),
+        best_student_config=f"n={best['n_samples']}, th_e={best['th_e']}, th_c={best['th_c']}",
+        best_student_macro_f1=float(t54["macro_f1"].max()), best_student_micro_f1=float(t54["micro_f1"].max()),
+        min_eps=float(t54["eps_data_dependent"].min()), max_eps=float(t54["eps_data_dependent"].max()),
+        answered_pct={f"{r.n_samples}/{r.th_e}/{r.th_c}": float(r.answered_pct) for r in t54.itertuples()},
+        released_labels_per_query={f"{r.n_samples}/{r.th_e}/{r.th_c}": float(r.labels_per_query) for r in t54.itertuples()},
+        single_model_map=single_map, aggregate_map=float(refs["map"].iloc[1]), class_prior_map=float(refs["map"].iloc[2]),
+        student_true_labels_map=float(diag["map"].iloc[0]), student_noise_free_labels_map=float(diag["map"].iloc[1]),
+        claim_students_below_single_model=v_student.verdict, q_average_verdict=v_q.verdict, q_average_reason=v_q.reason,
+        max_dependent_minus_independent=float((t54["eps_data_dependent"] - t54["eps_data_independent"]).max()),
+        **v.as_record())
+    return record, v_q, v
+
+
+#: Figs 5.17-5.19: which Table 5.4 rows each plots (th_e, th_c values)
+STUDENT_FIGURES = (("muschiol2021-fig5.17", "0.2", ("None",)), ("muschiol2021-fig5.18", "0.2", ("0.4",)),
+                   ("muschiol2021-fig5.19", "adaptive", ("0.4",)))
+
+
+def student_rows(t54: pd.DataFrame, th: str, thcs) -> pd.DataFrame:
+    """The Table 5.4 rows of one of Figs 5.17-5.19 (all rows when a profile did not run that configuration)."""
+    sub = t54[(t54["th_e"] == th) & t54["th_c"].isin(list(thcs))]
+    return t54 if sub.empty else sub
+
+
+def student_figure_record(t54: pd.DataFrame, item: str, th: str, thcs, values_verdict: Verdict,
+                          kind: str) -> dict[str, Any]:
+    """Figs 5.17-5.19: the plotted students' mAP and ε; Fig 5.19 carries :func:`adaptive_privacy_verdict`, the
+    others the values' verdict."""
+    sub = student_rows(t54, th, thcs)
+    v = adaptive_privacy_verdict(t54, kind) if item.endswith("5.19") else values_verdict
+    return dict(maps=[float(x) for x in sub["map"]], epsilons=[float(x) for x in sub["eps_data_dependent"]],
+                **v.as_record())
+
+
+def audit_record(aud: pd.DataFrame) -> dict[str, Any]:
+    """The empirical audits (:func:`.release.gnthreshold_audit`): violations of the package's sound claims, the
+    half-noise twins caught, the thesis's accounting of Definition 11 caught, every claimed ε and lower bound."""
+    ok, broken = aud[aud["mechanism"] == "as implemented"], aud[aud["mechanism"] != "as implemented"]
+    as_fixed, sound = ok[ok["claim"].str.startswith("thesis")], ok[~ok["claim"].str.startswith("thesis")]
+    return dict(violations_sound_claims=int(sound["violation"].sum()), n_sound=len(sound),
+                broken_caught=int(broken["violation"].sum()), n_broken=len(broken),
+                adaptive_as_fixed_caught=int(as_fixed["violation"].sum()), n_as_fixed=len(as_fixed),
+                claimed={f"{r.release}|{r.claim}|{r.sigma_e:g}": float(r.claimed_epsilon) for r in ok.itertuples()},
+                empirical_lower={f"{r.release}|{r.claim}|{r.mechanism}|{r.sigma_e:g}": float(r.empirical_epsilon_lower)
+                                 for r in aud.itertuples()})
+
+
+def multiwinner_record(mw: pd.DataFrame, mw_students: pd.DataFrame) -> dict[str, Any]:
+    """Beyond the thesis: each mechanism's student mAP and ε, and how many queries τ voting capped."""
+    return dict(**{f"{r.mechanism}_student_map": float(r.map) for r in mw_students.itertuples()},
+                **{f"{r.mechanism}_epsilon": float(r.epsilon) for r in mw_students.itertuples()},
+                tau_capped_queries=int(np.nansum(mw[mw["mechanism"] == "tau"]["n_capped"].astype(float))))
+
+
+def multilabel_findings(sweep: pd.DataFrame, t54: pd.DataFrame, mw: pd.DataFrame, bounds: pd.DataFrame,
+                        rules: pd.DataFrame, aud: pd.DataFrame, claims: pd.DataFrame, record54: dict,
+                        audit: dict, n_diag: int, t_max: int, v_q: Verdict) -> list[str]:
+    """Notebook 05's findings: :func:`findings`, every claim, the students against their references, the q average
+    and the audit, all from this run's tables and records."""
+    r = record54
+    return findings(sweep, t54, mw, bounds, rules, aud) + [
+        f"{c.claim}: thesis {c.thesis}; ours {c.ours} -> {c.verdict}" for c in claims.itertuples()] + [
+        f"students: best mAP {r['best_student_map']:.3f} vs single model {r['single_model_map']:.3f}, {t_max}-teacher "
+        f"aggregate {r['aggregate_map']:.3f}, class prior {r['class_prior_map']:.3f}; the same student on the true "
+        f"labels of {n_diag} pool queries {r['student_true_labels_map']:.3f}, on the noise-free aggregate's labels "
+        f"{r['student_noise_free_labels_map']:.3f}",
+        f"Table 5.4 q average: {v_q.verdict} ({v_q.reason})",
+        f"audit: {audit['violations_sound_claims']} violations of the package's sound claims in {audit['n_sound']} "
+        f"settings; half-noise twins caught in {audit['broken_caught']} of {audit['n_broken']}; the thesis's accounting "
+        f"of Def. 11 caught in {audit['adaptive_as_fixed_caught']} of {audit['n_as_fixed']}"]
