@@ -191,6 +191,6 @@ def test_votes_are_cached_and_keyed_by_the_resolved_device(tiny, tmp_path, monke
     monkeypatch.setenv("PATE_STUDY_DEVICE", "cpu")
     assert key["cpu"] != votes.votes_key(X, Y, inputs.partitions, split.val, Xt, Yt, spec, seed=0, curve_clips=10,
                                          backend="ray")  # the cluster's choice is its own device label
-    keys = {device: [s.key for s in pipeline._shards(inputs.partitions, 1, 0, "data", device, "t")[1]]
+    keys = {device: [s.key for s in pipeline.plan_shards(inputs.partitions, 1, 0, "data", device, "t")[1]]
             for device in ("cpu", "cuda")}
     assert not set(keys["cpu"]) & set(keys["cuda"]) and len(set(keys["cpu"])) == 2

@@ -46,7 +46,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _shards(partitions: Any, teachers_per_task: int | None, seed: int, data_key: str, device: str,
+def plan_shards(partitions: Any, teachers_per_task: int | None, seed: int, data_key: str, device: str,
             label: str) -> tuple[list[tuple[range, int]], list[distributed.Shard]]:
     """The plan and one :class:`pate_study.distributed.Shard` per entry: the shard's training partitions and seed,
     cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.cache`)."""
@@ -79,7 +79,7 @@ def train_ensemble(inputs: EnsembleInputs, spec: TeacherSpec, *, curve_clips: in
         data_key = cache.cache_key("shard data", device=where, **{k: v for k, v in shared.items()
                                                                   if k not in ("name", "spec")},
                                    spec=repr(spec), method="audioset.teachers.train_teachers shard")
-        plan, shards = _shards(i.partitions, teachers_per_task, i.seed, data_key, where, i.name or "teachers")
+        plan, shards = plan_shards(i.partitions, teachers_per_task, i.seed, data_key, where, i.name or "teachers")
         parts = distributed.map_shards(teacher_run_shard, shards, shared={**shared, "device": device},
                                        backend=backend, address=address, device=device, cache_dir=cache_dir,
                                        desc=f"train {i.name or 'teachers'}", progress=progress)
@@ -183,7 +183,7 @@ def train_logmel_ensemble(architecture: str, X: Any, Y: np.ndarray, partitions: 
     where = cache.resolved_device(device, backend)
     data_key = cache.cache_key("shard data", device=where, **key_parts, spec=repr(spec),
                                method="audioset.teachers.train_logmel_teachers shard")
-    plan, shards = _shards(partitions, teachers_per_task, seed, data_key, where, f"{architecture} teachers")
+    plan, shards = plan_shards(partitions, teachers_per_task, seed, data_key, where, f"{architecture} teachers")
     parts = distributed.map_shards(logmel_shard, shards, shared=shared, backend=backend, address=address,
                                    device=device, cache_dir=cache_dir, desc=f"train {architecture}", progress=progress)
     return by_teacher([p["history"] for p in parts], plan), parts[0]["stamp"], float(sum(p["seconds"] for p in parts))
