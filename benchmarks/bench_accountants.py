@@ -19,7 +19,7 @@ timing is the best of ``--repeats`` runs (the machine may be shared).
 ``--hard`` uses votes where every query is in Theorem 6's range up to order ≥ 500
 (2,000 teachers split between two classes, top class 1,200–2,000 votes).
 
-``--multilabel`` times the multi-label accountants instead (issue 11): 5,000 queries × 160
+``--multilabel`` times the multi-label accountants instead: 5,000 queries × 160
 labels of 50 seeded teachers × the paper2018 grid, one configuration per line:
 ``multilabel.multilabel_bounds`` (all five bounds, data-dependent and data-independent) for
 GNThreshold and Confident-GNThreshold, and the three later mechanisms of ``multiwinner``

@@ -2,8 +2,8 @@
 
 Two settings (``--mode``):
 
-* ``web`` (default; issue 4, below): 250 Sosa (2021) web teachers, epochs, dense and sparse first layer;
-* ``embedding`` (issue 10): the Audio Set embedding teachers -- 50 teachers, 128-d input, MLP(512, 512),
+* ``web`` (default; below): 250 Sosa (2021) web teachers, epochs, dense and sparse first layer;
+* ``embedding``: the Audio Set embedding teachers -- 50 teachers, 128-d input, MLP(512, 512),
   160 labels, multi-label BCE, Adam, batch 64, a step schedule of ``--target-steps`` (10,000, the
   thesis's ~10,000 iterations) optimiser steps. Both methods run the package's one training loop
   (:func:`pate_study.learning.training.train_stacked`): stacked (:func:`pate_study.learning.ensemble.train_ensemble`) vs
@@ -17,7 +17,7 @@ Two settings (``--mode``):
 
 The web setting:
 
-Setting of issue 4 / Sosa (2021): 250 teachers, 930 samples each, 500 TF-IDF inputs, the
+Setting of Sosa (2021): 250 teachers, 930 samples each, 500 TF-IDF inputs, the
 500-512-128-1 net (322,305 parameters), Adam. Data are synthetic TF-IDF-like rows (Zipf-distributed
 token ids, l1-normalised, about --tokens non-zeros per row); speed does not depend on the values.
 Early stopping is off (no validation split) so every method does exactly the same work.

@@ -1,17 +1,17 @@
-"""Benchmark: the Ray backend (pate_study.learning.distributed, issue 15) against the in-process loop, side by side.
+"""Benchmark: the Ray backend (pate_study.learning.distributed) against the in-process loop, side by side.
 
 Default mode, on this machine, one process, in this order:
 
-* **ensemble**: notebook 04's 50 embedding teachers (:func:`audioset_teachers.train_teachers`, stacked, with
+* **ensemble**: notebook 04's 50 embedding teachers (:func:`audioset.teachers.train_teachers`, stacked, with
   ``backend`` / ``teachers_per_task``): ``--pool`` teacher-pool clips of synthetic 128-d embeddings with
   ``--labels`` labels (the "big" subset's shape: ~7.2k clips, 161 labels), MLP(256), batch 64, balanced
   sampler, mixup, ``--teacher-steps`` steps with an evaluation (validation split of 200 clips) every 100,
   then every teacher's scores on ``--queries`` eval clips. Shards of ``--teachers-per-task`` teachers (5
   tasks of 10 by default).
-* **sweep**: a 20-point Table 5.4 student sweep (:func:`audioset_distributed.train_students`: n in {2000, 5000}
+* **sweep**: a 20-point Table 5.4 student sweep (:func:`audioset.pipeline.train_students`: n in {2000, 5000}
   x th_e in {0.2, 0.3, 0.4, 0.5, adaptive} x th_c in {None, 0.6}) on synthetic 50-teacher votes, one task
   per point, students of ``--student-steps`` steps (05's student recipe); the releases and their privacy
-  (:func:`audioset_distributed.released_labels`) are computed once, in this process, and not timed.
+  (:func:`audioset.release.released_labels`) are computed once, in this process, and not timed.
 
 Each runs (a) locally, one stack of all teachers (today's path; ensemble only), (b) locally with the same
 shard plan as Ray, (c) on a fresh local Ray instance with 1 CPU (one worker) and (d) with 2 CPUs (two
@@ -24,7 +24,7 @@ instance, and (Ray 1 worker - local sharded) / tasks.
 
 ``--logmel``: seconds per training iteration of the thesis's log-Mel teacher (ResNet-18 at the thesis
 widths, 1001 x 64 log-Mel, batch 64, 153 classes, mixup, Adam) on ``--device`` through
-:func:`audioset_teachers.train_logmel_teachers`: two runs of ``--steps A B`` iterations, (t_B - t_A) / (B - A)
+:func:`audioset.teachers.train_logmel_teachers`: two runs of ``--steps A B`` iterations, (t_B - t_A) / (B - A)
 (start-up and the final evaluation cancel; a first untimed run of A iterations warms up), for each ``--teachers-stacked`` count stacked on the device; then the
 wall time of the thesis's full setting on 1, 4, 16 such devices (assumptions printed).
 
@@ -46,7 +46,8 @@ import torch
 
 from pate_study.learning import distributed
 from pate_study.learning.partitions import make_partitions
-from pate_study.experiments import audioset_distributed as ad
+from pate_study.experiments.audioset import data as as_data
+from pate_study.experiments.audioset import pipeline, release
 
 
 def synthetic_embeddings(n: int, labels: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -75,8 +76,8 @@ def bench_backends(args: argparse.Namespace) -> None:
 
     import os
 
-    from pate_study.experiments import audioset_teachers as at
-    from pate_study.experiments.audioset_multilabel import synthetic_votes
+    from pate_study.experiments.audioset import teachers as at
+    from pate_study.experiments.audioset.votes import synthetic_votes
 
     X, Y = synthetic_embeddings(args.pool + 200 + args.queries, args.labels, 0)
     Xt, Yt, Q, QY = X[:args.pool + 200], Y[:args.pool + 200] > 0.5, X[args.pool + 200:], Y[args.pool + 200:] > 0.5
@@ -89,18 +90,19 @@ def bench_backends(args: argparse.Namespace) -> None:
     labels = np.concatenate([cv.pool_labels, cv.test_labels]).astype(np.float32)
     feats += 2.0 * labels @ np.random.default_rng(2).normal(size=(args.labels, 128)).astype(np.float32) / 4  # learnable
     student = at.TeacherSpec(hidden=(256,), batch_size=64, steps=args.student_steps, eval_every=100)
-    privacy, releases = ad.released_labels(cv, [2000, 5000], [0.2, 0.3, 0.4, 0.5, "adaptive"], [None, 0.6],
+    privacy, releases = release.released_labels(cv, [2000, 5000], [0.2, 0.3, 0.4, 0.5, "adaptive"], [None, 0.6],
                                            delta=1e-8, seed=0)  # the privacy side is not distributed: once
     tpt = args.teachers_per_task
     n_tasks = math.ceil(args.teachers / tpt)
 
     def ensemble(backend: str, per_task):
         os.environ["PATE_STUDY_CACHE"] = _fresh_cache()  # every run computes
-        return at.train_teachers(Xt, Yt, parts, val, Q, QY, spec, seed=0, curve_clips=200, name="bench",
-                                 device="cpu", backend=backend, teachers_per_task=per_task)
+        inputs = as_data.EnsembleInputs(Xt, Yt, parts, val, Q, QY, 0, "bench", np.arange(args.pool))
+        return pipeline.train_ensemble(inputs, spec, curve_clips=200, device="cpu", backend=backend,
+                                       teachers_per_task=per_task)
 
     def sweep(backend: str):
-        return ad.train_students(privacy, releases, feats[:5000], feats[5000:], cv.test_labels, student,
+        return pipeline.train_students(privacy, releases, feats[:5000], feats[5000:], cv.test_labels, student,
                                  seed=0, backend=backend)
 
     print(f"machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads by default; "
@@ -162,20 +164,21 @@ def logmel_seconds_per_iteration(device: str | None = None, *, teachers: int = 1
                                  architecture: str = "resnet18", frames: int = 1001, classes: int = 153,
                                  batch_size: int = 64, width_scale: int = 1, seed: int = 0) -> dict:
     """Seconds per training iteration of ``teachers`` stacked log-Mel teachers on ``device`` (None: choose):
-    two runs of ``steps[0]`` and ``steps[1]`` iterations of :func:`audioset_teachers.train_logmel_teachers`,
+    two runs of ``steps[0]`` and ``steps[1]`` iterations of :func:`audioset.teachers.train_logmel_teachers`,
     (t1 - t0) / (steps[1] - steps[0]). Thesis recipe: batch 64, lr 1e-4, mixup 1.0, random sampler (the
     sampler's cost is host-side and small), 1001 x 64 log-Mel, 153 classes; synthetic clips (speed does not
     depend on the values)."""
     from pate_study.core.device import choose_device, describe_device
     from pate_study.learning.partitions import Partitions
-    from pate_study.experiments import audioset_teachers as at
+    from pate_study.experiments.audioset import data as as_data
+    from pate_study.experiments.audioset import teachers as at
 
     a, b = steps
     if not 0 < a < b:
         raise ValueError(f"steps={steps}: expected 0 < A < B")
     dev = choose_device(device)
     per = 2 * batch_size
-    X, Y = at.synthetic_log_mel_clips(teachers * per + 8, classes, frames=frames, seed=seed)
+    X, Y = as_data.synthetic_log_mel_clips(teachers * per + 8, classes, frames=frames, seed=seed)
     parts = Partitions(np.arange(teachers * per).reshape(teachers, per))
     times = []
     for s in (a, a, b):  # the first run is a warm-up (cuDNN autotuning, allocator): on an H100 it made t_A > t_B

@@ -16,12 +16,12 @@ deleted at the end, and each stage calls the package's public functions:
 * ``write``: the synthetic clips (random uint8 embeddings, 9-10 real frames) and labels (Zipf class frequencies,
   1-3 labels per clip, mean about 2), written chunk by chunk;
 * ``loader``: random minibatches of 64 clips over the whole unbal_train layout, each turned into clip features
-  by :func:`audioset_teachers.clip_features`, from the page cache (just written) and after the file's pages were
+  by :func:`audioset.data.clip_features`, from the page cache (just written) and after the file's pages were
   dropped from it (``posix_fadvise(DONTNEED)`` on the unmapped file, then a fresh mapping: reads from disk; the
   resident bytes before each phase are reported, from util-linux ``fincore``);
-* ``features``: :func:`audioset_teachers.clip_features` on all training and test clips at once (what
-  :func:`audioset_multilabel_learning.teacher_votes` does), written to disk for the next stages;
-* ``teachers``: the 50 stacked embedding-MLP teachers (:func:`audioset_teachers.train_teachers`, the thesis's
+* ``features``: :func:`audioset.data.clip_features` on all training and test clips at once (what
+  :func:`audioset.pipeline.ensemble_votes` does), written to disk for the next stages;
+* ``teachers``: the 50 stacked embedding-MLP teachers (:func:`audioset.teachers.train_teachers`, the thesis's
   head widths 512-256, balanced sampler, mixup 1.0, Adam, batch 64, checkpoint on a validation split), two runs
   of ``A`` and ``B`` steps with a single evaluation each, so (t_B - t_A) / (B - A) is the cost of one step;
 * ``query``: the 50 teachers' probabilities on the public pool and the test set (``[50, 40,258, 153]`` float32),
@@ -29,11 +29,11 @@ deleted at the end, and each stage calls the package's public functions:
   of inference does not depend on the weights' values; ``train_teachers`` keeps the trained ones to itself),
   written into a memory-mapped array. Teachers trained for a few steps on random clips vote about uniformly,
   which leaves the confidence checks with no answered query, so the *vote values* passed on are the package's
-  synthetic stand-in teachers (:func:`audioset_multilabel.synthetic_teacher_probabilities`, the skill of notebook
+  synthetic stand-in teachers (:func:`audioset.votes.synthetic_teacher_probabilities`, the skill of notebook
   05's synthetic path), written over the same array (timed apart, not part of the estimate);
-* ``aggregate``: Table 5.4's 18 releases and their privacy (:func:`audioset_distributed.released_labels`:
+* ``aggregate``: Table 5.4's 18 releases and their privacy (:func:`audioset.release.released_labels`:
   GNThreshold / Confident-GNThreshold with :mod:`pate_study.privacy.multilabel`'s accountants, delta 1e-8);
-* ``students``: the 18 students on those releases (:func:`audioset_distributed.train_students`, the teachers'
+* ``students``: the 18 students on those releases (:func:`audioset.pipeline.train_students`, the teachers'
   recipe), and one student at ``A`` and ``A + --student-extra`` steps (best of 2) for the cost of a student step.
 
 The last lines extrapolate to the thesis's 10,000 iterations per model from the per-step times measured here
@@ -159,12 +159,12 @@ def stage_write(folder: Path, sz: dict, seed: int, **_) -> dict:
 
 def _batch_features(emb, n_frames, idx):
     from pate_study.data.audioset import Split
-    from pate_study.experiments import audioset_teachers as at
+    from pate_study.experiments.audioset import data as as_data
 
     b = len(idx)
     split = Split(np.asarray(emb[idx]), np.asarray(n_frames[idx]), np.zeros((b, 1), bool), np.zeros(b, object),
                   np.zeros(b), np.zeros(b))
-    return at.clip_features(split)
+    return as_data.clip_features(split)
 
 
 def _resident_mib(path: Path) -> float | None:
@@ -222,13 +222,13 @@ def stage_loader(folder: Path, sz: dict, seed: int, loader_seconds: float = 8.0,
 def stage_features(folder: Path, sz: dict, **_) -> dict:
     """clip_features on all training + test clips in one call (as teacher_votes does), saved as float32 .npy."""
     from pate_study.data.audioset import Split
-    from pate_study.experiments import audioset_teachers as at
+    from pate_study.experiments.audioset import data as as_data
 
     n = sz["train_clips"] + sz["test_clips"]
     emb, n_frames = _open(folder, "embeddings")[:n], _open(folder, "n_frames")[:n]
     split = Split(emb, n_frames, np.zeros((n, 1), bool), np.zeros(n, object), np.zeros(n), np.zeros(n))
     start = time.perf_counter()
-    x = at.clip_features(split)
+    x = as_data.clip_features(split)
     secs = time.perf_counter() - start
     tmp = folder / "features.tmp.npy"
     np.save(tmp, x.astype(np.float32))
@@ -237,30 +237,30 @@ def stage_features(folder: Path, sz: dict, **_) -> dict:
 
 
 def _pools(sz: dict, seed: int):
-    from pate_study.experiments import audioset_teachers as at
+    from pate_study.experiments.audioset import data as as_data
 
-    split = at.pool_split(sz["train_clips"], student_fraction=0.1, val_fraction=0.01, seed=seed)  # big 50: 90/10
-    parts = at.teacher_partitions(split, sz["teachers"], seed=at.run_seed(seed, "big", sz["teachers"]))
+    split = as_data.pool_split(sz["train_clips"], student_fraction=0.1, val_fraction=0.01, seed=seed)  # big 50: 90/10
+    parts = as_data.teacher_partitions(split, sz["teachers"], seed=as_data.run_seed(seed, "big", sz["teachers"]))
     public = np.sort(np.concatenate([split.val, split.student]))
     return split, parts, public
 
 
 def _spec(steps: int):
-    from pate_study.experiments import audioset_teachers as at
+    from pate_study.experiments.audioset import teachers as at
 
     return at.TeacherSpec(**SPEC, steps=int(steps), eval_every=int(steps))
 
 
 def stage_teachers(folder: Path, sz: dict, seed: int, steps: tuple[int, int], **_) -> dict:
     """50 stacked teachers, two runs of A and B steps (one evaluation each): seconds per step of the stack."""
-    from pate_study.experiments import audioset_teachers as at
+    from pate_study.experiments.audioset import data as as_data, teachers as at
 
     X, Y = _open(folder, "features"), _open(folder, "labels")
     n_train = sz["train_clips"]
     split, parts, _ = _pools(sz, seed)
     x_test, y_test = X[n_train:], np.asarray(Y[n_train:])
     # untimed warm-up (imports, first-call costs): 2 teachers, 1 step, 100 test clips
-    at.train_teachers(X[:n_train], Y[:n_train], at.first_teachers(parts, 2), split.val, x_test[:100], y_test[:100],
+    at.train_teachers(X[:n_train], Y[:n_train], as_data.first_teachers(parts, 2), split.val, x_test[:100], y_test[:100],
                       _spec(1), seed=seed, curve_clips=50, name="warm-up")
     times = []
     for s in steps:
@@ -281,7 +281,7 @@ def stage_query(folder: Path, sz: dict, seed: int, **_) -> dict:
     """The stacked forward pass of the 50 teachers on the public pool + test set, into a memory-mapped array."""
     import torch
 
-    from pate_study.experiments import audioset_multilabel as am
+    from pate_study.experiments.audioset import votes as am
     from pate_study.learning.stacked import StackedMLP
     from pate_study.learning.training import teacher_seeds
 
@@ -316,7 +316,7 @@ def stage_query(folder: Path, sz: dict, seed: int, **_) -> dict:
 
 
 def _cached_votes(folder: Path, sz: dict):
-    from pate_study.experiments import audioset_multilabel as am
+    from pate_study.experiments.audioset import votes as am
 
     votes, rows, Y = _open(folder, "votes"), np.load(folder / "query_rows.npy"), _open(folder, "labels")
     n_pool = len(rows) - sz["test_clips"]
@@ -338,12 +338,12 @@ def stage_aggregate(folder: Path, sz: dict, seed: int, **_) -> dict:
     """Table 5.4's 18 releases and their privacy on the stored votes."""
     import pickle
 
-    from pate_study.experiments import audioset_distributed as ad
+    from pate_study.experiments.audioset import release
 
     cv, _, n_pool = _cached_votes(folder, sz)
     sizes_ = _student_sizes(n_pool)
     start = time.perf_counter()
-    privacy, releases = ad.released_labels(cv, sizes_, THESIS["student_thresholds"], THESIS["student_confidences"],
+    privacy, releases = release.released_labels(cv, sizes_, THESIS["student_thresholds"], THESIS["student_confidences"],
                                            delta=THESIS["delta"], seed=seed)
     secs = time.perf_counter() - start
     with open(folder / "releases.pkl", "wb") as f:
@@ -360,8 +360,8 @@ def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], st
     each): seconds per student step."""
     import pickle
 
-    from pate_study.experiments import audioset_distributed as ad
-    from pate_study.experiments import audioset_multilabel_learning as al
+    from pate_study.experiments.audioset import pipeline
+    from pate_study.experiments.audioset import students
 
     cv, rows, n_pool = _cached_votes(folder, sz)
     X = _open(folder, "features")
@@ -369,7 +369,7 @@ def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], st
         privacy, releases = pickle.load(f)
     pool_x, test_x = np.asarray(X[rows[:n_pool]]), np.asarray(X[rows[n_pool:]])
     start = time.perf_counter()
-    table = ad.train_students(privacy, releases, pool_x, test_x, cv.test_labels, _spec(steps[0]), seed=seed)
+    table = pipeline.train_students(privacy, releases, pool_x, test_x, cv.test_labels, _spec(steps[0]), seed=seed)
     sweep_s = time.perf_counter() - start
     big = max(range(len(releases)), key=lambda i: releases[i]["answered"].sum())
     rel = releases[big]
@@ -379,7 +379,7 @@ def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], st
         runs = []
         for _ in range(2):
             t0 = time.perf_counter()
-            al.train_student(pool_x[:len(rel["labels"])], rel["labels"], rel["answered"], test_x, cv.test_labels,
+            students.train_student(pool_x[:len(rel["labels"])], rel["labels"], rel["answered"], test_x, cv.test_labels,
                              _spec(s), seed=seed, name=f"scale student {s} steps")
             runs.append(time.perf_counter() - t0)
         times.append(min(runs))
@@ -460,7 +460,7 @@ def main(argv=None) -> None:
         args.stage = args.child
         logging.basicConfig(level=logging.WARNING)
         # its per-release note that the thesis's order grid starts at its best order (2) is not news here
-        logging.getLogger("pate_study.experiments.audioset_multilabel").setLevel(logging.ERROR)
+        logging.getLogger("pate_study.experiments.audioset").setLevel(logging.ERROR)
         # nor that Theorem 12's best order for 153 labels is the grid's first (1.001); torch's note that the
         # read-only memory-mapped features become a tensor (they are copied, see pate_study.learning.stacked.as_inputs)
         warnings.filterwarnings("ignore", message=".*is at the edge of the order range.*")

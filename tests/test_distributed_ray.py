@@ -14,8 +14,8 @@ ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: 
 
 from pate_study.learning import distributed  # noqa: E402
 from pate_study.learning.partitions import make_partitions  # noqa: E402
-from pate_study.experiments import audioset_distributed as ad  # noqa: E402
-from pate_study.experiments import audioset_teachers as at  # noqa: E402
+from pate_study.experiments.audioset import data as as_data  # noqa: E402
+from pate_study.experiments.audioset import pipeline, teachers  # noqa: E402
 from pate_study.core.io import hash_inputs, load_cache_entry  # noqa: E402
 
 
@@ -39,29 +39,28 @@ def tiny():
     Y = (X @ W + rng.normal(scale=0.5, size=(240, 4))) > 0.5
     Y[:, 0] |= ~Y.any(1)
     parts = make_partitions(180, 4, 40, seed=1)
-    spec = at.TeacherSpec(hidden=(8,), steps=4, eval_every=2, batch_size=8)
+    spec = teachers.TeacherSpec(hidden=(8,), steps=4, eval_every=2, batch_size=8)
     return X[:200], Y[:200], np.arange(180, 200), X[200:], Y[200:], parts, spec
 
 
 # ------------------------------------------------------------------------------- backend equivalence
-def test_pool_probabilities_identical_on_both_backends_whatever_the_plan(local_ray, tiny, tmp_path):
-    """Notebook 05's per-teacher probabilities: the local loop, Ray with 2 teachers per task and Ray with one
-    task give the same teachers (each keeps its own seed)."""
-    from pate_study.experiments import audioset_multilabel_learning as al
-
+def test_ensemble_votes_identical_on_both_backends_for_the_same_plan(local_ray, tiny, tmp_path):
+    """An ensemble's votes (every teacher's probabilities): the local call and Ray with one task give the same
+    teachers; Ray with 2 teachers per task gives what the same plan gives locally (the plan is part of the key)."""
     X, Y, val, Q, QY, parts, spec = tiny
-    kw = dict(seed=3, curve_clips=10, name="tiny")
-    local, best_local = al.teacher_probabilities(X, Y, parts, val, Q, QY, spec, cache_dir=tmp_path / "local", **kw)
-    on_ray, best_ray = al.teacher_probabilities(X, Y, parts, val, Q, QY, spec, cache_dir=tmp_path / "ray",
-                                                backend="ray", teachers_per_task=2, **kw)
-    whole, _ = al.teacher_probabilities(X, Y, parts, val, Q, QY, spec, cache_dir=tmp_path / "ray1", backend="ray",
-                                        **kw)
-    assert on_ray.shape == (4, 40, 4)
-    np.testing.assert_array_equal(on_ray, local)
-    np.testing.assert_array_equal(whole, local)
-    np.testing.assert_array_equal(best_ray, best_local)
+    inputs = as_data.EnsembleInputs(X, Y, parts, val, Q, QY, 3, "tiny", np.arange(180))
+    kw = dict(curve_clips=10)
+    local = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "local", **kw)
+    whole = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "ray1", backend="ray", **kw)
+    on_ray = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "ray", backend="ray",
+                                            teachers_per_task=2, **kw)
+    plan_local = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "plan", teachers_per_task=2, **kw)
+    assert on_ray.probabilities.shape == (4, 40, 4)
+    np.testing.assert_array_equal(whole.probabilities, local.probabilities)
+    np.testing.assert_array_equal(whole.best_step, local.best_step)
+    np.testing.assert_array_equal(on_ray.probabilities, plan_local.probabilities)
     assert len(list((tmp_path / "ray").glob("shard-*.pt"))) == 2  # two tasks, each cached by the driver
-    assert not np.array_equal(local[0], local[1])  # the teachers differ: the check is not vacuous
+    assert not np.array_equal(local.probabilities[0], local.probabilities[1])  # the check is not vacuous
 
 
 def test_notebook_04_teachers_identical_on_both_backends(local_ray, tmp_path, monkeypatch):
@@ -70,18 +69,19 @@ def test_notebook_04_teachers_identical_on_both_backends(local_ray, tmp_path, mo
     X = rng.normal(size=(120, 8)).astype(np.float32)
     Y = rng.random((120, 3)) < 0.4
     Y[:, 0] |= ~Y.any(1)
-    split = at.pool_split(120, seed=0)
-    parts = at.teacher_partitions(split, 3, seed=0)
-    spec = at.TeacherSpec(hidden=(8,), steps=4, eval_every=2, batch_size=8)
-    kw = dict(seed=5, curve_clips=30, name="tiny")
-    local = at.train_teachers(X, Y, parts, split.val, X[:40], Y[:40], spec, **kw)
-    on_ray = at.train_teachers(X, Y, parts, split.val, X[:40], Y[:40], spec, **kw, backend="ray")
+    split = as_data.pool_split(120, seed=0)
+    parts = as_data.teacher_partitions(split, 3, seed=0)
+    spec = teachers.TeacherSpec(hidden=(8,), steps=4, eval_every=2, batch_size=8)
+    inputs = as_data.EnsembleInputs(X, Y, parts, split.val, X[:40], Y[:40], 5, "tiny", split.teacher)
+    kw = dict(curve_clips=30)
+    local = pipeline.train_ensemble(inputs, spec, **kw)
+    on_ray = pipeline.train_ensemble(inputs, spec, **kw, backend="ray")
     np.testing.assert_array_equal(on_ray.class_ap, local.class_ap)
-    np.testing.assert_array_equal(on_ray.probs0, local.probs0)
+    np.testing.assert_array_equal(on_ray.probabilities, local.probabilities)
     np.testing.assert_array_equal(on_ray.best_step, local.best_step)
     assert on_ray.history.drop(columns=[]).equals(local.history)
-    sharded = at.train_teachers(X, Y, parts, split.val, X[:40], Y[:40], spec, **kw, backend="ray", teachers_per_task=2)
-    sharded_local = at.train_teachers(X, Y, parts, split.val, X[:40], Y[:40], spec, **kw, teachers_per_task=2)
+    sharded = pipeline.train_ensemble(inputs, spec, **kw, backend="ray", teachers_per_task=2)
+    sharded_local = pipeline.train_ensemble(inputs, spec, **kw, teachers_per_task=2)
     np.testing.assert_array_equal(sharded.class_ap, sharded_local.class_ap)
     assert sorted(sharded.history["teacher"].unique()) == [0, 1, 2]
     assert sharded.train_counts.shape == (3, 3)
@@ -99,15 +99,13 @@ def one_torch_thread():
 
 
 def test_notebook_05_teacher_votes_identical_on_both_backends(local_ray, tmp_path, one_torch_thread):
-    """audioset_multilabel_learning.teacher_votes(backend="ray"): the per-teacher pool probabilities of 05.
+    """pipeline.ensemble_votes(backend="ray"): the per-teacher pool probabilities of 05.
     One torch thread here, as in a 1-CPU Ray task: with 2 threads a few of 211,140 probabilities differed
     in the last bit (6e-8), from the matmuls' thread-dependent summation order."""
-    from pate_study.experiments import audioset_multilabel_learning as al
-
     kw = dict(data="synthetic", min_pool=200, seed=0, curve_clips=10)
-    spec = at.TeacherSpec(hidden=(8,), steps=4, eval_every=2)
-    local, _ = al.teacher_votes([3], spec, **kw, cache_dir=tmp_path / "local")
-    on_ray, _ = al.teacher_votes([3], spec, **kw, cache_dir=tmp_path / "ray", backend="ray")
+    spec = teachers.TeacherSpec(hidden=(8,), steps=4, eval_every=2)
+    local, _ = pipeline.ensemble_votes([3], spec, **kw, cache_dir=tmp_path / "local")
+    on_ray, _ = pipeline.ensemble_votes([3], spec, **kw, cache_dir=tmp_path / "ray", backend="ray")
     np.testing.assert_array_equal(on_ray[3].pool_probabilities, local[3].pool_probabilities)
     np.testing.assert_array_equal(on_ray[3].test_probabilities, local[3].test_probabilities)
     assert len(list((tmp_path / "ray").glob("shard-*.pt"))) == 1  # one task, cached by the driver
@@ -116,14 +114,14 @@ def test_notebook_05_teacher_votes_identical_on_both_backends(local_ray, tmp_pat
 def test_logmel_teachers_identical_on_ray_with_the_clips_as_a_path(local_ray, tmp_path, monkeypatch, one_torch_thread):
     """The GPU path's shard (here on the CPU, tiny): clips passed as a .npy path, each task reads its rows only."""
     monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
-    X, Y = at.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
+    X, Y = as_data.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
     np.save(tmp_path / "clips.npy", X)
     parts = make_partitions(34, 2, 10, seed=0, pool=np.arange(6, 34))  # rows 6..33, some unused: remapped in the task
-    spec = at.TeacherSpec(batch_size=4, steps=2, eval_every=2, dropout=0.0)
+    spec = teachers.TeacherSpec(batch_size=4, steps=2, eval_every=2, dropout=0.0)
     kw = dict(width_scale=32, head=(8,), seed=2, device="cpu")
     val = np.arange(0, 4)
-    h_local, stamp, _ = at.train_logmel_teachers("resnet18", X, Y, parts, val, X[34:], Y[34:], spec, **kw)
-    h_ray, stamp_ray, _ = at.train_logmel_teachers("resnet18", str(tmp_path / "clips.npy"), Y, parts, val, X[34:],
+    h_local, stamp, _ = pipeline.train_logmel_ensemble("resnet18", X, Y, parts, val, X[34:], Y[34:], spec, **kw)
+    h_ray, stamp_ray, _ = pipeline.train_logmel_ensemble("resnet18", str(tmp_path / "clips.npy"), Y, parts, val, X[34:],
                                                    Y[34:], spec, **kw, backend="ray")
     assert stamp_ray == stamp
     assert h_ray.equals(h_local)

@@ -26,7 +26,8 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from pate_study.learning import distributed  # noqa: E402
 from pate_study.learning.partitions import make_partitions  # noqa: E402
-from pate_study.experiments import audioset_teachers as at  # noqa: E402
+from pate_study.experiments.audioset import data as as_data  # noqa: E402
+from pate_study.experiments.audioset import pipeline, teachers  # noqa: E402
 from pate_study.core.io import hash_inputs, load_cache_entry  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -135,22 +136,21 @@ def test_a_live_address_passes_and_symbolic_ones_are_left_to_ray():
 
 # ------------------------------------------------------------------------------------------------ equivalence
 def test_same_votes_as_the_local_backend_with_tasks_on_both_nodes(cluster, tmp_path):
-    from pate_study.experiments import audioset_multilabel_learning as al
-
     rng = np.random.default_rng(0)
     X = rng.normal(size=(240, 8)).astype(np.float32)
     Y = (X @ rng.normal(size=(8, 4)) + rng.normal(scale=0.5, size=(240, 4))) > 0.5
     Y[:, 0] |= ~Y.any(1)
     parts = make_partitions(180, 4, 40, seed=1)
-    spec = at.TeacherSpec(hidden=(8,), steps=4, eval_every=2, batch_size=8)
-    args = (X[:200], Y[:200], parts, np.arange(180, 200), X[200:], Y[200:], spec)
-    kw = dict(seed=3, curve_clips=10, name="tiny")
-    local, best_local = al.teacher_probabilities(*args, cache_dir=tmp_path / "local", **kw)
-    on_cluster, best_cluster = _bounded(al.teacher_probabilities, *args, cache_dir=tmp_path / "cluster",
-                                        backend="ray", teachers_per_task=1, **kw)
-    np.testing.assert_array_equal(on_cluster, local)
-    np.testing.assert_array_equal(best_cluster, best_local)
-    assert not np.array_equal(local[0], local[1])
+    spec = teachers.TeacherSpec(hidden=(8,), steps=4, eval_every=2, batch_size=8)
+    inputs = as_data.EnsembleInputs(X[:200], Y[:200], parts, np.arange(180, 200), X[200:], Y[200:], 3, "tiny",
+                                    np.arange(180))
+    kw = dict(curve_clips=10, teachers_per_task=1)
+    local = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "local", **kw)
+    on_cluster = _bounded(pipeline.cached_ensemble_votes, inputs, spec, cache_dir=tmp_path / "cluster",
+                          backend="ray", **kw)
+    np.testing.assert_array_equal(on_cluster.probabilities, local.probabilities)
+    np.testing.assert_array_equal(on_cluster.best_step, local.best_step)
+    assert not np.array_equal(local.probabilities[0], local.probabilities[1])
     # the same plan's tasks do reach both nodes (two 1-CPU nodes, four 1-CPU tasks working at once)
     shards = [distributed.Shard(f"s{i}", {"i": i, "marker_dir": str(tmp_path), "seconds": 2.0}) for i in range(4)]
     results = _bounded(distributed.map_shards, _marked_shard, shards, shared={"x": np.ones(2)}, backend="ray",

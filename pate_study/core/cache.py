@@ -2,7 +2,7 @@
 
 One key scheme for every entry (:func:`cache_key`): a SHA-256 (:func:`pate_study.core.io.hash_inputs`) of
 
-* the entry's **kind** (what is stored: "ensemble", "votes", "modules", "teacher-probabilities", "shard", ...),
+* the entry's **kind** (what is stored: "ensemble", "votes", "modules", "audioset-votes", "shard", ...),
 * its **inputs** (data, partitions, configuration, seed, method: whatever determines the result),
 * the **code version** (:data:`CODE_VERSION`: bumped when the training code changes what an entry means),
 * the **resolved device** (:func:`resolved_device`: "cpu" or "cuda", never ``None``), so that a run on a GPU

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+import data_recipes
 from data_recipes.audioset import LABELS, ONTOLOGY, read_class_labels, read_ontology
 from data_recipes.framework import MalformedDataError
 
@@ -251,3 +252,49 @@ def load(data: str = "auto", *, subset: str | None = None, seed: int = 0, drop_u
         f" ({subset} subset)" if subset else "")
     return AudioSetEmbeddings(splits, tuple(mids), tuple(names),
                               DataSource("real", "Audio Set VGGish embeddings", desc, m.get("scale", "full"), manifest_origin(m)))
+
+
+# ----------------------------------------------------------------------------- raw audio (recipe audioset-audio)
+AUDIO_NAME = "audioset-audio"
+
+
+@dataclass(frozen=True)
+class AudioClips:
+    """The prepared raw-audio recipe ``audioset-audio``: ``log_mel`` float ``[n, 1001, 64]`` (memory-mapped: only
+    the rows a caller indexes are read), ``labels`` bool ``[n, 527]`` in the columns of ``class_labels_indices.csv``,
+    ``video_ids`` ``[n]``."""
+
+    log_mel: np.ndarray
+    labels: np.ndarray
+    video_ids: np.ndarray
+
+
+def audio_clips() -> AudioClips | None:
+    """The prepared raw-audio clips, or None when the recipe ``audioset-audio`` is not prepared (it needs yt-dlp
+    and network: ``make data-audioset-audio``)."""
+    try:
+        if not data_recipes.get_recipe(AUDIO_NAME).is_prepared():
+            return None
+        folder = data_recipes.prepared_dir(AUDIO_NAME)
+    except (KeyError, ValueError, FileNotFoundError):
+        return None
+    return AudioClips(np.load(folder / "log_mel.npy", mmap_mode="r"), np.load(folder / "labels.npy"),
+                      np.load(folder / "video_ids.npy"))
+
+
+def class_index(name: str, data: str = "real") -> int:
+    """Column of the class ``name`` (display name, e.g. "Siren") in the 527 columns of ``class_labels_indices.csv``
+    (:func:`class_labels`); ValueError naming the class when it is not there."""
+    names = [n for _, n in class_labels(resolve_source(NAME, data))]
+    if name not in names:
+        raise ValueError(f"class {name!r} not in {LABELS_FILE}")
+    return names.index(name)
+
+
+def class_columns(mids, data: str = "real") -> np.ndarray:
+    """Columns of the classes ``mids`` in the 527 columns of ``class_labels_indices.csv`` (:func:`class_labels`)."""
+    index = {mid: i for i, (mid, _) in enumerate(class_labels(resolve_source(NAME, data)))}
+    missing = [m for m in mids if m not in index]
+    if missing:
+        raise ValueError(f"class mids {missing[:5]} not in {LABELS_FILE}")
+    return np.array([index[m] for m in mids])

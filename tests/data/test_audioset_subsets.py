@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from pate_study.data import audioset
-from pate_study.experiments.audioset_teachers import class_occurrences, pool_split
+from pate_study.experiments.audioset.data import pool_split
+from pate_study.experiments.audioset.diagnostics import class_occurrences
 
 # A tiny ontology: Speech -> Male speech; Sounds of things -> Vehicle -> Car; Bell under both
 # Sounds of things and Music; Music -> Guitar.

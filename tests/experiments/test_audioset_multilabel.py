@@ -1,10 +1,12 @@
-"""Audio Set II pipeline (issue 11) on crafted and synthetic votes: set-up, noise-free tables, sweeps, accounting."""
+"""Audio Set II pipeline on crafted and synthetic votes: set-up, noise-free tables, sweeps, accounting."""
 import warnings
 
 import numpy as np
 import pytest
 
-from pate_study.experiments import audioset_multilabel as am
+from pate_study.experiments.audioset import data as as_data
+from pate_study.experiments.audioset import release, tables, votes
+from pate_study.experiments.audioset import verdicts as as_verdicts
 
 warnings.filterwarnings("ignore", message=".*edge of the order range.*")
 
@@ -12,18 +14,18 @@ warnings.filterwarnings("ignore", message=".*edge of the order range.*")
 def _cv(probs, labels):
     probs = np.asarray(probs, dtype=float)
     labels = np.asarray(labels, dtype=bool)
-    return am.CachedVotes(probs, labels, probs, labels, labels.mean(0), tuple(f"c{i}" for i in range(labels.shape[1])),
+    return votes.CachedVotes(probs, labels, probs, labels, labels.mean(0), tuple(f"c{i}" for i in range(labels.shape[1])),
                           "synthetic")
 
 
 # ----------------------------------------------------------------------------- set-up and bad input
 def test_query_test_split_holds_min_pool_and_is_disjoint_and_seeded():
-    pool, test = am.query_test_split(7722, min_pool=5000, seed=3)
+    pool, test = as_data.query_test_split(7722, min_pool=5000, seed=3)
     assert len(pool) == 5000 and len(test) == 2722
     assert not np.intersect1d(pool, test).size and len(np.union1d(pool, test)) == 7722
-    again, _ = am.query_test_split(7722, min_pool=5000, seed=3)
+    again, _ = as_data.query_test_split(7722, min_pool=5000, seed=3)
     assert np.array_equal(pool, again)
-    half, _ = am.query_test_split(12000, min_pool=5000, seed=0)
+    half, _ = as_data.query_test_split(12000, min_pool=5000, seed=0)
     assert len(half) == 6000  # about half when half is enough
 
 
@@ -35,44 +37,44 @@ def test_query_test_split_holds_min_pool_and_is_disjoint_and_seeded():
 ])
 def test_bad_probabilities_give_one_clear_error(bad, match):
     with pytest.raises(ValueError, match=match):
-        am.check_probabilities(bad)
+        votes.check_probabilities(bad)
 
 
 def test_cached_votes_rejects_wrong_label_shape():
     with pytest.raises(ValueError, match="pool_labels"):
-        am.CachedVotes(np.zeros((2, 3, 4)), np.zeros((3, 5), bool), np.zeros((2, 1, 4)), np.zeros((1, 4), bool),
+        votes.CachedVotes(np.zeros((2, 3, 4)), np.zeros((3, 5), bool), np.zeros((2, 1, 4)), np.zeros((1, 4), bool),
                        np.zeros(4), ("a",) * 4, "synthetic")
 
 
 def test_vote_fractions_average_probabilities_or_votes():
     p = np.array([[[0.9, 0.2]], [[0.4, 0.6]]])
-    assert np.allclose(am.vote_fractions(p), [[0.65, 0.4]])
-    assert np.allclose(am.vote_fractions(p, "binary"), [[0.5, 0.5]])
+    assert np.allclose(votes.vote_fractions(p), [[0.65, 0.4]])
+    assert np.allclose(votes.vote_fractions(p, "binary"), [[0.5, 0.5]])
 
 
 # ----------------------------------------------------------------------------- crafted votes
 def test_unanimous_votes_release_the_votes_and_pass_every_check():
     m = np.array([[1.0, 0.0, 1.0, 0.0, 0.0]])
     for th in (0.2, 0.6, "adaptive"):
-        assert np.array_equal(am.noise_free_release(m, th), m > 0.5)
-    assert am.noise_free_confident(m, 0.2, 0.6, "max").all()
+        assert np.array_equal(release.noise_free_release(m, th), m > 0.5)
+    assert release.noise_free_confident(m, 0.2, 0.6, "max").all()
     # printed rule: top-4 of m - th_e are 0.8, 0.8, -0.2, -0.2: not all >= 0.6
-    assert not am.noise_free_confident(m, 0.2, 0.6, "printed").any()
+    assert not release.noise_free_confident(m, 0.2, 0.6, "printed").any()
 
 
 def test_votes_exactly_at_threshold_are_off_and_max_rule_is_inclusive():
     m = np.full((1, 4), 0.4)
-    assert not am.noise_free_release(m, 0.4).any()  # Definition 10: strictly above th
-    assert am.noise_free_confident(m, 0.4, 0.4, "max").all()  # check: >= th_c
+    assert not release.noise_free_release(m, 0.4).any()  # Definition 10: strictly above th
+    assert release.noise_free_confident(m, 0.4, 0.4, "max").all()  # check: >= th_c
 
 
 def test_adaptive_gap_ties_take_the_gap_at_higher_probabilities():
     # gaps 0.4 (0.9->0.5) and 0.4 (0.5->0.1): the higher one wins, th = 0.5 + 0.2 = 0.7
     m = np.array([[0.9, 0.5, 0.1]])
-    assert np.array_equal(am.noise_free_release(m, "adaptive"), [[True, False, False]])
+    assert np.array_equal(release.noise_free_release(m, "adaptive"), [[True, False, False]])
     # the thesis's worked example: [0, .1, .8, 1, 0] -> th 0.45
     ex = np.array([[0.0, 0.1, 0.8, 1.0, 0.0]])
-    assert np.array_equal(am.noise_free_release(ex, "adaptive"), [[False, False, True, True, False]])
+    assert np.array_equal(release.noise_free_release(ex, "adaptive"), [[False, False, True, True, False]])
 
 
 def test_confidence_rules_differ_in_th_e_dependence():
@@ -80,8 +82,8 @@ def test_confidence_rules_differ_in_th_e_dependence():
     m = np.array([[0.9, 0.9, 0.9, 0.9, 0.0, 0.0], [0.9, 0.1, 0.0, 0.0, 0.0, 0.0]])
     y = m > 0.5
     ens = {10: _cv(np.broadcast_to(m, (10,) + m.shape), y)}
-    t53 = am.table_5_3(ens, thresholds=(0.2, 0.4), confidences=(0.6,))
-    v = am.confidence_rule_verdict(t53).set_index("rule")
+    t53 = tables.table_5_3(ens, thresholds=(0.2, 0.4), confidences=(0.6,))
+    v = as_verdicts.confidence_rule_verdict(t53).set_index("rule")
     assert bool(v.loc["max", "answered_share_independent_of_th_e"])
     assert not bool(v.loc["printed", "answered_share_independent_of_th_e"])
 
@@ -90,17 +92,17 @@ def test_confidence_rules_differ_in_th_e_dependence():
 def test_table_5_1_selects_best_f1_threshold_and_perfect_teachers_score_one():
     y = np.eye(6, dtype=bool)[np.arange(40) % 6]
     cv = _cv(np.broadcast_to(y * 0.9 + 0.05, (3, 40, 6)), y)
-    t51 = am.table_5_1({3: cv})
+    t51 = tables.table_5_1({3: cv})
     row = t51.iloc[0]
     assert row["ensemble_f1"] == pytest.approx(1.0) and row["map_raw"] == pytest.approx(1.0)
     assert row["teacher_avg_f1"] == pytest.approx(1.0)
-    t52 = am.table_5_2({3: cv})
+    t52 = tables.table_5_2({3: cv})
     assert t52["f1"].max() == pytest.approx(row["ensemble_f1"])
 
 
 def test_prediction_counts_picks_most_and_least_frequent():
-    cv = am.synthetic_votes(10, n_pool=400, n_test=20, n_labels=15, seed=0)
-    pc = am.prediction_counts(cv, k=3)
+    cv = votes.synthetic_votes(10, n_pool=400, n_test=20, n_labels=15, seed=0)
+    pc = tables.prediction_counts(cv, k=3)
     assert list(pc["group"]) == ["most frequent"] * 3 + ["least frequent"] * 3
     assert pc["labels"].iloc[0] >= pc["labels"].iloc[-1]
     # higher threshold, never more predictions
@@ -109,8 +111,8 @@ def test_prediction_counts_picks_most_and_least_frequent():
 
 # ----------------------------------------------------------------------------- sweeps and accounting
 def test_noise_sweep_epsilon_falls_with_sigma_and_never_exceeds_data_independent():
-    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=2)
-    sw = am.noise_sweep(cv, [0.1, 0.3], thresholds=(0.4, "adaptive"), n_account=200)
+    cv = votes.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=2)
+    sw = release.noise_sweep(cv, [0.1, 0.3], thresholds=(0.4, "adaptive"), n_account=200)
     noisy = sw[sw["sigma_e"] > 0]
     assert (noisy["epsilon"] <= noisy["epsilon_data_independent"] + 1e-9).all()
     assert (noisy["epsilon_reference"] >= noisy["epsilon_data_independent"]).all()  # Theorem 12 is T^2 looser
@@ -119,31 +121,31 @@ def test_noise_sweep_epsilon_falls_with_sigma_and_never_exceeds_data_independent
 
 
 def test_confident_realised_cost_at_most_data_independent_and_answered_share_matches():
-    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=3)
-    cs = am.confidence_sweep(cv, 0.4, 0.6, [0.3], [0.6], n_account=200)
+    cv = votes.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=3)
+    cs = release.confidence_sweep(cv, 0.4, 0.6, [0.3], [0.6], n_account=200)
     assert (cs["epsilon"] <= cs["epsilon_data_independent"] + 1e-9).all()
     assert 0 <= cs["answered_pct"].iloc[0] <= 100
 
 
 def test_table_5_4_privacy_reports_theorem12_far_above_vote_fraction():
-    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=4)
-    r = am.table_5_4_privacy(cv, 200, 0.4, None)
+    cv = votes.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=4)
+    r = release.table_5_4_privacy(cv, 200, 0.4, None)
     assert r["eps_data_dependent"] <= r["eps_data_independent"] + 1e-9 < r["eps_theorem12_data_independent"]
     assert r["labels"].shape == (200, 10) and r["answered"].all()
-    rc = am.table_5_4_privacy(cv, 200, "adaptive", 0.6)
+    rc = release.table_5_4_privacy(cv, 200, "adaptive", 0.6)
     assert not rc["labels"][~rc["answered"]].any()
 
 
 def test_q_histogram_counts_every_query_once():
-    cv = am.synthetic_votes(50, n_pool=250, n_test=20, n_labels=8, seed=5)
-    h = am.q_histogram(cv, 0.2, n_account=250)
+    cv = votes.synthetic_votes(50, n_pool=250, n_test=20, n_labels=8, seed=5)
+    h = release.q_histogram(cv, 0.2, n_account=250)
     for _, sub in h.groupby("threshold"):
         assert sub["n_queries"].sum() == 250
 
 
 def test_multiwinner_sweep_runs_every_mechanism_on_the_same_votes():
-    cv = am.synthetic_votes(20, n_pool=120, n_test=10, n_labels=6, seed=6)
-    mw, released = am.multiwinner_sweep(cv, [0.3], n_account=100)
+    cv = votes.synthetic_votes(20, n_pool=120, n_test=10, n_labels=6, seed=6)
+    mw, released = release.multiwinner_sweep(cv, [0.3], n_account=100)
     assert set(mw["mechanism"]) == {"gnthreshold", "binary", "tau", "powerset"}
     assert all(v.shape == (100, 6) for v in released.values())
     assert np.isfinite(mw["epsilon"]).all()
@@ -151,12 +153,12 @@ def test_multiwinner_sweep_runs_every_mechanism_on_the_same_votes():
 
 
 def test_findings_are_computed_from_the_tables():
-    cv = am.synthetic_votes(50, n_pool=200, n_test=20, n_labels=8, seed=7)
-    sw = am.noise_sweep(cv, [0.3], thresholds=(0.4,), n_account=150)
-    b = am.bounds_side_by_side(cv, 0.4, 0.3, n_account=150)
-    mw, _ = am.multiwinner_sweep(cv, [0.3], n_account=100)
+    cv = votes.synthetic_votes(50, n_pool=200, n_test=20, n_labels=8, seed=7)
+    sw = release.noise_sweep(cv, [0.3], thresholds=(0.4,), n_account=150)
+    b = release.bounds_side_by_side(cv, 0.4, 0.3, n_account=150)
+    mw, _ = release.multiwinner_sweep(cv, [0.3], n_account=100)
     import pandas as pd
-    text = am.findings(sw, pd.DataFrame(), mw, b)
+    text = as_verdicts.findings(sw, pd.DataFrame(), mw, b)
     assert any("th_e=0.4" in s for s in text) and any("theorem12" in s for s in text)
 
 
@@ -173,14 +175,14 @@ def test_ensemble_claims_check_each_direction_and_synthetic_is_not_comparable():
     t52 = pd.DataFrame({"n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3, "f1": [0.2, 0.18, 0.17]})
     t53 = pd.DataFrame({"rule": ["max"] * 3, "n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3,
                         "f1_conf06": [0.25, 0.20, np.nan]})
-    c = am.ensemble_claims(t51, t52, t53).set_index("claim")["verdict"]
+    c = as_verdicts.ensemble_claims(t51, t52, t53).set_index("claim")["verdict"]
     assert c.filter(like="no ensemble beats").item() == "agrees"
     assert c.filter(like="raw mAP falls").item() == "differs"  # 0.20 -> 0.21 rises
     assert c.filter(like="beats its average").item() == "differs"  # 50 teachers: 0.17 < 0.18
     assert c.filter(like="confidence check").item() == "agrees"  # NaN (nothing answered) is left out
     t53_none = t53.assign(f1_conf06=np.nan)
-    assert am.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
-    assert set(am.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
+    assert as_verdicts.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
+    assert set(as_verdicts.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
 
 
 def test_saving_contrast_verdict_needs_a_saving_at_04_and_adaptive_but_none_at_02():
@@ -189,35 +191,35 @@ def test_saving_contrast_verdict_needs_a_saving_at_04_and_adaptive_but_none_at_0
     def sweep(r02, r04, rad):
         return pd.DataFrame({"threshold": ["0.2", "0.4", "adaptive"], "sigma_e": [0.3] * 3,
                              "epsilon": [100 * r02, 100 * r04, 100 * rad], "epsilon_data_independent": [100.0] * 3})
-    v, ratio = am.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
+    v, ratio = as_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
     assert v.verdict == "agrees" and ratio["0.4"] == pytest.approx(0.6)
-    v, _ = am.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
+    v, _ = as_verdicts.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
     assert v.verdict == "differs" and "161 per-label factors" in v.reason
-    v, _ = am.saving_contrast_verdict(sweep(0.5, 0.6, 0.7), n_labels=10)
+    v, _ = as_verdicts.saving_contrast_verdict(sweep(0.5, 0.6, 0.7), n_labels=10)
     assert v.verdict == "differs" and "161" not in v.reason
-    assert am.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict == "not comparable"
+    assert as_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict == "not comparable"
 
 
 def test_q_average_verdict_flags_printed_values_below_the_theorem13_floor():
     import pandas as pd
     ours = pd.DataFrame({"th_e": ["0.2", "0.4", "adaptive"], "q_average": [1.0, 1.0, 1.0]})
-    v, table = am.q_average_verdict(ours)
+    v, table = as_verdicts.q_average_verdict(ours)
     below = table.set_index("th_e")["thesis_below_floor"]
     # 0.747 >= 1 - Phi(0.8/0.3)^153 = 0.444; 0.148 < 1 - Phi(2)^153 = 0.970; 0.034 < 1 - Phi(1/0.3)^153 = 0.064
     assert not below["0.2"] and below["0.4"] and below["adaptive"]
     assert v.verdict == "differs" and "0.970" in v.reason
     # with far less noise the floors vanish and nothing is flagged
-    assert am.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
+    assert as_verdicts.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
 
 
 def test_student_claim():
-    assert am.student_claim(0.04, 0.28).verdict == "agrees"
-    assert am.student_claim(0.30, 0.28).verdict == "differs"
-    assert am.student_claim(0.04, 0.28, kind="synthetic").verdict == "not comparable"
+    assert as_verdicts.student_claim(0.04, 0.28).verdict == "agrees"
+    assert as_verdicts.student_claim(0.30, 0.28).verdict == "differs"
+    assert as_verdicts.student_claim(0.04, 0.28, kind="synthetic").verdict == "not comparable"
 
 
 def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():
-    aud = am.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
+    aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
     ok = aud[aud["mechanism"] == "as implemented"]
     sound = ok[~ok["claim"].str.startswith("thesis")]
     assert set(aud["release"]) == {"GNThreshold th_e=0.5", "GNThreshold adaptive (Def. 11)", "adaptive-k (private)"}
@@ -230,8 +232,8 @@ def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fi
 
 
 def test_adaptive_rules_compare_at_equal_epsilon_and_definition_11_is_charged():
-    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=8)
-    rules = am.adaptive_rules(cv, 0.3, n_account=200, delta=1e-8)
+    cv = votes.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=8)
+    rules = release.adaptive_rules(cv, 0.3, n_account=200, delta=1e-8)
     budget = rules["budget_epsilon"].iloc[0]
     fixed = rules[rules["rule"].str.startswith("fixed")]
     np.testing.assert_allclose(fixed["epsilon"], budget)
@@ -245,12 +247,12 @@ def test_adaptive_rules_compare_at_equal_epsilon_and_definition_11_is_charged():
 
 
 def test_adaptive_rows_are_sound_with_the_thesis_value_beside_and_orders_go_below_two():
-    cv = am.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=9)
-    sw = am.noise_sweep(cv, [0.3], thresholds=(0.4, "adaptive"), n_account=200)
+    cv = votes.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=9)
+    sw = release.noise_sweep(cv, [0.3], thresholds=(0.4, "adaptive"), n_account=200)
     row = sw[(sw["threshold"] == "adaptive") & (sw["sigma_e"] > 0)].iloc[0]
     fixed = sw[(sw["threshold"] == "0.4") & (sw["sigma_e"] > 0)].iloc[0]
     assert row["epsilon_threshold_as_fixed"] < row["epsilon"] and np.isnan(fixed["epsilon_threshold_as_fixed"])
-    r = am.table_5_4_privacy(cv, 300, 0.4, None, sigma_e=0.1)  # slope·N well above log(1/δ): best order < 2
+    r = release.table_5_4_privacy(cv, 300, 0.4, None, sigma_e=0.1)  # slope·N well above log(1/δ): best order < 2
     assert r["order"] < 2 and r["eps_data_dependent"] < r["eps_thesis_grid"]
 
 
@@ -260,26 +262,26 @@ def test_confidence_claims_compare_f1_and_epsilon_at_shared_sigmas():
                           "epsilon": [np.inf, 100.0, 50.0]})
     fixed = pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": [0.2, 0.15], "epsilon": [150.0, 60.0]})
     adaptive = fixed.assign(epsilon=[70.0, 30.0])
-    c = am.confidence_claims(sweep, fixed, adaptive).set_index("claim")["verdict"]
+    c = as_verdicts.confidence_claims(sweep, fixed, adaptive).set_index("claim")["verdict"]
     # the epsilon claim compares the thesis's all-charged cost with our realised one: never a verdict on data
     assert list(c) == ["agrees", "not comparable", "agrees"]
-    c = am.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
+    c = as_verdicts.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
     assert list(c["verdict"]) == ["differs", "not comparable", "differs"]
     assert "q̃ ≈ 1" in c["verdict_reason"].iloc[2]
-    assert set(am.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"]) == {"not comparable"}
+    assert set(as_verdicts.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"]) == {"not comparable"}
 
 
 def test_scale_verdict_names_the_thesis_scale_of_the_subset():
-    assert "76,656" in am.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
-    assert "274k" in am.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
+    assert "76,656" in as_verdicts.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
+    assert "274k" in as_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
 
 
 def test_adaptive_privacy_verdict_checks_the_direction():
     import pandas as pd
     t54 = pd.DataFrame({"n_samples": [2000] * 3, "th_e": ["0.2", "0.4", "adaptive"], "th_c": ["None"] * 3,
                         "eps_data_dependent": [900.0, 950.0, 1.8e6]})
-    v = am.adaptive_privacy_verdict(t54)
+    v = as_verdicts.adaptive_privacy_verdict(t54)
     assert v.verdict == "differs" and "2e+03×" in v.reason
     t54.loc[2, "eps_data_dependent"] = 500.0
-    assert am.adaptive_privacy_verdict(t54).verdict == "agrees"
-    assert am.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"
+    assert as_verdicts.adaptive_privacy_verdict(t54).verdict == "agrees"
+    assert as_verdicts.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"

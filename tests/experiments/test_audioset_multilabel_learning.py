@@ -2,30 +2,55 @@
 import numpy as np
 import pytest
 
-from pate_study.experiments import audioset_multilabel_learning as al
+from pate_study.data import audioset
+from pate_study.experiments.audioset import pipeline, students, teachers, votes
 
 TINY = dict(hidden=(8,), steps=4, eval_every=2, lr=1e-3)
 
 
 def test_teacher_spec_takes_teacherspec_keys_only():
-    assert al.teacher_spec(**TINY).steps == 4
+    assert teachers.teacher_spec(**TINY).steps == 4
     with pytest.raises(ValueError, match="teacher settings"):
-        al.teacher_spec(epochs=3)
+        teachers.teacher_spec(epochs=3)
 
 
-def test_teacher_votes_split_the_eval_clips_and_reuse_the_cache(tmp_path):
-    spec = al.teacher_spec(**TINY)
-    kw = dict(data="synthetic", min_pool=300, curve_clips=20, cache_dir=tmp_path, steps_by_count={1: 6})
-    votes, info = al.teacher_votes([1, 3], spec, **kw)
-    assert set(votes) == {1, 3} and info["steps"] == {1: 6, 3: 4}
+def test_ensemble_votes_split_the_eval_clips_and_reuse_the_cache(tmp_path):
+    spec = teachers.teacher_spec(**TINY)
+    kw = dict(data="synthetic", min_pool=300, curve_clips=20, cache_dir=tmp_path)
+    ensembles, info = pipeline.ensemble_votes([1, 3], spec, **kw)
+    assert set(ensembles) == {1, 3} and info["steps"] == {1: 4, 3: 4}
     assert not np.intersect1d(info["pool_index"], info["test_index"]).size
-    cv = votes[3]
+    cv = ensembles[3]
     assert cv.pool_probabilities.shape == (3, info["query_pool"], info["n_labels"])
     assert cv.test_probabilities.shape == (3, info["test"], info["n_labels"])
     assert info["best_step"][3].shape == (3,) and (info["best_step"][3] <= 4).all()
-    again, _ = al.teacher_votes([3], spec, **kw)  # loaded from the cache: identical
+    again, _ = pipeline.ensemble_votes([3], spec, **kw)  # loaded from the cache: identical
     np.testing.assert_array_equal(again[3].pool_probabilities, cv.pool_probabilities)
-    assert len(list(tmp_path.glob("teacher-probabilities-*.pt"))) == 2
+    assert len(list(tmp_path.glob(f"{votes.VOTES_KIND}-*.pt"))) == 2
+
+
+def test_05_after_04_reads_its_votes_without_training(tmp_path, monkeypatch):
+    """Notebook 04's ensembles (:func:`pipeline.teacher_ensembles`) store their votes; notebook 05's
+    (:func:`pipeline.ensemble_votes`, same settings) reads them: no training call, the same teachers (every
+    teacher's eval probabilities of 04's runs, cut into pool and test)."""
+    calls = []
+    real = pipeline.train_teachers
+    monkeypatch.setattr(pipeline, "train_teachers", lambda *a, **k: calls.append(k["name"]) or real(*a, **k))
+    spec = teachers.teacher_spec(**TINY)
+    datasets = {"big": audioset.load("synthetic", subset="big", seed=0)}
+    runs, _ = pipeline.teacher_ensembles(datasets, spec, [1, 3], curve_clips=20, cache_dir=tmp_path)
+    assert calls == ["big 1", "big 3"]
+    ensembles, info = pipeline.ensemble_votes([1, 3], spec, data="synthetic", subset="big", min_pool=300,
+                                              curve_clips=20, cache_dir=tmp_path)
+    assert calls == ["big 1", "big 3"]  # 05 trained nothing
+    for t in (1, 3):
+        np.testing.assert_array_equal(ensembles[t].pool_probabilities,
+                                      runs["big", t].probabilities[:, info["pool_index"]].astype(np.float64))
+        np.testing.assert_array_equal(info["best_step"][t], runs["big", t].best_step)
+    # another recipe is another ensemble: trained through the same call
+    pipeline.ensemble_votes([3], spec.replace(steps=6), data="synthetic", subset="big", min_pool=300, curve_clips=20,
+                            cache_dir=tmp_path)
+    assert calls == ["big 1", "big 3", "big 3"]
 
 
 def test_train_student_scores_the_test_set_and_rejects_too_few_answers():
@@ -33,8 +58,8 @@ def test_train_student_scores_the_test_set_and_rejects_too_few_answers():
     x = rng.normal(size=(120, 5)).astype(np.float32)
     y = np.zeros((120, 3), bool)
     y[np.arange(120), rng.integers(0, 3, 120)] = True
-    spec = al.teacher_spec(**TINY)
-    s = al.train_student(x, y, np.ones(120, bool), x[:40], y[:40], spec)
+    spec = teachers.teacher_spec(**TINY)
+    s = students.train_student(x, y, np.ones(120, bool), x[:40], y[:40], spec)
     assert 0 <= s["map"] <= 1 and s["n_train"] == 108 and s["labels_per_query"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="answered"):
-        al.train_student(x, y, np.arange(120) < 5, x[:40], y[:40], spec)
+        students.train_student(x, y, np.arange(120) < 5, x[:40], y[:40], spec)

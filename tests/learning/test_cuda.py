@@ -15,12 +15,13 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 def test_stacked_resnet_teachers_train_under_bf16_autocast():
     """Every stacked ResNet teacher failed here before BatchNorm was kept in float32 (stacked.py)."""
     from pate_study.learning.partitions import make_partitions
-    from pate_study.experiments import audioset_teachers as at
+    from pate_study.experiments.audioset import data as as_data
+    from pate_study.experiments.audioset import teachers
 
-    X, Y = at.synthetic_log_mel_clips(48, 3, frames=32, seed=0)
+    X, Y = as_data.synthetic_log_mel_clips(48, 3, frames=32, seed=0)
     parts = make_partitions(40, 4, 10, seed=0)
-    spec = at.TeacherSpec(batch_size=4, steps=3, eval_every=3)
-    history, _, _ = at.train_logmel_teachers("resnet18", X[:40], Y[:40], parts, np.arange(0, 4), X[40:], Y[40:],
+    spec = teachers.TeacherSpec(batch_size=4, steps=3, eval_every=3)
+    history, _, _ = teachers.train_logmel_teachers("resnet18", X[:40], Y[:40], parts, np.arange(0, 4), X[40:], Y[40:],
                                              spec, width_scale=16, head=(8,), seed=0, device="cuda")
     assert len(history) and np.isfinite(history["value"].to_numpy(dtype=float)).all()
     assert sorted(history["teacher"].unique()) == [0, 1, 2, 3]

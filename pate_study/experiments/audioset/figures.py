@@ -1,0 +1,271 @@
+"""The figures of notebooks 04 and 05, each drawn from numbers the package computed (nothing here trains or
+judges)."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_curve
+
+from .diagnostics import curve_stats, curves, micro_curves, per_class_ap, ranked_classes
+
+
+def sweep_figure(sw: pd.DataFrame, title: str, delta: float, n_account: int):
+    """Figs 5.13 / A.7: F1 vs σ_e, ε vs σ_e (with the data-independent and Theorem 12 references; adaptive rows:
+    the sound ε, and the thesis's as-fixed number dotted), F1 vs ε."""
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4))
+    for th, s in sw.groupby("threshold", sort=False):
+        s = s[s["sigma_e"] > 0]
+        line, = ax[0].plot(s["sigma_e"], s["f1"], "o-", label=f"th_e={th}")
+        ax[1].plot(s["sigma_e"], s["epsilon"], "o-", color=line.get_color(), label=f"th_e={th}")
+        if th == "adaptive":
+            ax[1].plot(s["sigma_e"], s["epsilon_threshold_as_fixed"], "x:", color=line.get_color(),
+                       label="adaptive, thesis's accounting (not a guarantee)")
+        ax[2].plot(s["epsilon"], s["f1"], "o-", color=line.get_color(), label=f"th_e={th}")
+    s = sw[sw["sigma_e"] > 0].drop_duplicates("sigma_e")
+    ax[1].plot(s["sigma_e"], s["epsilon_data_independent"], "k--", label="data-independent (vote fraction)")
+    ax[1].plot(s["sigma_e"], s["epsilon_reference"], "k:", label="Theorem 12 as printed")
+    nf = sw[sw["sigma_e"] == 0]
+    ax[0].scatter(np.zeros(len(nf)), nf["f1"], marker="x", color="k", label="σ=0")
+    ax[1].set_yscale("log"); ax[2].set_xscale("log")
+    ax[0].set(xlabel="σ_e", ylabel="macro F1"); ax[1].set(xlabel="σ_e", ylabel=f"ε (δ={delta:g}, {n_account} queries)")
+    ax[2].set(xlabel="ε", ylabel="macro F1"); ax[1].legend(fontsize=6); ax[0].legend(fontsize=7)
+    fig.suptitle(title); fig.tight_layout()
+    return fig
+
+
+def confidence_figure(cs: pd.DataFrame, title: str):
+    """Figs 5.14, 5.15, A.8–A.11: F1 (answered) vs σ_e, ε (realised cost; dashed: data-independent), F1 vs ε."""
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4))
+    for sc, s in cs.groupby("sigma_c"):
+        line, = ax[0].plot(s["sigma_e"], s["f1"], "o-", label=f"σ_c={sc:g}")
+        ax[1].plot(s["sigma_e"], s["epsilon"], "o-", color=line.get_color(), label=f"σ_c={sc:g}")
+        ax[1].plot(s["sigma_e"], s["epsilon_data_independent"], "--", color=line.get_color())
+        ax[2].plot(s["epsilon"], s["f1"], "o-", color=line.get_color())
+    ax[1].set_yscale("log"); ax[2].set_xscale("log")
+    ax[0].set(xlabel="σ_e", ylabel="macro F1 (answered)"); ax[1].set(xlabel="σ_e", ylabel="ε (dashed: data-independent)")
+    ax[2].set(xlabel="ε", ylabel="macro F1"); ax[0].legend(fontsize=7)
+    fig.suptitle(title); fig.tight_layout()
+    return fig
+
+
+def audit_figure(aud: pd.DataFrame):
+    """Claimed ε (grey) against the empirical lower bound (blue: holds, red: violated) per audited release."""
+    fig, ax = plt.subplots(figsize=(11, 4))
+    labels = [f"{r.release}\n{r.claim}, {r.mechanism}\nσ_e={r.sigma_e:g}" for r in aud.itertuples()]
+    x = np.arange(len(aud))
+    ax.bar(x - 0.2, aud["claimed_epsilon"], 0.4, color="0.6", label="accountant's ε (claimed)")
+    ax.bar(x + 0.2, aud["empirical_epsilon_lower"], 0.4, label="empirical lower bound (95 %)",
+           color=np.where(aud["violation"], "tab:red", "tab:blue"))
+    ax.set_xticks(x, labels, rotation=90, fontsize=6); ax.set_yscale("log")
+    ax.set_ylabel("ε (one query)"); ax.legend(fontsize=7)
+    ax.set_title("Multi-label releases: accountant vs empirical audit (red: claim violated)")
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------- notebook 04
+def siren_figure(mel: np.ndarray):
+    """Fig 2.1: a log-Mel spectrogram ``[frames, 64]``."""
+    fig, ax = plt.subplots(figsize=(7, 3))
+    im = ax.imshow(mel.T, origin="lower", aspect="auto", cmap="magma", extent=[0, mel.shape[0], 0, mel.shape[1]])
+    ax.set(xlabel="frame (10 ms hop; 1001 frames = 10 s)", ylabel="Mel band (64)", title="log-Mel spectrogram of a siren")
+    ax.grid(False)
+    fig.colorbar(im, ax=ax, label="dB")
+    fig.tight_layout()
+    return fig
+
+
+def sampler_figure(occ: pd.DataFrame, iterations: int, batch: int, title: str):
+    """Fig 5.9: per-class occurrences (sorted, log scale) under the random and the balanced sampler."""
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    for k, colour in (("random", "tab:grey"), ("balanced", "tab:blue")):
+        srt = np.sort(occ[k].to_numpy())[::-1]
+        ax.bar(np.arange(len(srt)), np.maximum(srt, 0.8), color=colour, alpha=0.6, width=1.0, label=f"{k} sampler")
+    ax.set_yscale("log")
+    ax.set(xlabel="class (sorted by count)", ylabel=f"occurrences in {iterations} batches of {batch}", title=title)
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def teacher_curves_figure(runs: dict, subsets, teacher_counts):
+    """Fig 5.1: mean curve-sample mAP of each ensemble's teachers per step (dotted once early stopping removed some;
+    band: min-max over the teachers still training)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=False)
+    for ax, subset in zip(axes, subsets):
+        for t in teacher_counts:
+            c = curve_stats(runs[subset, t])
+            full = (c["teachers"] == t).to_numpy()
+            line, = ax.plot(c.index, c["mean"].where(full), label=f"{'baseline' if t == 1 else f'{subset} {t}'} (mean of {t})")
+            ax.plot(c.index, c["mean"], ls=":", lw=1, color=line.get_color())
+            if t > 1:
+                ax.fill_between(c.index, c["min"], c["max"], where=full, color=line.get_color(), alpha=0.15)
+        ax.set(xlabel="iteration (optimiser step)", ylabel="mAP on eval sample", title=f'"{subset}" teachers')
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def micro_curve_figures(runs: dict, test_labels: dict, subsets, teacher_counts):
+    """Figs 5.2 / 5.3: micro-averaged PR and ROC curves of teacher 0 of each ensemble; returns the two figures and
+    the micro ROC-AUC per (subset, T)."""
+    fig_pr, ax_pr = plt.subplots(1, 2, figsize=(11, 4))
+    fig_roc, ax_roc = plt.subplots(1, 2, figsize=(11, 4))
+    auc_micro = {}
+    for i, subset in enumerate(subsets):
+        for t in teacher_counts:
+            cv = micro_curves(test_labels[subset], runs[subset, t].probabilities[0])
+            lab = "baseline" if t == 1 else f"{subset} {t} (teacher 0)"
+            ax_pr[i].plot(cv["recall"], cv["precision"], label=lab)
+            ax_roc[i].plot(cv["fpr"], cv["tpr"], label=lab)
+            auc_micro[subset, t] = float(np.trapezoid(cv["tpr"], cv["fpr"]))
+        ax_pr[i].set(xlabel="recall", ylabel="precision", title=f'"{subset}": micro-averaged PR, selected checkpoint')
+        ax_roc[i].plot([0, 1], [0, 1], ls=":", color="0.5")
+        ax_roc[i].set(xlabel="false-positive rate", ylabel="true-positive rate", title=f'"{subset}": micro-averaged ROC')
+        ax_pr[i].legend(fontsize=8); ax_roc[i].legend(fontsize=8)
+    fig_pr.tight_layout(); fig_roc.tight_layout()
+    return fig_pr, fig_roc, auc_micro
+
+
+def all_teachers_figure(run):
+    """Fig 5.6: every teacher's curve-sample mAP and AUC."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, metric in zip(axes, ("mAP", "auc")):
+        c = curves(run, metric)
+        ax.plot(c.index, c.values, lw=1)
+        ax.set(xlabel="iteration", ylabel=f"{metric} on eval sample", title=f'all ten "big 10" teachers: {metric}')
+    fig.tight_layout()
+    return fig
+
+
+def ablation_figure(ablation: dict, names, title: str, n_teachers: int):
+    """Figs 5.7, 5.8, 5.10-5.12: the mean curve of each ablation arm, mAP and AUC."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, metric in zip(axes, ("mAP", "auc")):
+        for name in names:
+            c = curve_stats(ablation[name], metric)["mean"]
+            ax.plot(c.index, c.values, label=name)
+        ax.set(xlabel="iteration", ylabel=f"{metric} (mean of {n_teachers} teachers)", title=f"{title}: {metric}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def logmel_figure(logmel: dict, keys, title: str, with_init: bool = False):
+    """Figs 5.4 / 5.5: the mean curve of each log-Mel CNN arm (``logmel[(architecture, init)] = (history, stamp,
+    seconds)``), labelled by architecture (and initialisation with ``with_init``)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, metric in zip(axes, ("mAP", "auc")):
+        for key in keys:
+            c = curve_stats(logmel[key][0], metric)["mean"]
+            ax.plot(c.index, c.values, label=f"{key[0]}, {key[1]}" if with_init else key[0])
+        ax.set(xlabel="iteration", ylabel=metric, title=f"{title}: {metric}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def class_ap_figure(ap: np.ndarray, counts: np.ndarray, names):
+    """Fig A.1: per-class AP of the big baseline (sorted) with the classes' training clips."""
+    names = np.asarray(names)
+    order = np.argsort(-np.nan_to_num(ap, nan=-1))
+    fig, ax = plt.subplots(figsize=(14, 4.5))
+    ax.bar(np.arange(len(order)), counts[order], color="tab:blue", alpha=0.5, label="training clips (teacher pool)")
+    ax.set_yscale("log"); ax.set_ylabel("training clips (log)")
+    ax2 = ax.twinx(); ax2.plot(np.arange(len(order)), ap[order], "r_", ms=6, label="AP"); ax2.set_ylabel("AP"); ax2.grid(False)
+    ax.set_xticks(np.arange(len(order))); ax.set_xticklabels(names[order], rotation=90, fontsize=4)
+    ax.set_title('"big baseline": AP per class (sorted) with training clips')
+    fig.tight_layout()
+    return fig
+
+
+def class_curves_figure(ap: np.ndarray, checkpoints, groups: dict, names, key: str):
+    """Figs A.2 / A.3: per-class AP at each checkpoint for the best, medium and worst classes."""
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4), sharey=True)
+    for ax, (g, idx) in zip(axes, groups.items()):
+        for i in idx:
+            ax.plot(checkpoints, ap[:, i], marker=".", label=names[i][:22])
+        ax.set(xlabel="iteration", title=f"{key}: {g} 10 classes")
+        ax.legend(fontsize=6)
+    axes[0].set_ylabel("AP (eval)")
+    fig.tight_layout()
+    return fig
+
+
+def class_roc_figure(labels: np.ndarray, probs: np.ndarray, names, key: str):
+    """Figs A.4 / A.5: per-class ROC curves of the best, medium and worst classes by AP, with the micro average."""
+    groups = ranked_classes(per_class_ap(labels, probs))
+    micro = micro_curves(labels, probs)
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4), sharey=True)
+    for ax, (g, idx) in zip(axes, groups.items()):
+        for i in idx:
+            fpr, tpr, _ = roc_curve(labels[:, i], probs[:, i])
+            ax.plot(fpr, tpr, lw=1, label=names[i][:22])
+        ax.plot(micro["fpr"], micro["tpr"], "k--", lw=1.2, label="micro (all classes)")
+        ax.plot([0, 1], [0, 1], ":", color="0.6")
+        ax.set(xlabel="false-positive rate", title=f"{key}: {g} 10 classes (by AP)")
+        ax.legend(fontsize=5)
+    axes[0].set_ylabel("true-positive rate")
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------- notebook 05
+def prediction_counts_figure(counts: dict):
+    """Fig A.6: per ensemble (``counts[T]``: :func:`.tables.prediction_counts`), the true label count and the
+    noise-free ensemble's positive predictions per threshold of the most and least frequent classes."""
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharey=True)
+    for ax, (t, pc) in zip(axes.ravel(), counts.items()):
+        x = np.arange(len(pc)); cols = ["labels"] + [c for c in pc.columns if c.startswith("predicted_")]
+        for i, c in enumerate(cols):
+            ax.bar(x + (i - len(cols) / 2) * 0.15, pc[c] + 1, width=0.15, label=c.replace("predicted_", "th "))
+        ax.set_xticks(x, [n[:14] for n in pc["class"]], rotation=60, fontsize=7); ax.set_yscale("log")
+        ax.set_title("baseline" if t == 1 else f"big {t}")
+    axes[0, 0].legend(fontsize=7); axes[0, 0].set_ylabel("count + 1")
+    fig.tight_layout()
+    return fig
+
+
+def q_histogram_figure(h: pd.DataFrame, sigma_e: float):
+    """Figs 5.16, A.12, A.13: queries per q̃ bucket and the ε of 1,000 such queries, without and with the check."""
+    fig, axes = plt.subplots(2, 1, figsize=(8, 7))
+    for ax, (th, s) in zip(axes, h.groupby("threshold", sort=False)):
+        x = np.arange(len(s)); ax.bar(x, s["n_queries"], color="0.6")
+        ax.set_xticks(x, [f"[{a:.0e}, {b:.0e})" for a, b in zip(s["q_low"], s["q_high"])], fontsize=7)
+        ax.invert_xaxis(); ax.set_ylabel("queries"); ax.set_title(f"th_e={th}, σ_e={sigma_e}")
+        ax2 = ax.twinx(); ax2.plot(x, s["epsilon_1000"], "s", color="0.3", label="ε/1000 q, no check")
+        ax2.plot(x, s["epsilon_1000_confident_expected"], "o", color="tab:blue", label="ε/1000 q, with check (expected)")
+        ax2.set_ylabel("ε of 1,000 such queries"); ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def students_figure(sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float):
+    """Figs 5.17-5.19: the students' test mAP against ε, with the references as dotted lines."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for _, rr in sub.iterrows():
+        ax.scatter(rr["eps_data_dependent"], rr["map"], s=40)
+        ax.annotate(f"n={rr['n_samples']}, σ_e=0.3, σ_c=0.6", (rr["eps_data_dependent"], rr["map"]), fontsize=7)
+    for _, rr in refs.iterrows():
+        ax.axhline(rr["map"], ls=":", color="0.5"); ax.text(ax.get_xlim()[0], rr["map"], rr["reference"], fontsize=6, va="bottom")
+    ax.set(xlabel=f"ε (δ={delta:g})", ylabel="student mAP (test)", title=f"students, th_e={th}, th_c={thc}")
+    fig.tight_layout()
+    return fig
+
+
+def multiwinner_figure(mw: pd.DataFrame, mw_students: pd.DataFrame, delta: float, n_account: int):
+    """Beyond the thesis: each mechanism's released-label F1 against ε, and its student's mAP against ε."""
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4))
+    for mech, s in mw.groupby("mechanism", sort=False):
+        line, = ax[0].plot(s["epsilon"], s["f1"], "o-", label=mech)
+        ax[0].plot(s["epsilon_data_independent"], s["f1"], "x:", color=line.get_color())
+    ax[0].set(xscale="log", xlabel=f"ε (δ={delta:g}, {n_account} queries; x: data-independent)",
+              ylabel="macro F1 of released labels")
+    ax[0].legend()
+    ax[1].scatter(mw_students["epsilon"], mw_students["map"])
+    for _, rr in mw_students.iterrows():
+        ax[1].annotate(rr["mechanism"], (rr["epsilon"], rr["map"]))
+    ax[1].set(xscale="log", xlabel="ε", ylabel="student mAP (test)")
+    fig.suptitle("Beyond the thesis: multi-label PATE mechanisms on the same votes"); fig.tight_layout()
+    return fig

@@ -1,0 +1,267 @@
+"""The Audio Set studies end to end: ensembles → votes → students. The only module that picks where things run.
+
+Every entry point takes ``backend="local"`` (in this process) or ``"ray"`` and ``teachers_per_task`` (teachers
+trained together as one stacked computation in one task; None: all of them in one task). Locally with
+``teachers_per_task=None`` an ensemble is one :func:`.teachers.train_teachers` call; otherwise the ensemble is cut
+into the shards of :func:`.shards.shard_plan` and mapped by :func:`pate_study.learning.distributed.map_shards` over
+:mod:`.shards`' units (every shard cached under a key of :mod:`pate_study.core.cache`).
+
+* :func:`teacher_ensembles` -- notebook 04's ensembles (1 = the single model, 10, 20, 50 per subset); their votes
+  are stored in the votes cache (:mod:`.votes`);
+* :func:`ensemble_votes` -- notebook 05's votes: the same ensembles (same inputs, recipe and seeds, so the same
+  cache key), read from the cache when notebook 04 trained them, else trained through the same call;
+* :func:`train_logmel_ensemble` -- notebook 04's log-Mel CNN teachers (the GPU path; one GPU per task on Ray; the
+  clips may be a path on shared storage, each task reads only its rows);
+* :func:`student_sweep` -- notebook 05's Table 5.4 students, one task per (n, th_e, th_c) point.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pate_study.core import cache
+from pate_study.learning import distributed
+from pate_study.data import audioset
+
+from .data import EnsembleInputs, ensemble_inputs, first_teachers, query_test_split
+from .release import released_labels
+from .students import train_student
+from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
+from .teachers import TeacherRun, TeacherSpec, train_logmel_teachers, train_teachers
+from .votes import CachedVotes, EnsembleVotes, load_votes, split_votes, store_votes, votes_key
+
+logger = logging.getLogger(__name__)
+
+
+def _identity(value: Any) -> Any:
+    """What identifies an input in a cache key: the array itself, or for a path on shared storage its path, size
+    and modification time (hashing ~140 GB of clips per run is not an option; replacing the file changes the key)."""
+    if isinstance(value, (str, os.PathLike)):
+        st = os.stat(value)
+        return {"path": os.path.abspath(value), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return value
+
+
+def plan_shards(partitions: Any, teachers_per_task: int | None, seed: int, data_key: str, device: str,
+            label: str) -> tuple[list[tuple[range, int]], list[distributed.Shard]]:
+    """The plan and one :class:`pate_study.learning.distributed.Shard` per entry: the shard's training partitions and seed,
+    cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.core.cache`)."""
+    plan = shard_plan(partitions.n_teachers, teachers_per_task, seed)
+    shards = [distributed.Shard(f"{label} {r.start}-{r.stop - 1}",
+                                {"train_rows": partitions.train[r.start:r.stop], "seed": s}, units=len(r),
+                                key=cache.cache_key("shard", device=device, data=data_key,
+                                                    train_rows=partitions.train[r.start:r.stop], seed=s))
+              for r, s in plan]
+    return plan, shards
+
+
+# ----------------------------------------------------------------------------- ensembles and their votes
+def train_ensemble(inputs: EnsembleInputs, spec: TeacherSpec, *, curve_clips: int = 2000, last: bool = False,
+                   device: str | None = None, backend: str = "local", teachers_per_task: int | None = None,
+                   address: str | None = None, cache_dir: Any = None, keep_votes: bool = False,
+                   progress: bool = True) -> TeacherRun:
+    """One ensemble: one :func:`.teachers.train_teachers` call in this process, or its teachers in shards of
+    ``teachers_per_task`` (one task each on Ray), assembled in teacher order. ``keep_votes``: store every
+    teacher's probabilities on ``inputs.X_test`` in the votes cache (:func:`.votes.store_votes`, key
+    :func:`.votes.votes_key`), where :func:`ensemble_votes` finds them."""
+    i = inputs
+    if backend == "local" and teachers_per_task is None:
+        run = train_teachers(i.X, i.Y, i.partitions, i.val, i.X_test, i.Y_test, spec, seed=i.seed,
+                             curve_clips=curve_clips, name=i.name, last=last, device=device)
+    else:
+        shared = {"X": i.X, "Y": i.Y, "val": np.asarray(i.val, np.int64), "X_test": i.X_test, "Y_test": i.Y_test,
+                  "spec": spec, "curve_clips": int(curve_clips), "name": i.name, "last": bool(last)}
+        where = cache.resolved_device(device, backend)
+        data_key = cache.cache_key("shard data", device=where, **{k: v for k, v in shared.items()
+                                                                  if k not in ("name", "spec")},
+                                   spec=repr(spec), method="audioset.teachers.train_teachers shard")
+        plan, shards = plan_shards(i.partitions, teachers_per_task, i.seed, data_key, where, i.name or "teachers")
+        parts = distributed.map_shards(teacher_run_shard, shards, shared={**shared, "device": device},
+                                       backend=backend, address=address, device=device, cache_dir=cache_dir,
+                                       desc=f"train {i.name or 'teachers'}", progress=progress)
+        run = assemble_run(i.name, spec, parts, plan)
+    if keep_votes:
+        key = votes_key(i.X, i.Y, i.partitions, i.val, i.X_test, i.Y_test, spec, seed=i.seed, curve_clips=curve_clips,
+                        last=last, device=device, backend=backend, teachers_per_task=teachers_per_task)
+        store_votes(key, EnsembleVotes(run.probabilities, run.best_step), cache_dir, name=i.name)
+    return run
+
+
+def teacher_ensembles(datasets: dict[str, audioset.AudioSetEmbeddings], spec: TeacherSpec,
+                      teacher_counts: Sequence[int], *, student_fraction: float = 0.2, val_fraction: float = 0.1,
+                      curve_clips: int = 2000, seed: int = 0, device: str | None = None, backend: str = "local",
+                      teachers_per_task: int | None = None, cache_dir: Any = None
+                      ) -> tuple[dict[tuple[str, int], TeacherRun], dict[tuple[str, int], EnsembleInputs]]:
+    """Notebook 04's ensembles: per subset of ``datasets`` and teacher count, its inputs
+    (:func:`.data.ensemble_inputs`) and its run (:func:`train_ensemble`, votes kept for notebook 05). Returns
+    ``({(subset, T): run}, {(subset, T): inputs})``."""
+    runs, inputs = {}, {}
+    for subset, ds in datasets.items():
+        for t in teacher_counts:
+            inputs[subset, t] = ensemble_inputs(ds, subset, t, student_fraction=student_fraction,
+                                                val_fraction=val_fraction, seed=seed)
+            runs[subset, t] = train_ensemble(inputs[subset, t], spec, curve_clips=curve_clips, device=device,
+                                             backend=backend, teachers_per_task=teachers_per_task,
+                                             cache_dir=cache_dir, keep_votes=True)
+    return runs, inputs
+
+
+def cached_ensemble_votes(inputs: EnsembleInputs, spec: TeacherSpec, *, curve_clips: int = 2000,
+                          device: str | None = None, backend: str = "local", teachers_per_task: int | None = None,
+                          cache_dir: Any = None) -> EnsembleVotes:
+    """The ensemble's votes on ``inputs.X_test`` from the votes cache, or trained by :func:`train_ensemble` (the
+    call notebook 04 makes, so the same key) and stored."""
+    i = inputs
+    key = votes_key(i.X, i.Y, i.partitions, i.val, i.X_test, i.Y_test, spec, seed=i.seed, curve_clips=curve_clips,
+                    device=device, backend=backend, teachers_per_task=teachers_per_task)
+    found = load_votes(key, i.partitions.n_teachers, len(i.X_test), i.Y.shape[1], cache_dir)
+    if found is not None:
+        return found
+    logger.info("%s: no cached votes (notebook 04 not run with these settings); training the ensemble", i.name)
+    run = train_ensemble(i, spec, curve_clips=curve_clips, device=device, backend=backend,
+                         teachers_per_task=teachers_per_task, cache_dir=cache_dir, keep_votes=True)
+    return EnsembleVotes(run.probabilities, run.best_step)
+
+
+def ensemble_votes(teacher_counts: Sequence[int], spec: TeacherSpec, *, data: str = "auto", subset: str = "big",
+                   min_pool: int = 5000, pool_fraction: float = 0.5, student_fraction: float = 0.2,
+                   val_fraction: float = 0.1, curve_clips: int = 2000, seed: int = 0, device: str | None = None,
+                   backend: str = "local", teachers_per_task: int | None = None,
+                   cache_dir: Any = None) -> tuple[dict[int, CachedVotes], dict]:
+    """Notebook 04's ensembles of ``subset`` (1 = the single model on the whole teacher pool, 10, 20, 50) and
+    their :class:`.votes.CachedVotes` on the eval clips, cut by :func:`.data.query_test_split` into query pool and
+    test set (:func:`cached_ensemble_votes`: notebook 04's cached votes when it ran with the same settings).
+
+    Returns ``({T: CachedVotes}, info)`` with the data description, split sizes, the pool/test features, the
+    schedule ``steps`` and ``best_step`` per teacher count (selected step of every teacher).
+    """
+    ds = audioset.load(data, subset=subset, seed=seed)
+    ev = ds.splits["eval"]
+    pool, test = query_test_split(len(ev.labels), min_pool=min_pool, pool_fraction=pool_fraction, seed=seed)
+    label = f"real Audio Set embeddings ({ds.source.description})" if ds.source.kind == "real" \
+        else f"synthetic stand-in for Audio Set ({ds.source.description})"
+    out, best_steps, inputs = {}, {}, None
+    for t in teacher_counts:
+        inputs = ensemble_inputs(ds, subset, t, student_fraction=student_fraction, val_fraction=val_fraction,
+                                 seed=seed)
+        votes = cached_ensemble_votes(inputs, spec, curve_clips=curve_clips, device=device, backend=backend,
+                                      teachers_per_task=teachers_per_task, cache_dir=cache_dir)
+        best_steps[t] = votes.best_step
+        prior = inputs.Y[inputs.teacher_pool].mean(0)  # label frequencies of the teacher pool (class prior)
+        out[t] = split_votes(votes, ev.labels, pool, test, prior, ds.class_names, ds.source.kind)
+    info = {"data": label, "kind": ds.source.kind, "n_labels": ds.splits["bal_train"].labels.shape[1],
+            "teacher_pool": None if inputs is None else len(inputs.teacher_pool),
+            "validation": None if inputs is None else len(inputs.val), "query_pool": len(pool), "test": len(test),
+            "pool_index": pool, "test_index": test, "pool_features": inputs.X_test[pool] if inputs else None,
+            "test_features": inputs.X_test[test] if inputs else None,
+            "steps": {t: spec.steps for t in teacher_counts}, "best_step": best_steps}
+    return out, info
+
+
+# ----------------------------------------------------------------------------- log-Mel CNN teachers
+def train_logmel_ensemble(architecture: str, X: Any, Y: np.ndarray, partitions: Any, val: np.ndarray, X_test: Any,
+                          Y_test: np.ndarray, spec: TeacherSpec, *, width_scale: int = 1, head: Any = None,
+                          weights: Any = None, seed: int = 0, device: str | None = None, backend: str = "local",
+                          teachers_per_task: int | None = None, address: str | None = None, cache_dir: Any = None,
+                          progress: bool = True) -> tuple[pd.DataFrame, str, float]:
+    """:func:`.teachers.train_logmel_teachers` in this process, or in shards of ``teachers_per_task`` teachers, one
+    task each (one GPU when ``device="cuda"``). ``X`` / ``X_test``: arrays (through the object store) or paths of
+    ``.npy`` files every node can read (each task reads only its rows). Returns (history, weights stamp, seconds)."""
+    if backend == "local" and teachers_per_task is None:
+        return train_logmel_teachers(architecture, X, Y, partitions, val, X_test, Y_test, spec,
+                                     width_scale=width_scale, head=head, weights=weights, seed=seed, device=device)
+    shared = {"architecture": architecture, "X": X, "Y": np.asarray(Y), "val": np.asarray(val, np.int64),
+              "X_test": X_test, "Y_test": np.asarray(Y_test), "spec": spec, "width_scale": int(width_scale),
+              "head": None if head is None else list(head), "weights": None if weights is None else str(weights),
+              "device": device}
+    key_parts = {k: _identity(v) if k in ("X", "X_test") else v for k, v in shared.items()
+                 if k not in ("device", "spec")}
+    where = cache.resolved_device(device, backend)
+    data_key = cache.cache_key("shard data", device=where, **key_parts, spec=repr(spec),
+                               method="audioset.teachers.train_logmel_teachers shard")
+    plan, shards = plan_shards(partitions, teachers_per_task, seed, data_key, where, f"{architecture} teachers")
+    parts = distributed.map_shards(logmel_shard, shards, shared=shared, backend=backend, address=address,
+                                   device=device, cache_dir=cache_dir, desc=f"train {architecture}", progress=progress)
+    return by_teacher([p["history"] for p in parts], plan), parts[0]["stamp"], float(sum(p["seconds"] for p in parts))
+
+
+# ----------------------------------------------------------------------------- notebook 05: Table 5.4 students
+def train_students(privacy: Sequence[dict], releases: Sequence[dict], pool_features: np.ndarray,
+                   test_features: np.ndarray, test_labels: np.ndarray, spec: TeacherSpec, *, val_fraction: float = 0.1,
+                   seed: int = 0, backend: str = "local", address: str | None = None,
+                   progress: bool = False) -> pd.DataFrame:
+    """One student per release (one task per point on Ray); rows = privacy row | student scores, in order."""
+    shards = [distributed.Shard(f"n={p['n_samples']}, th_e={p['th_e']}, th_c={p['th_c']}",
+                                dict(a, name=f"student n={p['n_samples']} th_e={p['th_e']} th_c={p['th_c']}"))
+              for p, a in zip(privacy, releases)]
+    shared = {"pool_features": pool_features, "test_features": test_features, "test_labels": test_labels,
+              "spec": spec, "val_fraction": float(val_fraction), "seed": seed}
+    students = distributed.map_shards(student_point, shards, shared=shared, backend=backend, address=address,
+                                      desc="students", progress=progress)
+    return pd.DataFrame([p | s for p, s in zip(privacy, students)])
+
+
+def student_sweep(cv: CachedVotes, pool_features: np.ndarray, test_features: np.ndarray, sizes: Sequence[int],
+                  thresholds: Sequence[Any], confidences: Sequence[Any], spec: TeacherSpec, *, delta: float,
+                  seed: int = 0, val_fraction: float = 0.1, backend: str = "local", address: str | None = None,
+                  progress: bool = False) -> pd.DataFrame:
+    """Table 5.4: the releases and their privacy (:func:`.release.released_labels`, in this process) and a
+    student on each (:func:`train_students`, one task per point on Ray)."""
+    privacy, releases = released_labels(cv, sizes, thresholds, confidences, delta=delta, seed=seed)
+    return train_students(privacy, releases, pool_features, test_features, cv.test_labels, spec,
+                          val_fraction=val_fraction, seed=seed, backend=backend, address=address, progress=progress)
+
+
+def ablation_arms(inputs: EnsembleInputs, spec: TeacherSpec, arms: dict[str, dict], *, n_teachers: int,
+                  curve_clips: int = 2000, device: str | None = None, backend: str = "local",
+                  teachers_per_task: int | None = None) -> dict[str, TeacherRun]:
+    """Notebook 04's ablations (Figs 5.7-5.12): the first ``n_teachers`` teachers of ``inputs`` (their partitions and
+    the ensemble's seed) trained once per arm, with ``spec`` changed by the arm's settings
+    (``{"no mixup": {"mixup_alpha": None}, ...}``)."""
+    first = dataclasses.replace(inputs, partitions=first_teachers(inputs.partitions, n_teachers))
+    return {name: train_ensemble(dataclasses.replace(first, name=name), spec.replace(**settings),
+                                 curve_clips=curve_clips, device=device, backend=backend,
+                                 teachers_per_task=teachers_per_task)
+            for name, settings in arms.items()}
+
+
+def logmel_arms(architectures, X: Any, Y: np.ndarray, partitions: Any, val: np.ndarray, test: np.ndarray,
+                spec: TeacherSpec, *, imagenet_weights: dict | None = None, width_scale: int = 1, head: Any = None,
+                seed: int = 0, device: str | None = None, backend: str = "local",
+                teachers_per_task: int | None = None) -> dict[tuple[str, str], tuple[pd.DataFrame, str, float]]:
+    """Notebook 04's log-Mel CNN arms (Figs 5.4 / 5.5): every architecture from random initialisation, and from
+    ImageNet weights where ``imagenet_weights`` names a state dict for it; tested on the rows ``test``. Returns
+    ``{(architecture, "random init" | "ImageNet"): (history, weights stamp, seconds)}``; the seconds are logged."""
+    out, head = {}, None if head is None else tuple(head)
+    for arch in architectures:
+        for init, weights in (("random init", None), ("ImageNet", (imagenet_weights or {}).get(arch))):
+            if init == "ImageNet" and not weights:
+                continue
+            out[arch, init] = train_logmel_ensemble(arch, X, Y, partitions, val, X[test], Y[test], spec,
+                                                    width_scale=width_scale, head=head, weights=weights, seed=seed,
+                                                    device=device, backend=backend, teachers_per_task=teachers_per_task)
+    logger.info("log-Mel CNN training seconds (volatile, not recorded): %s",
+                {k: round(v[2], 1) for k, v in out.items()})
+    return out
+
+
+def multiwinner_students(mw: pd.DataFrame, mw_labels: dict, pool_features: np.ndarray, test_features: np.ndarray,
+                         test_labels: np.ndarray, spec: TeacherSpec, *, sigma_e: float = 0.3, val_fraction: float = 0.1,
+                         seed: int = 0) -> pd.DataFrame:
+    """Beyond the thesis: one student per mechanism of :func:`.release.multiwinner_sweep` on its released labels at
+    ``sigma_e`` (the largest σ_e of the sweep when it did not run ``sigma_e``), with the mechanism's ε beside."""
+    rows = []
+    for mech in ("gnthreshold", "binary", "tau", "powerset"):
+        key = (mech, sigma_e) if (mech, sigma_e) in mw_labels else (mech, float(mw["sigma_e"].iloc[-1]))
+        labels = mw_labels[key]
+        s = train_student(pool_features[:len(labels)], labels, np.ones(len(labels), bool), test_features, test_labels,
+                          spec, val_fraction=val_fraction, seed=seed, name=f"student {mech}")
+        row = mw[(mw["mechanism"] == mech) & (mw["sigma_e"] == key[1])].iloc[0]
+        rows.append({"mechanism": mech, "sigma_e": key[1], "epsilon": row["epsilon"],
+                     "epsilon_data_independent": row["epsilon_data_independent"], "release_f1": row["f1"], **s})
+    return pd.DataFrame(rows)

@@ -1,0 +1,438 @@
+"""Audio Set releases (Muschiol 2021 §4.2, §5.2-5.4): noise-free and noisy aggregation of the votes, the
+confidence check, their accounting, q histograms, the bounds side by side, Table 5.4's releases and, beyond the
+thesis, Binary, τ- and powerset PATE (Dziedzic et al. 2023).
+
+Averaged vote m_i = (1/T) Σ_t f_t,i (Definition 10 averages probabilities; ``vote="binary"`` averages 0/1 votes
+at 0.5 instead). Noise-free tables (σ = 0) release c_i = [m_i > th] directly (the aggregators of
+:mod:`pate_study.privacy.aggregators` need σ > 0). Noisy sweeps (Figs 5.13-5.15, A.7-A.11) call
+:func:`~pate_study.privacy.aggregators.gnthreshold` / ``confident_gnthreshold`` and the accountants of
+:mod:`pate_study.privacy.multilabel` on the **first ``n_account`` queries** (1,000, as the thesis). "Ours" uses
+the bound ``"vote_fraction"`` (per-label sensitivity 1/T of vote fractions: the one bound whose Theorem 6 can
+apply at the thesis's σ; see that module); every bound is also shown side by side.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pate_study.learning import metrics
+from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+
+from .votes import CachedVotes, vote_fractions
+
+logger = logging.getLogger(__name__)
+
+THRESHOLDS: tuple[Any, ...] = ("adaptive", 0.2, 0.4, 0.6)
+
+
+CONFIDENCE_LEVELS = (0.4, 0.6)
+
+
+DELTA = 1e-8
+
+
+#: every multi-label ε here is optimised over orders from 1.001 (:func:`multilabel.extended_orders`): at the
+#: thesis's σ_e the best order lies below 2, the first order of Papernot et al. 2018's grid
+ORDERS = multilabel.extended_orders()
+
+
+def _thresholds(m: np.ndarray, threshold: Any) -> np.ndarray:
+    if isinstance(threshold, str):
+        return aggregators.adaptive_thresholds(m)
+    return np.full(len(m), float(threshold))
+
+
+def noise_free_release(m: np.ndarray, threshold: Any) -> np.ndarray:
+    """GNThreshold with σ = 0 (Definition 10/11): c_i = [m_i > th], th fixed or adaptive."""
+    return m > _thresholds(m, threshold)[:, None]
+
+
+def noise_free_confident(m: np.ndarray, threshold: Any, confidence: float, rule: str = "max",
+                         top_n: int = 4) -> np.ndarray:
+    """Answered mask of the confidence check with σ_c = 0: ``"max"``: max_i m_i ≥ th_c (what the
+    experiments describe); ``"printed"``: all top-n values of m − th_e ≥ th_c (Algorithm 3 as printed)."""
+    if rule == "max":
+        return m.max(axis=1) >= confidence
+    if rule != "printed":
+        raise ValueError(f"rule={rule!r}: expected 'max' or 'printed'")
+    top = -np.sort(-m, axis=1)[:, :min(top_n, m.shape[1])] - _thresholds(m, threshold)[:, None]
+    return np.all(top >= confidence, axis=1)
+
+
+def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
+    """Macro P/R/F1 (Muschiol Def. 2: mean of per-class values) and micro F1, via :mod:`pate_study.learning.metrics`."""
+    if len(y_true) == 0:
+        return {"precision": float("nan"), "recall": float("nan"), "f1": float("nan"), "micro_f1": float("nan")}
+    r = metrics.multilabel_report(y_true, y_pred)
+    return {"precision": r["macro_precision"], "recall": r["macro_recall"], "f1": r["macro_f1"],
+            "micro_f1": r["micro_f1"]}
+
+
+def threshold_label(th: Any) -> str:
+    """A threshold as a table key: "adaptive" or its value (``0.2``)."""
+    return th if isinstance(th, str) else f"{th:g}"
+
+
+def thesis_grid(fn, **kwargs):
+    """``fn(**kwargs, orders="paper2018")``: the value on the thesis's order grid (first order 2), for the
+    comparison with its printed numbers. The grid-edge warning is logged with what it says, never dropped."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", OrderAtGridEdgeWarning)
+        result = fn(**kwargs, orders="paper2018")
+    for w in caught:
+        if issubclass(w.category, OrderAtGridEdgeWarning):
+            logger.warning("thesis order grid: %s", w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result
+
+
+def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str, delta: float) -> tuple[float, float]:
+    dd = multilabel.gnthreshold_epsilon(sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound,
+                                        n_teachers=n_teachers, orders=ORDERS)
+    di = multilabel.gnthreshold_epsilon(sigma=sigma, delta=delta, threshold=th, n_queries=len(m),
+                                        n_labels=m.shape[1], bound=bound, n_teachers=n_teachers, orders=ORDERS)
+    return dd.epsilon, di.epsilon
+
+
+def _as_fixed(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str, delta: float) -> float:
+    """The thesis's accounting of the adaptive threshold (treated as fixed): NOT a guarantee; NaN for fixed th."""
+    if not isinstance(th, str):
+        return math.nan
+    return multilabel.gnthreshold_epsilon(sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound,
+                                          n_teachers=n_teachers, orders=ORDERS).details["epsilon_threshold_as_fixed"]
+
+
+def noise_sweep(cv: CachedVotes, sigmas: Sequence[float], thresholds: Sequence[Any] = THRESHOLDS, *,
+                n_account: int = 1000, delta: float = DELTA, bound: str = "vote_fraction",
+                reference_bound: str = "theorem12", vote: str = "probability", seed: int = 0) -> pd.DataFrame:
+    """Figs 5.13 / A.7: GNThreshold (adaptive or fixed th_e) on the first ``n_account`` queries per σ_e:
+    macro F1 of the released labels, data-dependent and data-independent ε (``bound``), and the
+    data-independent ε of ``reference_bound`` (Theorem 12 as printed); σ_e = 0 rows are the noise-free F1.
+    Adaptive rows: ε charges the threshold's sensitivity (:func:`multilabel.adaptive_threshold_slope`);
+    ``epsilon_threshold_as_fixed`` is the thesis's accounting beside it (not a guarantee)."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    y = cv.pool_labels[:n_account]
+    rows = []
+    for th in thresholds:
+        rows.append({"threshold": threshold_label(th), "sigma_e": 0.0, **prf(y, noise_free_release(m, th)),
+                     "epsilon": np.inf, "epsilon_data_independent": np.inf, "epsilon_reference": np.inf,
+                     "epsilon_threshold_as_fixed": np.inf if isinstance(th, str) else math.nan})
+        for i, s in enumerate(sigmas):
+            rel = aggregators.gnthreshold(m, th, s, np.random.default_rng([seed, i]))
+            dd, di = _epsilons(m, th, s, cv.n_teachers, bound, delta)
+            ref = multilabel.gnthreshold_epsilon(sigma=s, delta=delta, threshold=th, n_queries=len(m),
+                                                 n_labels=m.shape[1], bound=reference_bound,
+                                                 n_teachers=cv.n_teachers, orders=ORDERS).epsilon
+            q = np.exp(multilabel.multilabel_logq(m, th, s))
+            rows.append({"threshold": threshold_label(th), "sigma_e": float(s), **prf(y, rel.labels), "epsilon": dd,
+                         "epsilon_data_independent": di, "epsilon_reference": ref, "q_average": float(q.mean()),
+                         "epsilon_threshold_as_fixed": _as_fixed(m, th, s, cv.n_teachers, bound, delta)})
+    return pd.DataFrame(rows)
+
+
+def confidence_sweep(cv: CachedVotes, threshold: Any, confidence: float, sigmas_e: Sequence[float],
+                     sigmas_c: Sequence[float], *, n_account: int = 1000, delta: float = DELTA,
+                     bound: str = "vote_fraction", rule: str = "max", vote: str = "probability",
+                     seed: int = 0) -> pd.DataFrame:
+    """Figs 5.14, 5.15, A.8-A.11: Confident-GNThreshold per (σ_c, σ_e): answered share, macro F1 on the
+    answered queries, ε data-dependent (realised cost: the GNThreshold step charged on the answered
+    queries of this run, the check on every query) and data-independent (every query charged both)."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    y = cv.pool_labels[:n_account]
+    rows = []
+    for j, sc in enumerate(sigmas_c):
+        for i, se in enumerate(sigmas_e):
+            rel = aggregators.confident_gnthreshold(m, threshold, se, confidence, sc,
+                                                    np.random.default_rng([seed, j, i]), rule=rule)
+            ok = rel.answered
+            sp = multilabel.confident_gnthreshold_epsilon(
+                fractions=m, threshold=threshold, sigma=se, confidence_threshold=confidence, sigma_confidence=sc,
+                delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers, cost="realized", answered=ok,
+                orders=ORDERS)
+            di = _confident_data_independent(len(m), m.shape[1], se, sc, rule, bound, cv.n_teachers, delta,
+                                             threshold=threshold)
+            rows.append({"threshold": threshold_label(threshold), "confidence": confidence, "sigma_c": float(sc),
+                         "sigma_e": float(se), "answered_pct": 100.0 * ok.mean(), **prf(y[ok], rel.labels[ok]),
+                         "epsilon": sp.epsilon, "epsilon_data_independent": di,
+                         "epsilon_threshold_as_fixed": sp.details.get("epsilon_threshold_as_fixed", math.nan)})
+    return pd.DataFrame(rows)
+
+
+def _confident_data_independent(n: int, n_labels: int, sigma: float, sigma_c: float, rule: str, bound: str,
+                                n_teachers: int, delta: float, top_n: int = 4, threshold: Any = None) -> float:
+    """ε when every one of ``n`` queries pays the GNThreshold cap and the check's data-independent slope
+    (:func:`pate_study.privacy.multilabel.confident_gnthreshold_data_independent`)."""
+    return multilabel.confident_gnthreshold_data_independent(
+        n_queries=n, n_labels=n_labels, sigma=sigma, sigma_confidence=sigma_c, delta=delta, n_teachers=n_teachers,
+        bound=bound, rule=rule, top_n=top_n, threshold=threshold, orders=ORDERS).epsilon
+
+
+def gnthreshold_audit(sigmas: Sequence[float], *, n_labels: int = 4, n_teachers: int = 5, threshold: float = 0.5,
+                      delta: float = 1e-3, n_samples: int = 200_000, broken_factor: float = 0.5,
+                      seed: int = 0) -> pd.DataFrame:
+    """Empirical audits (:mod:`pate_study.privacy.audit`) of every release the notebook publishes, one query each,
+    accountant's ε (improved conversion, δ) beside a 95 % Clopper–Pearson lower bound on the true ε:
+
+    * fixed-threshold GNThreshold per σ_e (:func:`~pate_study.privacy.audit.audit_gnthreshold`: one of
+      ``n_teachers`` teachers switches all ``n_labels`` labels on near th_e), as implemented and with noise
+      ``broken_factor`` times too small (an audit that cannot catch that would be worthless);
+    * GNThreshold with the adaptive threshold (Definition 11) per σ_e, against the thesis's accounting (threshold
+      treated as fixed) and against the package's sound one, on the neighbouring pairs of the 1/T grid with the
+      largest exact ε (the threshold jumps; :func:`~pate_study.privacy.audit.audit_gnthreshold_adaptive`);
+    * the private adaptive-k release at the RDP of GNThreshold with that σ_e, as implemented and broken
+      (:func:`~pate_study.privacy.audit.audit_adaptive_k`, 3 labels, 4 teachers: its exact profile needs a
+      numerical integral per outcome).
+    Few teachers and labels make one query's ε large enough to measure with ``n_samples`` draws."""
+    rows = []
+
+    def add(release, sigma, r, claim):
+        rows.append({"release": release, "sigma_e": float(sigma), "claim": claim,
+                     "mechanism": "as implemented" if r.noise_scale_factor == 1.0 else
+                     f"broken: noise x{r.noise_scale_factor:g}", "delta": delta,
+                     "claimed_epsilon": r.claimed_epsilon, "empirical_epsilon_lower": r.epsilon_lower,
+                     "violation": r.violation, "neighbours": r.candidate, "event": r.event,
+                     "n_samples": r.n_samples})
+
+    for i, s in enumerate(sigmas):
+        sd = int(seed) * 1000 + i
+        for factor in (1.0, broken_factor):
+            r = audit.audit_gnthreshold(sigma=float(s), n_labels=n_labels, n_teachers=n_teachers, threshold=threshold,
+                                        delta=delta, n_samples=n_samples, noise_scale_factor=factor, seed=sd)
+            add(f"GNThreshold th_e={threshold:g}", s, r, "vote-fraction bound")
+        for claim in ("as_fixed", "sound"):
+            r = audit.audit_gnthreshold_adaptive(float(s), n_labels=n_labels, n_teachers=n_teachers, delta=delta,
+                                                 claim=claim, n_samples=n_samples, seed=sd)
+            add("GNThreshold adaptive (Def. 11)", s, r,
+                "thesis: threshold as fixed" if claim == "as_fixed" else "threshold sensitivity")
+        for factor in (1.0, broken_factor):
+            r = audit.audit_adaptive_k(float(s), delta=delta, n_samples=n_samples, noise_scale_factor=factor, seed=sd)
+            add("adaptive-k (private)", s, r, "Gumbel k + Gaussian top-k RDP")
+    return pd.DataFrame(rows)
+
+
+def adaptive_rules(cv: CachedVotes, sigma_e: float = 0.3, *, n_account: int = 1000, delta: float = DELTA,
+                   fixed_thresholds: Sequence[float] = (0.2, 0.4, 0.6), k_share: float = 0.25, seed: int = 0,
+                   vote: str = "probability") -> pd.DataFrame:
+    """Adaptive against fixed thresholds at equal ε on the same votes (first ``n_account`` pool queries).
+
+    The budget is fixed-threshold GNThreshold's RDP at σ_e, n/(2T²σ_e²)·λ per query (vote-fraction bound,
+    data-independent). At that RDP: GNThreshold with each fixed th_e (σ_e); Definition 11 with the noise that
+    buys that RDP under its sound accounting (σ = √(n Δ_a²/(2 slope)), Δ_a = 1/T + 1); the private adaptive-k
+    release (:mod:`pate_study.privacy.adaptive_k`, a share ``k_share`` of the RDP for the k choice). Beside
+    them, Definition 11 at σ_e itself: its sound ε and the thesis's as-fixed number (not a guarantee).
+    Macro P/R/F1 and micro F1 of the released labels against the pool's true labels; ε over ``n_account``
+    queries (orders from 1.001)."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    y = cv.pool_labels[:n_account]
+    n, k = m.shape
+    t = cv.n_teachers
+    slope = multilabel.multilabel_slope(sigma_e, k, "vote_fraction", t)
+    eps_budget = multilabel.gnthreshold_epsilon(sigma=sigma_e, delta=delta, threshold=0.5, n_queries=n, n_labels=k,
+                                                bound="vote_fraction", n_teachers=t, orders=ORDERS).epsilon
+    rows = []
+
+    def add(rule, sigma, labels, eps, as_fixed=math.nan, extra=""):
+        rows.append({"rule": rule, "sigma": float(sigma), **prf(y, labels),
+                     "labels_per_query": float(labels.sum(axis=1).mean()), "epsilon": eps,
+                     "epsilon_threshold_as_fixed": as_fixed, "budget_epsilon": eps_budget, "note": extra})
+
+    for i, th in enumerate(fixed_thresholds):
+        rel = aggregators.gnthreshold(m, float(th), sigma_e, np.random.default_rng([seed, 10, i]))
+        add(f"fixed th_e={th:g}", sigma_e, rel.labels, eps_budget)
+    sigma_sound = math.sqrt(k * multilabel.adaptive_label_sensitivity("vote_fraction", t) ** 2 / (2.0 * slope))
+    for j, (sig, note) in enumerate(((sigma_e, "thesis's σ_e: the sound ε is far above the budget"),
+                                     (sigma_sound, "σ that buys the budget under the sound accounting"))):
+        rel = aggregators.gnthreshold(m, "adaptive", sig, np.random.default_rng([seed, 20, j]))
+        spent = multilabel.gnthreshold_epsilon(sigma=sig, delta=delta, threshold="adaptive", n_queries=n, n_labels=k,
+                                               bound="vote_fraction", n_teachers=t, orders=ORDERS)
+        add("Definition 11 (adaptive th_e)", sig, rel.labels, spent.epsilon,
+            spent.details["epsilon_threshold_as_fixed"], note)
+    sig_k, b = adaptive_k.adaptive_k_params(slope, k, t, k_share=k_share)
+    rel = adaptive_k.adaptive_k_release(m, sig_k, b, np.random.default_rng([seed, 30]))
+    eps_k = adaptive_k.adaptive_k_epsilon(sigma=sig_k, gumbel_scale=b, delta=delta, n_teachers=t, n_queries=n,
+                                          n_labels=k, orders=ORDERS).epsilon
+    add("adaptive-k (private, after Zhu & Wang 2022)", sig_k, rel.labels, eps_k,
+        extra=f"Gumbel scale {b:.3g} for k (share {k_share:g} of the RDP), σ {sig_k:.3g} for the top-k set")
+    return pd.DataFrame(rows)
+
+
+def q_histogram(cv: CachedVotes, sigma_e: float, thresholds: Sequence[Any] = (0.4, "adaptive"), *,
+                confidence: float = 0.6, sigma_c: float = 0.6, n_account: int = 1000, delta: float = DELTA,
+                bound: str = "vote_fraction", bucket_edges: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+                rule: str = "max", vote: str = "probability") -> pd.DataFrame:
+    """Figs 5.16, A.12, A.13: queries per log bucket of q̃ (Theorem 13) and the average ε of 1,000 queries
+    of a bucket's kind (the bucket's mean per-query RDP curve × 1,000, converted), without and with the
+    confidence check (its *expected* cost, as a per-bucket average has no single run: the column says so)."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    edges = np.concatenate([[0.0], np.asarray(bucket_edges, dtype=float)])
+    rows = []
+    for th in thresholds:
+        logq = multilabel.multilabel_logq(m, th, sigma_e)
+        which = np.clip(np.searchsorted(edges, np.exp(logq), side="left") - 1, 0, len(edges) - 2)
+        for b in range(len(edges) - 1):
+            sel = which == b
+            row = {"threshold": threshold_label(th), "sigma_e": sigma_e, "q_low": edges[b], "q_high": edges[b + 1],
+                   "n_queries": int(sel.sum()), "epsilon_1000": np.nan, "epsilon_1000_confident_expected": np.nan}
+            if sel.any():
+                k = int(sel.sum())
+                reps = max(1, int(math.ceil(1000 / k)))
+                mb = np.tile(m[sel], (reps, 1))[:1000]  # 1,000 queries with the bucket's mix of votes
+                row["epsilon_1000"] = multilabel.gnthreshold_epsilon(
+                    sigma=sigma_e, delta=delta, threshold=th, fractions=mb, bound=bound,
+                    n_teachers=cv.n_teachers, orders=ORDERS).epsilon
+                row["epsilon_1000_confident_expected"] = multilabel.confident_gnthreshold_epsilon(
+                    fractions=mb, threshold=th, sigma=sigma_e, confidence_threshold=confidence,
+                    sigma_confidence=sigma_c, delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers,
+                    cost="expected", orders=ORDERS).epsilon
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def bounds_side_by_side(cv: CachedVotes, threshold: Any, sigma_e: float, *, n_account: int = 1000,
+                        delta: float = DELTA, confidence: float | None = None, sigma_c: float | None = None,
+                        rule: str = "max", seed: int = 0, vote: str = "probability") -> pd.DataFrame:
+    """Every multi-label bound of :data:`pate_study.privacy.multilabel.BOUNDS` on the same votes (and, with
+    a check, the same realised answered set), each beside its data-independent value, with the leaks."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
+    kw: dict = {}
+    if confidence is not None:
+        rel = aggregators.confident_gnthreshold(m, threshold, sigma_e, confidence, sigma_c,
+                                                np.random.default_rng(seed), rule=rule)
+        kw = dict(confidence_threshold=confidence, sigma_confidence=sigma_c, rule=rule, cost="realized",
+                  answered=rel.answered)
+    res = multilabel.multilabel_bounds(fractions=m, threshold=threshold, sigma=sigma_e, delta=delta,
+                                       n_teachers=cv.n_teachers, orders=ORDERS, **kw)
+    rows = []
+    for r in res:
+        d = r.to_dict()
+        d["bound_validity"] = r.data_dependent.details.get("bound_validity", "")
+        d["epsilon_threshold_as_fixed"] = r.data_dependent.details.get("epsilon_threshold_as_fixed", math.nan)
+        d["uncharged_leaks"] = "; ".join(d["uncharged_leaks"])
+        rows.append({"threshold": threshold_label(threshold), "sigma_e": sigma_e, "confidence": confidence, **d})
+    return pd.DataFrame(rows)
+
+
+def table_5_4_privacy(cv: CachedVotes, n_queries: int, threshold: Any, confidence: float | None, *,
+                      sigma_e: float = 0.3, sigma_c: float = 0.6, delta: float = DELTA, bound: str = "vote_fraction",
+                      rule: str = "max", seed: int = 0, vote: str = "probability") -> dict:
+    """One Table 5.4 configuration: the released labels of the first ``n_queries`` pool queries and
+    their privacy: ε data-dependent (realised) and data-independent (``bound``), Theorem 12's
+    data-independent ε, q average (Theorem 13), answered mask and labels (for the student).
+    Orders from 1.001 (:data:`ORDERS`); ``eps_thesis_grid`` is the data-dependent ε on the thesis's grid
+    (first order 2, what its printed values are compared with); for the adaptive threshold ε charges the
+    threshold's sensitivity and ``eps_threshold_as_fixed`` is the thesis's accounting (not a guarantee)."""
+    m = vote_fractions(cv.pool_probabilities, vote)[:n_queries]
+    gen = np.random.default_rng(seed)
+    q = float(np.exp(multilabel.multilabel_logq(m, threshold, sigma_e)).mean())
+    thm12 = multilabel.gnthreshold_epsilon(sigma=sigma_e, delta=delta, threshold=threshold, n_queries=len(m),
+                                           n_labels=m.shape[1], bound="theorem12", n_teachers=cv.n_teachers,
+                                           orders=ORDERS).epsilon
+    if confidence is None:
+        rel = aggregators.gnthreshold(m, threshold, sigma_e, gen)
+        fn, kw = multilabel.gnthreshold_epsilon, dict(fractions=m)
+    else:
+        rel = aggregators.confident_gnthreshold(m, threshold, sigma_e, confidence, sigma_c, gen, rule=rule)
+        fn, kw = multilabel.confident_gnthreshold_epsilon, dict(
+            fractions=m, confidence_threshold=confidence, sigma_confidence=sigma_c, rule=rule, cost="realized",
+            answered=rel.answered)
+    kw.update(sigma=sigma_e, delta=delta, threshold=threshold, bound=bound, n_teachers=cv.n_teachers)
+    spent = fn(**kw, orders=ORDERS)
+    dd, di = spent.epsilon, (_epsilons(m, threshold, sigma_e, cv.n_teachers, bound, delta)[1] if confidence is None
+                             else _confident_data_independent(len(m), m.shape[1], sigma_e, sigma_c, rule, bound,
+                                                              cv.n_teachers, delta, threshold=threshold))
+    return {"n_samples": n_queries, "th_e": threshold_label(threshold),
+            "th_c": "None" if confidence is None else f"{confidence:g}", "eps_data_dependent": dd,
+            "order": spent.order, "eps_thesis_grid": thesis_grid(fn, **kw).epsilon,
+            "eps_threshold_as_fixed": spent.details.get("epsilon_threshold_as_fixed", math.nan),
+            "eps_data_independent": di, "eps_theorem12_data_independent": thm12, "q_average": q,
+            "answered_pct": 100.0 * rel.answered.mean(), "answered": rel.answered, "labels": rel.labels}
+
+
+def multiwinner_sweep(cv: CachedVotes, sigmas_e: Sequence[float], *, n_account: int = 1000, delta: float = DELTA,
+                      tau: float = 2.0, vote_threshold: float = 0.5, gnthreshold_th: Any = 0.4,
+                      seed: int = 0) -> tuple[pd.DataFrame, dict]:
+    """GNThreshold and the three mechanisms of Dziedzic et al. 2023 on the same teachers, same δ and n.
+
+    Noise: σ_e in vote-fraction units, i.e. σ = σ_e·T on vote counts for Binary, τ and powerset voting
+    (the same noise relative to the ensemble). Teachers' 0/1 votes at ``vote_threshold``; τ voting's
+    release threshold T/2 (majority), Binary voting's is the 2-class argmax (majority). Per mechanism and
+    σ_e: macro/micro F1 of the released labels on the pool's true labels, ε data-dependent and
+    data-independent. Returns the table and the released labels ``{(mechanism, σ_e): bool[n, L]}``.
+    """
+    t = cv.n_teachers
+    b = cv.pool_probabilities[:, :n_account] >= vote_threshold
+    y = cv.pool_labels[:n_account]
+    m = vote_fractions(cv.pool_probabilities[:, :n_account])
+    p = multiwinner.positive_votes(b)
+    sums = multiwinner.clip_votes(b, tau)
+    set_counts, _ = multiwinner.powerset_counts(b)
+    n, k = y.shape
+    rows, released = [], {}
+    for i, se in enumerate(sigmas_e):
+        s = se * t
+        gen = np.random.default_rng([seed, i])
+        out = {}
+        out["gnthreshold"] = (aggregators.gnthreshold(m, gnthreshold_th, se, gen).labels,
+                              *_epsilons(m, gnthreshold_th, se, t, "vote_fraction", delta))
+        rel = multiwinner.binary_pate(p, t, s, gen)
+        out["binary"] = (rel.labels,
+                         multiwinner.binary_pate_epsilon(sigma=s, delta=delta, positive_votes=p, n_teachers=t, orders=ORDERS).epsilon,
+                         multiwinner.binary_pate_epsilon(sigma=s, delta=delta, n_queries=n, n_labels=k, orders=ORDERS).epsilon)
+        rel = multiwinner.tau_pate(sums, t / 2.0, s, gen)
+        tau_dd = multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, clipped_sums=sums, threshold=t / 2.0,
+                                              orders=ORDERS)
+        out["tau"] = (rel.labels, tau_dd.epsilon,
+                      multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon)
+        rel = multiwinner.powerset_pate(b, s, gen)
+        out["powerset"] = (rel.labels,
+                           multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, set_counts=set_counts,
+                                                             n_labels=k, orders=ORDERS).epsilon,
+                           multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon)
+        for name, (labels, dd, di) in out.items():
+            released[(name, float(se))] = labels
+            rows.append({"mechanism": name, "sigma_e": float(se), "sigma_votes": s, **prf(y, labels),
+                         "epsilon": dd, "epsilon_data_independent": di,
+                         "n_capped": tau_dd.details.get("n_capped") if name == "tau" else None})
+    return pd.DataFrame(rows), released
+
+
+def released_labels(cv, sizes: Sequence[int], thresholds: Sequence[Any], confidences: Sequence[Any], *,
+                    delta: float, seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """Table 5.4's releases: per (n, th_e, th_c), in loop order, the privacy row of
+    :func:`table_5_4_privacy` and the released ``labels`` / ``answered`` mask."""
+    privacy, releases = [], []
+    for n in sizes:
+        for th in thresholds:
+            for thc in confidences:
+                r = table_5_4_privacy(cv, n, th, thc, delta=delta, seed=seed)
+                privacy.append({k: v for k, v in r.items() if k not in ("answered", "labels")})
+                releases.append({"labels": r["labels"], "answered": r["answered"]})
+    return privacy, releases
+
+
+def confidence_runs(t_max: int, t_mid: int) -> list[tuple[str, int, Any, float]]:
+    """The confident-GNThreshold figures: ``(item, teachers, th_e, th_c)`` of Figs 5.14, 5.15, A.8-A.11."""
+    return [("muschiol2021-fig5.14", t_max, 0.4, 0.6), ("muschiol2021-fig5.15", t_max, "adaptive", 0.6),
+            ("muschiol2021-figA.8", t_mid, 0.4, 0.6), ("muschiol2021-figA.9", t_mid, "adaptive", 0.6),
+            ("muschiol2021-figA.10", t_max, 0.4, 0.2), ("muschiol2021-figA.11", t_max, "adaptive", 0.4)]
+
+
+def bounds_table(cv: CachedVotes, *, n_account: int = 1000, delta: float = DELTA, seed: int = 0) -> pd.DataFrame:
+    """Every bound side by side (:func:`bounds_side_by_side`) at σ_e = 0.3: th_e = 0.4, adaptive, and adaptive with
+    the confidence check (th_c = σ_c = 0.6)."""
+    return pd.concat([bounds_side_by_side(cv, 0.4, 0.3, n_account=n_account, delta=delta),
+                      bounds_side_by_side(cv, "adaptive", 0.3, n_account=n_account, delta=delta),
+                      bounds_side_by_side(cv, "adaptive", 0.3, n_account=n_account, delta=delta, confidence=0.6,
+                                          sigma_c=0.6, seed=seed)], ignore_index=True)
+
+
+def uncharged_leaks(bounds: pd.DataFrame) -> list[str]:
+    """The leaks some bound does not charge (from :func:`bounds_table`), each once."""
+    return sorted(set("; ".join(bounds["uncharged_leaks"]).split("; ")))

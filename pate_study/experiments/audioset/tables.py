@@ -1,0 +1,207 @@
+"""Muschiol 2021's tables for our data, ours beside the thesis's printed values: Table 4.1 (data sets), Tables
+5.1-5.3 and A.1-A.3 (noise-free ensembles on the query pool) and Fig A.6's prediction counts.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pate_study.learning import metrics
+from pate_study.data import audioset
+from pate_study.reporting.registry import published
+
+from .data import TEACHER_COUNTS, pool_split
+from .diagnostics import curve_stats
+from .release import CONFIDENCE_LEVELS, THRESHOLDS, noise_free_confident, noise_free_release, prf, threshold_label
+from .verdicts import table_4_1_verdict
+from .votes import CachedVotes, vote_fractions
+
+
+def _row_label(subset: str, n_teachers: int) -> str:
+    return "baseline" if n_teachers == 1 else f"{subset} {n_teachers}"
+
+
+def table_4_1(datasets: dict[str, audioset.AudioSetEmbeddings], *, teacher_counts=TEACHER_COUNTS,
+              student_fraction: float = 0.2, val_fraction: float = 0.1, seed: int = 0) -> pd.DataFrame:
+    """Muschiol Table 4.1 for our data: per subset and teacher count, overall size (bal_train clips
+    of the subset), class number, teacher pool, per-teacher partition (floor of pool / T), student
+    pool (without the validation clips), validation and test size (eval clips of the subset), with
+    the thesis' printed numbers beside (merged cells = same as baseline) and a verdict per row."""
+    thesis = {(r["block"], r["data_set"]): r for r in published("muschiol2021-table4.1")["rows"]}
+    rows = []
+    for subset, ds in datasets.items():
+        n = len(ds.splits["bal_train"].labels)
+        split = pool_split(n, student_fraction=student_fraction, val_fraction=val_fraction, seed=seed)
+        base = thesis[(subset, "baseline")]
+        for t in teacher_counts:
+            label = _row_label(subset, t)
+            printed = thesis.get((subset, label), {})
+            paper = {k: (printed.get(k) if printed.get(k) is not None else base[k]) for k in base
+                     if k not in ("block", "data_set")}
+            ours = {"overall_size": n, "class_number": len(ds.class_names),
+                    "overall_teacher_train": len(split.teacher), "individual_teacher_train": len(split.teacher) // t,
+                    "student_train_size": len(split.student), "test_size": len(ds.splits["eval"].labels)}
+            v = table_4_1_verdict(subset, label, paper, ours, ds.source.kind)
+            rows.append({"block": subset, "data_set": label,
+                         **{f"{k}_ours": ours[k] for k in ours}, "validation_size_ours": len(split.val),
+                         **{f"{k}_thesis": paper[k] for k in ours},
+                         "ratio_ours_to_thesis": round(n / paper["overall_size"], 4), **v.as_record()})
+    return pd.DataFrame(rows)
+
+
+def _label(t: int) -> str:
+    return "baseline" if t == 1 else str(t)
+
+
+def table_5_2(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
+              vote: str = "probability") -> pd.DataFrame:
+    """Table 5.2 / A.2: noise-free ensemble P/R/F1 on the pool per teacher count and threshold."""
+    rows = []
+    for t, cv in ensembles.items():
+        m = vote_fractions(cv.pool_probabilities, vote)
+        for th in thresholds:
+            rows.append({"n_teachers": _label(t), "threshold": threshold_label(th),
+                         **prf(cv.pool_labels, noise_free_release(m, th))})
+    return pd.DataFrame(rows)
+
+
+def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
+              vote: str = "probability") -> pd.DataFrame:
+    """Table 5.1 / A.1: raw mAP / AUC of m, the best-F1 threshold's P/R/F1, and the average teacher's
+    P/R/F1 (each teacher's own probabilities at that same threshold; adaptive on its own outputs)."""
+    t52 = table_5_2(ensembles, thresholds, vote)
+    rows = []
+    for t, cv in ensembles.items():
+        m = vote_fractions(cv.pool_probabilities, vote)
+        sub = t52[t52["n_teachers"] == _label(t)].reset_index(drop=True)
+        best = sub.loc[int(np.argmax(sub["f1"].to_numpy()))]
+        th = best["threshold"] if best["threshold"] == "adaptive" else float(best["threshold"])
+        row = {"n_teachers": _label(t), "map_raw": metrics.mean_average_precision(cv.pool_labels, m),
+               "auc_raw": metrics.mean_roc_auc(cv.pool_labels, m), "ensemble_threshold": best["threshold"],
+               "ensemble_precision": best["precision"], "ensemble_recall": best["recall"], "ensemble_f1": best["f1"]}
+        if t > 1:
+            per = [prf(cv.pool_labels, noise_free_release(p.astype(np.float64), th)) for p in cv.pool_probabilities]
+            row.update({f"teacher_avg_{k}": float(np.mean([x[k] for x in per])) for k in ("precision", "recall", "f1")})
+        else:
+            row.update({"teacher_avg_precision": np.nan, "teacher_avg_recall": np.nan, "teacher_avg_f1": np.nan})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table_5_3(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = ("adaptive", 0.2, 0.4),
+              confidences: Sequence[float] = CONFIDENCE_LEVELS, rules: Sequence[str] = ("max", "printed"),
+              vote: str = "probability", top_n: int = 4) -> pd.DataFrame:
+    """Table 5.3 / A.3: noise-free confidence check; answered share and P/R/F1 on the answered queries,
+    for both rules (``"max"``: at least one label ≥ th_c; ``"printed"``: Algorithm 3's all-top-n rule)."""
+    rows = []
+    for t, cv in ensembles.items():
+        if t == 1:
+            continue
+        m = vote_fractions(cv.pool_probabilities, vote)
+        for rule in rules:
+            for th in thresholds:
+                row = {"rule": rule, "n_teachers": _label(t), "threshold": threshold_label(th)}
+                for c in confidences:
+                    ok = noise_free_confident(m, th, c, rule, top_n)
+                    r = prf(cv.pool_labels[ok], noise_free_release(m, th)[ok])
+                    key = f"conf{int(round(c * 10)):02d}"
+                    row.update({f"answered_pct_{key}": 100.0 * ok.mean(), f"precision_{key}": r["precision"],
+                                f"recall_{key}": r["recall"], f"f1_{key}": r["f1"]})
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def paper_beside(ours: pd.DataFrame, item_id: str, keys: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
+    """Our table with the thesis's printed values beside (``<col>_thesis``), joined on ``keys``."""
+    paper = pd.DataFrame(published(item_id)["rows"])
+    keep = [c for c in columns if c in paper.columns]
+    paper = paper[list(keys) + keep].rename(columns={c: f"{c}_thesis" for c in keep})
+    for k in keys:
+        paper[k] = paper[k].astype(str)
+    ours = ours.copy()
+    for k in keys:
+        ours[k] = ours[k].astype(str)
+    return ours.merge(paper, on=list(keys), how="left")
+
+
+def prediction_counts(cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k: int = 5,
+                      vote: str = "probability") -> pd.DataFrame:
+    """Fig A.6: for the k most and k least frequent classes of the pool, the true label count and the
+    noise-free ensemble's number of positive predictions per threshold."""
+    counts = cv.pool_labels.sum(0)
+    present = np.flatnonzero(counts > 0)
+    order = present[np.argsort(-counts[present], kind="stable")]
+    chosen = np.concatenate([order[:k], order[-k:]])
+    m = vote_fractions(cv.pool_probabilities, vote)
+    rows = []
+    for rank, c in enumerate(chosen):
+        row = {"class": cv.class_names[c], "group": "most frequent" if rank < k else "least frequent",
+               "labels": int(counts[c])}
+        for th in thresholds:
+            row[f"predicted_{threshold_label(th)}"] = int(noise_free_release(m, th)[:, c].sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def ensemble_summary(runs: dict, inputs: dict) -> pd.DataFrame:
+    """Notebook 04's teachers per (subset, T): clips per teacher, mean / min / max teacher mAP, mean AUC, mean
+    selected step."""
+    return pd.DataFrame([{"subset": s, "teachers": t, "clips_per_teacher": inputs[s, t].partitions.train.shape[1],
+                          "mean_teacher_mAP": r.map.mean(), "min_teacher_mAP": r.map.min(),
+                          "max_teacher_mAP": r.map.max(), "mean_teacher_AUC": r.auc.mean(),
+                          "mean_best_step": r.best_step.mean()} for (s, t), r in runs.items()])
+
+
+def ablation_table(ablation: dict) -> pd.DataFrame:
+    """Notebook 04's ablation arms: mean final mAP / AUC, the peak of the mean curve, mean selected step."""
+    return pd.DataFrame([{"arm": k, "mean_final_mAP": r.map.mean(), "mean_final_AUC": r.auc.mean(),
+                          "peak_curve_mAP": curve_stats(r)["mean"].max(), "mean_best_step": r.best_step.mean()}
+                         for k, r in ablation.items()])
+
+
+def table_5_1_beside(t51: pd.DataFrame) -> pd.DataFrame:
+    """Table 5.1 with the thesis's values beside."""
+    return paper_beside(t51, "muschiol2021-table5.1", ["n_teachers"],
+                        ["map_raw", "auc_raw", "ensemble_threshold", "ensemble_f1", "teacher_avg_f1"])
+
+
+def table_5_2_beside(t52: pd.DataFrame) -> pd.DataFrame:
+    """Table 5.2 with the thesis's values beside."""
+    return paper_beside(t52, "muschiol2021-table5.2", ["n_teachers", "threshold"], ["precision", "recall", "f1"])
+
+
+def table_5_3_beside(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") -> pd.DataFrame:
+    """Table 5.3 / A.3: the "max" rule's rows with the thesis's values beside, then the "printed" rule's rows."""
+    side = paper_beside(t53[t53["rule"] == "max"], item_id, ["n_teachers", "threshold"],
+                        ["answered_pct_conf04", "f1_conf04", "answered_pct_conf06", "f1_conf06"])
+    return pd.concat([side, t53[t53["rule"] == "printed"]], ignore_index=True)
+
+
+def appendix_tables(small: dict[int, CachedVotes]) -> dict[str, pd.DataFrame]:
+    """Tables A.1-A.3 (the "small" subset) with the thesis's values beside (A.3: both rules' rows)."""
+    renamed = table_5_1(small).rename(columns={"map_raw": "map", "auc_raw": "auc", "ensemble_threshold": "best_threshold",
+                                               "ensemble_f1": "best_f1"})
+    t53 = table_5_3(small)
+    return {"muschiol2021-tableA.1": paper_beside(renamed, "muschiol2021-tableA.1", ["n_teachers"],
+                                                  ["map", "auc", "best_threshold", "best_f1", "teacher_avg_f1"]),
+            "muschiol2021-tableA.2": paper_beside(table_5_2(small), "muschiol2021-tableA.2", ["n_teachers", "threshold"],
+                                                  ["precision", "recall", "f1"]),
+            "muschiol2021-tableA.3": paper_beside(t53, "muschiol2021-tableA.3",
+                                                  ["n_teachers", "threshold"],
+                                                  ["answered_pct_conf04", "f1_conf04", "answered_pct_conf06", "f1_conf06"])}
+
+
+def table_5_4_beside(t54: pd.DataFrame) -> pd.DataFrame:
+    """Table 5.4 with the thesis's values beside."""
+    return paper_beside(t54, "muschiol2021-table5.4", ["n_samples", "th_e", "th_c"],
+                        ["eps_data_dependent", "eps_data_independent", "q_average", "map", "macro_f1", "micro_f1"])
+
+
+def best_thresholds(t51: pd.DataFrame, t_max: int) -> tuple[Any, Any]:
+    """The thresholds Table 5.1 selected on the pool (best F1) for the single model (0.2 when it is not in the table)
+    and the ``t_max``-teacher aggregate."""
+    th = t51.set_index("n_teachers")["ensemble_threshold"]
+    parse = lambda x: x if x == "adaptive" else float(x)  # noqa: E731
+    return (parse(th["baseline"]) if "baseline" in th.index else 0.2), parse(th[str(t_max)])

@@ -1,0 +1,237 @@
+"""Audio Set teachers (Muschiol 2021 §5.1): the embedding-MLP recipe (:class:`TeacherSpec`), one stacked call per
+ensemble (:func:`train_teachers`: every teacher of a partition set trained together by
+:func:`pate_study.learning.training.train_stacked`) and the log-Mel CNN teachers (:func:`train_logmel_teachers`).
+
+Everything here runs in this process on one device: cutting an ensemble into shards and choosing local or Ray is
+:mod:`.pipeline`'s job (through :mod:`.shards`), so this module knows nothing of either.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from pate_study.core.device import choose_device
+from pate_study.learning.metrics import average_precision_per_class, mean_roc_auc
+from pate_study.learning.models import load_imagenet_weights, logmel_model, weights_stamp
+from pate_study.learning.partitions import Partitions
+from pate_study.learning.stacked import StackedMLP, StackedModule
+from pate_study.learning.training import AdaptiveClassWeights, TrainConfig, teacher_seeds, train_stacked
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TeacherSpec:
+    """Embedding-MLP teacher recipe (Muschiol §5.1.3 transferred to embeddings): ``hidden`` widths,
+    ``dropout``, Adam ``lr``, ``batch_size``, a step schedule of ``steps`` with an evaluation every
+    ``eval_every`` steps, the ``sampler`` ("balanced" §4.4.2 or "random"), mixup ``mixup_alpha``
+    (None: off; not stated in the thesis, 1.0 after PANNs) and the checkpoint criterion on the
+    validation split (``select_on``). ``patience``: early stopping after that many evaluations without
+    a better validation score (the thesis stops "after a decrease in performance ... is detected";
+    None: all ``steps``). ``class_weights``: None (plain BCE, the thesis' final recipe) or "adaptive"
+    (§5.1.3, Fig 5.11: :class:`pate_study.learning.training.AdaptiveClassWeights` with ``weight_max`` and
+    ``weight_temperature``)."""
+
+    hidden: tuple[int, ...] = (256, 256)
+    dropout: float = 0.5
+    lr: float = 1e-3
+    batch_size: int = 64
+    steps: int = 1000
+    eval_every: int = 100
+    sampler: str = "balanced"
+    mixup_alpha: float | None = 1.0
+    select_on: str = "mAP"
+    patience: int | None = None
+    class_weights: str | None = None
+    weight_max: float = 4.0
+    weight_temperature: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.class_weights not in (None, "adaptive"):
+            raise ValueError(f"class_weights={self.class_weights!r}: expected None (plain BCE) or 'adaptive' (§5.1.3)")
+
+    def evaluation_hook(self):
+        """The ``on_evaluate`` hook of :func:`pate_study.learning.training.train_stacked` for ``class_weights`` (or None)."""
+        if self.class_weights == "adaptive":
+            return AdaptiveClassWeights(self.weight_max, self.weight_temperature)
+        return None
+
+    def replace(self, **kw) -> "TeacherSpec":
+        return dataclasses.replace(self, **{k: (tuple(v) if k == "hidden" else v) for k, v in kw.items()})
+
+
+def spec_stamp(spec: TeacherSpec) -> str:
+    """The recipe as it is stamped on notebook 04's outputs."""
+    return (f"embedding MLP {tuple(spec.hidden)}, dropout {spec.dropout}, {spec.steps} steps of {spec.batch_size}"
+            + (f" (early stop: {spec.patience} evaluations)" if spec.patience else "")
+            + f", {spec.sampler} sampler, mixup {spec.mixup_alpha}")
+
+
+def teacher_spec(**settings: Any) -> TeacherSpec:
+    """A :class:`TeacherSpec` from a config's keys (``hidden``, ``dropout``, ``lr``, ``batch_size``, ``steps``,
+    ``eval_every``, ``sampler``, ``mixup_alpha``, ``patience``, ...); ValueError naming unknown keys."""
+    unknown = sorted(set(settings) - set(TeacherSpec.__dataclass_fields__))
+    if unknown:
+        raise ValueError(f"teacher settings {unknown}: expected keys of TeacherSpec "
+                         f"{sorted(TeacherSpec.__dataclass_fields__)}")
+    return TeacherSpec().replace(**settings)
+
+
+@dataclass
+class TeacherRun:
+    """One trained ensemble: ``history`` (step, teacher, split, metric, value; split "curve" = the fixed eval
+    sample scored during training), ``best_step`` per teacher, final per-teacher ``map`` / ``auc`` and per-class
+    ``class_ap`` ``[T, C]`` on the full test set at the selected checkpoints, ``probabilities`` (every teacher's
+    test-set probabilities, float32 ``[T, n_test, C]``: the votes notebook 05 aggregates) and ``train_counts``
+    ``[T, C]`` (positives per teacher); ``seconds``: wall time (volatile: logged, not a result);
+    ``weight_trace``: with adaptive class weights, per evaluation and teacher the min / mean / max weight
+    (:class:`pate_study.learning.training.AdaptiveClassWeights`)."""
+
+    name: str
+    n_teachers: int
+    spec: TeacherSpec
+    history: pd.DataFrame
+    best_step: np.ndarray
+    map: np.ndarray
+    auc: np.ndarray
+    class_ap: np.ndarray
+    probabilities: np.ndarray
+    train_counts: np.ndarray
+    seconds: float
+    weight_trace: pd.DataFrame | None = None
+
+
+def stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048) -> np.ndarray:
+    """Per-teacher probabilities float32 ``[T, n, C]`` of a trained stack on all ``n_rows`` rows of ``source``
+    (computed on the model's device, returned on the CPU)."""
+    dev = getattr(model, "device", torch.device("cpu"))
+    params = [p.to(dev) for p in params]
+    out = []
+    with torch.no_grad():
+        for c0 in range(0, n_rows, chunk):
+            rows = torch.arange(c0, min(n_rows, c0 + chunk), device=dev)
+            out.append(torch.sigmoid(model.forward(params, [], source, rows, training=False)).float().cpu())
+    return torch.cat(out, dim=1).numpy()
+
+
+def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
+                   Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
+                   name: str = "", last: bool = False, device: str | None = None) -> TeacherRun:
+    """Train one embedding-MLP teacher per partition with :func:`pate_study.learning.training.train_stacked`
+    (stacked, step schedule, per-teacher sampler/mixup, shared validation split ``val`` for checkpoint
+    selection), recording validation and test-sample ("curve": ``curve_clips`` fixed eval clips) mAP/AUC
+    every ``eval_every`` steps; then score every teacher on the full test set. ``last=True`` keeps the
+    final parameters (used for per-class curves over iterations). ``device``: "cpu", "cuda" or None
+    (:func:`pate_study.core.device.choose_device`: CUDA when available, else the CPU; the same seed gives the
+    same CPU results as before). ``spec.class_weights="adaptive"`` updates per-class loss weights at every
+    evaluation (Fig 5.11). The wall time is logged (and kept in ``seconds``), never recorded as a result."""
+    start = time.perf_counter()
+    dev = choose_device(device)
+    n = partitions.n_teachers
+    seeds = teacher_seeds(seed, n)
+    model = StackedMLP((X.shape[1], *spec.hidden, Y.shape[1]), seeds, dropout=spec.dropout, device=dev)
+    config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
+                         eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
+                         selection="last" if last else "validation", select_on=spec.select_on,
+                         step_patience=None if last else spec.patience, allow_empty_labels=True)
+    curve = np.sort(np.random.default_rng(seed).permutation(len(X_test))[:curve_clips])
+    val_rows = np.tile(np.asarray(val, dtype=np.int64), (n, 1))
+    res = train_stacked(model, X, Y.astype(np.float32), partitions.train, val_rows, config, seeds,
+                        device=dev, test=(X_test[curve], Y_test[curve].astype(np.float32)),
+                        progress=False, desc=name or "teachers", on_evaluate=(hook := spec.evaluation_hook()))
+    history = res.history.replace({"split": {"test": "curve"}})
+    probs = stacked_probabilities(model, res.params, model.source(X_test, "X_test"), len(X_test))
+    ap = np.stack([average_precision_per_class(Y_test, p) for p in probs])
+    auc = np.array([mean_roc_auc(Y_test, p) for p in probs])
+    seconds = time.perf_counter() - start
+    logger.info("%s: %d teachers, %d steps on %s in %.1f s", name or "teachers", n, spec.steps, dev, seconds)
+    return TeacherRun(name, n, spec, history, res.best_step, np.nanmean(ap, axis=1), auc, ap, probs.astype(np.float32),
+                      Y[partitions.train].sum(1), seconds, pd.DataFrame(hook.trace) if hook is not None else None)
+
+
+def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
+                        spec: TeacherSpec, checkpoints, *, seed: int = 0) -> np.ndarray:
+    """Per-class test AP ``[len(checkpoints), C]`` of one teacher after each number of steps in
+    ``checkpoints`` (Figs A.2/A.3). Each checkpoint is the same seeded run stopped there (the loop is
+    deterministic on the CPU, so a shorter run is a prefix of a longer one)."""
+    rows = Partitions(np.asarray(train_rows, dtype=np.int64)[None])
+    out = []
+    for s in checkpoints:
+        run = train_teachers(X, Y, rows, np.zeros(0, np.int64), X_test, Y_test,
+                             spec.replace(steps=int(s), eval_every=int(s)), seed=seed, curve_clips=1, last=True)
+        out.append(run.class_ap[0])
+    return np.stack(out)
+
+
+def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray,
+                          X_test: np.ndarray, Y_test: np.ndarray, spec: TeacherSpec, *, width_scale: int = 1,
+                          head: tuple[int, ...] | None = None, weights: str | None = None, seed: int = 0,
+                          device: str | None = None) -> tuple[pd.DataFrame, str, float]:
+    """Muschiol's log-Mel teachers (:func:`pate_study.learning.models.logmel_model`), stacked with
+    :class:`pate_study.learning.stacked.StackedModule` and trained by the same loop (bf16 autocast on CUDA,
+    float32 on the CPU). ``weights``: a torchvision ImageNet state dict for every teacher
+    (:func:`pate_study.learning.models.load_imagenet_weights`), else random init. Returns the history, the
+    weights stamp and the wall time."""
+    start = time.perf_counter()
+    dev = choose_device(device)
+    n = partitions.n_teachers
+    seeds = teacher_seeds(seed, n)
+    modules = []
+    for s in seeds[:, 0]:
+        torch.manual_seed(int(s))
+        m = logmel_model(architecture, Y.shape[1], width_scale=width_scale, dropout=spec.dropout, head=head)
+        if weights:
+            load_imagenet_weights(m, weights)
+        modules.append(m)
+    stamp = weights_stamp(modules[0])
+    model = StackedModule(modules, seeds, device=dev)
+    config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
+                         eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
+                         select_on=spec.select_on, allow_empty_labels=True)
+    with deterministic_kernels(dev):
+        res = train_stacked(model, X, Y.astype(np.float32), partitions.train,
+                            np.tile(np.asarray(val, np.int64), (n, 1)), config, seeds, device=dev,
+                            test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture)
+    seconds = time.perf_counter() - start
+    logger.info("%s: %d teachers, %d steps on %s in %.1f s", architecture, n, spec.steps, dev, seconds)
+    return res.history.replace({"split": {"test": "curve"}}), stamp, seconds
+
+
+@contextlib.contextmanager
+def deterministic_kernels(device):
+    """Deterministic kernels for the CNN teachers on the CPU: ``torch.use_deterministic_algorithms`` and
+    oneDNN's deterministic mode (``torch.backends.mkldnn``; its convolution backward may otherwise reduce
+    across threads in a run-dependent order), restored afterwards. Results still depend on the thread
+    count (a different reduction split), which is part of the provenance (:func:`pate_study.core.device.describe_device`).
+    On CUDA nothing changes (bf16 autocast; cuDNN's choices are not pinned)."""
+    if getattr(device, "type", str(device)) != "cpu":
+        yield
+        return
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.backends.mkldnn.deterministic)
+    try:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.mkldnn.deterministic = True
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        torch.backends.mkldnn.deterministic = before[2]
+
+
+def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) -> dict[str, dict]:
+    """Notebook 04's ablation arms (Figs 5.7, 5.8, 5.10-5.12) as changes to the recipe ``spec``: no mixup, the random
+    sampler, each batch size, learning rate and width that is not the recipe's, adaptive class weights."""
+    arms: dict[str, dict] = {"recipe": {}, "no mixup": {"mixup_alpha": None}, "random sampler": {"sampler": "random"}}
+    arms.update({f"batch {b}": {"batch_size": b} for b in batch_sizes if b != spec.batch_size})
+    arms.update({f"lr {lr:g}": {"lr": lr} for lr in learning_rates if lr != spec.lr})
+    arms.update({f"MLP {tuple(h)}": {"hidden": h} for h in hidden if list(h) != list(spec.hidden)})
+    arms["adaptive weights"] = {"class_weights": "adaptive"}
+    return arms
