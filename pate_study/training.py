@@ -67,7 +67,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from pate_study.device import autocast
-from pate_study.metrics import mean_average_precision, mean_roc_auc
+from pate_study.metrics import mean_average_precision_and_roc_auc
 from pate_study.samplers import (
     BatchFeeder, LabelBalancedStream, PermutationStream, label_matrix, mix_pairs, mixup_coefficients,
 )
@@ -474,7 +474,7 @@ def _probabilities(z: torch.Tensor, task: str) -> np.ndarray:
 def _score_metrics(truth: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return mean_average_precision(truth, probs), mean_roc_auc(truth, probs)
+        return mean_average_precision_and_roc_auc(truth, probs)
 
 
 @torch.no_grad()
