@@ -431,11 +431,13 @@ def flush_denormal_on_cpu(device: torch.device) -> Iterator[None]:
     (m <- 0.9 m, v <- 0.999 v; Kingma & Ba 2015, Algorithm 1) and pass through the denormal range, where
     every x86 floating-point operation takes a slow microcode path: measured 14 ms against 0.8 ms for one
     fused Adam step over the ECG students' 326k parameters, and half of a student run in notebook 01.
-    What it can change: a moment below 1.2e-38 becomes 0. Such a moment moves a parameter by at most
-    lr * 1.2e-38 / eps = 1.2e-33 (eps = 1e-8, Adam's default), below the rounding step of any float32 parameter
-    larger than about 1e-26, so the selected parameters, votes and tables stay the same (checked:
-    ``tests/learning/test_legacy_votes.py`` and the notebooks' outputs, benchmarks/README.md). It applies to the
-    calling thread only: with more intra-op threads, the others keep denormals (slower, same values).
+    What it can change: a moment below 1.2e-38 becomes 0. A first moment that small moves a parameter by at most
+    lr * 1.2e-38 / (1 - 0.9) / eps = 1.2e-32 (bias correction, eps = 1e-8, Adam's default), below the rounding
+    step of any float32 parameter larger than about 1e-25; a second moment that small has sqrt(v) < 1.1e-19, lost
+    against eps in float32 either way. So the trained parameters, votes and tables stay the same (checked:
+    ``tests/learning/test_flush_denormal.py``, ``tests/learning/test_legacy_votes.py`` and notebooks 01-03's
+    outputs, benchmarks/README.md). It applies to the calling thread only: with more intra-op threads, the others
+    keep denormals (slower there, same values).
     """
     if device.type != "cpu":
         yield
