@@ -25,7 +25,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "tpr_tnr", "binary_report", "multiclass_report", "multilabel_report", "mean_average_precision",
-    "mean_roc_auc", "average_precision_per_class", "roc_auc_per_class", "majority_class",
+    "mean_roc_auc", "mean_average_precision_and_roc_auc", "average_precision_per_class", "roc_auc_per_class",
+    "average_precision_and_roc_auc_per_class", "majority_class",
     "macro_precision_recall_all_classes", "macro_precision_recall_predicted_classes",
 ]
 
@@ -115,10 +116,64 @@ def multiclass_report(y_true: Any, y_pred: Any, n_classes: int | None = None, y_
 
 
 def _check_scores(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
-    Y, S = np.asarray(y_true), np.asarray(scores, dtype=float)
-    if Y.ndim != 2 or Y.shape != S.shape:
-        raise ValueError(f"y_true, scores: expected equal 2-d shapes [n, n_labels], got {Y.shape} and {S.shape}")
+    Y, S = np.asarray(y_true), np.asarray(scores)
+    if not np.issubdtype(S.dtype, np.floating):
+        S = S.astype(float)
+    if Y.ndim < 2 or Y.shape != S.shape:
+        raise ValueError(f"y_true, scores: expected equal shapes [..., n, n_labels], got {Y.shape} and {S.shape}")
     return Y.astype(bool), S
+
+
+def _ap_auc_sums(Y: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """From one sort of each column (axis -2) of finite scores ``S`` with labels ``Y``: per column, the sum
+    over positives of ``#positives scoring >= s / #rows scoring >= s`` (average precision's numerator, added in the
+    rows' own order, as ``np.where(Y, ratio, 0).sum(-2)``) and the sum of the positives' ranks (1-based, ascending,
+    ties averaged, as scipy's ``rankdata(method="average")``). The counts and ranks are integers and
+    half-integers, so they equal what separate ``rankdata`` calls give, and the rank sum is exact in any order.
+    Scores are sorted in their own precision, which orders them as float64 would (the conversion is exact)."""
+    n = S.shape[-2]
+    St = np.ascontiguousarray(np.swapaxes(S, -1, -2))  # [..., k, n]: each column's scores contiguous
+    Yt = np.ascontiguousarray(np.swapaxes(Y, -1, -2))
+    order = np.argsort(St, axis=-1)  # the order inside a group of ties changes nothing below
+    s_sorted = np.take_along_axis(St, order, axis=-1)
+    y_sorted = np.take_along_axis(Yt, order, axis=-1)
+    starts = np.ones(s_sorted.shape, dtype=bool)  # first entry of each group of tied scores
+    np.not_equal(s_sorted[..., 1:], s_sorted[..., :-1], out=starts[..., 1:])
+    position = np.arange(n)
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
+    ends = np.ones(s_sorted.shape, dtype=bool)    # last entry of each group
+    ends[..., :-1] = starts[..., 1:]
+    last = np.minimum.accumulate(np.where(ends, position, n - 1)[..., ::-1], axis=-1)[..., ::-1]
+    positives_upto = np.cumsum(y_sorted, axis=-1, dtype=np.int64)
+    positives_below = np.take_along_axis(positives_upto, first, axis=-1) - np.take_along_axis(y_sorted, first, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio_sorted = np.where(y_sorted, (positives_upto[..., -1:] - positives_below) / (n - first), 0.0)
+    rank_sum = np.where(y_sorted, (first + last) / 2.0 + 1.0, 0.0).sum(-1)
+    ratio = np.empty(s_sorted.shape, dtype=np.float64)
+    np.put_along_axis(ratio, order, ratio_sorted, axis=-1)
+    return np.ascontiguousarray(np.swapaxes(ratio, -1, -2)).sum(-2), rank_sum  # [..., n, k] rows in order
+
+
+def average_precision_and_roc_auc_per_class(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`average_precision_per_class` and :func:`roc_auc_per_class` from one sort per column (the same
+    values, bit for bit). ``y_true``, ``scores``: ``[n, k]``, or stacked ``[..., n, k]`` (e.g.
+    ``[N teachers, n, k]``; each slice exactly as on its own) -> two ``[..., k]`` arrays."""
+    Y, S = _check_scores(y_true, scores)
+    n_pos = Y.sum(-2)
+    n_neg = S.shape[-2] - n_pos
+    if np.isfinite(S).all():
+        ap_sum, rank_sum = _ap_auc_sums(Y, S)
+    else:  # non-finite scores: scipy's rank conventions (a NaN column is NaN)
+        S = S.astype(float)
+        all_ge = S.shape[-2] + 1 - rankdata(S, method="min", axis=-2)
+        pos_ge = S.shape[-2] + 1 - rankdata(np.where(Y, S, -np.inf), method="min", axis=-2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ap_sum = np.where(Y, pos_ge / all_ge, 0.0).sum(-2)
+        rank_sum = (rankdata(S, method="average", axis=-2) * Y).sum(-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ap = ap_sum / np.where(n_pos > 0, n_pos, np.nan)
+        auc = (rank_sum - n_pos * (n_pos + 1) / 2) / np.where((n_pos > 0) & (n_neg > 0), n_pos * n_neg, np.nan)
+    return ap, auc
 
 
 def average_precision_per_class(y_true: Any, scores: Any) -> np.ndarray:
@@ -126,38 +181,38 @@ def average_precision_per_class(y_true: Any, scores: Any) -> np.ndarray:
 
     AP = mean over the class's positives of the precision at that positive's score threshold,
     ``#positives scoring >= s / #clips scoring >= s``: sklearn's uninterpolated step-wise AP
-    (ties form one threshold), computed from column ranks instead of one sort per class.
+    (ties form one threshold), computed from one sort per column instead of one per class.
+    Stacked inputs ``[..., n, k]`` as in :func:`average_precision_and_roc_auc_per_class`.
     """
-    Y, S = _check_scores(y_true, scores)
-    n = S.shape[0]
-    all_ge = n + 1 - rankdata(S, method="min", axis=0)
-    pos_ge = n + 1 - rankdata(np.where(Y, S, -np.inf), method="min", axis=0)
-    n_pos = Y.sum(0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(Y, pos_ge / all_ge, 0.0).sum(0) / np.where(n_pos > 0, n_pos, np.nan)
+    return average_precision_and_roc_auc_per_class(y_true, scores)[0]
 
 
 def roc_auc_per_class(y_true: Any, scores: Any) -> np.ndarray:
     """ROC-AUC of every class at once (Mann-Whitney: mean ranks, ties averaged); NaN where a class
-    lacks positives or negatives. Equal to sklearn's ``roc_auc_score`` per class."""
-    Y, S = _check_scores(y_true, scores)
-    ranks = rankdata(S, method="average", axis=0)
-    n_pos = Y.sum(0)
-    n_neg = S.shape[0] - n_pos
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return ((ranks * Y).sum(0) - n_pos * (n_pos + 1) / 2) / np.where((n_pos > 0) & (n_neg > 0), n_pos * n_neg, np.nan)
+    lacks positives or negatives. Equal to sklearn's ``roc_auc_score`` per class. Stacked inputs
+    ``[..., n, k]`` as in :func:`average_precision_and_roc_auc_per_class`."""
+    return average_precision_and_roc_auc_per_class(y_true, scores)[1]
+
+
+def _mean_over_classes(values: np.ndarray) -> float:
+    """Mean over the classes with a finite value (NaN when none has one)."""
+    return float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
 
 
 def mean_average_precision(y_true: Any, scores: Any) -> float:
     """mAP: mean over classes with at least one positive of the average precision (sklearn's definition)."""
-    ap = average_precision_per_class(y_true, scores)
-    return float(np.nanmean(ap)) if np.isfinite(ap).any() else float("nan")
+    return _mean_over_classes(average_precision_per_class(y_true, scores))
 
 
 def mean_roc_auc(y_true: Any, scores: Any) -> float:
     """Mean over classes with both positives and negatives of the ROC-AUC (sklearn's definition)."""
-    auc = roc_auc_per_class(y_true, scores)
-    return float(np.nanmean(auc)) if np.isfinite(auc).any() else float("nan")
+    return _mean_over_classes(roc_auc_per_class(y_true, scores))
+
+
+def mean_average_precision_and_roc_auc(y_true: Any, scores: Any) -> tuple[float, float]:
+    """(:func:`mean_average_precision`, :func:`mean_roc_auc`) from one sort per column (the same values)."""
+    ap, auc = average_precision_and_roc_auc_per_class(y_true, scores)
+    return _mean_over_classes(ap), _mean_over_classes(auc)
 
 
 def multilabel_report(y_true: Any, y_pred: Any, scores: Any | None = None, y_train: Any | None = None) -> dict[str, Any]:

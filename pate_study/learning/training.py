@@ -52,10 +52,11 @@ next step on -- e.g. :class:`AdaptiveClassWeights`, the performance-adaptive wei
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,17 +67,17 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from pate_study.core.device import autocast
-from pate_study.learning.metrics import mean_average_precision, mean_roc_auc
+from pate_study.learning.metrics import average_precision_per_class, mean_average_precision_and_roc_auc
 from pate_study.learning.samplers import (
     BatchFeeder, LabelBalancedStream, PermutationStream, label_matrix, mix_pairs, mixup_coefficients,
 )
-from pate_study.learning.metrics import average_precision_per_class
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "TASKS", "SAMPLERS", "SELECTIONS", "SELECT_ON", "TrainConfig", "TrainResult", "teacher_seeds", "as_targets",
-    "per_teacher_loss", "EarlyStopping", "record_stacked_losses", "compact_optimizer", "adam_kwargs", "train_stacked",
+    "per_teacher_loss", "EarlyStopping", "record_stacked_losses", "compact_optimizer", "flush_denormal_enabled",
+    "flush_denormal_on_cpu", "adam_kwargs", "train_stacked",
     "HISTORY_COLUMNS", "weighted_bce_with_logits", "EvaluationEvent", "adaptive_class_weights",
     "AdaptiveClassWeights", "LoopInputs", "LoopState", "train_step", "evaluate_active", "select_checkpoints",
     "evaluation_point", "run_epochs", "run_steps",
@@ -415,6 +416,39 @@ def _fused_adam_available(device: torch.device) -> bool:
     return (major, minor) >= (2, 4)
 
 
+def flush_denormal_enabled() -> bool:
+    """Whether the calling thread's CPU flushes denormal floats to zero (a denormal times 2 comes out 0)."""
+    return bool((torch.tensor([1e-39], dtype=torch.float32) * 2.0).item() == 0.0)
+
+
+@contextlib.contextmanager
+def flush_denormal_on_cpu(device: torch.device) -> Iterator[None]:
+    """Within the block, the calling thread flushes denormal float32 values to zero on the CPU (x86 FTZ/DAZ,
+    :func:`torch.set_flush_denormal`); the previous setting is restored after it. Nothing changes on a GPU.
+
+    Why: Adam's moments of a parameter whose gradient is (near) zero decay geometrically
+    (m <- 0.9 m, v <- 0.999 v; Kingma & Ba 2015, Algorithm 1) and pass through the denormal range, where
+    every x86 floating-point operation takes a slow microcode path: measured 14 ms against 0.8 ms for one
+    fused Adam step over the ECG students' 326k parameters, and half of a student run in notebook 01.
+    What it can change: a moment below 1.2e-38 becomes 0. A first moment that small moves a parameter by at most
+    lr * 1.2e-38 / (1 - 0.9) / eps = 1.2e-32 (bias correction, eps = 1e-8, Adam's default), below the rounding
+    step of any float32 parameter larger than about 1e-25; a second moment that small has sqrt(v) < 1.1e-19, lost
+    against eps in float32 either way. So the trained parameters, votes and tables stay the same (checked:
+    ``tests/learning/test_flush_denormal.py``, ``tests/learning/test_legacy_votes.py`` and notebooks 01-03's
+    outputs, benchmarks/README.md). It applies to the calling thread only: with more intra-op threads, the others
+    keep denormals (slower there, same values).
+    """
+    if device.type != "cpu":
+        yield
+        return
+    before = flush_denormal_enabled()
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(before)
+
+
 def adam_kwargs(lr: float, weight_decay: float, device: torch.device) -> dict[str, Any]:
     """One fused Adam kernel over the stacked tensors (elementwise, so per-teacher exact)."""
     kw: dict[str, Any] = {"lr": lr, "weight_decay": weight_decay}
@@ -441,7 +475,7 @@ def _probabilities(z: torch.Tensor, task: str) -> np.ndarray:
 def _score_metrics(truth: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return mean_average_precision(truth, probs), mean_roc_auc(truth, probs)
+        return mean_average_precision_and_roc_auc(truth, probs)
 
 
 @torch.no_grad()
@@ -669,7 +703,8 @@ def train_step(run: LoopInputs, state: LoopState, rows: torch.Tensor) -> None:
     loss = per.sum()
     state.opt.zero_grad(set_to_none=True)
     loss.backward()
-    state.opt.step()
+    with flush_denormal_on_cpu(run.device):
+        state.opt.step()
     state.train_loss_sum.add_(per.detach())
     state.train_loss_count += 1
 

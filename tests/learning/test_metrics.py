@@ -58,3 +58,57 @@ def test_multilabel_matches_sklearn():
     assert r["baseline"]["micro_f1"] == 0.0  # all labels below 50% prevalence -> predicts nothing
     with pytest.raises(ValueError):
         multilabel_report(Y, P[:, :3])
+
+
+def _rankdata_ap_auc(Y, S):
+    """The definitions through scipy's rankdata (three rankings per column), as the package computed them before
+    the one-sort path: AP from 'min' ranks of all scores and of the positives' scores, AUC from average ranks."""
+    from scipy.stats import rankdata
+    Y, S = np.asarray(Y, dtype=bool), np.asarray(S, dtype=float)
+    n, n_pos = S.shape[0], Y.sum(0)
+    all_ge = n + 1 - rankdata(S, method="min", axis=0)
+    pos_ge = n + 1 - rankdata(np.where(Y, S, -np.inf), method="min", axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ap = np.where(Y, pos_ge / all_ge, 0.0).sum(0) / np.where(n_pos > 0, n_pos, np.nan)
+        auc = ((rankdata(S, method="average", axis=0) * Y).sum(0) - n_pos * (n_pos + 1) / 2) / np.where(
+            (n_pos > 0) & (n - n_pos > 0), n_pos * (n - n_pos), np.nan)
+    return ap, auc
+
+
+@pytest.mark.parametrize("k", [1, 2, 7])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_sort_ap_and_auc_equal_the_rankdata_definitions_bit_for_bit(k, dtype):
+    """One sort per column gives the same AP and AUC as three rankdata calls, to the last bit (ties, a class
+    without positives, one with only positives, float32 scores, stacked teachers); also the means."""
+    from pate_study.learning.metrics import (average_precision_and_roc_auc_per_class, average_precision_per_class,
+                                    mean_average_precision_and_roc_auc, roc_auc_per_class)
+    rng = np.random.default_rng(k)
+    for trial in range(20):
+        n = int(rng.integers(1, 150))
+        S = rng.random((4, n, k)).astype(dtype)
+        if trial % 2:
+            S = (np.round(S * 5) / 5).astype(dtype)  # many ties
+        Y = rng.random((4, n, k)) < rng.random()
+        Y[0, :, 0] = False
+        Y[1, :, -1] = True
+        ap, auc = average_precision_and_roc_auc_per_class(Y, S)  # stacked [4, n, k]
+        for i in range(4):
+            ref_ap, ref_auc = _rankdata_ap_auc(Y[i], S[i])
+            for got in (ap[i], average_precision_per_class(Y[i], S[i])):
+                assert np.array_equal(got, ref_ap, equal_nan=True)
+            for got in (auc[i], roc_auc_per_class(Y[i], S[i])):
+                assert np.array_equal(got, ref_auc, equal_nan=True)
+            means = mean_average_precision_and_roc_auc(Y[i], S[i])
+            assert np.array_equal(means, (mean_average_precision(Y[i], S[i]), mean_roc_auc(Y[i], S[i])), equal_nan=True)
+            assert np.array_equal(means, (np.nanmean(ref_ap) if np.isfinite(ref_ap).any() else np.nan,
+                                          np.nanmean(ref_auc) if np.isfinite(ref_auc).any() else np.nan), equal_nan=True)
+
+
+def test_ap_and_auc_with_non_finite_scores_follow_rankdata():
+    from pate_study.learning.metrics import average_precision_and_roc_auc_per_class
+    Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]], dtype=bool)
+    S = np.array([[0.2, np.nan], [-np.inf, 0.1], [0.9, 0.4], [0.5, 0.3]])
+    ap, auc = average_precision_and_roc_auc_per_class(Y, S)
+    ref_ap, ref_auc = _rankdata_ap_auc(Y, S)
+    assert np.array_equal(ap, ref_ap, equal_nan=True) and np.array_equal(auc, ref_auc, equal_nan=True)
+    assert np.isnan(ap[1]) and np.isnan(auc[1])  # a NaN score makes its column NaN
