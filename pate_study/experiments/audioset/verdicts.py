@@ -844,11 +844,10 @@ def table_5_3_record(t53: pd.DataFrame, claims: pd.DataFrame, kind: str, scale: 
     reproduces = ("max" if r.loc["max", "answered_share_independent_of_th_e"]
                   and not r.loc["printed", "answered_share_independent_of_th_e"] else "undecided")
     c_conf = _claim_row(claims, "the confidence check")
-    v = scale_verdict(kind, "answered shares and F1 values", **scale,
-                      extra="the answered share depends on how confident the teachers are; which rule gives a share "
-                            "independent of th_e holds by construction (max rule), not by our data")
     v = _claims_or_scale(claims[claims["claim"].str.startswith("the confidence check")], kind,
-                         "answered shares and F1 values", scale, extra=v.reason.split("; ", 1)[-1])
+                         "answered shares and F1 values", scale,
+                         extra="the answered share depends on how confident the teachers are; which rule gives a share "
+                               "independent of th_e holds by construction (max rule), not by our data")
     return dict(rule_reproducing_constant_answered_share=reproduces,
                 max_rule_constant=bool(r.loc["max", "answered_share_independent_of_th_e"]),
                 printed_rule_constant=bool(r.loc["printed", "answered_share_independent_of_th_e"]),
