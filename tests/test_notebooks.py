@@ -13,6 +13,7 @@ import pytest
 
 from pate_study.tooling.labcheck import PACKAGE_LOG
 from pate_study.reporting.outputs import read_scalars
+from pate_study.reporting.verdicts import VERDICTS
 from pate_study.tooling.runner import PROFILES, REQUIRED_PROFILES, RUNNER_PARAMETERS, execute_notebook, list_notebooks, load_parameters
 from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
 
@@ -253,7 +254,7 @@ def check_audioset_teachers(scalars: dict, params: dict) -> None:
     assert scalars["muschiol2021-fig2.1"]["verdict"] == "not comparable"  # an illustration of one clip
     for key, values in scalars.items():
         if key.startswith("muschiol2021-"):
-            assert values["verdict"] in ("agrees", "differs", "not comparable"), key
+            assert values["verdict"] in VERDICTS, key
             assert not any(k.startswith("seconds") for k in values), f"{key}: timings belong in benchmarks"
     assert scalars["findings"]["n_lines"] >= 5
 
@@ -283,7 +284,7 @@ def check_multilabel(scalars: dict, params: dict) -> None:
     t54 = scalars["muschiol2021-table5.4"]
     for key in ("best_student_map", "student_true_labels_map", "student_noise_free_labels_map", "class_prior_map"):
         assert 0 <= t54[key] <= 1, key
-    assert t54["q_average_verdict"] in ("agrees", "differs", "not comparable")
+    assert t54["q_average_verdict"] in VERDICTS
 
 
 def check_pate2018_lab(scalars: dict, params: dict) -> None:

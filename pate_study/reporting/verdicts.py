@@ -5,7 +5,9 @@ A comparison of a published value with ours ends in one of three verdicts:
 - ``agrees``: ours lies within the published spread, or within a stated tolerance of the published value;
 - ``differs``: it does not, and the notebook explains why (``reason``);
 - ``not comparable``: scale, data or definition differ, so the two numbers do not measure the same thing
-  (``reason`` says which). No comparison on a different quantity may be called ``agrees``.
+  (``reason`` says which). No comparison on a different quantity may be called ``agrees``;
+- ``inconclusive``: the difference that decides a direction lies inside the stated tolerance (the same tolerance
+  both ways), so neither agrees nor differs can be said.
 
 Notebooks record a verdict beside the numbers it judges, under the registry id::
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-VERDICTS = ("agrees", "differs", "not comparable")
+VERDICTS = ("agrees", "differs", "not comparable", "inconclusive")
 
 
 @dataclass(frozen=True)
@@ -91,3 +93,39 @@ def differs(reason: str, *, rule: str) -> Verdict:
 def agrees(*, rule: str) -> Verdict:
     """A qualitative statement of the paper that our run confirms (``rule`` states the test applied)."""
     return Verdict("agrees", rule)
+
+
+def inconclusive(reason: str, *, rule: str) -> Verdict:
+    """The deciding difference lies inside the tolerance: neither direction can be claimed (``reason`` gives it)."""
+    return Verdict("inconclusive", rule, reason)
+
+
+def direction(margin: float, tolerance: float, *, rule: str, reason: str) -> Verdict:
+    """A directional claim decided by a signed ``margin`` (positive: the claim holds) with one ``tolerance`` for
+    both directions: ``agrees`` when ``margin > tolerance``, ``differs`` when ``margin < -tolerance``, else
+    ``inconclusive``. ``reason`` (the measured numbers) is kept for the two verdicts that need one."""
+    margin, tolerance = _finite("margin", margin), _finite("tolerance", tolerance)
+    if tolerance < 0:
+        raise ValueError(f"tolerance={tolerance}: expected >= 0")
+    rule = f"{rule} (margin beyond ±{tolerance:g})"
+    if margin > tolerance:
+        return Verdict("agrees", rule)
+    if margin < -tolerance:
+        return Verdict("differs", rule, reason)
+    return Verdict("inconclusive", rule, f"{reason} (margin {margin:+.3g} within ±{tolerance:g})")
+
+
+def combine(verdicts: dict[str, Verdict], *, context: str = "") -> Verdict:
+    """One item's verdict from its claims' (name -> verdict): ``differs`` if any claim differs, else ``inconclusive``
+    if any is, else ``agrees`` if any agrees, else ``not comparable``. The reason lists every claim's verdict, then
+    ``context`` (e.g. the scale difference)."""
+    if not verdicts:
+        raise ValueError("combine needs at least one claim")
+    found = {v.verdict for v in verdicts.values()}
+    for outcome in ("differs", "inconclusive", "agrees", "not comparable"):
+        if outcome in found:
+            break
+    parts = "; ".join(f"{name}: {v.verdict}" + (f" ({v.reason})" if v.reason else "") for name, v in verdicts.items())
+    rule = " AND ".join(f"[{name}] {v.rule}" for name, v in verdicts.items())
+    reason = parts + (f". {context}" if context else "")
+    return Verdict(outcome, rule, reason)

@@ -152,7 +152,8 @@ def test_logmel_cnn_teachers_are_bit_reproducible():
 
 
 def test_verdict_helpers():
-    assert as_verdicts.adaptive_weights_verdict(0.20, 0.205).verdict == "agrees"
+    assert as_verdicts.adaptive_weights_verdict(0.20, 0.205).verdict == "inconclusive"  # inside ±0.01, both ways
+    assert as_verdicts.adaptive_weights_verdict(0.205, 0.20).verdict == "inconclusive"
     assert as_verdicts.adaptive_weights_verdict(0.20, 0.15).verdict == "agrees"  # "no positive effect" includes harm
     assert as_verdicts.adaptive_weights_verdict(0.20, 0.25).verdict == "differs"
     assert as_verdicts.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"

@@ -55,6 +55,19 @@ def _label(t: int) -> str:
     return "baseline" if t == 1 else str(t)
 
 
+def both_conventions(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
+    """Macro P/R/F1 (:func:`.release.prf`: precision and recall averaged over *all* classes, a class without a
+    prediction scored 0) and beside them the second convention, averaged over the *predicted* classes only
+    (:func:`pate_study.learning.metrics.macro_precision_recall_predicted_classes`): ``precision_predicted``,
+    ``recall_predicted``, ``n_predicted_classes``. Under the first, precision <= n_predicted_classes / n_classes."""
+    out = prf(y_true, y_pred)
+    if len(y_true) == 0:
+        return {**out, "precision_predicted": float("nan"), "recall_predicted": float("nan"), "n_predicted_classes": 0}
+    pred = metrics.macro_precision_recall_predicted_classes(y_true, y_pred)
+    return {**out, "precision_predicted": pred["precision"], "recall_predicted": pred["recall"],
+            "n_predicted_classes": pred["n_classes"]}
+
+
 def table_5_2(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
               vote: str = "probability") -> pd.DataFrame:
     """Table 5.2 / A.2: noise-free ensemble P/R/F1 on the pool per teacher count and threshold."""
@@ -63,7 +76,8 @@ def table_5_2(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THR
         m = vote_fractions(cv.pool_probabilities, vote)
         for th in thresholds:
             rows.append({"n_teachers": _label(t), "threshold": threshold_label(th),
-                         **prf(cv.pool_labels, noise_free_release(m, th))})
+                         **both_conventions(cv.pool_labels, noise_free_release(m, th)),
+                         "n_classes": int(cv.pool_labels.shape[1])})
     return pd.DataFrame(rows)
 
 
@@ -80,7 +94,9 @@ def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THR
         th = best["threshold"] if best["threshold"] == "adaptive" else float(best["threshold"])
         row = {"n_teachers": _label(t), "map_raw": metrics.mean_average_precision(cv.pool_labels, m),
                "auc_raw": metrics.mean_roc_auc(cv.pool_labels, m), "ensemble_threshold": best["threshold"],
-               "ensemble_precision": best["precision"], "ensemble_recall": best["recall"], "ensemble_f1": best["f1"]}
+               "ensemble_precision": best["precision"], "ensemble_recall": best["recall"], "ensemble_f1": best["f1"],
+               "ensemble_precision_predicted": best["precision_predicted"],
+               "ensemble_recall_predicted": best["recall_predicted"]}
         if t > 1:
             per = [prf(cv.pool_labels, noise_free_release(p.astype(np.float64), th)) for p in cv.pool_probabilities]
             row.update({f"teacher_avg_{k}": float(np.mean([x[k] for x in per])) for k in ("precision", "recall", "f1")})
@@ -105,10 +121,12 @@ def table_5_3(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = ("a
                 row = {"rule": rule, "n_teachers": _label(t), "threshold": threshold_label(th)}
                 for c in confidences:
                     ok = noise_free_confident(m, th, c, rule, top_n)
-                    r = prf(cv.pool_labels[ok], noise_free_release(m, th)[ok])
+                    r = both_conventions(cv.pool_labels[ok], noise_free_release(m, th)[ok])
                     key = f"conf{int(round(c * 10)):02d}"
                     row.update({f"answered_pct_{key}": 100.0 * ok.mean(), f"precision_{key}": r["precision"],
-                                f"recall_{key}": r["recall"], f"f1_{key}": r["f1"]})
+                                f"recall_{key}": r["recall"], f"f1_{key}": r["f1"],
+                                f"precision_predicted_{key}": r["precision_predicted"],
+                                f"recall_predicted_{key}": r["recall_predicted"]})
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -180,8 +198,10 @@ def table_5_3_beside(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") 
 
 
 def appendix_tables(small: dict[int, CachedVotes]) -> dict[str, pd.DataFrame]:
-    """Tables A.1-A.3 (the "small" subset) with the thesis's values beside (A.3: both rules' rows)."""
-    renamed = table_5_1(small).rename(columns={"map_raw": "map", "auc_raw": "auc", "ensemble_threshold": "best_threshold",
+    """Tables A.1-A.3 (the "small" subset) with the thesis's values beside (A.3: both rules' rows); A.1's best threshold
+    is chosen among Table A.2's thresholds and 0.3, the thesis's best in Table A.1."""
+    with_03 = tuple(THRESHOLDS) + ((0.3,) if 0.3 not in THRESHOLDS else ())  # the thesis's best threshold in Table A.1
+    renamed = table_5_1(small, with_03).rename(columns={"map_raw": "map", "auc_raw": "auc", "ensemble_threshold": "best_threshold",
                                                "ensemble_f1": "best_f1"})
     t53 = table_5_3(small)
     return {"muschiol2021-tableA.1": paper_beside(renamed, "muschiol2021-tableA.1", ["n_teachers"],

@@ -1,0 +1,114 @@
+"""The Audio Set items' recorded verdicts (notebooks 04 and 05, Muschiol 2021) are directional wherever a direction
+of the thesis can be checked: "not comparable" only on an explicit, justified allow-list; every directional verdict
+names its claim (rule) and, when it is not "agrees", the measured numbers (reason).
+
+Reads the registry and the committed ``figures/04_*/scalars.json`` and ``figures/05_*/scalars.json`` (the outputs
+the runner regenerates), so it fails when a regenerated notebook falls back to "not comparable".
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pate_study.reporting import registry
+from pate_study.reporting.outputs import read_scalars
+from pate_study.reporting.verdicts import combine, direction
+
+REPO = Path(__file__).resolve().parents[2]
+
+NOTEBOOKS = ("04_audioset_teachers", "05_audioset_multilabel")
+
+#: Items where no direction or ratio of the thesis can be checked at this scale, and why.
+ALLOWED_NOT_COMPARABLE = {
+    "muschiol2021-fig5.4": "log-Mel CNNs on synthetic clips at reduced width (no raw Audio Set audio here): the code "
+                           "path runs, no architecture comparison on Audio Set",
+    "muschiol2021-fig5.5": "no ImageNet weights file (no network) and synthetic clips: the pretrained arm never runs, "
+                           "so no transfer direction exists",
+    "muschiol2021-fig5.16": "q̃ histogram: with σ_e on vote fractions over 161 labels q̃ has a floor (min_logq) above "
+                            "the thesis's low buckets, which are empty here by construction",
+    "muschiol2021-figA.12": "as Fig 5.16 at σ_e = 0.2",
+    "muschiol2021-figA.13": "as Fig 5.16 at σ_e = 0.6",
+}
+
+#: Items whose directional verdict exists in the package but needs notebook 05's call to change (owned elsewhere):
+#: Tables A.1/A.3 need ``verdicts.appendix_records`` recorded after the appendix loop; Figs A.8-A.11 need the plain
+#: GNThreshold sweep of the same ensemble beside each confidence sweep (``verdicts.confidence_claims``).
+PENDING_NOTEBOOK_05_CALL = ("muschiol2021-tableA.1", "muschiol2021-tableA.3", "muschiol2021-figA.8",
+                            "muschiol2021-figA.9", "muschiol2021-figA.10", "muschiol2021-figA.11")
+
+DIRECTIONAL = ("agrees", "differs", "inconclusive")
+
+
+def _recorded() -> dict[str, dict]:
+    """Recorded scalars of every Audio Set result item with a verdict, by id."""
+    scalars = {nb: read_scalars(REPO / "figures" / nb) for nb in NOTEBOOKS}
+    out = {}
+    for item in registry.load_registry():
+        if item.document == "muschiol2021" and item.notebook in NOTEBOOKS and item.kind == "result":
+            rec = scalars[item.notebook].get(item.id, {})
+            if "verdict" in rec:
+                out[item.id] = rec
+    return out
+
+
+def test_scalars_exist_for_both_notebooks():
+    rec = _recorded()
+    assert len(rec) >= 35, f"only {len(rec)} Audio Set items carry a verdict: were figures/04_*, 05_* regenerated?"
+
+
+def test_not_comparable_only_on_the_allow_list():
+    rec = _recorded()
+    outside = sorted(i for i, r in rec.items() if r["verdict"] == "not comparable"
+                     and i not in ALLOWED_NOT_COMPARABLE and i not in PENDING_NOTEBOOK_05_CALL)
+    assert not outside, f"'not comparable' outside the justified allow-list: {outside}"
+    for item in ALLOWED_NOT_COMPARABLE:
+        if item in rec and rec[item]["verdict"] == "not comparable":
+            assert rec[item]["verdict_reason"], f"{item}: a 'not comparable' must keep its reason"
+
+
+@pytest.mark.xfail(strict=True, reason="notebook 05 does not yet call verdicts.appendix_records / pass the plain "
+                                       "sweep to the appendix confidence figures (see PENDING_NOTEBOOK_05_CALL)")
+def test_pending_items_are_directional_once_notebook_05_calls_them():
+    rec = _recorded()
+    assert all(rec[i]["verdict"] in DIRECTIONAL for i in PENDING_NOTEBOOK_05_CALL if i in rec)
+
+
+def test_directional_verdicts_name_their_claim_and_rule():
+    rec = _recorded()
+    directional = {i: r for i, r in rec.items() if r["verdict"] in DIRECTIONAL}
+    assert len(directional) >= 25, f"only {len(directional)} directional Audio Set verdicts"
+    for item, r in directional.items():
+        assert r.get("verdict_rule", "").strip(), f"{item}: no rule"
+        if r["verdict"] != "agrees":
+            assert r.get("verdict_reason", "").strip(), f"{item}: {r['verdict']} without the measured numbers"
+
+
+def test_claim_verdicts_state_the_scale_beside_them():
+    """Where the values are not comparable but the direction is, the reason says so (the scale difference beside
+    the claim's verdict): Tables 5.1-5.4 and the figures judged on claims."""
+    rec = _recorded()
+    for item in ("muschiol2021-table5.1", "muschiol2021-table5.3", "muschiol2021-table5.4", "muschiol2021-fig5.14",
+                 "muschiol2021-fig5.17", "muschiol2021-fig5.18"):
+        if item in rec and rec[item]["verdict"] != "agrees":
+            assert "not comparable" in rec[item]["verdict_reason"].lower() or "Values" in rec[item]["verdict_reason"], item
+
+
+def test_table_5_2_reports_both_conventions_and_the_implied_one():
+    rec = _recorded().get("muschiol2021-table5.2")
+    if rec is None:
+        pytest.skip("Table 5.2 not recorded")
+    conv = rec["convention"]
+    assert conv["classes_needed_all_classes"] > conv["ours_predicted_classes_there"]
+    assert {"all_classes_trend_th_e", "predicted_classes_trend_th_e"} <= set(rec)
+    assert "predicted-classes convention" in rec["verdict_reason"]
+
+
+def test_direction_uses_one_tolerance_both_ways():
+    kw = dict(rule="r", reason="numbers")
+    assert direction(0.011, 0.01, **kw).verdict == "agrees"
+    assert direction(-0.011, 0.01, **kw).verdict == "differs"
+    assert direction(0.01, 0.01, **kw).verdict == direction(-0.01, 0.01, **kw).verdict == "inconclusive"
+    both = combine({"a": direction(0.5, 0.01, **kw), "b": direction(0.0, 0.01, **kw)}, context="scale")
+    assert both.verdict == "inconclusive" and "a: agrees" in both.reason and both.reason.endswith("scale")
+    assert combine({"a": direction(0.5, 0.01, **kw), "b": direction(-0.5, 0.01, **kw)}).verdict == "differs"
