@@ -471,6 +471,8 @@ def frontier_release(cv: CachedVotes, setting: dict, n_queries: int, *, delta: f
     threshold th_e·T; powerset voting on top-k votes (its own accountant). σ_e is on vote fractions (σ = σ_e·T on
     counts). Returns (row with ε and macro/micro F1 of the released labels on the pool's true labels, labels)."""
     mech, se, k, th = setting["mechanism"], float(setting["sigma_e"]), int(setting["k"]), float(setting["th_e"])
+    if mech not in FRONTIER_MECHANISMS:
+        raise ValueError(f"mechanism={mech!r}: expected one of {FRONTIER_MECHANISMS}")
     t, probs = cv.n_teachers, cv.pool_probabilities[:, :n_queries]
     n, n_labels = probs.shape[1], probs.shape[2]
     gen = np.random.default_rng([seed, FRONTIER_MECHANISMS.index(mech), int(round(se * 1000)), k])
@@ -494,11 +496,9 @@ def frontier_release(cv: CachedVotes, setting: dict, n_queries: int, *, delta: f
         sums = multiwinner.clip_votes(topk_vote.calibrated_votes(probs, k), tau)
         labels = multiwinner.tau_pate(sums, th * t, s, gen).labels
         eps = multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon
-    elif mech == "powerset":
+    else:  # powerset
         labels = multiwinner.powerset_pate(topk_vote.topk_votes(probs, k), s, gen).labels
         eps = multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon
-    else:
-        raise ValueError(f"mechanism={mech!r}: expected one of {FRONTIER_MECHANISMS}")
     labels = np.asarray(labels, dtype=bool)
     row = {"mechanism": mech, "sigma_e": se, "k": k, "th_e": th, "n_samples": n, "epsilon": float(eps),
            "released_per_query": float(labels.sum(1).mean()), **prf(cv.pool_labels[:n_queries], labels)}
