@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.experiments.audioset import pipeline, release, students, teachers
+from pate_study.experiments.audioset import figures, pipeline, release, students, teachers
 from pate_study.experiments.audioset.votes import synthetic_votes
 from pate_study.privacy import topk_vote
 
@@ -119,3 +119,25 @@ def test_frontier_targets_and_findings_pick_the_best_within_the_budget():
     lines = students.frontier_findings(front, t)
     assert any(l.startswith("ε in (0, 300]: topk wins") for l in lines)
     assert any("not met" in l for l in lines)
+
+
+def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):
+    cv = synthetic_votes(5, n_pool=150, n_test=60, n_labels=6, seed=0)
+    rng = np.random.default_rng(0)
+    pool_x, test_x = rng.normal(size=(150, 4)).astype(np.float32), rng.normal(size=(60, 4)).astype(np.float32)
+    points = (("fig a", "0.2", ("None",)), ("fig b", "adaptive", ("0.4",)))
+    sig = pipeline.sigma_students(cv, pool_x, test_x, points, [0.1, 0.3], [0.3, 0.9], teachers.teacher_spec(**TINY),
+                                  n_queries=100, delta=1e-8, seeds=[0, 1])
+    a, b = sig[sig["item"] == "fig a"], sig[sig["item"] == "fig b"]
+    assert list(a["sigma_e"]) == [0.1, 0.3] and a["sigma_c"].isna().all()  # no check: only sigma_e varies
+    assert list(zip(b["sigma_e"], b["sigma_c"])) == [(0.1, 0.6), (0.3, 0.6), (0.3, 0.3), (0.3, 0.9)]
+    assert (sig["n_seeds"] == 2).all()
+    # less noise costs more privacy (the data-independent bound is monotone in sigma_e)
+    assert a["eps_data_independent"].iloc[0] > a["eps_data_independent"].iloc[1]
+    rec = students.sigma_sweep_record(sig, "fig b")
+    assert rec["sigma_c"] == [0.6, 0.6, 0.3, 0.9] and len(rec["map"]) == 4
+    refs = pd.DataFrame([{"reference": "r", "map": 0.1}])
+    figures.students_figure(a.assign(eps_data_dependent=a["eps_data_dependent"]), refs, "0.2", "None", 1e-8, a)
+    front = release.frontier_releases(cv, release.frontier_settings([0.2], [(2, 0.1, 0.3)], []), 100)[0]
+    f = pd.DataFrame(front).assign(map=0.1, map_min=0.09, map_max=0.11)
+    figures.frontier_figure(f, refs, 1e-8, 100).savefig(tmp_path / "f.png")

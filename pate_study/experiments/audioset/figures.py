@@ -241,9 +241,24 @@ def q_histogram_figure(h: pd.DataFrame, sigma_e: float):
     return fig
 
 
-def students_figure(sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float):
-    """Figs 5.17-5.19: the students' test mAP against ε, with the references as dotted lines."""
+def students_figure(sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float,
+                    sweep: pd.DataFrame | None = None):
+    """Figs 5.17-5.19: the students' test mAP against ε (Table 5.4's rows at σ_e 0.3, σ_c 0.6; with ``sweep``, the
+    figure's configuration over σ_e and σ_c as lines, bars = min-max over seeds), references as dotted lines."""
     fig, ax = plt.subplots(figsize=(6, 4))
+    if sweep is not None and not sweep.empty:
+        for what, g in (("σ_e", sweep[sweep["sigma_c"].isna() | (sweep["sigma_c"] == 0.6)]),
+                        ("σ_c", sweep[sweep["sigma_c"].notna() & (sweep["sigma_e"] == 0.3) & (sweep["sigma_c"] != 0.6)])):
+            g = g.sort_values("eps_data_dependent")
+            if g.empty:
+                continue
+            ax.errorbar(g["eps_data_dependent"], g["map"], yerr=[g["map"] - g["map_min"], g["map_max"] - g["map"]],
+                        fmt="s--", capsize=3, label=f"{what} varied (n={int(g['n_samples'].iloc[0])})")
+            for _, r in g.iterrows():
+                ax.annotate(f"σ_e={r['sigma_e']:g}" + ("" if np.isnan(r["sigma_c"]) else f", σ_c={r['sigma_c']:g}"),
+                            (r["eps_data_dependent"], r["map"]), fontsize=6)
+        ax.set_xscale("log")
+        ax.legend(fontsize=7)
     for _, rr in sub.iterrows():
         spread = ([[rr["map"] - rr["map_min"]], [rr["map_max"] - rr["map"]]] if "map_min" in rr else None)
         ax.errorbar(rr["eps_data_dependent"], rr["map"], yerr=spread, fmt="o", capsize=3)

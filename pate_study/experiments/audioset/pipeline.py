@@ -29,7 +29,7 @@ from pate_study.learning import distributed
 from pate_study.data import audioset
 
 from .data import EnsembleInputs, ensemble_inputs, first_teachers, query_test_split
-from .release import frontier_releases, released_labels
+from .release import frontier_releases, released_labels, sigma_releases
 from .students import seed_summary, train_student
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
 from .teachers import TeacherRun, TeacherSpec, train_logmel_teachers, train_teachers
@@ -287,3 +287,25 @@ def frontier_students(cv: CachedVotes, pool_features: np.ndarray, test_features:
     rows = train_students(privacy, releases, pool_features, test_features, cv.test_labels, spec, seeds=seeds,
                           keys=keys, backend=backend, address=address, progress=progress)
     return seed_summary(rows, keys), rows
+
+
+def sigma_students(cv: CachedVotes, pool_features: np.ndarray, test_features: np.ndarray,
+                   points: Sequence[tuple[Any, Any, Sequence[str]]], sigmas_e: Sequence[float],
+                   sigmas_c: Sequence[float], spec: TeacherSpec, *, n_queries: int, delta: float, seed: int = 0,
+                   seeds: Sequence[int] = (0, 1, 2), backend: str = "local", address: str | None = None,
+                   progress: bool = False) -> pd.DataFrame:
+    """Figs 5.17-5.19 over the thesis's σ ranges: for each ``(item, th_e, th_c labels)`` of ``points`` (the figures'
+    configurations, e.g. :data:`.verdicts.STUDENT_FIGURES`), the releases of :func:`.release.sigma_releases` on the
+    first ``n_queries`` pool queries and a student per release and seed; one row per release (seed means and spread,
+    :func:`.students.seed_summary`)."""
+    parse = lambda x: x if x == "adaptive" else float(x)  # noqa: E731
+    privacy, releases = [], []
+    for item, th, thcs in points:
+        thc = None if thcs[0] == "None" else float(thcs[0])
+        p, r = sigma_releases(cv, n_queries, parse(th), thc, sigmas_e, sigmas_c, delta=delta, seed=seed)
+        privacy += [dict(row, item=item) for row in p]
+        releases += r
+    keys = ["item", "sigma_e", "sigma_c"]
+    rows = train_students(privacy, releases, pool_features, test_features, cv.test_labels, spec, seeds=seeds, keys=keys,
+                          backend=backend, address=address, progress=progress)
+    return seed_summary(rows, keys)

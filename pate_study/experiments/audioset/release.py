@@ -514,3 +514,21 @@ def frontier_releases(cv: CachedVotes, settings: Sequence[dict], n_queries: int,
         rows.append(row)
         releases.append({"labels": labels, "answered": np.ones(len(labels), dtype=bool)})
     return rows, releases
+
+
+def sigma_releases(cv: CachedVotes, n_queries: int, threshold: Any, confidence: float | None,
+                   sigmas_e: Sequence[float], sigmas_c: Sequence[float], *, sigma_e: float = 0.3, sigma_c: float = 0.6,
+                   delta: float = DELTA, seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """Figs 5.17-5.19 over the thesis's noise ranges: one Table 5.4 configuration (:func:`table_5_4_privacy`) at each
+    σ_e of ``sigmas_e`` (σ_c = ``sigma_c``) and, with a confidence check, at each σ_c of ``sigmas_c`` (σ_e =
+    ``sigma_e``). Returns (privacy rows with ``sigma_e``/``sigma_c``, ``{"labels", "answered"}`` per row)."""
+    grid = [(float(se), float(sigma_c)) for se in sigmas_e]
+    if confidence is not None:
+        grid += [(float(sigma_e), float(sc)) for sc in sigmas_c]
+    privacy, releases = [], []
+    for se, sc in grid:
+        r = table_5_4_privacy(cv, n_queries, threshold, confidence, sigma_e=se, sigma_c=sc, delta=delta, seed=seed)
+        privacy.append({"sigma_e": se, "sigma_c": sc if confidence is not None else math.nan,
+                        **{k: v for k, v in r.items() if k not in ("answered", "labels")}})
+        releases.append({"labels": r["labels"], "answered": r["answered"]})
+    return privacy, releases

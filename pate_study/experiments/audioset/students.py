@@ -181,3 +181,10 @@ def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
                      f"{targets['thesis_settings_best_map_sd']:.3f} ({targets['thesis_settings_best_row']}, ε data-"
                      f"independent {targets['thesis_settings_best_epsilon_data_independent']:.4g}).")
     return lines
+
+
+def sigma_sweep_record(sweep: pd.DataFrame, item: str) -> dict[str, list]:
+    """The σ sweep of one of Figs 5.17-5.19 (rows of ``sweep`` whose ``item`` is ``item``) as recorded lists:
+    σ_e, σ_c, ε (data-dependent realised, data-independent) and the students' mean mAP and its sd over seeds."""
+    rows = sweep[sweep["item"] == item]
+    return rows[["sigma_e", "sigma_c", "eps_data_dependent", "eps_data_independent", "map", "map_sd"]].to_dict("list")
