@@ -103,7 +103,7 @@ def bench_backends(args: argparse.Namespace) -> None:
 
     def sweep(backend: str):
         return pipeline.train_students(privacy, releases, feats[:5000], feats[5000:], cv.test_labels, student,
-                                 seed=0, backend=backend)
+                                 seeds=(0,), backend=backend)
 
     print(f"machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads by default; "
           f"torch {torch.__version__}, ray {ray.__version__}")

@@ -369,7 +369,7 @@ def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], st
         privacy, releases = pickle.load(f)
     pool_x, test_x = np.asarray(X[rows[:n_pool]]), np.asarray(X[rows[n_pool:]])
     start = time.perf_counter()
-    table = pipeline.train_students(privacy, releases, pool_x, test_x, cv.test_labels, _spec(steps[0]), seed=seed)
+    table = pipeline.train_students(privacy, releases, pool_x, test_x, cv.test_labels, _spec(steps[0]), seeds=(seed,))
     sweep_s = time.perf_counter() - start
     big = max(range(len(releases)), key=lambda i: releases[i]["answered"].sum())
     rel = releases[big]

@@ -241,15 +241,32 @@ def q_histogram_figure(h: pd.DataFrame, sigma_e: float):
     return fig
 
 
-def students_figure(sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float):
-    """Figs 5.17-5.19: the students' test mAP against ε, with the references as dotted lines."""
+def students_figure(sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float,
+                    sweep: pd.DataFrame | None = None):
+    """Figs 5.17-5.19: the students' test mAP against ε (Table 5.4's rows at σ_e 0.3, σ_c 0.6; with ``sweep``, the
+    figure's configuration over σ_e and σ_c as lines, bars = min-max over seeds), references as dotted lines."""
     fig, ax = plt.subplots(figsize=(6, 4))
+    if sweep is not None and not sweep.empty:
+        for what, g in (("σ_e", sweep[sweep["sigma_c"].isna() | (sweep["sigma_c"] == 0.6)]),
+                        ("σ_c", sweep[sweep["sigma_c"].notna() & (sweep["sigma_e"] == 0.3) & (sweep["sigma_c"] != 0.6)])):
+            g = g.sort_values("eps_data_dependent")
+            if g.empty:
+                continue
+            ax.errorbar(g["eps_data_dependent"], g["map"], yerr=[g["map"] - g["map_min"], g["map_max"] - g["map"]],
+                        fmt="s--", capsize=3, label=f"{what} varied (n={int(g['n_samples'].iloc[0])})")
+            for _, r in g.iterrows():
+                ax.annotate(f"σ_e={r['sigma_e']:g}" + ("" if np.isnan(r["sigma_c"]) else f", σ_c={r['sigma_c']:g}"),
+                            (r["eps_data_dependent"], r["map"]), fontsize=6)
+        ax.set_xscale("log")
+        ax.legend(fontsize=7)
     for _, rr in sub.iterrows():
-        ax.scatter(rr["eps_data_dependent"], rr["map"], s=40)
+        spread = ([[rr["map"] - rr["map_min"]], [rr["map_max"] - rr["map"]]] if "map_min" in rr else None)
+        ax.errorbar(rr["eps_data_dependent"], rr["map"], yerr=spread, fmt="o", capsize=3)
         ax.annotate(f"n={rr['n_samples']}, σ_e=0.3, σ_c=0.6", (rr["eps_data_dependent"], rr["map"]), fontsize=7)
     for _, rr in refs.iterrows():
         ax.axhline(rr["map"], ls=":", color="0.5"); ax.text(ax.get_xlim()[0], rr["map"], rr["reference"], fontsize=6, va="bottom")
-    ax.set(xlabel=f"ε (δ={delta:g})", ylabel="student mAP (test)", title=f"students, th_e={th}, th_c={thc}")
+    ax.set(xlabel=f"ε (δ={delta:g})", ylabel="student mAP (test; mean, bar = min-max over seeds)",
+           title=f"students, th_e={th}, th_c={thc}")
     fig.tight_layout()
     return fig
 
@@ -268,4 +285,28 @@ def multiwinner_figure(mw: pd.DataFrame, mw_students: pd.DataFrame, delta: float
         ax[1].annotate(rr["mechanism"], (rr["epsilon"], rr["map"]))
     ax[1].set(xscale="log", xlabel="ε", ylabel="student mAP (test)")
     fig.suptitle("Beyond the thesis: multi-label PATE mechanisms on the same votes"); fig.tight_layout()
+    return fig
+
+
+def frontier_figure(frontier: pd.DataFrame, refs: pd.DataFrame, delta: float, n_queries: int, *,
+                    epsilon_max: float = 300.0):
+    """Beyond the thesis: the privacy-utility frontier on the same teachers -- student test mAP (mean over seeds,
+    band = min-max) against the data-independent ε of each release, one line per mechanism, references dotted."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for mech, g in frontier.groupby("mechanism", sort=False):
+        g = g.sort_values("epsilon")
+        line, = ax.plot(g["epsilon"], g["map"], "o-", label=mech)
+        ax.fill_between(g["epsilon"], g["map_min"], g["map_max"], color=line.get_color(), alpha=0.2)
+        for _, r in g.iterrows():
+            ax.annotate(f"σ{r['sigma_e']:g}" + (f" k{int(r['k'])}" if r["k"] else ""), (r["epsilon"], r["map"]),
+                        fontsize=6)
+    for _, r in refs.iterrows():
+        ax.axhline(r["map"], ls=":", color="0.5", lw=0.8)
+        ax.text(frontier["epsilon"].min(), r["map"], r["reference"], fontsize=6, va="bottom")
+    ax.axvline(epsilon_max, ls="--", color="0.3", lw=0.8)
+    ax.set(xscale="log", xlabel=f"ε data-independent (δ={delta:g}, {n_queries} queries)",
+           ylabel="student mAP (test; mean, band = min-max over seeds)",
+           title="Privacy-utility frontier on the same teachers")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
     return fig

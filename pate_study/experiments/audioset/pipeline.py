@@ -29,8 +29,8 @@ from pate_study.learning import distributed
 from pate_study.data import audioset
 
 from .data import EnsembleInputs, ensemble_inputs, first_teachers, query_test_split
-from .release import released_labels
-from .students import train_student
+from .release import frontier_releases, released_labels, sigma_releases
+from .students import seed_summary, train_student
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
 from .teachers import TeacherRun, TeacherSpec, train_logmel_teachers, train_teachers
 from .votes import CachedVotes, EnsembleVotes, load_votes, split_votes, store_votes, votes_key
@@ -192,29 +192,35 @@ def train_logmel_ensemble(architecture: str, X: Any, Y: np.ndarray, partitions: 
 
 # ----------------------------------------------------------------------------- notebook 05: Table 5.4 students
 def train_students(privacy: Sequence[dict], releases: Sequence[dict], pool_features: np.ndarray,
-                   test_features: np.ndarray, test_labels: np.ndarray, spec: TeacherSpec, *, val_fraction: float = 0.1,
-                   seed: int = 0, backend: str = "local", address: str | None = None,
-                   progress: bool = False) -> pd.DataFrame:
-    """One student per release (one task per point on Ray); rows = privacy row | student scores, in order."""
-    shards = [distributed.Shard(f"n={p['n_samples']}, th_e={p['th_e']}, th_c={p['th_c']}",
-                                dict(a, name=f"student n={p['n_samples']} th_e={p['th_e']} th_c={p['th_c']}"))
-              for p, a in zip(privacy, releases)]
+                   test_features: np.ndarray, test_labels: np.ndarray, spec: TeacherSpec, *,
+                   seeds: Sequence[int] = (0, 1, 2), keys: Sequence[str] = ("n_samples", "th_e", "th_c"),
+                   backend: str = "local", address: str | None = None, progress: bool = False) -> pd.DataFrame:
+    """One student per release and seed of ``seeds`` (one task each on Ray; fixed schedule, see
+    :mod:`.students`); rows = privacy row | student scores | seed, release by release, seeds in order."""
+    if len(seeds) < 1:
+        raise ValueError("seeds: expected at least one student seed")
+    label = lambda p: ", ".join(f"{k}={p[k]}" for k in keys if k in p)  # noqa: E731
+    shards = [distributed.Shard(f"{label(p)}, seed={s}", dict(a, seed=int(s), name=f"student {label(p)} seed={s}"))
+              for p, a in zip(privacy, releases) for s in seeds]
     shared = {"pool_features": pool_features, "test_features": test_features, "test_labels": test_labels,
-              "spec": spec, "val_fraction": float(val_fraction), "seed": seed}
+              "spec": spec}
     students = distributed.map_shards(student_point, shards, shared=shared, backend=backend, address=address,
                                       desc="students", progress=progress)
-    return pd.DataFrame([p | s for p, s in zip(privacy, students)])
+    rows = [p for p in privacy for _ in seeds]
+    return pd.DataFrame([p | s for p, s in zip(rows, students)])
 
 
 def student_sweep(cv: CachedVotes, pool_features: np.ndarray, test_features: np.ndarray, sizes: Sequence[int],
                   thresholds: Sequence[Any], confidences: Sequence[Any], spec: TeacherSpec, *, delta: float,
-                  seed: int = 0, val_fraction: float = 0.1, backend: str = "local", address: str | None = None,
-                  progress: bool = False) -> pd.DataFrame:
-    """Table 5.4: the releases and their privacy (:func:`.release.released_labels`, in this process) and a
-    student on each (:func:`train_students`, one task per point on Ray)."""
+                  seed: int = 0, seeds: Sequence[int] = (0, 1, 2), backend: str = "local",
+                  address: str | None = None, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 5.4: the releases and their privacy (:func:`.release.released_labels` with the release seed ``seed``,
+    in this process) and a student per release and student seed (:func:`train_students`). Returns (one row per
+    release: scores averaged over seeds with their spread, :func:`.students.seed_summary`; one row per student)."""
     privacy, releases = released_labels(cv, sizes, thresholds, confidences, delta=delta, seed=seed)
-    return train_students(privacy, releases, pool_features, test_features, cv.test_labels, spec,
-                          val_fraction=val_fraction, seed=seed, backend=backend, address=address, progress=progress)
+    rows = train_students(privacy, releases, pool_features, test_features, cv.test_labels, spec, seeds=seeds,
+                          backend=backend, address=address, progress=progress)
+    return seed_summary(rows, ["n_samples", "th_e", "th_c"]), rows
 
 
 def ablation_arms(inputs: EnsembleInputs, spec: TeacherSpec, arms: dict[str, dict], *, n_teachers: int,
@@ -251,17 +257,55 @@ def logmel_arms(architectures, X: Any, Y: np.ndarray, partitions: Any, val: np.n
 
 
 def multiwinner_students(mw: pd.DataFrame, mw_labels: dict, pool_features: np.ndarray, test_features: np.ndarray,
-                         test_labels: np.ndarray, spec: TeacherSpec, *, sigma_e: float = 0.3, val_fraction: float = 0.1,
-                         seed: int = 0) -> pd.DataFrame:
-    """Beyond the thesis: one student per mechanism of :func:`.release.multiwinner_sweep` on its released labels at
-    ``sigma_e`` (the largest σ_e of the sweep when it did not run ``sigma_e``), with the mechanism's ε beside."""
+                         test_labels: np.ndarray, spec: TeacherSpec, *, sigma_e: float = 0.3,
+                         seeds: Sequence[int] = (0,)) -> pd.DataFrame:
+    """Beyond the thesis: students per mechanism of :func:`.release.multiwinner_sweep` on its released labels at
+    ``sigma_e`` (the largest σ_e of the sweep when it did not run ``sigma_e``), one per seed and averaged
+    (:func:`.students.seed_summary`), with the mechanism's ε beside."""
     rows = []
     for mech in ("gnthreshold", "binary", "tau", "powerset"):
         key = (mech, sigma_e) if (mech, sigma_e) in mw_labels else (mech, float(mw["sigma_e"].iloc[-1]))
         labels = mw_labels[key]
-        s = train_student(pool_features[:len(labels)], labels, np.ones(len(labels), bool), test_features, test_labels,
-                          spec, val_fraction=val_fraction, seed=seed, name=f"student {mech}")
         row = mw[(mw["mechanism"] == mech) & (mw["sigma_e"] == key[1])].iloc[0]
-        rows.append({"mechanism": mech, "sigma_e": key[1], "epsilon": row["epsilon"],
-                     "epsilon_data_independent": row["epsilon_data_independent"], "release_f1": row["f1"], **s})
-    return pd.DataFrame(rows)
+        for s in seeds:
+            st = train_student(pool_features[:len(labels)], labels, np.ones(len(labels), bool), test_features,
+                               test_labels, spec, seed=s, name=f"student {mech} seed={s}")
+            rows.append({"mechanism": mech, "sigma_e": key[1], "epsilon": row["epsilon"],
+                         "epsilon_data_independent": row["epsilon_data_independent"], "release_f1": row["f1"], **st})
+    return seed_summary(pd.DataFrame(rows), ["mechanism", "sigma_e"])
+
+
+def frontier_students(cv: CachedVotes, pool_features: np.ndarray, test_features: np.ndarray, settings: Sequence[dict],
+                      spec: TeacherSpec, *, n_queries: int, delta: float, seed: int = 0,
+                      seeds: Sequence[int] = (0, 1, 2), backend: str = "local", address: str | None = None,
+                      progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The privacy-utility frontier on the same teachers: every release of :func:`.release.frontier_releases`
+    (data-independent ε) and a student per release and student seed (:func:`train_students`). Returns (one row per
+    release, scores averaged over seeds with their spread; one row per student)."""
+    privacy, releases = frontier_releases(cv, settings, n_queries, delta=delta, seed=seed)
+    keys = ["mechanism", "sigma_e", "k", "th_e"]
+    rows = train_students(privacy, releases, pool_features, test_features, cv.test_labels, spec, seeds=seeds,
+                          keys=keys, backend=backend, address=address, progress=progress)
+    return seed_summary(rows, keys), rows
+
+
+def sigma_students(cv: CachedVotes, pool_features: np.ndarray, test_features: np.ndarray,
+                   points: Sequence[tuple[Any, Any, Sequence[str]]], sigmas_e: Sequence[float],
+                   sigmas_c: Sequence[float], spec: TeacherSpec, *, n_queries: int, delta: float, seed: int = 0,
+                   seeds: Sequence[int] = (0, 1, 2), backend: str = "local", address: str | None = None,
+                   progress: bool = False) -> pd.DataFrame:
+    """Figs 5.17-5.19 over the thesis's σ ranges: for each ``(item, th_e, th_c labels)`` of ``points`` (the figures'
+    configurations, e.g. :data:`.verdicts.STUDENT_FIGURES`), the releases of :func:`.release.sigma_releases` on the
+    first ``n_queries`` pool queries and a student per release and seed; one row per release (seed means and spread,
+    :func:`.students.seed_summary`)."""
+    parse = lambda x: x if x == "adaptive" else float(x)  # noqa: E731
+    privacy, releases = [], []
+    for item, th, thcs in points:
+        thc = None if thcs[0] == "None" else float(thcs[0])
+        p, r = sigma_releases(cv, n_queries, parse(th), thc, sigmas_e, sigmas_c, delta=delta, seed=seed)
+        privacy += [dict(row, item=item) for row in p]
+        releases += r
+    keys = ["item", "sigma_e", "sigma_c"]
+    rows = train_students(privacy, releases, pool_features, test_features, cv.test_labels, spec, seeds=seeds, keys=keys,
+                          backend=backend, address=address, progress=progress)
+    return seed_summary(rows, keys)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pate_study.learning import metrics
-from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner
+from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner, topk_vote
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 
 from .votes import CachedVotes, vote_fractions
@@ -436,3 +436,99 @@ def bounds_table(cv: CachedVotes, *, n_account: int = 1000, delta: float = DELTA
 def uncharged_leaks(bounds: pd.DataFrame) -> list[str]:
     """The leaks some bound does not charge (from :func:`bounds_table`), each once."""
     return sorted(set("; ".join(bounds["uncharged_leaks"]).split("; ")))
+
+
+# ----------------------------------------------------------------------------- beyond the thesis: the frontier
+#: the mechanisms of :func:`frontier_releases`, in plotting order.
+FRONTIER_MECHANISMS = ("gnthreshold", "topk", "binary", "tau", "powerset")
+
+
+def frontier_settings(sigmas_gnthreshold: Sequence[float], topk: Sequence[Sequence[float]],
+                      sigmas_multiwinner: Sequence[float], *, gnthreshold_th: float = 0.4, k_multiwinner: int = 3,
+                      topk_th: float | None = None) -> list[dict]:
+    """The release settings of the frontier: GNThreshold at th_e ``gnthreshold_th`` per σ_e; the top-k vote per
+    ``(k, σ_e, th_e)`` of ``topk``; Binary, τ and powerset voting fed ``k_multiwinner`` votes per teacher per σ_e
+    of ``sigmas_multiwinner`` (τ's release threshold th_e·T with ``topk_th`` or ``gnthreshold_th``)."""
+    rows = [{"mechanism": "gnthreshold", "sigma_e": float(s), "k": 0, "th_e": float(gnthreshold_th)}
+            for s in sigmas_gnthreshold]
+    for entry in topk:
+        if len(entry) != 3:
+            raise ValueError(f"topk: {entry!r}: expected (k, sigma_e, th_e)")
+        rows.append({"mechanism": "topk", "sigma_e": float(entry[1]), "k": int(entry[0]), "th_e": float(entry[2])})
+    th = float(gnthreshold_th if topk_th is None else topk_th)
+    rows += [{"mechanism": m, "sigma_e": float(s), "k": int(k_multiwinner), "th_e": th if m == "tau" else 0.5}
+             for m in ("binary", "tau", "powerset") for s in sigmas_multiwinner]
+    return rows
+
+
+def frontier_release(cv: CachedVotes, setting: dict, n_queries: int, *, delta: float = DELTA,
+                     seed: int = 0) -> tuple[dict, np.ndarray]:
+    """One release of the frontier on the first ``n_queries`` pool queries, with the **data-independent** ε that
+    is printed as its guarantee (every query charged; no data-dependent choice): GNThreshold on averaged
+    probabilities (vote-fraction bound, Muschiol 2021 Def. 10); top-k vote (:mod:`pate_study.privacy.topk_vote`,
+    Δ₂ = √(2k)/T); Binary voting on top-k votes (``binary_topk_epsilon``: 2k labels change per query); τ voting on
+    calibrated votes (k labels per query on average per teacher, clipped at τ = √k; its own accountant) with release
+    threshold th_e·T; powerset voting on top-k votes (its own accountant). σ_e is on vote fractions (σ = σ_e·T on
+    counts). Returns (row with ε and macro/micro F1 of the released labels on the pool's true labels, labels)."""
+    mech, se, k, th = setting["mechanism"], float(setting["sigma_e"]), int(setting["k"]), float(setting["th_e"])
+    if mech not in FRONTIER_MECHANISMS:
+        raise ValueError(f"mechanism={mech!r}: expected one of {FRONTIER_MECHANISMS}")
+    t, probs = cv.n_teachers, cv.pool_probabilities[:, :n_queries]
+    n, n_labels = probs.shape[1], probs.shape[2]
+    gen = np.random.default_rng([seed, FRONTIER_MECHANISMS.index(mech), int(round(se * 1000)), k])
+    s = se * t
+    if mech == "gnthreshold":
+        m = vote_fractions(probs)
+        labels = aggregators.gnthreshold(m, th, se, gen).labels
+        eps = multilabel.gnthreshold_epsilon(sigma=se, delta=delta, threshold=th, n_queries=n, n_labels=n_labels,
+                                             bound="vote_fraction", n_teachers=t, orders=ORDERS).epsilon
+    elif mech == "topk":
+        labels = topk_vote.topk_release(topk_vote.topk_fractions(probs, k), k=k, n_teachers=t, threshold=th,
+                                        sigma=se, rng=gen).labels
+        eps = topk_vote.topk_epsilon(k=k, n_teachers=t, sigma=se, delta=delta, n_queries=n, n_labels=n_labels,
+                                     orders=ORDERS).epsilon
+    elif mech == "binary":
+        labels = multiwinner.binary_pate(multiwinner.positive_votes(topk_vote.topk_votes(probs, k)), t, s, gen).labels
+        eps = topk_vote.binary_topk_epsilon(sigma=s, delta=delta, k=k, n_labels=n_labels, n_queries=n,
+                                            orders=ORDERS).epsilon
+    elif mech == "tau":
+        tau = math.sqrt(k)
+        sums = multiwinner.clip_votes(topk_vote.calibrated_votes(probs, k), tau)
+        labels = multiwinner.tau_pate(sums, th * t, s, gen).labels
+        eps = multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon
+    else:  # powerset
+        labels = multiwinner.powerset_pate(topk_vote.topk_votes(probs, k), s, gen).labels
+        eps = multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon
+    labels = np.asarray(labels, dtype=bool)
+    row = {"mechanism": mech, "sigma_e": se, "k": k, "th_e": th, "n_samples": n, "epsilon": float(eps),
+           "released_per_query": float(labels.sum(1).mean()), **prf(cv.pool_labels[:n_queries], labels)}
+    return row, labels
+
+
+def frontier_releases(cv: CachedVotes, settings: Sequence[dict], n_queries: int, *, delta: float = DELTA,
+                      seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """:func:`frontier_release` per setting: (privacy rows, ``{"labels", "answered"}`` per row for the students)."""
+    rows, releases = [], []
+    for setting in settings:
+        row, labels = frontier_release(cv, setting, n_queries, delta=delta, seed=seed)
+        rows.append(row)
+        releases.append({"labels": labels, "answered": np.ones(len(labels), dtype=bool)})
+    return rows, releases
+
+
+def sigma_releases(cv: CachedVotes, n_queries: int, threshold: Any, confidence: float | None,
+                   sigmas_e: Sequence[float], sigmas_c: Sequence[float], *, sigma_e: float = 0.3, sigma_c: float = 0.6,
+                   delta: float = DELTA, seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """Figs 5.17-5.19 over the thesis's noise ranges: one Table 5.4 configuration (:func:`table_5_4_privacy`) at each
+    σ_e of ``sigmas_e`` (σ_c = ``sigma_c``) and, with a confidence check, at each σ_c of ``sigmas_c`` (σ_e =
+    ``sigma_e``). Returns (privacy rows with ``sigma_e``/``sigma_c``, ``{"labels", "answered"}`` per row)."""
+    grid = [(float(se), float(sigma_c)) for se in sigmas_e]
+    if confidence is not None:
+        grid += [(float(sigma_e), float(sc)) for sc in sigmas_c]
+    privacy, releases = [], []
+    for se, sc in grid:
+        r = table_5_4_privacy(cv, n_queries, threshold, confidence, sigma_e=se, sigma_c=sc, delta=delta, seed=seed)
+        privacy.append({"sigma_e": se, "sigma_c": sc if confidence is not None else math.nan,
+                        **{k: v for k, v in r.items() if k not in ("answered", "labels")}})
+        releases.append({"labels": r["labels"], "answered": r["answered"]})
+    return privacy, releases

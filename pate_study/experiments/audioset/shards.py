@@ -99,8 +99,8 @@ def logmel_shard(architecture: str, X: Any, Y: np.ndarray, val: np.ndarray, X_te
 
 
 def student_point(pool_features: np.ndarray, test_features: np.ndarray, test_labels: np.ndarray, spec: TeacherSpec,
-                  val_fraction: float, seed: int, name: str, labels: np.ndarray, answered: np.ndarray) -> dict[str, Any]:
-    """One Table 5.4 point: :func:`~.students.train_student` on the released labels of the answered queries
-    (seeded: the same student in every process and on every backend)."""
+                  seed: int, name: str, labels: np.ndarray, answered: np.ndarray) -> dict[str, Any]:
+    """One student of a Table 5.4 / frontier point: :func:`~.students.train_student` on the released labels of the
+    answered queries with student seed ``seed`` (the same student in every process and on every backend)."""
     return train_student(pool_features[:len(labels)], labels, answered, test_features, test_labels, spec,
-                         val_fraction=val_fraction, seed=seed, name=name)
+                         seed=seed, name=name)

@@ -2,18 +2,26 @@
 answered pool queries, scored on the test set only.
 
 Students get the teachers' recipe (the thesis, §5.4: "The best parameters evaluated for the training of an
-individual teacher were transferred to the training of the student models"): one
-:func:`.teachers.train_teachers` call on the answered pool queries with their **released** labels, 10 % of those
-(released labels, never true ones) as the validation split for checkpoint selection. Decision threshold ½: a
-released label is on with probability Φ((m − th_e)/σ_e), which exceeds ½ exactly when m > th_e, so a student
-that estimates that probability and thresholds it at ½ imitates the noise-free aggregate's rule; no labels of any
-split choose it.
+individual teacher were transferred to the training of the student models") on a **fixed schedule**: one
+:func:`.teachers.train_teachers` call with ``last=True`` on every answered pool query with its **released** label,
+the parameters after the last step kept. No checkpoint is selected on released labels: a validation split of noisy
+labels scored as truth picks whichever early step the noise favours (it picked step 50-100 of 1,200 in 7 of Table
+5.4's 18 rows), so the reported mAP would measure selection noise, not the release.
+
+Decision threshold (macro/micro F1): per class, the threshold at which the student predicts on its own training
+pool the class as often as the release labelled it there (:func:`rate_matched_thresholds`). It reads only the
+student's training inputs and the released labels (what a student may see), never a true label; a fixed ½ gives
+F1 ≈ 0 when the released label rate is small.
+
+Seeds: every point is trained with each seed of ``seeds`` (model initialisation, batches, mixup); the table reports
+the mean and the spread over seeds (:func:`seed_summary`).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 
 from pate_study.learning import metrics
 from pate_study.learning.partitions import Partitions
@@ -22,29 +30,61 @@ from .release import noise_free_release
 from .teachers import TeacherSpec, train_teachers
 from .votes import CachedVotes, vote_fractions
 
-#: decision threshold of every student (see the module docstring).
-STUDENT_THRESHOLD = 0.5
+#: the scores :func:`seed_summary` averages over seeds (with sd, min and max beside).
+STUDENT_SCORES = ("map", "macro_f1", "micro_f1")
+
+
+def rate_matched_thresholds(train_scores: np.ndarray, released: np.ndarray) -> np.ndarray:
+    """Per-class decision thresholds ``[C]``: class c is predicted (score > θ_c) on the student's training pool as
+    often as the release labelled it there, θ_c = the (1 − r_c) quantile of the training scores of class c with
+    r_c the released label rate (classes never released: θ_c = +inf, never predicted). Reads no true label."""
+    s = np.asarray(train_scores, dtype=np.float64)
+    r = np.asarray(released, dtype=bool)
+    if s.ndim != 2 or s.shape != r.shape:
+        raise ValueError(f"train_scores {s.shape} and released {r.shape}: expected two equal [n, C] shapes")
+    rate = r.mean(0)
+    th = np.array([np.quantile(s[:, c], 1.0 - rate[c], method="higher") for c in range(s.shape[1])])
+    return np.where(rate > 0, th, np.inf)
 
 
 def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, x_test: np.ndarray,
-                  y_test: np.ndarray, spec: TeacherSpec, *, val_fraction: float = 0.1, seed: int = 0,
-                  name: str = "student") -> dict:
-    """A student with the teachers' recipe on the answered queries' released ``labels``: 10 % of them
-    (released labels) select its checkpoint; test mAP and macro/micro F1 at :data:`STUDENT_THRESHOLD`."""
-    idx = np.flatnonzero(np.asarray(answered, dtype=bool))
-    if idx.size < 10:
-        raise ValueError(f"answered: only {idx.size} answered queries; a student needs at least 10")
-    if not 0 < val_fraction < 1:
-        raise ValueError(f"val_fraction={val_fraction}: expected a fraction in (0, 1)")
-    idx = np.random.default_rng(seed).permutation(idx)
-    n_val = max(1, int(round(val_fraction * idx.size)))
-    val, tr = np.sort(idx[:n_val]), np.sort(idx[n_val:])
-    run = train_teachers(x_pool, np.asarray(labels, dtype=bool), Partitions(tr[None]), val, x_test, y_test, spec,
-                            seed=seed, curve_clips=1, name=name)
+                  y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, name: str = "student") -> dict:
+    """A student with the teachers' recipe on every answered query's released ``labels``, trained for
+    ``spec.steps`` steps and kept at the last step (no selection); test mAP, and macro/micro F1 at the
+    :func:`rate_matched_thresholds` of its own training pool."""
+    tr = np.flatnonzero(np.asarray(answered, dtype=bool))
+    if tr.size < 10:
+        raise ValueError(f"answered: only {tr.size} answered queries; a student needs at least 10")
+    released = np.asarray(labels, dtype=bool)
+    x_pool = np.asarray(x_pool, dtype=np.float32)
+    # scored on its own training pool (for the thresholds) and on the test set, in one pass
+    x_scored = np.concatenate([x_pool[tr], np.asarray(x_test, dtype=np.float32)])
+    y_scored = np.concatenate([released[tr], np.asarray(y_test, dtype=bool)])
+    run = train_teachers(x_pool, released, Partitions(tr[None]), tr[:1], x_scored, y_scored, spec, seed=seed,
+                         curve_clips=1, name=name, last=True)
     scores = run.probabilities[0].astype(np.float64)
-    r = metrics.multilabel_report(y_test, scores >= STUDENT_THRESHOLD, scores)
+    train_scores, test_scores = scores[:tr.size], scores[tr.size:]
+    th = rate_matched_thresholds(train_scores, released[tr])
+    r = metrics.multilabel_report(y_test, test_scores > th, test_scores)
     return {"map": r["mAP"], "macro_f1": r["macro_f1"], "micro_f1": r["micro_f1"], "n_train": int(tr.size),
-            "labels_per_query": float(np.asarray(labels, bool)[tr].sum(1).mean()), "best_step": int(run.best_step[0])}
+            "labels_per_query": float(released[tr].sum(1).mean()), "steps": int(spec.steps),
+            "seed": int(seed)}
+
+
+def seed_summary(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """One row per ``keys`` (in first-seen order) from one row per (keys, seed): every other column's first value
+    (the release's privacy is the same for every student seed), the mean of :data:`STUDENT_SCORES` and beside
+    ``map`` its sd (ddof 1), min, max and the number of seeds."""
+    if "seed" not in rows:
+        raise ValueError("rows: expected a 'seed' column (one row per student seed)")
+    keys = list(keys)
+    g = rows.groupby(keys, sort=False, dropna=False)
+    out = g.first().drop(columns=["seed"])
+    for c in STUDENT_SCORES:
+        out[c] = g[c].mean()
+    out["map_sd"], out["map_min"], out["map_max"] = g["map"].std(ddof=1), g["map"].min(), g["map"].max()
+    out["n_seeds"] = g["seed"].nunique()
+    return out.reset_index()
 
 
 def student_diagnostics(cv: CachedVotes, x_pool: np.ndarray, x_test: np.ndarray, n: int, threshold: Any,
@@ -79,3 +119,72 @@ def reference_rows(single: CachedVotes, aggregate: CachedVotes, threshold_single
     rows.append({"reference": "class prior (training label frequencies)", "map": r["mAP"], "macro_f1": r["macro_f1"],
                  "micro_f1": r["micro_f1"]})
     return rows
+
+
+def best_within(frontier: pd.DataFrame, epsilon_max: float) -> dict:
+    """The frontier row (seed means, :func:`seed_summary`) with the highest mean student mAP at ε ≤ ``epsilon_max``
+    (an empty dict when none qualifies), as plain values."""
+    ok = frontier[frontier["epsilon"] <= epsilon_max]
+    if ok.empty:
+        return {}
+    row = ok.loc[ok["map"].idxmax()]
+    return {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+
+
+def frontier_targets(frontier: pd.DataFrame, table54: pd.DataFrame, *, epsilon_max: float = 300.0,
+                     target_map: float = 0.13) -> dict:
+    """The recorded targets: the best student (mean over seeds) at a data-independent ε ≤ ``epsilon_max`` on the
+    frontier, whether its mean exceeds ``target_map`` (a stated target, never a tuning goal), and beside it the best
+    student at the thesis's own settings (Table 5.4's rows, σ_e 0.3, σ_c 0.6) with its ε."""
+    best = best_within(frontier, epsilon_max)
+    thesis = table54.loc[table54["map"].idxmax()]
+    return {"epsilon_max": epsilon_max, "target_map": target_map,
+            "best_mechanism": best.get("mechanism"), "best_sigma_e": best.get("sigma_e"), "best_k": best.get("k"),
+            "best_th_e": best.get("th_e"), "best_epsilon": best.get("epsilon"), "best_map_mean": best.get("map"),
+            "best_map_sd": best.get("map_sd"), "best_map_min": best.get("map_min"), "best_n_seeds": best.get("n_seeds"),
+            "target_met": bool(best) and best["map"] > target_map,
+            "thesis_settings_best_map_mean": float(thesis["map"]), "thesis_settings_best_map_sd": float(thesis["map_sd"]),
+            "thesis_settings_best_epsilon_data_dependent": float(thesis["eps_data_dependent"]),
+            "thesis_settings_best_epsilon_data_independent": float(thesis["eps_data_independent"]),
+            "thesis_settings_best_row": f"n={thesis['n_samples']}, th_e={thesis['th_e']}, th_c={thesis['th_c']}"}
+
+
+def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
+    """Where each mechanism wins on the frontier (seed means; a lead inside the larger seed sd of the two best is
+    called a tie), and the targets, as sentences."""
+    lines = []
+    for mech, g in frontier.groupby("mechanism", sort=False):
+        b = g.loc[g["map"].idxmax()]
+        lines.append(f"{mech}: best student mAP {b['map']:.3f} ± {b['map_sd']:.3f} (sd over {int(b['n_seeds'])} seeds) "
+                     f"at ε {b['epsilon']:.4g} (σ_e {b['sigma_e']:g}" + (f", k {int(b['k'])}" if b["k"] else "")
+                     + f", th_e {b['th_e']:g}); labels released per query {b['released_per_query']:.2f}.")
+    f = frontier.sort_values("epsilon")
+    for lo, hi in ((0, 300), (300, 1000), (1000, 1e4), (1e4, np.inf)):
+        band = f[(f["epsilon"] > lo) & (f["epsilon"] <= hi)]
+        if band.empty:
+            continue
+        top = band.sort_values("map", ascending=False)
+        first = top.iloc[0]
+        tie = ""
+        if len(top) > 1 and top.iloc[0]["mechanism"] != top.iloc[1]["mechanism"]:
+            second = top[top["mechanism"] != first["mechanism"]].iloc[0]
+            if first["map"] - second["map"] <= max(first["map_sd"], second["map_sd"]):
+                tie = f" (tied with {second['mechanism']} {second['map']:.3f} within the seed sd)"
+        lines.append(f"ε in ({lo:g}, {hi:g}]: {first['mechanism']} wins with student mAP {first['map']:.3f}{tie}.")
+    if targets.get("best_mechanism") is None:
+        lines.append(f"Target: no frontier release reaches ε ≤ {targets['epsilon_max']:g}.")
+    else:
+        lines.append(f"Target (student mean mAP > {targets['target_map']:g} at ε ≤ {targets['epsilon_max']:g}, δ 1e-8): "
+                     f"{'met' if targets['target_met'] else 'not met'}, best {targets['best_map_mean']:.3f} ± "
+                     f"{targets['best_map_sd']:.3f} ({targets['best_mechanism']}, ε {targets['best_epsilon']:.4g}); at the "
+                     f"thesis's settings the best student reaches {targets['thesis_settings_best_map_mean']:.3f} ± "
+                     f"{targets['thesis_settings_best_map_sd']:.3f} ({targets['thesis_settings_best_row']}, ε data-"
+                     f"independent {targets['thesis_settings_best_epsilon_data_independent']:.4g}).")
+    return lines
+
+
+def sigma_sweep_record(sweep: pd.DataFrame, item: str) -> dict[str, list]:
+    """The σ sweep of one of Figs 5.17-5.19 (rows of ``sweep`` whose ``item`` is ``item``) as recorded lists:
+    σ_e, σ_c, ε (data-dependent realised, data-independent) and the students' mean mAP and its sd over seeds."""
+    rows = sweep[sweep["item"] == item]
+    return rows[["sigma_e", "sigma_c", "eps_data_dependent", "eps_data_independent", "map", "map_sd"]].to_dict("list")
