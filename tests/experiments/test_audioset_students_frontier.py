@@ -141,3 +141,10 @@ def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):
     front = release.frontier_releases(cv, release.frontier_settings([0.2], [(2, 0.1, 0.3)], []), 100)[0]
     f = pd.DataFrame(front).assign(map=0.1, map_min=0.09, map_max=0.11)
     figures.frontier_figure(f, refs, 1e-8, 100).savefig(tmp_path / "f.png")
+
+
+def test_a_setting_on_both_noise_axes_is_released_once():
+    """σ_c equal to the default σ_c (0.6) is on the σ_e axis already: one release, one shard name per seed."""
+    cv = synthetic_votes(5, n_pool=150, n_test=60, n_labels=6, seed=0)
+    privacy, releases = release.sigma_releases(cv, 100, 0.4, 0.4, [0.3], [0.6], delta=1e-8)
+    assert [(p["sigma_e"], p["sigma_c"]) for p in privacy] == [(0.3, 0.6)] and len(releases) == 1

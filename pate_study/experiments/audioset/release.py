@@ -521,10 +521,12 @@ def sigma_releases(cv: CachedVotes, n_queries: int, threshold: Any, confidence: 
                    delta: float = DELTA, seed: int = 0) -> tuple[list[dict], list[dict]]:
     """Figs 5.17-5.19 over the thesis's noise ranges: one Table 5.4 configuration (:func:`table_5_4_privacy`) at each
     σ_e of ``sigmas_e`` (σ_c = ``sigma_c``) and, with a confidence check, at each σ_c of ``sigmas_c`` (σ_e =
-    ``sigma_e``). Returns (privacy rows with ``sigma_e``/``sigma_c``, ``{"labels", "answered"}`` per row)."""
+    ``sigma_e``). Returns (privacy rows with ``sigma_e``/``sigma_c``, ``{"labels", "answered"}`` per row); a
+    setting on both axes (σ_c = ``sigma_c`` in ``sigmas_c``) is released once."""
     grid = [(float(se), float(sigma_c)) for se in sigmas_e]
     if confidence is not None:
         grid += [(float(sigma_e), float(sc)) for sc in sigmas_c]
+    grid = list(dict.fromkeys(grid))
     privacy, releases = [], []
     for se, sc in grid:
         r = table_5_4_privacy(cv, n_queries, threshold, confidence, sigma_e=se, sigma_c=sc, delta=delta, seed=seed)
