@@ -12,6 +12,7 @@ from scipy.stats import norm
 
 from pate_study.privacy import aggregators, multiwinner as mw, rdp
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from privacy_testutils import theorem6_by_hand
 
 GRID = np.arange(2.0, 65.0)
 
@@ -21,21 +22,6 @@ def _quiet_grid_edge():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         yield
-
-
-def theorem6_by_hand(q: float, s: float, alpha: float) -> float:
-    """Papernot et al. 2018 Theorem 6 + Prop. 10 for a mechanism with RDP s·α, in plain floats (no log space)."""
-    mu2 = math.sqrt(-math.log(q) / s)
-    mu1 = mu2 + 1
-    e1, e2 = s * mu1, s * mu2
-    ok = mu2 > 1 and -math.log(q) > e2 and math.log(q) <= (mu2 - 1) * e2 - mu2 * (
-        math.log(1 + 1 / (mu1 - 1)) + math.log(1 + 1 / (mu2 - 1)))
-    if not ok or alpha >= mu1:
-        return s * alpha
-    a = (1 - q) / (1 - (q * math.exp(e2)) ** ((mu2 - 1) / mu2))
-    b = math.exp(e1) / q ** (1 / (mu1 - 1))
-    val = math.log((1 - q) * a ** (alpha - 1) + q * b ** (alpha - 1)) / (alpha - 1)
-    return min(max(val, 0.0), s * alpha)
 
 
 def test_binary_unanimous_label_by_hand():

@@ -20,6 +20,7 @@ from scipy.stats import norm
 from pate_study.privacy import aggregators, audit, exact_profile, multiwinner as mw, topk_vote as tv
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, account
 from pate_study.privacy._validation import ThresholdRangeWarning
+from privacy_testutils import theorem6_by_hand
 
 FINE = np.linspace(1.01, 200.0, 4000)
 WIDE = np.concatenate([1.0 + np.logspace(-3, 0, 60)[:-1], np.linspace(2.0, 500.0, 2000)])
@@ -238,20 +239,6 @@ def test_finite_at_extreme_sigma(sigma):
                                              n_queries=1000))
 
 
-def _theorem6_by_hand(q, s, alpha):
-    """Papernot et al. 2018 Theorem 6 with Prop. 10's orders for a mechanism with RDP s·α, in plain floats."""
-    mu2 = math.sqrt(-math.log(q) / s)
-    mu1 = mu2 + 1
-    e1, e2 = s * mu1, s * mu2
-    ok = mu2 > 1 and -math.log(q) > e2 and math.log(q) <= (mu2 - 1) * e2 - mu2 * (
-        math.log(1 + 1 / (mu1 - 1)) + math.log(1 + 1 / (mu2 - 1)))
-    if not ok or alpha >= mu1:
-        return s * alpha
-    a = (1 - q) / (1 - (q * math.exp(e2)) ** ((mu2 - 1) / mu2))
-    b = math.exp(e1) / q ** (1 / (mu1 - 1))
-    return min(max(math.log((1 - q) * a ** (alpha - 1) + q * b ** (alpha - 1)) / (alpha - 1), 0.0), s * alpha)
-
-
 def test_data_dependent_by_hand_and_never_above_data_independent():
     # one query, 4 labels, T = 10, k = 2: labels far from the threshold, q̃ = 1 − Π Φ(|m − th|/σ)
     m = np.array([[1.0, 1.0, 0.0, 0.0]])
@@ -260,7 +247,7 @@ def test_data_dependent_by_hand_and_never_above_data_independent():
     q = 1 - norm.cdf(0.5 / sigma) ** 4
     s = tv.topk_rdp_slope(sigma, 2, 4, 10)
     for alpha in (2.0, 5.0, 20.0):
-        assert dd.at_order(alpha)[1] == pytest.approx(_theorem6_by_hand(q, s, alpha), rel=1e-9)
+        assert dd.at_order(alpha)[1] == pytest.approx(theorem6_by_hand(q, s, alpha), rel=1e-9)
     assert dd.data_dependent and dd.at_order(2.0)[1] < 2 * s
     # random top-k votes: data-dependent <= data-independent, order by order
     frac = tv.topk_fractions(_probabilities(3, (20, 200, 12)) ** 3, 3)
