@@ -6,7 +6,7 @@ import pytest
 
 from pate_study.experiments.audioset import data as as_data
 from pate_study.experiments.audioset import release, tables, votes
-from pate_study.experiments.audioset import verdicts as as_verdicts
+from pate_study.experiments.audioset import release_verdicts
 
 warnings.filterwarnings("ignore", message=".*edge of the order range.*")
 
@@ -83,7 +83,7 @@ def test_confidence_rules_differ_in_th_e_dependence():
     y = m > 0.5
     ens = {10: _cv(np.broadcast_to(m, (10,) + m.shape), y)}
     t53 = tables.table_5_3(ens, thresholds=(0.2, 0.4), confidences=(0.6,))
-    v = as_verdicts.confidence_rule_verdict(t53).set_index("rule")
+    v = release_verdicts.confidence_rule_verdict(t53).set_index("rule")
     assert bool(v.loc["max", "answered_share_independent_of_th_e"])
     assert not bool(v.loc["printed", "answered_share_independent_of_th_e"])
 
@@ -158,7 +158,7 @@ def test_findings_are_computed_from_the_tables():
     b = release.bounds_side_by_side(cv, 0.4, 0.3, n_account=150)
     mw, _ = release.multiwinner_sweep(cv, [0.3], n_account=100)
     import pandas as pd
-    text = as_verdicts.findings(sw, pd.DataFrame(), mw, b)
+    text = release_verdicts.findings(sw, pd.DataFrame(), mw, b)
     assert any("th_e=0.4" in s for s in text) and any("theorem12" in s for s in text)
 
 
@@ -175,14 +175,14 @@ def test_ensemble_claims_check_each_direction_and_synthetic_is_not_comparable():
     t52 = pd.DataFrame({"n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3, "f1": [0.2, 0.18, 0.17]})
     t53 = pd.DataFrame({"rule": ["max"] * 3, "n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3,
                         "f1_conf06": [0.25, 0.20, np.nan]})
-    c = as_verdicts.ensemble_claims(t51, t52, t53).set_index("claim")["verdict"]
+    c = release_verdicts.ensemble_claims(t51, t52, t53).set_index("claim")["verdict"]
     assert c.filter(like="no ensemble beats").item() == "agrees"
     assert c.filter(like="raw mAP falls").item() == "differs"  # 0.20 -> 0.21 rises
     assert c.filter(like="beats its average").item() == "differs"  # 50 teachers: 0.17 < 0.18
     assert c.filter(like="confidence check").item() == "agrees"  # NaN (nothing answered) is left out
     t53_none = t53.assign(f1_conf06=np.nan)
-    assert as_verdicts.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
-    assert set(as_verdicts.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
+    assert release_verdicts.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
+    assert set(release_verdicts.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
 
 
 def test_saving_contrast_verdict_needs_a_saving_at_04_and_adaptive_but_none_at_02():
@@ -191,31 +191,31 @@ def test_saving_contrast_verdict_needs_a_saving_at_04_and_adaptive_but_none_at_0
     def sweep(r02, r04, rad):
         return pd.DataFrame({"threshold": ["0.2", "0.4", "adaptive"], "sigma_e": [0.3] * 3,
                              "epsilon": [100 * r02, 100 * r04, 100 * rad], "epsilon_data_independent": [100.0] * 3})
-    v, ratio = as_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
+    v, ratio = release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
     assert v.verdict == "agrees" and ratio["0.4"] == pytest.approx(0.6)
-    v, _ = as_verdicts.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
+    v, _ = release_verdicts.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
     assert v.verdict == "differs" and "161 per-label factors" in v.reason
-    v, _ = as_verdicts.saving_contrast_verdict(sweep(0.5, 0.6, 0.7), n_labels=10)
+    v, _ = release_verdicts.saving_contrast_verdict(sweep(0.5, 0.6, 0.7), n_labels=10)
     assert v.verdict == "differs" and "161" not in v.reason
-    assert as_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict == "not comparable"
+    assert release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict == "not comparable"
 
 
 def test_q_average_verdict_flags_printed_values_below_the_theorem13_floor():
     import pandas as pd
     ours = pd.DataFrame({"th_e": ["0.2", "0.4", "adaptive"], "q_average": [1.0, 1.0, 1.0]})
-    v, table = as_verdicts.q_average_verdict(ours)
+    v, table = release_verdicts.q_average_verdict(ours)
     below = table.set_index("th_e")["thesis_below_floor"]
     # 0.747 >= 1 - Phi(0.8/0.3)^153 = 0.444; 0.148 < 1 - Phi(2)^153 = 0.970; 0.034 < 1 - Phi(1/0.3)^153 = 0.064
     assert not below["0.2"] and below["0.4"] and below["adaptive"]
     assert v.verdict == "differs" and "0.970" in v.reason
     # with far less noise the floors vanish and nothing is flagged
-    assert as_verdicts.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
+    assert release_verdicts.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
 
 
 def test_student_claim():
-    assert as_verdicts.student_claim(0.04, 0.28).verdict == "agrees"
-    assert as_verdicts.student_claim(0.30, 0.28).verdict == "differs"
-    assert as_verdicts.student_claim(0.04, 0.28, kind="synthetic").verdict == "not comparable"
+    assert release_verdicts.student_claim(0.04, 0.28).verdict == "agrees"
+    assert release_verdicts.student_claim(0.30, 0.28).verdict == "differs"
+    assert release_verdicts.student_claim(0.04, 0.28, kind="synthetic").verdict == "not comparable"
 
 
 def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():
@@ -262,29 +262,29 @@ def test_confidence_claims_compare_f1_and_epsilon_at_shared_sigmas():
                           "epsilon": [np.inf, 100.0, 50.0]})
     fixed = pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": [0.2, 0.15], "epsilon": [150.0, 60.0]})
     adaptive = fixed.assign(epsilon=[70.0, 30.0])
-    c = as_verdicts.confidence_claims(sweep, fixed, adaptive).set_index("claim")["verdict"]
+    c = release_verdicts.confidence_claims(sweep, fixed, adaptive).set_index("claim")["verdict"]
     # the epsilon claim: both sides on the realised-cost model of the thesis's §4.2.4 (1.5x, 1.2x here: agrees)
     assert list(c) == ["agrees", "agrees", "agrees"]
     # ratios inside the tolerance (±5 %) are inconclusive, the same both ways
-    near = as_verdicts.confidence_claims(sweep, fixed.assign(epsilon=[102.0, 49.0]), adaptive)
+    near = release_verdicts.confidence_claims(sweep, fixed.assign(epsilon=[102.0, 49.0]), adaptive)
     assert near.set_index("claim")["verdict"].iloc[1] == "inconclusive"
-    c = as_verdicts.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
+    c = release_verdicts.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
     assert list(c["verdict"]) == ["differs", "agrees", "inconclusive"]
     assert "q̃ ≈ 1" in c["verdict_reason"].iloc[2]
-    assert set(as_verdicts.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"]) == {"not comparable"}
+    assert set(release_verdicts.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"]) == {"not comparable"}
 
 
 def test_scale_verdict_names_the_thesis_scale_of_the_subset():
-    assert "76,656" in as_verdicts.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
-    assert "274k" in as_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
+    assert "76,656" in release_verdicts.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
+    assert "274k" in release_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
 
 
 def test_adaptive_privacy_verdict_checks_the_direction():
     import pandas as pd
     t54 = pd.DataFrame({"n_samples": [2000] * 3, "th_e": ["0.2", "0.4", "adaptive"], "th_c": ["None"] * 3,
                         "eps_data_dependent": [900.0, 950.0, 1.8e6]})
-    v = as_verdicts.adaptive_privacy_verdict(t54)
+    v = release_verdicts.adaptive_privacy_verdict(t54)
     assert v.verdict == "differs" and "2e+03×" in v.reason
     t54.loc[2, "eps_data_dependent"] = 500.0
-    assert as_verdicts.adaptive_privacy_verdict(t54).verdict == "agrees"
-    assert as_verdicts.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"
+    assert release_verdicts.adaptive_privacy_verdict(t54).verdict == "agrees"
+    assert release_verdicts.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"

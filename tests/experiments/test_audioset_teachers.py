@@ -6,7 +6,7 @@ import pytest
 from pate_study.data import audioset
 from pate_study.experiments.audioset import data as as_data
 from pate_study.experiments.audioset import diagnostics, pipeline, tables, teachers, votes
-from pate_study.experiments.audioset import verdicts as as_verdicts
+from pate_study.experiments.audioset import teacher_verdicts
 from pate_study.learning.partitions import Partitions
 
 
@@ -152,18 +152,18 @@ def test_logmel_cnn_teachers_are_bit_reproducible():
 
 
 def test_verdict_helpers():
-    assert as_verdicts.adaptive_weights_verdict(0.20, 0.205).verdict == "inconclusive"  # inside ±0.01, both ways
-    assert as_verdicts.adaptive_weights_verdict(0.205, 0.20).verdict == "inconclusive"
-    assert as_verdicts.adaptive_weights_verdict(0.20, 0.15).verdict == "agrees"  # "no positive effect" includes harm
-    assert as_verdicts.adaptive_weights_verdict(0.20, 0.25).verdict == "differs"
-    assert as_verdicts.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"
-    assert as_verdicts.siren_verdict("real: Audio Set clip x", (1001, 64)).verdict == "not comparable"
-    assert as_verdicts.class_curve_verdict(0.8, 0.3, "best").verdict == "not comparable"
+    assert teacher_verdicts.adaptive_weights_verdict(0.20, 0.205).verdict == "inconclusive"  # inside ±0.01, both ways
+    assert teacher_verdicts.adaptive_weights_verdict(0.205, 0.20).verdict == "inconclusive"
+    assert teacher_verdicts.adaptive_weights_verdict(0.20, 0.15).verdict == "agrees"  # "no positive effect" includes harm
+    assert teacher_verdicts.adaptive_weights_verdict(0.20, 0.25).verdict == "differs"
+    assert teacher_verdicts.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"
+    assert teacher_verdicts.siren_verdict("real: Audio Set clip x", (1001, 64)).verdict == "not comparable"
+    assert teacher_verdicts.class_curve_verdict(0.8, 0.3, "best").verdict == "not comparable"
     final = {"resnet18": {"mAP": 0.3, "auc": 0.9}, "vgg11": {"mAP": 0.35, "auc": 0.8}}
-    assert as_verdicts.architecture_verdict(final).verdict == "agrees"
+    assert teacher_verdicts.architecture_verdict(final).verdict == "agrees"
     final["vgg11"]["auc"] = 0.95
-    assert as_verdicts.architecture_verdict(final).verdict == "differs"
-    assert as_verdicts.thesis_baseline_maps() == {"small": 0.486, "big": 0.268}
+    assert teacher_verdicts.architecture_verdict(final).verdict == "differs"
+    assert teacher_verdicts.thesis_baseline_maps() == {"small": 0.486, "big": 0.268}
     assert diagnostics.min_clips_per_class(np.array([[1, 0], [1, 1], [0, 1], [1, 1]])) == 3
 
 

@@ -295,7 +295,7 @@ def sigma_students(cv: CachedVotes, pool_features: np.ndarray, test_features: np
                    seeds: Sequence[int] = (0, 1, 2), backend: str = "local", address: str | None = None,
                    progress: bool = False) -> pd.DataFrame:
     """Figs 5.17-5.19 over the thesis's σ ranges: for each ``(item, th_e, th_c labels)`` of ``points`` (the figures'
-    configurations, e.g. :data:`.verdicts.STUDENT_FIGURES`), the releases of :func:`.release.sigma_releases` on the
+    configurations, e.g. :data:`.release_verdicts.STUDENT_FIGURES`), the releases of :func:`.release.sigma_releases` on the
     first ``n_queries`` pool queries and a student per release and seed; one row per release (seed means and spread,
     :func:`.students.seed_summary`)."""
     parse = lambda x: x if x == "adaptive" else float(x)  # noqa: E731

@@ -15,7 +15,7 @@ from pate_study.reporting.registry import published
 from .data import TEACHER_COUNTS, pool_split
 from .diagnostics import curve_stats
 from .release import CONFIDENCE_LEVELS, THRESHOLDS, noise_free_confident, noise_free_release, prf, threshold_label
-from .verdicts import table_4_1_verdict
+from .teacher_verdicts import table_4_1_verdict
 from .votes import CachedVotes, vote_fractions
 
 

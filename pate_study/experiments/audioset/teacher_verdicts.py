@@ -1,0 +1,430 @@
+"""The rules that turn notebook 04's numbers (teachers on the released VGGish embeddings) into verdicts against
+Muschiol 2021 (agrees, differs, inconclusive, not comparable; :mod:`pate_study.reporting.verdicts`): Table 4.1, the
+teachers' curves, the ablations and the per-class figures. Each function states its rule; none reads a number typed
+in: the thesis's values come from :func:`pate_study.reporting.registry.published`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from pate_study.learning.metrics import roc_auc_per_class
+from pate_study.reporting.registry import published
+from pate_study.reporting.verdicts import Verdict, agrees, combine, differs, not_comparable, within_tolerance
+
+from .diagnostics import (
+    curve_stats,
+    curve_wobble,
+    final_curve_means,
+    occurrence_spread,
+    per_class_ap,
+    ranked_classes,
+    top_class,
+)
+from .verdict_rules import RATIO_TOLERANCE, SCORE_TOLERANCE, direction
+
+
+def table_4_1_verdict(subset: str, label: str, paper: dict, ours: dict, kind: str) -> Verdict:
+    """Sizes: not comparable (the thesis' crawled ~343k / ~96k clips vs the released bal_train
+    embeddings); class number: must agree for "small" (15); for "big" ours is a documented rule."""
+    if kind != "real":
+        return not_comparable("synthetic stand-in data: sizes are of the stand-in, not of Audio Set")
+    scale = (f"{ours['overall_size']:,} bal_train clips here vs {paper['overall_size']:,} crawled clips in the thesis "
+             f"({ours['overall_size'] / paper['overall_size']:.1%}); test {ours['test_size']:,} official eval clips of "
+             f"the subset vs {paper['test_size']:,} (the thesis' crawl lost removed videos)")
+    classes = within_tolerance(paper["class_number"], ours["class_number"], atol=0.5, quantity="class number")
+    if classes.verdict == "agrees":
+        return not_comparable(f"class number agrees ({ours['class_number']}); sizes differ by construction: {scale}",
+                              rule="class number exact; sizes not comparable (different clip sources)")
+    return not_comparable(f"class number {ours['class_number']} vs {paper['class_number']} (the thesis lists no "
+                          f"classes; ours is the documented ontology rule); {scale}",
+                          rule="class number exact; sizes not comparable (different clip sources)")
+
+
+def siren_verdict(source: str, shape: tuple[int, ...]) -> Verdict:
+    """Fig 2.1 is an illustration of one (unnamed) siren clip: a synthetic stand-in cannot agree with it, and
+    a real clip is another clip; the format (1001 frames x 64 bands for 10 s) holds by construction of
+    the features, so it is stated, not counted as agreement."""
+    fmt = f"{shape[0]} frames x {shape[1]} Mel bands (1001 x 64 for a 10 s clip by construction of the features)"
+    if source.startswith("synthetic"):
+        return not_comparable(f"synthetic stand-in siren, not the thesis' real clip; {fmt}",
+                              rule="an illustration of a clip: a stand-in cannot agree with it")
+    return not_comparable(f"a real Siren clip of Audio Set, not necessarily the thesis' (which it does not name); {fmt}",
+                          rule="an illustration of a clip: a different clip cannot agree with it")
+
+
+def thesis_baseline_maps() -> dict[str, float]:
+    """The baseline teachers' mAP printed in the thesis' tables: small from Table A.1, big from Table 5.1
+    (its Fig 5.1 text says ~0.65 / ~0.35 instead; notes §9)."""
+    small = {r["n_teachers"]: r for r in published("muschiol2021-tableA.1")["rows"]}["baseline"]["map"]
+    big = {r["n_teachers"]: r for r in published("muschiol2021-table5.1")["rows"]}["baseline"]["map_raw"]
+    return {"small": float(small), "big": float(big)}
+
+
+def scale_range(table41: pd.DataFrame) -> tuple[float, float]:
+    """Smallest and largest ratio of our bal_train clips to the thesis' clips over the subsets (Table 4.1)."""
+    r = table41.groupby("block").ratio_ours_to_thesis.first()
+    return float(r.min()), float(r.max())
+
+
+def adaptive_weights_verdict(plain_map: float, adaptive_map: float, *, tolerance: float = 0.01) -> Verdict:
+    """Fig 5.11, §5.1.3: "weight scaling in the loss function has no positive effect": the plain BCE arm's final mAP
+    above the adaptive arm's, decided with one ``tolerance`` both ways (inside it: inconclusive)."""
+    gain = adaptive_map - plain_map
+    return direction(-gain, tolerance, rule="plain BCE final mAP − adaptive-weight final mAP > 0 (\"no positive effect\")",
+                     reason=f"adaptive class weights change the final mAP by {gain:+.3f} (embedding MLPs, "
+                            "validation-based weights)")
+
+
+def arm_tolerance(ablation: dict, names) -> float:
+    """The tolerance of an ablation's comparison, from the measured spread: half the largest range of the teachers'
+    final mAP within one of the compared arms (at least :data:`SCORE_TOLERANCE`); a difference of the arms' means
+    inside it is inconclusive."""
+    spreads = [float(np.ptp(ablation[n].map)) / 2 for n in names if len(ablation[n].map) > 1]
+    return max([SCORE_TOLERANCE, *spreads])
+
+
+def class_curve_verdict(thesis_value: float, ours: float, what: str) -> Verdict:
+    """Figs A.2/A.3: per-class AP levels of the thesis' ResNets on log-Mel (274k / 27k clips) against our
+    embedding MLPs on 6.2k / 0.6k clips: a different model, input and scale, so not comparable."""
+    return not_comparable(f"{what}: {ours:.3f} here vs ~{thesis_value} in the thesis; embedding MLPs on 128-d VGGish clip "
+                          "embeddings of a few thousand clips vs ResNets on log-Mel of 274k / 27k clips",
+                          rule="per-class AP levels depend on model, input and data scale")
+
+
+def architecture_verdict(final: dict[str, dict[str, float]]) -> Verdict:
+    """Fig 5.4 on real log-Mel clips: the thesis' VGGs reach "slightly higher mAP" but a worse AUC than its
+    ResNets. ``final``: architecture -> {"mAP", "auc"} at the last evaluation (mean over teachers)."""
+    rule = "mean final mAP of VGG-11/19 >= ResNet-18/34's and mean final AUC below theirs"
+    fam = {f: [final[a] for a in final if a.startswith(f)] for f in ("vgg", "resnet")}
+    if not fam["vgg"] or not fam["resnet"]:
+        return not_comparable("needs both VGG and ResNet arms", rule=rule)
+    mean = {f: {m: float(np.mean([r[m] for r in rows])) for m in ("mAP", "auc")} for f, rows in fam.items()}
+    if mean["vgg"]["mAP"] >= mean["resnet"]["mAP"] and mean["vgg"]["auc"] < mean["resnet"]["auc"]:
+        return agrees(rule=rule)
+    return differs(f"VGG mAP {mean['vgg']['mAP']:.3f} / AUC {mean['vgg']['auc']:.3f} vs ResNet "
+                   f"{mean['resnet']['mAP']:.3f} / {mean['resnet']['auc']:.3f}", rule=rule)
+
+
+# ----------------------------------------------------------------------------- notebook 04: one record per item
+def table_4_1_record(table41: pd.DataFrame) -> dict[str, Any]:
+    """Table 4.1's recorded sizes and its verdict (sizes of different clip sources are not comparable)."""
+    row = table41.query("block == 'big' and data_set == 'baseline'").iloc[0]
+    small = table41.query("block == 'small'")
+    v = not_comparable(
+        f"{row.overall_size_ours:,} big bal_train clips here vs {row.overall_size_thesis:,} crawled clips; "
+        f"{row.class_number_ours} vs {row.class_number_thesis} classes (ours: an ontology rule); per-row verdicts in the table",
+        rule="sizes of different clip sources are not comparable; class number exact")
+    return dict(big_clips=int(row.overall_size_ours), big_classes=int(row.class_number_ours),
+                big_test=int(row.test_size_ours), big_teacher_pool=int(row.overall_teacher_train_ours),
+                small_clips=int(small.overall_size_ours.iloc[0]), small_classes=int(small.class_number_ours.iloc[0]),
+                rows=len(table41), **v.as_record())
+
+
+def sampler_record(occ: pd.DataFrame, iterations: int, batch_size: int) -> dict[str, Any]:
+    """Fig 5.9 (§4.4.2): the balanced sampler's occurrences are tighter (max/median) than the random one's and its
+    top class is Vehicle. ``occ``: :func:`.diagnostics.sampler_statistics` with a ``class`` column."""
+    spread = {k: occurrence_spread(occ[k]) for k in ("balanced", "random", "in_partition")}
+    top_bal, top_bal_n = top_class(occ.balanced.to_numpy(), occ["class"].to_numpy())
+    top_rand, _ = top_class(occ.random.to_numpy(), occ["class"].to_numpy())
+    v = direction(1 - spread["balanced"] / spread["random"], RATIO_TOLERANCE,
+                  rule="balanced sampling draws the classes more evenly than random sampling: 1 − (max/median "
+                       "occurrence, balanced) / (random's) > 0",
+                  reason=f"max/median occurrence balanced {spread['balanced']:.2f} vs random {spread['random']:.2f}; "
+                         f"on bal_train, already balanced (the thesis sampled its crawl of the unbalanced set), a "
+                         f"weaker test of the same direction; top class under balancing {top_bal} (not judged: it "
+                         "follows from the subset's class counts)")
+    return dict(spread_balanced=spread["balanced"], spread_random=spread["random"], spread_partition=spread["in_partition"],
+                top_class_balanced=top_bal, top_class_balanced_count=top_bal_n, top_class_random=top_rand,
+                iterations=iterations, batch_size=batch_size,
+                classes_never_drawn_balanced=int((occ.balanced == 0).sum()),
+                classes_never_drawn_random=int((occ.random == 0).sum()), **v.as_record())
+
+
+def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataFrame) -> dict[str, Any]:
+    """Fig 5.1: the baselines' mAP beside the thesis's (not comparable: models, inputs, scale), and whether fewer
+    clips per teacher give a lower mean teacher mAP (within 0.01)."""
+    pub = published("muschiol2021-fig5.1")["values"]
+    ours_small, ours_big = runs["small", 1].map[0], runs["big", 1].map[0]
+    raw = thesis_baseline_maps()
+    pools = table41.query("data_set == 'baseline'").set_index("block")
+    why = (f"the thesis' ~{pub['small_baseline_map_approx']} / ~{pub['big_baseline_map_approx']} are read off its curves "
+           f"of ResNets on log-Mel of {pools.individual_teacher_train_thesis['small']:,}/"
+           f"{pools.individual_teacher_train_thesis['big']:,} clips, selected on the test set; ours are embedding MLPs on "
+           f"{pools.individual_teacher_train_ours['small']:,}/{pools.individual_teacher_train_ours['big']:,} clips selected "
+           f"on validation; its own tables print {raw['small']} / {raw['big']}")
+    drops = [runs[s, a].map.mean() - runs[s, b].map.mean() for s in subsets
+             for a, b in zip(teacher_counts, teacher_counts[1:])]
+    ordered = all(d >= -SCORE_TOLERANCE for d in drops)
+    steps = ", ".join(f"{s}: " + " > ".join(f"{runs[s, t].map.mean():.3f}" for t in teacher_counts) for s in subsets)
+    v = direction(float(min(drops)), SCORE_TOLERANCE,
+                  rule="fewer clips per teacher give a lower mean teacher mAP at every step up in the teacher count, "
+                       "on both subsets",
+                  reason=f"mean teacher mAP {steps}")
+    v = combine({"fewer clips, lower mAP": v}, context=(
+        f"Values not comparable: small baseline mAP {ours_small:.3f} vs ~{pub['small_baseline_map_approx']}, big "
+        f"{ours_big:.3f} vs ~{pub['big_baseline_map_approx']}: {why}"))
+    return dict(small_baseline_map_approx=float(ours_small), big_baseline_map_approx=float(ours_big),
+                small_baseline_auc=float(runs["small", 1].auc[0]), big_baseline_auc=float(runs["big", 1].auc[0]),
+                **{f"{s}_{t}_mean_teacher_map": float(runs[s, t].map.mean()) for s in subsets for t in teacher_counts},
+                fewer_clips_lower_map=bool(ordered), **v.as_record())
+
+
+def micro_curve_records(runs: dict, auc_micro: dict, subsets, teacher_counts) -> tuple[dict, dict]:
+    """Figs 5.2 / 5.3: the baseline teacher beats teacher 0 of the largest ensemble on both subsets (PR), and the big
+    baseline's micro ROC-AUC exceeds the small one's."""
+    pr_ordered = all(runs[s, 1].map[0] > runs[s, teacher_counts[-1]].map[0] for s in subsets)
+    rule = f"baseline teacher's mAP above teacher 0 of the {teacher_counts[-1]}-teacher data set on both subsets"
+    v2 = agrees(rule=rule) if pr_ordered else differs("a small-partition teacher matches the baseline", rule=rule)
+    rule3 = "micro ROC-AUC of the big baseline > small baseline"
+    v3 = (agrees(rule=rule3) if auc_micro["big", 1] > auc_micro["small", 1] else
+          differs(f"micro ROC-AUC big {auc_micro['big', 1]:.3f} <= small {auc_micro['small', 1]:.3f}", rule=rule3))
+    fig52 = dict(**{f"{s}_{t}_teacher0_map": float(runs[s, t].map[0]) for s in subsets for t in teacher_counts},
+                 **v2.as_record())
+    fig53 = dict(**{f"{s}_{t}_micro_auc": auc_micro[s, t] for s in subsets for t in teacher_counts}, **v3.as_record())
+    return fig52, fig53
+
+
+def similar_teachers_record(run) -> dict[str, Any]:
+    """Fig 5.6: the ten teachers are "similar": the range of their final mAP is below 25 % of its mean."""
+    final = run.map
+    spread = float(final.max() - final.min())
+    rule = "range of the ten teachers' final mAP < 25% of their mean (\"similar\")"
+    v = agrees(rule=rule) if spread < 0.25 * final.mean() else differs(
+        f"range {spread:.3f} vs mean {final.mean():.3f}", rule="range of the ten teachers' final mAP < 25% of their mean")
+    return dict(map_min=float(final.min()), map_max=float(final.max()), map_mean=float(final.mean()),
+                auc_min=float(run.auc.min()), auc_max=float(run.auc.max()), **v.as_record())
+
+
+def _arm_map(ablation: dict, name: str) -> float:
+    return float(ablation[name].map.mean())
+
+
+def mixup_record(ablation: dict) -> dict[str, Any]:
+    """Fig 5.7: mixup gives a "slight improvement": final mAP with mixup >= without."""
+    gain = _arm_map(ablation, "recipe") - _arm_map(ablation, "no mixup")
+    early = [curve_stats(ablation[k])["mean"].iloc[0] for k in ("recipe", "no mixup")]
+    v = direction(gain, arm_tolerance(ablation, ("recipe", "no mixup")),
+                  rule="final mAP with mixup − without > 0 (\"slight improvement\"; tolerance: half the largest "
+                       "within-arm teacher range)",
+                  reason=f"mixup changes the final mAP by {gain:+.3f} on embedding MLPs (mixup on 128-d clip "
+                         f"embeddings, not log-Mel images); first evaluation {early[0]:.3f} with vs {early[1]:.3f} "
+                         "without")
+    return dict(map_mixup=_arm_map(ablation, "recipe"), map_no_mixup=_arm_map(ablation, "no mixup"),
+                first_eval_map_mixup=float(early[0]), first_eval_map_no_mixup=float(early[1]), **v.as_record())
+
+
+def sampler_arm_record(ablation: dict) -> dict[str, Any]:
+    """Fig 5.8: the thesis's direction, "the classifier learns much slower with the random sampling technique" (§5.1),
+    checked with the same kind of rule as Fig 5.9 (balanced against random, one relative tolerance both ways): the
+    mean curve's mAP at the first evaluation, balanced over random, > 1. On bal_train, already balanced, a weaker
+    test of the same direction; oscillation and final mAP are recorded beside it."""
+    gain = _arm_map(ablation, "recipe") - _arm_map(ablation, "random sampler")
+    osc = {k: curve_wobble(ablation[k]) for k in ("recipe", "random sampler")}
+    early = {k: float(curve_stats(ablation[k])["mean"].iloc[0]) for k in ("recipe", "random sampler")}
+    v = direction(early["recipe"] / early["random sampler"] - 1 if early["random sampler"] > 0 else float("inf"),
+                  RATIO_TOLERANCE,
+                  rule="balanced sampling learns faster: first-evaluation mAP balanced / random − 1 > 0",
+                  reason=f"first-evaluation mAP balanced {early['recipe']:.3f} vs random {early['random sampler']:.3f}; "
+                         f"final mAP balanced − random {gain:+.3f}; on bal_train, already balanced (the thesis sampled "
+                         "its crawl of the unbalanced set, where Speech has 1M labels), a weaker test of the same "
+                         "direction")
+    return dict(map_balanced=_arm_map(ablation, "recipe"), map_random=_arm_map(ablation, "random sampler"),
+                first_eval_map_balanced=early["recipe"], first_eval_map_random=early["random sampler"],
+                mean_abs_curve_change_balanced=osc["recipe"], mean_abs_curve_change_random=osc["random sampler"],
+                **v.as_record())
+
+
+def batch_size_record(ablation: dict, by_arm: dict) -> dict[str, Any]:
+    """Fig 5.10: the best final mAP is at batch 64 (the thesis's best). ``by_arm``: batch size -> arm name."""
+    by_batch = {b: _arm_map(ablation, a) for b, a in by_arm.items()}
+    best = max(by_batch, key=by_batch.get)
+    others = [m for b, m in by_batch.items() if b != 64]
+    v = direction(by_batch[64] - max(others) if 64 in by_batch and others else float("nan"),
+                  arm_tolerance(ablation, list(by_arm.values())),
+                  rule="final mAP at batch 64 (the thesis' best) − the best other batch > 0 (tolerance: half the "
+                       "largest within-arm teacher range; equal steps)",
+                  reason=", ".join(f"batch {b}: {m:.3f}" for b, m in by_batch.items())
+                         + " at the same step count (a larger batch sees more clips per step)")
+    return dict(**{f"map_batch_{b}": m for b, m in by_batch.items()}, best_batch=int(best), best_batch_size=int(best),
+                **v.as_record())
+
+
+def learning_rate_record(ablation: dict, by_arm: dict, steps: int) -> dict[str, Any]:
+    """Fig 5.12: the lowest learning rate gives the best final mAP. ``by_arm``: learning rate -> arm name."""
+    by_lr = {lr: _arm_map(ablation, a) for lr, a in by_arm.items()}
+    best = max(by_lr, key=by_lr.get)
+    others = [m for lr, m in by_lr.items() if lr != min(by_lr)]
+    v = direction(by_lr[min(by_lr)] - max(others) if others else float("nan"),
+                  arm_tolerance(ablation, list(by_arm.values())),
+                  rule="final mAP at the lowest learning rate − the best other rate > 0 (tolerance: half the largest "
+                       "within-arm teacher range)",
+                  reason=", ".join(f"lr {lr:g}: {m:.3f}" for lr, m in by_lr.items())
+                         + f" within {steps} steps; the thesis' lowest rate won over ~10k+ iterations")
+    return dict(**{f"map_lr_{lr:g}": m for lr, m in by_lr.items()}, best_lr=float(best),
+                recommended_learning_rate=float(best), **v.as_record())
+
+
+def adaptive_weights_record(ablation: dict, weight_max: float, weight_temperature: float) -> dict[str, Any]:
+    """Fig 5.11: plain BCE against adaptive class weights (:func:`adaptive_weights_verdict`)."""
+    trace = ablation["adaptive weights"].weight_trace
+    spread = float((trace["max"] / trace["min"]).max()) if trace is not None and len(trace) else 1.0
+    v = adaptive_weights_verdict(_arm_map(ablation, "recipe"), _arm_map(ablation, "adaptive weights"),
+                                 tolerance=arm_tolerance(ablation, ("recipe", "adaptive weights")))
+    return dict(map_plain=_arm_map(ablation, "recipe"), map_adaptive=_arm_map(ablation, "adaptive weights"),
+                auc_plain=float(ablation["recipe"].auc.mean()), auc_adaptive=float(ablation["adaptive weights"].auc.mean()),
+                weight_max=weight_max, weight_temperature=weight_temperature,
+                largest_weight_ratio_between_classes=spread, weights_from="validation per-class AP", **v.as_record())
+
+
+def architecture_record(logmel: dict, architectures, synthetic_clips: bool, ablation: dict, ablation_hidden,
+                        hidden) -> dict[str, Any]:
+    """Fig 5.4: the log-Mel CNNs' final mAP / AUC per architecture (random init; :func:`.pipeline.logmel_arms`'s
+    runs); on synthetic clips not comparable, on real clips :func:`architecture_verdict`. Beside them the embedding
+    MLPs' analogue: the final mAP of each width of the ablations (``ablation_hidden``; the recipe's own width
+    ``hidden`` is the "recipe" arm)."""
+    final_cnn = {a: v for (a, _), v in final_curve_means(logmel, [(a, "random init") for a in architectures]).items()}
+    mlp_analogue = {"-".join(map(str, h)): _arm_map(ablation, f"MLP {tuple(h)}" if list(h) != list(hidden) else "recipe")
+                    for h in ablation_hidden}
+    v = (not_comparable("synthetic log-Mel clips at reduced width on the CPU: the code path, not the thesis' experiment",
+                        rule="different data") if synthetic_clips else architecture_verdict(final_cnn))
+    return dict(**{f"final_map_{a}": final_cnn[a]["mAP"] for a in final_cnn},
+                **{f"final_auc_{a}": final_cnn[a]["auc"] for a in final_cnn},
+                synthetic_clips=synthetic_clips, mlp_analogue=mlp_analogue, **v.as_record())
+
+
+def transfer_record(logmel: dict, arms) -> dict[str, Any]:
+    """Fig 5.5: without ImageNet weights (no network here) only the random-init arm's code path runs. ``arms``: the
+    keys of ``logmel`` plotted (one architecture, each initialisation)."""
+    pretrained_run, weights = any(k[1] == "ImageNet" for k in arms), [logmel[k][1] for k in arms]
+    v = not_comparable("no ImageNet weights file here (no network) and synthetic clips: only the random-init arm's code "
+                       "path runs" if not pretrained_run else "reduced-width models on this machine's clips",
+                       rule="different data")
+    return dict(pretrained_arm_run=pretrained_run, weights=weights, **v.as_record())
+
+
+def class_ap_record(ap: np.ndarray, counts: np.ndarray, names) -> dict[str, Any]:
+    """Fig A.1: "no correlation" between a class's training clips and its AP: |Spearman ρ| < 0.3; Boing vs male
+    speech AP and clip factors."""
+    ok = np.isfinite(ap)
+    rho = float(spearmanr(counts[ok], ap[ok]).statistic)
+    ap_of, n_of = dict(zip(names, ap)), dict(zip(names, counts))
+    boing, male = "Boing", "Male speech, man speaking"
+    ratio_ap = float(ap_of[boing] / ap_of[male]) if boing in ap_of and ap_of.get(male, 0) > 0 else float("nan")
+    ratio_n = float(n_of[male] / max(n_of[boing], 1)) if boing in n_of and male in n_of else float("nan")
+    rule = "|Spearman rho(training clips, AP)| < 0.3 (\"no correlation\")"
+    v = agrees(rule=rule) if abs(rho) < 0.3 else differs(f"rho = {rho:.2f}", rule=rule)
+    return dict(boing_vs_male_speech_ap_factor_approx=ratio_ap, male_speech_vs_boing_sample_factor_approx=ratio_n,
+                spearman_counts_ap=rho, ap_boing=float(ap_of.get(boing, np.nan)),
+                ap_male_speech=float(ap_of.get(male, np.nan)), **v.as_record())
+
+
+def class_curve_records(class_curves: dict, groups: dict, names) -> tuple[dict, dict]:
+    """Figs A.2 / A.3: the best classes' AP (mean of 10) at the last checkpoint, baseline and big 10."""
+    best_b = float(class_curves["baseline"][-1, groups["baseline"]["best"]].mean())
+    worst_b = float(np.nanmin(class_curves["baseline"][-1]))
+    best_10 = float(class_curves["big 10"][-1, groups["big 10"]["best"]].mean())
+    worst_10 = float(class_curves["big 10"][-1, groups["big 10"]["worst"]].mean())
+    pub_a2, pub_a3 = published("muschiol2021-figA.2")["values"], published("muschiol2021-figA.3")["values"]
+    scale_a2 = class_curve_verdict(pub_a2["best_classes_ap_approx"], best_b, "mean AP of the 10 best classes, big "
+                                   "baseline").reason
+    scale_a3 = class_curve_verdict(pub_a3["best_classes_ap_approx"], best_10, "mean AP of the 10 best classes, big "
+                                   "10").reason
+    floor = pub_a2["worst_classes_ap_min"]
+    v2 = combine({"every class reaches the thesis's floor": direction(
+        worst_b - floor, SCORE_TOLERANCE, rule=f"big baseline: the worst class's AP > {floor:g} (\"at least an average "
+        f"precision of {floor:g} is achieved for every class\")", reason=f"worst class AP {worst_b:.3f}")},
+        context=f"Values not comparable: {scale_a2}")
+    v3 = combine({"a tenth of the data lowers the best classes' AP": direction(
+        best_b - best_10, SCORE_TOLERANCE, rule="mean AP of the 10 best classes: big baseline − big 10 > 0",
+        reason=f"best classes' AP big 10 {best_10:.3f} vs baseline {best_b:.3f}")},
+        context=f"Values not comparable: {scale_a3}")
+    a2 = dict(best_classes_ap_approx=best_b, worst_classes_ap_min=worst_b,
+              best_classes=[names[i] for i in groups["baseline"]["best"][:3]], **v2.as_record())
+    a3 = dict(best_classes_ap_approx=best_10, worst_classes_ap_approx=worst_10,
+              best_classes_ap_decrease_vs_baseline_pct=float(100 * (1 - best_10 / best_b)), **v3.as_record())
+    return a2, a3
+
+
+def class_roc_record(labels: np.ndarray, probs: np.ndarray, key: str) -> dict[str, Any]:
+    """Figs A.4 / A.5: the baseline's plotted classes all have ROC-AUC > 0.6; for big 10 only the worst 10 are near
+    the diagonal (mean AUC < 0.75 <= the medium 10's). Classes ranked by AP (:func:`.diagnostics.ranked_classes`)."""
+    groups = ranked_classes(per_class_ap(labels, probs))
+    aucs = roc_auc_per_class(labels, probs)
+    rec = {f"mean_auc_{g}": float(np.nanmean(aucs[idx])) for g, idx in groups.items()}
+    plotted = np.concatenate(list(groups.values()))
+    if key == "baseline":
+        rule = "every plotted class (best, medium, worst 10) has ROC-AUC > 0.6 (a clear bump)"
+        ok = bool(np.nanmin(aucs[plotted]) > 0.6)
+    else:
+        rule = "only the worst 10 are near the diagonal: their mean AUC < 0.75 <= the medium 10's"
+        ok = rec["mean_auc_worst"] < 0.75 <= rec["mean_auc_medium"]
+    v = agrees(rule=rule) if ok else differs(", ".join(f"{k} {x:.3f}" for k, x in rec.items()), rule=rule)
+    return dict(**rec, min_auc_plotted=float(np.nanmin(aucs[plotted])), **v.as_record())
+
+
+def teacher_findings(table41: pd.DataFrame, runs: dict, ablation: dict, records: dict[str, dict], teacher_counts,
+                     steps: int, min_clips: int, synthetic_clips: bool) -> list[str]:
+    """Notebook 04's findings, each computed from this run: ``records`` are the items' recorded dicts (keys
+    "fig5.9", "fig5.1", "fig5.10", "fig5.12", "figA.1", "fig5.11"); ``min_clips``: fewest bal_train clips of a
+    class (:func:`.diagnostics.min_clips_per_class`)."""
+    row = table41.query("block == 'big' and data_set == 'baseline'").iloc[0]
+    pub, raw = published("muschiol2021-fig5.1")["values"], thesis_baseline_maps()
+    mean = {k: float(r.map.mean()) for k, r in runs.items()}
+    arm = lambda name: _arm_map(ablation, name)  # noqa: E731
+    r59, r511 = records["fig5.9"], records["fig5.11"]
+    return [
+        f"* **Data.** {row.overall_size_ours:,} big bal_train clips and {row.test_size_ours:,} eval clips with "
+        f"{row.class_number_ours} classes, {row.overall_size_ours / row.overall_size_thesis:.1%} of the thesis' "
+        f"{row.overall_size_thesis:,} clips: real data at reduced scale; every size in Table 4.1 is not comparable by "
+        "construction.",
+        f"* **Teachers.** Big: mean teacher mAP {mean['big', 1]:.3f} (baseline), "
+        + ", ".join(f"{mean['big', t]:.3f} ({t})" for t in teacher_counts[1:])
+        + f"; small: {mean['small', 1]:.3f} (baseline), "
+        + ", ".join(f"{mean['small', t]:.3f} ({t})" for t in teacher_counts[1:])
+        + ". Fewer clips per teacher give weaker teachers, as in the thesis "
+        + ("(monotone here)." if records["fig5.1"]["fewer_clips_lower_map"] else "(not monotone here: see Fig 5.1)."),
+        f"* **Against the thesis' numbers** (Fig 5.1 text ~{pub['small_baseline_map_approx']} small / "
+        f"~{pub['big_baseline_map_approx']} big; its tables {raw['small']} / {raw['big']}): our baselines "
+        f"{runs['small', 1].map[0]:.3f} / {runs['big', 1].map[0]:.3f}. Not comparable: our teachers see 128-d clip "
+        "embeddings (VGGish, trained by Google on YouTube-8M, i.e. already a strong pretrained audio representation) "
+        "instead of log-Mel images through an ImageNet ResNet, train on "
+        + "{:.1%}-{:.1%}".format(*scale_range(table41))
+        + " of the clips, and are selected on a validation split instead of the test set (the thesis' choice is "
+        "optimistic by construction).",
+        f"* **Mixup** changes the big-10 final mAP by {arm('recipe') - arm('no mixup'):+.3f}; **balanced vs random "
+        f"sampler** by {arm('recipe') - arm('random sampler'):+.3f} (bal_train is already balanced: the sampler cannot "
+        f"show the thesis' 'much better' here; Fig 5.9 spread max/median {r59['spread_balanced']:.1f} balanced vs "
+        f"{r59['spread_random']:.1f} random, top class {r59['top_class_balanced']}).",
+        f"* **Batch size**: best final mAP at batch {records['fig5.10']['best_batch']}; **learning rate**: best at "
+        f"{records['fig5.12']['best_lr']:g} after {steps} steps (the thesis' lowest rate won over ~10k+ iterations; a "
+        "short schedule favours larger rates).",
+        f"* **Per class** (big baseline): Spearman rho(training clips, AP) = {records['figA.1']['spearman_counts_ap']:.2f}; "
+        f"the training counts of bal_train are nearly flat (≥ {min_clips} clips per class), so the thesis' 'no "
+        "correlation' is tested on a much narrower range here.",
+        "* **Log-Mel CNNs (Figs 5.4/5.5)** ran " + ("on synthetic clips only: their numbers are not evidence about "
+                                                   "Audio Set." if synthetic_clips else "on real raw audio."),
+        f"* **Adaptive class weights (Fig 5.11)** change the big-10 final mAP by {arm('adaptive weights') - arm('recipe'):+.3f} "
+        f"(AUC {ablation['adaptive weights'].auc.mean() - ablation['recipe'].auc.mean():+.3f}) with weights spread up to "
+        f"{r511['largest_weight_ratio_between_classes']:.1f}x between classes: {r511['verdict']} with the thesis' "
+        "'no positive effect'.",
+    ]
+
+
+def ablation_records(ablation: dict, spec, batch_sizes, learning_rates, weight_max: float,
+                     weight_temperature: float) -> list[tuple[str, list[str], str, dict]]:
+    """Notebook 04's ablation items in order (Figs 5.7, 5.8, 5.10, 5.12, 5.11): ``(item, arms plotted, title,
+    record)``; the arms of batch size and learning rate are the recipe's own (``spec``) or ``"batch b"`` / ``"lr x"``."""
+    batch_arms = {b: ("recipe" if b == spec.batch_size else f"batch {b}") for b in batch_sizes}
+    lr_arms = {lr: ("recipe" if lr == spec.lr else f"lr {lr:g}") for lr in learning_rates}
+    return [("muschiol2021-fig5.7", ["recipe", "no mixup"], "mixup", mixup_record(ablation)),
+            ("muschiol2021-fig5.8", ["recipe", "random sampler"], "balanced vs random sampler",
+             sampler_arm_record(ablation)),
+            ("muschiol2021-fig5.10", list(batch_arms.values()), "batch size", batch_size_record(ablation, batch_arms)),
+            ("muschiol2021-fig5.12", list(lr_arms.values()), "learning rate",
+             learning_rate_record(ablation, lr_arms, spec.steps)),
+            ("muschiol2021-fig5.11", ["recipe", "adaptive weights"], "plain BCE vs adaptive class weights",
+             adaptive_weights_record(ablation, weight_max, weight_temperature))]
