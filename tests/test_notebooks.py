@@ -281,6 +281,7 @@ def check_multilabel(scalars: dict, params: dict) -> None:
     audit = scalars["muschiol2021-gnthreshold-audit"]
     assert audit["violations_sound_claims"] == 0 and audit["broken_caught"] == audit["n_broken"] > 0
     assert audit["adaptive_as_fixed_caught"] == audit["n_as_fixed"] > 0
+    assert audit["wrong_accounting_caught"] == audit["n_wrong_accounting"] > 0  # the top-k vote at √k/T
     t54 = scalars["muschiol2021-table5.4"]
     for key in ("best_student_map", "student_true_labels_map", "student_noise_free_labels_map", "class_prior_map"):
         assert 0 <= t54[key] <= 1, key

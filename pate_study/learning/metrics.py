@@ -281,3 +281,22 @@ def macro_precision_recall_predicted_classes(y_true: Any, y_pred: Any) -> dict[s
         return {"precision": float("nan"), "recall": float("nan"), "n_classes": 0}
     return {"precision": float(np.mean(precision[kept])), "recall": float(np.mean(recall[kept])),
             "n_classes": int(kept.sum())}
+
+
+def macro_scores_from_counts(tp: Any, fp: Any, fn: Any) -> dict[str, np.ndarray]:
+    """Macro P/R/F1 of multi-label predictions from per-class counts ``[..., n_classes]`` (true positives, false
+    positives, false negatives; weighted counts allowed, e.g. a bootstrap resample's row multiplicities), vectorised
+    over the leading axes: ``precision``/``recall``/``f1`` averaged over *all* classes with ``zero_division=0``
+    (the values of scikit-learn's ``precision_recall_fscore_support(average="macro", zero_division=0)``; per-class
+    F1 = 2 tp / (2 tp + fp + fn)), and ``precision_predicted``/``recall_predicted`` averaged over the classes with a
+    positive prediction (NaN where none is predicted; :func:`macro_precision_recall_predicted_classes`)."""
+    tp, fp, fn = (np.asarray(x, dtype=np.float64) for x in (tp, fp, fn))
+    ratio = lambda a, b: np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b > 0)  # noqa: E731
+    precision, recall, f1 = ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
+    predicted = (tp + fp) > 0
+    n_pred = predicted.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_pred = np.where(n_pred > 0, (precision * predicted).sum(-1) / n_pred, np.nan)
+        r_pred = np.where(n_pred > 0, (recall * predicted).sum(-1) / n_pred, np.nan)
+    return {"precision": precision.mean(-1), "recall": recall.mean(-1), "f1": f1.mean(-1),
+            "precision_predicted": p_pred, "recall_predicted": r_pred}

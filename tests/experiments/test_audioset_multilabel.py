@@ -221,12 +221,13 @@ def test_student_claim():
 def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():
     aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
     ok = aud[aud["mechanism"] == "as implemented"]
-    sound = ok[~ok["claim"].str.startswith("thesis")]
-    assert set(aud["release"]) == {"GNThreshold th_e=0.5", "GNThreshold adaptive (Def. 11)", "adaptive-k (private)"}
+    sound = ok[~ok["claim"].str.startswith(("thesis", "wrong"))]
+    assert set(aud["release"]) == {"GNThreshold th_e=0.5", "GNThreshold adaptive (Def. 11)", "adaptive-k (private)",
+                                   "top-k vote (k=1, 3 teachers x 3 labels, δ=0.1)"}
     assert not sound["violation"].any() and (sound["empirical_epsilon_lower"] > 0).all()
     assert (sound["empirical_epsilon_lower"] <= sound["claimed_epsilon"]).all()
     broken = aud[aud["mechanism"] != "as implemented"]
-    assert len(broken) == 2 and broken["violation"].all()
+    assert len(broken) == 3 and broken["violation"].all()
     as_fixed = ok[ok["claim"].str.startswith("thesis")].iloc[0]
     assert as_fixed["violation"] and as_fixed["empirical_epsilon_lower"] > as_fixed["claimed_epsilon"]
 

@@ -188,14 +188,18 @@ def gnthreshold_audit(sigmas: Sequence[float], *, n_labels: int = 4, n_teachers:
       largest exact ε (the threshold jumps; :func:`~pate_study.privacy.audit.audit_gnthreshold_adaptive`);
     * the private adaptive-k release at the RDP of GNThreshold with that σ_e, as implemented and broken
       (:func:`~pate_study.privacy.audit.audit_adaptive_k`, 3 labels, 4 teachers: its exact profile needs a
-      numerical integral per outcome).
+      numerical integral per outcome);
+    * the top-k vote release of the frontier (:func:`~pate_study.privacy.audit.audit_topk` at its own instance:
+      3 teachers, 3 labels, k = 1, σ_e 0.2, th_e 0.4, δ 0.1, where the release's exact ε lies between the sound
+      claim and the √k one), as implemented, broken, and against the √k-sensitivity accounting (an error the audit
+      must catch: a teacher that changes its top-k set switches k labels off as well as k on).
     Few teachers and labels make one query's ε large enough to measure with ``n_samples`` draws."""
     rows = []
 
     def add(release, sigma, r, claim):
         rows.append({"release": release, "sigma_e": float(sigma), "claim": claim,
                      "mechanism": "as implemented" if r.noise_scale_factor == 1.0 else
-                     f"broken: noise x{r.noise_scale_factor:g}", "delta": delta,
+                     f"broken: noise x{r.noise_scale_factor:g}", "delta": r.delta,
                      "claimed_epsilon": r.claimed_epsilon, "empirical_epsilon_lower": r.epsilon_lower,
                      "violation": r.violation, "neighbours": r.candidate, "event": r.event,
                      "n_samples": r.n_samples})
@@ -214,6 +218,10 @@ def gnthreshold_audit(sigmas: Sequence[float], *, n_labels: int = 4, n_teachers:
         for factor in (1.0, broken_factor):
             r = audit.audit_adaptive_k(float(s), delta=delta, n_samples=n_samples, noise_scale_factor=factor, seed=sd)
             add("adaptive-k (private)", s, r, "Gumbel k + Gaussian top-k RDP")
+    for claim, factor in (("sound", 1.0), ("sound", broken_factor), ("sqrt_k", 1.0)):
+        r = audit.audit_topk(n_samples=n_samples, claim=claim, noise_scale_factor=factor, seed=int(seed) * 1000 + 999)
+        add("top-k vote (k=1, 3 teachers x 3 labels, δ=0.1)", 0.2, r,
+            "ℓ2 sensitivity √(2k)/T" if claim == "sound" else "wrong: sensitivity √k/T")
     return pd.DataFrame(rows)
 
 
@@ -422,6 +430,21 @@ def confidence_runs(t_max: int, t_mid: int) -> list[tuple[str, int, Any, float]]
     return [("muschiol2021-fig5.14", t_max, 0.4, 0.6), ("muschiol2021-fig5.15", t_max, "adaptive", 0.6),
             ("muschiol2021-figA.8", t_mid, 0.4, 0.6), ("muschiol2021-figA.9", t_mid, "adaptive", 0.6),
             ("muschiol2021-figA.10", t_max, 0.4, 0.2), ("muschiol2021-figA.11", t_max, "adaptive", 0.4)]
+
+
+#: Fig A.11's claim (as Fig 5.15's) compares the adaptive threshold with th_e = 0.4 at the same check (th_c = 0.4),
+#: a sweep no figure plots: run beside the figures' sweeps under this key
+A11_FIXED_PARTNER = "fixed th_e=0.4 beside muschiol2021-figA.11"
+
+
+def confidence_sweeps(ensembles: dict[int, CachedVotes], t_max: int, t_mid: int, sigmas_e: Sequence[float],
+                      sigmas_c: Sequence[float], *, n_account: int = 1000, delta: float = DELTA,
+                      seed: int = 0) -> dict[str, pd.DataFrame]:
+    """:func:`confidence_sweep` for every run of :func:`confidence_runs` (keyed by item) and the fixed-threshold
+    partner Fig A.11's claim needs (:data:`A11_FIXED_PARTNER`: big ``t_max``, th_e = 0.4, th_c = 0.4)."""
+    runs = confidence_runs(t_max, t_mid) + [(A11_FIXED_PARTNER, t_max, 0.4, 0.4)]
+    return {item: confidence_sweep(ensembles[t], th, thc, sigmas_e, sigmas_c, n_account=n_account, delta=delta,
+                                   seed=seed) for item, t, th, thc in runs}
 
 
 def bounds_table(cv: CachedVotes, *, n_account: int = 1000, delta: float = DELTA, seed: int = 0) -> pd.DataFrame:

@@ -106,6 +106,52 @@ def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THR
     return pd.DataFrame(rows)
 
 
+def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[Any] = THRESHOLDS,
+                    n_boot: int = 100, seed: int = 0) -> dict[str, Any]:
+    """The tolerance inside which a difference on the noise-free tables (5.1-5.3, A.1-A.3) is *inconclusive*,
+    measured: a paired bootstrap of the pool queries (``n_boot`` resamples with replacement, the same rows for every
+    ensemble; Efron & Tibshirani 1993, ch. 6) gives the standard deviation of each difference the claims read --
+    raw mAP and best-threshold macro F1 between every two teacher counts, macro precision and recall over the
+    predicted classes between adjacent fixed thresholds of one ensemble and between adjacent teacher counts at one
+    fixed threshold -- and the tolerance of a claim is twice the largest sd of the differences it reads (about a
+    95 % band; the ``"tolerance"`` entry: twice the largest of all). P/R/F1 come from the resample's weighted per-class counts
+    (:func:`pate_study.learning.metrics.macro_scores_from_counts`), mAP from the resampled rows. It measures the
+    spread of the evaluation sample, not of the training seeds (one ensemble per teacher count).
+    Returns ``{"tolerance", "n_boot", "max_sd", "sd": {difference: sd}}``."""
+    rng = np.random.default_rng(seed)
+    fixed = [th for th in thresholds if th != "adaptive"]
+    votes = {t: (vote_fractions(cv.pool_probabilities, "probability"), cv.pool_labels.astype(bool))
+             for t, cv in sorted(ensembles.items())}
+    n = min(len(y) for _, y in votes.values())
+    rows = rng.integers(0, n, (n_boot, n))
+    weights = np.stack([np.bincount(r, minlength=n) for r in rows]).astype(np.float64)  # [n_boot, n]
+    maps, scores = {}, {}
+    for t, (m, y) in votes.items():
+        m, y = m[:n], y[:n]
+        maps[t] = np.array([metrics.mean_average_precision(y[r], m[r]) for r in rows])
+        for th in thresholds:
+            p = noise_free_release(m, th)
+            scores[t, th] = metrics.macro_scores_from_counts(weights @ (y & p), weights @ (~y & p),
+                                                             weights @ (y & ~p))
+    best_f1 = {t: np.max([scores[t, th]["f1"] for th in thresholds], axis=0) for t in votes}
+    draws: dict[str, np.ndarray] = {}
+    ts = list(votes)
+    for i, a in enumerate(ts):
+        for b in ts[i + 1:]:
+            draws[f"mAP {a} - {b}"] = maps[a] - maps[b]
+            draws[f"best F1 {a} - {b}"] = best_f1[a] - best_f1[b]
+        for lo, hi in zip(fixed, fixed[1:]):
+            for k in ("precision_predicted", "recall_predicted"):
+                draws[f"{k} {a}: {hi} - {lo}"] = scores[a, hi][k] - scores[a, lo][k]
+    for a, b in zip(ts, ts[1:]):
+        for th in fixed:
+            for k in ("precision_predicted", "recall_predicted"):
+                draws[f"{k} {a} - {b}: {th}"] = scores[a, th][k] - scores[b, th][k]
+    sd = {k: float(np.nanstd(v, ddof=1)) for k, v in draws.items() if np.isfinite(v).sum() > 1}
+    top = max(sd.values()) if sd else float("nan")
+    return {"tolerance": 2 * top, "n_boot": int(n_boot), "max_sd": top, "sd": sd}
+
+
 def table_5_3(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = ("adaptive", 0.2, 0.4),
               confidences: Sequence[float] = CONFIDENCE_LEVELS, rules: Sequence[str] = ("max", "printed"),
               vote: str = "probability", top_n: int = 4) -> pd.DataFrame:

@@ -1,0 +1,203 @@
+"""Notebook 05's claims judged inside measured spreads: the bootstrap tolerance of the noise-free tables, the seed
+spread of the students, the σ sweeps of Figs 5.17-5.19, the confidence figures A.8-A.11 beside the plain sweep of
+the same ensemble, and the top-k vote in the audit table."""
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import precision_recall_fscore_support
+
+from pate_study.experiments.audioset import release, release_verdicts, tables, votes
+from pate_study.experiments.audioset.verdict_rules import (
+    SCORE_TOLERANCE,
+    every_step,
+    measured_tolerance,
+    seed_tolerance,
+)
+from pate_study.learning import metrics
+
+
+def _cv(probs, labels):
+    probs, labels = np.asarray(probs, dtype=float), np.asarray(labels, dtype=bool)
+    return votes.CachedVotes(probs, labels, probs, labels, labels.mean(0), tuple(f"c{i}" for i in range(labels.shape[1])),
+                             "synthetic")
+
+
+def _ensembles(n=400, k=6, seed=0, noise=(0.3, 0.4, 0.5)):
+    """Two ensembles on the same labels: a sharper one (less noise) and a blurred one; both imperfect."""
+    rng = np.random.default_rng(seed)
+    y = rng.random((n, k)) < 0.3
+    out = {}
+    for t, s in zip((1, 10, 20), noise):
+        p = np.clip(0.3 + 0.3 * y + rng.normal(0, s, (t, n, k)), 0, 1)
+        out[t] = _cv(p, y)
+    return out
+
+
+# ----------------------------------------------------------------------------- counts, tolerances
+def test_macro_scores_from_counts_equal_sklearn_on_both_conventions():
+    rng = np.random.default_rng(1)
+    y, p = rng.random((300, 7)) < 0.3, rng.random((300, 7)) < 0.2
+    p[:, 0] = False  # a class never predicted
+    y[:, 1] = False  # a class never positive
+    s = metrics.macro_scores_from_counts((y & p).sum(0), (~y & p).sum(0), (y & ~p).sum(0))
+    P, R, F, _ = precision_recall_fscore_support(y, p, average="macro", zero_division=0)
+    assert np.allclose([s["precision"], s["recall"], s["f1"]], [P, R, F], rtol=1e-12)
+    pred = metrics.macro_precision_recall_predicted_classes(y, p)
+    assert np.isclose(s["precision_predicted"], pred["precision"]) and np.isclose(s["recall_predicted"], pred["recall"])
+    # vectorised over resamples: integer weights equal the resampled rows
+    rows = rng.integers(0, 300, (3, 300))
+    w = np.stack([np.bincount(r, minlength=300) for r in rows]).astype(float)
+    many = metrics.macro_scores_from_counts(w @ (y & p), w @ (~y & p), w @ (y & ~p))
+    for b, r in enumerate(rows):
+        P, R, F, _ = precision_recall_fscore_support(y[r], p[r], average="macro", zero_division=0)
+        assert np.allclose([many["precision"][b], many["recall"][b], many["f1"][b]], [P, R, F], rtol=1e-12)
+
+
+def test_score_tolerance_is_seeded_paired_and_shrinks_with_the_pool():
+    ens = _ensembles()
+    a, b = tables.score_tolerance(ens, n_boot=40, seed=3), tables.score_tolerance(ens, n_boot=40, seed=3)
+    assert a == b
+    assert a["tolerance"] == pytest.approx(2 * a["max_sd"]) and a["tolerance"] > 0
+    # paired: an ensemble compared with a copy of itself differs by exactly 0 on every resample
+    same = tables.score_tolerance({1: ens[1], 10: ens[1]}, n_boot=20, seed=0)
+    assert same["sd"]["mAP 1 - 10"] == 0 and same["sd"]["best F1 1 - 10"] == 0
+    # a quarter of the pool: a larger spread of the mAP difference (about twice)
+    small = {t: _cv(cv.pool_probabilities[:, :100], cv.pool_labels[:100]) for t, cv in ens.items()}
+    s = tables.score_tolerance(small, n_boot=40, seed=3)
+    assert s["sd"]["mAP 1 - 10"] > 1.3 * a["sd"]["mAP 1 - 10"]
+
+
+def test_measured_tolerance_every_step_and_seed_tolerance():
+    spread = {"sd": {"x": 0.01, "y": 0.03, "z": np.nan}}
+    assert measured_tolerance(spread, "x", "y") == pytest.approx(0.06)
+    assert measured_tolerance(spread, "z", "missing") == SCORE_TOLERANCE
+    assert measured_tolerance(0.02, "x") == 0.02
+    assert every_step([0.5, 0.5], [0.1, 0.1], rule="r", reason="numbers").verdict == "agrees"
+    assert every_step([0.5, 0.05], [0.1, 0.1], rule="r", reason="numbers").verdict == "inconclusive"
+    # one step the other way beyond its own tolerance decides, whatever the others do
+    assert every_step([0.5, 0.05, -0.2], [0.1, 0.1, 0.1], rule="r", reason="numbers").verdict == "differs"
+    assert every_step([0.5, -0.2], [0.1, 0.3], rule="r", reason="numbers").verdict == "inconclusive"
+    assert seed_tolerance(0.03, 3) == pytest.approx(2 * 0.03 / np.sqrt(3))
+    assert seed_tolerance(0.03, 3, 0.04, 3) == pytest.approx(2 * np.sqrt((0.03**2 + 0.04**2) / 3))
+    assert seed_tolerance(float("nan"), 1) == SCORE_TOLERANCE
+
+
+def test_table_claims_use_the_spread_of_the_difference_they_read():
+    ens = _ensembles()
+    t51, t52, t53 = tables.table_5_1(ens), tables.table_5_2(ens), tables.table_5_3(ens)
+    tol = tables.score_tolerance(ens, n_boot=40, seed=0)
+    c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=tol).set_index("claim")
+    first = c.iloc[0]
+    expected = 2 * max(tol["sd"]["mAP 1 - 10"], tol["sd"]["best F1 1 - 10"])
+    assert f"±{expected:g}" in first["verdict_rule"]
+    # a spread larger than every margin turns each directional claim inconclusive, never agrees/differs
+    wide = {"sd": {k: 10.0 for k in tol["sd"]}}
+    c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=wide)
+    assert set(c["verdict"].iloc[:3]) == {"inconclusive"}
+
+
+# ----------------------------------------------------------------------------- students: Figs 5.17-5.19
+def _sweep(item, sigmas, maps, eps, sd=0.002, sigma_c=float("nan")):
+    return pd.DataFrame({"item": item, "sigma_e": sigmas, "sigma_c": sigma_c, "map": maps, "map_sd": sd, "n_seeds": 3,
+                         "eps_data_dependent": eps, "eps_data_independent": eps})
+
+
+def _t54():
+    rows = []
+    for n, f in ((2000, 1.0), (5000, 2.4)):
+        for th, e in (("0.2", 900.0), ("adaptive", 1.5e6)):
+            for thc, g in (("None", 1.0), ("0.4", 0.4)):
+                rows.append({"n_samples": n, "th_e": th, "th_c": thc, "eps_data_dependent": e * f * g,
+                             "map": 0.03, "map_sd": 0.002, "n_seeds": 3})
+    return pd.DataFrame(rows)
+
+
+def test_fig_5_17_judges_noise_and_its_elasticity_on_the_sigma_sweep():
+    values = release_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161)
+    t54 = _t54()
+    # mAP doubles for a third less noise: direction agrees, elasticity ~3 (outside a factor 2 of 1): differs
+    sweep = _sweep("muschiol2021-fig5.17", [0.1, 0.2, 0.3], [0.11, 0.052, 0.028], [17000.0, 4500.0, 2100.0])
+    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", sweep)
+    assert "less noise raises the student's mAP: agrees" in rec["verdict_reason"]
+    assert "about +20 % mAP per 20 % less noise: differs" in rec["verdict_reason"]
+    assert rec["sigma_sweep"]["sigma_e"] == [0.1, 0.2, 0.3]
+    # elasticity 1 (+20 % per 20 % less noise) agrees; differences inside the seed spread are inconclusive
+    ok = _sweep("muschiol2021-fig5.17", [0.16, 0.2], [0.06, 0.05], [1.0, 1.0])
+    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", ok)
+    assert "about +20 % mAP per 20 % less noise: agrees" in rec["verdict_reason"]
+    flat = _sweep("muschiol2021-fig5.17", [0.1, 0.2], [0.051, 0.05], [1.0, 1.0], sd=0.004)
+    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", flat)
+    assert "less noise raises the student's mAP: inconclusive" in rec["verdict_reason"]
+    # without a sweep the figure is judged on Table 5.4's rows only (no noise claim)
+    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real")
+    assert "less noise" not in rec["verdict_reason"] and "sigma_sweep" not in rec
+
+
+def test_fig_5_18_and_5_19_compare_the_sweeps_point_by_point():
+    values = release_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161)
+    t54 = _t54()
+    without = _sweep("muschiol2021-fig5.17", [0.1, 0.2, 0.3], [0.109, 0.052, 0.029], [17000.0, 4500.0, 2100.0])
+    with_c = _sweep("muschiol2021-fig5.18", [0.1, 0.2, 0.3], [0.110, 0.062, 0.042], [6200.0, 1700.0, 840.0],
+                    sigma_c=0.6)
+    sweep = pd.concat([without, with_c])
+    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", sweep)
+    assert rec["verdict"] == "differs"
+    assert "the check costs more ε: differs" in rec["verdict_reason"]
+    assert "the check's mAP gain below 10 %: differs" in rec["verdict_reason"]
+    assert rec["map_gain_check_to_no_check"]["σ_e=0.3"] == pytest.approx(0.042 / 0.029 - 1)
+    small_gain = pd.concat([without.assign(map_sd=0.0002),
+                            with_c.assign(map=[0.111, 0.053, 0.0295], map_sd=0.0002,
+                                          eps_data_dependent=[2e4, 5e3, 2.5e3])])
+    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real",
+                                                 small_gain)
+    assert "the check's mAP gain below 10 %: agrees" in rec["verdict_reason"]
+    adaptive = _sweep("muschiol2021-fig5.19", [0.1, 0.2, 0.3], [0.042, 0.033, 0.030], [1.4e7, 3.6e6, 1.6e6],
+                      sigma_c=0.6)
+    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.19", "adaptive", ("0.4",), values, "real",
+                                                 pd.concat([sweep, adaptive]))
+    assert "adaptive th_e: lower ε on the σ sweep: differs" in rec["verdict_reason"]
+    assert "adaptive th_e: lower mAP: agrees" in rec["verdict_reason"]
+
+
+def test_student_claim_is_inconclusive_inside_the_seed_spread():
+    assert release_verdicts.student_claim(0.26, 0.268, tolerance=0.02).verdict == "inconclusive"
+    assert release_verdicts.student_claim(0.20, 0.268, tolerance=0.02).verdict == "agrees"
+    assert release_verdicts.student_claim(0.30, 0.268, tolerance=0.02).verdict == "differs"
+
+
+# ----------------------------------------------------------------------------- Figs A.8-A.11, the audit
+def _conf(f1, eps):
+    return pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": f1, "epsilon": eps,
+                         "epsilon_data_independent": [1e4, 1e4], "answered_pct": [20.0, 10.0]})
+
+
+def test_confidence_records_judge_every_appendix_figure_against_its_own_ensemble():
+    plain = pd.DataFrame({"threshold": ["0.4"] * 3, "sigma_e": [0.0, 0.1, 0.3], "f1": [0.2, 0.1, 0.1],
+                          "epsilon": [np.inf, 100.0, 50.0]})
+    conf = {"muschiol2021-fig5.14": _conf([0.2, 0.15], [150.0, 60.0]),
+            "muschiol2021-fig5.15": _conf([0.2, 0.15], [70.0, 30.0]),
+            "muschiol2021-figA.8": _conf([0.05, 0.05], [150.0, 60.0]),   # the check lowers F1 on big 20: differs
+            "muschiol2021-figA.9": _conf([0.2, 0.15], [70.0, 30.0]),
+            "muschiol2021-figA.10": _conf([0.2, 0.15], [150.0, 60.0]),
+            "muschiol2021-figA.11": _conf([0.2, 0.15], [300.0, 120.0]),
+            release.A11_FIXED_PARTNER: _conf([0.2, 0.15], [150.0, 60.0])}
+    claims, rec = release_verdicts.confidence_records({50: plain, 20: plain}, conf, 50, 20, "real",
+                                                      dict(teacher_pool=6214, n_labels=161))
+    assert set(rec) == {"muschiol2021-fig5.14", "muschiol2021-fig5.15", "muschiol2021-figA.8", "muschiol2021-figA.9",
+                        "muschiol2021-figA.10", "muschiol2021-figA.11"}
+    verdict = {k: v["verdict"] for k, v in rec.items()}
+    assert verdict["muschiol2021-fig5.14"] == "agrees" and verdict["muschiol2021-figA.8"] == "differs"
+    # Fig A.11 is set beside the fixed threshold at its own check (the partner), which costs half of it: differs
+    assert verdict["muschiol2021-figA.11"] == "differs" and verdict["muschiol2021-figA.9"] == "agrees"
+    assert any("as Fig 5.14, big 20" in c for c in claims["claim"])
+    assert rec["muschiol2021-fig5.15"]["privacy_cost_factor_vs_fixed_threshold_confident_approx"] == pytest.approx(0.5)
+
+
+def test_the_audit_table_catches_the_topk_vote_charged_at_sqrt_k():
+    aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
+    topk = aud[aud["release"].str.startswith("top-k")]
+    assert len(topk) == 3 and (topk["delta"] == 0.1).all()
+    rec = release_verdicts.audit_record(aud)
+    assert rec["violations_sound_claims"] == 0
+    assert rec["wrong_accounting_caught"] == rec["n_wrong_accounting"] == 1
+    assert rec["broken_caught"] == rec["n_broken"]
