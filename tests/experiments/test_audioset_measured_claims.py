@@ -190,6 +190,9 @@ def test_confidence_records_judge_every_appendix_figure_against_its_own_ensemble
     # Fig A.11 is set beside the fixed threshold at its own check (the partner), which costs half of it: differs
     assert verdict["muschiol2021-figA.11"] == "differs" and verdict["muschiol2021-figA.9"] == "agrees"
     assert any("as Fig 5.14, big 20" in c for c in claims["claim"])
+    # a fixed-threshold figure carries Fig 5.14's two claims, an adaptive one Fig 5.15's one claim
+    assert [len(rec[i]["claims"]) for i in sorted(rec)] == [2, 1, 2, 1, 2, 1]
+    assert all(c.startswith("Fig A.8:") for c in rec["muschiol2021-figA.8"]["claims"])
     assert rec["muschiol2021-fig5.15"]["privacy_cost_factor_vs_fixed_threshold_confident_approx"] == pytest.approx(0.5)
 
 

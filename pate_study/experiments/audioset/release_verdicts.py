@@ -590,7 +590,7 @@ def confidence_records(sweeps: dict[int, pd.DataFrame], conf: dict[str, pd.DataF
         if item not in conf:
             continue
         t = teachers[ensemble]
-        labels = (_figure_label(item), _figure_label(item)) if which == 0 else ("", _figure_label(item))
+        labels = (_figure_label(item), "") if which == 0 else ("", _figure_label(item))
         claims = confidence_claims(sweeps[t], conf[fixed], conf[adaptive], kind=kind, figures=labels)
         claims = claims[claims["claim"].str.startswith(_figure_label(item) + ":")]
         if item != "muschiol2021-fig5.14" and item != "muschiol2021-fig5.15":
