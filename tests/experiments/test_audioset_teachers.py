@@ -1,6 +1,7 @@
 """The Audio Set teacher studies (notebook 04) on tiny synthetic data: training through the one loop,
 evaluation cadence, reproducibility, per-class checkpoints, the log-Mel CNN path and bad input."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from pate_study.data import audioset
@@ -195,3 +196,132 @@ def test_votes_are_cached_and_keyed_by_the_resolved_device(tiny, tmp_path, monke
     keys = {device: [s.key for s in pipeline.plan_shards(inputs.partitions, 1, 0, "data", device, "t")[1]]
             for device in ("cpu", "cuda")}
     assert not set(keys["cpu"]) & set(keys["cuda"]) and len(set(keys["cpu"])) == 2
+
+
+# ----------------------------------------------------------------------------- ablations: seeds, tolerance, arms
+def fake_arm(final_by_seed, first_by_seed=None, *, n=2, best_step_by_seed=None, spec=SPEC):
+    """A TeacherRun of ``len(final_by_seed)`` seed replicates of ``n`` teachers each, with the given per-replicate
+    final mAP, first-evaluation curve mAP (step 4) and selected step."""
+    seeds = len(final_by_seed)
+    rep = np.repeat(np.arange(seeds), n)
+    final = np.repeat(np.asarray(final_by_seed, float), n)
+    first = np.repeat(np.asarray(final_by_seed if first_by_seed is None else first_by_seed, float), n)
+    best = np.repeat(np.asarray(best_step_by_seed or [12] * seeds, float), n)
+    rows = [(4, t, "curve", "mAP", first[t]) for t in range(seeds * n)]
+    rows += [(12, t, "curve", "mAP", final[t]) for t in range(seeds * n)]
+    history = pd.DataFrame(rows, columns=["step", "teacher", "split", "metric", "value"])
+    t = seeds * n
+    return teachers.TeacherRun("arm", t, spec, history, best, final, np.full(t, 0.8), np.zeros((t, 3)),
+                               np.zeros((t, 1, 3), np.float32), np.zeros((t, 3)), 0.0, None, rep)
+
+
+def test_seed_comparison_tolerance_from_the_spread_the_same_both_ways():
+    a = np.array([0.20, 0.21, 0.22])
+    c = teacher_verdicts.seed_comparison(a, a - 0.02)  # the same +0.02 on every seed: no spread, the floor decides
+    assert c.margin == pytest.approx(0.02) and c.tolerance == pytest.approx(0.005)
+    assert c.claim("a > b", "x").verdict == "agrees"
+    assert teacher_verdicts.seed_comparison(a - 0.02, a).claim("a > b", "x").verdict == "differs"
+    # mean +0.01 but the seeds disagree (+0.03, -0.01, +0.01): half-width t(0.975, 2)·0.02/√3 ≈ 0.0497
+    b = a - np.array([0.03, -0.01, 0.01])
+    c = teacher_verdicts.seed_comparison(a, b)
+    assert c.tolerance == pytest.approx(4.302653 * 0.02 / np.sqrt(3), rel=1e-5)
+    assert c.claim("a > b", "x").verdict == "inconclusive"
+    assert teacher_verdicts.seed_comparison(b, a).claim("a > b", "x").verdict == "inconclusive"  # both ways
+    assert teacher_verdicts.seed_comparison(b, a).tolerance == c.tolerance
+    # just inside / just outside the measured tolerance, both directions
+    spread = np.array([-0.01, 0.0, 0.01])  # sd 0.01: tolerance t(0.975, 2)·0.01/√3 ≈ 0.0248 for any mean
+    tol = teacher_verdicts.seed_comparison(a, a - spread).tolerance
+    for margin, verdict in ((tol + 1e-4, "agrees"), (tol - 1e-4, "inconclusive"), (-tol + 1e-4, "inconclusive"),
+                            (-tol - 1e-4, "differs")):
+        assert teacher_verdicts.seed_comparison(a, a - spread - margin).claim("r", "x").verdict == verdict
+    with pytest.raises(ValueError, match="ablation_seeds"):
+        teacher_verdicts.seed_comparison([0.2], [0.1])
+
+
+def test_ablation_differences_inside_the_seed_spread_are_inconclusive():
+    # mixup ahead by 0.008 on average,
+    # but one seed of three has it behind: inside the seed spread
+    ablation = {"recipe": fake_arm([0.20, 0.19, 0.21], [0.05, 0.05, 0.05]),
+                "no mixup": fake_arm([0.18, 0.20, 0.196], [0.03, 0.031, 0.029])}
+    rec = teacher_verdicts.mixup_record(ablation)
+    assert rec["final_margin"] == pytest.approx(0.008) and rec["final_tolerance"] > 0.008
+    assert rec["verdict_slight_improvement"] == "inconclusive"
+    assert rec["verdict_learns_faster_early"] == "agrees" and rec["verdict"] == "inconclusive"
+    assert rec["seeds"] == 3 and rec["teachers_per_seed"] == 2
+    # learning slower early with mixup contradicts "helps to learn faster" whatever the final mAP says
+    ablation["no mixup"] = fake_arm([0.18, 0.20, 0.196], [0.06, 0.059, 0.061])
+    rec = teacher_verdicts.mixup_record(ablation)
+    assert rec["verdict_learns_faster_early"] == "differs" and rec["verdict"] == "differs"
+    assert rec["first_eval_step"] == 4 and rec["first_eval_map_no_mixup"] == pytest.approx(0.06)
+
+
+def test_batch_size_is_compared_at_equal_steps_and_at_equal_epochs():
+    arms = teachers.ablation_settings(SPEC, [8, 16], [SPEC.lr], [SPEC.hidden])
+    assert arms["batch 8"] == {"batch_size": 8}
+    assert arms["batch 8, equal epochs"] == {"batch_size": 8, "steps": 24, "eval_every": 8}  # SPEC: 12 steps of 16
+    assert "batch 16" not in arms and "batch 16, equal epochs" not in arms  # the recipe's own batch
+    # batch 16 (the recipe here) ahead at equal steps, behind once batch 8 sees as many clips
+    ablation = {"recipe": fake_arm([0.20, 0.21, 0.22]), "batch 8": fake_arm([0.15, 0.16, 0.17]),
+                "batch 8, equal epochs": fake_arm([0.23, 0.24, 0.25])}
+    rec = teacher_verdicts.batch_size_record(ablation, {8: "batch 8", 16: "recipe"},
+                                             {8: "batch 8, equal epochs", 16: "recipe"}, recipe_batch=16)
+    assert rec["verdict_equal_steps"] == "agrees" and rec["verdict_equal_epochs"] == "differs"
+    assert rec["verdict"] == "differs" and "equal epochs" in rec["verdict_rule"]
+    assert rec["equal_steps_margin"] == pytest.approx(0.05) and rec["equal_epochs_margin"] == pytest.approx(-0.03)
+    assert rec["map_batch_8_equal_epochs"] == pytest.approx(0.24) and rec["best_batch_equal_epochs"] == 8
+
+
+def test_learning_rate_claims_lowest_best_and_larger_converge_earlier():
+    ablation = {"lr 0.0001": fake_arm([0.17, 0.18, 0.175], best_step_by_seed=[12, 12, 12]),
+                "recipe": fake_arm([0.18, 0.19, 0.185], best_step_by_seed=[4, 8, 4]),
+                "lr 0.001": fake_arm([0.16, 0.17, 0.165], best_step_by_seed=[8, 8, 8])}
+    rec = teacher_verdicts.learning_rate_record(ablation, {1e-4: "lr 0.0001", 3e-3: "recipe", 1e-3: "lr 0.001"}, 12)
+    assert rec["compared_lr"] == 3e-3 and rec["best_lr"] == 3e-3
+    assert rec["verdict_lowest_rate_best"] == "differs"
+    assert rec["best_step_margin"] == pytest.approx(12 - 16 / 3) and rec["best_step_tolerance"] >= SPEC.eval_every
+    assert rec["verdict"] == "differs"
+
+
+def test_ablation_arms_train_seed_replicates_of_the_same_partitions(tiny):
+    X, Y, Xt, Yt, split = tiny
+    inputs = as_data.EnsembleInputs(X=X, Y=Y, partitions=as_data.teacher_partitions(split, 3, seed=0), val=split.val,
+                                    X_test=Xt, Y_test=Yt, seed=0, name="big 3", teacher_pool=split.teacher)
+    arms = {"recipe": {}, "no mixup": {"mixup_alpha": None}}
+    out = pipeline.ablation_arms(inputs, SPEC, arms, n_teachers=2, seeds=3, curve_clips=40)
+    for run in out.values():
+        assert run.n_teachers == 6 and list(run.replicate) == [0, 0, 1, 1, 2, 2]
+        assert not np.allclose(run.map[:2], run.map[2:4])  # other training seeds, same partitions
+    parts = teachers.replicated_partitions(inputs.partitions, 2, 3)
+    np.testing.assert_array_equal(parts.train[4:], inputs.partitions.train[:2])
+    assert teacher_verdicts.replicate_values(out["recipe"]).shape == (3,)
+    with pytest.raises(ValueError, match="n_teachers"):
+        teachers.replicated_partitions(inputs.partitions, 4, 2)
+
+
+# ----------------------------------------------------------------------------- Figs A.2/A.3: curves over evaluations
+def test_class_curves_cover_every_evaluation_and_meet_the_selected_checkpoint(tiny):
+    X, Y, Xt, Yt, split = tiny
+    rows = split.teacher[:80]
+    spec = SPEC.replace(steps=24, patience=2)
+    run = teachers.train_teachers(X, Y, Partitions(rows[None]), split.val, Xt, Yt, spec, seed=2, curve_clips=40)
+    steps = teachers.evaluation_steps(run.history)
+    assert steps == sorted(run.history.query("split == 'curve'").step.unique().tolist()) and len(steps) >= 3
+    ap = teachers.checkpoint_class_ap(X, Y, rows, Xt, Yt, spec, steps, seed=2)
+    assert ap.shape == (len(steps), Y.shape[1])
+    inputs = as_data.EnsembleInputs(X=X, Y=Y, partitions=Partitions(rows[None]), val=split.val, X_test=Xt, Y_test=Yt,
+                                    seed=2, name="one", teacher_pool=rows)
+    got_steps, got = teachers.class_ap_at_evaluations(inputs, run, spec)
+    assert got_steps == steps
+    np.testing.assert_array_equal(got, ap)
+    # the curve at the selected (best validation) step IS the selected checkpoint (prefix runs of the same teacher)
+    np.testing.assert_allclose(ap[steps.index(int(run.best_step[0]))], run.class_ap[0])
+    # headline values come from the selected checkpoint, not from the last evaluation
+    curves_ = {"baseline": (steps + [steps[-1] + 4], np.vstack([ap, ap[-1:] * 0.5])), "big 10": (steps, ap * 0.8)}
+    selected = {"baseline": (run.class_ap[0], run.best_step[0]), "big 10": (run.class_ap[0] * 0.8, run.best_step[0])}
+    groups = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in selected.items()}
+    a2, a3 = teacher_verdicts.class_curve_records(curves_, selected, groups, [f"c{i}" for i in range(6)])
+    assert a2["best_classes_ap_approx"] == pytest.approx(run.class_ap[0][groups["baseline"]["best"]].mean())
+    assert a2["curve_at_selected_max_abs_diff"] == pytest.approx(0, abs=1e-12)
+    assert a2["evaluations"] == len(steps) + 1 and len(a2["best_classes_ap_curve"]) == len(steps) + 1
+    assert a3["best_classes_ap_decrease_vs_baseline_pct"] == pytest.approx(20)
+    assert a3["verdict"] == "agrees" and a2["verdict"] in ("agrees", "differs", "inconclusive")

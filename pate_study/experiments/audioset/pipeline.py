@@ -28,11 +28,11 @@ from pate_study.core import cache
 from pate_study.learning import distributed
 from pate_study.data import audioset
 
-from .data import EnsembleInputs, ensemble_inputs, first_teachers, query_test_split
+from .data import EnsembleInputs, ensemble_inputs, query_test_split
 from .release import frontier_releases, released_labels, sigma_releases
 from .students import seed_summary, train_student
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
-from .teachers import TeacherRun, TeacherSpec, train_logmel_teachers, train_teachers
+from .teachers import TeacherRun, TeacherSpec, replicated_partitions, train_logmel_teachers, train_teachers
 from .votes import CachedVotes, EnsembleVotes, load_votes, split_votes, store_votes, votes_key
 
 logger = logging.getLogger(__name__)
@@ -224,15 +224,20 @@ def student_sweep(cv: CachedVotes, pool_features: np.ndarray, test_features: np.
 
 
 def ablation_arms(inputs: EnsembleInputs, spec: TeacherSpec, arms: dict[str, dict], *, n_teachers: int,
-                  curve_clips: int = 2000, device: str | None = None, backend: str = "local",
+                  seeds: int = 1, curve_clips: int = 2000, device: str | None = None, backend: str = "local",
                   teachers_per_task: int | None = None) -> dict[str, TeacherRun]:
-    """Notebook 04's ablations (Figs 5.7-5.12): the first ``n_teachers`` teachers of ``inputs`` (their partitions and
-    the ensemble's seed) trained once per arm, with ``spec`` changed by the arm's settings
-    (``{"no mixup": {"mixup_alpha": None}, ...}``)."""
-    first = dataclasses.replace(inputs, partitions=first_teachers(inputs.partitions, n_teachers))
-    return {name: train_ensemble(dataclasses.replace(first, name=name), spec.replace(**settings),
-                                 curve_clips=curve_clips, device=device, backend=backend,
-                                 teachers_per_task=teachers_per_task)
+    """Notebook 04's ablations (Figs 5.7-5.12): per arm, with ``spec`` changed by the arm's settings
+    (``{"no mixup": {"mixup_alpha": None}, ...}``), the first ``n_teachers`` teachers of ``inputs`` trained
+    ``seeds`` times over, all in ONE stacked call (:func:`.teachers.replicated_partitions`: replicate ``r`` is
+    teachers ``r·n_teachers ...``, the same partitions with its own training seeds, the same in every arm, so arms
+    compare replicate by replicate). Each run's ``replicate`` names every teacher's replicate."""
+    parts = replicated_partitions(inputs.partitions, n_teachers, seeds)
+    tiled = dataclasses.replace(inputs, partitions=parts)
+    replicate = np.repeat(np.arange(seeds), n_teachers)
+    return {name: dataclasses.replace(
+                train_ensemble(dataclasses.replace(tiled, name=name), spec.replace(**settings), curve_clips=curve_clips,
+                               device=device, backend=backend, teachers_per_task=teachers_per_task),
+                replicate=replicate)
             for name, settings in arms.items()}
 
 

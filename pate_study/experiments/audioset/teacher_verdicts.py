@@ -5,19 +5,21 @@ in: the thesis's values come from :func:`pate_study.reporting.registry.published
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
+from scipy.stats import t as student_t
 
 from pate_study.learning.metrics import roc_auc_per_class
 from pate_study.reporting.registry import published
 from pate_study.reporting.verdicts import Verdict, agrees, combine, differs, not_comparable, within_tolerance
 
 from .diagnostics import (
-    curve_stats,
     curve_wobble,
+    curves,
     final_curve_means,
     occurrence_spread,
     per_class_ap,
@@ -79,12 +81,70 @@ def adaptive_weights_verdict(plain_map: float, adaptive_map: float, *, tolerance
                             "validation-based weights)")
 
 
-def arm_tolerance(ablation: dict, names) -> float:
-    """The tolerance of an ablation's comparison, from the measured spread: half the largest range of the teachers'
-    final mAP within one of the compared arms (at least :data:`SCORE_TOLERANCE`); a difference of the arms' means
-    inside it is inconclusive."""
-    spreads = [float(np.ptp(ablation[n].map)) / 2 for n in names if len(ablation[n].map) > 1]
-    return max([SCORE_TOLERANCE, *spreads])
+#: Two-sided level of the interval over seeds that sets an ablation's tolerance (:func:`seed_comparison`).
+SEED_INTERVAL = 0.95
+
+
+@dataclass(frozen=True)
+class SeedComparison:
+    """Two ablation arms compared seed replicate by seed replicate: ``a`` / ``b`` the arms' statistic per replicate
+    (mean over the replicate's teachers), ``margin`` the mean of ``a − b`` and ``tolerance`` (:func:`seed_comparison`)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    margin: float
+    tolerance: float
+    floor: float
+
+    def as_record(self, name: str) -> dict[str, Any]:
+        """``{name}_margin``, ``{name}_tolerance`` and the per-seed differences ``{name}_per_seed``."""
+        return {f"{name}_margin": self.margin, f"{name}_tolerance": self.tolerance,
+                f"{name}_per_seed": [float(x) for x in self.a - self.b]}
+
+    def claim(self, rule: str, reason: str) -> Verdict:
+        """The directional verdict of ``a − b > 0`` with this comparison's tolerance, the same both ways."""
+        return direction(self.margin, self.tolerance, rule=f"{rule} (mean over {len(self.a)} seeds of the paired "
+                         f"difference; tolerance: half-width of its {SEED_INTERVAL:.0%} t-interval, at least {self.floor:g})",
+                         reason=f"{reason}; per seed {', '.join(f'{x:+.4f}' for x in self.a - self.b)}")
+
+
+def seed_comparison(a: np.ndarray, b: np.ndarray, *, floor: float = SCORE_TOLERANCE) -> SeedComparison:
+    """The rule every ablation of notebook 04 is decided by. Arms ``A`` and ``B`` train the same partitions with the
+    same training seeds in replicate ``r`` (:func:`.pipeline.ablation_arms`), so they are compared as pairs:
+    ``d_r = a_r − b_r`` (``a`` / ``b``: the statistic per replicate, :func:`replicate_values`), margin = mean of
+    ``d`` over the ``R`` replicates, and the tolerance is the measured seed spread of that mean, the half-width of its
+    two-sided t-interval, ``t_{0.975, R−1} · sd(d) / √R`` (sd with ddof 1), but at least ``floor`` (on mAP:
+    :data:`.verdict_rules.SCORE_TOLERANCE`, half the smallest step the thesis prints). :meth:`SeedComparison.claim`
+    then says *agrees* when the margin exceeds it, *differs* below minus it, else *inconclusive* (one tolerance both
+    ways). Needs ``R >= 2`` (one seed measures no spread)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
+        raise ValueError(f"seed_comparison: expected two arms' values over the same >= 2 seed replicates (ablation_seeds "
+                         f">= 2), got shapes {a.shape} and {b.shape}")
+    d = a - b
+    half = float(student_t.ppf(0.5 + SEED_INTERVAL / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
+    return SeedComparison(a, b, float(d.mean()), max(float(floor), half), float(floor))
+
+
+def replicate_values(run: Any, what: str = "final") -> np.ndarray:
+    """One ablation arm's statistic per seed replicate (``run.replicate``; None: one replicate), each the mean over the
+    replicate's teachers: ``"final"`` mAP on the test set at the selected checkpoint, ``"first"`` curve-sample mAP at
+    the first evaluation, ``"best_step"`` the selected step."""
+    rep = np.zeros(run.n_teachers, int) if run.replicate is None else np.asarray(run.replicate)
+    if what == "first":
+        c = curves(run)
+        per = c.iloc[0].reindex(range(run.n_teachers)).to_numpy(float)
+    elif what in ("final", "best_step"):
+        per = np.asarray(run.map if what == "final" else run.best_step, float)
+    else:
+        raise ValueError(f"what={what!r}: expected 'final', 'first' or 'best_step'")
+    return np.array([float(np.nanmean(per[rep == r])) for r in np.unique(rep)])
+
+
+def _best_other(ablation: dict, arms: dict, keep) -> Any:
+    """The key of ``arms`` (value -> arm name) other than ``keep`` whose arm has the highest mean final mAP."""
+    others = [k for k in arms if k != keep]
+    return max(others, key=lambda k: replicate_values(ablation[arms[k]]).mean()) if others else None
 
 
 def class_curve_verdict(thesis_value: float, ours: float, what: str) -> Verdict:
@@ -203,81 +263,130 @@ def _arm_map(ablation: dict, name: str) -> float:
     return float(ablation[name].map.mean())
 
 
+def _seeds_record(ablation: dict, name: str) -> dict[str, Any]:
+    run = ablation[name]
+    seeds = 1 if run.replicate is None else int(np.unique(run.replicate).size)
+    return {"seeds": seeds, "teachers_per_seed": run.n_teachers // seeds}
+
+
 def mixup_record(ablation: dict) -> dict[str, Any]:
-    """Fig 5.7: mixup gives a "slight improvement": final mAP with mixup >= without."""
-    gain = _arm_map(ablation, "recipe") - _arm_map(ablation, "no mixup")
-    early = [curve_stats(ablation[k])["mean"].iloc[0] for k in ("recipe", "no mixup")]
-    v = direction(gain, arm_tolerance(ablation, ("recipe", "no mixup")),
-                  rule="final mAP with mixup − without > 0 (\"slight improvement\"; tolerance: half the largest "
-                       "within-arm teacher range)",
-                  reason=f"mixup changes the final mAP by {gain:+.3f} on embedding MLPs (mixup on 128-d clip "
-                         f"embeddings, not log-Mel images); first evaluation {early[0]:.3f} with vs {early[1]:.3f} "
-                         "without")
-    return dict(map_mixup=_arm_map(ablation, "recipe"), map_no_mixup=_arm_map(ablation, "no mixup"),
-                first_eval_map_mixup=float(early[0]), first_eval_map_no_mixup=float(early[1]), **v.as_record())
+    """Fig 5.7, §5.1.3's two claims on mixup, each decided by :func:`seed_comparison`: "a slight improvement can be
+    seen ... if the mixup technique is applied" (final mAP with mixup − without > 0) and "especially in the early
+    stages of the training, mixup helps to learn faster" (curve-sample mAP at the first evaluation with − without
+    > 0); the item's verdict combines both (:func:`pate_study.reporting.verdicts.combine`)."""
+    with_, without = ablation["recipe"], ablation["no mixup"]
+    final = seed_comparison(replicate_values(with_), replicate_values(without))
+    early = seed_comparison(replicate_values(with_, "first"), replicate_values(without, "first"))
+    step = int(curves(with_).index[0])
+    v_final = final.claim("\"slight improvement\": final mAP with mixup − without > 0",
+                          f"final mAP {final.a.mean():.3f} with vs {final.b.mean():.3f} without")
+    v_early = early.claim(f"\"mixup helps to learn faster\" early: mAP at the first evaluation (step {step}) with mixup "
+                          "− without > 0", f"first-evaluation mAP {early.a.mean():.3f} with vs {early.b.mean():.3f} without")
+    v = combine({"slight improvement": v_final, "learns faster early": v_early},
+                context="mixup on 128-d clip embeddings of embedding MLPs, not on log-Mel images of ResNets")
+    return dict(map_mixup=float(final.a.mean()), map_no_mixup=float(final.b.mean()),
+                first_eval_map_mixup=float(early.a.mean()), first_eval_map_no_mixup=float(early.b.mean()),
+                first_eval_step=step, verdict_slight_improvement=v_final.verdict, verdict_learns_faster_early=v_early.verdict,
+                **final.as_record("final"), **early.as_record("first_eval"), **_seeds_record(ablation, "recipe"),
+                **v.as_record())
 
 
 def sampler_arm_record(ablation: dict) -> dict[str, Any]:
-    """Fig 5.8: the thesis's direction, "the classifier learns much slower with the random sampling technique" (§5.1),
-    checked with the same kind of rule as Fig 5.9 (balanced against random, one relative tolerance both ways): the
-    mean curve's mAP at the first evaluation, balanced over random, > 1. On bal_train, already balanced, a weaker
-    test of the same direction; oscillation and final mAP are recorded beside it."""
-    gain = _arm_map(ablation, "recipe") - _arm_map(ablation, "random sampler")
+    """Fig 5.8: the thesis's direction, "the classifier learns much slower with the random sampling technique" (§5.1):
+    curve-sample mAP at the first evaluation, balanced − random > 0, decided by :func:`seed_comparison`. On
+    bal_train, already balanced, a weaker test of the same direction; oscillation and final mAP are recorded beside."""
+    bal, rnd = ablation["recipe"], ablation["random sampler"]
+    early = seed_comparison(replicate_values(bal, "first"), replicate_values(rnd, "first"))
+    final = seed_comparison(replicate_values(bal), replicate_values(rnd))
     osc = {k: curve_wobble(ablation[k]) for k in ("recipe", "random sampler")}
-    early = {k: float(curve_stats(ablation[k])["mean"].iloc[0]) for k in ("recipe", "random sampler")}
-    v = direction(early["recipe"] / early["random sampler"] - 1 if early["random sampler"] > 0 else float("inf"),
-                  RATIO_TOLERANCE,
-                  rule="balanced sampling learns faster: first-evaluation mAP balanced / random − 1 > 0",
-                  reason=f"first-evaluation mAP balanced {early['recipe']:.3f} vs random {early['random sampler']:.3f}; "
-                         f"final mAP balanced − random {gain:+.3f}; on bal_train, already balanced (the thesis sampled "
-                         "its crawl of the unbalanced set, where Speech has 1M labels), a weaker test of the same "
-                         "direction")
-    return dict(map_balanced=_arm_map(ablation, "recipe"), map_random=_arm_map(ablation, "random sampler"),
-                first_eval_map_balanced=early["recipe"], first_eval_map_random=early["random sampler"],
+    v = early.claim("balanced sampling learns faster: first-evaluation mAP balanced − random > 0",
+                    f"first-evaluation mAP balanced {early.a.mean():.3f} vs random {early.b.mean():.3f}; final mAP "
+                    f"balanced − random {final.margin:+.3f} (± {final.tolerance:.3f}); on bal_train, already balanced (the "
+                    "thesis sampled its crawl of the unbalanced set, where Speech has 1M labels), a weaker test of the "
+                    "same direction")
+    return dict(map_balanced=float(final.a.mean()), map_random=float(final.b.mean()),
+                first_eval_map_balanced=float(early.a.mean()), first_eval_map_random=float(early.b.mean()),
                 mean_abs_curve_change_balanced=osc["recipe"], mean_abs_curve_change_random=osc["random sampler"],
+                **early.as_record("first_eval"), **final.as_record("final"), **_seeds_record(ablation, "recipe"),
                 **v.as_record())
 
 
-def batch_size_record(ablation: dict, by_arm: dict) -> dict[str, Any]:
-    """Fig 5.10: the best final mAP is at batch 64 (the thesis's best). ``by_arm``: batch size -> arm name."""
-    by_batch = {b: _arm_map(ablation, a) for b, a in by_arm.items()}
-    best = max(by_batch, key=by_batch.get)
-    others = [m for b, m in by_batch.items() if b != 64]
-    v = direction(by_batch[64] - max(others) if 64 in by_batch and others else float("nan"),
-                  arm_tolerance(ablation, list(by_arm.values())),
-                  rule="final mAP at batch 64 (the thesis' best) − the best other batch > 0 (tolerance: half the "
-                       "largest within-arm teacher range; equal steps)",
-                  reason=", ".join(f"batch {b}: {m:.3f}" for b, m in by_batch.items())
-                         + " at the same step count (a larger batch sees more clips per step)")
-    return dict(**{f"map_batch_{b}": m for b, m in by_batch.items()}, best_batch=int(best), best_batch_size=int(best),
-                **v.as_record())
+def batch_size_record(ablation: dict, by_arm: dict, by_arm_epochs: dict, recipe_batch: int = 64) -> dict[str, Any]:
+    """Fig 5.10: "the batch size of 64 achieves the best mAP" (the recipe's batch is 64), compared twice, each by
+    :func:`seed_comparison` against the best other batch: at equal STEPS (``by_arm``: batch size -> arm name; a
+    larger batch sees more clips per step, batch 64 eight times batch 8's) and at equal EPOCHS (``by_arm_epochs``: the
+    same clips seen, :func:`.teachers.equal_epochs`; the recipe's own batch maps to the recipe arm in both). Both
+    comparisons are recorded; the item's verdict combines them."""
+    rec, claims = {}, {}
+    for label, arms in (("equal_steps", by_arm), ("equal_epochs", by_arm_epochs)):
+        by_batch = {b: float(replicate_values(ablation[a]).mean()) for b, a in arms.items()}
+        rec.update({f"map_batch_{b}" + ("" if label == "equal_steps" else "_equal_epochs"): m for b, m in by_batch.items()})
+        other = _best_other(ablation, arms, recipe_batch)
+        if recipe_batch not in arms or other is None:
+            claims[label] = direction(float("nan"), SCORE_TOLERANCE, rule=f"final mAP at batch {recipe_batch} − the best "
+                                      f"other batch > 0 ({label.replace('_', ' ')})", reason="one batch size only")
+            continue
+        c = seed_comparison(replicate_values(ablation[arms[recipe_batch]]), replicate_values(ablation[arms[other]]))
+        rec.update(c.as_record(label))
+        claims[label] = c.claim(f"final mAP at batch {recipe_batch} − the best other batch ({other}) > 0 at "
+                                f"{label.replace('_', ' ')}", ", ".join(f"batch {b}: {m:.3f}" for b, m in by_batch.items()))
+        rec[f"best_batch_{label}"] = int(max(by_batch, key=by_batch.get))
+    v = combine({"batch 64 best at equal steps": claims["equal_steps"],
+                 "batch 64 best at equal epochs": claims["equal_epochs"]},
+                context="the thesis compares over iterations (equal steps); at equal epochs every batch sees the "
+                        "same clips")
+    best = rec.get("best_batch_equal_steps", recipe_batch)
+    return dict(rec, best_batch=best, best_batch_size=best, verdict_equal_steps=claims["equal_steps"].verdict,
+                verdict_equal_epochs=claims["equal_epochs"].verdict, **_seeds_record(ablation, "recipe"), **v.as_record())
 
 
 def learning_rate_record(ablation: dict, by_arm: dict, steps: int) -> dict[str, Any]:
-    """Fig 5.12: the lowest learning rate gives the best final mAP. ``by_arm``: learning rate -> arm name."""
-    by_lr = {lr: _arm_map(ablation, a) for lr, a in by_arm.items()}
+    """Fig 5.12, §5.1.3: "learning rates greater than 0.0001 let the model converge early, but the best performance
+    is reached with the lowest evaluated learning rate". Two claims, each by :func:`seed_comparison` against the
+    best other rate (``by_arm``: learning rate -> arm name): final mAP at the lowest rate − the best other's > 0, and
+    the selected step at the lowest rate − at that rate > 0 (converges later; floor: one evaluation spacing)."""
+    by_lr = {lr: float(replicate_values(ablation[a]).mean()) for lr, a in by_arm.items()}
+    low, other = min(by_lr), _best_other(ablation, by_arm, min(by_lr))
     best = max(by_lr, key=by_lr.get)
-    others = [m for lr, m in by_lr.items() if lr != min(by_lr)]
-    v = direction(by_lr[min(by_lr)] - max(others) if others else float("nan"),
-                  arm_tolerance(ablation, list(by_arm.values())),
-                  rule="final mAP at the lowest learning rate − the best other rate > 0 (tolerance: half the largest "
-                       "within-arm teacher range)",
-                  reason=", ".join(f"lr {lr:g}: {m:.3f}" for lr, m in by_lr.items())
-                         + f" within {steps} steps; the thesis' lowest rate won over ~10k+ iterations")
-    return dict(**{f"map_lr_{lr:g}": m for lr, m in by_lr.items()}, best_lr=float(best),
-                recommended_learning_rate=float(best), **v.as_record())
+    rec = dict(**{f"map_lr_{lr:g}": m for lr, m in by_lr.items()},
+               **{f"best_step_lr_{lr:g}": float(replicate_values(ablation[a], "best_step").mean())
+                  for lr, a in by_arm.items()}, best_lr=float(best), recommended_learning_rate=float(best))
+    if other is None:
+        v = direction(float("nan"), SCORE_TOLERANCE, rule="final mAP at the lowest learning rate − the best other > 0",
+                      reason="one learning rate only")
+        return dict(rec, **v.as_record())
+    lo, hi = ablation[by_arm[low]], ablation[by_arm[other]]
+    final = seed_comparison(replicate_values(lo), replicate_values(hi))
+    conv = seed_comparison(replicate_values(lo, "best_step"), replicate_values(hi, "best_step"),
+                           floor=float(lo.spec.eval_every))
+    v_best = final.claim(f"final mAP at the lowest rate ({low:g}) − the best other rate ({other:g}) > 0",
+                         ", ".join(f"lr {lr:g}: {m:.3f}" for lr, m in by_lr.items()) + f" within at most {steps} steps "
+                         f"(lr {low:g}: mean selected step {conv.a.mean():.0f}, then early stopping after {lo.spec.patience} "
+                         "evaluations without a better validation mAP); the schedule may decide this as much as the rate: "
+                         "the thesis trained ~10k+ iterations")
+    v_conv = conv.claim(f"larger rates converge earlier: selected step at {low:g} − at {other:g} > 0",
+                        f"mean selected step {conv.a.mean():.0f} at {low:g} vs {conv.b.mean():.0f} at {other:g} of at "
+                        f"most {steps}")
+    v = combine({"lowest rate best": v_best, "larger rates converge earlier": v_conv})
+    return dict(rec, compared_lr=float(other), verdict_lowest_rate_best=v_best.verdict,
+                verdict_larger_rates_converge_earlier=v_conv.verdict, **final.as_record("final"),
+                **conv.as_record("best_step"), **_seeds_record(ablation, "recipe"), **v.as_record())
 
 
 def adaptive_weights_record(ablation: dict, weight_max: float, weight_temperature: float) -> dict[str, Any]:
-    """Fig 5.11: plain BCE against adaptive class weights (:func:`adaptive_weights_verdict`)."""
+    """Fig 5.11: plain BCE against adaptive class weights, "no positive effect": final mAP plain − adaptive > 0 by
+    :func:`seed_comparison` (the rule of :func:`adaptive_weights_verdict` with the tolerance from the seeds)."""
     trace = ablation["adaptive weights"].weight_trace
     spread = float((trace["max"] / trace["min"]).max()) if trace is not None and len(trace) else 1.0
-    v = adaptive_weights_verdict(_arm_map(ablation, "recipe"), _arm_map(ablation, "adaptive weights"),
-                                 tolerance=arm_tolerance(ablation, ("recipe", "adaptive weights")))
-    return dict(map_plain=_arm_map(ablation, "recipe"), map_adaptive=_arm_map(ablation, "adaptive weights"),
+    c = seed_comparison(replicate_values(ablation["recipe"]), replicate_values(ablation["adaptive weights"]))
+    v = c.claim("plain BCE final mAP − adaptive-weight final mAP > 0 (\"no positive effect\")",
+                f"adaptive class weights change the final mAP by {-c.margin:+.3f} (embedding MLPs, validation-based "
+                "weights)")
+    return dict(map_plain=float(c.a.mean()), map_adaptive=float(c.b.mean()),
                 auc_plain=float(ablation["recipe"].auc.mean()), auc_adaptive=float(ablation["adaptive weights"].auc.mean()),
                 weight_max=weight_max, weight_temperature=weight_temperature,
-                largest_weight_ratio_between_classes=spread, weights_from="validation per-class AP", **v.as_record())
+                largest_weight_ratio_between_classes=spread, weights_from="validation per-class AP",
+                **c.as_record("final"), **_seeds_record(ablation, "recipe"), **v.as_record())
 
 
 def architecture_record(logmel: dict, architectures, synthetic_clips: bool, ablation: dict, ablation_hidden,
@@ -322,12 +431,31 @@ def class_ap_record(ap: np.ndarray, counts: np.ndarray, names) -> dict[str, Any]
                 ap_male_speech=float(ap_of.get(male, np.nan)), **v.as_record())
 
 
-def class_curve_records(class_curves: dict, groups: dict, names) -> tuple[dict, dict]:
-    """Figs A.2 / A.3: the best classes' AP (mean of 10) at the last checkpoint, baseline and big 10."""
-    best_b = float(class_curves["baseline"][-1, groups["baseline"]["best"]].mean())
-    worst_b = float(np.nanmin(class_curves["baseline"][-1]))
-    best_10 = float(class_curves["big 10"][-1, groups["big 10"]["best"]].mean())
-    worst_10 = float(class_curves["big 10"][-1, groups["big 10"]["worst"]].mean())
+def _group_curve(curve: np.ndarray, idx: np.ndarray) -> list[float]:
+    return [float(x) for x in np.nanmean(curve[:, idx], axis=1)]
+
+
+def _class_curve_summary(curve: np.ndarray, steps, selected: tuple, groups: dict) -> dict[str, Any]:
+    """One teacher's per-class AP curve summarised: the selected step and the evaluations, the largest gap between
+    the curve at the selected step and the selected checkpoint's AP (0 when the curve is the same run), and per group
+    of ``groups`` its mean AP at every evaluation."""
+    st, curve, step = [int(x) for x in steps], np.asarray(curve, float), int(selected[1])
+    at = curve[st.index(step)] if step in st else np.full(curve.shape[1], np.nan)
+    return dict(selected_step=step, evaluations=len(st), last_evaluation_step=st[-1],
+                curve_at_selected_max_abs_diff=float(np.nanmax(np.abs(at - np.asarray(selected[0], float)))),
+                **{f"{g}_classes_ap_curve": _group_curve(curve, idx) for g, idx in groups.items()})
+
+
+def class_curve_records(class_curves: dict, selected: dict, groups: dict, names) -> tuple[dict, dict]:
+    """Figs A.2 / A.3 ("baseline" = big 1, "big 10" = its teacher 0). ``class_curves[key]``: ``(steps, per-class test
+    AP [K, C])`` at every evaluation of teacher 0 (:func:`.teachers.class_ap_at_evaluations`); ``selected[key]``: ``(per-class AP at the
+    selected, best-validation checkpoint, its step)`` -- the headline values, as Table A.1 / Fig A.1 use; ``groups``:
+    the best / medium / worst 10 by the selected AP (:func:`.diagnostics.ranked_classes`). Claims: every class of the
+    baseline reaches the thesis's floor; a tenth of the data lowers the best classes' AP (both directional)."""
+    sel = {k: np.asarray(v[0], float) for k, v in selected.items()}
+    best_b, worst_b = float(sel["baseline"][groups["baseline"]["best"]].mean()), float(np.nanmin(sel["baseline"]))
+    best_10 = float(sel["big 10"][groups["big 10"]["best"]].mean())
+    worst_10 = float(sel["big 10"][groups["big 10"]["worst"]].mean())
     pub_a2, pub_a3 = published("muschiol2021-figA.2")["values"], published("muschiol2021-figA.3")["values"]
     scale_a2 = class_curve_verdict(pub_a2["best_classes_ap_approx"], best_b, "mean AP of the 10 best classes, big "
                                    "baseline").reason
@@ -335,17 +463,22 @@ def class_curve_records(class_curves: dict, groups: dict, names) -> tuple[dict, 
                                    "10").reason
     floor = pub_a2["worst_classes_ap_min"]
     v2 = combine({"every class reaches the thesis's floor": direction(
-        worst_b - floor, SCORE_TOLERANCE, rule=f"big baseline: the worst class's AP > {floor:g} (\"at least an average "
-        f"precision of {floor:g} is achieved for every class\")", reason=f"worst class AP {worst_b:.3f}")},
+        worst_b - floor, SCORE_TOLERANCE, rule=f"big baseline, selected checkpoint: the worst class's AP > {floor:g} "
+        f"(\"at least an average precision of {floor:g} is achieved for every class\")", reason=f"worst class AP {worst_b:.3f}")},
         context=f"Values not comparable: {scale_a2}")
     v3 = combine({"a tenth of the data lowers the best classes' AP": direction(
-        best_b - best_10, SCORE_TOLERANCE, rule="mean AP of the 10 best classes: big baseline − big 10 > 0",
-        reason=f"best classes' AP big 10 {best_10:.3f} vs baseline {best_b:.3f}")},
+        best_b - best_10, SCORE_TOLERANCE, rule="mean AP of the 10 best classes at the selected checkpoints: big "
+        "baseline − big 10 > 0", reason=f"best classes' AP big 10 {best_10:.3f} vs baseline {best_b:.3f}")},
         context=f"Values not comparable: {scale_a3}")
+
     a2 = dict(best_classes_ap_approx=best_b, worst_classes_ap_min=worst_b,
-              best_classes=[names[i] for i in groups["baseline"]["best"][:3]], **v2.as_record())
+              best_classes=[names[i] for i in groups["baseline"]["best"][:3]], **_class_curve_summary(*class_curves["baseline"][::-1], selected["baseline"],
+                                                    groups["baseline"]),
+              **v2.as_record())
     a3 = dict(best_classes_ap_approx=best_10, worst_classes_ap_approx=worst_10,
-              best_classes_ap_decrease_vs_baseline_pct=float(100 * (1 - best_10 / best_b)), **v3.as_record())
+              best_classes_ap_decrease_vs_baseline_pct=float(100 * (1 - best_10 / best_b)), **_class_curve_summary(*class_curves["big 10"][::-1],
+                                                                            selected["big 10"], groups["big 10"]),
+              **v3.as_record())
     return a2, a3
 
 
@@ -366,16 +499,22 @@ def class_roc_record(labels: np.ndarray, probs: np.ndarray, key: str) -> dict[st
     return dict(**rec, min_auc_plotted=float(np.nanmin(aucs[plotted])), **v.as_record())
 
 
+def _margin(record: dict, name: str, fmt: str = ".3f") -> str:
+    """``margin ± tolerance`` of a recorded :class:`SeedComparison` (``n/a`` when the run did not compare)."""
+    if f"{name}_margin" not in record:
+        return "n/a"
+    return f"{record[name + '_margin']:+{fmt}} ± {record[name + '_tolerance']:{fmt}}"
+
+
 def teacher_findings(table41: pd.DataFrame, runs: dict, ablation: dict, records: dict[str, dict], teacher_counts,
                      steps: int, min_clips: int, synthetic_clips: bool) -> list[str]:
     """Notebook 04's findings, each computed from this run: ``records`` are the items' recorded dicts (keys
-    "fig5.9", "fig5.1", "fig5.10", "fig5.12", "figA.1", "fig5.11"); ``min_clips``: fewest bal_train clips of a
+    "fig5.1", "fig5.7"-"fig5.12", "figA.1"); ``min_clips``: fewest bal_train clips of a
     class (:func:`.diagnostics.min_clips_per_class`)."""
     row = table41.query("block == 'big' and data_set == 'baseline'").iloc[0]
     pub, raw = published("muschiol2021-fig5.1")["values"], thesis_baseline_maps()
     mean = {k: float(r.map.mean()) for k, r in runs.items()}
-    arm = lambda name: _arm_map(ablation, name)  # noqa: E731
-    r59, r511 = records["fig5.9"], records["fig5.11"]
+    r57, r58, r59, r510, r511, r512 = (records[k] for k in ("fig5.7", "fig5.8", "fig5.9", "fig5.10", "fig5.11", "fig5.12"))
     return [
         f"* **Data.** {row.overall_size_ours:,} big bal_train clips and {row.test_size_ours:,} eval clips with "
         f"{row.class_number_ours} classes, {row.overall_size_ours / row.overall_size_thesis:.1%} of the thesis' "
@@ -395,20 +534,30 @@ def teacher_findings(table41: pd.DataFrame, runs: dict, ablation: dict, records:
         + "{:.1%}-{:.1%}".format(*scale_range(table41))
         + " of the clips, and are selected on a validation split instead of the test set (the thesis' choice is "
         "optimistic by construction).",
-        f"* **Mixup** changes the big-10 final mAP by {arm('recipe') - arm('no mixup'):+.3f}; **balanced vs random "
-        f"sampler** by {arm('recipe') - arm('random sampler'):+.3f} (bal_train is already balanced: the sampler cannot "
-        f"show the thesis' 'much better' here; Fig 5.9 spread max/median {r59['spread_balanced']:.1f} balanced vs "
-        f"{r59['spread_random']:.1f} random, top class {r59['top_class_balanced']}).",
-        f"* **Batch size**: best final mAP at batch {records['fig5.10']['best_batch']}; **learning rate**: best at "
-        f"{records['fig5.12']['best_lr']:g} after {steps} steps (the thesis' lowest rate won over ~10k+ iterations; a "
-        "short schedule favours larger rates).",
+        f"* **Ablations** ({r57['teachers_per_seed']} teachers of big 10 x {r57['seeds']} training seeds per arm; each "
+        "difference is the mean over seeds of the paired difference, ± the half-width of its 95 % t-interval over "
+        f"seeds). **Mixup**: final mAP {r57['final_margin']:+.3f} ± {r57['final_tolerance']:.3f} "
+        f"({r57['verdict_slight_improvement']} with 'a slight improvement'), first evaluation "
+        f"{r57['first_eval_margin']:+.3f} ± {r57['first_eval_tolerance']:.3f} ({r57['verdict_learns_faster_early']} "
+        f"with 'helps to learn faster' early). **Balanced vs random sampler**: first evaluation "
+        f"{r58['first_eval_margin']:+.3f} ± {r58['first_eval_tolerance']:.3f}, final {r58['final_margin']:+.3f} ± "
+        f"{r58['final_tolerance']:.3f} (bal_train is already balanced; Fig 5.9 spread max/median "
+        f"{r59['spread_balanced']:.1f} balanced vs {r59['spread_random']:.1f} random, top class "
+        f"{r59['top_class_balanced']}).",
+        f"* **Batch size** (64 against the best other): {_margin(r510, 'equal_steps')} at equal steps "
+        f"({r510['verdict_equal_steps']}), {_margin(r510, 'equal_epochs')} at equal epochs "
+        f"({r510['verdict_equal_epochs']}). **Learning rate** (lowest against the best other, "
+        f"{r512.get('compared_lr', float('nan')):g}): final mAP {_margin(r512, 'final')} "
+        f"({r512.get('verdict_lowest_rate_best', r512['verdict'])} with 'the lowest rate performs best', within {steps} "
+        f"steps; the thesis trained ~10k+ iterations), selected step {_margin(r512, 'best_step', '.0f')} "
+        f"({r512.get('verdict_larger_rates_converge_earlier', r512['verdict'])} with 'larger rates converge earlier').",
         f"* **Per class** (big baseline): Spearman rho(training clips, AP) = {records['figA.1']['spearman_counts_ap']:.2f}; "
         f"the training counts of bal_train are nearly flat (≥ {min_clips} clips per class), so the thesis' 'no "
         "correlation' is tested on a much narrower range here.",
         "* **Log-Mel CNNs (Figs 5.4/5.5)** ran " + ("on synthetic clips only: their numbers are not evidence about "
                                                    "Audio Set." if synthetic_clips else "on real raw audio."),
-        f"* **Adaptive class weights (Fig 5.11)** change the big-10 final mAP by {arm('adaptive weights') - arm('recipe'):+.3f} "
-        f"(AUC {ablation['adaptive weights'].auc.mean() - ablation['recipe'].auc.mean():+.3f}) with weights spread up to "
+        f"* **Adaptive class weights (Fig 5.11)** change the big-10 final mAP by {-r511['final_margin']:+.3f} ± "
+        f"{r511['final_tolerance']:.3f} (AUC {ablation['adaptive weights'].auc.mean() - ablation['recipe'].auc.mean():+.3f}) with weights spread up to "
         f"{r511['largest_weight_ratio_between_classes']:.1f}x between classes: {r511['verdict']} with the thesis' "
         "'no positive effect'.",
     ]
@@ -417,13 +566,17 @@ def teacher_findings(table41: pd.DataFrame, runs: dict, ablation: dict, records:
 def ablation_records(ablation: dict, spec, batch_sizes, learning_rates, weight_max: float,
                      weight_temperature: float) -> list[tuple[str, list[str], str, dict]]:
     """Notebook 04's ablation items in order (Figs 5.7, 5.8, 5.10, 5.12, 5.11): ``(item, arms plotted, title,
-    record)``; the arms of batch size and learning rate are the recipe's own (``spec``) or ``"batch b"`` / ``"lr x"``."""
+    record)``; the arms of batch size and learning rate are the recipe's own (``spec``) or ``"batch b"`` (equal
+    steps), ``"batch b, equal epochs"`` / ``"lr x"`` (:func:`.teachers.ablation_settings`)."""
     batch_arms = {b: ("recipe" if b == spec.batch_size else f"batch {b}") for b in batch_sizes}
+    epoch_arms = {b: ("recipe" if b == spec.batch_size else f"batch {b}, equal epochs") for b in batch_sizes}
     lr_arms = {lr: ("recipe" if lr == spec.lr else f"lr {lr:g}") for lr in learning_rates}
+    batch_plotted = list(dict.fromkeys([*batch_arms.values(), *epoch_arms.values()]))
     return [("muschiol2021-fig5.7", ["recipe", "no mixup"], "mixup", mixup_record(ablation)),
             ("muschiol2021-fig5.8", ["recipe", "random sampler"], "balanced vs random sampler",
              sampler_arm_record(ablation)),
-            ("muschiol2021-fig5.10", list(batch_arms.values()), "batch size", batch_size_record(ablation, batch_arms)),
+            ("muschiol2021-fig5.10", batch_plotted, "batch size",
+             batch_size_record(ablation, batch_arms, epoch_arms, spec.batch_size)),
             ("muschiol2021-fig5.12", list(lr_arms.values()), "learning rate",
              learning_rate_record(ablation, lr_arms, spec.steps)),
             ("muschiol2021-fig5.11", ["recipe", "adaptive weights"], "plain BCE vs adaptive class weights",

@@ -93,7 +93,8 @@ class TeacherRun:
     test-set probabilities, float32 ``[T, n_test, C]``: the votes notebook 05 aggregates) and ``train_counts``
     ``[T, C]`` (positives per teacher); ``seconds``: wall time (volatile: logged, not a result);
     ``weight_trace``: with adaptive class weights, per evaluation and teacher the min / mean / max weight
-    (:class:`pate_study.learning.training.AdaptiveClassWeights`)."""
+    (:class:`pate_study.learning.training.AdaptiveClassWeights`); ``replicate``: for the ablations' seed replicates
+    (:func:`replicated_partitions`), the replicate of every teacher (int ``[T]``; None: one replicate)."""
 
     name: str
     n_teachers: int
@@ -107,6 +108,7 @@ class TeacherRun:
     train_counts: np.ndarray
     seconds: float
     weight_trace: pd.DataFrame | None = None
+    replicate: np.ndarray | None = None
 
 
 def stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048) -> np.ndarray:
@@ -157,11 +159,24 @@ def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_
                       Y[partitions.train].sum(1), seconds, pd.DataFrame(hook.trace) if hook is not None else None)
 
 
+def replicated_partitions(partitions: Partitions, n_teachers: int, seeds: int) -> Partitions:
+    """The first ``n_teachers`` training partitions repeated ``seeds`` times (replicate ``r`` = teachers
+    ``r·n_teachers ... (r+1)·n_teachers − 1``): trained in one stacked call, every teacher gets its own training seeds
+    (:func:`pate_study.learning.training.teacher_seeds`: child ``t`` of ``SeedSequence(seed)``), so the replicates are
+    training seeds of the same partitions. Deliberately not disjoint across replicates: an ablation, not an ensemble."""
+    if n_teachers < 1 or seeds < 1 or n_teachers > partitions.n_teachers:
+        raise ValueError(f"n_teachers={n_teachers}, seeds={seeds}: expected 1 <= n_teachers <= {partitions.n_teachers} "
+                         "and seeds >= 1")
+    return Partitions(np.tile(partitions.train[:n_teachers], (seeds, 1)))
+
+
 def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
                         spec: TeacherSpec, checkpoints, *, seed: int = 0) -> np.ndarray:
     """Per-class test AP ``[len(checkpoints), C]`` of one teacher after each number of steps in
-    ``checkpoints`` (Figs A.2/A.3). Each checkpoint is the same seeded run stopped there (the loop is
-    deterministic on the CPU, so a shorter run is a prefix of a longer one)."""
+    ``checkpoints`` (Figs A.2/A.3: every evaluation step of the teacher). Each checkpoint is the same seeded run
+    stopped there (the loop is deterministic on the CPU and an evaluation draws no random numbers, so a shorter run
+    is a prefix of a longer one; a teacher trained alone, as the baseline is). Cost: the sum of the checkpoints'
+    steps."""
     rows = Partitions(np.asarray(train_rows, dtype=np.int64)[None])
     out = []
     for s in checkpoints:
@@ -169,6 +184,23 @@ def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_
                              spec.replace(steps=int(s), eval_every=int(s)), seed=seed, curve_clips=1, last=True)
         out.append(run.class_ap[0])
     return np.stack(out)
+
+
+def evaluation_steps(history: pd.DataFrame, teacher: int = 0) -> list[int]:
+    """The steps at which ``teacher`` of a run's ``history`` was evaluated (until it stopped early)."""
+    h = history[(history.split == "curve") & (history.metric == "mAP") & (history.teacher == teacher)]
+    return sorted(int(s) for s in h.step.unique())
+
+
+def class_ap_at_evaluations(inputs: Any, run: TeacherRun, spec: TeacherSpec) -> tuple[list[int], np.ndarray]:
+    """Figs A.2/A.3: teacher 0 of ``run`` (trained on ``inputs``, an :class:`.data.EnsembleInputs`) scored per class
+    on the test set at every step it was evaluated (:func:`evaluation_steps`), by :func:`checkpoint_class_ap` on its
+    partition with its training seeds (teacher 0's are the first child of ``SeedSequence(inputs.seed)`` in a stack of
+    any size) trained alone. Returns (steps, AP ``[K, C]``). The baseline is such a run itself; a teacher of a larger
+    stack is not reproduced bit for bit alone (the stack reduces in another floating-point order)."""
+    steps = evaluation_steps(run.history, 0)
+    return steps, checkpoint_class_ap(inputs.X, inputs.Y, inputs.partitions.train[0], inputs.X_test, inputs.Y_test,
+                                      spec, steps, seed=int(inputs.seed))
 
 
 def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray,
@@ -226,11 +258,25 @@ def deterministic_kernels(device):
         torch.backends.mkldnn.deterministic = before[2]
 
 
+def equal_epochs(spec: TeacherSpec, batch_size: int) -> dict[str, int]:
+    """The settings that train ``batch_size`` on as many clips as the recipe ``spec`` (equal epochs): steps and the
+    evaluation spacing scaled by ``spec.batch_size / batch_size`` (batch 8 against 64: 8x the steps), so the patience
+    (in evaluations) covers the same number of clips too."""
+    ratio = spec.batch_size / batch_size
+    return {"batch_size": int(batch_size), "steps": max(1, round(spec.steps * ratio)),
+            "eval_every": max(1, round(spec.eval_every * ratio))}
+
+
 def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) -> dict[str, dict]:
     """Notebook 04's ablation arms (Figs 5.7, 5.8, 5.10-5.12) as changes to the recipe ``spec``: no mixup, the random
-    sampler, each batch size, learning rate and width that is not the recipe's, adaptive class weights."""
+    sampler, each batch size that is not the recipe's twice (``"batch b"``: the recipe's steps; ``"batch b, equal
+    epochs"``: as many clips as the recipe, :func:`equal_epochs`), each learning rate and width that is not the
+    recipe's, adaptive class weights."""
     arms: dict[str, dict] = {"recipe": {}, "no mixup": {"mixup_alpha": None}, "random sampler": {"sampler": "random"}}
-    arms.update({f"batch {b}": {"batch_size": b} for b in batch_sizes if b != spec.batch_size})
+    for b in batch_sizes:
+        if b != spec.batch_size:
+            arms[f"batch {b}"] = {"batch_size": b}
+            arms[f"batch {b}, equal epochs"] = equal_epochs(spec, b)
     arms.update({f"lr {lr:g}": {"lr": lr} for lr in learning_rates if lr != spec.lr})
     arms.update({f"MLP {tuple(h)}": {"hidden": h} for h in hidden if list(h) != list(spec.hidden)})
     arms["adaptive weights"] = {"class_weights": "adaptive"}
