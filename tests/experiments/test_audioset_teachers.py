@@ -282,6 +282,28 @@ def test_learning_rate_claims_lowest_best_and_larger_converge_earlier():
     assert rec["verdict"] == "differs"
 
 
+def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
+    short = {"lr 0.0001": fake_arm([0.03, 0.03, 0.031], best_step_by_seed=[8, 8, 8]),
+             "recipe": fake_arm([0.18, 0.19, 0.185], best_step_by_seed=[4, 8, 4])}
+    long_arms = {1e-4: "lr 0.0001, thesis length", 3e-3: "lr 0.003, thesis length"}
+    # the slow rate catches up when trained for the thesis's length: the recipe-schedule gap no longer decides
+    close = {**short, "lr 0.0001, thesis length": fake_arm([0.171, 0.172, 0.170]),
+             "lr 0.003, thesis length": fake_arm([0.177, 0.173, 0.178])}
+    rec = teacher_verdicts.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
+    assert rec["verdict_lowest_rate_best_recipe_schedule"] == "differs"
+    assert rec["verdict_lowest_rate_best"] == "inconclusive"
+    assert rec["map_lr_thesis_length"] == {"0.0001": pytest.approx(0.171), "0.003": pytest.approx(0.176)}
+    ahead = {**close, "lr 0.0001, thesis length": fake_arm([0.20, 0.21, 0.205])}
+    rec = teacher_verdicts.learning_rate_record(ahead, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
+    assert rec["verdict_lowest_rate_best"] == "agrees"
+    # the arms: the lowest rate and the recipe's at min(10,000, 10x the recipe's steps), no early stopping
+    arms = teachers.ablation_settings(SPEC, [SPEC.batch_size], [1e-4, SPEC.lr], [list(SPEC.hidden)])
+    length = teachers.thesis_length(SPEC)
+    assert length["steps"] == min(teachers.THESIS_ITERATIONS, 10 * SPEC.steps) and length["patience"] is None
+    assert arms["lr 0.0001, thesis length"] == {"lr": 1e-4, **length}
+    assert arms[f"lr {SPEC.lr:g}, thesis length"]["lr"] == SPEC.lr
+
+
 def test_ablation_arms_train_seed_replicates_of_the_same_partitions(tiny):
     X, Y, Xt, Yt, split = tiny
     inputs = as_data.EnsembleInputs(X=X, Y=Y, partitions=as_data.teacher_partitions(split, 3, seed=0), val=split.val,
