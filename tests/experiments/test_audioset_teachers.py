@@ -293,6 +293,11 @@ def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
     assert rec["verdict_lowest_rate_best_recipe_schedule"] == "differs"
     assert rec["verdict_lowest_rate_best"] == "inconclusive"
     assert rec["map_lr_thesis_length"] == {"0.0001": pytest.approx(0.171), "0.003": pytest.approx(0.176)}
+    # at the thesis's length the slow rate selects its last step (12), the recipe's rate earlier: converges earlier
+    close["lr 0.003, thesis length"] = fake_arm([0.177, 0.173, 0.178], best_step_by_seed=[4, 4, 8])
+    rec = teacher_verdicts.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
+    assert rec["verdict_larger_rates_converge_earlier"] == "agrees"
+    assert rec["thesis_length_best_step_margin"] == pytest.approx(12 - 16 / 3)
     ahead = {**close, "lr 0.0001, thesis length": fake_arm([0.20, 0.21, 0.205])}
     rec = teacher_verdicts.learning_rate_record(ahead, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
     assert rec["verdict_lowest_rate_best"] == "agrees"

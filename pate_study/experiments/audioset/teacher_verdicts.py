@@ -342,13 +342,13 @@ def batch_size_record(ablation: dict, by_arm: dict, by_arm_epochs: dict, recipe_
 
 def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: dict | None = None) -> dict[str, Any]:
     """Fig 5.12, §5.1.3: "learning rates greater than 0.0001 let the model converge early, but the best performance
-    is reached with the lowest evaluated learning rate". Two claims, each by :func:`seed_comparison`: the selected step
-    at the lowest rate − at the best other rate > 0 (converges later; floor: one evaluation spacing), on the recipe's
-    schedule (``by_arm``: learning rate -> arm name); and final mAP at the lowest rate − the other's > 0, judged at the
-    thesis's length where the run has those arms (``long_arms``: the lowest rate and the recipe's over
-    :data:`.teachers.THESIS_ITERATIONS` steps without early stopping, :func:`.teachers.thesis_length`), since on the
-    recipe's schedule early stopping ends the slow rate long before it converges. The recipe-schedule comparison of
-    final mAP is recorded beside (``verdict_lowest_rate_best_recipe_schedule``)."""
+    is reached with the lowest evaluated learning rate". Two claims, each by :func:`seed_comparison`: final mAP at the
+    lowest rate − the other's > 0, and the selected (best validation) step at the lowest rate − at the other's > 0
+    (converges later; floor: one evaluation spacing). Both are judged at the thesis's length where the run has those
+    arms (``long_arms``: the lowest rate and the recipe's over :data:`.teachers.THESIS_ITERATIONS` steps without early
+    stopping, :func:`.teachers.thesis_length`), since on the recipe's schedule (``by_arm``: learning rate -> arm name,
+    against the best other rate) early stopping ends the slow rate near the class prior long before it converges;
+    the recipe-schedule verdicts are recorded beside (``verdict_*_recipe_schedule``)."""
     by_lr = {lr: float(replicate_values(ablation[a]).mean()) for lr, a in by_arm.items()}
     low, other = min(by_lr), _best_other(ablation, by_arm, min(by_lr))
     best = max(by_lr, key=by_lr.get)
@@ -384,10 +384,16 @@ def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: di
                             f"({n_long} steps, no early stopping)",
                             f"lr {l_lr:g}: {long.a.mean():.3f}, lr {o_lr:g}: {long.b.mean():.3f} after {n_long} steps; "
                             f"{100 * still:.0f} % of the lr {l_lr:g} teachers select their last step (still improving)")
-        extra = dict(**long.as_record("thesis_length"), map_lr_thesis_length={f"{l_lr:g}": float(long.a.mean()),
-                                                                              f"{o_lr:g}": float(long.b.mean())},
+        long_conv = seed_comparison(replicate_values(long_lo, "best_step"), replicate_values(long_hi, "best_step"),
+                                    floor=float(long_lo.spec.eval_every))
+        v_conv_short, v_conv = v_conv, long_conv.claim(
+            f"larger rates converge earlier: selected step at {l_lr:g} − at {o_lr:g} > 0 at the thesis's length",
+            f"mean selected step {long_conv.a.mean():.0f} at {l_lr:g} vs {long_conv.b.mean():.0f} at {o_lr:g} of {n_long}")
+        extra = dict(**long.as_record("thesis_length"), **long_conv.as_record("thesis_length_best_step"),
+                     map_lr_thesis_length={f"{l_lr:g}": float(long.a.mean()), f"{o_lr:g}": float(long.b.mean())},
                      thesis_length_steps=n_long, lowest_rate_share_selecting_last_step=still,
-                     verdict_lowest_rate_best_recipe_schedule=v_short.verdict)
+                     verdict_lowest_rate_best_recipe_schedule=v_short.verdict,
+                     verdict_larger_rates_converge_earlier_recipe_schedule=v_conv_short.verdict)
     v = combine({"lowest rate best": v_best, "larger rates converge earlier": v_conv},
                 context="" if len(long_arms) == 2 else "no thesis-length arms in this run: the final mAP is compared "
                 "on the recipe's schedule, where early stopping may decide it as much as the rate")
@@ -576,7 +582,9 @@ def teacher_findings(table41: pd.DataFrame, runs: dict, ablation: dict, records:
         + (f", {_margin(r512, 'thesis_length')} against the recipe's rate at the thesis's length, "
            f"{r512['thesis_length_steps']} steps without early stopping ({r512['verdict_lowest_rate_best']}; "
            f"{100 * r512['lowest_rate_share_selecting_last_step']:.0f} % of its teachers still improving at the end)"
-           if "thesis_length_margin" in r512 else "") + f"; selected step {_margin(r512, 'best_step', '.0f')} "
+           if "thesis_length_margin" in r512 else "") + "; selected step "
+        + (f"{_margin(r512, 'thesis_length_best_step', '.0f')} at the thesis's length"
+           if "thesis_length_best_step_margin" in r512 else _margin(r512, 'best_step', '.0f')) + " "
         f"({r512.get('verdict_larger_rates_converge_earlier', r512['verdict'])} with 'larger rates converge earlier').",
         f"* **Per class** (big baseline): Spearman rho(training clips, AP) = {records['figA.1']['spearman_counts_ap']:.2f}; "
         f"the training counts of bal_train are nearly flat (≥ {min_clips} clips per class), so the thesis' 'no "
