@@ -779,6 +779,14 @@ def _notebook_worker(connection, stem: str, profile: str, progress: str, log: Pa
     connection.close()
 
 
+def _received(connection) -> NotebookRun | None:
+    """The run a worker sent, or None when it stopped without sending one (killed, or its process crashed)."""
+    try:
+        return connection.recv() if connection.poll() else None
+    except (EOFError, OSError):
+        return None
+
+
 def _last_run(stem: str, last: dict[str, float]) -> str:
     return f"last run {format_duration(last[stem])}" if stem in last else "no previous timing"
 
@@ -826,7 +834,7 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
             for sentinel in done:
                 stem, worker, receive, began, position = running.pop(sentinel)
                 worker.join()
-                run = receive.recv() if receive.poll() else NotebookRun(
+                run = _received(receive) or NotebookRun(
                     stem, round(time.perf_counter() - began, 1),
                     error=f"its worker process stopped (exit status {worker.exitcode}); see {log_path(stem, profile)}")
                 receive.close()
@@ -869,7 +877,7 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         if stem not in NOTEBOOK_DATASETS:
             logger.warning("%s: no datasets listed in pate_study.tooling.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
     data = prepare_datasets(datasets_for(stems), data_mode)  # once, before any notebook starts
-    last = read_timings(profile)
+    last = read_timings(profile, BUILD_DIR)
     jobs = min(jobs, len(stems)) or 1
     if jobs > 1 and "fork" not in multiprocessing.get_all_start_methods():
         logger.warning("--jobs %d needs the fork start method, which this platform lacks: one after another", jobs)
