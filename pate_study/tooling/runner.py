@@ -787,8 +787,11 @@ def _received(connection) -> NotebookRun | None:
         return None
 
 
-def _last_run(stem: str, last: dict[str, float]) -> str:
-    return f"last run {format_duration(last[stem])}" if stem in last else "no previous timing"
+def _last_run(stem: str, last: dict[str, float], profile: str) -> str:
+    if stem in last:
+        return f"last run {format_duration(last[stem])}"
+    reference = REFERENCE_SECONDS.get(profile, {}).get(stem)
+    return f"reference run {format_duration(reference)}" if reference is not None else "no previous timing"
 
 
 def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], jobs: int) -> list[NotebookRun]:
@@ -800,7 +803,8 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
     seconds = expected_seconds(stems, profile, last)
     chain = chain_seconds(stems, seconds)
     threads = thread_environment(jobs)
-    kept = [f"{name}={os.environ[name]}" for name in THREAD_VARIABLES if name not in threads and os.environ[name] != "1"]
+    kept = [f"{name}={os.environ[name]}" for name in THREAD_VARIABLES
+            if name not in threads and os.environ[name] != "1"]
     if kept:
         logger.warning("%d notebooks side by side with %s from the environment in each kernel (unset, each "
                        "kernel would get one thread)", jobs, ", ".join(kept))
@@ -817,19 +821,20 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
                 position = len(runs) + len(running) + 1
                 receive, send = context.Pipe(duplex=False)
                 log = REPO_ROOT / log_path(stem, profile)
+                bar = f"{stem} ({_last_run(stem, last, profile)})"
                 worker = context.Process(target=_notebook_worker, name=f"notebook {stem}",
-                                         args=(send, stem, profile, f"{stem} ({_last_run(stem, last)})", log, threads))
+                                         args=(send, stem, profile, bar, log, threads))
                 sys.stdout.flush()
                 sys.stderr.flush()  # nothing buffered here is written twice by the forked worker
                 worker.start()
                 send.close()
                 running[worker.sentinel] = (stem, worker, receive, time.perf_counter(), position)
                 logger.info("[%d/%d] started %s (%s; progress in %s)", position, len(stems), stem,
-                            _last_run(stem, last), log_path(stem, profile))
+                            _last_run(stem, last, profile), log_path(stem, profile))
             done = multiprocessing.connection.wait(list(running), timeout=HEARTBEAT_SECONDS)
             if not done:
                 logger.info("still running: %s", ", ".join(
-                    f"{stem} {format_duration(time.perf_counter() - began)} ({_last_run(stem, last)})"
+                    f"{stem} {format_duration(time.perf_counter() - began)} ({_last_run(stem, last, profile)})"
                     for stem, _, _, began, _ in running.values()))
             for sentinel in done:
                 stem, worker, receive, began, position = running.pop(sentinel)
@@ -842,7 +847,7 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
                 finished.add(stem)
                 if run.ok:
                     logger.info("[%d/%d] finished %s in %s (%s)", position, len(stems), stem,
-                                format_duration(run.seconds), _last_run(stem, last))
+                                format_duration(run.seconds), _last_run(stem, last, profile))
                 else:
                     logger.error("[%d/%d] %s FAILED after %s: %s (previous outputs kept; log %s)", position,
                                  len(stems), stem, format_duration(run.seconds), run.error, log_path(stem, profile))
