@@ -1,7 +1,9 @@
 # pate_study: two commands do all the set-up on a fresh machine.
 #   make figures   prepare the notebooks' datasets (mirror, then the official URLs; DATA=offline: mirror only,
 #                  DATA=skip: none), regenerate every figure and table (PROFILE=paper by default; PROFILE=smoke for a
-#                  quick pass), print a summary (also in build/summary.<profile>.md)
+#                  quick pass), print a summary (also in build/summary.<profile>.md). JOBS=2 (the default)
+#                  notebooks run side by side, longest first, each with OMP_NUM_THREADS=1 (the committed figures
+#                  come from one thread per notebook: 04's CNN arms depend on the count); JOBS=1: one after another
 #   make test      unit tests + every notebook executed with its smoke profile (and in JupyterLab + Chromium)
 #   make lab       JupyterLab on the notebooks (adds --allow-root when run as root)
 #   make lab-light the lecturer's path: a light venv (.venv-lab: pip install -e ".[lab]", no torch) and JupyterLab
@@ -15,6 +17,9 @@ PROFILE      ?= paper
 NOTEBOOKS    ?=
 DATA         ?= network
 PYTEST_ARGS  ?=
+JOBS         ?= 2
+# threads per notebook kernel for make figures (set it in the environment to change it)
+OMP_NUM_THREADS ?= 1
 # torch is installed first and on its own, so that pip never resolves the CUDA build on a CPU machine.
 # Here `torch==2.13.0` is served as a local CPU wheel. Elsewhere, on a CPU-only machine, use
 #   make TORCH_INDEX=https://download.pytorch.org/whl/cpu test
@@ -39,7 +44,8 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 figures: $(STAMP)
-	$(VPY) -m pate_study.tooling.runner figures --profile $(PROFILE) --data $(DATA) $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
+	OMP_NUM_THREADS=$(OMP_NUM_THREADS) MKL_NUM_THREADS=$(OMP_NUM_THREADS) $(VPY) -m pate_study.tooling.runner figures \
+	  --profile $(PROFILE) --data $(DATA) --jobs $(JOBS) $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)

@@ -25,11 +25,18 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    ``figures/<stem>/<stem>.ipynb`` (outputs kept, volatile metadata stripped: the same seed gives the same bytes).
    ``build/`` gets the executed notebook and its HTML rendering. A failing notebook keeps its previous outputs
    and does not stop the others.
+   **Side by side** (``--jobs N``, ``make figures`` passes 2): N notebooks run at once, each in its own worker
+   process whose kernel gets one OpenMP/MKL thread (:func:`thread_environment`), longest first from the last
+   run's timings (:func:`chain_seconds`), a notebook starting only after those it waits for
+   (:data:`NOTEBOOK_AFTER`) have finished. The terminal shows one line per start and finish (and every few
+   minutes which notebooks are still running); each notebook's cell bar and the package's progress bars go to
+   ``build/<stem>.<profile>.log``. Each notebook has its own staging folder, so two never touch the same files.
+   ``--jobs 1`` runs them one after another in this process, in the order given.
 3. **Summary.** A table of every notebook's time and outputs by data status, the commands that turn stand-ins
    into real data, and where to read the results; printed and written to ``build/summary.<profile>.md``. The
    command exits non-zero when a notebook failed.
 
-    python -m pate_study.tooling.runner figures --profile paper [--data network|offline|skip] [--notebooks 00_dp_primer ...]
+    python -m pate_study.tooling.runner figures --profile paper [--data network|offline|skip] [--jobs 2] [--notebooks 00_dp_primer ...]
     python -m pate_study.tooling.runner index
 """
 from __future__ import annotations
@@ -41,6 +48,9 @@ import copy
 import difflib
 import json
 import logging
+import math
+import multiprocessing
+import multiprocessing.connection
 import os
 import re
 import shutil
@@ -456,6 +466,144 @@ def progress_description(stem: str, position: int, total: int, last: dict[str, f
     return f"[{position}/{total}] {stem} ({estimate})"
 
 
+# ----------------------------------------------------------------------------------------------------------- schedule
+#: The notebooks each notebook waits for when both are in a run, with the reason: it starts only after they have
+#: finished (failed or not: it can always run alone). Every other pair may run side by side (``--jobs`` above 1).
+#: Checked for every notebook: the datasets are prepared once, before any notebook starts (:func:`prepare_datasets`;
+#: under the runner 00 and 07 never prepare the votes themselves); 00, 06 and 07 only read the prepared PATE 2018
+#: votes (07 reads no output of 06); 01 and 02 cache their own ensembles under their own keys (their datasets
+#: differ); no notebook reads another's ``figures/`` folder; ``figures/INDEX.md``, the timings and the summary are
+#: written once, by this process, after the last notebook.
+NOTEBOOK_AFTER: dict[str, dict[str, str]] = {
+    "05_audioset_multilabel": {
+        "04_audioset_teachers": "05 reads the votes of 04's eight teacher ensembles from the cache; started before "
+                                "04 has stored them, it trains the same ensembles itself (minutes of duplicated work, "
+                                "the same numbers)",
+    },
+}
+
+#: Seconds per notebook of the paper profile in one fresh-clone ``make figures DATA=offline`` (2026-11-24,
+#: ``OMP_NUM_THREADS=1``, one after another; docs/reproducibility.md): the schedule's estimate for a notebook
+#: that ``build/timings.paper.json`` lacks, as in a fresh clone, where ``build/`` is empty.
+REFERENCE_SECONDS: dict[str, dict[str, float]] = {
+    "paper": {"00_dp_primer": 40.5, "01_ecg_student_privacy": 168.0, "02_web_requests": 939.0,
+              "03_deeplog_synthetic": 114.0, "04_audioset_teachers": 269.0, "05_audioset_multilabel": 316.0,
+              "06_pate2018_votes": 42.7, "07_pate2018_lab": 4.0},
+}
+
+#: The variables that set a kernel's BLAS/OpenMP threads (torch takes its intra-op thread count from OpenMP's).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+#: With notebooks side by side, a line every so many seconds says which are still running.
+HEARTBEAT_SECONDS = 300.0
+
+
+def waits_for(stems: list[str], after: dict[str, dict[str, str]] | None = None) -> dict[str, set[str]]:
+    """For each notebook of ``stems``, the notebooks of ``stems`` it must wait for (:data:`NOTEBOOK_AFTER`)."""
+    after = NOTEBOOK_AFTER if after is None else after
+    return {stem: {other for other in after.get(stem, {}) if other in stems and other != stem} for stem in stems}
+
+
+def sequential_order(stems: list[str], after: dict[str, dict[str, str]] | None = None) -> list[str]:
+    """``stems`` in the order given, except that a notebook moves after those it waits for (``--jobs 1``; the
+    default order, by number, already has every notebook after those it waits for)."""
+    deps, order = waits_for(stems, after), []
+    while len(order) < len(stems):
+        placed = set(order)
+        ready = [s for s in stems if s not in placed and deps[s] <= placed]
+        if not ready:
+            raise ValueError(f"NOTEBOOK_AFTER has a cycle among {[s for s in stems if s not in placed]}")
+        order.append(ready[0])
+    return order
+
+
+def expected_seconds(stems: list[str], profile: str, last: dict[str, float]) -> dict[str, float]:
+    """Each notebook's expected time: the last run's (``build/timings.<profile>.json``), else
+    :data:`REFERENCE_SECONDS`; a notebook with neither is left out (:func:`chain_seconds` puts it first)."""
+    reference = REFERENCE_SECONDS.get(profile, {})
+    return {s: last.get(s, reference.get(s)) for s in stems if s in last or s in reference}
+
+
+def chain_seconds(stems: list[str], seconds: dict[str, float],
+                  after: dict[str, dict[str, str]] | None = None) -> dict[str, float]:
+    """Each notebook's priority: its own expected time plus the longest chain of notebooks that wait for it (the
+    time from its start to the end of everything that depends on it). Longest first by this measure is the
+    classic list-scheduling rule for tasks with precedence (Hu 1961; Graham 1969: within a factor 2 - 1/N of
+    the shortest schedule on N workers). A notebook without an expected time counts as infinitely long: it runs
+    first, so that the next run knows its time."""
+    deps = waits_for(stems, after)
+    dependents = {s: [d for d in stems if s in deps[d]] for s in stems}
+    chain: dict[str, float] = {}
+    for stem in reversed(sequential_order(stems, after)):  # every dependent before the notebooks it waits for
+        tail = max((chain[d] for d in dependents[stem]), default=0.0)
+        chain[stem] = seconds.get(stem, math.inf) + tail
+    return chain
+
+
+def next_notebook(pending: list[str], finished: set[str], chain: dict[str, float],
+                  deps: dict[str, set[str]]) -> str | None:
+    """The notebook to start now: of ``pending`` those whose notebooks to wait for have all finished, the one
+    with the longest chain (ties: the first in ``pending``); None when none can start yet."""
+    ready = [s for s in pending if deps.get(s, set()) <= finished]
+    return max(ready, key=lambda s: (chain[s], -pending.index(s))) if ready else None
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One notebook in a planned schedule: the worker it runs on and when it starts and ends (seconds)."""
+
+    stem: str
+    worker: int
+    start: float
+    end: float
+
+
+def plan_schedule(stems: list[str], seconds: dict[str, float], jobs: int,
+                  after: dict[str, dict[str, str]] | None = None) -> list[Slot]:
+    """The schedule ``--jobs`` runs if every notebook takes its ``seconds`` (unknown: 0 s): whenever a worker is
+    free, it starts :func:`next_notebook`. ``jobs=1`` gives :func:`sequential_order`. Slots in start order."""
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    if jobs == 1:
+        order, clock, slots = sequential_order(stems, after), 0.0, []
+        for stem in order:
+            slots.append(Slot(stem, 0, clock, clock + seconds.get(stem, 0.0)))
+            clock = slots[-1].end
+        return slots
+    deps, chain = waits_for(stems, after), chain_seconds(stems, seconds, after)
+    pending, finished, running, slots, clock = list(stems), set(), [], [], 0.0
+    free = list(range(jobs))
+    while pending or running:
+        while free and (stem := next_notebook(pending, finished, chain, deps)) is not None:
+            pending.remove(stem)
+            slot = Slot(stem, free.pop(0), clock, clock + seconds.get(stem, 0.0))
+            slots.append(slot)
+            running.append(slot)
+        clock = min(slot.end for slot in running)
+        for slot in [r for r in running if r.end == clock]:
+            running.remove(slot)
+            finished.add(slot.stem)
+            free.append(slot.worker)
+        free.sort()
+    return slots
+
+
+def thread_environment(jobs: int, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The thread variables a worker sets for its kernel when ``jobs`` notebooks share the CPU: one OpenMP/MKL
+    thread each (two kernels with a thread per core each would wait for each other's descheduled threads),
+    except for a variable the caller's environment already sets (its value wins). ``jobs=1``: nothing."""
+    environ = os.environ if environ is None else environ
+    if jobs <= 1:
+        return {}
+    return {name: "1" for name in THREAD_VARIABLES if not environ.get(name)}
+
+
+def log_path(stem: str, profile: str) -> Path:
+    """Where a notebook run side by side writes its cell bar, progress bars and log lines (shown relative to the
+    repository when it is inside it)."""
+    path = BUILD_DIR / f"{stem}.{profile}.log"
+    return path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+
+
 # ----------------------------------------------------------------------------------------------------------- summary
 @dataclass
 class NotebookRun:
@@ -578,9 +726,146 @@ def keep_profile_folders(final: Path, staging: Path) -> list[str]:
     return kept
 
 
-def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str = "network") -> int:
-    """Prepare data, execute the notebooks into ``figures/``, rebuild the index, print the summary; return
-    the number of failed notebooks."""
+def run_notebook(stem: str, profile: str, progress: str | None = None) -> NotebookRun:
+    """Execute one notebook into its staging folder ``figures/.tmp-<stem>-<profile>`` and swap that in for its
+    output folder when it succeeds (the other profiles' subfolders kept); on failure its previous outputs stay
+    and the returned run carries the error. No staging folder stays behind, not even on Ctrl-C."""
+    start = time.perf_counter()
+    staging = FIGURES_DIR / f".tmp-{stem}-{profile}"
+    final = output_folder(stem, profile)
+    shutil.rmtree(staging, ignore_errors=True)
+    run = NotebookRun(stem, 0.0)
+    try:
+        executed = execute_notebook(stem, profile, staging.relative_to(REPO_ROOT), progress=progress)
+        committed = write_stripped(executed, staging / f"{stem}.ipynb")
+        point_at_final_folder(committed, staging, final)
+        keep_profile_folders(final, staging)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        replace_folder(staging, final)
+    except Exception as err:  # report every failing notebook, then fail
+        run.error = _error_line(err)
+        partial = BUILD_DIR / f"{stem}.{profile}.ipynb"
+        run.partial_copy = partial.relative_to(REPO_ROOT) if partial.exists() else None
+        logger.error("%s failed: %s (its previous outputs are kept; %s)", stem, run.error,
+                     f"partial copy {run.partial_copy}" if run.partial_copy else "no executed copy was written")
+    finally:  # also on Ctrl-C: no half-written staging folder stays behind
+        shutil.rmtree(staging, ignore_errors=True)
+    run.seconds = round(time.perf_counter() - start, 1)
+    if run.ok:
+        run.outputs = notebook_outputs(stem, profile, folder=final)
+    return run
+
+
+def run_one_after_another(stems: list[str], profile: str, last: dict[str, float]) -> list[NotebookRun]:
+    """``--jobs 1``: the notebooks in this process, in :func:`sequential_order`, each with its cell bar here."""
+    order, runs = sequential_order(stems), []
+    for position, stem in enumerate(order, start=1):
+        description = progress_description(stem, position, len(order), last, order[position - 1:])
+        logger.info("running %s", description)
+        runs.append(run_notebook(stem, profile, progress=description))
+        logger.info("%s took %s", stem, format_duration(runs[-1].seconds))
+    return runs
+
+
+def _notebook_worker(connection, stem: str, profile: str, progress: str, log: Path, threads: dict[str, str]) -> None:
+    """A worker process of :func:`run_side_by_side`: its stdout and stderr (which its kernel inherits) go to
+    ``log``, its kernel gets ``threads``; it sends the :class:`NotebookRun` back through ``connection``."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as stream:
+        os.dup2(stream.fileno(), 1)
+        os.dup2(stream.fileno(), 2)
+    os.environ.update(threads)
+    connection.send(run_notebook(stem, profile, progress=progress))
+    connection.close()
+
+
+def _received(connection) -> NotebookRun | None:
+    """The run a worker sent, or None when it stopped without sending one (killed, or its process crashed)."""
+    try:
+        return connection.recv() if connection.poll() else None
+    except (EOFError, OSError):
+        return None
+
+
+def _last_run(stem: str, last: dict[str, float], profile: str) -> str:
+    if stem in last:
+        return f"last run {format_duration(last[stem])}"
+    reference = REFERENCE_SECONDS.get(profile, {}).get(stem)
+    return f"reference run {format_duration(reference)}" if reference is not None else "no previous timing"
+
+
+def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], jobs: int) -> list[NotebookRun]:
+    """``--jobs N`` (N > 1): the notebooks in N worker processes (forked, one per notebook), longest chain first
+    (:func:`chain_seconds` on :func:`expected_seconds`), each after the notebooks it waits for; one log line
+    per start and per finish. Returns the runs in the order of ``stems``."""
+    context = multiprocessing.get_context("fork")
+    deps = waits_for(stems)
+    seconds = expected_seconds(stems, profile, last)
+    chain = chain_seconds(stems, seconds)
+    threads = thread_environment(jobs)
+    kept = [f"{name}={os.environ[name]}" for name in THREAD_VARIABLES
+            if name not in threads and os.environ[name] != "1"]
+    if kept:
+        logger.warning("%d notebooks side by side with %s from the environment in each kernel (unset, each "
+                       "kernel would get one thread)", jobs, ", ".join(kept))
+    if len(seconds) == len(stems):
+        plan = plan_schedule(stems, seconds, jobs)
+        logger.info("%d notebooks, %d side by side, longest first (%s): about %s from the timings of the last "
+                    "run (%s one after another)", len(stems), jobs, ", ".join(slot.stem for slot in plan),
+                    format_duration(max(slot.end for slot in plan)), format_duration(sum(seconds.values())))
+    pending, finished, runs, running = list(stems), set(), {}, {}
+    try:
+        while pending or running:
+            while len(running) < jobs and (stem := next_notebook(pending, finished, chain, deps)) is not None:
+                pending.remove(stem)
+                position = len(runs) + len(running) + 1
+                receive, send = context.Pipe(duplex=False)
+                log = REPO_ROOT / log_path(stem, profile)
+                bar = f"{stem} ({_last_run(stem, last, profile)})"
+                worker = context.Process(target=_notebook_worker, name=f"notebook {stem}",
+                                         args=(send, stem, profile, bar, log, threads))
+                sys.stdout.flush()
+                sys.stderr.flush()  # nothing buffered here is written twice by the forked worker
+                worker.start()
+                send.close()
+                running[worker.sentinel] = (stem, worker, receive, time.perf_counter(), position)
+                logger.info("[%d/%d] started %s (%s; progress in %s)", position, len(stems), stem,
+                            _last_run(stem, last, profile), log_path(stem, profile))
+            done = multiprocessing.connection.wait(list(running), timeout=HEARTBEAT_SECONDS)
+            if not done:
+                logger.info("still running: %s", ", ".join(
+                    f"{stem} {format_duration(time.perf_counter() - began)} ({_last_run(stem, last, profile)})"
+                    for stem, _, _, began, _ in running.values()))
+            for sentinel in done:
+                stem, worker, receive, began, position = running.pop(sentinel)
+                worker.join()
+                run = _received(receive) or NotebookRun(
+                    stem, round(time.perf_counter() - began, 1),
+                    error=f"its worker process stopped (exit status {worker.exitcode}); see {log_path(stem, profile)}")
+                receive.close()
+                runs[stem] = run
+                finished.add(stem)
+                if run.ok:
+                    logger.info("[%d/%d] finished %s in %s (%s)", position, len(stems), stem,
+                                format_duration(run.seconds), _last_run(stem, last, profile))
+                else:
+                    logger.error("[%d/%d] %s FAILED after %s: %s (previous outputs kept; log %s)", position,
+                                 len(stems), stem, format_duration(run.seconds), run.error, log_path(stem, profile))
+    finally:  # Ctrl-C reaches the workers too (same process group): they remove their staging folders and stop
+        for stem, worker, receive, _, _ in running.values():
+            worker.join(timeout=60)
+            if worker.is_alive():
+                worker.terminate()
+                worker.join()
+            receive.close()
+    return [runs[stem] for stem in stems]
+
+
+def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str = "network", jobs: int = 1) -> int:
+    """Prepare data, execute the notebooks into ``figures/`` (``jobs`` of them side by side), rebuild the index,
+    print the summary; return the number of failed notebooks."""
+    if jobs < 1:
+        raise ValueError(f"--jobs {jobs}: expected a number of notebooks to run at once, at least 1")
     stems = notebooks or list_notebooks()
     unknown = [s for s in stems if s not in list_notebooks()]
     if unknown:
@@ -590,44 +875,20 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         if without:
             logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
         stems = [s for s in stems if s not in without]
-    remove_stale_staging()
+    remove_stale_staging()  # before any notebook starts: every staging folder found now is a dead run's
     check_configs(stems, profile)  # every parameter file against its notebook, before data or notebooks run
     check_folders(data_mode)
     for stem in stems:
         if stem not in NOTEBOOK_DATASETS:
             logger.warning("%s: no datasets listed in pate_study.tooling.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
-    data = prepare_datasets(datasets_for(stems), data_mode)
-    last = read_timings(profile)
-    runs: list[NotebookRun] = []
-    for position, stem in enumerate(stems, start=1):
-        start = time.perf_counter()
-        description = progress_description(stem, position, len(stems), last, stems[position - 1:])
-        logger.info("running %s", description)
-        staging = FIGURES_DIR / f".tmp-{stem}-{profile}"
-        final = output_folder(stem, profile)
-        shutil.rmtree(staging, ignore_errors=True)
-        run = NotebookRun(stem, 0.0)
-        try:
-            executed = execute_notebook(stem, profile, staging.relative_to(REPO_ROOT), progress=description)
-            committed = write_stripped(executed, staging / f"{stem}.ipynb")
-            point_at_final_folder(committed, staging, final)
-            keep_profile_folders(final, staging)
-            final.parent.mkdir(parents=True, exist_ok=True)
-            replace_folder(staging, final)
-        except Exception as err:  # report every failing notebook, then fail
-            run.error = _error_line(err)
-            partial = BUILD_DIR / f"{stem}.{profile}.ipynb"
-            run.partial_copy = partial.relative_to(REPO_ROOT) if partial.exists() else None
-            logger.error("%s failed: %s (its previous outputs are kept; %s)", stem, run.error,
-                         f"partial copy {run.partial_copy}" if run.partial_copy else "no executed copy was written")
-        finally:  # also on Ctrl-C: no half-written staging folder stays behind
-            shutil.rmtree(staging, ignore_errors=True)
-        run.seconds = round(time.perf_counter() - start, 1)
-        if run.ok:
-            run.outputs = notebook_outputs(stem, profile, folder=final)
-        runs.append(run)
-        logger.info("%s took %s", stem, format_duration(run.seconds))
+    data = prepare_datasets(datasets_for(stems), data_mode)  # once, before any notebook starts
+    last = read_timings(profile, BUILD_DIR)
+    jobs = min(jobs, len(stems)) or 1
+    if jobs > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        logger.warning("--jobs %d needs the fork start method, which this platform lacks: one after another", jobs)
+        jobs = 1
     BUILD_DIR.mkdir(exist_ok=True)
+    runs = run_side_by_side(stems, profile, last, jobs) if jobs > 1 else run_one_after_another(stems, profile, last)
     timings = {**last, **{run.stem: run.seconds for run in runs if run.ok}}
     atomic_write_text(BUILD_DIR / f"timings.{profile}.json", json.dumps(timings, indent=2, sort_keys=True) + "\n")
     write_index()
@@ -646,6 +907,9 @@ def main(argv: list[str] | None = None) -> int:
     figures.add_argument("--data", default="network", choices=DATA_MODES,
                          help="prepare the notebooks' datasets first: mirror then network (default), mirror only "
                               "(offline: never touches the network), or not at all")
+    figures.add_argument("--jobs", type=int, default=1, metavar="N",
+                         help="notebooks run side by side, each with one OpenMP thread, longest first (default 1: one "
+                              "after another; make figures passes JOBS=2)")
     sub.add_parser("index", help="rebuild figures/INDEX.md only")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
@@ -653,7 +917,7 @@ def main(argv: list[str] | None = None) -> int:
         write_index()
         return 0
     try:
-        return 1 if run_figures(args.profile, args.notebooks, args.data) else 0
+        return 1 if run_figures(args.profile, args.notebooks, args.data, args.jobs) else 0
     except ConfigError as err:
         for line in err.problems:
             print(f"error: {line}", file=sys.stderr)

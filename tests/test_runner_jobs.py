@@ -1,0 +1,197 @@
+"""make figures --jobs N: the schedule (dependencies, longest first, --jobs 1 = the old order) and notebooks run
+side by side in worker processes (each in its own output folder; a failure stops no other notebook)."""
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pate_study.core.paths import REPO_ROOT
+from pate_study.tooling import runner
+
+PAPER = runner.REFERENCE_SECONDS["paper"]
+NOTEBOOKS = sorted(PAPER)
+
+
+def _starts(slots):
+    return [slot.stem for slot in slots]
+
+
+# --- the schedule -----------------------------------------------------------------------------------------------
+def test_every_notebook_after_refers_to_real_notebooks_and_gives_a_reason():
+    known = set(runner.list_notebooks())
+    for stem, waits in runner.NOTEBOOK_AFTER.items():
+        assert stem in known and waits
+        assert all(other in known and len(reason) > 20 for other, reason in waits.items())
+    assert set(PAPER) == known  # a reference time for every notebook: a fresh clone schedules them all
+
+
+def test_jobs_1_is_the_old_order_one_after_another():
+    slots = runner.plan_schedule(NOTEBOOKS, PAPER, jobs=1)
+    assert _starts(slots) == NOTEBOOKS
+    assert all(a.end == b.start for a, b in zip(slots, slots[1:]))
+    assert slots[-1].end == pytest.approx(sum(PAPER.values()))
+
+
+def test_jobs_1_moves_a_notebook_after_those_it_waits_for():
+    given = ["05_audioset_multilabel", "00_dp_primer", "04_audioset_teachers"]
+    assert runner.sequential_order(given) == ["00_dp_primer", "04_audioset_teachers", "05_audioset_multilabel"]
+    alone = ["05_audioset_multilabel", "00_dp_primer"]  # 04 not in the run: nothing to wait for
+    assert runner.sequential_order(alone) == alone
+
+
+def test_two_jobs_start_the_longest_chain_first_and_05_after_04():
+    slots = runner.plan_schedule(NOTEBOOKS, PAPER, jobs=2)
+    by_stem = {slot.stem: slot for slot in slots}
+    assert _starts(slots) == ["02_web_requests", "04_audioset_teachers", "05_audioset_multilabel",
+                              "01_ecg_student_privacy", "03_deeplog_synthetic", "06_pate2018_votes", "00_dp_primer",
+                              "07_pate2018_lab"]
+    assert by_stem["05_audioset_multilabel"].start >= by_stem["04_audioset_teachers"].end
+    makespan = max(slot.end for slot in slots)
+    assert makespan == pytest.approx(sum(PAPER.values()) - PAPER["02_web_requests"] - PAPER["07_pate2018_lab"])
+    assert makespan < 0.51 * sum(PAPER.values())
+
+
+def test_a_long_notebook_that_waits_is_not_started_early_and_its_dependency_goes_first():
+    seconds = {**PAPER, "05_audioset_multilabel": 2000.0, "04_audioset_teachers": 10.0}
+    slots = runner.plan_schedule(NOTEBOOKS, seconds, jobs=2)
+    by_stem = {slot.stem: slot for slot in slots}
+    assert _starts(slots)[:2] == ["04_audioset_teachers", "02_web_requests"]  # 04's chain is 2010 s
+    assert by_stem["05_audioset_multilabel"].start == 10.0
+    chain = runner.chain_seconds(NOTEBOOKS, seconds)
+    assert chain["04_audioset_teachers"] == 2010.0 and chain["05_audioset_multilabel"] == 2000.0
+
+
+def test_at_every_start_no_longer_ready_notebook_was_passed_over():
+    seconds = {stem: float(10 + 37 * i % 101) for i, stem in enumerate(NOTEBOOKS)}
+    slots = runner.plan_schedule(NOTEBOOKS, seconds, jobs=3)
+    deps, chain = runner.waits_for(NOTEBOOKS), runner.chain_seconds(NOTEBOOKS, seconds)
+    for slot in slots:
+        done = {s.stem for s in slots if s.end <= slot.start}
+        waiting = {s.stem for s in slots if s.start > slot.start}
+        ready = [s for s in waiting if deps[s] <= done]
+        assert all(chain[s] <= chain[slot.stem] for s in ready), slot
+        assert deps[slot.stem] <= done
+    assert len({(s.worker, s.start) for s in slots}) == len(slots)  # one notebook at a time per worker
+
+
+def test_a_notebook_without_a_timing_goes_first_and_the_last_run_beats_the_reference():
+    assert runner.expected_seconds(["00_dp_primer", "01_x"], "paper", {"00_dp_primer": 5.0}) == {"00_dp_primer": 5.0}
+    assert runner.expected_seconds(["02_web_requests"], "paper", {}) == {"02_web_requests": 939.0}
+    chain = runner.chain_seconds(["00_dp_primer", "01_x"], {"00_dp_primer": 5.0})
+    assert runner.next_notebook(["00_dp_primer", "01_x"], set(), chain, {}) == "01_x"
+
+
+def test_the_kernels_get_one_thread_each_unless_the_environment_says_otherwise():
+    assert runner.thread_environment(2, {}) == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert runner.thread_environment(2, {"OMP_NUM_THREADS": "2"}) == {"MKL_NUM_THREADS": "1"}
+    assert runner.thread_environment(1, {}) == {}
+
+
+def test_make_figures_runs_two_jobs_with_one_thread_per_notebook():
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "JOBS", "MAKEFLAGS")}
+    dry = subprocess.run(["make", "-n", "figures"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=True)
+    command = dry.stdout.replace("\\\n", " ")
+    assert "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1" in command and "--jobs 2" in command
+    dry = subprocess.run(["make", "-n", "figures", "JOBS=1"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                         check=True)
+    assert "--jobs 1" in dry.stdout
+
+
+# --- notebooks side by side ---------------------------------------------------------------------------------------
+STEMS = ["00_a", "02_long", "04_audioset_teachers", "05_audioset_multilabel", "06_fails"]
+TIMINGS = {"00_a": 1.0, "02_long": 100.0, "04_audioset_teachers": 20.0, "05_audioset_multilabel": 30.0, "06_fails": 2.0}
+
+
+@pytest.fixture
+def fake_notebooks(tmp_path, monkeypatch):
+    """Stand-in notebooks in ``tmp_path`` (no configs, no index); the fake ``execute_notebook`` runs in the
+    worker processes (forked: the monkeypatches hold there) and leaves marks in ``tmp_path/marks``:
+
+    * ``04_audioset_teachers`` waits until ``00_a`` has written its outputs (it finishes only if notebooks ran
+      beside it), then stores its "votes";
+    * ``05_audioset_multilabel`` fails unless ``04_audioset_teachers`` has stored them: with 04 still running
+      when ``02_long`` is done, a scheduler that did not wait for 04 would start 05 there (its chain is longer
+      than 06's and 00's);
+    * ``06_fails`` fails after writing half of its outputs (its previous outputs must stay).
+    """
+    figures, marks = tmp_path / "figures", tmp_path / "marks"
+    (figures / "06_fails").mkdir(parents=True)
+    (figures / "06_fails" / "table.csv").write_text("previous run\n")
+    marks.mkdir()
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    monkeypatch.setattr(runner, "write_index", lambda: None)
+    monkeypatch.setattr(runner, "list_notebooks", lambda: list(STEMS))
+    monkeypatch.setattr(runner, "check_configs", lambda *a: None)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "timings.paper.json").write_text(json.dumps(TIMINGS))
+
+    def fake_execute(stem, profile, output_dir, **kwargs):
+        with open(marks / "starts", "a") as starts:
+            starts.write(stem + "\n")
+        os.write(2, f"progress of {stem}\n".encode())  # as a kernel does: it inherits the worker's stderr
+        target = tmp_path / output_dir
+        target.mkdir(parents=True)
+        (target / "table.csv").write_text(f"{stem} pid {os.getpid()} threads {os.environ.get('OMP_NUM_THREADS')}\n")
+        if stem == "04_audioset_teachers":
+            deadline = time.monotonic() + 30
+            while not (figures / "00_a" / "table.csv").exists():
+                if time.monotonic() > deadline:
+                    raise RuntimeError("00_a never ran beside 04")
+                time.sleep(0.05)
+            (marks / "votes").write_text("stored")
+        if stem == "05_audioset_multilabel" and not (marks / "votes").exists():
+            raise RuntimeError("started before 04 stored its votes")
+        if stem == "06_fails":
+            raise RuntimeError("kernel died")
+        executed = runner.BUILD_DIR / f"{stem}.{profile}.ipynb"
+        executed.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+        return executed
+
+    monkeypatch.setattr(runner, "execute_notebook", fake_execute)
+    return tmp_path
+
+
+def test_two_jobs_run_side_by_side_each_into_its_own_folder_and_a_failure_stops_no_other(fake_notebooks):
+    tmp_path = fake_notebooks
+    figures = tmp_path / "figures"
+    assert runner.run_figures("paper", None, "skip", jobs=2) == 1  # one notebook failed
+    starts = (tmp_path / "marks" / "starts").read_text().split()
+    assert set(starts[:2]) == {"02_long", "04_audioset_teachers"}  # the two longest chains (05 waits for 04)
+    assert starts[2:] == ["06_fails", "00_a", "05_audioset_multilabel"]  # 05 only once 04 has finished
+    assert sorted(p.name for p in figures.iterdir()) == sorted(STEMS)  # no staging folder left
+    tables = {stem: (figures / stem / "table.csv").read_text() for stem in STEMS}
+    assert tables["06_fails"] == "previous run\n"  # the failure kept its previous outputs
+    for stem in set(STEMS) - {"06_fails"}:
+        assert tables[stem].startswith(f"{stem} pid ") and tables[stem].endswith("threads 1\n")
+        assert (figures / stem / f"{stem}.ipynb").exists()
+    assert len({tables[stem].split()[2] for stem in STEMS if stem != "06_fails"}) == 4  # a process per notebook
+    summary = (tmp_path / "build" / "summary.paper.md").read_text()
+    assert [line.split("|")[1].strip() for line in summary.splitlines() if line.startswith("| 0")] == STEMS
+    assert "FAILED: kernel died" in summary and summary.count("| ok |") == 4
+    timings = json.loads((tmp_path / "build" / "timings.paper.json").read_text())
+    assert timings["06_fails"] == TIMINGS["06_fails"] and timings["02_long"] < TIMINGS["02_long"]  # this run's
+    assert (tmp_path / "build" / "02_long.paper.log").read_text() == "progress of 02_long\n"  # not the terminal
+
+
+def test_jobs_1_runs_the_notebooks_here_in_the_old_order(fake_notebooks, monkeypatch):
+    tmp_path = fake_notebooks
+    monkeypatch.setattr(runner, "list_notebooks", lambda: ["00_a", "04_audioset_teachers", "05_audioset_multilabel"])
+    assert runner.run_figures("paper", None, "skip", jobs=1) == 0
+    assert (tmp_path / "marks" / "starts").read_text().split() == ["00_a", "04_audioset_teachers",
+                                                                    "05_audioset_multilabel"]
+    pids = {(tmp_path / "figures" / s / "table.csv").read_text().split()[2] for s in ["00_a", "04_audioset_teachers"]}
+    assert pids == {str(os.getpid())}
+
+
+def test_a_worker_that_dies_is_reported_as_failed(fake_notebooks, monkeypatch):
+    monkeypatch.setattr(runner, "list_notebooks", lambda: ["00_a", "04_audioset_teachers"])
+    monkeypatch.setattr(runner, "execute_notebook", lambda stem, *a, **k: os._exit(3) if stem == "00_a" else None)
+    runs = runner.run_side_by_side(["00_a"], "paper", {}, jobs=2)
+    assert not runs[0].ok and "exit status 3" in runs[0].error
