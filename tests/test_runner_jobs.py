@@ -11,8 +11,13 @@ import pytest
 from pate_study.core.paths import REPO_ROOT
 from pate_study.tooling import runner
 
-PAPER = runner.REFERENCE_SECONDS["paper"]
+#: A fixed set of notebook times (the sequential paper run of 2026-11-24 before notebook 04's ablations grew), so the
+#: expected schedules below do not move when runner.REFERENCE_SECONDS is re-measured
+PAPER = {"00_dp_primer": 40.5, "01_ecg_student_privacy": 168.0, "02_web_requests": 939.0,
+         "03_deeplog_synthetic": 114.0, "04_audioset_teachers": 269.0, "05_audioset_multilabel": 316.0,
+         "06_pate2018_votes": 42.7, "07_pate2018_lab": 4.0}
 NOTEBOOKS = sorted(PAPER)
+assert set(NOTEBOOKS) == set(runner.REFERENCE_SECONDS["paper"])
 
 
 def _starts(slots):
