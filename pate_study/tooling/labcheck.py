@@ -236,12 +236,16 @@ SCROLL_TO_FIRST_PLOT = """
   return JSON.stringify({x: box.x, y: box.y, width: box.width, height: box.height});
 })()
 """
+#: Shut the notebook's kernel down and close its panel. The shutdown is raced against a 30 s timer: a kernel that never
+#: acknowledges (seen on a loaded machine) left the awaited promise unreachable, and Chromium then fails the evaluation
+#: with "Promise was collected" after the notebook had already run clean. Returns whether the shutdown completed.
 CLOSE = """
 (async () => {
   const panel = """ + FIND_PANEL + """;
-  await panel.sessionContext.shutdown();
+  const done = await Promise.race([panel.sessionContext.shutdown().then(() => true),
+                                   new Promise(resolve => setTimeout(() => resolve(false), 30000))]);
   panel.dispose();
-  return true;
+  return done;
 })()
 """
 
@@ -279,7 +283,9 @@ async def _drive(devtools_url: str, lab_url: str, copies: dict[str, Path], scree
 
                     screenshot.parent.mkdir(parents=True, exist_ok=True)
                     screenshot.write_bytes(base64.b64decode(shot["data"]))
-            await browser.evaluate(CLOSE % panel, timeout=60)
+            if not await browser.evaluate(CLOSE % panel, timeout=60):
+                logger.warning("JupyterLab: %s ran clean, but its kernel did not acknowledge the shutdown within 30 s; "
+                               "panel closed, the server stops the kernel at the end", path)
     return timings
 
 
