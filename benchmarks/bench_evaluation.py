@@ -2,7 +2,7 @@
 
 1. **Evaluation**: per-teacher AP and ROC-AUC of every class (``pate_study.learning.metrics``), as the training loop scores
    each teacher's validation rows: one sort per column (``average_precision_and_roc_auc_per_class``, now) against
-   the three scipy ``rankdata`` calls per column of the same definitions (before; written out below). Settings:
+   the three scipy ``rankdata`` calls per column of the same definitions (before; `metrics.average_precision_and_roc_auc_by_ranks`). Settings:
    notebook 04's validation at the thesis's size (3,430 clips x 153 labels, float32 probabilities, ~2% positives),
    and the ECG teachers' (40 beats x 5 classes, many calls).
 2. **Adam's step with denormal moments**: one fused Adam step over the ECG students' stacked parameters (10 MLPs
@@ -19,23 +19,12 @@ import time
 
 import numpy as np
 import torch
-from scipy.stats import rankdata
 
-from pate_study.learning.metrics import average_precision_and_roc_auc_per_class
+from pate_study.learning.metrics import (
+    average_precision_and_roc_auc_by_ranks,
+    average_precision_and_roc_auc_per_class,
+)
 from pate_study.learning.training import adam_kwargs, flush_denormal_on_cpu
-
-
-def rankdata_ap_auc(Y: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """AP and AUC per class from three rankdata calls per column (the package's computation before)."""
-    S = np.asarray(S, dtype=float)
-    n, n_pos = S.shape[0], Y.sum(0)
-    all_ge = n + 1 - rankdata(S, method="min", axis=0)
-    pos_ge = n + 1 - rankdata(np.where(Y, S, -np.inf), method="min", axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ap = np.where(Y, pos_ge / all_ge, 0.0).sum(0) / np.where(n_pos > 0, n_pos, np.nan)
-        auc = ((rankdata(S, method="average", axis=0) * Y).sum(0) - n_pos * (n_pos + 1) / 2) / np.where(
-            (n_pos > 0) & (n - n_pos > 0), n_pos * (n - n_pos), np.nan)
-    return ap, auc
 
 
 def best_of(repeats: int, fn) -> float:
@@ -55,9 +44,9 @@ def evaluation_rows(repeats: int) -> list[str]:
         S = [rng.random((n, k)).astype(np.float32) for _ in range(calls)]
         Y = [rng.random((n, k)) < positive for _ in range(calls)]
         for y, s in zip(Y, S):
-            new, old = average_precision_and_roc_auc_per_class(y, s), rankdata_ap_auc(y, s)
+            new, old = average_precision_and_roc_auc_per_class(y, s), average_precision_and_roc_auc_by_ranks(y, s)
             assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(new, old)), "values differ"
-        t_old = best_of(repeats, lambda: [rankdata_ap_auc(y, s) for y, s in zip(Y, S)])
+        t_old = best_of(repeats, lambda: [average_precision_and_roc_auc_by_ranks(y, s) for y, s in zip(Y, S)])
         t_new = best_of(repeats, lambda: [average_precision_and_roc_auc_per_class(y, s) for y, s in zip(Y, S)])
         rows.append(f"{label:<44} {t_old * 1e3:10.1f} {t_new * 1e3:10.1f} {t_old / t_new:7.2f}x")
     return rows

@@ -154,26 +154,44 @@ def _ap_auc_sums(Y: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(np.swapaxes(ratio, -1, -2)).sum(-2), rank_sum  # [..., n, k] rows in order
 
 
-def average_precision_and_roc_auc_per_class(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`average_precision_per_class` and :func:`roc_auc_per_class` from one sort per column (the same
-    values, bit for bit). ``y_true``, ``scores``: ``[n, k]``, or stacked ``[..., n, k]`` (e.g.
-    ``[N teachers, n, k]``; each slice exactly as on its own) -> two ``[..., k]`` arrays."""
-    Y, S = _check_scores(y_true, scores)
+def _ap_auc_rank_sums(Y: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sums of :func:`_ap_auc_sums` from three scipy ``rankdata`` calls per column (axis -2): AP's numerator
+    from 'min' ranks of all scores and of the positives' scores, the positives' rank sum from average ranks.
+    Defined for non-finite scores too (scipy's conventions: a NaN column gives NaN)."""
+    S = S.astype(float)
+    all_ge = S.shape[-2] + 1 - rankdata(S, method="min", axis=-2)
+    pos_ge = S.shape[-2] + 1 - rankdata(np.where(Y, S, -np.inf), method="min", axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ap_sum = np.where(Y, pos_ge / all_ge, 0.0).sum(-2)
+    return ap_sum, (rankdata(S, method="average", axis=-2) * Y).sum(-2)
+
+
+def _ap_auc_from_sums(Y: np.ndarray, ap_sum: np.ndarray, rank_sum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """AP = numerator / #positives, AUC = (rank sum − n⁺(n⁺+1)/2) / (n⁺ n⁻) (Mann-Whitney); NaN where undefined."""
     n_pos = Y.sum(-2)
-    n_neg = S.shape[-2] - n_pos
-    if np.isfinite(S).all():
-        ap_sum, rank_sum = _ap_auc_sums(Y, S)
-    else:  # non-finite scores: scipy's rank conventions (a NaN column is NaN)
-        S = S.astype(float)
-        all_ge = S.shape[-2] + 1 - rankdata(S, method="min", axis=-2)
-        pos_ge = S.shape[-2] + 1 - rankdata(np.where(Y, S, -np.inf), method="min", axis=-2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ap_sum = np.where(Y, pos_ge / all_ge, 0.0).sum(-2)
-        rank_sum = (rankdata(S, method="average", axis=-2) * Y).sum(-2)
+    n_neg = Y.shape[-2] - n_pos
     with np.errstate(invalid="ignore", divide="ignore"):
         ap = ap_sum / np.where(n_pos > 0, n_pos, np.nan)
         auc = (rank_sum - n_pos * (n_pos + 1) / 2) / np.where((n_pos > 0) & (n_neg > 0), n_pos * n_neg, np.nan)
     return ap, auc
+
+
+def average_precision_and_roc_auc_by_ranks(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`average_precision_and_roc_auc_per_class` through scipy's ``rankdata`` (three rankings per column):
+    the same values, slower; the path for non-finite scores, and the baseline ``benchmarks/bench_evaluation.py``
+    times the one-sort path against."""
+    Y, S = _check_scores(y_true, scores)
+    return _ap_auc_from_sums(Y, *_ap_auc_rank_sums(Y, S))
+
+
+def average_precision_and_roc_auc_per_class(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`average_precision_per_class` and :func:`roc_auc_per_class` from one sort per column (the same
+    values, bit for bit, as :func:`average_precision_and_roc_auc_by_ranks`). ``y_true``, ``scores``: ``[n, k]``, or
+    stacked ``[..., n, k]`` (e.g. ``[N teachers, n, k]``; each slice exactly as on its own) -> two ``[..., k]``
+    arrays. Non-finite scores take the rank path (scipy's conventions: a NaN column is NaN)."""
+    Y, S = _check_scores(y_true, scores)
+    sums = _ap_auc_sums(Y, S) if np.isfinite(S).all() else _ap_auc_rank_sums(Y, S)
+    return _ap_auc_from_sums(Y, *sums)
 
 
 def average_precision_per_class(y_true: Any, scores: Any) -> np.ndarray:

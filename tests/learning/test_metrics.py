@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from scipy.stats import rankdata
 from sklearn import metrics as skm
 
 from pate_study.learning.metrics import (
@@ -63,7 +64,6 @@ def test_multilabel_matches_sklearn():
 def _rankdata_ap_auc(Y, S):
     """The definitions through scipy's rankdata (three rankings per column), as the package computed them before
     the one-sort path: AP from 'min' ranks of all scores and of the positives' scores, AUC from average ranks."""
-    from scipy.stats import rankdata
     Y, S = np.asarray(Y, dtype=bool), np.asarray(S, dtype=float)
     n, n_pos = S.shape[0], Y.sum(0)
     all_ge = n + 1 - rankdata(S, method="min", axis=0)
