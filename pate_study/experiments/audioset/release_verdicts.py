@@ -306,13 +306,15 @@ def confidence_claims(sweep: pd.DataFrame, fixed: pd.DataFrame, adaptive: pd.Dat
     """Figs 5.14/5.15's readings (§5.3), per σ_e shared by the sweeps, at ``sigma_c``: the check (th_e = 0.4,
     th_c = 0.6) raises F1 (thesis: doubles it) and costs more ε (about 1.5×) than GNThreshold without it;
     with the adaptive threshold the confident mechanism costs less ε than with th_e = 0.4 (about half).
-    Our ε is the realised one (GNThreshold charged on answered queries only), as in the thesis's §5.3 text."""
+    Our ε is the realised one (GNThreshold charged on answered queries only), as in the thesis's §5.3 text. The
+    ``role`` column says which figure kind a claim belongs to: ``"check"`` (the first two, a fixed-threshold figure's)
+    or ``"adaptive"`` (the third); ``figures`` names them in the claims' text."""
     plain = sweep[(sweep["threshold"] == "0.4") & (sweep["sigma_e"] > 0)].set_index("sigma_e")
     pick = lambda c: c[np.isclose(c["sigma_c"], sigma_c)].set_index("sigma_e")  # noqa: E731
     conf, conf_ad = pick(fixed), pick(adaptive)
     common = sorted(set(plain.index) & set(conf.index) & set(conf_ad.index))
     if not common:
-        return pd.DataFrame([_claim("confidence sweeps", "", "no common σ_e", None, "", kind)])
+        return pd.DataFrame([_claim("confidence sweeps", "", "no common σ_e", None, "", kind)]).assign(role="none")
     f1 = conf.loc[common, "f1"].to_numpy(float) / plain.loc[common, "f1"].to_numpy(float)
     eps = conf.loc[common, "epsilon"].to_numpy(float) / plain.loc[common, "epsilon"].to_numpy(float)
     ad = conf_ad.loc[common, "epsilon"].to_numpy(float) / conf.loc[common, "epsilon"].to_numpy(float)
@@ -335,7 +337,7 @@ def confidence_claims(sweep: pd.DataFrame, fixed: pd.DataFrame, adaptive: pd.Dat
                                         "sensitivity (it is computed from the private votes), which the thesis's "
                                         "accounting leaves out; treated as fixed (not a guarantee) both thresholds pay "
                                         "about the same, since the max-rule check does not depend on th_e and q̃ ≈ 1")
-    return out
+    return out.assign(role=["check", "check", "adaptive"])
 
 
 # ----------------------------------------------------------------------------- notebook 05: one record per item
@@ -560,16 +562,17 @@ def confidence_sweep_record(cs: pd.DataFrame, item: str, kind: str, scale: dict)
                 best_sigma_e=float(best["sigma_e"]), **scale_verdict(kind, item, **scale).as_record())
 
 
-#: The confidence figures' claims: (the figure whose claims they are, as which of Figs 5.14 / 5.15, the ensemble
-#: (``"max"`` / ``"mid"`` teacher count), the fixed-threshold sweep, the adaptive sweep). Figs A.8-A.11 show "as Fig
-#: 5.14" / "as Fig 5.15" on big 20 (A.8/A.9) and on big 50 at other check thresholds (A.10: th_c 0.2, A.11: 0.4).
+#: The confidence figures' claims: (the figure whose claims they are, the figure whose claims it shows -- Fig 5.14's
+#: for a fixed threshold, Fig 5.15's for the adaptive one --, the ensemble (``"max"`` / ``"mid"`` teacher count), the
+#: fixed-threshold sweep, the adaptive sweep). Figs A.8-A.11 show "as Fig 5.14" / "as Fig 5.15" on big 20 (A.8/A.9)
+#: and on big 50 at other check thresholds (A.10: th_c 0.2, A.11: 0.4).
 CONFIDENCE_CLAIM_SETS = (
-    ("muschiol2021-fig5.14", 0, "max", "muschiol2021-fig5.14", "muschiol2021-fig5.15"),
-    ("muschiol2021-fig5.15", 1, "max", "muschiol2021-fig5.14", "muschiol2021-fig5.15"),
-    ("muschiol2021-figA.8", 0, "mid", "muschiol2021-figA.8", "muschiol2021-figA.9"),
-    ("muschiol2021-figA.9", 1, "mid", "muschiol2021-figA.8", "muschiol2021-figA.9"),
-    ("muschiol2021-figA.10", 0, "max", "muschiol2021-figA.10", "muschiol2021-figA.11"),
-    ("muschiol2021-figA.11", 1, "max", A11_FIXED_PARTNER, "muschiol2021-figA.11"),
+    ("muschiol2021-fig5.14", "Fig 5.14", "max", "muschiol2021-fig5.14", "muschiol2021-fig5.15"),
+    ("muschiol2021-fig5.15", "Fig 5.15", "max", "muschiol2021-fig5.14", "muschiol2021-fig5.15"),
+    ("muschiol2021-figA.8", "Fig 5.14", "mid", "muschiol2021-figA.8", "muschiol2021-figA.9"),
+    ("muschiol2021-figA.9", "Fig 5.15", "mid", "muschiol2021-figA.8", "muschiol2021-figA.9"),
+    ("muschiol2021-figA.10", "Fig 5.14", "max", "muschiol2021-figA.10", "muschiol2021-figA.11"),
+    ("muschiol2021-figA.11", "Fig 5.15", "max", A11_FIXED_PARTNER, "muschiol2021-figA.11"),
 )
 
 
@@ -586,15 +589,14 @@ def confidence_records(sweeps: dict[int, pd.DataFrame], conf: dict[str, pd.DataF
     ``{item: record}``; the item's verdict is its claims' (:func:`claims_verdict`), the values' scale beside."""
     teachers = {"max": t_max, "mid": t_mid}
     frames, records = [], {}
-    for item, which, ensemble, fixed, adaptive in CONFIDENCE_CLAIM_SETS:
+    for item, model, ensemble, fixed, adaptive in CONFIDENCE_CLAIM_SETS:
         if item not in conf:
             continue
-        t = teachers[ensemble]
-        labels = (_figure_label(item), "") if which == 0 else ("", _figure_label(item))
-        claims = confidence_claims(sweeps[t], conf[fixed], conf[adaptive], kind=kind, figures=labels)
-        claims = claims[claims["claim"].str.startswith(_figure_label(item) + ":")]
-        if item != "muschiol2021-fig5.14" and item != "muschiol2021-fig5.15":
-            claims = claims.assign(claim=claims["claim"] + f" (as Fig 5.1{4 + which}, big {t})")
+        t, label = teachers[ensemble], _figure_label(item)
+        claims = confidence_claims(sweeps[t], conf[fixed], conf[adaptive], kind=kind, figures=(label, label))
+        claims = claims[claims["role"] == ("check" if model == "Fig 5.14" else "adaptive")]
+        if label != model:
+            claims = claims.assign(claim=claims["claim"] + f" (as {model}, big {t})")
         frames.append(claims)
         rec = confidence_sweep_record(conf[item], item, kind, scale)
         rec["claims"] = {r.claim: f"{r.verdict}: {r.ours}" for r in claims.itertuples()}
