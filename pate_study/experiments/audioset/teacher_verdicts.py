@@ -26,6 +26,7 @@ from .diagnostics import (
     ranked_classes,
     top_class,
 )
+from .teachers import thesis_length_arms
 from .verdict_rules import RATIO_TOLERANCE, SCORE_TOLERANCE, direction
 
 
@@ -606,8 +607,7 @@ def ablation_records(ablation: dict, spec, batch_sizes, learning_rates, weight_m
     batch_arms = {b: ("recipe" if b == spec.batch_size else f"batch {b}") for b in batch_sizes}
     epoch_arms = {b: ("recipe" if b == spec.batch_size else f"batch {b}, equal epochs") for b in batch_sizes}
     lr_arms = {lr: ("recipe" if lr == spec.lr else f"lr {lr:g}") for lr in learning_rates}
-    long_arms = {lr: f"lr {lr:g}, thesis length" for lr in (min(learning_rates), spec.lr)
-                 if f"lr {lr:g}, thesis length" in ablation}
+    long_arms = {lr: a for lr, a in thesis_length_arms(spec, learning_rates).items() if a in ablation}
     batch_plotted = list(dict.fromkeys([*batch_arms.values(), *epoch_arms.values()]))
     return [("muschiol2021-fig5.7", ["recipe", "no mixup"], "mixup", mixup_record(ablation)),
             ("muschiol2021-fig5.8", ["recipe", "random sampler"], "balanced vs random sampler",

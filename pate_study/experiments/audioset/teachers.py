@@ -280,11 +280,19 @@ def thesis_length(spec: TeacherSpec) -> dict[str, Any]:
     return {"steps": steps, "eval_every": max(1, steps // 20), "patience": None}
 
 
+def thesis_length_arms(spec: TeacherSpec, learning_rates) -> dict[float, str]:
+    """The learning rates trained again at the thesis's length (:func:`thesis_length`) and their arm names: the
+    lowest of ``learning_rates`` and the recipe's own (none when the lowest is the recipe's)."""
+    if not learning_rates or min(learning_rates) == spec.lr:
+        return {}
+    return {lr: f"lr {lr:g}, thesis length" for lr in (min(learning_rates), spec.lr)}
+
+
 def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) -> dict[str, dict]:
     """Notebook 04's ablation arms (Figs 5.7, 5.8, 5.10-5.12) as changes to the recipe ``spec``: no mixup, the random
     sampler, each batch size that is not the recipe's twice (``"batch b"``: the recipe's steps; ``"batch b, equal
     epochs"``: as many clips as the recipe, :func:`equal_epochs`), each learning rate and width that is not the
-    recipe's, the lowest learning rate and the recipe's again at the thesis's length (:func:`thesis_length`), adaptive
+    recipe's, the lowest learning rate and the recipe's again at the thesis's length (:func:`thesis_length_arms`), adaptive
     class weights."""
     arms: dict[str, dict] = {"recipe": {}, "no mixup": {"mixup_alpha": None}, "random sampler": {"sampler": "random"}}
     for b in batch_sizes:
@@ -292,9 +300,7 @@ def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) ->
             arms[f"batch {b}"] = {"batch_size": b}
             arms[f"batch {b}, equal epochs"] = equal_epochs(spec, b)
     arms.update({f"lr {lr:g}": {"lr": lr} for lr in learning_rates if lr != spec.lr})
-    if learning_rates and min(learning_rates) != spec.lr:  # the lowest rate and the recipe's at the thesis's length
-        arms.update({f"lr {lr:g}, thesis length": {"lr": lr, **thesis_length(spec)} for lr in (min(learning_rates),
-                                                                                              spec.lr)})
+    arms.update({name: {"lr": lr, **thesis_length(spec)} for lr, name in thesis_length_arms(spec, learning_rates).items()})
     arms.update({f"MLP {tuple(h)}": {"hidden": h} for h in hidden if list(h) != list(spec.hidden)})
     arms["adaptive weights"] = {"class_weights": "adaptive"}
     return arms
