@@ -380,7 +380,7 @@ def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], st
         for _ in range(2):
             t0 = time.perf_counter()
             students.train_student(pool_x[:len(rel["labels"])], rel["labels"], rel["answered"], test_x, cv.test_labels,
-                             _spec(s), seed=seed, name=f"scale student {s} steps")
+                             _spec(s), seeds=(seed,), name=f"scale student {s} steps")
             runs.append(time.perf_counter() - t0)
         times.append(min(runs))
     per_step = (times[1] - times[0]) / (calibration[1] - calibration[0])

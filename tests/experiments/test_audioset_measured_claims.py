@@ -143,14 +143,20 @@ def test_fig_5_18_and_5_19_compare_the_sweeps_point_by_point():
     rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", sweep)
     assert rec["verdict"] == "differs"
     assert "the check costs more ε: differs" in rec["verdict_reason"]
-    assert "the check's mAP gain below 10 %: differs" in rec["verdict_reason"]
+    assert "the check's mAP gain slight (0 to +10 %): differs" in rec["verdict_reason"]  # +10 %, +19 %, +45 %
     assert rec["map_gain_check_to_no_check"]["σ_e=0.3"] == pytest.approx(0.042 / 0.029 - 1)
     small_gain = pd.concat([without.assign(map_sd=0.0002),
                             with_c.assign(map=[0.111, 0.053, 0.0295], map_sd=0.0002,
                                           eps_data_dependent=[2e4, 5e3, 2.5e3])])
     rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real",
                                                  small_gain)
-    assert "the check's mAP gain below 10 %: agrees" in rec["verdict_reason"]
+    assert "the check's mAP gain slight (0 to +10 %): agrees" in rec["verdict_reason"]
+    # a loss is not a slight gain: the check lowering mAP beyond the seed spread differs, inside it is inconclusive
+    for maps, sd, verdict in (([0.098, 0.049, 0.0265], 0.0005, "differs"), ([0.1085, 0.0519, 0.0289], 0.0005,
+                                                                           "inconclusive")):
+        loss = pd.concat([without.assign(map_sd=sd), with_c.assign(map=maps, map_sd=sd)])
+        rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", loss)
+        assert f"the check's mAP gain slight (0 to +10 %): {verdict}" in rec["verdict_reason"]
     adaptive = _sweep("muschiol2021-fig5.19", [0.1, 0.2, 0.3], [0.042, 0.033, 0.030], [1.4e7, 3.6e6, 1.6e6],
                       sigma_c=0.6)
     rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.19", "adaptive", ("0.4",), values, "real",

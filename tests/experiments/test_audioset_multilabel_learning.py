@@ -59,7 +59,7 @@ def test_train_student_scores_the_test_set_and_rejects_too_few_answers():
     y = np.zeros((120, 3), bool)
     y[np.arange(120), rng.integers(0, 3, 120)] = True
     spec = teachers.teacher_spec(**TINY)
-    s = students.train_student(x, y, np.ones(120, bool), x[:40], y[:40], spec)
+    s = students.train_student(x, y, np.ones(120, bool), x[:40], y[:40], spec)[0]
     assert 0 <= s["map"] <= 1 and s["n_train"] == 120 and s["labels_per_query"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="answered"):
         students.train_student(x, y, np.arange(120) < 5, x[:40], y[:40], spec)

@@ -7,6 +7,8 @@ import pytest
 
 from pate_study.experiments.audioset import figures, pipeline, release, students, teachers
 from pate_study.experiments.audioset.votes import synthetic_votes
+from pate_study.learning import metrics, training
+from pate_study.learning.partitions import Partitions
 from pate_study.privacy import topk_vote
 
 TINY = dict(hidden=(8,), dropout=0.0, lr=0.01, batch_size=16, steps=12, eval_every=12, patience=None,
@@ -41,20 +43,35 @@ def test_students_train_to_the_last_step_and_never_select_on_released_labels(mon
     real = students.train_teachers
 
     def spy(*args, **kwargs):
-        calls.append(kwargs.get("last"))
+        calls.append((kwargs.get("last"), args[2].train.shape, kwargs["train_seeds"].tolist()))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(students, "train_teachers", spy)
     x, y = _data()
     spec = teachers.teacher_spec(**TINY)
-    s = students.train_student(x, y, np.ones(len(y), bool), x[:40], y[:40], spec, seed=3)
-    assert calls == [True]  # fixed schedule: the last parameters, no checkpoint selection
-    assert s["steps"] == spec.steps and s["n_train"] == len(y) and s["seed"] == 3
+    s = students.train_student(x, y, np.ones(len(y), bool), x[:40], y[:40], spec, seeds=(3,))
+    assert calls == [(True, (1, len(y)), training.teacher_seeds(3, 1).tolist())]  # the last parameters, no selection
+    assert [r["seed"] for r in s] == [3] and s[0]["steps"] == spec.steps and s[0]["n_train"] == len(y)
     # the answered queries are all trained on: no held-out split of noisy labels exists to select on
     noisy = y.copy()
     noisy[:12] = ~noisy[:12]
-    a = students.train_student(x, noisy, np.arange(len(y)) >= 12, x[:40], y[:40], spec, seed=3)
-    assert a["n_train"] == len(y) - 12
+    a = students.train_student(x, noisy, np.arange(len(y)) >= 12, x[:40], y[:40], spec, seeds=(3, 5))
+    # both seeds in one stacked call on the same answered rows, each with the seeds a student alone would get
+    assert calls[1][:2] == (True, (2, len(y) - 12))
+    assert calls[1][2] == np.concatenate([training.teacher_seeds(3, 1), training.teacher_seeds(5, 1)]).tolist()
+    assert [r["seed"] for r in a] == [3, 5] and all(r["n_train"] == len(y) - 12 for r in a)
+
+
+def test_a_student_seed_alone_is_the_teacher_recipe_with_that_seed():
+    x, y = _data()
+    spec = teachers.teacher_spec(**TINY)
+    alone = students.train_student(x, y, np.ones(len(y), bool), x[:40], y[:40], spec, seeds=(4,))[0]
+    run = teachers.train_teachers(x, y, Partitions(np.arange(len(y))[None]), np.arange(1), np.concatenate([x, x[:40]]),
+                                  np.concatenate([y, y[:40]]), spec, seed=4, curve_clips=1, last=True)
+    assert alone["map"] == pytest.approx(metrics.mean_average_precision(y[:40], run.probabilities[0][len(y):]))
+    with pytest.raises(ValueError, match="train_seeds"):
+        teachers.train_teachers(x, y, Partitions(np.arange(len(y))[None]), np.arange(1), x[:40], y[:40], spec,
+                                train_seeds=np.zeros((2, 3)))
 
 
 def test_seeds_give_identical_tables_and_a_spread():

@@ -195,19 +195,20 @@ def train_students(privacy: Sequence[dict], releases: Sequence[dict], pool_featu
                    test_features: np.ndarray, test_labels: np.ndarray, spec: TeacherSpec, *,
                    seeds: Sequence[int] = (0, 1, 2), keys: Sequence[str] = ("n_samples", "th_e", "th_c"),
                    backend: str = "local", address: str | None = None, progress: bool = False) -> pd.DataFrame:
-    """One student per release and seed of ``seeds`` (one task each on Ray; fixed schedule, see
-    :mod:`.students`); rows = privacy row | student scores | seed, release by release, seeds in order."""
+    """One student per release and seed of ``seeds``, the seeds of a release in one stacked call (one task per
+    release on Ray; fixed schedule, see :mod:`.students`); rows = privacy row | student scores | seed, release by
+    release, seeds in order."""
     if len(seeds) < 1:
         raise ValueError("seeds: expected at least one student seed")
+    seeds = [int(s) for s in seeds]
     label = lambda p: ", ".join(f"{k}={p[k]}" for k in keys if k in p)  # noqa: E731
-    shards = [distributed.Shard(f"{label(p)}, seed={s}", dict(a, seed=int(s), name=f"student {label(p)} seed={s}"))
-              for p, a in zip(privacy, releases) for s in seeds]
+    shards = [distributed.Shard(label(p), dict(a, seeds=seeds, name=f"students {label(p)}"))
+              for p, a in zip(privacy, releases)]
     shared = {"pool_features": pool_features, "test_features": test_features, "test_labels": test_labels,
               "spec": spec}
     students = distributed.map_shards(student_point, shards, shared=shared, backend=backend, address=address,
                                       desc="students", progress=progress)
-    rows = [p for p in privacy for _ in seeds]
-    return pd.DataFrame([p | s for p, s in zip(rows, students)])
+    return pd.DataFrame([p | s for p, per_seed in zip(privacy, students) for s in per_seed])
 
 
 def student_sweep(cv: CachedVotes, pool_features: np.ndarray, test_features: np.ndarray, sizes: Sequence[int],
@@ -272,9 +273,8 @@ def multiwinner_students(mw: pd.DataFrame, mw_labels: dict, pool_features: np.nd
         key = (mech, sigma_e) if (mech, sigma_e) in mw_labels else (mech, float(mw["sigma_e"].iloc[-1]))
         labels = mw_labels[key]
         row = mw[(mw["mechanism"] == mech) & (mw["sigma_e"] == key[1])].iloc[0]
-        for s in seeds:
-            st = train_student(pool_features[:len(labels)], labels, np.ones(len(labels), bool), test_features,
-                               test_labels, spec, seed=s, name=f"student {mech} seed={s}")
+        for st in train_student(pool_features[:len(labels)], labels, np.ones(len(labels), bool), test_features,
+                                test_labels, spec, seeds=seeds, name=f"students {mech}"):
             rows.append({"mechanism": mech, "sigma_e": key[1], "epsilon": row["epsilon"],
                          "epsilon_data_independent": row["epsilon_data_independent"], "release_f1": row["f1"], **st})
     return seed_summary(pd.DataFrame(rows), ["mechanism", "sigma_e"])

@@ -786,10 +786,12 @@ def _noise_claims(rows: pd.DataFrame) -> dict[str, Verdict]:
 def _check_claims(t54: pd.DataFrame, th: str, thcs, with_rows: pd.DataFrame,
                   without_rows: pd.DataFrame) -> tuple[dict[str, Verdict], dict[str, Any]]:
     """Fig 5.18 (§5.4): "the privacy costs are higher compared to the similar scenario without the threshold
-    mechanism" and the mAP gain of the check is below 10 %. ε: per n (Table 5.4) and per σ_e (the σ sweeps of Figs
-    5.18 and 5.17 at σ_c 0.6), ε with the check / ε without > 1, on the realised-cost model of §4.2.4 (check on
-    every query, release only when it passes), inconclusive within :data:`RATIO_TOLERANCE`. mAP: per σ_e,
-    mAP with / without − 1 < 0.1, inconclusive inside the seed spread (relative to the mAP without)."""
+    mechanism" and "a slight improvement can be seen ... in the performance metric mAP ... less than 10 % in all
+    cases". ε: per n (Table 5.4) and per σ_e (the σ sweeps of Figs 5.18 and 5.17 at σ_c 0.6), ε with the check / ε
+    without > 1, on the realised-cost model of §4.2.4 (check on every query, release only when it passes),
+    inconclusive within :data:`RATIO_TOLERANCE`. mAP: per σ_e, 0 < mAP with / without − 1 < 0.1 (an improvement,
+    and a slight one; a loss is not "below 10 %"), each side judged inside the seed spread (relative to the mAP
+    without) by :func:`.verdict_rules.every_step`."""
     same = t54[t54["th_e"] == th]
     with_c = same[same["th_c"].isin(list(thcs))].groupby("n_samples")["eps_data_dependent"].min()
     no_check = same["th_c"].isna() | (same["th_c"].astype(str) == "None")
@@ -809,11 +811,11 @@ def _check_claims(t54: pd.DataFrame, th: str, thcs, with_rows: pd.DataFrame,
             gain = np.array([w.loc[s, "map"] / wo.loc[s, "map"] - 1 for s in common])
             tol = np.array([seed_tolerance(w.loc[s, "map_sd"], w.loc[s, "n_seeds"], wo.loc[s, "map_sd"],
                                            wo.loc[s, "n_seeds"]) / wo.loc[s, "map"] for s in common])
-            i = int(np.argmax(gain + tol))
             rec["map_gain_check_to_no_check"] = {f"σ_e={s:g}": float(g) for s, g in zip(common, gain)}
-            claims["the check's mAP gain below 10 %"] = direction(
-                float(0.1 - gain[i]), float(tol[i]), rule="student mAP with the check / without − 1 < 0.1 at every σ_e "
-                "(th_c 0.4, σ_c 0.6; same n and th_e)",
+            claims["the check's mAP gain slight (0 to +10 %)"] = every_step(
+                np.concatenate([gain, 0.1 - gain]), np.concatenate([tol, tol]),
+                rule="0 < student mAP with the check / without − 1 < 0.1 at every σ_e (th_c 0.4, σ_c 0.6; same n and "
+                     "th_e)",
                 reason=", ".join(f"σ_e={s:g}: {100 * g:+.0f} %" for s, g in zip(common, gain)))
     rec["epsilon_ratio_check_to_no_check"] = ratio
     if ratio:

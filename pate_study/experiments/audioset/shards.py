@@ -99,8 +99,9 @@ def logmel_shard(architecture: str, X: Any, Y: np.ndarray, val: np.ndarray, X_te
 
 
 def student_point(pool_features: np.ndarray, test_features: np.ndarray, test_labels: np.ndarray, spec: TeacherSpec,
-                  seed: int, name: str, labels: np.ndarray, answered: np.ndarray) -> dict[str, Any]:
-    """One student of a Table 5.4 / frontier point: :func:`~.students.train_student` on the released labels of the
-    answered queries with student seed ``seed`` (the same student in every process and on every backend)."""
+                  seeds: Sequence[int], name: str, labels: np.ndarray, answered: np.ndarray) -> list[dict[str, Any]]:
+    """The students of one Table 5.4 / frontier point: :func:`~.students.train_student` on the released labels of the
+    answered queries, one per student seed of ``seeds`` (one stacked call; the same students in every process and on
+    every backend)."""
     return train_student(pool_features[:len(labels)], labels, answered, test_features, test_labels, spec,
-                         seed=seed, name=name)
+                         seeds=seeds, name=name)

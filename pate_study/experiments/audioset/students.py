@@ -13,8 +13,11 @@ pool the class as often as the release labelled it there (:func:`rate_matched_th
 student's training inputs and the released labels (what a student may see), never a true label; a fixed ½ gives
 F1 ≈ 0 when the released label rate is small.
 
-Seeds: every point is trained with each seed of ``seeds`` (model initialisation, batches, mixup); the table reports
-the mean and the spread over seeds (:func:`seed_summary`).
+Seeds: every point is trained with each seed of ``seeds`` (model initialisation, batches, mixup), the seeds of one
+release in ONE stacked call (student ``s`` gets the training seeds a student trained alone with seed ``s`` gets;
+the stacked computation is deterministic but not bitwise that of a student alone, so a student's numbers depend on
+its seed and on the seed list it trains with); the table reports the mean and the spread over seeds
+(:func:`seed_summary`).
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import pandas as pd
 
 from pate_study.learning import metrics
 from pate_study.learning.partitions import Partitions
+from pate_study.learning.training import teacher_seeds
 
 from .release import noise_free_release
 from .teachers import TeacherSpec, train_teachers
@@ -47,11 +51,20 @@ def rate_matched_thresholds(train_scores: np.ndarray, released: np.ndarray) -> n
     return np.where(rate > 0, th, np.inf)
 
 
+def student_training_seeds(seeds: Sequence[int]) -> np.ndarray:
+    """``[len(seeds), 3]``: the (init, shuffle, dropout) seeds of a student trained alone with each seed
+    (:func:`pate_study.learning.training.teacher_seeds` of that seed, first teacher), stacked."""
+    if len(seeds) < 1:
+        raise ValueError("seeds: expected at least one student seed")
+    return np.concatenate([teacher_seeds(int(s), 1) for s in seeds])
+
+
 def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, x_test: np.ndarray,
-                  y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, name: str = "student") -> dict:
-    """A student with the teachers' recipe on every answered query's released ``labels``, trained for
-    ``spec.steps`` steps and kept at the last step (no selection); test mAP, and macro/micro F1 at the
-    :func:`rate_matched_thresholds` of its own training pool."""
+                  y_test: np.ndarray, spec: TeacherSpec, *, seeds: Sequence[int] = (0,),
+                  name: str = "student") -> list[dict]:
+    """One student per seed of ``seeds`` with the teachers' recipe on every answered query's released ``labels``,
+    trained for ``spec.steps`` steps in one stacked call and kept at the last step (no selection); per seed, test
+    mAP, and macro/micro F1 at the :func:`rate_matched_thresholds` of its own training pool."""
     tr = np.flatnonzero(np.asarray(answered, dtype=bool))
     if tr.size < 10:
         raise ValueError(f"answered: only {tr.size} answered queries; a student needs at least 10")
@@ -60,15 +73,18 @@ def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, 
     # scored on its own training pool (for the thresholds) and on the test set, in one pass
     x_scored = np.concatenate([x_pool[tr], np.asarray(x_test, dtype=np.float32)])
     y_scored = np.concatenate([released[tr], np.asarray(y_test, dtype=bool)])
-    run = train_teachers(x_pool, released, Partitions(tr[None]), tr[:1], x_scored, y_scored, spec, seed=seed,
-                         curve_clips=1, name=name, last=True)
-    scores = run.probabilities[0].astype(np.float64)
-    train_scores, test_scores = scores[:tr.size], scores[tr.size:]
-    th = rate_matched_thresholds(train_scores, released[tr])
-    r = metrics.multilabel_report(y_test, test_scores > th, test_scores)
-    return {"map": r["mAP"], "macro_f1": r["macro_f1"], "micro_f1": r["micro_f1"], "n_train": int(tr.size),
-            "labels_per_query": float(released[tr].sum(1).mean()), "steps": int(spec.steps),
-            "seed": int(seed)}
+    run = train_teachers(x_pool, released, Partitions(np.tile(tr, (len(seeds), 1))), tr[:1], x_scored, y_scored,
+                         spec, curve_clips=1, name=name, last=True, train_seeds=student_training_seeds(seeds))
+    rows = []
+    for seed, probabilities in zip(seeds, run.probabilities):
+        scores = probabilities.astype(np.float64)
+        train_scores, test_scores = scores[:tr.size], scores[tr.size:]
+        th = rate_matched_thresholds(train_scores, released[tr])
+        r = metrics.multilabel_report(y_test, test_scores > th, test_scores)
+        rows.append({"map": r["mAP"], "macro_f1": r["macro_f1"], "micro_f1": r["micro_f1"], "n_train": int(tr.size),
+                     "labels_per_query": float(released[tr].sum(1).mean()), "steps": int(spec.steps),
+                     "seed": int(seed)})
+    return rows
 
 
 def seed_summary(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
@@ -96,7 +112,8 @@ def student_diagnostics(cv: CachedVotes, x_pool: np.ndarray, x_test: np.ndarray,
     rows = []
     for what, labels in (("true pool labels (non-private)", cv.pool_labels[:n]),
                          (f"noise-free {cv.n_teachers}-teacher labels, th_e={threshold}", noise_free_release(m, threshold))):
-        s = train_student(x_pool[:n], labels, np.ones(n, bool), x_test, cv.test_labels, spec, seed=seed, name=what)
+        s = train_student(x_pool[:n], labels, np.ones(n, bool), x_test, cv.test_labels, spec, seeds=(seed,),
+                          name=what)[0]
         rows.append({"student_labels": what, "n_samples": n, **s})
     return rows
 

@@ -82,10 +82,11 @@ def table_5_2(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THR
 
 
 def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
-              vote: str = "probability") -> pd.DataFrame:
+              vote: str = "probability", *, t52: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 5.1 / A.1: raw mAP / AUC of m, the best-F1 threshold's P/R/F1, and the average teacher's
-    P/R/F1 (each teacher's own probabilities at that same threshold; adaptive on its own outputs)."""
-    t52 = table_5_2(ensembles, thresholds, vote)
+    P/R/F1 (each teacher's own probabilities at that same threshold; adaptive on its own outputs). ``t52``: the
+    :func:`table_5_2` of the same ``ensembles``, ``thresholds`` and ``vote`` when already computed."""
+    t52 = table_5_2(ensembles, thresholds, vote) if t52 is None else t52
     rows = []
     for t, cv in ensembles.items():
         m = vote_fractions(cv.pool_probabilities, vote)
@@ -107,7 +108,7 @@ def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THR
 
 
 def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[Any] = THRESHOLDS,
-                    n_boot: int = 100, seed: int = 0) -> dict[str, Any]:
+                    best_of: Sequence[Any] | None = None, n_boot: int = 100, seed: int = 0) -> dict[str, Any]:
     """The tolerance inside which a difference on the noise-free tables (5.1-5.3, A.1-A.3) is *inconclusive*,
     measured: a paired bootstrap of the pool queries (``n_boot`` resamples with replacement, the same rows for every
     ensemble; Efron & Tibshirani 1993, ch. 6) gives the standard deviation of each difference the claims read --
@@ -116,10 +117,13 @@ def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[A
     fixed threshold -- and the tolerance of a claim is twice the largest sd of the differences it reads (about a
     95 % band; the ``"tolerance"`` entry: twice the largest of all). P/R/F1 come from the resample's weighted per-class counts
     (:func:`pate_study.learning.metrics.macro_scores_from_counts`), mAP from the resampled rows. It measures the
-    spread of the evaluation sample, not of the training seeds (one ensemble per teacher count).
+    spread of the evaluation sample, not of the training seeds (one ensemble per teacher count). ``best_of``: the
+    candidates of the best-F1 threshold when they are not ``thresholds`` (Table A.1 adds 0.3; the adjacent-threshold
+    differences stay those of ``thresholds``).
     Returns ``{"tolerance", "n_boot", "max_sd", "sd": {difference: sd}}``."""
     rng = np.random.default_rng(seed)
     fixed = [th for th in thresholds if th != "adaptive"]
+    candidates = list(thresholds if best_of is None else best_of)
     votes = {t: (vote_fractions(cv.pool_probabilities, "probability"), cv.pool_labels.astype(bool))
              for t, cv in sorted(ensembles.items())}
     n = min(len(y) for _, y in votes.values())
@@ -129,11 +133,11 @@ def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[A
     for t, (m, y) in votes.items():
         m, y = m[:n], y[:n]
         maps[t] = np.array([metrics.mean_average_precision(y[r], m[r]) for r in rows])
-        for th in thresholds:
+        for th in dict.fromkeys([*thresholds, *candidates]):
             p = noise_free_release(m, th)
             scores[t, th] = metrics.macro_scores_from_counts(weights @ (y & p), weights @ (~y & p),
                                                              weights @ (y & ~p))
-    best_f1 = {t: np.max([scores[t, th]["f1"] for th in thresholds], axis=0) for t in votes}
+    best_f1 = {t: np.max([scores[t, th]["f1"] for th in candidates], axis=0) for t in votes}
     draws: dict[str, np.ndarray] = {}
     ts = list(votes)
     for i, a in enumerate(ts):
@@ -243,16 +247,34 @@ def table_5_3_beside(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") 
     return pd.concat([side, t53[t53["rule"] == "printed"]], ignore_index=True)
 
 
-def appendix_tables(small: dict[int, CachedVotes]) -> dict[str, pd.DataFrame]:
-    """Tables A.1-A.3 (the "small" subset) with the thesis's values beside (A.3: both rules' rows); A.1's best threshold
-    is chosen among Table A.2's thresholds and 0.3, the thesis's best in Table A.1."""
-    with_03 = tuple(THRESHOLDS) + ((0.3,) if 0.3 not in THRESHOLDS else ())  # the thesis's best threshold in Table A.1
-    renamed = table_5_1(small, with_03).rename(columns={"map_raw": "map", "auc_raw": "auc", "ensemble_threshold": "best_threshold",
-                                               "ensemble_f1": "best_f1"})
-    t53 = table_5_3(small)
+def noise_free_tables(ensembles: dict[int, CachedVotes],
+                      thresholds: Sequence[Any] = THRESHOLDS) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Tables 5.1, 5.2 and 5.3 (A.1-A.3 on the small subset), each computed once: Table 5.1's best threshold is
+    chosen among the ``thresholds`` of the Table 5.2 returned beside it."""
+    t52 = table_5_2(ensembles, thresholds)
+    return table_5_1(ensembles, thresholds, t52=t52), t52, table_5_3(ensembles)
+
+
+#: Table A.1's candidate thresholds: Table A.2's and 0.3, the thesis's best threshold in Table A.1.
+APPENDIX_A1_THRESHOLDS: tuple[Any, ...] = tuple(THRESHOLDS) + ((0.3,) if 0.3 not in THRESHOLDS else ())
+
+
+def appendix_noise_free_tables(small: dict[int, CachedVotes]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Tables A.1-A.3 of the small subset, each computed once and both printed and judged from these frames: A.1's
+    best threshold among :data:`APPENDIX_A1_THRESHOLDS`, A.2 at :data:`.release.THRESHOLDS` (the thesis's rows)."""
+    t51, t52_all, t53 = noise_free_tables(small, APPENDIX_A1_THRESHOLDS)
+    keep = t52_all["threshold"].isin([threshold_label(th) for th in THRESHOLDS])
+    return t51, t52_all[keep].reset_index(drop=True), t53
+
+
+def appendix_tables(t51: pd.DataFrame, t52: pd.DataFrame, t53: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Tables A.1-A.3 (the frames of :func:`appendix_noise_free_tables`) with the thesis's values beside (A.3: both
+    rules' rows)."""
+    renamed = t51.rename(columns={"map_raw": "map", "auc_raw": "auc", "ensemble_threshold": "best_threshold",
+                                  "ensemble_f1": "best_f1"})
     return {"muschiol2021-tableA.1": paper_beside(renamed, "muschiol2021-tableA.1", ["n_teachers"],
                                                   ["map", "auc", "best_threshold", "best_f1", "teacher_avg_f1"]),
-            "muschiol2021-tableA.2": paper_beside(table_5_2(small), "muschiol2021-tableA.2", ["n_teachers", "threshold"],
+            "muschiol2021-tableA.2": paper_beside(t52, "muschiol2021-tableA.2", ["n_teachers", "threshold"],
                                                   ["precision", "recall", "f1"]),
             "muschiol2021-tableA.3": paper_beside(t53, "muschiol2021-tableA.3",
                                                   ["n_teachers", "threshold"],

@@ -126,7 +126,8 @@ def stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048)
 
 def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
                    Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
-                   name: str = "", last: bool = False, device: str | None = None) -> TeacherRun:
+                   name: str = "", last: bool = False, device: str | None = None,
+                   train_seeds: np.ndarray | None = None) -> TeacherRun:
     """Train one embedding-MLP teacher per partition with :func:`pate_study.learning.training.train_stacked`
     (stacked, step schedule, per-teacher sampler/mixup, shared validation split ``val`` for checkpoint
     selection), recording validation and test-sample ("curve": ``curve_clips`` fixed eval clips) mAP/AUC
@@ -134,11 +135,15 @@ def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_
     final parameters (used for per-class curves over iterations). ``device``: "cpu", "cuda" or None
     (:func:`pate_study.core.device.choose_device`: CUDA when available, else the CPU; the same seed gives the
     same CPU results as before). ``spec.class_weights="adaptive"`` updates per-class loss weights at every
-    evaluation (Fig 5.11). The wall time is logged (and kept in ``seconds``), never recorded as a result."""
+    evaluation (Fig 5.11). ``train_seeds``: explicit (init, shuffle, dropout) seeds ``[n_teachers, 3]`` instead of
+    :func:`~pate_study.learning.training.teacher_seeds` of ``seed``. The wall time is logged (and kept in
+    ``seconds``), never recorded as a result."""
     start = time.perf_counter()
     dev = choose_device(device)
     n = partitions.n_teachers
-    seeds = teacher_seeds(seed, n)
+    seeds = teacher_seeds(seed, n) if train_seeds is None else np.asarray(train_seeds, dtype=np.uint32)
+    if seeds.shape != (n, 3):
+        raise ValueError(f"train_seeds: shape {seeds.shape}, expected ({n}, 3): one (init, shuffle, dropout) row per teacher")
     model = StackedMLP((X.shape[1], *spec.hidden, Y.shape[1]), seeds, dropout=spec.dropout, device=dev)
     config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
                          eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
