@@ -2,7 +2,9 @@
 side by side in worker processes (each in its own output folder; a failure stops no other notebook)."""
 import json
 import os
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -200,3 +202,91 @@ def test_a_worker_that_dies_is_reported_as_failed(fake_notebooks, monkeypatch):
     monkeypatch.setattr(runner, "execute_notebook", lambda stem, *a, **k: os._exit(3) if stem == "00_a" else None)
     runs = runner.run_side_by_side(["00_a"], "paper", {}, jobs=2)
     assert not runs[0].ok and "exit status 3" in runs[0].error
+
+
+def test_one_figures_run_per_checkout(tmp_path):
+    lock = tmp_path / runner.RUN_LOCK
+    with runner.run_lock(tmp_path) as held:
+        assert held == lock and runner.lock_holder(lock) == os.getpid()
+    assert not lock.exists()  # released when the run ends
+    # a live run's lock stops a second run at once, naming its process id
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock.write_text(f"{live.pid}\n")
+        with pytest.raises(ValueError, match=f"runner process {live.pid}"):
+            with runner.run_lock(tmp_path):
+                pass
+        assert runner.lock_holder(lock) == live.pid  # and leaves that run's lock alone
+    finally:
+        live.kill()
+        live.wait()
+    # the lock of a run that is gone (killed outright) is taken over, and so is an unreadable one
+    for left in (f"{live.pid}\n", "garbage\n"):
+        lock.write_text(left)
+        with runner.run_lock(tmp_path):
+            assert runner.lock_holder(lock) == os.getpid()
+        assert not lock.exists()
+
+
+def test_run_figures_holds_the_lock_before_it_touches_staging(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path)  # never the checkout's own lock
+    lock = tmp_path / runner.RUN_LOCK
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    removed = []
+    monkeypatch.setattr(runner, "remove_stale_staging", lambda *a, **k: removed.append(True))
+    try:
+        lock.write_text(f"{live.pid}\n")
+        with pytest.raises(ValueError, match="another figures run"):
+            runner.run_figures("smoke", ["00_dp_primer"], "skip")
+        assert removed == []  # the live run's staging folders were not touched
+    finally:
+        live.kill()
+        live.wait()
+
+
+CTRL_C_RUN = """
+import os, sys, time
+from pathlib import Path
+from pate_study.tooling import runner
+tmp = Path(sys.argv[1])
+runner.FIGURES_DIR, runner.REPO_ROOT, runner.BUILD_DIR = tmp / "figures", tmp, tmp / "build"
+runner.write_index = lambda: None
+runner.list_notebooks = lambda: ["00_a", "02_b"]
+runner.check_configs = lambda *a: None
+
+def slow_notebook(stem, profile, output_dir, **kwargs):
+    (tmp / output_dir).mkdir(parents=True)
+    (tmp / output_dir / "half.csv").write_text("half written")
+    (tmp / "marks" / f"{stem}.{os.getpid()}").write_text("started")
+    time.sleep(120)
+
+runner.execute_notebook = slow_notebook
+sys.exit(runner.run_figures("paper", None, "skip", jobs=2))
+"""
+
+
+def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tmp_path):
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "build").mkdir()
+    (tmp_path / "marks").mkdir()
+    script = tmp_path / "run.py"
+    script.write_text(CTRL_C_RUN)
+    run = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=REPO_ROOT, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list((tmp_path / "marks").iterdir())) < 2:  # both notebooks are running, side by side
+            assert time.monotonic() < deadline and run.poll() is None, "the two notebooks never started"
+            time.sleep(0.05)
+        assert len(list((tmp_path / "figures").glob(".tmp-*"))) == 2
+        os.killpg(run.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground process group
+        assert run.wait(timeout=30) != 0
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    workers = [int(mark.name.split(".")[1]) for mark in (tmp_path / "marks").iterdir()]
+    deadline = time.monotonic() + 10
+    while any(runner.process_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(runner.process_alive(pid) for pid in workers)  # no notebook left running
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == []  # no staging folder, no lock

@@ -6,8 +6,10 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
 0. **Checks.** Every parameter file of the run is checked against its notebook's parameters cell (papermill's
    reading of it) before anything else: an unknown name (with the nearest known one), a value of another type than
    the notebook's default, a YAML syntax error (line and column) is one line each, naming the file, the parameter,
-   what was expected and what was found; nothing runs until all are fixed (exit status 2). Staging folders left
-   by an interrupted run (``figures/.tmp-<stem>-<profile>``, ``figures/.old-<stem>-<pid>``) are removed.
+   what was expected and what was found; nothing runs until all are fixed (exit status 2). One run per checkout
+   (``figures/.run.lock``, :func:`run_lock`): a second one stops at once, naming the first's process id. Staging
+   folders left by an interrupted run (``figures/.tmp-<stem>-<profile>``, ``figures/.old-<stem>-<pid>``) are
+   removed.
 1. **Data.** It prepares the datasets the notebooks read (:data:`NOTEBOOK_DATASETS`) through the data recipes'
    command line, mirror first, then the official URLs, each file verified (``--data network``, the default);
    ``--data offline`` uses the mirror only and never touches the network; ``--data skip`` prepares nothing.
@@ -262,6 +264,58 @@ def check_folders(data_mode: str) -> None:
     if data_mode != "skip":
         check_writable(data_dir(), label=f"{DATA_ENV}={data_dir()}")
     cache_writable()
+
+
+#: One figures run per checkout: this file in ``figures/`` holds the running runner's process id.
+RUN_LOCK = ".run.lock"
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with id ``pid`` exists on this machine (signal 0 checks without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
+
+
+def lock_holder(path: Path) -> int | None:
+    """The process id written in the lock file ``path``, or None when it is unreadable or empty."""
+    try:
+        text = Path(path).read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+@contextlib.contextmanager
+def run_lock(figures_dir: Path = FIGURES_DIR):
+    """Hold ``figures/.run.lock`` for a whole figures run. Two runs in one checkout would write the same staging
+    folders (``.tmp-<stem>-<profile>``), and the second's :func:`remove_stale_staging` would delete the first's live
+    ones: a second run stops at once, naming the running one's process id. A lock whose process is gone (a run
+    killed outright) is taken over. The lock is created atomically (``O_EXCL``) and removed when the run ends."""
+    path = Path(figures_dir) / RUN_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            pid = lock_holder(path)
+            if pid is not None and pid != os.getpid() and process_alive(pid):
+                raise ValueError(f"{path}: another figures run (runner process {pid}) is using this checkout; wait "
+                                 f"for it to finish or stop it (kill {pid}), then run again") from None
+            logger.info("%s: taking over the lock of a run that is gone (process %s)", path, pid)
+            path.unlink(missing_ok=True)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(f"{os.getpid()}\n")
+    try:
+        yield path
+    finally:
+        if lock_holder(path) == os.getpid():
+            path.unlink(missing_ok=True)
 
 
 def remove_stale_staging(figures_dir: Path = FIGURES_DIR) -> list[Path]:
@@ -878,7 +932,13 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         if without:
             logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
         stems = [s for s in stems if s not in without]
-    remove_stale_staging()  # before any notebook starts: every staging folder found now is a dead run's
+    with run_lock(FIGURES_DIR):  # one run per checkout, so every staging folder found now is a dead run's
+        return run_figures_locked(stems, profile, data_mode, jobs)
+
+
+def run_figures_locked(stems: list[str], profile: str, data_mode: str, jobs: int) -> int:
+    """:func:`run_figures` once it holds the checkout's run lock (:func:`run_lock`)."""
+    remove_stale_staging()  # before any notebook starts
     check_configs(stems, profile)  # every parameter file against its notebook, before data or notebooks run
     check_folders(data_mode)
     for stem in stems:
