@@ -204,44 +204,58 @@ def test_a_worker_that_dies_is_reported_as_failed(fake_notebooks, monkeypatch):
     assert not runs[0].ok and "exit status 3" in runs[0].error
 
 
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from pate_study.tooling import runner
+with runner.run_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
 def test_one_figures_run_per_checkout(tmp_path):
     lock = tmp_path / runner.RUN_LOCK
     with runner.run_lock(tmp_path) as held:
         assert held == lock and runner.lock_holder(lock) == os.getpid()
-    assert not lock.exists()  # released when the run ends
-    # a live run's lock stops a second run at once, naming its process id
-    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        lock.write_text(f"{live.pid}\n")
-        with pytest.raises(ValueError, match=f"runner process {live.pid}"):
+        with pytest.raises(ValueError, match=f"runner process {os.getpid()}"):  # a second run, even in-process
             with runner.run_lock(tmp_path):
                 pass
-        assert runner.lock_holder(lock) == live.pid  # and leaves that run's lock alone
+    with runner.run_lock(tmp_path):  # released when the run ends
+        pass
+    # another process's run stops this one at once, naming that process; its lock is left alone
+    other = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path)], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        with pytest.raises(ValueError, match=f"runner process {other.pid}"):
+            with runner.run_lock(tmp_path):
+                pass
+        assert runner.lock_holder(lock) == other.pid
     finally:
-        live.kill()
-        live.wait()
-    # the lock of a run that is gone (killed outright) is taken over, and so is an unreadable one
-    for left in (f"{live.pid}\n", "garbage\n"):
-        lock.write_text(left)
-        with runner.run_lock(tmp_path):
-            assert runner.lock_holder(lock) == os.getpid()
-        assert not lock.exists()
+        other.kill()  # killed outright: the kernel releases its lock, nothing stale is left to clean up
+        other.wait()
+    with runner.run_lock(tmp_path):
+        assert runner.lock_holder(lock) == os.getpid()
 
 
 def test_run_figures_holds_the_lock_before_it_touches_staging(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path)  # never the checkout's own lock
-    lock = tmp_path / runner.RUN_LOCK
-    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    removed = []
-    monkeypatch.setattr(runner, "remove_stale_staging", lambda *a, **k: removed.append(True))
-    try:
-        lock.write_text(f"{live.pid}\n")
+    monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")  # never the checkout's own lock
+    (tmp_path / ".tmp-00_dp_primer-smoke").mkdir()  # as if a live run were writing it
+    with runner.run_lock():
         with pytest.raises(ValueError, match="another figures run"):
             runner.run_figures("smoke", ["00_dp_primer"], "skip")
-        assert removed == []  # the live run's staging folders were not touched
-    finally:
-        live.kill()
-        live.wait()
+    assert (tmp_path / ".tmp-00_dp_primer-smoke").is_dir()  # the live run's staging folder was not touched
+    assert runner.remove_stale_staging() == [tmp_path / ".tmp-00_dp_primer-smoke"]  # FIGURES_DIR read at call time
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 CTRL_C_RUN = """
@@ -286,7 +300,9 @@ def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tm
             os.killpg(run.pid, signal.SIGKILL)
     workers = [int(mark.name.split(".")[1]) for mark in (tmp_path / "marks").iterdir()]
     deadline = time.monotonic() + 10
-    while any(runner.process_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(runner.process_alive(pid) for pid in workers)  # no notebook left running
-    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == []  # no staging folder, no lock
+    assert not any(_alive(pid) for pid in workers)  # no notebook left running
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == []  # no staging folder left
+    with runner.run_lock(tmp_path / "build"):  # and the lock is free again
+        pass

@@ -7,7 +7,7 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    reading of it) before anything else: an unknown name (with the nearest known one), a value of another type than
    the notebook's default, a YAML syntax error (line and column) is one line each, naming the file, the parameter,
    what was expected and what was found; nothing runs until all are fixed (exit status 2). One run per checkout
-   (``figures/.run.lock``, :func:`run_lock`): a second one stops at once, naming the first's process id. Staging
+   (``build/figures.lock``, :func:`run_lock`): a second one stops at once, naming the first's process id. Staging
    folders left by an interrupted run (``figures/.tmp-<stem>-<profile>``, ``figures/.old-<stem>-<pid>``) are
    removed.
 1. **Data.** It prepares the datasets the notebooks read (:data:`NOTEBOOK_DATASETS`) through the data recipes'
@@ -48,6 +48,7 @@ import ast
 import contextlib
 import copy
 import difflib
+import fcntl
 import json
 import logging
 import math
@@ -266,19 +267,8 @@ def check_folders(data_mode: str) -> None:
     cache_writable()
 
 
-#: One figures run per checkout: this file in ``figures/`` holds the running runner's process id.
-RUN_LOCK = ".run.lock"
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with id ``pid`` exists on this machine (signal 0 checks without sending anything)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, under another user
-        return True
-    return True
+#: One figures run per checkout: this file in ``build/`` is locked for the whole run and names its process id.
+RUN_LOCK = "figures.lock"
 
 
 def lock_holder(path: Path) -> int | None:
@@ -291,38 +281,40 @@ def lock_holder(path: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def run_lock(figures_dir: Path = FIGURES_DIR):
-    """Hold ``figures/.run.lock`` for a whole figures run. Two runs in one checkout would write the same staging
+def run_lock(build_dir: Path | None = None):
+    """Hold ``build/figures.lock`` for a whole figures run. Two runs in one checkout would write the same staging
     folders (``.tmp-<stem>-<profile>``), and the second's :func:`remove_stale_staging` would delete the first's live
-    ones: a second run stops at once, naming the running one's process id. A lock whose process is gone (a run
-    killed outright) is taken over. The lock is created atomically (``O_EXCL``) and removed when the run ends."""
-    path = Path(figures_dir) / RUN_LOCK
+    ones: a second run stops at once, naming the running one's process id. The lock is an exclusive ``flock`` on a
+    file that is never deleted: the kernel drops it when the run's processes end, however they end, so there is no
+    stale lock to take over and no window in which two runs both hold it. (Forked notebook workers share it.)"""
+    path = Path(BUILD_DIR if build_dir is None else build_dir) / RUN_LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            break
-        except FileExistsError:
-            pid = lock_holder(path)
-            if pid is not None and pid != os.getpid() and process_alive(pid):
-                raise ValueError(f"{path}: another figures run (runner process {pid}) is using this checkout; wait "
-                                 f"for it to finish or stop it (kill {pid}), then run again") from None
-            logger.info("%s: taking over the lock of a run that is gone (process %s)", path, pid)
-            path.unlink(missing_ok=True)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(f"{os.getpid()}\n")
+    handle = open(path, "a+")
     try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        holder = lock_holder(path)
+        raise ValueError(f"{path}: another figures run (runner process {holder if holder else 'unknown'}) is using "
+                         "this checkout; wait for it to finish or stop it, then run again") from None
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
         yield path
     finally:
-        if lock_holder(path) == os.getpid():
-            path.unlink(missing_ok=True)
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
 
 
-def remove_stale_staging(figures_dir: Path = FIGURES_DIR) -> list[Path]:
+def remove_stale_staging(figures_dir: Path | None = None) -> list[Path]:
     """Remove what an interrupted run left in ``figures/``: staging folders ``.tmp-<stem>`` (outputs of a notebook
-    that never finished) and ``.old-<stem>-<pid>`` (a swap cut short). Returns the folders removed."""
-    stale = [p for p in Path(figures_dir).glob(".tmp-*") if p.is_dir()]
-    stale += [p for p in Path(figures_dir).glob(".old-*") if p.is_dir()]
+    that never finished) and ``.old-<stem>-<pid>`` (a swap cut short); ``figures_dir`` defaults to the module's
+    :data:`FIGURES_DIR` at call time. Returns the folders removed."""
+    folder = Path(FIGURES_DIR if figures_dir is None else figures_dir)
+    stale = [p for p in folder.glob(".tmp-*") if p.is_dir()]
+    stale += [p for p in folder.glob(".old-*") if p.is_dir()]
     for folder in stale:
         logger.info("removing %s, left by an interrupted run", folder)
         shutil.rmtree(folder, ignore_errors=True)
@@ -932,7 +924,7 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         if without:
             logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
         stems = [s for s in stems if s not in without]
-    with run_lock(FIGURES_DIR):  # one run per checkout, so every staging folder found now is a dead run's
+    with run_lock():  # one run per checkout, so every staging folder found now is a dead run's
         return run_figures_locked(stems, profile, data_mode, jobs)
 
 

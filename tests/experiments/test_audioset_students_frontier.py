@@ -131,7 +131,14 @@ def test_frontier_targets_and_findings_pick_the_best_within_the_budget():
                          "n_samples": 5000, "th_e": "0.4", "th_c": "None"}])
     t = students.frontier_targets(front, t54, epsilon_max=300, target_map=0.13)
     assert t["best_mechanism"] == "topk" and t["best_epsilon"] == 255.0 and not t["target_met"]
+    assert t["target_verdict"] == "not met" and t["target_candidates"] == {}
     assert students.frontier_targets(front, t54, epsilon_max=300, target_map=0.1)["target_met"]
+    # inside twice the standard error of the seed mean (2 · 0.005 / √3 = 0.0058) the target is inconclusive, both ways
+    for target, verdict in ((0.125, "inconclusive"), (0.115, "inconclusive"), (0.113, "met"), (0.127, "not met")):
+        t2 = students.frontier_targets(front, t54, epsilon_max=300, target_map=target)
+        assert t2["target_verdict"] == verdict and t2["target_met"] == (verdict == "met")
+        assert t2["target_tolerance"] == pytest.approx(2 * 0.005 / np.sqrt(3))
+    assert list(students.frontier_targets(front, t54, target_map=0.125)["target_candidates"]) == ["topk σ_e 0.2 k 3"]
     assert students.frontier_targets(front, t54, epsilon_max=50)["best_mechanism"] is None
     lines = students.frontier_findings(front, t)
     assert any(l.startswith("ε in (0, 300]: topk wins") for l in lines)

@@ -32,6 +32,7 @@ from pate_study.learning.training import teacher_seeds
 
 from .release import noise_free_release
 from .teachers import TeacherSpec, train_teachers
+from .verdict_rules import seed_tolerance
 from .votes import CachedVotes, vote_fractions
 
 #: the scores :func:`seed_summary` averages over seeds (with sd, min and max beside).
@@ -148,18 +149,37 @@ def best_within(frontier: pd.DataFrame, epsilon_max: float) -> dict:
     return {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
 
 
+def target_verdict(mean: float, sd: float, n_seeds: int, target: float) -> tuple[str, float]:
+    """("met" | "inconclusive" | "not met", tolerance): a seed mean against a fixed target, with the tolerance of
+    :func:`.verdict_rules.seed_tolerance` (twice the standard error of the mean); inside it, *inconclusive*."""
+    tol = seed_tolerance(sd, n_seeds)
+    margin = mean - target
+    return ("met" if margin > tol else "not met" if margin < -tol else "inconclusive"), tol
+
+
 def frontier_targets(frontier: pd.DataFrame, table54: pd.DataFrame, *, epsilon_max: float = 300.0,
                      target_map: float = 0.13) -> dict:
     """The recorded targets: the best student (mean over seeds) at a data-independent ε ≤ ``epsilon_max`` on the
-    frontier, whether its mean exceeds ``target_map`` (a stated target, never a tuning goal), and beside it the best
-    student at the thesis's own settings (Table 5.4's rows, σ_e 0.3, σ_c 0.6) with its ε."""
+    frontier and whether it exceeds ``target_map`` beyond its seed spread (:func:`target_verdict`; a stated target,
+    never a tuning goal), every release within the budget that is not clearly below the target with its own verdict
+    (``target_candidates``), and beside them the best student at the thesis's own settings (Table 5.4's rows, σ_e 0.3,
+    σ_c 0.6) with its ε."""
     best = best_within(frontier, epsilon_max)
     thesis = table54.loc[table54["map"].idxmax()]
+    verdict, tol = target_verdict(best["map"], best["map_sd"], best["n_seeds"], target_map) if best else ("not met",
+                                                                                                          np.nan)
+    candidates = {}
+    for _, row in frontier[frontier["epsilon"] <= epsilon_max].sort_values("map", ascending=False).iterrows():
+        v, t = target_verdict(row["map"], row["map_sd"], row["n_seeds"], target_map)
+        if v != "not met":
+            name = f"{row['mechanism']} σ_e {row['sigma_e']:g}" + (f" k {int(row['k'])}" if row["k"] else "")
+            candidates[name] = f"{v}: {row['map']:.4f} ± {t:.4f} at ε {row['epsilon']:.4g}"
     return {"epsilon_max": epsilon_max, "target_map": target_map,
             "best_mechanism": best.get("mechanism"), "best_sigma_e": best.get("sigma_e"), "best_k": best.get("k"),
             "best_th_e": best.get("th_e"), "best_epsilon": best.get("epsilon"), "best_map_mean": best.get("map"),
             "best_map_sd": best.get("map_sd"), "best_map_min": best.get("map_min"), "best_n_seeds": best.get("n_seeds"),
-            "target_met": bool(best) and best["map"] > target_map,
+            "target_verdict": verdict, "target_tolerance": tol, "target_met": verdict == "met",
+            "target_candidates": candidates,
             "thesis_settings_best_map_mean": float(thesis["map"]), "thesis_settings_best_map_sd": float(thesis["map_sd"]),
             "thesis_settings_best_epsilon_data_dependent": float(thesis["eps_data_dependent"]),
             "thesis_settings_best_epsilon_data_independent": float(thesis["eps_data_independent"]),
@@ -167,8 +187,8 @@ def frontier_targets(frontier: pd.DataFrame, table54: pd.DataFrame, *, epsilon_m
 
 
 def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
-    """Where each mechanism wins on the frontier (seed means; a lead inside the larger seed sd of the two best is
-    called a tie), and the targets, as sentences."""
+    """Where each mechanism wins on the frontier (seed means; a lead inside :func:`.verdict_rules.seed_tolerance` of
+    the two best is called a tie), and the targets, as sentences."""
     lines = []
     for mech, g in frontier.groupby("mechanism", sort=False):
         b = g.loc[g["map"].idxmax()]
@@ -185,15 +205,17 @@ def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
         tie = ""
         if len(top) > 1 and top.iloc[0]["mechanism"] != top.iloc[1]["mechanism"]:
             second = top[top["mechanism"] != first["mechanism"]].iloc[0]
-            if first["map"] - second["map"] <= max(first["map_sd"], second["map_sd"]):
-                tie = f" (tied with {second['mechanism']} {second['map']:.3f} within the seed sd)"
+            if first["map"] - second["map"] <= seed_tolerance(first["map_sd"], first["n_seeds"], second["map_sd"],
+                                                              second["n_seeds"]):
+                tie = f" (tied with {second['mechanism']} {second['map']:.3f} within the seed spread)"
         lines.append(f"ε in ({lo:g}, {hi:g}]: {first['mechanism']} wins with student mAP {first['map']:.3f}{tie}.")
     if targets.get("best_mechanism") is None:
         lines.append(f"Target: no frontier release reaches ε ≤ {targets['epsilon_max']:g}.")
     else:
         lines.append(f"Target (student mean mAP > {targets['target_map']:g} at ε ≤ {targets['epsilon_max']:g}, δ 1e-8): "
-                     f"{'met' if targets['target_met'] else 'not met'}, best {targets['best_map_mean']:.3f} ± "
-                     f"{targets['best_map_sd']:.3f} ({targets['best_mechanism']}, ε {targets['best_epsilon']:.4g}); at the "
+                     f"{targets['target_verdict']}, best {targets['best_map_mean']:.3f} ± "
+                     f"{targets['best_map_sd']:.3f} sd ({targets['best_mechanism']}, ε {targets['best_epsilon']:.4g}; "
+                     f"tolerance ±{targets['target_tolerance']:.4f}); at the "
                      f"thesis's settings the best student reaches {targets['thesis_settings_best_map_mean']:.3f} ± "
                      f"{targets['thesis_settings_best_map_sd']:.3f} ({targets['thesis_settings_best_row']}, ε data-"
                      f"independent {targets['thesis_settings_best_epsilon_data_independent']:.4g}).")
