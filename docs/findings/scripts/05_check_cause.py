@@ -12,23 +12,16 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import yaml
+from _paper_votes import paper_votes
 
-from pate_study.experiments.audioset import pipeline, release, students, teachers
+from pate_study.experiments.audioset import release, students
 
 N_QUERIES, SEEDS, SCHEDULES = 5000, (0, 1, 2), (600, 3000)
 
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    p = yaml.safe_load(open("configs/05_audioset_multilabel/paper.yaml"))
-    spec = teachers.teacher_spec(hidden=tuple(p["teacher_hidden"]), dropout=p["teacher_dropout"], lr=p["teacher_lr"],
-                                 batch_size=p["teacher_batch_size"], steps=p["teacher_steps"],
-                                 eval_every=p["teacher_eval_every"], patience=p["teacher_patience"],
-                                 sampler=p["teacher_sampler"], mixup_alpha=p["teacher_mixup_alpha"])
-    big, info = pipeline.ensemble_votes(p["teacher_counts"], spec, data="real", subset="big", min_pool=p["min_pool"],
-                                        curve_clips=p["curve_clips"], seed=p["seed"], device=p["device"])
-    cv = big[max(p["teacher_counts"])]
+    p, spec, cv, info = paper_votes()
     _, (no_check, check) = release.released_labels(cv, [N_QUERIES], [0.2], [None, 0.4], delta=p["delta"],
                                                    seed=p["seed"])
     answered = np.asarray(check["answered"], dtype=bool)

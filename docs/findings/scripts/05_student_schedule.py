@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import yaml
+from _paper_votes import paper_votes
 
-from pate_study.experiments.audioset import pipeline, release, teachers
+from pate_study.experiments.audioset import release, teachers
 from pate_study.learning.partitions import Partitions
 
 SETTINGS = ({"mechanism": "topk", "sigma_e": 0.2, "k": 3, "th_e": 0.4},
@@ -25,14 +25,7 @@ N_QUERIES, EVERY, SEEDS = 5000, 300, (0, 1, 2)
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    p = yaml.safe_load(open("configs/05_audioset_multilabel/paper.yaml"))
-    spec = teachers.teacher_spec(hidden=tuple(p["teacher_hidden"]), dropout=p["teacher_dropout"], lr=p["teacher_lr"],
-                                 batch_size=p["teacher_batch_size"], steps=p["teacher_steps"],
-                                 eval_every=p["teacher_eval_every"], patience=p["teacher_patience"],
-                                 sampler=p["teacher_sampler"], mixup_alpha=p["teacher_mixup_alpha"])
-    big, info = pipeline.ensemble_votes(p["teacher_counts"], spec, data="real", subset="big", min_pool=p["min_pool"],
-                                        curve_clips=p["curve_clips"], seed=p["seed"], device=p["device"])
-    cv = big[max(p["teacher_counts"])]
+    p, spec, cv, info = paper_votes()
     x_pool, x_test = info["pool_features"][:N_QUERIES], info["test_features"]
     x = np.concatenate([x_pool, x_test]).astype(np.float32)
     curve_spec = spec.replace(eval_every=EVERY, patience=None)
