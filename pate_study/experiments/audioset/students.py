@@ -32,7 +32,7 @@ from pate_study.learning.training import teacher_seeds
 
 from .release import noise_free_release
 from .teachers import TeacherSpec, train_teachers
-from .verdict_rules import seed_tolerance
+from .verdict_rules import direction, seed_tolerance
 from .votes import CachedVotes, vote_fractions
 
 #: the scores :func:`seed_summary` averages over seeds (with sd, min and max beside).
@@ -149,12 +149,17 @@ def best_within(frontier: pd.DataFrame, epsilon_max: float) -> dict:
     return {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
 
 
+#: :func:`target_verdict`'s words for the verdicts of :func:`.verdict_rules.direction`.
+TARGET_WORDS = {"agrees": "met", "differs": "not met", "inconclusive": "inconclusive", "not comparable": "inconclusive"}
+
+
 def target_verdict(mean: float, sd: float, n_seeds: int, target: float) -> tuple[str, float]:
-    """("met" | "inconclusive" | "not met", tolerance): a seed mean against a fixed target, with the tolerance of
-    :func:`.verdict_rules.seed_tolerance` (twice the standard error of the mean); inside it, *inconclusive*."""
+    """("met" | "inconclusive" | "not met", tolerance): a seed mean against a fixed target, decided by
+    :func:`.verdict_rules.direction` with the tolerance of :func:`.verdict_rules.seed_tolerance` (twice the standard
+    error of the mean); inside it, *inconclusive*."""
     tol = seed_tolerance(sd, n_seeds)
-    margin = mean - target
-    return ("met" if margin > tol else "not met" if margin < -tol else "inconclusive"), tol
+    v = direction(mean - target, tol, rule=f"student mAP > {target:g}", reason=f"mean {mean:.4f}")
+    return TARGET_WORDS[v.verdict], tol
 
 
 def frontier_targets(frontier: pd.DataFrame, table54: pd.DataFrame, *, epsilon_max: float = 300.0,
