@@ -18,8 +18,9 @@ import warnings
 from typing import Any
 
 import numpy as np
-from sklearn import metrics as skm
+import torch
 from scipy.stats import rankdata
+from sklearn import metrics as skm
 
 logger = logging.getLogger(__name__)
 
@@ -124,34 +125,50 @@ def _check_scores(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
     return Y.astype(bool), S
 
 
+#: Columns searched together by :func:`_ap_auc_sums` (in order of their number of positives, so that padding every
+#: column of a group to the group's most positives wastes little)
+_COLUMNS_PER_SEARCH = 32
+
+
+def _positive_lookups(Y: np.ndarray, St: np.ndarray, column: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For the positives of columns ``Y: [c, n]`` (scores ``St``, each row of ``column`` the sorted scores): their
+    column and row (``np.nonzero`` order), the number of the column's scores below and at most each positive's score
+    and the number of the column's positives below it -- binary searches of the positives' scores, padded with +inf
+    to the most positives of any of these columns."""
+    cols, rows = np.nonzero(Y)
+    counts = np.bincount(cols, minlength=Y.shape[0])
+    slot = np.arange(cols.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    padded = np.full((Y.shape[0], int(counts.max()) if cols.size else 0), np.inf, dtype=St.dtype)
+    padded[cols, slot] = St[cols, rows]
+    query, sorted_column = torch.from_numpy(padded), torch.from_numpy(column)
+    below = torch.searchsorted(sorted_column, query).numpy()[cols, slot]
+    through = torch.searchsorted(sorted_column, query, right=True).numpy()[cols, slot]
+    positives_below = torch.searchsorted(torch.from_numpy(np.sort(padded, axis=-1)), query).numpy()[cols, slot]
+    return cols, rows, below, through, counts[cols] - positives_below
+
+
 def _ap_auc_sums(Y: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """From one sort of each column (axis -2) of finite scores ``S`` with labels ``Y``: per column, the sum
     over positives of ``#positives scoring >= s / #rows scoring >= s`` (average precision's numerator, added in the
     rows' own order, as ``np.where(Y, ratio, 0).sum(-2)``) and the sum of the positives' ranks (1-based, ascending,
-    ties averaged, as scipy's ``rankdata(method="average")``). The counts and ranks are integers and
-    half-integers, so they equal what separate ``rankdata`` calls give, and the rank sum is exact in any order.
-    Scores are sorted in their own precision, which orders them as float64 would (the conversion is exact)."""
-    n = S.shape[-2]
-    St = np.ascontiguousarray(np.swapaxes(S, -1, -2))  # [..., k, n]: each column's scores contiguous
-    Yt = np.ascontiguousarray(np.swapaxes(Y, -1, -2))
-    order = np.argsort(St, axis=-1)  # the order inside a group of ties changes nothing below
-    s_sorted = np.take_along_axis(St, order, axis=-1)
-    y_sorted = np.take_along_axis(Yt, order, axis=-1)
-    starts = np.ones(s_sorted.shape, dtype=bool)  # first entry of each group of tied scores
-    np.not_equal(s_sorted[..., 1:], s_sorted[..., :-1], out=starts[..., 1:])
-    position = np.arange(n)
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
-    ends = np.ones(s_sorted.shape, dtype=bool)    # last entry of each group
-    ends[..., :-1] = starts[..., 1:]
-    last = np.minimum.accumulate(np.where(ends, position, n - 1)[..., ::-1], axis=-1)[..., ::-1]
-    positives_upto = np.cumsum(y_sorted, axis=-1, dtype=np.int64)
-    positives_below = np.take_along_axis(positives_upto, first, axis=-1) - np.take_along_axis(y_sorted, first, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio_sorted = np.where(y_sorted, (positives_upto[..., -1:] - positives_below) / (n - first), 0.0)
-    rank_sum = np.where(y_sorted, (first + last) / 2.0 + 1.0, 0.0).sum(-1)
-    ratio = np.empty(s_sorted.shape, dtype=np.float64)
-    np.put_along_axis(ratio, order, ratio_sorted, axis=-1)
-    return np.ascontiguousarray(np.swapaxes(ratio, -1, -2)).sum(-2), rank_sum  # [..., n, k] rows in order
+    ties averaged, as scipy's ``rankdata(method="average")``). Only the positives are looked up
+    (:func:`_positive_lookups`), so the work beyond the sort is proportional to the positives, plus one pass adding
+    the ratios in row order. The counts and ranks are integers and half-integers, so they equal what separate
+    ``rankdata`` calls give, and the rank sum is exact in any order. Scores are sorted in their own precision,
+    which orders them as float64 would (the conversion is exact)."""
+    batch, (n, k) = S.shape[:-2], S.shape[-2:]
+    St = np.ascontiguousarray(np.swapaxes(S, -1, -2)).reshape(-1, n)  # [C, n]: each column's scores contiguous
+    Yt = np.swapaxes(Y, -1, -2).reshape(-1, n)
+    column = np.sort(St, axis=-1)
+    by_row = np.zeros(St.shape, dtype=np.float64)  # each positive's ratio at its row, summed as numpy sums [..., n, k]
+    rank_sum = np.zeros(St.shape[0])
+    by_count = np.argsort(Yt.sum(-1), kind="stable")
+    for group in np.array_split(by_count, max(1, -(-len(by_count) // _COLUMNS_PER_SEARCH))):
+        cols, rows, below, through, positives_ge = _positive_lookups(Yt[group], St[group], column[group])
+        by_row[group[cols], rows] = positives_ge / (n - below)
+        rank_sum[group] = np.bincount(cols, weights=(below + through - 1) / 2.0 + 1.0, minlength=len(group))
+    ap_sum = np.swapaxes(by_row.reshape(*batch, k, n), -1, -2).copy().sum(-2)
+    return ap_sum, rank_sum.reshape(*batch, k)
 
 
 def _ap_auc_rank_sums(Y: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

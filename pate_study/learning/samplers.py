@@ -13,6 +13,8 @@
   every label). Draws are vectorised per batch: the labels of the batch are taken from
   ``next_label`` at once, then each label's ids in one slice of its list -- the same semantics as
   popping one by one.
+* :func:`index_plan` -- the step schedule's index plan: the next :data:`PLAN_STEPS` batches of every teacher in one
+  ``[N, steps, B]`` tensor (moved to the device once per block; a step reads one slice of it).
 * :class:`BatchBalancedSampler` -- the same stream as a ``torch.utils.data.Sampler``.
 * :func:`mixup_coefficients` / :func:`mix_pairs` / :func:`mixup_pairs` -- mixup (Zhang et al. 2018)
   as in Muschiol (2021) §4.4.3: sample ``i`` of a batch is mixed with sample ``i+1`` (cyclically),
@@ -23,19 +25,20 @@
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
 __all__ = [
-    "MIXUP_ALPHA_DEFAULT", "PermutationStream", "LabelBalancedStream", "BatchFeeder", "BatchBalancedSampler",
+    "MIXUP_ALPHA_DEFAULT", "PLAN_STEPS", "PermutationStream", "LabelBalancedStream", "index_plan", "BatchBalancedSampler",
     "label_matrix",
     "mixup_coefficients", "mix_pairs", "mixup_pairs",
 ]
 
 MIXUP_ALPHA_DEFAULT = 1.0  # PANNs (Kong et al. 2020); Muschiol (2021) §4.4.3 follows PANNs but states no alpha
+_NO_IDS = np.zeros(0, dtype=np.int64)
 
 
 def label_matrix(labels: Any, name: str = "labels") -> np.ndarray:
@@ -103,13 +106,15 @@ class LabelBalancedStream:
 
     @staticmethod
     def _take(queue: np.ndarray, source: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """First ``k`` items of ``queue``, refilled with shuffled copies of ``source`` when exhausted."""
-        parts = [queue]
-        have = queue.size
-        while have < k:
-            parts.append(rng.permutation(source))
-            have += source.size
-        queue = np.concatenate(parts) if len(parts) > 1 else queue
+        """First ``k`` items of ``queue``, refilled with shuffled copies of ``source`` when exhausted. The copies
+        needed come from one ``Generator.permuted`` call over rows of ``source``: the same draws, in the same order,
+        as one ``Generator.permutation(source)`` per copy."""
+        short = k - queue.size
+        if short > 0:
+            copies = -(-short // source.size)
+            refill = rng.permutation(source) if copies == 1 else \
+                rng.permuted(source[None].repeat(copies, axis=0), axis=1).reshape(-1)
+            queue = np.concatenate([queue, refill]) if queue.size else refill
         return queue[:k], queue[k:]
 
     def draw_labels(self, k: int) -> np.ndarray:
@@ -118,32 +123,34 @@ class LabelBalancedStream:
         return out
 
     def draw(self, k: int) -> np.ndarray:
-        """The next ``k`` row ids: a label from ``next_label``, then an id from that label's list."""
+        """The next ``k`` row ids: a label from ``next_label``, then an id from that label's list (labels served
+        in ascending order, each its ids in the order the label was drawn)."""
         labels = self.draw_labels(k)
-        out = np.empty(k, dtype=np.int64)
         order = np.argsort(labels, kind="stable")
-        uniq, starts, counts = np.unique(labels[order], return_index=True, return_counts=True)
-        for label, start, count in zip(uniq.tolist(), starts.tolist(), counts.tolist()):
-            left = self._ids_left.get(label, np.zeros(0, dtype=np.int64))
-            taken, self._ids_left[label] = self._take(left, self.id_by_label[label], count, self.rng)
-            out[order[start:start + count]] = taken
-        return out
+        uniq, counts = np.unique(labels[order], return_counts=True)
+        taken = []
+        for label, count in zip(uniq.tolist(), counts.tolist()):
+            left = self._ids_left.get(label, _NO_IDS)
+            out, self._ids_left[label] = self._take(left, self.id_by_label[label], count, self.rng)
+            taken.append(out)
+        ids = np.empty(k, dtype=np.int64)
+        ids[order] = np.concatenate(taken)
+        return ids
 
 
-class BatchFeeder:
-    """Batches of ``batch_size`` ids from a stream, drawn ``batches_per_draw`` batches at a time (one
-    vectorised draw instead of one per step; the stream is then fixed by the seed, ``batch_size`` and
-    ``batches_per_draw``)."""
+#: Batches a stream is drawn at once in the step schedule (one block of the index plan, :func:`index_plan`). Part of the
+#: stream's definition: the balanced sampler's one generator serves labels and rows in the order of these draws.
+PLAN_STEPS = 32
 
-    def __init__(self, stream: PermutationStream | LabelBalancedStream, batch_size: int, batches_per_draw: int = 32) -> None:
-        self.stream, self.batch_size, self.per_draw = stream, int(batch_size), int(batches_per_draw)
-        self._buffer = torch.zeros(0, dtype=torch.int64)
 
-    def next(self) -> torch.Tensor:
-        if self._buffer.numel() < self.batch_size:
-            self._buffer = torch.as_tensor(self.stream.draw(self.batch_size * self.per_draw))
-        out, self._buffer = self._buffer[:self.batch_size], self._buffer[self.batch_size:]
-        return out
+def index_plan(streams: Sequence[PermutationStream | LabelBalancedStream], batch_size: int,
+               steps: int = PLAN_STEPS) -> torch.Tensor:
+    """int64 ``[len(streams), steps, batch_size]``: the next ``steps`` batches of every stream, drawn as one
+    ``steps * batch_size`` draw per stream (with :data:`PLAN_STEPS`, the batches the step schedule has always used)."""
+    if batch_size < 1 or steps < 1:
+        raise ValueError(f"batch_size={batch_size}, steps={steps}: expected positive integers")
+    draws = [torch.as_tensor(stream.draw(batch_size * steps)) for stream in streams]
+    return torch.stack(draws).view(len(streams), steps, batch_size)
 
 
 class BatchBalancedSampler(torch.utils.data.Sampler[int]):
@@ -166,14 +173,15 @@ class BatchBalancedSampler(torch.utils.data.Sampler[int]):
         return self.num_samples
 
 
-def mixup_coefficients(alpha: float, rngs: list[np.random.Generator], batch_size: int,
+def mixup_coefficients(alpha: float, rngs: Sequence[np.random.Generator], shape: int | tuple[int, ...],
                        device: torch.device | None = None) -> torch.Tensor:
-    """``float32 [len(rngs), batch_size]`` mixing weights ``b ~ Beta(alpha, alpha)``, one row per
-    teacher, each drawn from that teacher's own generator (so a teacher's draws do not depend on
-    how many teachers are stacked with it)."""
+    """``float32 [len(rngs), *shape]`` mixing weights ``b ~ Beta(alpha, alpha)``, one row per teacher, each drawn
+    from that teacher's own generator (so a teacher's draws do not depend on how many teachers are stacked with
+    it). ``shape``: a batch size, or ``(steps, batch_size)`` for a block of steps (numpy fills an array element by
+    element, so one ``(steps, B)`` draw equals ``steps`` draws of ``B``)."""
     if not alpha > 0:
         raise ValueError(f"mixup_alpha={alpha!r}: expected a positive Beta parameter (or None for no mixup)")
-    lam = np.stack([rng.beta(alpha, alpha, size=batch_size) for rng in rngs]).astype(np.float32)
+    lam = np.stack([rng.beta(alpha, alpha, size=shape) for rng in rngs]).astype(np.float32)
     return torch.as_tensor(lam, device=device)
 
 

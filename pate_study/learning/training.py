@@ -69,7 +69,7 @@ from tqdm.auto import tqdm
 from pate_study.core.device import autocast
 from pate_study.learning.metrics import average_precision_per_class, mean_average_precision_and_roc_auc
 from pate_study.learning.samplers import (
-    BatchFeeder, LabelBalancedStream, PermutationStream, label_matrix, mix_pairs, mixup_coefficients,
+    PLAN_STEPS, LabelBalancedStream, PermutationStream, index_plan, label_matrix, mix_pairs, mixup_coefficients,
 )
 
 logger = logging.getLogger(__name__)
@@ -688,18 +688,24 @@ def _prepare(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.nd
     return inputs, state, selection
 
 
-def train_step(run: LoopInputs, state: LoopState, rows: torch.Tensor) -> None:
-    """One optimiser step of every active teacher on its ``rows`` (``[n_active, B]``): mixup, the summed
-    per-teacher loss, one fused Adam step; the losses are added to the running training loss."""
-    config = run.config
-    lam = mixup_coefficients(config.mixup_alpha, [run.mix_rngs[int(i)] for i in state.active], rows.shape[1],
-                             run.device) if run.mix_rngs is not None else None
+def mixup_for_active(run: LoopInputs, state: LoopState, shape: int | tuple[int, ...]) -> torch.Tensor | None:
+    """Mixup coefficients ``[n_active, *shape]`` on the device from each active teacher's own generator (None: no
+    mixup)."""
+    if run.mix_rngs is None:
+        return None
+    return mixup_coefficients(run.config.mixup_alpha, [run.mix_rngs[int(i)] for i in state.active], shape, run.device)
+
+
+def train_step(run: LoopInputs, state: LoopState, rows: torch.Tensor, lam: torch.Tensor | None) -> None:
+    """One optimiser step of every active teacher on its ``rows`` (``[n_active, B]``) with mixup coefficients
+    ``lam`` (``[n_active, B]`` or None): mixup, the summed per-teacher loss, one fused Adam step; the losses are
+    added to the running training loss."""
     t = run.target[rows]
     if lam is not None:
         t = mix_pairs(t, lam)
     with autocast(run.device, run.mixed_precision):
         z = run.model.forward(state.params, state.buffers, run.source, rows, training=True, mix=lam)
-    per = per_teacher_loss(z, t, config.task, state.pos_weight)
+    per = per_teacher_loss(z, t, run.config.task, state.pos_weight)
     loss = per.sum()
     state.opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -812,7 +818,8 @@ def run_epochs(run: LoopInputs, state: LoopState, *, progress: bool, desc: str) 
             order = torch.as_tensor(np.stack([run.streams[int(i)].draw(run.n_train) for i in state.active]),
                                     device=device)
         for start in range(0, run.n_train, config.batch_size):
-            train_step(run, state, order[:, start:start + config.batch_size])
+            rows = order[:, start:start + config.batch_size]
+            train_step(run, state, rows, mixup_for_active(run, state, rows.shape[1]))
             total += 1
         state.epochs[state.active.numpy()] += 1
         state.steps[state.active.numpy()] = total
@@ -821,25 +828,39 @@ def run_epochs(run: LoopInputs, state: LoopState, *, progress: bool, desc: str) 
         bar.set_postfix(active=int(state.active.numel()))
 
 
+def step_plan(run: LoopInputs, state: LoopState) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The next :data:`~pate_study.learning.samplers.PLAN_STEPS` steps of every active teacher, drawn at once from
+    its own streams and moved to the device once: rows ``[n_active, PLAN_STEPS, B]`` and mixup coefficients of the
+    same shape (None without mixup). A step reads one slice of each."""
+    rows = index_plan([run.streams[int(i)] for i in state.active], run.config.batch_size).to(run.device)
+    return rows, mixup_for_active(run, state, tuple(rows.shape[1:]))
+
+
 def run_steps(run: LoopInputs, state: LoopState, *, progress: bool, desc: str) -> None:
     """The step schedule (Audio Set): ``max_steps`` steps of ``batch_size`` rows per teacher from its stream,
-    an evaluation every ``eval_every`` steps and at the last; early stopping only with ``step_patience``."""
+    an evaluation every ``eval_every`` steps and at the last; early stopping only with ``step_patience``.
+    Rows and mixup coefficients come in blocks (:func:`step_plan`); a teacher that stops leaves the block too."""
     config = run.config
     every = config.evaluation_interval
-    feeders = [BatchFeeder(stream, config.batch_size) for stream in run.streams]
     bar = tqdm(total=config.max_steps, desc=f"{desc} {len(state.steps)} (steps)", disable=not progress)
     run.model.set_training(True)
     for total in range(1, config.max_steps + 1):
-        rows = torch.stack([feeders[int(i)].next() for i in state.active]).to(run.device)
-        train_step(run, state, rows)
+        at = (total - 1) % PLAN_STEPS
+        if at == 0:
+            rows, lam = step_plan(run, state)
+        train_step(run, state, rows[:, at], None if lam is None else lam[:, at])
         state.steps[state.active.numpy()] = total
         if total % every == 0 or total == config.max_steps:
+            before = state.active
             done = evaluation_point(run, state, total)
             run.model.set_training(True)
             bar.update(every if total % every == 0 else total % every)
             bar.set_postfix(active=int(state.active.numel()))
             if done:
                 break
+            if state.active.numel() < before.numel():
+                keep = torch.isin(before, state.active).to(run.device)
+                rows, lam = rows[keep], None if lam is None else lam[keep]
     bar.close()
     state.epochs[:] = state.steps * config.batch_size // run.n_train
 

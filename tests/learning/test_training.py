@@ -6,7 +6,8 @@ import torch
 from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
 from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.learning.models import EmbeddingMLP
-from pate_study.learning.samplers import BatchFeeder, LabelBalancedStream, PermutationStream, mix_pairs, mixup_coefficients
+from pate_study.learning.samplers import (PLAN_STEPS, LabelBalancedStream, PermutationStream, index_plan, mix_pairs,
+                                         mixup_coefficients)
 from pate_study.learning.stacked import StackedMLP
 from pate_study.learning.student import fit_model
 from pate_study.learning.training import HISTORY_COLUMNS, TrainConfig, as_targets, per_teacher_loss, teacher_seeds
@@ -54,6 +55,67 @@ def test_balanced_stream_refills_exhausted_lists_with_a_reshuffle():
     assert np.array_equal(ids, again)
 
 
+def _popped_one_by_one(Y, ids, seed, chunks):
+    """Muschiol (2021) §4.4.2 written out plainly: per chunk, pop its labels from ``next_label``, then serve the labels
+    in ascending order, each popping its ids one by one; an exhausted list is refilled with
+    ``rng.permutation(original)``. The stream's definition, against which the vectorised draws are checked."""
+    rng = np.random.default_rng(seed)
+    by_label = {j: ids[np.flatnonzero(Y[:, j])] for j in range(Y.shape[1]) if Y[:, j].any()}
+    present = np.array(sorted(by_label))
+    next_label, left, out = [], {j: [] for j in by_label}, []
+    for k in chunks:
+        labels = []
+        for _ in range(k):
+            if not next_label:
+                next_label = list(rng.permutation(present))
+            labels.append(next_label.pop(0))
+        served = np.empty(k, dtype=np.int64)
+        for label in sorted(set(labels)):
+            for position in [i for i, lab in enumerate(labels) if lab == label]:
+                if not left[label]:
+                    left[label] = list(rng.permutation(by_label[label]))
+                served[position] = left[label].pop(0)
+        out.append(served)
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_balanced_stream_equals_popping_one_by_one(seed):
+    """The vectorised draw (one slice per label, all refills of a label in one ``Generator.permuted`` call) gives the
+    same ids, in the same order, as popping one at a time -- rare labels refilled many times within a chunk included."""
+    rng = np.random.default_rng(seed)
+    Y = rng.random((40, 9)) < np.linspace(0.02, 0.5, 9)
+    Y[0, 0] = True  # label 0 has a single row: refilled at every draw of it
+    ids = rng.permutation(1000)[:40]
+    chunks = [int(c) for c in rng.integers(1, 300, size=6)]
+    stream = LabelBalancedStream(Y, ids, rng=seed)
+    got = np.concatenate([stream.draw(k) for k in chunks])
+    assert np.array_equal(got, _popped_one_by_one(Y, ids, seed, chunks))
+
+
+def test_index_plan_is_the_streams_next_batches():
+    streams = [PermutationStream(np.arange(10) + 100 * i, torch.Generator().manual_seed(i)) for i in range(3)]
+    plan = index_plan(streams, batch_size=4, steps=5)
+    assert plan.shape == (3, 5, 4) and plan.dtype == torch.int64
+    for i in range(3):
+        expected = PermutationStream(np.arange(10) + 100 * i, torch.Generator().manual_seed(i)).draw(20)
+        assert torch.equal(plan[i].reshape(-1), expected)
+    Y = np.eye(3)[np.arange(30) % 3]
+    balanced = index_plan([LabelBalancedStream(Y, rng=7)], batch_size=6)
+    assert balanced.shape == (1, PLAN_STEPS, 6)
+    assert np.array_equal(balanced[0].reshape(-1).numpy(), LabelBalancedStream(Y, rng=7).draw(6 * PLAN_STEPS))
+    with pytest.raises(ValueError, match="batch_size"):
+        index_plan(streams, batch_size=0)
+
+
+def test_mixup_block_equals_one_draw_per_step():
+    """Drawing a block of steps at once gives each teacher the coefficients it would draw step by step."""
+    block = mixup_coefficients(0.4, [np.random.default_rng(3), np.random.default_rng(4)], (5, 8))
+    rngs = [np.random.default_rng(3), np.random.default_rng(4)]
+    steps = torch.stack([mixup_coefficients(0.4, rngs, 8) for _ in range(5)], dim=1)
+    assert block.shape == (2, 5, 8) and torch.equal(block, steps)
+
+
 def test_balanced_stream_skips_empty_labels_and_rejects_no_labels():
     Y = np.zeros((5, 3))
     Y[:, 1] = 1
@@ -65,14 +127,13 @@ def test_balanced_stream_skips_empty_labels_and_rejects_no_labels():
         LabelBalancedStream(Y, ids=np.arange(4))
 
 
-def test_permutation_stream_and_feeder_cycle_through_every_row():
+def test_permutation_stream_cycles_through_every_row_in_any_chunking():
     s = PermutationStream(np.arange(10, 20), torch.Generator().manual_seed(0))
     drawn = s.draw(30)
     for cycle in drawn.view(3, 10):
         assert sorted(cycle.tolist()) == list(range(10, 20))
-    f = BatchFeeder(PermutationStream(np.arange(10), torch.Generator().manual_seed(0)), batch_size=4,
-                    batches_per_draw=3)
-    batches = torch.cat([f.next() for _ in range(5)])
+    chunked = PermutationStream(np.arange(10), torch.Generator().manual_seed(0))
+    batches = torch.cat([chunked.draw(k) for k in (3, 9, 1, 7)])
     assert torch.equal(batches, PermutationStream(np.arange(10), torch.Generator().manual_seed(0)).draw(20))
 
 
@@ -283,14 +344,19 @@ def test_history_and_module_probabilities_survive_the_cache(tmp_path):
     assert v1.probabilities.shape == (2, 100, 5) and np.array_equal(v1.probabilities, v2.probabilities)
 
 
-def test_step_patience_stops_teachers_and_the_stack_still_matches_the_loop():
+@pytest.mark.parametrize("sampler, mixup_alpha", [("random", None), ("balanced", 1.0)])
+def test_step_patience_stops_teachers_and_the_stack_still_matches_the_loop(sampler, mixup_alpha):
+    """Teachers stop at different evaluations, inside a block of the index plan (evaluations every 5 steps, blocks
+    of PLAN_STEPS): the teachers left must go on with their own rows and mixup coefficients, as each does alone."""
     X, Y = _multilabel(n=600, seed=3)
     Y = np.where(np.random.default_rng(0).random(Y.shape) < 0.3, 1 - Y, Y)  # noisy: validation loss turns up
     parts = make_partitions(600, 4, 60, val_size=40, seed=0)
-    cfg = EnsembleConfig(**{**STEP, "lr": 5e-2}, max_steps=200, eval_every=5, step_patience=2, allow_empty_labels=True)
+    cfg = EnsembleConfig(**{**STEP, "lr": 5e-2}, max_steps=200, eval_every=5, step_patience=2, allow_empty_labels=True,
+                         sampler=sampler, mixup_alpha=mixup_alpha)
     v = train_ensemble(X, Y, parts, cfg, seed=0, progress=False)
     lp = train_ensemble_loop(X, Y, parts, cfg, seed=0, progress=False)
     assert v.steps.min() < 200 and np.array_equal(v.steps, lp.steps)
+    assert len(set(v.steps.tolist())) > 1 and (v.steps % PLAN_STEPS != 0).any()  # stopped apart, inside blocks
     assert (v.best_step <= v.steps).all() and (v.steps - v.best_step == 10).all()  # stopped 2 evaluations later
     np.testing.assert_allclose(v.probabilities(X), lp.probabilities(X), atol=1e-5)
 
