@@ -9,7 +9,9 @@ embeddings with Zipf-like labels (``bench_ensemble.synthetic_embeddings``; speed
 * **recipe, training only**: notebook 04's balanced sampler (Muschiol 2021 §4.4.2) and mixup (§4.4.3), one
   evaluation at the end -- the sampler's and mixup's cost on top of the bare step;
 * **notebook 04's step**: the recipe with an evaluation every ``eval_every`` steps on the validation split and
-  the curve clips (mAP and AUC per teacher) -- what a step of the notebook costs.
+  the curve clips (mAP and AUC per teacher) -- what a step of the notebook costs;
+* with ``--compile``, **the recipe's training step compiled** (``TeacherSpec.compile_step``: ``torch.compile``, CUDA
+  graphs on CUDA); compilation happens in the warm-up and in the first steps of each run, which the slope cancels.
 
 Each row's time per step is the slope ``(t_B - t_A) / (B - A)`` of two runs of ``A`` and ``B`` steps (both
 multiples of ``eval_every``), so initialisation, the final evaluation and the test-set scoring cancel; the best of
@@ -72,6 +74,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--steps", type=int, nargs=2, default=[200, 1000], metavar=("A", "B"),
                     help="the two run lengths of the slope (multiples of --eval-every)")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--compile", action="store_true",
+                    help="add a row: the recipe's training step through torch.compile (TeacherSpec.compile_step)")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     ap.add_argument("--seed", type=int, default=0)
@@ -94,6 +98,8 @@ def main(argv: list[str] | None = None) -> dict:
     specs = {"bare stacked step (random sampler, no mixup)": recipe.replace(sampler="random", mixup_alpha=None),
              "recipe, training only (balanced sampler, mixup)": recipe,
              f"notebook 04's step (recipe + evaluation every {args.eval_every})": recipe}
+    if args.compile:
+        specs["recipe, training only, compiled step"] = recipe.replace(compile_step=True)
 
     def runner(spec: TeacherSpec, evaluate: bool):
         def run(steps: int) -> None:
@@ -102,10 +108,11 @@ def main(argv: list[str] | None = None) -> dict:
                            seed=args.seed, curve_clips=args.curve, device=str(dev))
         return run
 
-    runner(recipe, True)(args.eval_every)  # warm-up: first-call library initialisation is not part of the comparison
+    for spec in {spec.compile_step: spec for spec in specs.values()}.values():  # warm-up: library initialisation and
+        runner(spec, True)(args.eval_every)                                    # compilation are not compared
     peak_before = matmul_peak(device=dev)
-    per_step = {name: seconds_per_step(runner(spec, evaluate=i == 2), tuple(args.steps), args.repeats, dev)
-                for i, (name, spec) in enumerate(specs.items())}
+    per_step = {name: seconds_per_step(runner(spec, evaluate=name.startswith("notebook")), tuple(args.steps),
+                                       args.repeats, dev) for name, spec in specs.items()}
     peak = max(peak_before, matmul_peak(device=dev))
     step_flops = matmul_flops_per_sample((128, *args.hidden, args.labels)) * args.batch_size * n
     bare = next(iter(per_step.values()))

@@ -150,13 +150,16 @@ def first_layer(inputs: _Inputs, idx: torch.Tensor, W: torch.Tensor, b: torch.Te
 
 
 def hidden_layers(h: torch.Tensor, weights: Sequence[torch.Tensor], biases: Sequence[torch.Tensor],
-                  dropout: float = 0.0, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Remaining layers: ReLU (and dropout) after each hidden layer, ``baddbmm`` for the linear maps."""
-    for W, b in zip(weights, biases):
+                  dropout: float = 0.0, generator: torch.Generator | None = None,
+                  keep: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
+    """Remaining layers: ReLU (and dropout) after each hidden layer, ``baddbmm`` for the linear maps. Dropout's
+    keep-masks are drawn from ``generator``, or given in ``keep`` (one per layer, drawn beforehand by
+    :meth:`StackedMLP.dropout_masks`: the same draws, for a compiled step, which cannot take a generator)."""
+    for i, (W, b) in enumerate(zip(weights, biases)):
         h = torch.relu_(h)  # h is always a fresh intermediate; in place saves an allocation
-        if dropout > 0 and generator is not None:
-            keep = torch.rand(h.shape, generator=generator, device=h.device) >= dropout
-            h = h * keep / (1.0 - dropout)
+        if dropout > 0 and (generator is not None or keep is not None):
+            mask = keep[i] if keep is not None else torch.rand(h.shape, generator=generator, device=h.device) >= dropout
+            h = h * mask / (1.0 - dropout)
         h = torch.baddbmm(b, h, W)
     return h
 
@@ -199,8 +202,17 @@ class StackedMLP:
     def set_training(self, training: bool) -> None:  # no mode-dependent layers besides dropout
         pass
 
+    def dropout_masks(self, n: int, batch: int) -> list[torch.Tensor] | None:
+        """The keep-masks :meth:`forward` would draw for a training batch ``[n, batch]``: one per hidden layer, in
+        its order, from the same generator (passing them as ``keep`` gives the same dropout); None without dropout."""
+        if self._generator is None:
+            return None
+        return [torch.rand((n, batch, width), generator=self._generator, device=self.device) >= self.dropout
+                for width in self.layer_sizes[1:-1]]
+
     def forward(self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: _Inputs,
-                rows: torch.Tensor, *, training: bool, mix: torch.Tensor | None = None) -> torch.Tensor:
+                rows: torch.Tensor, *, training: bool, mix: torch.Tensor | None = None,
+                keep: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
         Ws, bs = params[:self.n_layers], params[self.n_layers:]
         if rows.dim() == 1:  # the same rows for every teacher (queries)
             x = source.dense[rows] if source.dense is not None else source.rows_dense(rows)
@@ -211,7 +223,7 @@ class StackedMLP:
             h = first_layer(source, rows, Ws[0], bs[0], source.dense is None)
         if mix is not None:
             h = mix_pairs(h, mix)
-        return hidden_layers(h, Ws[1:], bs[1:], self.dropout if training else 0.0, self._generator)
+        return hidden_layers(h, Ws[1:], bs[1:], self.dropout if training else 0.0, self._generator, keep)
 
 
 # --------------------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ __all__ = [
     "per_teacher_loss", "EarlyStopping", "record_stacked_losses", "compact_optimizer", "flush_denormal_enabled",
     "flush_denormal_on_cpu", "adam_kwargs", "train_stacked",
     "HISTORY_COLUMNS", "weighted_bce_with_logits", "EvaluationEvent", "adaptive_class_weights",
-    "AdaptiveClassWeights", "LoopInputs", "LoopState", "train_step", "evaluate_active", "select_checkpoints",
+    "AdaptiveClassWeights", "LoopInputs", "LoopState", "step_loss", "train_step", "evaluate_active", "select_checkpoints",
     "evaluation_point", "run_epochs", "run_steps",
 ]
 
@@ -101,7 +101,10 @@ class TrainConfig:
     (Muschiol 2021 §4.4.2). ``mixup_alpha``: None (off) or the Beta parameter (the thesis states none;
     :data:`pate_study.learning.samplers.MIXUP_ALPHA_DEFAULT` = 1.0 follows PANNs). ``selection``/``select_on``:
     which split and score pick each teacher's checkpoint. ``allow_empty_labels``: a multi-label column
-    with no positive row in any teacher's training rows is an error unless this is set.
+    with no positive row in any teacher's training rows is an error unless this is set. ``compile_step``: the
+    forward and loss of a training step (:func:`step_loss`) through ``torch.compile`` -- on CUDA with
+    ``mode="reduce-overhead"`` (CUDA graphs), elsewhere inductor's default -- for the stacked MLP only; the same
+    draws as the eager step, float results equal to rounding (fused kernels), never used by a committed output.
     """
 
     task: str = "binary"
@@ -118,6 +121,7 @@ class TrainConfig:
     selection: str = "validation"
     select_on: str = "loss"
     allow_empty_labels: bool = False
+    compile_step: bool = False
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -141,6 +145,8 @@ class TrainConfig:
             raise ValueError(f"selection={self.selection!r}: expected one of {SELECTIONS}")
         if self.select_on not in SELECT_ON:
             raise ValueError(f"select_on={self.select_on!r}: expected one of {SELECT_ON}")
+        if not isinstance(self.compile_step, bool):
+            raise ValueError(f"compile_step={self.compile_step!r}: expected True or False")
 
     @property
     def step_schedule(self) -> bool:
@@ -586,6 +592,7 @@ class LoopInputs:
     streams: list[Any]            # per-teacher row streams (pate_study.learning.samplers)
     mix_rngs: list[np.random.Generator] | None
     on_evaluate: Callable[[EvaluationEvent], Any] | None
+    loss_fn: Callable[..., torch.Tensor]  # step_loss, or its torch.compile-d version (TrainConfig.compile_step)
 
     @property
     def n_train(self) -> int:
@@ -676,7 +683,8 @@ def _prepare(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.nd
         torch.as_tensor(train_rows, device=device), torch.as_tensor(val_rows, device=device),
         _label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None, test_set,
         _streams(config, y_np, train_rows, seeds),
-        [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None, on_evaluate)
+        [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None, on_evaluate,
+        compiled_step_loss(model, device) if config.compile_step else step_loss)
     params = [p.detach().clone().requires_grad_() for p in model.params()]
     buffers = [b.detach().clone() for b in model.buffers()]
     state = LoopState(
@@ -696,16 +704,37 @@ def mixup_for_active(run: LoopInputs, state: LoopState, shape: int | tuple[int, 
     return mixup_coefficients(run.config.mixup_alpha, [run.mix_rngs[int(i)] for i in state.active], shape, run.device)
 
 
-def train_step(run: LoopInputs, state: LoopState, rows: torch.Tensor, lam: torch.Tensor | None) -> None:
-    """One optimiser step of every active teacher on its ``rows`` (``[n_active, B]``) with mixup coefficients
-    ``lam`` (``[n_active, B]`` or None): mixup, the summed per-teacher loss, one fused Adam step; the losses are
-    added to the running training loss."""
-    t = run.target[rows]
+def step_loss(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: Any,
+              rows: torch.Tensor, target: torch.Tensor, lam: torch.Tensor | None, keep: Sequence[torch.Tensor] | None,
+              pos_weight: torch.Tensor | None, task: str, device: torch.device, amp: bool | None) -> torch.Tensor:
+    """Per-teacher training loss ``[n_active]`` of one step: the rows' targets (mixed with ``lam`` under mixup), the
+    forward pass (autocast as ``amp`` says; dropout masks ``keep`` drawn beforehand, or drawn by the model when None)
+    and :func:`per_teacher_loss`."""
+    t = target[rows]
     if lam is not None:
         t = mix_pairs(t, lam)
-    with autocast(run.device, run.mixed_precision):
-        z = run.model.forward(state.params, state.buffers, run.source, rows, training=True, mix=lam)
-    per = per_teacher_loss(z, t, run.config.task, state.pos_weight)
+    with autocast(device, amp):
+        z = model.forward(params, buffers, source, rows, training=True, mix=lam,
+                          **({} if keep is None else {"keep": keep}))
+    return per_teacher_loss(z, t, task, pos_weight)
+
+
+def compiled_step_loss(model: Any, device: torch.device) -> Callable[..., torch.Tensor]:
+    """:func:`step_loss` through ``torch.compile`` (CUDA: ``mode="reduce-overhead"``, CUDA graphs; otherwise
+    inductor's default mode). Only for models whose dropout masks can be drawn outside the compiled graph
+    (``dropout_masks``: :class:`pate_study.learning.stacked.StackedMLP`); a ``torch.Generator`` inside breaks it."""
+    if not hasattr(model, "dropout_masks"):
+        raise ValueError(f"compile_step=True: only the stacked MLP (StackedMLP) is compiled, got {type(model).__name__}")
+    return torch.compile(step_loss, mode="reduce-overhead" if device.type == "cuda" else None, dynamic=False)
+
+
+def train_step(run: LoopInputs, state: LoopState, rows: torch.Tensor, lam: torch.Tensor | None) -> None:
+    """One optimiser step of every active teacher on its ``rows`` (``[n_active, B]``) with mixup coefficients
+    ``lam`` (``[n_active, B]`` or None): the summed per-teacher loss (:func:`step_loss`), one fused Adam step; the
+    losses are added to the running training loss."""
+    keep = run.model.dropout_masks(*rows.shape) if run.config.compile_step else None
+    per = run.loss_fn(run.model, state.params, state.buffers, run.source, rows, run.target, lam, keep,
+                      state.pos_weight, run.config.task, run.device, run.mixed_precision)
     loss = per.sum()
     state.opt.zero_grad(set_to_none=True)
     loss.backward()

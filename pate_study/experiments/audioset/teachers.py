@@ -38,7 +38,9 @@ class TeacherSpec:
     a better validation score (the thesis stops "after a decrease in performance ... is detected";
     None: all ``steps``). ``class_weights``: None (plain BCE, the thesis' final recipe) or "adaptive"
     (§5.1.3, Fig 5.11: :class:`pate_study.learning.training.AdaptiveClassWeights` with ``weight_max`` and
-    ``weight_temperature``)."""
+    ``weight_temperature``). ``compile_step``: the training step through ``torch.compile``
+    (:class:`pate_study.learning.training.TrainConfig`): a speed setting, not part of the recipe, so not in
+    its ``repr`` (nor in the cache keys built from it); its results equal the eager step's to rounding."""
 
     hidden: tuple[int, ...] = (256, 256)
     dropout: float = 0.5
@@ -53,6 +55,7 @@ class TeacherSpec:
     class_weights: str | None = None
     weight_max: float = 4.0
     weight_temperature: float = 0.1
+    compile_step: bool = dataclasses.field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.class_weights not in (None, "adaptive"):
@@ -148,7 +151,8 @@ def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_
     config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
                          eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
                          selection="last" if last else "validation", select_on=spec.select_on,
-                         step_patience=None if last else spec.patience, allow_empty_labels=True)
+                         step_patience=None if last else spec.patience, allow_empty_labels=True,
+                         compile_step=spec.compile_step)
     curve = np.sort(np.random.default_rng(seed).permutation(len(X_test))[:curve_clips])
     val_rows = np.tile(np.asarray(val, dtype=np.int64), (n, 1))
     res = train_stacked(model, X, Y.astype(np.float32), partitions.train, val_rows, config, seeds,
