@@ -23,7 +23,8 @@ deleted at the end, and each stage calls the package's public functions:
   :func:`audioset.pipeline.ensemble_votes` does), written to disk for the next stages;
 * ``teachers``: the 50 stacked embedding-MLP teachers (:func:`audioset.teachers.train_teachers`, the thesis's
   head widths 512-256, balanced sampler, mixup 1.0, Adam, batch 64, checkpoint on a validation split), two runs
-  of ``A`` and ``B`` steps with a single evaluation each, so (t_B - t_A) / (B - A) is the cost of one step;
+  of ``A`` and ``B`` steps with a single evaluation each, so (t_B - t_A) / (B - A) is the cost of one step, and a
+  third of ``B`` steps with five evaluations (validation split and 2,000 curve clips), for the cost of one;
 * ``query``: the 50 teachers' probabilities on the public pool and the test set (``[50, 40,258, 153]`` float32),
   the stacked forward pass of :class:`pate_study.learning.stacked.StackedMLP` at the teachers' initial weights (the cost
   of inference does not depend on the weights' values; ``train_teachers`` keeps the trained ones to itself),
@@ -37,8 +38,8 @@ deleted at the end, and each stage calls the package's public functions:
   recipe), and one student at ``A`` and ``A + --student-extra`` steps (best of 2) for the cost of a student step.
 
 The last lines extrapolate to the thesis's 10,000 iterations per model from the per-step times measured here
-(an extrapolation on this machine, not a measured run): teachers ``fixed + 10,000 x step``, each student the
-same, plus the clip features, querying and aggregation as measured. ε and student scores on synthetic data are
+(an extrapolation on this machine, not a measured run): teachers ``fixed + 10,000 x step`` plus an evaluation every
+100 steps (notebook 04's cadence), each student ``fixed + 10,000 x step``, plus the clip features, querying and aggregation as measured. ε and student scores on synthetic data are
 not results; only time and memory are.
 
   python benchmarks/bench_scale.py                      # thesis sizes, about 10 minutes on 2 cores
@@ -75,6 +76,9 @@ STAGES = ("write", "loader", "features", "teachers", "query", "aggregate", "stud
 #: Floors under which a small --scale would leave the pipeline nothing to do (stated in the output when used).
 FLOORS = {"train_clips": 2500, "test_clips": 300}
 CHUNK = 65_536
+EVALUATIONS = 5     # the teachers' third run: B steps with this many evaluations, for the cost of one
+EVAL_EVERY = 100    # notebook 04's evaluation cadence, used in the estimate
+CURVE_CLIPS = 2000  # train_teachers' default curve sample, scored at every evaluation
 
 
 def sizes(scale: float) -> dict:
@@ -245,10 +249,10 @@ def _pools(sz: dict, seed: int):
     return split, parts, public
 
 
-def _spec(steps: int):
+def _spec(steps: int, eval_every: int | None = None):
     from pate_study.experiments.audioset import teachers as at
 
-    return at.TeacherSpec(**SPEC, steps=int(steps), eval_every=int(steps))
+    return at.TeacherSpec(**SPEC, steps=int(steps), eval_every=int(eval_every or steps))
 
 
 def stage_teachers(folder: Path, sz: dict, seed: int, steps: tuple[int, int], **_) -> dict:
@@ -266,15 +270,23 @@ def stage_teachers(folder: Path, sz: dict, seed: int, steps: tuple[int, int], **
     for s in steps:
         start = time.perf_counter()
         run = at.train_teachers(X[:n_train], Y[:n_train], parts, split.val, x_test, y_test, _spec(s), seed=seed,
-                                name=f"scale teachers {s} steps")
+                                curve_clips=CURVE_CLIPS, name=f"scale teachers {s} steps")
         times.append(time.perf_counter() - start)
         assert run.map.shape == (sz["teachers"],)
     per_step = (times[1] - times[0]) / (steps[1] - steps[0])
+    every = max(1, steps[1] // EVALUATIONS)  # B steps again, with several evaluations instead of one
+    evaluations = -(-steps[1] // every)
+    start = time.perf_counter()
+    at.train_teachers(X[:n_train], Y[:n_train], parts, split.val, x_test, y_test, _spec(steps[1], every),
+                      seed=seed, curve_clips=CURVE_CLIPS, name=f"teachers {steps[1]} steps, {evaluations} evaluations")
+    per_evaluation = (time.perf_counter() - start - times[1]) / max(1, evaluations - 1)
     return {"runs_s": times, "steps": list(steps), "seconds_per_step": per_step,
-            "fixed_s": times[0] - steps[0] * per_step, "teacher_pool": len(split.teacher),
-            "clips_per_teacher": int(parts.train.shape[1]), "validation": len(split.val),
+            "fixed_s": times[0] - steps[0] * per_step, "seconds_per_evaluation": per_evaluation,
+            "teacher_pool": len(split.teacher), "clips_per_teacher": int(parts.train.shape[1]),
+            "validation": len(split.val),
             "note": f"{sz['teachers']} teachers x {parts.train.shape[1]:,} clips, MLP 128-512-256-{sz['labels']}: "
-                    f"{per_step:.3f} s per step of the stack ((t_B - t_A) / (B - A))"}
+                    f"{per_step:.3f} s per step of the stack ((t_B - t_A) / (B - A)); {per_evaluation:.1f} s per "
+                    f"evaluation (validation {len(split.val):,} + {CURVE_CLIPS:,} curve clips)"}
 
 
 def stage_query(folder: Path, sz: dict, seed: int, **_) -> dict:
@@ -431,7 +443,7 @@ def run_stage(stage: str, folder: Path, args: argparse.Namespace) -> dict:
 def estimate(rows: dict, n_iter: int) -> dict:
     """Per-step times measured here, extrapolated to ``n_iter`` iterations per model (not a measured run)."""
     t, s = rows["teachers"], rows["students"]
-    teachers = t["fixed_s"] + n_iter * t["seconds_per_step"]
+    teachers = t["fixed_s"] + n_iter * t["seconds_per_step"] + n_iter // EVAL_EVERY * t["seconds_per_evaluation"]
     students = THESIS["students"] * (s["fixed_s"] + n_iter * s["seconds_per_step"])
     once = rows["features"]["wall_s"] + rows["query"]["forward_s"] + rows["aggregate"]["wall_s"]
     return {"iterations": n_iter, "teachers_s": teachers, "students_s": students, "features_query_aggregate_s": once,
