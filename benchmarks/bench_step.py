@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> dict:
                            seed=args.seed, curve_clips=args.curve, device=str(dev))
         return run
 
-    for spec in {spec.compile_step: spec for spec in specs.values()}.values():  # warm-up: library initialisation and
-        runner(spec, True)(args.eval_every)                                    # compilation are not compared
+    for spec in {getattr(spec, "compile_step", False): spec for spec in specs.values()}.values():  # warm-up: imports,
+        runner(spec, True)(args.eval_every)  # first calls and compilation are not part of the comparison
     peak_before = matmul_peak(device=dev)
     per_step = {name: seconds_per_step(runner(spec, evaluate=name.startswith("notebook")), tuple(args.steps),
                                        args.repeats, dev) for name, spec in specs.items()}
