@@ -8,7 +8,9 @@ the loop of single models used as reference and baseline, and the student traine
 
 1. rows: each teacher draws ``batch_size`` rows of its own partition from its own stream
    (:mod:`pate_study.learning.samplers`: shuffled cycles, or Muschiol 2021 §4.4.2's label-balanced sampler);
-2. optional mixup (Muschiol 2021 §4.4.3), coefficients from each teacher's own generator;
+2. optional mixup (Muschiol 2021 §4.4.3), coefficients from each teacher's own generator -- in the step schedule
+   rows and coefficients come in blocks of :data:`~pate_study.learning.samplers.PLAN_STEPS` steps
+   (:func:`step_plan`: one host draw per teacher and block, one copy to the device, one slice per step);
 3. loss per teacher (BCE with logits, Muschiol Eq. 2.2, for binary and multi-label; cross-entropy for
    multi-class; soft cross-entropy for mixed one-hot targets), summed over teachers -- the teachers'
    parameters are disjoint, so each gets exactly its own gradient;
