@@ -274,8 +274,10 @@ class EvaluationEvent:
     ``teachers``: ids of the active teachers (row ``j`` of every array below is teacher ``teachers[j]``);
     ``scores``: split -> metric -> ``[n_active]`` (as recorded in the history); ``val_probs`` /
     ``val_truth``: ``[n_active, m_val, k]`` validation probabilities and 0/1 labels (None without
-    validation rows); ``class_weights``: the current positive-class weights ``[n_active, k]`` (None: unweighted).
-    The hook returns None (keep the weights) or new weights ``[k]`` or ``[n_active, k]`` for the next steps.
+    validation rows); ``class_weights``: the current positive-class weights ``[n_active, k]`` (None: unweighted);
+    ``params``: the active teachers' parameters at this step (stacked tensors, to read, never to change -- e.g. to
+    score them on data of the hook's own). The hook returns None (keep the weights) or new weights ``[k]`` or
+    ``[n_active, k]`` for the next steps.
     """
 
     step: int
@@ -284,6 +286,7 @@ class EvaluationEvent:
     val_probs: np.ndarray | None
     val_truth: np.ndarray | None
     class_weights: np.ndarray | None
+    params: tuple[torch.Tensor, ...] = ()
 
 
 def adaptive_class_weights(class_ap: np.ndarray, *, max_weight: float = 4.0, temperature: float = 0.1) -> np.ndarray:
@@ -783,7 +786,8 @@ def _apply_hook(run: LoopInputs, state: LoopState, at_step: int, scores: dict, v
     """Call ``on_evaluate``; new class weights it returns apply from the next step on."""
     ids = state.active.numpy()
     event = EvaluationEvent(at_step, ids.copy(), scores, val_probs, run.val_truth[ids] if run.n_val else None,
-                            None if state.pos_weight is None else state.pos_weight[:, 0].cpu().numpy())
+                            None if state.pos_weight is None else state.pos_weight[:, 0].cpu().numpy(),
+                            tuple(p.detach() for p in state.params))
     new_weights = run.on_evaluate(event)
     if new_weights is not None:
         state.pos_weight = torch.as_tensor(_check_class_weights(new_weights, len(ids), run.n_outputs,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -127,6 +128,19 @@ def stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048)
     return torch.cat(out, dim=1).numpy()
 
 
+def teacher_stack(n_features: int, n_labels: int, seeds: np.ndarray, spec: TeacherSpec, device: torch.device, *,
+                  last: bool = False) -> tuple[StackedMLP, TrainConfig]:
+    """The stacked embedding MLPs of ``spec`` (one per row of ``seeds``, ``[n, 3]``) and the training settings
+    :func:`train_teachers` runs them with (``last=True``: final parameters, no early stopping)."""
+    model = StackedMLP((n_features, *spec.hidden, n_labels), seeds, dropout=spec.dropout, device=device)
+    config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
+                         eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
+                         selection="last" if last else "validation", select_on=spec.select_on,
+                         step_patience=None if last else spec.patience, allow_empty_labels=True,
+                         compile_step=spec.compile_step)
+    return model, config
+
+
 def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
                    Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
                    name: str = "", last: bool = False, device: str | None = None,
@@ -147,12 +161,7 @@ def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_
     seeds = teacher_seeds(seed, n) if train_seeds is None else np.asarray(train_seeds, dtype=np.uint32)
     if seeds.shape != (n, 3):
         raise ValueError(f"train_seeds: shape {seeds.shape}, expected ({n}, 3): one (init, shuffle, dropout) row per teacher")
-    model = StackedMLP((X.shape[1], *spec.hidden, Y.shape[1]), seeds, dropout=spec.dropout, device=dev)
-    config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
-                         eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
-                         selection="last" if last else "validation", select_on=spec.select_on,
-                         step_patience=None if last else spec.patience, allow_empty_labels=True,
-                         compile_step=spec.compile_step)
+    model, config = teacher_stack(X.shape[1], Y.shape[1], seeds, spec, dev, last=last)
     curve = np.sort(np.random.default_rng(seed).permutation(len(X_test))[:curve_clips])
     val_rows = np.tile(np.asarray(val, dtype=np.int64), (n, 1))
     res = train_stacked(model, X, Y.astype(np.float32), partitions.train, val_rows, config, seeds,
@@ -179,20 +188,43 @@ def replicated_partitions(partitions: Partitions, n_teachers: int, seeds: int) -
     return Partitions(np.tile(partitions.train[:n_teachers], (seeds, 1)))
 
 
+class ClassAPAtSteps:
+    """An ``on_evaluate`` hook (:class:`pate_study.learning.training.EvaluationEvent`) that scores teacher 0 of a
+    stack on a test set at the evaluations of ``steps`` -- :func:`stacked_probabilities` of the parameters the
+    event carries, then :func:`pate_study.learning.metrics.average_precision_per_class` -- into ``class_ap``
+    (step -> ``[C]``); ``inner``: a hook it calls first and whose return (class weights or None) it passes on."""
+
+    def __init__(self, model: StackedMLP, X_test: np.ndarray, Y_test: np.ndarray, steps, inner=None) -> None:
+        self.model, self.source, self.Y_test = model, model.source(X_test, "X_test"), Y_test
+        self.steps, self.inner, self.class_ap = {int(s) for s in steps}, inner, {}
+
+    def __call__(self, event) -> np.ndarray | None:
+        weights = self.inner(event) if self.inner is not None else None
+        if event.step in self.steps:
+            probs = stacked_probabilities(self.model, event.params, self.source, len(self.Y_test))
+            self.class_ap[event.step] = average_precision_per_class(self.Y_test, probs[0])
+        return weights
+
+
 def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
                         spec: TeacherSpec, checkpoints, *, seed: int = 0) -> np.ndarray:
-    """Per-class test AP ``[len(checkpoints), C]`` of one teacher after each number of steps in
-    ``checkpoints`` (Figs A.2/A.3: every evaluation step of the teacher). Each checkpoint is the same seeded run
-    stopped there (the loop is deterministic on the CPU and an evaluation draws no random numbers, so a shorter run
-    is a prefix of a longer one; a teacher trained alone, as the baseline is). Cost: the sum of the checkpoints'
-    steps."""
-    rows = Partitions(np.asarray(train_rows, dtype=np.int64)[None])
-    out = []
-    for s in checkpoints:
-        run = train_teachers(X, Y, rows, np.zeros(0, np.int64), X_test, Y_test,
-                             spec.replace(steps=int(s), eval_every=int(s)), seed=seed, curve_clips=1, last=True)
-        out.append(run.class_ap[0])
-    return np.stack(out)
+    """Per-class test AP ``[len(checkpoints), C]`` of one teacher after each number of steps in ``checkpoints``
+    (Figs A.2/A.3: every evaluation step of the teacher), trained alone (as the baseline is) with final parameters
+    and no early stopping, in **one** run of ``max(checkpoints)`` steps evaluated every ``gcd(checkpoints)`` steps
+    (:class:`ClassAPAtSteps` scores it at each checkpoint). The same as training one run per checkpoint and
+    scoring its final parameters: the loop is deterministic on the CPU and an evaluation draws no random number and
+    changes no parameter, so a shorter run is a prefix of a longer one."""
+    steps = [int(s) for s in checkpoints]
+    if not steps or min(steps) < 1:
+        raise ValueError(f"checkpoints={checkpoints!r}: expected positive step counts")
+    dev = choose_device(None)
+    seeds = teacher_seeds(seed, 1)
+    model, config = teacher_stack(X.shape[1], Y.shape[1], seeds, spec.replace(
+        steps=max(steps), eval_every=math.gcd(*steps)), dev, last=True)
+    probe = ClassAPAtSteps(model, X_test, Y_test, steps, spec.evaluation_hook())
+    train_stacked(model, X, Y.astype(np.float32), np.asarray(train_rows, dtype=np.int64)[None], np.zeros((1, 0), np.int64),
+                  config, seeds, device=dev, progress=False, desc="checkpoints", on_evaluate=probe)
+    return np.stack([probe.class_ap[s] for s in steps])
 
 
 def evaluation_steps(history: pd.DataFrame, teacher: int = 0) -> list[int]:
