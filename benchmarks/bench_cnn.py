@@ -15,7 +15,8 @@ for every variant):
   only, one after another with each teacher on its own CUDA stream.
 
 Each row: median seconds of ``--steps`` timed steps after ``--warmup`` untimed ones (compilation, cuDNN autotuning,
-allocator), training clips/s (``teachers x batch / step``, as the "training clips/s" column of benchmarks/README.md),
+allocator); the timed steps are interleaved (one step of every variant of an architecture in turn, ``--steps``
+rounds), so that a load that changes during the run -- this machine is shared -- reaches every row alike; training clips/s (``teachers x batch / step``, as the "training clips/s" column of benchmarks/README.md),
 the ratio to today's one-teacher row, and the FLOP rate as a % of the device's peak measured in the same run
 (:func:`matmul_peak`, :func:`conv_peak`; float32 rows against the float32 peak, bf16 rows against the bf16 peak).
 FLOPs of a step are counted by ``torch.utils.flop_counter.FlopCounterMode`` (convolutions and matrix products,
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
+from tqdm import tqdm
 
 from pate_study.core.device import autocast, choose_device, describe_device, use_mixed_precision
 from pate_study.experiments.audioset.teachers import deterministic_kernels
@@ -162,7 +164,7 @@ def time_steps(step: Callable[[], None], device: torch.device, warmup: int, step
         step()
         _sync(device)
         times.append(time.perf_counter() - t)
-    return warm, statistics.median(times)
+    return warm, statistics.median(times) if times else float("nan")
 
 
 def step_flops(setup: Setup, architecture: str) -> int:
@@ -206,59 +208,83 @@ def row_dtype(device: torch.device, options: dict) -> torch.dtype:
     return torch.bfloat16 if options.get("autocast_dtype") or use_mixed_precision(device) else torch.float32
 
 
+def interleaved_medians(steps: dict[str, Callable[[], None]], device: torch.device, warmup: int,
+                        rounds: int) -> dict[str, tuple[float, float | None, str | None]]:
+    """Per variant: (warm-up seconds, median step seconds, error). Every variant is warmed up first (compilation,
+    autotuning), then ``rounds`` rounds each time one step of every variant in turn, so that a load that changes
+    during the run (a shared machine) reaches every variant alike; a variant that fails is reported, not timed."""
+    out: dict[str, tuple[float, float | None, str | None]] = {}
+    live = {}
+    for name, step in steps.items():
+        try:
+            warm, _ = time_steps(step, device, warmup, 0)
+            live[name] = step
+            out[name] = (warm, None, None)
+        except (RuntimeError, torch.OutOfMemoryError) as exc:  # a variant the device cannot run: say so
+            logger.warning("%s: %s", name, str(exc).splitlines()[0][:200])
+            out[name] = (0.0, None, str(exc).splitlines()[0][:80])
+    times: dict[str, list[float]] = {name: [] for name in live}
+    for _ in tqdm(range(rounds), desc="rounds", leave=False):
+        for name, step in live.items():
+            _sync(device)
+            t = time.perf_counter()
+            step()
+            _sync(device)
+            times[name].append(time.perf_counter() - t)
+    for name in live:
+        out[name] = (out[name][0], statistics.median(times[name]), None)
+    return out
+
+
 def bench_architecture(setup: Setup, architecture: str, args: argparse.Namespace, peaks: dict) -> list[dict]:
+    """All variants of one architecture, timed interleaved (:func:`interleaved_medians`)."""
     dev = setup.device
     flops = step_flops(setup, architecture)
-    rows: list[dict] = []
-
-    def record(name: str, teachers: int, options: dict, step: Callable[[], None]) -> None:
-        try:
-            warm, t = time_steps(step, dev, args.warmup, args.steps)
-        except (RuntimeError, torch.OutOfMemoryError) as exc:  # a variant the device cannot run: say so
-            logger.warning("%s %s: %s", architecture, name, str(exc).splitlines()[0][:200])
-            rows.append({"architecture": architecture, "variant": name, "teachers": teachers, "error":
-                         str(exc).splitlines()[0][:80]})
-            return
+    n = args.teachers
+    steps: dict[str, Callable[[], None]] = {}
+    meta: dict[str, tuple[int, dict]] = {}
+    for name in args.variants:
+        steps[name] = Trainer(setup, architecture, 1, OPTIONS[name]).step
+        meta[name] = (1, OPTIONS[name])
+    for name in args.sharing_variants:
+        options = OPTIONS[name]
+        steps[f"{name}, {n} stacked (vmap)"] = Trainer(setup, architecture, n, options).step
+        singles = [Trainer(setup, architecture, 1, options, seed=i) for i in range(n)]
+        steps[f"{name}, {n} one after another"] = one_after_another(singles)
+        if dev.type == "cuda":
+            steps[f"{name}, {n} on CUDA streams"] = on_streams(singles, dev)
+        for key in list(steps)[-(3 if dev.type == "cuda" else 2):]:
+            meta[key] = (n, options)
+    measured = interleaved_medians(steps, dev, args.warmup, args.steps)
+    rows = []
+    for name, (warm, t, error) in measured.items():
+        teachers, options = meta[name]
+        row = {"architecture": architecture, "variant": name, "teachers": teachers, "warmup_s": warm,
+               "gflop_per_teacher_step": flops / 1e9}
+        if error is not None:
+            rows.append({**row, "error": error})
+            continue
         dtype = row_dtype(dev, options)
         gflops = teachers * flops / t / 1e9
-        rows.append({"architecture": architecture, "variant": name, "teachers": teachers, "warmup_s": warm,
-                     "step_s": t, "clips_per_s": teachers * setup.batch / t, "gflops": gflops,
+        rows.append({**row, "step_s": t, "clips_per_s": teachers * setup.batch / t, "gflops": gflops,
                      "dtype": "bf16" if dtype == torch.bfloat16 else "fp32",
                      "pct_matmul": 100 * gflops / peaks[("matmul", dtype)],
                      "pct_conv": 100 * gflops / peaks[("conv", dtype)]})
-
-    for name in args.variants:
-        options = OPTIONS[name]
-        tr = Trainer(setup, architecture, 1, options)
-        record(name, 1, options, tr.step)
-        del tr
-    n = args.teachers
-    for name in args.sharing_variants:
-        options = OPTIONS[name]
-        stacked = Trainer(setup, architecture, n, options)
-        record(f"{name}, {n} stacked (vmap)", n, options, stacked.step)
-        del stacked
-        singles = [Trainer(setup, architecture, 1, options, seed=i) for i in range(n)]
-        record(f"{name}, {n} one after another", n, options, one_after_another(singles))
-        if dev.type == "cuda":
-            record(f"{name}, {n} on CUDA streams", n, options, on_streams(singles, dev))
-        del singles
     today = next((r for r in rows if r["variant"] == "today" and "step_s" in r), None)
     for r in rows:
         if today is not None and "step_s" in r:
             r["vs_today"] = r["clips_per_s"] / today["clips_per_s"]
-        r["gflop_per_teacher_step"] = flops / 1e9
     return rows
 
 
 def print_table(rows: list[dict]) -> None:
-    print(f"\n{'architecture':<12}{'variant':<40}{'dtype':>6}{'step ms':>10}{'clips/s':>9}{'vs today':>9}"
+    print(f"\n{'architecture':<13}{'variant':<40}{'dtype':>6}{'step ms':>10}{'clips/s':>9}{'vs today':>9}"
           f"{'GFLOP/s':>9}{'% mm':>7}{'% conv':>7}{'warm-up s':>10}")
     for r in rows:
         if "error" in r:
-            print(f"{r['architecture']:<12}{r['variant']:<40}  failed: {r['error']}")
+            print(f"{r['architecture']:<13}{r['variant']:<40}  failed: {r['error']}")
             continue
-        print(f"{r['architecture']:<12}{r['variant']:<40}{r['dtype']:>6}{1000 * r['step_s']:>10.1f}"
+        print(f"{r['architecture']:<13}{r['variant']:<40}{r['dtype']:>6}{1000 * r['step_s']:>10.1f}"
               f"{r['clips_per_s']:>9.1f}{r.get('vs_today', float('nan')):>8.2f}x{r['gflops']:>9.1f}"
               f"{r['pct_matmul']:>6.1f}%{r['pct_conv']:>6.1f}%{r['warmup_s']:>10.1f}")
 
@@ -272,7 +298,7 @@ def main(argv=None) -> None:
     p.add_argument("--batch", type=int, default=16, help="clips per teacher and step (the thesis: 64)")
     p.add_argument("--classes", type=int, default=153)
     p.add_argument("--teachers", type=int, default=3, help="teachers sharing the device")
-    p.add_argument("--steps", type=int, default=10, help="timed steps per row (median)")
+    p.add_argument("--steps", type=int, default=10, help="timed rounds (one step of every row each; median)")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps per row (compilation happens here)")
     p.add_argument("--variants", nargs="+", default=list(OPTIONS), choices=list(OPTIONS))
     p.add_argument("--sharing-variants", nargs="+", default=["today", "channels_last"], choices=list(OPTIONS))
@@ -291,6 +317,7 @@ def main(argv=None) -> None:
         f"{kind} {'bf16' if dtype == torch.bfloat16 else 'fp32'} {v:.0f}" for (kind, dtype), v in peaks.items()))
     rows = []
     for arch in args.architectures:
+        torch._dynamo.reset()  # compiled variants: a fresh cache per architecture (recompile limit, stacked.py)
         with deterministic_kernels(dev):  # as train_logmel_teachers trains (on the CPU; nothing on CUDA)
             rows += bench_architecture(setup, arch, args, peaks)
         print(f"# {arch}: {rows[-1]['gflop_per_teacher_step']:.2f} GFLOP per teacher-step (FlopCounterMode)")

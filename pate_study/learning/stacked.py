@@ -340,8 +340,11 @@ class StackedModule:
     Speed options (defaults: today's path, unchanged): ``memory_format="channels_last"`` stores every 4-d
     weight channels-last per teacher (:func:`stack_in_format`); ``autocast_dtype="bfloat16"`` runs the forward
     under ``torch.autocast`` with bfloat16 on the module's device (on CUDA the training loop does so already;
-    this makes it a choice on the CPU); ``compiled=True`` compiles the functional forward with
-    ``torch.compile``. Which of them pays is measured in ``benchmarks/bench_cnn.py``.
+    this makes it a choice on the CPU; there CPU autocast reaches a single teacher's convolutions but not the
+    grouped convolution of a ``vmap``-ed stack, which stays float32 -- checked in torch 2.13, whereas CUDA
+    autocast does reach it); ``compiled=True`` compiles the functional forward with ``torch.compile``. Which of
+    them pays is measured in ``benchmarks/bench_cnn.py``. (When teachers stop early the training loop indexes
+    the stack, ``p[keep].clone()``, which keeps each slice's channels-last strides.)
     """
 
     def __init__(self, modules: Sequence[torch.nn.Module], seeds: np.ndarray, *,
@@ -457,7 +460,10 @@ class StackedModule:
         f = (vmap(call, in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
              if vmapped else call)
         if self.compiled:
-            f = torch.compile(f)
+            # static shapes: every StackedModule shares the code object of ``call``, so a second stack would
+            # recompile it as dynamic-shaped, whose backward TorchInductor failed to compile (torch 2.13, CPU);
+            # new shapes (evaluation batches) recompile, and past torch._dynamo.config.recompile_limit run eagerly
+            f = torch.compile(f, dynamic=False)
         self._compiled_calls[key] = f
         return f
 
