@@ -150,21 +150,14 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def time_steps(step: Callable[[], None], device: torch.device, warmup: int, steps: int) -> tuple[float, float]:
-    """(seconds of the ``warmup`` untimed steps, median seconds of ``steps`` timed steps)."""
+def warm_up(step: Callable[[], None], device: torch.device, n: int) -> float:
+    """Seconds of ``n`` untimed steps (compilation, cuDNN autotuning, the allocator's first blocks)."""
     _sync(device)
     t0 = time.perf_counter()
-    for _ in range(warmup):
+    for _ in range(n):
         step()
     _sync(device)
-    warm = time.perf_counter() - t0
-    times = []
-    for _ in range(steps):
-        t = time.perf_counter()
-        step()
-        _sync(device)
-        times.append(time.perf_counter() - t)
-    return warm, statistics.median(times) if times else float("nan")
+    return time.perf_counter() - t0
 
 
 def step_flops(setup: Setup, architecture: str) -> int:
@@ -217,7 +210,7 @@ def interleaved_medians(steps: dict[str, Callable[[], None]], device: torch.devi
     live = {}
     for name, step in steps.items():
         try:
-            warm, _ = time_steps(step, device, warmup, 0)
+            warm = warm_up(step, device, warmup)
             live[name] = step
             out[name] = (warm, None, None)
         except (RuntimeError, torch.OutOfMemoryError) as exc:  # a variant the device cannot run: say so
@@ -306,6 +299,11 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.WARNING)
     warnings.filterwarnings("ignore", message=".*does not have a deterministic implementation.*")
     dev = choose_device(args.device)
+    # every compiled single-teacher module recompiles the shared code object of StackedModule's call (guards on the
+    # module): allow one per compiled trainer of an architecture, so that none falls back to eager silently
+    compiled_trainers = sum(OPTIONS[v].get("compiled", False) for v in args.variants) + args.teachers * sum(
+        OPTIONS[v].get("compiled", False) for v in args.sharing_variants)
+    torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, compiled_trainers + 2)
     setup = Setup(dev, args.frames, args.batch, args.classes, args.width_scale)
     peak_batch = 32 if dev.type == "cuda" else 4
     peaks = {(kind, dtype): fn(dev, dtype) for dtype in (torch.float32, torch.bfloat16)
