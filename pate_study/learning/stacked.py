@@ -33,6 +33,7 @@ densifying. :class:`StackedModule` mixes the inputs themselves.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,7 +49,8 @@ from torch.func import stack_module_state
 from torch.func import functional_call, vmap
 
 __all__ = ["StackedMLP", "StackedModule", "init_stacked_params", "copy_module_to_meta", "as_inputs",
-           "keep_batch_norm_float32", "largest_activation_elements", "teachers_per_call"]
+           "keep_batch_norm_float32", "largest_activation_elements", "teachers_per_call", "memory_format_option",
+           "autocast_dtype_option", "compiled_option", "stack_in_format", "MEMORY_FORMATS", "AUTOCAST_DTYPES"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -281,6 +283,57 @@ def teachers_per_call(per_teacher_elements: int, n_teachers: int, limit: int = M
     return int(min(n_teachers, max(1, limit // int(per_teacher_elements))))
 
 
+# --------------------------------------------------------------------------------------------
+# speed options of the stacked module: memory format, autocast dtype, compilation
+# --------------------------------------------------------------------------------------------
+#: ``memory_format`` values: torch's default (NCHW) and channels-last (NHWC) convolution layout
+#: (torch.channels_last, "(beta) Channels Last Memory Format in PyTorch" tutorial)
+MEMORY_FORMATS = {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last}
+#: ``autocast_dtype`` values: None (no autocast of the module's own) or bfloat16 (``torch.autocast``)
+AUTOCAST_DTYPES = {None: None, "bfloat16": torch.bfloat16}
+
+
+def memory_format_option(value: str) -> torch.memory_format:
+    """``memory_format`` -> :class:`torch.memory_format`: "contiguous" (default, NCHW) or "channels_last" (the
+    4-d weights held NHWC, so that oneDNN and cuDNN pick their channels-last convolutions: torch docs, "Channels
+    Last Memory Format": ``model.to(memory_format=torch.channels_last)``)."""
+    if not isinstance(value, str) or value not in MEMORY_FORMATS:
+        raise ValueError(f"memory_format={value!r}: expected one of {sorted(MEMORY_FORMATS)}")
+    return MEMORY_FORMATS[value]
+
+
+def autocast_dtype_option(value: str | None) -> torch.dtype | None:
+    """``autocast_dtype`` -> dtype: None (default: no autocast of the module's own; the training loop's
+    bfloat16 autocast still applies on CUDA) or "bfloat16" (the forward under ``torch.autocast(device_type,
+    dtype=torch.bfloat16)`` on any device, CPU included: torch docs, "Automatic Mixed Precision package",
+    CPU autocast ops)."""
+    if value is not None and (not isinstance(value, str) or value not in AUTOCAST_DTYPES):
+        raise ValueError(f"autocast_dtype={value!r}: expected None or 'bfloat16'")
+    return AUTOCAST_DTYPES[value]
+
+
+def compiled_option(value: bool) -> bool:
+    """``compiled``: a bool; True compiles the per-teacher functional forward (``vmap``-ed over the stack, or
+    alone for one model) with ``torch.compile`` (torch docs, "torch.compile"; TorchInductor on CPU and CUDA)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"compiled={value!r}: expected True or False")
+    return bool(value)
+
+
+def stack_in_format(tensors: Sequence[torch.Tensor], memory_format: torch.memory_format) -> torch.Tensor:
+    """Stack ``tensors`` (one per teacher) along a new leading dimension so that every slice ``[i]`` has
+    ``memory_format``: for 4-d tensors in ``torch.channels_last`` each ``[out, in, kh, kw]`` slice is stored
+    ``[out, kh, kw, in]`` (strides of ``t.contiguous(memory_format=torch.channels_last)``); ``torch.stack`` would
+    give a plain contiguous 5-d tensor. Then the grouped convolution that ``vmap`` makes of a convolution over
+    the stack (its weight ``[N * out, in, kh, kw]`` is a view merging the first two dimensions) is channels-last
+    too. Other tensors (biases, linear weights) are stacked as ``torch.stack`` does."""
+    tensors = [t.detach() for t in tensors]
+    if memory_format is not torch.channels_last or tensors[0].dim() != 4:
+        return torch.stack(tensors).clone()
+    nhwc = torch.stack([t.permute(0, 2, 3, 1) for t in tensors])  # [N, out, kh, kw, in], contiguous
+    return nhwc.permute(0, 1, 4, 2, 3)
+
+
 @dataclass
 class _TensorSource:
     data: torch.Tensor  # [n, ...] on the CPU (large log-Mel sets) or on the device
@@ -295,24 +348,45 @@ class StackedModule:
     once per teacher with the global generator seeded by ``seeds[i, 0]``; dropout draws from the global
     generator seeded with ``seeds[0, 2]``). Inputs: any ``[n, ...]`` array the module takes batches of.
     Rows are moved to the device batch by batch when the data exceed ``device_bytes`` (log-Mel sets).
+
+    Speed options (defaults: today's path, unchanged): ``memory_format="channels_last"`` stores every 4-d
+    weight channels-last per teacher (:func:`stack_in_format`); ``autocast_dtype="bfloat16"`` runs the forward
+    under ``torch.autocast`` with bfloat16 on the module's device (on CUDA the training loop does so already;
+    this makes it a choice on the CPU; there CPU autocast reaches a single teacher's convolutions but not the
+    grouped convolution of a ``vmap``-ed stack, which stays float32 -- checked in torch 2.13, whereas CUDA
+    autocast does reach it); ``compiled=True`` compiles the functional forward with ``torch.compile``. Which of
+    them pays is measured in ``benchmarks/bench_cnn.py``. (When teachers stop early the training loop indexes
+    the stack, ``p[keep].clone()``, which keeps each slice's channels-last strides.)
     """
 
     def __init__(self, modules: Sequence[torch.nn.Module], seeds: np.ndarray, *,
-                 device: torch.device | str = "cpu", device_bytes: int = 1 << 30) -> None:
+                 device: torch.device | str = "cpu", device_bytes: int = 1 << 30,
+                 memory_format: str = "contiguous", autocast_dtype: str | None = None,
+                 compiled: bool = False) -> None:
 
         if not modules:
             raise ValueError("modules: expected at least one nn.Module")
         self.seeds = np.asarray(seeds)
         self.device = torch.device(device)
         self.device_bytes = int(device_bytes)
+        self._set_options(memory_format, autocast_dtype, compiled)
         mods = [m.to(self.device) for m in modules]
         params, buffers = stack_module_state(mods)
         self.base = copy_module_to_meta(mods[0])
         self._guard_base()
         self.param_names, self.buffer_names = list(params), list(buffers)
-        self._params = [params[k].detach().clone() for k in self.param_names]
+        self._params = [stack_in_format([m.get_parameter(k) for m in mods], self.memory_format)
+                        if self.memory_format is torch.channels_last else params[k].detach().clone()
+                        for k in self.param_names]
         self._buffers = [buffers[k].detach().clone() for k in self.buffer_names]
         torch.manual_seed(int(self.seeds[0, 2]))  # dropout (and other module randomness) draws from the global generator
+
+    def _set_options(self, memory_format: str, autocast_dtype: str | None, compiled: bool) -> None:
+        """The three speed options (class docstring), checked."""
+        self.memory_format = memory_format_option(memory_format)
+        self.autocast_dtype = autocast_dtype_option(autocast_dtype)
+        self.compiled = compiled_option(compiled)
+        self._compiled_calls: dict[tuple, Any] = {}
 
     @classmethod
     def from_stacked(cls, base: torch.nn.Module, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor],
@@ -322,6 +396,7 @@ class StackedModule:
         self.seeds = np.zeros((1, 3), dtype=np.uint32)
         self.device = torch.device(device)
         self.device_bytes = 1 << 30
+        self._set_options("contiguous", None, False)
         self.base = base
         self._guard_base()
         self.param_names, self.buffer_names = list(params), list(buffers)
@@ -372,15 +447,45 @@ class StackedModule:
         shared = rows.dim() == 1
         if mix is not None:
             x = mix_pairs(x, mix if not shared else mix[0], dim=0 if shared else 1)
+        with self._autocast():
+            return self._forward(params, buffers, x, shared, training)
+
+    def _autocast(self):
+        """``torch.autocast(device, autocast_dtype)`` when the option is set, else nothing (the loop's own
+        autocast, :func:`pate_study.core.device.autocast`, still applies on CUDA)."""
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype)
+
+    def _call(self, shared: bool, training: bool, vmapped: bool):
+        """The per-teacher functional forward ``(params, buffers, x) -> logits`` (``vmap``-ed over teachers
+        when ``vmapped``), compiled with ``torch.compile`` when the option is on (one compiled function per
+        kind of call, cached; the training flag is a guard of the compiled graph)."""
+        key = (shared, training, vmapped)
+        if key in self._compiled_calls:
+            return self._compiled_calls[key]
         names_p, names_b = self.param_names, self.buffer_names
 
         def call(pp, bb, xx):
             return functional_call(self.base, (dict(zip(names_p, pp)), dict(zip(names_b, bb))), (xx,))
 
+        f = (vmap(call, in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
+             if vmapped else call)
+        if self.compiled:
+            # static shapes: every StackedModule shares the code object of ``call``, so a second stack would
+            # recompile it as dynamic-shaped, whose backward TorchInductor failed to compile (torch 2.13, CPU);
+            # new shapes (evaluation batches) recompile, and past torch._dynamo.config.recompile_limit run eagerly
+            f = torch.compile(f, dynamic=False)
+        self._compiled_calls[key] = f
+        return f
+
+    def _forward(self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], x: torch.Tensor,
+                 shared: bool, training: bool) -> torch.Tensor:
         if params and params[0].shape[0] == 1:  # one model (a student, the loop): no vmap, so any forward works,
-            single = call([p[0] for p in params], [b[0] for b in buffers], x if shared else x[0])  # data-dependent
-            return single.unsqueeze(0)                                                        # control flow too
-        f = vmap(call, in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
+            call = self._call(shared, training, vmapped=False)                                 # data-dependent
+            single = call([p[0] for p in params], [b[0] for b in buffers], x if shared else x[0])  # control flow too
+            return single.unsqueeze(0)
+        f = self._call(shared, training, vmapped=True)
         n = params[0].shape[0] if params else 1
         k = self.teachers_per_call(tuple(x.shape if shared else x.shape[1:]), n)
         if k >= n:

@@ -23,7 +23,8 @@ from pate_study.core.device import choose_device
 from pate_study.learning.metrics import average_precision_per_class, mean_roc_auc
 from pate_study.learning.models import load_imagenet_weights, logmel_model, weights_stamp
 from pate_study.learning.partitions import Partitions
-from pate_study.learning.stacked import StackedMLP, StackedModule
+from pate_study.learning.stacked import (StackedMLP, StackedModule, autocast_dtype_option, compiled_option,
+                                        memory_format_option)
 from pate_study.learning.training import AdaptiveClassWeights, TrainConfig, teacher_seeds, train_stacked
 
 logger = logging.getLogger(__name__)
@@ -247,13 +248,18 @@ def class_ap_at_evaluations(inputs: Any, run: TeacherRun, spec: TeacherSpec) -> 
 def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray,
                           X_test: np.ndarray, Y_test: np.ndarray, spec: TeacherSpec, *, width_scale: int = 1,
                           head: tuple[int, ...] | None = None, weights: str | None = None, seed: int = 0,
-                          device: str | None = None) -> tuple[pd.DataFrame, str, float]:
+                          device: str | None = None, memory_format: str = "contiguous",
+                          autocast_dtype: str | None = None, compiled: bool = False) -> tuple[pd.DataFrame, str, float]:
     """Muschiol's log-Mel teachers (:func:`pate_study.learning.models.logmel_model`), stacked with
     :class:`pate_study.learning.stacked.StackedModule` and trained by the same loop (bf16 autocast on CUDA,
     float32 on the CPU). ``weights``: a torchvision ImageNet state dict for every teacher
-    (:func:`pate_study.learning.models.load_imagenet_weights`), else random init. Returns the history, the
-    weights stamp and the wall time."""
+    (:func:`pate_study.learning.models.load_imagenet_weights`), else random init. ``memory_format``
+    ("contiguous" | "channels_last"), ``autocast_dtype`` (None | "bfloat16": bfloat16 autocast on the CPU too)
+    and ``compiled`` (``torch.compile`` of the forward) are :class:`~pate_study.learning.stacked.StackedModule`'s
+    speed options; the defaults are the path every committed figure used. Returns the history, the weights stamp
+    and the wall time."""
     start = time.perf_counter()
+    memory_format_option(memory_format), autocast_dtype_option(autocast_dtype), compiled_option(compiled)  # fail early
     dev = choose_device(device)
     n = partitions.n_teachers
     seeds = teacher_seeds(seed, n)
@@ -265,7 +271,8 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
             load_imagenet_weights(m, weights)
         modules.append(m)
     stamp = weights_stamp(modules[0])
-    model = StackedModule(modules, seeds, device=dev)
+    model = StackedModule(modules, seeds, device=dev, memory_format=memory_format, autocast_dtype=autocast_dtype,
+                          compiled=compiled)
     config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
                          eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
                          select_on=spec.select_on, allow_empty_labels=True)
