@@ -535,9 +535,9 @@ NOTEBOOK_AFTER: dict[str, dict[str, str]] = {
 #: (689 s user, 2026-11-24), not its older wall time; notebook 05's the CPU time of its run with students on the
 #: recipe's full 3,000-step schedule (535 s user, 2026-11-24).
 REFERENCE_SECONDS: dict[str, dict[str, float]] = {
-    "paper": {"00_dp_primer": 40.5, "01_ecg_student_privacy": 168.0, "02_web_requests": 939.0,
-              "03_deeplog_synthetic": 114.0, "04_audioset_teachers": 689.0, "05_audioset_multilabel": 535.0,
-              "06_pate2018_votes": 42.7, "07_pate2018_lab": 4.0},
+    "paper": {"00_dp_primer": 31.9, "01_ecg_student_privacy": 124.0, "02_web_requests": 642.0,
+              "03_deeplog_synthetic": 109.0, "04_audioset_teachers": 528.0, "05_audioset_multilabel": 502.0,
+              "06_pate2018_votes": 43.0, "07_pate2018_lab": 4.8},
 }
 
 #: The variables that set a kernel's BLAS/OpenMP threads (torch takes its intra-op thread count from OpenMP's).
