@@ -260,7 +260,7 @@ def _alive(pid: int) -> bool:
 
 
 CTRL_C_RUN = """
-import os, sys, time
+import os, signal, sys, time
 from pathlib import Path
 from pate_study.tooling import runner
 tmp = Path(sys.argv[1])
@@ -269,7 +269,12 @@ runner.write_index = lambda: None
 runner.list_notebooks = lambda: ["00_a", "02_b"]
 runner.check_configs = lambda *a: None
 
+runner.STOP_GRACE_SECONDS = 3.0
+IGNORES_CTRL_C = False
+
 def slow_notebook(stem, profile, output_dir, **kwargs):
+    if IGNORES_CTRL_C and stem == "02_b":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     (tmp / output_dir).mkdir(parents=True)
     (tmp / output_dir / "half.csv").write_text("half written")
     (tmp / "marks" / f"{stem}.{os.getpid()}").write_text("started")
@@ -280,12 +285,15 @@ sys.exit(runner.run_figures("paper", None, "skip", jobs=2))
 """
 
 
-def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tmp_path):
+@pytest.mark.parametrize("ignores_ctrl_c", [False, True])
+def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tmp_path, ignores_ctrl_c):
+    """Ctrl-C stops both workers; one that ignores it (a hung kernel) is terminated after the grace period and the
+    runner removes its staging folder itself."""
     (tmp_path / "figures").mkdir()
     (tmp_path / "build").mkdir()
     (tmp_path / "marks").mkdir()
     script = tmp_path / "run.py"
-    script.write_text(CTRL_C_RUN)
+    script.write_text(CTRL_C_RUN.replace("IGNORES_CTRL_C = False", f"IGNORES_CTRL_C = {ignores_ctrl_c}"))
     run = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=REPO_ROOT, start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

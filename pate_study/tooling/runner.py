@@ -544,6 +544,8 @@ REFERENCE_SECONDS: dict[str, dict[str, float]] = {
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: With notebooks side by side, a line every so many seconds says which are still running.
 HEARTBEAT_SECONDS = 300.0
+#: After Ctrl-C, how long a worker may take to stop (its kernel and its staging folder) before it is terminated.
+STOP_GRACE_SECONDS = 10.0
 
 
 def waits_for(stems: list[str], after: dict[str, dict[str, str]] | None = None) -> dict[str, set[str]]:
@@ -902,10 +904,12 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
                                  len(stems), stem, format_duration(run.seconds), run.error, log_path(stem, profile))
     finally:  # Ctrl-C reaches the workers too (same process group): they remove their staging folders and stop
         for stem, worker, receive, _, _ in running.values():
-            worker.join(timeout=60)
-            if worker.is_alive():
+            worker.join(timeout=STOP_GRACE_SECONDS)
+            if worker.is_alive():  # one that ignores the signal or hangs: stopped here, its staging folder removed
+                logger.warning("%s did not stop within %.0f s: terminating it", stem, STOP_GRACE_SECONDS)
                 worker.terminate()
                 worker.join()
+                shutil.rmtree(FIGURES_DIR / f".tmp-{stem}-{profile}", ignore_errors=True)
             receive.close()
     return [runs[stem] for stem in stems]
 
