@@ -262,6 +262,9 @@ def _alive(pid: int) -> bool:
 CTRL_C_RUN = """
 import os, signal, sys, time
 from pathlib import Path
+# as a terminal's foreground job: a test suite started in the background (a non-interactive shell's `&`) passes
+# SIGINT on ignored, and an ignored SIGINT stays ignored across exec (POSIX)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pate_study.tooling import runner
 tmp = Path(sys.argv[1])
 runner.FIGURES_DIR, runner.REPO_ROOT, runner.BUILD_DIR = tmp / "figures", tmp, tmp / "build"
