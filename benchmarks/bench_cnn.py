@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from tqdm import tqdm
 
+from bench_ensemble import best_rate, matmul_peak, timed  # the script's folder is on sys.path; it adds the repository root
 from pate_study.core.device import autocast, choose_device, describe_device, use_mixed_precision
 from pate_study.experiments.audioset.teachers import deterministic_kernels
 from pate_study.learning.models import logmel_model
@@ -59,28 +59,6 @@ OPTIONS = {  # one-teacher variants: StackedModule keyword arguments
 
 
 # ----------------------------------------------------------------------------- the device's peak
-def _best_rate(fn: Callable[[], torch.Tensor], flops: float, device: torch.device, repeats: int) -> float:
-    """Best GFLOP/s of ``repeats`` calls of ``fn`` (after one untimed call)."""
-    best = 0.0
-    for i in range(repeats + 1):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        if i:
-            best = max(best, flops / (time.perf_counter() - t) / 1e9)
-    return best
-
-
-def matmul_peak(device: torch.device, dtype: torch.dtype, n: int = 4096, repeats: int = 5) -> float:
-    """Best GFLOP/s of an ``n x n`` by ``n x n`` ``torch.mm`` in ``dtype`` (``2 n^3`` FLOPs)."""
-    g = torch.Generator().manual_seed(0)
-    a, b = (torch.rand(n, n, generator=g).to(device, dtype) for _ in range(2))
-    return _best_rate(lambda: torch.mm(a, b), 2 * n ** 3, device, repeats)
-
-
 def conv_peak(device: torch.device, dtype: torch.dtype, batch: int, channels: int = 256, size: int = 56,
               repeats: int = 5) -> float:
     """Best GFLOP/s of a 3x3, stride-1 ``channels -> channels`` convolution on ``[batch, channels, size, size]``
@@ -91,7 +69,7 @@ def conv_peak(device: torch.device, dtype: torch.dtype, batch: int, channels: in
     w = torch.rand(channels, channels, 3, 3, generator=g).to(device, dtype).contiguous(memory_format=torch.channels_last)
     flops = 2 * batch * size * size * channels * channels * 9
     with torch.no_grad():
-        return _best_rate(lambda: torch.nn.functional.conv2d(x, w, padding=1), flops, device, repeats)
+        return best_rate(lambda: torch.nn.functional.conv2d(x, w, padding=1), flops, device, repeats)
 
 
 # ----------------------------------------------------------------------------- one training step
@@ -145,19 +123,9 @@ class Trainer:
         self.opt.step()
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
 def warm_up(step: Callable[[], None], device: torch.device, n: int) -> float:
     """Seconds of ``n`` untimed steps (compilation, cuDNN autotuning, the allocator's first blocks)."""
-    _sync(device)
-    t0 = time.perf_counter()
-    for _ in range(n):
-        step()
-    _sync(device)
-    return time.perf_counter() - t0
+    return timed(lambda: [step() for _ in range(n)], device)
 
 
 def step_flops(setup: Setup, architecture: str) -> int:
@@ -219,11 +187,7 @@ def interleaved_medians(steps: dict[str, Callable[[], None]], device: torch.devi
     times: dict[str, list[float]] = {name: [] for name in live}
     for _ in tqdm(range(rounds), desc="rounds", leave=False):
         for name, step in live.items():
-            _sync(device)
-            t = time.perf_counter()
-            step()
-            _sync(device)
-            times[name].append(time.perf_counter() - t)
+            times[name].append(timed(step, device))
     for name in live:
         out[name] = (out[name][0], statistics.median(times[name]), None)
     return out
@@ -307,7 +271,8 @@ def main(argv=None) -> None:
     setup = Setup(dev, args.frames, args.batch, args.classes, args.width_scale)
     peak_batch = 32 if dev.type == "cuda" else 4
     peaks = {(kind, dtype): fn(dev, dtype) for dtype in (torch.float32, torch.bfloat16)
-             for kind, fn in (("matmul", matmul_peak), ("conv", lambda d, t: conv_peak(d, t, peak_batch)))}
+             for kind, fn in (("matmul", lambda d, t: matmul_peak(device=d, dtype=t)),
+                              ("conv", lambda d, t: conv_peak(d, t, peak_batch)))}
     print(f"# device {describe_device(dev)}, torch {torch.__version__}; log-Mel {args.frames} x 64, batch {args.batch} "
           f"per teacher, {args.classes} classes, width / {args.width_scale} (heads too); median of {args.steps} steps "
           f"after {args.warmup}")

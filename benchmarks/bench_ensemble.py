@@ -67,22 +67,19 @@ from pate_study.learning.stacked import hidden_layers, init_stacked_params  # no
 from pate_study.learning.training import adam_kwargs, per_teacher_loss, teacher_seeds  # noqa: E402
 
 
-def matmul_peak(n: int = 4096, repeats: int = 5, device: torch.device | None = None) -> float:
-    """Best float32 GFLOP/s of ``repeats`` ``torch.mm`` calls on n x n matrices (2 n^3 FLOPs each)."""
+def matmul_peak(n: int = 4096, repeats: int = 5, device: torch.device | None = None,
+                dtype: torch.dtype = torch.float32) -> float:
+    """Best GFLOP/s of ``repeats`` ``torch.mm`` calls on n x n matrices in ``dtype`` (2 n^3 FLOPs each)."""
     device = device or torch.device("cpu")
     g = torch.Generator().manual_seed(0)
-    a = torch.rand(n, n, generator=g).to(device)
-    b = torch.rand(n, n, generator=g).to(device)
-    best = 0.0
-    for _ in range(repeats + 1):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        torch.mm(a, b)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        best = max(best, 2 * n ** 3 / (time.perf_counter() - t) / 1e9)
-    return best
+    a, b = (torch.rand(n, n, generator=g).to(device, dtype) for _ in range(2))
+    return best_rate(lambda: torch.mm(a, b), 2 * n ** 3, device, repeats)
+
+
+def best_rate(fn, flops: float, device: torch.device, repeats: int) -> float:
+    """Best GFLOP/s of ``repeats`` timed calls of ``fn`` (:func:`timed`), after one untimed call."""
+    fn()
+    return max(flops / timed(fn, device) / 1e9 for _ in range(repeats))
 
 
 def synthetic_tfidf(n_rows: int, n_features: int, tokens: int, seed: int) -> tuple[sp.csr_matrix, np.ndarray]:

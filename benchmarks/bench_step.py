@@ -30,33 +30,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ensemble import matmul_flops_per_sample, matmul_peak, synthetic_embeddings  # noqa: E402
+from bench_ensemble import matmul_flops_per_sample, matmul_peak, synthetic_embeddings, timed  # noqa: E402
 from pate_study.core.device import choose_device, describe_device, tune_cpu_allocator  # noqa: E402
 from pate_study.experiments.audioset.teachers import TeacherSpec, train_teachers  # noqa: E402
 from pate_study.learning.partitions import Partitions  # noqa: E402
 
 
 def seconds_per_step(run, steps: tuple[int, int], repeats: int, device: torch.device) -> float:
-    """Best over ``repeats`` of ``(t_B - t_A) / (B - A)`` for ``run(n_steps)``."""
+    """Best over ``repeats`` of ``(t_B - t_A) / (B - A)`` for ``run(n_steps)`` (each run :func:`timed`)."""
     best = float("inf")
     for _ in range(repeats):
-        t = []
-        for n in steps:
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            start = time.perf_counter()
-            run(n)
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            t.append(time.perf_counter() - start)
-        best = min(best, (t[1] - t[0]) / (steps[1] - steps[0]))
+        t_a, t_b = (timed(lambda: run(n), device) for n in steps)
+        best = min(best, (t_b - t_a) / (steps[1] - steps[0]))
     return best
 
 
