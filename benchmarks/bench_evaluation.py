@@ -4,6 +4,7 @@
    each teacher's validation rows: one sort per column (``average_precision_and_roc_auc_per_class``, now) against
    the three scipy ``rankdata`` calls per column of the same definitions (before; `metrics.average_precision_and_roc_auc_by_ranks`). Settings:
    notebook 04's validation at the thesis's size (3,430 clips x 153 labels, float32 probabilities, ~2% positives),
+   at its paper profile's size (780 clips, 10 teachers: one evaluation of ``benchmarks/bench_step.py``'s stack),
    and the ECG teachers' (40 beats x 5 classes, many calls).
 2. **Adam's step with denormal moments**: one fused Adam step over the ECG students' stacked parameters (10 MLPs
    187-128-64-5, 326k parameters) whose moments have decayed into the denormal range (zero-padded inputs give
@@ -40,6 +41,7 @@ def evaluation_rows(repeats: int) -> list[str]:
     rng = np.random.default_rng(0)
     rows = []
     for label, n, k, calls, positive in (("04 validation, 3,430 x 153, one teacher", 3430, 153, 1, 0.02),
+                                         ("04 paper, 780 x 153, 10 teachers", 780, 153, 10, 0.02),
                                          ("ECG teachers, 40 x 5, 200 teachers", 40, 5, 200, 0.2)):
         S = [rng.random((n, k)).astype(np.float32) for _ in range(calls)]
         Y = [rng.random((n, k)) < positive for _ in range(calls)]

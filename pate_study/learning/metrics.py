@@ -18,7 +18,6 @@ import warnings
 from typing import Any
 
 import numpy as np
-import torch
 from scipy.stats import rankdata
 from sklearn import metrics as skm
 
@@ -125,49 +124,58 @@ def _check_scores(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
     return Y.astype(bool), S
 
 
-#: Columns searched together by :func:`_ap_auc_sums` (in order of their number of positives, so that padding every
-#: column of a group to the group's most positives wastes little)
-_COLUMNS_PER_SEARCH = 32
+def _positives(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column (``batch * k + class``, the row of ``S``'s columns laid out ``[C, n]`` in :func:`_ap_auc_sums`) and
+    row of every positive of ``Y: [..., n, k]``."""
+    n, k = Y.shape[-2:]
+    flat = np.flatnonzero(Y)
+    return (flat // (n * k)) * k + flat % k, (flat // k) % n
 
 
-def _positive_lookups(Y: np.ndarray, St: np.ndarray, column: np.ndarray) -> tuple[np.ndarray, ...]:
-    """For the positives of columns ``Y: [c, n]`` (scores ``St``, each row of ``column`` the sorted scores): their
-    column and row (``np.nonzero`` order), the number of the column's scores below and at most each positive's score
-    and the number of the column's positives below it -- binary searches of the positives' scores, padded with +inf
-    to the most positives of any of these columns."""
-    cols, rows = np.nonzero(Y)
-    counts = np.bincount(cols, minlength=Y.shape[0])
-    slot = np.arange(cols.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    padded = np.full((Y.shape[0], int(counts.max()) if cols.size else 0), np.inf, dtype=St.dtype)
-    padded[cols, slot] = St[cols, rows]
-    query, sorted_column = torch.from_numpy(padded), torch.from_numpy(column)
-    below = torch.searchsorted(sorted_column, query).numpy()[cols, slot]
-    through = torch.searchsorted(sorted_column, query, right=True).numpy()[cols, slot]
-    positives_below = torch.searchsorted(torch.from_numpy(np.sort(padded, axis=-1)), query).numpy()[cols, slot]
-    return cols, rows, below, through, counts[cols] - positives_below
+def _column_keys(column: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Keys ordering finite scores first by ``column`` (an integer array), then by score, exactly, with -0.0 equal
+    to 0.0: for scores of at most 32 bits, the int64 ``column * 2**32 + m``, where ``m`` is the float32 bit pattern
+    read as a signed integer with negative floats' magnitudes negated (order-preserving, both zeros 0); for float64,
+    the complex ``column + i * score`` (numpy orders complex numbers by real part, then imaginary part; slower to
+    search)."""
+    if scores.dtype.itemsize > 4:
+        return column + 1j * scores.astype(np.float64)
+    bits = np.ascontiguousarray(scores, dtype=np.float32).view(np.int32)
+    sign = bits >> 31  # 0, or -1 for a negative float
+    return (column.astype(np.int64) << 32) + (((bits & 0x7FFFFFFF) ^ sign) - sign)  # + or - the magnitude's bits
 
 
 def _ap_auc_sums(Y: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """From one sort of each column (axis -2) of finite scores ``S`` with labels ``Y``: per column, the sum
     over positives of ``#positives scoring >= s / #rows scoring >= s`` (average precision's numerator, added in the
-    rows' own order, as ``np.where(Y, ratio, 0).sum(-2)``) and the sum of the positives' ranks (1-based, ascending,
-    ties averaged, as scipy's ``rankdata(method="average")``). Only the positives are looked up
-    (:func:`_positive_lookups`), so the work beyond the sort is proportional to the positives, plus one pass adding
-    the ratios in row order. The counts and ranks are integers and half-integers, so they equal what separate
-    ``rankdata`` calls give, and the rank sum is exact in any order. Scores are sorted in their own precision,
-    which orders them as float64 would (the conversion is exact)."""
+    rows' own order, as ``np.where(Y, ratio, 0).sum(-2)`` adds it) and the sum of the positives' ranks (1-based,
+    ascending, ties averaged, as scipy's ``rankdata(method="average")``).
+
+    Only the positives are looked up: with every score keyed by (column, score) (:func:`_column_keys`), the sorted
+    columns laid end to end are one sorted array, and one binary search per positive finds the rows scoring below
+    and at most its score in its own column (the positives in ascending order of their keys, so that successive
+    searches stay near each other); a search among the positives' sorted keys counts the column's positives below
+    it. Counts and ranks are integers and half-integers, so they equal what separate ``rankdata``
+    calls give, and the rank sum is exact in any order; the AP numerator is summed from an ``[..., n, k]`` array as
+    numpy sums the reference's (numpy's order of additions depends on the layout), so it is the same to the last
+    bit."""
     batch, (n, k) = S.shape[:-2], S.shape[-2:]
     St = np.ascontiguousarray(np.swapaxes(S, -1, -2)).reshape(-1, n)  # [C, n]: each column's scores contiguous
-    Yt = np.swapaxes(Y, -1, -2).reshape(-1, n)
-    column = np.sort(St, axis=-1)
-    by_row = np.zeros(St.shape, dtype=np.float64)  # each positive's ratio at its row, summed as numpy sums [..., n, k]
-    rank_sum = np.zeros(St.shape[0])
-    by_count = np.argsort(Yt.sum(-1), kind="stable")
-    for group in np.array_split(by_count, max(1, -(-len(by_count) // _COLUMNS_PER_SEARCH))):
-        cols, rows, below, through, positives_ge = _positive_lookups(Yt[group], St[group], column[group])
-        by_row[group[cols], rows] = positives_ge / (n - below)
-        rank_sum[group] = np.bincount(cols, weights=(below + through - 1) / 2.0 + 1.0, minlength=len(group))
+    n_columns = St.shape[0]
+    keys = _column_keys(np.arange(n_columns)[:, None], np.sort(St, axis=-1)).reshape(-1)
+    col, row = _positives(Y)
+    query = _column_keys(col, St[col, row])
+    order = np.argsort(query)  # searched in ascending order: each search starts near the last (numpy's hint)
+    col, row, query = col[order], row[order], query[order]
+    start = col * n
+    below = np.searchsorted(keys, query, side="left") - start
+    through = np.searchsorted(keys, query, side="right") - start
+    positives = np.bincount(col, minlength=n_columns)
+    positives_below = np.searchsorted(query, query, side="left") - (np.cumsum(positives) - positives)[col]
+    by_row = np.zeros(St.shape)  # each positive's ratio at its row, summed as numpy sums [..., n, k] over rows
+    by_row[col, row] = (positives[col] - positives_below) / (n - below)
     ap_sum = np.swapaxes(by_row.reshape(*batch, k, n), -1, -2).copy().sum(-2)
+    rank_sum = np.bincount(col, weights=(below + through - 1) / 2.0 + 1.0, minlength=n_columns)
     return ap_sum, rank_sum.reshape(*batch, k)
 
 

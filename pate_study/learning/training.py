@@ -521,7 +521,7 @@ def _evaluate(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torc
                 z = model.forward(p, b, source, r, training=False)
             t = target[c0:c0 + chunk] if shared else target[j0:j1, c0:c0 + chunk]
             if shared:
-                t = t.expand(j1 - j0, *t.shape).contiguous()
+                t = t.expand(j1 - j0, *t.shape)  # a view: the loss reads the shared targets N times, no copy
             loss += per_teacher_loss(z, t, task).double().cpu() * (r.shape[-1] / m if chunk < m else 1.0)
             probs.append(_probabilities(z.float().cpu(), task))
         out["loss"][j0:j1] = loss.numpy()

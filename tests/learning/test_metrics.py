@@ -75,7 +75,7 @@ def _rankdata_ap_auc(Y, S):
     return ap, auc
 
 
-@pytest.mark.parametrize("k", [1, 2, 7, 70])  # 70: columns searched in several groups
+@pytest.mark.parametrize("k", [1, 2, 7, 70])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_one_sort_ap_and_auc_equal_the_rankdata_definitions_bit_for_bit(k, dtype):
     """One sort per column gives the same AP and AUC as three rankdata calls, to the last bit (ties, a class
@@ -102,6 +102,25 @@ def test_one_sort_ap_and_auc_equal_the_rankdata_definitions_bit_for_bit(k, dtype
             assert np.array_equal(means, (mean_average_precision(Y[i], S[i]), mean_roc_auc(Y[i], S[i])), equal_nan=True)
             assert np.array_equal(means, (np.nanmean(ref_ap) if np.isfinite(ref_ap).any() else np.nan,
                                           np.nanmean(ref_auc) if np.isfinite(ref_auc).any() else np.nan), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_one_sort_ap_and_auc_with_signed_zeros_tiny_and_huge_scores(dtype):
+    """Scores are keyed exactly (column + i * score): logits of both signs, -0.0 beside 0.0 (equal, a tie), values
+    far below and above the column index all rank as the rankdata definitions rank them."""
+    from pate_study.learning.metrics import average_precision_and_roc_auc_per_class
+    rng = np.random.default_rng(7)
+    n, k = 300, 40
+    S = rng.standard_normal((3, n, k)) * 10.0 ** rng.integers(-30, 30, size=(3, n, k)).clip(
+        np.log10(np.finfo(dtype).tiny), np.log10(np.finfo(dtype).max) - 1)
+    S[:, :20] = 0.0
+    S[:, 20:40] = -0.0
+    S = S.astype(dtype)
+    Y = rng.random((3, n, k)) < 0.2
+    ap, auc = average_precision_and_roc_auc_per_class(Y, S)
+    for i in range(3):
+        ref_ap, ref_auc = _rankdata_ap_auc(Y[i], S[i])
+        assert np.array_equal(ap[i], ref_ap, equal_nan=True) and np.array_equal(auc[i], ref_auc, equal_nan=True)
 
 
 def test_ap_and_auc_with_non_finite_scores_follow_rankdata():
