@@ -13,6 +13,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -243,6 +244,42 @@ def class_ap_at_evaluations(inputs: Any, run: TeacherRun, spec: TeacherSpec) -> 
     steps = evaluation_steps(run.history, 0)
     return steps, checkpoint_class_ap(inputs.X, inputs.Y, inputs.partitions.train[0], inputs.X_test, inputs.Y_test,
                                       spec, steps, seed=int(inputs.seed))
+
+
+#: The log-Mel CNN teachers' speed options (:class:`~pate_study.learning.stacked.StackedModule`'s), as
+#: :func:`train_logmel_teachers` takes them; absent, each is off (the path every committed figure used)
+CNN_SPEED_OPTIONS = ("memory_format", "autocast_dtype", "compiled")
+
+
+def cnn_speed_options(speed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``speed`` (a notebook's ``logmel_speed``: e.g. ``{"memory_format": "channels_last", "autocast_dtype":
+    "bfloat16", "compiled": True}``) checked -> a plain dict of keyword arguments of :func:`train_logmel_teachers`;
+    an unknown key or a bad value is a ValueError naming it. None or ``{}``: every option off."""
+    speed = dict(speed or {})
+    unknown = sorted(set(speed) - set(CNN_SPEED_OPTIONS))
+    if unknown:
+        raise ValueError(f"logmel_speed: unknown option(s) {unknown}; expected some of {list(CNN_SPEED_OPTIONS)}")
+    memory_format_option(speed.get("memory_format", "contiguous"))
+    autocast_dtype_option(speed.get("autocast_dtype"))
+    compiled_option(speed.get("compiled", False))
+    return speed
+
+
+def speed_stamp(speed: Mapping[str, Any] | None) -> str:
+    """The speed options that change the numbers a run gives (bfloat16 rounds them; another memory layout or a
+    compiled graph may sum in another order), for a figure's stamp: ``""`` when all are off."""
+    speed = cnn_speed_options(speed)
+    parts = [f"{k} {v}" for k, v in speed.items() if v not in (None, False, "contiguous")]
+    return "; speed: " + ", ".join(parts) if parts else ""
+
+
+def logmel_stamp(source: str, width_scale: int, head: Any, steps: int, n_teachers: int,
+                 speed: Mapping[str, Any] | None = None) -> str:
+    """The log-Mel CNN arms' stamp on notebook 04's Figs 5.4 / 5.5: the clips' source, the width divisor, the head,
+    the steps and teachers, and any speed option that changes the numbers (:func:`speed_stamp`)."""
+    head = None if head is None else tuple(head)
+    return (f"{source}; width / {width_scale}, head {head}, {steps} steps, {n_teachers} teachers"
+            + speed_stamp(speed))
 
 
 def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray,
