@@ -413,3 +413,25 @@ def test_cnn_speed_options_reach_the_teachers_and_key_the_shards(teachers_per_ta
     with pytest.raises(ValueError, match="logmel_speed"):
         pipeline.train_logmel_ensemble("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw,
                                        speed={"bf16": True})
+
+
+def test_cnn_teachers_train_with_the_embedding_teachers_settings(monkeypatch):
+    """The log-Mel CNN teachers take the recipe's early stopping and adaptive class weights as the embedding teachers
+    do (:func:`teachers.teacher_config`), instead of dropping them."""
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append((args[5], kwargs.get("on_evaluate")))
+        return train_stacked(*args, **kwargs)
+
+    train_stacked = teachers.train_stacked
+    monkeypatch.setattr(teachers, "train_stacked", spy)
+    X, Y = as_data.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
+    split = as_data.pool_split(len(Y), seed=0)
+    parts = as_data.teacher_partitions(split, 1)
+    spec = teachers.TeacherSpec(steps=2, eval_every=1, batch_size=8, patience=4, class_weights="adaptive")
+    teachers.train_logmel_teachers("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, width_scale=16,
+                                   head=(8,), seed=0, device="cpu")
+    (config, hook), = calls
+    assert config == teachers.teacher_config(spec) and config.step_patience == 4
+    assert isinstance(hook, teachers.AdaptiveClassWeights) and len(hook.trace) == 2  # one entry per evaluation
