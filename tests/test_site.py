@@ -51,3 +51,9 @@ def test_document_pages_show_each_item_with_its_figure():
     assert "## make2021-fig5" in text and "../figures/00_dp_primer/make2021-fig5.png" in text
     assert "[00_dp_primer](../figures/00_dp_primer/00_dp_primer.ipynb)" in text
     assert (FIGURES_DIR / "00_dp_primer" / "make2021-fig5.png").exists()
+
+
+def test_the_site_leaves_out_staging_checkpoints_and_smoke_outputs(tmp_path):
+    """A local ``make smoke`` writes git-ignored ``figures/<notebook>/smoke/``; the site shows committed results only."""
+    names = ["smoke", ".tmp-04_audioset_teachers-1", ".ipynb_checkpoints", "muschiol2021-fig5.1.png", "INDEX.md"]
+    assert site.NOT_PUBLISHED(str(tmp_path), names) == {"smoke", ".tmp-04_audioset_teachers-1", ".ipynb_checkpoints"}

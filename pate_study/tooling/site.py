@@ -77,11 +77,16 @@ def document_page(document: str, items, figures_dir: Path = FIGURES_DIR) -> str:
     return "\n".join(lines)
 
 
+#: What of ``figures/`` the site leaves out: a run's staging folders, Jupyter's checkpoints and the git-ignored
+#: ``<notebook>/smoke/`` outputs of ``make smoke`` and the tests (the site shows the committed results only)
+NOT_PUBLISHED = shutil.ignore_patterns(".tmp-*", ".ipynb_checkpoints", "smoke")
+
+
 def build_source(source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR, theme: str = "sphinx_book_theme") -> Path:
     """Write the Sphinx source tree: a copy of ``figures/``, one page per source document, the landing page."""
     if source.exists():
         shutil.rmtree(source)
-    shutil.copytree(figures_dir, source / "figures", ignore=shutil.ignore_patterns(".tmp-*", ".ipynb_checkpoints"))
+    shutil.copytree(figures_dir, source / "figures", ignore=NOT_PUBLISHED)
     stems = executed_notebooks(figures_dir)
     for table in (source / "figures").glob("*/*.md"):  # linked from the document pages, not in the navigation
         table.write_text(f"---\norphan: true\n---\n# {table.stem}\n\n" + table.read_text(encoding="utf-8"),

@@ -360,3 +360,78 @@ def test_class_curves_cover_every_evaluation_and_meet_the_selected_checkpoint(ti
     assert a2["evaluations"] == len(steps) + 1 and len(a2["best_classes_ap_curve"]) == len(steps) + 1
     assert a3["best_classes_ap_decrease_vs_baseline_pct"] == pytest.approx(20)
     assert a3["verdict"] == "agrees" and a2["verdict"] in ("agrees", "differs", "inconclusive")
+
+
+def test_cnn_speed_options_are_checked_and_stamped():
+    """A notebook's ``logmel_speed``: unknown keys and bad values name themselves; options that change the numbers
+    are stamped, none gives the stamp every committed figure carries."""
+    assert teachers.cnn_speed_options(None) == {} and teachers.cnn_speed_options({}) == {}
+    with pytest.raises(ValueError, match=r"logmel_speed: unknown option\(s\) \['channels_last'\]"):
+        teachers.cnn_speed_options({"channels_last": True})
+    with pytest.raises(ValueError, match="memory_format='nhwc'"):
+        teachers.cnn_speed_options({"memory_format": "nhwc"})
+    with pytest.raises(ValueError, match="autocast_dtype='float16'"):
+        teachers.cnn_speed_options({"autocast_dtype": "float16"})
+    with pytest.raises(ValueError, match="compiled='yes'"):
+        teachers.cnn_speed_options({"compiled": "yes"})
+    assert teachers.speed_stamp({"memory_format": "contiguous", "compiled": False}) == ""
+    assert (teachers.speed_stamp({"memory_format": "channels_last", "autocast_dtype": "bfloat16", "compiled": True})
+            == "; speed: memory_format channels_last, autocast_dtype bfloat16, compiled True")
+    assert (teachers.logmel_stamp("synthetic clips", 16, [64], 30, 2, {})
+            == "synthetic clips; width / 16, head (64,), 30 steps, 2 teachers")
+    assert teachers.logmel_stamp("s", 1, None, 3, 1, {"autocast_dtype": "bfloat16"}).endswith(
+        "head None, 3 steps, 1 teachers; speed: autocast_dtype bfloat16")
+
+
+@pytest.mark.parametrize("teachers_per_task", [None, 1])  # in this process; in shards (one task per teacher)
+def test_cnn_speed_options_reach_the_teachers_and_key_the_shards(teachers_per_task, tmp_path, monkeypatch):
+    """``speed`` reaches :func:`train_logmel_teachers` in this process and through the shards, and keys the shards'
+    cache: a run with channels_last is not served the contiguous run's cached shards."""
+    from pate_study.experiments.audioset import shards
+
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append({k: kwargs[k] for k in teachers.CNN_SPEED_OPTIONS if k in kwargs})
+        return teachers.train_logmel_teachers(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "train_logmel_teachers", spy)
+    monkeypatch.setattr(shards, "train_logmel_teachers", spy)
+    X, Y = as_data.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
+    split = as_data.pool_split(len(Y), seed=0)
+    parts = as_data.teacher_partitions(split, 2)
+    spec = teachers.TeacherSpec(steps=2, eval_every=1, batch_size=8, dropout=0.0)
+    kw = dict(width_scale=16, head=(8,), seed=0, device="cpu", teachers_per_task=teachers_per_task,
+              cache_dir=tmp_path)
+    plain = pipeline.train_logmel_ensemble("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw)
+    fast = pipeline.train_logmel_ensemble("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw,
+                                          speed={"memory_format": "channels_last"})
+    per_call = 1 if teachers_per_task is None else 2  # shards of one teacher: one call each; a cached shard: none
+    assert seen == [{}] * per_call + [{"memory_format": "channels_last"}] * per_call
+    columns = ["step", "teacher", "split", "metric"]  # the same evaluations (values move: convolutions in NHWC
+    pd.testing.assert_frame_equal(plain[0][columns], fast[0][columns])  # sum in another order, within 2 steps)
+    with pytest.raises(ValueError, match="logmel_speed"):
+        pipeline.train_logmel_ensemble("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw,
+                                       speed={"bf16": True})
+
+
+def test_cnn_teachers_train_with_the_embedding_teachers_settings(monkeypatch):
+    """The log-Mel CNN teachers take the recipe's early stopping and adaptive class weights as the embedding teachers
+    do (:func:`teachers.teacher_config`), instead of dropping them."""
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append((args[5], kwargs.get("on_evaluate")))
+        return train_stacked(*args, **kwargs)
+
+    train_stacked = teachers.train_stacked
+    monkeypatch.setattr(teachers, "train_stacked", spy)
+    X, Y = as_data.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
+    split = as_data.pool_split(len(Y), seed=0)
+    parts = as_data.teacher_partitions(split, 1)
+    spec = teachers.TeacherSpec(steps=2, eval_every=1, batch_size=8, patience=4, class_weights="adaptive")
+    teachers.train_logmel_teachers("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, width_scale=16,
+                                   head=(8,), seed=0, device="cpu")
+    (config, hook), = calls
+    assert config == teachers.teacher_config(spec) and config.step_patience == 4
+    assert isinstance(hook, teachers.AdaptiveClassWeights) and len(hook.trace) == 2  # one entry per evaluation

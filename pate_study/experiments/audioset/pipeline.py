@@ -32,7 +32,8 @@ from .data import EnsembleInputs, ensemble_inputs, query_test_split
 from .release import frontier_releases, released_labels, sigma_releases
 from .students import seed_summary, train_student
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
-from .teachers import TeacherRun, TeacherSpec, replicated_partitions, train_logmel_teachers, train_teachers
+from .teachers import (TeacherRun, TeacherSpec, cnn_speed_options, replicated_partitions, train_logmel_teachers,
+                       train_teachers)
 from .votes import CachedVotes, EnsembleVotes, load_votes, split_votes, store_votes, votes_key
 
 logger = logging.getLogger(__name__)
@@ -168,19 +169,23 @@ def train_logmel_ensemble(architecture: str, X: Any, Y: np.ndarray, partitions: 
                           Y_test: np.ndarray, spec: TeacherSpec, *, width_scale: int = 1, head: Any = None,
                           weights: Any = None, seed: int = 0, device: str | None = None, backend: str = "local",
                           teachers_per_task: int | None = None, address: str | None = None, cache_dir: Any = None,
-                          progress: bool = True) -> tuple[pd.DataFrame, str, float]:
+                          progress: bool = True, speed: Any = None) -> tuple[pd.DataFrame, str, float]:
     """:func:`.teachers.train_logmel_teachers` in this process, or in shards of ``teachers_per_task`` teachers, one
     task each (one GPU when ``device="cuda"``). ``X`` / ``X_test``: arrays (through the object store) or paths of
-    ``.npy`` files every node can read (each task reads only its rows). Returns (history, weights stamp, seconds)."""
+    ``.npy`` files every node can read (each task reads only its rows). ``speed``: the CNNs' speed options
+    (:func:`.teachers.cnn_speed_options`; part of a shard's cache key, as they change the numbers). Returns
+    (history, weights stamp, seconds)."""
+    speed = cnn_speed_options(speed)
     if backend == "local" and teachers_per_task is None:
         return train_logmel_teachers(architecture, X, Y, partitions, val, X_test, Y_test, spec,
-                                     width_scale=width_scale, head=head, weights=weights, seed=seed, device=device)
+                                     width_scale=width_scale, head=head, weights=weights, seed=seed, device=device,
+                                     **speed)
     shared = {"architecture": architecture, "X": X, "Y": np.asarray(Y), "val": np.asarray(val, np.int64),
               "X_test": X_test, "Y_test": np.asarray(Y_test), "spec": spec, "width_scale": int(width_scale),
               "head": None if head is None else list(head), "weights": None if weights is None else str(weights),
-              "device": device}
+              "device": device, "speed": speed}
     key_parts = {k: _identity(v) if k in ("X", "X_test") else v for k, v in shared.items()
-                 if k not in ("device", "spec")}
+                 if k not in ("device", "spec") and not (k == "speed" and not v)}  # no options: the keys as before
     where = cache.resolved_device(device, backend)
     data_key = cache.cache_key("shard data", device=where, **key_parts, spec=repr(spec),
                                method="audioset.teachers.train_logmel_teachers shard")
@@ -245,9 +250,11 @@ def ablation_arms(inputs: EnsembleInputs, spec: TeacherSpec, arms: dict[str, dic
 def logmel_arms(architectures, X: Any, Y: np.ndarray, partitions: Any, val: np.ndarray, test: np.ndarray,
                 spec: TeacherSpec, *, imagenet_weights: dict | None = None, width_scale: int = 1, head: Any = None,
                 seed: int = 0, device: str | None = None, backend: str = "local",
-                teachers_per_task: int | None = None) -> dict[tuple[str, str], tuple[pd.DataFrame, str, float]]:
+                teachers_per_task: int | None = None,
+                speed: Any = None) -> dict[tuple[str, str], tuple[pd.DataFrame, str, float]]:
     """Notebook 04's log-Mel CNN arms (Figs 5.4 / 5.5): every architecture from random initialisation, and from
-    ImageNet weights where ``imagenet_weights`` names a state dict for it; tested on the rows ``test``. Returns
+    ImageNet weights where ``imagenet_weights`` names a state dict for it; tested on the rows ``test``; ``speed``:
+    the CNNs' speed options (:func:`.teachers.cnn_speed_options`). Returns
     ``{(architecture, "random init" | "ImageNet"): (history, weights stamp, seconds)}``; the seconds are logged."""
     out, head = {}, None if head is None else tuple(head)
     for arch in architectures:
@@ -256,7 +263,8 @@ def logmel_arms(architectures, X: Any, Y: np.ndarray, partitions: Any, val: np.n
                 continue
             out[arch, init] = train_logmel_ensemble(arch, X, Y, partitions, val, X[test], Y[test], spec,
                                                     width_scale=width_scale, head=head, weights=weights, seed=seed,
-                                                    device=device, backend=backend, teachers_per_task=teachers_per_task)
+                                                    device=device, backend=backend, teachers_per_task=teachers_per_task,
+                                                    speed=speed)
     logger.info("log-Mel CNN training seconds (volatile, not recorded): %s",
                 {k: round(v[2], 1) for k, v in out.items()})
     return out

@@ -85,16 +85,17 @@ def rows_of(X: Any, rows: np.ndarray) -> np.ndarray:
 
 def logmel_shard(architecture: str, X: Any, Y: np.ndarray, val: np.ndarray, X_test: Any, Y_test: np.ndarray,
                  spec: TeacherSpec, width_scale: int, head: Any, weights: Any, device: str | None,
-                 train_rows: np.ndarray, seed: int) -> dict[str, Any]:
+                 train_rows: np.ndarray, seed: int, speed: dict[str, Any] | None = None) -> dict[str, Any]:
     """One shard of :func:`~.teachers.train_logmel_teachers` on only the rows the shard needs (its partitions and
-    the validation rows; indices remapped, so batches and results are unchanged)."""
+    the validation rows; indices remapped, so batches and results are unchanged); ``speed``: its speed options
+    (:func:`~.teachers.cnn_speed_options`)."""
     train_rows, val = np.asarray(train_rows, np.int64), np.asarray(val, np.int64)
     rows = np.unique(np.concatenate([train_rows.ravel(), val]))
     test = rows_of(X_test, np.arange(len(Y_test)))
     history, stamp, seconds = train_logmel_teachers(
         architecture, rows_of(X, rows), np.asarray(Y)[rows], Partitions(np.searchsorted(rows, train_rows)),
         np.searchsorted(rows, val), test, Y_test, spec, width_scale=width_scale,
-        head=None if head is None else tuple(head), weights=weights, seed=seed, device=device)
+        head=None if head is None else tuple(head), weights=weights, seed=seed, device=device, **(speed or {}))
     return {"history": history_state(history), "stamp": stamp, "seconds": seconds}
 
 

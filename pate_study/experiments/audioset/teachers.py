@@ -13,6 +13,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -129,17 +130,23 @@ def stacked_probabilities(model, params, source, n_rows: int, chunk: int = 2048)
     return torch.cat(out, dim=1).numpy()
 
 
+def teacher_config(spec: TeacherSpec, *, last: bool = False) -> TrainConfig:
+    """The training settings of ``spec`` for every Audio Set teacher, embedding MLP or log-Mel CNN: multi-label, the
+    step schedule, sampler and mixup, the checkpoint selected on the validation split with early stopping after
+    ``spec.patience`` evaluations (``last=True``: final parameters, no early stopping)."""
+    return TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
+                       eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
+                       selection="last" if last else "validation", select_on=spec.select_on,
+                       step_patience=None if last else spec.patience, allow_empty_labels=True,
+                       compile_step=spec.compile_step)
+
+
 def teacher_stack(n_features: int, n_labels: int, seeds: np.ndarray, spec: TeacherSpec, device: torch.device, *,
                   last: bool = False) -> tuple[StackedMLP, TrainConfig]:
     """The stacked embedding MLPs of ``spec`` (one per row of ``seeds``, ``[n, 3]``) and the training settings
-    :func:`train_teachers` runs them with (``last=True``: final parameters, no early stopping)."""
+    :func:`train_teachers` runs them with (:func:`teacher_config`)."""
     model = StackedMLP((n_features, *spec.hidden, n_labels), seeds, dropout=spec.dropout, device=device)
-    config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
-                         eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
-                         selection="last" if last else "validation", select_on=spec.select_on,
-                         step_patience=None if last else spec.patience, allow_empty_labels=True,
-                         compile_step=spec.compile_step)
-    return model, config
+    return model, teacher_config(spec, last=last)
 
 
 def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
@@ -245,6 +252,42 @@ def class_ap_at_evaluations(inputs: Any, run: TeacherRun, spec: TeacherSpec) -> 
                                       spec, steps, seed=int(inputs.seed))
 
 
+#: The log-Mel CNN teachers' speed options (:class:`~pate_study.learning.stacked.StackedModule`'s), as
+#: :func:`train_logmel_teachers` takes them; absent, each is off (the path every committed figure used)
+CNN_SPEED_OPTIONS = ("memory_format", "autocast_dtype", "compiled")
+
+
+def cnn_speed_options(speed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``speed`` (a notebook's ``logmel_speed``: e.g. ``{"memory_format": "channels_last", "autocast_dtype":
+    "bfloat16", "compiled": True}``) checked -> a plain dict of keyword arguments of :func:`train_logmel_teachers`;
+    an unknown key or a bad value is a ValueError naming it. None or ``{}``: every option off."""
+    speed = dict(speed or {})
+    unknown = sorted(set(speed) - set(CNN_SPEED_OPTIONS))
+    if unknown:
+        raise ValueError(f"logmel_speed: unknown option(s) {unknown}; expected some of {list(CNN_SPEED_OPTIONS)}")
+    memory_format_option(speed.get("memory_format", "contiguous"))
+    autocast_dtype_option(speed.get("autocast_dtype"))
+    compiled_option(speed.get("compiled", False))
+    return speed
+
+
+def speed_stamp(speed: Mapping[str, Any] | None) -> str:
+    """The speed options that change the numbers a run gives (bfloat16 rounds them; another memory layout or a
+    compiled graph may sum in another order), for a figure's stamp: ``""`` when all are off."""
+    speed = cnn_speed_options(speed)
+    parts = [f"{k} {v}" for k, v in speed.items() if v not in (None, False, "contiguous")]
+    return "; speed: " + ", ".join(parts) if parts else ""
+
+
+def logmel_stamp(source: str, width_scale: int, head: Any, steps: int, n_teachers: int,
+                 speed: Mapping[str, Any] | None = None) -> str:
+    """The log-Mel CNN arms' stamp on notebook 04's Figs 5.4 / 5.5: the clips' source, the width divisor, the head,
+    the steps and teachers, and any speed option that changes the numbers (:func:`speed_stamp`)."""
+    head = None if head is None else tuple(head)
+    return (f"{source}; width / {width_scale}, head {head}, {steps} steps, {n_teachers} teachers"
+            + speed_stamp(speed))
+
+
 def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray,
                           X_test: np.ndarray, Y_test: np.ndarray, spec: TeacherSpec, *, width_scale: int = 1,
                           head: tuple[int, ...] | None = None, weights: str | None = None, seed: int = 0,
@@ -256,8 +299,9 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
     (:func:`pate_study.learning.models.load_imagenet_weights`), else random init. ``memory_format``
     ("contiguous" | "channels_last"), ``autocast_dtype`` (None | "bfloat16": bfloat16 autocast on the CPU too)
     and ``compiled`` (``torch.compile`` of the forward) are :class:`~pate_study.learning.stacked.StackedModule`'s
-    speed options; the defaults are the path every committed figure used. Returns the history, the weights stamp
-    and the wall time."""
+    speed options; the defaults are the path every committed figure used. The training settings are the embedding
+    teachers' (:func:`teacher_config`: early stopping after ``spec.patience`` evaluations, adaptive class weights
+    with ``spec.class_weights``). Returns the history, the weights stamp and the wall time."""
     start = time.perf_counter()
     memory_format_option(memory_format), autocast_dtype_option(autocast_dtype), compiled_option(compiled)  # fail early
     dev = choose_device(device)
@@ -273,13 +317,11 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
     stamp = weights_stamp(modules[0])
     model = StackedModule(modules, seeds, device=dev, memory_format=memory_format, autocast_dtype=autocast_dtype,
                           compiled=compiled)
-    config = TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
-                         eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
-                         select_on=spec.select_on, allow_empty_labels=True)
     with deterministic_kernels(dev):
         res = train_stacked(model, X, Y.astype(np.float32), partitions.train,
-                            np.tile(np.asarray(val, np.int64), (n, 1)), config, seeds, device=dev,
-                            test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture)
+                            np.tile(np.asarray(val, np.int64), (n, 1)), teacher_config(spec), seeds, device=dev,
+                            test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture,
+                            on_evaluate=spec.evaluation_hook())
     seconds = time.perf_counter() - start
     logger.info("%s: %d teachers, %d steps on %s in %.1f s", architecture, n, spec.steps, dev, seconds)
     return res.history.replace({"split": {"test": "curve"}}), stamp, seconds
