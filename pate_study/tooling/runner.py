@@ -765,6 +765,11 @@ def output_folder(stem: str, profile: str, figures_dir: Path | None = None) -> P
     return folder if profile == RESULTS_PROFILE else folder / profile
 
 
+def staging_folder(stem: str, profile: str) -> Path:
+    """Where a notebook's run writes before its outputs are swapped in: ``figures/.tmp-<stem>-<profile>``."""
+    return FIGURES_DIR / f".tmp-{stem}-{profile}"
+
+
 def keep_profile_folders(final: Path, staging: Path) -> list[str]:
     """Copy the other profiles' output folders (``final/<profile>``) into ``staging`` before ``staging`` replaces
     ``final``, so that a paper run keeps the GPU run's outputs beside it; return the names copied."""
@@ -782,7 +787,7 @@ def run_notebook(stem: str, profile: str, progress: str | None = None) -> Notebo
     output folder when it succeeds (the other profiles' subfolders kept); on failure its previous outputs stay
     and the returned run carries the error. No staging folder stays behind, not even on Ctrl-C."""
     start = time.perf_counter()
-    staging = FIGURES_DIR / f".tmp-{stem}-{profile}"
+    staging = staging_folder(stem, profile)
     final = output_folder(stem, profile)
     shutil.rmtree(staging, ignore_errors=True)
     run = NotebookRun(stem, 0.0)
@@ -909,7 +914,7 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
                 logger.warning("%s did not stop within %.0f s: terminating it", stem, STOP_GRACE_SECONDS)
                 worker.terminate()
                 worker.join()
-                shutil.rmtree(FIGURES_DIR / f".tmp-{stem}-{profile}", ignore_errors=True)
+                shutil.rmtree(staging_folder(stem, profile), ignore_errors=True)
             receive.close()
     return [runs[stem] for stem in stems]
 
