@@ -303,7 +303,8 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
     teachers' (:func:`teacher_config`: early stopping after ``spec.patience`` evaluations, adaptive class weights
     with ``spec.class_weights``). Returns the history, the weights stamp and the wall time."""
     start = time.perf_counter()
-    memory_format_option(memory_format), autocast_dtype_option(autocast_dtype), compiled_option(compiled)  # fail early
+    cnn_speed_options({"memory_format": memory_format, "autocast_dtype": autocast_dtype,
+                       "compiled": compiled})  # fail early, before the models are built
     dev = choose_device(device)
     n = partitions.n_teachers
     seeds = teacher_seeds(seed, n)
