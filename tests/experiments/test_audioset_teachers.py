@@ -6,7 +6,7 @@ import pytest
 
 from pate_study.data import audioset
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import diagnostics, pipeline, tables, teachers, votes
+from pate_study.experiments.audioset import diagnostics, pipeline, shards, tables, teachers, votes
 from pate_study.experiments.audioset import teacher_verdicts
 from pate_study.learning.partitions import Partitions
 
@@ -387,8 +387,6 @@ def test_cnn_speed_options_are_checked_and_stamped():
 def test_cnn_speed_options_reach_the_teachers_and_key_the_shards(teachers_per_task, tmp_path, monkeypatch):
     """``speed`` reaches :func:`train_logmel_teachers` in this process and through the shards, and keys the shards'
     cache: a run with channels_last is not served the contiguous run's cached shards."""
-    from pate_study.experiments.audioset import shards
-
     seen = []
 
     def spy(*args, **kwargs):
