@@ -356,7 +356,9 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
                       coverage: float = 0.95) -> pd.DataFrame:
     """Paper beside ours for each confident-GNMax row: the printed answered count and ε are single draws, so each
     is judged against the central ``coverage`` interval of our realised runs over seeds
-    (:func:`pate_study.reporting.verdicts.within_range`); synthetic votes are ``not comparable``."""
+    (:func:`pate_study.reporting.verdicts.within_range`); synthetic votes are ``not comparable``. Every row has the
+    columns ``answered_verdict`` and ``epsilon_verdict`` (empty without a printed value; ``not comparable`` on
+    synthetic votes), so a table on stand-in votes has the shape of one on the released votes."""
     out = []
     for row in rows:
         setting = PAPER2018_CONFIDENT[row["dataset"]]
@@ -365,13 +367,15 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
                  "realised_epsilon_mean": float(run["epsilon"].mean()), "n_seeds": len(run),
                  "paper_answered": setting.paper_answered, "paper_epsilon": setting.paper_epsilon}
         if setting.paper_answered is None:
-            entry.update(verdict="", verdict_reason="no printed value checked for this row")
+            entry.update(answered_verdict="", epsilon_verdict="", verdict="",
+                         verdict_reason="no printed value checked for this row")
             out.append(entry)
             continue
         entry["paper_answered_percentile"] = percentile_of(setting.paper_answered, run["answered"])
         entry["paper_epsilon_percentile"] = percentile_of(setting.paper_epsilon, run["epsilon"])
         if not real_data:
             v = verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")
+            entry.update(answered_verdict=v.verdict, epsilon_verdict=v.verdict)
         else:
             outside = (f"the printed value lies outside our {coverage:.0%} interval over {len(run)} seeds on the first "
                        f"{setting.n_queries:,} queries (the paper's settings)")
