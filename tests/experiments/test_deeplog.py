@@ -11,6 +11,7 @@ import torch
 
 from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
+from pate_study.privacy.mechanisms import exponential_mechanism_log_probs
 from pate_study.learning.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
 
 
@@ -54,11 +55,11 @@ def _padded(rows, max_len=6):
 
 def test_per_symbol_generators_keep_length_and_padding():
     p = _padded([[1, 2, 3], [5, 5, 5, 5, 5, 5], [4]])
-    lp = ex.exponential_mechanism_log_probs(ex.cosine_utility(np.eye(5)), epsilon=1.0, sensitivity=2.0)
+    lp = exponential_mechanism_log_probs(ex.cosine_utility(np.eye(5)), epsilon=1.0, sensitivity=2.0)
     y = ex.per_symbol_sequences(lp, p, np.random.default_rng(0))
     assert ((y > 0) == p.mask).all() and y.max() <= 5
     # at a huge ε the exponential mechanism on cosine similarity returns the symbol itself
-    lp_big = ex.exponential_mechanism_log_probs(ex.cosine_utility(np.eye(5)), epsilon=1e4, sensitivity=2.0)
+    lp_big = exponential_mechanism_log_probs(ex.cosine_utility(np.eye(5)), epsilon=1e4, sensitivity=2.0)
     np.testing.assert_array_equal(ex.per_symbol_sequences(lp_big, p, np.random.default_rng(0)), p.tokens)
 
 

@@ -1,0 +1,64 @@
+"""Computations behind ``notebooks/03_deeplog_synthetic.ipynb``: Visca (2021) §4.1, DP synthetic DeepLog
+HDFS log-key sequences (Figs 4.1-4.7), with the guarantee each idea really gives.
+
+Pipeline (all sizes are :class:`StudyConfig` parameters; the thesis states none of them):
+
+1. a balanced subset of the real sessions (4,000 normal + 4,000 abnormal of length ≤ ``max_len``), split
+   into train / validation / test (stratified by the shuffle);
+2. the *control*: a GRU classifier trained on the real train split, scored on the real test split;
+3. each idea is a generator trained (when it has a model) on the train split and applied to the *test*
+   split; the control scores the synthetic test sequences against their original labels, and the
+   normalised Hamming distance (:func:`normalised_hamming`) measures how far they moved;
+4. every plotted ε is converted into the guarantee per symbol, per sequence and per data set by
+   :func:`guarantee_table`, with the package's privacy code.
+
+The ideas (``IDEAS``): k-RR (baseline beyond the thesis), Idea 1 (exponential mechanism on embedding cosine
+similarity; Δu measured on the embedding table as the thesis did, and Δu = 2 analytic), Idea 2 (exponential
+mechanism on the autoencoder's output distribution, Δu = 1), Idea 3 (Laplace on the unit-l1 latent, then
+renormalised), Idea 4 (Laplace on the output probabilities, then argmax), Idea 5 (Idea 3 on a seq2seq trained
+jointly with a classifier and latent noise).
+
+Module by module (the shape of :mod:`pate_study.experiments.student_privacy`):
+
+* :mod:`.config`: the ideas' names and :class:`StudyConfig` (every size and ε grid; the thesis states none);
+* :mod:`.subset`: the balanced subset, its split, duplicates and the length-only rule;
+* :mod:`.listings`: where the published listings of Figs 4.1/4.2 sit in the files;
+* :mod:`.models`: the non-private control, Idea 1's RNN, the autoencoder and the joint model;
+* :mod:`.generators`: the ideas' synthetic sequences;
+* :mod:`.runs`: every idea at every ε, and the diagnostics (reconstruction floor, unseen sequences, permuted lengths);
+* :mod:`.guarantees`: the guarantee each idea really gives, beside the thesis's claim;
+* :mod:`.figures`, :mod:`.verdicts`, :mod:`.findings`: the figures, the verdicts and the findings.
+
+The names the notebook reads are re-exported here (``from pate_study.experiments import deeplog as study``).
+"""
+from __future__ import annotations
+
+from .config import FIGURE_OF, IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR, StudyConfig
+from .figures import plot_idea
+from .findings import findings_lines, reach_table
+from .generators import (
+    cosine_utility,
+    exponential_output_sequences,
+    idea1_tables,
+    measured_sensitivity,
+    noisy_latent_sequences,
+    noisy_output_sequences,
+    output_probabilities,
+    per_symbol_sequences,
+)
+from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table
+from .listings import locate_listing, token_edit_distance
+from .models import accuracy, train_models
+from .runs import length_permutation_test, normalised_hamming, reconstruction, run_ideas, summarise, unseen_test_accuracy
+from .subset import Split, data_description, duplication, length_only_accuracy, prepare
+from .verdicts import at_epsilon, control_verdict, idea_verdicts, listing_verdict
+
+__all__ = [
+    "FIGURE_GUARANTEE", "FIGURE_OF", "IDEA1_ANALYTIC", "IDEA1_MEASURED", "IDEA2", "IDEA3", "IDEA4", "IDEA5", "IDEAS",
+    "KRR", "LENGTH_NOTE", "Split", "StudyConfig", "accuracy", "at_epsilon", "control_verdict", "cosine_utility",
+    "data_description", "duplication", "exponential_output_sequences", "findings_lines", "guarantee_summary",
+    "guarantee_table", "idea1_tables", "idea_verdicts", "length_only_accuracy", "length_permutation_test",
+    "listing_verdict", "locate_listing", "measured_sensitivity", "noisy_latent_sequences", "noisy_output_sequences",
+    "normalised_hamming", "output_probabilities", "per_symbol_sequences", "plot_idea", "prepare", "reach_table",
+    "reconstruction", "run_ideas", "summarise", "token_edit_distance", "train_models", "unseen_test_accuracy",
+]
