@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,40 @@ def test_architecture_page_parser_reads_nested_folders():
     assert architecture_page_modules(page) == {"pkg/a.py", "pkg/b.py", "pkg/sub/c.py", "pkg/sub/d.py", "pkg/e.py"}
 
 
+
+
+#: an absolute path of one machine: a home, root's home, a temporary or a work folder (``/tmp/x``, ``/work/x``, ...)
+MACHINE_PATH = re.compile(r"(?<![\w.~/-])/(?:tmp|work|root|home|Users|mnt|scratch)/[\w.-]+")
+#: committed files that are not text a reader reads (figures, arrays)
+BINARY_SUFFIXES = {".png", ".pdf", ".npy", ".npz", ".gz", ".zip", ".jpg", ".jpeg", ".svg", ".pt", ".pkl"}
+
+
+def committed_text_files(repo: Path) -> list[Path]:
+    """Every file git tracks that a reader opens as text (README, docs, code, configs, executed notebooks with
+    their outputs, tables); without git (an unpacked archive), every file outside caches, builds and venvs."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True).stdout
+        files = [repo / name for name in listed.decode().split("\0") if name]
+    except (OSError, subprocess.CalledProcessError):
+        skipped = {".git", ".venv", ".venv-lab", ".cache", "build", "data", "__pycache__", "smoke", ".pytest_cache"}
+        files = [p for p in repo.rglob("*") if not skipped & set(p.relative_to(repo).parts)]
+    this_file = Path(__file__).resolve()
+    return sorted(p for p in files if p.is_file() and p.suffix.lower() not in BINARY_SUFFIXES and p.resolve() != this_file)
+
+
+def machine_paths(text: str) -> list[str]:
+    return MACHINE_PATH.findall(text)
+
+
+def test_machine_path_pattern_finds_paths_and_spares_ordinary_text():
+    assert machine_paths("see /tmp/fc29/pate_study/x.py:3 and PATE_STUDY_MIRROR=/work/shared/datasets") == [
+        "/tmp/fc29", "/work/shared"]
+    assert machine_paths("cd ~/work/pate; ../shared/docs; https://example.org/home/page; a/tmp/b; $TMPDIR/x") == []
+
+
+def test_no_absolute_machine_path_in_committed_text():
+    """Docs, code, configs, tables and executed notebooks (warnings included) name no folder of one machine: a
+    reader's machine has none of them. Write ``<checkout>``, ``<mirror>``, ``$(mktemp -d)`` or a relative path."""
+    found = [f"{p.relative_to(REPO)}: {hit}" for p in committed_text_files(REPO)
+             for hit in machine_paths(p.read_text(encoding="utf-8", errors="replace"))]
+    assert not found, "absolute machine paths:\n" + "\n".join(found[:40])
