@@ -11,6 +11,10 @@ Imported by ``pate_study/__init__.py`` only when an IPython kernel is running, s
 - **Interactive or runner.** The runner (``make figures``) sets ``$PATE_STUDY_RUNNER`` to the profile it runs in the
   kernel's environment. Without it, a notebook running in a kernel is an *interactive* run: its outputs are
   stamped ``profile: interactive`` (see :class:`pate_study.reporting.outputs.NotebookOutputs`).
+- **The package's warnings in words, once.** A warning whose class the package defines (e.g. an order at the edge
+  of the RDP order range) is said once per distinct message, as a log record on stdout (``WARNING <category>:
+  <message>``), without the file path and source line Python's default display prints (a path of the machine that
+  ran the notebook, in pink). Other libraries' warnings keep Python's display.
 - **Progress bars under the runner.** ``tqdm.auto`` bars of the package write plain text to the kernel process's
   own stderr, which the runner's terminal shows while the notebook runs; they stay out of the executed notebook,
   so its copy is the same on every run.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import warnings
 import tqdm.auto
 import tqdm.std
 
@@ -159,6 +164,25 @@ def text_progress_bars_to_terminal() -> None:
     tqdm.auto.tqdm, tqdm.auto.trange = TerminalTqdm, terminal_trange
 
 
+def package_warnings_in_words(logger_name: str = "pate_study", shown=None):
+    """A replacement for :func:`warnings.showwarning` that logs each distinct (category, message) of a warning class
+    defined in this package once, in words, through ``logger_name``, and hands every other warning to ``shown``
+    (Python's display by default). Returns the replacement; :func:`configure` installs it in a kernel."""
+    fallback = shown or warnings.showwarning
+    said: set[tuple[str, str]] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not category.__module__.startswith("pate_study."):
+            return fallback(message, category, filename, lineno, file, line)
+        key = (category.__name__, str(message))
+        if key not in said:
+            said.add(key)
+            logging.getLogger(logger_name).warning("%s: %s", *key)
+        return None
+
+    return show
+
+
 def configure() -> None:
     """Set up logging, alt text and progress bars for a notebook kernel (no-op elsewhere)."""
     if not in_kernel():
@@ -167,6 +191,7 @@ def configure() -> None:
         log_to_stdout(name)
     if runner_profile():
         text_progress_bars_to_terminal()
+    warnings.showwarning = package_warnings_in_words()
     if "matplotlib" in sys.modules and "inline" in str(sys.modules["matplotlib"].get_backend()):
         import matplotlib_inline.backend_inline  # noqa: F401  registers the figure formatter that we wrap
     install_alt_text()
