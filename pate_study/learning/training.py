@@ -446,7 +446,7 @@ def flush_denormal_on_cpu(device: torch.device) -> Iterator[None]:
     step of any float32 parameter larger than about 1e-25; a second moment that small has sqrt(v) < 1.1e-19, lost
     against eps in float32 either way. So the trained parameters, votes and tables stay the same (checked:
     ``tests/learning/test_flush_denormal.py``, ``tests/learning/test_legacy_votes.py`` and notebooks 01-03's
-    outputs, benchmarks/README.md). It applies to the calling thread only: with more intra-op threads, the others
+    outputs, benchmarks/HISTORY.md). It applies to the calling thread only: with more intra-op threads, the others
     keep denormals (slower there, same values).
     """
     if device.type != "cpu":

@@ -125,7 +125,7 @@ def _grad_fn_names(t: torch.Tensor) -> set[str]:
 
 def test_sparse_first_layer_does_not_copy_its_gradient():
     """An in-place bias add on the embedding_bag view put CopySlices in the graph, which clones the
-    whole [N*B, out] gradient every backward (about a quarter of a sparse step, benchmarks/README.md)."""
+    whole [N*B, out] gradient every backward (about a quarter of a sparse step, benchmarks/HISTORY.md)."""
     from pate_study.learning.stacked import as_inputs as _as_inputs, first_layer as _first_layer
     X = sp.random(40, 30, density=0.2, random_state=0, format="csr", dtype=np.float32)
     inputs = _as_inputs(X, 30, sparse=True, device=torch.device("cpu"))
