@@ -72,6 +72,22 @@ _PARAMS = {"lnmax": ("gamma",), "gnmax": ("sigma",), "confident-gnmax": ("thresh
 RANGES = {flag: (PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].low, PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].high,
                  PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].what)
           for flag in ("gamma", "sigma", "sigma1", "sigma2", "threshold")}
+#: The examples of ``epsilon --help`` (``tests/privacy/test_cli_examples.py`` runs each command line as printed).
+EXAMPLES = """\
+examples:
+  # data-independent LNMax (Visca 2021, web case): 1000 answers with noise Lap(1/0.05), moments accountant,
+  # integer orders 1..8; prints {"epsilon": 20.7565..., "order": 2, ...}
+  python -m pate_study.privacy epsilon --aggregator lnmax --gamma 0.05 --delta 1e-5 --n-queries 1000
+  # confident GNMax (Papernot et al. 2018) on a vote file; prints epsilon and expected_answered
+  python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 200 --sigma1 150 --sigma2 40 \\
+      --delta 1e-5 --votes votes.npy
+
+votes.npy holds your own teachers' votes: an integer array saved with numpy.save("votes.npy", votes), one row per
+query and one column per class, every row summing to the number of teachers. For the votes released with Papernot
+et al. 2018 (250 teachers), run python -m data_recipes prepare pate2018-votes and pass --votes the file
+pate2018-votes/svhn.npy (or mnist.npy, adult.npy) of the data folder (PATE_STUDY_DATA).
+"""
+
 NON_FINITE_REASON = ("a value that is not a finite number is printed as null; an infinite epsilon means no finite "
                      "guarantee at this delta for these settings")
 
@@ -174,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Argument parser of the ``epsilon`` subcommand."""
     parser = _OneLineParser(prog="python -m pate_study.privacy", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
-    p = sub.add_parser("epsilon", help="privacy cost (epsilon, delta) of PATE aggregators as JSON")
+    p = sub.add_parser("epsilon", help="privacy cost (epsilon, delta) of PATE aggregators as JSON", epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--aggregator", choices=AGGREGATORS, required=True)
     p.add_argument("--gamma", type=_ranged("--gamma"), help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
     p.add_argument("--sigma", type=_ranged("--sigma"), help="GNMax Gaussian noise standard deviation")
