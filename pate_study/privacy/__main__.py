@@ -13,7 +13,9 @@ Examples::
     python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 300 --sigma1 150 --sigma2 40 \\
         --delta 1e-5 --votes votes.npy
 
-Invalid combinations exit with status 2 and a one-line message on stderr naming the flag.
+Invalid combinations exit with status 2 and a one-line message on stderr naming the flag; so do a library
+refusal (its parameter shown as the flag), an overflow (naming the numeric flags given) and a grid of orders too
+long for memory (naming ``--orders``).
 
 Numbers are checked where they enter, against the ranges the library checks too
 (:data:`._validation.PARAMETER_CONSTRAINTS`, one table; :data:`RANGES` is its view by flag): finite, and inside
@@ -321,6 +323,19 @@ def overflow_message(exc: ArithmeticError, args: argparse.Namespace) -> str:
             f"please report it with the command line")
 
 
+def memory_message(exc: MemoryError, args: argparse.Namespace) -> str:
+    """One line for an allocation that does not fit: every array the accountants build has one entry per order
+    (and per query of ``--votes``), so it names ``--orders`` when given, else ``--votes``, and the way out."""
+    detail = f" ({one_line(exc)})" if str(exc) else ""
+    if args.orders is not None:
+        return (f"--orders {args.orders}: the grid of orders does not fit in memory{detail}; use a shorter grid, "
+                f"e.g. --orders paper2018 (296 orders from 2 to 500) or int:2:1000")
+    if args.votes is not None:
+        return (f"--votes {args.votes}: the per-order arrays over these votes do not fit in memory{detail}; "
+                f"use --first N to account for fewer queries")
+    return f"epsilon does not fit in memory for these settings{detail}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     parser = build_parser()
@@ -337,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         except ArithmeticError as exc:  # the per-flag ranges are meant to prevent this: still one line, status 2
             print(f"error: {overflow_message(exc, args)}", file=sys.stderr)
+            return 2
+        except MemoryError as exc:  # an order grid too long for this machine: one line, status 2
+            print(f"error: {memory_message(exc, args)}", file=sys.stderr)
             return 2
     threshold_warned = False
     for w in caught:  # one threshold warning: the CLI's own (naming --threshold), not the API's repeat of it

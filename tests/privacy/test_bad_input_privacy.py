@@ -231,3 +231,11 @@ def test_the_cli_ranges_are_a_view_of_the_table():
         entry = validation.PARAMETER_CONSTRAINTS[validation.PARAMETER_KINDS[flag]]
         assert (low, high, what) == (entry.low, entry.high, entry.what)
     assert validation.NOISE_SCALE_RANGE == RANGES["sigma"][:2] == (1e-150, 1e150)
+
+
+# ------------------------------------------------------------------------------------ resources: one line too
+def test_an_order_grid_that_cannot_be_allocated_names_orders(capsys):
+    # numpy refuses the 7 PiB array at once (nothing is allocated): a MemoryError, a traceback before
+    code, out, err = run_cli(capsys, *GNMAX, "--n-queries", "10", "--orders", "int:2:1000000000000000")
+    assert_one_line_refusal(code, out, err, "error: --orders int:2:1000000000000000: ", "does not fit in memory",
+                            "--orders paper2018")
