@@ -15,7 +15,7 @@ Examples::
 
 Invalid combinations exit with status 2 and a one-line message on stderr naming the flag; so do a library
 refusal (its parameter shown as the flag), an overflow (naming the numeric flags given) and a grid of orders too
-long for memory (naming ``--orders``).
+long for memory (naming ``--orders``). Ctrl-C prints one line and exits with status 130.
 
 Numbers are checked where they enter, against the ranges the library checks too
 (:data:`._validation.PARAMETER_CONSTRAINTS`, one table; :data:`RANGES` is its view by flag): finite, and inside
@@ -356,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
         except MemoryError as exc:  # an order grid too long for this machine: one line, status 2
             print(f"error: {memory_message(exc, args)}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, no traceback
+            print("interrupted: no epsilon was printed", file=sys.stderr)
+            return 130
     threshold_warned = False
     for w in caught:  # one threshold warning: the CLI's own (naming --threshold), not the API's repeat of it
         if issubclass(w.category, ThresholdRangeWarning):

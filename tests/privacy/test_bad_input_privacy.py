@@ -239,3 +239,12 @@ def test_an_order_grid_that_cannot_be_allocated_names_orders(capsys):
     code, out, err = run_cli(capsys, *GNMAX, "--n-queries", "10", "--orders", "int:2:1000000000000000")
     assert_one_line_refusal(code, out, err, "error: --orders int:2:1000000000000000: ", "does not fit in memory",
                             "--orders paper2018")
+
+
+def test_ctrl_c_is_one_line_and_status_130(capsys, monkeypatch):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("pate_study.privacy.__main__.run", interrupted)
+    code, out, err = run_cli(capsys, *GNMAX, "--n-queries", "10")
+    assert code == 130 and not out and err.strip() == "interrupted: no epsilon was printed"
