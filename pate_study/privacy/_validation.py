@@ -31,6 +31,8 @@ from data_recipes.votes import check_row_totals, numeric_2d
 __all__ = [
     "Interval",
     "PARAMETER_CONSTRAINTS",
+    "PARAMETER_KINDS",
+    "MAX_COUNT",
     "check_parameter",
     "number_text",
     "as_generator",

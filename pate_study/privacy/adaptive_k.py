@@ -125,6 +125,13 @@ def _in_noise_range(scale: float) -> bool:
     return math.isfinite(scale) and PARAMETER_CONSTRAINTS["noise_scale"].contains(scale)
 
 
+def _exp_text(log_value: float) -> str:
+    """exp(``log_value``) printed with 4 significant digits, also where the float itself would overflow."""
+    power = log_value / math.log(10.0)
+    exponent = math.floor(power)
+    return f"{10.0 ** (power - exponent):.4g}e{exponent:+d}"
+
+
 def _check_slope_gives_noise_scales(c: float, n: int, t: int, k_share: float, shown: Any, force: bool = False) -> None:
     """Refuse a slope ``c`` whose σ = √(n/(2T²(1−s)c)) or b = 4/(T√(2sc)) leaves the noise-scale range; the
     logarithms cannot overflow or divide by an underflowed zero, whatever ``c``."""
@@ -137,8 +144,8 @@ def _check_slope_gives_noise_scales(c: float, n: int, t: int, k_share: float, sh
         return
     smallest = max(sigma_part, b_part) - 2 * log_high
     largest = min(sigma_part, b_part) - 2 * log_low
-    fits = (f"for {n} labels, {t} teachers and k_share {k_share:g}, the slopes in [{math.exp(smallest):.4g}, "
-            f"{math.exp(largest):.4g}]" if smallest <= largest else f"no slope for {n} labels, {t} teachers and "
+    fits = (f"for {n} labels, {t} teachers and k_share {k_share:g}, the slopes in [{_exp_text(smallest)}, "
+            f"{_exp_text(largest)}]" if smallest <= largest else f"no slope for {n} labels, {t} teachers and "
             f"k_share {k_share:g}")
     raise ValueError(f"rdp_slope: expected a per-query RDP slope that gives σ and the Gumbel scale in the noise-scale "
                      f"range {scales.text()} ({fits}), got {shown!r}")

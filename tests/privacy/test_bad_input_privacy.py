@@ -248,3 +248,8 @@ def test_ctrl_c_is_one_line_and_status_130(capsys, monkeypatch):
     monkeypatch.setattr("pate_study.privacy.__main__.run", interrupted)
     code, out, err = run_cli(capsys, *GNMAX, "--n-queries", "10")
     assert code == 130 and not out and err.strip() == "interrupted: no epsilon was printed"
+
+
+def test_adaptive_k_params_message_prints_slopes_past_the_float_range():
+    with pytest.raises(ValueError, match=r"^rdp_slope: .* the slopes in \[.*e\+3\d\d\]"):  # no OverflowError
+        adaptive_k.adaptive_k_params(1e-320, 2**53 - 1, 1, k_share=1e-300)
