@@ -136,6 +136,8 @@ PARAMETER_CONSTRAINTS: dict[str, Interval] = {
     "gamma": Interval(1e-100, 1e5, "the LNMax inverse noise scale γ", "where the accountants compute without "
                       "overflow"),
     "threshold": Interval(-1e100, 1e100, "a threshold", "where the accountants compute without overflow"),
+    # The Gaussian mechanism's μ = Δ₂/σ (Dong, Roth & Su 2019): its exact profile's ε grows like μ²/2.
+    "gaussian_mu": Interval(0.0, 1e150, "a Gaussian mechanism's μ = Δ₂/σ", "μ² must be finite", closed="right"),
     "delta": Interval(0.0, 1.0, "a number", closed="neither"),
     "share": Interval(0.0, 1.0, "a share", closed="neither"),
     "count": Interval(1, MAX_COUNT, "a positive integer", "below 2^53, where every integer is exact in double "
@@ -145,7 +147,7 @@ PARAMETER_CONSTRAINTS: dict[str, Interval] = {
 #: Which table entry each named parameter reads (the command line's flags use the same names without ``--``).
 PARAMETER_KINDS: dict[str, str] = {
     "sigma": "noise_scale", "sigma1": "noise_scale", "sigma2": "noise_scale", "gumbel_scale": "noise_scale",
-    "gamma": "gamma", "threshold": "threshold", "delta": "delta", "k_share": "share",
+    "gamma": "gamma", "threshold": "threshold", "delta": "delta", "k_share": "share", "mu": "gaussian_mu",
     "n_queries": "count", "n_labels": "count", "n_teachers": "count", "first": "count",
 }
 

@@ -253,3 +253,13 @@ def test_ctrl_c_is_one_line_and_status_130(capsys, monkeypatch):
 def test_adaptive_k_params_message_prints_slopes_past_the_float_range():
     with pytest.raises(ValueError, match=r"^rdp_slope: .* the slopes in \[.*e\+3\d\d\]"):  # no OverflowError
         adaptive_k.adaptive_k_params(1e-320, 2**53 - 1, 1, k_share=1e-300)
+
+
+@pytest.mark.parametrize("mu, accepted", [(1e-300, True), (1e150, True), (1e200, False), (0.0, False)])
+def test_the_table_holds_the_range_of_a_gaussian_mu(mu, accepted):
+    """The range in which the Gaussian mechanism's exact ε (``topk_vote.gaussian_epsilon``) is finite."""
+    if accepted:
+        assert validation.check_parameter("mu", mu) == mu
+    else:
+        with pytest.raises(ValueError, match=r"^mu: expected a Gaussian mechanism's μ = Δ₂/σ in \(0, 1e\+150\]"):
+            validation.check_parameter("mu", mu)
