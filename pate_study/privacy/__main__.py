@@ -22,7 +22,7 @@ Numbers are checked where they enter, against the ranges the library checks too
 the range where every accountant computes in double precision without overflow or underflow (noise scales
 ``--sigma``, ``--sigma1``, ``--sigma2`` in [1e-150, 1e150]; ``--gamma`` in [1e-100, 1e5]; ``--threshold`` with
 magnitude at most 1e100; ``--delta`` in (0, 1); counts ``--n-queries``, ``--first``, ``--n-teachers`` from 1 to
-below 2^53). A flag given an empty value (``--orders=``, as an unset shell variable gives) is an error, not the
+the largest double, 1.8e308). A flag given an empty value (``--orders=``, as an unset shell variable gives) is an error, not the
 default.
 
 The output is strict JSON (RFC 8259; ``json.loads(..., parse_constant=...)`` never needed): a value that is not a
@@ -129,7 +129,7 @@ def _delta(text: str) -> float:
 
 def _count(minimum: int, name: str | None = None):
     """argparse type: an integer >= ``minimum`` (digits only: ``1e3`` and ``10.0`` are refused, not truncated),
-    and inside the table entry of ``name`` when given (counts: below 2^53)."""
+    and inside the table entry of ``name`` when given (counts: at most the largest double)."""
     interval = PARAMETER_CONSTRAINTS[PARAMETER_KINDS[name]] if name else None
 
     def parse(text: str) -> int:

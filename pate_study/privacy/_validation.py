@@ -17,6 +17,7 @@ import errno
 import math
 import numbers
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "PARAMETER_CONSTRAINTS",
     "PARAMETER_KINDS",
     "MAX_COUNT",
+    "MAX_VOTE_TOTAL",
     "check_parameter",
     "number_text",
     "as_generator",
@@ -123,9 +125,13 @@ def number_text(value: Any) -> str:
     return f"{float(value):g}" if isinstance(value, (numbers.Real, np.number)) else repr(value)
 
 
-#: Counts (queries, labels, teachers, a row total of votes) stay below 2**53: every integer below it is exact in
-#: double precision, and every accountant multiplies counts into float64 sums.
-MAX_COUNT = 2**53
+#: Counts (queries, labels, teachers) are at most the largest double, about 1.8e308: every accountant turns them
+#: into floats, and a larger int cannot be converted (OverflowError).
+MAX_COUNT = int(sys.float_info.max)
+
+#: A row total of vote counts (the number of teachers) stays below 2**53, where every integer is exact in double
+#: precision: the accountants compare and subtract counts as float64, so ties and gaps must be exact.
+MAX_VOTE_TOTAL = 2**53
 
 #: One table for every ranged quantity, read by the library's checks and by the command line's flags.
 PARAMETER_CONSTRAINTS: dict[str, Interval] = {
@@ -140,8 +146,10 @@ PARAMETER_CONSTRAINTS: dict[str, Interval] = {
     "gaussian_mu": Interval(0.0, 1e150, "a Gaussian mechanism's μ = Δ₂/σ", "μ² must be finite", closed="right"),
     "delta": Interval(0.0, 1.0, "a number", closed="neither"),
     "share": Interval(0.0, 1.0, "a share", closed="neither"),
-    "count": Interval(1, MAX_COUNT, "a positive integer", "below 2^53, where every integer is exact in double "
-                      "precision", closed="left", integer=True),
+    "count": Interval(1, MAX_COUNT, "a positive integer", "at most the largest double: counts become floats",
+                      integer=True),
+    "vote_total": Interval(1, MAX_VOTE_TOTAL, "a row total of votes, the number of teachers,", "below 2^53, where "
+                           "every integer is exact in double precision", closed="left", integer=True),
 }
 
 #: Which table entry each named parameter reads (the command line's flags use the same names without ``--``).
@@ -199,9 +207,9 @@ def check_noise_scale(name: str, value: Any) -> float:
 
 
 def check_n_queries(n_queries: Any, name: str = "n_queries") -> int:
-    """Return a positive integer count (queries, labels, teachers) below ``MAX_COUNT`` (2^53), the range of
-    ``PARAMETER_CONSTRAINTS["count"]``: from there on a count is no longer exact in the float64 sums it enters
-    (and past 1.8e308 it cannot be converted to a float at all)."""
+    """Return a positive integer count (queries, labels, teachers) of at most ``MAX_COUNT`` (about 1.8e308), the
+    range of ``PARAMETER_CONSTRAINTS["count"]``: every accountant turns counts into floats, and a larger int
+    cannot be converted (OverflowError)."""
     n = _check_positive_integer(n_queries, name=name)
     return check_parameter(name, n, "count")
 
@@ -259,7 +267,7 @@ def check_threshold(name: str, value: Any, low: float, high: float, what: str) -
 
 
 def check_vote_totals_fit(votes: Any, name: str = "votes") -> None:
-    """Refuse vote counts whose row totals reach ``MAX_COUNT`` (2^53), computed without overflow.
+    """Refuse vote counts whose row totals reach ``MAX_VOTE_TOTAL`` (2^53), computed without overflow.
 
     A row total is the number of teachers (Papernot et al. 2017 §2.1); summed in int64, counts near 2^63 wrap
     around (``[2^63 - 1, 2^63 - 1, 3]`` sums to 1) and a nonsense file would pass as a small ensemble, and
@@ -274,18 +282,18 @@ def check_vote_totals_fit(votes: Any, name: str = "votes") -> None:
     if arr.ndim not in (1, 2) or arr.size == 0 or arr.dtype.kind not in "iuf":
         return
     rows = arr.reshape(1, -1) if arr.ndim == 1 else arr
-    if arr.dtype.kind in "iu" and int(rows.min()) >= 0 and int(rows.max()) * rows.shape[1] < MAX_COUNT:
+    limit = PARAMETER_CONSTRAINTS["vote_total"]
+    if arr.dtype.kind in "iu" and int(rows.min()) >= 0 and int(rows.max()) * rows.shape[1] < limit.high:
         return
     with np.errstate(over="ignore", invalid="ignore"):
         values = rows.astype(np.float64)
         countable = np.all(np.isfinite(values), axis=1) & np.all(values >= 0, axis=1)
         totals = values.sum(axis=1)
-    too_large = np.flatnonzero(countable & ~(totals < MAX_COUNT))
+    too_large = np.flatnonzero(countable & ~(totals < limit.high))
     if too_large.size:
         row = int(too_large[0])
         raise ValueError(f"{name}: row {row} sums to {totals[row]:.6g} votes ({too_large.size} of {len(rows)} rows "
-                         f"reach 2^53); expected each row total, the number of teachers, to be below 2^53 = "
-                         f"{MAX_COUNT}, where counts are exact in double precision")
+                         f"reach 2^53); expected {limit.what} in {limit.text()} ({limit.why})")
 
 
 def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False,
