@@ -19,11 +19,11 @@ long for memory (naming ``--orders``). Ctrl-C prints one line and exits with sta
 
 Numbers are checked where they enter, against the ranges the library checks too
 (:data:`._validation.PARAMETER_CONSTRAINTS`, one table; :data:`RANGES` is its view by flag): finite, and inside
-the range where every accountant computes in double precision without overflow or underflow (noise scales
-``--sigma``, ``--sigma1``, ``--sigma2`` in [1e-150, 1e150]; ``--gamma`` in [1e-100, 1e5]; ``--threshold`` with
-magnitude at most 1e100; ``--delta`` in (0, 1); counts ``--n-queries``, ``--first``, ``--n-teachers`` from 1 to
-the largest double, 1.8e308). A flag given an empty value (``--orders=``, as an unset shell variable gives) is an error, not the
-default.
+the range where every accountant computes in double precision without dividing by an underflowed zero (noise
+scales ``--sigma``, ``--sigma1``, ``--sigma2`` in [1e-150, 1e150]; ``--gamma`` in [1e-100, 1e5];
+``--threshold`` with magnitude at most 1e100; ``--delta`` in (0, 1); counts ``--n-queries``, ``--first``,
+``--n-teachers`` from 1 to the largest double, 1.8e308; an ε past the float range is printed as null, below).
+A flag given an empty value (``--orders=``, as an unset shell variable gives) is an error, not the default.
 
 The output is strict JSON (RFC 8259; ``json.loads(..., parse_constant=...)`` never needed): a value that is not a
 finite number, such as an infinite ε (no finite guarantee), is printed as ``null`` and listed in
