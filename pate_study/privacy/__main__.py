@@ -5,20 +5,25 @@ Examples::
     # Visca 2021, web case: data-independent LNMax, integer moments 1..8
     python -m pate_study.privacy epsilon --aggregator lnmax --gamma 0.05 --delta 1e-5 --n-queries 1000
     # same, continuous λ (closed form 20.17427 at λ* = 1.51743)
-    python -m pate_study.privacy epsilon --aggregator lnmax --gamma 0.05 --delta 1e-5 --n-queries 1000 --orders continuous
+    python -m pate_study.privacy epsilon --aggregator lnmax --gamma 0.05 --delta 1e-5 --n-queries 1000 \\
+        --orders continuous
     # Papernot 2018: data-dependent GNMax on a votes file
     python -m pate_study.privacy epsilon --aggregator gnmax --sigma 40 --delta 1e-5 --votes votes.npy --first 1000
     # confident GNMax, expected cost
     python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 300 --sigma1 150 --sigma2 40 \\
         --delta 1e-5 --votes votes.npy
 
-Invalid combinations exit with status 2 and a one-line message on stderr naming the flag.
+Invalid combinations exit with status 2 and a one-line message on stderr naming the flag; so do a library
+refusal (its parameter shown as the flag), an overflow (naming the numeric flags given) and a grid of orders too
+long for memory (naming ``--orders``). Ctrl-C prints one line and exits with status 130.
 
-Numbers are checked where they enter (:data:`RANGES`): finite, and inside the range where every accountant
-computes in double precision without overflow or underflow (noise scales ``--sigma``, ``--sigma1``,
-``--sigma2`` in [1e-100, 1e100]; ``--gamma`` in [1e-100, 1e5]; ``--threshold`` with magnitude at most 1e100;
-``--delta`` in (0, 1); counts positive). A flag given an empty value (``--orders=``, as an unset shell variable
-gives) is an error, not the default.
+Numbers are checked where they enter, against the ranges the library checks too
+(:data:`._validation.PARAMETER_CONSTRAINTS`, one table; :data:`RANGES` is its view by flag): finite, and inside
+the range where every accountant computes in double precision without dividing by an underflowed zero (noise
+scales ``--sigma``, ``--sigma1``, ``--sigma2`` in [1e-150, 1e150]; ``--gamma`` in [1e-100, 1e5];
+``--threshold`` with magnitude at most 1e100; ``--delta`` in (0, 1); counts ``--n-queries``, ``--first``,
+``--n-teachers`` from 1 to the largest double, 1.8e308; an ε past the float range is printed as null, below).
+A flag given an empty value (``--orders=``, as an unset shell variable gives) is an error, not the default.
 
 The output is strict JSON (RFC 8259; ``json.loads(..., parse_constant=...)`` never needed): a value that is not a
 finite number, such as an infinite ε (no finite guarantee), is printed as ``null`` and listed in
@@ -29,8 +34,9 @@ it must be a numeric ``.npy`` array whose header agrees with the file's length (
 pickles, empty, truncated files and headers claiming huge shapes are refused before anything is
 allocated; nothing is ever unpickled), holding non-negative integer counts with one total per
 row (the number of teachers; ``--n-teachers`` when given). A matrix saved transposed is named as
-such with its fix. A ``--threshold`` outside 0..number of teachers is reported on stderr as a
-warning (the check then depends on the noise only).
+such with its fix; row totals from 2^53 on are refused (summed without the int64 wrap-around that
+would make them look small); a symbolic-link loop is named as such. A ``--threshold`` outside 0..number of
+teachers is reported on stderr as a warning (the check then depends on the noise only).
 """
 
 from __future__ import annotations
@@ -46,7 +52,14 @@ import numpy as np
 
 from pate_study.core.errors import one_line
 
-from ._validation import ThresholdRangeWarning, check_threshold, load_votes_file
+from ._validation import (
+    PARAMETER_CONSTRAINTS,
+    PARAMETER_KINDS,
+    ThresholdRangeWarning,
+    check_threshold,
+    load_votes_file,
+    number_text,
+)
 from .accounting import CONVERSIONS
 from .moments import moments_epsilon
 from .rdp import COSTS, Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
@@ -56,56 +69,80 @@ ACCOUNTANTS = ("moments2017", "rdp2018")
 _PARAMS = {"lnmax": ("gamma",), "gnmax": ("sigma",), "confident-gnmax": ("threshold", "sigma1", "sigma2")}
 
 
-#: Where each numeric flag is accepted: (smallest, largest, what), both ends included.
-RANGES = {
-    "gamma": (1e-100, 1e5, "the LNMax inverse noise scale"),
-    "sigma": (1e-100, 1e100, "a Gaussian noise scale"),
-    "sigma1": (1e-100, 1e100, "a Gaussian noise scale"),
-    "sigma2": (1e-100, 1e100, "a Gaussian noise scale"),
-    "threshold": (-1e100, 1e100, "a vote-count threshold"),
-}
+#: Where each numeric flag is accepted: (smallest, largest, what), both ends included; a view of the library's
+#: table (:data:`._validation.PARAMETER_CONSTRAINTS`), never a copy of its numbers.
+RANGES = {flag: (PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].low, PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].high,
+                 PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].what)
+          for flag in ("gamma", "sigma", "sigma1", "sigma2", "threshold")}
+#: The examples of ``epsilon --help`` (``tests/privacy/test_cli_examples.py`` runs each command line as printed).
+EXAMPLES = """\
+examples:
+  # data-independent LNMax (Visca 2021, web case): 1000 answers with noise Lap(1/0.05), moments accountant,
+  # integer orders 1..8; prints {"epsilon": 20.7565..., "order": 2, ...}
+  python -m pate_study.privacy epsilon --aggregator lnmax --gamma 0.05 --delta 1e-5 --n-queries 1000
+  # confident GNMax (Papernot et al. 2018) on a vote file; prints epsilon and expected_answered
+  python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 200 --sigma1 150 --sigma2 40 \\
+      --delta 1e-5 --votes votes.npy
+
+votes.npy holds your own teachers' votes: an integer array saved with numpy.save("votes.npy", votes), one row per
+query and one column per class, every row summing to the number of teachers. For the votes released with Papernot
+et al. 2018 (250 teachers), run python -m data_recipes prepare pate2018-votes and pass --votes the file
+pate2018-votes/svhn.npy (or mnist.npy, adult.npy) of the data folder (PATE_STUDY_DATA).
+"""
+
 NON_FINITE_REASON = ("a value that is not a finite number is printed as null; an infinite epsilon means no finite "
                      "guarantee at this delta for these settings")
 
 
-def _ranged(flag: str, low: float, high: float, what: str):
-    """argparse type: a finite float in [low, high] (argparse prefixes the message with the flag's name)."""
+def _ranged(flag: str):
+    """argparse type: a finite float accepted by the table entry of ``flag`` (argparse prefixes the message with
+    the flag's name)."""
+    interval = PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag.lstrip("-")]]
+
     def parse(text: str) -> float:
         if not text.strip():
-            raise argparse.ArgumentTypeError(f"empty value (an unset shell variable?); expected {what} in "
-                                             f"[{low:g}, {high:g}]")
+            raise argparse.ArgumentTypeError(f"empty value (an unset shell variable?); expected {interval.what} in "
+                                             f"{interval.text()}")
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not math.isfinite(value) or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected {what} in [{low:g}, {high:g}] (where the accountants compute "
-                                             f"without overflow), got {text}")
+        problem = interval.problem(value)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
         return value
     parse.__name__ = flag
     return parse
 
 
 def _delta(text: str) -> float:
-    """argparse type of ``--delta``: a number in the open interval (0, 1)."""
+    """argparse type of ``--delta``: a number in the open interval (0, 1) (the table's ``delta`` entry)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in the open interval (0, 1), got {text}")
+    problem = PARAMETER_CONSTRAINTS["delta"].problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 
-def _count(minimum: int):
-    """argparse type: an integer >= ``minimum`` (digits only: ``1e3`` and ``10.0`` are refused, not truncated)."""
+def _count(minimum: int, name: str | None = None):
+    """argparse type: an integer >= ``minimum`` (digits only: ``1e3`` and ``10.0`` are refused, not truncated),
+    and inside the table entry of ``name`` when given (counts: at most the largest double)."""
+    interval = PARAMETER_CONSTRAINTS[PARAMETER_KINDS[name]] if name else None
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+            shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {shown!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text}")
+        problem = interval.problem(value) if interval else None
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
         return value
     return parse
 
@@ -155,13 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
     """Argument parser of the ``epsilon`` subcommand."""
     parser = _OneLineParser(prog="python -m pate_study.privacy", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
-    p = sub.add_parser("epsilon", help="privacy cost (epsilon, delta) of PATE aggregators as JSON")
+    p = sub.add_parser("epsilon", help="privacy cost (epsilon, delta) of PATE aggregators as JSON", epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--aggregator", choices=AGGREGATORS, required=True)
-    p.add_argument("--gamma", type=_ranged("--gamma", *RANGES["gamma"]), help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
-    p.add_argument("--sigma", type=_ranged("--sigma", *RANGES["sigma"]), help="GNMax Gaussian noise standard deviation")
-    p.add_argument("--threshold", type=_ranged("--threshold", *RANGES["threshold"]), help="confident GNMax threshold T")
-    p.add_argument("--sigma1", type=_ranged("--sigma1", *RANGES["sigma1"]), help="confident GNMax check noise")
-    p.add_argument("--sigma2", type=_ranged("--sigma2", *RANGES["sigma2"]), help="confident GNMax argmax noise")
+    p.add_argument("--gamma", type=_ranged("--gamma"), help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
+    p.add_argument("--sigma", type=_ranged("--sigma"), help="GNMax Gaussian noise standard deviation")
+    p.add_argument("--threshold", type=_ranged("--threshold"), help="confident GNMax threshold T")
+    p.add_argument("--sigma1", type=_ranged("--sigma1"), help="confident GNMax check noise")
+    p.add_argument("--sigma2", type=_ranged("--sigma2"), help="confident GNMax argmax noise")
     p.add_argument("--delta", type=_delta, required=True)
     p.add_argument("--accountant", choices=ACCOUNTANTS, help="default: moments2017 for lnmax, rdp2018 otherwise")
     p.add_argument("--orders", type=_text, help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
@@ -169,10 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conversion", choices=CONVERSIONS, help="RDP -> (eps, delta) (rdp2018 only; default basic)")
     p.add_argument("--cost", choices=COSTS, help="confident-gnmax with --votes: expected (default) or realized")
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--n-queries", type=_count(1), help="number of queries (data-independent bound)")
+    group.add_argument("--n-queries", type=_count(1, "n_queries"), help="number of queries (data-independent bound)")
     group.add_argument("--votes", type=_path, help=".npy file, rows = per-query vote counts (data-dependent bound)")
-    p.add_argument("--first", type=_count(1), help="use only the first N rows of --votes")
-    p.add_argument("--n-teachers", type=_count(1), help="number of teachers: every row of --votes must sum to it")
+    p.add_argument("--first", type=_count(1, "first"), help="use only the first N rows of --votes")
+    p.add_argument("--n-teachers", type=_count(1, "n_teachers"),
+                   help="number of teachers: every row of --votes must sum to it")
     p.add_argument("--seed", type=_count(0), help="seed of the check noise for --cost realized")
     p.add_argument("--q-condition", choices=Q_CONDITIONS, help="LNMax data-dependent condition (default theorem)")
     p.add_argument("--q-variant", choices=Q_VARIANTS, help="LNMax q bound (default sum)")
@@ -245,7 +284,8 @@ def run(args: argparse.Namespace) -> dict:
     _check_threshold(args, data.get("votes"))
     lnmax_opts = {k: v for k, v in (("q_condition", args.q_condition), ("q_variant", args.q_variant)) if v}
     if accountant == "moments2017":
-        spent = moments_epsilon(gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts, **data)
+        spent = moments_epsilon(gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts,
+                                **data)
     else:
         common = {"delta": args.delta, "orders": args.orders or "paper2018", "conversion": args.conversion or "basic"}
         if args.aggregator == "lnmax":
@@ -264,6 +304,38 @@ def run(args: argparse.Namespace) -> dict:
     return out
 
 
+def as_flag_message(message: str, args: argparse.Namespace) -> str:
+    """A library message that starts with a parameter's name (``orders: expected ...``) with the name written as
+    the flag the user typed (``--orders: expected ...``); other messages unchanged."""
+    name, sep, rest = message.partition(": ")
+    if sep and name in vars(args) and name != "command":
+        return f"--{name.replace('_', '-')}: {rest}"
+    return message
+
+
+def overflow_message(exc: ArithmeticError, args: argparse.Namespace) -> str:
+    """One line for an overflow the per-flag ranges did not prevent, naming only the numeric flags given on this
+    command line (never a flag the user did not pass), with their values."""
+    given = [f"--{name.replace('_', '-')} {number_text(getattr(args, name))}"
+             for name in (*RANGES, "n_queries", "first") if isinstance(getattr(args, name, None), (int, float))]
+    return (f"epsilon cannot be computed in double precision for {', '.join(given) or 'these settings'} "
+            f"({type(exc).__name__}: {one_line(exc)}), although each lies in its documented range (see --help); "
+            f"please report it with the command line")
+
+
+def memory_message(exc: MemoryError, args: argparse.Namespace) -> str:
+    """One line for an allocation that does not fit: every array the accountants build has one entry per order
+    (and per query of ``--votes``), so it names ``--orders`` when given, else ``--votes``, and the way out."""
+    detail = f" ({one_line(exc)})" if str(exc) else ""
+    if args.orders is not None:
+        return (f"--orders {args.orders}: the grid of orders does not fit in memory{detail}; use a shorter grid, "
+                f"e.g. --orders paper2018 (296 orders from 2 to 500) or int:2:1000")
+    if args.votes is not None:
+        return (f"--votes {args.votes}: the per-order arrays over these votes do not fit in memory{detail}; "
+                f"use --first N to account for fewer queries")
+    return f"epsilon does not fit in memory for these settings{detail}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     parser = build_parser()
@@ -276,12 +348,17 @@ def main(argv: list[str] | None = None) -> int:
         try:
             out = run(args)
         except (ValueError, FileNotFoundError) as exc:
-            print(f"error: {one_line(exc)}", file=sys.stderr)
+            print(f"error: {as_flag_message(one_line(exc), args)}", file=sys.stderr)
             return 2
-        except ArithmeticError as exc:  # a combination the per-flag ranges let through: still one line, status 2
-            print(f"error: epsilon cannot be computed in double precision for these settings ({type(exc).__name__}: "
-                  f"{one_line(exc)}); move --sigma/--gamma/--n-queries towards the documented ranges", file=sys.stderr)
+        except ArithmeticError as exc:  # the per-flag ranges are meant to prevent this: still one line, status 2
+            print(f"error: {overflow_message(exc, args)}", file=sys.stderr)
             return 2
+        except MemoryError as exc:  # an order grid too long for this machine: one line, status 2
+            print(f"error: {memory_message(exc, args)}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, no traceback
+            print("interrupted: no epsilon was printed", file=sys.stderr)
+            return 130
     threshold_warned = False
     for w in caught:  # one threshold warning: the CLI's own (naming --threshold), not the API's repeat of it
         if issubclass(w.category, ThresholdRangeWarning):

@@ -39,7 +39,15 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_fractions, check_n_queries, check_noise_scale, check_positive
+from ._validation import (
+    PARAMETER_CONSTRAINTS,
+    as_generator,
+    check_fractions,
+    check_n_queries,
+    check_noise_scale,
+    check_parameter,
+    check_positive,
+)
 from .accounting import PrivacySpent, account, query_mode
 
 __all__ = [
@@ -72,8 +80,10 @@ def _check_k_max(k_max: Any, n_labels: int) -> int:
 
 
 def k_choice_epsilon(gumbel_scale: float, n_teachers: int) -> float:
-    """Pure ε of the k choice: Pr[k] ∝ exp(g_k/b), gap sensitivity 2/T, so ε = 2·(2/T)/b (exponential mechanism)."""
-    b = check_positive("gumbel_scale", gumbel_scale)
+    """Pure ε of the k choice: Pr[k] ∝ exp(g_k/b), gap sensitivity 2/T, so ε = 2·(2/T)/b (exponential mechanism).
+
+    ``gumbel_scale`` is a noise scale (``PARAMETER_CONSTRAINTS["noise_scale"]``), so that ε and ε² are finite."""
+    b = check_noise_scale("gumbel_scale", gumbel_scale)
     t = check_n_queries(n_teachers, name="n_teachers")
     return 4.0 / (t * b)
 
@@ -94,16 +104,51 @@ def adaptive_k_params(rdp_slope: float, n_labels: int, n_teachers: int, k_share:
 
     Equal slope means equal RDP at every order (the pure-DP cap only lowers ours), hence ε no larger than that
     of any mechanism with RDP ``rdp_slope``·λ per query, e.g. fixed-threshold GNThreshold with
-    ``rdp_slope = n/(2T²σ_e²)``.
+    ``rdp_slope = n/(2T²σ_e²)``. Both scales must be noise scales (``PARAMETER_CONSTRAINTS["noise_scale"]``);
+    a slope that would give σ or b outside that range (σ = inf for a subnormal slope) is refused by name, with
+    the slopes that fit.
     """
     c = check_positive("rdp_slope", rdp_slope)
-    if not 0.0 < float(k_share) < 1.0:
-        raise ValueError(f"k_share: expected a share in (0, 1) of the per-query RDP, got {k_share!r}")
+    k_share = check_parameter("k_share", k_share)
     n = check_n_queries(n_labels, name="n_labels")
     t = check_n_queries(n_teachers, name="n_teachers")
+    _check_slope_gives_noise_scales(c, n, t, k_share, shown=rdp_slope)
     eps_k = math.sqrt(2.0 * k_share * c)
     sigma = math.sqrt(n / (2.0 * t**2 * (1.0 - k_share) * c))
-    return sigma, 4.0 / (t * eps_k)
+    b = 4.0 / (t * eps_k)
+    if not (_in_noise_range(sigma) and _in_noise_range(b)):  # at an end of the range, rounding can step outside
+        _check_slope_gives_noise_scales(c, n, t, k_share, shown=rdp_slope, force=True)
+    return sigma, b
+
+
+def _in_noise_range(scale: float) -> bool:
+    return math.isfinite(scale) and PARAMETER_CONSTRAINTS["noise_scale"].contains(scale)
+
+
+def _exp_text(log_value: float) -> str:
+    """exp(``log_value``) printed with 4 significant digits, also where the float itself would overflow."""
+    power = log_value / math.log(10.0)
+    exponent = math.floor(power)
+    return f"{10.0 ** (power - exponent):.4g}e{exponent:+d}"
+
+
+def _check_slope_gives_noise_scales(c: float, n: int, t: int, k_share: float, shown: Any, force: bool = False) -> None:
+    """Refuse a slope ``c`` whose σ = √(n/(2T²(1−s)c)) or b = 4/(T√(2sc)) leaves the noise-scale range; the
+    logarithms cannot overflow or divide by an underflowed zero, whatever ``c``."""
+    scales = PARAMETER_CONSTRAINTS["noise_scale"]
+    log_low, log_high = math.log(scales.low), math.log(scales.high)
+    sigma_part = math.log(n) - math.log(2.0) - 2.0 * math.log(t) - math.log1p(-k_share)  # log σ² = this − log c
+    b_part = 2.0 * (math.log(4.0) - math.log(t)) - math.log(2.0 * k_share)  # log b² = this − log c
+    log_c = math.log(c)
+    if not force and all(2 * log_low <= part - log_c <= 2 * log_high for part in (sigma_part, b_part)):
+        return
+    smallest = max(sigma_part, b_part) - 2 * log_high
+    largest = min(sigma_part, b_part) - 2 * log_low
+    fits = (f"for {n} labels, {t} teachers and k_share {k_share:g}, the slopes in [{_exp_text(smallest)}, "
+            f"{_exp_text(largest)}]" if smallest <= largest else f"no slope for {n} labels, {t} teachers and "
+            f"k_share {k_share:g}")
+    raise ValueError(f"rdp_slope: expected a per-query RDP slope that gives σ and the Gumbel scale in the noise-scale "
+                     f"range {scales.text()} ({fits}), got {shown!r}")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -141,7 +186,8 @@ def adaptive_k_epsilon(*, sigma: float, gumbel_scale: float, delta: float, n_tea
     gauss = n_lab / (2.0 * t**2 * check_noise_scale("sigma", sigma) ** 2)
 
     def total(grid: np.ndarray) -> np.ndarray:
-        return n * (np.minimum(eps_k, grid * eps_k**2 / 2.0) + gauss * grid)
+        with np.errstate(over="ignore"):  # a term past the float range is +inf: no finite guarantee at that order
+            return n * (np.minimum(eps_k, grid * eps_k**2 / 2.0) + gauss * grid)
 
     return account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
                    mechanism="adaptive-k", n_queries=n, data_dependent=False, sigma=float(sigma),
