@@ -202,3 +202,11 @@ def test_fig43_reason_names_the_grid_on_which_the_rule_holds():
     s = _summary([(i, e, a, h) for i in ex.IDEAS for e, a, h in zip(eps, acc, ham)])
     v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
     assert v.verdict == "differs" and "holds on ε ≤ 30 and fails on wider grids" in v.reason
+
+
+def test_study_config_reads_the_notebook_parameters_named_like_its_fields():
+    config = ex.study_config({"profile": "smoke", "output_dir": "x", "data": "auto", "seed": 3, "hidden": 8,
+                              "epsilons": [0.1, 1.0], "n_repeats": 2})
+    assert (config.seed, config.hidden, config.epsilons, config.n_repeats) == (3, 8, (0.1, 1.0), 2)
+    with pytest.raises(ValueError, match="epsilons"):
+        ex.study_config({"epsilons": []})

@@ -27,7 +27,8 @@ Module by module (the shape of :mod:`pate_study.experiments.student_privacy`):
 * :mod:`.generators`: the ideas' synthetic sequences;
 * :mod:`.runs`: every idea at every ε, and the diagnostics (reconstruction floor, unseen sequences, permuted lengths);
 * :mod:`.guarantees`: the guarantee each idea really gives, beside the thesis's claim;
-* :mod:`.figures`, :mod:`.verdicts`, :mod:`.findings`: the figures, the verdicts and the findings.
+* :mod:`.figures`, :mod:`.verdicts`, :mod:`.findings`: the figures, the verdicts and the findings;
+* :mod:`.sections`: notebook 03's sections, one call each (save, record, show).
 
 The names the notebook reads are re-exported here (``from pate_study.experiments import deeplog as study``).
 """
@@ -49,7 +50,24 @@ from .generators import (
 from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table
 from .listings import locate_listing, token_edit_distance
 from .models import accuracy, train_models
-from .runs import length_permutation_test, normalised_hamming, reconstruction, run_ideas, summarise, unseen_test_accuracy
+from .runs import (
+    length_permutation_test,
+    normalised_hamming,
+    reconstruction,
+    run_ideas,
+    summarise,
+    unseen_test_accuracy,
+)
+from .sections import (
+    beyond_thesis_section,
+    data_section,
+    findings_section,
+    guarantees_section,
+    ideas_section,
+    listings_section,
+    models_section,
+    study_config,
+)
 from .subset import Split, data_description, duplication, length_only_accuracy, prepare
 from .verdicts import at_epsilon, control_verdict, idea_verdicts, listing_verdict
 
@@ -61,4 +79,6 @@ __all__ = [
     "listing_verdict", "locate_listing", "measured_sensitivity", "noisy_latent_sequences", "noisy_output_sequences",
     "normalised_hamming", "output_probabilities", "per_symbol_sequences", "plot_idea", "prepare", "reach_table",
     "reconstruction", "run_ideas", "summarise", "token_edit_distance", "train_models", "unseen_test_accuracy",
+    "study_config", "data_section", "listings_section", "models_section", "guarantees_section", "ideas_section",
+    "beyond_thesis_section", "findings_section",
 ]
