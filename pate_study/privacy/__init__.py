@@ -16,6 +16,8 @@ Modules:
 * :mod:`~pate_study.privacy.smooth_sensitivity`  releasing a data-dependent ε (Papernot et al. 2018, App. B).
 * :mod:`~pate_study.privacy.accounting`  order grids, RDP -> (ε, δ) conversions, :class:`PrivacySpent`, and
   :func:`~pate_study.privacy.accounting.account`, the one path from a composed curve to a result.
+* :mod:`~pate_study.privacy.selection`  the cost of publishing the best of several private runs: composition of
+  fixed candidates, and Papernot & Steinke 2022's random-stopping bounds (Theorems 2 and 6).
 * :mod:`~pate_study.privacy.audit`  Monte Carlo lower bounds on ε (empirical audits).
 
 Command line: ``python -m pate_study.privacy epsilon --help``.
@@ -48,6 +50,8 @@ _EXPORTS = {
                    "multilabel_bounds", "table54_fit"),
     "multiwinner": ("binary_pate", "binary_pate_epsilon", "tau_pate", "tau_pate_epsilon", "powerset_pate",
                     "powerset_pate_epsilon", "clip_votes"),
+    "selection": ("compose_candidates", "poisson_rdp", "random_stopping_spent", "selection_spent",
+                  "truncated_negative_binomial_rdp"),
     "topk_vote": ("binary_topk_epsilon", "calibrated_votes", "confident_topk_epsilon", "confident_topk_release",
                   "topk_epsilon", "topk_exact_epsilon", "topk_fractions", "topk_release", "topk_votes"),
     "rdp": ("compose", "confident_gnmax_epsilon", "gnmax_epsilon", "gnmax_logq", "lnmax_logq", "lnmax_rdp_epsilon",
