@@ -257,7 +257,8 @@ def step2_weights(cost: str, logpr: np.ndarray, answered: Any, rng: Any, draw_ch
         return np.exp(logpr)
     if answered is None:
         if rng is None:
-            raise ValueError("rng: cost='realized' needs an answered mask or a seed to draw the check noise")
+            raise ValueError("rng: cost='realized' (the guarantee of one run) needs the run's answered mask or the "
+                             "seed of its check noise; cost='expected' gives an expected cost, not a guarantee")
         answered = draw_check(as_generator(rng))
     answered = np.asarray(answered)
     if answered.shape != np.shape(logpr) or answered.dtype != bool:

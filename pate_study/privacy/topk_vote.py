@@ -80,8 +80,9 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from ._validation import check_delta, check_fractions, check_n_queries, check_noise_scale, check_positive
-from .accounting import PrivacySpent, account, query_mode
+from ._validation import (check_choice, check_delta, check_fractions, check_n_queries, check_noise_scale,
+                          check_positive)
+from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from .aggregators import (
     CONFIDENCE_RULES,
     MultiLabelAggregation,
@@ -341,21 +342,23 @@ def confident_topk_epsilon(
     n_labels: int | None = None,
     rule: str = "max",
     top_n: int = 4,
-    cost: str = "expected",
+    cost: str = "realized",
     answered: Any = None,
     rng: Any = None,
     orders: Any = "paper2018",
     conversion: str = "basic",
-) -> PrivacySpent:
+) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of :func:`confident_topk_release` over all queries (module docstring).
 
     Data-independent (``n_queries`` + ``n_labels``): every query charged the check and the release,
     (check slope + :func:`topk_rdp_slope`)·α per query (``cost="all_answered"``). Data-dependent
     (``fractions`` + ``threshold``): the check by Papernot et al. 2018 Theorem 6 on the answered event on every
-    query, the release by Theorem 6 with q̃ (as :func:`topk_epsilon`) weighted by ``cost``: ``"expected"``
-    (Pr[answered]) or ``"realized"`` (``answered`` ``bool[n_queries]``, or re-drawn from ``rng`` exactly as
-    :func:`confident_topk_release` draws the check).
+    query, the release by Theorem 6 with q̃ (as :func:`topk_epsilon`) charged by ``cost``: ``"realized"`` (the
+    default, the guarantee of the run: ``answered`` ``bool[n_queries]``, or re-drawn from ``rng`` exactly as
+    :func:`confident_topk_release` draws the check) or ``"expected"`` (weighted by Pr[answered]: returned as an
+    :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee).
     """
+    check_choice("cost", cost, COSTS)
     thc, top_n = check_confidence_args(confidence_threshold, top_n)
     n, m = query_mode(n_queries, fractions, lambda f: check_fractions(f), data_name="fractions")
     n_lab = m.shape[1] if m is not None else None
@@ -372,8 +375,6 @@ def confident_topk_epsilon(
                        orders=orders, conversion=conversion, accountant="multilabel2021",
                        mechanism="confident-topk-vote", n_queries=n, data_dependent=False, cost="all_answered",
                        **params)
-    if cost not in COSTS:
-        raise ValueError(f"cost: expected one of {list(COSTS)}, got {cost!r}")
     m = check_topk_fractions(m, k, n_teachers)
     th = _fixed_threshold(threshold, m)
     logpr, log_not = confidence_logpr(m, th, thc, sigma_confidence, rule, top_n)
@@ -386,9 +387,10 @@ def confident_topk_epsilon(
         return (total_rdp_data_dependent(log_check_q, slope_c, grid)
                 + total_rdp_data_dependent(logq, slope, grid, weights))
 
-    return account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
-                   mechanism="confident-topk-vote", n_queries=n, data_dependent=True, cost=cost,
-                   expected_answered=math.fsum(weights.tolist()), threshold=float(np.mean(th)), **params)
+    spent = account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
+                    mechanism="confident-topk-vote", n_queries=n, data_dependent=True, cost=cost,
+                    expected_answered=math.fsum(weights.tolist()), threshold=float(np.mean(th)), **params)
+    return expected_cost(spent) if cost == "expected" else spent
 
 
 def gaussian_log_delta(epsilon: Any, mu: float) -> np.ndarray:
