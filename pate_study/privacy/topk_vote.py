@@ -111,6 +111,7 @@ __all__ = [
     "gaussian_log_delta",
     "gaussian_delta",
     "gaussian_epsilon",
+    "gaussian_composition_epsilon",
     "topk_exact_epsilon",
     "binary_topk_epsilon",
     "calibrated_thresholds",
@@ -427,6 +428,26 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     while gap(hi) > 0:
         hi *= 2.0
     return float(brentq(gap, 0.0, hi, xtol=1e-12, rtol=1e-12))
+
+
+def gaussian_composition_epsilon(spent: PrivacySpent) -> float:
+    """Exact ε at ``spent.delta`` of a data-independent release that is a composition of Gaussian mechanisms
+    (or post-processing of one: thresholding, argmax), beside the RDP value ``spent.epsilon``.
+
+    A Gaussian mechanism with Δ₂/σ = μ_i is (α, α μ_i²/2)-RDP (Mironov 2017 Prop. 7), so the composed linear RDP
+    curve ρ·α gives ρ = Σ μ_i²/2, and the composition is exactly one Gaussian mechanism with μ = √(2ρ) (Dong, Roth
+    & Su 2019, Corollary 2), whose exact privacy profile is Balle & Wang 2018, Theorem 8 (:func:`gaussian_epsilon`).
+    Valid only when every composed step is a Gaussian mechanism (top-k vote, τ, Binary and powerset voting,
+    GNThreshold, their checks): the caller states that; a data-dependent or non-linear curve is refused.
+    """
+    if not isinstance(spent, PrivacySpent):
+        raise ValueError(f"spent: expected a PrivacySpent, got {type(spent).__name__}")
+    if spent.data_dependent:
+        raise ValueError("spent: a data-dependent bound is not a composition of Gaussian mechanisms")
+    rho = np.asarray(spent.rdp_or_logmgf, dtype=np.float64) / np.asarray(spent.orders, dtype=np.float64)
+    if spent.accountant == "moments2017" or not np.allclose(rho, rho[0], rtol=1e-9, atol=0.0) or not rho[0] > 0:
+        raise ValueError("spent: expected a composed RDP curve rho * order (Gaussian mechanisms), got another shape")
+    return gaussian_epsilon(spent.delta, math.sqrt(2.0 * float(rho[0])))
 
 
 def topk_exact_epsilon(*, k: int, n_labels: int, n_teachers: int, sigma: float, delta: float,
