@@ -128,8 +128,8 @@ _TOTAL_ATOL = 1e-6
 def check_probabilities(probabilities: Any, name: str = "probabilities") -> np.ndarray:
     """Validate per-teacher label probabilities ``float[n_teachers, n_queries, n_labels]`` in [0, 1]."""
     arr = np.asarray(probabilities)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name}: expected a numeric array of probabilities, got dtype {arr.dtype}")
+    if arr.dtype == object or np.iscomplexobj(arr) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name}: expected a real numeric array of probabilities, got dtype {arr.dtype}")
     if arr.ndim != 3 or 0 in arr.shape:
         raise ValueError(f"{name}: expected a non-empty 3-D array [n_teachers, n_queries, n_labels] of "
                          f"probabilities, got shape {arr.shape}")
@@ -236,9 +236,16 @@ def topk_rdp_slope(sigma: float, k: int, n_labels: int, n_teachers: int) -> floa
 
 
 def _fixed_threshold(threshold: Any, m: np.ndarray) -> np.ndarray:
+    """A fixed release threshold in [0, 1] (a number or one per query), never ``"adaptive"``."""
     if threshold is None or isinstance(threshold, str):
         raise ValueError(f"threshold: expected a fixed number (or one per query) chosen without the votes, got "
                          f"{threshold!r}; a vote-dependent threshold is not covered by topk_epsilon")
+    try:
+        th = np.asarray(threshold, dtype=np.float64)
+    except (TypeError, ValueError):
+        th = np.array(np.nan)
+    if th.ndim > 1 or not np.all(np.isfinite(th)):
+        raise ValueError(f"threshold: expected a finite fixed number in [0, 1] (or one per query), got {threshold!r}")
     return resolve_thresholds(m, threshold)
 
 
@@ -457,6 +464,9 @@ def topk_exact_epsilon(*, k: int, n_labels: int, n_teachers: int, sigma: float, 
     data-independent guarantee for the thresholded release (post-processing)."""
     n = check_n_queries(n_queries)
     mu = math.sqrt(n) * topk_sensitivity(k, n_labels, n_teachers) / check_noise_scale("sigma", sigma)
+    if not math.isfinite(mu * mu):
+        raise ValueError(f"sigma/n_queries: sigma={sigma!r} over {float(n):.3g} queries gives a composed Gaussian "
+                         f"with sqrt(N)·Δ₂/σ = {mu:.3g}, whose ε exceeds the float range")
     return gaussian_epsilon(delta, mu)
 
 
@@ -485,10 +495,11 @@ def topk_vote_grid(n_teachers: int, n_labels: int, k: int) -> tuple[np.ndarray, 
     t = check_n_queries(n_teachers, name="n_teachers")
     n = check_n_queries(n_labels, name="n_labels")
     k = check_k(k, n)
-    sets = np.array([[i in c for i in range(n)] for c in itertools.combinations(range(n), k)], dtype=np.int64)
-    if math.comb(len(sets) + t - 1, t) > 50_000:
+    n_sets = math.comb(n, k)
+    if math.comb(n_sets + t - 1, t) > 50_000:  # checked before anything is enumerated
         raise ValueError(f"n_teachers/n_labels/k: too many vote configurations to enumerate "
-                         f"(C({len(sets)} + {t} - 1, {t}) > 50000)")
+                         f"(C({n_sets} + {t} - 1, {t}) > 50000)")
+    sets = np.array([[i in c for i in range(n)] for c in itertools.combinations(range(n), k)], dtype=np.int64)
     profiles = list(itertools.combinations_with_replacement(range(len(sets)), t))
     counts = np.array([sets[list(p)].sum(axis=0) for p in profiles])
     uniq, inverse = np.unique(counts, axis=0, return_inverse=True)
