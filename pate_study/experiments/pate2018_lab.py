@@ -37,7 +37,8 @@ def conversions(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: 
     order each picks."""
     rows = []
     for conversion in ("basic", "improved"):
-        for mode, kwargs in (("data-dependent", {"votes": counts}), ("data-independent", {"n_queries": len(counts)})):
+        for mode, kwargs in (("data-dependent", {"votes": counts, "cost": "expected"}),
+                             ("data-independent", {"n_queries": len(counts)})):
             spent = confident_gnmax_epsilon(threshold=threshold, sigma1=sigma1, sigma2=sigma2, delta=delta,
                                             conversion=conversion, **kwargs)
             rows.append({"conversion": conversion, "analysis": mode, "epsilon": spent.epsilon, "order": spent.order})

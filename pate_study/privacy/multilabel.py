@@ -64,7 +64,7 @@ on the binary answered/not event (q = min(Pr, 1 − Pr)) with slope
 Δ²/(2σ_c²) for the ``"max"`` rule and n_top·Δ²/(2σ_c²) for the ``"printed"``
 all-top-n rule (Δ = 1/T for ``"vote_fraction"``, 1 otherwise); the
 GNThreshold step is charged on answered queries (realised) or weighted by
-Pr[answered] (expected).
+Pr[answered] (expected: an ``ExpectedCost``, not a guarantee; never the default).
 
 Table 5.4 of the thesis matches none of these: its entries fit
 ε = 0.2·N + ln(10⁸) exactly, i.e. order 2 and a per-query RDP of 0.2 at order

@@ -37,9 +37,10 @@ Data-dependent bounds (Papernot et al. 2018 Theorem 6, ``rdp_curves``):
 
 * Binary: per label, q_i = Φ̄(|2p_i − T|/(√2σ)) capped at 1/2; per-label curves summed over labels
   and queries. Confident Binary: the check on max(p_i, T − p_i) charged on every label
-  (q = min(Pr, 1 − Pr), slope 1/(2σ1²)), the GNMax step charged by ``cost``: ``"expected"``
-  (Pr[answered] per label) **or** ``"realized"`` (only the labels actually answered); both
-  are reported by :func:`binary_pate_costs` (their code reports the expected cost only).
+  (q = min(Pr, 1 − Pr), slope 1/(2σ1²)), the GNMax step charged by ``cost``: ``"realized"`` (the default,
+  the guarantee of the run: only the labels actually answered) **or** ``"expected"`` (Pr[answered] per label,
+  returned as an ``ExpectedCost``: expected, not a guarantee); both are reported by :func:`binary_pate_costs`
+  (their code reports the expected cost only).
 * τ: q = Σ_i Φ̄(|S_i − th|/σ) (union bound over labels, the paper's choice; ``q_bound="exact"``
   uses 1 − Π_i (1 − Φ̄_i), exact because the label noises are independent), with slope τ²/σ².
   The noise-free outcome has probability ≥ 2^{−k} (each bit is right with probability ≥ 1/2),

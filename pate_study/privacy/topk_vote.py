@@ -47,7 +47,8 @@ th_c, sensitivity 1/T; ``rule="printed"``: each of the top-n values m_(j) − th
 so the checked vector moves by at most √(min(n_checked, 2·min(k, n − k)))/T: check slope
 min(n_checked, 2·min(k, n − k))/(2T²σ_c²) (:func:`confidence_check_slope`). The check is charged on every
 query (Papernot et al. 2018 Theorem 6 on the answered event, q = min(Pr, 1 − Pr)); the release on answered
-queries (``cost="realized"``) or weighted by Pr[answered] (``"expected"``).
+queries (``cost="realized"``, the default: the guarantee of the run) or weighted by Pr[answered] (``"expected"``:
+an ``ExpectedCost``, expected, not a guarantee).
 
 Feeding the later multi-label mechanisms (:mod:`~pate_study.privacy.multiwinner`, Dziedzic et al. 2023):
 
