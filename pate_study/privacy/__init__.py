@@ -33,8 +33,8 @@ from typing import Any
 #: not scipy.stats (about 2 s on a shared machine).
 _EXPORTS = {
     "_validation": ("ThresholdRangeWarning",),
-    "accounting": ("OrderAtGridEdgeWarning", "PrivacySpent", "account", "epsilon_curve", "paper2018_orders",
-                   "parse_orders"),
+    "accounting": ("ExpectedCost", "OrderAtGridEdgeWarning", "PrivacySpent", "account", "epsilon_curve",
+                   "paper2018_orders", "parse_orders"),
     "aggregators": ("ABSTAIN", "Aggregation", "MultiLabelAggregation", "adaptive_thresholds", "confident_gnmax",
                     "confident_gnthreshold", "gnmax", "gnthreshold", "gnthreshold_adaptive", "interactive_gnmax",
                     "lnmax"),
@@ -53,7 +53,8 @@ _EXPORTS = {
     "selection": ("compose_candidates", "poisson_rdp", "random_stopping_spent", "selection_spent",
                   "truncated_negative_binomial_rdp"),
     "topk_vote": ("binary_topk_epsilon", "calibrated_votes", "confident_topk_epsilon", "confident_topk_release",
-                  "topk_epsilon", "topk_exact_epsilon", "topk_fractions", "topk_release", "topk_votes"),
+                  "gaussian_composition_epsilon", "topk_epsilon", "topk_exact_epsilon", "topk_fractions",
+                  "topk_release", "topk_votes"),
     "rdp": ("compose", "confident_gnmax_epsilon", "gnmax_epsilon", "gnmax_logq", "lnmax_logq", "lnmax_rdp_epsilon",
             "rdp_data_dependent", "rdp_gnmax", "rdp_pure_dp", "rdp_threshold"),
 }
