@@ -143,7 +143,7 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
            "queries": setting.n_queries, "delta": setting.delta}
     with published_threshold(setting, votes):
         for conversion in ("basic", "improved"):
-            dep = confident_gnmax_epsilon(votes=votes, conversion=conversion, **kw)
+            dep = confident_gnmax_epsilon(votes=votes, conversion=conversion, cost="expected", **kw)
             ind = confident_gnmax_epsilon(n_queries=setting.n_queries, conversion=conversion, **kw)
             row["expected_answered"] = dep.expected_answered
             row[f"epsilon_{conversion}"] = dep.epsilon
@@ -230,7 +230,8 @@ def smooth_sensitivity_confident(counts: np.ndarray, setting: ConfidentSetting, 
     with published_threshold(setting, votes), warnings.catch_warnings():  # a single order is its own grid edge
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         at_order = confident_gnmax_epsilon(votes=votes, threshold=setting.threshold, sigma1=setting.sigma1,
-                                           sigma2=setting.sigma2, delta=setting.delta, orders=[order])
+                                           sigma2=setting.sigma2, delta=setting.delta, orders=[order],
+                                           cost="expected")
     rdp = float(at_order.rdp_or_logmgf[0])
     ls = expected_local_sensitivity(votes, setting, n_teachers)
     smooth = ss.smooth_sensitivity(ls, setting.ss_beta)

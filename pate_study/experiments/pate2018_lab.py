@@ -15,7 +15,11 @@ from ..privacy.rdp import threshold_logpr
 
 def expected_answered(counts: np.ndarray, *, threshold: float, sigma1: float) -> float:
     """Σ_i Pr[max_j n_ij + N(0, σ1²) ≥ T] = Σ_i Φ((max_j n_ij − T)/σ1) (Papernot et al. 2018, Algorithm 1)."""
-    return float(np.exp(threshold_logpr(np.asarray(counts).max(axis=1), threshold, sigma1)).sum())
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 2 or counts.size == 0:
+        raise ValueError(f"counts: expected a non-empty 2-D array [n_queries, n_classes] of vote counts, got shape "
+                         f"{counts.shape}")
+    return float(np.exp(threshold_logpr(counts.max(axis=1), threshold, sigma1, name="counts")).sum())
 
 
 def realised_answered(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: float, n_runs: int,
@@ -33,7 +37,8 @@ def conversions(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: 
     order each picks."""
     rows = []
     for conversion in ("basic", "improved"):
-        for mode, kwargs in (("data-dependent", {"votes": counts}), ("data-independent", {"n_queries": len(counts)})):
+        for mode, kwargs in (("data-dependent", {"votes": counts, "cost": "expected"}),
+                             ("data-independent", {"n_queries": len(counts)})):
             spent = confident_gnmax_epsilon(threshold=threshold, sigma1=sigma1, sigma2=sigma2, delta=delta,
                                             conversion=conversion, **kwargs)
             rows.append({"conversion": conversion, "analysis": mode, "epsilon": spent.epsilon, "order": spent.order})

@@ -324,7 +324,7 @@ def aggregator_comparison(counts: np.ndarray, *, gamma: float, sigma: float, thr
                 "gnmax_dependent": gnmax_epsilon(sigma=sigma, delta=delta, votes=v).epsilon,
                 "gnmax_independent": gnmax_epsilon(sigma=sigma, delta=delta, n_queries=int(t)).epsilon,
                 "confident_gnmax_expected": confident_gnmax_epsilon(threshold=threshold, sigma1=sigma1, sigma2=sigma2,
-                                                                    delta=delta, votes=v).epsilon,
+                                                                    delta=delta, votes=v, cost="expected").epsilon,
                 "confident_answered": int(answered.sum()),
                 "lnmax_label_agreement": float(np.mean(ln.labels[:t] == plurality[:t])),
                 "gnmax_label_agreement": float(np.mean(gn.labels[:t] == plurality[:t])),

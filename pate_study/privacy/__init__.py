@@ -16,6 +16,8 @@ Modules:
 * :mod:`~pate_study.privacy.smooth_sensitivity`  releasing a data-dependent ε (Papernot et al. 2018, App. B).
 * :mod:`~pate_study.privacy.accounting`  order grids, RDP -> (ε, δ) conversions, :class:`PrivacySpent`, and
   :func:`~pate_study.privacy.accounting.account`, the one path from a composed curve to a result.
+* :mod:`~pate_study.privacy.selection`  the cost of publishing the best of several private runs: composition of
+  fixed candidates, and Papernot & Steinke 2022's random-stopping bounds (Theorems 2 and 6).
 * :mod:`~pate_study.privacy.audit`  Monte Carlo lower bounds on ε (empirical audits).
 
 Command line: ``python -m pate_study.privacy epsilon --help``.
@@ -31,8 +33,8 @@ from typing import Any
 #: not scipy.stats (about 2 s on a shared machine).
 _EXPORTS = {
     "_validation": ("ThresholdRangeWarning",),
-    "accounting": ("OrderAtGridEdgeWarning", "PrivacySpent", "account", "epsilon_curve", "paper2018_orders",
-                   "parse_orders"),
+    "accounting": ("ExpectedCost", "OrderAtGridEdgeWarning", "PrivacySpent", "account", "epsilon_curve",
+                   "paper2018_orders", "parse_orders"),
     "aggregators": ("ABSTAIN", "Aggregation", "MultiLabelAggregation", "adaptive_thresholds", "confident_gnmax",
                     "confident_gnthreshold", "gnmax", "gnthreshold", "gnthreshold_adaptive", "interactive_gnmax",
                     "lnmax"),
@@ -48,8 +50,11 @@ _EXPORTS = {
                    "multilabel_bounds", "table54_fit"),
     "multiwinner": ("binary_pate", "binary_pate_epsilon", "tau_pate", "tau_pate_epsilon", "powerset_pate",
                     "powerset_pate_epsilon", "clip_votes"),
+    "selection": ("compose_candidates", "poisson_rdp", "random_stopping_spent", "selection_spent",
+                  "truncated_negative_binomial_rdp"),
     "topk_vote": ("binary_topk_epsilon", "calibrated_votes", "confident_topk_epsilon", "confident_topk_release",
-                  "topk_epsilon", "topk_exact_epsilon", "topk_fractions", "topk_release", "topk_votes"),
+                  "gaussian_composition_epsilon", "topk_epsilon", "topk_exact_epsilon", "topk_fractions",
+                  "topk_release", "topk_votes"),
     "rdp": ("compose", "confident_gnmax_epsilon", "gnmax_epsilon", "gnmax_logq", "lnmax_logq", "lnmax_rdp_epsilon",
             "rdp_data_dependent", "rdp_gnmax", "rdp_pure_dp", "rdp_threshold"),
 }

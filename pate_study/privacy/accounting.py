@@ -41,6 +41,9 @@ from ._validation import check_choice, check_delta, check_n_queries, check_order
 __all__ = [
     "OrderAtGridEdgeWarning",
     "PrivacySpent",
+    "ExpectedCost",
+    "EXPECTED_NOTE",
+    "expected_cost",
     "CONVERSIONS",
     "paper2018_orders",
     "integer_orders",
@@ -235,29 +238,91 @@ class PrivacySpent:
 
     def to_dict(self, include_curves: bool = False) -> dict:
         """JSON-friendly dict; per-order arrays only when ``include_curves``."""
-        out = {
-            "epsilon": float(self.epsilon),
-            "order": float(self.order),
-            "delta": float(self.delta),
-            "n_queries": int(self.n_queries),
-            "accountant": self.accountant,
-            "conversion": self.conversion,
-            "mechanism": self.mechanism,
-            "data_dependent": bool(self.data_dependent),
-            "order_at_grid_edge": bool(self.at_grid_edge),
-            "n_orders": int(len(self.orders)),
-            "order_range": [float(self.orders[0]), float(self.orders[-1])],
-        }
-        if self.cost is not None:
-            out["cost"] = self.cost
-        if self.expected_answered is not None:
-            out["expected_answered"] = float(self.expected_answered)
-        out.update({k: _jsonable(v) for k, v in self.details.items()})
-        if include_curves:
-            out["orders"] = [float(x) for x in self.orders]
-            out["curve"] = [float(x) for x in self.curve]
-            out["rdp_or_logmgf"] = [float(x) for x in self.rdp_or_logmgf]
-        return out
+        return _result_dict(self, {"epsilon": float(self.epsilon)}, include_curves)
+
+
+def _result_dict(result: Any, head: dict, include_curves: bool) -> dict:
+    """The JSON-friendly dict of a :class:`PrivacySpent` or an :class:`ExpectedCost`, ``head`` first."""
+    out = {
+        **head,
+        "order": float(result.order),
+        "delta": float(result.delta),
+        "n_queries": int(result.n_queries),
+        "accountant": result.accountant,
+        "conversion": result.conversion,
+        "mechanism": result.mechanism,
+        "data_dependent": bool(result.data_dependent),
+        "order_at_grid_edge": bool(result.at_grid_edge),
+        "n_orders": int(len(result.orders)),
+        "order_range": [float(result.orders[0]), float(result.orders[-1])],
+    }
+    if result.cost is not None:
+        out["cost"] = result.cost
+    if result.expected_answered is not None:
+        out["expected_answered"] = float(result.expected_answered)
+    out.update({k: _jsonable(v) for k, v in result.details.items()})
+    if include_curves:
+        out["orders"] = [float(x) for x in result.orders]
+        out["curve"] = [float(x) for x in result.curve]
+        out["rdp_or_logmgf"] = [float(x) for x in result.rdp_or_logmgf]
+    return out
+
+
+#: the label every expected cost carries.
+EXPECTED_NOTE = "expected, not a guarantee"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ExpectedCost:
+    """An *expected* privacy cost: NOT an (ε, δ) guarantee for any run of the mechanism.
+
+    Two-step (check, then answer) mechanisms charged with their second step weighted by Pr[answered]
+    (Papernot et al. 2018, §4.2 tables; Dziedzic et al. 2023's code) give the average of a data-dependent cost
+    over runs; a single run can cost more (e.g. confident Binary voting on one label, σ = 0.7, T = 5: expected
+    RDP 2.213 at order 3 against an exact Rényi divergence of 3.896 between the two neighbouring inputs). It is
+    therefore kept under ``expected_epsilon``, never under ``epsilon``: an :class:`ExpectedCost` has no
+    ``epsilon`` attribute, so no code can print it as a guarantee by mistake. Attributes as :class:`PrivacySpent`.
+    """
+
+    expected_epsilon: float
+    order: float
+    delta: float
+    orders: np.ndarray
+    curve: np.ndarray
+    rdp_or_logmgf: np.ndarray
+    accountant: str
+    conversion: str
+    n_queries: int
+    mechanism: str
+    data_dependent: bool
+    at_grid_edge: bool = False
+    expected_answered: float | None = None
+    details: dict = dataclasses.field(default_factory=dict)
+    cost: str = "expected"
+    note: str = EXPECTED_NOTE
+
+    def at_order(self, order: float) -> tuple[float, float]:
+        """Return (expected ε, composed expected RDP) at a given order of the grid."""
+        return PrivacySpent.at_order(self, order)  # type: ignore[arg-type]
+
+    def to_dict(self, include_curves: bool = False) -> dict:
+        """JSON-friendly dict: ``expected_epsilon`` and ``note`` in place of ``epsilon``."""
+        return _result_dict(self, {"expected_epsilon": float(self.expected_epsilon), "note": self.note},
+                            include_curves)
+
+    @property
+    def epsilon(self) -> float:
+        raise AttributeError("epsilon: an expected cost is not a guarantee; read expected_epsilon (labelled '"
+                             + EXPECTED_NOTE + "') or charge the run with cost='realized'")
+
+
+def expected_cost(spent: PrivacySpent) -> ExpectedCost:
+    """``spent`` (computed with the second step weighted by Pr[answered]) relabelled as an :class:`ExpectedCost`."""
+    if spent.cost != "expected":
+        raise ValueError(f"spent: expected a result charged with cost='expected', got cost={spent.cost!r}")
+    fields = {f.name: getattr(spent, f.name) for f in dataclasses.fields(PrivacySpent) if f.name not in (
+        "epsilon", "cost")}
+    return ExpectedCost(expected_epsilon=float(spent.epsilon), **fields)
 
 
 def _jsonable(v: Any) -> Any:

@@ -4,6 +4,13 @@ For a student: an accountant's ε is an upper bound proved on paper; on a small 
 labels n) we can compute the truth instead. Every vote-fraction vector on the grid {0, 1/T, …, 1}^n is a
 possible input; two are neighbours when one teacher changes its votes, i.e. every label's count moves by at
 most one (any such pair is reachable: the changed teacher votes 1 where a count drops and 0 where it rises).
+
+Where the mechanism averages teacher *probabilities* (GNThreshold on averaged sigmoid outputs, Muschiol 2021
+Definition 10), the fractions are not restricted to multiples of 1/T: ``resolution`` r enumerates the finer grid
+{0, 1/(rT), …, 1}^n (teachers whose probabilities lie on {0, 1/r, …, 1}), and two fractions are neighbours when
+every label moves by at most 1/T, i.e. by at most r steps of the grid (one teacher's probability moves by at most
+1; any such pair is reachable: the changed teacher's probability moves by the step count over r). The 1/T grid is
+r = 1; a profile on it is only a lower bound on the worst case of the probability-averaging mechanism.
 For each input the release's output distribution is computed exactly (2^n binary vectors), and for each
 neighbouring pair
 
@@ -42,29 +49,35 @@ __all__ = [
 MAX_OUTCOMES_LABELS = 8
 
 
-def fraction_grid(n_teachers: int, n_labels: int) -> np.ndarray:
-    """Every vote-fraction vector of ``n_labels`` labels on the grid {0, 1/T, …, 1}: ``[(T+1)^n, n]``."""
+def fraction_grid(n_teachers: int, n_labels: int, resolution: int = 1) -> np.ndarray:
+    """Every vote-fraction vector of ``n_labels`` labels on the grid {0, 1/(rT), …, 1}, r = ``resolution``
+    (module docstring): ``[(rT+1)^n, n]``."""
     t = check_n_queries(n_teachers, name="n_teachers")
     n = check_n_queries(n_labels, name="n_labels")
-    if n > MAX_OUTCOMES_LABELS or (t + 1) ** n > 200_000:
-        raise ValueError(f"n_teachers/n_labels: enumeration too large ((T+1)^n = {(t + 1) ** n}, n = {n}); "
-                         f"expected (T+1)^n <= 200000 and n <= {MAX_OUTCOMES_LABELS}")
-    counts = np.array(list(itertools.product(range(t + 1), repeat=n)), dtype=np.int64)
-    return counts / float(t)
+    r = check_n_queries(resolution, name="resolution")
+    size = (r * t + 1) ** n
+    if n > MAX_OUTCOMES_LABELS or size > 200_000:
+        raise ValueError(f"n_teachers/n_labels/resolution: enumeration too large ((rT+1)^n = {size}, n = {n}); "
+                         f"expected (rT+1)^n <= 200000 and n <= {MAX_OUTCOMES_LABELS}")
+    counts = np.array(list(itertools.product(range(r * t + 1), repeat=n)), dtype=np.int64)
+    return counts / float(r * t)
 
 
-def neighbouring_pairs(n_teachers: int, n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(grid, i, j): every ordered pair of distinct grid vectors whose counts differ by at most one per label."""
-    grid = fraction_grid(n_teachers, n_labels)
-    t = int(n_teachers)
-    counts = np.rint(grid * t).astype(np.int64)
-    base = (t + 1) ** np.arange(n_labels - 1, -1, -1)
+def neighbouring_pairs(n_teachers: int, n_labels: int,
+                       resolution: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(grid, i, j): every ordered pair of distinct grid vectors (:func:`fraction_grid` at ``resolution`` r) whose
+    fractions differ by at most 1/T, i.e. r grid steps, per label (one teacher changed)."""
+    grid = fraction_grid(n_teachers, n_labels, resolution)
+    r = int(resolution)
+    steps = r * int(n_teachers)
+    counts = np.rint(grid * steps).astype(np.int64)
+    base = (steps + 1) ** np.arange(n_labels - 1, -1, -1)
     i_all, j_all = [], []
-    for step in itertools.product((-1, 0, 1), repeat=n_labels):
+    for step in itertools.product(range(-r, r + 1), repeat=n_labels):
         if not any(step):
             continue
         moved = counts + np.asarray(step)
-        ok = np.all((moved >= 0) & (moved <= t), axis=1)
+        ok = np.all((moved >= 0) & (moved <= steps), axis=1)
         i_all.append(np.nonzero(ok)[0])
         j_all.append(moved[ok] @ base)
     return grid, np.concatenate(i_all), np.concatenate(j_all)

@@ -64,7 +64,7 @@ on the binary answered/not event (q = min(Pr, 1 − Pr)) with slope
 Δ²/(2σ_c²) for the ``"max"`` rule and n_top·Δ²/(2σ_c²) for the ``"printed"``
 all-top-n rule (Δ = 1/T for ``"vote_fraction"``, 1 otherwise); the
 GNThreshold step is charged on answered queries (realised) or weighted by
-Pr[answered] (expected).
+Pr[answered] (expected: an ``ExpectedCost``, not a guarantee; never the default).
 
 Table 5.4 of the thesis matches none of these: its entries fit
 ε = 0.2·N + ln(10⁸) exactly, i.e. order 2 and a per-query RDP of 0.2 at order
@@ -101,7 +101,8 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_fractions, check_n_queries, check_noise_scale, check_positive
-from .accounting import PrivacySpent, account, paper2018_orders, query_mode, resolve_rdp_orders
+from .accounting import (ExpectedCost, PrivacySpent, account, expected_cost, paper2018_orders, query_mode,
+                         resolve_rdp_orders)
 from .aggregators import CONFIDENCE_RULES, resolve_thresholds, confident_gnthreshold_check
 from .rdp import COSTS, step2_weights
 from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
@@ -478,16 +479,17 @@ def confident_gnthreshold_epsilon(
     n_teachers: int | None = None,
     orders: Any = "paper2018",
     conversion: str = "basic",
-    cost: str = "expected",
+    cost: str = "realized",
     answered: Any = None,
     rng: Any = None,
-) -> PrivacySpent:
+) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of Confident-GNThreshold (Muschiol 2021 Definition 12, §4.2.4, §5.3; Theorems 11–14).
 
     Check charged on every query (Theorem 6 on the binary event, see module
-    docstring); GNThreshold step charged as ``cost="expected"`` (Pr[answered] ·
-    step) or ``"realized"`` (answered queries only, from ``answered`` or from
-    re-running the check with ``rng`` as ``aggregators.confident_gnthreshold`` does).
+    docstring); GNThreshold step charged as ``cost="realized"`` (the default, the guarantee of the run:
+    answered queries only, from ``answered`` or from re-running the check with ``rng`` as
+    ``aggregators.confident_gnthreshold`` does) or ``"expected"`` (Pr[answered] · step: returned as an
+    :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee).
     """
     check_choice("cost", cost, COSTS)
     check_choice("rule", rule, CONFIDENCE_RULES)
@@ -527,7 +529,7 @@ def confident_gnthreshold_epsilon(
             accountant="multilabel2021", mechanism="confident-gnthreshold (threshold as fixed: not a guarantee)",
             n_queries=n, data_dependent=True, warn=False).epsilon
 
-    return account(
+    spent = account(
         total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
         mechanism="confident-gnthreshold", n_queries=n, data_dependent=True, cost=cost,
         expected_answered=math.fsum(weights.tolist()), sigma=float(sigma), sigma_confidence=float(sigma_confidence),
@@ -535,6 +537,7 @@ def confident_gnthreshold_epsilon(
         n_labels=n_lab, bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
         uncharged_leaks=_leaks(threshold, rule), **extra,
     )
+    return expected_cost(spent) if cost == "expected" else spent
 
 
 def confident_gnthreshold_data_independent(
@@ -584,7 +587,9 @@ class BoundComparison:
 
     Attributes:
         bound: one of :data:`BOUNDS`.
-        data_dependent: :class:`PrivacySpent` on the votes (Theorem 6 with q̃ of Theorem 13).
+        data_dependent: :class:`PrivacySpent` on the votes (Theorem 6 with q̃ of Theorem 13); an
+            :class:`~pate_study.privacy.accounting.ExpectedCost` (not a guarantee) when charged with
+            ``cost="expected"``.
         data_independent: :class:`PrivacySpent` for the same number of queries (c·λ per query).
         theorem6_possible: whether any input could get below the data-independent bound
             (:func:`theorem6_possible`); False means both results are equal by construction.
@@ -592,7 +597,7 @@ class BoundComparison:
     """
 
     bound: str
-    data_dependent: PrivacySpent
+    data_dependent: PrivacySpent | ExpectedCost
     data_independent: PrivacySpent
     theorem6_possible: bool
     uncharged_leaks: tuple[str, ...]
@@ -600,7 +605,9 @@ class BoundComparison:
     def to_dict(self) -> dict:
         """Flat JSON-friendly row (ε, order and per-query RDP at order 2 of both results)."""
         dd, di = self.data_dependent, self.data_independent
-        row = {"bound": self.bound, "epsilon": dd.epsilon, "order": dd.order,
+        head = ({"expected_epsilon": dd.expected_epsilon, "note": dd.note} if isinstance(dd, ExpectedCost)
+                else {"epsilon": dd.epsilon})
+        row = {"bound": self.bound, **head, "order": dd.order,
                "epsilon_data_independent": di.epsilon, "order_data_independent": di.order,
                "theorem6_possible": self.theorem6_possible, "n_queries": dd.n_queries,
                "uncharged_leaks": list(self.uncharged_leaks)}
@@ -625,7 +632,7 @@ def multilabel_bounds(
     sigma_confidence: float | None = None,
     rule: str = "printed",
     top_n: int = 4,
-    cost: str = "expected",
+    cost: str = "realized",
     answered: Any = None,
     rng: Any = None,
     orders: Any = "paper2018",
@@ -636,12 +643,14 @@ def multilabel_bounds(
 
     GNThreshold when ``confidence_threshold``/``sigma_confidence`` are None, else
     Confident-GNThreshold (rule, top_n, cost, answered, rng as in
-    :func:`confident_gnthreshold_epsilon`; with ``cost="realized"`` give ``answered`` so
-    that every bound charges the same run). log q̃ (Theorem 13) is computed once and shared
+    :func:`confident_gnthreshold_epsilon`; with ``cost="realized"``, the default, give ``answered`` so
+    that every bound charges the same run; ``cost="expected"`` puts an expected cost, not a guarantee, in
+    ``data_dependent``). log q̃ (Theorem 13) is computed once and shared
     by the bounds. The data-independent value charges every query the cap c·λ of the bound
     (and, with a check, the check's data-independent slope too). Uncharged leaks are listed
     per result.
     """
+    check_choice("cost", cost, COSTS)
     m = np.ascontiguousarray(check_fractions(fractions))
     n, n_lab = m.shape
     t = check_n_queries(n_teachers, name="n_teachers")

@@ -37,9 +37,10 @@ Data-dependent bounds (Papernot et al. 2018 Theorem 6, ``rdp_curves``):
 
 * Binary: per label, q_i = Φ̄(|2p_i − T|/(√2σ)) capped at 1/2; per-label curves summed over labels
   and queries. Confident Binary: the check on max(p_i, T − p_i) charged on every label
-  (q = min(Pr, 1 − Pr), slope 1/(2σ1²)), the GNMax step charged by ``cost``: ``"expected"``
-  (Pr[answered] per label) **or** ``"realized"`` (only the labels actually answered); both
-  are reported by :func:`binary_pate_costs` (their code reports the expected cost only).
+  (q = min(Pr, 1 − Pr), slope 1/(2σ1²)), the GNMax step charged by ``cost``: ``"realized"`` (the default,
+  the guarantee of the run: only the labels actually answered) **or** ``"expected"`` (Pr[answered] per label,
+  returned as an ``ExpectedCost``: expected, not a guarantee); both are reported by :func:`binary_pate_costs`
+  (their code reports the expected cost only).
 * τ: q = Σ_i Φ̄(|S_i − th|/σ) (union bound over labels, the paper's choice; ``q_bound="exact"``
   uses 1 − Π_i (1 − Φ̄_i), exact because the label noises are independent), with slope τ²/σ².
   The noise-free outcome has probability ≥ 2^{−k} (each bit is right with probability ≥ 1/2),
@@ -62,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_generator, check_choice, check_n_queries, check_noise_scale, check_positive
-from .accounting import PrivacySpent, account, query_mode
+from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from .rdp import COSTS, step2_weights
 from .rdp_curves import (
     gaussian_tail_logsf,
@@ -396,12 +397,12 @@ def binary_pate_epsilon(
     n_labels: int | None = None,
     threshold: float | None = None,
     sigma_threshold: float | None = None,
-    cost: str = "expected",
+    cost: str = "realized",
     answered: Any = None,
     rng: Any = None,
     orders: Any = "paper2018",
     conversion: str = "basic",
-) -> PrivacySpent:
+) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of (confident) Binary voting (Dziedzic et al. 2023; Papernot et al. 2018 Prop. 8, Theorem 6, Alg. 1).
 
     Data-independent (``n_queries`` + ``n_labels``): k·α/σ² per query, plus k·α/(2σ1²) for the
@@ -409,10 +410,12 @@ def binary_pate_epsilon(
     (``positive_votes`` ``int[n_queries, n_labels]`` and ``n_teachers``): Theorem 6 per label
     with q of :func:`binary_label_logq`, composed over labels and queries; with the check, every
     label pays the check (Theorem 6 on the answered event, slope 1/(2σ1²)) and the GNMax step is
-    charged by ``cost``: ``"expected"`` (weighted by Pr[answered]) or ``"realized"`` (only the
-    labels in ``answered``, ``bool[n_queries, n_labels]``, e.g. ``MultiWinnerRelease.answered``,
-    or re-drawn from ``rng`` exactly as :func:`binary_pate` draws the check).
+    charged by ``cost``: ``"realized"`` (the default, the guarantee of the run: only the labels in
+    ``answered``, ``bool[n_queries, n_labels]``, e.g. ``MultiWinnerRelease.answered``, or re-drawn from ``rng``
+    exactly as :func:`binary_pate` draws the check) or ``"expected"`` (weighted by Pr[answered], what their code
+    reports: returned as an :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee).
     """
+    check_choice("cost", cost, COSTS)
     sigma = check_noise_scale("sigma", sigma)
     confident = _confidence(threshold, sigma_threshold)
     slope = 1.0 / sigma**2
@@ -445,7 +448,6 @@ def binary_pate_epsilon(
                        conversion=conversion, accountant="multiwinner2023", mechanism=mechanism, n_queries=n,
                        data_dependent=True, n_labels=k, n_teachers=t, **params)
     th, s1 = confident
-    check_choice("cost", cost, COSTS)
     values = np.maximum(p, t - p).astype(np.float64)
     gap_checks = (t + gap_values) / 2.0  # max(p, T − p) of each possible gap
     logpr_of_gap = gaussian_tail_logsf(th - gap_checks, s1)
@@ -458,20 +460,22 @@ def binary_pate_epsilon(
     def total(grid: np.ndarray) -> np.ndarray:
         return _label_curves(gaps, log_check_q, 0.5 / s1**2, grid) + _label_curves(gaps, logq, slope, grid, weights)
 
-    return account(
+    spent = account(
         total, delta=delta, orders=orders, conversion=conversion, accountant="multiwinner2023",
         mechanism=mechanism, n_queries=n, data_dependent=True, cost=cost,
         expected_answered=answered_labels / k, expected_answered_labels=answered_labels,
         n_labels=k, n_teachers=t, **params,
     )
+    return expected_cost(spent) if cost == "expected" else spent
 
 
 def binary_pate_costs(*, positive_votes: Any, n_teachers: int, sigma: float, threshold: float,
                       sigma_threshold: float, delta: float, answered: Any = None, rng: Any = None,
-                      orders: Any = "paper2018", conversion: str = "basic") -> dict[str, PrivacySpent]:
+                      orders: Any = "paper2018", conversion: str = "basic") -> dict[str, Any]:
     """Confident Binary voting charged both ways on the same votes: ``{"expected": …, "realized": …}``.
 
-    The expected cost is what the paper's code reports; the realised one charges the GNMax step
+    The expected cost is what the paper's code reports (an :class:`~pate_study.privacy.accounting.ExpectedCost`:
+    expected, not a guarantee); the realised one (a :class:`PrivacySpent`, the guarantee) charges the GNMax step
     only on the labels a run actually answered (``answered`` or a draw from ``rng``).
     """
     common = dict(positive_votes=positive_votes, n_teachers=n_teachers, sigma=sigma, threshold=threshold,

@@ -149,14 +149,15 @@ def _lnmax_logq(counts: np.ndarray, gamma: float, variant: str) -> np.ndarray:
     return cap_logq(logq, np.log1p(-1.0 / m))
 
 
-def threshold_logpr(check_values: Any, threshold: float, sigma1: float) -> np.ndarray:
+def threshold_logpr(check_values: Any, threshold: float, sigma1: float, name: str = "check_values") -> np.ndarray:
     """log Pr[answered] of the confident-GNMax check: log Φ̄((T − v)/σ1) (Papernot et al. 2018, §4.2).
 
-    ``check_values`` is max_c n_c (Algorithm 1) or max_c(n_c − |E| p_c) (Algorithm 2).
+    ``check_values`` is max_c n_c (Algorithm 1) or max_c(n_c − |E| p_c) (Algorithm 2); ``name`` is what an
+    error message calls them (the caller's own parameter, e.g. ``"votes"`` when they are the votes' maxima).
     """
     v = np.atleast_1d(np.asarray(check_values, dtype=np.float64))
     if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
-        raise ValueError("check_values: expected a non-empty 1-D array of finite values")
+        raise ValueError(f"{name}: expected a non-empty 1-D array of finite values")
     sigma1 = check_noise_scale("sigma1", sigma1)
     return gaussian_tail_logsf(float(threshold) - v, sigma1)
 
@@ -257,7 +258,8 @@ def step2_weights(cost: str, logpr: np.ndarray, answered: Any, rng: Any, draw_ch
         return np.exp(logpr)
     if answered is None:
         if rng is None:
-            raise ValueError("rng: cost='realized' needs an answered mask or a seed to draw the check noise")
+            raise ValueError("rng: cost='realized' (the guarantee of one run) needs the run's answered mask or the "
+                             "seed of its check noise; cost='expected' gives an expected cost, not a guarantee")
         answered = draw_check(as_generator(rng))
     answered = np.asarray(answered)
     if answered.shape != np.shape(logpr) or answered.dtype != bool:

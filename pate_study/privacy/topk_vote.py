@@ -47,7 +47,8 @@ th_c, sensitivity 1/T; ``rule="printed"``: each of the top-n values m_(j) − th
 so the checked vector moves by at most √(min(n_checked, 2·min(k, n − k)))/T: check slope
 min(n_checked, 2·min(k, n − k))/(2T²σ_c²) (:func:`confidence_check_slope`). The check is charged on every
 query (Papernot et al. 2018 Theorem 6 on the answered event, q = min(Pr, 1 − Pr)); the release on answered
-queries (``cost="realized"``) or weighted by Pr[answered] (``"expected"``).
+queries (``cost="realized"``, the default: the guarantee of the run) or weighted by Pr[answered] (``"expected"``:
+an ``ExpectedCost``, expected, not a guarantee).
 
 Feeding the later multi-label mechanisms (:mod:`~pate_study.privacy.multiwinner`, Dziedzic et al. 2023):
 
@@ -80,8 +81,9 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from ._validation import check_delta, check_fractions, check_n_queries, check_noise_scale, check_positive
-from .accounting import PrivacySpent, account, query_mode
+from ._validation import (check_choice, check_delta, check_fractions, check_n_queries, check_noise_scale,
+                          check_positive)
+from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from .aggregators import (
     CONFIDENCE_RULES,
     MultiLabelAggregation,
@@ -110,6 +112,7 @@ __all__ = [
     "gaussian_log_delta",
     "gaussian_delta",
     "gaussian_epsilon",
+    "gaussian_composition_epsilon",
     "topk_exact_epsilon",
     "binary_topk_epsilon",
     "calibrated_thresholds",
@@ -126,8 +129,8 @@ _TOTAL_ATOL = 1e-6
 def check_probabilities(probabilities: Any, name: str = "probabilities") -> np.ndarray:
     """Validate per-teacher label probabilities ``float[n_teachers, n_queries, n_labels]`` in [0, 1]."""
     arr = np.asarray(probabilities)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name}: expected a numeric array of probabilities, got dtype {arr.dtype}")
+    if arr.dtype == object or np.iscomplexobj(arr) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name}: expected a real numeric array of probabilities, got dtype {arr.dtype}")
     if arr.ndim != 3 or 0 in arr.shape:
         raise ValueError(f"{name}: expected a non-empty 3-D array [n_teachers, n_queries, n_labels] of "
                          f"probabilities, got shape {arr.shape}")
@@ -234,9 +237,16 @@ def topk_rdp_slope(sigma: float, k: int, n_labels: int, n_teachers: int) -> floa
 
 
 def _fixed_threshold(threshold: Any, m: np.ndarray) -> np.ndarray:
+    """A fixed release threshold in [0, 1] (a number or one per query), never ``"adaptive"``."""
     if threshold is None or isinstance(threshold, str):
         raise ValueError(f"threshold: expected a fixed number (or one per query) chosen without the votes, got "
                          f"{threshold!r}; a vote-dependent threshold is not covered by topk_epsilon")
+    try:
+        th = np.asarray(threshold, dtype=np.float64)
+    except (TypeError, ValueError):
+        th = np.array(np.nan)
+    if th.ndim > 1 or not np.all(np.isfinite(th)):
+        raise ValueError(f"threshold: expected a finite fixed number in [0, 1] (or one per query), got {threshold!r}")
     return resolve_thresholds(m, threshold)
 
 
@@ -341,21 +351,23 @@ def confident_topk_epsilon(
     n_labels: int | None = None,
     rule: str = "max",
     top_n: int = 4,
-    cost: str = "expected",
+    cost: str = "realized",
     answered: Any = None,
     rng: Any = None,
     orders: Any = "paper2018",
     conversion: str = "basic",
-) -> PrivacySpent:
+) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of :func:`confident_topk_release` over all queries (module docstring).
 
     Data-independent (``n_queries`` + ``n_labels``): every query charged the check and the release,
     (check slope + :func:`topk_rdp_slope`)·α per query (``cost="all_answered"``). Data-dependent
     (``fractions`` + ``threshold``): the check by Papernot et al. 2018 Theorem 6 on the answered event on every
-    query, the release by Theorem 6 with q̃ (as :func:`topk_epsilon`) weighted by ``cost``: ``"expected"``
-    (Pr[answered]) or ``"realized"`` (``answered`` ``bool[n_queries]``, or re-drawn from ``rng`` exactly as
-    :func:`confident_topk_release` draws the check).
+    query, the release by Theorem 6 with q̃ (as :func:`topk_epsilon`) charged by ``cost``: ``"realized"`` (the
+    default, the guarantee of the run: ``answered`` ``bool[n_queries]``, or re-drawn from ``rng`` exactly as
+    :func:`confident_topk_release` draws the check) or ``"expected"`` (weighted by Pr[answered]: returned as an
+    :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee).
     """
+    check_choice("cost", cost, COSTS)
     thc, top_n = check_confidence_args(confidence_threshold, top_n)
     n, m = query_mode(n_queries, fractions, lambda f: check_fractions(f), data_name="fractions")
     n_lab = m.shape[1] if m is not None else None
@@ -372,8 +384,6 @@ def confident_topk_epsilon(
                        orders=orders, conversion=conversion, accountant="multilabel2021",
                        mechanism="confident-topk-vote", n_queries=n, data_dependent=False, cost="all_answered",
                        **params)
-    if cost not in COSTS:
-        raise ValueError(f"cost: expected one of {list(COSTS)}, got {cost!r}")
     m = check_topk_fractions(m, k, n_teachers)
     th = _fixed_threshold(threshold, m)
     logpr, log_not = confidence_logpr(m, th, thc, sigma_confidence, rule, top_n)
@@ -386,9 +396,10 @@ def confident_topk_epsilon(
         return (total_rdp_data_dependent(log_check_q, slope_c, grid)
                 + total_rdp_data_dependent(logq, slope, grid, weights))
 
-    return account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
-                   mechanism="confident-topk-vote", n_queries=n, data_dependent=True, cost=cost,
-                   expected_answered=math.fsum(weights.tolist()), threshold=float(np.mean(th)), **params)
+    spent = account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
+                    mechanism="confident-topk-vote", n_queries=n, data_dependent=True, cost=cost,
+                    expected_answered=math.fsum(weights.tolist()), threshold=float(np.mean(th)), **params)
+    return expected_cost(spent) if cost == "expected" else spent
 
 
 def gaussian_log_delta(epsilon: Any, mu: float) -> np.ndarray:
@@ -427,6 +438,26 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     return float(brentq(gap, 0.0, hi, xtol=1e-12, rtol=1e-12))
 
 
+def gaussian_composition_epsilon(spent: PrivacySpent) -> float:
+    """Exact ε at ``spent.delta`` of a data-independent release that is a composition of Gaussian mechanisms
+    (or post-processing of one: thresholding, argmax), beside the RDP value ``spent.epsilon``.
+
+    A Gaussian mechanism with Δ₂/σ = μ_i is (α, α μ_i²/2)-RDP (Mironov 2017 Prop. 7), so the composed linear RDP
+    curve ρ·α gives ρ = Σ μ_i²/2, and the composition is exactly one Gaussian mechanism with μ = √(2ρ) (Dong, Roth
+    & Su 2019, Corollary 2), whose exact privacy profile is Balle & Wang 2018, Theorem 8 (:func:`gaussian_epsilon`).
+    Valid only when every composed step is a Gaussian mechanism (top-k vote, τ, Binary and powerset voting,
+    GNThreshold, their checks): the caller states that; a data-dependent or non-linear curve is refused.
+    """
+    if not isinstance(spent, PrivacySpent):
+        raise ValueError(f"spent: expected a PrivacySpent, got {type(spent).__name__}")
+    if spent.data_dependent:
+        raise ValueError("spent: a data-dependent bound is not a composition of Gaussian mechanisms")
+    rho = np.asarray(spent.rdp_or_logmgf, dtype=np.float64) / np.asarray(spent.orders, dtype=np.float64)
+    if spent.accountant == "moments2017" or not np.allclose(rho, rho[0], rtol=1e-9, atol=0.0) or not rho[0] > 0:
+        raise ValueError("spent: expected a composed RDP curve rho * order (Gaussian mechanisms), got another shape")
+    return gaussian_epsilon(spent.delta, math.sqrt(2.0 * float(rho[0])))
+
+
 def topk_exact_epsilon(*, k: int, n_labels: int, n_teachers: int, sigma: float, delta: float,
                        n_queries: int) -> float:
     """Exact ε at δ of ``n_queries`` composed Gaussian mechanisms on the top-k vote fractions: μ = √N·Δ₂/σ
@@ -434,6 +465,9 @@ def topk_exact_epsilon(*, k: int, n_labels: int, n_teachers: int, sigma: float, 
     data-independent guarantee for the thresholded release (post-processing)."""
     n = check_n_queries(n_queries)
     mu = math.sqrt(n) * topk_sensitivity(k, n_labels, n_teachers) / check_noise_scale("sigma", sigma)
+    if not math.isfinite(mu * mu):
+        raise ValueError(f"sigma/n_queries: sigma={sigma!r} over {float(n):.3g} queries gives a composed Gaussian "
+                         f"with sqrt(N)·Δ₂/σ = {mu:.3g}, whose ε exceeds the float range")
     return gaussian_epsilon(delta, mu)
 
 
@@ -462,10 +496,11 @@ def topk_vote_grid(n_teachers: int, n_labels: int, k: int) -> tuple[np.ndarray, 
     t = check_n_queries(n_teachers, name="n_teachers")
     n = check_n_queries(n_labels, name="n_labels")
     k = check_k(k, n)
-    sets = np.array([[i in c for i in range(n)] for c in itertools.combinations(range(n), k)], dtype=np.int64)
-    if math.comb(len(sets) + t - 1, t) > 50_000:
+    n_sets = math.comb(n, k)
+    if math.comb(n_sets + t - 1, t) > 50_000:  # checked before anything is enumerated
         raise ValueError(f"n_teachers/n_labels/k: too many vote configurations to enumerate "
-                         f"(C({len(sets)} + {t} - 1, {t}) > 50000)")
+                         f"(C({n_sets} + {t} - 1, {t}) > 50000)")
+    sets = np.array([[i in c for i in range(n)] for c in itertools.combinations(range(n), k)], dtype=np.int64)
     profiles = list(itertools.combinations_with_replacement(range(len(sets)), t))
     counts = np.array([sets[list(p)].sum(axis=0) for p in profiles])
     uniq, inverse = np.unique(counts, axis=0, return_inverse=True)

@@ -179,8 +179,8 @@ def test_confident_gnthreshold_epsilon_rules():
     m = rng.random((300, 6)) ** 3
     kw = dict(fractions=m, threshold=0.4, sigma=0.3, confidence_threshold=0.4, sigma_confidence=0.6, delta=1e-8,
               bound="vote_fraction", n_teachers=50)
-    a = multilabel.confident_gnthreshold_epsilon(rule="printed", **kw)
-    b = multilabel.confident_gnthreshold_epsilon(rule="max", **kw)
+    a = multilabel.confident_gnthreshold_epsilon(rule="printed", cost="expected", **kw)
+    b = multilabel.confident_gnthreshold_epsilon(rule="max", cost="expected", **kw)
     lp, _ = multilabel.confidence_logpr(m, 0.4, 0.4, 0.6, "max")
     assert b.expected_answered == pytest.approx(norm.sf((0.4 - m.max(1)) / 0.6).sum())
     assert a.expected_answered < b.expected_answered  # all top-4 must pass vs only the max

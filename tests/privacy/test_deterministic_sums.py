@@ -90,7 +90,7 @@ def test_multilabel_accountants_are_bit_identical_across_layouts():
                 sigma=0.1, delta=1e-8, threshold=0.5, fractions=m, bound="vote_fraction", n_teachers=50)
             results_conf[k] = multilabel.confident_gnthreshold_epsilon(
                 fractions=m, threshold=0.5, sigma=0.1, confidence_threshold=0.6, sigma_confidence=0.2,
-                delta=1e-8, rule="max", bound="vote_fraction", n_teachers=50)
+                delta=1e-8, rule="max", bound="vote_fraction", n_teachers=50, rng=5)
         independent = multilabel.gnthreshold_epsilon(
             sigma=0.1, delta=1e-8, n_queries=2000, n_labels=12, bound="vote_fraction", n_teachers=50)
     assert results_t6["c"].epsilon < independent.epsilon  # Theorem 6 applies: the summation path is exercised
@@ -105,7 +105,8 @@ def test_multiwinner_accountants_are_bit_identical_across_layouts():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         for k, v in _layouts(positives).items():
-            results_binary[k] = multiwinner.binary_pate_epsilon(positive_votes=v, n_teachers=50, sigma=6.0, delta=1e-8)
+            results_binary[k] = multiwinner.binary_pate_epsilon(positive_votes=v, n_teachers=50, sigma=6.0,
+                                                                delta=1e-8)
             results_tau[k] = multiwinner.tau_pate_epsilon(
                 clipped_sums=v.astype(np.float64), threshold=25.0, tau=2.0, sigma=6.0, delta=1e-8)
     _same(results_binary)

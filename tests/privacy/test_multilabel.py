@@ -127,7 +127,7 @@ def test_q_tilde_does_not_underflow_to_zero():
 def test_adaptive_threshold_and_its_printed_check_are_charged():
     m = np.random.default_rng(2).random((50, 6))
     kw = dict(fractions=m, sigma=0.3, confidence_threshold=0.3, sigma_confidence=0.6, delta=1e-8,
-              bound="vote_fraction", n_teachers=50)
+              bound="vote_fraction", n_teachers=50, answered=np.ones(50, dtype=bool))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         fixed = multilabel.confident_gnthreshold_epsilon(threshold=0.4, rule="printed", **kw)

@@ -31,8 +31,8 @@ SETTINGS = [
     dict(threshold=0.4, sigma=0.3),  # the thesis's σ_e = 0.3
     dict(threshold="adaptive", sigma=0.3),
     dict(threshold=0.5, sigma=0.02),  # small noise: Theorem 6 applies for the vote-fraction bound
-    dict(threshold=0.4, sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6),  # σ_c = 0.6, rule "max"
-    dict(threshold="adaptive", sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6, rule="printed"),
+    dict(threshold=0.4, sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6, rng=0),  # σ_c = 0.6, "max"
+    dict(threshold="adaptive", sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6, rule="printed", rng=0),
 ]
 
 
@@ -79,7 +79,7 @@ MULTIWINNER = {
                lambda n, k: mw.binary_pate_epsilon(n_queries=n, n_labels=k, sigma=6.0, delta=1e-8)),
     "confident-binary": (
         lambda p, s, n: mw.binary_pate_epsilon(positive_votes=p, n_teachers=50, sigma=6.0, threshold=40,
-                                               sigma_threshold=8.0, delta=1e-8),
+                                               sigma_threshold=8.0, delta=1e-8, rng=0),
         lambda n, k: mw.binary_pate_epsilon(n_queries=n, n_labels=k, sigma=6.0, threshold=40, sigma_threshold=8.0,
                                             delta=1e-8)),
     "tau": (lambda p, s, n: mw.tau_pate_epsilon(clipped_sums=s, threshold=25.0, tau=2.0, sigma=6.0, delta=1e-8),
@@ -172,7 +172,7 @@ def test_confident_data_independent_from_n_queries_equals_the_bounds_table(bound
     direct = ml.confident_gnthreshold_data_independent(n_queries=300, n_labels=12, **kw)
     for m in (np.zeros((300, 12)), _fractions(300, 12, seed=3)):
         row = ml.multilabel_bounds(fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, bounds=(bound,),
-                                   confidence_threshold=0.6, sigma_confidence=0.6, rule=rule)[0]
+                                   confidence_threshold=0.6, sigma_confidence=0.6, rule=rule, rng=0)[0]
         assert row.data_independent.epsilon == pytest.approx(direct.epsilon, rel=1e-12)
     # and it is the composition of the check's and the step's data-independent slopes
     cap = ml.multilabel_slope(0.3, 12, bound, 50)

@@ -413,12 +413,14 @@ def test_confident_release_and_its_realized_cost():
                fractions=m, threshold=0.3)
     realized = tv.confident_topk_epsilon(cost="realized", answered=out.answered, **acc)
     redrawn = tv.confident_topk_epsilon(cost="realized", rng=3, **acc)
-    expected = tv.confident_topk_epsilon(**acc)
+    expected = tv.confident_topk_epsilon(cost="expected", **acc)
     independent = tv.confident_topk_epsilon(k=2, n_teachers=20, sigma=0.1, confidence_threshold=0.5,
                                             sigma_confidence=0.1, delta=1e-8, n_queries=300, n_labels=10)
     assert realized.epsilon == redrawn.epsilon and realized.expected_answered == out.n_answered
     for spent in (realized, expected):
         assert np.all(spent.rdp_or_logmgf <= independent.rdp_or_logmgf * (1 + 1e-12))
+    with pytest.raises(ValueError, match="^rng: cost='realized'"):  # the default is the guarantee of a run
+        tv.confident_topk_epsilon(**acc)
     # a check that answers fewer queries costs less than the release on every query
     plain = tv.topk_epsilon(k=2, n_teachers=20, sigma=0.1, delta=1e-8, fractions=m, threshold=0.3)
     assert realized.epsilon < plain.epsilon

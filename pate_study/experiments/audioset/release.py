@@ -22,7 +22,8 @@ import pandas as pd
 
 from pate_study.learning import metrics
 from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner, topk_vote
-from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent
+from pate_study.privacy.selection import selection_spent
 
 from .votes import CachedVotes, vote_fractions
 
@@ -298,7 +299,7 @@ def q_histogram(cv: CachedVotes, sigma_e: float, thresholds: Sequence[Any] = (0.
                 row["epsilon_1000_confident_expected"] = multilabel.confident_gnthreshold_epsilon(
                     fractions=mb, threshold=th, sigma=sigma_e, confidence_threshold=confidence,
                     sigma_confidence=sigma_c, delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers,
-                    cost="expected", orders=ORDERS).epsilon
+                    cost="expected", orders=ORDERS).expected_epsilon  # expected, not a guarantee
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -484,6 +485,32 @@ def frontier_settings(sigmas_gnthreshold: Sequence[float], topk: Sequence[Sequen
     return rows
 
 
+def _check_setting(setting: dict) -> tuple[str, float, int, float]:
+    mech, se, k, th = setting["mechanism"], float(setting["sigma_e"]), int(setting["k"]), float(setting["th_e"])
+    if mech not in FRONTIER_MECHANISMS:
+        raise ValueError(f"mechanism={mech!r}: expected one of {FRONTIER_MECHANISMS}")
+    return mech, se, k, th
+
+
+def frontier_spent(setting: dict, *, n_teachers: int, n_queries: int, n_labels: int,
+                   delta: float = DELTA) -> PrivacySpent:
+    """The **data-independent** (ε, δ) of one frontier release (:func:`frontier_release`): it needs only the
+    setting, T, the number of queries and of labels (every query charged, no data-dependent choice)."""
+    mech, se, k, th = _check_setting(setting)
+    t, n, s = int(n_teachers), int(n_queries), se * n_teachers
+    if mech == "gnthreshold":
+        return multilabel.gnthreshold_epsilon(sigma=se, delta=delta, threshold=th, n_queries=n, n_labels=n_labels,
+                                              bound="vote_fraction", n_teachers=t, orders=ORDERS)
+    if mech == "topk":
+        return topk_vote.topk_epsilon(k=k, n_teachers=t, sigma=se, delta=delta, n_queries=n, n_labels=n_labels,
+                                      orders=ORDERS)
+    if mech == "binary":
+        return topk_vote.binary_topk_epsilon(sigma=s, delta=delta, k=k, n_labels=n_labels, n_queries=n, orders=ORDERS)
+    if mech == "tau":
+        return multiwinner.tau_pate_epsilon(tau=math.sqrt(k), sigma=s, delta=delta, n_queries=n, orders=ORDERS)
+    return multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS)
+
+
 def frontier_release(cv: CachedVotes, setting: dict, n_queries: int, *, delta: float = DELTA,
                      seed: int = 0) -> tuple[dict, np.ndarray]:
     """One release of the frontier on the first ``n_queries`` pool queries, with the **data-independent** ε that
@@ -492,38 +519,32 @@ def frontier_release(cv: CachedVotes, setting: dict, n_queries: int, *, delta: f
     Δ₂ = √(2k)/T); Binary voting on top-k votes (``binary_topk_epsilon``: 2k labels change per query); τ voting on
     calibrated votes (k labels per query on average per teacher, clipped at τ = √k; its own accountant) with release
     threshold th_e·T; powerset voting on top-k votes (its own accountant). σ_e is on vote fractions (σ = σ_e·T on
-    counts). Returns (row with ε and macro/micro F1 of the released labels on the pool's true labels, labels)."""
-    mech, se, k, th = setting["mechanism"], float(setting["sigma_e"]), int(setting["k"]), float(setting["th_e"])
-    if mech not in FRONTIER_MECHANISMS:
-        raise ValueError(f"mechanism={mech!r}: expected one of {FRONTIER_MECHANISMS}")
+    counts). Every one of these releases is a composition of Gaussian mechanisms, so beside ε (RDP, basic
+    conversion: the printed guarantee) the row carries ``epsilon_exact_gaussian``, the exact ε of the same release
+    (one Gaussian mechanism, :func:`~pate_study.privacy.topk_vote.gaussian_composition_epsilon`; tighter, also a
+    guarantee). Returns (row with both ε and macro/micro F1 of the released labels on the pool's true labels,
+    labels)."""
+    mech, se, k, th = _check_setting(setting)
     t, probs = cv.n_teachers, cv.pool_probabilities[:, :n_queries]
     n, n_labels = probs.shape[1], probs.shape[2]
     gen = np.random.default_rng([seed, FRONTIER_MECHANISMS.index(mech), int(round(se * 1000)), k])
     s = se * t
     if mech == "gnthreshold":
-        m = vote_fractions(probs)
-        labels = aggregators.gnthreshold(m, th, se, gen).labels
-        eps = multilabel.gnthreshold_epsilon(sigma=se, delta=delta, threshold=th, n_queries=n, n_labels=n_labels,
-                                             bound="vote_fraction", n_teachers=t, orders=ORDERS).epsilon
+        labels = aggregators.gnthreshold(vote_fractions(probs), th, se, gen).labels
     elif mech == "topk":
         labels = topk_vote.topk_release(topk_vote.topk_fractions(probs, k), k=k, n_teachers=t, threshold=th,
                                         sigma=se, rng=gen).labels
-        eps = topk_vote.topk_epsilon(k=k, n_teachers=t, sigma=se, delta=delta, n_queries=n, n_labels=n_labels,
-                                     orders=ORDERS).epsilon
     elif mech == "binary":
         labels = multiwinner.binary_pate(multiwinner.positive_votes(topk_vote.topk_votes(probs, k)), t, s, gen).labels
-        eps = topk_vote.binary_topk_epsilon(sigma=s, delta=delta, k=k, n_labels=n_labels, n_queries=n,
-                                            orders=ORDERS).epsilon
     elif mech == "tau":
-        tau = math.sqrt(k)
-        sums = multiwinner.clip_votes(topk_vote.calibrated_votes(probs, k), tau)
+        sums = multiwinner.clip_votes(topk_vote.calibrated_votes(probs, k), math.sqrt(k))
         labels = multiwinner.tau_pate(sums, th * t, s, gen).labels
-        eps = multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon
     else:  # powerset
         labels = multiwinner.powerset_pate(topk_vote.topk_votes(probs, k), s, gen).labels
-        eps = multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon
+    spent = frontier_spent(setting, n_teachers=t, n_queries=n, n_labels=n_labels, delta=delta)
     labels = np.asarray(labels, dtype=bool)
-    row = {"mechanism": mech, "sigma_e": se, "k": k, "th_e": th, "n_samples": n, "epsilon": float(eps),
+    row = {"mechanism": mech, "sigma_e": se, "k": k, "th_e": th, "n_samples": n, "epsilon": float(spent.epsilon),
+           "epsilon_exact_gaussian": topk_vote.gaussian_composition_epsilon(spent),
            "released_per_query": float(labels.sum(1).mean()), **prf(cv.pool_labels[:n_queries], labels)}
     return row, labels
 
@@ -537,6 +558,43 @@ def frontier_releases(cv: CachedVotes, settings: Sequence[dict], n_queries: int,
         rows.append(row)
         releases.append({"labels": labels, "answered": np.ones(len(labels), dtype=bool)})
     return rows, releases
+
+
+#: the selection the frontier's "best student at ε ≤ budget" actually runs (:func:`.students.best_within`).
+FRONTIER_SELECTION = (
+    "best of a fixed set of candidate releases (the frontier's settings, every one computed on the same teachers "
+    "and queries), chosen by the test mAP of their students among those whose own data-independent epsilon is "
+    "within the budget: the choice is a function of every candidate within the budget, so it is charged as the "
+    "composition of those candidates (RDP summed per order; privacy.selection.selection_spent). The candidate "
+    "settings were taken from earlier runs on the same votes; counting that choice too, every candidate computed "
+    "is composed ('all'). Not a random-stopping mechanism: Papernot & Steinke's bounds do not apply.")
+
+
+def frontier_selection_privacy(frontier: pd.DataFrame, *, n_teachers: int, n_labels: int,
+                               epsilon_max: float = 300.0, delta: float = DELTA) -> dict:
+    """The privacy of choosing the frontier's best release (:data:`FRONTIER_SELECTION`): the composition of the
+    candidates within ``epsilon_max`` and of all candidates (one row per release of ``frontier``: mechanism,
+    sigma_e, k, th_e, n_samples), each as ε (RDP, basic conversion: the guarantee the frontier prints per release)
+    and ``_exact_gaussian`` (every candidate is a composition of Gaussian mechanisms, so their composition is one
+    Gaussian mechanism: exact ε, Balle & Wang 2018 Theorem 8; tighter, also a guarantee). NaN where no candidate
+    is within the budget."""
+    def spent(rows: pd.DataFrame) -> list[PrivacySpent]:
+        return [frontier_spent(r, n_teachers=n_teachers, n_queries=int(r["n_samples"]), n_labels=n_labels,
+                               delta=delta) for r in rows.to_dict("records")]
+
+    out: dict = {"selection_mechanism": FRONTIER_SELECTION, "selection_epsilon_max": float(epsilon_max),
+                 "selection_delta": float(delta)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
+        for name, rows in (("within", frontier[frontier["epsilon"] <= epsilon_max]), ("all", frontier)):
+            out[f"selection_{name}_n_candidates"] = int(len(rows))
+            if rows.empty:
+                out[f"selection_{name}_epsilon"] = out[f"selection_{name}_epsilon_exact_gaussian"] = math.nan
+                continue
+            composed = selection_spent(spent(rows), delta=delta, warn=False)
+            out[f"selection_{name}_epsilon"] = float(composed.epsilon)
+            out[f"selection_{name}_epsilon_exact_gaussian"] = topk_vote.gaussian_composition_epsilon(composed)
+    return out
 
 
 def sigma_releases(cv: CachedVotes, n_queries: int, threshold: Any, confidence: float | None,

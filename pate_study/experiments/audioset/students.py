@@ -141,7 +141,11 @@ def reference_rows(single: CachedVotes, aggregate: CachedVotes, threshold_single
 
 def best_within(frontier: pd.DataFrame, epsilon_max: float) -> dict:
     """The frontier row (seed means, :func:`seed_summary`) with the highest mean student mAP at ε ≤ ``epsilon_max``
-    (an empty dict when none qualifies), as plain values."""
+    (an empty dict when none qualifies), as plain values.
+
+    This is a selection on test results among private releases (:data:`.release.FRONTIER_SELECTION`): the row's
+    own ε is not the privacy of publishing it as "the best"; that is
+    :func:`.release.frontier_selection_privacy` (the composition of every candidate within the budget)."""
     ok = frontier[frontier["epsilon"] <= epsilon_max]
     if ok.empty:
         return {}
@@ -163,12 +167,15 @@ def target_verdict(mean: float, sd: float, n_seeds: int, target: float) -> tuple
 
 
 def frontier_targets(frontier: pd.DataFrame, table54: pd.DataFrame, *, epsilon_max: float = 300.0,
-                     target_map: float = 0.13) -> dict:
+                     target_map: float = 0.13, selection: dict | None = None) -> dict:
     """The recorded targets: the best student (mean over seeds) at a data-independent ε ≤ ``epsilon_max`` on the
     frontier and whether it exceeds ``target_map`` beyond its seed spread (:func:`target_verdict`; a stated target,
     never a tuning goal), every release within the budget that is not clearly below the target with its own verdict
     (``target_candidates``), and beside them the best student at the thesis's own settings (Table 5.4's rows, σ_e 0.3,
-    σ_c 0.6) with its ε."""
+    σ_c 0.6) with its ε. ``selection``: the privacy of the choice of the best
+    (:func:`.release.frontier_selection_privacy` at the same ``epsilon_max``), merged into the result; then
+    ``best_epsilon_selection_charged`` is the ε of publishing the best as the best (the composition of the
+    candidates within the budget) and ``selection_charged_within_budget`` whether that is still ≤ ``epsilon_max``."""
     best = best_within(frontier, epsilon_max)
     thesis = table54.loc[table54["map"].idxmax()]
     verdict, tol = target_verdict(best["map"], best["map_sd"], best["n_seeds"], target_map) if best else ("not met",
@@ -188,7 +195,21 @@ def frontier_targets(frontier: pd.DataFrame, table54: pd.DataFrame, *, epsilon_m
             "thesis_settings_best_map_mean": float(thesis["map"]), "thesis_settings_best_map_sd": float(thesis["map_sd"]),
             "thesis_settings_best_epsilon_data_dependent": float(thesis["eps_data_dependent"]),
             "thesis_settings_best_epsilon_data_independent": float(thesis["eps_data_independent"]),
-            "thesis_settings_best_row": f"n={thesis['n_samples']}, th_e={thesis['th_e']}, th_c={thesis['th_c']}"}
+            "thesis_settings_best_row": f"n={thesis['n_samples']}, th_e={thesis['th_e']}, th_c={thesis['th_c']}",
+            **_selection_charge(selection, epsilon_max)}
+
+
+def _selection_charge(selection: dict | None, epsilon_max: float) -> dict:
+    """The selection's privacy fields for :func:`frontier_targets` (none without ``selection``)."""
+    if selection is None:
+        return {}
+    if selection.get("selection_epsilon_max") != float(epsilon_max):
+        raise ValueError(f"selection: computed at epsilon_max={selection.get('selection_epsilon_max')!r}, "
+                         f"expected the targets' epsilon_max={epsilon_max!r}")
+    charged = selection["selection_within_epsilon"]
+    return {**selection, "best_epsilon_selection_charged": charged,
+            "best_epsilon_selection_charged_exact_gaussian": selection["selection_within_epsilon_exact_gaussian"],
+            "selection_charged_within_budget": bool(charged <= epsilon_max)}
 
 
 def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
@@ -214,6 +235,16 @@ def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
                                                               second["n_seeds"]):
                 tie = f" (tied with {second['mechanism']} {second['map']:.3f} within the seed spread)"
         lines.append(f"ε in ({lo:g}, {hi:g}]: {first['mechanism']} wins with student mAP {first['map']:.3f}{tie}.")
+    if "best_epsilon_selection_charged" in targets and targets.get("best_mechanism") is not None:
+        lines.append(f"Selection charged: publishing the best of the {targets['selection_within_n_candidates']} "
+                     f"candidate releases within ε ≤ {targets['epsilon_max']:g} (chosen by test mAP) costs ε "
+                     f"{targets['best_epsilon_selection_charged']:.4g} (RDP, composition; exact Gaussian "
+                     f"{targets['best_epsilon_selection_charged_exact_gaussian']:.4g}), all "
+                     f"{targets['selection_all_n_candidates']} candidates {targets['selection_all_epsilon']:.5g} "
+                     f"(exact Gaussian {targets['selection_all_epsilon_exact_gaussian']:.5g}), δ "
+                     f"{targets['selection_delta']:g}: "
+                     + ("still within" if targets["selection_charged_within_budget"] else "above")
+                     + " the budget.")
     if targets.get("best_mechanism") is None:
         lines.append(f"Target: no frontier release reaches ε ≤ {targets['epsilon_max']:g}.")
     else:
