@@ -161,7 +161,7 @@ def multilabel_main(args) -> None:
                                               n_teachers=teachers)),
         ("multilabel_bounds Confident th=0.4 sigma=0.3 th_c=0.6 sigma_c=0.6 (5 bounds)",
          lambda: multilabel.multilabel_bounds(fractions=fractions, threshold=0.4, sigma=0.3, delta=1e-8,
-                                              n_teachers=teachers, confidence_threshold=0.6, sigma_confidence=0.6)),
+                                              n_teachers=teachers, confidence_threshold=0.6, sigma_confidence=0.6, rng=0)),
         ("binary_pate_epsilon sigma=8",
          lambda: multiwinner.binary_pate_epsilon(positive_votes=positives, n_teachers=teachers, sigma=8.0,
                                                  delta=1e-8)),

@@ -82,7 +82,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from ._validation import (check_choice, check_delta, check_fractions, check_n_queries, check_noise_scale,
-                          check_positive)
+                          check_parameter, check_positive)
 from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from .aggregators import (
     CONFIDENCE_RULES,
@@ -406,7 +406,7 @@ def gaussian_log_delta(epsilon: Any, mu: float) -> np.ndarray:
     """log δ(ε) of the Gaussian mechanism with Δ₂/σ = μ (Balle & Wang 2018 Theorem 8),
     δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), as log Φ(a) + log(1 − e^{ε + log Φ(b) − log Φ(a)}): finite far in
     the tail, where δ itself underflows and the difference of the two terms cancels. Elementwise in ε ≥ 0."""
-    mu = check_positive("mu", mu)
+    mu = check_parameter("mu", mu, "gaussian_mu")
     eps = np.asarray(epsilon, dtype=np.float64)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ValueError(f"epsilon: expected finite values >= 0, got {epsilon!r}")
@@ -424,7 +424,7 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     """Smallest ε ≥ 0 with δ(ε) ≤ δ for the Gaussian mechanism with Δ₂/σ = μ (δ(ε) decreases in ε; the root of
     :func:`gaussian_log_delta` (ε) = log δ, by Brent's method)."""
     delta = check_delta(delta)
-    mu = check_positive("mu", mu)
+    mu = check_parameter("mu", mu, "gaussian_mu")
     log_delta = math.log(delta)
     if float(gaussian_log_delta(0.0, mu)) <= log_delta:
         return 0.0

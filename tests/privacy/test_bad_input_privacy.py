@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from pate_study.privacy import adaptive_k, confident_gnmax_epsilon, gnmax_epsilon, moments_epsilon
+from pate_study.privacy import adaptive_k, confident_gnmax_epsilon, gnmax_epsilon, moments_epsilon, topk_vote
 from pate_study.privacy import _validation as validation
 from pate_study.privacy.__main__ import RANGES, as_flag_message, build_parser, main, overflow_message
 
@@ -267,3 +267,8 @@ def test_the_table_holds_the_range_of_a_gaussian_mu(mu, accepted):
     else:
         with pytest.raises(ValueError, match=r"^mu: expected a Gaussian mechanism's μ = Δ₂/σ in \(0, 1e\+150\]"):
             validation.check_parameter("mu", mu)
+
+
+def test_gaussian_epsilon_names_mu_past_its_range():
+    with pytest.raises(ValueError, match=r"^mu: "):
+        topk_vote.gaussian_epsilon(mu=1e200, delta=1e-5)
