@@ -206,8 +206,13 @@ class PrivacySpent:
         mechanism: e.g. ``"lnmax"``, ``"gnmax"``, ``"confident-gnmax"``, ``"gnthreshold"``.
         data_dependent: whether the bound used the vote counts.
         at_grid_edge: whether ``order`` is the first or last order of the grid.
-        cost: for two-step mechanisms, ``"expected"``, ``"realized"`` or
-            ``"all_answered"`` (data-independent: every query charged both steps).
+        cost: for two-step mechanisms, ``"realized"`` or ``"all_answered"`` (data-independent: every query
+            charged both steps); an expected cost is an :class:`ExpectedCost`, never a ``PrivacySpent``.
+            ``"realized"`` is the cost of the transcript this run released: the check on every query, the answer
+            only on the queries answered, composed adaptively (Papernot et al. 2018, §4). Read as an (ε, δ)
+            guarantee fixed before the run, it is the budget of a Rényi privacy filter that stops the run when
+            the realised total would pass it (Feldman & Zrnic 2021, "Individual Privacy Accounting via a Rényi
+            Filter"); a bound that holds for every outcome whatever the budget is ``"all_answered"``.
         expected_answered: expected (or realised) number of answered queries.
         details: further parameters and notes (JSON-friendly).
     """
