@@ -157,3 +157,11 @@ def test_project_loggers_include_the_data_recipes_and_the_check_sees_them():
     assert PACKAGE_LOG.search("INFO:data_recipes.framework:prepared pate2018-votes -> data/pate2018-votes")
     assert PACKAGE_LOG.search("12:00:00 pate_study.reporting.outputs: saved figure x")
     assert not PACKAGE_LOG.search("mnist seeds:  60%|██████    | 12/20")
+
+
+def test_an_unknown_notebook_is_one_line_not_a_traceback(capsys):
+    from pate_study.tooling import labcheck
+
+    assert labcheck.main(["--notebooks", "00_dp_primer", "99_nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--notebooks 99_nope: no such notebook" in err and "00_dp_primer" in err

@@ -57,3 +57,61 @@ def test_the_site_leaves_out_staging_checkpoints_and_smoke_outputs(tmp_path):
     """A local ``make smoke`` writes git-ignored ``figures/<notebook>/smoke/``; the site shows committed results only."""
     names = ["smoke", ".tmp-04_audioset_teachers-1", ".ipynb_checkpoints", "muschiol2021-fig5.1.png", "INDEX.md"]
     assert site.NOT_PUBLISHED(str(tmp_path), names) == {"smoke", ".tmp-04_audioset_teachers-1", ".ipynb_checkpoints"}
+
+
+# ------------------------------------------------------------------------------------- nothing of the user's removed
+def test_an_existing_folder_of_the_users_is_refused_and_kept(tmp_path, capsys):
+    """``--out ~/mysite`` on a folder the user owns: refused in one line, every file kept (it used to be rmtree'd)."""
+    mine = tmp_path / "mysite"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work")
+    assert site.main(["--out", str(mine)]) == 2
+    assert (mine / "thesis.tex").read_text() == "years of work"
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not a site this tool wrote" in err and str(mine) in err
+
+
+def test_an_empty_out_is_refused_and_the_working_folder_kept(tmp_path, monkeypatch, capsys):
+    """``--out ""`` is ``Path(".")``: it used to delete every file of the working folder."""
+    (tmp_path / "notes.md").write_text("mine")
+    monkeypatch.chdir(tmp_path)
+    assert site.main(["--out", ""]) == 2
+    assert (tmp_path / "notes.md").read_text() == "mine"
+    assert "--out is empty" in capsys.readouterr().err
+
+
+def test_a_file_or_a_link_in_place_of_the_output_folder_is_refused(tmp_path):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "target").mkdir()
+    (tmp_path / "target" / "keep").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    for name in ("file", "link"):
+        with pytest.raises(site.SiteError, match="nothing was changed"):
+            site.claim_output_folder(tmp_path / name)
+    assert (tmp_path / "file").read_text() == "x" and (tmp_path / "target" / "keep").exists()
+
+
+def test_only_the_tools_own_previous_output_is_emptied(tmp_path):
+    out = site.claim_output_folder(tmp_path / "new" / "site")  # created, marked
+    assert (out / site.SITE_MARKER).is_file()
+    (out / "old.html").write_text("old page")
+    site.claim_output_folder(out)  # its own previous output: emptied and marked again
+    assert not (out / "old.html").exists() and (out / site.SITE_MARKER).is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert (site.claim_output_folder(empty) / site.SITE_MARKER).is_file()
+
+
+def test_an_output_overlapping_figures_or_the_source_is_refused(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "INDEX.md").write_text("# index")
+    with pytest.raises(site.SiteError, match="overlaps figures/"):
+        site.check_folders(figures / "site", tmp_path / "src", figures)
+    with pytest.raises(site.SiteError, match="source folder"):
+        site.check_folders(tmp_path / "src" / "html", tmp_path / "src", figures)
+
+
+def test_figures_missing_is_one_line_not_a_traceback(tmp_path):
+    with pytest.raises(site.SiteError, match="no INDEX.md.*git checkout -- figures"):
+        site.check_folders(tmp_path / "out", tmp_path / "src", tmp_path / "figures")

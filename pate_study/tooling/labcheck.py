@@ -391,11 +391,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshot", type=Path, help="save a screenshot of the primer's first plot here")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    known = list_notebooks()
+    unknown = [stem for stem in args.notebooks or [] if stem not in known]
+    if unknown:
+        print(f"error: --notebooks {' '.join(unknown)}: no such notebook in notebooks/; expected some of: "
+              f"{' '.join(known)}", file=sys.stderr)
+        return 2
     browser = find_browser()
     if browser is None:
         print("error: no chromium found; install Debian's package: apt-get install chromium", file=sys.stderr)
         return 2
-    checks, outside = run_in_lab(args.notebooks or list_notebooks(), browser=browser, screenshot=args.screenshot)
+    checks, outside = run_in_lab(args.notebooks or known, browser=browser, screenshot=args.screenshot)
     for check in checks:
         print(f"{check.stem}: {check.seconds:.0f} s, " + ("ok" if not check.problems else "; ".join(check.problems)))
         for line in check.other_stderr:

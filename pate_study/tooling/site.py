@@ -13,6 +13,10 @@ Navigation: by notebook (one page per executed notebook) and by source document 
 figure index. The source tree is generated under ``build/site-src/`` and the HTML written to ``build/site/``.
 
     python -m pate_study.tooling.site [--out build/site]
+
+Nothing the user owns is removed: the tool writes a marker file (:data:`SITE_MARKER`) into each folder it creates and
+replaces a folder only when it carries that marker (its own previous output); an existing non-empty folder without
+it, a file, a link, an empty ``--out`` or a folder overlapping ``figures/`` or the source tree is refused in one line.
 """
 from __future__ import annotations
 
@@ -27,12 +31,15 @@ from collections import defaultdict
 from pathlib import Path
 
 from .labcheck import DevTools, start_headless_browser, stop_process
+from ..core.errors import one_line
 from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT
 from ..reporting.registry import load_registry
 
 logger = logging.getLogger(__name__)
 
 SITE_SOURCE = BUILD_DIR / "site-src"
+#: Written into every folder this tool creates; only a folder carrying it is ever emptied and rebuilt.
+SITE_MARKER = ".pate_study-site"
 SITE_DIR = BUILD_DIR / "site"
 DOCUMENT_TITLES = {
     "make2021": "MAKE 2021 (Yovine, Mayr, Sosa, Visca)",
@@ -53,6 +60,51 @@ html_title = "pate_study: results"
 exclude_patterns = ["**/.ipynb_checkpoints", "**/*.provenance.json"]
 suppress_warnings = ["myst.header", "mystnb.unknown_mime_type"]
 '''
+
+
+class SiteError(ValueError):
+    """A user's mistake the site refuses before touching anything (message: one line)."""
+
+
+def _overlaps(a: Path, b: Path) -> bool:
+    a, b = a.resolve(), b.resolve()
+    return a == b or a.is_relative_to(b) or b.is_relative_to(a)
+
+
+def check_output_folder(folder: Path, what: str = "--out") -> None:
+    """Raise :class:`SiteError` unless ``folder`` may be used as this tool's output: missing, empty, or carrying
+    :data:`SITE_MARKER` (the tool's previous output). Refused: a non-empty folder without the marker (the user's), a
+    file or a symbolic link in its place. Changes nothing."""
+    if folder.is_symlink():
+        raise SiteError(f"{what} {folder} is a symbolic link; give a new or empty folder (nothing was changed)")
+    if folder.exists() and not folder.is_dir():
+        raise SiteError(f"{what} {folder} is a file, not a folder; give a new or empty folder (nothing was changed)")
+    if folder.exists() and any(folder.iterdir()) and not (folder / SITE_MARKER).is_file():
+        raise SiteError(f"{what} {folder} exists, is not empty and is not a site this tool wrote (no "
+                        f"{SITE_MARKER} in it); give a new or empty folder (nothing was changed)")
+
+
+def claim_output_folder(folder: Path, what: str = "--out") -> Path:
+    """Make ``folder`` an empty output folder of this tool carrying :data:`SITE_MARKER` and return it; only this
+    tool's previous output is emptied (see :func:`check_output_folder`, which refuses anything else first)."""
+    check_output_folder(folder, what)
+    if folder.exists() and any(folder.iterdir()):
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SITE_MARKER).write_text("written by python -m pate_study.tooling.site; rebuilt in full on each run\n",
+                                      encoding="utf-8")
+    return folder
+
+
+def check_folders(out: Path, source: Path, figures_dir: Path) -> None:
+    """Refuse, before anything is written or removed, an ``out`` that overlaps ``source`` or ``figures_dir``, and a
+    missing ``figures_dir`` (the site is built from the committed results)."""
+    if not (figures_dir / "INDEX.md").is_file():
+        raise SiteError(f"{figures_dir} has no INDEX.md: the site is built from the committed figures/ of a clone "
+                        "(restore it with git checkout -- figures)")
+    for other, name in ((source, "the site's source folder"), (figures_dir, "figures/")):
+        if _overlaps(out, other):
+            raise SiteError(f"--out {out} overlaps {name} ({other}); give a folder of its own")
 
 
 def executed_notebooks(figures_dir: Path = FIGURES_DIR) -> list[str]:
@@ -83,9 +135,9 @@ NOT_PUBLISHED = shutil.ignore_patterns(".tmp-*", ".ipynb_checkpoints", "smoke")
 
 
 def build_source(source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR, theme: str = "sphinx_book_theme") -> Path:
-    """Write the Sphinx source tree: a copy of ``figures/``, one page per source document, the landing page."""
-    if source.exists():
-        shutil.rmtree(source)
+    """Write the Sphinx source tree: a copy of ``figures/``, one page per source document, the landing page. ``source``
+    is claimed as by :func:`claim_output_folder` (never a folder of the user's)."""
+    claim_output_folder(source, "the site's source folder")
     shutil.copytree(figures_dir, source / "figures", ignore=NOT_PUBLISHED)
     stems = executed_notebooks(figures_dir)
     for table in (source / "figures").glob("*/*.md"):  # linked from the document pages, not in the navigation
@@ -111,10 +163,11 @@ def build_source(source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR, th
     return source
 
 
-def build_site(out: Path = SITE_DIR, source: Path = SITE_SOURCE) -> Path:
+def build_site(out: Path = SITE_DIR, source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR) -> Path:
     """Generate the source tree and run Sphinx (HTML builder); return the folder holding ``index.html``. Sphinx's
-    warnings (an unresolved reference, a missing image) go to ``<out>-warnings.log`` beside ``out``.
-    Raises RuntimeError naming the log when Sphinx reports an error."""
+    warnings (an unresolved reference, a missing image) go to ``sphinx-warnings.log`` in the source folder.
+    Raises :class:`SiteError` for a folder it will not use (nothing changed), RuntimeError naming the log when Sphinx
+    reports an error."""
     from sphinx.cmd.build import build_main  # sphinx is the optional site extra
 
     try:
@@ -122,10 +175,11 @@ def build_site(out: Path = SITE_DIR, source: Path = SITE_SOURCE) -> Path:
         theme = "sphinx_book_theme"
     except ImportError:
         theme = "alabaster"
-    build_source(source, theme=theme)
-    if out.exists():
-        shutil.rmtree(out)
-    warnings_file = out.parent / f"{out.name}-warnings.log"
+    check_folders(out, source, figures_dir)
+    check_output_folder(out)  # the user's folder is refused before the source tree is written
+    build_source(source, figures_dir, theme=theme)
+    claim_output_folder(out)
+    warnings_file = source / "sphinx-warnings.log"
     status = build_main(["-b", "html", "-q", "-w", str(warnings_file), str(source), str(out)])
     if status != 0:
         raise RuntimeError(f"sphinx-build failed (status {status}); see {warnings_file}")
@@ -196,10 +250,22 @@ def check_site_in_browser(site: Path, browser: str) -> dict[str, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pate_study.tooling.site", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=SITE_DIR, help="output folder (default build/site)")
+    parser.add_argument("--out", default=str(SITE_DIR),
+                        help="output folder: new, empty, or this tool's previous output (default build/site)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    build_site(args.out)
+    if not args.out.strip():
+        print("error: --out is empty; give the folder to write the site to (default build/site)", file=sys.stderr)
+        return 2
+    try:
+        build_site(Path(args.out).expanduser())
+    except ImportError as err:
+        print(f'error: the site needs Sphinx + MyST-NB ({err.name} is missing): pip install -e ".[site]"',
+              file=sys.stderr)
+        return 2
+    except (SiteError, RuntimeError) as err:
+        print(f"error: {one_line(err)}", file=sys.stderr)
+        return 2
     return 0
 
 
