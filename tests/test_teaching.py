@@ -29,3 +29,12 @@ def test_binder_requirements_are_the_core_and_the_lab_extra_without_torch():
 def test_docs_do_not_point_at_files_a_clone_does_not_have():
     for path in (REPO_ROOT / "docs").rglob("*.md"):
         assert "../shared" not in path.read_text(encoding="utf-8"), path
+
+
+def test_the_docs_say_where_students_work_and_it_is_ignored():
+    """The lecturer's docs describe the copies ``make lab-light`` makes (labs/, git-ignored), not the committed files."""
+    for page in ("docs/teaching.md", "instructors/guide.md"):
+        text = (REPO_ROOT / page).read_text(encoding="utf-8")
+        assert "labs/00_dp_primer.ipynb" in text, page
+        assert "never changes a committed file" not in text, page
+    assert "/labs/" in (REPO_ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
