@@ -1,7 +1,9 @@
 """``make site``: the static results site from the committed executed notebooks, opened in headless Chromium.
 
 The build test (Sphinx + MyST-NB, nothing executed) takes about 30 s here and the browser check about 20 s; it is
-marked ``site`` and skipped, saying why, without Sphinx/MyST-NB (``pip install -e ".[site]"``) or Chromium.
+marked ``site`` and skipped, saying why, without Sphinx/MyST-NB/jupyter-server-mathjax (``pip install -e ".[site]"``)
+or Chromium. It fails on dollar mathematics left as text, mathematics MathJax did not typeset, sideways scrolling on the
+INDEX view or a document page, a figure shown too small to read, and a broken link.
 """
 import importlib.util
 
@@ -15,8 +17,8 @@ from pate_study.reporting.registry import load_registry
 
 @pytest.mark.site
 def test_every_page_renders_with_its_figures_and_no_broken_link(tmp_path):
-    if importlib.util.find_spec("myst_nb") is None:
-        pytest.skip('the site needs Sphinx + MyST-NB: pip install -e ".[site]"')
+    if importlib.util.find_spec("myst_nb") is None or importlib.util.find_spec(site.MATHJAX_PACKAGE) is None:
+        pytest.skip('the site needs Sphinx + MyST-NB and jupyter-server-mathjax: pip install -e ".[site]"')
     browser = find_browser()
     if browser is None:
         pytest.skip("no chromium on this machine: apt-get install chromium (as .ci/run does)")
@@ -26,9 +28,10 @@ def test_every_page_renders_with_its_figures_and_no_broken_link(tmp_path):
     assert {f"figures/{s}/{s}.html" for s in stems} <= pages, "one page per executed notebook"
     assert {f"documents/{i.document}.html" for i in load_registry()} <= pages, "one page per source document"
     assert "figures/INDEX.html" in pages
-    warnings = (tmp_path / "site-warnings.log").read_text(encoding="utf-8")
+    warnings = (tmp_path / "site-src" / "sphinx-warnings.log").read_text(encoding="utf-8")
     assert "WARNING" not in warnings and "ERROR" not in warnings, warnings[:2000]
-    problems = site.check_site_in_browser(out, browser)
+    assert (out / "_static" / "mathjax" / "MathJax.js").is_file(), "MathJax is served from the site, not a CDN"
+    problems = site.check_site_in_browser(out, browser)  # raw $…$, untypeset maths, sideways scrolling, small figures
     assert not problems
     primer = (out / "figures" / "00_dp_primer" / "00_dp_primer.html").read_text(encoding="utf-8")
     assert primer.count("<img") >= 8, "the primer's stored figures are on its page (nothing re-executed)"
@@ -115,3 +118,41 @@ def test_an_output_overlapping_figures_or_the_source_is_refused(tmp_path):
 def test_figures_missing_is_one_line_not_a_traceback(tmp_path):
     with pytest.raises(site.SiteError, match="no INDEX.md.*git checkout -- figures"):
         site.check_folders(tmp_path / "out", tmp_path / "src", tmp_path / "figures")
+
+
+# ------------------------------------------------------------------------------ mathematics and width, without a build
+def test_the_configuration_renders_dollar_math_with_a_mathjax_served_by_the_site():
+    assert 'myst_enable_extensions = ["dollarmath", "amsmath"]' in site.CONF
+    conf = site.CONF.format(theme="alabaster")
+    namespace = {}
+    exec(compile(conf, "conf.py", "exec"), namespace)  # the generated conf.py is valid Python
+    assert not namespace["mathjax_path"].startswith(("http", "//")) and namespace["html_static_path"] == ["_static"]
+
+
+def test_raw_dollar_math_in_a_rendered_page_is_found():
+    page = ('<p>A mechanism is <span class="math notranslate nohighlight">\\((\\varepsilon, \\delta)\\)</span>-DP, '
+            "costs $5 and $6 a day</p><pre>$x_1$ in code</pre><script>var a = '$\\alpha$';</script>")
+    assert site.raw_tex(page) == []
+    assert site.raw_tex("<p>is <strong>$(\\varepsilon, \\delta)$-DP</strong> and $$n_j + Z$$</p>") == [
+        "$(\\varepsilon, \\delta)$", "$$n_j + Z$$"]
+
+
+def test_without_the_mathjax_package_the_site_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(site, "MATHJAX_PACKAGE", "no_such_mathjax_package")
+    with pytest.raises(site.SiteError, match=r'not installed: pip install -e "\.\[site\]"'):
+        site.mathjax_folder()
+
+
+def test_the_index_view_is_a_compact_table_per_document_with_reasons_on_the_document_pages():
+    """The generated INDEX has nine columns (a sideways scrollbar on the site); the site's view has three, and each
+    item's paper-vs-ours values and verdict reason sit below its document page's table."""
+    by_document = {}
+    for item in load_registry():
+        by_document.setdefault(item.document, []).append(item)
+    index = site.index_page(by_document)
+    rows = [line for line in index.splitlines() if line.startswith("| ")]
+    assert rows and all(line.count(" | ") == 2 for line in rows), "three columns: item, status, verdict"
+    assert "{ref}`make2021-fig5 <item-make2021-fig5>` | regenerated (analytic) | agrees |" in index
+    page = site.document_page("make2021", by_document["make2021"])
+    assert "(item-make2021-fig5)=\n## make2021-fig5" in page
+    assert "**Paper vs ours:** epsilon_star: paper 20.1743" in page and "**Verdict:** **agrees**" in page
