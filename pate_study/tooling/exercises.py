@@ -323,8 +323,9 @@ def check_theorem6_q(answer, votes_row, sigma: float = 40.0, rtol: float = 0.01)
         return Feedback(name, True, f"q = {truth:.4g}{capped}: {'small enough' if truth < 0.1 else 'too large'} for "
                                     "the data-dependent bound to help (it needs q small, Thm 6's condition)")
     if value > cap:
-        return _wrong(name, f"{value:.4g} is above 1 − 1/m = {cap:.4g}: on a split row the union bound exceeds any "
-                            "useful probability, and Theorem 6's q is capped at 1 − 1/m", rule)
+        return _wrong(name, f"{value:.4g} is above 1 − 1/m = {cap:.4g}: on a split row the union bound exceeds it, but "
+                            "the plurality wins with probability at least 1/m, so Theorem 6's q is capped at 1 − 1/m",
+                      rule)
     if value < 0:
         return _wrong(name, "q bounds a probability: it cannot be negative", rule)
     return _wrong(name, f"{value:.4g} is not the union bound for this row (σ = {sigma:g})", rule)
