@@ -108,7 +108,8 @@ def check_output_folder(folder: Path, what: str = "--out") -> None:
         raise SiteError(f"{what} {folder} is a file, not a folder; give a new or empty folder (nothing was changed)")
     if folder.exists() and any(folder.iterdir()) and not (folder / SITE_MARKER).is_file():
         raise SiteError(f"{what} {folder} exists, is not empty and is not a site this tool wrote (no "
-                        f"{SITE_MARKER} in it); give a new or empty folder (nothing was changed)")
+                        f"{SITE_MARKER} in it); give a new or empty folder, or delete this one yourself if it is a site "
+                        "built before the marker existed (nothing was changed)")
 
 
 def claim_output_folder(folder: Path, what: str = "--out") -> Path:
