@@ -163,7 +163,8 @@ def test_exercise_7_names_the_cap_when_the_union_bound_exceeds_it():
     from scipy.stats import norm
 
     top = LEAST_UNANIMOUS.argmax()
-    union = sum(norm.sf((LEAST_UNANIMOUS[top] - n) / (np.sqrt(2) * 40)) for j, n in enumerate(LEAST_UNANIMOUS) if j != top)
+    union = sum(norm.sf((LEAST_UNANIMOUS[top] - n) / (np.sqrt(2) * 40))
+                for j, n in enumerate(LEAST_UNANIMOUS) if j != top)
     assert union > 3
     first = ex.check_theorem6_q(union, LEAST_UNANIMOUS)
     assert not first.correct and "capped at 1 − 1/m" in first.message

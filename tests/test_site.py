@@ -156,3 +156,16 @@ def test_the_index_view_is_a_compact_table_per_document_with_reasons_on_the_docu
     page = site.document_page("make2021", by_document["make2021"])
     assert "(item-make2021-fig5)=\n## make2021-fig5" in page
     assert "**Paper vs ours:** epsilon_star: paper 20.1743" in page and "**Verdict:** **agrees**" in page
+
+
+def test_a_source_tree_generated_before_the_marker_is_recognised_by_its_conf(tmp_path):
+    old = tmp_path / "site-src"
+    old.mkdir()
+    (old / "conf.py").write_text(site.CONF.format(theme="alabaster"))
+    site.claim_output_folder(old, "the site's source folder")
+    assert not (old / "conf.py").exists() and (old / site.SITE_MARKER).is_file()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "conf.py").write_text("project = 'my book'\n")
+    with pytest.raises(site.SiteError, match="not a site this tool wrote"):
+        site.claim_output_folder(mine)

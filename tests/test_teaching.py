@@ -36,7 +36,8 @@ def test_docs_do_not_point_at_files_a_clone_does_not_have():
 
 
 def test_the_docs_say_where_students_work_and_it_is_ignored():
-    """The lecturer's docs describe the copies ``make lab-light`` makes (labs/, git-ignored), not the committed files."""
+    """The lecturer's docs describe the copies ``make lab-light`` makes (labs/, git-ignored), not the committed
+    files."""
     for page in ("docs/teaching.md", "instructors/guide.md"):
         text = (REPO_ROOT / page).read_text(encoding="utf-8")
         assert "labs/00_dp_primer.ipynb" in text, page

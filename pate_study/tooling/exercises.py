@@ -64,7 +64,8 @@ __all__ = [
     "check_rdp_conversion", "check_gnmax_rdp", "check_theorem6_q", "check_expected_answered", "check_gnmax_sigma",
     "check_unanswered_cost", "check_release_reason", "check_local_rho", "check_broken_laplace",
     "check_lab2_answered", "check_lab2_conversions", "check_lab2_ratio", "check_lab2_q_fraction",
-    "check_lab2_half_threshold", "lnmax_independent_epsilon", "gnmax_independent_epsilon", "RELEASE_CHOICES", "UNANSWERED_CHOICES",
+    "check_lab2_half_threshold", "lnmax_independent_epsilon",
+    "gnmax_independent_epsilon", "RELEASE_CHOICES", "UNANSWERED_CHOICES",
 ]
 
 _ATTEMPTS: Counter = Counter()

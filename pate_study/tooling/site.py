@@ -7,8 +7,8 @@ exactly the committed run; it reads the Markdown of ``figures/INDEX.md`` as it i
 PNG/PDF/CSV files into copied downloads, and checks internal references at build time; and Sphinx writes plain
 static HTML that any web server (or a file browser) opens. Mathematics (``$…$``, ``$$…$$``: MyST's ``dollarmath`` and
 ``amsmath``) is typeset by a MathJax copied into the site from the ``jupyter-server-mathjax`` package, so it renders
-offline. Wide content: the INDEX view is one compact table (item, status, verdict) per source document, each item's
-values and reasons on its document's page; figures use the article's full width. Jupyter Book 2 would need Node.js (mystmd); Jupyter Book
+offline. Wide content: the INDEX view is one compact table (item, status, verdict) per source document, each
+item's values and reasons on its document's page; figures use the article's full width. Jupyter Book 2 would need Node.js (mystmd); Jupyter Book
 1 is the same Sphinx + MyST-NB stack behind a configuration layer this small site does not need.
 
 Navigation: by notebook (one page per executed notebook) and by source document (one page per document of
@@ -106,17 +106,30 @@ def check_output_folder(folder: Path, what: str = "--out") -> None:
         raise SiteError(f"{what} {folder} is a symbolic link; give a new or empty folder (nothing was changed)")
     if folder.exists() and not folder.is_dir():
         raise SiteError(f"{what} {folder} is a file, not a folder; give a new or empty folder (nothing was changed)")
-    if folder.exists() and any(folder.iterdir()) and not (folder / SITE_MARKER).is_file():
+    if folder.exists() and any(folder.iterdir()) and not _written_by_this_tool(folder):
         raise SiteError(f"{what} {folder} exists, is not empty and is not a site this tool wrote (no "
-                        f"{SITE_MARKER} in it); give a new or empty folder, or delete this one yourself if it is a site "
-                        "built before the marker existed (nothing was changed)")
+                        f"{SITE_MARKER} in it); give a new or empty folder, or delete this one yourself if it is a "
+                        "site built before the marker existed (nothing was changed)")
+
+
+def _written_by_this_tool(folder: Path) -> bool:
+    """Whether ``folder`` carries :data:`SITE_MARKER`, or is a source tree this tool generated before the marker
+    existed (its ``conf.py`` opens with the line this tool writes first)."""
+    if (folder / SITE_MARKER).is_file():
+        return True
+    conf = folder / "conf.py"
+    try:
+        return conf.is_file() and not conf.is_symlink() and conf.read_text(encoding="utf-8").startswith(
+            CONF.splitlines()[0] + "\n")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def claim_output_folder(folder: Path, what: str = "--out") -> Path:
     """Make ``folder`` an empty output folder of this tool carrying :data:`SITE_MARKER` and return it; only this
     tool's previous output is emptied (see :func:`check_output_folder`, which refuses anything else first)."""
     check_output_folder(folder, what)
-    if folder.exists() and any(folder.iterdir()):
+    if folder.exists() and any(folder.iterdir()):  # this tool's own previous output (checked just above)
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / SITE_MARKER).write_text("written by python -m pate_study.tooling.site; rebuilt in full on each run\n",
@@ -198,7 +211,8 @@ def document_page(document: str, items, figures_dir: Path = FIGURES_DIR) -> str:
              *compact_table(items, scalars_by_notebook), ""]
     for item in items:
         scalars = scalars_by_notebook.get(item.notebook or "", {})
-        lines += [f"({target(item.id)})=", f"## {item.id}", "", f"**{item.label}**, *{item.kind}, {item.status}.* {item.caption}", ""]
+        lines += [f"({target(item.id)})=", f"## {item.id}", "",
+                  f"**{item.label}**, *{item.kind}, {item.status}.* {item.caption}", ""]
         if compared := paper_vs_ours(item, scalars):
             lines += [f"**Paper vs ours:** {_from_documents(compared)}", ""]
         if verdict := verdict_cell(item, scalars):
@@ -250,8 +264,8 @@ def build_source(source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR, th
     for document, items in by_document.items():
         (source / "documents" / f"{document}.md").write_text(document_page(document, items, figures_dir), encoding="utf-8")
     generated = source / "figures" / "INDEX.md"
-    (source / "figures" / "INDEX-table.md").write_text("---\norphan: true\n---\n" + generated.read_text(encoding="utf-8"),
-                                                       encoding="utf-8")
+    whole = "---\norphan: true\n---\n" + generated.read_text(encoding="utf-8")
+    (source / "figures" / "INDEX-table.md").write_text(whole, encoding="utf-8")
     generated.write_text(index_page(by_document, figures_dir), encoding="utf-8")
     static = source / "_static"
     shutil.copytree(mathjax_folder(), static / "mathjax")
@@ -275,6 +289,10 @@ def build_site(out: Path = SITE_DIR, source: Path = SITE_SOURCE, figures_dir: Pa
     warnings (an unresolved reference, a missing image) go to ``sphinx-warnings.log`` in the source folder.
     Raises :class:`SiteError` for a folder it will not use (nothing changed), RuntimeError naming the log when Sphinx
     reports an error."""
+    check_folders(out, source, figures_dir)  # the user's folders are refused first, whatever is installed
+    check_output_folder(out)
+    check_output_folder(source, "the site's source folder")
+    mathjax_folder()  # before anything is written: the site renders its mathematics itself
     from sphinx.cmd.build import build_main  # sphinx is the optional site extra
 
     try:
@@ -282,9 +300,6 @@ def build_site(out: Path = SITE_DIR, source: Path = SITE_SOURCE, figures_dir: Pa
         theme = "sphinx_book_theme"
     except ImportError:
         theme = "alabaster"
-    check_folders(out, source, figures_dir)
-    mathjax_folder()  # before anything is written: the site renders its mathematics itself
-    check_output_folder(out)  # the user's folder is refused before the source tree is written
     build_source(source, figures_dir, theme=theme)
     claim_output_folder(out)
     warnings_file = source / "sphinx-warnings.log"
@@ -305,7 +320,8 @@ PAGE_REPORT = """
                                      document.querySelectorAll('.MathJax, .MathJax_CHTML, .MathJax_Display').length))),
                                   sleep(20000).then(() => -2)]);
   }
-  const images = Array.from(document.images).map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0,
+  const images = Array.from(document.images).map(i => ({src: i.getAttribute('src'),
+                                                        ok: i.complete && i.naturalWidth > 0,
                                                         shown: Math.round(i.getBoundingClientRect().width),
                                                         natural: i.naturalWidth}));
   const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'));
@@ -314,7 +330,8 @@ PAGE_REPORT = """
       e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
       .map(e => `${e.tagName.toLowerCase()}.${e.className} (${e.scrollWidth} px in ${e.clientWidth} px)`);
   const root = document.scrollingElement || document.documentElement;
-  if (root.scrollWidth > root.clientWidth + 1) scrolling.push(`the page (${root.scrollWidth} px in ${root.clientWidth} px)`);
+  if (root.scrollWidth > root.clientWidth + 1)
+    scrolling.push(`the page (${root.scrollWidth} px in ${root.clientWidth} px)`);
   return JSON.stringify({images, links, text: main ? main.innerText.length : 0, title: document.title, typeset,
                          scrolling, math: document.querySelectorAll('.math').length});
 })()
