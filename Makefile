@@ -5,9 +5,9 @@
 #                  notebooks run side by side, longest first, each with OMP_NUM_THREADS=1 (the committed figures
 #                  come from one thread per notebook: 04's CNN arms depend on the count); JOBS=1: one after another
 #   make test      unit tests + every notebook executed with its smoke profile (and in JupyterLab + Chromium)
-#   make lab       JupyterLab on the notebooks (adds --allow-root when run as root)
+#   make lab       JupyterLab on copies of the notebooks in labs/ (git-ignored; adds --allow-root when run as root)
 #   make lab-light the lecturer's path: a light venv (.venv-lab: pip install -e ".[lab]", no torch) and JupyterLab
-#                  on the primer; the lab prepares the votes it needs itself
+#                  on the student's copy labs/00_dp_primer.ipynb; the lab prepares the votes it needs itself
 #   make site      a static results site (build/site/) from the committed executed notebooks, nothing re-executed
 # Each creates or updates the virtual environment .venv from pyproject.toml on first use.
 
@@ -70,8 +70,11 @@ scale: $(STAMP)
 	mkdir -p build && OMP_NUM_THREADS=1 $(VPY) benchmarks/bench_scale.py --out build/scale.json
 
 # Jupyter refuses to run as root without --allow-root (containers, course VMs): add it only then.
+# Students and readers work on their own copies under labs/ (git-ignored; an existing copy is kept): JupyterLab's save
+# and autosave never rewrite a committed notebook.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
+	$(VPY) -m pate_study.tooling.labcopies --all
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) labs/
 
 LAB_VENV   ?= .venv-lab
 LAB_STAMP  := $(LAB_VENV)/.pate_study-lab-installed
@@ -82,7 +85,8 @@ $(LAB_STAMP): pyproject.toml
 	@touch $(LAB_STAMP)
 
 lab-light: $(LAB_STAMP)
-	$(LAB_VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_dp_primer.ipynb
+	$(LAB_VENV)/bin/python -m pate_study.tooling.labcopies
+	$(LAB_VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) labs/00_dp_primer.ipynb
 
 site: $(STAMP)
 	$(VPY) -m pate_study.tooling.site

@@ -7,15 +7,14 @@ package or numpy the way a student would, not typed in. ``EXPLANATIONS`` holds t
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
 from pate_study.experiments import primer
-from pate_study.tooling.exercises import lnmax_independent_epsilon
-from pate_study.privacy import OrderAtGridEdgeWarning, audit_lnmax, gnmax_epsilon
+from pate_study.tooling.exercises import gnmax_independent_epsilon, lnmax_independent_epsilon
+from pate_study.privacy import audit_lnmax
 
 
 def solve_1() -> dict:
@@ -82,9 +81,7 @@ def solve_8_monte_carlo(votes, threshold: float = 200.0, sigma1: float = 150.0, 
 def solve_9(gamma: float = 0.05, n_queries: int = 1000, delta: float = 1e-5) -> dict:
     """Root of ε_GNMax(σ) − ε_LNMax in σ (ε_GNMax decreases with σ)."""
     target = lnmax_independent_epsilon(n_queries, gamma, delta)
-    with warnings.catch_warnings():  # small σ in the bracket put the best order at the grid's edge
-        warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        sigma = brentq(lambda s: gnmax_epsilon(sigma=s, delta=delta, n_queries=n_queries).epsilon - target, 1.0, 1000.0)
+    sigma = brentq(lambda s: gnmax_independent_epsilon(s, n_queries, delta) - target, 1.0, 1000.0)
     return {"answer": sigma, "gamma": gamma, "n_queries": n_queries, "delta": delta}
 
 

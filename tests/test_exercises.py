@@ -152,3 +152,74 @@ def test_checks_follow_their_parameters(solutions):
 
 def test_explanations_exist_for_the_explain_exercises(solutions):
     assert set(solutions.EXPLANATIONS) == {6, 10}
+
+
+# --------------------------------------------------------------------------------- what a student meets
+LEAST_UNANIMOUS = np.array([4, 35, 14, 24, 43, 23, 7, 32, 25, 43])  # the primer's row on the 9,000 real MNIST rows
+
+
+def test_exercise_7_names_the_cap_when_the_union_bound_exceeds_it():
+    """On a split row Σ Φ̄(…) is 3.28; Theorem 6's q is capped at 1 − 1/m = 0.9, and the hint says so."""
+    from scipy.stats import norm
+
+    top = LEAST_UNANIMOUS.argmax()
+    union = sum(norm.sf((LEAST_UNANIMOUS[top] - n) / (np.sqrt(2) * 40))
+                for j, n in enumerate(LEAST_UNANIMOUS) if j != top)
+    assert union > 3
+    first = ex.check_theorem6_q(union, LEAST_UNANIMOUS)
+    assert not first.correct and "capped at 1 − 1/m" in first.message
+    assert "min(" in ex.check_theorem6_q(union, LEAST_UNANIMOUS).message  # the rule on the second try
+    right = ex.check_theorem6_q(0.9, LEAST_UNANIMOUS)
+    assert right.correct and "cap 1 − 1/m = 0.9" in right.message
+
+
+def test_exercise_5_accepts_the_two_decimals_it_asks_for():
+    assert ex.check_rdp_conversion(13.11, 12.90).correct  # 13.1059 and 12.8968 rounded as asked
+    assert not ex.check_rdp_conversion(13.12, 12.90).correct
+    assert "2 decimals" in ex.check_rdp_conversion(13.1, 12.9).message
+
+
+def test_exercise_3_rejects_ln_one_over_delta_and_accepts_two_decimals():
+    import math
+
+    slip = math.sqrt(2 * math.log(1e5)) / 0.5  # 9.597: 1 % off, once accepted
+    feedback = ex.check_gaussian_sigma(slip)
+    assert not feedback.correct and "ln(1/δ)" in feedback.message
+    assert ex.check_gaussian_sigma(9.69).correct and "1.25/δ" in ex.check_gaussian_sigma(9.69).message
+    assert "2 decimals" in ex.check_gaussian_sigma(9.7).message
+
+
+def test_hint_and_rule_read_as_two_sentences():
+    for answer in (1.0, 1.0):
+        feedback = ex.check_local_rho(answer, epsilon=1.0)
+    assert "be? The rule: e₁" in feedback.message and "?." not in feedback.message
+    for answer in (0.1, 0.1):
+        feedback = ex.check_lnmax_epsilon(answer, gamma=0.1)
+    assert "exercise 1. The rule: that is" in feedback.message
+
+
+def test_a_natural_bisection_for_exercise_9_raises_no_warning():
+    import warnings
+
+    from scipy.optimize import brentq
+
+    target = ex.lnmax_independent_epsilon(1000, 0.05, 1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sigma = brentq(lambda s: ex.gnmax_independent_epsilon(s, 1000, 1e-5) - target, 1.0, 1000.0)
+        assert ex.check_gnmax_sigma(sigma).correct
+
+
+def test_verdicts_are_words_not_only_symbols():
+    """Where no emoji font is installed the marks render as empty boxes: the words must carry the verdict."""
+    assert "**right**" in ex.check_lnmax_epsilon(0.2)._repr_markdown_()
+    assert "**not yet**" in ex.check_lnmax_epsilon(0.3)._repr_markdown_()
+
+
+def test_lab2_data_independent_values_get_a_hint_naming_votes(votes):
+    from pate_study.experiments import pate2018_lab
+
+    table = pate2018_lab.conversions(votes, threshold=200.0, sigma1=150.0, sigma2=40.0, delta=1e-5)
+    independent = table[table["analysis"] == "data-independent"].set_index("conversion")["epsilon"]
+    feedback = ex.check_lab2_conversions(independent["basic"], independent["improved"], votes)
+    assert not feedback.correct and "votes=votes" in feedback.message

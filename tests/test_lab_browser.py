@@ -157,3 +157,49 @@ def test_project_loggers_include_the_data_recipes_and_the_check_sees_them():
     assert PACKAGE_LOG.search("INFO:data_recipes.framework:prepared pate2018-votes -> data/pate2018-votes")
     assert PACKAGE_LOG.search("12:00:00 pate_study.reporting.outputs: saved figure x")
     assert not PACKAGE_LOG.search("mnist seeds:  60%|██████    | 12/20")
+
+
+def test_an_unknown_notebook_is_one_line_not_a_traceback(capsys):
+    from pate_study.tooling import labcheck
+
+    assert labcheck.main(["--notebooks", "00_dp_primer", "99_nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--notebooks 99_nope: no such notebook" in err and "00_dp_primer" in err
+
+
+# --- students on their own copies (make lab-light, make lab) ---------------------------------------------------
+def test_student_copies_are_made_once_and_the_students_work_is_kept(tmp_path):
+    from pate_study.tooling import labcopies
+    from pate_study.core.paths import NOTEBOOKS_DIR
+
+    made = labcopies.student_copies(labcopies.TEACHING_NOTEBOOKS, tmp_path / "labs")
+    assert [p.name for p in made] == ["00_dp_primer.ipynb", "07_pate2018_lab.ipynb"]
+    assert made[0].read_bytes() == (NOTEBOOKS_DIR / "00_dp_primer.ipynb").read_bytes()
+    made[0].write_text("the student's answers")
+    again, new = labcopies.student_copy("00_dp_primer", tmp_path / "labs")
+    assert not new and again.read_text() == "the student's answers"
+    assert not list((tmp_path / "labs").glob(".*.part"))
+    with pytest.raises(ValueError, match="no notebook '99_nope'"):
+        labcopies.student_copy("99_nope", tmp_path / "labs")
+
+
+def test_make_lab_targets_open_copies_under_an_ignored_folder_never_the_committed_notebooks():
+    import re
+    import subprocess
+
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("lab", "lab-light"):
+        recipe = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
+        assert "pate_study.tooling.labcopies" in recipe, target
+        opened = re.search(r"jupyter lab .*?(\S+)$", recipe.splitlines()[-1]).group(1)
+        assert opened.startswith("labs/") and "notebooks/" not in recipe, (target, recipe)
+    ignored = subprocess.run(["git", "check-ignore", "-q", "labs/00_dp_primer.ipynb"], cwd=REPO_ROOT)
+    assert ignored.returncode == 0, "labs/ must be git-ignored: a student's copy never shows in git status"
+
+
+def test_the_browser_test_runs_the_labs_on_student_copies(tmp_path, monkeypatch):
+    from pate_study.tooling import labcheck
+
+    monkeypatch.setattr(labcheck, "REPO_ROOT", tmp_path)
+    copy = labcheck.lab_copy("07_pate2018_lab", tmp_path / "lab", student=True)
+    assert copy == tmp_path / "lab" / "labs" / "07_pate2018_lab.ipynb"

@@ -4,16 +4,18 @@ Used by ``tests/test_lab_browser.py`` and runnable by hand::
 
     python -m pate_study.tooling.labcheck [--notebooks 00_dp_primer ...] [--screenshot docs/img/primer-first-plot.png]
 
-It starts JupyterLab on 127.0.0.1 with a random token (``--allow-root`` when run as root), opens a copy of each
-notebook (``build/lab-test/notebooks/<stem>.ipynb``) in Debian's ``chromium``. The teaching notebooks
-(:data:`TEACHING_NOTEBOOKS`) are copied unchanged: **the parameters a student gets**, outputs going where a student's
-go (``build/interactive/<stem>``), and any stderr output at all (a pink box) counts as a problem. The others get
-their smoke parameters injected (output_dir ``build/lab-test/figures/<stem>``, a path relative to the repository
-root while the kernel runs in the copy's folder). The browser is driven through the Chrome DevTools Protocol (no browser download, no extra
-Python package: tornado's websocket client, which JupyterLab already needs). JupyterLab's own commands open the
-notebook and run all cells (``--LabApp.expose_app_in_browser``). The saved notebook is then checked: every cell
-ran, no error output, no stderr output from the package's logging; and no file was written outside ``figures/``,
-``build/``, the prepared data and caches. The server, the kernels and the browser are stopped at the end.
+It starts JupyterLab on 127.0.0.1 with a random token (``--allow-root`` when run as root) and opens each notebook in
+Debian's ``chromium``. The teaching notebooks (:data:`TEACHING_NOTEBOOKS`) run on a student's own copy, made as
+``make lab-light`` makes it (``build/lab-test/labs/<stem>.ipynb``, unchanged: **the parameters a student gets**; the
+committed notebook is never opened, and a change to it counts as a file written where none may be), outputs going
+where a student's go (``build/interactive/<stem>``), and any stderr output at all (a pink box) counts as a problem.
+The others run on a copy with their smoke parameters injected (``build/lab-test/notebooks/<stem>.ipynb``, output_dir
+``build/lab-test/figures/<stem>``, a path relative to the repository root while the kernel runs in the copy's
+folder). The browser is driven through the Chrome DevTools Protocol (no browser download, no extra Python package:
+tornado's websocket client, which JupyterLab already needs). JupyterLab's own commands open the notebook and run all
+cells (``--LabApp.expose_app_in_browser``). The saved notebook is then checked: every cell ran, no error output, no
+stderr output from the package's logging; and no file was written outside ``figures/``, ``build/``, the prepared
+data and caches. The server, the kernels and the browser are stopped at the end.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from ..core.paths import BUILD_DIR, REPO_ROOT
 from ..reporting.session import RUNNER_ENV
 from .runner import NOTEBOOKS_DIR, load_parameters
 from .runner import list_notebooks
+from .labcopies import TEACHING_NOTEBOOKS, student_copy
 import nbformat
 from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
@@ -48,8 +51,6 @@ logger = logging.getLogger(__name__)
 
 LAB_DIR = BUILD_DIR / "lab-test"
 INTERACTIVE_DIR = BUILD_DIR / "interactive"
-#: Notebooks handed to students: tested in JupyterLab with their own parameters cell, nothing injected.
-TEACHING_NOTEBOOKS = ("00_dp_primer", "07_pate2018_lab")
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Folders a notebook run may write to: its outputs, build products, prepared data, caches, Python bytecode.
 ALLOWED_WRITES = ("figures", "build", "data", ".cache", ".git", ".venv", ".pytest_cache", ".hypothesis")
@@ -102,14 +103,14 @@ def changed_files(before: dict, after: dict) -> list[str]:
 
 # -------------------------------------------------------------------------------------------------- notebooks
 def lab_copy(stem: str, lab_dir: Path = LAB_DIR, *, student: bool = False) -> Path:
-    """A copy of ``notebooks/<stem>.ipynb``: unchanged when ``student`` (the parameters a student gets), else with
-    the smoke parameters injected, as papermill would."""
-
-    nb = nbformat.read(str(NOTEBOOKS_DIR / f"{stem}.ipynb"), as_version=4)
-    if not student:
-        output_dir = (lab_dir / "figures" / stem).relative_to(REPO_ROOT)  # relative: resolved from the root
-        parameters = {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
-        nb = parameterize_notebook(load_notebook_node(str(NOTEBOOKS_DIR / f"{stem}.ipynb")), parameters)
+    """A copy of ``notebooks/<stem>.ipynb``: with ``student``, the student's own copy as ``make lab-light`` makes it
+    (:func:`pate_study.tooling.labcopies.student_copy`, in ``<lab_dir>/labs/``: the parameters a student gets);
+    else with the smoke parameters injected, as papermill would."""
+    if student:
+        return student_copy(stem, lab_dir / "labs")[0]
+    output_dir = (lab_dir / "figures" / stem).relative_to(REPO_ROOT)  # relative: resolved from the root
+    parameters = {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
+    nb = parameterize_notebook(load_notebook_node(str(NOTEBOOKS_DIR / f"{stem}.ipynb")), parameters)
     target = lab_dir / "notebooks" / f"{stem}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(target))
@@ -391,11 +392,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshot", type=Path, help="save a screenshot of the primer's first plot here")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    known = list_notebooks()
+    unknown = [stem for stem in args.notebooks or [] if stem not in known]
+    if unknown:
+        print(f"error: --notebooks {' '.join(unknown)}: no such notebook in notebooks/; expected some of: "
+              f"{' '.join(known)}", file=sys.stderr)
+        return 2
     browser = find_browser()
     if browser is None:
         print("error: no chromium found; install Debian's package: apt-get install chromium", file=sys.stderr)
         return 2
-    checks, outside = run_in_lab(args.notebooks or list_notebooks(), browser=browser, screenshot=args.screenshot)
+    checks, outside = run_in_lab(args.notebooks or known, browser=browser, screenshot=args.screenshot)
     for check in checks:
         print(f"{check.stem}: {check.seconds:.0f} s, " + ("ok" if not check.problems else "; ".join(check.problems)))
         for line in check.other_stderr:
