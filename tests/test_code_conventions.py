@@ -33,14 +33,14 @@ ISSUE_REFERENCE = re.compile(r"\b[Ii]ssues? #?\d+\b|\(#\d+\)")
 STATEMENT_LIMIT, LINE_WIDTH = 2, 120
 #: code lines of the parameters cell (one parameter a line; 02 declares 26, each set by its configs)
 PARAMETER_LINE_LIMIT = 30
-#: statements besides imports in the set-up cell (``out = NotebookOutputs(...)``, logging, the plot style)
-SETUP_LIMIT = 3
+#: statements besides imports in the set-up cell: ``out = NotebookOutputs(...)`` and what goes with it (the
+#: parameters it records, logging, the plot style, the study's configuration)
+SETUP_LIMIT = 5
 #: notebooks the one-call-per-cell rules do not check yet, and why (every other notebook must keep to them)
 NOT_YET_ONE_CALL_PER_CELL = {
     "00_dp_primer": "a lab: its exercise cells hold the student's own code (the lab rules above apply)",
     "07_pate2018_lab": "a lab: its exercise cells hold the student's own code (the lab rules above apply)",
-    "03_deeplog_synthetic": "to be thinned next, like 01 and 02",
-    "06_pate2018_votes": "to be thinned next, like 01 and 02",
+    "06_pate2018_votes": "to be thinned next, like 01, 02 and 03",
     "04_audioset_teachers": "rebuilt under the uncertainty model, in this style",
     "05_audioset_multilabel": "rebuilt under the uncertainty model, in this style",
 }
@@ -99,7 +99,7 @@ def test_one_package_call_per_cell(path):
 
 def test_the_not_yet_list_names_existing_notebooks():
     assert set(NOT_YET_ONE_CALL_PER_CELL) <= {p.stem for p in NOTEBOOKS}
-    assert {"01_ecg_student_privacy", "02_web_requests"}.isdisjoint(NOT_YET_ONE_CALL_PER_CELL)
+    assert {"01_ecg_student_privacy", "02_web_requests", "03_deeplog_synthetic"}.isdisjoint(NOT_YET_ONE_CALL_PER_CELL)
 
 
 def test_statement_counter_counts_statements_not_lines():
@@ -115,7 +115,8 @@ def test_statement_counter_counts_statements_not_lines():
     assert cell_problems("import a\nimport b\nfrom c import d\n", []) == []
     setup = "import logging\nfrom x import NotebookOutputs\nout = NotebookOutputs('n', d)\nlogging.x()\nstyle()\n"
     assert cell_problems(setup, []) == []
-    assert cell_problems(setup + "extra()\n", []) == ["set-up cell with 4 statements besides imports (limit 3)"]
+    assert cell_problems(setup + "config = f()\nmore()\n", []) == []
+    assert cell_problems(setup + "a()\nb()\nc()\n", []) == ["set-up cell with 6 statements besides imports (limit 5)"]
     parameters = "".join(f"p{i} = {i}  # a comment\n" for i in range(31)) + "# only a comment\n\n"
     assert cell_problems(parameters, ["parameters"]) == ["parameters cell of 31 code lines (limit 30)"]
     assert cell_problems(parameters, []) != []  # outside the parameters cell, 31 statements
