@@ -4,11 +4,18 @@
   notebooks 01-06 hold fewer than 150 code lines each (comments and blank lines excluded), the labs (the primer
   and 07) fewer than 300 (their exercise cells hold the student's own code). No ``def`` or ``class`` outside an
   exercise cell (one the student fills in: it says ``# your code``).
+- A study notebook makes one package call per working cell, counted as top-level statements (:mod:`ast`, so
+  a call spread over several lines is one statement and ``a; b`` on one line is two): at most two per cell (the
+  call and the line that shows what it returns), no ``:=`` to pack calls into one statement, no code line over
+  120 columns in any cell. The parameters cell is counted apart (code lines); a cell of imports only, and the
+  set-up cell that builds ``out = NotebookOutputs(...)`` (imports plus a few set-up statements), are exempt.
+  Notebooks not yet in this form are listed, each with why, in ``NOT_YET_ONE_CALL_PER_CELL``.
 - Docstrings and comments cite sources and equations, never the project's issue tracker, which a reader of the
   repository cannot open.
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -22,6 +29,21 @@ LAB_NOTEBOOKS = {"00_dp_primer", "07_pate2018_lab"}
 STUDY_LIMIT, LAB_LIMIT = 150, 300
 EXERCISE_MARK = "# your code"
 ISSUE_REFERENCE = re.compile(r"\b[Ii]ssues? #?\d+\b|\(#\d+\)")
+#: one package call per working cell: the call, and the line that shows what it returns
+STATEMENT_LIMIT, LINE_WIDTH = 2, 120
+#: code lines of the parameters cell (one parameter a line; 02 declares 26, each set by its configs)
+PARAMETER_LINE_LIMIT = 30
+#: statements besides imports in the set-up cell: ``out = NotebookOutputs(...)`` and what goes with it (the
+#: parameters it records, logging, the plot style, the study's configuration)
+SETUP_LIMIT = 5
+#: notebooks the one-call-per-cell rules do not check yet, and why (every other notebook must keep to them)
+NOT_YET_ONE_CALL_PER_CELL = {
+    "00_dp_primer": "a lab: its exercise cells hold the student's own code (the lab rules above apply)",
+    "07_pate2018_lab": "a lab: its exercise cells hold the student's own code (the lab rules above apply)",
+    "06_pate2018_votes": "to be thinned next, like 01, 02 and 03",
+    "04_audioset_teachers": "rebuilt under the uncertainty model, in this style",
+    "05_audioset_multilabel": "rebuilt under the uncertainty model, in this style",
+}
 
 
 def code_cells(path: Path) -> list[str]:
@@ -31,6 +53,73 @@ def code_cells(path: Path) -> list[str]:
 
 def code_lines(source: str) -> int:
     return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def notebook_code_cells(path: Path) -> list[dict]:
+    """The code cells of a notebook, each as ``{"source": str, "tags": list}``."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return [{"source": "".join(c["source"]), "tags": c.get("metadata", {}).get("tags", [])}
+            for c in notebook["cells"] if c["cell_type"] == "code"]
+
+
+def is_setup(statements: list[ast.stmt]) -> bool:
+    """The set-up cell: the one that binds ``out = NotebookOutputs(...)``."""
+    return any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+               and getattr(s.value.func, "id", None) == "NotebookOutputs" for s in statements)
+
+
+def cell_problems(source: str, tags: list) -> list[str]:
+    """What breaks the one-call-per-cell rules in one code cell (empty when nothing does)."""
+    first = next((line for line in source.splitlines() if line.strip()), "")[:60]
+    problems = [f"line over {LINE_WIDTH} columns ({len(line)}): {line[:60]}..."
+                for line in source.splitlines() if len(line) > LINE_WIDTH]
+    if "parameters" in tags:
+        if code_lines(source) > PARAMETER_LINE_LIMIT:
+            problems.append(f"parameters cell of {code_lines(source)} code lines (limit {PARAMETER_LINE_LIMIT})")
+        return problems
+    statements = ast.parse(source).body
+    if any(isinstance(node, ast.NamedExpr) for node in ast.walk(ast.Module(statements, []))):
+        problems.append(f"an assignment expression (:=) packs statements into one: {first}")
+    working = [s for s in statements if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    if is_setup(statements):
+        if len(working) > SETUP_LIMIT:
+            problems.append(f"set-up cell with {len(working)} statements besides imports (limit {SETUP_LIMIT})")
+    elif working and len(statements) > STATEMENT_LIMIT:
+        problems.append(f"{len(statements)} statements (limit {STATEMENT_LIMIT}) in the cell starting {first!r}")
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_one_package_call_per_cell(path):
+    if path.stem in NOT_YET_ONE_CALL_PER_CELL:
+        pytest.skip(f"{path.stem}: {NOT_YET_ONE_CALL_PER_CELL[path.stem]}")
+    problems = [p for cell in notebook_code_cells(path) for p in cell_problems(cell["source"], cell["tags"])]
+    assert not problems, f"{path.name}: move the logic into pate_study/ (one call per cell):\n" + "\n".join(problems)
+
+
+def test_the_not_yet_list_names_existing_notebooks():
+    assert set(NOT_YET_ONE_CALL_PER_CELL) <= {p.stem for p in NOTEBOOKS}
+    assert {"01_ecg_student_privacy", "02_web_requests", "03_deeplog_synthetic"}.isdisjoint(NOT_YET_ONE_CALL_PER_CELL)
+
+
+def test_statement_counter_counts_statements_not_lines():
+    """One call over five lines is one statement; three on one line with semicolons are three; a walrus, a wide
+    line and a long parameters cell are caught; imports-only and set-up cells are exempt."""
+    spread = "section = study.section(\n    run,\n    out,\n    gamma=gamma,\n)\nsection\n"
+    assert cell_problems(spread, []) == []
+    packed = "a = f(); b = g(); a"
+    assert cell_problems(packed, []) == ["3 statements (limit 2) in the cell starting 'a = f(); b = g(); a'"]
+    walrus = "show(a := f(), b := g())"
+    assert cell_problems(walrus, [])[0].startswith("an assignment expression (:=)")
+    assert cell_problems("x = 1\n" + "y" * 121 + " = 2\n", [])[0].startswith("line over 120 columns (125)")
+    assert cell_problems("import a\nimport b\nfrom c import d\n", []) == []
+    setup = "import logging\nfrom x import NotebookOutputs\nout = NotebookOutputs('n', d)\nlogging.x()\nstyle()\n"
+    assert cell_problems(setup, []) == []
+    assert cell_problems(setup + "config = f()\nmore()\n", []) == []
+    assert cell_problems(setup + "a()\nb()\nc()\n", []) == ["set-up cell with 6 statements besides imports (limit 5)"]
+    parameters = "".join(f"p{i} = {i}  # a comment\n" for i in range(31)) + "# only a comment\n\n"
+    assert cell_problems(parameters, ["parameters"]) == ["parameters cell of 31 code lines (limit 30)"]
+    assert cell_problems(parameters, []) != []  # outside the parameters cell, 31 statements
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -7,8 +7,9 @@ import pytest
 
 from pate_study.learning.ensemble import EnsembleConfig
 from pate_study.experiments import student_privacy as study
-from pate_study.experiments.student_privacy import ecg, figures, web
+from pate_study.experiments.student_privacy import ecg, ecg_sections, figures, notebook_sections, web, web_sections
 from pate_study.experiments.student_privacy.tables import summarise_verdicts, with_verdicts
+from pate_study.reporting.outputs import NotebookOutputs, read_scalars
 from pate_study.reporting.verdicts import Verdict
 
 
@@ -371,3 +372,77 @@ def test_fig15_verdict_needs_both_directions():
     assert v.verdict == "differs" and "(a) the opposite direction" in v.reason and "(b) no student" in v.reason
     result = R(students.assign(eps_moments_int=[20.5, 13.0, 12.3, 12.4]), {"eps_moments_cont": 20.17}, ["0.1", "no noise"])
     assert web.fig15_verdict(result).verdict == "agrees"
+
+
+# ------------------------------------------------------------------------------------- the notebooks' sections
+def test_noise_levels_and_markdown_text():
+    assert notebook_sections.noise_levels([0.1, 0.5], True) == [0.1, 0.5, None]
+    assert notebook_sections.noise_levels((0.1,), False) == [0.1]
+    text = notebook_sections.bullets(["stamp", "pools"])
+    assert text == "* stamp\n* pools" and text._repr_markdown_() == text
+
+
+def test_record_verdicts_records_each_under_both_sources_ids_and_returns_markdown(tmp_path):
+    out = NotebookOutputs("toy", tmp_path, profile="smoke", seed=0)
+    verdicts = {"make2021-fig10": Verdict("agrees", "within 2 points"),
+                "make2021-fig8": Verdict("differs", "within 2 points", "9 points off")}
+    text = notebook_sections.record_verdicts(out, verdicts, ecg_sections.SAME_AS)
+    scalars = read_scalars(tmp_path)
+    assert scalars["make2021-fig10"] == scalars["visca2021-fig4.15"] == verdicts["make2021-fig10"].as_record()
+    assert scalars["make2021-fig8"]["verdict"] == "differs" and "visca2021-fig4.11" not in scalars
+    assert text == ("* `make2021-fig10`: **agrees** (within 2 points)\n"
+                    "* `make2021-fig8`: **differs** (within 2 points): 9 points off")
+    assert text._repr_markdown_() == text
+
+
+def test_ecg_designs_add_the_small_sample_design_on_request():
+    sizes = dict(n_teachers=200, n_students=10, student_queries=900, student_validation=100, alt_n_teachers=5,
+                 alt_n_students=5, alt_student_queries=80, alt_student_validation=20)
+    assert [d.name for d in ecg_sections.designs(alt_design=False, **sizes)] == ["paper layout"]
+    paper, small = ecg_sections.designs(alt_design=True, **sizes)
+    assert (paper.n_teachers, paper.disjoint_students) == (200, False)
+    assert (small.name, small.n_teachers, small.student_queries, small.disjoint_students) == (
+        "small-sample design", 5, 80, True)
+
+
+def _ecg_run(small_study):
+    result, (X_t, y_t, X_s, y_s) = small_study
+    pools = study.Pools(X_t, y_t, X_s, y_s, X_t.shape[1], source=None, description="toy blobs")
+    return ecg_sections.EcgRun(pools, {"paper layout": result}, [1000.0, None], "synthetic: toy blobs")
+
+
+def test_ecg_sections_save_record_and_return_what_the_cell_shows(small_study, tmp_path):
+    """Each section writes its figures and tables and records the numbers it returns (one place for each)."""
+    run = _ecg_run(small_study)
+    out = NotebookOutputs("toy", tmp_path, profile="smoke", seed=0)
+    effects = ecg_sections.ensemble_section(run, out, gamma=0.5)
+    table1 = ecg_sections.privacy_section(run, out, gamma=0.5, delta=1e-5, max_integer_order=8)
+    consensus = ecg_sections.consensus_section(run, out)
+    verdicts = ecg_sections.verdicts_section(run, out, gamma=0.5)
+    scalars = read_scalars(tmp_path)
+    paper = effects.loc["paper layout"]
+    assert scalars["make2021-fig8"]["accuracy_decay_max_pct"] == pytest.approx(paper["ensemble_decay_pct"].max())
+    assert {"make2021-fig8.png", "make2021-fig9.pdf", "make2021-fig11.png", "make2021-table1.csv"} <= {
+        p.name for p in tmp_path.iterdir()}
+    assert scalars["make2021-table1"]["n_students"] == len(run.main.students) and "verdict" in table1
+    assert scalars["accounting"]["max_dependent_minus_independent_same_grid"] <= 1e-9
+    assert set(scalars["consensus"]) == set(consensus.index)
+    for make, visca in ecg_sections.SAME_AS.items():
+        assert scalars[make]["verdict"] == scalars[visca]["verdict"], make
+    assert verdicts.count("\n* `") == 4  # five items, one bullet each
+
+
+def test_web_epsilon_section_counts_students_above_the_continuous_bound(small_study, tmp_path):
+    result, (X_t, y_t, X_s, y_s) = small_study
+    pools = study.Pools(X_t, y_t, X_s, y_s, X_t.shape[1], source=None, description="toy blobs")
+    run = web_sections.WebRun(pools, result.config, result, [1000.0, None], "synthetic: toy blobs", "toy data")
+    out = NotebookOutputs("toy", tmp_path, profile="smoke", seed=0)
+    eps = web_sections.epsilon_section(run, out, gamma=0.5, delta=1e-5, max_integer_order=8)
+    scalars = read_scalars(tmp_path)
+    above = int((result.students["eps_moments_int"] > result.data_independent["eps_moments_cont"] + 1e-9).sum())
+    assert scalars["make2021-fig15"]["n_students_above_continuous_ind"] == above
+    assert scalars["make2021-fig15"] == scalars["visca2021-fig4.13"]
+    invariants = notebook_sections.accounting_invariants(result)
+    assert scalars["accounting"]["max_continuous_minus_integer"] == pytest.approx(
+        invariants["max_continuous_minus_integer"], rel=1e-5)
+    assert list(eps.index) == result.level_order and "eps_rdp_median" in eps

@@ -18,6 +18,9 @@ The pipeline both case studies share (ECG heartbeats, web requests), module by m
 * :mod:`.figures`: the figures;
 * :mod:`.splits`: repeated web requests: the no-noise study on a row-wise and on the URL-disjoint split, side
   by side with the class balance and duplicate rates that could explain a gap.
+* :mod:`.ecg_sections`, :mod:`.web_sections`: notebooks 01 and 02, one call per cell (each section saves its
+  figures and tables, records its scalars and returns what the cell shows); :mod:`.notebook_sections`: the
+  steps both notebooks take alike (signal table, accounting invariants, verdicts under both sources' ids).
 
 Choices where the sources are silent (each is a field of :class:`StudyConfig` or a parameter):
 
