@@ -255,22 +255,33 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_bytes(data), needed=len(data))
 
 
-def replace_folder(new: str | os.PathLike, final: str | os.PathLike) -> Path:
+def replace_folder(new: str | os.PathLike, final: str | os.PathLike, *, marker: str | None = None) -> Path:
     """Swap the complete folder ``new`` in for ``final`` (directory renames; the old folder is deleted only
-    once the new one is in place, and put back if the second rename fails). Returns ``final``."""
+    once the new one is in place, and put back if the second rename fails). Returns ``final``.
+
+    ``marker``: a suffix; the file ``.old-<name>-<pid><marker>`` is written beside the old folder before it is
+    moved aside and removed after it is deleted, so that a later run can tell a swap of its own cut short from a
+    folder of the user's that happens to have such a name (only marked folders are removed as left-overs)."""
     new, final = Path(new), Path(final)
     old = None
     if final.exists():
         old = final.with_name(f".old-{final.name}-{os.getpid()}")
         if old.exists():
-            shutil.rmtree(old)
+            raise FileExistsError(f"{old} is in the way of swapping in {final}; move it away and run again")
+        if marker:
+            old.with_name(old.name + marker).write_text(f"moved aside by process {os.getpid()} while {final} "
+                                                        "was replaced\n")
         os.replace(final, old)
     try:
         os.replace(new, final)
     except OSError:
         if old is not None:
             os.replace(old, final)
+            if marker:
+                old.with_name(old.name + marker).unlink(missing_ok=True)
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+        if marker and not old.exists():
+            old.with_name(old.name + marker).unlink(missing_ok=True)
     return final

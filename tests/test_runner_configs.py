@@ -113,9 +113,57 @@ def test_the_cli_refuses_before_preparing_data_or_running_anything(configs, monk
 def test_stale_staging_folders_of_an_interrupted_run_are_removed(tmp_path):
     (tmp_path / ".tmp-00_dp_primer" / "sub").mkdir(parents=True)
     (tmp_path / ".old-01_ecg-1234").mkdir()
+    for folder in (".tmp-00_dp_primer", ".old-01_ecg-1234"):
+        runner.staging_marker(tmp_path / folder).write_text("")
     (tmp_path / "00_dp_primer").mkdir()
     removed = runner.remove_stale_staging(tmp_path)
     assert len(removed) == 2 and [p.name for p in tmp_path.iterdir()] == ["00_dp_primer"]
+
+
+def test_a_swap_marks_the_folder_it_moves_aside_and_leaves_nothing(tmp_path):
+    from data_recipes.files import replace_folder
+
+    (tmp_path / "nb").mkdir()
+    (tmp_path / ".tmp-nb").mkdir()
+    (tmp_path / ".tmp-nb" / "new.csv").write_text("new")
+    replace_folder(tmp_path / ".tmp-nb", tmp_path / "nb", marker=runner.STAGING_MARKER)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb"] and (tmp_path / "nb" / "new.csv").exists()
+
+
+def test_a_users_folder_named_like_a_staging_folder_is_never_removed(tmp_path):
+    for name in (".tmp-mine", ".tmp-00_dp_primer-smoke", ".old-notes-1"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "thesis.tex").write_text("mine")
+    assert runner.remove_stale_staging(tmp_path) == []
+    assert all((tmp_path / name / "thesis.tex").exists() for name in (".tmp-mine", ".tmp-00_dp_primer-smoke",
+                                                                      ".old-notes-1"))
+
+
+def test_a_run_stopped_by_a_config_error_removes_nothing(configs, tmp_path, monkeypatch, capsys):
+    _append(configs, "00_dp_primer", "n_teacher: 10\n")
+    figures = tmp_path / "figures"
+    own = figures / ".tmp-00_dp_primer-smoke"
+    own.mkdir(parents=True)
+    runner.staging_marker(own).write_text("")
+    monkeypatch.setattr(runner, "CONFIGS_DIR", configs)
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    assert code == 2 and "nothing was run" in capsys.readouterr().err
+    assert own.is_dir()  # not even the runner's own left-overs: nothing happens before the checks pass
+
+
+def test_a_users_folder_at_the_staging_path_fails_that_notebook_and_is_kept(tmp_path, monkeypatch):
+    figures = tmp_path / "figures"
+    mine = figures / ".tmp-00_dp_primer-smoke"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("mine")
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(runner, "execute_notebook", lambda *a, **k: pytest.fail("ran over the user's folder"))
+    run = runner.run_notebook("00_dp_primer", "smoke")
+    assert not run.ok and "was not made by the runner" in run.error and (mine / "notes.txt").exists()
 
 
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])

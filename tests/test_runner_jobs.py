@@ -244,6 +244,7 @@ def test_run_figures_holds_the_lock_before_it_touches_staging(tmp_path, monkeypa
     monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path)
     monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")  # never the checkout's own lock
     (tmp_path / ".tmp-00_dp_primer-smoke").mkdir()  # as if a live run were writing it
+    runner.staging_marker(tmp_path / ".tmp-00_dp_primer-smoke").write_text("")
     with runner.run_lock():
         with pytest.raises(ValueError, match="another figures run"):
             runner.run_figures("smoke", ["00_dp_primer"], "skip")
@@ -304,7 +305,7 @@ def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tm
         while len(list((tmp_path / "marks").iterdir())) < 2:  # both notebooks are running, side by side
             assert time.monotonic() < deadline and run.poll() is None, "the two notebooks never started"
             time.sleep(0.05)
-        assert len(list((tmp_path / "figures").glob(".tmp-*"))) == 2
+        assert len([p for p in (tmp_path / "figures").glob(".tmp-*") if p.is_dir()]) == 2
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground process group
         assert run.wait(timeout=30) != 0
     finally:

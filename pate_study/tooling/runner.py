@@ -7,9 +7,10 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    reading of it) before anything else: an unknown name (with the nearest known one), a value of another type than
    the notebook's default, a YAML syntax error (line and column) is one line each, naming the file, the parameter,
    what was expected and what was found; nothing runs until all are fixed (exit status 2). One run per checkout
-   (``build/figures.lock``, :func:`run_lock`): a second one stops at once, naming the first's process id. Staging
-   folders left by an interrupted run (``figures/.tmp-<stem>-<profile>``, ``figures/.old-<stem>-<pid>``) are
-   removed.
+   (``build/figures.lock``, :func:`run_lock`): a second one stops at once, naming the first's process id. Once
+   the checks have passed, staging folders left by an interrupted run (``figures/.tmp-<stem>-<profile>``,
+   ``figures/.old-<stem>-<pid>``) are removed, recognised by the marker file the runner writes beside them
+   (:data:`STAGING_MARKER`): a folder of such a name without it is the user's and is kept.
 1. **Data.** It prepares the datasets the notebooks read (:data:`NOTEBOOK_DATASETS`) through the data recipes'
    command line, mirror first, then the official URLs, each file verified (``--data network``, the default);
    ``--data offline`` uses the mirror only and never touches the network; ``--data skip`` prepares nothing.
@@ -308,16 +309,54 @@ def run_lock(build_dir: Path | None = None):
         handle.close()
 
 
-def remove_stale_staging(figures_dir: Path | None = None) -> list[Path]:
-    """Remove what an interrupted run left in ``figures/``: staging folders ``.tmp-<stem>`` (outputs of a notebook
-    that never finished) and ``.old-<stem>-<pid>`` (a swap cut short); ``figures_dir`` defaults to the module's
-    :data:`FIGURES_DIR` at call time. Returns the folders removed."""
-    folder = Path(FIGURES_DIR if figures_dir is None else figures_dir)
-    stale = [p for p in folder.glob(".tmp-*") if p.is_dir()]
-    stale += [p for p in folder.glob(".old-*") if p.is_dir()]
-    for folder in stale:
-        logger.info("removing %s, left by an interrupted run", folder)
+#: The runner marks every folder it stages in ``figures/`` (``.tmp-<stem>-<profile>``) or moves aside there
+#: (``.old-<stem>-<pid>``) with a file of the folder's name plus this suffix beside it, written before the folder
+#: is filled: only folders so marked are ever removed as left by an interrupted run.
+STAGING_MARKER = ".runner-staging"
+
+
+def staging_marker(folder: Path) -> Path:
+    """The marker file of the staging folder ``folder`` (:data:`STAGING_MARKER`)."""
+    folder = Path(folder)
+    return folder.with_name(folder.name + STAGING_MARKER)
+
+
+def is_own_staging(folder: Path) -> bool:
+    """Whether ``folder`` is a staging or moved-aside folder this tool made (its marker file is beside it; a
+    symbolic link never is)."""
+    folder = Path(folder)
+    return not folder.is_symlink() and staging_marker(folder).is_file()
+
+
+def remove_own_staging(folder: Path) -> None:
+    """Remove the staging folder ``folder`` and its marker, when the marker says the runner made it."""
+    if is_own_staging(folder):
         shutil.rmtree(folder, ignore_errors=True)
+        staging_marker(folder).unlink(missing_ok=True)
+
+
+def remove_stale_staging(figures_dir: Path | None = None) -> list[Path]:
+    """Remove what an interrupted run left in ``figures/``: staging folders ``.tmp-<stem>-<profile>`` (outputs of a
+    notebook that never finished) and ``.old-<stem>-<pid>`` (a swap cut short), recognised by the marker file the
+    runner wrote beside them (:func:`staging_marker`); a folder of such a name without it is the user's and is
+    kept, with a warning. ``figures_dir`` defaults to the module's :data:`FIGURES_DIR` at call time. Returns the
+    folders removed."""
+    folder = Path(FIGURES_DIR if figures_dir is None else figures_dir)
+    stale = []
+    for candidate in sorted(p for pattern in (".tmp-*", ".old-*") for p in folder.glob(pattern)):
+        if candidate.name.endswith(STAGING_MARKER):
+            if not candidate.with_name(candidate.name[: -len(STAGING_MARKER)]).exists():
+                candidate.unlink(missing_ok=True)  # a marker whose folder is already gone
+            continue
+        if not candidate.is_dir():
+            continue
+        if not is_own_staging(candidate):
+            logger.warning("keeping %s: its name looks like a staging folder, but the runner did not make it (no "
+                           "marker %s beside it)", candidate, staging_marker(candidate).name)
+            continue
+        logger.info("removing %s, left by an interrupted run", candidate)
+        remove_own_staging(candidate)
+        stale.append(candidate)
     return stale
 
 
@@ -770,6 +809,22 @@ def staging_folder(stem: str, profile: str) -> Path:
     return FIGURES_DIR / f".tmp-{stem}-{profile}"
 
 
+def make_staging(staging: Path) -> bool:
+    """Mark ``staging`` as this run's staging folder (its marker file, :func:`staging_marker`, written before the
+    notebook fills the folder), first removing one a dead run of this tool left there; a folder of that name the
+    runner did not make is the user's: FileExistsError naming it, and nothing is removed. Returns True (the
+    folder is this run's to remove)."""
+    staging = Path(staging)
+    if staging.exists() or staging.is_symlink():
+        if not is_own_staging(staging):
+            raise FileExistsError(f"{staging} exists and was not made by the runner (no marker "
+                                  f"{staging_marker(staging).name} beside it); move it away and run again")
+        remove_own_staging(staging)
+    staging.parent.mkdir(parents=True, exist_ok=True)
+    staging_marker(staging).write_text(f"staging folder of runner process {os.getpid()}\n")
+    return True
+
+
 def keep_profile_folders(final: Path, staging: Path) -> list[str]:
     """Copy the other profiles' output folders (``final/<profile>``) into ``staging`` before ``staging`` replaces
     ``final``, so that a paper run keeps the GPU run's outputs beside it; return the names copied."""
@@ -789,23 +844,25 @@ def run_notebook(stem: str, profile: str, progress: str | None = None) -> Notebo
     start = time.perf_counter()
     staging = staging_folder(stem, profile)
     final = output_folder(stem, profile)
-    shutil.rmtree(staging, ignore_errors=True)
     run = NotebookRun(stem, 0.0)
+    made = False
     try:
+        made = make_staging(staging)
         executed = execute_notebook(stem, profile, staging.relative_to(REPO_ROOT), progress=progress)
         committed = write_stripped(executed, staging / f"{stem}.ipynb")
         point_at_final_folder(committed, staging, final)
         keep_profile_folders(final, staging)
         final.parent.mkdir(parents=True, exist_ok=True)
-        replace_folder(staging, final)
+        replace_folder(staging, final, marker=STAGING_MARKER)
     except Exception as err:  # report every failing notebook, then fail
         run.error = _error_line(err)
         partial = BUILD_DIR / f"{stem}.{profile}.ipynb"
         run.partial_copy = partial.relative_to(REPO_ROOT) if partial.exists() else None
         logger.error("%s failed: %s (its previous outputs are kept; %s)", stem, run.error,
                      f"partial copy {run.partial_copy}" if run.partial_copy else "no executed copy was written")
-    finally:  # also on Ctrl-C: no half-written staging folder stays behind
-        shutil.rmtree(staging, ignore_errors=True)
+    finally:  # also on Ctrl-C: no half-written staging folder stays behind (only the one made here)
+        if made:
+            remove_own_staging(staging)
     run.seconds = round(time.perf_counter() - start, 1)
     if run.ok:
         run.outputs = notebook_outputs(stem, profile, folder=final)
@@ -914,7 +971,7 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
                 logger.warning("%s did not stop within %.0f s: terminating it", stem, STOP_GRACE_SECONDS)
                 worker.terminate()
                 worker.join()
-                shutil.rmtree(staging_folder(stem, profile), ignore_errors=True)
+                remove_own_staging(staging_folder(stem, profile))
             receive.close()
     return [runs[stem] for stem in stems]
 
@@ -939,9 +996,9 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
 
 def run_figures_locked(stems: list[str], profile: str, data_mode: str, jobs: int) -> int:
     """:func:`run_figures` once it holds the checkout's run lock (:func:`run_lock`)."""
-    remove_stale_staging()  # before any notebook starts
     check_configs(stems, profile)  # every parameter file against its notebook, before data or notebooks run
     check_folders(data_mode)
+    remove_stale_staging()  # once the checks have passed, before any notebook starts
     for stem in stems:
         if stem not in NOTEBOOK_DATASETS:
             logger.warning("%s: no datasets listed in pate_study.tooling.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
