@@ -148,12 +148,14 @@ def free_bytes(path: str | os.PathLike) -> int | None:
         return None
 
 
-def check_writable(folder: str | os.PathLike, *, label: str | None = None, needed: int = 0) -> Path:
-    """Make sure ``folder`` exists and can take a new file of ``needed`` bytes; return it.
+def check_writable(folder: str | os.PathLike, *, label: str | None = None, needed: int = 0, margin: int = 0) -> Path:
+    """Make sure ``folder`` exists and can take a new file of ``needed`` bytes, with at least ``margin`` bytes
+    free (a reserve kept before work whose output size is not known yet); return it.
 
     Tried for real (a temporary file created and removed), so a read-only mount, a folder without write
     permission or a full disk is found *before* the long work whose result would go there. Raises
-    :class:`FolderNotWritableError` naming ``label`` (default: :func:`variable_for`), the reason and the fix.
+    :class:`FolderNotWritableError` naming ``label`` (default: :func:`variable_for`), the reason and the fix;
+    a shortfall below ``margin`` is named as the margin, never as the size of a file.
     """
     folder = Path(folder)
     label = label or variable_for(folder / "x")
@@ -169,6 +171,10 @@ def check_writable(folder: str | os.PathLike, *, label: str | None = None, neede
     if free is not None and needed and free < needed:
         raise FolderNotWritableError(f"{label}: {folder} has {free:,} bytes free, {needed:,} needed; free space "
                                      "or point the variable at a folder on a larger disk")
+    if free is not None and margin and free < margin:
+        raise FolderNotWritableError(f"{label}: {folder} has {free:,} bytes free, less than the {margin:,}-byte "
+                                     "margin kept free for new files (their sizes are not known before the work); "
+                                     "free space or point the variable at a folder on a larger disk")
     return folder
 
 
