@@ -83,14 +83,20 @@ def _file_in_the_way(path: Path) -> Path | None:
 def env_folder(variable: str, default: Path | None, *, must_exist: bool = False) -> Path | None:
     """The folder named by ``$variable`` (``~`` expanded), else ``default``; checked before use.
 
-    Unset or empty: ``default`` (which may be None). Set: the path must be a folder, or not exist yet
-    with no regular file among its existing ancestors (it is created on first write); with
-    ``must_exist`` it must already be a folder. EnvPathError otherwise, naming the variable.
+    Unset or empty: ``default`` (which may be None). Set: the path must be absolute (a relative one would name
+    one folder when data are prepared from the repository root and another when a notebook in ``notebooks/``
+    loads them, which then silently gets a stand-in), and a folder, or not exist yet with no regular file among
+    its existing ancestors (it is created on first write); with ``must_exist`` it must already be a folder.
+    EnvPathError otherwise, naming the variable.
     """
     value = os.environ.get(variable, "")
     if not value.strip():
         return default
     path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise EnvPathError(f"{variable}={value}: a relative path names another folder from each working folder "
+                           f"(make runs in the repository root, JupyterLab in notebooks/); give an absolute path, "
+                           f"e.g. {variable}={Path.cwd() / path}")
     blocker = _file_in_the_way(path)
     if blocker is not None:
         where = "is a regular file" if blocker == path else f"lies below the regular file {blocker}"
