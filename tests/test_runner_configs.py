@@ -26,8 +26,12 @@ def configs(tmp_path):
 
 
 def _append(configs, stem, text, profile="smoke"):
+    """Set the parameters of ``text`` in the file (their lines there, if any, removed: a key given twice is an
+    error of its own)."""
     path = configs / stem / f"{profile}.yaml"
-    path.write_text(path.read_text() + text)
+    names = {line.split(":")[0] for line in text.splitlines()}
+    kept = [line for line in path.read_text().splitlines(keepends=True) if line.split(":")[0] not in names]
+    path.write_text("".join(kept) + text)
     return path
 
 
@@ -204,3 +208,54 @@ def test_a_folder_that_cannot_take_files_stops_the_run_before_any_work(tmp_path,
     code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
     err = capsys.readouterr().err
     assert code == 2 and not ran and "error: figures folder" in err and "Read-only file system" in err
+
+
+# --- invalid input a careless or hostile user writes ----------------------------------------------------------------
+def test_a_key_given_twice_is_refused_naming_file_key_and_lines(configs):
+    path = configs / "00_dp_primer" / "smoke.yaml"
+    path.write_text("seed: 0\ndata: auto\nseed: 1\n")
+    [line] = _problems(configs, "00_dp_primer")
+    assert "00_dp_primer/smoke.yaml line 3, column 1: seed given twice (first on line 1)" in line
+
+
+def test_an_empty_parameter_file_is_refused_naming_it(configs):
+    for text in ("", "# nothing yet\n"):
+        (configs / "00_dp_primer" / "smoke.yaml").write_text(text)
+        [line] = _problems(configs, "00_dp_primer")
+        assert "00_dp_primer/smoke.yaml: empty (no parameters)" in line
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once_with_a_short_message(configs):
+    levels = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    (configs / "07_pate2018_lab" / "smoke.yaml").write_text("\n".join(levels) + "\nn_queries: *a8\n")
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert "line 2, column" in line and "alias *a0: aliases are not accepted" in line and len(line) < 300
+
+
+def test_a_huge_value_is_quoted_bounded_in_a_type_error(configs):
+    _append(configs, "07_pate2018_lab", "n_queries: [" + ", ".join(["[1, 2, 3, 4, 5, 6, 7, 8]"] * 5000) + "]\n")
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert "n_queries: expected an integer" in line and len(line) < 400
+
+
+def test_a_profile_the_named_notebook_lacks_is_an_error_not_a_silent_skip(monkeypatch, capsys):
+    monkeypatch.setattr(runner, "run_figures_locked", lambda *a: pytest.fail("ran"))
+    code = runner.main(["figures", "--profile", "gpu", "--notebooks", "00_dp_primer", "--data", "skip"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "no configs/<stem>/gpu.yaml for 00_dp_primer; the gpu profile exists for: 04_audioset_teachers" in err
+
+
+def test_a_notebook_named_twice_is_named_in_the_error(monkeypatch, capsys):
+    monkeypatch.setattr(runner, "run_figures_locked", lambda *a: pytest.fail("ran"))
+    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "00_dp_primer"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == "error: --notebooks: 00_dp_primer given more than once; name each notebook once\n"
+
+
+def test_index_without_a_figures_folder_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path / "figures")
+    monkeypatch.setattr(runner, "write_index", lambda: pytest.fail("wrote a fresh index"))
+    assert runner.main(["index"]) == 2
+    assert "no figures folder" in capsys.readouterr().err

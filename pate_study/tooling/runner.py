@@ -57,6 +57,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import re
+import reprlib
 import shutil
 import subprocess
 import sys
@@ -133,19 +134,88 @@ def _config_label(path: Path) -> str:
         return str(path)
 
 
+#: A parameter file larger than this is refused before YAML reads it (the shipped ones are under 4 kB).
+MAX_CONFIG_BYTES = 1 << 20
+#: How many characters of a value a message quotes (a value can be huge: a YAML alias bomb, a long list).
+SHOWN_CHARS = 80
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` bounded (:func:`_bounded_repr`) and cut to ``limit`` characters (with the total length),
+    for one-line messages; a value that cannot be printed at all is described by its type."""
+    try:
+        text = _bounded_repr(value)
+    except (RecursionError, MemoryError, ValueError):
+        return f"<{type(value).__name__} too large to show>"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def _name(name: object) -> str:
+    """A parameter name as messages quote it: as written when it is a short string, else :func:`shown`."""
+    return name if isinstance(name, str) and len(name) <= SHOWN_CHARS else shown(name)
+
+
+def _bounded_repr(value: object) -> str:
+    """The repr of ``value`` with containers bounded (:mod:`reprlib`: at most a few elements per level, a few
+    levels deep), so that quoting a huge value costs microseconds, not its whole size."""
+    bounded = reprlib.Repr()
+    bounded.maxlevel, bounded.maxlist, bounded.maxdict, bounded.maxstring, bounded.maxother = 3, 6, 6, 60, 60
+    return bounded.repr(value)
+
+
+class ParameterFileRefused(yaml.MarkedYAMLError):
+    """Well-formed YAML that a parameter file may not contain: a key given twice, an alias (``*name``)."""
+
+
+class ParameterFileLoader(yaml.SafeLoader):
+    """YAML's safe loader, stricter for parameter files: a key given twice is refused (YAML says keys are unique;
+    PyYAML keeps the last silently), and so is every alias (``&name`` / ``*name``): a parameter file has no
+    need of them, and nested aliases expand exponentially ("billion laughs")."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise ParameterFileRefused(None, None, f"alias *{event.anchor}: aliases are not accepted in a parameter "
+                                       "file; write the value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line)
+            except TypeError:
+                continue  # an unhashable key: the safe loader's own error says so
+            if first != key_node.start_mark.line:
+                raise ParameterFileRefused(None, None, f"{_name(key)} given twice (first on line {first + 1}); keep "
+                                           "one", key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
 def read_config(path: Path) -> dict:
-    """The mapping in a YAML parameter file; ConfigError naming the file, line and column of a syntax error."""
+    """The mapping in a YAML parameter file; ConfigError naming the file, line and column of a syntax error, a
+    key given twice or an alias (:class:`ParameterFileLoader`), and the file when it is empty or too large."""
     label = _config_label(path)
     try:
-        params = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        if Path(path).stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError([f"{label}: {Path(path).stat().st_size:,} bytes, more than a parameter file needs "
+                               f"(at most {MAX_CONFIG_BYTES:,}); expected `name: value` lines"])
+        text = Path(path).read_text(encoding="utf-8")
+        params = yaml.load(text, Loader=ParameterFileLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         what = " ".join(str(x) for x in (getattr(err, "context", None), getattr(err, "problem", None)) if x)
+        if isinstance(err, ParameterFileRefused):
+            raise ConfigError([f"{label}{where}: {what}"]) from None
         raise ConfigError([f"{label}{where}: YAML syntax error: {what or one_line(err)}; fix the file (YAML: "
                            "`name: value`, one per line)"]) from None
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError([f"{label}: unreadable ({err})"]) from None
+    if params is None:
+        raise ConfigError([f"{label}: empty (no parameters); a parameter file sets the notebook's parameters, "
+                           "`name: value` one per line (copy the other profile's file to start from)"])
     if not isinstance(params, dict):
         raise ConfigError([f"{label}: expected a mapping of parameter names to values, found "
                            f"{_kind(params)}"])
@@ -229,13 +299,14 @@ def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> lis
         if name not in declared:
             near = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
             hint = f"did you mean {near[0]}?" if near else f"known: {', '.join(known)}"
-            problems.append(f"{label}: {name}: not a parameter of notebooks/{Path(path).parent.name}.ipynb; {hint}")
+            problems.append(f"{label}: {_name(name)}: not a parameter of notebooks/{Path(path).parent.name}.ipynb; "
+                            f"{hint}")
             continue
         want = declared[name]
         if value is None and want.nullable or _fits(want.default, value):
             continue
-        problems.append(f"{label}: {name}: expected {_kind(want.default)}{' or null' if want.nullable else ''} "
-                        f"like the notebook's default {want.default!r}, found {_kind(value)} {value!r}")
+        problems.append(f"{label}: {_name(name)}: expected {_kind(want.default)}{' or null' if want.nullable else ''} "
+                        f"like the notebook's default {shown(want.default)}, found {_kind(value)} {shown(value)}")
     return problems
 
 
@@ -985,11 +1056,21 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
     unknown = [s for s in stems if s not in list_notebooks()]
     if unknown:
         raise ValueError(f"--notebooks {unknown}: no such notebook; known: {list_notebooks()}")
+    duplicated = sorted({s for s in stems if stems.count(s) > 1})
+    if duplicated:
+        raise ValueError(f"--notebooks: {', '.join(duplicated)} given more than once; name each notebook once")
     if profile not in REQUIRED_PROFILES:
         without = [s for s in stems if not (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
+        if without and notebooks:  # asked for by name: running nothing would look like success
+            having = [s for s in list_notebooks() if (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
+            raise ValueError(f"--profile {profile} --notebooks {' '.join(without)}: no configs/<stem>/{profile}.yaml "
+                             f"for {', '.join(without)}; the {profile} profile exists for: "
+                             f"{', '.join(having) or 'no notebook'}")
         if without:
             logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
         stems = [s for s in stems if s not in without]
+        if not stems:
+            raise ValueError(f"--profile {profile}: no notebook has configs/<stem>/{profile}.yaml; nothing to run")
     with run_lock():  # one run per checkout, so every staging folder found now is a dead run's
         return run_figures_locked(stems, profile, data_mode, jobs)
 
@@ -1035,6 +1116,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     if args.command == "index":
+        if not FIGURES_DIR.is_dir():
+            print(f"error: {FIGURES_DIR}: no figures folder (expected the committed figures/ of a checkout); "
+                  "run from a complete checkout, or `make figures` first", file=sys.stderr)
+            return 2
         write_index()
         return 0
     try:
