@@ -360,8 +360,18 @@ def run_lock(build_dir: Path | None = None):
     file that is never deleted: the kernel drops it when the run's processes end, however they end, so there is no
     stale lock to take over and no window in which two runs both hold it. (Forked notebook workers share it.)"""
     path = Path(BUILD_DIR if build_dir is None else build_dir) / RUN_LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "a+")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise ValueError(f"{path.parent}: a regular file where the runner keeps its build outputs (a folder); move "
+                         "it away and run again")
+    if path.is_symlink() or path.exists() and not path.is_file():
+        what = "a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else "not a regular file"
+        raise ValueError(f"{path}: {what} where the runner keeps its lock file; move it away and run again")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+")
+    except OSError as err:
+        raise ValueError(f"{path}: cannot create the run's lock file ({err.strerror or one_line(err)}); make "
+                         f"{path.parent} a writable folder") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -1124,6 +1134,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return 1 if run_figures(args.profile, args.notebooks, args.data, args.jobs) else 0
+    except KeyboardInterrupt:  # the clean-up ran on the way out (staging folders, workers): no traceback
+        print("interrupted (Ctrl-C): stopped; the notebooks that had not finished kept their previous outputs",
+              file=sys.stderr)
+        return 130
     except ConfigError as err:
         for line in err.problems:
             print(f"error: {line}", file=sys.stderr)
