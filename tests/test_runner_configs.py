@@ -259,3 +259,10 @@ def test_index_without_a_figures_folder_is_refused(tmp_path, monkeypatch, capsys
     monkeypatch.setattr(runner, "write_index", lambda: pytest.fail("wrote a fresh index"))
     assert runner.main(["index"]) == 2
     assert "no figures folder" in capsys.readouterr().err
+
+
+def test_a_count_below_one_names_the_file_and_the_parameter(configs):
+    _append(configs, "07_pate2018_lab", "n_queries: -5\n")
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert line.endswith("07_pate2018_lab/smoke.yaml: n_queries: expected a count of at least 1 like the notebook's "
+                         "default 640, found -5")

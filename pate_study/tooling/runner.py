@@ -289,9 +289,18 @@ def _fits(default: object, value: object) -> bool:
     return isinstance(value, type(default))
 
 
+def _is_count(name: object, default: object) -> bool:
+    """Whether a parameter is a count (``n_<things>``, the notebooks' naming) whose default is a positive integer:
+    such a value below 1 is refused here, naming the file and the parameter, instead of failing inside the
+    notebook under whatever internal name the package gives it."""
+    return (isinstance(name, str) and name.startswith("n_") and isinstance(default, int)
+            and not isinstance(default, bool) and default >= 1)
+
+
 def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> list[str]:
-    """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name) or
-    whose value has another type than the notebook's default: file, parameter, expected, found."""
+    """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name),
+    whose value has another type than the notebook's default, or that is a count below 1 (:func:`_is_count`):
+    file, parameter, expected, found."""
     label = _config_label(path)
     known = [k for k in declared if k not in RUNNER_PARAMETERS]
     problems = []
@@ -303,6 +312,10 @@ def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> lis
                             f"{hint}")
             continue
         want = declared[name]
+        if _is_count(name, want.default) and _fits(want.default, value) and value < 1:
+            problems.append(f"{label}: {_name(name)}: expected a count of at least 1 like the notebook's default "
+                            f"{want.default}, found {shown(value)}")
+            continue
         if value is None and want.nullable or _fits(want.default, value):
             continue
         problems.append(f"{label}: {_name(name)}: expected {_kind(want.default)}{' or null' if want.nullable else ''} "
