@@ -266,3 +266,10 @@ def test_a_count_below_one_names_the_file_and_the_parameter(configs):
     [line] = _problems(configs, "07_pate2018_lab")
     assert line.endswith("07_pate2018_lab/smoke.yaml: n_queries: expected a count of at least 1 like the notebook's "
                          "default 640, found -5")
+
+
+@pytest.mark.parametrize("text", ["delta: .nan\n", "delta: .inf\n", "delta: -.inf\n"])
+def test_a_nan_or_infinity_is_refused_before_any_kernel_starts(configs, text):
+    _append(configs, "07_pate2018_lab", text)
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert "07_pate2018_lab/smoke.yaml: delta: expected a finite number like the notebook's default" in line

@@ -297,10 +297,20 @@ def _is_count(name: object, default: object) -> bool:
             and not isinstance(default, bool) and default >= 1)
 
 
+def _finite(value: object) -> bool:
+    """Whether ``value`` holds no NaN or infinity (YAML's ``.nan``, ``.inf``), in a list at any depth: no notebook
+    takes one, and NaN passes every comparison a notebook's own check makes (``nan < 0`` is false)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    return True
+
+
 def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> list[str]:
     """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name),
-    whose value has another type than the notebook's default, or that is a count below 1 (:func:`_is_count`):
-    file, parameter, expected, found."""
+    whose value has another type than the notebook's default, that is a count below 1 (:func:`_is_count`) or a
+    NaN or infinity (:func:`_finite`): file, parameter, expected, found."""
     label = _config_label(path)
     known = [k for k in declared if k not in RUNNER_PARAMETERS]
     problems = []
@@ -315,6 +325,10 @@ def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> lis
         if _is_count(name, want.default) and _fits(want.default, value) and value < 1:
             problems.append(f"{label}: {_name(name)}: expected a count of at least 1 like the notebook's default "
                             f"{want.default}, found {shown(value)}")
+            continue
+        if _fits(want.default, value) and not _finite(value):
+            problems.append(f"{label}: {_name(name)}: expected a finite number like the notebook's default "
+                            f"{shown(want.default)}, found {shown(value)}")
             continue
         if value is None and want.nullable or _fits(want.default, value):
             continue
@@ -472,13 +486,18 @@ def runner_environment(profile: str):
                 os.environ[name] = value
 
 
+#: How long a notebook's kernel may take to start (papermill's default, 60 s, ran out on two cores kept busy).
+KERNEL_START_S = 180
+
+
 def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path = BUILD_DIR,
                      extra_parameters: dict | None = None, html: bool = True,
-                     progress: str | None = None) -> Path:
+                     progress: str | None = None, cell_timeout_s: float | None = None) -> Path:
     """Run one notebook with papermill; return the executed notebook's path (HTML beside it if ``html``).
 
-    ``progress``: show papermill's per-cell bar with this description (None: no bar). The executed copy in
-    ``build_dir`` is stripped of volatile metadata once the notebook succeeds (see :func:`strip_volatile`).
+    ``progress``: show papermill's per-cell bar with this description (None: no bar). ``cell_timeout_s``: stop
+    the notebook when one cell runs longer (papermill's ``execution_timeout``; None: no limit). The executed copy
+    in ``build_dir`` is stripped of volatile metadata once the notebook succeeds (see :func:`strip_volatile`).
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -497,7 +516,8 @@ def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path 
     bar = {"desc": progress, "unit": "cell", "file": sys.stderr, "leave": True} if progress else False
     with runner_environment(profile):
         papermill.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3",
-                            cwd=str(REPO_ROOT), progress_bar=bar, log_output=False)
+                            cwd=str(REPO_ROOT), progress_bar=bar, log_output=False,
+                            start_timeout=KERNEL_START_S, execution_timeout=cell_timeout_s)
     write_stripped(executed, executed)
     if html:
         export_html(executed)
