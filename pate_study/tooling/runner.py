@@ -222,9 +222,10 @@ def read_config(path: Path) -> dict:
     return params
 
 
-def load_parameters(stem: str, profile: str, configs_dir: Path = CONFIGS_DIR) -> dict:
-    """The papermill parameters of notebook ``stem`` for ``profile`` (``configs/<stem>/<profile>.yaml``)."""
-    path = Path(configs_dir) / stem / f"{profile}.yaml"
+def load_parameters(stem: str, profile: str, configs_dir: Path | None = None) -> dict:
+    """The papermill parameters of notebook ``stem`` for ``profile`` (``configs/<stem>/<profile>.yaml``;
+    ``configs_dir`` defaults to the module's :data:`CONFIGS_DIR` at call time, the folder the checks read)."""
+    path = Path(CONFIGS_DIR if configs_dir is None else configs_dir) / stem / f"{profile}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"no parameter file {path}: every notebook needs configs/{stem}/{{smoke,paper}}.yaml")
     params = read_config(path)
