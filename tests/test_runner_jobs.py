@@ -344,6 +344,10 @@ def test_ctrl_c_exits_130_with_one_line_and_no_traceback(monkeypatch, capsys):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(runner, "run_figures", interrupted)
-    assert runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer"]) == 130
+    try:
+        code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer"])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C left main() as a KeyboardInterrupt (a traceback on the terminal)")
+    assert code == 130
     err = capsys.readouterr().err
     assert err.startswith("interrupted (Ctrl-C)") and err.count("\n") == 1
