@@ -351,3 +351,8 @@ def test_ctrl_c_exits_130_with_one_line_and_no_traceback(monkeypatch, capsys):
     assert code == 130
     err = capsys.readouterr().err
     assert err.startswith("interrupted (Ctrl-C)") and err.count("\n") == 1
+
+
+def test_a_notebook_given_twice_is_named_not_reported_as_a_cycle():
+    with pytest.raises(ValueError, match="notebooks given more than once: 00_dp_primer"):
+        runner.sequential_order(["00_dp_primer", "00_dp_primer"])

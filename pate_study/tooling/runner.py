@@ -711,6 +711,9 @@ def waits_for(stems: list[str], after: dict[str, dict[str, str]] | None = None) 
 def sequential_order(stems: list[str], after: dict[str, dict[str, str]] | None = None) -> list[str]:
     """``stems`` in the order given, except that a notebook moves after those it waits for (``--jobs 1``; the
     default order, by number, already has every notebook after those it waits for)."""
+    repeated = sorted({s for s in stems if stems.count(s) > 1})
+    if repeated:
+        raise ValueError(f"notebooks given more than once: {', '.join(repeated)}; name each once")
     deps, order = waits_for(stems, after), []
     while len(order) < len(stems):
         placed = set(order)
