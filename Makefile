@@ -34,12 +34,20 @@ STAMP  := $(VENV)/.pate_study-installed
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The exact versions and hashes of everything but torch (requirements.lock; its first lines say how to regenerate
+# it, tests/test_environment_sync.py keeps it in step with pyproject.toml). torch stays pinned by version only
+# (TORCH_SPEC): the same version is another file per machine (CPU wheel, CUDA build, conda), so no one hash fits.
+# LOCK= (empty) installs from pyproject.toml's ranges instead, e.g. on a Python other than the lock's 3.11.
+LOCK         ?= requirements.lock
+
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	@$(VPY) -c "import torch" 2>/dev/null && echo "torch already present: $$($(VPY) -c 'import torch; print(torch.__version__)')" || \
 	  $(VPY) -m pip install --quiet --disable-pip-version-check $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
-	$(VPY) -m pip install --quiet --disable-pip-version-check -e ".[research,test,site]"
+	$(if $(LOCK),$(VPY) -m pip install --quiet --disable-pip-version-check --require-hashes -r $(LOCK) && \
+	  $(VPY) -m pip install --quiet --disable-pip-version-check --no-deps -e .,\
+	  $(VPY) -m pip install --quiet --disable-pip-version-check -e ".[research,test,site]")
 	$(VPY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	@touch $(STAMP)
 

@@ -83,14 +83,20 @@ def _file_in_the_way(path: Path) -> Path | None:
 def env_folder(variable: str, default: Path | None, *, must_exist: bool = False) -> Path | None:
     """The folder named by ``$variable`` (``~`` expanded), else ``default``; checked before use.
 
-    Unset or empty: ``default`` (which may be None). Set: the path must be a folder, or not exist yet
-    with no regular file among its existing ancestors (it is created on first write); with
-    ``must_exist`` it must already be a folder. EnvPathError otherwise, naming the variable.
+    Unset or empty: ``default`` (which may be None). Set: the path must be absolute (a relative one would name
+    one folder when data are prepared from the repository root and another when a notebook in ``notebooks/``
+    loads them, which then silently gets a stand-in), and a folder, or not exist yet with no regular file among
+    its existing ancestors (it is created on first write); with ``must_exist`` it must already be a folder.
+    EnvPathError otherwise, naming the variable.
     """
     value = os.environ.get(variable, "")
     if not value.strip():
         return default
     path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise EnvPathError(f"{variable}={value}: a relative path names another folder from each working folder "
+                           f"(make runs in the repository root, JupyterLab in notebooks/); give an absolute path, "
+                           f"e.g. {variable}={Path.cwd() / path}")
     blocker = _file_in_the_way(path)
     if blocker is not None:
         where = "is a regular file" if blocker == path else f"lies below the regular file {blocker}"
@@ -148,12 +154,14 @@ def free_bytes(path: str | os.PathLike) -> int | None:
         return None
 
 
-def check_writable(folder: str | os.PathLike, *, label: str | None = None, needed: int = 0) -> Path:
-    """Make sure ``folder`` exists and can take a new file of ``needed`` bytes; return it.
+def check_writable(folder: str | os.PathLike, *, label: str | None = None, needed: int = 0, margin: int = 0) -> Path:
+    """Make sure ``folder`` exists and can take a new file of ``needed`` bytes, with at least ``margin`` bytes
+    free (a reserve kept before work whose output size is not known yet); return it.
 
     Tried for real (a temporary file created and removed), so a read-only mount, a folder without write
     permission or a full disk is found *before* the long work whose result would go there. Raises
-    :class:`FolderNotWritableError` naming ``label`` (default: :func:`variable_for`), the reason and the fix.
+    :class:`FolderNotWritableError` naming ``label`` (default: :func:`variable_for`), the reason and the fix;
+    a shortfall below ``margin`` is named as the margin, never as the size of a file.
     """
     folder = Path(folder)
     label = label or variable_for(folder / "x")
@@ -169,6 +177,10 @@ def check_writable(folder: str | os.PathLike, *, label: str | None = None, neede
     if free is not None and needed and free < needed:
         raise FolderNotWritableError(f"{label}: {folder} has {free:,} bytes free, {needed:,} needed; free space "
                                      "or point the variable at a folder on a larger disk")
+    if free is not None and margin and free < margin:
+        raise FolderNotWritableError(f"{label}: {folder} has {free:,} bytes free, less than the {margin:,}-byte "
+                                     "margin kept free for new files (their sizes are not known before the work); "
+                                     "free space or point the variable at a folder on a larger disk")
     return folder
 
 
@@ -255,22 +267,33 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_bytes(data), needed=len(data))
 
 
-def replace_folder(new: str | os.PathLike, final: str | os.PathLike) -> Path:
+def replace_folder(new: str | os.PathLike, final: str | os.PathLike, *, marker: str | None = None) -> Path:
     """Swap the complete folder ``new`` in for ``final`` (directory renames; the old folder is deleted only
-    once the new one is in place, and put back if the second rename fails). Returns ``final``."""
+    once the new one is in place, and put back if the second rename fails). Returns ``final``.
+
+    ``marker``: a suffix; the file ``.old-<name>-<pid><marker>`` is written beside the old folder before it is
+    moved aside and removed after it is deleted, so that a later run can tell a swap of its own cut short from a
+    folder of the user's that happens to have such a name (only marked folders are removed as left-overs)."""
     new, final = Path(new), Path(final)
     old = None
     if final.exists():
         old = final.with_name(f".old-{final.name}-{os.getpid()}")
         if old.exists():
-            shutil.rmtree(old)
+            raise FileExistsError(f"{old} is in the way of swapping in {final}; move it away and run again")
+        if marker:
+            old.with_name(old.name + marker).write_text(f"moved aside by process {os.getpid()} while {final} "
+                                                        "was replaced\n")
         os.replace(final, old)
     try:
         os.replace(new, final)
     except OSError:
         if old is not None:
             os.replace(old, final)
+            if marker:
+                old.with_name(old.name + marker).unlink(missing_ok=True)
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+        if marker and not old.exists():
+            old.with_name(old.name + marker).unlink(missing_ok=True)
     return final

@@ -256,8 +256,16 @@ class Recipe:
         on the installed files (cheap structure checks: headers, shapes, row counts), so a prepared file edited or
         damaged after installation is found before a loader uses it.
         """
+        folder = prepared_dir(self.name)
+        if folder.exists() and not folder.is_dir():
+            raise DataError(f"{folder}: {describe_path(folder)} where the prepared folder of {self.name} belongs; "
+                            f"move it away (prepared data go to {DATA_ENV}={data_root()})")
         manifest = read_manifest(self.name)
         if manifest is None:
+            path = folder / MANIFEST_NAME
+            if path.exists() or path.is_symlink():
+                return (f"its manifest {path} is unreadable (cut short or damaged); prepare it again with "
+                        f"`python -m data_recipes prepare {self.name} --force`")
             return "not prepared"
         variant = self.variant(manifest.get("variant", ""))
         if variant is None:
@@ -288,7 +296,27 @@ def find_in_mirror(folder: str, spec: SourceFile, mirror: Path | None = None) ->
         path = mirror / folder / candidate
         if path.is_file():
             return path
+        if path.exists() or path.is_symlink():  # there, but not a file: say what it is, never "not in the mirror"
+            raise DataError(f"{path}: {describe_path(path)} in the mirror ({MIRROR_ENV}={mirror}) where the file "
+                            f"{spec.name} belongs; replace it with the file (or remove it)")
     return None
+
+
+def describe_path(path: Path) -> str:
+    """What is at ``path`` when it is not what was expected: a folder, a regular file, a symbolic link that loops or
+    points nowhere, or something else (for one-line messages)."""
+    path = Path(path)
+    if path.is_symlink():
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return "a symbolic link that loops"
+        except OSError as exc:
+            return ("a symbolic link that loops" if "loop" in str(exc).lower()
+                    else f"a symbolic link to a missing {os.readlink(path)}")
+    if path.is_dir():
+        return "a folder"
+    return "a regular file" if path.is_file() else "not a regular file"
 
 
 def verify_copy(path: Path, spec: SourceFile) -> tuple[str, bool]:

@@ -152,3 +152,41 @@ def test_the_package_caches_refuse_a_forged_entry_of_the_wrong_shape(tmp_path):
     cache.store("teacher-probabilities", "k" * 64, {"probabilities": torch.full((3, 5, 4), float("nan")),
                                                     "best_step": torch.zeros(3, dtype=torch.int64)}, tmp_path)
     assert cache.load("teacher-probabilities", "k" * 64, tmp_path, expect=probabilities) is None
+
+
+def test_an_entry_copied_with_its_sidecar_under_another_keys_name_is_not_served(tmp_path, caplog):
+    """Seed 1 must never get seed 0's votes: the sidecar names the full key, and it must be the entry's own."""
+    import shutil
+
+    from pate_study.core import cache
+
+    key0, key1 = (cache.cache_key("votes", device="cpu", seed=seed) for seed in (0, 1))
+    cache.store("votes", key0, {"votes": torch.zeros(3)}, tmp_path)
+    for suffix in ("", ".json"):
+        shutil.copy(f"{cache.entry_path('votes', key0, tmp_path)}{suffix}",
+                    f"{cache.entry_path('votes', key1, tmp_path)}{suffix}")
+    with caplog.at_level(logging.WARNING):
+        assert cache.load("votes", key1, tmp_path) is None
+    assert "sidecar belongs to another entry" in caplog.text and key0[:16] in caplog.text
+    assert cache.load("votes", key0, tmp_path) is not None
+
+
+def test_a_folder_at_the_entrys_path_costs_the_entry_never_the_result(tmp_path, caplog):
+    from pate_study.core import cache
+
+    key = cache.cache_key("votes", device="cpu", seed=0)
+    cache.entry_path("votes", key, tmp_path).mkdir(parents=True)
+    with caplog.at_level(logging.WARNING):
+        result = cache.cached("votes", key, lambda: torch.ones(2), to_state=lambda t: {"votes": t},
+                              from_state=lambda s: s["votes"], cache_dir=tmp_path)
+    assert torch.equal(result, torch.ones(2))
+    line = next(r.getMessage() for r in caplog.records if "in the way" in r.getMessage())
+    assert "is a folder" not in line and "(a folder)" in line and "not cached" in line
+
+
+def test_a_nearly_full_cache_names_the_margin_not_a_file_size(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(files, "free_bytes", lambda path: 1_000_000)
+    with caplog.at_level(logging.WARNING):
+        assert not io.cache_writable(tmp_path)
+    line = caplog.records[-1].getMessage()
+    assert "1,000,000 bytes free, less than the 16,777,216-byte margin" in line and "needed" not in line

@@ -190,3 +190,49 @@ def test_bad_backend_and_plan_are_one_line_errors():
         distributed.shard_ranges(5, 0)
     assert [list(r) for r in distributed.shard_ranges(5, 2)] == [[0, 1], [2, 3], [4]]
     assert distributed.shard_seed(7, 0, 1) == 7 and distributed.shard_seed(7, 0, 2) != distributed.shard_seed(7, 1, 2)
+
+
+# --------------------------------------------------------------------------------------- start-up and addresses
+def test_an_address_with_a_port_that_is_no_number_names_the_variable():
+    with pytest.raises(ValueError, match=r"^RAY_ADDRESS=127\.0\.0\.1:abc: port 'abc' is not a port number"):
+        distributed.check_reachable("127.0.0.1:abc")
+
+
+class _FakeRay:
+    """``ray.init`` that times out as Ray 2.60's does on a busy machine ``failures`` times, then starts."""
+
+    def __init__(self, failures: int):
+        self.failures, self.inits, self.shutdowns = failures, 0, 0
+
+    def init(self, **kwargs):
+        self.inits += 1
+        if self.inits <= self.failures:
+            raise Exception("The current node timed out during startup. This could happen because some of the "
+                            "raylet failed to startup or the GCS has become overloaded.")
+
+    def shutdown(self):
+        self.shutdowns += 1
+
+    def get_runtime_context(self):
+        return type("Context", (), {"gcs_address": "127.0.0.1:6379"})()
+
+
+def test_a_local_start_that_times_out_under_load_is_tried_again_with_more_time(monkeypatch, caplog):
+    fake = _FakeRay(failures=distributed.START_ATTEMPTS - 1)
+    for name in ("init", "shutdown", "get_runtime_context"):
+        monkeypatch.setattr(ray, name, getattr(fake, name))
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k not in distributed.RAY_START_SETTINGS})
+    with caplog.at_level("WARNING"):
+        assert distributed._start_local(2, None) == "127.0.0.1:6379"
+    assert fake.inits == distributed.START_ATTEMPTS and fake.shutdowns == distributed.START_ATTEMPTS - 1
+    assert "did not start in time" in caplog.text and "trying again (2 of 3)" in caplog.text
+    assert all(os.environ[name] == value for name, value in distributed.RAY_START_SETTINGS.items())
+
+
+def test_a_local_start_that_never_comes_up_ends_in_one_clear_error(monkeypatch):
+    fake = _FakeRay(failures=99)
+    for name in ("init", "shutdown", "get_runtime_context"):
+        monkeypatch.setattr(ray, name, getattr(fake, name))
+    with pytest.raises(RuntimeError, match=r"did not start in 3 tries .* set RAY_ADDRESS to a running cluster"):
+        distributed._start_local(2, None)
+    assert fake.inits == distributed.START_ATTEMPTS

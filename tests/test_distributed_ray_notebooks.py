@@ -16,6 +16,9 @@ from pate_study.core.paths import NOTEBOOKS_DIR  # noqa: E402
 from pate_study.tooling.runner import execute_notebook  # noqa: E402
 
 STEMS = ["04_audioset_teachers", "05_audioset_multilabel"]
+#: The most one cell of a smoke run may take here (the slowest takes well under a minute on two busy cores): a
+#: cell stuck on a cluster that lost its workers fails the test instead of hanging the suite.
+CELL_LIMIT_S = 600
 
 
 def notebook_has_backend(stem: str) -> bool:
@@ -25,7 +28,8 @@ def notebook_has_backend(stem: str) -> bool:
 
 @pytest.fixture(scope="module")
 def ray_address():
-    """A local Ray instance (2 CPUs, no dashboard) for the module."""
+    """A local Ray instance (2 CPUs, no dashboard) for the module; on a busy machine its start is given Ray's
+    longer waits and tried again (:func:`pate_study.learning.distributed._start_local`)."""
     with distributed.local_ray(num_cpus=2) as address:
         yield address
 
@@ -39,7 +43,7 @@ def test_audioset_notebook_smoke_runs_on_ray(stem, ray_address, tmp_path, monkey
     monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path / "cache"))
     output_dir = tmp_path / "figures" / stem
     execute_notebook(stem, "smoke", output_dir, build_dir=tmp_path / "build", html=False,
-                     extra_parameters={"backend": "ray"})
+                     extra_parameters={"backend": "ray"}, cell_timeout_s=CELL_LIMIT_S)
     scalars = read_scalars(output_dir)
     assert scalars["_provenance"]["profile"] == "smoke"
     recorded = json.loads(next(output_dir.glob("*.provenance.json")).read_text())["parameters"]

@@ -12,6 +12,7 @@ most of it starting the two nodes.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import sys
 import threading
@@ -46,13 +47,31 @@ def _node_args(**resources) -> dict:
     return {"num_cpus": 1, "metrics_agent_port": _free_port(), **resources}
 
 
+def _start_cluster():
+    """Ray's test cluster with a head and a worker node, started as :func:`pate_study.learning.distributed._start_local`
+    starts a local instance on a busy machine: Ray's longer start-up waits, and a start that times out (Ray 2.60
+    waits a fixed 30 s for each node to register) shut down and tried again, up to ``START_ATTEMPTS`` times."""
+    for name, value in distributed.RAY_START_SETTINGS.items():
+        os.environ.setdefault(name, value)
+    for attempt in range(1, distributed.START_ATTEMPTS + 1):
+        c = Cluster()
+        try:
+            c.add_node(**_node_args(), include_dashboard=False)
+            return c, c.add_node(**_node_args(resources={"second_node": 1}))
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for a start-up timeout
+            c.shutdown()
+            if attempt == distributed.START_ATTEMPTS or not distributed._is_start_timeout(exc):
+                raise
+            logger.warning("the test cluster did not start in time (%s): trying again", exc)
+    raise AssertionError("unreachable")
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A head node and a worker node; yields (cluster, worker node). This module's functions go by value."""
     if ray.is_initialized():
         ray.shutdown()
-    c = Cluster(initialize_head=True, head_node_args={**_node_args(), "include_dashboard": False})
-    worker = c.add_node(**_node_args(resources={"second_node": 1}))
+    c, worker = _start_cluster()
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
         ray.init(address=c.address, logging_level=logging.WARNING)

@@ -26,8 +26,12 @@ def configs(tmp_path):
 
 
 def _append(configs, stem, text, profile="smoke"):
+    """Set the parameters of ``text`` in the file (their lines there, if any, removed: a key given twice is an
+    error of its own)."""
     path = configs / stem / f"{profile}.yaml"
-    path.write_text(path.read_text() + text)
+    names = {line.split(":")[0] for line in text.splitlines()}
+    kept = [line for line in path.read_text().splitlines(keepends=True) if line.split(":")[0] not in names]
+    path.write_text("".join(kept) + text)
     return path
 
 
@@ -113,9 +117,57 @@ def test_the_cli_refuses_before_preparing_data_or_running_anything(configs, monk
 def test_stale_staging_folders_of_an_interrupted_run_are_removed(tmp_path):
     (tmp_path / ".tmp-00_dp_primer" / "sub").mkdir(parents=True)
     (tmp_path / ".old-01_ecg-1234").mkdir()
+    for folder in (".tmp-00_dp_primer", ".old-01_ecg-1234"):
+        runner.staging_marker(tmp_path / folder).write_text("")
     (tmp_path / "00_dp_primer").mkdir()
     removed = runner.remove_stale_staging(tmp_path)
     assert len(removed) == 2 and [p.name for p in tmp_path.iterdir()] == ["00_dp_primer"]
+
+
+def test_a_swap_marks_the_folder_it_moves_aside_and_leaves_nothing(tmp_path):
+    from data_recipes.files import replace_folder
+
+    (tmp_path / "nb").mkdir()
+    (tmp_path / ".tmp-nb").mkdir()
+    (tmp_path / ".tmp-nb" / "new.csv").write_text("new")
+    replace_folder(tmp_path / ".tmp-nb", tmp_path / "nb", marker=runner.STAGING_MARKER)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb"] and (tmp_path / "nb" / "new.csv").exists()
+
+
+def test_a_users_folder_named_like_a_staging_folder_is_never_removed(tmp_path):
+    for name in (".tmp-mine", ".tmp-00_dp_primer-smoke", ".old-notes-1"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "thesis.tex").write_text("mine")
+    assert runner.remove_stale_staging(tmp_path) == []
+    assert all((tmp_path / name / "thesis.tex").exists() for name in (".tmp-mine", ".tmp-00_dp_primer-smoke",
+                                                                      ".old-notes-1"))
+
+
+def test_a_run_stopped_by_a_config_error_removes_nothing(configs, tmp_path, monkeypatch, capsys):
+    _append(configs, "00_dp_primer", "n_teacher: 10\n")
+    figures = tmp_path / "figures"
+    own = figures / ".tmp-00_dp_primer-smoke"
+    own.mkdir(parents=True)
+    runner.staging_marker(own).write_text("")
+    monkeypatch.setattr(runner, "CONFIGS_DIR", configs)
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    assert code == 2 and "nothing was run" in capsys.readouterr().err
+    assert own.is_dir()  # not even the runner's own left-overs: nothing happens before the checks pass
+
+
+def test_a_users_folder_at_the_staging_path_fails_that_notebook_and_is_kept(tmp_path, monkeypatch):
+    figures = tmp_path / "figures"
+    mine = figures / ".tmp-00_dp_primer-smoke"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("mine")
+    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(runner, "execute_notebook", lambda *a, **k: pytest.fail("ran over the user's folder"))
+    run = runner.run_notebook("00_dp_primer", "smoke")
+    assert not run.ok and "was not made by the runner" in run.error and (mine / "notes.txt").exists()
 
 
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
@@ -156,3 +208,68 @@ def test_a_folder_that_cannot_take_files_stops_the_run_before_any_work(tmp_path,
     code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
     err = capsys.readouterr().err
     assert code == 2 and not ran and "error: figures folder" in err and "Read-only file system" in err
+
+
+# --- invalid input a careless or hostile user writes ----------------------------------------------------------------
+def test_a_key_given_twice_is_refused_naming_file_key_and_lines(configs):
+    path = configs / "00_dp_primer" / "smoke.yaml"
+    path.write_text("seed: 0\ndata: auto\nseed: 1\n")
+    [line] = _problems(configs, "00_dp_primer")
+    assert "00_dp_primer/smoke.yaml line 3, column 1: seed given twice (first on line 1)" in line
+
+
+def test_an_empty_parameter_file_is_refused_naming_it(configs):
+    for text in ("", "# nothing yet\n"):
+        (configs / "00_dp_primer" / "smoke.yaml").write_text(text)
+        [line] = _problems(configs, "00_dp_primer")
+        assert "00_dp_primer/smoke.yaml: empty (no parameters)" in line
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once_with_a_short_message(configs):
+    levels = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    (configs / "07_pate2018_lab" / "smoke.yaml").write_text("\n".join(levels) + "\nn_queries: *a8\n")
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert "line 2, column" in line and "alias *a0: aliases are not accepted" in line and len(line) < 300
+
+
+def test_a_huge_value_is_quoted_bounded_in_a_type_error(configs):
+    _append(configs, "07_pate2018_lab", "n_queries: [" + ", ".join(["[1, 2, 3, 4, 5, 6, 7, 8]"] * 5000) + "]\n")
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert "n_queries: expected an integer" in line and len(line) < 400
+
+
+def test_a_profile_the_named_notebook_lacks_is_an_error_not_a_silent_skip(monkeypatch, capsys):
+    monkeypatch.setattr(runner, "run_figures_locked", lambda *a: pytest.fail("ran"))
+    code = runner.main(["figures", "--profile", "gpu", "--notebooks", "00_dp_primer", "--data", "skip"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "no configs/<stem>/gpu.yaml for 00_dp_primer; the gpu profile exists for: 04_audioset_teachers" in err
+
+
+def test_a_notebook_named_twice_is_named_in_the_error(monkeypatch, capsys):
+    monkeypatch.setattr(runner, "run_figures_locked", lambda *a: pytest.fail("ran"))
+    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "00_dp_primer"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == "error: --notebooks: 00_dp_primer given more than once; name each notebook once\n"
+
+
+def test_index_without_a_figures_folder_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path / "figures")
+    monkeypatch.setattr(runner, "write_index", lambda: pytest.fail("wrote a fresh index"))
+    assert runner.main(["index"]) == 2
+    assert "no figures folder" in capsys.readouterr().err
+
+
+def test_a_count_below_one_names_the_file_and_the_parameter(configs):
+    _append(configs, "07_pate2018_lab", "n_queries: -5\n")
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert line.endswith("07_pate2018_lab/smoke.yaml: n_queries: expected a count of at least 1 like the notebook's "
+                         "default 640, found -5")
+
+
+@pytest.mark.parametrize("text", ["delta: .nan\n", "delta: .inf\n", "delta: -.inf\n"])
+def test_a_nan_or_infinity_is_refused_before_any_kernel_starts(configs, text):
+    _append(configs, "07_pate2018_lab", text)
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert "07_pate2018_lab/smoke.yaml: delta: expected a finite number like the notebook's default" in line

@@ -244,6 +244,7 @@ def test_run_figures_holds_the_lock_before_it_touches_staging(tmp_path, monkeypa
     monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path)
     monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")  # never the checkout's own lock
     (tmp_path / ".tmp-00_dp_primer-smoke").mkdir()  # as if a live run were writing it
+    runner.staging_marker(tmp_path / ".tmp-00_dp_primer-smoke").write_text("")
     with runner.run_lock():
         with pytest.raises(ValueError, match="another figures run"):
             runner.run_figures("smoke", ["00_dp_primer"], "skip")
@@ -284,7 +285,7 @@ def slow_notebook(stem, profile, output_dir, **kwargs):
     time.sleep(120)
 
 runner.execute_notebook = slow_notebook
-sys.exit(runner.run_figures("paper", None, "skip", jobs=2))
+sys.exit(runner.main(["figures", "--profile", "paper", "--data", "skip", "--jobs", "2"]))
 """
 
 
@@ -297,16 +298,17 @@ def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tm
     (tmp_path / "marks").mkdir()
     script = tmp_path / "run.py"
     script.write_text(CTRL_C_RUN.replace("IGNORES_CTRL_C = False", f"IGNORES_CTRL_C = {ignores_ctrl_c}"))
-    run = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=REPO_ROOT, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(tmp_path / "stderr", "w") as stderr:
+        run = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=REPO_ROOT, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         deadline = time.monotonic() + 60
         while len(list((tmp_path / "marks").iterdir())) < 2:  # both notebooks are running, side by side
             assert time.monotonic() < deadline and run.poll() is None, "the two notebooks never started"
             time.sleep(0.05)
-        assert len(list((tmp_path / "figures").glob(".tmp-*"))) == 2
+        assert len([p for p in (tmp_path / "figures").glob(".tmp-*") if p.is_dir()]) == 2
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground process group
-        assert run.wait(timeout=30) != 0
+        assert run.wait(timeout=30) == 130
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
@@ -316,5 +318,41 @@ def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tm
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in workers)  # no notebook left running
     assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == []  # no staging folder left
+    err = (tmp_path / "stderr").read_text()
+    assert "interrupted (Ctrl-C)" in err and "Traceback" not in err
     with runner.run_lock(tmp_path / "build"):  # and the lock is free again
         pass
+
+
+@pytest.mark.parametrize("blocker, expected", [("build", "a regular file where the runner keeps its build outputs"),
+                                               ("build/figures.lock", "a folder where the runner keeps its lock")])
+def test_something_in_the_way_of_the_build_folder_or_the_lock_is_one_line(tmp_path, monkeypatch, capsys, blocker,
+                                                                         expected):
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    if blocker == "build":
+        (tmp_path / "build").write_text("mine")
+    else:
+        (tmp_path / blocker).mkdir(parents=True)
+    monkeypatch.setattr(runner, "run_figures_locked", lambda *a: pytest.fail("ran"))
+    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and expected in err and "Traceback" not in err
+
+
+def test_ctrl_c_exits_130_with_one_line_and_no_traceback(monkeypatch, capsys):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_figures", interrupted)
+    try:
+        code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer"])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C left main() as a KeyboardInterrupt (a traceback on the terminal)")
+    assert code == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted (Ctrl-C)") and err.count("\n") == 1
+
+
+def test_a_notebook_given_twice_is_named_not_reported_as_a_cycle():
+    with pytest.raises(ValueError, match="notebooks given more than once: 00_dp_primer"):
+        runner.sequential_order(["00_dp_primer", "00_dp_primer"])

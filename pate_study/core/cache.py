@@ -78,8 +78,10 @@ def load(kind: str, key: str, cache_dir: str | Path | None = None,
 
     ``expect``: what the key declares the entry's tensors to be (shape, dtype, finite): an entry and its checksum
     sidecar replaced together pass the checksum, so the declared output is checked too
-    (:func:`pate_study.core.io.load_cache_entry`)."""
-    return load_cache_entry(entry_path(kind, key, cache_dir), expect=expect)
+    (:func:`pate_study.core.io.load_cache_entry`). The sidecar must name this ``kind`` and this full ``key``: the
+    file name holds only the key's first 32 hex digits, and an entry copied with its sidecar under another key's
+    name would otherwise be served as this one."""
+    return load_cache_entry(entry_path(kind, key, cache_dir), expect=expect, meta={"kind": kind, "key": key})
 
 
 def store(kind: str, key: str, payload: dict[str, Any], cache_dir: str | Path | None = None,

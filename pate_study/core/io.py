@@ -114,7 +114,7 @@ def cache_writable(folder: str | os.PathLike | None = None) -> bool:
     computed now will not be stored. Called on every cache miss, i.e. *before* the training it would store."""
     folder = Path(folder or default_cache_dir())
     try:
-        check_writable(folder, label=variable_for(folder / "x"), needed=_MIN_FREE)
+        check_writable(folder, label=variable_for(folder / "x"), margin=_MIN_FREE)
     except FolderNotWritableError as exc:
         logger.warning("%s; results computed now will be returned but not cached", exc)
         return False
@@ -125,21 +125,35 @@ def save_cache_entry(path: str | Path, payload: dict[str, Any], meta: dict[str, 
     """``torch.save`` ``payload`` to ``path`` (temp file + ``os.replace``) and write ``path.json``
     with its SHA-256 and size; the sidecar is written last, so a missing sidecar marks a partial entry.
 
-    A cache that cannot take the entry (read-only, full: :class:`WriteFailedError`) costs the cache entry, never
-    the result: one warning names the variable, the path and the bytes needed, whatever was there is kept, and
-    None is returned instead of the path.
+    A cache that cannot take the entry (read-only, full: :class:`WriteFailedError`; a folder or other non-file
+    at the entry's path) costs the cache entry, never the result: one warning names the variable, the path and
+    the bytes needed (or what is in the way), whatever was there is kept, and None is returned instead of the path.
     """
     import torch  # heavy (~1 s): only the cache needs it, and light tools (runner, registry) import this module
 
     path = Path(path)
+    side_path = path.with_suffix(path.suffix + ".json")
+    for target in (path, side_path):
+        if target.exists() and not target.is_file():
+            logger.warning("%s: cannot write the cache entry %s: %s is in the way (%s); the result is used but not "
+                           "cached; remove it to cache again", variable_for(path), path, target, _what_is(target))
+            return None
     try:
         atomic_write(path, lambda tmp: torch.save(payload, tmp), needed=_payload_bytes(payload))
         side = {"sha256": sha256_file(path), "size": path.stat().st_size, "format": CACHE_FORMAT, **(meta or {})}
-        atomic_write_text(path.with_suffix(path.suffix + ".json"), json.dumps(side, indent=1))
-    except WriteFailedError as exc:
-        logger.warning("%s; the result is used but not cached", exc)
+        atomic_write_text(side_path, json.dumps(side, indent=1))
+    except OSError as exc:  # WriteFailedError (full, read-only) or anything else the file system refuses
+        logger.warning("%s; the result is used but not cached", exc if isinstance(exc, WriteFailedError) else
+                       f"{variable_for(path)}: cannot write the cache entry {path} ({exc.strerror or one_line(exc)})")
         return None
     return path
+
+
+def _what_is(path: Path) -> str:
+    """``"a folder"``, ``"a symbolic link"``, ... for messages about something in the way of a file."""
+    if path.is_symlink():
+        return "a symbolic link"
+    return "a folder" if path.is_dir() else "not a regular file"
 
 
 def _shape_matches(shape: tuple[int, ...], declared: tuple[Any, ...]) -> bool:
@@ -176,11 +190,14 @@ def _check_expected(payload: Any, expect: Mapping[str, CacheExpectation]) -> str
     return None
 
 
-def load_cache_entry(path: str | Path, *, expect: Mapping[str, CacheExpectation] | None = None) -> dict[str, Any] | None:
+def load_cache_entry(path: str | Path, *, expect: Mapping[str, CacheExpectation] | None = None,
+                     meta: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """Verified payload at ``path``, or ``None`` when absent.
 
     A partial or corrupt entry (missing sidecar, size or SHA-256 mismatch, any error while loading: a pickle
-    that ``weights_only`` refuses, a truncated zip) or one that is not what its key declares (``expect``: the
+    that ``weights_only`` refuses, a truncated zip), one whose sidecar names another entry (``meta``: the fields
+    the sidecar must hold, e.g. the kind and full key whose file name this is: an entry copied with its sidecar
+    under another key's name passes the checksum) or one that is not what its key declares (``expect``: the
     shape, dtype and finiteness of named tensors, dotted names for nested dicts) is logged and reported as
     absent, so it is recomputed; it is deleted when the cache is writable, and left with a warning when not.
     On a miss the cache's writability is checked (:func:`cache_writable`) before the caller starts the work.
@@ -195,8 +212,12 @@ def load_cache_entry(path: str | Path, *, expect: Mapping[str, CacheExpectation]
     reason = None
     try:
         side = json.loads(side_path.read_text())
+        wrong = [name for name, value in (meta or {}).items() if isinstance(side, dict) and side.get(name) != value]
         if not isinstance(side, dict) or side.get("format") != CACHE_FORMAT:
             reason = f"format {side.get('format') if isinstance(side, dict) else side!r} != {CACHE_FORMAT}"
+        elif wrong:
+            reason = "its sidecar belongs to another entry (" + ", ".join(
+                f"{name} {str(side.get(name))[:64]!r}, expected {str(meta[name])[:64]!r}" for name in wrong) + ")"
         elif not path.exists() or path.stat().st_size != side["size"]:
             reason = "size mismatch (truncated or partial write)"
         elif sha256_file(path) != side["sha256"]:

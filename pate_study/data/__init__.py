@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 import data_recipes
+from data_recipes.files import DATA_ENV, MIRROR_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +86,14 @@ def resolve_source(name: str, data: str = "auto") -> Path | None:
         raise FileNotFoundError(
             f"dataset {name!r} is not prepared and not in the mirror ($PATE_STUDY_MIRROR). Prepare it with "
             f"`make data-{name}` (or `python -m data_recipes prepare {name}`). How to get it: {recipe.how_to_get}")
-    logger.info("%s not available; using the synthetic stand-in", name)
+    configured = [variable for variable in (DATA_ENV, MIRROR_ENV) if os.environ.get(variable)]
+    if configured:  # the user pointed at data, and it is not there: say so, never fall back quietly
+        logger.warning("%s: not prepared in %s=%s%s; using the synthetic stand-in (outputs are stamped synthetic); "
+                       "prepare it with `python -m data_recipes prepare %s`", name, DATA_ENV,
+                       data_recipes.data_root(), f" and not in {MIRROR_ENV}="
+                       f"{os.environ[MIRROR_ENV]}" if MIRROR_ENV in configured else "", name)
+    else:
+        logger.info("%s not available; using the synthetic stand-in", name)
     return None
 
 

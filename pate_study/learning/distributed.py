@@ -148,17 +148,18 @@ _CONNECT_FIX = ("start a head node there (`ray start --head`, docs/ray.md), poin
                 "or unset it to run on a local instance")
 
 
-def _host_port(address: str) -> tuple[str, int] | None:
+def _host_port(address: str, label: str = "RAY_ADDRESS") -> tuple[str, int] | None:
     """``(host, port)`` of a cluster address (``ray://host:10001``, ``host:6379``, ``[::1]:6379``), or None for
-    Ray's symbolic addresses (``auto``, ``local``) that name no socket."""
+    Ray's symbolic addresses (``auto``, ``local``) that name no socket; ValueError naming ``label`` (the
+    variable or argument the address came from) when the port is not a number from 1 to 65535."""
     rest = address.split("://", 1)[1] if "://" in address else address
     if rest in ("auto", "local") or ":" not in rest:
         return None
     host, _, port = rest.rpartition(":")
-    try:
-        return host.strip("[]"), int(port)
-    except ValueError:
-        raise ValueError(f"{address!r}: expected host:port or ray://host:port") from None
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"{label}={address}: port {port!r} is not a port number (1 to 65535); expected host:port "
+                         "or ray://host:port, e.g. 127.0.0.1:6379")
+    return host.strip("[]"), int(port)
 
 
 def check_reachable(address: str, *, label: str = "RAY_ADDRESS", timeout_s: float = CONNECT_TIMEOUT_S) -> None:
@@ -169,7 +170,7 @@ def check_reachable(address: str, *, label: str = "RAY_ADDRESS", timeout_s: floa
     deadline, for a head node that is still starting) turns that into one ConnectionError naming ``label``
     (``RAY_ADDRESS`` when the address came from the environment), the address and the fix.
     """
-    target = _host_port(address)
+    target = _host_port(address, label)
     if target is None:
         return
     deadline = time.monotonic() + timeout_s
@@ -190,15 +191,51 @@ def check_reachable(address: str, *, label: str = "RAY_ADDRESS", timeout_s: floa
         time.sleep(0.5)
 
 
+#: Ray's own settings (``RAY_<name>`` environment variables, read by its processes at start-up) given more time
+#: than Ray's defaults for a local instance on a busy machine, unless the environment sets them already: how long
+#: the raylet may take to register with the GCS (Ray's ``raylet_start_wait_time_s``) and a worker process to
+#: register with its raylet (``worker_register_timeout_seconds``, default 60 s).
+RAY_START_SETTINGS = {"RAY_raylet_start_wait_time_s": "120", "RAY_worker_register_timeout_seconds": "180"}
+#: How many times a local instance is started before :func:`_start_local` gives up. Ray 2.60's ``ray.init`` waits a
+#: fixed 30 s for the new node to appear in the GCS (``ray/_private/node.py``, not configurable): under a load of
+#: 5-8 on two cores that wait ran out while the node was still starting, so a timed-out start is tried again.
+START_ATTEMPTS = 3
+
+
 def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
     """``ray.init`` of a local instance: no dashboard, node address 127.0.0.1 requested (Ray 2.60 maps it to the
-    machine's address, ``services.resolve_ip_for_localhost``; its token authentication guards the ports)."""
+    machine's address, ``services.resolve_ip_for_localhost``; its token authentication guards the ports), with
+    :data:`RAY_START_SETTINGS`; a start that times out (a busy machine) is shut down and tried again, up to
+    :data:`START_ATTEMPTS` times, each with a warning; then a RuntimeError says what happened and what to do."""
     import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
 
-    logger.info("starting a local Ray instance (no dashboard)")
-    ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
-             _node_ip_address="127.0.0.1", logging_level=logging.WARNING)
-    return ray.get_runtime_context().gcs_address
+    for name, value in RAY_START_SETTINGS.items():
+        os.environ.setdefault(name, value)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        logger.info("starting a local Ray instance (no dashboard)")
+        try:
+            ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
+                     _node_ip_address="127.0.0.1", logging_level=logging.WARNING)
+            return ray.get_runtime_context().gcs_address
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for a start-up timeout
+            if not _is_start_timeout(exc):
+                raise
+            ray.shutdown()  # the half-started processes
+            if attempt == START_ATTEMPTS:
+                raise RuntimeError(f"a local Ray instance did not start in {START_ATTEMPTS} tries (each time its "
+                                   f"node did not register within Ray's wait: {_first_line(exc)}); the machine is "
+                                   "probably too busy: try again when it is quieter, or set RAY_ADDRESS to a "
+                                   "running cluster") from exc
+            logger.warning("the local Ray instance did not start in time (%s); the machine is busy: trying again "
+                           "(%d of %d)", _first_line(exc), attempt + 1, START_ATTEMPTS)
+    raise AssertionError("unreachable")
+
+
+def _is_start_timeout(exc: BaseException) -> bool:
+    """Whether ``ray.init`` failed because the new node was slow to start (Ray's messages of 2.x), not for a
+    reason a retry cannot fix."""
+    text = str(exc)
+    return isinstance(exc, TimeoutError) or "timed out during startup" in text or "Timed out after" in text
 
 
 @contextmanager

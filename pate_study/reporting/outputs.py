@@ -24,16 +24,28 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import hashlib
+import importlib.metadata
 import json
 import logging
 import math
 import numbers
 import os
+import platform
+import re
 import subprocess
+import sys
 import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+try:  # with scikit-learn (the research install); the light lab install records the BLAS numpy was built with only
+    import threadpoolctl
+except ImportError:  # pragma: no cover - depends on the install
+    threadpoolctl = None
 
 from ..core.io import atomic_write, atomic_write_text
 from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
@@ -69,9 +81,95 @@ def current_commit(repo: Path = REPO_ROOT) -> str:
     return commit + ("+dirty" if dirty else "")
 
 
+#: The lock file ``make venv`` installs (exact versions and hashes), at the repository root.
+LOCK_FILE = REPO_ROOT / "requirements.lock"
+#: The packages whose versions can move a number, recorded by name in every sidecar (all others through the lock).
+NUMERIC_PACKAGES = ("numpy", "scipy", "torch", "scikit-learn", "pandas", "librosa", "dp-accounting", "ray")
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^ \\;]+)")
+
+
+def _canonical(name: str) -> str:
+    """A distribution name as PEP 503 normalises it (``Scikit_Learn`` -> ``scikit-learn``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _installed(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def lock_record(lock: Path = LOCK_FILE) -> dict:
+    """The lock file's SHA-256 and the installed packages that differ from its pins (``"name installed X, locked
+    Y"``; empty when the environment is the locked one); ``{"file": None}`` without a lock (an installed copy)."""
+    if not Path(lock).is_file():
+        return {"file": None}
+    text = Path(lock).read_text(encoding="utf-8")
+    pins = dict(m.groups() for m in map(_PIN.match, text.splitlines()) if m)
+    differs = [f"{name} installed {_installed(name) or 'not at all'}, locked {version}"
+               for name, version in sorted(pins.items()) if _installed(name) != version]
+    return {"file": Path(lock).name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "differs": differs}
+
+
+def processor_model() -> str:
+    """The processor's model name (Linux: ``/proc/cpuinfo``; else :func:`platform.processor`), e.g. ``Intel(R)
+    Xeon(R) ...`` or ``AMD EPYC ...``: floating-point results can differ in the last bits from one family to
+    another (other BLAS kernels, other vector widths)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def blas_record() -> dict:
+    """The BLAS behind the numbers: numpy's build (name and version) and, where :mod:`threadpoolctl` can see
+    them, the BLAS/OpenMP libraries loaded in this process with the kernel architecture each chose at run time
+    (OpenBLAS picks ``Haswell``, ``Zen``, ``SkylakeX`` ... from the processor: the reason two processors give
+    different last bits)."""
+    try:
+        built = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        record = {"numpy": f"{built.get('name')} {built.get('version')}"}
+    except (KeyError, TypeError, AttributeError):
+        record = {"numpy": "unknown"}
+    if threadpoolctl is not None:
+        record["loaded"] = sorted({" ".join(str(lib.get(k)) for k in ("internal_api", "version", "architecture")
+                                            if lib.get(k)) for lib in threadpoolctl.threadpool_info()})
+    return record
+
+
+def run_environment() -> dict:
+    """What besides code, data and seed decides an output's bytes: Python, the packages that compute numbers
+    (:data:`NUMERIC_PACKAGES`), the lock (:func:`lock_record`), the processor and the BLAS. Recorded in every
+    provenance sidecar (docs/reproducibility.md says which of them must match for identical bytes)."""
+    return {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
+            "packages": {name: _installed(name) for name in NUMERIC_PACKAGES if _installed(name)},
+            "lock": _lock_record_once(), "processor": processor_model(), "blas": blas_record(),
+            "torch_blas": _torch_blas()}
+
+
+@functools.lru_cache(maxsize=1)
+def _lock_record_once() -> dict:
+    return lock_record()
+
+
+def _torch_blas() -> str | None:
+    """The BLAS torch was built with (``BLAS_INFO`` of ``torch.__config__.show()``), when torch is already loaded
+    (never imported here: the light install has none)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    match = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
+    return match.group(1) if match else "unknown"
+
+
 @dataclass(frozen=True)
 class Provenance:
-    """Where an output came from. ``data`` is a one-line description of the data (see ``DataSource.stamp``)."""
+    """Where an output came from. ``data`` is a one-line description of the data (see ``DataSource.stamp``);
+    ``environment`` what besides code, data and seed decides its bytes (:func:`run_environment`)."""
 
     notebook: str
     profile: str
@@ -80,6 +178,7 @@ class Provenance:
     commit: str
     date: str
     parameters: dict = field(default_factory=dict)
+    environment: dict = field(default_factory=dict)
 
     def stamp(self) -> str:
         """The one line drawn under figures and written under tables (no date, so reruns are identical)."""
@@ -187,7 +286,8 @@ class NotebookOutputs:
     def provenance(self, data: str) -> Provenance:
         if not data:
             raise ValueError("data must describe the data behind the output (e.g. 'analytic (no data)')")
-        return Provenance(self.notebook, self.profile, self.seed, data, self.commit, self.date, self.parameters)
+        return Provenance(self.notebook, self.profile, self.seed, data, self.commit, self.date, self.parameters,
+                          run_environment())
 
     def _write_sidecar(self, name: str, ids: list[str], files: Iterable[Path], provenance: Provenance) -> Path:
         record = {"items": ids, "files": sorted(p.name for p in files), **asdict(provenance)}

@@ -7,9 +7,10 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    reading of it) before anything else: an unknown name (with the nearest known one), a value of another type than
    the notebook's default, a YAML syntax error (line and column) is one line each, naming the file, the parameter,
    what was expected and what was found; nothing runs until all are fixed (exit status 2). One run per checkout
-   (``build/figures.lock``, :func:`run_lock`): a second one stops at once, naming the first's process id. Staging
-   folders left by an interrupted run (``figures/.tmp-<stem>-<profile>``, ``figures/.old-<stem>-<pid>``) are
-   removed.
+   (``build/figures.lock``, :func:`run_lock`): a second one stops at once, naming the first's process id. Once
+   the checks have passed, staging folders left by an interrupted run (``figures/.tmp-<stem>-<profile>``,
+   ``figures/.old-<stem>-<pid>``) are removed, recognised by the marker file the runner writes beside them
+   (:data:`STAGING_MARKER`): a folder of such a name without it is the user's and is kept.
 1. **Data.** It prepares the datasets the notebooks read (:data:`NOTEBOOK_DATASETS`) through the data recipes'
    command line, mirror first, then the official URLs, each file verified (``--data network``, the default);
    ``--data offline`` uses the mirror only and never touches the network; ``--data skip`` prepares nothing.
@@ -56,6 +57,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import re
+import reprlib
 import shutil
 import subprocess
 import sys
@@ -132,28 +134,98 @@ def _config_label(path: Path) -> str:
         return str(path)
 
 
+#: A parameter file larger than this is refused before YAML reads it (the shipped ones are under 4 kB).
+MAX_CONFIG_BYTES = 1 << 20
+#: How many characters of a value a message quotes (a value can be huge: a YAML alias bomb, a long list).
+SHOWN_CHARS = 80
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` bounded (:func:`_bounded_repr`) and cut to ``limit`` characters (with the total length),
+    for one-line messages; a value that cannot be printed at all is described by its type."""
+    try:
+        text = _bounded_repr(value)
+    except (RecursionError, MemoryError, ValueError):
+        return f"<{type(value).__name__} too large to show>"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def _name(name: object) -> str:
+    """A parameter name as messages quote it: as written when it is a short string, else :func:`shown`."""
+    return name if isinstance(name, str) and len(name) <= SHOWN_CHARS else shown(name)
+
+
+def _bounded_repr(value: object) -> str:
+    """The repr of ``value`` with containers bounded (:mod:`reprlib`: at most a few elements per level, a few
+    levels deep), so that quoting a huge value costs microseconds, not its whole size."""
+    bounded = reprlib.Repr()
+    bounded.maxlevel, bounded.maxlist, bounded.maxdict, bounded.maxstring, bounded.maxother = 3, 6, 6, 60, 60
+    return bounded.repr(value)
+
+
+class ParameterFileRefused(yaml.MarkedYAMLError):
+    """Well-formed YAML that a parameter file may not contain: a key given twice, an alias (``*name``)."""
+
+
+class ParameterFileLoader(yaml.SafeLoader):
+    """YAML's safe loader, stricter for parameter files: a key given twice is refused (YAML says keys are unique;
+    PyYAML keeps the last silently), and so is every alias (``&name`` / ``*name``): a parameter file has no
+    need of them, and nested aliases expand exponentially ("billion laughs")."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise ParameterFileRefused(None, None, f"alias *{event.anchor}: aliases are not accepted in a parameter "
+                                       "file; write the value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line)
+            except TypeError:
+                continue  # an unhashable key: the safe loader's own error says so
+            if first != key_node.start_mark.line:
+                raise ParameterFileRefused(None, None, f"{_name(key)} given twice (first on line {first + 1}); keep "
+                                           "one", key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
 def read_config(path: Path) -> dict:
-    """The mapping in a YAML parameter file; ConfigError naming the file, line and column of a syntax error."""
+    """The mapping in a YAML parameter file; ConfigError naming the file, line and column of a syntax error, a
+    key given twice or an alias (:class:`ParameterFileLoader`), and the file when it is empty or too large."""
     label = _config_label(path)
     try:
-        params = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        if Path(path).stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError([f"{label}: {Path(path).stat().st_size:,} bytes, more than a parameter file needs "
+                               f"(at most {MAX_CONFIG_BYTES:,}); expected `name: value` lines"])
+        text = Path(path).read_text(encoding="utf-8")
+        params = yaml.load(text, Loader=ParameterFileLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         what = " ".join(str(x) for x in (getattr(err, "context", None), getattr(err, "problem", None)) if x)
+        if isinstance(err, ParameterFileRefused):
+            raise ConfigError([f"{label}{where}: {what}"]) from None
         raise ConfigError([f"{label}{where}: YAML syntax error: {what or one_line(err)}; fix the file (YAML: "
                            "`name: value`, one per line)"]) from None
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError([f"{label}: unreadable ({err})"]) from None
+    if params is None:
+        raise ConfigError([f"{label}: empty (no parameters); a parameter file sets the notebook's parameters, "
+                           "`name: value` one per line (copy the other profile's file to start from)"])
     if not isinstance(params, dict):
         raise ConfigError([f"{label}: expected a mapping of parameter names to values, found "
                            f"{_kind(params)}"])
     return params
 
 
-def load_parameters(stem: str, profile: str, configs_dir: Path = CONFIGS_DIR) -> dict:
-    """The papermill parameters of notebook ``stem`` for ``profile`` (``configs/<stem>/<profile>.yaml``)."""
-    path = Path(configs_dir) / stem / f"{profile}.yaml"
+def load_parameters(stem: str, profile: str, configs_dir: Path | None = None) -> dict:
+    """The papermill parameters of notebook ``stem`` for ``profile`` (``configs/<stem>/<profile>.yaml``;
+    ``configs_dir`` defaults to the module's :data:`CONFIGS_DIR` at call time, the folder the checks read)."""
+    path = Path(CONFIGS_DIR if configs_dir is None else configs_dir) / stem / f"{profile}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"no parameter file {path}: every notebook needs configs/{stem}/{{smoke,paper}}.yaml")
     params = read_config(path)
@@ -218,9 +290,28 @@ def _fits(default: object, value: object) -> bool:
     return isinstance(value, type(default))
 
 
+def _is_count(name: object, default: object) -> bool:
+    """Whether a parameter is a count (``n_<things>``, the notebooks' naming) whose default is a positive integer:
+    such a value below 1 is refused here, naming the file and the parameter, instead of failing inside the
+    notebook under whatever internal name the package gives it."""
+    return (isinstance(name, str) and name.startswith("n_") and isinstance(default, int)
+            and not isinstance(default, bool) and default >= 1)
+
+
+def _finite(value: object) -> bool:
+    """Whether ``value`` holds no NaN or infinity (YAML's ``.nan``, ``.inf``), in a list at any depth: no notebook
+    takes one, and NaN passes every comparison a notebook's own check makes (``nan < 0`` is false)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    return True
+
+
 def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> list[str]:
-    """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name) or
-    whose value has another type than the notebook's default: file, parameter, expected, found."""
+    """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name),
+    whose value has another type than the notebook's default, that is a count below 1 (:func:`_is_count`) or a
+    NaN or infinity (:func:`_finite`): file, parameter, expected, found."""
     label = _config_label(path)
     known = [k for k in declared if k not in RUNNER_PARAMETERS]
     problems = []
@@ -228,13 +319,22 @@ def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> lis
         if name not in declared:
             near = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
             hint = f"did you mean {near[0]}?" if near else f"known: {', '.join(known)}"
-            problems.append(f"{label}: {name}: not a parameter of notebooks/{Path(path).parent.name}.ipynb; {hint}")
+            problems.append(f"{label}: {_name(name)}: not a parameter of notebooks/{Path(path).parent.name}.ipynb; "
+                            f"{hint}")
             continue
         want = declared[name]
+        if _is_count(name, want.default) and _fits(want.default, value) and value < 1:
+            problems.append(f"{label}: {_name(name)}: expected a count of at least 1 like the notebook's default "
+                            f"{want.default}, found {shown(value)}")
+            continue
+        if _fits(want.default, value) and not _finite(value):
+            problems.append(f"{label}: {_name(name)}: expected a finite number like the notebook's default "
+                            f"{shown(want.default)}, found {shown(value)}")
+            continue
         if value is None and want.nullable or _fits(want.default, value):
             continue
-        problems.append(f"{label}: {name}: expected {_kind(want.default)}{' or null' if want.nullable else ''} "
-                        f"like the notebook's default {want.default!r}, found {_kind(value)} {value!r}")
+        problems.append(f"{label}: {_name(name)}: expected {_kind(want.default)}{' or null' if want.nullable else ''} "
+                        f"like the notebook's default {shown(want.default)}, found {_kind(value)} {shown(value)}")
     return problems
 
 
@@ -288,8 +388,18 @@ def run_lock(build_dir: Path | None = None):
     file that is never deleted: the kernel drops it when the run's processes end, however they end, so there is no
     stale lock to take over and no window in which two runs both hold it. (Forked notebook workers share it.)"""
     path = Path(BUILD_DIR if build_dir is None else build_dir) / RUN_LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "a+")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise ValueError(f"{path.parent}: a regular file where the runner keeps its build outputs (a folder); move "
+                         "it away and run again")
+    if path.is_symlink() or path.exists() and not path.is_file():
+        what = "a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else "not a regular file"
+        raise ValueError(f"{path}: {what} where the runner keeps its lock file; move it away and run again")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+")
+    except OSError as err:
+        raise ValueError(f"{path}: cannot create the run's lock file ({err.strerror or one_line(err)}); make "
+                         f"{path.parent} a writable folder") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -308,16 +418,54 @@ def run_lock(build_dir: Path | None = None):
         handle.close()
 
 
-def remove_stale_staging(figures_dir: Path | None = None) -> list[Path]:
-    """Remove what an interrupted run left in ``figures/``: staging folders ``.tmp-<stem>`` (outputs of a notebook
-    that never finished) and ``.old-<stem>-<pid>`` (a swap cut short); ``figures_dir`` defaults to the module's
-    :data:`FIGURES_DIR` at call time. Returns the folders removed."""
-    folder = Path(FIGURES_DIR if figures_dir is None else figures_dir)
-    stale = [p for p in folder.glob(".tmp-*") if p.is_dir()]
-    stale += [p for p in folder.glob(".old-*") if p.is_dir()]
-    for folder in stale:
-        logger.info("removing %s, left by an interrupted run", folder)
+#: The runner marks every folder it stages in ``figures/`` (``.tmp-<stem>-<profile>``) or moves aside there
+#: (``.old-<stem>-<pid>``) with a file of the folder's name plus this suffix beside it, written before the folder
+#: is filled: only folders so marked are ever removed as left by an interrupted run.
+STAGING_MARKER = ".runner-staging"
+
+
+def staging_marker(folder: Path) -> Path:
+    """The marker file of the staging folder ``folder`` (:data:`STAGING_MARKER`)."""
+    folder = Path(folder)
+    return folder.with_name(folder.name + STAGING_MARKER)
+
+
+def is_own_staging(folder: Path) -> bool:
+    """Whether ``folder`` is a staging or moved-aside folder this tool made (its marker file is beside it; a
+    symbolic link never is)."""
+    folder = Path(folder)
+    return not folder.is_symlink() and staging_marker(folder).is_file()
+
+
+def remove_own_staging(folder: Path) -> None:
+    """Remove the staging folder ``folder`` and its marker, when the marker says the runner made it."""
+    if is_own_staging(folder):
         shutil.rmtree(folder, ignore_errors=True)
+        staging_marker(folder).unlink(missing_ok=True)
+
+
+def remove_stale_staging(figures_dir: Path | None = None) -> list[Path]:
+    """Remove what an interrupted run left in ``figures/``: staging folders ``.tmp-<stem>-<profile>`` (outputs of a
+    notebook that never finished) and ``.old-<stem>-<pid>`` (a swap cut short), recognised by the marker file the
+    runner wrote beside them (:func:`staging_marker`); a folder of such a name without it is the user's and is
+    kept, with a warning. ``figures_dir`` defaults to the module's :data:`FIGURES_DIR` at call time. Returns the
+    folders removed."""
+    folder = Path(FIGURES_DIR if figures_dir is None else figures_dir)
+    stale = []
+    for candidate in sorted(p for pattern in (".tmp-*", ".old-*") for p in folder.glob(pattern)):
+        if candidate.name.endswith(STAGING_MARKER):
+            if not candidate.with_name(candidate.name[: -len(STAGING_MARKER)]).exists():
+                candidate.unlink(missing_ok=True)  # a marker whose folder is already gone
+            continue
+        if not candidate.is_dir():
+            continue
+        if not is_own_staging(candidate):
+            logger.warning("keeping %s: its name looks like a staging folder, but the runner did not make it (no "
+                           "marker %s beside it)", candidate, staging_marker(candidate).name)
+            continue
+        logger.info("removing %s, left by an interrupted run", candidate)
+        remove_own_staging(candidate)
+        stale.append(candidate)
     return stale
 
 
@@ -339,13 +487,18 @@ def runner_environment(profile: str):
                 os.environ[name] = value
 
 
+#: How long a notebook's kernel may take to start (papermill's default, 60 s, ran out on two cores kept busy).
+KERNEL_START_S = 180
+
+
 def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path = BUILD_DIR,
                      extra_parameters: dict | None = None, html: bool = True,
-                     progress: str | None = None) -> Path:
+                     progress: str | None = None, cell_timeout_s: float | None = None) -> Path:
     """Run one notebook with papermill; return the executed notebook's path (HTML beside it if ``html``).
 
-    ``progress``: show papermill's per-cell bar with this description (None: no bar). The executed copy in
-    ``build_dir`` is stripped of volatile metadata once the notebook succeeds (see :func:`strip_volatile`).
+    ``progress``: show papermill's per-cell bar with this description (None: no bar). ``cell_timeout_s``: stop
+    the notebook when one cell runs longer (papermill's ``execution_timeout``; None: no limit). The executed copy
+    in ``build_dir`` is stripped of volatile metadata once the notebook succeeds (see :func:`strip_volatile`).
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -364,7 +517,8 @@ def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path 
     bar = {"desc": progress, "unit": "cell", "file": sys.stderr, "leave": True} if progress else False
     with runner_environment(profile):
         papermill.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3",
-                            cwd=str(REPO_ROOT), progress_bar=bar, log_output=False)
+                            cwd=str(REPO_ROOT), progress_bar=bar, log_output=False,
+                            start_timeout=KERNEL_START_S, execution_timeout=cell_timeout_s)
     write_stripped(executed, executed)
     if html:
         export_html(executed)
@@ -557,6 +711,9 @@ def waits_for(stems: list[str], after: dict[str, dict[str, str]] | None = None) 
 def sequential_order(stems: list[str], after: dict[str, dict[str, str]] | None = None) -> list[str]:
     """``stems`` in the order given, except that a notebook moves after those it waits for (``--jobs 1``; the
     default order, by number, already has every notebook after those it waits for)."""
+    repeated = sorted({s for s in stems if stems.count(s) > 1})
+    if repeated:
+        raise ValueError(f"notebooks given more than once: {', '.join(repeated)}; name each once")
     deps, order = waits_for(stems, after), []
     while len(order) < len(stems):
         placed = set(order)
@@ -770,6 +927,22 @@ def staging_folder(stem: str, profile: str) -> Path:
     return FIGURES_DIR / f".tmp-{stem}-{profile}"
 
 
+def make_staging(staging: Path) -> bool:
+    """Mark ``staging`` as this run's staging folder (its marker file, :func:`staging_marker`, written before the
+    notebook fills the folder), first removing one a dead run of this tool left there; a folder of that name the
+    runner did not make is the user's: FileExistsError naming it, and nothing is removed. Returns True (the
+    folder is this run's to remove)."""
+    staging = Path(staging)
+    if staging.exists() or staging.is_symlink():
+        if not is_own_staging(staging):
+            raise FileExistsError(f"{staging} exists and was not made by the runner (no marker "
+                                  f"{staging_marker(staging).name} beside it); move it away and run again")
+        remove_own_staging(staging)
+    staging.parent.mkdir(parents=True, exist_ok=True)
+    staging_marker(staging).write_text(f"staging folder of runner process {os.getpid()}\n")
+    return True
+
+
 def keep_profile_folders(final: Path, staging: Path) -> list[str]:
     """Copy the other profiles' output folders (``final/<profile>``) into ``staging`` before ``staging`` replaces
     ``final``, so that a paper run keeps the GPU run's outputs beside it; return the names copied."""
@@ -789,23 +962,25 @@ def run_notebook(stem: str, profile: str, progress: str | None = None) -> Notebo
     start = time.perf_counter()
     staging = staging_folder(stem, profile)
     final = output_folder(stem, profile)
-    shutil.rmtree(staging, ignore_errors=True)
     run = NotebookRun(stem, 0.0)
+    made = False
     try:
+        made = make_staging(staging)
         executed = execute_notebook(stem, profile, staging.relative_to(REPO_ROOT), progress=progress)
         committed = write_stripped(executed, staging / f"{stem}.ipynb")
         point_at_final_folder(committed, staging, final)
         keep_profile_folders(final, staging)
         final.parent.mkdir(parents=True, exist_ok=True)
-        replace_folder(staging, final)
+        replace_folder(staging, final, marker=STAGING_MARKER)
     except Exception as err:  # report every failing notebook, then fail
         run.error = _error_line(err)
         partial = BUILD_DIR / f"{stem}.{profile}.ipynb"
         run.partial_copy = partial.relative_to(REPO_ROOT) if partial.exists() else None
         logger.error("%s failed: %s (its previous outputs are kept; %s)", stem, run.error,
                      f"partial copy {run.partial_copy}" if run.partial_copy else "no executed copy was written")
-    finally:  # also on Ctrl-C: no half-written staging folder stays behind
-        shutil.rmtree(staging, ignore_errors=True)
+    finally:  # also on Ctrl-C: no half-written staging folder stays behind (only the one made here)
+        if made:
+            remove_own_staging(staging)
     run.seconds = round(time.perf_counter() - start, 1)
     if run.ok:
         run.outputs = notebook_outputs(stem, profile, folder=final)
@@ -914,7 +1089,7 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
                 logger.warning("%s did not stop within %.0f s: terminating it", stem, STOP_GRACE_SECONDS)
                 worker.terminate()
                 worker.join()
-                shutil.rmtree(staging_folder(stem, profile), ignore_errors=True)
+                remove_own_staging(staging_folder(stem, profile))
             receive.close()
     return [runs[stem] for stem in stems]
 
@@ -928,20 +1103,30 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
     unknown = [s for s in stems if s not in list_notebooks()]
     if unknown:
         raise ValueError(f"--notebooks {unknown}: no such notebook; known: {list_notebooks()}")
+    duplicated = sorted({s for s in stems if stems.count(s) > 1})
+    if duplicated:
+        raise ValueError(f"--notebooks: {', '.join(duplicated)} given more than once; name each notebook once")
     if profile not in REQUIRED_PROFILES:
         without = [s for s in stems if not (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
+        if without and notebooks:  # asked for by name: running nothing would look like success
+            having = [s for s in list_notebooks() if (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
+            raise ValueError(f"--profile {profile} --notebooks {' '.join(without)}: no configs/<stem>/{profile}.yaml "
+                             f"for {', '.join(without)}; the {profile} profile exists for: "
+                             f"{', '.join(having) or 'no notebook'}")
         if without:
             logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
         stems = [s for s in stems if s not in without]
+        if not stems:
+            raise ValueError(f"--profile {profile}: no notebook has configs/<stem>/{profile}.yaml; nothing to run")
     with run_lock():  # one run per checkout, so every staging folder found now is a dead run's
         return run_figures_locked(stems, profile, data_mode, jobs)
 
 
 def run_figures_locked(stems: list[str], profile: str, data_mode: str, jobs: int) -> int:
     """:func:`run_figures` once it holds the checkout's run lock (:func:`run_lock`)."""
-    remove_stale_staging()  # before any notebook starts
     check_configs(stems, profile)  # every parameter file against its notebook, before data or notebooks run
     check_folders(data_mode)
+    remove_stale_staging()  # once the checks have passed, before any notebook starts
     for stem in stems:
         if stem not in NOTEBOOK_DATASETS:
             logger.warning("%s: no datasets listed in pate_study.tooling.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
@@ -978,10 +1163,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     if args.command == "index":
+        if not FIGURES_DIR.is_dir():
+            print(f"error: {FIGURES_DIR}: no figures folder (expected the committed figures/ of a checkout); "
+                  "run from a complete checkout, or `make figures` first", file=sys.stderr)
+            return 2
         write_index()
         return 0
     try:
         return 1 if run_figures(args.profile, args.notebooks, args.data, args.jobs) else 0
+    except KeyboardInterrupt:  # the clean-up ran on the way out (staging folders, workers): no traceback
+        print("interrupted (Ctrl-C): stopped; the notebooks that had not finished kept their previous outputs",
+              file=sys.stderr)
+        return 130
     except ConfigError as err:
         for line in err.problems:
             print(f"error: {line}", file=sys.stderr)

@@ -308,3 +308,58 @@ def test_parser_errors_are_one_line(data):
 def test_data_error_messages_are_one_line():
     assert str(fw.MalformedDataError("a.csv: bad\n  line 2\n\n")) == "a.csv: bad; line 2"
     assert "\n" not in str(fw.NotAvailableError("x\nhow to get it: y"))
+
+
+# ----------------------------------------------------------------------------- relative paths, silent stand-ins
+@pytest.mark.parametrize("variable, getter", [(env.DATA_ENV, env.data_dir), (env.CACHE_ENV, env.cache_dir),
+                                              (env.MIRROR_ENV, env.mirror_dir)])
+def test_a_relative_folder_is_refused_naming_the_variable(tmp_path, monkeypatch, variable, getter):
+    """A relative PATE_STUDY_DATA prepared from the repository root named another folder for a notebook in
+    notebooks/, which then got the stand-in without a word."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reldata").mkdir()
+    monkeypatch.setenv(variable, "reldata")
+    with pytest.raises(env.EnvPathError) as info:
+        getter()
+    assert str(info.value).startswith(f"{variable}=reldata: a relative path") and str(tmp_path / "reldata") in str(
+        info.value)
+
+
+def test_auto_says_visibly_when_a_configured_data_folder_lacks_the_dataset(data_dir, caplog):
+    import logging
+
+    with caplog.at_level(logging.WARNING):
+        assert resolve_source("pate2018-votes", "auto") is None
+    line = next(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert f"not prepared in PATE_STUDY_DATA={data_dir}" in line and "synthetic stand-in" in line
+
+
+# ----------------------------------------------------------------------------- things in the wrong place
+def test_a_folder_or_a_symlink_loop_in_place_of_a_mirror_file_is_named(fake_mirror, data_dir):
+    folder = fake_mirror / "pate2018-votes"
+    folder.mkdir()
+    (folder / "mnist_250_teachers.npy").mkdir()
+    with pytest.raises(fw.DataError, match=r"mnist_250_teachers.npy: a folder in the mirror \(PATE_STUDY_MIRROR="):
+        resolve_source("pate2018-votes", "auto")
+    (folder / "mnist_250_teachers.npy").rmdir()
+    (folder / "mnist_250_teachers.npy").symlink_to(folder / "mnist_250_teachers.npy")
+    with pytest.raises(fw.DataError, match="mnist_250_teachers.npy: a symbolic link that loops"):
+        resolve_source("pate2018-votes", "auto")
+
+
+def test_a_regular_file_where_the_dataset_folder_belongs_is_named(data_dir):
+    data_dir.mkdir()
+    (data_dir / "pate2018-votes").write_text("not a folder")
+    with pytest.raises(fw.DataError, match=r"pate2018-votes: a regular file where the prepared folder"):
+        resolve_source("pate2018-votes", "auto")
+    assert (data_dir / "pate2018-votes").read_text() == "not a folder"
+
+
+def test_a_manifest_cut_short_is_named(data_dir):
+    folder = _install_incomplete_urls(data_dir, {})
+    text = (folder / "MANIFEST.json").read_text()
+    (folder / "MANIFEST.json").write_text(text[: len(text) // 2])
+    problem = data_recipes.get_recipe("malicious-urls").problem()
+    assert f"its manifest {folder / 'MANIFEST.json'} is unreadable" in problem
+    with pytest.raises(fw.IncompleteDataError, match="MANIFEST.json is unreadable"):
+        resolve_source("malicious-urls", "real")
