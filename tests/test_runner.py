@@ -231,3 +231,9 @@ def test_runner_environment_marks_the_kernel_and_draws_inline(monkeypatch):
     with runner.runner_environment("paper"):
         assert os.environ[RUNNER_ENV] == "paper" and "MPLBACKEND" not in os.environ
     assert os.environ["MPLBACKEND"] == "Agg" and RUNNER_ENV not in os.environ
+
+
+def test_the_summary_points_at_the_copy_this_profile_wrote():
+    """A smoke run's summary names its own git-ignored copy, not the committed notebooks it did not write."""
+    assert "figures/<stem>/smoke/<stem>.ipynb" in runner.results_folder_text("smoke")
+    assert runner.results_folder_text("paper") == "`figures/<stem>/<stem>.ipynb` (committed)"

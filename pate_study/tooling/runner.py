@@ -909,9 +909,17 @@ def summary_markdown(runs: list[NotebookRun], profile: str, data: list[DataPrepa
         lines += ["", "Failed notebooks (previous outputs kept):"]
         lines += [f"- {run.stem}: `{run.error}`; " + (f"partial executed copy: `{run.partial_copy}`" if run.partial_copy
                                                       else "no executed copy was written") for run in failed]
-    lines += ["", "Read the results: executed notebooks `figures/<stem>/<stem>.ipynb` (committed), HTML "
+    lines += ["", f"Read the results: executed notebooks {results_folder_text(profile)}, HTML "
               f"`build/<stem>.{profile}.html`, the catalogue `figures/INDEX.md`."]
     return "\n".join(lines) + "\n"
+
+
+def results_folder_text(profile: str) -> str:
+    """Where this profile's executed notebooks are, as the summary names them: the committed ``figures/<stem>/``
+    for the paper profile, this run's own ``figures/<stem>/<profile>/`` copy (git-ignored) for any other."""
+    if profile == RESULTS_PROFILE:
+        return "`figures/<stem>/<stem>.ipynb` (committed)"
+    return f"`figures/<stem>/{profile}/<stem>.ipynb` (this {profile} run's copy; the committed ones are in `figures/<stem>/`)"
 
 
 # ----------------------------------------------------------------------------------------------------------- figures
