@@ -223,3 +223,8 @@ def test_lab2_data_independent_values_get_a_hint_naming_votes(votes):
     independent = table[table["analysis"] == "data-independent"].set_index("conversion")["epsilon"]
     feedback = ex.check_lab2_conversions(independent["basic"], independent["improved"], votes)
     assert not feedback.correct and "votes=votes" in feedback.message
+
+
+def test_lab2_hint_names_the_expected_cost_not_epsilon(votes):
+    feedback = ex.check_lab2_conversions(1.0, 0.5, votes)
+    assert not feedback.correct and 'cost="expected"' in feedback.message and ".expected_epsilon" in feedback.message

@@ -513,8 +513,9 @@ def check_lab2_answered(answer, votes, threshold: float = 200.0, sigma1: float =
 
 def check_lab2_conversions(basic, improved, votes, threshold: float = 200.0, sigma1: float = 150.0,
                            sigma2: float = 40.0, delta: float = 1e-5, rtol: float = 1e-4) -> Feedback:
-    """Task 2. Confident GNMax's data-dependent ε on these votes (expected cost), with ``conversion="basic"`` and
-    with ``conversion="improved"``. Right within ``rtol``; the explanation of the gap is written."""
+    """Task 2. Confident GNMax's data-dependent ε on these votes, Papernot et al. 2018 Table 2's expected cost
+    (``cost="expected"``, its ``expected_epsilon``: not a guarantee), with ``conversion="basic"`` and with
+    ``conversion="improved"``. Right within ``rtol``; the explanation of the gap is written."""
     name = "task 2 (two conversions)"
     values = [_number(v, name) for v in (basic, improved)]
     for v in values:
@@ -532,14 +533,16 @@ def check_lab2_conversions(basic, improved, votes, threshold: float = 200.0, sig
     if all(math.isclose(v, independent[c], rel_tol=rtol) for v, c in zip(values, ("basic", "improved"))):
         return _wrong(name, "these are the data-independent ε (n_queries=): the task asks for the data-dependent ones, "
                             "votes=votes")
-    return _wrong(name, f"the {' and '.join(wrong)} value is off; pass votes=, threshold=, sigma1=, sigma2=, delta= and "
-                        "conversion= to privacy.confident_gnmax_epsilon and read .epsilon")
+    return _wrong(name, f"the {' and '.join(wrong)} value is off; pass votes=, threshold=, sigma1=, sigma2=, delta=, "
+                        "conversion= and cost=\"expected\" to privacy.confident_gnmax_epsilon and read "
+                        ".expected_epsilon (Table 2's expected cost, not a guarantee)")
 
 
 def check_lab2_ratio(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, sigma2: float = 40.0,
                      delta: float = 1e-5, rtol: float = 0.01) -> Feedback:
-    """Task 3. How many times smaller is confident GNMax's data-dependent ε (basic conversion) than its
-    data-independent ε on the same number of queries? (ε_independent / ε_dependent, within ``rtol``.)"""
+    """Task 3. How many times smaller is confident GNMax's data-dependent ε (basic conversion; Table 2's expected
+    cost, as in task 2) than its data-independent ε on the same number of queries? (ε_independent /
+    expected ε_dependent, within ``rtol``.)"""
     name = "task 3 (data-dependent saving)"
     value = _number(answer, name, positive="a ratio of two ε")
     if isinstance(value, Feedback):
