@@ -223,3 +223,21 @@ def test_lab2_data_independent_values_get_a_hint_naming_votes(votes):
     independent = table[table["analysis"] == "data-independent"].set_index("conversion")["epsilon"]
     feedback = ex.check_lab2_conversions(independent["basic"], independent["improved"], votes)
     assert not feedback.correct and "votes=votes" in feedback.message
+
+
+def test_an_absurd_number_of_queries_is_shown_in_a_few_characters_not_300_digits():
+    feedback = ex.check_queries_for_budget(1e300)
+    assert not feedback.correct and "ε(1e+300)" in feedback.message
+    assert max(len(word) for word in feedback.message.split()) < 40, feedback.message
+
+
+def test_empty_votes_for_exercise_8_are_refused_in_one_line_naming_votes():
+    for empty in ([], np.zeros((0, 10))):
+        with pytest.raises(ValueError, match=r"^votes: expected a non-empty array") as err:
+            ex.check_expected_answered(1.0, empty)
+        assert "\n" not in str(err.value) and "check_values" not in str(err.value)
+
+
+def test_lab2_hint_names_the_expected_cost_not_epsilon(votes):
+    feedback = ex.check_lab2_conversions(1.0, 0.5, votes)
+    assert not feedback.correct and 'cost="expected"' in feedback.message and ".expected_epsilon" in feedback.message

@@ -7,8 +7,8 @@ generate_table.sh``: threshold T, σ1, σ2, number of student queries, δ), cite
 goes through :mod:`pate_study.privacy`; this module arranges it into tables:
 
 * :func:`confident_gnmax_rows` — expected answered queries and ε of confident GNMax (Algorithm 1),
-  data-dependent (Theorem 6) and data-independent (Proposition 8 + the threshold's α/(2σ1²)), basic and
-  improved RDP → (ε, δ) conversions;
+  data-dependent (Theorem 6; the expected cost of Table 2, not a guarantee) and data-independent (Proposition 8 +
+  the threshold's α/(2σ1²)), basic and improved RDP → (ε, δ) conversions;
 * :func:`realised_runs` — the paper's numbers are single draws of the noise: the answered count and the
   realised ε (step 2 charged only on answered queries) over many seeds;
 * :func:`smooth_sensitivity_confident` — the smooth-sensitivity release of the data-dependent ε
@@ -138,7 +138,9 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
     """Expected answered queries and ε of confident GNMax on ``setting.n_queries`` queries.
 
     Data-dependent: Theorem 6 per step, step 1 + Pr[answered]·step 2 (expected cost, Papernot et al. 2018 §4.2,
-    as in their Table 2). Data-independent: every query charged α/(2σ1²) + α/σ2² (``cost="all_answered"``),
+    as in their Table 2: the ``expected_epsilon`` of an
+    :class:`~pate_study.privacy.accounting.ExpectedCost`, not a guarantee for any run; the guarantee of each run
+    is :func:`realised_runs`'s). Data-independent: every query charged α/(2σ1²) + α/σ2² (``cost="all_answered"``),
     and, for comparison at the same expected number of answers, α/(2σ1²) per query plus α/σ2² per expected answer.
     Basic (Mironov 2017 Prop. 3) and improved (Canonne et al. 2020 Prop. 12) conversions. Beside them, what the
     paper's data-independent script prints (:func:`reference_data_independent_epsilon`: step 2 weighted by the
@@ -153,7 +155,7 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
             dep = confident_gnmax_epsilon(votes=votes, conversion=conversion, cost="expected", **kw)
             ind = confident_gnmax_epsilon(n_queries=setting.n_queries, conversion=conversion, **kw)
             row["expected_answered"] = dep.expected_answered
-            row[f"epsilon_{conversion}"] = dep.epsilon
+            row[f"epsilon_{conversion}"] = dep.expected_epsilon  # Table 2's expected cost, not a guarantee
             row[f"order_{conversion}"] = dep.order
             row[f"epsilon_independent_{conversion}"] = ind.epsilon
             row[f"epsilon_reference_script_independent_{conversion}"] = reference_data_independent_epsilon(

@@ -9,9 +9,18 @@ Examples::
         --orders continuous
     # Papernot 2018: data-dependent GNMax on a votes file
     python -m pate_study.privacy epsilon --aggregator gnmax --sigma 40 --delta 1e-5 --votes votes.npy --first 1000
-    # confident GNMax, expected cost
+    # confident GNMax: the guarantee of one run (realised cost, check noise drawn with --seed, default 0)
     python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 300 --sigma1 150 --sigma2 40 \\
         --delta 1e-5 --votes votes.npy
+    # the same, Papernot et al. 2018 Table 2's expected cost (printed as expected_epsilon, not a guarantee)
+    python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 300 --sigma1 150 --sigma2 40 \\
+        --delta 1e-5 --votes votes.npy --cost expected
+
+Confident GNMax with ``--votes`` is charged ``--cost realized`` by default: step 2 only on the queries one run of
+the noisy check answers, the check's noise drawn from ``--seed`` (default 0, printed as ``"seed"``), so the printed
+ε is the guarantee of that stated, reproducible run. ``--cost expected`` prints Papernot et al. 2018 Table 2's
+expected cost (step 2 weighted by Pr[answered]) as ``expected_epsilon`` with ``note`` and no ``epsilon``: it is
+not a guarantee.
 
 Invalid combinations exit with status 2 and a one-line message on stderr naming the flag; so do a library
 refusal (its parameter shown as the flag), an overflow (naming the numeric flags given) and a grid of orders too
@@ -80,7 +89,9 @@ examples:
   # data-independent LNMax (Visca 2021, web case): 1000 answers with noise Lap(1/0.05), moments accountant,
   # integer orders 1..8; prints {"epsilon": 20.7565..., "order": 2, ...}
   python -m pate_study.privacy epsilon --aggregator lnmax --gamma 0.05 --delta 1e-5 --n-queries 1000
-  # confident GNMax (Papernot et al. 2018) on a vote file; prints epsilon and expected_answered
+  # confident GNMax (Papernot et al. 2018) on a vote file: the guarantee of one run of the check, drawn with
+  # --seed (default 0); prints epsilon, seed and expected_answered (the queries that run answered); add
+  # --cost expected for Table 2's expected cost (printed as expected_epsilon, not a guarantee)
   python -m pate_study.privacy epsilon --aggregator confident-gnmax --threshold 200 --sigma1 150 --sigma2 40 \\
       --delta 1e-5 --votes votes.npy
 
@@ -89,6 +100,9 @@ query and one column per class, every row summing to the number of teachers. For
 et al. 2018 (250 teachers), run python -m data_recipes prepare pate2018-votes and pass --votes the file
 pate2018-votes/svhn.npy (or mnist.npy, adult.npy) of the data folder (PATE_STUDY_DATA).
 """
+
+#: Seed of confident GNMax's check noise when ``--seed`` is not given (printed in the output as ``"seed"``).
+DEFAULT_SEED = 0
 
 NON_FINITE_REASON = ("a value that is not a finite number is printed as null; an infinite epsilon means no finite "
                      "guarantee at this delta for these settings")
@@ -205,14 +219,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--orders", type=_text, help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
                                     "default int:1:8 for moments2017, paper2018 for rdp2018")
     p.add_argument("--conversion", choices=CONVERSIONS, help="RDP -> (eps, delta) (rdp2018 only; default basic)")
-    p.add_argument("--cost", choices=COSTS, help="confident-gnmax with --votes: expected (default) or realized")
+    p.add_argument("--cost", choices=COSTS, help="confident-gnmax with --votes: realized (default: the guarantee of "
+                   "one run, drawn with --seed) or expected (Papernot et al. 2018 Table 2, printed as "
+                   "expected_epsilon: not a guarantee)")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--n-queries", type=_count(1, "n_queries"), help="number of queries (data-independent bound)")
     group.add_argument("--votes", type=_path, help=".npy file, rows = per-query vote counts (data-dependent bound)")
     p.add_argument("--first", type=_count(1, "first"), help="use only the first N rows of --votes")
     p.add_argument("--n-teachers", type=_count(1, "n_teachers"),
                    help="number of teachers: every row of --votes must sum to it")
-    p.add_argument("--seed", type=_count(0), help="seed of the check noise for --cost realized")
+    p.add_argument("--seed", type=_count(0), help=f"seed of the check noise for --cost realized (default "
+                   f"{DEFAULT_SEED}; printed in the output)")
     p.add_argument("--q-condition", choices=Q_CONDITIONS, help="LNMax data-dependent condition (default theorem)")
     p.add_argument("--q-variant", choices=Q_VARIANTS, help="LNMax q bound (default sum)")
     p.add_argument("--include-curves", action="store_true", help="add per-order orders/curve/rdp_or_logmgf")
@@ -249,10 +266,10 @@ def _validate(args: argparse.Namespace) -> str | None:
         return "--q-condition/--q-variant need --votes (data-dependent bound)"
     if args.cost is not None and (args.aggregator != "confident-gnmax" or args.votes is None):
         return "--cost applies to --aggregator confident-gnmax with --votes"
-    if args.cost == "realized" and args.seed is None:
-        return "--cost realized needs --seed (the check noise is drawn)"
-    if args.seed is not None and args.cost != "realized":
-        return "--seed is only used with --cost realized"
+    if args.seed is not None and (args.aggregator != "confident-gnmax" or args.votes is None):
+        return "--seed applies to --aggregator confident-gnmax with --votes (the seed of the check noise)"
+    if args.seed is not None and args.cost == "expected":
+        return "--seed is only used with --cost realized (the default); --cost expected draws no noise"
     return None
 
 
@@ -276,9 +293,18 @@ def _check_threshold(args: argparse.Namespace, votes: np.ndarray | None) -> None
     check_threshold("--threshold", args.threshold, 0.0, teachers if teachers else np.inf, what)
 
 
+def realized_seed(args: argparse.Namespace) -> int | None:
+    """The seed of the check noise a confident-GNMax run on ``--votes`` is charged with: ``--seed``, else
+    :data:`DEFAULT_SEED` (``--cost realized`` is the default); None for ``--cost expected`` and without votes."""
+    if args.aggregator != "confident-gnmax" or args.votes is None or args.cost == "expected":
+        return None
+    return DEFAULT_SEED if args.seed is None else args.seed
+
+
 def run(args: argparse.Namespace) -> dict:
     """Compute the privacy cost for parsed arguments and return the JSON-ready dict."""
     accountant = args.accountant or ("moments2017" if args.aggregator == "lnmax" else "rdp2018")
+    seed = realized_seed(args)
     data = ({"votes": _load_votes(args.votes, args.first, args.n_teachers)} if args.votes is not None
             else {"n_queries": args.n_queries})
     _check_threshold(args, data.get("votes"))
@@ -295,9 +321,11 @@ def run(args: argparse.Namespace) -> dict:
         else:
             spent = confident_gnmax_epsilon(
                 threshold=args.threshold, sigma1=args.sigma1, sigma2=args.sigma2, cost=args.cost,
-                rng=args.seed, **common, **data,
+                rng=seed, **common, **data,
             )
     out = spent.to_dict(include_curves=args.include_curves)
+    if seed is not None:
+        out["seed"] = seed
     out["aggregator"] = args.aggregator
     if args.votes is not None:
         out["votes_file"] = str(args.votes)

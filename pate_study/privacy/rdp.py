@@ -28,9 +28,11 @@ Implemented here, vectorised over queries × orders and in log space:
   2¹⁶ values, deterministic sums), live in :mod:`~pate_study.privacy.rdp_curves`,
   shared with the multi-label modules, and are re-exported here.
 * Accountants: :func:`gnmax_epsilon`, :func:`lnmax_rdp_epsilon`,
-  :func:`confident_gnmax_epsilon` (charged "expected": step 1 + Pr[answered] ·
-  step 2, as in the paper's tables; or "realized": step 2 only on the queries
-  actually answered). Each builds its composed curve and hands it to
+  :func:`confident_gnmax_epsilon` (charged "realized" by default: step 2 only
+  on the queries actually answered, the guarantee of the run; or "expected":
+  step 1 + Pr[answered] · step 2, as in the paper's Table 2, returned as an
+  :class:`~pate_study.privacy.accounting.ExpectedCost`, not a guarantee). Each
+  builds its composed curve and hands it to
   :func:`~pate_study.privacy.accounting.account`.
 
 Pitfalls avoided (reference-values.md §5): the q condition is checked, never
@@ -54,7 +56,7 @@ from ._validation import (
     check_positive,
     check_threshold,
 )
-from .accounting import PrivacySpent, account, query_mode, resolve_rdp_orders
+from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode, resolve_rdp_orders
 from .rdp_curves import (
     Q_CONDITIONS,
     THEOREM6_VARIANTS,
@@ -347,18 +349,22 @@ def confident_gnmax_epsilon(
     answered: Any = None,
     rng: Any = None,
     check_values: Any = None,
-) -> PrivacySpent:
+) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of confident GNMax (Papernot et al. 2018, Algorithm 1, §4.2; Theorem 6).
 
     Data-dependent (``votes``), per query: the threshold step (Theorem 6 with
     σ → √2σ1, q = min(Pr[answered], 1 − Pr[answered])) plus the GNMax step
     (Theorem 6 with σ2), charged
 
-    * ``cost="expected"`` (default): step 1 + Pr[answered] · step 2, as in the
-      paper's tables; ``expected_answered`` = Σ Pr[answered];
-    * ``cost="realized"``: step 2 only on answered queries, from ``answered``
-      (a boolean mask, e.g. ``Aggregation.answered``) or, if not given, from
-      running the check with ``rng`` exactly as :func:`aggregators.confident_gnmax` does.
+    * ``cost="realized"`` (the default with ``votes``: the (ε, δ) guarantee of the run): step 2 only on the
+      queries answered, from ``answered`` (a boolean mask, e.g. ``Aggregation.answered``) or, if not given,
+      from running the check with ``rng`` exactly as :func:`aggregators.confident_gnmax` does; one of the
+      two is needed. ``expected_answered`` (and ``details["n_answered"]``) is then the number answered;
+    * ``cost="expected"``: step 1 + Pr[answered] · step 2, the average of the data-dependent cost over runs
+      of the check. This is what Papernot et al. 2018 print in Table 2 (their ``smooth_sensitivity_table.py``
+      weights step 2 by the data-dependent Pr[answered]): an expected cost, not a guarantee for any run, so
+      it is returned as an :class:`~pate_study.privacy.accounting.ExpectedCost` (``expected_epsilon``,
+      ``note``; no ``epsilon``); ``expected_answered`` = Σ Pr[answered].
 
     Data-independent (``n_queries``): every query charged both steps,
     α/(2σ1²) + α/σ2² (``cost="all_answered"``). ``check_values`` overrides
@@ -380,7 +386,7 @@ def confident_gnmax_epsilon(
             raise ValueError("cost: expected/realized costs need votes; with n_queries every query is charged both steps")
         return account(lambda grid: n * (s1 + s2) * grid, data_dependent=False, cost="all_answered",
                        expected_answered=float(n), **common)
-    cost = "expected" if cost is None else check_choice("cost", cost, COSTS)
+    cost = "realized" if cost is None else check_choice("cost", cost, COSTS)
     values = np.asarray(counts.max(axis=1) if check_values is None else check_values, dtype=np.float64)
     if values.shape != (n,):
         raise ValueError(f"check_values: expected shape ({n},), got {values.shape}")
@@ -393,7 +399,8 @@ def confident_gnmax_epsilon(
         step1 = total_rdp_data_dependent(threshold_logq(values, threshold, sigma1), s1, grid)
         return step1 + total_rdp_data_dependent(gnmax_logq_counts(counts, sigma2), s2, grid, weights)
 
-    return account(
+    spent = account(
         total, data_dependent=True, cost=cost, expected_answered=math.fsum(weights.tolist()),
         **({"n_answered": int(weights.sum())} if cost == "realized" else {}), **common,
     )
+    return expected_cost(spent) if cost == "expected" else spent

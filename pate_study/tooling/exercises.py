@@ -56,6 +56,7 @@ from ..privacy import (
     local_laplace_epsilon,
     moments_closed_form,
 )
+from ..privacy._validation import check_counts, number_text
 from ..privacy.rdp import threshold_logpr
 
 __all__ = [
@@ -248,11 +249,19 @@ def check_queries_for_budget(answer, epsilon_budget: float = 10.0, gamma: float 
     t = int(value)
     eps_t, eps_next = (lnmax_independent_epsilon(k, gamma, delta) for k in (t, t + 1))
     if eps_t > epsilon_budget:
-        return _wrong(name, f"ε({t}) = {eps_t:.4f} exceeds the budget {epsilon_budget:g}: answer fewer queries")
+        return _wrong(name, f"ε({number_text(t)}) = {_epsilon_text(eps_t)} exceeds the budget {epsilon_budget:g}: "
+                            "answer fewer queries")
     if eps_next <= epsilon_budget:
-        return _wrong(name, f"ε({t + 1}) = {eps_next:.4f} still fits the budget: you can answer more")
+        return _wrong(name, f"ε({number_text(t + 1)}) = {_epsilon_text(eps_next)} still fits the budget: you can "
+                            "answer more")
     return Feedback(name, True, f"ε({t}) = {eps_t:.4f} ≤ {epsilon_budget:g} < ε({t + 1}) = {eps_next:.4f} "
                                 f"(basic composition would allow only {int(epsilon_budget / (2 * gamma))})")
+
+
+def _epsilon_text(epsilon: float) -> str:
+    """ε for a feedback line: four decimals, or :func:`~pate_study.privacy._validation.number_text`'s ``%g``
+    from 10^12 on (an absurd answer must not print a 300-digit number)."""
+    return f"{epsilon:.4f}" if abs(epsilon) < 1e12 else number_text(epsilon)
 
 
 def check_rdp_conversion(basic, improved, rdp: float = 12.5, order: float = 20.0, delta: float = 1e-5,
@@ -342,7 +351,7 @@ def check_expected_answered(answer, votes, threshold: float = 200.0, sigma1: flo
     value = _number(answer, name)
     if isinstance(value, Feedback):
         return value
-    counts = np.asarray(votes)
+    counts = check_counts(votes, name="votes")  # one line naming votes for an empty or malformed matrix
     truth = float(np.exp(threshold_logpr(counts.max(axis=1), threshold, sigma1)).sum())
     if math.isclose(value, truth, rel_tol=rtol):
         return Feedback(name, True, f"Σ Φ((max_j n_j − threshold)/σ1) = {truth:.2f} of {len(counts)} queries")
@@ -513,8 +522,9 @@ def check_lab2_answered(answer, votes, threshold: float = 200.0, sigma1: float =
 
 def check_lab2_conversions(basic, improved, votes, threshold: float = 200.0, sigma1: float = 150.0,
                            sigma2: float = 40.0, delta: float = 1e-5, rtol: float = 1e-4) -> Feedback:
-    """Task 2. Confident GNMax's data-dependent ε on these votes (expected cost), with ``conversion="basic"`` and
-    with ``conversion="improved"``. Right within ``rtol``; the explanation of the gap is written."""
+    """Task 2. Confident GNMax's data-dependent ε on these votes, Papernot et al. 2018 Table 2's expected cost
+    (``cost="expected"``, its ``expected_epsilon``: not a guarantee), with ``conversion="basic"`` and with
+    ``conversion="improved"``. Right within ``rtol``; the explanation of the gap is written."""
     name = "task 2 (two conversions)"
     values = [_number(v, name) for v in (basic, improved)]
     for v in values:
@@ -532,14 +542,16 @@ def check_lab2_conversions(basic, improved, votes, threshold: float = 200.0, sig
     if all(math.isclose(v, independent[c], rel_tol=rtol) for v, c in zip(values, ("basic", "improved"))):
         return _wrong(name, "these are the data-independent ε (n_queries=): the task asks for the data-dependent ones, "
                             "votes=votes")
-    return _wrong(name, f"the {' and '.join(wrong)} value is off; pass votes=, threshold=, sigma1=, sigma2=, delta= and "
-                        "conversion= to privacy.confident_gnmax_epsilon and read .epsilon")
+    return _wrong(name, f"the {' and '.join(wrong)} value is off; pass votes=, threshold=, sigma1=, sigma2=, delta=, "
+                        "conversion= and cost=\"expected\" to privacy.confident_gnmax_epsilon and read "
+                        ".expected_epsilon (Table 2's expected cost, not a guarantee)")
 
 
 def check_lab2_ratio(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, sigma2: float = 40.0,
                      delta: float = 1e-5, rtol: float = 0.01) -> Feedback:
-    """Task 3. How many times smaller is confident GNMax's data-dependent ε (basic conversion) than its
-    data-independent ε on the same number of queries? (ε_independent / ε_dependent, within ``rtol``.)"""
+    """Task 3. How many times smaller is confident GNMax's data-dependent ε (basic conversion; Table 2's expected
+    cost, as in task 2) than its data-independent ε on the same number of queries? (ε_independent /
+    expected ε_dependent, within ``rtol``.)"""
     name = "task 3 (data-dependent saving)"
     value = _number(answer, name, positive="a ratio of two ε")
     if isinstance(value, Feedback):

@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 
 from pate_study.experiments import pate2018 as p
+from pate_study.experiments import pate2018_lab
+from pate_study.privacy import confident_gnmax_epsilon
 from pate_study.privacy import smooth_sensitivity as ss
 
 
@@ -189,3 +191,19 @@ def test_a_published_threshold_above_the_teachers_is_logged_once_not_warned(vote
             p.realised_runs(votes, above, range(2))
             p.smooth_sensitivity_confident(votes, above, 50, seeds=range(1))
     assert sum("kept as published" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_table2_rows_and_the_lab_read_the_expected_cost_under_its_own_name(votes, setting):
+    """Table 2's data-dependent ε is an expected cost: read from ``expected_epsilon``, and labelled in the lab."""
+    row = p.confident_gnmax_rows(votes, setting)
+    first = p.first_queries(votes, setting.n_queries, name=setting.dataset)
+    with p.published_threshold(setting, first):
+        expected = confident_gnmax_epsilon(votes=first, threshold=setting.threshold, sigma1=setting.sigma1,
+                                           sigma2=setting.sigma2, delta=setting.delta, cost="expected")
+    assert row["epsilon_basic"] == expected.expected_epsilon
+    table = pate2018_lab.conversions(first, threshold=setting.threshold, sigma1=setting.sigma1, sigma2=setting.sigma2,
+                                     delta=setting.delta)
+    dependent = table[table["analysis"] == "data-dependent"].set_index("conversion")
+    assert dependent.loc["basic", "epsilon"] == expected.expected_epsilon
+    assert set(dependent["cost"]) == {"expected (Table 2), not a guarantee"}
+    assert set(table[table["analysis"] == "data-independent"]["cost"]) == {"guarantee: every query charged both steps"}

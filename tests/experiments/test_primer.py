@@ -4,6 +4,7 @@ import pytest
 from scipy import stats
 
 from pate_study.experiments import primer
+from pate_study.privacy import aggregators, confident_gnmax_epsilon
 
 
 def test_one_moved_vote_has_l1_distance_two():
@@ -113,3 +114,17 @@ def test_sliders_degrade_to_one_static_figure_outside_an_interactive_kernel(monk
         sliders.slider_plot(sliders.gaussian_neighbours, sigma=(1.0, 4.0, 0.1, 5.0))
     for fig in (sliders.lnmax_answer(np.array([5, 3, 2]), 0.1), sliders.gaussian_neighbours(2.0)):
         assert fig.axes
+
+
+def test_aggregator_comparison_plots_the_guarantee_of_its_run_and_labels_the_expected_cost():
+    rng = np.random.default_rng(5)
+    counts = rng.multinomial(250, [0.7, *[0.3 / 9] * 9], size=60)
+    kw = dict(threshold=200.0, sigma1=150.0, sigma2=40.0, delta=1e-5)
+    table = primer.aggregator_comparison(counts, gamma=0.05, sigma=40.0, seed=3, n_points=3, **kw)
+    last = table.iloc[-1]
+    run = aggregators.confident_gnmax(counts, 200.0, 150.0, 40.0, np.random.default_rng(3))
+    assert last["confident_answered"] == run.n_answered
+    assert last["confident_gnmax_realised"] == confident_gnmax_epsilon(votes=counts, answered=run.answered,
+                                                                       **kw).epsilon
+    assert last["confident_gnmax_expected"] == confident_gnmax_epsilon(votes=counts, cost="expected",
+                                                                       **kw).expected_epsilon

@@ -98,8 +98,8 @@ def test_confident_gnmax_costs():
     top = rng.integers(50, 250, 400)
     votes = np.stack([top, 250 - top, np.zeros_like(top)], axis=1)
     kw = dict(threshold=150, sigma1=40, sigma2=20, delta=1e-5, votes=votes)
-    exp = rdp.confident_gnmax_epsilon(**kw)
-    assert exp.cost == "expected"
+    exp = rdp.confident_gnmax_epsilon(**kw, cost="expected")
+    assert exp.cost == "expected" and exp.note == "expected, not a guarantee"
     np.testing.assert_allclose(exp.expected_answered, norm.sf((150 - votes.max(1)) / 40).sum(), rtol=1e-12)
     orders = exp.orders
     step1 = rdp.rdp_threshold(votes.max(1), 150, 40, orders)
@@ -111,9 +111,11 @@ def test_confident_gnmax_costs():
     assert real.cost == "realized" and real.expected_answered == mask.sum()
     np.testing.assert_allclose(real.rdp_or_logmgf, step1.sum(0) + mask @ step2, rtol=1e-10)
     ind = rdp.confident_gnmax_epsilon(threshold=150, sigma1=40, sigma2=20, delta=1e-5, n_queries=400)
-    assert ind.cost == "all_answered" and ind.epsilon >= exp.epsilon
+    assert ind.cost == "all_answered" and ind.epsilon >= exp.expected_epsilon
     with pytest.raises(ValueError, match="rng"):
         rdp.confident_gnmax_epsilon(**kw, cost="realized")
+    with pytest.raises(ValueError, match="rng"):  # realized is the default
+        rdp.confident_gnmax_epsilon(**kw)
     with pytest.raises(ValueError, match="cost"):
         rdp.confident_gnmax_epsilon(threshold=150, sigma1=40, sigma2=20, delta=1e-5, n_queries=4, cost="expected")
 

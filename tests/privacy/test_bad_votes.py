@@ -182,7 +182,7 @@ def test_valid_file_with_float_integral_counts_is_accepted(tmp_path, capsys):
     "call",
     [
         lambda v: rdp.gnmax_epsilon(sigma=40, delta=1e-5, votes=v),
-        lambda v: rdp.confident_gnmax_epsilon(threshold=200, sigma1=150, sigma2=40, delta=1e-5, votes=v),
+        lambda v: rdp.confident_gnmax_epsilon(threshold=200, sigma1=150, sigma2=40, delta=1e-5, votes=v, rng=0),
         lambda v: rdp.lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=v),
         lambda v: moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=v),
         lambda v: aggregators.gnmax(v, 40, 0),

@@ -67,16 +67,22 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
     common = ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma1", "50", "--sigma2", "40",
               "--delta", "1e-5", "--votes", str(path)]
     conf = dict(threshold=200, sigma1=50, sigma2=40, delta=1e-5, votes=votes)
-    code, out, _ = run_cli(capsys, *common)
+    code, out, _ = run_cli(capsys, *common)  # the default: the guarantee of one run, seed 0, stated
     d = json.loads(out)
-    api = confident_gnmax_epsilon(**conf)
-    assert code == 0 and d["cost"] == "expected" and 0 < d["expected_answered"] < 300
-    assert d["epsilon"] == api.epsilon and d["expected_answered"] == api.expected_answered
+    api = confident_gnmax_epsilon(**conf, cost="realized", rng=0)
+    assert code == 0 and d["cost"] == "realized" and d["seed"] == 0 and 0 < d["expected_answered"] < 300
+    assert d["epsilon"] == api.epsilon and d["expected_answered"] == api.expected_answered == d["n_answered"]
     code, out, _ = run_cli(capsys, *common, "--cost", "realized", "--seed", "1")
     d2 = json.loads(out)
     api = confident_gnmax_epsilon(**conf, cost="realized", rng=1)
-    assert d2["cost"] == "realized" and d2["expected_answered"] == int(d2["expected_answered"])
+    assert d2["cost"] == "realized" and d2["seed"] == 1 and d2["expected_answered"] == int(d2["expected_answered"])
     assert d2["epsilon"] == api.epsilon and d2["expected_answered"] == api.expected_answered
+    code, out, _ = run_cli(capsys, *common, "--cost", "expected")  # Table 2's expected cost, under its own name
+    d1 = json.loads(out)
+    api = confident_gnmax_epsilon(**conf, cost="expected")
+    assert code == 0 and d1["cost"] == "expected" and "epsilon" not in d1 and "seed" not in d1
+    assert d1["expected_epsilon"] == api.expected_epsilon and d1["note"] == "expected, not a guarantee"
+    assert d1["expected_answered"] == api.expected_answered and 0 < d1["expected_answered"] < 300
     code, out, _ = run_cli(capsys, "--aggregator", "lnmax", "--gamma", "0.05", "--delta", "1e-5", "--votes",
                            str(path), "--q-condition", "reference_code", "--q-variant", "approx")
     d3 = json.loads(out)
@@ -106,7 +112,11 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
         (["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma1", "1", "--sigma2", "1", "--delta", "1e-5",
           "--n-queries", "3", "--cost", "realized"], "--cost applies"),
         (["--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--n-queries", "3", "--seed", "1"],
-         "--seed"),
+         "--seed applies"),
+        (["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma1", "1", "--sigma2", "1", "--delta", "1e-5",
+          "--n-queries", "3", "--seed", "1"], "--seed applies"),
+        (["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma1", "1", "--sigma2", "1", "--delta", "1e-5",
+          "--votes", "v.npy", "--cost", "expected", "--seed", "1"], "--seed is only used with --cost realized"),
     ],
 )
 def test_invalid_combinations_exit_2(capsys, args, match):

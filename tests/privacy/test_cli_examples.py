@@ -78,6 +78,8 @@ def test_each_example_runs_as_printed_and_prints_what_it_says(help_text, votes, 
     assert f"{independent['epsilon']:.4f}" == "20.7565" and independent["order"] == 2  # as the comment says
     assert "20.7565" in help_text
     assert independent["epsilon"] == moments_epsilon(gamma=0.05, delta=1e-5, n_queries=1000, orders="int:1:8").epsilon
-    expected = confident_gnmax_epsilon(threshold=200, sigma1=150, sigma2=40, delta=1e-5, votes=votes)
-    assert on_votes["epsilon"] == expected.epsilon and on_votes["expected_answered"] == expected.expected_answered
+    run = confident_gnmax_epsilon(threshold=200, sigma1=150, sigma2=40, delta=1e-5, votes=votes, rng=0)
+    assert on_votes["cost"] == "realized" and on_votes["seed"] == 0  # the guarantee of one stated run, as it says
+    assert "prints epsilon, seed and expected_answered" in help_text
+    assert on_votes["epsilon"] == run.epsilon and on_votes["expected_answered"] == run.expected_answered
     assert 0 < on_votes["expected_answered"] < len(votes) and on_votes["votes_file"] == "votes.npy"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from pate_study.privacy import multilabel, multiwinner, topk_vote
+from pate_study.privacy import aggregators, multilabel, multiwinner, rdp, topk_vote
 from pate_study.privacy.accounting import EXPECTED_NOTE, ExpectedCost, OrderAtGridEdgeWarning, PrivacySpent
 
 #: the issue's instance: confident Binary voting on one label, one positive vote of T = 5
@@ -134,3 +134,31 @@ def test_bounds_table_row_of_an_expected_cost_says_so():
                                             sigma_confidence=0.6, cost="expected")
     row = rows[0].to_dict()
     assert "epsilon" not in row and row["note"] == EXPECTED_NOTE and row["cost"] == "expected"
+
+
+#: confident GNMax (Papernot et al. 2018, Algorithm 1) on 300 queries of 250 teachers, some near the threshold
+CONFIDENT = dict(threshold=200, sigma1=50, sigma2=40, delta=1e-5)
+
+
+def _confident_votes() -> np.ndarray:
+    top = np.random.default_rng(4).integers(120, 251, 300)
+    return np.stack([top, 250 - top, np.zeros_like(top)], axis=1)
+
+
+def test_confident_gnmax_default_is_the_guarantee_of_a_run_not_table_2s_expected_cost():
+    votes = _confident_votes()
+    with pytest.raises(ValueError, match="^rng: cost='realized'") as err:  # neither answered nor rng: refused
+        rdp.confident_gnmax_epsilon(votes=votes, **CONFIDENT)
+    assert "answered mask" in str(err.value) and "\n" not in str(err.value)
+    run = aggregators.confident_gnmax(votes, 200, 50, 40, rng=7)
+    by_seed = rdp.confident_gnmax_epsilon(votes=votes, rng=7, **CONFIDENT)
+    by_mask = rdp.confident_gnmax_epsilon(votes=votes, answered=run.answered, **CONFIDENT)
+    assert isinstance(by_seed, PrivacySpent) and by_seed.cost == "realized"
+    assert by_seed.epsilon == by_mask.epsilon and by_seed.expected_answered == run.n_answered
+    expected = rdp.confident_gnmax_epsilon(votes=votes, cost="expected", **CONFIDENT)
+    assert isinstance(expected, ExpectedCost) and expected.note == EXPECTED_NOTE and not hasattr(expected, "epsilon")
+    assert "epsilon" not in expected.to_dict() and expected.expected_epsilon > 0
+    # every query answered: step 2 charged with weight 1 >= Pr[answered], so the guarantee is never below
+    everything = rdp.confident_gnmax_epsilon(votes=votes, answered=np.ones(len(votes), bool), **CONFIDENT)
+    assert np.all(everything.rdp_or_logmgf >= expected.rdp_or_logmgf)
+    assert everything.epsilon >= expected.expected_epsilon

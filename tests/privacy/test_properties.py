@@ -116,7 +116,7 @@ def test_edge_cases_finite(case, conversion):
             rdp.gnmax_epsilon(sigma=0.5, delta=1e-5, votes=votes, conversion=conversion),
             rdp.lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, conversion=conversion),
             rdp.confident_gnmax_epsilon(threshold=200, sigma1=50, sigma2=40, delta=1e-5, votes=votes,
-                                        conversion=conversion),
+                                        conversion=conversion, rng=0),
             moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes),
             moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, q_condition="reference_code"),
             moments.moments_epsilon(gamma=2.0, delta=1e-5, votes=votes, q_condition="reference_code"),
