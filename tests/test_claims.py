@@ -37,6 +37,7 @@ RANGE = c.Claim("ratio 2 to 3", "s", "ε ratio", "range", boundary=2.0, upper=3.
 DIRECTION = c.Claim("more teachers, lower mAP", "s", "mAP(10) − mAP(50)", "direction")
 BELOW = c.Claim("students below 0.2", "s", "best student mAP", "direction", boundary=0.2, side="below", printed="0.2")
 RATIO = c.Claim("check raises F1", "s", "F1 with / without", "ratio")
+SAVES = c.Claim("th_e 0.4 saves", "s", "ε saving", "level", boundary=0.0, printed="0.0", negated=True)
 STEP = c.Claim("falls at every step", "s", "mAP(t) − mAP(next t)", "every-step")
 
 
@@ -56,6 +57,9 @@ STEP = c.Claim("falls at every step", "s", "mAP(t) − mAP(next t)", "every-step
     (RATIO, est(1.2, 1.5), "agrees"),
     (RATIO, est(0.5, 0.9), "differs"),
     (RATIO, est(0.9, 1.1), "inconclusive"),
+    (SAVES, est(10.0, 12.0), "agrees"),           # wholly outside 0 ± 0.05
+    (SAVES, u.exact(0.0), "differs"),             # no saving at all
+    (SAVES, est(0.0, 3.0), "inconclusive"),
 ])
 def test_every_rule_family_can_agree_differ_or_be_inconclusive(claim, estimate, verdict):
     v = c.judge(claim, estimate)
@@ -116,7 +120,7 @@ def test_index_shows_the_interval_and_its_sources():
 
 def test_bad_claims_are_refused():
     for kwargs in (dict(kind="guess"), dict(kind="level"), dict(kind="range", boundary=3.0, upper=2.0),
-                   dict(kind="direction", side="up")):
+                   dict(kind="direction", side="up"), dict(kind="direction", negated=True)):
         with pytest.raises(ValueError):
             c.Claim("x", "s", "q", **kwargs)
     assert math.isclose(c.Claim("r", "s", "q", "ratio").boundary, 1.0)

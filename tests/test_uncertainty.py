@@ -100,3 +100,17 @@ def test_map_and_ratio_keep_the_interval_ordered():
 def test_bad_input_is_refused(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_summary_and_welch_intervals():
+    x = np.array([0.12, 0.13, 0.125])
+    s = u.t_interval_from_summary(x.mean(), x.std(ddof=1), 3, [u.STUDENT_SEED])
+    assert (s.low, s.high) == (pytest.approx(u.t_interval(x, [u.STUDENT_SEED]).low),
+                               pytest.approx(u.t_interval(x, [u.STUDENT_SEED]).high))
+    assert u.t_interval_from_summary(0.1, float("nan"), 1, [u.STUDENT_SEED]).method == "none"
+    y = np.array([0.10, 0.105, 0.11, 0.1])
+    w = u.welch_difference((x.mean(), x.std(ddof=1), 3), (y.mean(), y.std(ddof=1), 4), [u.STUDENT_SEED])
+    ref = stats.ttest_ind(x, y, equal_var=False).confidence_interval(0.95)
+    assert (w.low, w.high) == (pytest.approx(ref.low), pytest.approx(ref.high))
+    one = u.welch_difference((x.mean(), x.std(ddof=1), 3), (0.1, float("nan"), 1), [u.TEACHER_SEED])
+    assert one.method == "t-interval" and one.unreplicated and one.low < one.value < one.high

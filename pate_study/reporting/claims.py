@@ -16,6 +16,8 @@ The only constant tolerance is the source's printed precision: half the unit of 
   it, differs when it lies wholly outside (an equivalence test: Schuirmann 1987's two one-sided tests at the
   interval's level), else inconclusive.
 - ``"range"``: ours lies in the printed ``[lo, hi]``: band ``[lo − h_lo, hi + h_hi]``, as for a level.
+- a level or range with ``negated=True``: ours lies *outside* the band (e.g. "th_e = 0.4 saves privacy": the saving
+  is not 0): agrees when the interval lies wholly outside, differs when wholly inside.
 - ``"direction"`` / ``"ratio"``: ours (a signed difference, or a ratio) is above (``side="above"``) or below the
   ``boundary`` (0 for a difference, 1 for a ratio, or a printed number, then widened by its ``h``).
 - ``"every-step"``: a direction at every step (one estimate per step): agrees when every step agrees, differs
@@ -89,6 +91,7 @@ class Claim:
     printed: str = ""
     printed_upper: str = ""
     basis: str = "data"
+    negated: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -101,6 +104,8 @@ class Claim:
             if self.kind in ("level", "range"):
                 raise ValueError(f"Claim {self.name!r}: a {self.kind} claim needs its printed value (boundary)")
             object.__setattr__(self, "boundary", 1.0 if self.kind == "ratio" else 0.0)
+        if self.negated and self.kind not in ("level", "range"):
+            raise ValueError(f"Claim {self.name!r}: only a level or range can be negated (a direction has a side)")
         if self.kind == "range" and (self.upper is None or self.upper < self.boundary):
             raise ValueError(f"Claim {self.name!r}: a range needs upper >= boundary, got {self.boundary}, {self.upper}")
         for text, value in ((self.printed, self.boundary), (self.printed_upper, self.upper)):
@@ -133,11 +138,11 @@ class Claim:
         b, h = float(self.boundary), self.tolerance
         pm = f" ± {h:g} (printed precision)" if h else ""
         if self.kind == "level":
-            target = f"= {b:g}{pm}"
+            target = f"{'≠' if self.negated else '='} {b:g}{pm}"
         elif self.kind == "range":
             hu = self.tolerance_upper
-            target = f"in [{b:g}, {float(self.upper):g}]" + (f" widened by {h:g} / {hu:g} (printed precision)"
-                                                              if h or hu else "")
+            target = (f"{'outside' if self.negated else 'in'} [{b:g}, {float(self.upper):g}]"
+                      + (f" widened by {h:g} / {hu:g} (printed precision)" if h or hu else ""))
         else:
             target = f"{'>' if self.side == 'above' else '<'} {b:g}{pm}" + (" at every step"
                                                                            if self.kind == "every-step" else "")
@@ -149,10 +154,11 @@ def _side(claim: Claim, estimate: Estimate) -> str:
     """"agrees", "differs" or "inconclusive" for one estimate against one claim's band (see the module)."""
     lo, hi = claim.band()
     if claim.kind in ("level", "range"):
+        inside, outside = ("agrees", "differs") if not claim.negated else ("differs", "agrees")
         if lo <= estimate.low and estimate.high <= hi:
-            return "agrees"
+            return inside
         if estimate.high < lo or estimate.low > hi:
-            return "differs"
+            return outside
         return "inconclusive"
     b, h = float(claim.boundary), claim.tolerance
     beyond, against = (estimate.low > b + h, estimate.high < b - h) if claim.side == "above" else \
@@ -161,7 +167,8 @@ def _side(claim: Claim, estimate: Estimate) -> str:
 
 
 def judge(claim: Claim, estimate: Estimate | Sequence[Estimate] | None, *, note: str = "") -> Verdict:
-    """The verdict of ``claim`` on our ``estimate`` (a sequence of per-step estimates for an every-step claim;
+    """The verdict of ``claim`` on our ``estimate`` (a sequence of per-step estimates for an every-step claim, or for
+    a level, range, direction or ratio that must hold at every step: the every-step rule then applies;
     ``None`` when this run did not evaluate it: *not comparable*, "not evaluable on this run"). ``note``: what the
     numbers are, kept in the reason. An analytic or inconsistent claim is refused here (:func:`analytic`,
     :func:`source_inconsistency`)."""
@@ -171,8 +178,6 @@ def judge(claim: Claim, estimate: Estimate | Sequence[Estimate] | None, *, note:
     if estimate is None or (isinstance(estimate, Sequence) and not estimate):
         return not_comparable(f"not evaluable on this run{': ' + note if note else ''}", rule=rule)
     steps = list(estimate) if isinstance(estimate, Sequence) else [estimate]
-    if claim.kind != "every-step" and len(steps) != 1:
-        raise ValueError(f"Claim {claim.name!r} ({claim.kind}): expected one estimate, got {len(steps)}")
     sides = [_side(claim, e) for e in steps]
     outcome = "differs" if "differs" in sides else ("inconclusive" if "inconclusive" in sides else "agrees")
     evidence = "; ".join(e.render() for e in steps) if len(steps) > 1 else steps[0].render()

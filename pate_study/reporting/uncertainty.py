@@ -148,9 +148,10 @@ def t_interval(values: Sequence[float], sources: Sequence[str], *, level: float 
     a = a[np.isfinite(a)]
     if a.size == 0:
         raise ValueError("values: no finite replicate")
+    if a.size < 2:
+        return unreplicated_estimate(float(a[0]), [*unreplicated, *sources])
     mean, low, high = (float(x) for x in t_bounds(a, level))
-    method = "t-interval" if a.size >= 2 else "none"
-    return Estimate(mean, low, high, int(a.size), tuple(sources), method, level, 0, tuple(unreplicated))
+    return Estimate(mean, low, high, int(a.size), tuple(sources), "t-interval", level, 0, tuple(unreplicated))
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], sources: Sequence[str], *, level: float = LEVEL,
@@ -264,3 +265,39 @@ def ratio_of_paired(a: Sequence[float], b: Sequence[float], sources: Sequence[st
     if np.any(a <= 0) or np.any(b <= 0):
         raise ValueError("ratio_of_paired: expected positive replicate values")
     return paired_difference(np.log(a), np.log(b), sources, level=level, unreplicated=unreplicated).map(math.exp)
+
+
+def t_interval_from_summary(mean: float, sd: float, n: int, sources: Sequence[str], *, level: float = LEVEL,
+                            unreplicated: Sequence[str] = ()) -> Estimate:
+    """:func:`t_interval` from a table's summary of ``n`` replicates (their ``mean`` and ``sd`` with ddof 1): with
+    ``n < 2`` or a NaN sd nothing was replicated (``method="none"``, unbounded, the sources named unreplicated)."""
+    mean, sd, n = float(mean), float(sd), int(n)
+    if n < 2 or not math.isfinite(sd):
+        return unreplicated_estimate(mean, [*unreplicated, *sources])
+    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return Estimate(mean, mean - half, mean + half, n, tuple(sources), "t-interval", level, 0, tuple(unreplicated))
+
+
+def welch_difference(a: tuple[float, float, int], b: tuple[float, float, int], sources: Sequence[str], *,
+                     level: float = LEVEL, unreplicated: Sequence[str] = ()) -> Estimate:
+    """The estimate of ``mean_a − mean_b`` for two independent sets of replicates, each given as ``(mean, sd, n)``:
+    Welch's t-interval (Welch 1947; Satterthwaite degrees of freedom). A side with ``n = 1`` (no spread) enters as a
+    constant and its sources are named as not replicated; with neither side replicated the interval is unbounded."""
+    (ma, sa, na), (mb, sb, nb) = ((float(m), float(s), int(n)) for m, s, n in (a, b))
+    va = sa**2 / na if na >= 2 and math.isfinite(sa) else None
+    vb = sb**2 / nb if nb >= 2 and math.isfinite(sb) else None
+    missing = tuple(dict.fromkeys([*unreplicated, *(() if va is not None and vb is not None else
+                                                   (f"{s} (one side: a single run)" for s in sources))]))
+    if va is None and vb is None:
+        return unreplicated_estimate(ma - mb, missing)
+    parts = [(v, n) for v, n in ((va, na), (vb, nb)) if v is not None]
+    var = sum(v for v, _ in parts)
+    df = var**2 / sum(v**2 / (n - 1) for v, n in parts) if var > 0 else float(min(n for _, n in parts) - 1)
+    half = float(student_t.ppf(0.5 + level / 2, df)) * math.sqrt(var)
+    d = ma - mb
+    return Estimate(d, d - half, d + half, min(n for _, n in parts), tuple(sources), "t-interval", level, 0, missing)
+
+
+def unreplicated_estimate(value: float, sources: Sequence[str]) -> Estimate:
+    """:func:`unreplicated` (an alias whose name does not shadow an ``unreplicated=`` argument)."""
+    return unreplicated(value, sources)
