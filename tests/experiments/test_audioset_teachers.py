@@ -477,3 +477,35 @@ def test_sampler_claim_reads_the_spread_over_sampler_seeds():
     assert len(spreads) == 2
     occ, rec = teacher_verdicts.sampler_item(labels, np.arange(60), list("abcd"), iterations=5, batch_size=8, seed=3)
     assert list(occ["class"]) == list("abcd") and rec["sampler_seeds"] == [3, 4, 5, 6, 7]
+
+
+def test_no_correlation_claim_differs_only_when_the_class_bootstrap_excludes_zero():
+    rng = np.random.default_rng(0)
+    counts = rng.integers(50, 200, 120).astype(float)
+    names = [f"c{i}" for i in range(120)]
+    unrelated = teacher_verdicts.class_ap_record(rng.random(120), counts, names)
+    assert unrelated["verdict"] == "inconclusive" and unrelated["spearman_interval"][0] < 0 < unrelated["spearman_interval"][1]
+    related = teacher_verdicts.class_ap_record(counts / 400 + rng.normal(0, 0.02, 120), counts, names)
+    assert related["verdict"] == "differs" and "classes (bootstrap)" in related["verdict_estimate"]
+
+
+def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():
+    from types import SimpleNamespace
+    rng = np.random.default_rng(0)
+    y = {s: rng.random((300, 5)) < 0.3 for s in ("big", "small")}
+    probs = {"big": y["big"] + rng.normal(0, 0.3, (300, 5)), "small": y["small"] + rng.normal(0, 1.5, (300, 5))}
+    run = lambda maps, p: SimpleNamespace(map=np.asarray(maps, float), probabilities=p[None])  # noqa: E731
+    runs = {(s, 1): run([0.5], probs[s]) for s in ("big", "small")}
+    runs.update({(s, 10): run([0.30, 0.31, 0.29, 0.30], probs[s]) for s in ("big", "small")})
+    auc = {(s, t): teacher_verdicts.micro_auc(y[s], probs[s]) for s in ("big", "small") for t in (1, 10)}
+    r52, r53 = teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10], y, n_boot=50)
+    assert r52["verdict"] == "agrees" and r53["verdict"] == "agrees"
+    assert r53["micro_auc_difference_interval"][0] > 0
+    runs[("big", 10)] = run([0.6, 0.62, 0.61], probs["big"])  # a small-partition teacher above the baseline: differs
+    r52, _ = teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10])
+    assert r52["verdict"] == "differs"
+    swapped = {"big": y["small"], "small": y["big"]}
+    runs2 = {**runs, ("big", 1): run([0.5], probs["small"]), ("small", 1): run([0.5], probs["big"])}
+    assert teacher_verdicts.micro_curve_records(runs2, auc, ("big", "small"), [1, 10], swapped,
+                                                n_boot=50)[1]["verdict"] == "differs"
+    assert teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10])[1]["verdict"] == "inconclusive"
