@@ -217,3 +217,13 @@ def test_the_audit_table_catches_the_topk_vote_charged_at_sqrt_k():
     assert rec["violations_sound_claims"] == 0
     assert rec["wrong_accounting_caught"] == rec["n_wrong_accounting"] == 1
     assert rec["broken_caught"] == rec["n_broken"]
+
+
+def test_a_step_this_run_did_not_evaluate_is_left_out_and_none_left_is_not_comparable():
+    t52 = pd.DataFrame({"n_teachers": ["10", "20"], "threshold": ["0.2", "0.2"], "precision_predicted": [0.5, 0.6],
+                        "recall_true": [0.5, np.nan]})
+    tol = {"draws": {"precision_predicted 10 - 20: 0.2": np.full(50, -0.1)}}
+    v = release_verdicts.trend_verdict_table_5_2(t52, tol)
+    assert v.verdict == "agrees" and v.evidence.count("[") == 1  # the recall step (NaN) is left out
+    assert release_verdicts.trend_verdict_table_5_2(t52.iloc[:1], tol).verdict == "not comparable"
+    assert release_verdicts.pool_min_estimate(tol, ["x"], [np.nan]) is None

@@ -34,22 +34,27 @@ from .verdict_rules import (
 POOL = "query-pool examples (bootstrap)"
 
 
-def pool_estimate(tolerance: dict | None, key: str, value: float, sign: float = 1.0) -> unc.Estimate:
+def pool_estimate(tolerance: dict | None, key: str, value: float, sign: float = 1.0) -> unc.Estimate | None:
     """``sign · value`` (a difference on our noise-free tables) with the percentile interval of its bootstrap draws
     ``sign · tolerance["draws"][key]`` (:func:`.tables.score_tolerance`); the teachers' training seeds are named as
-    not replicated (one ensemble per teacher count). Without those draws: unbounded (inconclusive)."""
+    not replicated (one ensemble per teacher count). Without those draws: unbounded (inconclusive); a NaN value (a
+    step this run did not evaluate): None."""
     draws = (tolerance or {}).get("draws", {}) if isinstance(tolerance, dict) else {}
-    if key not in draws or not np.isfinite(value):
-        return unc.unreplicated(sign * value if np.isfinite(value) else 0.0, [POOL, unc.TEACHER_SEED])
+    if not np.isfinite(value):
+        return None  # a step this run did not evaluate
+    if key not in draws:
+        return unc.unreplicated(sign * value, [POOL, unc.TEACHER_SEED])
     return unc.from_bootstrap(sign * value, sign * np.asarray(draws[key], float), sources=[POOL],
                               unreplicated=[unc.TEACHER_SEED])
 
 
-def pool_min_estimate(tolerance: dict | None, keys: list[str], values: list[float]) -> unc.Estimate:
+def pool_min_estimate(tolerance: dict | None, keys: list[str], values: list[float]) -> unc.Estimate | None:
     """The smallest of several differences (a claim that must hold for each) with the percentile interval of the
     per-resample minimum (the draws share their resamples)."""
     draws = (tolerance or {}).get("draws", {}) if isinstance(tolerance, dict) else {}
     value = float(np.min(values))
+    if not np.isfinite(value):
+        return None
     if not keys or any(k not in draws for k in keys):
         return unc.unreplicated(value, [POOL, unc.TEACHER_SEED])
     return unc.from_bootstrap(value, np.min([np.asarray(draws[k], float) for k in keys], axis=0), sources=[POOL],

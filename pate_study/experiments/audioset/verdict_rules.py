@@ -71,12 +71,12 @@ def relative(estimate: unc.Estimate, base: float) -> unc.Estimate:
 
 
 def judged(claim: Claim, estimate: unc.Estimate | Sequence[unc.Estimate] | None, note: str = "") -> Verdict:
-    """:func:`pate_study.reporting.claims.judge`, with a non-finite value (a setting this run did not evaluate)
-    read as not evaluated."""
-    steps = [estimate] if isinstance(estimate, unc.Estimate) else list(estimate or [])
-    if not steps or any(not math.isfinite(e.value) for e in steps):
+    """:func:`pate_study.reporting.claims.judge`, with a step this run did not evaluate (None) left out and the
+    claim *not comparable* when no step is left."""
+    steps = [estimate] if isinstance(estimate, unc.Estimate) else [e for e in (estimate or []) if e is not None]
+    if not steps:
         return judge(claim, None, note=note)
-    return judge(claim, estimate, note=note)
+    return judge(claim, steps if not isinstance(estimate, unc.Estimate) else estimate, note=note)
 
 
 def synthetic(claim: Claim) -> Verdict:
