@@ -80,6 +80,10 @@ def test_render_is_estimate_interval_replicates_sources():
     assert text.startswith("0.128 [") and "over 3 replicates of release-noise draw, student training seed" in text
     assert "(t-interval, 95%)" in text
     assert u.exact(2.5).render() == "2.5 (exact: no random source)"
+    b = u.from_bootstrap(0.5, [0.4, 0.5, 0.6], sources=["classes"])
+    assert b.render(".1f") == "0.5 [0.4, 0.6] over 3 bootstrap resamples of classes (percentile, 95%)"
+    c = u.combined_interval([0.1, 0.2, 0.15], np.array([[0.1, 0.2, 0.15], [0.12, 0.21, 0.16]]), [u.STUDENT_SEED])
+    assert "over 3 replicates of student training seed and 2 bootstrap resamples of test examples" in c.render()
 
 
 def test_map_and_ratio_keep_the_interval_ordered():

@@ -47,7 +47,7 @@ TEACHER_SEED = "teacher training seed and partition"
 SAMPLER_SEED = "sampler seed"
 RELEASE_NOISE = "release-noise draw"
 STUDENT_SEED = "student training seed"
-TEST_SET = "test examples (bootstrap)"
+TEST_SET = "test examples"
 
 
 @dataclass(frozen=True)
@@ -87,18 +87,25 @@ class Estimate:
         return max(self.value - self.low, self.high - self.value)
 
     def render(self, fmt: str = ".4g") -> str:
-        """``"estimate [low, high] over N replicates of SOURCES"`` with the method and level, as INDEX.md shows it;
-        the sources the interval omits follow ("not replicated: ...")."""
+        """``"estimate [low, high] over N replicates of SOURCES"`` with the method and level, as INDEX.md shows it
+        (a bootstrap: "over B bootstrap resamples of SOURCES"; both combined: "over N replicates of SOURCES and B
+        bootstrap resamples of test examples"); the sources the interval omits follow ("not replicated: ...")."""
         if self.method == "none":
             text = f"{self.value:{fmt}} (one run; no interval: nothing replicated)"
         elif self.method == "exact":
             text = f"{self.value:{fmt}} (exact: no random source)"
         else:
-            boot = f", {self.n_boot} resamples" if self.n_boot else ""
-            what = ", ".join(self.sources) or "no source"
-            text = (f"{self.value:{fmt}} [{self.low:{fmt}}, {self.high:{fmt}}] over {self.n_replicates} "
-                    f"replicate{'s' if self.n_replicates != 1 else ''} of {what} ({self.method}{boot}, "
-                    f"{self.level:.0%})")
+            interval = f"{self.value:{fmt}} [{self.low:{fmt}}, {self.high:{fmt}}]"
+            level = f"{self.level:.0%}"
+            if self.method == "percentile bootstrap":
+                what = ", ".join(self.sources) or "no source"
+                text = f"{interval} over {self.n_boot} bootstrap resamples of {what} (percentile, {level})"
+            else:
+                replicated = ", ".join(s for s in self.sources if s != TEST_SET) or "no source"
+                boot = (f" and {self.n_boot} bootstrap resamples of {TEST_SET}"
+                        if self.method == "t-interval + percentile bootstrap" else "")
+                text = (f"{interval} over {self.n_replicates} replicate{'s' if self.n_replicates != 1 else ''} of "
+                        f"{replicated}{boot} ({self.method}, {level})")
         if self.unreplicated:
             text += f"; not replicated: {', '.join(self.unreplicated)}"
         return text
@@ -287,7 +294,7 @@ def welch_difference(a: tuple[float, float, int], b: tuple[float, float, int], s
     va = sa**2 / na if na >= 2 and math.isfinite(sa) else None
     vb = sb**2 / nb if nb >= 2 and math.isfinite(sb) else None
     missing = tuple(dict.fromkeys([*unreplicated, *(() if va is not None and vb is not None else
-                                                   (f"{s} (one side: a single run)" for s in sources))]))
+                                                   (f"{s} of one side (a single run)" for s in sources))]))
     if va is None and vb is None:
         return unreplicated_estimate(ma - mb, missing)
     parts = [(v, n) for v, n in ((va, na), (vb, nb)) if v is not None]

@@ -79,7 +79,7 @@ def test_table_claims_read_the_draws_of_the_difference_they_judge():
     assert {"best F1 - average teacher F1 10", "F1 with check / without 20", "recall_true 10 - 20: 0.2"} <= set(
         tol["draws"])
     c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=tol)
-    assert all("40 resamples" in e for e in c["verdict_estimate"].iloc[:3])
+    assert all("40 bootstrap resamples" in e for e in c["verdict_estimate"].iloc[:3])
     first = release_verdicts.pool_min_estimate(tol, ["mAP 1 - 10", "best F1 1 - 10"],
                                                [t51["map_raw"][0] - t51["map_raw"][1],
                                                 t51["ensemble_f1"][0] - t51["ensemble_f1"][1]])

@@ -192,7 +192,7 @@ def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_syntheti
     assert v.filter(like="raw mAP falls").item() == "differs"  # 0.20 -> 0.21 rises beyond the resample spread
     assert v.filter(like="beats its average").item() == "differs"  # 50 teachers: 0.17 < 0.18
     assert v.filter(like="confidence check").item() == "agrees"  # NaN (nothing answered) is left out
-    assert "query-pool examples (bootstrap)" in c["verdict_estimate"].iloc[0]
+    assert "bootstrap resamples of query-pool examples" in c["verdict_estimate"].iloc[0]
     # the same numbers without the draws: nothing resampled, every directional claim inconclusive
     assert set(release_verdicts.ensemble_claims(t51, t52, t53)["verdict"]) == {"inconclusive"}
     # a spread wider than every difference: inconclusive, never agrees or differs

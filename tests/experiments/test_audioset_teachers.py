@@ -486,7 +486,7 @@ def test_no_correlation_claim_differs_only_when_the_class_bootstrap_excludes_zer
     unrelated = teacher_verdicts.class_ap_record(rng.random(120), counts, names)
     assert unrelated["verdict"] == "inconclusive" and unrelated["spearman_interval"][0] < 0 < unrelated["spearman_interval"][1]
     related = teacher_verdicts.class_ap_record(counts / 400 + rng.normal(0, 0.02, 120), counts, names)
-    assert related["verdict"] == "differs" and "classes (bootstrap)" in related["verdict_estimate"]
+    assert related["verdict"] == "differs" and "bootstrap resamples of classes" in related["verdict_estimate"]
 
 
 def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():

@@ -31,7 +31,7 @@ from .verdict_rules import (
 )
 
 #: The random source a noise-free table's bootstrap resamples (the pool queries the ensembles are scored on).
-POOL = "query-pool examples (bootstrap)"
+POOL = "query-pool examples"
 
 
 def pool_estimate(tolerance: dict | None, key: str, value: float, sign: float = 1.0) -> unc.Estimate | None:
