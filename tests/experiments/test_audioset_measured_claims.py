@@ -196,7 +196,8 @@ def test_confidence_records_judge_every_appendix_figure_against_its_own_ensemble
     verdict = {k: (v["verdict"], v.get("verdict_basis", "data")) for k, v in rec.items()}
     # F1 with / without the check rests on one release-noise draw per σ_e: inconclusive, whichever way it points
     assert verdict["muschiol2021-fig5.14"] == verdict["muschiol2021-figA.8"] == ("inconclusive", "data")
-    assert "check raises F1 (th_e = 0.4) (as Fig 5.14, big 20): inconclusive" in rec["muschiol2021-figA.8"]["verdict_reason"]
+    a8 = rec["muschiol2021-figA.8"]["verdict_reason"]
+    assert "check raises F1 (th_e = 0.4) (as Fig 5.14, big 20): inconclusive" in a8
     assert "costs more ε: agrees, analytic" in rec["muschiol2021-fig5.14"]["verdict_reason"]
     # Fig A.11 is set beside the fixed threshold at its own check (the partner), which costs half of it: differs;
     # the adaptive figures' only claim is analytic, and their verdict says so

@@ -382,7 +382,8 @@ def test_class_ap_claims_read_a_paired_bootstrap_of_the_test_clips():
     sel2 = {k: (metrics.average_precision_per_class(*v), 12) for k, v in swapped.items()}
     g2 = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in sel2.items()}
     assert teacher_verdicts.class_curve_records({k: ([12], v[0][None]) for k, v in sel2.items()}, sel2, g2,
-                                                [f"c{i}" for i in range(6)], swapped, n_boot=50)[1]["verdict"] == "differs"
+                                                [f"c{i}" for i in range(6)], swapped,
+                                                n_boot=50)[1]["verdict"] == "differs"
 
 
 def test_cnn_speed_options_are_checked_and_stamped():
@@ -484,7 +485,8 @@ def test_no_correlation_claim_differs_only_when_the_class_bootstrap_excludes_zer
     counts = rng.integers(50, 200, 120).astype(float)
     names = [f"c{i}" for i in range(120)]
     unrelated = teacher_verdicts.class_ap_record(rng.random(120), counts, names)
-    assert unrelated["verdict"] == "inconclusive" and unrelated["spearman_interval"][0] < 0 < unrelated["spearman_interval"][1]
+    low, high = unrelated["spearman_interval"]
+    assert unrelated["verdict"] == "inconclusive" and low < 0 < high
     related = teacher_verdicts.class_ap_record(counts / 400 + rng.normal(0, 0.02, 120), counts, names)
     assert related["verdict"] == "differs" and "bootstrap resamples of classes" in related["verdict_estimate"]
 

@@ -69,6 +69,6 @@ def test_present_classes_convention_drops_every_zero_over_zero_class_and_no_othe
     assert s == {"precision": pytest.approx(0.5), "recall": pytest.approx(0.25), "f1": pytest.approx(2 / 9)}
     counts = metrics.macro_scores_from_counts((y & p).sum(0), (~y & p).sum(0), (y & ~p).sum(0))
     assert counts["recall_true"] == pytest.approx(0.25) and counts["f1_present"] == pytest.approx(2 / 9)
-    assert counts["recall_predicted"] == pytest.approx(0.25)  # over the predicted classes 0 (1/2) and 2 (no positive: 0)
+    assert counts["recall_predicted"] == pytest.approx(0.25)  # over the predicted classes 0 (1/2) and 2 (0)
     empty = metrics.macro_scores_present_classes(y[:0], p[:0])
     assert all(np.isnan(v) for v in empty.values())

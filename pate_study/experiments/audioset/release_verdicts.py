@@ -239,8 +239,8 @@ def ensemble_claims(t51: pd.DataFrame, t52: pd.DataFrame, t53: pd.DataFrame, kin
         steps = [pool_estimate(tolerance, f"mAP {a} - {b}", x - y)
                  for (a, b), x, y in zip(zip(ens["t"], ens["t"].iloc[1:]), maps, maps[1:])]
         rows.append(_claim(ENSEMBLE_CLAIMS["map falls"], "0.219 > 0.199 > 0.186 for 10 > 20 > 50 teachers",
-                           " > ".join(f"{m:.3f}" for m in maps) + f" for {', '.join(map(str, ens['t']))}", steps or None,
-                           kind))
+                           " > ".join(f"{m:.3f}" for m in maps) + f" for {', '.join(map(str, ens['t']))}",
+                           steps or None, kind))
         gaps = [pool_estimate(tolerance, f"best F1 - average teacher F1 {t}", a - b)
                 for t, a, b in zip(ens["t"], ens["ensemble_f1"], ens["teacher_avg_f1"])]
         rows.append(_claim(ENSEMBLE_CLAIMS["beats teacher"], "0.228 vs 0.167, 0.204 vs 0.136, 0.173 vs 0.112",
@@ -369,8 +369,8 @@ def adaptive_privacy_verdict(t54: pd.DataFrame, kind: str = "real") -> Verdict:
 
 STUDENTS_BELOW_SINGLE = Claim("students below the single model",
                               "Muschiol 2021, §5.4, Table 5.4 vs Table 5.1: the best student (0.104) stays below the "
-                              "single non-private model (0.268)", "single model mAP − best student's mean mAP (test set)",
-                              "direction", STUDENT)
+                              "single non-private model (0.268)",
+                              "single model mAP − best student's mean mAP (test set)", "direction", STUDENT)
 
 
 def student_claim(best: Any, single_model_map: float, kind: str = "real") -> Verdict:
@@ -386,9 +386,9 @@ def student_claim(best: Any, single_model_map: float, kind: str = "real") -> Ver
 
 
 #: Why the ε half of the confidence check's claims (Figs 5.14, 5.18, A.8, A.10) is analytic.
-REALISED_COST = ("on the realised-cost model of the thesis's §4.2.4 (the check charged on every query, GNThreshold only "
-                 "when it passes) the RDP with the check is, per order, the answered share times GNThreshold's plus the "
-                 "check's own, against GNThreshold's on every query without it: the ratio is the answered share plus "
+REALISED_COST = ("on the realised-cost model of the thesis's §4.2.4 (the check charged on every query, GNThreshold "
+                 "only when it passes) the RDP with the check is, per order, the answered share times GNThreshold's "
+                 "plus the check's own, against GNThreshold's on every query without it: the ratio is the answered share plus "
                  "the check's relative cost, set by σ_c, σ_e and how many queries pass, whatever labels are released "
                  "(below 1 whenever the share answered is below 1 minus the check's relative cost)")
 
@@ -474,7 +474,8 @@ def table_5_1_record(t51: pd.DataFrame, claims: pd.DataFrame, kind: str, scale: 
     """Table 5.1: the single model's and the best ensemble's mAP / F1, the claims' verdicts (:func:`ensemble_claims`),
     the measured tolerance they were judged with (:func:`.tables.score_tolerance`) and the values' verdict
     (:func:`scale_verdict`)."""
-    return dict(score_tolerance=tolerance_summary(tolerance), baseline_map=float(t51["map_raw"].iloc[0]), max_ensemble_map=float(t51["map_raw"].iloc[1:].max()),
+    return dict(score_tolerance=tolerance_summary(tolerance), baseline_map=float(t51["map_raw"].iloc[0]),
+                max_ensemble_map=float(t51["map_raw"].iloc[1:].max()),
                 baseline_f1=float(t51["ensemble_f1"].iloc[0]), max_ensemble_f1=float(t51["ensemble_f1"].iloc[1:].max()),
                 claim_ensemble_below_single_model=_claim_row(claims, "no ensemble beats")["verdict"],
                 claim_ensemble_beats_average_teacher=_claim_row(claims, "the ensemble beats")["verdict"],
@@ -886,7 +887,8 @@ def _noise_claims(rows: pd.DataFrame) -> dict[str, Verdict]:
         return {}
     lo, hi = [r.iloc[i] for i in range(len(r) - 1)], [r.iloc[i] for i in range(1, len(r))]
     gains = [student_difference(a, b) for a, b in zip(lo, hi)]
-    pairs = ", ".join(f"σ_e {b['sigma_e']:g} → {a['sigma_e']:g}: {b['map']:.3f} → {a['map']:.3f}" for a, b in zip(lo, hi))
+    pairs = ", ".join(f"σ_e {b['sigma_e']:g} → {a['sigma_e']:g}: {b['map']:.3f} → {a['map']:.3f}"
+                      for a, b in zip(lo, hi))
     scaled = [relative(g, float(b["map"]) * (1 - float(a["sigma_e"]) / float(b["sigma_e"])) / 0.2)
               for g, a, b in zip(gains, lo, hi)]
     return {STUDENT_CLAIMS["less noise"].name: judged(STUDENT_CLAIMS["less noise"], gains, note=pairs),
@@ -941,7 +943,7 @@ def _adaptive_claims(adaptive_rows: pd.DataFrame, fixed_rows: pd.DataFrame) -> d
     if m.empty:
         return {}
     eps = (m["eps_data_dependent_ad"] / m["eps_data_dependent_fx"]).to_numpy(float)
-    side = lambda r, sfx: {"map": r[f"map_{sfx}"], "map_sd": r[f"map_sd_{sfx}"], "n_seeds": r[f"n_seeds_{sfx}"]}  # noqa: E731
+    side = lambda r, sfx: {k: r[f"{k}_{sfx}"] for k in ("map", "map_sd", "n_seeds")}  # noqa: E731
     drops = [student_difference(side(r, "fx"), side(r, "ad")) for _, r in m.iterrows()]
     where = [f"σ_e {a:g}, σ_c {b:g}" for a, b in zip(m["sigma_e"], m["sigma_c"])]
     return {STUDENT_CLAIMS["adaptive eps"].name: analytic(

@@ -106,7 +106,8 @@ class SeedComparison:
         """The verdict of the claim ``a − b > 0`` (``rule``: the quantity) on the paired interval
         (:func:`pate_study.reporting.claims.judge`); ``reason``: the measured numbers."""
         claim = Claim(rule, sentence, rule, "direction", TEACHER)
-        return judged(claim, self.estimate, note=f"{reason}; per seed {', '.join(f'{x:+.4f}' for x in self.a - self.b)}")
+        per_seed = ", ".join(f"{x:+.4f}" for x in self.a - self.b)
+        return judged(claim, self.estimate, note=f"{reason}; per seed {per_seed}")
 
 
 def seed_comparison(a: np.ndarray, b: np.ndarray) -> SeedComparison:
@@ -610,8 +611,8 @@ def class_curve_records(class_curves: dict, selected: dict, groups: dict, names,
     floor = pub_a2["worst_classes_ap_min"]
     worst, drop = class_ap_estimates(selected, groups, test, n_boot=n_boot, seed=seed)
     claim2 = Claim("every class reaches the thesis's floor", f"Muschiol 2021, Fig A.2: \"at least an average precision "
-                   f"of {floor:g} is achieved for every class\"", "big baseline, selected checkpoint: the worst class's AP",
-                   "direction", ENSEMBLE_TEST, boundary=float(floor), printed=repr(float(floor)))
+                   f"of {floor:g} is achieved for every class\"",
+                   "big baseline, selected checkpoint: the worst class's AP", "direction", ENSEMBLE_TEST, boundary=float(floor), printed=repr(float(floor)))
     claim3 = Claim("a tenth of the data lowers the best classes' AP", "Muschiol 2021, Fig A.3 against Fig A.2",
                    "mean AP of the 10 best classes at the selected checkpoints: big baseline − big 10", "direction",
                    ENSEMBLE_TEST)
@@ -621,7 +622,8 @@ def class_curve_records(class_curves: dict, selected: dict, groups: dict, names,
                                                          f"{best_b:.3f}")},
                  context=f"Values not comparable: {scale_a3}")
 
-    a2 = dict(best_classes_ap_approx=best_b, worst_classes_ap_min=worst_b, worst_class_ap_interval=[worst.low, worst.high],
+    a2 = dict(best_classes_ap_approx=best_b, worst_classes_ap_min=worst_b,
+              worst_class_ap_interval=[worst.low, worst.high],
               best_classes=[names[i] for i in groups["baseline"]["best"][:3]], **_class_curve_summary(*class_curves["baseline"][::-1], selected["baseline"],
                                                     groups["baseline"]),
               **v2.as_record())
