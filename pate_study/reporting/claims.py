@@ -27,6 +27,30 @@ A claim that follows from the mechanism's mathematics for any data is checked an
 labelled "analytic: holds for any data"; a claim that is the source's own inconsistency is labelled so
 (:func:`source_inconsistency`) and is not a *differs* of ours. Neither counts as evidence
 (:func:`pate_study.reporting.verdicts.combine`).
+
+How a study uses it (declare the claims next to the pipeline, build each estimate from the replicates the pipeline
+already has, judge, combine, record)::
+
+    from pate_study.reporting import uncertainty as unc
+    from pate_study.reporting.claims import Claim, judge
+    from pate_study.reporting.verdicts import combine
+
+    NOISE_LOWERS_TNR = Claim("noise lowers TNR", "MAKE 2021, §5: noise raises TPR and lowers TNR",
+                             "student TNR without noise − with noise", "direction", (unc.STUDENT_SEED,))
+    TPR_LEVEL = Claim("TPR at 250 teachers", "Sosa 2021, Table 4.2: TPR > 87 %", "student TPR", "direction",
+                      (unc.STUDENT_SEED, unc.TEST_SET), boundary=0.87, printed="87 %")
+
+    tnr = unc.paired_difference(tnr_no_noise_by_seed, tnr_noise_by_seed, NOISE_LOWERS_TNR.sources)
+    rows = unc.bootstrap_rows(len(y_test), 1000, seed)                      # one resample set, shared by every arm
+    draws = np.array([[tpr(y_test[r], pred[s][r]) for s in seeds] for r in rows])   # [n_boot, R]
+    tpr_est = unc.combined_interval([tpr(y_test, pred[s]) for s in seeds], draws, [unc.STUDENT_SEED])
+    v = combine({c.name: judge(c, e) for c, e in ((NOISE_LOWERS_TNR, tnr), (TPR_LEVEL, tpr_est))})
+    out.record(item_id, tnr=tnr.value, **v.as_record())          # INDEX.md shows v.evidence beside the verdict
+
+Replicates that are models (seeds of a student, a teacher) are more members of the same stack
+(:mod:`pate_study.learning.stacked`); noise draws of a release on cached votes are cheap; a number with no
+replicate at all is :func:`pate_study.reporting.uncertainty.unreplicated` (inconclusive, the source named). Privacy
+numbers computed from fixed inputs are :func:`pate_study.reporting.uncertainty.exact`.
 """
 from __future__ import annotations
 
