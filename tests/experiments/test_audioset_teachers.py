@@ -511,3 +511,13 @@ def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():
     assert teacher_verdicts.micro_curve_records(runs2, auc, ("big", "small"), [1, 10], swapped,
                                                 n_boot=50)[1]["verdict"] == "differs"
     assert teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10])[1]["verdict"] == "inconclusive"
+
+
+def test_a_run_cut_off_before_the_lowest_rate_converged_cannot_say_it_is_behind():
+    from pate_study.reporting.verdicts import Verdict
+    behind = Verdict("differs", "r", "lowest rate behind")
+    assert teacher_verdicts.cut_off(behind, 0.0, 1e-4).verdict == "differs"  # converged: the difference stands
+    cut = teacher_verdicts.cut_off(behind, 0.6, 1e-4)
+    assert cut.verdict == "inconclusive" and cut.reason.startswith("cut off: 60 % of the lr 0.0001 teachers")
+    ahead = Verdict("agrees", "r")
+    assert teacher_verdicts.cut_off(ahead, 1.0, 1e-4) is ahead  # a lower bound that already clears the other rate

@@ -410,6 +410,18 @@ def batch_size_record(ablation: dict, by_arm: dict, by_arm_epochs: dict, recipe_
                 verdict_equal_epochs=claims["equal_epochs"].verdict, **_seeds_record(ablation, "recipe"), **v.as_record())
 
 
+def cut_off(v: Verdict, still_improving: float, lr: float) -> Verdict:
+    """A claim in favour of the lowest rate judged on a run cut off before it converged: when some of its teachers
+    still improve at their last step (``still_improving``: their share), its final mAP and selected step are lower
+    bounds of the converged ones, so a *differs* (the lowest rate behind) is not shown and becomes *inconclusive*,
+    marked cut off; an *agrees* stands (the bound already clears the other rate)."""
+    if v.verdict != "differs" or still_improving <= 0:
+        return v
+    return Verdict("inconclusive", v.rule, f"cut off: {100 * still_improving:.0f} % of the lr {lr:g} teachers still "
+                   f"improve at their last step, so its numbers are lower bounds of the converged ones; {v.reason}",
+                   basis=v.basis, estimate=v.estimate, evidence=v.evidence)
+
+
 def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: dict | None = None) -> dict[str, Any]:
     """Fig 5.12, §5.1.3: "learning rates greater than 0.0001 let the model converge early, but the best performance
     is reached with the lowest evaluated learning rate". Two claims, each by :func:`seed_comparison`: final mAP at the
@@ -457,6 +469,7 @@ def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: di
         v_conv_short, v_conv = v_conv, long_conv.claim(
             f"larger rates converge earlier: selected step at {l_lr:g} − at {o_lr:g} > 0 at the thesis's length",
             f"mean selected step {long_conv.a.mean():.0f} at {l_lr:g} vs {long_conv.b.mean():.0f} at {o_lr:g} of {n_long}")
+        v_best, v_conv = cut_off(v_best, still, l_lr), cut_off(v_conv, still, l_lr)
         extra = dict(**long.as_record("thesis_length"), **long_conv.as_record("thesis_length_best_step"),
                      map_lr_thesis_length={f"{l_lr:g}": float(long.a.mean()), f"{o_lr:g}": float(long.b.mean())},
                      thesis_length_steps=n_long, lowest_rate_share_selecting_last_step=still,
