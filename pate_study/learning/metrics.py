@@ -332,14 +332,37 @@ def macro_scores_from_counts(tp: Any, fp: Any, fn: Any) -> dict[str, np.ndarray]
     over the leading axes: ``precision``/``recall``/``f1`` averaged over *all* classes with ``zero_division=0``
     (the values of scikit-learn's ``precision_recall_fscore_support(average="macro", zero_division=0)``; per-class
     F1 = 2 tp / (2 tp + fp + fn)), and ``precision_predicted``/``recall_predicted`` averaged over the classes with a
-    positive prediction (NaN where none is predicted; :func:`macro_precision_recall_predicted_classes`)."""
+    positive prediction (NaN where none is predicted; :func:`macro_precision_recall_predicted_classes`), and the
+    one convention both Audio Set tables are judged on (:data:`PRESENT_CLASSES`): ``recall_true`` averaged over the
+    classes with a positive label, ``f1_present`` over the classes with a positive label or prediction (with
+    ``precision_predicted``: every 0/0 class dropped, no other)."""
     tp, fp, fn = (np.asarray(x, dtype=np.float64) for x in (tp, fp, fn))
     ratio = lambda a, b: np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b > 0)  # noqa: E731
     precision, recall, f1 = ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
-    predicted = (tp + fp) > 0
-    n_pred = predicted.sum(-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p_pred = np.where(n_pred > 0, (precision * predicted).sum(-1) / n_pred, np.nan)
-        r_pred = np.where(n_pred > 0, (recall * predicted).sum(-1) / n_pred, np.nan)
+
+    def over(values: np.ndarray, kept: np.ndarray) -> np.ndarray:
+        n = kept.sum(-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, (values * kept).sum(-1) / np.maximum(n, 1), np.nan)
+    predicted, true = (tp + fp) > 0, (tp + fn) > 0
     return {"precision": precision.mean(-1), "recall": recall.mean(-1), "f1": f1.mean(-1),
-            "precision_predicted": p_pred, "recall_predicted": r_pred}
+            "precision_predicted": over(precision, predicted), "recall_predicted": over(recall, predicted),
+            "recall_true": over(recall, true), "f1_present": over(f1, predicted | true)}
+
+
+#: The convention of the Audio Set tables' verdicts (Muschiol 2021, Definition 2: per-class precision and recall,
+#: averaged over classes), with the classes the definition leaves undefined stated: a class's precision counts where
+#: it is predicted, its recall where it is true, its F1 where it is either (every 0/0 class dropped, in every table).
+PRESENT_CLASSES = ("precision over the predicted classes, recall over the true classes, F1 over the classes true or "
+                   "predicted in the scored set (0/0 classes dropped; Muschiol 2021, Definition 2)")
+
+
+def macro_scores_present_classes(y_true: Any, y_pred: Any) -> dict[str, float]:
+    """Macro P/R/F1 of 0/1 label matrices on :data:`PRESENT_CLASSES`: ``{"precision", "recall", "f1"}`` (NaN
+    where no class qualifies, e.g. an empty answered set)."""
+    Y, P = np.asarray(y_true, bool), np.asarray(y_pred, bool)
+    if Y.shape != P.shape or Y.ndim != 2:
+        raise ValueError(f"y_true, y_pred: expected equal shapes [n_samples, n_classes], got {Y.shape} and {P.shape}")
+    s = macro_scores_from_counts((Y & P).sum(0), (~Y & P).sum(0), (Y & ~P).sum(0))
+    return {"precision": float(s["precision_predicted"]), "recall": float(s["recall_true"]),
+            "f1": float(s["f1_present"])}

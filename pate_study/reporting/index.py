@@ -69,12 +69,18 @@ def has_published_values(item: Item) -> bool:
 
 
 def verdict_cell(item: Item, scalars: dict) -> str:
-    """'**verdict**: reason (rule)' from the item's recorded verdict (:mod:`pate_study.reporting.verdicts`), or ''."""
+    """'**verdict**: reason (rule)' from the item's recorded verdict (:mod:`pate_study.reporting.verdicts`), or '';
+    a verdict not decided by data says so after the verdict ("analytic", "source inconsistency"), and one read off an
+    interval (:mod:`pate_study.reporting.claims`) shows it: "ours: estimate [low, high] over N replicates of
+    SOURCES"."""
     ours = scalars.get(item.id, {})
     if "verdict" not in ours:
         return ""
+    basis = f" ({ours['verdict_basis']})" if ours.get("verdict_basis") else ""
     reason = f": {ours['verdict_reason']}" if ours.get("verdict_reason") else ""
-    return f"**{ours['verdict']}**{reason} (rule: {ours.get('verdict_rule', '')})".replace("|", "\\|").replace("\n", " ")
+    interval = f"; ours: {ours['verdict_estimate']}" if ours.get("verdict_estimate") else ""
+    return (f"**{ours['verdict']}**{basis}{reason}{interval} (rule: {ours.get('verdict_rule', '')})"
+            .replace("|", "\\|").replace("\n", " "))
 
 
 def missing_verdicts(items: list[Item], figures_dir: Path = FIGURES_DIR) -> list[str]:

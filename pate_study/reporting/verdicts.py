@@ -14,24 +14,40 @@ Notebooks record a verdict beside the numbers it judges, under the registry id::
     v = verdicts.within_tolerance(paper=0.94, ours=0.91, atol=0.05, quantity="TNR")
     out.record("make2021-fig13", tnr=0.91, **v.as_record())
 
-``figures/INDEX.md`` shows the verdict, its rule and its reason; a test fails when an item with published
-values and a regenerated status has none.
+``figures/INDEX.md`` shows the verdict, its rule and its reason, and where the verdict was read off an interval
+(:mod:`pate_study.reporting.claims` on a :class:`pate_study.reporting.uncertainty.Estimate`) ours as "estimate [low,
+high] over N replicates of SOURCES"; a test fails when an item with published values and a regenerated status has
+none. A verdict's ``basis`` says what decided it: ``"data"`` (our measurement), ``"analytic"`` (it follows from the
+mechanism's mathematics for any data: never counted as evidence, :func:`combine` leaves it out of the outcome) or
+``"source inconsistency"`` (the source contradicts itself: not a difference of ours).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+from .uncertainty import Estimate
+
 VERDICTS = ("agrees", "differs", "not comparable", "inconclusive")
+
+#: What decided a verdict: our data, the mechanism's mathematics (any data), or the source's own inconsistency.
+BASES = ("data", "analytic", "source inconsistency")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """One judged comparison: the verdict, the rule that produced it, and why (required unless it agrees)."""
+    """One judged comparison: the verdict, the rule that produced it, and why (required unless it agrees).
+
+    ``estimate``: the interval the rule read (:mod:`pate_study.reporting.uncertainty`), if any; ``evidence``: its
+    rendering, "estimate [low, high] over N replicates of SOURCES" (set from ``estimate`` when not given; for a
+    combined verdict, every claim's, named); ``basis``: one of :data:`BASES`."""
 
     verdict: str
     rule: str
     reason: str = ""
+    basis: str = "data"
+    estimate: Estimate | None = None
+    evidence: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -40,10 +56,20 @@ class Verdict:
             raise ValueError("rule must state how the verdict was reached")
         if self.verdict != "agrees" and not self.reason:
             raise ValueError(f"a verdict of {self.verdict!r} needs a reason")
+        if self.basis not in BASES:
+            raise ValueError(f"basis={self.basis!r}, expected one of {list(BASES)}")
+        if self.estimate is not None and not self.evidence:
+            object.__setattr__(self, "evidence", self.estimate.render())
 
     def as_record(self) -> dict[str, str]:
-        """Keys for ``NotebookOutputs.record``: ``verdict``, ``verdict_rule``, ``verdict_reason``."""
-        return {"verdict": self.verdict, "verdict_rule": self.rule, "verdict_reason": self.reason}
+        """Keys for ``NotebookOutputs.record``: ``verdict``, ``verdict_rule``, ``verdict_reason``, and where they
+        apply ``verdict_estimate`` (the rendered interval(s)) and ``verdict_basis`` (when not ``"data"``)."""
+        out = {"verdict": self.verdict, "verdict_rule": self.rule, "verdict_reason": self.reason}
+        if self.evidence:
+            out["verdict_estimate"] = self.evidence
+        if self.basis != "data":
+            out["verdict_basis"] = self.basis
+        return out
 
 
 def _finite(name: str, value: float) -> float:
@@ -115,17 +141,28 @@ def direction(margin: float, tolerance: float, *, rule: str, reason: str) -> Ver
     return Verdict("inconclusive", rule, f"{reason} (margin {margin:+.3g} within ±{tolerance:g})")
 
 
+def _label(v: Verdict) -> str:
+    return v.verdict if v.basis == "data" else f"{v.verdict}, {v.basis}"
+
+
 def combine(verdicts: dict[str, Verdict], *, context: str = "") -> Verdict:
     """One item's verdict from its claims' (name -> verdict): ``differs`` if any claim differs, else ``inconclusive``
-    if any is, else ``agrees`` if any agrees, else ``not comparable``. The reason lists every claim's verdict, then
-    ``context`` (e.g. the scale difference)."""
+    if any is, else ``agrees`` if any agrees, else ``not comparable``, read over the claims decided by data only
+    (an analytic claim or the source's own inconsistency is never evidence); when no claim is decided by data, over
+    the others, and the result keeps their basis. The reason lists every claim's verdict, then ``context`` (e.g. the
+    scale difference); the evidence lists every claim's interval, named."""
     if not verdicts:
         raise ValueError("combine needs at least one claim")
-    found = {v.verdict for v in verdicts.values()}
+    evidence = {n: v for n, v in verdicts.items() if v.basis == "data"}
+    deciding = evidence or verdicts
+    found = {v.verdict for v in deciding.values()}
     for outcome in ("differs", "inconclusive", "agrees", "not comparable"):
         if outcome in found:
             break
-    parts = "; ".join(f"{name}: {v.verdict}" + (f" ({v.reason})" if v.reason else "") for name, v in verdicts.items())
+    basis = "data" if evidence else ("analytic" if any(v.basis == "analytic" for v in verdicts.values())
+                                     else "source inconsistency")
+    parts = "; ".join(f"{name}: {_label(v)}" + (f" ({v.reason})" if v.reason else "") for name, v in verdicts.items())
     rule = " AND ".join(f"[{name}] {v.rule}" for name, v in verdicts.items())
     reason = parts + (f". {context}" if context else "")
-    return Verdict(outcome, rule, reason)
+    intervals = "; ".join(f"{name}: {v.evidence}" for name, v in verdicts.items() if v.evidence)
+    return Verdict(outcome, rule, reason, basis=basis, evidence=intervals)

@@ -168,24 +168,42 @@ def _t51(rows):
     return pd.DataFrame(rows, columns=["n_teachers", "map_raw", "ensemble_f1", "teacher_avg_f1"])
 
 
-def test_ensemble_claims_check_each_direction_and_synthetic_is_not_comparable():
+def _narrow_draws(values: dict, sd: float = 0.002, n: int = 200) -> dict:
+    """Bootstrap draws around each difference (a stand-in for :func:`.tables.score_tolerance`'s)."""
+    rng = np.random.default_rng(0)
+    return {"draws": {k: v + sd * rng.standard_normal(n) for k, v in values.items()}}
+
+
+def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_synthetic_is_not_comparable():
     import pandas as pd
     t51 = _t51([("baseline", 0.30, 0.25, np.nan), ("10", 0.22, 0.20, 0.15), ("20", 0.20, 0.18, 0.12),
                 ("50", 0.21, 0.17, 0.18)])
     t52 = pd.DataFrame({"n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3, "f1": [0.2, 0.18, 0.17]})
     t53 = pd.DataFrame({"rule": ["max"] * 3, "n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3,
                         "f1_conf06": [0.25, 0.20, np.nan]})
-    c = release_verdicts.ensemble_claims(t51, t52, t53).set_index("claim")["verdict"]
-    assert c.filter(like="no ensemble beats").item() == "agrees"
-    assert c.filter(like="raw mAP falls").item() == "differs"  # 0.20 -> 0.21 rises
-    assert c.filter(like="beats its average").item() == "differs"  # 50 teachers: 0.17 < 0.18
-    assert c.filter(like="confidence check").item() == "agrees"  # NaN (nothing answered) is left out
+    tol = _narrow_draws({**{f"mAP 1 - {t}": 0.30 - m for t, m in ((10, 0.22), (20, 0.20), (50, 0.21))},
+                         **{f"best F1 1 - {t}": 0.25 - f for t, f in ((10, 0.20), (20, 0.18), (50, 0.17))},
+                         "mAP 10 - 20": 0.02, "mAP 20 - 50": -0.01,
+                         **{f"best F1 - average teacher F1 {t}": d for t, d in ((10, 0.05), (20, 0.06), (50, -0.01))},
+                         "F1 with check / without 10": 1.25, "F1 with check / without 20": 1.11})
+    c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=tol).set_index("claim")
+    v = c["verdict"]
+    assert v.filter(like="no ensemble beats").item() == "agrees"
+    assert v.filter(like="raw mAP falls").item() == "differs"  # 0.20 -> 0.21 rises beyond the resample spread
+    assert v.filter(like="beats its average").item() == "differs"  # 50 teachers: 0.17 < 0.18
+    assert v.filter(like="confidence check").item() == "agrees"  # NaN (nothing answered) is left out
+    assert "bootstrap resamples of query-pool examples" in c["verdict_estimate"].iloc[0]
+    # the same numbers without the draws: nothing resampled, every directional claim inconclusive
+    assert set(release_verdicts.ensemble_claims(t51, t52, t53)["verdict"]) == {"inconclusive"}
+    # a spread wider than every difference: inconclusive, never agrees or differs
+    wide = _narrow_draws({k: float(np.mean(x)) for k, x in tol["draws"].items()}, sd=1.0)
+    assert set(release_verdicts.ensemble_claims(t51, t52, t53, tolerance=wide)["verdict"]) == {"inconclusive"}
     t53_none = t53.assign(f1_conf06=np.nan)
     assert release_verdicts.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
     assert set(release_verdicts.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
 
 
-def test_saving_contrast_verdict_needs_a_saving_at_04_and_adaptive_but_none_at_02():
+def test_saving_contrast_verdict_needs_a_saving_at_04_but_none_at_02_and_the_adaptive_half_is_analytic():
     import pandas as pd
 
     def sweep(r02, r04, rad):
@@ -193,29 +211,38 @@ def test_saving_contrast_verdict_needs_a_saving_at_04_and_adaptive_but_none_at_0
                              "epsilon": [100 * r02, 100 * r04, 100 * rad], "epsilon_data_independent": [100.0] * 3})
     v, ratio = release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
     assert v.verdict == "agrees" and ratio["0.4"] == pytest.approx(0.6)
+    assert "a saving with the adaptive threshold: agrees, analytic" in v.reason
     v, _ = release_verdicts.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
-    assert v.verdict == "differs" and "161 per-label factors" in v.reason
+    assert v.verdict == "differs" and "161 per-label factors" in v.reason  # no saving at 0.4: the claim differs
+    assert "a saving with the adaptive threshold: differs, analytic" in v.reason  # not counted as evidence
     v, _ = release_verdicts.saving_contrast_verdict(sweep(0.5, 0.6, 0.7), n_labels=10)
     assert v.verdict == "differs" and "161" not in v.reason
+    # a saving within the printed precision of ε (one decimal) at th_e 0.2 still counts as none
+    v, _ = release_verdicts.saving_contrast_verdict(sweep(0.9996, 0.6, 0.7), n_labels=10)
+    assert v.verdict == "agrees"
     assert release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict == "not comparable"
 
 
-def test_q_average_verdict_flags_printed_values_below_the_theorem13_floor():
+def test_q_average_is_the_thesis_own_inconsistency_not_a_difference_of_ours():
     import pandas as pd
     ours = pd.DataFrame({"th_e": ["0.2", "0.4", "adaptive"], "q_average": [1.0, 1.0, 1.0]})
     v, table = release_verdicts.q_average_verdict(ours)
     below = table.set_index("th_e")["thesis_below_floor"]
     # 0.747 >= 1 - Phi(0.8/0.3)^153 = 0.444; 0.148 < 1 - Phi(2)^153 = 0.970; 0.034 < 1 - Phi(1/0.3)^153 = 0.064
     assert not below["0.2"] and below["0.4"] and below["adaptive"]
-    assert v.verdict == "differs" and "0.970" in v.reason
+    assert (v.verdict, v.basis) == ("not comparable", "source inconsistency") and "0.970" in v.reason
+    assert v.reason.startswith("the source's own inconsistency")
     # with far less noise the floors vanish and nothing is flagged
     assert release_verdicts.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
 
 
-def test_student_claim():
-    assert release_verdicts.student_claim(0.04, 0.28).verdict == "agrees"
-    assert release_verdicts.student_claim(0.30, 0.28).verdict == "differs"
-    assert release_verdicts.student_claim(0.04, 0.28, kind="synthetic").verdict == "not comparable"
+def test_student_claim_reads_the_seed_interval_of_the_best_student():
+    row = lambda m, sd=0.002, n=3: {"map": m, "map_sd": sd, "n_seeds": n}  # noqa: E731
+    assert release_verdicts.student_claim(row(0.04), 0.28).verdict == "agrees"
+    assert release_verdicts.student_claim(row(0.30), 0.28).verdict == "differs"
+    assert release_verdicts.student_claim(row(0.27, sd=0.02), 0.28).verdict == "inconclusive"  # inside the seeds
+    assert release_verdicts.student_claim(row(0.04, n=1), 0.28).verdict == "inconclusive"  # one seed: no interval
+    assert release_verdicts.student_claim(row(0.04), 0.28, kind="synthetic").verdict == "not comparable"
 
 
 def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():
@@ -257,22 +284,23 @@ def test_adaptive_rows_are_sound_with_the_thesis_value_beside_and_orders_go_belo
     assert r["order"] < 2 and r["eps_data_dependent"] < r["eps_thesis_grid"]
 
 
-def test_confidence_claims_compare_f1_and_epsilon_at_shared_sigmas():
+def test_confidence_claims_label_the_epsilon_halves_analytic_and_leave_one_draw_undecided():
     import pandas as pd
     sweep = pd.DataFrame({"threshold": ["0.4", "0.4", "0.4"], "sigma_e": [0.0, 0.1, 0.3], "f1": [0.2, 0.1, 0.1],
                           "epsilon": [np.inf, 100.0, 50.0]})
     fixed = pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": [0.2, 0.15], "epsilon": [150.0, 60.0]})
     adaptive = fixed.assign(epsilon=[70.0, 30.0])
-    c = release_verdicts.confidence_claims(sweep, fixed, adaptive).set_index("claim")["verdict"]
-    # the epsilon claim: both sides on the realised-cost model of the thesis's §4.2.4 (1.5x, 1.2x here: agrees)
-    assert list(c) == ["agrees", "agrees", "agrees"]
-    # ratios inside the tolerance (±5 %) are inconclusive, the same both ways
-    near = release_verdicts.confidence_claims(sweep, fixed.assign(epsilon=[102.0, 49.0]), adaptive)
-    assert near.set_index("claim")["verdict"].iloc[1] == "inconclusive"
+    c = release_verdicts.confidence_claims(sweep, fixed, adaptive)
+    # F1 from one release-noise draw per point: no interval, inconclusive; the ε halves analytic
+    assert list(c["verdict"]) == ["inconclusive", "agrees", "agrees"]
+    assert list(c["verdict_basis"].fillna("data")) == ["data", "analytic", "analytic"]
+    assert "not replicated: release-noise draw" in c["verdict_reason"].iloc[0]
+    assert c["verdict_reason"].iloc[1].startswith("analytic: holds for any data")
     c = release_verdicts.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
-    assert list(c["verdict"]) == ["differs", "agrees", "inconclusive"]
+    assert list(c["verdict"]) == ["inconclusive", "agrees", "differs"]
     assert "q̃ ≈ 1" in c["verdict_reason"].iloc[2]
-    assert set(release_verdicts.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"]) == {"not comparable"}
+    assert set(release_verdicts.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"].iloc[:1]) == {
+        "not comparable"}
 
 
 def test_scale_verdict_names_the_thesis_scale_of_the_subset():
@@ -285,7 +313,7 @@ def test_adaptive_privacy_verdict_checks_the_direction():
     t54 = pd.DataFrame({"n_samples": [2000] * 3, "th_e": ["0.2", "0.4", "adaptive"], "th_c": ["None"] * 3,
                         "eps_data_dependent": [900.0, 950.0, 1.8e6]})
     v = release_verdicts.adaptive_privacy_verdict(t54)
-    assert v.verdict == "differs" and "2e+03×" in v.reason
-    t54.loc[2, "eps_data_dependent"] = 500.0
+    assert (v.verdict, v.basis) == ("differs", "analytic") and "2e+03×" in v.reason
+    t54.loc[2, "eps_data_dependent"] = 500.0  # treated as fixed (not a guarantee) the numbers would say otherwise
     assert release_verdicts.adaptive_privacy_verdict(t54).verdict == "agrees"
     assert release_verdicts.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"

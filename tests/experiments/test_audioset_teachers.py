@@ -8,7 +8,9 @@ from pate_study.data import audioset
 from pate_study.experiments.audioset import data as as_data
 from pate_study.experiments.audioset import diagnostics, pipeline, shards, tables, teachers, votes
 from pate_study.experiments.audioset import teacher_verdicts
+from pate_study.learning import metrics
 from pate_study.learning.partitions import Partitions
+from pate_study.reporting import uncertainty as unc
 
 
 @pytest.fixture(scope="module")
@@ -161,10 +163,6 @@ def test_logmel_cnn_teachers_are_bit_reproducible():
 
 
 def test_verdict_helpers():
-    assert teacher_verdicts.adaptive_weights_verdict(0.20, 0.205).verdict == "inconclusive"  # inside ±0.01, both ways
-    assert teacher_verdicts.adaptive_weights_verdict(0.205, 0.20).verdict == "inconclusive"
-    assert teacher_verdicts.adaptive_weights_verdict(0.20, 0.15).verdict == "agrees"  # "no positive effect" includes harm
-    assert teacher_verdicts.adaptive_weights_verdict(0.20, 0.25).verdict == "differs"
     assert teacher_verdicts.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"
     assert teacher_verdicts.siren_verdict("real: Audio Set clip x", (1001, 64)).verdict == "not comparable"
     assert teacher_verdicts.class_curve_verdict(0.8, 0.3, "best").verdict == "not comparable"
@@ -225,9 +223,11 @@ def fake_arm(final_by_seed, first_by_seed=None, *, n=2, best_step_by_seed=None, 
 
 def test_seed_comparison_tolerance_from_the_spread_the_same_both_ways():
     a = np.array([0.20, 0.21, 0.22])
-    c = teacher_verdicts.seed_comparison(a, a - 0.02)  # the same +0.02 on every seed: no spread, the floor decides
-    assert c.margin == pytest.approx(0.02) and c.tolerance == pytest.approx(0.005)
+    c = teacher_verdicts.seed_comparison(a, a - 0.02)  # the same +0.02 on every seed: a zero-width interval, no floor
+    assert c.margin == pytest.approx(0.02) and c.tolerance == pytest.approx(0.0, abs=1e-12)
     assert c.claim("a > b", "x").verdict == "agrees"
+    assert teacher_verdicts.seed_comparison(a, a - 0.0001).claim("a > b", "x").verdict == "agrees"
+    assert "over 3 replicates of teacher training seed" in c.claim("a > b", "x").evidence
     assert teacher_verdicts.seed_comparison(a - 0.02, a).claim("a > b", "x").verdict == "differs"
     # mean +0.01 but the seeds disagree (+0.03, -0.01, +0.01): half-width t(0.975, 2)·0.02/√3 ≈ 0.0497
     b = a - np.array([0.03, -0.01, 0.01])
@@ -240,7 +240,7 @@ def test_seed_comparison_tolerance_from_the_spread_the_same_both_ways():
     spread = np.array([-0.01, 0.0, 0.01])  # sd 0.01: tolerance t(0.975, 2)·0.01/√3 ≈ 0.0248 for any mean
     tol = teacher_verdicts.seed_comparison(a, a - spread).tolerance
     for margin, verdict in ((tol + 1e-4, "agrees"), (tol - 1e-4, "inconclusive"), (-tol + 1e-4, "inconclusive"),
-                            (-tol - 1e-4, "differs")):
+                            (-tol - 1e-4, "differs")):  # the paired t-interval lies wholly above / across / below 0
         assert teacher_verdicts.seed_comparison(a, a - spread - margin).claim("r", "x").verdict == verdict
     with pytest.raises(ValueError, match="ablation_seeds"):
         teacher_verdicts.seed_comparison([0.2], [0.1])
@@ -359,7 +359,31 @@ def test_class_curves_cover_every_evaluation_and_meet_the_selected_checkpoint(ti
     assert a2["curve_at_selected_max_abs_diff"] == pytest.approx(0, abs=1e-12)
     assert a2["evaluations"] == len(steps) + 1 and len(a2["best_classes_ap_curve"]) == len(steps) + 1
     assert a3["best_classes_ap_decrease_vs_baseline_pct"] == pytest.approx(20)
-    assert a3["verdict"] == "agrees" and a2["verdict"] in ("agrees", "differs", "inconclusive")
+    # without the test clips nothing is resampled: one teacher on one test set decides nothing
+    assert a3["verdict"] == a2["verdict"] == "inconclusive" and "not replicated" in a3["verdict_reason"]
+
+
+def test_class_ap_claims_read_a_paired_bootstrap_of_the_test_clips():
+    rng = np.random.default_rng(0)
+    y = rng.random((400, 6)) < 0.3
+    sharp, blurred = y + rng.normal(0, 0.3, y.shape), y + rng.normal(0, 1.5, y.shape)
+    test = {"baseline": (y, sharp), "big 10": (y, blurred)}
+    selected = {k: (metrics.average_precision_per_class(*v), 12) for k, v in test.items()}
+    groups = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in selected.items()}
+    worst, drop = teacher_verdicts.class_ap_estimates(selected, groups, test, n_boot=50, seed=1)
+    assert drop.method == "percentile bootstrap" and drop.low > 0 and worst.low < worst.value < worst.high
+    assert drop.unreplicated == (unc.TEACHER_SEED,)
+    curves_ = {k: ([12], v[0][None]) for k, v in selected.items()}
+    a2, a3 = teacher_verdicts.class_curve_records(curves_, selected, groups, [f"c{i}" for i in range(6)], test,
+                                                  n_boot=50)
+    assert a3["verdict"] == "agrees" and a2["verdict"] == "agrees"  # sharp scores: every class's AP far above 0.1
+    # the other way round the drop is wholly negative: differs
+    swapped = {"baseline": test["big 10"], "big 10": test["baseline"]}
+    sel2 = {k: (metrics.average_precision_per_class(*v), 12) for k, v in swapped.items()}
+    g2 = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in sel2.items()}
+    assert teacher_verdicts.class_curve_records({k: ([12], v[0][None]) for k, v in sel2.items()}, sel2, g2,
+                                                [f"c{i}" for i in range(6)], swapped,
+                                                n_boot=50)[1]["verdict"] == "differs"
 
 
 def test_cnn_speed_options_are_checked_and_stamped():
@@ -433,3 +457,67 @@ def test_cnn_teachers_train_with_the_embedding_teachers_settings(monkeypatch):
     (config, hook), = calls
     assert config == teachers.teacher_config(spec) and config.step_patience == 4
     assert isinstance(hook, teachers.AdaptiveClassWeights) and len(hook.trace) == 2  # one entry per evaluation
+
+
+def test_sampler_claim_reads_the_spread_over_sampler_seeds():
+    occ = pd.DataFrame({"class": ["a", "b", "c"], "balanced": [10, 12, 14], "random": [5, 12, 20],
+                        "in_partition": [1, 2, 3]})
+    one = teacher_verdicts.sampler_record(occ, 10, 4)
+    assert one["verdict"] == "inconclusive"  # one sampler seed: no spread measured
+    tighter = pd.DataFrame({"seed": [0, 1, 2], "balanced": [1.2, 1.25, 1.22], "random": [1.6, 1.65, 1.62],
+                            "balanced_log_sd": [0.1] * 3, "random_log_sd": [0.2] * 3})
+    assert teacher_verdicts.sampler_record(occ, 10, 4, tighter)["verdict"] == "agrees"
+    looser = tighter.assign(balanced=[1.7, 1.72, 1.71])
+    rec = teacher_verdicts.sampler_record(occ, 10, 4, looser)
+    assert rec["verdict"] == "differs" and "over 3 replicates of sampler seed" in rec["verdict_estimate"]
+    close = tighter.assign(balanced=[1.5, 1.7, 1.6])
+    assert teacher_verdicts.sampler_record(occ, 10, 4, close)["verdict"] == "inconclusive"
+    labels = np.random.default_rng(0).random((60, 4)) < 0.3
+    spreads = diagnostics.sampler_spreads(labels, np.arange(60), iterations=5, batch_size=8, seeds=[0, 1])
+    assert list(spreads.columns) == ["seed", "balanced", "random", "balanced_log_sd", "random_log_sd"]
+    assert len(spreads) == 2
+    occ, rec = teacher_verdicts.sampler_item(labels, np.arange(60), list("abcd"), iterations=5, batch_size=8, seed=3)
+    assert list(occ["class"]) == list("abcd") and rec["sampler_seeds"] == [3, 4, 5, 6, 7]
+
+
+def test_no_correlation_claim_differs_only_when_the_class_bootstrap_excludes_zero():
+    rng = np.random.default_rng(0)
+    counts = rng.integers(50, 200, 120).astype(float)
+    names = [f"c{i}" for i in range(120)]
+    unrelated = teacher_verdicts.class_ap_record(rng.random(120), counts, names)
+    low, high = unrelated["spearman_interval"]
+    assert unrelated["verdict"] == "inconclusive" and low < 0 < high
+    related = teacher_verdicts.class_ap_record(counts / 400 + rng.normal(0, 0.02, 120), counts, names)
+    assert related["verdict"] == "differs" and "bootstrap resamples of classes" in related["verdict_estimate"]
+
+
+def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():
+    from types import SimpleNamespace
+    rng = np.random.default_rng(0)
+    y = {s: rng.random((300, 5)) < 0.3 for s in ("big", "small")}
+    probs = {"big": y["big"] + rng.normal(0, 0.3, (300, 5)), "small": y["small"] + rng.normal(0, 1.5, (300, 5))}
+    run = lambda maps, p: SimpleNamespace(map=np.asarray(maps, float), probabilities=p[None])  # noqa: E731
+    runs = {(s, 1): run([0.5], probs[s]) for s in ("big", "small")}
+    runs.update({(s, 10): run([0.30, 0.31, 0.29, 0.30], probs[s]) for s in ("big", "small")})
+    auc = {(s, t): teacher_verdicts.micro_auc(y[s], probs[s]) for s in ("big", "small") for t in (1, 10)}
+    r52, r53 = teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10], y, n_boot=50)
+    assert r52["verdict"] == "agrees" and r53["verdict"] == "agrees"
+    assert r53["micro_auc_difference_interval"][0] > 0
+    runs[("big", 10)] = run([0.6, 0.62, 0.61], probs["big"])  # a small-partition teacher above the baseline: differs
+    r52, _ = teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10])
+    assert r52["verdict"] == "differs"
+    swapped = {"big": y["small"], "small": y["big"]}
+    runs2 = {**runs, ("big", 1): run([0.5], probs["small"]), ("small", 1): run([0.5], probs["big"])}
+    assert teacher_verdicts.micro_curve_records(runs2, auc, ("big", "small"), [1, 10], swapped,
+                                                n_boot=50)[1]["verdict"] == "differs"
+    assert teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10])[1]["verdict"] == "inconclusive"
+
+
+def test_a_run_cut_off_before_the_lowest_rate_converged_cannot_say_it_is_behind():
+    from pate_study.reporting.verdicts import Verdict
+    behind = Verdict("differs", "r", "lowest rate behind")
+    assert teacher_verdicts.cut_off(behind, 0.0, 1e-4).verdict == "differs"  # converged: the difference stands
+    cut = teacher_verdicts.cut_off(behind, 0.6, 1e-4)
+    assert cut.verdict == "inconclusive" and cut.reason.startswith("cut off: 60 % of the lr 0.0001 teachers")
+    ahead = Verdict("agrees", "r")
+    assert teacher_verdicts.cut_off(ahead, 1.0, 1e-4) is ahead  # a lower bound that already clears the other rate

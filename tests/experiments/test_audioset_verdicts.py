@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pate_study.learning import metrics
 from pate_study.reporting import registry
 from pate_study.reporting.outputs import read_scalars
 from pate_study.reporting.verdicts import combine, direction
@@ -89,7 +90,10 @@ def test_table_5_2_reports_both_conventions_and_the_implied_one():
     conv = rec["convention"]
     assert conv["classes_needed_all_classes"] > conv["ours_predicted_classes_there"]
     assert {"all_classes_trend_th_e", "predicted_classes_trend_th_e"} <= set(rec)
-    assert "predicted-classes convention" in rec["verdict_reason"]
+    # the convention judged is stated in the reason: one for Tables 5.2 and 5.3 (until 05 is regenerated, the
+    # committed outputs state the earlier predicted-classes convention)
+    assert (metrics.PRESENT_CLASSES in rec["verdict_reason"]
+            or "predicted-classes convention" in rec["verdict_reason"])
 
 
 def test_direction_uses_one_tolerance_both_ways():
@@ -100,3 +104,32 @@ def test_direction_uses_one_tolerance_both_ways():
     both = combine({"a": direction(0.5, 0.01, **kw), "b": direction(0.0, 0.01, **kw)}, context="scale")
     assert both.verdict == "inconclusive" and "a: agrees" in both.reason and both.reason.endswith("scale")
     assert combine({"a": direction(0.5, 0.01, **kw), "b": direction(-0.5, 0.01, **kw)}).verdict == "differs"
+
+
+AUDIOSET_RULES = ("verdict_rules.py", "teacher_verdicts.py", "release_verdicts.py")
+
+
+def test_no_constant_tolerance_in_the_audio_set_rules():
+    """Every claim reads an interval (pate_study.reporting.claims); the only constant tolerance left is the thesis's
+    printed precision, computed from its printed digits (tests/test_claims.py)."""
+    import re
+    pattern = re.compile(r"\b[A-Z_]*TOLERANCE\s*=|within_tolerance\(|\bfloor=|tol(erance)?: float = \d")
+    for name in AUDIOSET_RULES:
+        text = (REPO / "pate_study" / "experiments" / "audioset" / name).read_text(encoding="utf-8")
+        found = [m.group(0) for m in pattern.finditer(text)]
+        # Table 4.1's class number is an integer the thesis prints: ±0.5 is its printed precision
+        assert found in ([], ["within_tolerance("]) and (not found or "atol=0.5, quantity=\"class number\"" in text), \
+            f"{name}: {found}"
+
+
+def test_recorded_intervals_and_labels_reach_the_index():
+    """Where a regenerated notebook recorded an interval or a basis, INDEX.md shows it (the committed outputs may
+    predate them: then nothing to check)."""
+    from pate_study.reporting.index import verdict_cell
+    items = {i.id: i for i in registry.load_registry()}
+    for item_id, rec in _recorded().items():
+        cell = verdict_cell(items[item_id], {item_id: rec})
+        if rec.get("verdict_estimate"):
+            assert f"ours: {rec['verdict_estimate']}" in cell.replace("\\|", "|")
+        if rec.get("verdict_basis"):
+            assert cell.startswith(f"**{rec['verdict']}** ({rec['verdict_basis']})")

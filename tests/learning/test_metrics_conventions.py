@@ -55,3 +55,20 @@ def test_no_predicted_class_and_bad_input():
         macro_precision_recall_predicted_classes(Y, P * 0.7)
     with pytest.raises(ValueError, match="^y_true: expected a non-empty 2-d"):
         macro_precision_recall_all_classes(Y[0], P[0])
+
+
+def test_present_classes_convention_drops_every_zero_over_zero_class_and_no_other():
+    """One convention for both Audio Set tables (Definition 2): precision over the predicted classes, recall over the
+    true classes, F1 over the classes true or predicted; a class neither true nor predicted is dropped (0/0)."""
+    from pate_study.learning import metrics
+    y = np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]], bool)   # class 2 never true, class 3 never anything
+    p = np.array([[1, 0, 1, 0], [0, 0, 0, 0], [0, 0, 1, 0]], bool)   # class 1 true but never predicted
+    s = metrics.macro_scores_present_classes(y, p)
+    # precision: class 0 (1/1), class 2 (0/2) -> 0.5; recall: class 0 (1/2), class 1 (0/1) -> 0.25
+    # F1: classes 0 (2/3), 1 (0), 2 (0) -> 2/9; class 3 (0/0 everywhere) dropped
+    assert s == {"precision": pytest.approx(0.5), "recall": pytest.approx(0.25), "f1": pytest.approx(2 / 9)}
+    counts = metrics.macro_scores_from_counts((y & p).sum(0), (~y & p).sum(0), (y & ~p).sum(0))
+    assert counts["recall_true"] == pytest.approx(0.25) and counts["f1_present"] == pytest.approx(2 / 9)
+    assert counts["recall_predicted"] == pytest.approx(0.25)  # over the predicted classes 0 (1/2) and 2 (0)
+    empty = metrics.macro_scores_present_classes(y[:0], p[:0])
+    assert all(np.isnan(v) for v in empty.values())

@@ -118,6 +118,27 @@ def occurrence_spread(counts: np.ndarray) -> float:
     return float(c.max() / np.median(c)) if c.size else float("nan")
 
 
+def log_count_sd(counts: np.ndarray) -> float:
+    """A second spread of per-class occurrence counts: the sd (ddof 1) of their logs over the classes that occur."""
+    c = np.asarray(counts, float)
+    c = c[c > 0]
+    return float(np.log(c).std(ddof=1)) if c.size > 1 else float("nan")
+
+
+def sampler_spreads(labels: np.ndarray, ids: np.ndarray, *, iterations: int = 1000, batch_size: int = 64,
+                    seeds=(0, 1, 2, 3, 4)) -> pd.DataFrame:
+    """Fig 5.9's spreads over sampler seeds (the random source behind them): per seed and sampler
+    (:func:`sampler_statistics`), max / median occurrence (:func:`occurrence_spread`) and the sd of the log counts
+    (:func:`log_count_sd`). One row per seed: ``seed``, ``balanced``, ``random``, ``balanced_log_sd``,
+    ``random_log_sd``."""
+    rows = []
+    for s in seeds:
+        occ = sampler_statistics(labels, ids, iterations=iterations, batch_size=batch_size, seed=int(s))
+        rows.append({"seed": int(s), **{k: occurrence_spread(occ[k]) for k in ("balanced", "random")},
+                     **{f"{k}_log_sd": log_count_sd(occ[k]) for k in ("balanced", "random")}})
+    return pd.DataFrame(rows)
+
+
 def final_curve_means(histories: dict, keys) -> dict:
     """Per key, the mean over teachers of the last recorded curve-sample mAP and AUC (Fig 5.4's final values);
     ``histories[key]`` is a history frame or a tuple starting with one."""

@@ -59,13 +59,17 @@ def both_conventions(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]
     """Macro P/R/F1 (:func:`.release.prf`: precision and recall averaged over *all* classes, a class without a
     prediction scored 0) and beside them the second convention, averaged over the *predicted* classes only
     (:func:`pate_study.learning.metrics.macro_precision_recall_predicted_classes`): ``precision_predicted``,
-    ``recall_predicted``, ``n_predicted_classes``. Under the first, precision <= n_predicted_classes / n_classes."""
+    ``recall_predicted``, ``n_predicted_classes``. Under the first, precision <= n_predicted_classes / n_classes.
+    The verdicts read a third, :data:`pate_study.learning.metrics.PRESENT_CLASSES` (0/0 classes dropped):
+    ``precision_predicted``, ``recall_true``, ``f1_present``."""
     out = prf(y_true, y_pred)
     if len(y_true) == 0:
-        return {**out, "precision_predicted": float("nan"), "recall_predicted": float("nan"), "n_predicted_classes": 0}
+        return {**out, "precision_predicted": float("nan"), "recall_predicted": float("nan"), "n_predicted_classes": 0,
+                "recall_true": float("nan"), "f1_present": float("nan")}
     pred = metrics.macro_precision_recall_predicted_classes(y_true, y_pred)
+    present = metrics.macro_scores_present_classes(y_true, y_pred)
     return {**out, "precision_predicted": pred["precision"], "recall_predicted": pred["recall"],
-            "n_predicted_classes": pred["n_classes"]}
+            "n_predicted_classes": pred["n_classes"], "recall_true": present["recall"], "f1_present": present["f1"]}
 
 
 def table_5_2(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
@@ -108,19 +112,22 @@ def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THR
 
 
 def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[Any] = THRESHOLDS,
-                    best_of: Sequence[Any] | None = None, n_boot: int = 100, seed: int = 0) -> dict[str, Any]:
-    """The tolerance inside which a difference on the noise-free tables (5.1-5.3, A.1-A.3) is *inconclusive*,
-    measured: a paired bootstrap of the pool queries (``n_boot`` resamples with replacement, the same rows for every
-    ensemble; Efron & Tibshirani 1993, ch. 6) gives the standard deviation of each difference the claims read --
-    raw mAP and best-threshold macro F1 between every two teacher counts, macro precision and recall over the
-    predicted classes between adjacent fixed thresholds of one ensemble and between adjacent teacher counts at one
-    fixed threshold -- and the tolerance of a claim is twice the largest sd of the differences it reads (about a
-    95 % band; the ``"tolerance"`` entry: twice the largest of all). P/R/F1 come from the resample's weighted per-class counts
-    (:func:`pate_study.learning.metrics.macro_scores_from_counts`), mAP from the resampled rows. It measures the
-    spread of the evaluation sample, not of the training seeds (one ensemble per teacher count). ``best_of``: the
-    candidates of the best-F1 threshold when they are not ``thresholds`` (Table A.1 adds 0.3; the adjacent-threshold
-    differences stay those of ``thresholds``).
-    Returns ``{"tolerance", "n_boot", "max_sd", "sd": {difference: sd}}``."""
+                    best_of: Sequence[Any] | None = None, n_boot: int = 100, seed: int = 0,
+                    check: tuple[Any, float] = (0.2, 0.6)) -> dict[str, Any]:
+    """The bootstrap of the pool queries every claim on the noise-free tables (5.1-5.3, A.1-A.3) reads: a paired
+    bootstrap (``n_boot`` resamples with replacement from ``seed``, the same rows for every ensemble; Efron &
+    Tibshirani 1993, ch. 6) gives the draws of each difference the claims read -- raw mAP, best-threshold macro F1 and
+    the ensemble's best-threshold F1 minus its average teacher's between / within teacher counts, macro precision and
+    recall (:data:`pate_study.learning.metrics.PRESENT_CLASSES`: precision over the predicted classes, recall over
+    the true classes) between adjacent fixed thresholds of one ensemble and between adjacent teacher counts at one
+    fixed threshold, and the F1 with the confidence check (``check``: th_e, th_c; the max rule) over the F1 without,
+    on the classes present in each set. ``"draws"``: ``{difference: [n_boot] array}`` (in memory; the claims turn
+    them into percentile intervals, :func:`pate_study.reporting.uncertainty.from_bootstrap`); ``"sd"``: their sds;
+    ``"tolerance"``: twice the largest sd (a summary, not a rule). P/R/F1 come from the resample's weighted
+    per-class counts (:func:`pate_study.learning.metrics.macro_scores_from_counts`), mAP from the resampled rows.
+    It measures the spread of the evaluation sample, not of the teachers' training seeds (one ensemble per teacher
+    count). ``best_of``: the candidates of the best-F1 threshold when they are not ``thresholds`` (Table A.1 adds
+    0.3; the adjacent-threshold differences stay those of ``thresholds``)."""
     rng = np.random.default_rng(seed)
     fixed = [th for th in thresholds if th != "adaptive"]
     candidates = list(thresholds if best_of is None else best_of)
@@ -129,14 +136,23 @@ def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[A
     n = min(len(y) for _, y in votes.values())
     rows = rng.integers(0, n, (n_boot, n))
     weights = np.stack([np.bincount(r, minlength=n) for r in rows]).astype(np.float64)  # [n_boot, n]
-    maps, scores = {}, {}
+    counts = lambda w, y, p: metrics.macro_scores_from_counts(w @ (y & p), w @ (~y & p), w @ (y & ~p))  # noqa: E731
+    maps, scores, full, teacher_f1, check_ratio = {}, {}, {}, {}, {}
     for t, (m, y) in votes.items():
         m, y = m[:n], y[:n]
         maps[t] = np.array([metrics.mean_average_precision(y[r], m[r]) for r in rows])
         for th in dict.fromkeys([*thresholds, *candidates]):
             p = noise_free_release(m, th)
-            scores[t, th] = metrics.macro_scores_from_counts(weights @ (y & p), weights @ (~y & p),
-                                                             weights @ (y & ~p))
+            scores[t, th], full[t, th] = counts(weights, y, p), counts(np.ones((1, n)), y, p)
+        best_th = max(candidates, key=lambda th: float(full[t, th]["f1"][0]))
+        if t > 1:  # each teacher's own probabilities at the ensemble's best threshold (Table 5.1's average teacher)
+            probs = ensembles[t].pool_probabilities[:, :n].astype(np.float64)
+            teacher_f1[t] = np.mean([counts(weights, y, noise_free_release(q, best_th))["f1"] for q in probs], axis=0)
+            teacher_f1[t] = np.max([scores[t, th]["f1"] for th in candidates], axis=0) - teacher_f1[t]
+            ok = noise_free_confident(m, check[0], check[1], "max")
+            p = noise_free_release(m, check[0])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                check_ratio[t] = counts(weights * ok, y, p)["f1_present"] / scores[t, check[0]]["f1_present"]
     best_f1 = {t: np.max([scores[t, th]["f1"] for th in candidates], axis=0) for t in votes}
     draws: dict[str, np.ndarray] = {}
     ts = list(votes)
@@ -145,15 +161,23 @@ def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[A
             draws[f"mAP {a} - {b}"] = maps[a] - maps[b]
             draws[f"best F1 {a} - {b}"] = best_f1[a] - best_f1[b]
         for lo, hi in zip(fixed, fixed[1:]):
-            for k in ("precision_predicted", "recall_predicted"):
+            for k in ("precision_predicted", "recall_predicted", "recall_true"):
                 draws[f"{k} {a}: {hi} - {lo}"] = scores[a, hi][k] - scores[a, lo][k]
+        if a in teacher_f1:
+            draws[f"best F1 - average teacher F1 {a}"] = teacher_f1[a]
+            draws[f"F1 with check / without {a}"] = check_ratio[a]
     for a, b in zip(ts, ts[1:]):
         for th in fixed:
-            for k in ("precision_predicted", "recall_predicted"):
+            for k in ("precision_predicted", "recall_predicted", "recall_true"):
                 draws[f"{k} {a} - {b}: {th}"] = scores[a, th][k] - scores[b, th][k]
     sd = {k: float(np.nanstd(v, ddof=1)) for k, v in draws.items() if np.isfinite(v).sum() > 1}
     top = max(sd.values()) if sd else float("nan")
-    return {"tolerance": 2 * top, "n_boot": int(n_boot), "max_sd": top, "sd": sd}
+    return {"tolerance": 2 * top, "n_boot": int(n_boot), "seed": int(seed), "max_sd": top, "sd": sd, "draws": draws}
+
+
+def tolerance_summary(tolerance: dict[str, Any] | None) -> dict[str, Any] | None:
+    """:func:`score_tolerance` without its draws (what a record keeps)."""
+    return None if tolerance is None else {k: v for k, v in tolerance.items() if k != "draws"}
 
 
 def table_5_3(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = ("adaptive", 0.2, 0.4),
@@ -175,6 +199,7 @@ def table_5_3(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = ("a
                     key = f"conf{int(round(c * 10)):02d}"
                     row.update({f"answered_pct_{key}": 100.0 * ok.mean(), f"precision_{key}": r["precision"],
                                 f"recall_{key}": r["recall"], f"f1_{key}": r["f1"],
+                                f"recall_true_{key}": r["recall_true"], f"f1_present_{key}": r["f1_present"],
                                 f"precision_predicted_{key}": r["precision_predicted"],
                                 f"recall_predicted_{key}": r["recall_predicted"]})
                 rows.append(row)

@@ -1,62 +1,85 @@
-"""The rules both Audio Set notebooks' verdicts share (:mod:`.teacher_verdicts` for notebook 04,
-:mod:`.release_verdicts` for notebook 05): the tolerances inside which a difference that decides one of Muschiol
-2021's directions is *inconclusive* (the same both ways), and the direction rule itself
-(:func:`pate_study.reporting.verdicts.direction`) with a run that did not evaluate a setting marked as such.
+"""What both Audio Set notebooks' verdicts share (:mod:`.teacher_verdicts` for notebook 04, :mod:`.release_verdicts`
+for notebook 05): the random sources behind each kind of number, the estimates built from what the pipeline keeps
+(:mod:`pate_study.reporting.uncertainty`), and the judge every claim goes through
+(:func:`pate_study.reporting.claims.judge`). No constant tolerance: an interval over the replicates the pipeline
+has, or, where it has none, an unbounded one (inconclusive) with the missing source named.
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
-from pate_study.reporting.verdicts import Verdict, not_comparable
+from pate_study.reporting import uncertainty as unc
+from pate_study.reporting.claims import Claim, judge
+from pate_study.reporting.verdicts import Verdict, inconclusive, not_comparable
 from pate_study.reporting.verdicts import direction as _direction
 
-
-#: The fallback tolerance (absolute, on mAP / F1 / precision / recall in [0, 1]) inside which a difference that
-#: decides a direction is *inconclusive*, the same both ways, where nothing was measured: 0.005 is half the smallest
-#: step the thesis's tables print a claim on (0.01). Notebook 05 replaces it by measured spreads
-#: (:func:`.tables.score_tolerance` on the noise-free tables, :func:`seed_tolerance` on the students).
-SCORE_TOLERANCE = 0.005
+#: The random sources behind an embedding teacher's score (one run per teacher: partition and training seed).
+TEACHER = (unc.TEACHER_SEED,)
+#: Behind a noise-free ensemble's score on the query pool: its teachers' seeds and partitions, and the finite pool.
+ENSEMBLE = (unc.TEACHER_SEED, unc.TEST_SET)
+#: Behind a student's mean mAP: student seeds (replicated), the release-noise draw the seeds share, the teachers,
+#: and the test set (neither replicated by the pipeline yet).
+STUDENT = (unc.STUDENT_SEED,)
+STUDENT_UNREPLICATED = (unc.RELEASE_NOISE, unc.TEACHER_SEED, unc.TEST_SET)
 
 
 def direction(margin: float, tolerance: float, *, rule: str, reason: str) -> Verdict:
-    """:func:`pate_study.reporting.verdicts.direction`, or *not comparable* when this run has no finite margin (a
-    profile that did not run one of the compared settings)."""
+    """:func:`pate_study.reporting.verdicts.direction` for callers that hold a margin and a measured half-width:
+    *not comparable* when this run has no finite margin (a profile that did not run one of the compared settings),
+    *inconclusive* when no spread was measured (``tolerance`` not finite: a single replicate)."""
     if not np.isfinite(margin):
         return not_comparable(f"not evaluable on this run: {reason}", rule=rule)
+    if not np.isfinite(tolerance):
+        return inconclusive(f"{reason} (one replicate: no spread measured)", rule=rule)
     return _direction(margin, tolerance, rule=rule, reason=reason)
 
 
-#: The same for a ratio that decides a direction (F1 or ε with / without a mechanism): ±5 %.
-RATIO_TOLERANCE = 0.05
-
-
 def seed_tolerance(sd_a: float, n_a: int, sd_b: float = 0.0, n_b: int = 1) -> float:
-    """Twice the standard error of a difference of two seed means, 2 √(sd_a² / n_a + sd_b² / n_b) (sd with ddof 1
-    over ``n_a`` / ``n_b`` seeds; ``sd_b = 0`` compares a mean with a constant): a difference inside it is inside the
-    seed spread. With a single seed (sd NaN: no spread measured) it is :data:`SCORE_TOLERANCE`."""
-    if not (np.isfinite(sd_a) and np.isfinite(sd_b)):
-        return SCORE_TOLERANCE
-    return float(2 * np.sqrt(sd_a**2 / n_a + sd_b**2 / n_b))
+    """The half-width of the 95 % Welch t-interval (:func:`pate_study.reporting.uncertainty.welch_difference`) of a
+    difference of two seed means (sd with ddof 1 over ``n_a`` / ``n_b`` seeds; ``n_b = 1`` with ``sd_b = 0``
+    compares a mean with a constant), ``inf`` when neither side measured a spread."""
+    e = unc.welch_difference((0.0, sd_a, int(n_a)), (0.0, sd_b if n_b >= 2 else float("nan"), int(n_b)), STUDENT)
+    return float(e.high - e.value)
 
 
-def measured_tolerance(tolerance: float | dict, *keys: str) -> float:
-    """The tolerance of one difference: a number is used as is; a measured spread (``{"sd": {difference: sd}}``,
-    :func:`.tables.score_tolerance`) gives twice the largest sd among the differences named ``keys`` (about a 95 %
-    band), or :data:`SCORE_TOLERANCE` when none of them was measured."""
-    if not isinstance(tolerance, dict):
-        return float(tolerance)
-    found = [tolerance["sd"][k] for k in keys if np.isfinite(tolerance["sd"].get(k, np.nan))]
-    return 2 * max(found) if found else SCORE_TOLERANCE
+def student_estimate(row: Any, column: str = "map") -> unc.Estimate:
+    """A student table row's mean ``column`` over its seeds as an estimate (t-interval from ``<column>_sd`` and
+    ``n_seeds``); the release-noise draw, teachers and test set are named as not replicated."""
+    sd = row.get(f"{column}_sd", float("nan")) if hasattr(row, "get") else float("nan")
+    n = row.get("n_seeds", 1) if hasattr(row, "get") else 1
+    n = 1 if n is None or (isinstance(n, float) and math.isnan(n)) else int(n)
+    return unc.t_interval_from_summary(float(row[column]), float(sd), n, STUDENT, unreplicated=STUDENT_UNREPLICATED)
 
 
-def every_step(margins, tolerances, *, rule: str, reason: str) -> Verdict:
-    """A claim that must hold at every step, each step with its own margin and tolerance: *differs* when one step
-    goes the other way beyond its tolerance, else *inconclusive* when one lies inside its tolerance, else *agrees*
-    (:func:`direction` on the deciding step)."""
-    m, t = np.asarray(margins, float), np.asarray(tolerances, float)
-    ok = np.isfinite(m) & np.isfinite(t)
-    if not ok.any():
-        return direction(float("nan"), 0.0, rule=rule, reason=reason)
-    m, t = m[ok], t[ok]
-    i = int(np.argmin(m + t)) if np.min(m + t) < 0 else int(np.argmin(m - t))
-    return direction(float(m[i]), float(t[i]), rule=rule, reason=reason)
+def student_difference(a: Any, b: Any, column: str = "map") -> unc.Estimate:
+    """``a[column] − b[column]`` of two student rows (independent seeds; Welch), the shared sources named as not
+    replicated."""
+    def summary(r: Any) -> tuple[float, float, int]:
+        n = r.get("n_seeds", 1)
+        n = 1 if n is None or (isinstance(n, float) and math.isnan(n)) else int(n)
+        return float(r[column]), float(r.get(f"{column}_sd", float("nan"))), n
+    return unc.welch_difference(summary(a), summary(b), STUDENT, unreplicated=STUDENT_UNREPLICATED)
+
+
+def relative(estimate: unc.Estimate, base: float) -> unc.Estimate:
+    """``estimate / base`` for a positive constant ``base`` (e.g. a difference relative to the level it moves)."""
+    return estimate.map(lambda x: x / base)
+
+
+def judged(claim: Claim, estimate: unc.Estimate | Sequence[unc.Estimate] | None, note: str = "") -> Verdict:
+    """:func:`pate_study.reporting.claims.judge`, with a step this run did not evaluate (None) left out and the
+    claim *not comparable* when no step is left."""
+    steps = [estimate] if isinstance(estimate, unc.Estimate) else [e for e in (estimate or []) if e is not None]
+    if not steps:
+        return judge(claim, None, note=note)
+    return judge(claim, steps if not isinstance(estimate, unc.Estimate) else estimate, note=note)
+
+
+def synthetic(claim: Claim) -> Verdict:
+    """A direction on synthetic stand-in teachers says nothing about Audio Set: *not comparable*."""
+    return not_comparable("synthetic stand-in teachers: a direction on them says nothing about Audio Set",
+                          rule=claim.rule())
