@@ -93,7 +93,7 @@ def test_noise_scale_08_caught_for_local_laplace_and_lnmax():
 
 def test_documented_limits_at_noise_scale_08():
     # A lower bound is not a proof: these broken mechanisms pass at the default sample sizes
-    # (documented in the audit module and benchmarks/README.md).
+    # (documented in the audit module and benchmarks/HISTORY.md).
     for fn in (audit.audit_gnmax, audit.audit_gnthreshold, audit.audit_lnmax):
         res = fn(noise_scale_factor=0.8)
         assert not res.violation, fn.__name__
