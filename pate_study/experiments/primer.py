@@ -230,13 +230,15 @@ def votes_notice(source: DataSource, dataset: str, n_rows: int, data: str, failu
             "restart the kernel.")
 
 
-def load_votes(dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool = False) -> VoteRows:
+def load_votes(dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool = False,
+               rows_name: str = "votes_queries") -> VoteRows:
     """The first ``n_rows`` vote histograms of one PATE 2018 vote matrix (real or synthetic stand-in).
 
     ``prepare``: first fetch the votes if they are missing (:func:`pate_study.data.pate2018.prepare`; the lab does, the runner prepares
-    them itself). ``notice`` says which votes were loaded, and why a stand-in was used."""
+    them itself). ``notice`` says which votes were loaded, and why a stand-in was used. ``rows_name``: the notebook
+    parameter that set ``n_rows``, named when it is below 1."""
     if n_rows < 1:
-        raise ValueError(f"votes_queries must be >= 1, got {n_rows}")
+        raise ValueError(f"{rows_name}: expected at least 1 vote row, got {n_rows}")
     failure = pate2018.prepare() if prepare and data != "synthetic" else None
     votes = pate2018.load(data, seed=seed)
     if dataset not in votes.counts:

@@ -128,3 +128,11 @@ def test_aggregator_comparison_plots_the_guarantee_of_its_run_and_labels_the_exp
                                                                        **kw).epsilon
     assert last["confident_gnmax_expected"] == confident_gnmax_epsilon(votes=counts, cost="expected",
                                                                        **kw).expected_epsilon
+
+
+def test_load_votes_names_the_notebook_parameter_that_asked_for_no_rows():
+    """Lab 07 passes its n_queries as the rows to load: a count below 1 names n_queries, not an internal name."""
+    with pytest.raises(ValueError, match=r"^n_queries: expected at least 1 vote row, got -5"):
+        primer.load_votes("mnist", data="synthetic", n_rows=-5, seed=0, rows_name="n_queries")
+    with pytest.raises(ValueError, match=r"^votes_queries: "):
+        primer.load_votes("mnist", data="synthetic", n_rows=0, seed=0)
