@@ -1,4 +1,5 @@
 """The figure registry: schema, agreement with the files under figures/, and figures/INDEX.md."""
+import re
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,25 @@ def test_index_links_the_executed_notebooks_that_exist(tmp_path):
     (tmp_path / "00_dp_primer" / "00_dp_primer.ipynb").write_text("{}")
     line = executed_notebooks_line(items, tmp_path)
     assert "[00_dp_primer](00_dp_primer/00_dp_primer.ipynb)" in line and "01_ecg" not in line
+
+
+def cited_item_ids(text: str) -> set[str]:
+    """Every token of ``text`` shaped like a registry id of a source document (``papernot2018-table2`` ...), file
+    names (``...-fig8.png``) left out: the link test opens those."""
+    documents = "|".join(re.escape(d) for d in DOCUMENTS)
+    tokens = {m.rstrip(".-,;:") for m in re.findall(rf"\b(?:{documents})-[\w.-]+", text)}
+    return {t for t in tokens if not t.endswith((".png", ".pdf", ".csv", ".md", ".json", ".ipynb"))}
+
+
+def test_the_index_cites_only_items_a_reader_can_find(items):
+    """A reason in INDEX.md that sends the reader to an item names one of the registry (an item with a row in
+    INDEX), not a key that exists only inside a scalars.json."""
+    known = {item.id for item in items} | {path.stem for path in FIGURES_DIR.glob("*/*") if path.is_file()}
+    index = (FIGURES_DIR / "INDEX.md").read_text(encoding="utf-8")
+    unknown = sorted(cited_item_ids(index) - known)
+    assert not unknown, f"INDEX.md cites ids that are not registry items: {unknown}"
+
+
+def test_cited_item_ids_reads_ids_out_of_prose():
+    assert cited_item_ids("see papernot2018-table2-answered-tests, and make2021-fig13. [png](make2021-fig13.png)") == {
+        "papernot2018-table2-answered-tests", "make2021-fig13"}

@@ -392,7 +392,8 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
             lo, hi = seed_interval(run["answered"], coverage)
             a = verdicts.within_range(lo, hi, setting.paper_answered, why_differs=f"answered {setting.paper_answered} "
                                       f"vs our [{lo:.0f}, {hi:.0f}]: {outside}; cause unexplained: the tests of row "
-                                      "order/subset, more rows and a lower T are in papernot2018-table2-answered-tests",
+                                      "order/subset, more rows and a lower T are in section 2b of the executed notebook "
+                                      "figures/06_pate2018_votes/06_pate2018_votes.ipynb",
                                       quantity=f"answered queries (paper's draw in our {coverage:.0%} seed interval)")
             lo, hi = seed_interval(run["epsilon"], coverage)
             e = verdicts.within_range(lo, hi, setting.paper_epsilon, why_differs=f"ε {setting.paper_epsilon} vs our "
