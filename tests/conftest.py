@@ -10,10 +10,10 @@ import os
 os.environ.setdefault("PATE_STUDY_DEVICE", "cpu")
 
 
-import contextlib  # noqa: E402
-import signal  # noqa: E402
+import contextlib  # noqa: E402 - after PATE_STUDY_DEVICE is set, before the package reads it
+import signal  # noqa: E402 - after PATE_STUDY_DEVICE is set, before the package reads it
 
-import pytest  # noqa: E402
+import pytest  # noqa: E402 - after PATE_STUDY_DEVICE is set, before the package reads it
 
 
 @pytest.fixture

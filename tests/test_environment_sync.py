@@ -5,6 +5,9 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 # Names that differ between PyPI and conda-forge.
@@ -54,9 +57,6 @@ def test_split_requirement_reads_conda_bracket_specs():
 
 
 # --- the lock file make venv installs -------------------------------------------------------------------------------
-from packaging.requirements import Requirement  # noqa: E402
-from packaging.utils import canonicalize_name  # noqa: E402
-from packaging.version import Version  # noqa: E402
 
 LOCK = ROOT / "requirements.lock"
 #: The extras make venv installs (the Makefile's fallback without the lock names the same).

@@ -26,7 +26,7 @@ def check_primer(scalars: dict, params: dict) -> None:
     closed_lam = math.sqrt(math.log(1 / delta) / (2 * T * gamma**2))
     assert fig5["epsilon_star"] == pytest.approx(closed_eps, rel=1e-6)
     assert fig5["lambda_star"] == pytest.approx(closed_lam, rel=1e-4)
-    curve_at_integers = [(2 * T * gamma**2 * l * (l + 1) - math.log(delta)) / l for l in range(1, 9)]
+    curve_at_integers = [(2 * T * gamma**2 * order * (order + 1) - math.log(delta)) / order for order in range(1, 9)]
     best = min(range(8), key=curve_at_integers.__getitem__)
     assert fig5["epsilon_integer_orders"] == pytest.approx(curve_at_integers[best], rel=1e-9)
     assert fig5["order_integer"] == best + 1
@@ -76,7 +76,7 @@ def _check_primer_lab(scalars: dict, params: dict) -> None:
     assert agg["gnmax_dependent"] <= agg["gnmax_independent"] + 1e-9
     closed = 2 * T * gamma**2 + 2 * math.sqrt(2 * T * gamma**2 * math.log(1 / delta))
     assert agg["lnmax_independent"] == pytest.approx(closed, rel=1e-9)
-    integer = min((2 * T * gamma**2 * l * (l + 1) - math.log(delta)) / l for l in range(1, 9))
+    integer = min((2 * T * gamma**2 * order * (order + 1) - math.log(delta)) / order for order in range(1, 9))
     assert agg["lnmax_moments_2017"] <= integer + 1e-9
     assert 0 <= agg["confident_answered"] <= T
     for key in ("lnmax_label_agreement", "gnmax_label_agreement"):
@@ -124,7 +124,7 @@ def check_pate2018_votes(scalars: dict, params: dict) -> None:
     assert lnmax["verdict"] in ("agrees", "differs", "not comparable")
     for r in lnmax["rows"]:
         T, gamma, delta = r["queries"], r["gamma"], r["delta"]
-        integer = min((2 * T * gamma**2 * l * (l + 1) - math.log(delta)) / l for l in range(1, 9))
+        integer = min((2 * T * gamma**2 * order * (order + 1) - math.log(delta)) / order for order in range(1, 9))
         assert r["epsilon_independent"] == pytest.approx(integer, rel=1e-9)
         assert r["epsilon_theorem_q"] <= r["epsilon_independent"] + 1e-9
         assert r["epsilon_code_q"] <= r["epsilon_theorem_q"] + 1e-9  # q < 0.5 admits more queries than the theorem

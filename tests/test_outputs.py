@@ -4,12 +4,12 @@ import json
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402 - after matplotlib.use("Agg")
+import pandas as pd  # noqa: E402 - after matplotlib.use("Agg")
+import pytest  # noqa: E402 - after matplotlib.use("Agg")
 
-from pate_study.core.io import atomic_write, atomic_write_text, sha256_file  # noqa: E402
-from pate_study.reporting.outputs import (NotebookOutputs, markdown_table, output_name, read_provenance,  # noqa: E402
+from pate_study.core.io import atomic_write, atomic_write_text, sha256_file  # noqa: E402 - after matplotlib.use("Agg")
+from pate_study.reporting.outputs import (NotebookOutputs, markdown_table, output_name, read_provenance,  # noqa: E402 - after matplotlib.use("Agg")
                                 read_scalars)
 
 

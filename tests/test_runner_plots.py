@@ -2,11 +2,11 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402 - after matplotlib.use("Agg")
+import numpy as np  # noqa: E402 - after matplotlib.use("Agg")
+import pytest  # noqa: E402 - after matplotlib.use("Agg")
 
-from pate_study.reporting.plots import compact_ticks, hist_with_atoms  # noqa: E402
+from pate_study.reporting.plots import compact_ticks, hist_with_atoms  # noqa: E402 - after matplotlib.use("Agg")
 
 
 def test_compact_ticks_are_few_and_short():

@@ -11,7 +11,7 @@ import pytest
 
 from pate_study.tooling import site
 from pate_study.tooling.labcheck import find_browser
-from pate_study.core.paths import BUILD_DIR, FIGURES_DIR
+from pate_study.core.paths import FIGURES_DIR
 from pate_study.reporting.registry import load_registry
 
 

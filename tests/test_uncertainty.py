@@ -55,10 +55,11 @@ def test_bootstrap_weights_count_the_resampled_rows():
 
 def test_combined_interval_adds_the_two_variances():
     rng = np.random.default_rng(0)
-    n, r = 300, 4
+    n = 300
     signal = rng.normal(0, 1, n)
     seeds = np.array([0.0, 0.02, -0.01, 0.015])
-    metric = lambda s, y: float(np.mean(y) + s)  # noqa: E731
+    def metric(s, y):
+        return float(np.mean(y) + s)
     rows = u.bootstrap_rows(n, 400, seed=2)
     replicates = np.array([metric(s, signal) for s in seeds])
     draws = np.array([[metric(s, signal[i]) for s in seeds] for i in rows])

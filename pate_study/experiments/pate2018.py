@@ -347,7 +347,8 @@ def answered_count_tests(counts: np.ndarray, setting: ConfidentSetting, *, n_sub
     cumulative = np.cumsum(pr_all)
     rows_needed = int(np.searchsorted(cumulative, target) + 1) if cumulative[-1] >= target else None
     top = first_queries(counts, setting.n_queries).max(axis=1)
-    expected_at = lambda t: float(np.exp(threshold_logpr(top, t, setting.sigma1)).sum()) - target  # noqa: E731
+    def expected_at(t):
+        return float(np.exp(threshold_logpr(top, t, setting.sigma1)).sum()) - target
     lo, hi = 0.0, float(counts[0].sum()) * 2
     threshold_needed = float(brentq(expected_at, lo, hi)) if expected_at(lo) > 0 > expected_at(hi) else float("nan")
     return {"pr_answered_first_rows": float(first.mean()), "pr_answered_all_rows": float(pr_all.mean()),

@@ -125,7 +125,8 @@ def _merge(results: list[TrainResult]) -> TrainResult:
     frames = []
     for i, r in enumerate(results):
         frames.append(r.history.assign(teacher=i))
-    cat = lambda arrays: np.concatenate(arrays)  # noqa: E731
+    def cat(arrays):
+        return np.concatenate(arrays)
     return TrainResult([torch.cat(ts) for ts in zip(*(r.params for r in results))],
                        [torch.cat(ts) for ts in zip(*(r.buffers for r in results))],
                        cat([r.epochs for r in results]), cat([r.steps for r in results]),
@@ -226,14 +227,16 @@ class _TrainingFacts:
                     best_step=result.best_step, history=result.history, selection=result.selection)
 
     def _facts_state(self) -> dict[str, Any]:
-        opt = lambda a: None if a is None else torch.as_tensor(a)  # noqa: E731
+        def opt(a):
+            return None if a is None else torch.as_tensor(a)
         return {"epochs": torch.as_tensor(self.epochs), "best_val_loss": torch.as_tensor(self.best_val_loss),
                 "thresholds": opt(self.thresholds), "steps": opt(self.steps), "best_step": opt(self.best_step),
                 "history": _history_state(self.history), "selection": self.selection}
 
     @staticmethod
     def _facts_from_state(state: dict[str, Any]) -> dict[str, Any]:
-        opt = lambda k: None if state.get(k) is None else state[k].numpy()  # noqa: E731
+        def opt(k):
+            return None if state.get(k) is None else state[k].numpy()
         return dict(epochs=state["epochs"].numpy(), best_val_loss=state["best_val_loss"].numpy(),
                     thresholds=opt("thresholds"), steps=opt("steps"), best_step=opt("best_step"),
                     history=_history_from_state(state.get("history")), selection=state.get("selection", ""))

@@ -337,7 +337,8 @@ def macro_scores_from_counts(tp: Any, fp: Any, fn: Any) -> dict[str, np.ndarray]
     classes with a positive label, ``f1_present`` over the classes with a positive label or prediction (with
     ``precision_predicted``: every 0/0 class dropped, no other)."""
     tp, fp, fn = (np.asarray(x, dtype=np.float64) for x in (tp, fp, fn))
-    ratio = lambda a, b: np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b > 0)  # noqa: E731
+    def ratio(a, b):
+        return np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b > 0)
     precision, recall, f1 = ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
 
     def over(values: np.ndarray, kept: np.ndarray) -> np.ndarray:

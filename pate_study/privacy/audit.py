@@ -404,7 +404,8 @@ def audit_gnthreshold_adaptive(
     grid = exact_profile.fraction_grid(n_teachers, n_labels)
     logprobs = exact_profile.gnthreshold_output_logprobs(grid, "adaptive", sigma)
     grid, pairs = _stressing_pairs(logprobs, n_teachers, n_labels, delta, n_pairs)
-    run = lambda m, n, rng: gnthreshold(np.tile(m, (n, 1)), "adaptive", sigma * f, rng).labels  # noqa: E731
+    def run(m, n, rng):
+        return gnthreshold(np.tile(m, (n, 1)), "adaptive", sigma * f, rng).labels
     return audit_mechanism(_llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=claimed, delta=delta,
                            n_samples=n_samples, confidence=confidence, seed=seed, noise_scale_factor=f,
                            mechanism=f"gnthreshold-adaptive ({'sound' if claim == 'sound' else 'as if fixed'})")
@@ -429,7 +430,8 @@ def audit_adaptive_k(
     grid = exact_profile.fraction_grid(n_teachers, n_labels)
     logprobs = exact_profile.adaptive_k_output_logprobs(grid, sigma * f, b * f, n_grid=4001)
     grid, pairs = _stressing_pairs(logprobs, n_teachers, n_labels, delta, n_pairs)
-    run = lambda m, n, rng: adaptive_k_release(np.tile(m, (n, 1)), sigma * f, b * f, rng).labels  # noqa: E731
+    def run(m, n, rng):
+        return adaptive_k_release(np.tile(m, (n, 1)), sigma * f, b * f, rng).labels
     return audit_mechanism(_llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=claimed, delta=delta,
                            n_samples=n_samples, confidence=confidence, seed=seed, noise_scale_factor=f,
                            mechanism="adaptive-k")
@@ -463,8 +465,9 @@ def audit_topk(
     logprobs = exact_profile.gnthreshold_output_logprobs(grid, threshold, sigma * f)
     order, _ = exact_profile.worst_pairs(logprobs, i, j, delta, top=n_pairs)
     pairs = [(int(i[x]), int(j[x])) for x in order]
-    run = lambda m, n, rng: topk_release(np.tile(m, (n, 1)), k=k, n_teachers=n_teachers,  # noqa: E731
-                                         threshold=threshold, sigma=sigma * f, rng=rng).labels
+    def run(m, n, rng):
+        return topk_release(np.tile(m, (n, 1)), k=k, n_teachers=n_teachers,
+                                             threshold=threshold, sigma=sigma * f, rng=rng).labels
     return audit_mechanism(_llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=spent.epsilon, delta=delta,
                            n_samples=n_samples, confidence=confidence, seed=seed, noise_scale_factor=f,
                            mechanism=f"topk-vote ({claim})")

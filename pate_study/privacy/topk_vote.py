@@ -82,7 +82,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from ._validation import (check_choice, check_delta, check_fractions, check_n_queries, check_noise_scale,
-                          check_parameter, check_positive)
+                          check_parameter)
 from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from .aggregators import (
     CONFIDENCE_RULES,

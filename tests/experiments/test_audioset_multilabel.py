@@ -237,7 +237,8 @@ def test_q_average_is_the_thesis_own_inconsistency_not_a_difference_of_ours():
 
 
 def test_student_claim_reads_the_seed_interval_of_the_best_student():
-    row = lambda m, sd=0.002, n=3: {"map": m, "map_sd": sd, "n_seeds": n}  # noqa: E731
+    def row(m, sd=0.002, n=3):
+        return {"map": m, "map_sd": sd, "n_seeds": n}
     assert release_verdicts.student_claim(row(0.04), 0.28).verdict == "agrees"
     assert release_verdicts.student_claim(row(0.30), 0.28).verdict == "differs"
     assert release_verdicts.student_claim(row(0.27, sd=0.02), 0.28).verdict == "inconclusive"  # inside the seeds

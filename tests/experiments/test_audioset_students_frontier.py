@@ -80,8 +80,9 @@ def test_seeds_give_identical_tables_and_a_spread():
     rng = np.random.default_rng(0)
     pool_x, test_x = rng.normal(size=(150, 4)).astype(np.float32), rng.normal(size=(60, 4)).astype(np.float32)
     spec = teachers.teacher_spec(**TINY)
-    run = lambda: pipeline.student_sweep(cv, pool_x, test_x, [100], [0.4], [None], spec, delta=1e-8, seed=0,  # noqa: E731
-                                         seeds=[0, 1, 2])
+    def run():
+        return pipeline.student_sweep(cv, pool_x, test_x, [100], [0.4], [None], spec, delta=1e-8, seed=0,
+                                             seeds=[0, 1, 2])
     (summary, rows), (summary2, rows2) = run(), run()
     pd.testing.assert_frame_equal(summary, summary2)
     pd.testing.assert_frame_equal(rows, rows2)
@@ -144,8 +145,8 @@ def test_frontier_targets_and_findings_pick_the_best_within_the_budget():
     assert list(students.frontier_targets(front, t54, target_map=0.125)["target_candidates"]) == ["topk σ_e 0.2 k 3"]
     assert students.frontier_targets(front, t54, epsilon_max=50)["best_mechanism"] is None
     lines = students.frontier_findings(front, t)
-    assert any(l.startswith("ε in (0, 300]: topk wins") for l in lines)
-    assert any("not met" in l for l in lines)
+    assert any(line.startswith("ε in (0, 300]: topk wins") for line in lines)
+    assert any("not met" in line for line in lines)
 
 
 def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):

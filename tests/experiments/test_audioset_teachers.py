@@ -496,7 +496,8 @@ def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():
     rng = np.random.default_rng(0)
     y = {s: rng.random((300, 5)) < 0.3 for s in ("big", "small")}
     probs = {"big": y["big"] + rng.normal(0, 0.3, (300, 5)), "small": y["small"] + rng.normal(0, 1.5, (300, 5))}
-    run = lambda maps, p: SimpleNamespace(map=np.asarray(maps, float), probabilities=p[None])  # noqa: E731
+    def run(maps, p):
+        return SimpleNamespace(map=np.asarray(maps, float), probabilities=p[None])
     runs = {(s, 1): run([0.5], probs[s]) for s in ("big", "small")}
     runs.update({(s, 10): run([0.30, 0.31, 0.29, 0.30], probs[s]) for s in ("big", "small")})
     auc = {(s, t): teacher_verdicts.micro_auc(y[s], probs[s]) for s in ("big", "small") for t in (1, 10)}

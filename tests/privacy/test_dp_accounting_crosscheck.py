@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 dp_accounting = pytest.importorskip("dp_accounting")
-from dp_accounting import dp_event  # noqa: E402
-from dp_accounting.rdp import rdp_privacy_accountant as rpa  # noqa: E402
+from dp_accounting import dp_event  # noqa: E402 - only once importorskip found dp_accounting
+from dp_accounting.rdp import rdp_privacy_accountant as rpa  # noqa: E402 - only once importorskip found dp_accounting
 
-from pate_study.privacy import rdp  # noqa: E402
-from pate_study.privacy.accounting import epsilon_curve, select_order  # noqa: E402
+from pate_study.privacy import rdp  # noqa: E402 - only once importorskip found dp_accounting
+from pate_study.privacy.accounting import epsilon_curve, select_order  # noqa: E402 - only once importorskip found dp_accounting
 
 ORDERS = np.concatenate([np.linspace(1.5, 20, 38), np.arange(21, 257.0)])
 

@@ -94,7 +94,8 @@ def sampler_batches(labels: np.ndarray, ids: np.ndarray, kind: str, *, iteration
         draw = stream.draw
     elif kind == "random":
         perm = PermutationStream(ids, torch.Generator().manual_seed(int(seed)))
-        draw = lambda k: perm.draw(k).numpy()  # noqa: E731
+        def draw(k):
+            return perm.draw(k).numpy()
     else:
         raise ValueError(f"sampler={kind!r}: expected 'balanced' or 'random'")
     return np.stack([draw(batch_size) for _ in range(iterations)])

@@ -27,10 +27,15 @@ def sweep_figure(sw: pd.DataFrame, title: str, delta: float, n_account: int):
     ax[1].plot(s["sigma_e"], s["epsilon_reference"], "k:", label="Theorem 12 as printed")
     nf = sw[sw["sigma_e"] == 0]
     ax[0].scatter(np.zeros(len(nf)), nf["f1"], marker="x", color="k", label="σ=0")
-    ax[1].set_yscale("log"); ax[2].set_xscale("log")
-    ax[0].set(xlabel="σ_e", ylabel="macro F1"); ax[1].set(xlabel="σ_e", ylabel=f"ε (δ={delta:g}, {n_account} queries)")
-    ax[2].set(xlabel="ε", ylabel="macro F1"); ax[1].legend(fontsize=6); ax[0].legend(fontsize=7)
-    fig.suptitle(title); fig.tight_layout()
+    ax[1].set_yscale("log")
+    ax[2].set_xscale("log")
+    ax[0].set(xlabel="σ_e", ylabel="macro F1")
+    ax[1].set(xlabel="σ_e", ylabel=f"ε (δ={delta:g}, {n_account} queries)")
+    ax[2].set(xlabel="ε", ylabel="macro F1")
+    ax[1].legend(fontsize=6)
+    ax[0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
     return fig
 
 
@@ -42,10 +47,14 @@ def confidence_figure(cs: pd.DataFrame, title: str):
         ax[1].plot(s["sigma_e"], s["epsilon"], "o-", color=line.get_color(), label=f"σ_c={sc:g}")
         ax[1].plot(s["sigma_e"], s["epsilon_data_independent"], "--", color=line.get_color())
         ax[2].plot(s["epsilon"], s["f1"], "o-", color=line.get_color())
-    ax[1].set_yscale("log"); ax[2].set_xscale("log")
-    ax[0].set(xlabel="σ_e", ylabel="macro F1 (answered)"); ax[1].set(xlabel="σ_e", ylabel="ε (dashed: data-independent)")
-    ax[2].set(xlabel="ε", ylabel="macro F1"); ax[0].legend(fontsize=7)
-    fig.suptitle(title); fig.tight_layout()
+    ax[1].set_yscale("log")
+    ax[2].set_xscale("log")
+    ax[0].set(xlabel="σ_e", ylabel="macro F1 (answered)")
+    ax[1].set(xlabel="σ_e", ylabel="ε (dashed: data-independent)")
+    ax[2].set(xlabel="ε", ylabel="macro F1")
+    ax[0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
     return fig
 
 
@@ -57,8 +66,10 @@ def audit_figure(aud: pd.DataFrame):
     ax.bar(x - 0.2, aud["claimed_epsilon"], 0.4, color="0.6", label="accountant's ε (claimed)")
     ax.bar(x + 0.2, aud["empirical_epsilon_lower"], 0.4, label="empirical lower bound (95 %)",
            color=np.where(aud["violation"], "tab:red", "tab:blue"))
-    ax.set_xticks(x, labels, rotation=90, fontsize=6); ax.set_yscale("log")
-    ax.set_ylabel("ε (one query)"); ax.legend(fontsize=7)
+    ax.set_xticks(x, labels, rotation=90, fontsize=6)
+    ax.set_yscale("log")
+    ax.set_ylabel("ε (one query)")
+    ax.legend(fontsize=7)
     ax.set_title("Multi-label releases: accountant vs empirical audit (red: claim violated)")
     fig.tight_layout()
     return fig
@@ -123,8 +134,10 @@ def micro_curve_figures(runs: dict, test_labels: dict, subsets, teacher_counts):
         ax_pr[i].set(xlabel="recall", ylabel="precision", title=f'"{subset}": micro-averaged PR, selected checkpoint')
         ax_roc[i].plot([0, 1], [0, 1], ls=":", color="0.5")
         ax_roc[i].set(xlabel="false-positive rate", ylabel="true-positive rate", title=f'"{subset}": micro-averaged ROC')
-        ax_pr[i].legend(fontsize=8); ax_roc[i].legend(fontsize=8)
-    fig_pr.tight_layout(); fig_roc.tight_layout()
+        ax_pr[i].legend(fontsize=8)
+        ax_roc[i].legend(fontsize=8)
+    fig_pr.tight_layout()
+    fig_roc.tight_layout()
     return fig_pr, fig_roc, auc_micro
 
 
@@ -172,9 +185,14 @@ def class_ap_figure(ap: np.ndarray, counts: np.ndarray, names):
     order = np.argsort(-np.nan_to_num(ap, nan=-1))
     fig, ax = plt.subplots(figsize=(14, 4.5))
     ax.bar(np.arange(len(order)), counts[order], color="tab:blue", alpha=0.5, label="training clips (teacher pool)")
-    ax.set_yscale("log"); ax.set_ylabel("training clips (log)")
-    ax2 = ax.twinx(); ax2.plot(np.arange(len(order)), ap[order], "r_", ms=6, label="AP"); ax2.set_ylabel("AP"); ax2.grid(False)
-    ax.set_xticks(np.arange(len(order))); ax.set_xticklabels(names[order], rotation=90, fontsize=4)
+    ax.set_yscale("log")
+    ax.set_ylabel("training clips (log)")
+    ax2 = ax.twinx()
+    ax2.plot(np.arange(len(order)), ap[order], "r_", ms=6, label="AP")
+    ax2.set_ylabel("AP")
+    ax2.grid(False)
+    ax.set_xticks(np.arange(len(order)))
+    ax.set_xticklabels(names[order], rotation=90, fontsize=4)
     ax.set_title('"big baseline": AP per class (sorted) with training clips')
     fig.tight_layout()
     return fig
@@ -217,12 +235,15 @@ def prediction_counts_figure(counts: dict):
     noise-free ensemble's positive predictions per threshold of the most and least frequent classes."""
     fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharey=True)
     for ax, (t, pc) in zip(axes.ravel(), counts.items()):
-        x = np.arange(len(pc)); cols = ["labels"] + [c for c in pc.columns if c.startswith("predicted_")]
+        x = np.arange(len(pc))
+        cols = ["labels"] + [c for c in pc.columns if c.startswith("predicted_")]
         for i, c in enumerate(cols):
             ax.bar(x + (i - len(cols) / 2) * 0.15, pc[c] + 1, width=0.15, label=c.replace("predicted_", "th "))
-        ax.set_xticks(x, [n[:14] for n in pc["class"]], rotation=60, fontsize=7); ax.set_yscale("log")
+        ax.set_xticks(x, [n[:14] for n in pc["class"]], rotation=60, fontsize=7)
+        ax.set_yscale("log")
         ax.set_title("baseline" if t == 1 else f"big {t}")
-    axes[0, 0].legend(fontsize=7); axes[0, 0].set_ylabel("count + 1")
+    axes[0, 0].legend(fontsize=7)
+    axes[0, 0].set_ylabel("count + 1")
     fig.tight_layout()
     return fig
 
@@ -231,12 +252,17 @@ def q_histogram_figure(h: pd.DataFrame, sigma_e: float):
     """Figs 5.16, A.12, A.13: queries per q̃ bucket and the ε of 1,000 such queries, without and with the check."""
     fig, axes = plt.subplots(2, 1, figsize=(8, 7))
     for ax, (th, s) in zip(axes, h.groupby("threshold", sort=False)):
-        x = np.arange(len(s)); ax.bar(x, s["n_queries"], color="0.6")
+        x = np.arange(len(s))
+        ax.bar(x, s["n_queries"], color="0.6")
         ax.set_xticks(x, [f"[{a:.0e}, {b:.0e})" for a, b in zip(s["q_low"], s["q_high"])], fontsize=7)
-        ax.invert_xaxis(); ax.set_ylabel("queries"); ax.set_title(f"th_e={th}, σ_e={sigma_e}")
-        ax2 = ax.twinx(); ax2.plot(x, s["epsilon_1000"], "s", color="0.3", label="ε/1000 q, no check")
+        ax.invert_xaxis()
+        ax.set_ylabel("queries")
+        ax.set_title(f"th_e={th}, σ_e={sigma_e}")
+        ax2 = ax.twinx()
+        ax2.plot(x, s["epsilon_1000"], "s", color="0.3", label="ε/1000 q, no check")
         ax2.plot(x, s["epsilon_1000_confident_expected"], "o", color="tab:blue", label="ε/1000 q, with check (expected)")
-        ax2.set_ylabel("ε of 1,000 such queries"); ax2.legend(fontsize=7)
+        ax2.set_ylabel("ε of 1,000 such queries")
+        ax2.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -264,7 +290,8 @@ def students_figure(sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, de
         ax.errorbar(rr["eps_data_dependent"], rr["map"], yerr=spread, fmt="o", capsize=3)
         ax.annotate(f"n={rr['n_samples']}, σ_e=0.3, σ_c=0.6", (rr["eps_data_dependent"], rr["map"]), fontsize=7)
     for _, rr in refs.iterrows():
-        ax.axhline(rr["map"], ls=":", color="0.5"); ax.text(ax.get_xlim()[0], rr["map"], rr["reference"], fontsize=6, va="bottom")
+        ax.axhline(rr["map"], ls=":", color="0.5")
+        ax.text(ax.get_xlim()[0], rr["map"], rr["reference"], fontsize=6, va="bottom")
     ax.set(xlabel=f"ε (δ={delta:g})", ylabel="student mAP (test; mean, bar = min-max over seeds)",
            title=f"students, th_e={th}, th_c={thc}")
     fig.tight_layout()
@@ -284,7 +311,8 @@ def multiwinner_figure(mw: pd.DataFrame, mw_students: pd.DataFrame, delta: float
     for _, rr in mw_students.iterrows():
         ax[1].annotate(rr["mechanism"], (rr["epsilon"], rr["map"]))
     ax[1].set(xscale="log", xlabel="ε", ylabel="student mAP (test)")
-    fig.suptitle("Beyond the thesis: multi-label PATE mechanisms on the same votes"); fig.tight_layout()
+    fig.suptitle("Beyond the thesis: multi-label PATE mechanisms on the same votes")
+    fig.tight_layout()
     return fig
 
 

@@ -206,7 +206,8 @@ def train_students(privacy: Sequence[dict], releases: Sequence[dict], pool_featu
     if len(seeds) < 1:
         raise ValueError("seeds: expected at least one student seed")
     seeds = [int(s) for s in seeds]
-    label = lambda p: ", ".join(f"{k}={p[k]}" for k in keys if k in p)  # noqa: E731
+    def label(p):
+        return ", ".join(f"{k}={p[k]}" for k in keys if k in p)
     shards = [distributed.Shard(label(p), dict(a, seeds=seeds, name=f"students {label(p)}"))
               for p, a in zip(privacy, releases)]
     shared = {"pool_features": pool_features, "test_features": test_features, "test_labels": test_labels,
@@ -311,7 +312,8 @@ def sigma_students(cv: CachedVotes, pool_features: np.ndarray, test_features: np
     configurations, e.g. :data:`.release_verdicts.STUDENT_FIGURES`), the releases of :func:`.release.sigma_releases` on the
     first ``n_queries`` pool queries and a student per release and seed; one row per release (seed means and spread,
     :func:`.students.seed_summary`)."""
-    parse = lambda x: x if x == "adaptive" else float(x)  # noqa: E731
+    def parse(x):
+        return x if x == "adaptive" else float(x)
     privacy, releases = [], []
     for item, th, thcs in points:
         thc = None if thcs[0] == "None" else float(thcs[0])

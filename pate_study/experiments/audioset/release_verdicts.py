@@ -185,7 +185,8 @@ def _claim(claim: Claim, thesis: str, ours: str, estimate: unc.Estimate | list[u
 
 def _row_verdict(row: pd.Series) -> Verdict:
     """A claim row back as its :class:`~pate_study.reporting.verdicts.Verdict` (basis and interval kept)."""
-    text = lambda key, default="": row[key] if isinstance(row.get(key), str) and row[key] else default  # noqa: E731
+    def text(key, default=""):
+        return row[key] if isinstance(row.get(key), str) and row[key] else default
     return Verdict(row["verdict"], row["verdict_rule"], row["verdict_reason"], basis=text("verdict_basis", "data"),
                    evidence=text("verdict_estimate"))
 
@@ -414,7 +415,8 @@ def confidence_claims(sweep: pd.DataFrame, fixed: pd.DataFrame, adaptive: pd.Dat
     ``"check"`` (the first two, a fixed-threshold figure's) or ``"adaptive"`` (the third); ``figures`` names them in
     the claims' text."""
     plain = sweep[(sweep["threshold"] == "0.4") & (sweep["sigma_e"] > 0)].set_index("sigma_e")
-    pick = lambda c: c[np.isclose(c["sigma_c"], sigma_c)].set_index("sigma_e")  # noqa: E731
+    def pick(c):
+        return c[np.isclose(c["sigma_c"], sigma_c)].set_index("sigma_e")
     conf, conf_ad = pick(fixed), pick(adaptive)
     common = sorted(set(plain.index) & set(conf.index) & set(conf_ad.index))
     raises = Claim(f"{figures[0]}: the check raises F1 (th_e = 0.4)", "Muschiol 2021, §5.3: F1 about doubles",
@@ -429,8 +431,10 @@ def confidence_claims(sweep: pd.DataFrame, fixed: pd.DataFrame, adaptive: pd.Dat
     f1 = conf.loc[common, "f1"].to_numpy(float) / plain.loc[common, "f1"].to_numpy(float)
     eps = conf.loc[common, "epsilon"].to_numpy(float) / plain.loc[common, "epsilon"].to_numpy(float)
     ad = conf_ad.loc[common, "epsilon"].to_numpy(float) / conf.loc[common, "epsilon"].to_numpy(float)
-    fmt = lambda r: ", ".join(f"σ_e={s:g}: {x:.2f}×" for s, x in zip(common, r))  # noqa: E731
-    finite = lambda r: bool(np.all(np.isfinite(r)))  # noqa: E731
+    def fmt(r):
+        return ", ".join(f"σ_e={s:g}: {x:.2f}×" for s, x in zip(common, r))
+    def finite(r):
+        return bool(np.all(np.isfinite(r)))
     out = pd.DataFrame([
         _claim(raises, "F1 about doubles", fmt(f1),
                [unc.unreplicated(x, NOISY_F1_SOURCES) for x in f1] if finite(f1) else None, kind),
@@ -798,8 +802,9 @@ def student_figure_record(t54: pd.DataFrame, item: str, th: str, thcs, values_ve
     :func:`_check_claims`, Fig 5.19 :func:`_adaptive_claims` (and :func:`adaptive_privacy_verdict` on Table 5.4).
     Score differences are judged on t-intervals over the student seeds (:func:`.verdict_rules.student_estimate`)."""
     sub = student_rows(t54, th, thcs)
-    rows = lambda it: (sweep[sweep["item"] == it] if sweep is not None and "item" in sweep  # noqa: E731
-                       else pd.DataFrame())
+    def rows(it):
+        return (sweep[sweep["item"] == it] if sweep is not None and "item" in sweep
+                           else pd.DataFrame())
     extra: dict[str, Any] = {"sigma_sweep": sigma_sweep_record(sweep, item)} if len(rows(item)) else {}
     claims: dict[str, Verdict] = {}
     if kind == "synthetic":
@@ -943,7 +948,8 @@ def _adaptive_claims(adaptive_rows: pd.DataFrame, fixed_rows: pd.DataFrame) -> d
     if m.empty:
         return {}
     eps = (m["eps_data_dependent_ad"] / m["eps_data_dependent_fx"]).to_numpy(float)
-    side = lambda r, sfx: {k: r[f"{k}_{sfx}"] for k in ("map", "map_sd", "n_seeds")}  # noqa: E731
+    def side(r, sfx):
+        return {k: r[f"{k}_{sfx}"] for k in ("map", "map_sd", "n_seeds")}
     drops = [student_difference(side(r, "fx"), side(r, "ad")) for _, r in m.iterrows()]
     where = [f"σ_e {a:g}, σ_c {b:g}" for a, b in zip(m["sigma_e"], m["sigma_c"])]
     return {STUDENT_CLAIMS["adaptive eps"].name: analytic(

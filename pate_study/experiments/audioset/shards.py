@@ -57,7 +57,8 @@ def run_state(run: TeacherRun) -> dict[str, Any]:
 
 def assemble_run(name: str, spec: TeacherSpec, parts: Sequence[dict], plan: Sequence[tuple[range, int]]) -> TeacherRun:
     """One :class:`~.teachers.TeacherRun` from the shards' :func:`run_state` results, in teacher order."""
-    cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
+    def cat(k):
+        return np.concatenate([p[k] for p in parts])
     traces = None  # adaptive class weights (Fig 5.11): per-teacher rows, like the histories
     if all(p.get("weight_trace") is not None for p in parts):
         traces = by_teacher([p["weight_trace"] for p in parts], plan)

@@ -136,7 +136,8 @@ def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[A
     n = min(len(y) for _, y in votes.values())
     rows = rng.integers(0, n, (n_boot, n))
     weights = np.stack([np.bincount(r, minlength=n) for r in rows]).astype(np.float64)  # [n_boot, n]
-    counts = lambda w, y, p: metrics.macro_scores_from_counts(w @ (y & p), w @ (~y & p), w @ (y & ~p))  # noqa: E731
+    def counts(w, y, p):
+        return metrics.macro_scores_from_counts(w @ (y & p), w @ (~y & p), w @ (y & ~p))
     maps, scores, full, teacher_f1, check_ratio = {}, {}, {}, {}, {}
     for t, (m, y) in votes.items():
         m, y = m[:n], y[:n]
@@ -316,5 +317,6 @@ def best_thresholds(t51: pd.DataFrame, t_max: int) -> tuple[Any, Any]:
     """The thresholds Table 5.1 selected on the pool (best F1) for the single model (0.2 when it is not in the table)
     and the ``t_max``-teacher aggregate."""
     th = t51.set_index("n_teachers")["ensemble_threshold"]
-    parse = lambda x: x if x == "adaptive" else float(x)  # noqa: E731
+    def parse(x):
+        return x if x == "adaptive" else float(x)
     return (parse(th["baseline"]) if "baseline" in th.index else 0.2), parse(th[str(t_max)])

@@ -45,7 +45,8 @@ def findings_lines(*, data: str, control_accuracy: float, dup: dict, unseen: dic
     """The notebook's findings, written from this run's numbers (so they stay true on other data or profiles)."""
     best = summary.loc[summary.groupby("idea")["accuracy"].idxmax()].set_index("idea")
     r = reach.set_index("idea")
-    q = lambda idea: summary[summary["idea"] == idea]  # noqa: E731
+    def q(idea):
+        return summary[summary["idea"] == idea]
     f1, f2 = listings["visca2021-fig4.1"], listings["visca2021-fig4.2"]
     lt = length_test["mean"]
     return [

@@ -42,7 +42,8 @@ def guarantee_table(epsilons: Sequence[float], *, lengths: np.ndarray, vocabular
     l_med, l_max = int(np.median(lengths)), int(lengths.max())
     rows = []
     for eps in map(float, epsilons):
-        compose = lambda per_position, n: float(basic_composition(np.full(n, per_position)))  # noqa: E731
+        def compose(per_position, n):
+            return float(basic_composition(np.full(n, per_position)))
         per = {
             KRR: ("symbol", finite_mechanism_epsilon(randomized_response_log_probs(vocabulary_size, eps)), True),
             IDEA1_MEASURED: ("symbol", finite_mechanism_epsilon(

@@ -85,7 +85,8 @@ def unseen_test_accuracy(models: Models, prepared: Prepared) -> dict:
     train = {" ".join(map(str, s)) for s in prepared.train.sequences}
     seen = np.array([" ".join(map(str, s)) in train for s in prepared.test.sequences])
     test = prepared.test
-    score = lambda m: accuracy(models.control, test.padded.tokens[m], test.labels[m]) if m.any() else float("nan")  # noqa: E731
+    def score(m):
+        return accuracy(models.control, test.padded.tokens[m], test.labels[m]) if m.any() else float("nan")
     return {"unseen_sequences": int((~seen).sum()), "unseen_accuracy": score(~seen),
             "unseen_abnormal_share": float(test.labels[~seen].mean()) if (~seen).any() else float("nan"),
             "seen_sequences": int(seen.sum()), "seen_accuracy": score(seen)}

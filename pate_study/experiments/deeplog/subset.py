@@ -69,7 +69,8 @@ def length_only_accuracy(train: Split, test: Split) -> float:
 def duplication(prepared: Prepared) -> dict:
     """Exact duplicates: share of test sessions whose sequence also occurs in the train split, number of distinct
     sequences, and sequences that occur with both labels in the subset."""
-    as_text = lambda seqs: [" ".join(map(str, s)) for s in seqs]  # noqa: E731
+    def as_text(seqs):
+        return [" ".join(map(str, s)) for s in seqs]
     train_text, test_text = as_text(prepared.train.sequences), as_text(prepared.test.sequences)
     train_set = set(train_text)
     labels_of: dict[str, set] = {}

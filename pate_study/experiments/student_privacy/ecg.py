@@ -249,8 +249,9 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
         collapse = class_collapse(result)
         rw = reweighted_effects(collapse) if NO_NOISE in collapse.index else {}
         cn = collapse.drop(index=NO_NOISE, errors="ignore")
-        modal = lambda name: ", ".join(f"{c} ({(cn[f'{name}_modal_class'] == c).sum()} levels)"  # noqa: E731
-                                       for c in cn[f"{name}_modal_class"].value_counts().index)
+        def modal(name):
+            return ", ".join(f"{c} ({(cn[f'{name}_modal_class'] == c).sum()} levels)"
+                                               for c in cn[f"{name}_modal_class"].value_counts().index)
         collapsed = cn["ensemble_modal_share"].min() >= 0.5
         lines.append(f"  * Class collapse: on privatised queries the noise-free ensemble's most frequent prediction is"
                      f" {modal('ensemble')}, at a share of {cn['ensemble_modal_share'].min():.2f}–"
