@@ -89,8 +89,11 @@ def _scalar_terms(row: np.ndarray, sigma: float) -> tuple:
     mu2 = math.sqrt(var * -logq)
     mu1 = mu2 + 1
     eps1, eps2 = mu1 / var, mu2 / var
-    valid = (mu2 > 1 and -logq > eps2
-             and logq <= (mu2 - 1) * eps2 - mu2 * (math.log(mu1 / (mu1 - 1)) + math.log(mu2 / (mu2 - 1))))
+    valid = (
+        mu2 > 1
+        and -logq > eps2
+        and logq <= (mu2 - 1) * eps2 - mu2 * (math.log(mu1 / (mu1 - 1)) + math.log(mu2 / (mu2 - 1)))
+    )
     return logq, mu1, mu2, eps1, eps2, valid
 
 
@@ -147,39 +150,84 @@ def multilabel_main(args) -> None:
     fractions = positives / teachers
     sums = multiwinner.clip_votes(votes, 3.0)
     set_counts, _ = multiwinner.powerset_counts(votes)
-    print(f"multi-label accountants: {n} queries x {args.labels} labels x {len(paper2018_orders())} orders "
-          f"(paper2018), {teachers} teachers; best of {args.repeats}")
+    print(
+        f"multi-label accountants: {n} queries x {args.labels} labels x {len(paper2018_orders())} orders "
+        f"(paper2018), {teachers} teachers; best of {args.repeats}"
+    )
     configs = [
-        ("multilabel_bounds GNThreshold th=0.4 sigma=0.3 (5 bounds)",
-         lambda: multilabel.multilabel_bounds(fractions=fractions, threshold=0.4, sigma=0.3, delta=1e-8,
-                                              n_teachers=teachers)),
-        ("multilabel_bounds GNThreshold adaptive sigma=0.3 (5 bounds)",
-         lambda: multilabel.multilabel_bounds(fractions=fractions, threshold="adaptive", sigma=0.3, delta=1e-8,
-                                              n_teachers=teachers)),
-        ("multilabel_bounds GNThreshold th=0.5 sigma=0.05 (5 bounds, Theorem 6 possible for vote_fraction)",
-         lambda: multilabel.multilabel_bounds(fractions=fractions, threshold=0.5, sigma=0.05, delta=1e-8,
-                                              n_teachers=teachers)),
-        ("multilabel_bounds Confident th=0.4 sigma=0.3 th_c=0.6 sigma_c=0.6 (5 bounds)",
-         lambda: multilabel.multilabel_bounds(fractions=fractions, threshold=0.4, sigma=0.3, delta=1e-8,
-                                              n_teachers=teachers, confidence_threshold=0.6, sigma_confidence=0.6, rng=0)),
-        ("binary_pate_epsilon sigma=8",
-         lambda: multiwinner.binary_pate_epsilon(positive_votes=positives, n_teachers=teachers, sigma=8.0,
-                                                 delta=1e-8)),
-        ("binary_pate_costs T_c=35 sigma1=10 sigma=8 (expected + realised)",
-         lambda: multiwinner.binary_pate_costs(positive_votes=positives, n_teachers=teachers, sigma=8.0,
-                                               threshold=35.0, sigma_threshold=10.0, delta=1e-8, rng=0)),
-        ("tau_pate_epsilon tau=3 sigma=8",
-         lambda: multiwinner.tau_pate_epsilon(clipped_sums=sums, threshold=teachers / 2, tau=3.0, sigma=8.0,
-                                              delta=1e-8)),
-        ("tau_pate_epsilon tau=3 sigma=8 composition=per_label (capped at the joint bound)",
-         lambda: multiwinner.tau_pate_epsilon(clipped_sums=sums, threshold=teachers / 2, tau=3.0, sigma=8.0,
-                                              delta=1e-8, composition="per_label")),
-        ("adaptive_k_epsilon sigma=0.35 b=0.19 (data-independent)",
-         lambda: adaptive_k.adaptive_k_epsilon(fractions=fractions, n_teachers=teachers, sigma=0.35,
-                                               gumbel_scale=0.19, delta=1e-8)),
-        ("powerset_pate_epsilon sigma=8 (cached set counts)",
-         lambda: multiwinner.powerset_pate_epsilon(set_counts=set_counts, n_labels=args.labels, sigma=8.0,
-                                                   delta=1e-8)),
+        (
+            "multilabel_bounds GNThreshold th=0.4 sigma=0.3 (5 bounds)",
+            lambda: multilabel.multilabel_bounds(
+                fractions=fractions, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=teachers
+            ),
+        ),
+        (
+            "multilabel_bounds GNThreshold adaptive sigma=0.3 (5 bounds)",
+            lambda: multilabel.multilabel_bounds(
+                fractions=fractions, threshold="adaptive", sigma=0.3, delta=1e-8, n_teachers=teachers
+            ),
+        ),
+        (
+            "multilabel_bounds GNThreshold th=0.5 sigma=0.05 (5 bounds, Theorem 6 possible for vote_fraction)",
+            lambda: multilabel.multilabel_bounds(
+                fractions=fractions, threshold=0.5, sigma=0.05, delta=1e-8, n_teachers=teachers
+            ),
+        ),
+        (
+            "multilabel_bounds Confident th=0.4 sigma=0.3 th_c=0.6 sigma_c=0.6 (5 bounds)",
+            lambda: multilabel.multilabel_bounds(
+                fractions=fractions,
+                threshold=0.4,
+                sigma=0.3,
+                delta=1e-8,
+                n_teachers=teachers,
+                confidence_threshold=0.6,
+                sigma_confidence=0.6,
+                rng=0,
+            ),
+        ),
+        (
+            "binary_pate_epsilon sigma=8",
+            lambda: multiwinner.binary_pate_epsilon(
+                positive_votes=positives, n_teachers=teachers, sigma=8.0, delta=1e-8
+            ),
+        ),
+        (
+            "binary_pate_costs T_c=35 sigma1=10 sigma=8 (expected + realised)",
+            lambda: multiwinner.binary_pate_costs(
+                positive_votes=positives,
+                n_teachers=teachers,
+                sigma=8.0,
+                threshold=35.0,
+                sigma_threshold=10.0,
+                delta=1e-8,
+                rng=0,
+            ),
+        ),
+        (
+            "tau_pate_epsilon tau=3 sigma=8",
+            lambda: multiwinner.tau_pate_epsilon(
+                clipped_sums=sums, threshold=teachers / 2, tau=3.0, sigma=8.0, delta=1e-8
+            ),
+        ),
+        (
+            "tau_pate_epsilon tau=3 sigma=8 composition=per_label (capped at the joint bound)",
+            lambda: multiwinner.tau_pate_epsilon(
+                clipped_sums=sums, threshold=teachers / 2, tau=3.0, sigma=8.0, delta=1e-8, composition="per_label"
+            ),
+        ),
+        (
+            "adaptive_k_epsilon sigma=0.35 b=0.19 (data-independent)",
+            lambda: adaptive_k.adaptive_k_epsilon(
+                fractions=fractions, n_teachers=teachers, sigma=0.35, gumbel_scale=0.19, delta=1e-8
+            ),
+        ),
+        (
+            "powerset_pate_epsilon sigma=8 (cached set counts)",
+            lambda: multiwinner.powerset_pate_epsilon(
+                set_counts=set_counts, n_labels=args.labels, sigma=8.0, delta=1e-8
+            ),
+        ),
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
@@ -243,16 +291,22 @@ def main() -> None:
     vec_s = rdp.total_rdp_data_dependent(rdp.gnmax_logq(sub_s, args.sigma), 1 / args.sigma**2, orders)
     rel_s = float(np.max(np.abs(vec_s - scalar_total) / np.maximum(np.abs(scalar_total), 1e-300)))
 
-    print(f"GNMax data-dependent RDP: {args.queries} queries x {len(orders)} orders (paper2018), "
-          f"{args.classes} classes, {teachers} teachers, sigma={args.sigma}; Theorem 6 applies to {n_valid} queries")
+    print(
+        f"GNMax data-dependent RDP: {args.queries} queries x {len(orders)} orders (paper2018), "
+        f"{args.classes} classes, {teachers} teachers, sigma={args.sigma}; Theorem 6 applies to {n_valid} queries"
+    )
     print(f"epsilon={spent.epsilon:.6f} at order {spent.order:g} (delta={args.delta}, basic conversion)")
     print(f"vectorised:          {t_vec:.3f} s (best of {args.repeats})")
-    print(f"loop A, Python over queries and orders (scalar math): {t_scalar:.1f} s "
-          f"(extrapolated from {len(sub_s)} queries, best of {args.repeats}); speed ratio {t_scalar / t_vec:.0f}x; "
-          f"max relative diff {rel_s:.2e}")
-    print(f"loop B, Python over queries, numpy over orders:       {t_loop:.1f} s "
-          f"(extrapolated from {len(sub)} queries, best of {args.repeats}); speed ratio {t_loop / t_vec:.0f}x; "
-          f"max relative diff {rel:.2e}")
+    print(
+        f"loop A, Python over queries and orders (scalar math): {t_scalar:.1f} s "
+        f"(extrapolated from {len(sub_s)} queries, best of {args.repeats}); speed ratio {t_scalar / t_vec:.0f}x; "
+        f"max relative diff {rel_s:.2e}"
+    )
+    print(
+        f"loop B, Python over queries, numpy over orders:       {t_loop:.1f} s "
+        f"(extrapolated from {len(sub)} queries, best of {args.repeats}); speed ratio {t_loop / t_vec:.0f}x; "
+        f"max relative diff {rel:.2e}"
+    )
 
 
 if __name__ == "__main__":

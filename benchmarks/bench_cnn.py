@@ -25,6 +25,7 @@ forward and backward) on one teacher and multiplied by the number of teachers.
   OMP_NUM_THREADS=2 .venv/bin/python benchmarks/bench_cnn.py --device cpu               # reduced sizes, see --help
   python benchmarks/bench_cnn.py --device cuda --width-scale 1 --frames 1001 --batch 64 --teachers 4 --steps 20
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,7 +40,11 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from tqdm import tqdm
 
-from bench_ensemble import best_rate, matmul_peak, timed  # the script's folder is on sys.path; it adds the repository root
+from bench_ensemble import (
+    best_rate,
+    matmul_peak,
+    timed,
+)  # the script's folder is on sys.path; it adds the repository root
 from pate_study.core.device import autocast, choose_device, describe_device, use_mixed_precision
 from pate_study.experiments.audioset.teachers import deterministic_kernels
 from pate_study.learning.models import logmel_model
@@ -53,20 +58,32 @@ OPTIONS = {  # one-teacher variants: StackedModule keyword arguments
     "channels_last": {"memory_format": "channels_last"},
     "bf16": {"autocast_dtype": "bfloat16"},
     "compiled": {"compiled": True},
-    "channels_last + bf16 + compiled": {"memory_format": "channels_last", "autocast_dtype": "bfloat16",
-                                        "compiled": True},
+    "channels_last + bf16 + compiled": {
+        "memory_format": "channels_last",
+        "autocast_dtype": "bfloat16",
+        "compiled": True,
+    },
 }
 
 
 # ----------------------------------------------------------------------------- the device's peak
-def conv_peak(device: torch.device, dtype: torch.dtype, batch: int, channels: int = 256, size: int = 56,
-              repeats: int = 5) -> float:
+def conv_peak(
+    device: torch.device, dtype: torch.dtype, batch: int, channels: int = 256, size: int = 56, repeats: int = 5
+) -> float:
     """Best GFLOP/s of a 3x3, stride-1 ``channels -> channels`` convolution on ``[batch, channels, size, size]``
     in ``dtype``, channels-last (the layout both oneDNN and cuDNN prefer; ``2 * batch * size^2 * channels^2 * 9``
     FLOPs): the best a ResNet/VGG body layer can do on this device."""
     g = torch.Generator().manual_seed(0)
-    x = torch.rand(batch, channels, size, size, generator=g).to(device, dtype).contiguous(memory_format=torch.channels_last)
-    w = torch.rand(channels, channels, 3, 3, generator=g).to(device, dtype).contiguous(memory_format=torch.channels_last)
+    x = (
+        torch.rand(batch, channels, size, size, generator=g)
+        .to(device, dtype)
+        .contiguous(memory_format=torch.channels_last)
+    )
+    w = (
+        torch.rand(channels, channels, 3, 3, generator=g)
+        .to(device, dtype)
+        .contiguous(memory_format=torch.channels_last)
+    )
     flops = 2 * batch * size * size * channels * channels * 9
     with torch.no_grad():
         return best_rate(lambda: torch.nn.functional.conv2d(x, w, padding=1), flops, device, repeats)
@@ -87,8 +104,12 @@ class Setup:
         """One teacher; heads divided by ``width_scale`` too (the thesis's at ``width_scale=1``)."""
         head = (512, 256) if architecture.startswith("resnet") else (4096, 4096)
         torch.manual_seed(seed)
-        return logmel_model(architecture, self.classes, width_scale=self.width_scale,
-                            head=tuple(max(1, h // self.width_scale) for h in head))
+        return logmel_model(
+            architecture,
+            self.classes,
+            width_scale=self.width_scale,
+            head=tuple(max(1, h // self.width_scale) for h in head),
+        )
 
     def data(self, teachers: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
         g = torch.Generator().manual_seed(seed)
@@ -104,8 +125,9 @@ class Trainer:
     def __init__(self, setup: Setup, architecture: str, teachers: int, options: dict, seed: int = 0) -> None:
         self.setup = setup
         seeds = np.arange(3 * teachers, dtype=np.uint32).reshape(teachers, 3) + 3 * seed
-        self.model = StackedModule([setup.model(architecture, int(s)) for s in seeds[:, 0]], seeds,
-                                   device=setup.device, **options)
+        self.model = StackedModule(
+            [setup.model(architecture, int(s)) for s in seeds[:, 0]], seeds, device=setup.device, **options
+        )
         X, self.Y = setup.data(teachers, seed)
         self.source = self.model.source(X)
         self.rows = torch.arange(teachers * setup.batch, device=setup.device).reshape(teachers, setup.batch)
@@ -132,8 +154,9 @@ def step_flops(setup: Setup, architecture: str) -> int:
     """FLOPs of one teacher's training step (forward + backward convolutions and matrix products), counted by
     ``torch.utils.flop_counter.FlopCounterMode`` on the uncompiled float32 path (the same arithmetic in every
     variant)."""
-    tr = Trainer(Setup(torch.device("cpu"), setup.frames, setup.batch, setup.classes, setup.width_scale),
-                 architecture, 1, {})
+    tr = Trainer(
+        Setup(torch.device("cpu"), setup.frames, setup.batch, setup.classes, setup.width_scale), architecture, 1, {}
+    )
     counter = FlopCounterMode(display=False)
     with counter:
         tr.step()
@@ -144,6 +167,7 @@ def one_after_another(trainers: list[Trainer]) -> Callable[[], None]:
     def step() -> None:
         for t in trainers:
             t.step()
+
     return step
 
 
@@ -160,6 +184,7 @@ def on_streams(trainers: list[Trainer], device: torch.device) -> Callable[[], No
                 t.step()
         for s in streams:
             main.wait_stream(s)
+
     return step
 
 
@@ -169,8 +194,9 @@ def row_dtype(device: torch.device, options: dict) -> torch.dtype:
     return torch.bfloat16 if options.get("autocast_dtype") or use_mixed_precision(device) else torch.float32
 
 
-def interleaved_medians(steps: dict[str, Callable[[], None]], device: torch.device, warmup: int,
-                        rounds: int) -> dict[str, tuple[float, float | None, str | None]]:
+def interleaved_medians(
+    steps: dict[str, Callable[[], None]], device: torch.device, warmup: int, rounds: int
+) -> dict[str, tuple[float, float | None, str | None]]:
     """Per variant: (warm-up seconds, median step seconds, error). Every variant is warmed up first (compilation,
     autotuning), then ``rounds`` rounds each time one step of every variant in turn, so that a load that changes
     during the run (a shared machine) reaches every variant alike; a variant that fails is reported, not timed."""
@@ -210,23 +236,35 @@ def bench_architecture(setup: Setup, architecture: str, args: argparse.Namespace
         steps[f"{name}, {n} one after another"] = one_after_another(singles)
         if dev.type == "cuda":
             steps[f"{name}, {n} on CUDA streams"] = on_streams(singles, dev)
-        for key in list(steps)[-(3 if dev.type == "cuda" else 2):]:
+        for key in list(steps)[-(3 if dev.type == "cuda" else 2) :]:
             meta[key] = (n, options)
     measured = interleaved_medians(steps, dev, args.warmup, args.steps)
     rows = []
     for name, (warm, t, error) in measured.items():
         teachers, options = meta[name]
-        row = {"architecture": architecture, "variant": name, "teachers": teachers, "warmup_s": warm,
-               "gflop_per_teacher_step": flops / 1e9}
+        row = {
+            "architecture": architecture,
+            "variant": name,
+            "teachers": teachers,
+            "warmup_s": warm,
+            "gflop_per_teacher_step": flops / 1e9,
+        }
         if error is not None:
             rows.append({**row, "error": error})
             continue
         dtype = row_dtype(dev, options)
         gflops = teachers * flops / t / 1e9
-        rows.append({**row, "step_s": t, "clips_per_s": teachers * setup.batch / t, "gflops": gflops,
-                     "dtype": "bf16" if dtype == torch.bfloat16 else "fp32",
-                     "pct_matmul": 100 * gflops / peaks[("matmul", dtype)],
-                     "pct_conv": 100 * gflops / peaks[("conv", dtype)]})
+        rows.append(
+            {
+                **row,
+                "step_s": t,
+                "clips_per_s": teachers * setup.batch / t,
+                "gflops": gflops,
+                "dtype": "bf16" if dtype == torch.bfloat16 else "fp32",
+                "pct_matmul": 100 * gflops / peaks[("matmul", dtype)],
+                "pct_conv": 100 * gflops / peaks[("conv", dtype)],
+            }
+        )
     today = next((r for r in rows if r["variant"] == "today" and "step_s" in r), None)
     for r in rows:
         if today is not None and "step_s" in r:
@@ -235,15 +273,19 @@ def bench_architecture(setup: Setup, architecture: str, args: argparse.Namespace
 
 
 def print_table(rows: list[dict]) -> None:
-    print(f"\n{'architecture':<13}{'variant':<40}{'dtype':>6}{'step ms':>10}{'clips/s':>9}{'vs today':>9}"
-          f"{'GFLOP/s':>9}{'% mm':>7}{'% conv':>7}{'warm-up s':>10}")
+    print(
+        f"\n{'architecture':<13}{'variant':<40}{'dtype':>6}{'step ms':>10}{'clips/s':>9}{'vs today':>9}"
+        f"{'GFLOP/s':>9}{'% mm':>7}{'% conv':>7}{'warm-up s':>10}"
+    )
     for r in rows:
         if "error" in r:
             print(f"{r['architecture']:<13}{r['variant']:<40}  failed: {r['error']}")
             continue
-        print(f"{r['architecture']:<13}{r['variant']:<40}{r['dtype']:>6}{1000 * r['step_s']:>10.1f}"
-              f"{r['clips_per_s']:>9.1f}{r.get('vs_today', float('nan')):>8.2f}x{r['gflops']:>9.1f}"
-              f"{r['pct_matmul']:>6.1f}%{r['pct_conv']:>6.1f}%{r['warmup_s']:>10.1f}")
+        print(
+            f"{r['architecture']:<13}{r['variant']:<40}{r['dtype']:>6}{1000 * r['step_s']:>10.1f}"
+            f"{r['clips_per_s']:>9.1f}{r.get('vs_today', float('nan')):>8.2f}x{r['gflops']:>9.1f}"
+            f"{r['pct_matmul']:>6.1f}%{r['pct_conv']:>6.1f}%{r['warmup_s']:>10.1f}"
+        )
 
 
 def main(argv=None) -> None:
@@ -266,18 +308,30 @@ def main(argv=None) -> None:
     # every compiled single-teacher module recompiles the shared code object of StackedModule's call (guards on the
     # module): allow one per compiled trainer of an architecture, so that none falls back to eager silently
     compiled_trainers = sum(OPTIONS[v].get("compiled", False) for v in args.variants) + args.teachers * sum(
-        OPTIONS[v].get("compiled", False) for v in args.sharing_variants)
+        OPTIONS[v].get("compiled", False) for v in args.sharing_variants
+    )
     torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, compiled_trainers + 2)
     setup = Setup(dev, args.frames, args.batch, args.classes, args.width_scale)
     peak_batch = 32 if dev.type == "cuda" else 4
-    peaks = {(kind, dtype): fn(dev, dtype) for dtype in (torch.float32, torch.bfloat16)
-             for kind, fn in (("matmul", lambda d, t: matmul_peak(device=d, dtype=t)),
-                              ("conv", lambda d, t: conv_peak(d, t, peak_batch)))}
-    print(f"# device {describe_device(dev)}, torch {torch.__version__}; log-Mel {args.frames} x 64, batch {args.batch} "
-          f"per teacher, {args.classes} classes, width / {args.width_scale} (heads too); median of {args.steps} steps "
-          f"after {args.warmup}")
-    print("# peaks measured now (GFLOP/s): " + ", ".join(
-        f"{kind} {'bf16' if dtype == torch.bfloat16 else 'fp32'} {v:.0f}" for (kind, dtype), v in peaks.items()))
+    peaks = {
+        (kind, dtype): fn(dev, dtype)
+        for dtype in (torch.float32, torch.bfloat16)
+        for kind, fn in (
+            ("matmul", lambda d, t: matmul_peak(device=d, dtype=t)),
+            ("conv", lambda d, t: conv_peak(d, t, peak_batch)),
+        )
+    }
+    print(
+        f"# device {describe_device(dev)}, torch {torch.__version__}; log-Mel {args.frames} x 64, batch {args.batch} "
+        f"per teacher, {args.classes} classes, width / {args.width_scale} (heads too); median of {args.steps} steps "
+        f"after {args.warmup}"
+    )
+    print(
+        "# peaks measured now (GFLOP/s): "
+        + ", ".join(
+            f"{kind} {'bf16' if dtype == torch.bfloat16 else 'fp32'} {v:.0f}" for (kind, dtype), v in peaks.items()
+        )
+    )
     rows = []
     for arch in args.architectures:
         torch._dynamo.reset()  # compiled variants: a fresh cache per architecture (recompile limit, stacked.py)
@@ -285,8 +339,10 @@ def main(argv=None) -> None:
             rows += bench_architecture(setup, arch, args, peaks)
         print(f"# {arch}: {rows[-1]['gflop_per_teacher_step']:.2f} GFLOP per teacher-step (FlopCounterMode)")
     print_table(rows)
-    print("clips/s: teachers x batch / median step time; vs today: clips/s over the one-teacher 'today' row of the "
-          "same architecture; % mm / % conv: GFLOP/s over the matmul / 3x3-conv peak of the row's dtype")
+    print(
+        "clips/s: teachers x batch / median step time; vs today: clips/s over the one-teacher 'today' row of the "
+        "same architecture; % mm / % conv: GFLOP/s over the matmul / 3x3-conv peak of the row's dtype"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 
 Every timing is the best of ``--repeats`` runs. Run from the repository root: ``python benchmarks/bench_evaluation.py``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,9 +41,11 @@ def best_of(repeats: int, fn) -> float:
 def evaluation_rows(repeats: int) -> list[str]:
     rng = np.random.default_rng(0)
     rows = []
-    for label, n, k, calls, positive in (("04 validation, 3,430 x 153, one teacher", 3430, 153, 1, 0.02),
-                                         ("04 paper, 780 x 153, 10 teachers", 780, 153, 10, 0.02),
-                                         ("ECG teachers, 40 x 5, 200 teachers", 40, 5, 200, 0.2)):
+    for label, n, k, calls, positive in (
+        ("04 validation, 3,430 x 153, one teacher", 3430, 153, 1, 0.02),
+        ("04 paper, 780 x 153, 10 teachers", 780, 153, 10, 0.02),
+        ("ECG teachers, 40 x 5, 200 teachers", 40, 5, 200, 0.2),
+    ):
         S = [rng.random((n, k)).astype(np.float32) for _ in range(calls)]
         Y = [rng.random((n, k)) < positive for _ in range(calls)]
         for y, s in zip(Y, S):
@@ -73,19 +76,24 @@ def adam_rows(repeats: int, steps: int = 50) -> list[str]:
                         opt.step()
                 else:
                     opt.step()
+
         return best_of(repeats, run) / steps
 
     plain, denormal, flushed = step_time(1.0, False), step_time(1e-20, False), step_time(1e-20, True)
-    return [f"{'normal moments (reference)':<44} {plain * 1e3:10.3f} {'':>10}",
-            f"{'denormal moments, flushed (now) vs kept':<44} {denormal * 1e3:10.3f} {flushed * 1e3:10.3f} "
-            f"{denormal / flushed:7.2f}x"]
+    return [
+        f"{'normal moments (reference)':<44} {plain * 1e3:10.3f} {'':>10}",
+        f"{'denormal moments, flushed (now) vs kept':<44} {denormal * 1e3:10.3f} {flushed * 1e3:10.3f} "
+        f"{denormal / flushed:7.2f}x",
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; numpy {np.__version__}; best of {args.repeats}")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; numpy {np.__version__}; best of {args.repeats}"
+    )
     print(f"{'AP + AUC per class':<44} {'before ms':>10} {'now ms':>10} {'ratio':>8}")
     for row in evaluation_rows(args.repeats):
         print(row)

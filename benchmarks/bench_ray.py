@@ -32,6 +32,7 @@ wall time of the thesis's full setting on 1, 4, 16 such devices (assumptions pri
   python benchmarks/bench_ray.py --logmel --device cpu --steps 1 2
   python benchmarks/bench_ray.py --logmel --device cuda --steps 5 25 --teachers-stacked 1 4   # on a GPU machine
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,7 +81,7 @@ def bench_backends(args: argparse.Namespace) -> None:
     from pate_study.experiments.audioset.votes import synthetic_votes
 
     X, Y = synthetic_embeddings(args.pool + 200 + args.queries, args.labels, 0)
-    Xt, Yt, Q, QY = X[:args.pool + 200], Y[:args.pool + 200] > 0.5, X[args.pool + 200:], Y[args.pool + 200:] > 0.5
+    Xt, Yt, Q, QY = X[: args.pool + 200], Y[: args.pool + 200] > 0.5, X[args.pool + 200 :], Y[args.pool + 200 :] > 0.5
     val = np.arange(args.pool, args.pool + 200)
     size = args.pool // args.teachers
     parts = make_partitions(args.pool, args.teachers, size, seed=0)
@@ -90,32 +91,50 @@ def bench_backends(args: argparse.Namespace) -> None:
     labels = np.concatenate([cv.pool_labels, cv.test_labels]).astype(np.float32)
     feats += 2.0 * labels @ np.random.default_rng(2).normal(size=(args.labels, 128)).astype(np.float32) / 4  # learnable
     student = at.TeacherSpec(hidden=(256,), batch_size=64, steps=args.student_steps, eval_every=100)
-    privacy, releases = release.released_labels(cv, [2000, 5000], [0.2, 0.3, 0.4, 0.5, "adaptive"], [None, 0.6],
-                                           delta=1e-8, seed=0)  # the privacy side is not distributed: once
+    privacy, releases = release.released_labels(
+        cv, [2000, 5000], [0.2, 0.3, 0.4, 0.5, "adaptive"], [None, 0.6], delta=1e-8, seed=0
+    )  # the privacy side is not distributed: once
     tpt = args.teachers_per_task
     n_tasks = math.ceil(args.teachers / tpt)
 
     def ensemble(backend: str, per_task):
         os.environ["PATE_STUDY_CACHE"] = _fresh_cache()  # every run computes
         inputs = as_data.EnsembleInputs(Xt, Yt, parts, val, Q, QY, 0, "bench", np.arange(args.pool))
-        return pipeline.train_ensemble(inputs, spec, curve_clips=200, device="cpu", backend=backend,
-                                       teachers_per_task=per_task)
+        return pipeline.train_ensemble(
+            inputs, spec, curve_clips=200, device="cpu", backend=backend, teachers_per_task=per_task
+        )
 
     def sweep(backend: str):
-        return pipeline.train_students(privacy, releases, feats[:5000], feats[5000:], cv.test_labels, student,
-                                 seeds=(0,), backend=backend)
+        return pipeline.train_students(
+            privacy, releases, feats[:5000], feats[5000:], cv.test_labels, student, seeds=(0,), backend=backend
+        )
 
-    print(f"machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads by default; "
-          f"torch {torch.__version__}, ray {ray.__version__}")
-    print(f"ensemble: {args.teachers} teachers x {size} clips, MLP(128-256-{args.labels}), {args.teacher_steps} steps "
-          f"of 64, {args.queries} queries; shards of {tpt} ({n_tasks} tasks)")
-    print("sweep: 20 students (n x th_e x th_c), "
-          f"{args.student_steps} steps each, 5000 pool / 2000 test clips, {args.labels} labels; one task per point")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads by default; "
+        f"torch {torch.__version__}, ray {ray.__version__}"
+    )
+    print(
+        f"ensemble: {args.teachers} teachers x {size} clips, MLP(128-256-{args.labels}), {args.teacher_steps} steps "
+        f"of 64, {args.queries} queries; shards of {tpt} ({n_tasks} tasks)"
+    )
+    print(
+        "sweep: 20 students (n x th_e x th_c), "
+        f"{args.student_steps} steps each, 5000 pool / 2000 test clips, {args.labels} labels; one task per point"
+    )
     rows = {}
     default_threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    at.train_teachers(Xt, Yt, make_partitions(200, 2, 50, seed=0), val, Q[:10], QY[:10], spec.replace(steps=2),
-                      curve_clips=10, device="cpu")  # warm-up (imports, allocator), not timed
+    at.train_teachers(
+        Xt,
+        Yt,
+        make_partitions(200, 2, 50, seed=0),
+        val,
+        Q[:10],
+        QY[:10],
+        spec.replace(steps=2),
+        curve_clips=10,
+        device="cpu",
+    )  # warm-up (imports, allocator), not timed
     one, t_one = timed(lambda: ensemble("local", None))
     rows["local, one stack (today), 1 thread"] = (t_one, None)
     ref, t_ref = timed(lambda: ensemble("local", tpt))
@@ -129,8 +148,10 @@ def bench_backends(args: argparse.Namespace) -> None:
         assert np.array_equal(votes.class_ap, ref.class_ap), "Ray teachers differ from the local ones"
         assert table.equals(ref_sweep), "Ray sweep differs from the local one"
         rows[f"ray, {workers} worker{'s' if workers > 1 else ''}, cold (init {t_init:.0f} s apart)"] = (t_ens, t_sw)
-        rows[f"ray, {workers} worker{'s' if workers > 1 else ''}, warm workers"] = (timed(lambda: ensemble("ray", tpt))[1],
-                                                                            None)
+        rows[f"ray, {workers} worker{'s' if workers > 1 else ''}, warm workers"] = (
+            timed(lambda: ensemble("ray", tpt))[1],
+            None,
+        )
         shards = [distributed.Shard(f"noop {i}", {"i": i}) for i in range(50)]
         _, t_noop = timed(lambda: distributed.map_shards(_noop, shards, backend="ray", progress=False))
         overhead[workers] = t_noop / 50
@@ -145,12 +166,16 @@ def bench_backends(args: argparse.Namespace) -> None:
     print("ratio: local-same-shards time / this time (> 1: faster); cold: includes starting the worker processes")
     r1e, r1s = rows[[k for k in rows if k.startswith("ray, 1 worker, cold")][0]]
     w1e = rows["ray, 1 worker, warm workers"][0]
-    print(f"Ray overhead per task: {1000 * overhead[1]:.0f} ms (1 worker), {1000 * overhead[2]:.0f} ms (2 workers) "
-          f"for an empty task on warm workers (50 tasks); ensemble (ray 1 worker warm - local shards) / {n_tasks} "
-          f"tasks = {(w1e - base_e) / n_tasks:.2f} s, cold: {(r1e - base_e) / n_tasks:.2f} s; sweep (cold) / 20 tasks "
-          f"= {(r1s - base_s) / 20:.2f} s")
-    print(f"per-teacher cost (local, one stack, 1 thread): {t_one / args.teachers:.2f} s; votes and students identical "
-          "on every backend with the same shards: yes (asserted)")
+    print(
+        f"Ray overhead per task: {1000 * overhead[1]:.0f} ms (1 worker), {1000 * overhead[2]:.0f} ms (2 workers) "
+        f"for an empty task on warm workers (50 tasks); ensemble (ray 1 worker warm - local shards) / {n_tasks} "
+        f"tasks = {(w1e - base_e) / n_tasks:.2f} s, cold: {(r1e - base_e) / n_tasks:.2f} s; sweep (cold) / 20 tasks "
+        f"= {(r1s - base_s) / 20:.2f} s"
+    )
+    print(
+        f"per-teacher cost (local, one stack, 1 thread): {t_one / args.teachers:.2f} s; votes and students identical "
+        "on every backend with the same shards: yes (asserted)"
+    )
 
 
 def _fresh_cache():
@@ -160,9 +185,18 @@ def _fresh_cache():
 
 
 # ----------------------------------------------------------------------------- log-Mel teacher iteration time
-def logmel_seconds_per_iteration(device: str | None = None, *, teachers: int = 1, steps: tuple[int, int] = (5, 25),
-                                 architecture: str = "resnet18", frames: int = 1001, classes: int = 153,
-                                 batch_size: int = 64, width_scale: int = 1, seed: int = 0) -> dict:
+def logmel_seconds_per_iteration(
+    device: str | None = None,
+    *,
+    teachers: int = 1,
+    steps: tuple[int, int] = (5, 25),
+    architecture: str = "resnet18",
+    frames: int = 1001,
+    classes: int = 153,
+    batch_size: int = 64,
+    width_scale: int = 1,
+    seed: int = 0,
+) -> dict:
     """Seconds per training iteration of ``teachers`` stacked log-Mel teachers on ``device`` (None: choose):
     two runs of ``steps[0]`` and ``steps[1]`` iterations of :func:`audioset.teachers.train_logmel_teachers`,
     (t1 - t0) / (steps[1] - steps[0]). Thesis recipe: batch 64, lr 1e-4, mixup 1.0, random sampler (the
@@ -182,20 +216,46 @@ def logmel_seconds_per_iteration(device: str | None = None, *, teachers: int = 1
     parts = Partitions(np.arange(teachers * per).reshape(teachers, per))
     times = []
     for s in (a, a, b):  # the first run is a warm-up (cuDNN autotuning, allocator): on an H100 it made t_A > t_B
-        spec = at.TeacherSpec(lr=1e-4, batch_size=batch_size, steps=s, eval_every=s, sampler="random",
-                              mixup_alpha=1.0, dropout=0.5)
-        _, _, seconds = at.train_logmel_teachers(architecture, X[:-8], Y[:-8], parts, np.zeros(0, np.int64), X[-8:],
-                                                 Y[-8:], spec, width_scale=width_scale, seed=seed, device=str(dev))
+        spec = at.TeacherSpec(
+            lr=1e-4, batch_size=batch_size, steps=s, eval_every=s, sampler="random", mixup_alpha=1.0, dropout=0.5
+        )
+        _, _, seconds = at.train_logmel_teachers(
+            architecture,
+            X[:-8],
+            Y[:-8],
+            parts,
+            np.zeros(0, np.int64),
+            X[-8:],
+            Y[-8:],
+            spec,
+            width_scale=width_scale,
+            seed=seed,
+            device=str(dev),
+        )
         times.append(seconds)
     times = times[1:]
     per_it = (times[1] - times[0]) / (b - a)
-    return {"device": describe_device(dev), "teachers": teachers, "architecture": architecture, "frames": frames,
-            "batch": batch_size, "seconds_per_iteration": per_it, "seconds_per_teacher_iteration": per_it / teachers,
-            "runs": dict(zip((a, b), times))}
+    return {
+        "device": describe_device(dev),
+        "teachers": teachers,
+        "architecture": architecture,
+        "frames": frames,
+        "batch": batch_size,
+        "seconds_per_iteration": per_it,
+        "seconds_per_teacher_iteration": per_it / teachers,
+        "runs": dict(zip((a, b), times)),
+    }
 
 
-def thesis_estimate(seconds_per_teacher_iteration: float, *, teachers: int = 50, iterations: int = 10_000,
-                    students: int = 18, devices=(1, 4, 16), clip_bytes: int = 1001 * 64 * 2) -> list[dict]:
+def thesis_estimate(
+    seconds_per_teacher_iteration: float,
+    *,
+    teachers: int = 50,
+    iterations: int = 10_000,
+    students: int = 18,
+    devices=(1, 4, 16),
+    clip_bytes: int = 1001 * 64 * 2,
+) -> list[dict]:
     """Wall time of the thesis's full setting from a measured per-teacher iteration time (assumptions in
     benchmarks/README.md): teachers and students are independent tasks of ``iterations`` iterations each
     (students: Table 5.4's 18 configurations, each assumed to cost one teacher), spread evenly over the
@@ -205,22 +265,34 @@ def thesis_estimate(seconds_per_teacher_iteration: float, *, teachers: int = 50,
     for g in devices:
         per_device = math.ceil(teachers / g) + math.ceil(students / g)
         hours = per_device * iterations * seconds_per_teacher_iteration / 3600
-        out.append({"devices": g, "tasks_per_device": per_device, "hours": hours,
-                    "input_MB_per_s_per_device": 64 * clip_bytes / seconds_per_teacher_iteration / 1e6})
+        out.append(
+            {
+                "devices": g,
+                "tasks_per_device": per_device,
+                "hours": hours,
+                "input_MB_per_s_per_device": 64 * clip_bytes / seconds_per_teacher_iteration / 1e6,
+            }
+        )
     return out
 
 
 def bench_logmel(args: argparse.Namespace) -> None:
     for t in args.teachers_stacked:
         r = logmel_seconds_per_iteration(args.device, teachers=t, steps=tuple(args.steps))
-        print(f"{r['device']}: {t} x {r['architecture']} ({r['frames']}x64, batch {r['batch']}): "
-              f"{r['seconds_per_iteration']:.3f} s per iteration, {r['seconds_per_teacher_iteration']:.3f} s per "
-              f"teacher-iteration (runs {r['runs']})")
-    print("\nthesis setting (50 ResNet teachers x 10,000 iterations of 64 + 18 students of the same cost), "
-          "from the last line's per-teacher iteration time:")
+        print(
+            f"{r['device']}: {t} x {r['architecture']} ({r['frames']}x64, batch {r['batch']}): "
+            f"{r['seconds_per_iteration']:.3f} s per iteration, {r['seconds_per_teacher_iteration']:.3f} s per "
+            f"teacher-iteration (runs {r['runs']})"
+        )
+    print(
+        "\nthesis setting (50 ResNet teachers x 10,000 iterations of 64 + 18 students of the same cost), "
+        "from the last line's per-teacher iteration time:"
+    )
     for e in thesis_estimate(r["seconds_per_teacher_iteration"]):
-        print(f"  {e['devices']:>2d} device(s): {e['tasks_per_device']:>3d} runs each, {e['hours']:8.1f} h; each device "
-              f"reads {e['input_MB_per_s_per_device']:.1f} MB/s of float16 log-Mel")
+        print(
+            f"  {e['devices']:>2d} device(s): {e['tasks_per_device']:>3d} runs each, {e['hours']:8.1f} h; each device "
+            f"reads {e['input_MB_per_s_per_device']:.1f} MB/s of float16 log-Mel"
+        )
 
 
 def main(argv=None) -> None:

@@ -45,6 +45,7 @@ not results; only time and memory are.
   python benchmarks/bench_scale.py                      # thesis sizes, about 10 minutes on 2 cores
   python benchmarks/bench_scale.py --scale 0.002 --steps 2 4 --out scale.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,17 +68,31 @@ import numpy as np
 logger = logging.getLogger("bench_scale")
 
 # Muschiol 2021, Table 4.1 ("big"; big 50's 90/10 split), §2.1, Table 5.4; Audio Set v1 unbalanced_train_segments.csv
-THESIS = {"train_clips": 342_979, "labels": 153, "teachers": 50, "teacher_pool": 308_681, "public_pool": 34_298,
-          "test_clips": 5_960, "labels_per_clip": 1.98, "students": 18, "student_sizes": (2000, 5000),
-          "student_thresholds": (0.2, 0.4, "adaptive"), "student_confidences": (None, 0.4, 0.6),
-          "unbal_clips": 2_042_985, "frames": 10, "dims": 128, "iterations": 10_000, "delta": 1e-8}
+THESIS = {
+    "train_clips": 342_979,
+    "labels": 153,
+    "teachers": 50,
+    "teacher_pool": 308_681,
+    "public_pool": 34_298,
+    "test_clips": 5_960,
+    "labels_per_clip": 1.98,
+    "students": 18,
+    "student_sizes": (2000, 5000),
+    "student_thresholds": (0.2, 0.4, "adaptive"),
+    "student_confidences": (None, 0.4, 0.6),
+    "unbal_clips": 2_042_985,
+    "frames": 10,
+    "dims": 128,
+    "iterations": 10_000,
+    "delta": 1e-8,
+}
 SPEC = {"hidden": (512, 256), "dropout": 0.5, "lr": 1e-3, "batch_size": 64, "sampler": "balanced", "mixup_alpha": 1.0}
 STAGES = ("write", "loader", "features", "teachers", "query", "aggregate", "students")
 #: Floors under which a small --scale would leave the pipeline nothing to do (stated in the output when used).
 FLOORS = {"train_clips": 2500, "test_clips": 300}
 CHUNK = 65_536
-EVALUATIONS = 5     # the teachers' third run: B steps with this many evaluations, for the cost of one
-EVAL_EVERY = 100    # notebook 04's evaluation cadence, used in the estimate
+EVALUATIONS = 5  # the teachers' third run: B steps with this many evaluations, for the cost of one
+EVAL_EVERY = 100  # notebook 04's evaluation cadence, used in the estimate
 CURVE_CLIPS = 2000  # train_teachers' default curve sample, scored at every evaluation
 
 
@@ -88,10 +103,16 @@ def sizes(scale: float) -> dict:
     train = max(FLOORS["train_clips"], round(scale * THESIS["train_clips"]))
     test = max(FLOORS["test_clips"], round(scale * THESIS["test_clips"]))
     unbal = max(train + test, round(scale * THESIS["unbal_clips"]))
-    floored = [k for k, v in (("train_clips", train), ("test_clips", test))
-               if v != round(scale * THESIS[k])]
-    return {"scale": scale, "unbal_clips": unbal, "train_clips": train, "test_clips": test,
-            "labels": THESIS["labels"], "teachers": THESIS["teachers"], "floored": floored}
+    floored = [k for k, v in (("train_clips", train), ("test_clips", test)) if v != round(scale * THESIS[k])]
+    return {
+        "scale": scale,
+        "unbal_clips": unbal,
+        "train_clips": train,
+        "test_clips": test,
+        "labels": THESIS["labels"],
+        "teachers": THESIS["teachers"],
+        "floored": floored,
+    }
 
 
 # ----------------------------------------------------------------------------- memory sampling
@@ -157,8 +178,10 @@ def stage_write(folder: Path, sz: dict, seed: int, **_) -> dict:
         labels[c0:c1] = block
     labels.flush()
     gib = (n * f * d + n_lab * c) / 2**30
-    return {"note": f"{n:,} x {f} x {d} uint8 clips + {n_lab:,} x {c} labels = {gib:.2f} GiB on disk",
-            "labels_per_clip": float(np.asarray(labels[: min(n_lab, CHUNK)]).sum(1).mean())}
+    return {
+        "note": f"{n:,} x {f} x {d} uint8 clips + {n_lab:,} x {c} labels = {gib:.2f} GiB on disk",
+        "labels_per_clip": float(np.asarray(labels[: min(n_lab, CHUNK)]).sum(1).mean()),
+    }
 
 
 def _batch_features(emb, n_frames, idx):
@@ -166,16 +189,26 @@ def _batch_features(emb, n_frames, idx):
     from pate_study.experiments.audioset import data as as_data
 
     b = len(idx)
-    split = Split(np.asarray(emb[idx]), np.asarray(n_frames[idx]), np.zeros((b, 1), bool), np.zeros(b, object),
-                  np.zeros(b), np.zeros(b))
+    split = Split(
+        np.asarray(emb[idx]),
+        np.asarray(n_frames[idx]),
+        np.zeros((b, 1), bool),
+        np.zeros(b, object),
+        np.zeros(b),
+        np.zeros(b),
+    )
     return as_data.clip_features(split)
 
 
 def _resident_mib(path: Path) -> float | None:
     """Bytes of ``path`` in the page cache (util-linux ``fincore``), or None where it is missing."""
     try:
-        out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            ["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return int(out.stdout.split()[0]) / 2**20 if out.returncode == 0 and out.stdout.strip() else None
     except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
         return None
@@ -217,9 +250,11 @@ def stage_loader(folder: Path, sz: dict, seed: int, loader_seconds: float = 8.0,
         out[f"{kind}_clips_per_s"] = 64 * batches / secs
         out[f"{kind}_batches"] = batches
         del emb  # unmapped, so that its pages can be dropped
-    out["note"] = (f"batches of 64 random clips of {sz['unbal_clips']:,}: {out['warm_clips_per_s']:,.0f} clips/s from "
-                   f"the page cache, {out['cold_clips_per_s']:,.0f} clips/s from disk (file resident before: "
-                   f"{_mib(out['warm_resident_mib_before'])} / {_mib(out['cold_resident_mib_before'])} MiB)")
+    out["note"] = (
+        f"batches of 64 random clips of {sz['unbal_clips']:,}: {out['warm_clips_per_s']:,.0f} clips/s from "
+        f"the page cache, {out['cold_clips_per_s']:,.0f} clips/s from disk (file resident before: "
+        f"{_mib(out['warm_resident_mib_before'])} / {_mib(out['cold_resident_mib_before'])} MiB)"
+    )
     return out
 
 
@@ -264,29 +299,65 @@ def stage_teachers(folder: Path, sz: dict, seed: int, steps: tuple[int, int], **
     split, parts, _ = _pools(sz, seed)
     x_test, y_test = X[n_train:], np.asarray(Y[n_train:])
     # untimed warm-up (imports, first-call costs): 2 teachers, 1 step, 100 test clips
-    at.train_teachers(X[:n_train], Y[:n_train], as_data.first_teachers(parts, 2), split.val, x_test[:100], y_test[:100],
-                      _spec(1), seed=seed, curve_clips=50, name="warm-up")
+    at.train_teachers(
+        X[:n_train],
+        Y[:n_train],
+        as_data.first_teachers(parts, 2),
+        split.val,
+        x_test[:100],
+        y_test[:100],
+        _spec(1),
+        seed=seed,
+        curve_clips=50,
+        name="warm-up",
+    )
     times = []
     for s in steps:
         start = time.perf_counter()
-        run = at.train_teachers(X[:n_train], Y[:n_train], parts, split.val, x_test, y_test, _spec(s), seed=seed,
-                                curve_clips=CURVE_CLIPS, name=f"scale teachers {s} steps")
+        run = at.train_teachers(
+            X[:n_train],
+            Y[:n_train],
+            parts,
+            split.val,
+            x_test,
+            y_test,
+            _spec(s),
+            seed=seed,
+            curve_clips=CURVE_CLIPS,
+            name=f"scale teachers {s} steps",
+        )
         times.append(time.perf_counter() - start)
         assert run.map.shape == (sz["teachers"],)
     per_step = (times[1] - times[0]) / (steps[1] - steps[0])
     every = max(1, steps[1] // EVALUATIONS)  # B steps again, with several evaluations instead of one
     evaluations = -(-steps[1] // every)
     start = time.perf_counter()
-    at.train_teachers(X[:n_train], Y[:n_train], parts, split.val, x_test, y_test, _spec(steps[1], every),
-                      seed=seed, curve_clips=CURVE_CLIPS, name=f"teachers {steps[1]} steps, {evaluations} evaluations")
+    at.train_teachers(
+        X[:n_train],
+        Y[:n_train],
+        parts,
+        split.val,
+        x_test,
+        y_test,
+        _spec(steps[1], every),
+        seed=seed,
+        curve_clips=CURVE_CLIPS,
+        name=f"teachers {steps[1]} steps, {evaluations} evaluations",
+    )
     per_evaluation = (time.perf_counter() - start - times[1]) / max(1, evaluations - 1)
-    return {"runs_s": times, "steps": list(steps), "seconds_per_step": per_step,
-            "fixed_s": times[0] - steps[0] * per_step, "seconds_per_evaluation": per_evaluation,
-            "teacher_pool": len(split.teacher), "clips_per_teacher": int(parts.train.shape[1]),
-            "validation": len(split.val),
-            "note": f"{sz['teachers']} teachers x {parts.train.shape[1]:,} clips, MLP 128-512-256-{sz['labels']}: "
-                    f"{per_step:.3f} s per step of the stack ((t_B - t_A) / (B - A)); {per_evaluation:.1f} s per "
-                    f"evaluation (validation {len(split.val):,} + {CURVE_CLIPS:,} curve clips)"}
+    return {
+        "runs_s": times,
+        "steps": list(steps),
+        "seconds_per_step": per_step,
+        "fixed_s": times[0] - steps[0] * per_step,
+        "seconds_per_evaluation": per_evaluation,
+        "teacher_pool": len(split.teacher),
+        "clips_per_teacher": int(parts.train.shape[1]),
+        "validation": len(split.val),
+        "note": f"{sz['teachers']} teachers x {parts.train.shape[1]:,} clips, MLP 128-512-256-{sz['labels']}: "
+        f"{per_step:.3f} s per step of the stack ((t_B - t_A) / (B - A)); {per_evaluation:.1f} s per "
+        f"evaluation (validation {len(split.val):,} + {CURVE_CLIPS:,} curve clips)",
+    }
 
 
 def stage_query(folder: Path, sz: dict, seed: int, **_) -> dict:
@@ -303,28 +374,33 @@ def stage_query(folder: Path, sz: dict, seed: int, **_) -> dict:
     rows = np.concatenate([public, np.arange(n_train, n_train + sz["test_clips"])])
     model = StackedMLP((THESIS["dims"], *SPEC["hidden"], sz["labels"]), teacher_seeds(seed, t), dropout=SPEC["dropout"])
     params = model.params()
-    probs = np.lib.format.open_memmap(folder / "votes.npy", mode="w+", dtype=np.float32,
-                                      shape=(t, len(rows), sz["labels"]))
+    probs = np.lib.format.open_memmap(
+        folder / "votes.npy", mode="w+", dtype=np.float32, shape=(t, len(rows), sz["labels"])
+    )
     start = time.perf_counter()
     source = model.source(X[rows], "queries")
     with torch.no_grad():
         for c0 in range(0, len(rows), 2048):
             r = torch.arange(c0, min(len(rows), c0 + 2048))
-            probs[:, c0:c0 + len(r)] = torch.sigmoid(model.forward(params, [], source, r, training=False)).numpy()
+            probs[:, c0 : c0 + len(r)] = torch.sigmoid(model.forward(params, [], source, r, training=False)).numpy()
     probs.flush()
     forward_s = time.perf_counter() - start
     start = time.perf_counter()
-    skill = 2.4 / t ** 0.15  # synthetic_votes's skill for T teachers
+    skill = 2.4 / t**0.15  # synthetic_votes's skill for T teachers
     for c0 in range(0, len(rows), 4096):
         c1 = min(len(rows), c0 + 4096)
-        probs[:, c0:c1] = am.synthetic_teacher_probabilities(np.asarray(Y[rows[c0:c1]]), t, skill=skill,
-                                                             seed=seed + c0)
+        probs[:, c0:c1] = am.synthetic_teacher_probabilities(np.asarray(Y[rows[c0:c1]]), t, skill=skill, seed=seed + c0)
     probs.flush()
     np.save(folder / "query_rows.npy", rows)
-    return {"forward_s": forward_s, "standin_votes_s": time.perf_counter() - start, "queries": int(len(public)),
-            "test": int(sz["test_clips"]), "votes_gib": probs.nbytes / 2**30,
-            "note": f"{t} teachers x {len(rows):,} clips x {sz['labels']} labels ({probs.nbytes / 2**30:.2f} GiB "
-                    f"float32 on disk): forward {forward_s:.1f} s; vote values from the synthetic stand-in teachers"}
+    return {
+        "forward_s": forward_s,
+        "standin_votes_s": time.perf_counter() - start,
+        "queries": int(len(public)),
+        "test": int(sz["test_clips"]),
+        "votes_gib": probs.nbytes / 2**30,
+        "note": f"{t} teachers x {len(rows):,} clips x {sz['labels']} labels ({probs.nbytes / 2**30:.2f} GiB "
+        f"float32 on disk): forward {forward_s:.1f} s; vote values from the synthetic stand-in teachers",
+    }
 
 
 def _cached_votes(folder: Path, sz: dict):
@@ -333,9 +409,19 @@ def _cached_votes(folder: Path, sz: dict):
     votes, rows, Y = _open(folder, "votes"), np.load(folder / "query_rows.npy"), _open(folder, "labels")
     n_pool = len(rows) - sz["test_clips"]
     y = np.asarray(Y[rows])
-    return am.CachedVotes(votes[:, :n_pool], y[:n_pool], votes[:, n_pool:], y[n_pool:],
-                          y[:n_pool].mean(0).astype(np.float64), tuple(f"class {i}" for i in range(sz["labels"])),
-                          "synthetic"), rows, n_pool
+    return (
+        am.CachedVotes(
+            votes[:, :n_pool],
+            y[:n_pool],
+            votes[:, n_pool:],
+            y[n_pool:],
+            y[:n_pool].mean(0).astype(np.float64),
+            tuple(f"class {i}" for i in range(sz["labels"])),
+            "synthetic",
+        ),
+        rows,
+        n_pool,
+    )
 
 
 def _student_sizes(n_pool: int) -> list[int]:
@@ -355,19 +441,23 @@ def stage_aggregate(folder: Path, sz: dict, seed: int, **_) -> dict:
     cv, _, n_pool = _cached_votes(folder, sz)
     sizes_ = _student_sizes(n_pool)
     start = time.perf_counter()
-    privacy, releases = release.released_labels(cv, sizes_, THESIS["student_thresholds"], THESIS["student_confidences"],
-                                           delta=THESIS["delta"], seed=seed)
+    privacy, releases = release.released_labels(
+        cv, sizes_, THESIS["student_thresholds"], THESIS["student_confidences"], delta=THESIS["delta"], seed=seed
+    )
     secs = time.perf_counter() - start
     with open(folder / "releases.pkl", "wb") as f:
         pickle.dump((privacy, releases), f)
     answered = [float(r["answered"].mean()) for r in releases]
-    return {"releases": len(releases), "student_sizes": sizes_, "released_labels_s": secs,
-            "answered_fraction_min": min(answered),
-            "note": f"{len(releases)} releases (n in {sizes_}) with data-dependent and data-independent ε: {secs:.1f} s"}
+    return {
+        "releases": len(releases),
+        "student_sizes": sizes_,
+        "released_labels_s": secs,
+        "answered_fraction_min": min(answered),
+        "note": f"{len(releases)} releases (n in {sizes_}) with data-dependent and data-independent ε: {secs:.1f} s",
+    }
 
 
-def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], student_extra: int = 300,
-                   **_) -> dict:
+def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], student_extra: int = 300, **_) -> dict:
     """The 18 students (A steps each), then one student at A and at A + ``student_extra`` steps (best of 2
     each): seconds per student step."""
     import pickle
@@ -391,20 +481,40 @@ def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], st
         runs = []
         for _ in range(2):
             t0 = time.perf_counter()
-            students.train_student(pool_x[:len(rel["labels"])], rel["labels"], rel["answered"], test_x, cv.test_labels,
-                             _spec(s), seeds=(seed,), name=f"scale student {s} steps")
+            students.train_student(
+                pool_x[: len(rel["labels"])],
+                rel["labels"],
+                rel["answered"],
+                test_x,
+                cv.test_labels,
+                _spec(s),
+                seeds=(seed,),
+                name=f"scale student {s} steps",
+            )
             runs.append(time.perf_counter() - t0)
         times.append(min(runs))
     per_step = (times[1] - times[0]) / (calibration[1] - calibration[0])
-    return {"students": len(table), "sweep_s": sweep_s, "steps": list(calibration), "calibration_runs_s": times,
-            "seconds_per_step": per_step, "fixed_s": times[0] - calibration[0] * per_step,
-            "note": f"{len(table)} students x {steps[0]} steps: {sweep_s:.1f} s; one student at {calibration[0]} and "
-                    f"{calibration[1]} steps (best of 2): {per_step * 1e3:.1f} ms per student step"}
+    return {
+        "students": len(table),
+        "sweep_s": sweep_s,
+        "steps": list(calibration),
+        "calibration_runs_s": times,
+        "seconds_per_step": per_step,
+        "fixed_s": times[0] - calibration[0] * per_step,
+        "note": f"{len(table)} students x {steps[0]} steps: {sweep_s:.1f} s; one student at {calibration[0]} and "
+        f"{calibration[1]} steps (best of 2): {per_step * 1e3:.1f} ms per student step",
+    }
 
 
-STAGE_FUNCTIONS = {"write": stage_write, "loader": stage_loader, "features": stage_features,
-                   "teachers": stage_teachers, "query": stage_query, "aggregate": stage_aggregate,
-                   "students": stage_students}
+STAGE_FUNCTIONS = {
+    "write": stage_write,
+    "loader": stage_loader,
+    "features": stage_features,
+    "teachers": stage_teachers,
+    "query": stage_query,
+    "aggregate": stage_aggregate,
+    "students": stage_students,
+}
 
 
 def run_child(args: argparse.Namespace) -> None:
@@ -415,29 +525,63 @@ def run_child(args: argparse.Namespace) -> None:
     sz = sizes(args.scale)
     with AnonPeak() as mem:
         start = time.perf_counter()
-        result = STAGE_FUNCTIONS[args.stage](Path(args.folder), sz, seed=args.seed, steps=tuple(args.steps),
-                                             loader_seconds=args.loader_seconds, student_extra=args.student_extra)
+        result = STAGE_FUNCTIONS[args.stage](
+            Path(args.folder),
+            sz,
+            seed=args.seed,
+            steps=tuple(args.steps),
+            loader_seconds=args.loader_seconds,
+            student_extra=args.student_extra,
+        )
         wall = time.perf_counter() - start
-    out = {"result": result, "wall_s": wall, "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-           "anon_peak_kib": mem.peak_kib}
+    out = {
+        "result": result,
+        "wall_s": wall,
+        "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "anon_peak_kib": mem.peak_kib,
+    }
     Path(args.result).write_text(json.dumps(out, default=float))
 
 
 # ----------------------------------------------------------------------------- driver
 def run_stage(stage: str, folder: Path, args: argparse.Namespace) -> dict:
     result = folder / f"{stage}.result.json"
-    cmd = [sys.executable, __file__, "--child", stage, "--folder", str(folder), "--result", str(result),
-           "--scale", str(args.scale), "--seed", str(args.seed), "--threads", str(args.threads),
-           "--loader-seconds", str(args.loader_seconds), "--student-extra", str(args.student_extra),
-           "--steps", *map(str, args.steps)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        stage,
+        "--folder",
+        str(folder),
+        "--result",
+        str(result),
+        "--scale",
+        str(args.scale),
+        "--seed",
+        str(args.seed),
+        "--threads",
+        str(args.threads),
+        "--loader-seconds",
+        str(args.loader_seconds),
+        "--student-extra",
+        str(args.student_extra),
+        "--steps",
+        *map(str, args.steps),
+    ]
     start = time.perf_counter()
     proc = subprocess.run(cmd, timeout=args.stage_timeout)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"stage {stage!r} failed (exit {proc.returncode}); command: {' '.join(cmd)}")
     out = json.loads(result.read_text())
-    return {"stage": stage, "process_s": wall, "wall_s": out["wall_s"], "peak_rss_mib": out["maxrss_kib"] / 1024,
-            "peak_anon_mib": out["anon_peak_kib"] / 1024, **out["result"]}
+    return {
+        "stage": stage,
+        "process_s": wall,
+        "wall_s": out["wall_s"],
+        "peak_rss_mib": out["maxrss_kib"] / 1024,
+        "peak_anon_mib": out["anon_peak_kib"] / 1024,
+        **out["result"],
+    }
 
 
 def estimate(rows: dict, n_iter: int) -> dict:
@@ -446,21 +590,37 @@ def estimate(rows: dict, n_iter: int) -> dict:
     teachers = t["fixed_s"] + n_iter * t["seconds_per_step"] + n_iter // EVAL_EVERY * t["seconds_per_evaluation"]
     students = THESIS["students"] * (s["fixed_s"] + n_iter * s["seconds_per_step"])
     once = rows["features"]["wall_s"] + rows["query"]["forward_s"] + rows["aggregate"]["wall_s"]
-    return {"iterations": n_iter, "teachers_s": teachers, "students_s": students, "features_query_aggregate_s": once,
-            "total_s": teachers + students + once}
+    return {
+        "iterations": n_iter,
+        "teachers_s": teachers,
+        "students_s": students,
+        "features_query_aggregate_s": once,
+        "total_s": teachers + students + once,
+    }
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scale", type=float, default=1.0, help="fraction of the thesis's clip counts (default 1.0)")
-    p.add_argument("--steps", type=int, nargs=2, default=(10, 50), metavar=("A", "B"),
-                   help="training steps of the two timed runs (teachers) / the sweep and calibration (students)")
+    p.add_argument(
+        "--steps",
+        type=int,
+        nargs=2,
+        default=(10, 50),
+        metavar=("A", "B"),
+        help="training steps of the two timed runs (teachers) / the sweep and calibration (students)",
+    )
     p.add_argument("--out", type=Path, help="write the per-stage results and the estimate as JSON here")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch threads per stage (default 1: on the shared 2-core machine 2 threads were 2.3x slower per step)")
-    p.add_argument("--student-extra", type=int, default=300,
-                   help="extra steps of the second student calibration run (default 300)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads per stage (default 1: on the shared 2-core machine 2 threads were 2.3x slower per step)",
+    )
+    p.add_argument(
+        "--student-extra", type=int, default=300, help="extra steps of the second student calibration run (default 300)"
+    )
     p.add_argument("--loader-seconds", type=float, default=8.0, help="seconds of minibatch reads (warm + cold)")
     p.add_argument("--stage-timeout", type=float, default=1200.0, help="seconds before a stage is killed")
     p.add_argument("--workdir", type=Path, default=None, help="parent of the temporary data folder (default: TMPDIR)")
@@ -484,12 +644,26 @@ def main(argv=None) -> None:
     sz = sizes(args.scale)
     import torch
 
-    header = {"command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]), "machine": platform.machine(),
-              "cpus": os.cpu_count(), "torch": torch.__version__, "threads": args.threads,
-              "load_average_start": os.getloadavg(), "sizes": sz, "thesis": THESIS, "teacher_spec": SPEC}
+    header = {
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "threads": args.threads,
+        "load_average_start": os.getloadavg(),
+        "sizes": sz,
+        "thesis": THESIS,
+        "teacher_spec": SPEC,
+    }
     logger.info("# %s", header["command"])
-    logger.info("# %s, %d CPUs, torch %s, %d threads; load average %.1f %.1f %.1f", platform.machine(),
-                os.cpu_count(), torch.__version__, args.threads, *header["load_average_start"])
+    logger.info(
+        "# %s, %d CPUs, torch %s, %d threads; load average %.1f %.1f %.1f",
+        platform.machine(),
+        os.cpu_count(),
+        torch.__version__,
+        args.threads,
+        *header["load_average_start"],
+    )
     logger.info("# sizes: %s", {k: v for k, v in sz.items() if k != "floored"})
     if sz["floored"]:
         logger.info("# raised to the floor %s so that the pipeline has work: %s", FLOORS, sz["floored"])
@@ -498,15 +672,27 @@ def main(argv=None) -> None:
     try:
         for stage in STAGES:
             rows[stage] = r = run_stage(stage, folder, args)
-            logger.info("%-10s %8.1f s  peak RSS %7.0f MiB  peak anon %7.0f MiB  %s", stage, r["wall_s"],
-                        r["peak_rss_mib"], r["peak_anon_mib"], r.get("note", ""))
+            logger.info(
+                "%-10s %8.1f s  peak RSS %7.0f MiB  peak anon %7.0f MiB  %s",
+                stage,
+                r["wall_s"],
+                r["peak_rss_mib"],
+                r["peak_anon_mib"],
+                r.get("note", ""),
+            )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     est = estimate(rows, THESIS["iterations"])
-    logger.info("extrapolated from the per-step times measured in this run (not a measured run): %d iterations "
-                "per model: 50 teachers %.2f h, 18 students %.2f h, features + query + aggregation %.1f min; "
-                "total %.2f h on this machine", est["iterations"], est["teachers_s"] / 3600, est["students_s"] / 3600,
-                est["features_query_aggregate_s"] / 60, est["total_s"] / 3600)
+    logger.info(
+        "extrapolated from the per-step times measured in this run (not a measured run): %d iterations "
+        "per model: 50 teachers %.2f h, 18 students %.2f h, features + query + aggregation %.1f min; "
+        "total %.2f h on this machine",
+        est["iterations"],
+        est["teachers_s"] / 3600,
+        est["students_s"] / 3600,
+        est["features_query_aggregate_s"] / 60,
+        est["total_s"] / 3600,
+    )
     header["load_average_end"] = os.getloadavg()
     if args.out:
         args.out.write_text(json.dumps({**header, "stages": rows, "estimate": est}, indent=1, default=str))

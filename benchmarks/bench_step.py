@@ -25,6 +25,7 @@ evaluation every 100 steps; 621 clips per teacher, a validation split of 780 cli
   python benchmarks/bench_step.py --threads 1 --teachers 50 --samples 124
   python benchmarks/bench_step.py --device cuda --steps 1000 3000  # on a GPU machine
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,11 +63,20 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--eval-every", type=int, default=100)
-    ap.add_argument("--steps", type=int, nargs=2, default=[200, 1000], metavar=("A", "B"),
-                    help="the two run lengths of the slope (multiples of --eval-every)")
+    ap.add_argument(
+        "--steps",
+        type=int,
+        nargs=2,
+        default=[200, 1000],
+        metavar=("A", "B"),
+        help="the two run lengths of the slope (multiples of --eval-every)",
+    )
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--compile", action="store_true",
-                    help="add a row: the recipe's training step through torch.compile (TeacherSpec.compile_step)")
+    ap.add_argument(
+        "--compile",
+        action="store_true",
+        help="add a row: the recipe's training step through torch.compile (TeacherSpec.compile_step)",
+    )
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     ap.add_argument("--seed", type=int, default=0)
@@ -83,39 +93,76 @@ def main(argv: list[str] | None = None) -> dict:
     X, Y = synthetic_embeddings(n * m + args.val + args.curve, 128, args.labels, args.seed)
     parts = Partitions(np.arange(n * m).reshape(n, m))
     val = np.arange(n * m, n * m + args.val)
-    X_test, Y_test = X[n * m + args.val:], Y[n * m + args.val:]
-    recipe = TeacherSpec(hidden=tuple(args.hidden), lr=args.lr, batch_size=args.batch_size, eval_every=args.eval_every,
-                         sampler="balanced", mixup_alpha=1.0, patience=None)
-    specs = {"bare stacked step (random sampler, no mixup)": recipe.replace(sampler="random", mixup_alpha=None),
-             "recipe, training only (balanced sampler, mixup)": recipe,
-             f"notebook 04's step (recipe + evaluation every {args.eval_every})": recipe}
+    X_test, Y_test = X[n * m + args.val :], Y[n * m + args.val :]
+    recipe = TeacherSpec(
+        hidden=tuple(args.hidden),
+        lr=args.lr,
+        batch_size=args.batch_size,
+        eval_every=args.eval_every,
+        sampler="balanced",
+        mixup_alpha=1.0,
+        patience=None,
+    )
+    specs = {
+        "bare stacked step (random sampler, no mixup)": recipe.replace(sampler="random", mixup_alpha=None),
+        "recipe, training only (balanced sampler, mixup)": recipe,
+        f"notebook 04's step (recipe + evaluation every {args.eval_every})": recipe,
+    }
     if args.compile:
         specs["recipe, training only, compiled step"] = recipe.replace(compile_step=True)
 
     def runner(spec: TeacherSpec, evaluate: bool):
         def run(steps: int) -> None:
-            train_teachers(X, Y, parts, val, X_test, Y_test,
-                           spec.replace(steps=steps, eval_every=spec.eval_every if evaluate else steps),
-                           seed=args.seed, curve_clips=args.curve, device=str(dev))
+            train_teachers(
+                X,
+                Y,
+                parts,
+                val,
+                X_test,
+                Y_test,
+                spec.replace(steps=steps, eval_every=spec.eval_every if evaluate else steps),
+                seed=args.seed,
+                curve_clips=args.curve,
+                device=str(dev),
+            )
+
         return run
 
     for spec in {getattr(spec, "compile_step", False): spec for spec in specs.values()}.values():  # warm-up: imports,
         runner(spec, True)(args.eval_every)  # first calls and compilation are not part of the comparison
     peak_before = matmul_peak(device=dev)
-    per_step = {name: seconds_per_step(runner(spec, evaluate=name.startswith("notebook")), tuple(args.steps),
-                                       args.repeats, dev) for name, spec in specs.items()}
+    per_step = {
+        name: seconds_per_step(runner(spec, evaluate=name.startswith("notebook")), tuple(args.steps), args.repeats, dev)
+        for name, spec in specs.items()
+    }
     peak = max(peak_before, matmul_peak(device=dev))
     step_flops = matmul_flops_per_sample((128, *args.hidden, args.labels)) * args.batch_size * n
     bare = next(iter(per_step.values()))
-    result = {"device": describe_device(dev), "torch": torch.__version__, "teachers": n, "samples": m,
-              "labels": args.labels, "hidden": args.hidden, "batch_size": args.batch_size, "val": args.val,
-              "curve": args.curve, "eval_every": args.eval_every, "steps": args.steps, "peak_gflops": peak,
-              "step_gflop": step_flops / 1e9, "ms_per_step": {k: 1e3 * v for k, v in per_step.items()}}
-    print(f"# {n} embedding teachers x {m} clips, MLP 128-{'-'.join(map(str, args.hidden))}-{args.labels}, batch "
-          f"{args.batch_size}; validation {args.val} + curve {args.curve} clips; slope of {args.steps[0]} and "
-          f"{args.steps[1]} steps, best of {args.repeats}")
-    print(f"# device {result['device']}, torch {torch.__version__}; matmul peak {peak:.1f} GFLOP/s (before "
-          f"{peak_before:.1f}); {step_flops / 1e9:.3f} GFLOP of matmuls per step of all teachers")
+    result = {
+        "device": describe_device(dev),
+        "torch": torch.__version__,
+        "teachers": n,
+        "samples": m,
+        "labels": args.labels,
+        "hidden": args.hidden,
+        "batch_size": args.batch_size,
+        "val": args.val,
+        "curve": args.curve,
+        "eval_every": args.eval_every,
+        "steps": args.steps,
+        "peak_gflops": peak,
+        "step_gflop": step_flops / 1e9,
+        "ms_per_step": {k: 1e3 * v for k, v in per_step.items()},
+    }
+    print(
+        f"# {n} embedding teachers x {m} clips, MLP 128-{'-'.join(map(str, args.hidden))}-{args.labels}, batch "
+        f"{args.batch_size}; validation {args.val} + curve {args.curve} clips; slope of {args.steps[0]} and "
+        f"{args.steps[1]} steps, best of {args.repeats}"
+    )
+    print(
+        f"# device {result['device']}, torch {torch.__version__}; matmul peak {peak:.1f} GFLOP/s (before "
+        f"{peak_before:.1f}); {step_flops / 1e9:.3f} GFLOP of matmuls per step of all teachers"
+    )
     print(f"{'row':<62}{'ms/step':>9}{'vs bare':>9}{'% peak':>8}")
     for name, t in per_step.items():
         print(f"{name:<62}{1e3 * t:>9.2f}{t / bare:>8.2f}x{100 * step_flops / t / 1e9 / peak:>7.1f}%")

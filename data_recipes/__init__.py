@@ -3,13 +3,25 @@
 ``python -m data_recipes list`` / ``prepare NAME...`` / ``prepare all`` (see ``__main__``).
 Each module defines ``RECIPE`` (a :class:`~data_recipes.framework.Recipe`).
 """
+
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
 
-from .framework import (ChecksumError, DataError, IncompleteDataError, MalformedDataError, NotAvailableError, Recipe,
-                        data_root, mirror_root, prepared_dir, read_manifest, run_recipe)
+from .framework import (
+    ChecksumError,
+    DataError,
+    IncompleteDataError,
+    MalformedDataError,
+    NotAvailableError,
+    Recipe,
+    data_root,
+    mirror_root,
+    prepared_dir,
+    read_manifest,
+    run_recipe,
+)
 
 #: recipe name -> module (kept in the order ``prepare all`` runs them)
 _MODULES = {
@@ -36,8 +48,9 @@ def get_recipe(name: str) -> Recipe:
     return importlib.import_module(f"{__name__}.{_MODULES[name]}").RECIPE
 
 
-def prepare(name: str, *, network: bool = True, force: bool = False, allow_large: bool | None = None,
-            allow_small: bool = False) -> Path:
+def prepare(
+    name: str, *, network: bool = True, force: bool = False, allow_large: bool | None = None, allow_small: bool = False
+) -> Path:
     """Prepare dataset ``name`` (skipped when completely prepared, unless ``force``); return its folder.
 
     An installed folder that is incomplete (:meth:`Recipe.problem`) is prepared again.
@@ -48,5 +61,19 @@ def prepare(name: str, *, network: bool = True, force: bool = False, allow_large
     return run_recipe(recipe, network=network, allow_large=allow_large, allow_small=allow_small)
 
 
-__all__ = ["ChecksumError", "DataError", "IncompleteDataError", "MalformedDataError", "NotAvailableError", "Recipe", "data_root",
-           "get_recipe", "mirror_root", "names", "prepare", "prepared_dir", "read_manifest", "run_recipe"]
+__all__ = [
+    "ChecksumError",
+    "DataError",
+    "IncompleteDataError",
+    "MalformedDataError",
+    "NotAvailableError",
+    "Recipe",
+    "data_root",
+    "get_recipe",
+    "mirror_root",
+    "names",
+    "prepare",
+    "prepared_dir",
+    "read_manifest",
+    "run_recipe",
+]

@@ -12,6 +12,7 @@ Exit codes:
 Every dataset is attempted, ``all`` keeps going past failures, and the failures are listed again at the end,
 one line each, so a script running ``make data && ...`` stops when something could not be prepared.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,11 @@ def _list() -> int:
         recipe = get_recipe(name)
         manifest = read_manifest(name)
         problem = recipe.problem()
-        prepared = "no" if manifest is None else (
-            f"yes ({manifest.get('variant')})" if problem is None else "incomplete: prepare again")
+        prepared = (
+            "no"
+            if manifest is None
+            else (f"yes ({manifest.get('variant')})" if problem is None else "incomplete: prepare again")
+        )
         if mirror is None:
             in_mirror = "-"
         else:
@@ -59,8 +63,9 @@ def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: boo
     missing, broken = [], []
     for name in targets:
         try:
-            path = prepare(name, network=not offline, force=force, allow_large=allow_large or None,
-                           allow_small=allow_small)
+            path = prepare(
+                name, network=not offline, force=force, allow_large=allow_large or None, allow_small=allow_small
+            )
         except NotAvailableError as exc:
             missing.append((name, one_line(exc)))
             print(f"[not available] {name}", file=sys.stderr)
@@ -76,8 +81,11 @@ def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: boo
         for name, why in missing:
             print(f"  - {name}: {why}", file=sys.stderr)
     if broken:
-        print(f"\n{len(broken)} dataset(s) failed with corrupt, malformed or incomplete input; previous prepared "
-              "data were left intact:", file=sys.stderr)
+        print(
+            f"\n{len(broken)} dataset(s) failed with corrupt, malformed or incomplete input; previous prepared "
+            "data were left intact:",
+            file=sys.stderr,
+        )
         for name, why in broken:
             print(f"  - {name}: {why}", file=sys.stderr)
         return EXIT_DATA
@@ -87,26 +95,37 @@ def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: boo
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m data_recipes", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m data_recipes", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="datasets, whether prepared, whether in the mirror")
     p = sub.add_parser("prepare", help="prepare datasets (mirror first, then network)")
     p.add_argument("names", nargs="+", help="dataset names, or 'all'")
     p.add_argument("--force", action="store_true", help="prepare again even if already prepared")
     p.add_argument("--allow-large", action="store_true", help="allow multi-GB downloads (Audio Set features)")
-    p.add_argument("--allow-small", action="store_true",
-                   help="install a non-empty result smaller than the data card declares (recorded in the manifest)")
+    p.add_argument(
+        "--allow-small",
+        action="store_true",
+        help="install a non-empty result smaller than the data card declares (recorded in the manifest)",
+    )
     p.add_argument("--offline", action="store_true", help="mirror only, no network")
     p.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         if args.command == "list":
             return _list()
-        return _prepare(args.names, force=args.force, allow_large=args.allow_large, offline=args.offline,
-                        allow_small=args.allow_small)
+        return _prepare(
+            args.names,
+            force=args.force,
+            allow_large=args.allow_large,
+            offline=args.offline,
+            allow_small=args.allow_small,
+        )
     except (ValueError, EnvPathError) as exc:  # unknown name, bad environment variable, folder not writable
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

@@ -11,6 +11,7 @@ Prepared, per split (``bal_train``, ``eval``, and ``unbal_train`` when present):
 ``{split}_video_ids.npy`` str [n], ``{split}_start.npy`` / ``{split}_end.npy`` float32 [n].
 Also copies ``class_labels_indices.csv`` and ``ontology.json``.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,8 +27,16 @@ from typing import Mapping
 
 import numpy as np
 
-from .framework import (Fetched, MalformedDataError, Recipe, SourceFile, Variant, atomic_save_npy,
-                        read_source_bytes, require)
+from .framework import (
+    Fetched,
+    MalformedDataError,
+    Recipe,
+    SourceFile,
+    Variant,
+    atomic_save_npy,
+    read_source_bytes,
+    require,
+)
 from .tfrecord import check_crcs, parse_sequence_example, split_records
 
 N_CLASSES = 527
@@ -35,17 +44,30 @@ N_FRAMES = 10
 DIM = 128
 SPLITS = ("bal_train", "eval", "unbal_train")
 _CSV = "http://storage.googleapis.com/us_audioset/youtube_corpus/v1/csv/"
-LABELS = SourceFile("class_labels_indices.csv", urls=(_CSV + "class_labels_indices.csv",),
-                    sha256="cdd1049833c4b86127c2773ac0d14a2754b6a6d0d1798002ed5c66e699708429")
-ONTOLOGY = SourceFile("ontology.json", urls=("https://raw.githubusercontent.com/audioset/ontology/master/ontology.json",),
-                      sha256="d305439cfa218558c4ed295883fb77894ff7c58ae0082a5bb635bcf3f72c786a")
-BAL_SEGMENTS = SourceFile("balanced_train_segments.csv", urls=(_CSV + "balanced_train_segments.csv",),
-                          sha256="3b83e5ff9ed72cfda37d4e36ce08250e107c1ea70f109f6ab6668ac200db5e94")
-MIRROR_TAR = SourceFile("features_bal_train_eval.tar.gz",
-                        sha256="75efc51a976f280180972271226517ef668ee18d3485f013b55ca197f2a2f8c3")
-FULL_TAR = SourceFile("features.tar.gz",
-                      urls=("http://storage.googleapis.com/eu_audioset/youtube_corpus/v1/features/features.tar.gz",),
-                      large=True, size=2_400_000_000)
+LABELS = SourceFile(
+    "class_labels_indices.csv",
+    urls=(_CSV + "class_labels_indices.csv",),
+    sha256="cdd1049833c4b86127c2773ac0d14a2754b6a6d0d1798002ed5c66e699708429",
+)
+ONTOLOGY = SourceFile(
+    "ontology.json",
+    urls=("https://raw.githubusercontent.com/audioset/ontology/master/ontology.json",),
+    sha256="d305439cfa218558c4ed295883fb77894ff7c58ae0082a5bb635bcf3f72c786a",
+)
+BAL_SEGMENTS = SourceFile(
+    "balanced_train_segments.csv",
+    urls=(_CSV + "balanced_train_segments.csv",),
+    sha256="3b83e5ff9ed72cfda37d4e36ce08250e107c1ea70f109f6ab6668ac200db5e94",
+)
+MIRROR_TAR = SourceFile(
+    "features_bal_train_eval.tar.gz", sha256="75efc51a976f280180972271226517ef668ee18d3485f013b55ca197f2a2f8c3"
+)
+FULL_TAR = SourceFile(
+    "features.tar.gz",
+    urls=("http://storage.googleapis.com/eu_audioset/youtube_corpus/v1/features/features.tar.gz",),
+    large=True,
+    size=2_400_000_000,
+)
 #: split -> expected clips, checked exactly (None: not checked exactly)
 EXPECTED = {"bal_train": 22160, "eval": 20371, "unbal_train": None}
 #: unbalanced_train_segments.csv of release v1 lists 2,042,985 segments; the embeddings of a few are
@@ -53,10 +75,18 @@ EXPECTED = {"bal_train": 22160, "eval": 20371, "unbal_train": None}
 UNBAL_TRAIN_SEGMENTS = 2_042_985
 _BAL_EVAL = {"bal_train": EXPECTED["bal_train"], "eval": EXPECTED["eval"]}
 VARIANTS = (
-    Variant("bal_train_eval", (LABELS, ONTOLOGY, BAL_SEGMENTS, MIRROR_TAR),
-            "bal_train (22,160 clips) + eval (20,371 clips); unbal_train not included", _BAL_EVAL),
-    Variant("full", (LABELS, ONTOLOGY, BAL_SEGMENTS, FULL_TAR), "full: bal_train + eval + unbal_train",
-            {**_BAL_EVAL, "unbal_train": UNBAL_TRAIN_SEGMENTS}),
+    Variant(
+        "bal_train_eval",
+        (LABELS, ONTOLOGY, BAL_SEGMENTS, MIRROR_TAR),
+        "bal_train (22,160 clips) + eval (20,371 clips); unbal_train not included",
+        _BAL_EVAL,
+    ),
+    Variant(
+        "full",
+        (LABELS, ONTOLOGY, BAL_SEGMENTS, FULL_TAR),
+        "full: bal_train + eval + unbal_train",
+        {**_BAL_EVAL, "unbal_train": UNBAL_TRAIN_SEGMENTS},
+    ),
 )
 _SPLIT_RE = re.compile(r"(?:^|/)audioset_v1_embeddings/([a-z_]+)/[^/]+\.tfrecord$")
 
@@ -90,9 +120,13 @@ def read_ontology(data: bytes, *, where: str) -> list[dict]:
         raise MalformedDataError(f"{where}: not valid JSON ({exc})") from exc
     require(isinstance(entries, list) and entries, f"{where}: expected a JSON list of classes")
     for i, e in enumerate(entries):
-        require(isinstance(e, dict) and isinstance(e.get("id"), str) and isinstance(e.get("name"), str)
-                and isinstance(e.get("child_ids"), list),
-                f"{where}: entry {i} lacks a string id, a string name or a child_ids list")
+        require(
+            isinstance(e, dict)
+            and isinstance(e.get("id"), str)
+            and isinstance(e.get("name"), str)
+            and isinstance(e.get("child_ids"), list),
+            f"{where}: entry {i} lacks a string id, a string name or a child_ids list",
+        )
     return entries
 
 
@@ -111,8 +145,10 @@ def decode_records(payloads: list[bytes], names: list[str], n_classes: int = N_C
         except (IndexError, UnicodeDecodeError, MalformedDataError) as exc:
             raise MalformedDataError(f"{names[i]}: undecodable SequenceExample ({exc})") from exc
         frames = lists.get("audio_embedding")
-        require(frames is not None and "video_id" in ctx and "labels" in ctx,
-                f"{names[i]}: record lacks video_id, labels or audio_embedding")
+        require(
+            frames is not None and "video_id" in ctx and "labels" in ctx,
+            f"{names[i]}: record lacks video_id, labels or audio_embedding",
+        )
         require(len(frames) <= N_FRAMES, f"{names[i]}: {len(frames)} frames, expected at most {N_FRAMES}")
         for j, fr in enumerate(frames):
             require(len(fr) == 1 and len(fr[0]) == DIM, f"{names[i]}: frame {j} is not {DIM} bytes")
@@ -173,8 +209,11 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
         require(expected is None or n == expected, f"{tar.path}: split {split} has {n} clips, expected {expected}")
         for key, arr in arrays.items():
             atomic_save_npy(out / f"{split}_{key}.npy", arr)
-        counts[split] = {"clips": n, "labels_per_clip": round(float(arrays["labels"].sum(1).mean()), 4),
-                         "clips_with_fewer_than_10_frames": int((arrays["n_frames"] < N_FRAMES).sum())}
+        counts[split] = {
+            "clips": n,
+            "labels_per_clip": round(float(arrays["labels"].sum(1).mean()), 4),
+            "clips_with_fewer_than_10_frames": int((arrays["n_frames"] < N_FRAMES).sum()),
+        }
     return counts
 
 
@@ -192,17 +231,22 @@ def _verify(out: Path) -> None:
     for s in found:
         arrays = {k: np.load(out / f"{s}_{k}.npy", mmap_mode="r") for k in ARRAYS}
         emb, lab = arrays["embeddings"], arrays["labels"]
-        require(emb.shape[1:] == (N_FRAMES, DIM) and lab.shape == (emb.shape[0], N_CLASSES),
-                f"{out}: {s}_embeddings.npy {emb.shape} and {s}_labels.npy {lab.shape} do not match "
-                f"[n, {N_FRAMES}, {DIM}] and [n, {N_CLASSES}]")
+        require(
+            emb.shape[1:] == (N_FRAMES, DIM) and lab.shape == (emb.shape[0], N_CLASSES),
+            f"{out}: {s}_embeddings.npy {emb.shape} and {s}_labels.npy {lab.shape} do not match "
+            f"[n, {N_FRAMES}, {DIM}] and [n, {N_CLASSES}]",
+        )
         lengths = {k: a.shape[0] for k, a in arrays.items()}
         require(len(set(lengths.values())) == 1, f"{out}: the {s} arrays disagree on the number of clips {lengths}")
 
 
 def _measure(out: Path) -> dict[str, int]:
     """Clips per prepared split."""
-    return {s: int(np.load(out / f"{s}_labels.npy", mmap_mode="r").shape[0])
-            for s in SPLITS if (out / f"{s}_labels.npy").is_file()}
+    return {
+        s: int(np.load(out / f"{s}_labels.npy", mmap_mode="r").shape[0])
+        for s in SPLITS
+        if (out / f"{s}_labels.npy").is_file()
+    }
 
 
 RECIPE = Recipe(
@@ -214,9 +258,11 @@ RECIPE = Recipe(
     prepare=_prepare,
     verify=_verify,
     measure=_measure,
-    how_to_get=("put class_labels_indices.csv, ontology.json, balanced_train_segments.csv and "
-                "features_bal_train_eval.tar.gz (or the official features.tar.gz) into $PATE_STUDY_MIRROR/audioset/; "
-                "or run `python -m data_recipes prepare audioset --allow-large` to download features.tar.gz (~2.4 GB)"),
+    how_to_get=(
+        "put class_labels_indices.csv, ontology.json, balanced_train_segments.csv and "
+        "features_bal_train_eval.tar.gz (or the official features.tar.gz) into $PATE_STUDY_MIRROR/audioset/; "
+        "or run `python -m data_recipes prepare audioset --allow-large` to download features.tar.gz (~2.4 GB)"
+    ),
     licence="CC BY 4.0 (Google)",
 )
 

@@ -12,6 +12,7 @@ Not part of ``prepare all`` (slow, network-heavy). The number of segments is lim
 Prepared: ``log_mel.npy`` float32 [n, 1001, 64] (time x Mel), ``video_ids.npy``, ``start.npy``,
 ``labels.npy`` (bool [n, 527]), and ``failed.json`` (id -> reason).
 """
+
 from __future__ import annotations
 
 import csv
@@ -60,8 +61,13 @@ def yt_dlp_downloader(video_id: str, start: float, end: float, dest: Path) -> Pa
         import yt_dlp  # optional dependency (pyproject extra "audio")
     except ImportError as exc:
         raise RuntimeError("yt-dlp is not installed: pip install 'pate_study[audio]'") from exc
-    opts = {"format": "bestaudio/best", "outtmpl": str(dest.with_suffix(".%(ext)s")), "quiet": True,
-            "noplaylist": True, "download_ranges": yt_dlp.utils.download_range_func(None, [(start, end)])}
+    opts = {
+        "format": "bestaudio/best",
+        "outtmpl": str(dest.with_suffix(".%(ext)s")),
+        "quiet": True,
+        "noplaylist": True,
+        "download_ranges": yt_dlp.utils.download_range_func(None, [(start, end)]),
+    }
     with yt_dlp.YoutubeDL(opts) as ydl:
         info = ydl.extract_info(f"https://www.youtube.com/watch?v={video_id}", download=True)
         return Path(ydl.prepare_filename(info))
@@ -84,8 +90,13 @@ def cut_segment(path: Path, start: float | None = None, duration: float = SEGMEN
     return np.pad(y, (0, max(0, n - len(y))))[:n]
 
 
-def fetch_log_mels(segments: Iterable[tuple[str, float, float, list[str]]], *, downloader: Downloader | None = None,
-                   workdir: Path | None = None, already_cut: bool = True):
+def fetch_log_mels(
+    segments: Iterable[tuple[str, float, float, list[str]]],
+    *,
+    downloader: Downloader | None = None,
+    workdir: Path | None = None,
+    already_cut: bool = True,
+):
     """Download and convert segments; return (log_mels, kept segments, failures {id: reason}).
 
     ``downloader(video_id, start, end, dest) -> path`` (default: yt-dlp with a download range, so
@@ -108,14 +119,18 @@ def fetch_log_mels(segments: Iterable[tuple[str, float, float, list[str]]], *, d
     return mels, kept, failed
 
 
-def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant, *, downloader: Downloader | None = None) -> dict:
+def _prepare(
+    fetched: Mapping[str, Fetched], out: Path, variant: Variant, *, downloader: Downloader | None = None
+) -> dict:
     mids = [m for m, _ in read_class_labels(read_source_bytes(fetched[LABELS.name].path), where=LABELS.name)]
     index = {m: i for i, m in enumerate(mids)}
     segs = read_segments(read_source_bytes(fetched[BAL_SEGMENTS.name].path), where=BAL_SEGMENTS.name)
     limit = int(os.environ.get("PATE_STUDY_AUDIO_LIMIT", "100"))
     mels, kept, failed = fetch_log_mels(segs[:limit], downloader=downloader)
-    require(len(kept) > 0, f"no audio segment could be obtained ({len(failed)} failed; first: "
-                           f"{next(iter(failed.values()), '')})")
+    require(
+        len(kept) > 0,
+        f"no audio segment could be obtained ({len(failed)} failed; first: {next(iter(failed.values()), '')})",
+    )
     labels = np.zeros((len(kept), N_CLASSES), dtype=bool)
     for i, (_, _, _, ms) in enumerate(kept):
         labels[i, [index[m] for m in ms if m in index]] = True
@@ -134,7 +149,9 @@ def _verify(out: Path) -> None:
 
 def _measure(out: Path) -> dict[str, int]:
     """Clips obtained (a subset by design: videos disappear, so no size is declared)."""
-    return {"clips": int(np.load(out / "log_mel.npy", mmap_mode="r").shape[0])} if (out / "log_mel.npy").is_file() else {}
+    return (
+        {"clips": int(np.load(out / "log_mel.npy", mmap_mode="r").shape[0])} if (out / "log_mel.npy").is_file() else {}
+    )
 
 
 RECIPE = Recipe(
@@ -142,8 +159,14 @@ RECIPE = Recipe(
     folder="audioset",
     version="1",
     title="Audio Set raw audio (yt-dlp) -> log-Mel",
-    variants=(Variant("bal_train_subset", (LABELS, BAL_SEGMENTS), "subset of balanced-train segments still on YouTube",
-                      {"clips": None}),),
+    variants=(
+        Variant(
+            "bal_train_subset",
+            (LABELS, BAL_SEGMENTS),
+            "subset of balanced-train segments still on YouTube",
+            {"clips": None},
+        ),
+    ),
     prepare=_prepare,
     verify=_verify,
     measure=_measure,

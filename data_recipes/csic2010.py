@@ -10,6 +10,7 @@ Prepared: ``requests.csv`` with columns method, url, body, request, label (0 nor
 1 anomalous), file. ``request`` is the URL with, for POST/PUT, the body appended as a
 query string (``?`` or ``&``).
 """
+
 from __future__ import annotations
 
 import re
@@ -22,23 +23,39 @@ from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant,
 
 _BASE = "https://www.isi.csic.es/dataset/"
 FILES = (
-    SourceFile("normalTrafficTraining.txt", urls=(_BASE + "normalTrafficTraining.txt",),
-               sha256="d3344377d4721b03b906ca232ab44bfd81b9c1356f967ec9d348532ec420f000",
-               alt_sha256=("d97103561a8d31e40835f0dc780c55a154f47f1abb40201031bf44b6b902fd24",), size=20_640_988),
-    SourceFile("normalTrafficTest.txt", urls=(_BASE + "normalTrafficTest.txt",),
-               sha256="f4526669566789be7fd99f79e1bc2989ab39e74ab7ed5d667621fe23dce4ea6f",
-               alt_sha256=("aee5cbf71d2dc8c07d8a5a5ea44f0ff6a599772ddfe9099d8713285f3bfbe446",), size=20_599_204),
-    SourceFile("anomalousTrafficTest.txt", urls=(_BASE + "anomalousTrafficTest.txt",),
-               sha256="ec77d784966896330869c5b596ede6a716101c14b5f139144915bb10822a03e1",
-               alt_sha256=("b2808ca68b0f8398627b64a7e2190fa295bea8f54e0f3d51061229ce199da462",), size=16_090_299),
+    SourceFile(
+        "normalTrafficTraining.txt",
+        urls=(_BASE + "normalTrafficTraining.txt",),
+        sha256="d3344377d4721b03b906ca232ab44bfd81b9c1356f967ec9d348532ec420f000",
+        alt_sha256=("d97103561a8d31e40835f0dc780c55a154f47f1abb40201031bf44b6b902fd24",),
+        size=20_640_988,
+    ),
+    SourceFile(
+        "normalTrafficTest.txt",
+        urls=(_BASE + "normalTrafficTest.txt",),
+        sha256="f4526669566789be7fd99f79e1bc2989ab39e74ab7ed5d667621fe23dce4ea6f",
+        alt_sha256=("aee5cbf71d2dc8c07d8a5a5ea44f0ff6a599772ddfe9099d8713285f3bfbe446",),
+        size=20_599_204,
+    ),
+    SourceFile(
+        "anomalousTrafficTest.txt",
+        urls=(_BASE + "anomalousTrafficTest.txt",),
+        sha256="ec77d784966896330869c5b596ede6a716101c14b5f139144915bb10822a03e1",
+        alt_sha256=("b2808ca68b0f8398627b64a7e2190fa295bea8f54e0f3d51061229ce199da462",),
+        size=16_090_299,
+    ),
 )
 #: file -> (label, expected number of requests); None skips the count check
-EXPECTED = {"normalTrafficTraining.txt": (0, 36000), "normalTrafficTest.txt": (0, 36000),
-            "anomalousTrafficTest.txt": (1, 25065)}
+EXPECTED = {
+    "normalTrafficTraining.txt": (0, 36000),
+    "normalTrafficTest.txt": (0, 36000),
+    "anomalousTrafficTest.txt": (1, 25065),
+}
 COLUMNS = ["method", "url", "body", "request", "label", "file"]
 
-_REQUEST_LINE = re.compile(r"^(GET|POST|PUT|DELETE|HEAD|OPTIONS|TRACE|PATCH|CONNECT) (\S+) (HTTP/\d\.\d)\r?$",
-                           re.MULTILINE)
+_REQUEST_LINE = re.compile(
+    r"^(GET|POST|PUT|DELETE|HEAD|OPTIONS|TRACE|PATCH|CONNECT) (\S+) (HTTP/\d\.\d)\r?$", re.MULTILINE
+)
 
 
 def parse_requests(text: str, *, where: str = "<text>") -> pd.DataFrame:
@@ -52,16 +69,20 @@ def parse_requests(text: str, *, where: str = "<text>") -> pd.DataFrame:
     """
     matches = list(_REQUEST_LINE.finditer(text))
     require(len(matches) > 0, f"{where}: no HTTP request line (e.g. 'GET http://... HTTP/1.1') found")
-    require(text[: matches[0].start()].strip() == "",
-            f"{where}: unexpected text before the first request line: {text[:60]!r}")
+    require(
+        text[: matches[0].start()].strip() == "",
+        f"{where}: unexpected text before the first request line: {text[:60]!r}",
+    )
     rows = []
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        block = text[m.end(): end].replace("\r\n", "\n").lstrip("\n")
+        block = text[m.end() : end].replace("\r\n", "\n").lstrip("\n")
         head, sep, rest = block.partition("\n\n")
         if not sep and m.group(1) in ("POST", "PUT"):
-            raise MalformedDataError(f"{where}: request {i} ({m.group(1)} {m.group(2)[:60]}) has no blank line "
-                                     "after its headers (truncated file?)")
+            raise MalformedDataError(
+                f"{where}: request {i} ({m.group(1)} {m.group(2)[:60]}) has no blank line "
+                "after its headers (truncated file?)"
+            )
         body = "&".join(line.strip() for line in rest.split("\n") if line.strip())
         url = m.group(2)
         request = url
@@ -78,8 +99,7 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
         text = read_source_bytes(f.path).decode("latin-1")
         df = parse_requests(text, where=str(f.path))
         label, expected = EXPECTED[spec.name]
-        require(expected is None or len(df) == expected,
-                f"{f.path}: expected {expected} requests, parsed {len(df)}")
+        require(expected is None or len(df) == expected, f"{f.path}: expected {expected} requests, parsed {len(df)}")
         df["label"] = label
         df["file"] = spec.name
         frames.append(df)
@@ -114,7 +134,9 @@ RECIPE = Recipe(
     prepare=_prepare,
     verify=_verify,
     measure=_measure,
-    how_to_get=("download the three .txt files from https://www.isi.csic.es/dataset/ (plain or gzipped) "
-                "into $PATE_STUDY_MIRROR/csic2010/, then `make data-csic2010`"),
+    how_to_get=(
+        "download the three .txt files from https://www.isi.csic.es/dataset/ (plain or gzipped) "
+        "into $PATE_STUDY_MIRROR/csic2010/, then `make data-csic2010`"
+    ),
     licence="publicly available for research (CSIC)",
 )

@@ -7,6 +7,7 @@ one session per line, space-separated integer log keys. Derived from Loghub HDFS
 Prepared: ``{name}_keys.npy`` (all keys concatenated, int16) and ``{name}_offsets.npy``
 (int64 [n + 1]); session i is ``keys[offsets[i]:offsets[i+1]]``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,10 +19,16 @@ from .framework import Fetched, Recipe, SourceFile, Variant, atomic_save_npy, re
 
 _BASE = "https://raw.githubusercontent.com/wuyifan18/DeepLog/master/data/"
 FILES = (
-    SourceFile("hdfs_train", urls=(_BASE + "hdfs_train",),
-               sha256="55cb65a39728b0d21ab95d0bb44a586e79e27993d7a799e2f42e8a5d7fb20d49"),
-    SourceFile("hdfs_test_abnormal", urls=(_BASE + "hdfs_test_abnormal",),
-               sha256="a1e6c2706bd4df4b068f4b5a06dc1425bfd8d90e68905998d51825dedc563dd0"),
+    SourceFile(
+        "hdfs_train",
+        urls=(_BASE + "hdfs_train",),
+        sha256="55cb65a39728b0d21ab95d0bb44a586e79e27993d7a799e2f42e8a5d7fb20d49",
+    ),
+    SourceFile(
+        "hdfs_test_abnormal",
+        urls=(_BASE + "hdfs_test_abnormal",),
+        sha256="a1e6c2706bd4df4b068f4b5a06dc1425bfd8d90e68905998d51825dedc563dd0",
+    ),
 )
 #: sessions = non-empty lines. The datasets README gives 4,854 / 16,837 (`wc -l`); the last line of each file
 #: has no trailing newline, so the files hold one session more.
@@ -45,10 +52,14 @@ def parse_sequences(text: str, *, where: str = "<text>") -> list[np.ndarray]:
         if not tokens:
             continue
         for token in tokens:  # str.isdigit alone would accept '²' and '٣' (Arabic-Indic 3)
-            require(token.isascii() and token.isdigit(),
-                    f"{where}: line {i + 1}: token {token[:40]!r} is not a log key (ASCII digits 0-9 expected)")
-            require(len(token.lstrip("0")) <= 5 and int(token) <= MAX_KEY,
-                    f"{where}: line {i + 1}: log key {token[:40]} is out of range (0 to {MAX_KEY})")
+            require(
+                token.isascii() and token.isdigit(),
+                f"{where}: line {i + 1}: token {token[:40]!r} is not a log key (ASCII digits 0-9 expected)",
+            )
+            require(
+                len(token.lstrip("0")) <= 5 and int(token) <= MAX_KEY,
+                f"{where}: line {i + 1}: log key {token[:40]} is out of range (0 to {MAX_KEY})",
+            )
         seqs.append(np.array([int(t) for t in tokens], dtype=np.int64))
     require(len(seqs) > 0, f"{where}: no sequences")
     return seqs
@@ -66,21 +77,30 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
         require(int(keys.max()) < 2**15, f"{f.path}: log key too large")
         atomic_save_npy(out / f"{spec.name}_keys.npy", keys.astype(np.int16))
         atomic_save_npy(out / f"{spec.name}_offsets.npy", np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
-        counts[spec.name] = {"sessions": len(seqs), "min_len": int(lengths.min()), "max_len": int(lengths.max()),
-                             "keys": sorted(int(k) for k in np.unique(keys))}
+        counts[spec.name] = {
+            "sessions": len(seqs),
+            "min_len": int(lengths.min()),
+            "max_len": int(lengths.max()),
+            "keys": sorted(int(k) for k in np.unique(keys)),
+        }
     return counts
 
 
 def _verify(out: Path) -> None:
     for spec in FILES:
         keys, off = np.load(out / f"{spec.name}_keys.npy"), np.load(out / f"{spec.name}_offsets.npy")
-        require(off[0] == 0 and off[-1] == len(keys) and (np.diff(off) > 0).all(), f"{out}: bad offsets for {spec.name}")
+        require(
+            off[0] == 0 and off[-1] == len(keys) and (np.diff(off) > 0).all(), f"{out}: bad offsets for {spec.name}"
+        )
 
 
 def _measure(out: Path) -> dict[str, int]:
     """Sessions per prepared file."""
-    return {spec.name: int(np.load(out / f"{spec.name}_offsets.npy", mmap_mode="r").shape[0]) - 1
-            for spec in FILES if (out / f"{spec.name}_offsets.npy").is_file()}
+    return {
+        spec.name: int(np.load(out / f"{spec.name}_offsets.npy", mmap_mode="r").shape[0]) - 1
+        for spec in FILES
+        if (out / f"{spec.name}_offsets.npy").is_file()
+    }
 
 
 RECIPE = Recipe(

@@ -10,6 +10,7 @@ recorded in MANIFEST.json).
 
 Prepared: ``requests.csv`` with columns method, uri, query, url, attack_type, label, id.
 """
+
 from __future__ import annotations
 
 import io
@@ -37,8 +38,9 @@ def _text(elem, path: str) -> str:
 def _declares_entities(data: bytes) -> bool:
     """Whether the XML declares entities (the "billion laughs" bomb and external entities need them); checked in
     the encodings an XML file may use without a declaration (UTF-8, UTF-16 either way)."""
-    return any(marker in data for marker in (b"<!ENTITY", "<!ENTITY".encode("utf-16-le"),
-                                             "<!ENTITY".encode("utf-16-be")))
+    return any(
+        marker in data for marker in (b"<!ENTITY", "<!ENTITY".encode("utf-16-le"), "<!ENTITY".encode("utf-16-be"))
+    )
 
 
 def parse_xml(data: bytes, *, where: str = "<xml>") -> pd.DataFrame:
@@ -49,8 +51,11 @@ def parse_xml(data: bytes, *, where: str = "<xml>") -> pd.DataFrame:
     expat's own amplification limit is the second guard), a sample without ``<class><type>``/``<request><uri>``,
     or an unknown class.
     """
-    require(not _declares_entities(data), f"{where}: declares XML entities (<!ENTITY ...>), which the challenge "
-                                          "file never does; refused (entity expansion can exhaust memory)")
+    require(
+        not _declares_entities(data),
+        f"{where}: declares XML entities (<!ENTITY ...>), which the challenge "
+        "file never does; refused (entity expansion can exhaust memory)",
+    )
     rows = []
     try:
         for _, elem in ET.iterparse(io.BytesIO(data), events=("end",)):
@@ -60,7 +65,9 @@ def parse_xml(data: bytes, *, where: str = "<xml>") -> pd.DataFrame:
             kind = _text(elem, "class/type")
             uri = _text(elem, "request/uri")
             require(kind != "", f"{where}: sample id={sid!r} has no <class><type>")
-            require(kind in CLASSES, f"{where}: sample id={sid!r} has unknown class {kind!r}; expected one of {CLASSES}")
+            require(
+                kind in CLASSES, f"{where}: sample id={sid!r} has unknown class {kind!r}; expected one of {CLASSES}"
+            )
             require(uri != "", f"{where}: sample id={sid!r} has no <request><uri>")
             query = _text(elem, "request/query")
             url = uri + ("?" + query if query else "")
@@ -76,8 +83,11 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
     f = fetched[FILES[0].name]
     df = parse_xml(read_source_bytes(f.path), where=str(f.path))
     df.to_csv(out / "requests.csv", index=False)
-    return {"total": len(df), "attacks": int(df["label"].sum()),
-            "classes": {k: int(v) for k, v in df["attack_type"].value_counts().items()}}
+    return {
+        "total": len(df),
+        "attacks": int(df["label"].sum()),
+        "classes": {k: int(v) for k, v in df["attack_type"].value_counts().items()},
+    }
 
 
 def _verify(out: Path) -> None:
@@ -100,7 +110,9 @@ RECIPE = Recipe(
     prepare=_prepare,
     verify=_verify,
     measure=_measure,
-    how_to_get=("obtain the challenge's learning dataset XML (ECML/PKDD 2007 Discovery Challenge, LIRMM; "
-                "copies circulate on GitHub) and save it as $PATE_STUDY_MIRROR/ecml-pkdd2007/learning_dataset.xml"),
+    how_to_get=(
+        "obtain the challenge's learning dataset XML (ECML/PKDD 2007 Discovery Challenge, LIRMM; "
+        "copies circulate on GitHub) and save it as $PATE_STUDY_MIRROR/ecml-pkdd2007/learning_dataset.xml"
+    ),
     licence="research use (challenge data)",
 )

@@ -17,6 +17,7 @@ A write that fails for lack of space or permission (``ENOSPC``, ``EROFS``, ``EAC
 and M written"``, torch's ``"enforce fail at inline_container.cc"``) raises :class:`WriteFailedError`: one line
 naming the variable that chose the folder, the path, the bytes needed and the bytes free; the old file is kept.
 """
+
 from __future__ import annotations
 
 import errno
@@ -28,9 +29,28 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["DATA_ENV", "CACHE_ENV", "MIRROR_ENV", "EnvPathError", "FolderNotWritableError", "WriteFailedError",
-           "one_line", "env_folder", "data_dir", "cache_dir", "mirror_dir", "variable_for", "check_writable", "free_bytes", "no_room", "write_failure",
-           "sha256_file", "atomic_write", "atomic_write_text", "replace_folder"]
+__all__ = [
+    "DATA_ENV",
+    "CACHE_ENV",
+    "MIRROR_ENV",
+    "EnvPathError",
+    "FolderNotWritableError",
+    "WriteFailedError",
+    "one_line",
+    "env_folder",
+    "data_dir",
+    "cache_dir",
+    "mirror_dir",
+    "variable_for",
+    "check_writable",
+    "free_bytes",
+    "no_room",
+    "write_failure",
+    "sha256_file",
+    "atomic_write",
+    "atomic_write_text",
+    "replace_folder",
+]
 
 DATA_ENV = "PATE_STUDY_DATA"
 CACHE_ENV = "PATE_STUDY_CACHE"
@@ -94,17 +114,20 @@ def env_folder(variable: str, default: Path | None, *, must_exist: bool = False)
         return default
     path = Path(value).expanduser()
     if not path.is_absolute():
-        raise EnvPathError(f"{variable}={value}: a relative path names another folder from each working folder "
-                           f"(make runs in the repository root, JupyterLab in notebooks/); give an absolute path, "
-                           f"e.g. {variable}={Path.cwd() / path}")
+        raise EnvPathError(
+            f"{variable}={value}: a relative path names another folder from each working folder "
+            f"(make runs in the repository root, JupyterLab in notebooks/); give an absolute path, "
+            f"e.g. {variable}={Path.cwd() / path}"
+        )
     blocker = _file_in_the_way(path)
     if blocker is not None:
         where = "is a regular file" if blocker == path else f"lies below the regular file {blocker}"
-        raise EnvPathError(f"{variable}={value}: {where}, expected a folder; point {variable} at a folder "
-                           f"(or unset it to use the default)")
+        raise EnvPathError(
+            f"{variable}={value}: {where}, expected a folder; point {variable} at a folder "
+            f"(or unset it to use the default)"
+        )
     if must_exist and not path.is_dir():
-        raise EnvPathError(f"{variable}={value}: no such folder; point {variable} at an existing folder "
-                           f"(or unset it)")
+        raise EnvPathError(f"{variable}={value}: no such folder; point {variable} at an existing folder (or unset it)")
     return path
 
 
@@ -171,16 +194,22 @@ def check_writable(folder: str | os.PathLike, *, label: str | None = None, neede
         os.close(fd)
         os.unlink(name)
     except OSError as exc:
-        raise FolderNotWritableError(f"{label}: cannot create files in {folder} ({exc.strerror or exc}); make it "
-                                     "writable or point the variable at a writable folder") from None
+        raise FolderNotWritableError(
+            f"{label}: cannot create files in {folder} ({exc.strerror or exc}); make it "
+            "writable or point the variable at a writable folder"
+        ) from None
     free = free_bytes(folder)
     if free is not None and needed and free < needed:
-        raise FolderNotWritableError(f"{label}: {folder} has {free:,} bytes free, {needed:,} needed; free space "
-                                     "or point the variable at a folder on a larger disk")
+        raise FolderNotWritableError(
+            f"{label}: {folder} has {free:,} bytes free, {needed:,} needed; free space "
+            "or point the variable at a folder on a larger disk"
+        )
     if free is not None and margin and free < margin:
-        raise FolderNotWritableError(f"{label}: {folder} has {free:,} bytes free, less than the {margin:,}-byte "
-                                     "margin kept free for new files (their sizes are not known before the work); "
-                                     "free space or point the variable at a folder on a larger disk")
+        raise FolderNotWritableError(
+            f"{label}: {folder} has {free:,} bytes free, less than the {margin:,}-byte "
+            "margin kept free for new files (their sizes are not known before the work); "
+            "free space or point the variable at a folder on a larger disk"
+        )
     return folder
 
 
@@ -218,12 +247,14 @@ def write_failure(path: Path, exc: BaseException, needed: int | None, written: i
         match = re.search(r"(\d+) requested and (\d+) written", str(exc))
         needed = int(match.group(1)) if match else None
     reason = getattr(exc, "strerror", None) or one_line(exc).split(";")[0][:120] or type(exc).__name__
-    size = (f"{needed:,} bytes needed" if needed else
-            f"at least {written:,} bytes needed" if written else "size unknown")
+    size = f"{needed:,} bytes needed" if needed else f"at least {written:,} bytes needed" if written else "size unknown"
     room = f", {free:,} free" if free is not None else ""
-    return WriteFailedError(f"{variable_for(path)}: cannot write {path} ({reason}; {size}{room}); free space or "
-                            "point the variable at a writable folder with room; the previous content is kept",
-                            path, needed)
+    return WriteFailedError(
+        f"{variable_for(path)}: cannot write {path} ({reason}; {size}{room}); free space or "
+        "point the variable at a writable folder with room; the previous content is kept",
+        path,
+        needed,
+    )
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None], *, needed: int | None = None) -> Path:
@@ -281,8 +312,9 @@ def replace_folder(new: str | os.PathLike, final: str | os.PathLike, *, marker: 
         if old.exists():
             raise FileExistsError(f"{old} is in the way of swapping in {final}; move it away and run again")
         if marker:
-            old.with_name(old.name + marker).write_text(f"moved aside by process {os.getpid()} while {final} "
-                                                        "was replaced\n")
+            old.with_name(old.name + marker).write_text(
+                f"moved aside by process {os.getpid()} while {final} was replaced\n"
+            )
         os.replace(final, old)
     try:
         os.replace(new, final)

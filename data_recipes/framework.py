@@ -30,6 +30,7 @@ older version is never served as the dataset.
 
 Messages of every error here are one line (file, problem, fix).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -49,8 +50,20 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 from tqdm.auto import tqdm
 
-from .files import (DATA_ENV, MIRROR_ENV, WriteFailedError, atomic_write, check_writable, data_dir, mirror_dir,
-                    no_room, one_line, replace_folder, sha256_file, write_failure)
+from .files import (
+    DATA_ENV,
+    MIRROR_ENV,
+    WriteFailedError,
+    atomic_write,
+    check_writable,
+    data_dir,
+    mirror_dir,
+    no_room,
+    one_line,
+    replace_folder,
+    sha256_file,
+    write_failure,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -258,14 +271,18 @@ class Recipe:
         """
         folder = prepared_dir(self.name)
         if folder.exists() and not folder.is_dir():
-            raise DataError(f"{folder}: {describe_path(folder)} where the prepared folder of {self.name} belongs; "
-                            f"move it away (prepared data go to {DATA_ENV}={data_root()})")
+            raise DataError(
+                f"{folder}: {describe_path(folder)} where the prepared folder of {self.name} belongs; "
+                f"move it away (prepared data go to {DATA_ENV}={data_root()})"
+            )
         manifest = read_manifest(self.name)
         if manifest is None:
             path = folder / MANIFEST_NAME
             if path.exists() or path.is_symlink():
-                return (f"its manifest {path} is unreadable (cut short or damaged); prepare it again with "
-                        f"`python -m data_recipes prepare {self.name} --force`")
+                return (
+                    f"its manifest {path} is unreadable (cut short or damaged); prepare it again with "
+                    f"`python -m data_recipes prepare {self.name} --force`"
+                )
             return "not prepared"
         variant = self.variant(manifest.get("variant", ""))
         if variant is None:
@@ -297,8 +314,10 @@ def find_in_mirror(folder: str, spec: SourceFile, mirror: Path | None = None) ->
         if path.is_file():
             return path
         if path.exists() or path.is_symlink():  # there, but not a file: say what it is, never "not in the mirror"
-            raise DataError(f"{path}: {describe_path(path)} in the mirror ({MIRROR_ENV}={mirror}) where the file "
-                            f"{spec.name} belongs; replace it with the file (or remove it)")
+            raise DataError(
+                f"{path}: {describe_path(path)} in the mirror ({MIRROR_ENV}={mirror}) where the file "
+                f"{spec.name} belongs; replace it with the file (or remove it)"
+            )
     return None
 
 
@@ -312,8 +331,11 @@ def describe_path(path: Path) -> str:
         except RuntimeError:
             return "a symbolic link that loops"
         except OSError as exc:
-            return ("a symbolic link that loops" if "loop" in str(exc).lower()
-                    else f"a symbolic link to a missing {os.readlink(path)}")
+            return (
+                "a symbolic link that loops"
+                if "loop" in str(exc).lower()
+                else f"a symbolic link to a missing {os.readlink(path)}"
+            )
     if path.is_dir():
         return "a folder"
     return "a regular file" if path.is_file() else "not a regular file"
@@ -376,20 +398,32 @@ def download(url: str, dest: Path, spec: SourceFile, *, timeout: float = 60.0) -
             expected = int(expected) if expected is not None else None
             received = 0
             try:
-                with open(part, "ab" if start else "wb") as out, tqdm(
-                    total=(expected + start) if expected is not None else None, initial=start,
-                    unit="B", unit_scale=True, desc=dest.name, disable=None, leave=False,
-                ) as bar:
+                with (
+                    open(part, "ab" if start else "wb") as out,
+                    tqdm(
+                        total=(expected + start) if expected is not None else None,
+                        initial=start,
+                        unit="B",
+                        unit_scale=True,
+                        desc=dest.name,
+                        disable=None,
+                        leave=False,
+                    ) as bar,
+                ):
                     for block in iter(lambda: response.read(_CHUNK), b""):
                         out.write(block)
                         received += len(block)
                         bar.update(len(block))
             except (OSError, urllib.error.URLError, ConnectionError) as exc:
-                raise NotAvailableError(f"{url}: transfer interrupted after {start + received} bytes ({exc}); "
-                                        f"run again to resume from {part}") from exc
+                raise NotAvailableError(
+                    f"{url}: transfer interrupted after {start + received} bytes ({exc}); "
+                    f"run again to resume from {part}"
+                ) from exc
             if expected is not None and received < expected:
-                raise NotAvailableError(f"{url}: transfer interrupted after {start + received} of "
-                                        f"{start + expected} bytes; run again to resume from {part}")
+                raise NotAvailableError(
+                    f"{url}: transfer interrupted after {start + received} of "
+                    f"{start + expected} bytes; run again to resume from {part}"
+                )
     try:
         digest, verified = verify_copy(part, spec)
     except ChecksumError:
@@ -405,7 +439,9 @@ def _large_allowed(allow_large: bool | None) -> bool:
     return os.environ.get(ALLOW_LARGE_ENV, "") not in ("", "0", "false", "no")
 
 
-def fetch_variant(recipe: Recipe, variant: Variant, *, network: bool, allow_large: bool | None = None) -> dict[str, Fetched]:
+def fetch_variant(
+    recipe: Recipe, variant: Variant, *, network: bool, allow_large: bool | None = None
+) -> dict[str, Fetched]:
     """Get every file of ``variant``: mirror first, then (if ``network``) the official URLs."""
     mirror = mirror_root()
     fetched: dict[str, Fetched] = {}
@@ -416,12 +452,16 @@ def fetch_variant(recipe: Recipe, variant: Variant, *, network: bool, allow_larg
             fetched[spec.name] = Fetched(spec, path, digest, "mirror", str(path), verified)
             continue
         if not network or not spec.urls:
-            raise NotAvailableError(f"{recipe.name}: {spec.name} is not in the mirror"
-                                    + ("" if network else " and network access is off")
-                                    + ("" if spec.urls else " and has no public download URL"))
+            raise NotAvailableError(
+                f"{recipe.name}: {spec.name} is not in the mirror"
+                + ("" if network else " and network access is off")
+                + ("" if spec.urls else " and has no public download URL")
+            )
         if spec.large and not _large_allowed(allow_large):
-            raise NotAvailableError(f"{recipe.name}: {spec.name} is large ({spec.size or '?'} bytes); "
-                                    f"pass --allow-large or set {ALLOW_LARGE_ENV}=1 to download it")
+            raise NotAvailableError(
+                f"{recipe.name}: {spec.name} is large ({spec.size or '?'} bytes); "
+                f"pass --allow-large or set {ALLOW_LARGE_ENV}=1 to download it"
+            )
         dest = data_root() / ".downloads" / recipe.folder / spec.name
         errors = []
         if dest.is_file():
@@ -442,8 +482,9 @@ def fetch_variant(recipe: Recipe, variant: Variant, *, network: bool, allow_larg
 
 
 # --------------------------------------------------------------------------- completeness
-def size_problems(variant: Variant, measured: Mapping[str, int], *, allow_small: bool = False,
-                  min_fraction: float = MIN_FRACTION) -> list[str]:
+def size_problems(
+    variant: Variant, measured: Mapping[str, int], *, allow_small: bool = False, min_fraction: float = MIN_FRACTION
+) -> list[str]:
     """What the measured result lacks against ``variant.sizes`` (empty list: complete).
 
     Every promised item must be measured and non-empty (always); unless ``allow_small``, at least
@@ -466,11 +507,17 @@ def check_complete(recipe: Recipe, variant: Variant, measured: Mapping[str, int]
     problems = size_problems(variant, measured, allow_small=allow_small)
     if problems:
         small_only = all("far fewer" in p for p in problems)
-        fix = ("check the source files (a partial download or a sample?); to install a small result on purpose, "
-               f"run `python -m data_recipes prepare {recipe.name} --allow-small`" if small_only else
-               "the source files are incomplete; replace them with the complete release")
-        raise IncompleteDataError(f"{recipe.name} ({variant.name}): refusing to install an incomplete result: "
-                                  + "; ".join(problems) + f"; nothing was replaced; {fix}")
+        fix = (
+            "check the source files (a partial download or a sample?); to install a small result on purpose, "
+            f"run `python -m data_recipes prepare {recipe.name} --allow-small`"
+            if small_only
+            else "the source files are incomplete; replace them with the complete release"
+        )
+        raise IncompleteDataError(
+            f"{recipe.name} ({variant.name}): refusing to install an incomplete result: "
+            + "; ".join(problems)
+            + f"; nothing was replaced; {fix}"
+        )
 
 
 # --------------------------------------------------------------------------- manifest / atomic swap
@@ -485,8 +532,14 @@ def read_manifest(name: str) -> dict | None:
         return None
 
 
-def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None = None,
-               variant: str | None = None, allow_small: bool = False) -> Path:
+def run_recipe(
+    recipe: Recipe,
+    *,
+    network: bool = True,
+    allow_large: bool | None = None,
+    variant: str | None = None,
+    allow_small: bool = False,
+) -> Path:
     """Fetch, prepare, verify, check complete and atomically install ``recipe``; return the prepared folder.
 
     Variants are tried in order: first every variant complete in the mirror, then (with
@@ -496,8 +549,7 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
     """
     candidates = [v for v in recipe.variants if variant is None or v.name == variant]
     if not candidates:
-        raise ValueError(f"variant={variant!r}: recipe {recipe.name} has variants "
-                         f"{[v.name for v in recipe.variants]}")
+        raise ValueError(f"variant={variant!r}: recipe {recipe.name} has variants {[v.name for v in recipe.variants]}")
     reasons: list[str] = []
     chosen = fetched = None
     check_writable(data_root(), label=f"{DATA_ENV}={data_root()}")  # before any download or decoding
@@ -509,16 +561,19 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
     if chosen is None:
         for v in candidates:
             try:
-                fetched = _writing(data_root() / ".downloads" / recipe.folder,
-                                   lambda: fetch_variant(recipe, v, network=network, allow_large=allow_large))
+                fetched = _writing(
+                    data_root() / ".downloads" / recipe.folder,
+                    lambda: fetch_variant(recipe, v, network=network, allow_large=allow_large),
+                )
             except NotAvailableError as exc:
                 reasons.append(f"[{v.name}] {exc}")
                 continue
             chosen = v
             break
     if chosen is None:
-        raise NotAvailableError(f"{recipe.name} is not available: " + " | ".join(reasons)
-                                + f"; how to get it: {recipe.how_to_get}")
+        raise NotAvailableError(
+            f"{recipe.name} is not available: " + " | ".join(reasons) + f"; how to get it: {recipe.how_to_get}"
+        )
     root = data_root()
     root.mkdir(parents=True, exist_ok=True)
     final = root / recipe.name
@@ -536,8 +591,14 @@ def run_recipe(recipe: Recipe, *, network: bool = True, allow_large: bool | None
             "variant": chosen.name,
             "scale": chosen.scale,
             "sources": [
-                {"name": f.spec.name, "file": f.path.name, "sha256": f.sha256, "origin": f.origin,
-                 "location": f.location, "verified": f.verified}
+                {
+                    "name": f.spec.name,
+                    "file": f.path.name,
+                    "sha256": f.sha256,
+                    "origin": f.origin,
+                    "location": f.location,
+                    "verified": f.verified,
+                }
                 for f in fetched.values()
             ],
             "counts": counts,
@@ -572,7 +633,9 @@ def _writing(where: Path, work: Callable[[], object]):
 def atomic_save_npy(path: Path, array) -> None:
     """np.save through :func:`data_recipes.files.atomic_write` (used inside prepare)."""
     arr = np.asarray(array)
-    atomic_write(path, lambda tmp: np.save(tmp, arr, allow_pickle=False), needed=arr.nbytes + 64)  # data + the smallest .npy header
+    atomic_write(
+        path, lambda tmp: np.save(tmp, arr, allow_pickle=False), needed=arr.nbytes + 64
+    )  # data + the smallest .npy header
 
 
 def require(condition: bool, message: str) -> None:

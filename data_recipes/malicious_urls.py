@@ -7,6 +7,7 @@ the manifest (``dropped_empty_url``). Kaggle needs an account, so the file must 
 
 Prepared: ``urls.csv`` with columns url, type, label (0 benign, 1 otherwise).
 """
+
 from __future__ import annotations
 
 import io
@@ -28,8 +29,9 @@ def parse_csv(data: bytes, *, where: str = "<csv>") -> pd.DataFrame:
     (``df.attrs["dropped_empty_url"]`` counts them); at least one row left. MalformedDataError names ``where``.
     """
     try:
-        raw = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8",
-                          encoding_errors="replace", header=None)
+        raw = pd.read_csv(
+            io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8", encoding_errors="replace", header=None
+        )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise MalformedDataError(f"{where}: not a readable CSV of 2 fields per row ({exc})") from exc
     header = [str(c).strip() for c in raw.iloc[0]] if len(raw) else []
@@ -41,8 +43,11 @@ def parse_csv(data: bytes, *, where: str = "<csv>") -> pd.DataFrame:
     df.attrs["dropped_empty_url"] = int(empty.sum())
     require(len(df) > 0, f"{where}: every one of the {int(empty.sum())} rows has an empty URL")
     bad = ~df["type"].isin(TYPES)
-    require(not bad.any(), f"{where}: {int(bad.sum())} rows with an unknown type (first: "
-                           f"{df.loc[bad, 'type'].iloc[0] if bad.any() else ''!r}); expected {TYPES}")
+    require(
+        not bad.any(),
+        f"{where}: {int(bad.sum())} rows with an unknown type (first: "
+        f"{df.loc[bad, 'type'].iloc[0] if bad.any() else ''!r}); expected {TYPES}",
+    )
     df["label"] = (df["type"] != "benign").astype(int)
     return df
 
@@ -51,8 +56,12 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
     f = fetched[FILES[0].name]
     df = parse_csv(read_source_bytes(f.path), where=str(f.path))
     df.to_csv(out / "urls.csv", index=False)
-    return {"total": len(df), "malicious": int(df["label"].sum()), "dropped_empty_url": df.attrs["dropped_empty_url"],
-            "types": {k: int(v) for k, v in df["type"].value_counts().items()}}
+    return {
+        "total": len(df),
+        "malicious": int(df["label"].sum()),
+        "dropped_empty_url": df.attrs["dropped_empty_url"],
+        "types": {k: int(v) for k, v in df["type"].value_counts().items()},
+    }
 
 
 def _verify(out: Path) -> None:
@@ -74,7 +83,9 @@ RECIPE = Recipe(
     prepare=_prepare,
     verify=_verify,
     measure=_measure,
-    how_to_get=("download malicious_phish.csv from https://www.kaggle.com/datasets/sid321axn/malicious-urls-dataset "
-                "(Kaggle account needed) into $PATE_STUDY_MIRROR/malicious-urls/"),
+    how_to_get=(
+        "download malicious_phish.csv from https://www.kaggle.com/datasets/sid321axn/malicious-urls-dataset "
+        "(Kaggle account needed) into $PATE_STUDY_MIRROR/malicious-urls/"
+    ),
     licence="as stated on the Kaggle dataset page (not verified here)",
 )

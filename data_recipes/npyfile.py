@@ -17,6 +17,7 @@ array is allocated:
 Every message is one line naming the file (and the flag or parameter it came from), the problem and
 the fix. Errors are :class:`NpyFileError` (a ValueError).
 """
+
 from __future__ import annotations
 
 import ast
@@ -65,18 +66,24 @@ def _label(path: Path, flag: str | None) -> str:
 def _what_is_it(head: bytes) -> str:
     """A guess at what a non-.npy file is, from its first bytes, with the fix."""
     if head.startswith(_ZIP):
-        return (f"is a zip/.npz archive, not a single .npy array; load it with numpy.load, pick the array "
-                f"(e.g. numpy.load(path)['votes']) and {_SAVE_HINT}")
+        return (
+            f"is a zip/.npz archive, not a single .npy array; load it with numpy.load, pick the array "
+            f"(e.g. numpy.load(path)['votes']) and {_SAVE_HINT}"
+        )
     if head[:2] in _PICKLE_PROTOCOLS:
-        return (f"is a Python pickle, which is never unpickled here (it can run code); convert the object "
-                f"to a numeric array and {_SAVE_HINT}")
+        return (
+            f"is a Python pickle, which is never unpickled here (it can run code); convert the object "
+            f"to a numeric array and {_SAVE_HINT}"
+        )
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:
         return f"is not an .npy file (it does not start with the .npy magic bytes); {_SAVE_HINT}"
     if text.strip() and all(ch.isprintable() or ch in "\r\n\t" for ch in text):
-        return (f"is a text file (starts {text[:30]!r}), not an .npy array; if it is CSV, convert it with "
-                f"numpy.save(path, numpy.loadtxt(csv_path, delimiter=',', dtype=numpy.int64))")
+        return (
+            f"is a text file (starts {text[:30]!r}), not an .npy array; if it is CSV, convert it with "
+            f"numpy.save(path, numpy.loadtxt(csv_path, delimiter=',', dtype=numpy.int64))"
+        )
     return f"is not an .npy file (it does not start with the .npy magic bytes); {_SAVE_HINT}"
 
 
@@ -112,11 +119,15 @@ def read_npy_header(path: str | os.PathLike, *, flag: str | None = None) -> NpyH
         else:
             raise NpyFileError(f"{label}: unknown .npy format version {major}.{head[7]}; {_SAVE_HINT}")
         if hlen > _MAX_HEADER:
-            raise NpyFileError(f"{label}: .npy header declares {hlen:,} header bytes (numpy writes a few hundred); "
-                               "the file is corrupt: save it again")
+            raise NpyFileError(
+                f"{label}: .npy header declares {hlen:,} header bytes (numpy writes a few hundred); "
+                "the file is corrupt: save it again"
+            )
         if start + hlen > size:
-            raise NpyFileError(f"{label}: truncated .npy header (declares {hlen} header bytes, the file has "
-                               f"{size}); the file is cut short: save it again")
+            raise NpyFileError(
+                f"{label}: truncated .npy header (declares {hlen} header bytes, the file has "
+                f"{size}); the file is cut short: save it again"
+            )
         raw = f.read(hlen)
     try:
         meta = ast.literal_eval(raw.decode("latin-1" if major < 3 else "utf-8"))
@@ -131,21 +142,26 @@ def read_npy_header(path: str | os.PathLike, *, flag: str | None = None) -> NpyH
         raise NpyFileError(f"{label}: .npy header declares an unknown dtype {descr!r}; {_SAVE_HINT}") from None
     header = NpyHeader(dtype, shape, fortran, start + hlen)
     if dtype.hasobject:
-        raise NpyFileError(f"{label}: holds Python objects (dtype {dtype}), which would need unpickling and are "
-                           f"never loaded here; convert them to a numeric array and {_SAVE_HINT}")
+        raise NpyFileError(
+            f"{label}: holds Python objects (dtype {dtype}), which would need unpickling and are "
+            f"never loaded here; convert them to a numeric array and {_SAVE_HINT}"
+        )
     if dtype.names is not None or dtype.subdtype is not None:
         raise NpyFileError(f"{label}: structured dtype {dtype} is not a plain numeric array; {_SAVE_HINT}")
     have = size - header.offset
     if have != header.data_bytes:
         problem = "truncated" if have < header.data_bytes else "longer than its header says"
-        raise NpyFileError(f"{label}: {problem}: the header declares shape {shape} of {dtype} "
-                           f"({header.data_bytes:,} bytes of data) but the file holds {have:,}; "
-                           "the file is corrupt or cut short: save it again")
+        raise NpyFileError(
+            f"{label}: {problem}: the header declares shape {shape} of {dtype} "
+            f"({header.data_bytes:,} bytes of data) but the file holds {have:,}; "
+            "the file is corrupt or cut short: save it again"
+        )
     return header
 
 
-def load_npy(path: str | os.PathLike, *, flag: str | None = None, numeric: bool = True,
-             mmap: bool = False) -> np.ndarray:
+def load_npy(
+    path: str | os.PathLike, *, flag: str | None = None, numeric: bool = True, mmap: bool = False
+) -> np.ndarray:
     """Load a checked ``.npy`` file (see :func:`read_npy_header`); never unpickles.
 
     ``numeric``: require an integer, unsigned, float or bool dtype (not strings, dates or complex).

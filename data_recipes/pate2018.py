@@ -6,6 +6,7 @@ copies fetched here sit in the GitHub repository frhrdr/patepy,
 ``test_application/pate2018_test_data/`` (commit c1c0c5e). SHA-256 values: the project's
 datasets README.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,8 +19,10 @@ from .votes import check_counts
 
 from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, atomic_save_npy, require
 
-_BASE = ("https://raw.githubusercontent.com/frhrdr/patepy/c1c0c5ec7d042283a661685729ed89bb0b50a32f/"
-         "test_application/pate2018_test_data/")
+_BASE = (
+    "https://raw.githubusercontent.com/frhrdr/patepy/c1c0c5ec7d042283a661685729ed89bb0b50a32f/"
+    "test_application/pate2018_test_data/"
+)
 
 #: dataset -> (rows, classes) as published
 SHAPES = {"mnist": (9000, 10), "svhn": (26032, 10), "adult": (16281, 2)}
@@ -34,8 +37,9 @@ FILES = tuple(
 )
 
 
-def validate_votes(votes: np.ndarray, *, where: str, n_classes: int | None = None,
-                   n_teachers: int = N_TEACHERS) -> np.ndarray:
+def validate_votes(
+    votes: np.ndarray, *, where: str, n_classes: int | None = None, n_teachers: int = N_TEACHERS
+) -> np.ndarray:
     """Check a vote-count matrix and return it as int64 (MalformedDataError otherwise).
 
     Requirements: 2-D, finite, non-negative, integral values, every row summing to ``n_teachers``
@@ -49,8 +53,7 @@ def validate_votes(votes: np.ndarray, *, where: str, n_classes: int | None = Non
     except ValueError as exc:
         raise MalformedDataError(str(exc)) from exc
     if n_classes is not None:
-        require(counts.shape[1] == n_classes, f"{where}: expected {n_classes} columns (classes), got "
-                                              f"{counts.shape[1]}")
+        require(counts.shape[1] == n_classes, f"{where}: expected {n_classes} columns (classes), got {counts.shape[1]}")
     return counts.astype(np.int64)
 
 
@@ -65,8 +68,7 @@ def _prepare(fetched: Mapping[str, Fetched], out: Path, variant: Variant) -> dic
         require(arr.shape == (rows, cols), f"{f.path}: expected shape {(rows, cols)}, got {arr.shape}")
         votes = validate_votes(arr, where=str(f.path), n_classes=cols)
         atomic_save_npy(out / f"{key}.npy", votes)
-        counts[key] = {"queries": rows, "classes": cols,
-                       "unanimous": int((votes.max(axis=1) == N_TEACHERS).sum())}
+        counts[key] = {"queries": rows, "classes": cols, "unanimous": int((votes.max(axis=1) == N_TEACHERS).sum())}
     return counts
 
 
@@ -78,8 +80,11 @@ def _verify(out: Path) -> None:
 
 def _measure(out: Path) -> dict[str, int]:
     """Queries per prepared vote matrix."""
-    return {key: int(np.load(out / f"{key}.npy", mmap_mode="r").shape[0])
-            for key in SHAPES if (out / f"{key}.npy").is_file()}
+    return {
+        key: int(np.load(out / f"{key}.npy", mmap_mode="r").shape[0])
+        for key in SHAPES
+        if (out / f"{key}.npy").is_file()
+    }
 
 
 RECIPE = Recipe(
@@ -91,8 +96,10 @@ RECIPE = Recipe(
     prepare=_prepare,
     verify=_verify,
     measure=_measure,
-    how_to_get=("downloaded automatically from github.com/frhrdr/patepy "
-                "(test_application/pate2018_test_data/); or place the three .npy files in "
-                "$PATE_STUDY_MIRROR/pate2018-votes/"),
+    how_to_get=(
+        "downloaded automatically from github.com/frhrdr/patepy "
+        "(test_application/pate2018_test_data/); or place the three .npy files in "
+        "$PATE_STUDY_MIRROR/pate2018-votes/"
+    ),
     licence="Apache 2.0 (tensorflow/privacy)",
 )

@@ -10,6 +10,7 @@ Protobuf wire format (proto3): each field is a varint key ``field_number << 3 | 
 followed by a varint (type 0), 8 bytes (1), a varint length + bytes (2) or 4 bytes (5).
 Only the messages of ``tensorflow/core/example/{example,feature}.proto`` are decoded.
 """
+
 from __future__ import annotations
 
 import struct
@@ -79,13 +80,15 @@ def split_records(data: bytes, *, where: str) -> tuple[list[bytes], list[bytes],
         if pos + 12 > n:
             raise MalformedDataError(f"{where}: truncated record header at byte {pos}")
         (length,) = struct.unpack_from("<Q", data, pos)
-        heads.append(data[pos: pos + 8])
+        heads.append(data[pos : pos + 8])
         (lc,) = struct.unpack_from("<I", data, pos + 8)
         start = pos + 12
         end = start + length
         if end + 4 > n:
-            raise MalformedDataError(f"{where}: record {len(payloads)} claims {length} bytes but the file ends "
-                                     f"at byte {n} (truncated file or corrupt length)")
+            raise MalformedDataError(
+                f"{where}: record {len(payloads)} claims {length} bytes but the file ends "
+                f"at byte {n} (truncated file or corrupt length)"
+            )
         payloads.append(data[start:end])
         (dc,) = struct.unpack_from("<I", data, end)
         len_crcs.append(lc)
@@ -94,8 +97,9 @@ def split_records(data: bytes, *, where: str) -> tuple[list[bytes], list[bytes],
     return heads, payloads, np.array(len_crcs, dtype=np.uint64), np.array(data_crcs, dtype=np.uint64)
 
 
-def check_crcs(heads: list[bytes], payloads: list[bytes], len_crcs: np.ndarray, data_crcs: np.ndarray,
-               names: list[str]) -> None:
+def check_crcs(
+    heads: list[bytes], payloads: list[bytes], len_crcs: np.ndarray, data_crcs: np.ndarray, names: list[str]
+) -> None:
     """Verify both masked CRC-32C values of every record; MalformedDataError naming the first bad one."""
     bad_len = np.flatnonzero(mask_crc(crc32c_many(heads)) != len_crcs)
     if bad_len.size:
@@ -195,8 +199,9 @@ def parse_sequence_example(buf: bytes) -> tuple[dict, dict]:
                 context[key] = parse_feature(buf, s, e)
         elif fn == 2 and wt == 2:
             for key, s, e in _map_entries(buf, a, b):
-                lists[key] = [parse_feature(buf, s2, e2) for f3, w3, s2, e2 in iter_fields(buf, s, e)
-                              if f3 == 1 and w3 == 2]
+                lists[key] = [
+                    parse_feature(buf, s2, e2) for f3, w3, s2, e2 in iter_fields(buf, s, e) if f3 == 1 and w3 == 2
+                ]
     return context, lists
 
 
@@ -234,8 +239,10 @@ def encode_feature(values, kind: str) -> bytes:
 def encode_sequence_example(context: dict[str, bytes], lists: dict[str, list[bytes]]) -> bytes:
     """Encode a SequenceExample from already-encoded Feature messages."""
     ctx = b"".join(_field(1, _field(1, k.encode()) + _field(2, v)) for k, v in context.items())
-    fl = b"".join(_field(1, _field(1, k.encode()) + _field(2, b"".join(_field(1, f) for f in feats)))
-                  for k, feats in lists.items())
+    fl = b"".join(
+        _field(1, _field(1, k.encode()) + _field(2, b"".join(_field(1, f) for f in feats)))
+        for k, feats in lists.items()
+    )
     return _field(1, ctx) + _field(2, fl)
 
 

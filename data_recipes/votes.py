@@ -4,6 +4,7 @@
 Numpy only; imported by ``pate_study.privacy._validation`` (imports go from ``pate_study`` to ``data_recipes``,
 never back).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -41,8 +42,9 @@ def numeric_2d(values: Any, name: str, what: str, columns: str) -> np.ndarray:
     return arr
 
 
-def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False,
-                 n_teachers: int | None = None) -> np.ndarray:
+def check_counts(
+    votes: Any, name: str = "votes", keep_integers: bool = False, n_teachers: int | None = None
+) -> np.ndarray:
     """Validate vote counts ``int[n_queries, n_classes]`` and return them as float64.
 
     A 1-D array is read as a single query. Counts must be finite, non-negative
@@ -88,18 +90,31 @@ def check_row_totals(counts: np.ndarray, name: str = "votes", n_teachers: int | 
     bad = np.flatnonzero(totals != expected)
     if bad.size == 0:
         if expected <= 0:
-            raise ValueError(f"{name}: every row sums to 0 (no votes at all); expected each row to hold one "
-                             "query's vote counts over the classes")
+            raise ValueError(
+                f"{name}: every row sums to 0 (no votes at all); expected each row to hold one "
+                "query's vote counts over the classes"
+            )
         return int(expected)
     columns = counts.sum(axis=0, dtype=totals.dtype)
-    looks_transposed = counts.shape[1] > 1 and columns[0] > 0 and bool(np.all(columns == columns[0])) and (
-        n_teachers is None or columns[0] == expected)
+    looks_transposed = (
+        counts.shape[1] > 1
+        and columns[0] > 0
+        and bool(np.all(columns == columns[0]))
+        and (n_teachers is None or columns[0] == expected)
+    )
     first = int(bad[0])
-    what = (f"every row must sum to the number of teachers, {int(expected)}" if n_teachers is not None
-            else f"every row must sum to the same total, the number of teachers; row 0 sums to {expected:g}")
-    fix = (f"the matrix looks transposed ({counts.shape[0]} rows x {counts.shape[1]} columns, and every column "
-           f"sums to {columns[0]:g}): pass votes.T, or re-save the file with numpy.save(path, votes.T)"
-           if looks_transposed else
-           "each row must be one query's vote counts over the classes; check how the file was made")
-    raise ValueError(f"{name}: {bad.size} of {len(totals)} rows have a different total ({what}, row {first} "
-                     f"to {totals[first]:g}); {fix}")
+    what = (
+        f"every row must sum to the number of teachers, {int(expected)}"
+        if n_teachers is not None
+        else f"every row must sum to the same total, the number of teachers; row 0 sums to {expected:g}"
+    )
+    fix = (
+        f"the matrix looks transposed ({counts.shape[0]} rows x {counts.shape[1]} columns, and every column "
+        f"sums to {columns[0]:g}): pass votes.T, or re-save the file with numpy.save(path, votes.T)"
+        if looks_transposed
+        else "each row must be one query's vote counts over the classes; check how the file was made"
+    )
+    raise ValueError(
+        f"{name}: {bad.size} of {len(totals)} rows have a different total ({what}, row {first} "
+        f"to {totals[first]:g}); {fix}"
+    )

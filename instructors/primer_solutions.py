@@ -4,6 +4,7 @@ Each ``solve_<n>()`` returns the arguments of the matching ``pate_study.tooling.
 package or numpy the way a student would, not typed in. ``EXPLANATIONS`` holds the written answers of the
 "explain" exercises (6 and 10); ``guide.md`` and ``00_dp_primer_solutions.ipynb`` discuss common mistakes.
 """
+
 from __future__ import annotations
 
 import math
@@ -113,12 +114,16 @@ def solve_13(gamma: float = 0.5) -> dict:
 
 
 EXPLANATIONS = {
-    6: ("Moving one vote turns n into n − e_a + e_b, so n(D) − n(D') = e_a − e_b has l2 norm √2 whatever n is. "
+    6: (
+        "Moving one vote turns n into n − e_a + e_b, so n(D) − n(D') = e_a − e_b has l2 norm √2 whatever n is. "
         "GNMax's noisy histogram is the Gaussian mechanism on n, which is (α, αΔ₂²/(2σ²))-RDP (Mironov 2017, Prop. 7): "
         "α·2/(2σ²) = α/σ². The argmax is post-processing, which cannot increase a Rényi divergence, so every answer "
-        "costs at most α/σ², independent of the votes."),
-    10: ("Confident GNMax releases, for every query, whether max_j n_j + N(0, σ1²) ≥ T: a Gaussian mechanism on "
-         "max_j n_j (sensitivity 1), so the skip is an output that depends on the private votes. Its RDP, α/(2σ1²) "
-         "data-independently (less with Thm 10), must be charged whether or not a label follows; otherwise an "
-         "adversary could learn about the votes from which queries are skipped, for free."),
+        "costs at most α/σ², independent of the votes."
+    ),
+    10: (
+        "Confident GNMax releases, for every query, whether max_j n_j + N(0, σ1²) ≥ T: a Gaussian mechanism on "
+        "max_j n_j (sensitivity 1), so the skip is an output that depends on the private votes. Its RDP, α/(2σ1²) "
+        "data-independently (less with Thm 10), must be charged whether or not a label follows; otherwise an "
+        "adversary could learn about the votes from which queries are skipped, for free."
+    ),
 }

@@ -13,6 +13,7 @@ Nothing is imported eagerly here, so ``import pate_study.privacy`` stays light. 
 ``pate_study.reporting.session`` sets up what a notebook reader needs: the package's log lines on stdout (not in JupyterLab's
 pink stderr boxes), alternative text on inline figures, and progress bars in the runner's terminal.
 """
+
 import sys as _sys
 
 __version__ = "0.1.0"

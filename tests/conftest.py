@@ -5,6 +5,7 @@ GPU machine ``device=None`` would pick CUDA with bf16 autocast, and those checks
 on an H100). So the suite runs on the CPU unless ``PATE_STUDY_DEVICE`` is set; the CUDA behaviour has its own
 tests (tests/learning/test_cuda.py, skipped without a GPU).
 """
+
 import os
 
 os.environ.setdefault("PATE_STUDY_DEVICE", "cpu")

@@ -1,6 +1,7 @@
 """The verified cache under hostile conditions: an entry and its sidecar replaced together (a pickle; an entry of
 the wrong shape full of NaN), a read-only cache, a full cache. Every case ends in a recomputation with a warning,
 never in a raw exception, a served wrong entry, or a lost result."""
+
 from __future__ import annotations
 
 import errno
@@ -20,8 +21,7 @@ from pate_study.core.io import CacheExpectation, load_cache_entry, save_cache_en
 def _forge(path, payload_bytes: bytes):
     """Replace an entry *and* its sidecar, so that the checksum agrees with the forged bytes."""
     path.write_bytes(payload_bytes)
-    side = {"sha256": hashlib.sha256(payload_bytes).hexdigest(), "size": len(payload_bytes),
-            "format": io.CACHE_FORMAT}
+    side = {"sha256": hashlib.sha256(payload_bytes).hexdigest(), "size": len(payload_bytes), "format": io.CACHE_FORMAT}
     path.with_suffix(path.suffix + ".json").write_text(json.dumps(side))
 
 
@@ -47,13 +47,16 @@ def test_a_pickle_with_a_matching_sidecar_is_rejected_not_raised(entry, caplog):
     assert not entry.exists()
 
 
-@pytest.mark.parametrize("forged, why", [
-    ({"probabilities": torch.full((5, 4), float("nan"))}, "shape"),
-    ({"probabilities": torch.full((3, 4), float("nan"))}, "NaN"),
-    ({"probabilities": torch.zeros((3, 4), dtype=torch.float64)}, "dtype"),
-    ({"other": torch.zeros(3)}, "missing"),
-    ({"probabilities": [0.25] * 12}, "expected an array"),
-])
+@pytest.mark.parametrize(
+    "forged, why",
+    [
+        ({"probabilities": torch.full((5, 4), float("nan"))}, "shape"),
+        ({"probabilities": torch.full((3, 4), float("nan"))}, "NaN"),
+        ({"probabilities": torch.zeros((3, 4), dtype=torch.float64)}, "dtype"),
+        ({"other": torch.zeros(3)}, "missing"),
+        ({"probabilities": [0.25] * 12}, "expected an array"),
+    ],
+)
 def test_an_entry_unlike_its_keys_declared_output_is_rejected(entry, tmp_path, forged, why, caplog):
     scratch = tmp_path / "scratch.pt"
     torch.save(forged, scratch)
@@ -80,8 +83,9 @@ def test_a_rejected_entry_in_a_read_only_cache_is_ignored_with_a_warning(entry, 
         return real_unlink(self, missing_ok=missing_ok)
 
     monkeypatch.setattr(type(entry), "unlink", read_only)
-    monkeypatch.setattr(files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(
-        OSError(errno.EROFS, "Read-only file system")))
+    monkeypatch.setattr(
+        files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(OSError(errno.EROFS, "Read-only file system"))
+    )
     with caplog.at_level(logging.WARNING):
         assert load_cache_entry(entry) is None  # recomputed by the caller, no crash on delete
     assert "cannot remove the rejected cache entry" in caplog.text
@@ -90,8 +94,9 @@ def test_a_rejected_entry_in_a_read_only_cache_is_ignored_with_a_warning(entry, 
 
 def test_a_miss_in_a_read_only_cache_is_announced_before_the_work(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
-    monkeypatch.setattr(files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(
-        OSError(errno.EROFS, "Read-only file system")))
+    monkeypatch.setattr(
+        files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(OSError(errno.EROFS, "Read-only file system"))
+    )
     with caplog.at_level(logging.WARNING):
         assert load_cache_entry(tmp_path / "missing.pt") is None
     assert f"PATE_STUDY_CACHE={tmp_path}" in caplog.text and "Read-only" in caplog.text
@@ -103,8 +108,7 @@ def test_a_full_cache_keeps_the_result_and_the_old_entry(entry, file_size_limit,
     big = {"probabilities": torch.zeros(100_000)}
     with file_size_limit(len(old) + 1000), caplog.at_level(logging.WARNING):
         assert save_cache_entry(entry, big) is None  # no exception: the caller keeps its trained result
-    assert entry.read_bytes() == old and torch.equal(load_cache_entry(entry)["probabilities"],
-                                                     torch.full((3, 4), 0.25))
+    assert entry.read_bytes() == old and torch.equal(load_cache_entry(entry)["probabilities"], torch.full((3, 4), 0.25))
     line = next(r.getMessage() for r in caplog.records if "cannot write" in r.getMessage())
     assert "\n" not in line and line.startswith(f"PATE_STUDY_CACHE={entry.parent}: cannot write {entry}")
     assert "400,000 bytes needed" in line
@@ -148,9 +152,16 @@ def test_the_package_caches_refuse_a_forged_entry_of_the_wrong_shape(tmp_path):
     assert _cached_votes("ensemble-key", queries, compute, "cpu", tmp_path).probabilities.shape == (3, 5)
     assert len(calls) == 2 and path.exists()  # recomputed and stored again
 
-    probabilities = {"probabilities": CacheExpectation((3, 5, 4), "float32"), "best_step": CacheExpectation((3,), "int64")}
-    cache.store("teacher-probabilities", "k" * 64, {"probabilities": torch.full((3, 5, 4), float("nan")),
-                                                    "best_step": torch.zeros(3, dtype=torch.int64)}, tmp_path)
+    probabilities = {
+        "probabilities": CacheExpectation((3, 5, 4), "float32"),
+        "best_step": CacheExpectation((3,), "int64"),
+    }
+    cache.store(
+        "teacher-probabilities",
+        "k" * 64,
+        {"probabilities": torch.full((3, 5, 4), float("nan")), "best_step": torch.zeros(3, dtype=torch.int64)},
+        tmp_path,
+    )
     assert cache.load("teacher-probabilities", "k" * 64, tmp_path, expect=probabilities) is None
 
 
@@ -163,8 +174,10 @@ def test_an_entry_copied_with_its_sidecar_under_another_keys_name_is_not_served(
     key0, key1 = (cache.cache_key("votes", device="cpu", seed=seed) for seed in (0, 1))
     cache.store("votes", key0, {"votes": torch.zeros(3)}, tmp_path)
     for suffix in ("", ".json"):
-        shutil.copy(f"{cache.entry_path('votes', key0, tmp_path)}{suffix}",
-                    f"{cache.entry_path('votes', key1, tmp_path)}{suffix}")
+        shutil.copy(
+            f"{cache.entry_path('votes', key0, tmp_path)}{suffix}",
+            f"{cache.entry_path('votes', key1, tmp_path)}{suffix}",
+        )
     with caplog.at_level(logging.WARNING):
         assert cache.load("votes", key1, tmp_path) is None
     assert "sidecar belongs to another entry" in caplog.text and key0[:16] in caplog.text
@@ -177,8 +190,14 @@ def test_a_folder_at_the_entrys_path_costs_the_entry_never_the_result(tmp_path, 
     key = cache.cache_key("votes", device="cpu", seed=0)
     cache.entry_path("votes", key, tmp_path).mkdir(parents=True)
     with caplog.at_level(logging.WARNING):
-        result = cache.cached("votes", key, lambda: torch.ones(2), to_state=lambda t: {"votes": t},
-                              from_state=lambda s: s["votes"], cache_dir=tmp_path)
+        result = cache.cached(
+            "votes",
+            key,
+            lambda: torch.ones(2),
+            to_state=lambda t: {"votes": t},
+            from_state=lambda s: s["votes"],
+            cache_dir=tmp_path,
+        )
     assert torch.equal(result, torch.ones(2))
     line = next(r.getMessage() for r in caplog.records if "in the way" in r.getMessage())
     assert "is a folder" not in line and "(a folder)" in line and "not cached" in line

@@ -1,6 +1,7 @@
 """Claims as data, one engine: every rule family must be able to say agrees, differs and inconclusive; the only
 constant tolerance is the printed precision; analytic claims and the source's own inconsistencies are labelled and
 never counted as evidence."""
+
 import math
 
 import pytest
@@ -17,9 +18,21 @@ def est(low, high, value=None):
     return u.Estimate(value, low, high, 3, (u.STUDENT_SEED,), "t-interval")
 
 
-@pytest.mark.parametrize("printed, half", [("0.104", 0.0005), ("1018.4", 0.05), ("20", 0.5), ("1e-4", 5e-5),
-                                           ("2.5e3", 50.0), ("0.130", 0.0005), ("35 %", 0.005), ("~0.65", 0.005),
-                                           ("1,018.4", 0.05), ("1.5×", 0.05)])
+@pytest.mark.parametrize(
+    "printed, half",
+    [
+        ("0.104", 0.0005),
+        ("1018.4", 0.05),
+        ("20", 0.5),
+        ("1e-4", 5e-5),
+        ("2.5e3", 50.0),
+        ("0.130", 0.0005),
+        ("35 %", 0.005),
+        ("~0.65", 0.005),
+        ("1,018.4", 0.05),
+        ("1.5×", 0.05),
+    ],
+)
 def test_printed_precision_is_half_the_last_printed_digit(printed, half):
     assert c.printed_half_unit(printed) == pytest.approx(half)
 
@@ -31,8 +44,15 @@ def test_printed_text_must_be_a_number_and_match_the_boundary():
         c.Claim("x", "s", "q", "level", boundary=0.2, printed="0.104")
 
 
-LEVEL = c.Claim("best student mAP", "Muschiol 2021, Table 5.4", "student mAP", "level", (u.STUDENT_SEED,),
-                boundary=0.104, printed="0.104")
+LEVEL = c.Claim(
+    "best student mAP",
+    "Muschiol 2021, Table 5.4",
+    "student mAP",
+    "level",
+    (u.STUDENT_SEED,),
+    boundary=0.104,
+    printed="0.104",
+)
 RANGE = c.Claim("ratio 2 to 3", "s", "ε ratio", "range", boundary=2.0, upper=3.0, printed="2", printed_upper="3")
 DIRECTION = c.Claim("more teachers, lower mAP", "s", "mAP(10) − mAP(50)", "direction")
 BELOW = c.Claim("students below 0.2", "s", "best student mAP", "direction", boundary=0.2, side="below", printed="0.2")
@@ -41,26 +61,29 @@ SAVES = c.Claim("th_e 0.4 saves", "s", "ε saving", "level", boundary=0.0, print
 STEP = c.Claim("falls at every step", "s", "mAP(t) − mAP(next t)", "every-step")
 
 
-@pytest.mark.parametrize("claim, estimate, verdict", [
-    (LEVEL, est(0.1036, 0.1044), "agrees"),       # inside 0.104 ± 0.0005
-    (LEVEL, est(0.120, 0.130), "differs"),        # wholly above the band
-    (LEVEL, est(0.100, 0.110), "inconclusive"),   # straddles it
-    (RANGE, est(2.2, 2.9), "agrees"),
-    (RANGE, est(3.6, 4.0), "differs"),            # above 3 + 0.5
-    (RANGE, est(2.8, 3.7), "inconclusive"),
-    (DIRECTION, est(0.01, 0.03), "agrees"),
-    (DIRECTION, est(-0.03, -0.01), "differs"),
-    (DIRECTION, est(-0.01, 0.02), "inconclusive"),
-    (BELOW, est(0.10, 0.14), "agrees"),           # below 0.2 − 0.05
-    (BELOW, est(0.26, 0.30), "differs"),
-    (BELOW, est(0.12, 0.17), "inconclusive"),     # reaches into 0.2 ± 0.05
-    (RATIO, est(1.2, 1.5), "agrees"),
-    (RATIO, est(0.5, 0.9), "differs"),
-    (RATIO, est(0.9, 1.1), "inconclusive"),
-    (SAVES, est(10.0, 12.0), "agrees"),           # wholly outside 0 ± 0.05
-    (SAVES, u.exact(0.0), "differs"),             # no saving at all
-    (SAVES, est(0.0, 3.0), "inconclusive"),
-])
+@pytest.mark.parametrize(
+    "claim, estimate, verdict",
+    [
+        (LEVEL, est(0.1036, 0.1044), "agrees"),  # inside 0.104 ± 0.0005
+        (LEVEL, est(0.120, 0.130), "differs"),  # wholly above the band
+        (LEVEL, est(0.100, 0.110), "inconclusive"),  # straddles it
+        (RANGE, est(2.2, 2.9), "agrees"),
+        (RANGE, est(3.6, 4.0), "differs"),  # above 3 + 0.5
+        (RANGE, est(2.8, 3.7), "inconclusive"),
+        (DIRECTION, est(0.01, 0.03), "agrees"),
+        (DIRECTION, est(-0.03, -0.01), "differs"),
+        (DIRECTION, est(-0.01, 0.02), "inconclusive"),
+        (BELOW, est(0.10, 0.14), "agrees"),  # below 0.2 − 0.05
+        (BELOW, est(0.26, 0.30), "differs"),
+        (BELOW, est(0.12, 0.17), "inconclusive"),  # reaches into 0.2 ± 0.05
+        (RATIO, est(1.2, 1.5), "agrees"),
+        (RATIO, est(0.5, 0.9), "differs"),
+        (RATIO, est(0.9, 1.1), "inconclusive"),
+        (SAVES, est(10.0, 12.0), "agrees"),  # wholly outside 0 ± 0.05
+        (SAVES, u.exact(0.0), "differs"),  # no saving at all
+        (SAVES, est(0.0, 3.0), "inconclusive"),
+    ],
+)
 def test_every_rule_family_can_agree_differ_or_be_inconclusive(claim, estimate, verdict):
     v = c.judge(claim, estimate)
     assert v.verdict == verdict and v.basis == "data"
@@ -86,15 +109,33 @@ def test_a_setting_not_run_is_not_comparable():
 
 
 def test_analytic_and_inconsistent_claims_are_labelled_and_not_evidence():
-    claim = c.Claim("the check costs more ε", "Muschiol 2021, §5.3: about 1.5× higher", "ε with / without", "ratio",
-                    basis="analytic")
+    claim = c.Claim(
+        "the check costs more ε",
+        "Muschiol 2021, §5.3: about 1.5× higher",
+        "ε with / without",
+        "ratio",
+        basis="analytic",
+    )
     with pytest.raises(ValueError, match="analytic"):
         c.judge(claim, est(0.4, 0.5))
-    a = c.analytic(claim, False, "realised cost: the ratio is about the answered share, < 1 for any votes",
-                   illustration=u.exact(0.45))
+    a = c.analytic(
+        claim,
+        False,
+        "realised cost: the ratio is about the answered share, < 1 for any votes",
+        illustration=u.exact(0.45),
+    )
     assert (a.verdict, a.basis) == ("differs", "analytic") and a.reason.startswith("analytic: holds for any data")
-    bad = c.source_inconsistency(c.Claim("q average", "Table 5.4", "printed q average vs Theorem 13's floor", "level",
-                                         boundary=0.148, printed="0.148"), "0.148 < floor 0.970")
+    bad = c.source_inconsistency(
+        c.Claim(
+            "q average",
+            "Table 5.4",
+            "printed q average vs Theorem 13's floor",
+            "level",
+            boundary=0.148,
+            printed="0.148",
+        ),
+        "0.148 < floor 0.970",
+    )
     assert bad.verdict == "not comparable" and bad.basis == "source inconsistency"
     item = combine({"F1": c.judge(RATIO, est(1.2, 1.5)), "ε": a, "q": bad})
     assert item.verdict == "agrees" and item.basis == "data"  # the analytic differs is not evidence
@@ -105,9 +146,19 @@ def test_analytic_and_inconsistent_claims_are_labelled_and_not_evidence():
 
 
 def test_index_shows_the_interval_and_its_sources():
-    item = Item(id="muschiol2021-table5.4", document="muschiol2021", label="Table 5.4", type="table", kind="result",
-                caption="c", same_as=(), notebook="nb", outputs=(), status="real data at reduced scale",
-                published={"values": {"a": 1}})
+    item = Item(
+        id="muschiol2021-table5.4",
+        document="muschiol2021",
+        label="Table 5.4",
+        type="table",
+        kind="result",
+        caption="c",
+        same_as=(),
+        notebook="nb",
+        outputs=(),
+        status="real data at reduced scale",
+        published={"values": {"a": 1}},
+    )
     v = c.judge(BELOW, u.t_interval([0.125, 0.123, 0.135], [u.RELEASE_NOISE, u.STUDENT_SEED]))
     cell = verdict_cell(item, {item.id: v.as_record()})
     assert cell.startswith("**agrees**; ours: 0.1277 [")
@@ -119,8 +170,13 @@ def test_index_shows_the_interval_and_its_sources():
 
 
 def test_bad_claims_are_refused():
-    for kwargs in (dict(kind="guess"), dict(kind="level"), dict(kind="range", boundary=3.0, upper=2.0),
-                   dict(kind="direction", side="up"), dict(kind="direction", negated=True)):
+    for kwargs in (
+        dict(kind="guess"),
+        dict(kind="level"),
+        dict(kind="range", boundary=3.0, upper=2.0),
+        dict(kind="direction", side="up"),
+        dict(kind="direction", negated=True),
+    ):
         with pytest.raises(ValueError):
             c.Claim("x", "s", "q", **kwargs)
     assert math.isclose(c.Claim("r", "s", "q", "ratio").boundary, 1.0)

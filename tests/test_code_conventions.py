@@ -13,6 +13,7 @@
 - Docstrings and comments cite sources and equations, never the project's issue tracker, which a reader of the
   repository cannot open.
 """
+
 from __future__ import annotations
 
 import ast
@@ -57,21 +58,31 @@ def code_lines(source: str) -> int:
 def notebook_code_cells(path: Path) -> list[dict]:
     """The code cells of a notebook, each as ``{"source": str, "tags": list}``."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    return [{"source": "".join(c["source"]), "tags": c.get("metadata", {}).get("tags", [])}
-            for c in notebook["cells"] if c["cell_type"] == "code"]
+    return [
+        {"source": "".join(c["source"]), "tags": c.get("metadata", {}).get("tags", [])}
+        for c in notebook["cells"]
+        if c["cell_type"] == "code"
+    ]
 
 
 def is_setup(statements: list[ast.stmt]) -> bool:
     """The set-up cell: the one that binds ``out = NotebookOutputs(...)``."""
-    return any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
-               and getattr(s.value.func, "id", None) == "NotebookOutputs" for s in statements)
+    return any(
+        isinstance(s, ast.Assign)
+        and isinstance(s.value, ast.Call)
+        and getattr(s.value.func, "id", None) == "NotebookOutputs"
+        for s in statements
+    )
 
 
 def cell_problems(source: str, tags: list) -> list[str]:
     """What breaks the one-call-per-cell rules in one code cell (empty when nothing does)."""
     first = next((line for line in source.splitlines() if line.strip()), "")[:60]
-    problems = [f"line over {LINE_WIDTH} columns ({len(line)}): {line[:60]}..."
-                for line in source.splitlines() if len(line) > LINE_WIDTH]
+    problems = [
+        f"line over {LINE_WIDTH} columns ({len(line)}): {line[:60]}..."
+        for line in source.splitlines()
+        if len(line) > LINE_WIDTH
+    ]
     if "parameters" in tags:
         if code_lines(source) > PARAMETER_LINE_LIMIT:
             problems.append(f"parameters cell of {code_lines(source)} code lines (limit {PARAMETER_LINE_LIMIT})")
@@ -130,9 +141,14 @@ def test_notebook_is_thin(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_definitions_outside_exercise_cells(path):
-    defining = [cell.splitlines()[0] for cell in code_cells(path)
-                if re.search(r"^\s*(def|class) ", cell, re.M) and EXERCISE_MARK not in cell]
-    assert not defining, f"{path.name} defines functions or classes in cells starting {defining}: put them in the package"
+    defining = [
+        cell.splitlines()[0]
+        for cell in code_cells(path)
+        if re.search(r"^\s*(def|class) ", cell, re.M) and EXERCISE_MARK not in cell
+    ]
+    assert not defining, (
+        f"{path.name} defines functions or classes in cells starting {defining}: put them in the package"
+    )
 
 
 def test_counting_rules_on_a_toy_notebook(tmp_path):
@@ -141,8 +157,11 @@ def test_counting_rules_on_a_toy_notebook(tmp_path):
     path = tmp_path / "toy.ipynb"
     path.write_text(json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells]}))
     assert [code_lines(c) for c in code_cells(path)] == [2, 2, 2]
-    assert [bool(re.search(r"^\s*(def|class) ", c, re.M)) and EXERCISE_MARK not in c for c in code_cells(path)] \
-        == [False, False, True]
+    assert [bool(re.search(r"^\s*(def|class) ", c, re.M)) and EXERCISE_MARK not in c for c in code_cells(path)] == [
+        False,
+        False,
+        True,
+    ]
 
 
 def project_sources() -> list[Path]:
@@ -151,9 +170,12 @@ def project_sources() -> list[Path]:
 
 
 def test_no_issue_tracker_references():
-    found = [f"{p.relative_to(REPO)}: {m.group(0)}" for p in project_sources()
-             if p.name != Path(__file__).name
-             for m in ISSUE_REFERENCE.finditer(p.read_text(encoding="utf-8"))]
+    found = [
+        f"{p.relative_to(REPO)}: {m.group(0)}"
+        for p in project_sources()
+        if p.name != Path(__file__).name
+        for m in ISSUE_REFERENCE.finditer(p.read_text(encoding="utf-8"))
+    ]
     assert not found, "cite the source or the reason, not the issue tracker:\n" + "\n".join(found)
 
 
@@ -182,18 +204,22 @@ def test_architecture_page_names_every_module_by_its_path():
     shared by several modules): a module added without a line there fails here, and so does a line for a module
     that no longer exists."""
     named = architecture_page_modules((REPO / "docs" / "architecture.md").read_text(encoding="utf-8"))
-    existing = {str(p.relative_to(REPO)) for root in ("pate_study", "data_recipes") for p in (REPO / root).rglob("*.py")
-                if "__pycache__" not in p.parts}
+    existing = {
+        str(p.relative_to(REPO))
+        for root in ("pate_study", "data_recipes")
+        for p in (REPO / root).rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
     modules = {m for m in existing if not m.endswith("__init__.py")}
     assert not modules - named, "add a line to docs/architecture.md for: " + ", ".join(sorted(modules - named))
-    assert not named - existing, "docs/architecture.md names modules that do not exist: " + ", ".join(sorted(named - existing))
+    assert not named - existing, "docs/architecture.md names modules that do not exist: " + ", ".join(
+        sorted(named - existing)
+    )
 
 
 def test_architecture_page_parser_reads_nested_folders():
     page = "One line per module:\n\n```\npkg/\n  a.py b.py   two\n  sub/  c.py: with the folder\n    d.py  deeper\n  e.py\n```\n"
     assert architecture_page_modules(page) == {"pkg/a.py", "pkg/b.py", "pkg/sub/c.py", "pkg/sub/d.py", "pkg/e.py"}
-
-
 
 
 #: an absolute path of one machine: a home, root's home, a temporary or a work folder (``/tmp/x``, ``/work/x``, ...)
@@ -212,7 +238,9 @@ def committed_text_files(repo: Path) -> list[Path]:
         skipped = {".git", ".venv", ".venv-lab", ".cache", "build", "data", "__pycache__", "smoke", ".pytest_cache"}
         files = [p for p in repo.rglob("*") if not skipped & set(p.relative_to(repo).parts)]
     this_file = Path(__file__).resolve()
-    return sorted(p for p in files if p.is_file() and p.suffix.lower() not in BINARY_SUFFIXES and p.resolve() != this_file)
+    return sorted(
+        p for p in files if p.is_file() and p.suffix.lower() not in BINARY_SUFFIXES and p.resolve() != this_file
+    )
 
 
 def machine_paths(text: str) -> list[str]:
@@ -221,13 +249,18 @@ def machine_paths(text: str) -> list[str]:
 
 def test_machine_path_pattern_finds_paths_and_spares_ordinary_text():
     assert machine_paths("see /tmp/fc29/pate_study/x.py:3 and PATE_STUDY_MIRROR=/work/shared/datasets") == [
-        "/tmp/fc29", "/work/shared"]
+        "/tmp/fc29",
+        "/work/shared",
+    ]
     assert machine_paths("cd ~/work/pate; ../shared/docs; https://example.org/home/page; a/tmp/b; $TMPDIR/x") == []
 
 
 def test_no_absolute_machine_path_in_committed_text():
     """Docs, code, configs, tables and executed notebooks (warnings included) name no folder of one machine: a
     reader's machine has none of them. Write ``<checkout>``, ``<mirror>``, ``$(mktemp -d)`` or a relative path."""
-    found = [f"{p.relative_to(REPO)}: {hit}" for p in committed_text_files(REPO)
-             for hit in machine_paths(p.read_text(encoding="utf-8", errors="replace"))]
+    found = [
+        f"{p.relative_to(REPO)}: {hit}"
+        for p in committed_text_files(REPO)
+        for hit in machine_paths(p.read_text(encoding="utf-8", errors="replace"))
+    ]
     assert not found, "absolute machine paths:\n" + "\n".join(found[:40])

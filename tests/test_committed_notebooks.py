@@ -6,6 +6,7 @@ with a machine's absolute path in it. The package says what a reader needs once,
 so a committed run should have none. The allow-list is explicit: a stem maps to the cells whose stderr is expected and
 why; nothing is allowed by default.
 """
+
 import nbformat
 import pytest
 
@@ -40,9 +41,14 @@ def test_committed_executed_notebooks_show_no_unexpected_stderr(path):
 
 def test_the_finder_sees_stderr_and_errors_and_nothing_else(tmp_path):
     new = nbformat.v4
-    cell = new.new_code_cell("x", outputs=[new.new_output("stream", name="stdout", text="INFO fine\n"),
-                                           new.new_output("stream", name="stderr", text="/abs/x.py:1: Warning: w\n"),
-                                           new.new_output("error", ename="KeyError", evalue="'k'", traceback=[])])
+    cell = new.new_code_cell(
+        "x",
+        outputs=[
+            new.new_output("stream", name="stdout", text="INFO fine\n"),
+            new.new_output("stream", name="stderr", text="/abs/x.py:1: Warning: w\n"),
+            new.new_output("error", ename="KeyError", evalue="'k'", traceback=[]),
+        ],
+    )
     path = tmp_path / "nb.ipynb"
     nbformat.write(new.new_notebook(cells=[new.new_markdown_cell("# t"), cell]), str(path))
     assert stderr_and_errors(path) == [(1, "/abs/x.py:1: Warning: w"), (1, "KeyError: 'k'")]

@@ -3,6 +3,7 @@
 One instance for the module (2 CPUs, no dashboard, 127.0.0.1), stopped after. Tiny ensembles only: the
 machine is small, and the whole module must stay under 90 s.
 """
+
 import os
 import sys
 from pathlib import Path
@@ -52,8 +53,9 @@ def test_ensemble_votes_identical_on_both_backends_for_the_same_plan(local_ray, 
     kw = dict(curve_clips=10)
     local = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "local", **kw)
     whole = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "ray1", backend="ray", **kw)
-    on_ray = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "ray", backend="ray",
-                                            teachers_per_task=2, **kw)
+    on_ray = pipeline.cached_ensemble_votes(
+        inputs, spec, cache_dir=tmp_path / "ray", backend="ray", teachers_per_task=2, **kw
+    )
     plan_local = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "plan", teachers_per_task=2, **kw)
     assert on_ray.probabilities.shape == (4, 40, 4)
     np.testing.assert_array_equal(whole.probabilities, local.probabilities)
@@ -121,8 +123,9 @@ def test_logmel_teachers_identical_on_ray_with_the_clips_as_a_path(local_ray, tm
     kw = dict(width_scale=32, head=(8,), seed=2, device="cpu")
     val = np.arange(0, 4)
     h_local, stamp, _ = pipeline.train_logmel_ensemble("resnet18", X, Y, parts, val, X[34:], Y[34:], spec, **kw)
-    h_ray, stamp_ray, _ = pipeline.train_logmel_ensemble("resnet18", str(tmp_path / "clips.npy"), Y, parts, val, X[34:],
-                                                   Y[34:], spec, **kw, backend="ray")
+    h_ray, stamp_ray, _ = pipeline.train_logmel_ensemble(
+        "resnet18", str(tmp_path / "clips.npy"), Y, parts, val, X[34:], Y[34:], spec, **kw, backend="ray"
+    )
     assert stamp_ray == stamp
     assert h_ray.equals(h_local)
 
@@ -138,11 +141,14 @@ def _flaky_square(x, i, marker_dir):
 
 
 def test_a_task_that_raises_once_is_retried_with_the_identical_result(local_ray, tmp_path):
-    shards = [distributed.Shard(f"s{i}", {"i": i, "marker_dir": str(tmp_path)}, key=hash_inputs(test="retry", i=i))
-              for i in range(3)]
+    shards = [
+        distributed.Shard(f"s{i}", {"i": i, "marker_dir": str(tmp_path)}, key=hash_inputs(test="retry", i=i))
+        for i in range(3)
+    ]
     shared = {"x": np.arange(5.0)}
-    on_ray = distributed.map_shards(_flaky_square, shards, shared=shared, backend="ray", max_retries=1,
-                                    cache_dir=tmp_path / "ray", progress=False)
+    on_ray = distributed.map_shards(
+        _flaky_square, shards, shared=shared, backend="ray", max_retries=1, cache_dir=tmp_path / "ray", progress=False
+    )
     assert (tmp_path / "attempt-1").exists()  # the first attempt did raise
     local = distributed.map_shards(_flaky_square, shards, shared=shared, backend="local", cache_dir=tmp_path / "loc")
     for a, b in zip(on_ray, local):
@@ -169,8 +175,15 @@ def test_a_failed_shard_is_named_and_finished_shards_stay_cached(local_ray, tmp_
     order = [0, 1, 3, 2] if backend == "local" else range(4)  # locally the loop stops at the failure
     shards = [shards[i] for i in order]
     with pytest.raises(distributed.ShardError, match=r"shard 'teachers 2' failed \(.*ValueError.*cannot be computed"):
-        distributed.map_shards(_fails_on_shard_2, shards, shared={"x": np.ones(3)}, backend=backend,
-                               max_retries=2, cache_dir=tmp_path, progress=False)
+        distributed.map_shards(
+            _fails_on_shard_2,
+            shards,
+            shared={"x": np.ones(3)},
+            backend=backend,
+            max_retries=2,
+            cache_dir=tmp_path,
+            progress=False,
+        )
     for i in (0, 1, 3):
         entry = load_cache_entry(distributed.shard_cache_path(keys[i], tmp_path))
         assert entry is not None and entry["result"]["y"].tolist() == [float(i)] * 3
@@ -178,8 +191,9 @@ def test_a_failed_shard_is_named_and_finished_shards_stay_cached(local_ray, tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") or p.suffix == ".tmp"]  # no partial files
     assert len(list(tmp_path.glob("shard-*.pt"))) == 3
     # the rerun computes only the missing shard
-    out = distributed.map_shards(_must_not_rerun, shards, shared={"x": np.ones(3)}, backend=backend,
-                                 cache_dir=tmp_path, progress=False)
+    out = distributed.map_shards(
+        _must_not_rerun, shards, shared={"x": np.ones(3)}, backend=backend, cache_dir=tmp_path, progress=False
+    )
     assert [r["y"][0] for r in out] == [float(i) for i in order]
 
 
@@ -207,8 +221,10 @@ class _FakeRay:
     def init(self, **kwargs):
         self.inits += 1
         if self.inits <= self.failures:
-            raise Exception("The current node timed out during startup. This could happen because some of the "
-                            "raylet failed to startup or the GCS has become overloaded.")
+            raise Exception(
+                "The current node timed out during startup. This could happen because some of the "
+                "raylet failed to startup or the GCS has become overloaded."
+            )
 
     def shutdown(self):
         self.shutdowns += 1

@@ -3,6 +3,7 @@
 Kept apart from tests/test_distributed_ray.py so that module stays fast. Both notebooks declare ``backend``
 (checked: the test fails, not skips, if a parameters cell loses it).
 """
+
 import json
 
 import papermill
@@ -42,8 +43,15 @@ def test_audioset_notebook_smoke_runs_on_ray(stem, ray_address, tmp_path, monkey
     monkeypatch.setenv("RAY_ADDRESS", ray_address)
     monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path / "cache"))
     output_dir = tmp_path / "figures" / stem
-    execute_notebook(stem, "smoke", output_dir, build_dir=tmp_path / "build", html=False,
-                     extra_parameters={"backend": "ray"}, cell_timeout_s=CELL_LIMIT_S)
+    execute_notebook(
+        stem,
+        "smoke",
+        output_dir,
+        build_dir=tmp_path / "build",
+        html=False,
+        extra_parameters={"backend": "ray"},
+        cell_timeout_s=CELL_LIMIT_S,
+    )
     scalars = read_scalars(output_dir)
     assert scalars["_provenance"]["profile"] == "smoke"
     recorded = json.loads(next(output_dir.glob("*.provenance.json")).read_text())["parameters"]

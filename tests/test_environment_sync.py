@@ -1,4 +1,5 @@
 """environment.yml (conda route) and pyproject.toml (pip route) must list the same dependencies."""
+
 import re
 import tomllib
 from pathlib import Path
@@ -132,6 +133,8 @@ def test_the_lock_record_names_what_differs_from_the_lock(tmp_path):
     from pate_study.reporting import outputs
 
     lock = tmp_path / "requirements.lock"
-    lock.write_text(f"numpy=={np.__version__} \\\n    --hash=sha256:00\nno-such-package==1.0 \\\n    --hash=sha256:00\n")
+    lock.write_text(
+        f"numpy=={np.__version__} \\\n    --hash=sha256:00\nno-such-package==1.0 \\\n    --hash=sha256:00\n"
+    )
     record = outputs.lock_record(lock)
     assert record["differs"] == ["no-such-package installed not at all, locked 1.0"]

@@ -1,4 +1,5 @@
 """Environment variables that name something this machine cannot give are refused naming the variable."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The primer's exercise checks: the instructors' solutions pass, wrong answers are rejected with a reason."""
+
 import importlib.util
 
 import numpy as np
@@ -29,10 +30,18 @@ def fresh_attempts():
     ex.reset_attempts()
 
 
-CHECKS = [("1", ex.check_sensitivity), ("2", ex.check_lnmax_epsilon), ("3", ex.check_gaussian_sigma),
-          ("4", ex.check_queries_for_budget), ("5", ex.check_rdp_conversion), ("6", ex.check_gnmax_rdp),
-          ("9", ex.check_gnmax_sigma), ("10", ex.check_unanswered_cost), ("11", ex.check_release_reason),
-          ("12", ex.check_local_rho)]
+CHECKS = [
+    ("1", ex.check_sensitivity),
+    ("2", ex.check_lnmax_epsilon),
+    ("3", ex.check_gaussian_sigma),
+    ("4", ex.check_queries_for_budget),
+    ("5", ex.check_rdp_conversion),
+    ("6", ex.check_gnmax_rdp),
+    ("9", ex.check_gnmax_sigma),
+    ("10", ex.check_unanswered_cost),
+    ("11", ex.check_release_reason),
+    ("12", ex.check_local_rho),
+]
 
 
 @pytest.mark.parametrize("number, check", CHECKS)
@@ -48,8 +57,12 @@ def test_exercise_numbers_follow_the_notebook_order():
     import re
 
     nb = json.loads((REPO_ROOT / "notebooks" / "00_dp_primer.ipynb").read_text())
-    calls = [m for c in nb["cells"] if c["cell_type"] == "code"
-             for m in re.findall(r"exercises\.(check_\w+)\(", "".join(c["source"]))]
+    calls = [
+        m
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for m in re.findall(r"exercises\.(check_\w+)\(", "".join(c["source"]))
+    ]
     numbers = [int(re.search(r"Exercise (\d+)\.", getattr(ex, call).__doc__).group(1)) for call in calls]
     assert numbers == list(range(1, 14))
 
@@ -86,25 +99,28 @@ def test_solution_13_passes_and_shortcuts_fail(solutions):
     assert not lied.correct and "caught should be True" in lied.message
 
 
-@pytest.mark.parametrize("check, wrong, why", [
-    (ex.check_sensitivity, 1, "how many counts change"),
-    (ex.check_lnmax_epsilon, 0.1, "exercise 1"),
-    (ex.check_lnmax_epsilon, 20, "inverse scale"),
-    (ex.check_gaussian_sigma, 1.0, "too small"),
-    (ex.check_queries_for_budget, 10**6, "exceeds the budget"),
-    (ex.check_queries_for_budget, 10, "can answer more"),
-    (ex.check_queries_for_budget, 2.5, "whole number"),
-    (ex.check_local_rho, 1.0, "how far apart"),
-    (ex.check_local_rho, -0.5, "inverse noise scale"),
-    (ex.check_gnmax_sigma, 5.0, "more noise"),
-    (ex.check_gnmax_sigma, 500.0, "less noise"),
-    (ex.check_release_reason, "a", "never larger"),
-    (ex.check_release_reason, "z", "expected one of"),
-    (ex.check_unanswered_cost, "a", "one bit"),
-    (ex.check_sensitivity, "two", "expected a number"),
-    (ex.check_sensitivity, True, "expected a number"),
-    (ex.check_sensitivity, None, "no answer yet"),
-])
+@pytest.mark.parametrize(
+    "check, wrong, why",
+    [
+        (ex.check_sensitivity, 1, "how many counts change"),
+        (ex.check_lnmax_epsilon, 0.1, "exercise 1"),
+        (ex.check_lnmax_epsilon, 20, "inverse scale"),
+        (ex.check_gaussian_sigma, 1.0, "too small"),
+        (ex.check_queries_for_budget, 10**6, "exceeds the budget"),
+        (ex.check_queries_for_budget, 10, "can answer more"),
+        (ex.check_queries_for_budget, 2.5, "whole number"),
+        (ex.check_local_rho, 1.0, "how far apart"),
+        (ex.check_local_rho, -0.5, "inverse noise scale"),
+        (ex.check_gnmax_sigma, 5.0, "more noise"),
+        (ex.check_gnmax_sigma, 500.0, "less noise"),
+        (ex.check_release_reason, "a", "never larger"),
+        (ex.check_release_reason, "z", "expected one of"),
+        (ex.check_unanswered_cost, "a", "one bit"),
+        (ex.check_sensitivity, "two", "expected a number"),
+        (ex.check_sensitivity, True, "expected a number"),
+        (ex.check_sensitivity, None, "no answer yet"),
+    ],
+)
 def test_wrong_answers_are_rejected_with_a_reason(check, wrong, why):
     feedback = check(wrong)
     assert not feedback.correct
@@ -163,8 +179,9 @@ def test_exercise_7_names_the_cap_when_the_union_bound_exceeds_it():
     from scipy.stats import norm
 
     top = LEAST_UNANIMOUS.argmax()
-    union = sum(norm.sf((LEAST_UNANIMOUS[top] - n) / (np.sqrt(2) * 40))
-                for j, n in enumerate(LEAST_UNANIMOUS) if j != top)
+    union = sum(
+        norm.sf((LEAST_UNANIMOUS[top] - n) / (np.sqrt(2) * 40)) for j, n in enumerate(LEAST_UNANIMOUS) if j != top
+    )
     assert union > 3
     first = ex.check_theorem6_q(union, LEAST_UNANIMOUS)
     assert not first.correct and "capped at 1 − 1/m" in first.message

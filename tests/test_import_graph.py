@@ -12,6 +12,7 @@ an edge, and three rules are checked:
 This is the project's one import walker; the package-specific rules (only the Audio Set pipeline reaches the
 cluster code) read its :func:`graph`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -31,10 +32,22 @@ ALLOWED = {
     "pate_study.data": {"data_recipes", "pate_study.core"},
     "pate_study.learning": {"pate_study.core"},
     "pate_study.reporting": {"pate_study.core"},
-    "pate_study.experiments": {"pate_study.core", "pate_study.privacy", "pate_study.data", "pate_study.learning",
-                               "pate_study.reporting"},
-    "pate_study.tooling": {"data_recipes", "pate_study.core", "pate_study.privacy", "pate_study.data",
-                           "pate_study.learning", "pate_study.reporting", "pate_study.experiments"},
+    "pate_study.experiments": {
+        "pate_study.core",
+        "pate_study.privacy",
+        "pate_study.data",
+        "pate_study.learning",
+        "pate_study.reporting",
+    },
+    "pate_study.tooling": {
+        "data_recipes",
+        "pate_study.core",
+        "pate_study.privacy",
+        "pate_study.data",
+        "pate_study.learning",
+        "pate_study.reporting",
+        "pate_study.experiments",
+    },
     # the package's __init__ only sets up a Jupyter kernel's display (see its docstring)
     "pate_study": {"pate_study.reporting"},
 }
@@ -77,7 +90,9 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]):
         elif isinstance(node, ast.ImportFrom):
             base = resolve_relative(module, path, node.level, node.module) if node.level else node.module
             # "from package import module" imports the module; "from module import name" the module itself
-            targets = [(f"{base}.{a.name}", "") if f"{base}.{a.name}" in modules else (base, a.name) for a in node.names]
+            targets = [
+                (f"{base}.{a.name}", "") if f"{base}.{a.name}" in modules else (base, a.name) for a in node.names
+            ]
         else:
             continue
         commented = "#" in lines[node.lineno - 1]
@@ -94,8 +109,9 @@ def graph() -> tuple[dict[str, set[str]], list[str], list[str], list[str]]:
             project = name.split(".")[0] in PROJECT_PACKAGES
             where = f"{path.relative_to(REPO)}:{line}"
             if inside and (project or not commented):
-                hidden.append(f"{where} imports {name} inside a function"
-                              + ("" if project else " without a comment saying why"))
+                hidden.append(
+                    f"{where} imports {name} inside a function" + ("" if project else " without a comment saying why")
+                )
             if not project:
                 continue
             if taken.startswith("_") and not taken.startswith("__"):
@@ -136,8 +152,13 @@ def test_no_private_name_imported_from_another_module():
 def test_data_recipes_import_nothing_from_pate_study():
     """The file-level primitives live in data_recipes, which pate_study may import, never the reverse."""
     edges, *_ = graph()
-    bad = [f"{m} imports {t}" for m, targets in edges.items() if m.startswith("data_recipes")
-           for t in targets if t.startswith("pate_study")]
+    bad = [
+        f"{m} imports {t}"
+        for m, targets in edges.items()
+        if m.startswith("data_recipes")
+        for t in targets
+        if t.startswith("pate_study")
+    ]
     assert not bad, bad
 
 
@@ -150,8 +171,9 @@ def test_the_rules_catch_what_they_claim_to(tmp_path, monkeypatch):
     for init in (toy, toy / "core", toy / "learning", tmp_path / "data_recipes"):
         (init / "__init__.py").write_text("")
     (toy / "core" / "a.py").write_text("from ..learning import b\n")
-    (toy / "learning" / "b.py").write_text("from ..core import a\nfrom pate_study.core.a import _secret\n\n"
-                                           "def f():\n    import json\n")
+    (toy / "learning" / "b.py").write_text(
+        "from ..core import a\nfrom pate_study.core.a import _secret\n\ndef f():\n    import json\n"
+    )
     monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
     edges, upward, hidden, private = graph()
     assert edges["pate_study.learning.b"] == {"pate_study.core.a"}  # relative and absolute imports both seen

@@ -7,6 +7,7 @@ pink), outputs not under the repository root's build/lab-test/figures/ or not st
 any file written outside figures/, build/ and the prepared data. Needs Debian's ``chromium`` (``.ci/run`` installs
 it); skipped, saying so, where it is absent. See :mod:`pate_study.tooling.labcheck`.
 """
+
 import os
 
 import pytest
@@ -20,11 +21,14 @@ from pate_study.tooling.runner import list_notebooks
 def test_every_notebook_runs_clean_in_jupyterlab_and_chromium():
     browser = find_browser()
     if browser is None:
-        pytest.skip("no chromium on this machine: install Debian's package (apt-get install chromium), "
-                    "as .ci/run does, to run the notebooks in JupyterLab")
+        pytest.skip(
+            "no chromium on this machine: install Debian's package (apt-get install chromium), "
+            "as .ci/run does, to run the notebooks in JupyterLab"
+        )
     screenshot = os.environ.get("PATE_STUDY_LAB_SCREENSHOT")  # e.g. docs/img/primer-first-plot-jupyterlab.png
-    checks, outside = run_in_lab(list_notebooks(), browser=browser,
-                                 screenshot=REPO_ROOT / screenshot if screenshot else None)
+    checks, outside = run_in_lab(
+        list_notebooks(), browser=browser, screenshot=REPO_ROOT / screenshot if screenshot else None
+    )
     problems = {check.stem: check.problems for check in checks if check.problems}
     assert not problems
     assert not outside, f"files written outside figures/ and build/: {outside}"
@@ -60,14 +64,31 @@ def test_check_flags_package_logs_on_stderr_errors_unrun_cells_and_wrong_stamp(t
     monkeypatch.setattr(labcheck, "REPO_ROOT", tmp_path)
     stream = nbformat.v4.new_output
     clean = labcheck.check_saved_notebook(
-        _saved(tmp_path, [stream("stream", name="stdout", text="INFO pate_study.reporting.outputs: saved figure\n"),
-                          stream("stream", name="stderr", text="UserWarning: something else\n")]),
-        "nb", 1.0, _stamped(tmp_path, "interactive"))
+        _saved(
+            tmp_path,
+            [
+                stream("stream", name="stdout", text="INFO pate_study.reporting.outputs: saved figure\n"),
+                stream("stream", name="stderr", text="UserWarning: something else\n"),
+            ],
+        ),
+        "nb",
+        1.0,
+        _stamped(tmp_path, "interactive"),
+    )
     assert clean.problems == [] and clean.other_stderr == ["cell 0: UserWarning: something else"]
     pink = labcheck.check_saved_notebook(
-        _saved(tmp_path, [stream("stream", name="stderr", text="INFO:pate_study.privacy.audit:trial 3 of 10\n"),
-                          stream("error", ename="KeyError", evalue="'x'", traceback=[])], execution_count=None),
-        "nb", 1.0, _stamped(tmp_path, "paper"))
+        _saved(
+            tmp_path,
+            [
+                stream("stream", name="stderr", text="INFO:pate_study.privacy.audit:trial 3 of 10\n"),
+                stream("error", ename="KeyError", evalue="'x'", traceback=[]),
+            ],
+            execution_count=None,
+        ),
+        "nb",
+        1.0,
+        _stamped(tmp_path, "paper"),
+    )
     assert len(pink.problems) == 4, pink.problems  # not run, pink log, error, stamped as the paper profile
     assert any("stderr box" in p for p in pink.problems) and any("'paper'" in p for p in pink.problems)
     missing = labcheck.check_saved_notebook(_saved(tmp_path, []), "nb", 1.0, tmp_path / "nowhere")
@@ -83,8 +104,13 @@ def test_teaching_notebooks_are_copied_with_the_student_parameters_and_checked_s
     monkeypatch.setattr(labcheck, "REPO_ROOT", tmp_path)
     for stem in labcheck.TEACHING_NOTEBOOKS:
         copy = labcheck.lab_copy(stem, tmp_path / "lab", student=True)
-        assert nbformat.read(copy, as_version=4).cells == nbformat.read(NOTEBOOKS_DIR / f"{stem}.ipynb", as_version=4).cells
-    warned = _saved(tmp_path, [nbformat.v4.new_output("stream", name="stderr", text="ThresholdRangeWarning: /abs/path\n")])
+        assert (
+            nbformat.read(copy, as_version=4).cells
+            == nbformat.read(NOTEBOOKS_DIR / f"{stem}.ipynb", as_version=4).cells
+        )
+    warned = _saved(
+        tmp_path, [nbformat.v4.new_output("stream", name="stderr", text="ThresholdRangeWarning: /abs/path\n")]
+    )
     relaxed = labcheck.check_saved_notebook(warned, "nb", 1.0, _stamped(tmp_path, "interactive"))
     strict = labcheck.check_saved_notebook(warned, "nb", 1.0, _stamped(tmp_path, "interactive"), strict=True)
     assert relaxed.problems == [] and "stderr box a student sees" in strict.problems[0]

@@ -1,6 +1,7 @@
 """Every relative link of the Markdown a reader opens resolves: the README, docs/ (data cards and findings
 included), instructors/, benchmarks/ and figures/INDEX.md. A link is resolved from the folder of the file that holds
 it, as GitHub and the static site do; web addresses and in-page anchors are not followed (no network in tests)."""
+
 import re
 import subprocess
 from pathlib import Path
@@ -54,6 +55,8 @@ def test_the_link_finder_sees_links_and_skips_code_and_web_addresses(tmp_path):
     page.parent.mkdir()
     (tmp_path / "docs" / "cards").mkdir()
     (tmp_path / "docs" / "cards" / "a.md").write_text("x")
-    page.write_text("[ok](cards/a.md#top) [bad](docs/cards/a.md) ![img](missing.png) [web](https://x.org/y)\n"
-                    "`[code](nowhere.md)`\n```\n[fenced](nowhere.md)\n```\n[ref]: ../gone.md\n[anchor](#here)\n")
+    page.write_text(
+        "[ok](cards/a.md#top) [bad](docs/cards/a.md) ![img](missing.png) [web](https://x.org/y)\n"
+        "`[code](nowhere.md)`\n```\n[fenced](nowhere.md)\n```\n[ref]: ../gone.md\n[anchor](#here)\n"
+    )
     assert broken_links(page) == ["docs/cards/a.md", "missing.png", "../gone.md"]

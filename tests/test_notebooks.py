@@ -3,6 +3,7 @@
 Each notebook needs a ``parameters`` cell, ``configs/<stem>/{smoke,paper}.yaml`` and an entry in CHECKS below
 that asserts what the notebook recorded (not only that it ran).
 """
+
 import json
 import math
 import re
@@ -14,7 +15,14 @@ import pytest
 from pate_study.tooling.labcheck import PACKAGE_LOG
 from pate_study.reporting.outputs import read_scalars
 from pate_study.reporting.verdicts import VERDICTS
-from pate_study.tooling.runner import PROFILES, REQUIRED_PROFILES, RUNNER_PARAMETERS, execute_notebook, list_notebooks, load_parameters
+from pate_study.tooling.runner import (
+    PROFILES,
+    REQUIRED_PROFILES,
+    RUNNER_PARAMETERS,
+    execute_notebook,
+    list_notebooks,
+    load_parameters,
+)
 from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
 
 
@@ -146,6 +154,7 @@ def _check_accounting(scalars: dict, params: dict) -> None:
 def _check_verdicts(scalars: dict, items: list) -> None:
     """Every comparison the notebook makes carries a verdict of pate_study.reporting.verdicts."""
     from pate_study.reporting.verdicts import VERDICTS
+
     for item in items:
         assert scalars[item]["verdict"] in VERDICTS, item
         assert scalars[item]["verdict_rule"], item
@@ -158,8 +167,19 @@ def check_ecg(scalars: dict, params: dict) -> None:
     assert scalars["make2021-table1"]["n_students"] == n_levels * params["n_students"]
     assert scalars["scale"]["n_teachers"] <= params["n_teachers"]
     assert len(scalars["scale"]["designs"]) == 1 + int(params["alt_design"])
-    _check_verdicts(scalars, ["make2021-fig8", "make2021-fig9", "make2021-fig10", "make2021-fig11", "make2021-table1",
-                              "visca2021-fig4.15", "visca2021-fig4.16", "visca2021-table4.1"])
+    _check_verdicts(
+        scalars,
+        [
+            "make2021-fig8",
+            "make2021-fig9",
+            "make2021-fig10",
+            "make2021-fig11",
+            "make2021-table1",
+            "visca2021-fig4.15",
+            "visca2021-fig4.16",
+            "visca2021-table4.1",
+        ],
+    )
     fig11 = scalars["make2021-fig11"]
     assert fig11["epsilon_ind_star"] <= fig11["epsilon_ind_integer"]
     assert 0 <= fig11["n_students_on_integer_bound"] <= fig11["n_students"]
@@ -168,10 +188,22 @@ def check_ecg(scalars: dict, params: dict) -> None:
 def check_web(scalars: dict, params: dict) -> None:
     """02_web_requests: accounting, verdicts, Sosa's tables filled for every ensemble size, hypotheses recorded."""
     _check_accounting(scalars, params)
-    _check_verdicts(scalars, ["make2021-fig13", "make2021-fig14", "make2021-fig15", "visca2021-fig4.13",
-                              "sosa2021-table4.1", "sosa2021-table4.2", "sosa2021-fig4.4"])
+    _check_verdicts(
+        scalars,
+        [
+            "make2021-fig13",
+            "make2021-fig14",
+            "make2021-fig15",
+            "visca2021-fig4.13",
+            "sosa2021-table4.1",
+            "sosa2021-table4.2",
+            "sosa2021-fig4.4",
+        ],
+    )
     table42 = scalars["sosa2021-table4.2"]
-    ours = [r for r in table42["rows"] if isinstance(r.get("ours_teacher_epsilon"), (int, float))]  # NaN is stored as "nan"
+    ours = [
+        r for r in table42["rows"] if isinstance(r.get("ours_teacher_epsilon"), (int, float))
+    ]  # NaN is stored as "nan"
     assert {r["n_teachers"] for r in ours} == set(params["sosa_teachers"])
     assert len(ours) == len(params["sosa_teachers"]) * (len(params["sosa_scales"]) + int(params["include_no_noise"]))
     assert all(r["verdict"] for r in table42["rows"] if isinstance(r.get("paper_teacher_epsilon"), (int, float)))
@@ -185,8 +217,11 @@ def check_web(scalars: dict, params: dict) -> None:
     table = split["table"]
     for metric in ("student TPR", "student TNR", "student balanced accuracy", "student accuracy"):
         assert 0 <= table[metric]["row split"] <= 1 and 0 <= table[metric]["URL split"] <= 1, metric
-    for shared in ("validation rows whose URL is in the teachers' rows",
-                   "validation rows whose URL is in the student's training rows", "queries whose URL is in the teachers' rows"):
+    for shared in (
+        "validation rows whose URL is in the teachers' rows",
+        "validation rows whose URL is in the student's training rows",
+        "queries whose URL is in the teachers' rows",
+    ):
         assert table[shared]["URL split"] == 0, shared  # the URL split keeps every URL on one side
 
 
@@ -199,8 +234,13 @@ def check_deeplog(scalars: dict, params: dict) -> None:
     if data["source"].startswith("real"):
         assert (data["normal_sessions"], data["abnormal_sessions"]) == (4855, 16838)
         # the thesis's listings are hdfs_train rows 0-10 and hdfs_test_abnormal rows 598-608
-        assert scalars["visca2021-fig4.1"]["first_file_row"] == 0 and scalars["visca2021-fig4.2"]["first_file_row"] == 598
-        assert scalars["visca2021-fig4.1"]["max_edit_distance"] <= 1 and scalars["visca2021-fig4.2"]["max_edit_distance"] <= 1
+        assert (
+            scalars["visca2021-fig4.1"]["first_file_row"] == 0 and scalars["visca2021-fig4.2"]["first_file_row"] == 598
+        )
+        assert (
+            scalars["visca2021-fig4.1"]["max_edit_distance"] <= 1
+            and scalars["visca2021-fig4.2"]["max_edit_distance"] <= 1
+        )
     control = scalars["control"]
     assert 0.0 <= control["accuracy"] <= 1.0 and 0.0 < control["measured_delta_u"] <= 2.0 + 1e-9
     eps = [f"{float(e)}" for e in params["epsilons"]]
@@ -209,7 +249,9 @@ def check_deeplog(scalars: dict, params: dict) -> None:
         assert item["verdict"] in ("agrees", "differs", "not comparable")
         if n >= 3:
             assert sorted(item["accuracy_by_epsilon"]) == sorted(eps)
-            assert all(0.0 <= v <= 1.0 for v in [*item["accuracy_by_epsilon"].values(), *item["hamming_by_epsilon"].values()])
+            assert all(
+                0.0 <= v <= 1.0 for v in [*item["accuracy_by_epsilon"].values(), *item["hamming_by_epsilon"].values()]
+            )
     # Idea 1 returns the original symbols at the largest epsilon and nearly random ones at the smallest
     ham1 = scalars["visca2021-fig4.3"]["hamming_by_epsilon"]
     assert ham1[eps[-1]] < ham1[eps[0]]
@@ -304,10 +346,16 @@ def check_pate2018_lab(scalars: dict, params: dict) -> None:
     assert 0 <= scalars["pate_study-lab2-q"]["fraction_below_cutoff"] <= 1
 
 
-CHECKS = {"00_dp_primer": check_primer, "01_ecg_student_privacy": check_ecg, "02_web_requests": check_web,
-          "03_deeplog_synthetic": check_deeplog, "04_audioset_teachers": check_audioset_teachers,
-          "05_audioset_multilabel": check_multilabel, "06_pate2018_votes": check_pate2018_votes,
-          "07_pate2018_lab": check_pate2018_lab}
+CHECKS = {
+    "00_dp_primer": check_primer,
+    "01_ecg_student_privacy": check_ecg,
+    "02_web_requests": check_web,
+    "03_deeplog_synthetic": check_deeplog,
+    "04_audioset_teachers": check_audioset_teachers,
+    "05_audioset_multilabel": check_multilabel,
+    "06_pate2018_votes": check_pate2018_votes,
+    "07_pate2018_lab": check_pate2018_lab,
+}
 
 
 def test_every_notebook_has_a_check_configs_and_a_parameters_cell():
@@ -350,8 +398,9 @@ def recorded_timings(scalars: dict) -> list[str]:
 
 def test_recorded_timings_are_found():
     assert recorded_timings({"a": {"elapsed_seconds": 3.0}, "b": {"x": 1}}) == ["a.elapsed_seconds"]
-    assert recorded_timings({"findings": {"text": "* **Run time** of this profile: 106 s (shared machine)."}}) \
-        == ["findings.text"]
+    assert recorded_timings({"findings": {"text": "* **Run time** of this profile: 106 s (shared machine)."}}) == [
+        "findings.text"
+    ]
     assert recorded_timings({"a": {"epsilon": 1.0, "seed": 0}, "_provenance": {"date": "x"}}) == []
 
 
@@ -366,9 +415,14 @@ def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
     assert not errors
     # what a reader of the executed copy meets: no package log lines in stderr boxes, alt text on every figure
     package_logs = [o["text"] for o in outputs if o.get("name") == "stderr" and PACKAGE_LOG.search(o.get("text", ""))]
-    assert not package_logs, "the package logs to stderr in a kernel (pate_study.reporting.session should send it to stdout)"
-    missing_alt = [i for i, o in enumerate(outputs) if "image/png" in o.get("data", {})
-                   and not o.get("metadata", {}).get("image/png", {}).get("alt")]
+    assert not package_logs, (
+        "the package logs to stderr in a kernel (pate_study.reporting.session should send it to stdout)"
+    )
+    missing_alt = [
+        i
+        for i, o in enumerate(outputs)
+        if "image/png" in o.get("data", {}) and not o.get("metadata", {}).get("image/png", {}).get("alt")
+    ]
     assert not missing_alt, "figures without alternative text"
     scalars = read_scalars(output_dir)
     assert scalars["_provenance"]["profile"] == "smoke"
@@ -376,6 +430,8 @@ def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
     assert recorded == {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
     CHECKS[stem](scalars, load_parameters(stem, "smoke"))
     timings = recorded_timings(scalars)
-    assert not timings, f"timings in scalars.json (the same seed must give the same bytes; time in benchmarks/): {timings}"
+    assert not timings, (
+        f"timings in scalars.json (the same seed must give the same bytes; time in benchmarks/): {timings}"
+    )
     for sidecar in output_dir.glob("*.provenance.json"):
         assert json.loads(sidecar.read_text())["profile"] == "smoke"

@@ -1,4 +1,5 @@
 """Provenance-stamped outputs: figures, tables, scalars, atomic writes."""
+
 import json
 
 import matplotlib
@@ -9,8 +10,13 @@ import pandas as pd  # noqa: E402 - after matplotlib.use("Agg")
 import pytest  # noqa: E402 - after matplotlib.use("Agg")
 
 from pate_study.core.io import atomic_write, atomic_write_text, sha256_file  # noqa: E402 - after matplotlib.use("Agg")
-from pate_study.reporting.outputs import (NotebookOutputs, markdown_table, output_name, read_provenance,  # noqa: E402 - after matplotlib.use("Agg")
-                                read_scalars)
+from pate_study.reporting.outputs import (
+    NotebookOutputs,
+    markdown_table,
+    output_name,
+    read_provenance,  # noqa: E402 - after matplotlib.use("Agg")
+    read_scalars,
+)
 
 
 @pytest.fixture
@@ -43,8 +49,10 @@ def test_table_csv_and_markdown_with_stamp_and_dotted_id(outputs):
 
 def test_same_inputs_give_identical_table_bytes(tmp_path):
     frame = pd.DataFrame({"a": [1.0, 2.5]})
-    paths = [NotebookOutputs("nb", tmp_path / str(i), profile="smoke", seed=0).save_table(frame, "x-t1", data="d")
-             for i in range(2)]
+    paths = [
+        NotebookOutputs("nb", tmp_path / str(i), profile="smoke", seed=0).save_table(frame, "x-t1", data="d")
+        for i in range(2)
+    ]
     assert paths[0][0].read_bytes() == paths[1][0].read_bytes()
     assert paths[0][1].read_bytes() == paths[1][1].read_bytes()
 
@@ -136,10 +144,24 @@ def test_atomic_write_gives_the_usual_permissions(tmp_path):
 def test_notebook_parameters_keep_plain_values_only():
     from pate_study.reporting.outputs import notebook_parameters
 
-    namespace = {"gamma": 0.05, "rhos": [0.1, 1.0], "data": "auto", "flag": True, "nothing": None,
-                 "_private": 1, "In": ["cell"], "np": __import__("numpy"), "fn": len}
-    assert notebook_parameters(namespace) == {"gamma": 0.05, "rhos": [0.1, 1.0], "data": "auto", "flag": True,
-                                              "nothing": None}
+    namespace = {
+        "gamma": 0.05,
+        "rhos": [0.1, 1.0],
+        "data": "auto",
+        "flag": True,
+        "nothing": None,
+        "_private": 1,
+        "In": ["cell"],
+        "np": __import__("numpy"),
+        "fn": len,
+    }
+    assert notebook_parameters(namespace) == {
+        "gamma": 0.05,
+        "rhos": [0.1, 1.0],
+        "data": "auto",
+        "flag": True,
+        "nothing": None,
+    }
 
 
 def test_replace_folder_swaps_whole_folders(tmp_path):
@@ -231,8 +253,9 @@ def test_one_ulp_apart_values_give_identical_csv_markdown_and_scalars(tmp_path):
     paths = []
     for i, value in enumerate(ONE_ULP_APART):
         out = NotebookOutputs("nb", tmp_path / str(i), profile="smoke", seed=0)
-        frame = pd.DataFrame({"level": ["0.1", "no noise"], "eps": [value, float("nan")],
-                              "mixed": [value, "no noise"]})  # floats in an object column are fixed too
+        frame = pd.DataFrame(
+            {"level": ["0.1", "no noise"], "eps": [value, float("nan")], "mixed": [value, "no noise"]}
+        )  # floats in an object column are fixed too
         paths.append(out.save_table(frame, "x-t1", data="d"))
         out.record("x-t1", epsilon=value, rows=[{"eps": value}])
     for a, b in zip(*paths):
@@ -308,8 +331,10 @@ def test_figure_description_alt_text_and_legible_stamp(outputs):
 
 def test_not_run_items_are_recorded_with_their_reason(outputs):
     outputs.not_run(["audioset-fig1", "audioset-fig2"], "GPU only: 2,000 teachers")
-    assert read_scalars(outputs.output_dir)["_not_run"] == {"audioset-fig1": "GPU only: 2,000 teachers",
-                                                            "audioset-fig2": "GPU only: 2,000 teachers"}
+    assert read_scalars(outputs.output_dir)["_not_run"] == {
+        "audioset-fig1": "GPU only: 2,000 teachers",
+        "audioset-fig2": "GPU only: 2,000 teachers",
+    }
     with pytest.raises(ValueError, match="reason"):
         outputs.not_run("x", "")
 

@@ -9,6 +9,7 @@ it, with the finished shards cached. The time from the kill to the retried shard
 (see docs/ray.md). Bounded: every run waits at most RUN_LIMIT_S; the module costs about a minute of CI time,
 most of it starting the two nodes.
 """
+
 from __future__ import annotations
 
 import logging
@@ -122,8 +123,11 @@ def test_a_dead_ray_address_fails_within_the_bound_naming_the_variable(monkeypat
     if was_up:
         pytest.skip("Ray is initialised in this process; connect() would reuse it")
     start = time.monotonic()
-    with pytest.raises(ConnectionError, match=rf"^RAY_ADDRESS=127\.0\.0\.1:{port}: no Ray head node answers .* "
-                                              r"within 2 s \(Connection refused\); start a head node"):
+    with pytest.raises(
+        ConnectionError,
+        match=rf"^RAY_ADDRESS=127\.0\.0\.1:{port}: no Ray head node answers .* "
+        r"within 2 s \(Connection refused\); start a head node",
+    ):
         distributed.connect()
     assert time.monotonic() - start < 10
 
@@ -161,19 +165,22 @@ def test_same_votes_as_the_local_backend_with_tasks_on_both_nodes(cluster, tmp_p
     Y[:, 0] |= ~Y.any(1)
     parts = make_partitions(180, 4, 40, seed=1)
     spec = teachers.TeacherSpec(hidden=(8,), steps=4, eval_every=2, batch_size=8)
-    inputs = as_data.EnsembleInputs(X[:200], Y[:200], parts, np.arange(180, 200), X[200:], Y[200:], 3, "tiny",
-                                    np.arange(180))
+    inputs = as_data.EnsembleInputs(
+        X[:200], Y[:200], parts, np.arange(180, 200), X[200:], Y[200:], 3, "tiny", np.arange(180)
+    )
     kw = dict(curve_clips=10, teachers_per_task=1)
     local = pipeline.cached_ensemble_votes(inputs, spec, cache_dir=tmp_path / "local", **kw)
-    on_cluster = _bounded(pipeline.cached_ensemble_votes, inputs, spec, cache_dir=tmp_path / "cluster",
-                          backend="ray", **kw)
+    on_cluster = _bounded(
+        pipeline.cached_ensemble_votes, inputs, spec, cache_dir=tmp_path / "cluster", backend="ray", **kw
+    )
     np.testing.assert_array_equal(on_cluster.probabilities, local.probabilities)
     np.testing.assert_array_equal(on_cluster.best_step, local.best_step)
     assert not np.array_equal(local.probabilities[0], local.probabilities[1])
     # the same plan's tasks do reach both nodes (two 1-CPU nodes, four 1-CPU tasks working at once)
     shards = [distributed.Shard(f"s{i}", {"i": i, "marker_dir": str(tmp_path), "seconds": 2.0}) for i in range(4)]
-    results = _bounded(distributed.map_shards, _marked_shard, shards, shared={"x": np.ones(2)}, backend="ray",
-                       progress=False)
+    results = _bounded(
+        distributed.map_shards, _marked_shard, shards, shared={"x": np.ones(2)}, backend="ray", progress=False
+    )
     assert len({r["node"] for r in results}) == 2
 
 
@@ -188,8 +195,15 @@ def test_a_task_failing_for_good_is_named_and_the_finished_shards_stay_cached(cl
     keys = [hash_inputs(test="cluster failure", i=i) for i in range(4)]
     shards = [distributed.Shard(f"teachers {i}", {"i": i}, key=keys[i]) for i in range(4)]
     with pytest.raises(distributed.ShardError, match=r"shard 'teachers 2' failed \(.*cannot be computed.*3 finished"):
-        _bounded(distributed.map_shards, _fails_for_good_on_shard_2, shards, shared={"x": np.ones(3)},
-                 backend="ray", cache_dir=tmp_path, progress=False)
+        _bounded(
+            distributed.map_shards,
+            _fails_for_good_on_shard_2,
+            shards,
+            shared={"x": np.ones(3)},
+            backend="ray",
+            cache_dir=tmp_path,
+            progress=False,
+        )
     for i in (0, 1, 3):
         assert load_cache_entry(distributed.shard_cache_path(keys[i], tmp_path))["result"]["y"].tolist() == [i] * 3
     assert not distributed.shard_cache_path(keys[2], tmp_path).exists()
@@ -203,13 +217,25 @@ def test_a_worker_node_killed_mid_run_has_its_task_retried_elsewhere_with_the_id
     markers = tmp_path / "markers"
     markers.mkdir()
     keys = [hash_inputs(test="node killed", i=i) for i in range(4)]
-    shards = [distributed.Shard(f"s{i}", {"i": i, "marker_dir": str(markers), "seconds": 3.0}, key=keys[i])
-              for i in range(4)]
+    shards = [
+        distributed.Shard(f"s{i}", {"i": i, "marker_dir": str(markers), "seconds": 3.0}, key=keys[i]) for i in range(4)
+    ]
     shared = {"x": np.arange(3.0)}
     out: dict = {}
-    runner = threading.Thread(target=lambda: out.update(result=distributed.map_shards(
-        _marked_shard, shards, shared=shared, backend="ray", cache_dir=tmp_path / "cache", max_retries=2,
-        progress=False)), daemon=True)
+    runner = threading.Thread(
+        target=lambda: out.update(
+            result=distributed.map_shards(
+                _marked_shard,
+                shards,
+                shared=shared,
+                backend="ray",
+                cache_dir=tmp_path / "cache",
+                max_retries=2,
+                progress=False,
+            )
+        ),
+        daemon=True,
+    )
     runner.start()
     deadline = time.monotonic() + RUN_LIMIT_S
     on_worker = []
@@ -229,13 +255,20 @@ def test_a_worker_node_killed_mid_run_has_its_task_retried_elsewhere_with_the_id
     logger.warning("shard s%d rescheduled %.1f s after its node was killed", killed_shard, rescheduled_s)
     print(f"\nray rescheduling: shard s{killed_shard} restarted {rescheduled_s:.1f} s after its node was killed")
     assert 0 < rescheduled_s < RUN_LIMIT_S
-    local = distributed.map_shards(_marked_shard, [distributed.Shard(s.name, {**s.args, "seconds": 0.0,
-                                                                         "marker_dir": str(tmp_path)})
-                                                   for s in shards], shared=shared, backend="local", progress=False)
+    local = distributed.map_shards(
+        _marked_shard,
+        [distributed.Shard(s.name, {**s.args, "seconds": 0.0, "marker_dir": str(tmp_path)}) for s in shards],
+        shared=shared,
+        backend="local",
+        progress=False,
+    )
     for got, want in zip(out["result"], local):
         np.testing.assert_array_equal(got["y"], want["y"])
-    finished_before = [i for i in range(4) if i != killed_shard and
-                       len([p for p in markers.iterdir() if p.name.startswith(f"start-{i}-")]) == 1]
+    finished_before = [
+        i
+        for i in range(4)
+        if i != killed_shard and len([p for p in markers.iterdir() if p.name.startswith(f"start-{i}-")]) == 1
+    ]
     assert len(finished_before) == 3  # nothing but the killed shard ran twice
     for key in keys:
         assert load_cache_entry(distributed.shard_cache_path(key, tmp_path / "cache")) is not None

@@ -1,4 +1,5 @@
 """The figure registry: schema, agreement with the files under figures/, and figures/INDEX.md."""
+
 import re
 from pathlib import Path
 
@@ -6,8 +7,16 @@ import pytest
 import yaml
 
 from pate_study.core.paths import FIGURES_DIR, NOTEBOOKS_DIR
-from pate_study.reporting.index import (REGENERATED, check_outputs, executed_notebooks_line, has_published_values,
-                                        index_markdown, missing_verdicts, paper_vs_ours, write_index)
+from pate_study.reporting.index import (
+    REGENERATED,
+    check_outputs,
+    executed_notebooks_line,
+    has_published_values,
+    index_markdown,
+    missing_verdicts,
+    paper_vs_ours,
+    write_index,
+)
 from pate_study.reporting.registry import DOCUMENTS, STATUSES, Item, load_registry
 
 
@@ -21,8 +30,14 @@ def test_registry_covers_the_five_documents(items):
     assert {"make2021", "visca2021", "sosa2021", "muschiol2021"} <= documents <= set(DOCUMENTS)
     results = [i for i in items if i.kind == "result"]
     assert len(results) >= 40, "the notes catalogue about 55 result items"
-    for must in ["make2021-fig5", "visca2021-fig4.8", "make2021-fig11", "make2021-table1", "sosa2021-table4.2",
-                 "muschiol2021-table5.4"]:
+    for must in [
+        "make2021-fig5",
+        "visca2021-fig4.8",
+        "make2021-fig11",
+        "make2021-table1",
+        "sosa2021-table4.2",
+        "muschiol2021-table5.4",
+    ]:
         assert must in {i.id for i in items}
 
 
@@ -52,7 +67,9 @@ def test_statuses_match_outputs(items):
 
 def test_index_is_current_and_lists_every_item(items):
     text = (FIGURES_DIR / "INDEX.md").read_text()
-    assert text == index_markdown(items), "figures/INDEX.md is stale: run `make figures` or `python -m pate_study.tooling.runner index`"
+    assert text == index_markdown(items), (
+        "figures/INDEX.md is stale: run `make figures` or `python -m pate_study.tooling.runner index`"
+    )
     for item in items:
         assert f"| {item.id} |" in text
 
@@ -63,17 +80,30 @@ def _write(tmp_path, entries):
     return path
 
 
-BASE = dict(id="make2021-fig5", document="make2021", label="Fig. 5", type="figure", kind="analytic",
-            caption="c", same_as=[], notebook="00_dp_primer", outputs=[], status="not started")
+BASE = dict(
+    id="make2021-fig5",
+    document="make2021",
+    label="Fig. 5",
+    type="figure",
+    kind="analytic",
+    caption="c",
+    same_as=[],
+    notebook="00_dp_primer",
+    outputs=[],
+    status="not started",
+)
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"status": "done"}, "status='done'"),
-    ({"document": "nature2020"}, "document='nature2020'"),
-    ({"id": "visca2021-fig1"}, "must start with its document"),
-    ({"outputs": ["00_dp_primer/x.txt"]}, "must end with"),
-    ({"same_as": ["make2021-fig99"]}, "unknown id"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"status": "done"}, "status='done'"),
+        ({"document": "nature2020"}, "document='nature2020'"),
+        ({"id": "visca2021-fig1"}, "must start with its document"),
+        ({"outputs": ["00_dp_primer/x.txt"]}, "must end with"),
+        ({"same_as": ["make2021-fig99"]}, "unknown id"),
+    ],
+)
 def test_bad_entries_are_rejected_with_a_clear_message(tmp_path, change, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         load_registry(_write(tmp_path, [{**BASE, **change}]))
@@ -97,14 +127,21 @@ def test_check_outputs_and_index_on_a_toy_tree(tmp_path):
     (figures / "00_dp_primer" / "make2021-fig5.png").write_bytes(b"png")
     (figures / "00_dp_primer" / "stray.csv").write_text("a\n")
     (figures / "00_dp_primer" / "make2021-fig5.provenance.json").write_text(
-        '{"data": "analytic", "profile": "smoke", "seed": 0, "commit": "abc", "date": "2026-01-01T00:00:00Z"}')
+        '{"data": "analytic", "profile": "smoke", "seed": 0, "commit": "abc", "date": "2026-01-01T00:00:00Z"}'
+    )
     (figures / "00_dp_primer" / "scalars.json").write_text('{"make2021-fig5": {"epsilon_star": 20.17427}}')
-    entry = {**BASE, "outputs": ["00_dp_primer/make2021-fig5.png", "00_dp_primer/make2021-fig6.png"],
-             "status": "regenerated (analytic)", "published": {"values": {"epsilon_star": 20.1743}}}
+    entry = {
+        **BASE,
+        "outputs": ["00_dp_primer/make2021-fig5.png", "00_dp_primer/make2021-fig6.png"],
+        "status": "regenerated (analytic)",
+        "published": {"values": {"epsilon_star": 20.1743}},
+    }
     items = load_registry(_write(tmp_path, [entry]))
     assert check_outputs(items, figures) == (["00_dp_primer/make2021-fig6.png"], ["00_dp_primer/stray.csv"])
-    assert paper_vs_ours(items[0], {"make2021-fig5": {"epsilon_star": 20.17427}}) == \
-        "epsilon_star: paper 20.1743 / ours 20.1743"
+    assert (
+        paper_vs_ours(items[0], {"make2021-fig5": {"epsilon_star": 20.17427}})
+        == "epsilon_star: paper 20.1743 / ours 20.1743"
+    )
     text = write_index(figures, tmp_path / "registry.yaml").read_text()
     assert "analytic; profile smoke; seed 0; abc, 2026-01-01" in text and "ours 20.1743" in text
 
@@ -124,11 +161,32 @@ def test_missing_verdicts_and_the_index_column(tmp_path):
     """The check fails for a regenerated item with published values and no verdict, and the index shows one."""
     import json
 
-    item = Item(id="make2021-fig8", document="make2021", label="Figure 8", type="figure", kind="result", caption="c",
-                same_as=(), notebook="nb", outputs=(), status="real data at reduced scale",
-                published={"values": {"a": 1}})
-    exempt = Item(id="make2021-fig1", document="make2021", label="Figure 1", type="figure", kind="result", caption="c",
-                  same_as=(), notebook="nb", outputs=(), status="not started", published={"values": {"a": 1}})
+    item = Item(
+        id="make2021-fig8",
+        document="make2021",
+        label="Figure 8",
+        type="figure",
+        kind="result",
+        caption="c",
+        same_as=(),
+        notebook="nb",
+        outputs=(),
+        status="real data at reduced scale",
+        published={"values": {"a": 1}},
+    )
+    exempt = Item(
+        id="make2021-fig1",
+        document="make2021",
+        label="Figure 1",
+        type="figure",
+        kind="result",
+        caption="c",
+        same_as=(),
+        notebook="nb",
+        outputs=(),
+        status="not started",
+        published={"values": {"a": 1}},
+    )
     (tmp_path / "nb").mkdir()
     assert missing_verdicts([item, exempt], tmp_path) == ["make2021-fig8"]
     record = {"make2021-fig8": {"a": 2, "verdict": "differs", "verdict_rule": "|x| <= 1", "verdict_reason": "why"}}
@@ -167,4 +225,6 @@ def test_the_index_cites_only_items_a_reader_can_find(items):
 
 def test_cited_item_ids_reads_ids_out_of_prose():
     assert cited_item_ids("see papernot2018-table2-answered-tests, and make2021-fig13. [png](make2021-fig13.png)") == {
-        "papernot2018-table2-answered-tests", "make2021-fig13"}
+        "papernot2018-table2-answered-tests",
+        "make2021-fig13",
+    }

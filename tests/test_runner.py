@@ -1,4 +1,5 @@
 """The runner (make figures): executed copies without volatile metadata, data preparation, progress, summary."""
+
 import json
 import subprocess
 import sys
@@ -11,10 +12,16 @@ from pate_study.core.paths import REPO_ROOT
 
 
 def _executed_notebook() -> dict:
-    nb = nbformat.v4.new_notebook(metadata={"papermill": {"start_time": "2026-01-01T00:00:00", "duration": 3.2},
-                                            "widgets": {"state": {"abc": {}}}, "kernelspec": {"name": "python3", "display_name": "Python 3"}})
-    injected = nbformat.v4.new_code_cell("seed = 0", id="a1b2c3d4",
-                                         metadata={"tags": ["injected-parameters"], "papermill": {"duration": 0.1}})
+    nb = nbformat.v4.new_notebook(
+        metadata={
+            "papermill": {"start_time": "2026-01-01T00:00:00", "duration": 3.2},
+            "widgets": {"state": {"abc": {}}},
+            "kernelspec": {"name": "python3", "display_name": "Python 3"},
+        }
+    )
+    injected = nbformat.v4.new_code_cell(
+        "seed = 0", id="a1b2c3d4", metadata={"tags": ["injected-parameters"], "papermill": {"duration": 0.1}}
+    )
     work = nbformat.v4.new_code_cell("train()", id="work", metadata={"execution": {"iopub.execute_input": "2026-..."}})
     work.outputs = [
         nbformat.v4.new_output("display_data", data={runner.WIDGET_MIME: {"model_id": "f00"}, "text/plain": "bar"}),
@@ -32,8 +39,10 @@ def test_strip_volatile_keeps_outputs_and_drops_what_changes_between_runs():
     injected, work = stripped["cells"]
     assert injected["id"] == "injected-parameters" and "papermill" not in injected["metadata"]
     assert injected["metadata"]["tags"] == ["injected-parameters"] and "execution" not in work["metadata"]
-    assert [o.get("text") for o in work["outputs"]] == ["UserWarning: a real warning\n",
-                                                        "INFO pate_study.reporting.outputs: saved figure\n"]
+    assert [o.get("text") for o in work["outputs"]] == [
+        "UserWarning: a real warning\n",
+        "INFO pate_study.reporting.outputs: saved figure\n",
+    ]
     assert _executed_notebook()["cells"][0]["id"] == "a1b2c3d4"  # the input is not modified
 
 
@@ -82,8 +91,10 @@ def test_every_notebook_declares_its_datasets_and_they_exist():
 def test_progress_estimate_from_the_last_run(tmp_path):
     (tmp_path / "timings.paper.json").write_text(json.dumps({"a": 30.0, "b": 600.0}))
     last = runner.read_timings("paper", tmp_path)
-    assert runner.progress_description("a", 1, 3, last, ["a", "b", "c"]) == \
-        "[1/3] a (last run 30.0 s; about 10 min 30 s left in all+)"
+    assert (
+        runner.progress_description("a", 1, 3, last, ["a", "b", "c"])
+        == "[1/3] a (last run 30.0 s; about 10 min 30 s left in all+)"
+    )
     assert runner.progress_description("c", 3, 3, last, ["c"]) == "[3/3] c (no previous timing)"
     assert runner.read_timings("smoke", tmp_path) == {}
     (tmp_path / "timings.smoke.json").write_text("{not json")
@@ -94,29 +105,44 @@ def test_progress_estimate_from_the_last_run(tmp_path):
 def test_outputs_are_classified_by_their_provenance_and_registry_status():
     classify = runner.classify_output
     assert classify("analytic (no data)", None, "paper", "paper") == "analytic (no data)"
-    assert classify("synthetic stand-in for MIT-BIH", "real data at paper scale", "paper", "paper") == \
-        "synthetic stand-in"
-    assert classify("real: CSIC 2010 via mirror", "real data at paper scale", "paper", "paper") == \
-        "real data at paper scale"
-    assert classify("real: CSIC 2010 via mirror", "real data at paper scale", "smoke", "smoke") == \
-        "real data at reduced scale"
-    assert classify("real: MIT-BIH sample (synthetic noise added)", "synthetic only", "paper", "paper") == \
-        "real data at reduced scale"
+    assert (
+        classify("synthetic stand-in for MIT-BIH", "real data at paper scale", "paper", "paper") == "synthetic stand-in"
+    )
+    assert (
+        classify("real: CSIC 2010 via mirror", "real data at paper scale", "paper", "paper")
+        == "real data at paper scale"
+    )
+    assert (
+        classify("real: CSIC 2010 via mirror", "real data at paper scale", "smoke", "smoke")
+        == "real data at reduced scale"
+    )
+    assert (
+        classify("real: MIT-BIH sample (synthetic noise added)", "synthetic only", "paper", "paper")
+        == "real data at reduced scale"
+    )
     assert classify("real: x", "real data at paper scale", "interactive", "paper") == "interactive or other profile"
-    assert classify("simulated: 1,000 Laplace draws, seed 0", "regenerated (analytic)", "paper", "paper") == \
-        "analytic (no data)"
+    assert (
+        classify("simulated: 1,000 Laplace draws, seed 0", "regenerated (analytic)", "paper", "paper")
+        == "analytic (no data)"
+    )
 
 
 def test_summary_lists_statuses_commands_and_failures():
-    ok = runner.NotebookRun("01_ecg_student_privacy", 75.0, outputs={"synthetic stand-in": ["make2021-fig8"],
-                                                                      "GPU-only, not run here": ["x (GPU only)"]})
-    failed = runner.NotebookRun("02_web_requests", 3.0, error="KeyError: 'url'",
-                                partial_copy="build/02_web_requests.paper.ipynb")
+    ok = runner.NotebookRun(
+        "01_ecg_student_privacy",
+        75.0,
+        outputs={"synthetic stand-in": ["make2021-fig8"], "GPU-only, not run here": ["x (GPU only)"]},
+    )
+    failed = runner.NotebookRun(
+        "02_web_requests", 3.0, error="KeyError: 'url'", partial_copy="build/02_web_requests.paper.ipynb"
+    )
     data = [runner.DataPreparation("ecg-heartbeat", False, "[not available] ecg-heartbeat")]
     text = runner.summary_markdown([ok, failed], "paper", data, "offline")
     assert "ecg-heartbeat NOT prepared" in text and "mirror only" in text
-    assert "| 01_ecg_student_privacy | 1 min 15 s | ok | **synthetic stand-in**: make2021-fig8; " \
-           "**GPU-only, not run here**: x (GPU only) |" in text
+    assert (
+        "| 01_ecg_student_privacy | 1 min 15 s | ok | **synthetic stand-in**: make2021-fig8; "
+        "**GPU-only, not run here**: x (GPU only) |" in text
+    )
     assert "FAILED: KeyError: 'url'" in text and "`build/02_web_requests.paper.ipynb`" in text
     assert "figures/INDEX.md" in text and "figures/<stem>/<stem>.ipynb" in text
 
@@ -158,11 +184,20 @@ def test_accounting_tables_identical_across_thread_counts_and_memory_layout(tmp_
     memory layout (a different summation order); see also the one-ulp test in test_outputs.py."""
     runs = []
     for threads, layout in (("1", "aligned"), ("4", "misaligned")):
-        env = {**__import__("os").environ, "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-               "MKL_NUM_THREADS": threads}
+        env = {
+            **__import__("os").environ,
+            "OMP_NUM_THREADS": threads,
+            "OPENBLAS_NUM_THREADS": threads,
+            "MKL_NUM_THREADS": threads,
+        }
         target = tmp_path / f"{threads}-{layout}"
-        subprocess.run([sys.executable, "-c", ACCOUNTING_TABLE, str(target), layout], check=True, env=env,
-                       cwd=REPO_ROOT, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-c", ACCOUNTING_TABLE, str(target), layout],
+            check=True,
+            env=env,
+            cwd=REPO_ROOT,
+            capture_output=True,
+        )
         runs.append(target)
     for name in ("determinism-table.csv", "determinism-table.md", "scalars.json"):
         assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
@@ -209,8 +244,13 @@ def test_html_export_carries_each_figures_alt_text(tmp_path):
     fig.savefig(buffer, format="png")
     plt.close(fig)
     cell = nbformat.v4.new_code_cell("plot()", id="plot")
-    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(buffer.getvalue()).decode()},
-                                           metadata={"image/png": {"alt": 'Student TPR by noise level "ρ"'}})]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"image/png": base64.b64encode(buffer.getvalue()).decode()},
+            metadata={"image/png": {"alt": 'Student TPR by noise level "ρ"'}},
+        )
+    ]
     path = tmp_path / "nb.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
     from bs4 import BeautifulSoup

@@ -1,6 +1,7 @@
 """The runner checks every parameter file against its notebook's parameters cell before anything runs: unknown
 names (with the nearest known one), wrong types, YAML syntax errors, each one line naming file, parameter,
 expected and found; and it leaves no staging folder behind, whether the run failed, was interrupted or killed."""
+
 from __future__ import annotations
 
 import shutil
@@ -55,17 +56,24 @@ def test_a_name_far_from_every_parameter_lists_the_known_ones(configs):
     assert "zzzz_qqq: not a parameter of notebooks/00_dp_primer.ipynb; known: seed, data," in line
 
 
-@pytest.mark.parametrize("stem, text, expected, found", [
-    ("00_dp_primer", "votes_queries: ten\n", "expected an integer like the notebook's default 9000",
-     "found a string 'ten'"),
-    ("04_audioset_teachers", "teacher_counts: ten\n", "expected a list", "found a string 'ten'"),
-    ("04_audioset_teachers", "teacher_counts: [1, ten]\n", "expected a list", "found a list [1, 'ten']"),
-    ("00_dp_primer", "votes_queries: 10.5\n", "expected an integer", "found a number 10.5"),
-    ("00_dp_primer", "votes_queries: true\n", "expected an integer", "found true or false True"),
-    ("00_dp_primer", "sigma: [1, 2]\n", "expected a number", "found a list"),
-    ("00_dp_primer", "sigma: null\n", "expected a number like", "found null None"),
-    ("04_audioset_teachers", "hidden: [[256]]\n", "expected a list", "found a list [[256]]"),
-])
+@pytest.mark.parametrize(
+    "stem, text, expected, found",
+    [
+        (
+            "00_dp_primer",
+            "votes_queries: ten\n",
+            "expected an integer like the notebook's default 9000",
+            "found a string 'ten'",
+        ),
+        ("04_audioset_teachers", "teacher_counts: ten\n", "expected a list", "found a string 'ten'"),
+        ("04_audioset_teachers", "teacher_counts: [1, ten]\n", "expected a list", "found a list [1, 'ten']"),
+        ("00_dp_primer", "votes_queries: 10.5\n", "expected an integer", "found a number 10.5"),
+        ("00_dp_primer", "votes_queries: true\n", "expected an integer", "found true or false True"),
+        ("00_dp_primer", "sigma: [1, 2]\n", "expected a number", "found a list"),
+        ("00_dp_primer", "sigma: null\n", "expected a number like", "found null None"),
+        ("04_audioset_teachers", "hidden: [[256]]\n", "expected a list", "found a list [[256]]"),
+    ],
+)
 def test_a_value_of_the_wrong_type_names_file_parameter_expected_and_found(configs, stem, text, expected, found):
     _append(configs, stem, text)
     [line] = _problems(configs, stem)
@@ -139,8 +147,9 @@ def test_a_users_folder_named_like_a_staging_folder_is_never_removed(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "thesis.tex").write_text("mine")
     assert runner.remove_stale_staging(tmp_path) == []
-    assert all((tmp_path / name / "thesis.tex").exists() for name in (".tmp-mine", ".tmp-00_dp_primer-smoke",
-                                                                      ".old-notes-1"))
+    assert all(
+        (tmp_path / name / "thesis.tex").exists() for name in (".tmp-mine", ".tmp-00_dp_primer-smoke", ".old-notes-1")
+    )
 
 
 def test_a_run_stopped_by_a_config_error_removes_nothing(configs, tmp_path, monkeypatch, capsys):
@@ -203,8 +212,9 @@ def test_a_folder_that_cannot_take_files_stops_the_run_before_any_work(tmp_path,
     monkeypatch.setattr(runner, "check_configs", lambda *a: None)
     ran = []
     monkeypatch.setattr(runner, "prepare_datasets", lambda *a: ran.append("data") or [])
-    monkeypatch.setattr(files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(
-        OSError(errno.EROFS, "Read-only file system")))
+    monkeypatch.setattr(
+        files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(OSError(errno.EROFS, "Read-only file system"))
+    )
     code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
     err = capsys.readouterr().err
     assert code == 2 and not ran and "error: figures folder" in err and "Read-only file system" in err
@@ -264,8 +274,10 @@ def test_index_without_a_figures_folder_is_refused(tmp_path, monkeypatch, capsys
 def test_a_count_below_one_names_the_file_and_the_parameter(configs):
     _append(configs, "07_pate2018_lab", "n_queries: -5\n")
     [line] = _problems(configs, "07_pate2018_lab")
-    assert line.endswith("07_pate2018_lab/smoke.yaml: n_queries: expected a count of at least 1 like the notebook's "
-                         "default 640, found -5")
+    assert line.endswith(
+        "07_pate2018_lab/smoke.yaml: n_queries: expected a count of at least 1 like the notebook's "
+        "default 640, found -5"
+    )
 
 
 @pytest.mark.parametrize("text", ["delta: .nan\n", "delta: .inf\n", "delta: -.inf\n"])

@@ -1,5 +1,6 @@
 """make figures --jobs N: the schedule (dependencies, longest first, --jobs 1 = the old order) and notebooks run
 side by side in worker processes (each in its own output folder; a failure stops no other notebook)."""
+
 import json
 import os
 import signal
@@ -14,9 +15,16 @@ from pate_study.tooling import runner
 
 #: A fixed set of notebook times (the sequential paper run of 2026-11-24 before notebook 04's ablations grew), so the
 #: expected schedules below do not move when runner.REFERENCE_SECONDS is re-measured
-PAPER = {"00_dp_primer": 40.5, "01_ecg_student_privacy": 168.0, "02_web_requests": 939.0,
-         "03_deeplog_synthetic": 114.0, "04_audioset_teachers": 269.0, "05_audioset_multilabel": 316.0,
-         "06_pate2018_votes": 42.7, "07_pate2018_lab": 4.0}
+PAPER = {
+    "00_dp_primer": 40.5,
+    "01_ecg_student_privacy": 168.0,
+    "02_web_requests": 939.0,
+    "03_deeplog_synthetic": 114.0,
+    "04_audioset_teachers": 269.0,
+    "05_audioset_multilabel": 316.0,
+    "06_pate2018_votes": 42.7,
+    "07_pate2018_lab": 4.0,
+}
 NOTEBOOKS = sorted(PAPER)
 assert set(NOTEBOOKS) == set(runner.REFERENCE_SECONDS["paper"])
 
@@ -51,9 +59,16 @@ def test_jobs_1_moves_a_notebook_after_those_it_waits_for():
 def test_two_jobs_start_the_longest_chain_first_and_05_after_04():
     slots = runner.plan_schedule(NOTEBOOKS, PAPER, jobs=2)
     by_stem = {slot.stem: slot for slot in slots}
-    assert _starts(slots) == ["02_web_requests", "04_audioset_teachers", "05_audioset_multilabel",
-                              "01_ecg_student_privacy", "03_deeplog_synthetic", "06_pate2018_votes", "00_dp_primer",
-                              "07_pate2018_lab"]
+    assert _starts(slots) == [
+        "02_web_requests",
+        "04_audioset_teachers",
+        "05_audioset_multilabel",
+        "01_ecg_student_privacy",
+        "03_deeplog_synthetic",
+        "06_pate2018_votes",
+        "00_dp_primer",
+        "07_pate2018_lab",
+    ]
     assert by_stem["05_audioset_multilabel"].start >= by_stem["04_audioset_teachers"].end
     makespan = max(slot.end for slot in slots)
     assert makespan == pytest.approx(sum(PAPER.values()) - PAPER["02_web_requests"] - PAPER["07_pate2018_lab"])
@@ -102,8 +117,9 @@ def test_make_figures_runs_two_jobs_with_one_thread_per_notebook():
     dry = subprocess.run(["make", "-n", "figures"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=True)
     command = dry.stdout.replace("\\\n", " ")
     assert "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1" in command and "--jobs 2" in command
-    dry = subprocess.run(["make", "-n", "figures", "JOBS=1"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                         check=True)
+    dry = subprocess.run(
+        ["make", "-n", "figures", "JOBS=1"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=True
+    )
     assert "--jobs 1" in dry.stdout
 
 
@@ -191,8 +207,11 @@ def test_jobs_1_runs_the_notebooks_here_in_the_old_order(fake_notebooks, monkeyp
     tmp_path = fake_notebooks
     monkeypatch.setattr(runner, "list_notebooks", lambda: ["00_a", "04_audioset_teachers", "05_audioset_multilabel"])
     assert runner.run_figures("paper", None, "skip", jobs=1) == 0
-    assert (tmp_path / "marks" / "starts").read_text().split() == ["00_a", "04_audioset_teachers",
-                                                                    "05_audioset_multilabel"]
+    assert (tmp_path / "marks" / "starts").read_text().split() == [
+        "00_a",
+        "04_audioset_teachers",
+        "05_audioset_multilabel",
+    ]
     pids = {(tmp_path / "figures" / s / "table.csv").read_text().split()[2] for s in ["00_a", "04_audioset_teachers"]}
     assert pids == {str(os.getpid())}
 
@@ -224,8 +243,9 @@ def test_one_figures_run_per_checkout(tmp_path):
     with runner.run_lock(tmp_path):  # released when the run ends
         pass
     # another process's run stops this one at once, naming that process; its lock is left alone
-    other = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path)], cwd=REPO_ROOT, stdout=subprocess.PIPE,
-                             text=True)
+    other = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path)], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert other.stdout.readline().strip() == "held"
         with pytest.raises(ValueError, match=f"runner process {other.pid}"):
@@ -298,8 +318,13 @@ def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tm
     script = tmp_path / "run.py"
     script.write_text(CTRL_C_RUN.replace("IGNORES_CTRL_C = False", f"IGNORES_CTRL_C = {ignores_ctrl_c}"))
     with open(tmp_path / "stderr", "w") as stderr:
-        run = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=REPO_ROOT, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=stderr)
+        run = subprocess.Popen(
+            [sys.executable, str(script), str(tmp_path)],
+            cwd=REPO_ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     try:
         deadline = time.monotonic() + 60
         while len(list((tmp_path / "marks").iterdir())) < 2:  # both notebooks are running, side by side
@@ -323,10 +348,16 @@ def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tm
         pass
 
 
-@pytest.mark.parametrize("blocker, expected", [("build", "a regular file where the runner keeps its build outputs"),
-                                               ("build/figures.lock", "a folder where the runner keeps its lock")])
-def test_something_in_the_way_of_the_build_folder_or_the_lock_is_one_line(tmp_path, monkeypatch, capsys, blocker,
-                                                                         expected):
+@pytest.mark.parametrize(
+    "blocker, expected",
+    [
+        ("build", "a regular file where the runner keeps its build outputs"),
+        ("build/figures.lock", "a folder where the runner keeps its lock"),
+    ],
+)
+def test_something_in_the_way_of_the_build_folder_or_the_lock_is_one_line(
+    tmp_path, monkeypatch, capsys, blocker, expected
+):
     monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
     if blocker == "build":
         (tmp_path / "build").write_text("mine")

@@ -1,4 +1,5 @@
 """Plot helpers for readable notebook figures: compact tick labels, histograms with point masses."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -40,6 +41,7 @@ def test_box_by_level_draws_the_same_figure_twice():
     import io
 
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
@@ -47,8 +49,7 @@ def test_box_by_level_draws_the_same_figure_twice():
 
     from pate_study.reporting.plots import box_by_level
 
-    frame = pd.DataFrame({"level": ["no noise"] * 10 + ["ρ = 0.1"] * 10,
-                          "accuracy": np.linspace(0.1, 0.9, 20)})
+    frame = pd.DataFrame({"level": ["no noise"] * 10 + ["ρ = 0.1"] * 10, "accuracy": np.linspace(0.1, 0.9, 20)})
     images = []
     for _ in range(2):
         np.random.seed(None)  # whatever the global state, the figure must not change

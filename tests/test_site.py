@@ -5,6 +5,7 @@ marked ``site`` and skipped, saying why, without Sphinx/MyST-NB/jupyter-server-m
 or Chromium. It fails on dollar mathematics left as text, mathematics MathJax did not typeset, sideways scrolling on the
 INDEX view or a document page, a figure shown too small to read, and a broken link.
 """
+
 import importlib.util
 
 import pytest
@@ -130,11 +131,15 @@ def test_the_configuration_renders_dollar_math_with_a_mathjax_served_by_the_site
 
 
 def test_raw_dollar_math_in_a_rendered_page_is_found():
-    page = ('<p>A mechanism is <span class="math notranslate nohighlight">\\((\\varepsilon, \\delta)\\)</span>-DP, '
-            "costs $5 and $6 a day</p><pre>$x_1$ in code</pre><script>var a = '$\\alpha$';</script>")
+    page = (
+        '<p>A mechanism is <span class="math notranslate nohighlight">\\((\\varepsilon, \\delta)\\)</span>-DP, '
+        "costs $5 and $6 a day</p><pre>$x_1$ in code</pre><script>var a = '$\\alpha$';</script>"
+    )
     assert site.raw_tex(page) == []
     assert site.raw_tex("<p>is <strong>$(\\varepsilon, \\delta)$-DP</strong> and $$n_j + Z$$</p>") == [
-        "$(\\varepsilon, \\delta)$", "$$n_j + Z$$"]
+        "$(\\varepsilon, \\delta)$",
+        "$$n_j + Z$$",
+    ]
 
 
 def test_without_the_mathjax_package_the_site_says_what_to_install(monkeypatch):

@@ -1,5 +1,6 @@
 """The lecturer's path as files: a README in two screens linking each docs page once, and a light install list
 (binder/requirements.txt) that is exactly the core dependencies plus the ``lab`` extra (no torch)."""
+
 import re
 import tomllib
 
@@ -12,8 +13,14 @@ def test_readme_is_two_screens_and_links_each_docs_page_once():
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     # two screens at 800 px: about 60 source lines of at most 120 columns (the former 104 lines were 3.5 screens)
     assert len(text.splitlines()) <= 60 and max(len(line) for line in text.splitlines()) <= 120
-    for part in ("## Two commands", "make figures", "make test", "## A lecturer's path: three commands",
-                 "make lab-light", "## Where the results are"):
+    for part in (
+        "## Two commands",
+        "make figures",
+        "make test",
+        "## A lecturer's path: three commands",
+        "make lab-light",
+        "## Where the results are",
+    ):
         assert part in text, part
     for page in DOCS:
         assert text.count(f"]({page})") == 1, page
@@ -24,8 +31,11 @@ def test_readme_is_two_screens_and_links_each_docs_page_once():
 def test_binder_requirements_are_the_core_and_the_lab_extra_without_torch():
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     expected = set(project["dependencies"]) | set(project["optional-dependencies"]["lab"])
-    listed = {line.strip() for line in (REPO_ROOT / "binder" / "requirements.txt").read_text().splitlines()
-              if line.strip() and not line.startswith("#")}
+    listed = {
+        line.strip()
+        for line in (REPO_ROOT / "binder" / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     assert listed == expected
     assert not any(re.match(r"(torch|ray)\b", spec) for spec in expected)
 

@@ -1,5 +1,6 @@
 """The uncertainty model: t-intervals over replicates, the percentile bootstrap over test examples, their combination,
 and the rendering INDEX.md shows."""
+
 import math
 
 import numpy as np
@@ -17,8 +18,9 @@ def test_t_interval_matches_scipy_and_is_vectorised():
     assert (e.low, e.high) == (pytest.approx(lo), pytest.approx(hi))
     rows = np.stack([x, x + 1, x * 2])
     mean, low, high = u.t_bounds(rows)
-    assert np.allclose(mean, rows.mean(1)) and np.allclose(high - mean, [hi - x.mean(), hi - x.mean(),
-                                                                         2 * (hi - x.mean())])
+    assert np.allclose(mean, rows.mean(1)) and np.allclose(
+        high - mean, [hi - x.mean(), hi - x.mean(), 2 * (hi - x.mean())]
+    )
 
 
 def test_one_replicate_measures_no_spread():
@@ -58,8 +60,10 @@ def test_combined_interval_adds_the_two_variances():
     n = 300
     signal = rng.normal(0, 1, n)
     seeds = np.array([0.0, 0.02, -0.01, 0.015])
+
     def metric(s, y):
         return float(np.mean(y) + s)
+
     rows = u.bootstrap_rows(n, 400, seed=2)
     replicates = np.array([metric(s, signal) for s in seeds])
     draws = np.array([[metric(s, signal[i]) for s in seeds] for i in rows])
@@ -95,13 +99,16 @@ def test_map_and_ratio_keep_the_interval_ordered():
     assert r.low < r.value < r.high and r.value == pytest.approx((2.0 * 2.2 * 1.9) ** (1 / 3))
 
 
-@pytest.mark.parametrize("call", [
-    lambda: u.Estimate(0.5, 0.6, 0.7, 3, (), "t-interval"),           # value outside its interval
-    lambda: u.Estimate(0.5, 0.4, 0.6, 3, (), "guess"),                # unknown method
-    lambda: u.Estimate(float("nan"), 0.4, 0.6, 3, (), "t-interval"),  # NaN
-    lambda: u.t_interval([], [u.STUDENT_SEED]),                       # no replicate
-    lambda: u.ratio_of_paired([1.0, -1.0], [1.0, 1.0], []),           # a ratio of non-positive values
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: u.Estimate(0.5, 0.6, 0.7, 3, (), "t-interval"),  # value outside its interval
+        lambda: u.Estimate(0.5, 0.4, 0.6, 3, (), "guess"),  # unknown method
+        lambda: u.Estimate(float("nan"), 0.4, 0.6, 3, (), "t-interval"),  # NaN
+        lambda: u.t_interval([], [u.STUDENT_SEED]),  # no replicate
+        lambda: u.ratio_of_paired([1.0, -1.0], [1.0, 1.0], []),  # a ratio of non-positive values
+    ],
+)
 def test_bad_input_is_refused(call):
     with pytest.raises(ValueError):
         call()
@@ -110,8 +117,10 @@ def test_bad_input_is_refused(call):
 def test_summary_and_welch_intervals():
     x = np.array([0.12, 0.13, 0.125])
     s = u.t_interval_from_summary(x.mean(), x.std(ddof=1), 3, [u.STUDENT_SEED])
-    assert (s.low, s.high) == (pytest.approx(u.t_interval(x, [u.STUDENT_SEED]).low),
-                               pytest.approx(u.t_interval(x, [u.STUDENT_SEED]).high))
+    assert (s.low, s.high) == (
+        pytest.approx(u.t_interval(x, [u.STUDENT_SEED]).low),
+        pytest.approx(u.t_interval(x, [u.STUDENT_SEED]).high),
+    )
     assert u.t_interval_from_summary(0.1, float("nan"), 1, [u.STUDENT_SEED]).method == "none"
     y = np.array([0.10, 0.105, 0.11, 0.1])
     w = u.welch_difference((x.mean(), x.std(ddof=1), 3), (y.mean(), y.std(ddof=1), 4), [u.STUDENT_SEED])

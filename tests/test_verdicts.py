@@ -18,13 +18,16 @@ def test_within_range_and_record_keys():
     assert verdicts.within_range(7, 8, 8.2, slack=0.5).verdict == "agrees"
 
 
-@pytest.mark.parametrize("call", [
-    lambda: verdicts.within_tolerance(1.0, 1.0),                    # no tolerance stated
-    lambda: verdicts.within_tolerance(float("nan"), 1.0, atol=1),   # not finite
-    lambda: verdicts.within_range(2, 1, 1.5),                       # empty range
-    lambda: verdicts.not_comparable(""),                            # no reason
-    lambda: verdicts.Verdict("maybe", "rule"),                      # unknown verdict
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: verdicts.within_tolerance(1.0, 1.0),  # no tolerance stated
+        lambda: verdicts.within_tolerance(float("nan"), 1.0, atol=1),  # not finite
+        lambda: verdicts.within_range(2, 1, 1.5),  # empty range
+        lambda: verdicts.not_comparable(""),  # no reason
+        lambda: verdicts.Verdict("maybe", "rule"),  # unknown verdict
+    ],
+)
 def test_bad_input_is_refused(call):
     with pytest.raises(ValueError):
         call()

@@ -15,6 +15,7 @@ an entry that fails verification is discarded and recomputed (:func:`pate_study.
 cache never holds a partial or corrupt result. The folder is :func:`pate_study.core.io.default_cache_dir`
 (``$PATE_STUDY_CACHE``) unless a ``cache_dir`` is given.
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,8 +30,17 @@ from pate_study.core.io import CacheExpectation, default_cache_dir, hash_inputs,
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CODE_VERSION", "CLUSTER_CHOICE", "CacheExpectation", "resolved_device", "cache_key", "entry_path", "load",
-           "store", "cached"]
+__all__ = [
+    "CODE_VERSION",
+    "CLUSTER_CHOICE",
+    "CacheExpectation",
+    "resolved_device",
+    "cache_key",
+    "entry_path",
+    "load",
+    "store",
+    "cached",
+]
 
 #: bump when the training or querying code changes what a cached entry means (part of every key)
 CODE_VERSION = 2
@@ -63,8 +73,10 @@ def cache_key(kind: str, *, device: str, **inputs: Any) -> str:
     if label not in ("cpu", "cuda", CLUSTER_CHOICE):
         raise ValueError(f"device={device!r}: expected 'cpu', 'cuda' or pate_study.core.cache.CLUSTER_CHOICE")
     # the scheme's own parts and the inputs under separate prefixes, so no input name can stand in for them
-    return hash_inputs(**{f"input {name}": value for name, value in inputs.items()},
-                       **{"cache kind": kind, "cache code version": CODE_VERSION, "cache device": label})
+    return hash_inputs(
+        **{f"input {name}": value for name, value in inputs.items()},
+        **{"cache kind": kind, "cache code version": CODE_VERSION, "cache device": label},
+    )
 
 
 def entry_path(kind: str, key: str, cache_dir: str | Path | None = None) -> Path:
@@ -72,8 +84,9 @@ def entry_path(kind: str, key: str, cache_dir: str | Path | None = None) -> Path
     return Path(cache_dir or default_cache_dir()) / f"{kind}-{key[:32]}.pt"
 
 
-def load(kind: str, key: str, cache_dir: str | Path | None = None,
-         expect: dict[str, CacheExpectation] | None = None) -> dict[str, Any] | None:
+def load(
+    kind: str, key: str, cache_dir: str | Path | None = None, expect: dict[str, CacheExpectation] | None = None
+) -> dict[str, Any] | None:
     """The verified payload of the entry, or None (absent, or rejected as partial / corrupt and deleted).
 
     ``expect``: what the key declares the entry's tensors to be (shape, dtype, finite): an entry and its checksum
@@ -84,15 +97,22 @@ def load(kind: str, key: str, cache_dir: str | Path | None = None,
     return load_cache_entry(entry_path(kind, key, cache_dir), expect=expect, meta={"kind": kind, "key": key})
 
 
-def store(kind: str, key: str, payload: dict[str, Any], cache_dir: str | Path | None = None,
-          **meta: Any) -> Path:
+def store(kind: str, key: str, payload: dict[str, Any], cache_dir: str | Path | None = None, **meta: Any) -> Path:
     """Write the entry atomically (temporary file, rename, SHA-256 sidecar last); ``meta`` goes to the sidecar."""
     return save_cache_entry(entry_path(kind, key, cache_dir), payload, {"kind": kind, "key": key, **meta})
 
 
-def cached(kind: str, key: str, compute: Callable[[], T], *, to_state: Callable[[T], dict[str, Any]],
-           from_state: Callable[[dict[str, Any]], T], cache_dir: str | Path | None = None,
-           expect: dict[str, CacheExpectation] | None = None, **meta: Any) -> T:
+def cached(
+    kind: str,
+    key: str,
+    compute: Callable[[], T],
+    *,
+    to_state: Callable[[T], dict[str, Any]],
+    from_state: Callable[[dict[str, Any]], T],
+    cache_dir: str | Path | None = None,
+    expect: dict[str, CacheExpectation] | None = None,
+    **meta: Any,
+) -> T:
     """The entry ``key`` of ``kind`` if the cache holds a verified one (meeting ``expect``, see :func:`load`),
     else ``compute()``, stored.
 

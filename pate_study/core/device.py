@@ -8,6 +8,7 @@ Mixed precision (bfloat16 autocast) is used only on CUDA; on the CPU every
 computation stays in float32 so that results are bit-for-bit reproducible
 for a given seed and thread count.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,7 +23,14 @@ logger = logging.getLogger(__name__)
 #: environment variable that overrides ``device=None`` (see the module docstring)
 DEVICE_VARIABLE = "PATE_STUDY_DEVICE"
 
-__all__ = ["DEVICE_VARIABLE", "choose_device", "use_mixed_precision", "autocast", "describe_device", "tune_cpu_allocator"]
+__all__ = [
+    "DEVICE_VARIABLE",
+    "choose_device",
+    "use_mixed_precision",
+    "autocast",
+    "describe_device",
+    "tune_cpu_allocator",
+]
 
 
 def choose_device(device: str | torch.device | None = None) -> torch.device:
@@ -35,10 +43,14 @@ def choose_device(device: str | torch.device | None = None) -> torch.device:
         forced = os.environ.get(DEVICE_VARIABLE, "").strip()
         if forced:
             if forced not in ("cpu", "cuda"):
-                raise ValueError(f"{DEVICE_VARIABLE}={forced!r}: expected 'cpu' or 'cuda' (or unset: CUDA when available)")
+                raise ValueError(
+                    f"{DEVICE_VARIABLE}={forced!r}: expected 'cpu' or 'cuda' (or unset: CUDA when available)"
+                )
             if forced == "cuda" and not torch.cuda.is_available():
-                raise ValueError(f"{DEVICE_VARIABLE}=cuda: CUDA was requested but this machine has none "
-                                 f"(torch.cuda.is_available() is False); set {DEVICE_VARIABLE}=cpu or unset it")
+                raise ValueError(
+                    f"{DEVICE_VARIABLE}=cuda: CUDA was requested but this machine has none "
+                    f"(torch.cuda.is_available() is False); set {DEVICE_VARIABLE}=cpu or unset it"
+                )
             return choose_device(forced)
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(device)
@@ -98,7 +110,8 @@ def tune_cpu_allocator(threshold_bytes: int = 1 << 30) -> bool:
         libc = ctypes.CDLL("libc.so.6")
         m_trim_threshold, m_mmap_threshold = -1, -3  # from <malloc.h>
         ok = bool(libc.mallopt(m_mmap_threshold, int(threshold_bytes))) and bool(
-            libc.mallopt(m_trim_threshold, int(threshold_bytes)))
+            libc.mallopt(m_trim_threshold, int(threshold_bytes))
+        )
     except (OSError, AttributeError):
         ok = False
     _ALLOCATOR_TUNED = ok

@@ -10,10 +10,33 @@ variable, the problem and the fix (instead of a raw ``FileExistsError`` deep ins
 Defined in :mod:`data_recipes.files` (standard library only; shared with the recipes, which import nothing
 from ``pate_study``); this module is their name inside the study package.
 """
+
 from __future__ import annotations
 
-from data_recipes.files import (CACHE_ENV, DATA_ENV, MIRROR_ENV, EnvPathError, FolderNotWritableError, cache_dir,
-                                check_writable, data_dir, env_folder, mirror_dir, variable_for)
+from data_recipes.files import (
+    CACHE_ENV,
+    DATA_ENV,
+    MIRROR_ENV,
+    EnvPathError,
+    FolderNotWritableError,
+    cache_dir,
+    check_writable,
+    data_dir,
+    env_folder,
+    mirror_dir,
+    variable_for,
+)
 
-__all__ = ["DATA_ENV", "CACHE_ENV", "MIRROR_ENV", "EnvPathError", "FolderNotWritableError", "env_folder", "data_dir",
-           "cache_dir", "mirror_dir", "check_writable", "variable_for"]
+__all__ = [
+    "DATA_ENV",
+    "CACHE_ENV",
+    "MIRROR_ENV",
+    "EnvPathError",
+    "FolderNotWritableError",
+    "env_folder",
+    "data_dir",
+    "cache_dir",
+    "mirror_dir",
+    "check_writable",
+    "variable_for",
+]

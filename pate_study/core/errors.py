@@ -2,6 +2,7 @@
 
 Defined in :mod:`data_recipes.files` (shared with the recipes, which import nothing from ``pate_study``).
 """
+
 from __future__ import annotations
 
 from data_recipes.files import one_line

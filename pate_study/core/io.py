@@ -14,6 +14,7 @@ first miss, before the work, and costs the entry, never the computed result (:fu
 The file primitives (hashes, atomic writes, write failures as one line) are defined in :mod:`data_recipes.files`,
 which the recipes share; they are re-exported here under their usual names.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,16 +25,36 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from data_recipes.files import (FolderNotWritableError, WriteFailedError, atomic_write, atomic_write_text,
-                                check_writable, one_line, replace_folder, sha256_file, variable_for)
+from data_recipes.files import (
+    FolderNotWritableError,
+    WriteFailedError,
+    atomic_write,
+    atomic_write_text,
+    check_writable,
+    one_line,
+    replace_folder,
+    sha256_file,
+    variable_for,
+)
 
 from .env import cache_dir
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CACHE_FORMAT", "CacheExpectation", "WriteFailedError", "sha256_file", "atomic_write", "atomic_write_text",
-           "replace_folder", "default_cache_dir", "hash_inputs", "cache_writable", "save_cache_entry",
-           "load_cache_entry"]
+__all__ = [
+    "CACHE_FORMAT",
+    "CacheExpectation",
+    "WriteFailedError",
+    "sha256_file",
+    "atomic_write",
+    "atomic_write_text",
+    "replace_folder",
+    "default_cache_dir",
+    "hash_inputs",
+    "cache_writable",
+    "save_cache_entry",
+    "load_cache_entry",
+]
 
 CACHE_FORMAT = 1  # bump when the training algorithm changes what a cached entry means
 _MIN_FREE = 16 << 20  # a cache with less room than this is reported as full before the work starts
@@ -135,16 +156,26 @@ def save_cache_entry(path: str | Path, payload: dict[str, Any], meta: dict[str, 
     side_path = path.with_suffix(path.suffix + ".json")
     for target in (path, side_path):
         if target.exists() and not target.is_file():
-            logger.warning("%s: cannot write the cache entry %s: %s is in the way (%s); the result is used but not "
-                           "cached; remove it to cache again", variable_for(path), path, target, _what_is(target))
+            logger.warning(
+                "%s: cannot write the cache entry %s: %s is in the way (%s); the result is used but not "
+                "cached; remove it to cache again",
+                variable_for(path),
+                path,
+                target,
+                _what_is(target),
+            )
             return None
     try:
         atomic_write(path, lambda tmp: torch.save(payload, tmp), needed=_payload_bytes(payload))
         side = {"sha256": sha256_file(path), "size": path.stat().st_size, "format": CACHE_FORMAT, **(meta or {})}
         atomic_write_text(side_path, json.dumps(side, indent=1))
     except OSError as exc:  # WriteFailedError (full, read-only) or anything else the file system refuses
-        logger.warning("%s; the result is used but not cached", exc if isinstance(exc, WriteFailedError) else
-                       f"{variable_for(path)}: cannot write the cache entry {path} ({exc.strerror or one_line(exc)})")
+        logger.warning(
+            "%s; the result is used but not cached",
+            exc
+            if isinstance(exc, WriteFailedError)
+            else f"{variable_for(path)}: cannot write the cache entry {path} ({exc.strerror or one_line(exc)})",
+        )
         return None
     return path
 
@@ -190,8 +221,9 @@ def _check_expected(payload: Any, expect: Mapping[str, CacheExpectation]) -> str
     return None
 
 
-def load_cache_entry(path: str | Path, *, expect: Mapping[str, CacheExpectation] | None = None,
-                     meta: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+def load_cache_entry(
+    path: str | Path, *, expect: Mapping[str, CacheExpectation] | None = None, meta: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
     """Verified payload at ``path``, or ``None`` when absent.
 
     A partial or corrupt entry (missing sidecar, size or SHA-256 mismatch, any error while loading: a pickle
@@ -216,8 +248,11 @@ def load_cache_entry(path: str | Path, *, expect: Mapping[str, CacheExpectation]
         if not isinstance(side, dict) or side.get("format") != CACHE_FORMAT:
             reason = f"format {side.get('format') if isinstance(side, dict) else side!r} != {CACHE_FORMAT}"
         elif wrong:
-            reason = "its sidecar belongs to another entry (" + ", ".join(
-                f"{name} {str(side.get(name))[:64]!r}, expected {str(meta[name])[:64]!r}" for name in wrong) + ")"
+            reason = (
+                "its sidecar belongs to another entry ("
+                + ", ".join(f"{name} {str(side.get(name))[:64]!r}, expected {str(meta[name])[:64]!r}" for name in wrong)
+                + ")"
+            )
         elif not path.exists() or path.stat().st_size != side["size"]:
             reason = "size mismatch (truncated or partial write)"
         elif sha256_file(path) != side["sha256"]:
@@ -234,7 +269,11 @@ def load_cache_entry(path: str | Path, *, expect: Mapping[str, CacheExpectation]
         try:
             p.unlink(missing_ok=True)
         except OSError as exc:
-            logger.warning("cannot remove the rejected cache entry %s (%s, %s); it stays and is ignored", p,
-                           exc.strerror or exc, variable_for(p))
+            logger.warning(
+                "cannot remove the rejected cache entry %s (%s, %s); it stays and is ignored",
+                p,
+                exc.strerror or exc,
+                variable_for(p),
+            )
     cache_writable(path.parent)
     return None

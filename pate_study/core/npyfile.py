@@ -3,6 +3,7 @@
 The implementation lives in :mod:`data_recipes.npyfile` (the recipes read vote files through it and import
 nothing from ``pate_study``); this module is its name inside the study package.
 """
+
 from __future__ import annotations
 
 from data_recipes.npyfile import NpyFileError, NpyHeader, load_npy, read_npy_header

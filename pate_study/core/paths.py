@@ -1,4 +1,5 @@
 """Where the project's folders are: repository root, figures, build outputs, notebooks, configs."""
+
 from __future__ import annotations
 
 from pathlib import Path

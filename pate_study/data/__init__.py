@@ -10,6 +10,7 @@ Malicious URLs), :mod:`.ecg` (MIT-BIH heartbeats), :mod:`.audioset` (VGGish embe
 subsets), :mod:`.deeplog` (HDFS log-key sequences). Shared helper: :func:`resolve_source`.
 Teacher partitions are drawn in one place, :func:`pate_study.learning.partitions.make_partitions`.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,23 +76,32 @@ def resolve_source(name: str, data: str = "auto") -> Path | None:
         return data_recipes.prepared_dir(name)
     if recipe.mirror_variant() is not None:
         if problem != "not prepared":
-            logger.warning("%s: the prepared folder is unusable (%s); preparing it again from the mirror", name, problem)
+            logger.warning(
+                "%s: the prepared folder is unusable (%s); preparing it again from the mirror", name, problem
+            )
         logger.info("preparing %s from the mirror", name)
         return data_recipes.run_recipe(recipe, network=False)
     if problem != "not prepared":
         raise data_recipes.IncompleteDataError(
             f"{data_recipes.prepared_dir(name)}: the prepared {name} is unusable ({problem}); prepare it again with "
-            f"`python -m data_recipes prepare {name} --force` (or `make data-{name}`)")
+            f"`python -m data_recipes prepare {name} --force` (or `make data-{name}`)"
+        )
     if data == "real":
         raise FileNotFoundError(
             f"dataset {name!r} is not prepared and not in the mirror ($PATE_STUDY_MIRROR). Prepare it with "
-            f"`make data-{name}` (or `python -m data_recipes prepare {name}`). How to get it: {recipe.how_to_get}")
+            f"`make data-{name}` (or `python -m data_recipes prepare {name}`). How to get it: {recipe.how_to_get}"
+        )
     configured = [variable for variable in (DATA_ENV, MIRROR_ENV) if os.environ.get(variable)]
     if configured:  # the user pointed at data, and it is not there: say so, never fall back quietly
-        logger.warning("%s: not prepared in %s=%s%s; using the synthetic stand-in (outputs are stamped synthetic); "
-                       "prepare it with `python -m data_recipes prepare %s`", name, DATA_ENV,
-                       data_recipes.data_root(), f" and not in {MIRROR_ENV}="
-                       f"{os.environ[MIRROR_ENV]}" if MIRROR_ENV in configured else "", name)
+        logger.warning(
+            "%s: not prepared in %s=%s%s; using the synthetic stand-in (outputs are stamped synthetic); "
+            "prepare it with `python -m data_recipes prepare %s`",
+            name,
+            DATA_ENV,
+            data_recipes.data_root(),
+            f" and not in {MIRROR_ENV}={os.environ[MIRROR_ENV]}" if MIRROR_ENV in configured else "",
+            name,
+        )
     else:
         logger.info("%s not available; using the synthetic stand-in", name)
     return None

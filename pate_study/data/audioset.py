@@ -10,6 +10,7 @@ names Vehicle the most frequent big class (Fig 5.9) and shows "male speech" (Fig
 The thesis lists no classes, so both are derived from ``ontology.json`` by the documented,
 parameterised rules of :func:`big_classes` and :func:`small_classes`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -122,9 +123,15 @@ class Ontology:
         return False
 
 
-def big_classes(ontology: Ontology, class_mids: list[str], *, include: tuple[str, ...] = BIG_INCLUDE,
-                exclude: tuple[str, ...] = BIG_EXCLUDE, multi_parent: str = "keep",
-                drop_nodes: tuple[str, ...] = BIG_DROP_NODES) -> list[str]:
+def big_classes(
+    ontology: Ontology,
+    class_mids: list[str],
+    *,
+    include: tuple[str, ...] = BIG_INCLUDE,
+    exclude: tuple[str, ...] = BIG_EXCLUDE,
+    multi_parent: str = "keep",
+    drop_nodes: tuple[str, ...] = BIG_DROP_NODES,
+) -> list[str]:
     """Muschiol's "big" set, by rule: every labelled class (of the 527) below one of ``include``,
     minus the subtrees of ``exclude``, minus the single classes ``drop_nodes`` (their children stay;
     default: the Speech node, see ``BIG_DROP_NODES``). ``multi_parent="keep"``: a class under an excluded node that
@@ -149,8 +156,14 @@ def big_classes(ontology: Ontology, class_mids: list[str], *, include: tuple[str
     return out
 
 
-def small_classes(ontology: Ontology, big: list[str], label_counts: dict[str, int], *, n: int = 15,
-                  named: tuple[str, ...] = SMALL_NAMED) -> list[str]:
+def small_classes(
+    ontology: Ontology,
+    big: list[str],
+    label_counts: dict[str, int],
+    *,
+    n: int = 15,
+    named: tuple[str, ...] = SMALL_NAMED,
+) -> list[str]:
     """Muschiol's "small" set, by rule: the ``named`` classes (thesis easy/hard examples), then the
     most frequent (by ``label_counts``; ties by mid) leaf classes of ``big`` that are neither an
     ancestor nor a descendant of a chosen class, until ``n``. Returns mids in selection order."""
@@ -169,8 +182,9 @@ def small_classes(ontology: Ontology, big: list[str], label_counts: dict[str, in
 
 
 # ----------------------------------------------------------------------------- synthetic
-def synthetic(n_train: int = 2000, n_eval: int = 1000, *, n_classes: int = N_CLASSES, seed: int = 0,
-              mean_labels: float = 2.0) -> dict[str, Split]:
+def synthetic(
+    n_train: int = 2000, n_eval: int = 1000, *, n_classes: int = N_CLASSES, seed: int = 0, mean_labels: float = 2.0
+) -> dict[str, Split]:
     """Multi-label embeddings with class structure: long-tailed class frequencies (Zipf, exponent 1),
     about ``mean_labels`` labels per clip (at least one), embeddings = mean of the clip's class
     prototypes plus noise, quantised to uint8 like the released embeddings."""
@@ -185,9 +199,14 @@ def synthetic(n_train: int = 2000, n_eval: int = 1000, *, n_classes: int = N_CLA
         labels[np.arange(n), rng.choice(n_classes, size=n, p=freq / freq.sum())] = True
         centre = labels @ proto / labels.sum(1, keepdims=True)
         emb = centre[:, None, :] + rng.normal(0, 20, size=(n, 10, 128))
-        return Split(np.clip(np.rint(emb), 0, 255).astype(np.uint8), np.full(n, 10, np.uint8), labels,
-                     np.array([f"syn{offset + i:08d}" for i in range(n)]), np.zeros(n, np.float32),
-                     np.full(n, 10, np.float32))
+        return Split(
+            np.clip(np.rint(emb), 0, 255).astype(np.uint8),
+            np.full(n, 10, np.uint8),
+            labels,
+            np.array([f"syn{offset + i:08d}" for i in range(n)]),
+            np.zeros(n, np.float32),
+            np.full(n, 10, np.float32),
+        )
 
     return {"bal_train": make(n_train, 0), "eval": make(n_eval, n_train)}
 
@@ -201,8 +220,15 @@ def _subset(splits: dict[str, Split], cols: np.ndarray, drop_unlabelled: bool) -
     return out
 
 
-def load(data: str = "auto", *, subset: str | None = None, seed: int = 0, drop_unlabelled: bool = True,
-         n_synthetic: tuple[int, int] = (2000, 1000), big_kwargs: dict | None = None) -> AudioSetEmbeddings:
+def load(
+    data: str = "auto",
+    *,
+    subset: str | None = None,
+    seed: int = 0,
+    drop_unlabelled: bool = True,
+    n_synthetic: tuple[int, int] = (2000, 1000),
+    big_kwargs: dict | None = None,
+) -> AudioSetEmbeddings:
     """Load embeddings; ``subset`` "big"/"small" keeps those label columns (and, with
     ``drop_unlabelled``, only clips carrying at least one of them, Muschiol §4.3.1)."""
     if subset not in (None, "big", "small"):
@@ -220,15 +246,25 @@ def load(data: str = "auto", *, subset: str | None = None, seed: int = 0, drop_u
             mids, names = [mids[i] for i in cols], [names[i] for i in cols]
         n = {k: len(s.labels) for k, s in splits.items()}
         lpc = splits["bal_train"].labels.sum(1).mean()
-        desc = f"seed {seed}, " + ", ".join(f"{k} {v:,}" for k, v in n.items()) + f" clips, {len(mids)} classes, {lpc:.2f} labels/clip"
-        return AudioSetEmbeddings(splits, tuple(mids), tuple(names), DataSource("synthetic", "Audio Set", desc, f"seed {seed}"))
+        desc = (
+            f"seed {seed}, "
+            + ", ".join(f"{k} {v:,}" for k, v in n.items())
+            + f" clips, {len(mids)} classes, {lpc:.2f} labels/clip"
+        )
+        return AudioSetEmbeddings(
+            splits, tuple(mids), tuple(names), DataSource("synthetic", "Audio Set", desc, f"seed {seed}")
+        )
     m = read_manifest(folder)  # resolve_source has run the recipe's structure check on the folder
     mids, names = map(list, zip(*class_labels(folder)))
     splits = {}
     for split in ("bal_train", "eval", "unbal_train"):
         if (folder / f"{split}_labels.npy").exists():
-            splits[split] = Split(*(np.load(folder / f"{split}_{k}.npy") for k in
-                                    ("embeddings", "n_frames", "labels", "video_ids", "start", "end")))
+            splits[split] = Split(
+                *(
+                    np.load(folder / f"{split}_{k}.npy")
+                    for k in ("embeddings", "n_frames", "labels", "video_ids", "start", "end")
+                )
+            )
     if subset is not None:
         onto = Ontology.from_file(folder / ONTOLOGY_FILE)
         big = big_classes(onto, mids, **(big_kwargs or {}))
@@ -237,21 +273,32 @@ def load(data: str = "auto", *, subset: str | None = None, seed: int = 0, drop_u
             train = splits["bal_train"].labels.sum(0)
             chosen = small_classes(onto, big, {mid: int(c) for mid, c in zip(mids, train)})
         if not chosen:
-            raise ValueError(f"subset={subset!r} with big_kwargs={big_kwargs!r}: the rule selects no class; "
-                             f"widen include / narrow exclude")
+            raise ValueError(
+                f"subset={subset!r} with big_kwargs={big_kwargs!r}: the rule selects no class; "
+                f"widen include / narrow exclude"
+            )
         index = {mid: i for i, mid in enumerate(mids)}
         cols = np.array(sorted(index[c] for c in chosen))
         splits = _subset(splits, cols, drop_unlabelled)
         empty = [k for k, s in splits.items() if not s.labels.any()]
         if empty:
-            raise ValueError(f"subset={subset!r} with big_kwargs={big_kwargs!r}: no clip of split(s) {empty} carries "
-                             f"one of its {len(cols)} classes; choose classes that occur in the data")
+            raise ValueError(
+                f"subset={subset!r} with big_kwargs={big_kwargs!r}: no clip of split(s) {empty} carries "
+                f"one of its {len(cols)} classes; choose classes that occur in the data"
+            )
         mids, names = [mids[i] for i in cols], [names[i] for i in cols]
     n = {k: len(s.labels) for k, s in splits.items()}
-    desc = ", ".join(f"{k} {v:,}" for k, v in n.items()) + f" clips, {len(mids)} classes" + (
-        f" ({subset} subset)" if subset else "")
-    return AudioSetEmbeddings(splits, tuple(mids), tuple(names),
-                              DataSource("real", "Audio Set VGGish embeddings", desc, m.get("scale", "full"), manifest_origin(m)))
+    desc = (
+        ", ".join(f"{k} {v:,}" for k, v in n.items())
+        + f" clips, {len(mids)} classes"
+        + (f" ({subset} subset)" if subset else "")
+    )
+    return AudioSetEmbeddings(
+        splits,
+        tuple(mids),
+        tuple(names),
+        DataSource("real", "Audio Set VGGish embeddings", desc, m.get("scale", "full"), manifest_origin(m)),
+    )
 
 
 # ----------------------------------------------------------------------------- raw audio (recipe audioset-audio)
@@ -278,8 +325,11 @@ def audio_clips() -> AudioClips | None:
         folder = data_recipes.prepared_dir(AUDIO_NAME)
     except (KeyError, ValueError, FileNotFoundError):
         return None
-    return AudioClips(np.load(folder / "log_mel.npy", mmap_mode="r"), np.load(folder / "labels.npy"),
-                      np.load(folder / "video_ids.npy"))
+    return AudioClips(
+        np.load(folder / "log_mel.npy", mmap_mode="r"),
+        np.load(folder / "labels.npy"),
+        np.load(folder / "video_ids.npy"),
+    )
 
 
 def class_index(name: str, data: str = "real") -> int:

@@ -4,6 +4,7 @@
 arrays (one session each). Synthetic stand-in: a Markov chain over the keys 2..26 that mimics
 the block structure of normal sessions; abnormal sessions insert rare keys and repeats.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,15 +54,27 @@ def load(data: str = "auto", *, seed: int = 0) -> LogSequences:
     folder = resolve_source(NAME, data)
     if folder is None:
         nor, abn = synthetic(seed=seed)
-        return LogSequences(nor, abn, DataSource("synthetic", "DeepLog HDFS",
-                                                 f"seed {seed}, {len(nor):,} normal + {len(abn):,} abnormal sessions",
-                                                 f"seed {seed}"))
+        return LogSequences(
+            nor,
+            abn,
+            DataSource(
+                "synthetic",
+                "DeepLog HDFS",
+                f"seed {seed}, {len(nor):,} normal + {len(abn):,} abnormal sessions",
+                f"seed {seed}",
+            ),
+        )
     m = read_manifest(folder)
-    seqs = {n: _split(np.load(folder / f"{n}_keys.npy"), np.load(folder / f"{n}_offsets.npy"))
-            for n in ("hdfs_train", "hdfs_test_abnormal")}
+    seqs = {
+        n: _split(np.load(folder / f"{n}_keys.npy"), np.load(folder / f"{n}_offsets.npy"))
+        for n in ("hdfs_train", "hdfs_test_abnormal")
+    }
     desc = f"{len(seqs['hdfs_train']):,} normal + {len(seqs['hdfs_test_abnormal']):,} abnormal sessions"
-    return LogSequences(seqs["hdfs_train"], seqs["hdfs_test_abnormal"],
-                        DataSource("real", "DeepLog HDFS", desc, m.get("scale", "full"), manifest_origin(m)))
+    return LogSequences(
+        seqs["hdfs_train"],
+        seqs["hdfs_test_abnormal"],
+        DataSource("real", "DeepLog HDFS", desc, m.get("scale", "full"), manifest_origin(m)),
+    )
 
 
 # ----------------------------------------------------------------------------- model inputs
@@ -89,15 +102,19 @@ class Vocabulary:
         lookup = {k: i + 1 for i, k in enumerate(self.keys)}
         unknown = [int(k) for k in seq if int(k) not in lookup]
         if unknown:
-            raise ValueError(f"{where}: unknown log key {unknown[0]} (vocabulary: {self.keys[0]}..{self.keys[-1]}, "
-                             f"{self.size} keys); build the vocabulary from data that contains it")
+            raise ValueError(
+                f"{where}: unknown log key {unknown[0]} (vocabulary: {self.keys[0]}..{self.keys[-1]}, "
+                f"{self.size} keys); build the vocabulary from data that contains it"
+            )
         return np.array([lookup[int(k)] for k in seq], dtype=np.int64)
 
     def decode(self, indices) -> np.ndarray:
         """Indices 1..K -> log keys (padding must be stripped first)."""
         idx = np.asarray(indices, dtype=np.int64)
         if idx.size and (idx.min() < 1 or idx.max() > self.size):
-            raise ValueError(f"indices: expected values in 1..{self.size} (0 is padding), got [{idx.min()}, {idx.max()}]")
+            raise ValueError(
+                f"indices: expected values in 1..{self.size} (0 is padding), got [{idx.min()}, {idx.max()}]"
+            )
         return np.asarray(self.keys, dtype=np.int64)[idx - 1]
 
 
@@ -143,8 +160,10 @@ def pad_sequences(sequences, vocabulary: Vocabulary, max_len: int) -> PaddedSequ
         if n == 0:
             raise ValueError(f"sequence {i}: empty; every session needs at least one log key")
         if n > max_len:
-            raise ValueError(f"sequence {i}: length {n} exceeds the model limit max_len={max_len}; raise max_len "
-                             "or drop longer sessions before padding")
+            raise ValueError(
+                f"sequence {i}: length {n} exceeds the model limit max_len={max_len}; raise max_len "
+                "or drop longer sessions before padding"
+            )
         tokens[i, :n] = vocabulary.encode(seq, where=f"sequence {i}")
         lengths[i] = n
     return PaddedSequences(tokens, lengths)
@@ -172,8 +191,10 @@ def balanced_subset(normal, abnormal, n_total: int, *, max_len: int, seed: int) 
         ok = [i for i, s in enumerate(group) if 0 < len(s) <= max_len]
         counts.append(len(group) - len(ok))
         if len(ok) < half:
-            raise ValueError(f"n_total={n_total}: needs {half} {name} sessions of length 1..{max_len}, only {len(ok)} "
-                             "available; lower n_total or raise max_len")
+            raise ValueError(
+                f"n_total={n_total}: needs {half} {name} sessions of length 1..{max_len}, only {len(ok)} "
+                "available; lower n_total or raise max_len"
+            )
         picked.append([group[i] for i in rng.choice(ok, size=half, replace=False)])
     seqs = picked[0] + picked[1]
     labels = np.r_[np.zeros(half, np.int64), np.ones(half, np.int64)]

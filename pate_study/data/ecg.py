@@ -5,6 +5,7 @@
 :func:`pate_study.learning.partitions.make_partitions` (MAKE 2021's 200 x 5,000 needs 1,000,000 beats; only
 109,446 exist, so it refuses and names the largest feasible size).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,11 +40,16 @@ def synthetic(n_train: int = 5000, n_test: int = 1250, *, seed: int = 0):
     p = TRAIN_CLASS_COUNTS / TRAIN_CLASS_COUNTS.sum()
     t = np.arange(N_SAMPLES)[None, :]
     # per class: (centre, width, height) of three bumps (P, QRS/R, T-like)
-    shapes = np.array([[[20, 6, 0.25], [5, 3, 0.9], [70, 12, 0.35]],
-                       [[12, 5, 0.30], [3, 3, 0.85], [55, 10, 0.30]],
-                       [[30, 12, 0.10], [10, 10, 0.95], [90, 15, 0.60]],
-                       [[25, 8, 0.15], [8, 6, 0.80], [80, 14, 0.50]],
-                       [[40, 20, 0.40], [15, 8, 0.60], [110, 20, 0.40]]], dtype=float)
+    shapes = np.array(
+        [
+            [[20, 6, 0.25], [5, 3, 0.9], [70, 12, 0.35]],
+            [[12, 5, 0.30], [3, 3, 0.85], [55, 10, 0.30]],
+            [[30, 12, 0.10], [10, 10, 0.95], [90, 15, 0.60]],
+            [[25, 8, 0.15], [8, 6, 0.80], [80, 14, 0.50]],
+            [[40, 20, 0.40], [15, 8, 0.60], [110, 20, 0.40]],
+        ],
+        dtype=float,
+    )
 
     def make(n):
         y = rng.choice(5, size=n, p=p)
@@ -66,12 +72,15 @@ def load(data: str = "auto", *, seed: int = 0, n_synthetic: tuple[int, int] = (5
     folder = resolve_source(NAME, data)
     if folder is None:
         xtr, ytr, xte, yte = synthetic(*n_synthetic, seed=seed)
-        src = DataSource("synthetic", "MIT-BIH heartbeats",
-                         f"seed {seed}, {len(ytr):,} + {len(yte):,} beats, train {_balance(ytr)}", f"seed {seed}")
+        src = DataSource(
+            "synthetic",
+            "MIT-BIH heartbeats",
+            f"seed {seed}, {len(ytr):,} + {len(yte):,} beats, train {_balance(ytr)}",
+            f"seed {seed}",
+        )
         return Heartbeats(xtr, ytr, xte, yte, CLASS_NAMES, src)
     m = read_manifest(folder)
     arr = {k: np.load(folder / f"{k}.npy") for k in ("train_X", "train_y", "test_X", "test_y")}
-    desc = (f"{len(arr['train_y']):,} + {len(arr['test_y']):,} beats "
-            f"(train {_balance(arr['train_y'])})")
+    desc = f"{len(arr['train_y']):,} + {len(arr['test_y']):,} beats (train {_balance(arr['train_y'])})"
     src = DataSource("real", "MIT-BIH heartbeats (Kachuee 2018)", desc, m.get("scale", "full"), manifest_origin(m))
     return Heartbeats(arr["train_X"], arr["train_y"], arr["test_X"], arr["test_y"], CLASS_NAMES, src)

@@ -4,6 +4,7 @@
 each row summing to 250. Synthetic stand-in: Dirichlet-multinomial votes with a mostly-confident
 ensemble (same shapes).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,11 +54,16 @@ def load(data: str = "auto", *, seed: int = 0, synthetic_scale: float = 1.0) -> 
         desc = f"seed {seed}, " + ", ".join(f"{k} {v.shape[0]:,}x{v.shape[1]}" for k, v in counts.items())
         return Votes(counts, N_TEACHERS, DataSource("synthetic", "PATE 2018 votes", desc, f"seed {seed}"))
     manifest = read_manifest(folder)
-    counts = {k: validate_votes(np.load(folder / f"{k}.npy"), where=str(folder / f"{k}.npy"), n_classes=c)
-              for k, (_, c) in SHAPES.items()}
+    counts = {
+        k: validate_votes(np.load(folder / f"{k}.npy"), where=str(folder / f"{k}.npy"), n_classes=c)
+        for k, (_, c) in SHAPES.items()
+    }
     desc = ", ".join(f"{k} {v.shape[0]:,}x{v.shape[1]}" for k, v in counts.items()) + f", {N_TEACHERS} teachers"
-    return Votes(counts, N_TEACHERS, DataSource("real", "PATE 2018 votes", desc, manifest.get("scale", "full"),
-                                                manifest_origin(manifest)))
+    return Votes(
+        counts,
+        N_TEACHERS,
+        DataSource("real", "PATE 2018 votes", desc, manifest.get("scale", "full"), manifest_origin(manifest)),
+    )
 
 
 def prepare() -> str | None:

@@ -8,6 +8,7 @@ Merged table columns: ``url`` (str), ``label`` (0 benign, 1 malicious/anomalous)
 (data_recipes name or "synthetic"). For CSIC 2010 the URL of a POST/PUT request carries its
 body as a query string (our choice: the form parameters are where the attacks are).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,13 +44,23 @@ def _read(name: str, folder) -> pd.DataFrame:
     return pd.DataFrame({"url": df["url"], "label": df["label"], "source": name})
 
 
-_PATHS = ["/index.jsp", "/tienda1/publico/anadir.jsp", "/shop/cart.php", "/search", "/products/view",
-          "/account/login", "/blog/2021/05/post.html", "/images/logo.png", "/api/v1/items", "/contact"]
+_PATHS = [
+    "/index.jsp",
+    "/tienda1/publico/anadir.jsp",
+    "/shop/cart.php",
+    "/search",
+    "/products/view",
+    "/account/login",
+    "/blog/2021/05/post.html",
+    "/images/logo.png",
+    "/api/v1/items",
+    "/contact",
+]
 _PARAMS = ["id", "q", "page", "nombre", "precio", "cantidad", "user", "lang", "sort", "ref"]
 _WORDS = ["vino", "rioja", "shoes", "book", "red", "summer", "es", "en", "asc", "home", "jamon", "queso"]
 _ATTACKS = {
     "sqli": ["' OR '1'='1", "1; DROP TABLE users--", "' UNION SELECT password FROM users--", "1' AND SLEEP(5)--"],
-    "xss": ["<script>alert(1)</script>", "\"><img src=x onerror=alert(document.cookie)>", "javascript:alert('x')"],
+    "xss": ["<script>alert(1)</script>", '"><img src=x onerror=alert(document.cookie)>', "javascript:alert('x')"],
     "traversal": ["../../../../etc/passwd", "..%2f..%2f..%2fwindows%2fwin.ini", "....//....//etc/shadow"],
     "cmdi": ["; cat /etc/passwd", "| ls -la", "`id`", "&& ping -c 1 10.0.0.1"],
 }
@@ -67,8 +78,10 @@ def synthetic(n: int = 5000, *, anomalous_fraction: float = 0.05, seed: int = 0)
     for lab in labels:
         path = _PATHS[rng.integers(len(_PATHS))]
         k = int(rng.integers(0, 4))
-        params = [f"{_PARAMS[rng.integers(len(_PARAMS))]}={_WORDS[rng.integers(len(_WORDS))]}{rng.integers(100)}"
-                  for _ in range(k)]
+        params = [
+            f"{_PARAMS[rng.integers(len(_PARAMS))]}={_WORDS[rng.integers(len(_WORDS))]}{rng.integers(100)}"
+            for _ in range(k)
+        ]
         if lab:
             kind = kinds[rng.integers(len(kinds))]
             payload = _ATTACKS[kind][rng.integers(len(_ATTACKS[kind]))]
@@ -77,8 +90,14 @@ def synthetic(n: int = 5000, *, anomalous_fraction: float = 0.05, seed: int = 0)
     return pd.DataFrame({"url": urls, "label": labels, "source": "synthetic"})
 
 
-def load(data: str = "auto", *, sources: tuple[str, ...] = SOURCES, seed: int = 0, n_synthetic: int = 5000,
-         anomalous_fraction: float = 0.05) -> WebRequests:
+def load(
+    data: str = "auto",
+    *,
+    sources: tuple[str, ...] = SOURCES,
+    seed: int = 0,
+    n_synthetic: int = 5000,
+    anomalous_fraction: float = 0.05,
+) -> WebRequests:
     """Merged (url, label, source) table from the available ``sources`` (or the synthetic stand-in).
 
     ``real``: FileNotFoundError when none of ``sources`` is available; missing ones are named in
@@ -105,8 +124,12 @@ def load(data: str = "auto", *, sources: tuple[str, ...] = SOURCES, seed: int = 
         resolve_source(sources[0] if sources else "csic2010", "synthetic")  # validates `data`
     if not found:
         frame = synthetic(n_synthetic, anomalous_fraction=anomalous_fraction, seed=seed)
-        src = DataSource("synthetic", "web requests (CSIC 2010 / ECML-PKDD 2007 / Malicious URLs)",
-                         f"seed {seed}, {len(frame):,} requests ({frame['label'].mean():.1%} malicious)", f"seed {seed}")
+        src = DataSource(
+            "synthetic",
+            "web requests (CSIC 2010 / ECML-PKDD 2007 / Malicious URLs)",
+            f"seed {seed}, {len(frame):,} requests ({frame['label'].mean():.1%} malicious)",
+            f"seed {seed}",
+        )
         return WebRequests(frame, (), src)
     frame = pd.concat([_read(n, f) for n, f in found.items()], ignore_index=True)[COLUMNS]
     missing = [NAMES[n] for n in sources if n not in found]

@@ -16,6 +16,7 @@ goes through :mod:`pate_study.privacy`; this module arranges it into tables:
   script accumulates it;
 * :func:`lnmax_moments_rows` — LNMax under the 2017 moments accountant (Papernot et al. 2017, Thm 2–3).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -96,8 +97,12 @@ class LnmaxSetting:
 PAPER2017_LNMAX = tuple(
     LnmaxSetting(dataset, n, gamma, delta, eps, first_rows_are_the_queries=dataset != "mnist")
     for gamma in (0.1, 0.05)
-    for dataset, n, delta, eps in (("mnist", 100, 1e-5, 2.04), ("mnist", 1000, 1e-5, 8.03),
-                                   ("svhn", 500, 1e-6, 5.04), ("svhn", 1000, 1e-6, 8.19))
+    for dataset, n, delta, eps in (
+        ("mnist", 100, 1e-5, 2.04),
+        ("mnist", 1000, 1e-5, 8.03),
+        ("svhn", 500, 1e-6, 5.04),
+        ("svhn", 1000, 1e-6, 8.19),
+    )
 )
 #: the γ of the 2017 analysis script's privacy numbers (``analysis.py`` default ``--noise_eps``)
 PAPER2017_ANALYSIS_GAMMA = 0.1
@@ -127,8 +132,12 @@ def published_threshold(setting: ConfidentSetting, votes: np.ndarray):
     key = (setting.dataset, float(setting.threshold), n_teachers)
     if setting.threshold > n_teachers and key not in _THRESHOLDS_SAID:
         _THRESHOLDS_SAID.add(key)
-        logger.info("%s: the published threshold T=%g exceeds the %g teachers; kept as published",
-                    setting.dataset, setting.threshold, n_teachers)
+        logger.info(
+            "%s: the published threshold T=%g exceeds the %g teachers; kept as published",
+            setting.dataset,
+            setting.threshold,
+            n_teachers,
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ThresholdRangeWarning)
         yield
@@ -148,8 +157,14 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
     """
     votes = first_queries(counts, setting.n_queries, name=setting.dataset)
     kw = dict(threshold=setting.threshold, sigma1=setting.sigma1, sigma2=setting.sigma2, delta=setting.delta)
-    row = {"dataset": setting.dataset, "T": setting.threshold, "sigma1": setting.sigma1, "sigma2": setting.sigma2,
-           "queries": setting.n_queries, "delta": setting.delta}
+    row = {
+        "dataset": setting.dataset,
+        "T": setting.threshold,
+        "sigma1": setting.sigma1,
+        "sigma2": setting.sigma2,
+        "queries": setting.n_queries,
+        "delta": setting.delta,
+    }
     with published_threshold(setting, votes):
         for conversion in ("basic", "improved"):
             dep = confident_gnmax_epsilon(votes=votes, conversion=conversion, cost="expected", **kw)
@@ -159,7 +174,8 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
             row[f"order_{conversion}"] = dep.order
             row[f"epsilon_independent_{conversion}"] = ind.epsilon
             row[f"epsilon_reference_script_independent_{conversion}"] = reference_data_independent_epsilon(
-                counts, setting, conversion)["epsilon"]
+                counts, setting, conversion
+            )["epsilon"]
     return row
 
 
@@ -174,13 +190,27 @@ def realised_runs(counts: np.ndarray, setting: ConfidentSetting, seeds) -> pd.Da
     with published_threshold(setting, votes):
         for seed in tqdm(list(seeds), desc=f"{setting.dataset} seeds", leave=False):
             agg = confident_gnmax(votes, setting.threshold, setting.sigma1, setting.sigma2, rng=int(seed))
-            spent = confident_gnmax_epsilon(votes=votes, threshold=setting.threshold, sigma1=setting.sigma1,
-                                            sigma2=setting.sigma2, delta=setting.delta, cost="realized",
-                                            answered=agg.answered)
-            rows.append({"seed": int(seed), "answered": agg.n_answered, "epsilon": spent.epsilon,
-                         "label_agrees_with_plurality": float(np.mean(agg.labels[agg.answered]
-                                                                      == votes[agg.answered].argmax(axis=1)))
-                         if agg.n_answered else float("nan")})
+            spent = confident_gnmax_epsilon(
+                votes=votes,
+                threshold=setting.threshold,
+                sigma1=setting.sigma1,
+                sigma2=setting.sigma2,
+                delta=setting.delta,
+                cost="realized",
+                answered=agg.answered,
+            )
+            rows.append(
+                {
+                    "seed": int(seed),
+                    "answered": agg.n_answered,
+                    "epsilon": spent.epsilon,
+                    "label_agrees_with_plurality": float(
+                        np.mean(agg.labels[agg.answered] == votes[agg.answered].argmax(axis=1))
+                    )
+                    if agg.n_answered
+                    else float("nan"),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -209,8 +239,12 @@ def expected_local_sensitivity(votes: np.ndarray, setting: ConfidentSetting, n_t
     max_votes = votes.max(axis=1)
     pr_answered = np.exp(threshold_logpr(max_votes, setting.threshold, setting.sigma1))
     uniq_max, inv_max = _unique_rows(max_votes)
-    ls1 = np.stack([ss.local_sensitivity_bounds_threshold(v, n_teachers, setting.threshold, setting.sigma1, order)
-                    for v in uniq_max])
+    ls1 = np.stack(
+        [
+            ss.local_sensitivity_bounds_threshold(v, n_teachers, setting.threshold, setting.sigma1, order)
+            for v in uniq_max
+        ]
+    )
     total = np.bincount(inv_max, minlength=len(uniq_max)) @ ls1
     sorted_votes = -np.sort(-votes, axis=1)
     uniq_rows, inv_rows = _unique_rows(sorted_votes)
@@ -221,8 +255,9 @@ def expected_local_sensitivity(votes: np.ndarray, setting: ConfidentSetting, n_t
     return total
 
 
-def smooth_sensitivity_confident(counts: np.ndarray, setting: ConfidentSetting, n_teachers: int, *,
-                                 seeds=range(1)) -> dict:
+def smooth_sensitivity_confident(
+    counts: np.ndarray, setting: ConfidentSetting, n_teachers: int, *, seeds=range(1)
+) -> dict:
     """Smooth-sensitivity release of confident GNMax's data-dependent ε at one order (Papernot et al. 2018 §4.3,
     App. B–C, Theorem 23).
 
@@ -232,27 +267,47 @@ def smooth_sensitivity_confident(counts: np.ndarray, setting: ConfidentSetting, 
     deviation, the ε before smoothing, and one released draw per seed.
     """
     if setting.ss_order is None or setting.ss_beta is None or setting.ss_sigma is None:
-        raise ValueError(f"setting: {setting.dataset} has no smooth-sensitivity parameters (ss_order, ss_beta, ss_sigma)")
+        raise ValueError(
+            f"setting: {setting.dataset} has no smooth-sensitivity parameters (ss_order, ss_beta, ss_sigma)"
+        )
     votes = first_queries(counts, setting.n_queries, name=setting.dataset)
     order = float(setting.ss_order)
     ok5, ok6 = ss.check_conditions(setting.sigma2, votes.shape[1], order)
     with published_threshold(setting, votes), warnings.catch_warnings():  # a single order is its own grid edge
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        at_order = confident_gnmax_epsilon(votes=votes, threshold=setting.threshold, sigma1=setting.sigma1,
-                                           sigma2=setting.sigma2, delta=setting.delta, orders=[order],
-                                           cost="expected")
+        at_order = confident_gnmax_epsilon(
+            votes=votes,
+            threshold=setting.threshold,
+            sigma1=setting.sigma1,
+            sigma2=setting.sigma2,
+            delta=setting.delta,
+            orders=[order],
+            cost="expected",
+        )
     rdp = float(at_order.rdp_or_logmgf[0])
     ls = expected_local_sensitivity(votes, setting, n_teachers)
     smooth = ss.smooth_sensitivity(ls, setting.ss_beta)
     gnss = ss.rdp_gnss(setting.ss_beta, setting.ss_sigma, order)
     conversion = -np.log(setting.delta) / (order - 1.0)
-    draws = [float(rdp + gnss + smooth * setting.ss_sigma * np.random.default_rng(int(s)).standard_normal()
-                   + conversion) for s in seeds]
-    return {"dataset": setting.dataset, "order": order, "beta": setting.ss_beta, "sigma_ss": setting.ss_sigma,
-            "conditions_C5_C6": bool(ok5 and ok6), "expected_answered": at_order.expected_answered,
-            "epsilon_before_release": rdp + conversion, "rdp_data_dependent": rdp, "rdp_gnss": gnss,
-            "smooth_sensitivity": smooth, "epsilon_expected": rdp + gnss + conversion,
-            "epsilon_std": smooth * setting.ss_sigma, "epsilon_released_draws": draws}
+    draws = [
+        float(rdp + gnss + smooth * setting.ss_sigma * np.random.default_rng(int(s)).standard_normal() + conversion)
+        for s in seeds
+    ]
+    return {
+        "dataset": setting.dataset,
+        "order": order,
+        "beta": setting.ss_beta,
+        "sigma_ss": setting.ss_sigma,
+        "conditions_C5_C6": bool(ok5 and ok6),
+        "expected_answered": at_order.expected_answered,
+        "epsilon_before_release": rdp + conversion,
+        "rdp_data_dependent": rdp,
+        "rdp_gnss": gnss,
+        "smooth_sensitivity": smooth,
+        "epsilon_expected": rdp + gnss + conversion,
+        "epsilon_std": smooth * setting.ss_sigma,
+        "epsilon_released_draws": draws,
+    }
 
 
 def lnmax_moments_rows(counts_by_dataset: dict, settings=PAPER2017_LNMAX) -> pd.DataFrame:
@@ -266,11 +321,21 @@ def lnmax_moments_rows(counts_by_dataset: dict, settings=PAPER2017_LNMAX) -> pd.
             theorem = moments_epsilon(gamma=s.gamma, delta=s.delta, votes=votes, orders=8)
             code = moments_epsilon(gamma=s.gamma, delta=s.delta, votes=votes, orders=8, q_condition="reference_code")
             ind = moments_epsilon(gamma=s.gamma, delta=s.delta, n_queries=s.n_queries, orders=8)
-            rows.append({"dataset": s.dataset, "queries": s.n_queries, "gamma": s.gamma, "delta": s.delta,
-                         "paper_epsilon": np.nan if s.paper_epsilon is None else s.paper_epsilon,
-                         "epsilon_theorem_q": theorem.epsilon, "moment": theorem.order, "epsilon_code_q": code.epsilon,
-                         "epsilon_independent": ind.epsilon, "best_moment_at_grid_edge": theorem.at_grid_edge,
-                         "first_rows_are_the_queries": s.first_rows_are_the_queries})
+            rows.append(
+                {
+                    "dataset": s.dataset,
+                    "queries": s.n_queries,
+                    "gamma": s.gamma,
+                    "delta": s.delta,
+                    "paper_epsilon": np.nan if s.paper_epsilon is None else s.paper_epsilon,
+                    "epsilon_theorem_q": theorem.epsilon,
+                    "moment": theorem.order,
+                    "epsilon_code_q": code.epsilon,
+                    "epsilon_independent": ind.epsilon,
+                    "best_moment_at_grid_edge": theorem.at_grid_edge,
+                    "first_rows_are_the_queries": s.first_rows_are_the_queries,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -287,16 +352,22 @@ def lnmax_row_verdict(row, *, real_data: bool, analysis_gamma: float = PAPER2017
     if row["gamma"] != analysis_gamma:
         return verdicts.not_comparable(
             f"γ = {row['gamma']:g} is the 2017 training script's Laplace scale; the 2017 analysis.py computed the printed "
-            f"ε with its default γ = {analysis_gamma:g}", rule="same γ as the analysis that printed the value")
+            f"ε with its default γ = {analysis_gamma:g}",
+            rule="same γ as the analysis that printed the value",
+        )
     if not row["first_rows_are_the_queries"]:
         return verdicts.not_comparable(
             "the 2017 MNIST figures were computed on a released index file of the student's 100 queries "
             "(mnist_250_teachers_100_indices_used_by_student.npy), not the first rows; that file is not available here, "
             f"and the first {row['queries']} rows give {row['epsilon_theorem_q']:.3f}",
-            rule="same queries as the analysis that printed the value")
-    return verdicts.within_tolerance(row["paper_epsilon"], row["epsilon_theorem_q"], atol=PRINTED_2DP,
-                                     quantity=f"ε, {row['dataset']}, first {row['queries']} queries, γ = {row['gamma']:g}"
-                                              " (printed to 2 decimals)")
+            rule="same queries as the analysis that printed the value",
+        )
+    return verdicts.within_tolerance(
+        row["paper_epsilon"],
+        row["epsilon_theorem_q"],
+        atol=PRINTED_2DP,
+        quantity=f"ε, {row['dataset']}, first {row['queries']} queries, γ = {row['gamma']:g} (printed to 2 decimals)",
+    )
 
 
 def lnmax_verdicts(lnmax: pd.DataFrame, *, real_data: bool):
@@ -305,15 +376,19 @@ def lnmax_verdicts(lnmax: pd.DataFrame, *, real_data: bool):
     judged = [lnmax_row_verdict(r, real_data=real_data) for _, r in lnmax.iterrows()]
     table = lnmax.assign(verdict=[v.verdict for v in judged], verdict_reason=[v.reason for v in judged])
     comparable = [(r, v) for (_, r), v in zip(lnmax.iterrows(), judged) if v.verdict != "not comparable"]
-    rule = (f"rows at the analysis script's γ = {PAPER2017_ANALYSIS_GAMMA:g} on the paper's own queries: "
-            f"|ours − printed| ≤ {PRINTED_2DP}; other rows not comparable")
+    rule = (
+        f"rows at the analysis script's γ = {PAPER2017_ANALYSIS_GAMMA:g} on the paper's own queries: "
+        f"|ours − printed| ≤ {PRINTED_2DP}; other rows not comparable"
+    )
     if not comparable:
         return table, verdicts.not_comparable("; ".join(sorted({v.reason for v in judged})), rule=rule)
     failing = [f"{r['dataset']} {r['queries']}: {v.reason}" for r, v in comparable if v.verdict != "agrees"]
     return table, (verdicts.differs("; ".join(failing), rule=rule) if failing else verdicts.agrees(rule=rule))
 
 
-def reference_data_independent_epsilon(counts: np.ndarray, setting: ConfidentSetting, conversion: str = "basic") -> dict:
+def reference_data_independent_epsilon(
+    counts: np.ndarray, setting: ConfidentSetting, conversion: str = "basic"
+) -> dict:
     """What the paper's ``generate_table_data_independent.sh`` prints: the data-independent per-step RDP
     α/(2σ1²) + Pr[answered]·α/σ2², summed over the queries (``smooth_sensitivity_table.py``, ``_compute_rdp`` with
     ``--data_independent``: ``rdp = rdp_step1 + rdp_step2 * q_step1`` where ``q_step1`` is the *data-dependent*
@@ -323,13 +398,17 @@ def reference_data_independent_epsilon(counts: np.ndarray, setting: ConfidentSet
     votes = first_queries(counts, setting.n_queries, name=setting.dataset)
     orders = paper2018_orders()
     expected = float(np.exp(threshold_logpr(votes.max(axis=1), setting.threshold, setting.sigma1)).sum())
-    rdp = (rdp_threshold_data_independent(setting.sigma1, orders) * setting.n_queries
-           + rdp_gnmax_data_independent(setting.sigma2, orders) * expected)
+    rdp = (
+        rdp_threshold_data_independent(setting.sigma1, orders) * setting.n_queries
+        + rdp_gnmax_data_independent(setting.sigma2, orders) * expected
+    )
     eps, order, _, _ = select_order(orders, epsilon_curve(orders, rdp, setting.delta, conversion), warn=False)
     return {"epsilon": eps, "order": order, "expected_answered": expected}
 
 
-def answered_count_tests(counts: np.ndarray, setting: ConfidentSetting, *, n_subsets: int = 2000, seed: int = 0) -> dict:
+def answered_count_tests(
+    counts: np.ndarray, setting: ConfidentSetting, *, n_subsets: int = 2000, seed: int = 0
+) -> dict:
     """Tests of explanations for a printed answered count that lies outside our seed interval:
 
     * is Pr[answered] uniform along the file (mean over the first ``n_queries`` rows vs over all rows)?
@@ -342,19 +421,30 @@ def answered_count_tests(counts: np.ndarray, setting: ConfidentSetting, *, n_sub
     pr_all = np.exp(threshold_logpr(counts.max(axis=1), setting.threshold, setting.sigma1))
     first = pr_all[: setting.n_queries]
     rng = np.random.default_rng(seed)
-    drawn = np.array([rng.binomial(1, pr_all[rng.choice(len(pr_all), setting.n_queries, replace=False)]).sum()
-                      for _ in range(n_subsets)])
+    drawn = np.array(
+        [
+            rng.binomial(1, pr_all[rng.choice(len(pr_all), setting.n_queries, replace=False)]).sum()
+            for _ in range(n_subsets)
+        ]
+    )
     cumulative = np.cumsum(pr_all)
     rows_needed = int(np.searchsorted(cumulative, target) + 1) if cumulative[-1] >= target else None
     top = first_queries(counts, setting.n_queries).max(axis=1)
+
     def expected_at(t):
         return float(np.exp(threshold_logpr(top, t, setting.sigma1)).sum()) - target
+
     lo, hi = 0.0, float(counts[0].sum()) * 2
     threshold_needed = float(brentq(expected_at, lo, hi)) if expected_at(lo) > 0 > expected_at(hi) else float("nan")
-    return {"pr_answered_first_rows": float(first.mean()), "pr_answered_all_rows": float(pr_all.mean()),
-            "n_subsets": n_subsets, "subset_answered_mean": float(drawn.mean()),
-            "subset_share_reaching_printed": float(np.mean(drawn >= target)),
-            "first_rows_needed": rows_needed, "threshold_needed": threshold_needed}
+    return {
+        "pr_answered_first_rows": float(first.mean()),
+        "pr_answered_all_rows": float(pr_all.mean()),
+        "n_subsets": n_subsets,
+        "subset_answered_mean": float(drawn.mean()),
+        "subset_share_reaching_printed": float(np.mean(drawn >= target)),
+        "first_rows_needed": rows_needed,
+        "threshold_needed": threshold_needed,
+    }
 
 
 def seed_interval(samples, coverage: float = 0.95) -> tuple[float, float]:
@@ -363,8 +453,9 @@ def seed_interval(samples, coverage: float = 0.95) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_data: bool,
-                      coverage: float = 0.95) -> pd.DataFrame:
+def table2_comparison(
+    rows: list[dict], runs: dict[str, pd.DataFrame], *, real_data: bool, coverage: float = 0.95
+) -> pd.DataFrame:
     """Paper beside ours for each confident-GNMax row: the printed answered count and ε are single draws, so each
     is judged against the central ``coverage`` interval of our realised runs over seeds
     (:func:`pate_study.reporting.verdicts.within_range`); synthetic votes are ``not comparable``. Every row has the
@@ -374,12 +465,21 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
     for row in rows:
         setting = PAPER2018_CONFIDENT[row["dataset"]]
         run = runs[row["dataset"]]
-        entry = {**row, "realised_answered_mean": float(run["answered"].mean()),
-                 "realised_epsilon_mean": float(run["epsilon"].mean()), "n_seeds": len(run),
-                 "paper_answered": setting.paper_answered, "paper_epsilon": setting.paper_epsilon}
+        entry = {
+            **row,
+            "realised_answered_mean": float(run["answered"].mean()),
+            "realised_epsilon_mean": float(run["epsilon"].mean()),
+            "n_seeds": len(run),
+            "paper_answered": setting.paper_answered,
+            "paper_epsilon": setting.paper_epsilon,
+        }
         if setting.paper_answered is None:
-            entry.update(answered_verdict="", epsilon_verdict="", verdict="",
-                         verdict_reason="no printed value checked for this row")
+            entry.update(
+                answered_verdict="",
+                epsilon_verdict="",
+                verdict="",
+                verdict_reason="no printed value checked for this row",
+            )
             out.append(entry)
             continue
         entry["paper_answered_percentile"] = percentile_of(setting.paper_answered, run["answered"])
@@ -388,21 +488,36 @@ def table2_comparison(rows: list[dict], runs: dict[str, pd.DataFrame], *, real_d
             v = verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")
             entry.update(answered_verdict=v.verdict, epsilon_verdict=v.verdict)
         else:
-            outside = (f"the printed value lies outside our {coverage:.0%} interval over {len(run)} seeds on the first "
-                       f"{setting.n_queries:,} queries (the paper's settings)")
+            outside = (
+                f"the printed value lies outside our {coverage:.0%} interval over {len(run)} seeds on the first "
+                f"{setting.n_queries:,} queries (the paper's settings)"
+            )
             lo, hi = seed_interval(run["answered"], coverage)
-            a = verdicts.within_range(lo, hi, setting.paper_answered, why_differs=f"answered {setting.paper_answered} "
-                                      f"vs our [{lo:.0f}, {hi:.0f}]: {outside}; cause unexplained: the tests of row "
-                                      "order/subset, more rows and a lower T are in section 2b of the executed notebook "
-                                      "figures/06_pate2018_votes/06_pate2018_votes.ipynb",
-                                      quantity=f"answered queries (paper's draw in our {coverage:.0%} seed interval)")
+            a = verdicts.within_range(
+                lo,
+                hi,
+                setting.paper_answered,
+                why_differs=f"answered {setting.paper_answered} "
+                f"vs our [{lo:.0f}, {hi:.0f}]: {outside}; cause unexplained: the tests of row "
+                "order/subset, more rows and a lower T are in section 2b of the executed notebook "
+                "figures/06_pate2018_votes/06_pate2018_votes.ipynb",
+                quantity=f"answered queries (paper's draw in our {coverage:.0%} seed interval)",
+            )
             lo, hi = seed_interval(run["epsilon"], coverage)
-            e = verdicts.within_range(lo, hi, setting.paper_epsilon, why_differs=f"ε {setting.paper_epsilon} vs our "
-                                      f"[{lo:.3f}, {hi:.3f}]: {outside}" + (
-                                          "; the answered count agrees, so the same queries are answered about as often "
-                                          "and the ε gap is not a draw of the check; cause not identified"
-                                          if a.verdict == "agrees" else ""),
-                                      quantity=f"realised ε (paper's draw in our {coverage:.0%} seed interval)")
+            e = verdicts.within_range(
+                lo,
+                hi,
+                setting.paper_epsilon,
+                why_differs=f"ε {setting.paper_epsilon} vs our "
+                f"[{lo:.3f}, {hi:.3f}]: {outside}"
+                + (
+                    "; the answered count agrees, so the same queries are answered about as often "
+                    "and the ε gap is not a draw of the check; cause not identified"
+                    if a.verdict == "agrees"
+                    else ""
+                ),
+                quantity=f"realised ε (paper's draw in our {coverage:.0%} seed interval)",
+            )
             entry.update(answered_verdict=a.verdict, epsilon_verdict=e.verdict)
             v = a if a.verdict != "agrees" else e
             if a.verdict == "agrees" and e.verdict == "agrees":

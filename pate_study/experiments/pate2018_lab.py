@@ -4,6 +4,7 @@ RDP conversions, data-dependent against data-independent ε, and Theorem 6's q o
 
 The accountants are in :mod:`pate_study.privacy`; the lab's checks in :mod:`pate_study.tooling.exercises` (``check_lab2_*``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,23 +18,31 @@ def expected_answered(counts: np.ndarray, *, threshold: float, sigma1: float) ->
     """Σ_i Pr[max_j n_ij + N(0, σ1²) ≥ T] = Σ_i Φ((max_j n_ij − T)/σ1) (Papernot et al. 2018, Algorithm 1)."""
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim != 2 or counts.size == 0:
-        raise ValueError(f"counts: expected a non-empty 2-D array [n_queries, n_classes] of vote counts, got shape "
-                         f"{counts.shape}")
+        raise ValueError(
+            f"counts: expected a non-empty 2-D array [n_queries, n_classes] of vote counts, got shape {counts.shape}"
+        )
     return float(np.exp(threshold_logpr(counts.max(axis=1), threshold, sigma1, name="counts")).sum())
 
 
-def realised_answered(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: float, n_runs: int,
-                      seed: int) -> np.ndarray:
+def realised_answered(
+    counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: float, n_runs: int, seed: int
+) -> np.ndarray:
     """How many queries confident GNMax answers in each of ``n_runs`` runs (seeds ``seed`` .. ``seed + n_runs − 1``)."""
     if n_runs < 1:
         raise ValueError(f"n_runs must be >= 1, got {n_runs}")
-    return np.array([int(confident_gnmax(counts, threshold, sigma1, sigma2, np.random.default_rng(seed + k)).answered.sum())
-                     for k in range(int(n_runs))])
+    return np.array(
+        [
+            int(confident_gnmax(counts, threshold, sigma1, sigma2, np.random.default_rng(seed + k)).answered.sum())
+            for k in range(int(n_runs))
+        ]
+    )
 
 
 #: What each row of :func:`conversions` charges: the data-dependent rows are Table 2's expected cost.
-CONVERSION_COSTS = {"data-dependent": "expected (Table 2), not a guarantee",
-                    "data-independent": "guarantee: every query charged both steps"}
+CONVERSION_COSTS = {
+    "data-dependent": "expected (Table 2), not a guarantee",
+    "data-independent": "guarantee: every query charged both steps",
+}
 
 
 def conversions(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: float, delta: float) -> pd.DataFrame:
@@ -45,13 +54,23 @@ def conversions(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: 
     on every row. The data-independent rows charge every query both steps: a guarantee."""
     rows = []
     for conversion in ("basic", "improved"):
-        for mode, kwargs in (("data-dependent", {"votes": counts, "cost": "expected"}),
-                             ("data-independent", {"n_queries": len(counts)})):
-            spent = confident_gnmax_epsilon(threshold=threshold, sigma1=sigma1, sigma2=sigma2, delta=delta,
-                                            conversion=conversion, **kwargs)
+        for mode, kwargs in (
+            ("data-dependent", {"votes": counts, "cost": "expected"}),
+            ("data-independent", {"n_queries": len(counts)}),
+        ):
+            spent = confident_gnmax_epsilon(
+                threshold=threshold, sigma1=sigma1, sigma2=sigma2, delta=delta, conversion=conversion, **kwargs
+            )
             value = spent.expected_epsilon if mode == "data-dependent" else spent.epsilon
-            rows.append({"conversion": conversion, "analysis": mode, "epsilon": value, "order": spent.order,
-                         "cost": CONVERSION_COSTS[mode]})
+            rows.append(
+                {
+                    "conversion": conversion,
+                    "analysis": mode,
+                    "epsilon": value,
+                    "order": spent.order,
+                    "cost": CONVERSION_COSTS[mode],
+                }
+            )
     return pd.DataFrame(rows)
 
 

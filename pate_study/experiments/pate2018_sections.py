@@ -1,6 +1,7 @@
 """Notebook 06's sections, one call each (Papernot et al. 2018 Table 2 and its smooth-sensitivity release;
 Papernot et al. 2017 Table 2 under the moments accountant): every table and figure saved and every scalar recorded
 through the notebook's :class:`~pate_study.reporting.outputs.NotebookOutputs`, and what the cell shows returned."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,16 +14,38 @@ from ..reporting.outputs import NotebookOutputs, show_findings
 from . import pate2018
 
 #: Table 2's saved columns: the paper's values beside the expected cost, the realised runs and the independent bounds
-TABLE2_COLUMNS = ["dataset", "T", "sigma1", "sigma2", "queries", "delta", "paper_answered", "expected_answered",
-                  "realised_answered_mean", "paper_epsilon", "epsilon_basic", "epsilon_improved",
-                  "realised_epsilon_mean", "epsilon_independent_basic", "epsilon_independent_improved",
-                  "epsilon_reference_script_independent_basic", "epsilon_reference_script_independent_improved",
-                  "verdict"]
+TABLE2_COLUMNS = [
+    "dataset",
+    "T",
+    "sigma1",
+    "sigma2",
+    "queries",
+    "delta",
+    "paper_answered",
+    "expected_answered",
+    "realised_answered_mean",
+    "paper_epsilon",
+    "epsilon_basic",
+    "epsilon_improved",
+    "realised_epsilon_mean",
+    "epsilon_independent_basic",
+    "epsilon_independent_improved",
+    "epsilon_reference_script_independent_basic",
+    "epsilon_reference_script_independent_improved",
+    "verdict",
+]
 #: what the notebook shows of Table 2 (the saved CSV has every column): narrow enough for a page without scrolling
-TABLE2_SHOWN = {"dataset": "dataset", "queries": "queries", "paper_answered": "answered (paper)",
-                "expected_answered": "answered (expected)", "realised_answered_mean": "answered (runs, mean)",
-                "paper_epsilon": "ε (paper)", "epsilon_basic": "ε expected", "realised_epsilon_mean": "ε (runs, mean)",
-                "verdict": "verdict"}
+TABLE2_SHOWN = {
+    "dataset": "dataset",
+    "queries": "queries",
+    "paper_answered": "answered (paper)",
+    "expected_answered": "answered (expected)",
+    "realised_answered_mean": "answered (runs, mean)",
+    "paper_epsilon": "ε (paper)",
+    "epsilon_basic": "ε expected",
+    "realised_epsilon_mean": "ε (runs, mean)",
+    "verdict": "verdict",
+}
 
 
 @dataclass(frozen=True)
@@ -63,16 +86,24 @@ def table2_section(votes: Votes, n_seeds: int, seed: int, out: NotebookOutputs) 
     against the printed answered counts and ε; saved and recorded under ``papernot2018-table2``."""
     settings = pate2018.PAPER2018_CONFIDENT
     rows = [pate2018.confident_gnmax_rows(votes.counts[name], setting) for name, setting in settings.items()]
-    runs = {name: pate2018.realised_runs(votes.counts[name], setting, range(seed, seed + n_seeds))
-            for name, setting in settings.items()}
+    runs = {
+        name: pate2018.realised_runs(votes.counts[name], setting, range(seed, seed + n_seeds))
+        for name, setting in settings.items()
+    }
     table2 = pate2018.table2_comparison(rows, runs, real_data=votes.real)
     out.save_table(table2[TABLE2_COLUMNS], "papernot2018-table2", data=votes.stamp)
     overall = pate2018.table2_overall_verdict(table2, real_data=votes.real)
-    out.record("papernot2018-table2", rows=table2.to_dict("records"), **overall.as_record(),
-               **{f"{r.dataset}_expected_answered": r.expected_answered for r in table2.itertuples()},
-               **{f"{r.dataset}_epsilon_expected": r.epsilon_basic for r in table2.itertuples()},
-               **{f"{r.dataset}_epsilon_reference_script_independent": r.epsilon_reference_script_independent_basic
-                  for r in table2.itertuples()})
+    out.record(
+        "papernot2018-table2",
+        rows=table2.to_dict("records"),
+        **overall.as_record(),
+        **{f"{r.dataset}_expected_answered": r.expected_answered for r in table2.itertuples()},
+        **{f"{r.dataset}_epsilon_expected": r.epsilon_basic for r in table2.itertuples()},
+        **{
+            f"{r.dataset}_epsilon_reference_script_independent": r.epsilon_reference_script_independent_basic
+            for r in table2.itertuples()
+        },
+    )
     return Table2(table2, runs)
 
 
@@ -83,9 +114,12 @@ def seeds_section(table2: Table2, votes: Votes, n_seeds: int, out: NotebookOutpu
     fig, axes = plt.subplots(2, len(runs), figsize=(4.2 * len(runs), 6.4), squeeze=False)
     for j, (name, run) in enumerate(runs.items()):
         row = table2.table.set_index("dataset").loc[name]
-        for i, (col, expected, paper, label) in enumerate([
+        for i, (col, expected, paper, label) in enumerate(
+            [
                 ("answered", row["expected_answered"], row["paper_answered"], "answered queries"),
-                ("epsilon", row["epsilon_basic"], row["paper_epsilon"], "realised ε (basic conversion)")]):
+                ("epsilon", row["epsilon_basic"], row["paper_epsilon"], "realised ε (basic conversion)"),
+            ]
+        ):
             ax = axes[i, j]
             ax.hist(run[col], bins=30, color="tab:blue", alpha=0.75)
             ax.axvline(expected, color="k", ls="--", label=f"expected {expected:.4g}")
@@ -98,13 +132,16 @@ def seeds_section(table2: Table2, votes: Votes, n_seeds: int, out: NotebookOutpu
     out.save_figure(fig, "papernot2018-table2-seeds", data=votes.stamp)
     t = table2.table
     printed = t[t["paper_answered"].notna()]
-    out.record("papernot2018-table2-seeds", n_seeds=n_seeds,
-               **{f"{r.dataset}_paper_answered_percentile": r.paper_answered_percentile for r in printed.itertuples()},
-               **{f"{r.dataset}_paper_epsilon_percentile": r.paper_epsilon_percentile for r in printed.itertuples()},
-               **{f"{name}_realised_epsilon_std": float(run["epsilon"].std()) for name, run in runs.items()},
-               **{f"{name}_realised_answered_std": float(run["answered"].std()) for name, run in runs.items()},
-               summary="printed answered counts and ε are single draws; percentiles of the printed values among our "
-                       "seeds recorded")
+    out.record(
+        "papernot2018-table2-seeds",
+        n_seeds=n_seeds,
+        **{f"{r.dataset}_paper_answered_percentile": r.paper_answered_percentile for r in printed.itertuples()},
+        **{f"{r.dataset}_paper_epsilon_percentile": r.paper_epsilon_percentile for r in printed.itertuples()},
+        **{f"{name}_realised_epsilon_std": float(run["epsilon"].std()) for name, run in runs.items()},
+        **{f"{name}_realised_answered_std": float(run["answered"].std()) for name, run in runs.items()},
+        summary="printed answered counts and ε are single draws; percentiles of the printed values among our "
+        "seeds recorded",
+    )
     return fig
 
 
@@ -112,25 +149,37 @@ def answered_tests_section(table2: Table2, votes: Votes, seed: int, out: Noteboo
     """For every dataset whose printed answered count lies outside our seed interval: the explanations tested (row
     order and subset, more rows, a lower T); recorded under ``papernot2018-table2-answered-tests``."""
     differing = table2.table.query("answered_verdict == 'differs'")["dataset"].tolist()
-    tests = {name: pate2018.answered_count_tests(votes.counts[name], setting, seed=seed)
-             for name, setting in pate2018.PAPER2018_CONFIDENT.items() if name in differing}
-    out.record("papernot2018-table2-answered-tests", tests=tests,
-               summary="cause of a printed answered count outside the seed interval: tested (row order/subset, more "
-                       "rows, lower T)")
+    tests = {
+        name: pate2018.answered_count_tests(votes.counts[name], setting, seed=seed)
+        for name, setting in pate2018.PAPER2018_CONFIDENT.items()
+        if name in differing
+    }
+    out.record(
+        "papernot2018-table2-answered-tests",
+        tests=tests,
+        summary="cause of a printed answered count outside the seed interval: tested (row order/subset, more "
+        "rows, lower T)",
+    )
     return pd.DataFrame(tests).T
 
 
 def smooth_sensitivity_section(votes: Votes, datasets: list[str], seed: int, out: NotebookOutputs) -> pd.DataFrame:
     """The data-dependent ε of ``datasets`` released with smooth sensitivity (Papernot et al. 2018, App. B), five
     draws of the release noise each; saved and recorded under ``papernot2018-ss-release``."""
-    releases = [pate2018.smooth_sensitivity_confident(votes.counts[name], pate2018.PAPER2018_CONFIDENT[name],
-                                                      votes.n_teachers, seeds=range(seed, seed + 5))
-                for name in datasets]
+    releases = [
+        pate2018.smooth_sensitivity_confident(
+            votes.counts[name], pate2018.PAPER2018_CONFIDENT[name], votes.n_teachers, seeds=range(seed, seed + 5)
+        )
+        for name in datasets
+    ]
     table = pd.DataFrame(releases).drop(columns="epsilon_released_draws")
     table["epsilon_released_seed0"] = [r["epsilon_released_draws"][0] for r in releases]
     out.save_table(table, "papernot2018-ss-release", data=votes.stamp)
-    out.record("papernot2018-ss-release", rows=table.to_dict("records"),
-               summary="sanitised ε = data-dependent RDP + GNSS cost + ln(1/δ)/(λ−1), ± SS·σ_ss")
+    out.record(
+        "papernot2018-ss-release",
+        rows=table.to_dict("records"),
+        summary="sanitised ε = data-dependent RDP + GNSS cost + ln(1/δ)/(λ−1), ± SS·σ_ss",
+    )
     return table
 
 
@@ -139,6 +188,10 @@ def lnmax_section(votes: Votes, out: NotebookOutputs) -> pd.DataFrame:
     ``papernot2017-table2``."""
     lnmax, verdict = pate2018.lnmax_verdicts(pate2018.lnmax_moments_rows(votes.counts), real_data=votes.real)
     out.save_table(lnmax, "papernot2017-table2", data=votes.stamp)
-    out.record("papernot2017-table2", rows=lnmax.to_dict("records"), **verdict.as_record(),
-               **{f"{r.dataset}_{r.queries}_gamma{r.gamma:g}": r.epsilon_theorem_q for r in lnmax.itertuples()})
+    out.record(
+        "papernot2017-table2",
+        rows=lnmax.to_dict("records"),
+        **verdict.as_record(),
+        **{f"{r.dataset}_{r.queries}_gamma{r.gamma:g}": r.epsilon_theorem_q for r in lnmax.itertuples()},
+    )
     return lnmax

@@ -6,6 +6,7 @@ local Laplace mechanism, and the empirical audit.
 The accountant formulas themselves live in :mod:`pate_study.privacy`; this module only arranges them
 into the tables the primer plots. The exercises' checks are in :mod:`pate_study.tooling.exercises`.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -41,8 +42,10 @@ WIKIPEDIA_LAPLACE_CURVES = ((0.0, 1.0), (0.0, 2.0), (0.0, 4.0), (-5.0, 4.0))
 
 def laplace_densities(grid: np.ndarray, curves=WIKIPEDIA_LAPLACE_CURVES) -> pd.DataFrame:
     """Lap(x | μ, b) = exp(−|x − μ|/b) / (2b) (Dwork & Roth 2014, Def. 3.2) on ``grid`` for each (μ, b)."""
-    rows = [pd.DataFrame({"x": grid, "density": stats.laplace.pdf(grid, loc=mu, scale=b), "mu": mu, "b": b})
-            for mu, b in curves]
+    rows = [
+        pd.DataFrame({"x": grid, "density": stats.laplace.pdf(grid, loc=mu, scale=b), "mu": mu, "b": b})
+        for mu, b in curves
+    ]
     return pd.concat(rows, ignore_index=True)
 
 
@@ -154,26 +157,36 @@ def neighbouring_output_densities(x: np.ndarray, *, f_d: float, f_d_prime: float
     """Densities of f(D) + N(0, σ²) and f(D') + N(0, σ²) on ``x`` (the picture of Muschiol Fig. 2.3)."""
     if sigma <= 0:
         raise ValueError(f"sigma must be > 0, got {sigma}")
-    return pd.concat([
-        pd.DataFrame({"x": x, "density": stats.norm.pdf(x, loc=f_d, scale=sigma), "dataset": "M(D)"}),
-        pd.DataFrame({"x": x, "density": stats.norm.pdf(x, loc=f_d_prime, scale=sigma), "dataset": "M(D')"}),
-    ], ignore_index=True)
+    return pd.concat(
+        [
+            pd.DataFrame({"x": x, "density": stats.norm.pdf(x, loc=f_d, scale=sigma), "dataset": "M(D)"}),
+            pd.DataFrame({"x": x, "density": stats.norm.pdf(x, loc=f_d_prime, scale=sigma), "dataset": "M(D')"}),
+        ],
+        ignore_index=True,
+    )
 
 
 @dataclass(frozen=True)
 class MgfBoundCurve:
     """The data-independent moments bound of MAKE Fig. 5 / Visca Fig. 4.8 and its two minima."""
 
-    continuous: pd.DataFrame     # columns order, epsilon on a fine λ grid (for plotting)
+    continuous: pd.DataFrame  # columns order, epsilon on a fine λ grid (for plotting)
     integer_orders: pd.DataFrame  # columns order, epsilon at λ = 1..L
-    epsilon_star: float           # continuous minimum (closed form)
+    epsilon_star: float  # continuous minimum (closed form)
     lambda_star: float
-    epsilon_integer: float        # minimum over λ = 1..L (the 2017 reference code)
+    epsilon_integer: float  # minimum over λ = 1..L (the 2017 reference code)
     order_integer: int
 
 
-def mgf_bound_curve(*, gamma: float, delta: float, n_queries: int, max_integer_order: int = 8,
-                    plot_range: tuple[float, float] = (0.25, 8.5), n_points: int = 400) -> MgfBoundCurve:
+def mgf_bound_curve(
+    *,
+    gamma: float,
+    delta: float,
+    n_queries: int,
+    max_integer_order: int = 8,
+    plot_range: tuple[float, float] = (0.25, 8.5),
+    n_points: int = 400,
+) -> MgfBoundCurve:
     """λ ↦ (2Tγ²λ(λ+1) − ln δ)/λ (Visca Eq. 4.11) on a plotting grid, at λ = 1..L, and its continuous minimum.
 
     All three come from :func:`pate_study.privacy.moments.moments_epsilon` (data-independent mode).
@@ -187,15 +200,20 @@ def mgf_bound_curve(*, gamma: float, delta: float, n_queries: int, max_integer_o
     return MgfBoundCurve(
         continuous=pd.DataFrame({"order": on_fine.orders, "epsilon": on_fine.curve}),
         integer_orders=pd.DataFrame({"order": on_integers.orders.astype(int), "epsilon": on_integers.curve}),
-        epsilon_star=best.epsilon, lambda_star=best.order,
-        epsilon_integer=on_integers.epsilon, order_integer=int(on_integers.order))
+        epsilon_star=best.epsilon,
+        lambda_star=best.order,
+        epsilon_integer=on_integers.epsilon,
+        order_integer=int(on_integers.order),
+    )
 
 
 def fig5_verdict(curve: MgfBoundCurve, *, paper_epsilon: float = 20.1743, paper_lambda: float = 1.51743):
     """Verdict on MAKE Fig. 5 / Visca Fig. 4.8's printed minimum (ε*_ind ≃ 20.1743 at λ ≃ 1.51743): both within
     half a unit of the last printed digit. An analytic item: the agreement checks the formula and its minimisation,
     not data."""
-    eps = verdicts.within_tolerance(paper_epsilon, curve.epsilon_star, atol=5e-5, quantity="ε*_ind (printed to 4 decimals)")
+    eps = verdicts.within_tolerance(
+        paper_epsilon, curve.epsilon_star, atol=5e-5, quantity="ε*_ind (printed to 4 decimals)"
+    )
     lam = verdicts.within_tolerance(paper_lambda, curve.lambda_star, atol=5e-6, quantity="λ* (printed to 5 decimals)")
     if eps.verdict == lam.verdict == "agrees":
         return verdicts.agrees(rule=f"{eps.rule}; {lam.rule}")
@@ -205,33 +223,43 @@ def fig5_verdict(curve: MgfBoundCurve, *, paper_epsilon: float = 20.1743, paper_
 def grid_comparison(*, gamma: float, delta: float, n_queries: int, max_integer_order: int = 8) -> dict:
     """The same data-independent bound minimised over continuous λ and over λ = 1..L."""
     curve = mgf_bound_curve(gamma=gamma, delta=delta, n_queries=n_queries, max_integer_order=max_integer_order)
-    return {"epsilon_continuous": curve.epsilon_star, "lambda_continuous": curve.lambda_star,
-            "epsilon_integer": curve.epsilon_integer, "order_integer": curve.order_integer}
+    return {
+        "epsilon_continuous": curve.epsilon_star,
+        "lambda_continuous": curve.lambda_star,
+        "epsilon_integer": curve.epsilon_integer,
+        "order_integer": curve.order_integer,
+    }
 
 
 @dataclass(frozen=True)
 class VoteRows:
-    counts: np.ndarray   # int64 [n_rows, n_classes]
+    counts: np.ndarray  # int64 [n_rows, n_classes]
     source: DataSource
-    notice: str = ""     # Markdown the notebook shows: which votes, and how to get the real ones when missing
-
-
+    notice: str = ""  # Markdown the notebook shows: which votes, and how to get the real ones when missing
 
 
 def votes_notice(source: DataSource, dataset: str, n_rows: int, data: str, failure: str | None) -> str:
     """The Markdown box above the lab: real votes, or a stand-in with the reason and the command that fixes it."""
     if source.kind == "real":
         return f"**Votes: real** ({source.stamp()}); this lab uses the first {n_rows:,} {dataset} queries."
-    why = ("you asked for it (`data = \"synthetic\"`)" if data == "synthetic" else
-           f"the released votes could not be prepared ({failure})" if failure else "the released votes are not prepared")
-    return (f"⚠️ **Votes: SYNTHETIC stand-in**, because {why}. Every plot and number below that uses votes is computed "
-            "on made-up histograms, not on Papernot et al.'s teachers: the shapes are alike, the values are not theirs. "
-            "To use the real votes run `make data-votes` (network, or `PATE_STUDY_MIRROR` pointing at a mirror) and "
-            "restart the kernel.")
+    why = (
+        'you asked for it (`data = "synthetic"`)'
+        if data == "synthetic"
+        else f"the released votes could not be prepared ({failure})"
+        if failure
+        else "the released votes are not prepared"
+    )
+    return (
+        f"⚠️ **Votes: SYNTHETIC stand-in**, because {why}. Every plot and number below that uses votes is computed "
+        "on made-up histograms, not on Papernot et al.'s teachers: the shapes are alike, the values are not theirs. "
+        "To use the real votes run `make data-votes` (network, or `PATE_STUDY_MIRROR` pointing at a mirror) and "
+        "restart the kernel."
+    )
 
 
-def load_votes(dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool = False,
-               rows_name: str = "votes_queries") -> VoteRows:
+def load_votes(
+    dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool = False, rows_name: str = "votes_queries"
+) -> VoteRows:
     """The first ``n_rows`` vote histograms of one PATE 2018 vote matrix (real or synthetic stand-in).
 
     ``prepare``: first fetch the votes if they are missing (:func:`pate_study.data.pate2018.prepare`; the lab does, the runner prepares
@@ -247,8 +275,9 @@ def load_votes(dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool
     return VoteRows(counts, votes.source, votes_notice(votes.source, dataset, len(counts), data, failure))
 
 
-def data_dependent_vs_independent(counts: np.ndarray, *, gamma: float, delta: float, max_integer_order: int = 8,
-                                  n_points: int = 20) -> pd.DataFrame:
+def data_dependent_vs_independent(
+    counts: np.ndarray, *, gamma: float, delta: float, max_integer_order: int = 8, n_points: int = 20
+) -> pd.DataFrame:
     """LNMax moments-accountant ε after the first T queries, data-dependent (Papernot 2017 Thm. 3) and
     data-independent (Thm. 2), on the same integer grid λ = 1..L, for T on a log-spaced grid up to len(counts)."""
     checkpoints = np.unique(np.geomspace(1, len(counts), n_points).round().astype(int))
@@ -258,9 +287,16 @@ def data_dependent_vs_independent(counts: np.ndarray, *, gamma: float, delta: fl
         for t in checkpoints:
             dep = moments_epsilon(gamma=gamma, delta=delta, votes=counts[:t], orders=int(max_integer_order))
             ind = moments_epsilon(gamma=gamma, delta=delta, n_queries=int(t), orders=int(max_integer_order))
-            rows.append({"n_queries": int(t), "epsilon_dependent": dep.epsilon, "order_dependent": dep.order,
-                         "epsilon_independent": ind.epsilon, "order_independent": ind.order,
-                         "best_order_at_grid_edge": dep.at_grid_edge or ind.at_grid_edge})
+            rows.append(
+                {
+                    "n_queries": int(t),
+                    "epsilon_dependent": dep.epsilon,
+                    "order_dependent": dep.order,
+                    "epsilon_independent": ind.epsilon,
+                    "order_independent": ind.order,
+                    "best_order_at_grid_edge": dep.at_grid_edge or ind.at_grid_edge,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -269,12 +305,16 @@ def audit_table(*, gamma: float, n_trials: int, confidence: float, seed: int) ->
     with its noise scale halved, and the ready-made audits of the mechanisms the primer teaches (LNMax at γ = 0.5,
     GNMax, the local Laplace mechanism) with their broken twins. One row per audit, indexed by a readable name;
     ``event S`` is the set of outputs whose probabilities under the two neighbours the bound compares."""
-    results = [audit.audit_lnmax(gamma, n_samples=n_trials, confidence=confidence, seed=seed),
-               audit.audit_lnmax(gamma, noise_scale_factor=0.5, n_samples=n_trials, confidence=confidence, seed=seed)]
+    results = [
+        audit.audit_lnmax(gamma, n_samples=n_trials, confidence=confidence, seed=seed),
+        audit.audit_lnmax(gamma, noise_scale_factor=0.5, n_samples=n_trials, confidence=confidence, seed=seed),
+    ]
     results += [r for r in audit.standard_audits(seed=seed, n_samples=n_trials) if r.mechanism in PRIMER_MECHANISMS]
     names = [f"LNMax, γ = {gamma:g}", f"LNMax, γ = {gamma:g}, noise scale halved (broken)"]
-    names += [f"{PRIMER_MECHANISMS[r.mechanism]}{', noise scale halved (broken)' if r.noise_scale_factor != 1 else ''}"
-              for r in results[2:]]
+    names += [
+        f"{PRIMER_MECHANISMS[r.mechanism]}{', noise scale halved (broken)' if r.noise_scale_factor != 1 else ''}"
+        for r in results[2:]
+    ]
     frame = pd.DataFrame([r.to_dict() for r in results], index=names)
     frame["event S"] = frame["event"].str.replace(r"^.*S = ", "", regex=True)
     frame = frame.rename(columns={"claimed_epsilon": "epsilon_claimed", "epsilon_lower": "epsilon_lower_bound"})
@@ -294,12 +334,28 @@ def moments_vs_rdp(counts: np.ndarray, *, gamma: float, max_moment: int = 8) -> 
     lam = np.arange(1, int(max_moment) + 1, dtype=float)
     logmgf = logmgf_lnmax(counts, gamma, lam).sum(axis=0)
     rdp = rdp_pure_dp(lnmax_logq(counts, gamma), 2.0 * gamma, lam + 1.0).sum(axis=0)
-    return pd.DataFrame({"moment_lambda": lam, "rdp_order_alpha": lam + 1.0, "logmgf_over_lambda": logmgf / lam,
-                         "rdp_at_lambda_plus_1": rdp})
+    return pd.DataFrame(
+        {
+            "moment_lambda": lam,
+            "rdp_order_alpha": lam + 1.0,
+            "logmgf_over_lambda": logmgf / lam,
+            "rdp_at_lambda_plus_1": rdp,
+        }
+    )
 
 
-def aggregator_comparison(counts: np.ndarray, *, gamma: float, sigma: float, threshold: float, sigma1: float,
-                          sigma2: float, delta: float, seed: int, n_points: int = 12) -> pd.DataFrame:
+def aggregator_comparison(
+    counts: np.ndarray,
+    *,
+    gamma: float,
+    sigma: float,
+    threshold: float,
+    sigma1: float,
+    sigma2: float,
+    delta: float,
+    seed: int,
+    n_points: int = 12,
+) -> pd.DataFrame:
     """LNMax, GNMax and confident GNMax on the same votes, after the first T queries (T on a log grid).
 
     Columns: ε of LNMax (2017 moments accountant λ = 1..8, data-dependent; 2018 RDP, data-dependent), GNMax (RDP,
@@ -321,33 +377,54 @@ def aggregator_comparison(counts: np.ndarray, *, gamma: float, sigma: float, thr
         for t in checkpoints:
             v = counts[:t]
             answered = cg.answered[:t]
-            rows.append({
-                "n_queries": int(t),
-                "lnmax_moments_2017": moments_epsilon(gamma=gamma, delta=delta, votes=v, orders=8).epsilon,
-                "lnmax_rdp_2018": lnmax_rdp_epsilon(gamma=gamma, delta=delta, votes=v).epsilon,
-                "lnmax_independent": moments_epsilon(gamma=gamma, delta=delta, n_queries=int(t), orders="continuous").epsilon,
-                "gnmax_dependent": gnmax_epsilon(sigma=sigma, delta=delta, votes=v).epsilon,
-                "gnmax_independent": gnmax_epsilon(sigma=sigma, delta=delta, n_queries=int(t)).epsilon,
-                "confident_gnmax_realised": confident_gnmax_epsilon(**confident, votes=v, answered=answered).epsilon,
-                "confident_gnmax_expected": confident_gnmax_epsilon(**confident, votes=v,
-                                                                    cost="expected").expected_epsilon,
-                "confident_answered": int(answered.sum()),
-                "lnmax_label_agreement": float(np.mean(ln.labels[:t] == plurality[:t])),
-                "gnmax_label_agreement": float(np.mean(gn.labels[:t] == plurality[:t])),
-                "confident_label_agreement": float(np.mean(cg.labels[:t][answered] == plurality[:t][answered]))
-                if answered.any() else float("nan"),
-            })
+            rows.append(
+                {
+                    "n_queries": int(t),
+                    "lnmax_moments_2017": moments_epsilon(gamma=gamma, delta=delta, votes=v, orders=8).epsilon,
+                    "lnmax_rdp_2018": lnmax_rdp_epsilon(gamma=gamma, delta=delta, votes=v).epsilon,
+                    "lnmax_independent": moments_epsilon(
+                        gamma=gamma, delta=delta, n_queries=int(t), orders="continuous"
+                    ).epsilon,
+                    "gnmax_dependent": gnmax_epsilon(sigma=sigma, delta=delta, votes=v).epsilon,
+                    "gnmax_independent": gnmax_epsilon(sigma=sigma, delta=delta, n_queries=int(t)).epsilon,
+                    "confident_gnmax_realised": confident_gnmax_epsilon(
+                        **confident, votes=v, answered=answered
+                    ).epsilon,
+                    "confident_gnmax_expected": confident_gnmax_epsilon(
+                        **confident, votes=v, cost="expected"
+                    ).expected_epsilon,
+                    "confident_answered": int(answered.sum()),
+                    "lnmax_label_agreement": float(np.mean(ln.labels[:t] == plurality[:t])),
+                    "gnmax_label_agreement": float(np.mean(gn.labels[:t] == plurality[:t])),
+                    "confident_label_agreement": float(np.mean(cg.labels[:t][answered] == plurality[:t][answered]))
+                    if answered.any()
+                    else float("nan"),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def smooth_sensitivity_demo(counts: np.ndarray, *, n_teachers: int, sigma: float, order: float, beta: float,
-                            sigma_ss: float, delta: float, n_draws: int, seed: int) -> tuple[ss.SmoothSensitivityRelease, np.ndarray]:
+def smooth_sensitivity_demo(
+    counts: np.ndarray,
+    *,
+    n_teachers: int,
+    sigma: float,
+    order: float,
+    beta: float,
+    sigma_ss: float,
+    delta: float,
+    n_draws: int,
+    seed: int,
+) -> tuple[ss.SmoothSensitivityRelease, np.ndarray]:
     """GNMax's data-dependent RDP at one order released with smooth sensitivity
     (:func:`pate_study.privacy.smooth_sensitivity.smooth_sensitivity_release`, Papernot et al. 2018 App. B), and
     ``n_draws`` draws of the released ε (its expected value + its standard deviation × N(0, 1)) to show its spread."""
-    release = ss.smooth_sensitivity_release(counts, n_teachers, sigma, order, beta, sigma_ss, delta,
-                                            np.random.default_rng(seed))
-    draws = release.expected_epsilon + release.epsilon_std * np.random.default_rng(seed + 1).standard_normal(int(n_draws))
+    release = ss.smooth_sensitivity_release(
+        counts, n_teachers, sigma, order, beta, sigma_ss, delta, np.random.default_rng(seed)
+    )
+    draws = release.expected_epsilon + release.epsilon_std * np.random.default_rng(seed + 1).standard_normal(
+        int(n_draws)
+    )
     return release, draws
 
 
@@ -358,7 +435,13 @@ def local_dp_table(rhos, *, n_samples: int, seed: int, dim: int = 4) -> pd.DataF
     rows = []
     for rho in rhos:
         result = audit.audit_local_laplace(float(rho), dim=dim, n_samples=n_samples, seed=seed)
-        rows.append({"rho": float(rho), "epsilon": local_laplace_epsilon(rho=float(rho)),
-                     "noise_std": float(np.sqrt(2.0) / rho), "epsilon_audited_lower_bound": result.epsilon_lower,
-                     "violation": result.violation})
+        rows.append(
+            {
+                "rho": float(rho),
+                "epsilon": local_laplace_epsilon(rho=float(rho)),
+                "noise_std": float(np.sqrt(2.0) / rho),
+                "epsilon_audited_lower_bound": result.epsilon_lower,
+                "violation": result.violation,
+            }
+        )
     return pd.DataFrame(rows)

@@ -32,6 +32,7 @@ decides *what* the pieces are and *where their results go*:
   nothing answers fails within :data:`CONNECT_TIMEOUT_S` (30 s) naming the variable. Without an address a local
   instance is started on 127.0.0.1 without dashboard and stopped at exit.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,9 +56,19 @@ from pate_study.core.io import default_cache_dir
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "BACKENDS", "CONNECT_TIMEOUT_S", "RETRY_EXCEPTIONS", "Shard", "ShardError", "check_backend", "check_reachable",
-    "connect", "local_ray", "shard_ranges",
-    "shard_seed", "shard_cache_path", "map_shards",
+    "BACKENDS",
+    "CONNECT_TIMEOUT_S",
+    "RETRY_EXCEPTIONS",
+    "Shard",
+    "ShardError",
+    "check_backend",
+    "check_reachable",
+    "connect",
+    "local_ray",
+    "shard_ranges",
+    "shard_seed",
+    "shard_cache_path",
+    "map_shards",
 ]
 
 BACKENDS = ("local", "ray")
@@ -138,14 +149,17 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, num_gpus
         try:
             ray.init(address=address, logging_level=logging.WARNING)
         except (ConnectionError, RuntimeError, ValueError) as exc:  # wrong kind of server, version mismatch
-            raise ConnectionError(f"{label}={address}: Ray could not connect ({_first_line(exc)}); "
-                                  f"{_CONNECT_FIX.format(label=label)}") from exc
+            raise ConnectionError(
+                f"{label}={address}: Ray could not connect ({_first_line(exc)}); {_CONNECT_FIX.format(label=label)}"
+            ) from exc
         return ray.get_runtime_context().gcs_address
     return _start_local(num_cpus, num_gpus)
 
 
-_CONNECT_FIX = ("start a head node there (`ray start --head`, docs/ray.md), point {label} at a running one, "
-                "or unset it to run on a local instance")
+_CONNECT_FIX = (
+    "start a head node there (`ray start --head`, docs/ray.md), point {label} at a running one, "
+    "or unset it to run on a local instance"
+)
 
 
 def _host_port(address: str, label: str = "RAY_ADDRESS") -> tuple[str, int] | None:
@@ -157,8 +171,10 @@ def _host_port(address: str, label: str = "RAY_ADDRESS") -> tuple[str, int] | No
         return None
     host, _, port = rest.rpartition(":")
     if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise ValueError(f"{label}={address}: port {port!r} is not a port number (1 to 65535); expected host:port "
-                         "or ray://host:port, e.g. 127.0.0.1:6379")
+        raise ValueError(
+            f"{label}={address}: port {port!r} is not a port number (1 to 65535); expected host:port "
+            "or ray://host:port, e.g. 127.0.0.1:6379"
+        )
     return host.strip("[]"), int(port)
 
 
@@ -181,13 +197,16 @@ def check_reachable(address: str, *, label: str = "RAY_ADDRESS", timeout_s: floa
             with socket.create_connection(target, timeout=max(0.1, min(5.0, left))):
                 return
         except socket.gaierror as exc:
-            raise ConnectionError(f"{label}={address}: unknown host {target[0]!r} ({exc.strerror}); "
-                                  f"{_CONNECT_FIX.format(label=label)}") from None
+            raise ConnectionError(
+                f"{label}={address}: unknown host {target[0]!r} ({exc.strerror}); {_CONNECT_FIX.format(label=label)}"
+            ) from None
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
         if time.monotonic() + 0.5 >= deadline:
-            raise ConnectionError(f"{label}={address}: no Ray head node answers at {target[0]}:{target[1]} within "
-                                  f"{timeout_s:g} s ({reason}); {_CONNECT_FIX.format(label=label)}")
+            raise ConnectionError(
+                f"{label}={address}: no Ray head node answers at {target[0]}:{target[1]} within "
+                f"{timeout_s:g} s ({reason}); {_CONNECT_FIX.format(label=label)}"
+            )
         time.sleep(0.5)
 
 
@@ -214,20 +233,32 @@ def _start_local(num_cpus: int | None, num_gpus: int | None) -> str:
     for attempt in range(1, START_ATTEMPTS + 1):
         logger.info("starting a local Ray instance (no dashboard)")
         try:
-            ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
-                     _node_ip_address="127.0.0.1", logging_level=logging.WARNING)
+            ray.init(
+                address="local",
+                num_cpus=num_cpus,
+                num_gpus=num_gpus,
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                logging_level=logging.WARNING,
+            )
             return ray.get_runtime_context().gcs_address
         except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for a start-up timeout
             if not _is_start_timeout(exc):
                 raise
             ray.shutdown()  # the half-started processes
             if attempt == START_ATTEMPTS:
-                raise RuntimeError(f"a local Ray instance did not start in {START_ATTEMPTS} tries (each time its "
-                                   f"node did not register within Ray's wait: {_first_line(exc)}); the machine is "
-                                   "probably too busy: try again when it is quieter, or set RAY_ADDRESS to a "
-                                   "running cluster") from exc
-            logger.warning("the local Ray instance did not start in time (%s); the machine is busy: trying again "
-                           "(%d of %d)", _first_line(exc), attempt + 1, START_ATTEMPTS)
+                raise RuntimeError(
+                    f"a local Ray instance did not start in {START_ATTEMPTS} tries (each time its "
+                    f"node did not register within Ray's wait: {_first_line(exc)}); the machine is "
+                    "probably too busy: try again when it is quieter, or set RAY_ADDRESS to a "
+                    "running cluster"
+                ) from exc
+            logger.warning(
+                "the local Ray instance did not start in time (%s); the machine is busy: trying again (%d of %d)",
+                _first_line(exc),
+                attempt + 1,
+                START_ATTEMPTS,
+            )
     raise AssertionError("unreachable")
 
 
@@ -293,11 +324,21 @@ def _run_shard(fn: Callable[..., Any], args: dict[str, Any], **shared: Any) -> A
 # --------------------------------------------------------------------------------------------
 # mapping
 # --------------------------------------------------------------------------------------------
-def map_shards(fn: Callable[..., Any], shards: Sequence[Shard], *, shared: dict[str, Any] | None = None,
-               backend: str = "local", address: str | None = None, device: str | None = "cpu",
-               cpus_per_task: float = 1, max_retries: int = 2,
-               retry_exceptions: Sequence[type[BaseException]] | bool = RETRY_EXCEPTIONS,
-               cache_dir: str | os.PathLike | None = None, desc: str = "shards", progress: bool = True) -> list[Any]:
+def map_shards(
+    fn: Callable[..., Any],
+    shards: Sequence[Shard],
+    *,
+    shared: dict[str, Any] | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    device: str | None = "cpu",
+    cpus_per_task: float = 1,
+    max_retries: int = 2,
+    retry_exceptions: Sequence[type[BaseException]] | bool = RETRY_EXCEPTIONS,
+    cache_dir: str | os.PathLike | None = None,
+    desc: str = "shards",
+    progress: bool = True,
+) -> list[Any]:
     """``fn(**shared, **shard.args)`` for every shard; results in shard order (arrays as numpy arrays).
 
     ``fn`` must return nested dicts/lists of arrays, numbers and strings (what the cache can hold) and
@@ -340,20 +381,41 @@ def map_shards(fn: Callable[..., Any], shards: Sequence[Shard], *, shared: dict[
                     break
                 finish(i, state, time.perf_counter() - t0)
         elif todo:
-            failed = _map_ray(fn, shards, todo, shared, finish, address=address, device=device,
-                              cpus_per_task=cpus_per_task, max_retries=max_retries, retry_exceptions=retry_exceptions)
+            failed = _map_ray(
+                fn,
+                shards,
+                todo,
+                shared,
+                finish,
+                address=address,
+                device=device,
+                cpus_per_task=cpus_per_task,
+                max_retries=max_retries,
+                retry_exceptions=retry_exceptions,
+            )
     finally:
         bar.close()
     if failed:
         done = sum(r is not None for r in results)
-        where = f"; the {done} finished shard(s) are cached in {Path(cache_dir or default_cache_dir())}, rerun to " \
-                "resume" if any(s.key for s in shards) else ""
+        where = (
+            f"; the {done} finished shard(s) are cached in {Path(cache_dir or default_cache_dir())}, rerun to resume"
+            if any(s.key for s in shards)
+            else ""
+        )
         name, exc = failed[0]
-        raise ShardError(f"{desc}: shard {name!r} failed ({type(exc).__name__}: {_first_line(exc)})"
-                         + (f" and {len(failed) - 1} more: {[n for n, _ in failed[1:]]}" if len(failed) > 1 else "")
-                         + where) from exc
-    logger.info("%s: %d shard(s) on backend %s in %.1f s (%d from the cache)", desc, len(shards), backend,
-                time.perf_counter() - start, len(shards) - len(todo))
+        raise ShardError(
+            f"{desc}: shard {name!r} failed ({type(exc).__name__}: {_first_line(exc)})"
+            + (f" and {len(failed) - 1} more: {[n for n, _ in failed[1:]]}" if len(failed) > 1 else "")
+            + where
+        ) from exc
+    logger.info(
+        "%s: %d shard(s) on backend %s in %.1f s (%d from the cache)",
+        desc,
+        len(shards),
+        backend,
+        time.perf_counter() - start,
+        len(shards) - len(todo),
+    )
     return results
 
 
@@ -362,18 +424,29 @@ def _first_line(exc: BaseException) -> str:
     return text[-1] if text else type(exc).__name__
 
 
-def _map_ray(fn: Callable[..., Any], shards: Sequence[Shard], todo: list[int], shared: dict[str, Any],
-             finish: Callable[[int, Any, float], None], *, address: str | None, device: str | None,
-             cpus_per_task: float, max_retries: int,
-             retry_exceptions: Sequence[type[BaseException]] | bool) -> list[tuple[str, BaseException]]:
+def _map_ray(
+    fn: Callable[..., Any],
+    shards: Sequence[Shard],
+    todo: list[int],
+    shared: dict[str, Any],
+    finish: Callable[[int, Any, float], None],
+    *,
+    address: str | None,
+    device: str | None,
+    cpus_per_task: float,
+    max_retries: int,
+    retry_exceptions: Sequence[type[BaseException]] | bool,
+) -> list[tuple[str, BaseException]]:
     """Submit one Ray task per shard in ``todo``, collect them as they finish (``ray.wait``), hand each result
     to ``finish`` (cache + progress); returns the shards that failed for good with their errors."""
     import ray  # optional dependency (extra "ray"): imported only when backend="ray" is used
 
     connect(address)
     # the same inputs for every shard: into the object store once (paths stay paths: big data is read by the task)
-    refs = {k: (v if isinstance(v, (str, os.PathLike, int, float, bool, type(None))) else ray.put(v))
-            for k, v in shared.items()}
+    refs = {
+        k: (v if isinstance(v, (str, os.PathLike, int, float, bool, type(None))) else ray.put(v))
+        for k, v in shared.items()
+    }
     if device is None:  # "choose": a GPU per task where the cluster has GPUs
         device = "cuda" if ray.cluster_resources().get("GPU", 0) >= 1 else "cpu"
     resources = {"num_gpus": 1} if str(device).startswith("cuda") else {"num_cpus": cpus_per_task}
@@ -381,8 +454,10 @@ def _map_ray(fn: Callable[..., Any], shards: Sequence[Shard], todo: list[int], s
     task = ray.remote(max_retries=max_retries, retry_exceptions=retry, **resources)(_run_shard)
     pending = {}
     for i in todo:
-        pending[task.options(name=f"pate_study: {shards[i].name}").remote(fn, shards[i].args, **refs)] = \
-            (i, time.perf_counter())
+        pending[task.options(name=f"pate_study: {shards[i].name}").remote(fn, shards[i].args, **refs)] = (
+            i,
+            time.perf_counter(),
+        )
     failed = []
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1)
@@ -396,4 +471,3 @@ def _map_ray(fn: Callable[..., Any], shards: Sequence[Shard], todo: list[int], s
                 continue
             finish(i, state, time.perf_counter() - t0)
     return failed
-

@@ -26,6 +26,7 @@ through one cached-or-train path (:func:`cached_ensemble`, :func:`cached_module_
 :func:`cached_teacher_votes`, :func:`cached_module_votes`) into :mod:`pate_study.core.cache`, keyed by data,
 partitions, configuration, seed, method, code version and the resolved device.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -50,8 +51,16 @@ from pate_study.learning.voting import TeacherVotes, votes_from_probabilities, y
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "EnsembleConfig", "TeacherEnsemble", "train_ensemble", "train_ensemble_loop", "query_ensemble", "ModuleEnsemble",
-    "train_module_ensemble", "cached_ensemble", "cached_teacher_votes", "cached_module_ensemble",
+    "EnsembleConfig",
+    "TeacherEnsemble",
+    "train_ensemble",
+    "train_ensemble_loop",
+    "query_ensemble",
+    "ModuleEnsemble",
+    "train_module_ensemble",
+    "cached_ensemble",
+    "cached_teacher_votes",
+    "cached_module_ensemble",
     "cached_module_votes",
 ]
 
@@ -95,7 +104,9 @@ class EnsembleConfig(TrainConfig):
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout={self.dropout!r}: expected a probability in [0, 1)")
         if not 0.0 < self.multilabel_vote_threshold < 1.0:
-            raise ValueError(f"multilabel_vote_threshold={self.multilabel_vote_threshold!r}: expected a value in (0, 1)")
+            raise ValueError(
+                f"multilabel_vote_threshold={self.multilabel_vote_threshold!r}: expected a value in (0, 1)"
+            )
 
     @property
     def layer_sizes(self) -> tuple[int, ...]:
@@ -125,59 +136,129 @@ def _merge(results: list[TrainResult]) -> TrainResult:
     frames = []
     for i, r in enumerate(results):
         frames.append(r.history.assign(teacher=i))
+
     def cat(arrays):
         return np.concatenate(arrays)
-    return TrainResult([torch.cat(ts) for ts in zip(*(r.params for r in results))],
-                       [torch.cat(ts) for ts in zip(*(r.buffers for r in results))],
-                       cat([r.epochs for r in results]), cat([r.steps for r in results]),
-                       cat([r.best_score for r in results]), cat([r.best_step for r in results]),
-                       pd.concat(frames, ignore_index=True) if frames else results[0].history, results[0].selection)
+
+    return TrainResult(
+        [torch.cat(ts) for ts in zip(*(r.params for r in results))],
+        [torch.cat(ts) for ts in zip(*(r.buffers for r in results))],
+        cat([r.epochs for r in results]),
+        cat([r.steps for r in results]),
+        cat([r.best_score for r in results]),
+        cat([r.best_step for r in results]),
+        pd.concat(frames, ignore_index=True) if frames else results[0].history,
+        results[0].selection,
+    )
 
 
-def _train_together(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions,
-                    config: TrainConfig, seed: int, device: torch.device, *, progress: bool, **kw: Any) -> TrainResult:
+def _train_together(
+    make_model: Callable[[np.ndarray], Any],
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    config: TrainConfig,
+    seed: int,
+    device: torch.device,
+    *,
+    progress: bool,
+    **kw: Any,
+) -> TrainResult:
     """All teachers as one stacked model: one :func:`pate_study.learning.training.train_stacked` call."""
     seeds = teacher_seeds(seed, partitions.n_teachers)
-    return train_stacked(make_model(seeds), X, y, partitions.train, partitions.val, config, seeds, device=device,
-                         progress=progress, desc="train teachers (stacked)", **kw)
+    return train_stacked(
+        make_model(seeds),
+        X,
+        y,
+        partitions.train,
+        partitions.val,
+        config,
+        seeds,
+        device=device,
+        progress=progress,
+        desc="train teachers (stacked)",
+        **kw,
+    )
 
 
-def _train_in_turn(make_model: Callable[[np.ndarray], Any], X: Any, y: Any, partitions: Partitions,
-                   config: TrainConfig, seed: int, device: torch.device, *, progress: bool, **kw: Any) -> TrainResult:
+def _train_in_turn(
+    make_model: Callable[[np.ndarray], Any],
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    config: TrainConfig,
+    seed: int,
+    device: torch.device,
+    *,
+    progress: bool,
+    **kw: Any,
+) -> TrainResult:
     """The same teachers one after another (``N = 1`` per call: the sources' way, the tests' reference), with
     the seeds, partitions and selection rule of :func:`_train_together`; merged into one result."""
     seeds = teacher_seeds(seed, partitions.n_teachers)
     results = []
-    for i in tqdm(range(partitions.n_teachers), desc=f"train {partitions.n_teachers} teachers (loop)",
-                  disable=not progress):
+    for i in tqdm(
+        range(partitions.n_teachers), desc=f"train {partitions.n_teachers} teachers (loop)", disable=not progress
+    ):
         one = partitions.teacher(i)
-        results.append(train_stacked(make_model(seeds[i:i + 1]), X, y, one.train, one.val, config,
-                                     seeds[i:i + 1], device=device, progress=False, **kw))
+        results.append(
+            train_stacked(
+                make_model(seeds[i : i + 1]),
+                X,
+                y,
+                one.train,
+                one.val,
+                config,
+                seeds[i : i + 1],
+                device=device,
+                progress=False,
+                **kw,
+            )
+        )
     return _merge(results)
 
 
 @torch.no_grad()
-def _own_logits(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: Any,
-                idx: np.ndarray, device: torch.device, chunk_size: int = 512) -> torch.Tensor:
+def _own_logits(
+    model: Any,
+    params: Sequence[torch.Tensor],
+    buffers: Sequence[torch.Tensor],
+    source: Any,
+    idx: np.ndarray,
+    device: torch.device,
+    chunk_size: int = 512,
+) -> torch.Tensor:
     """Logits of teacher ``i`` on its own rows ``idx[i]``: ``[N, m, k]`` (batched, one pass per chunk)."""
     model.set_training(False)
     idx_t = torch.as_tensor(idx, device=device)
     out = []
     for start in range(0, idx_t.shape[1], chunk_size):
         with autocast(device):
-            out.append(model.forward(params, buffers, source, idx_t[:, start:start + chunk_size],
-                                     training=False).float().cpu())
+            out.append(
+                model.forward(params, buffers, source, idx_t[:, start : start + chunk_size], training=False)
+                .float()
+                .cpu()
+            )
     return torch.cat(out, dim=1)
 
 
 @torch.no_grad()
-def _shared_logits(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: Any,
-                   n_teachers: int, n_outputs: int, device: torch.device, chunk_size: int) -> torch.Tensor:
+def _shared_logits(
+    model: Any,
+    params: Sequence[torch.Tensor],
+    buffers: Sequence[torch.Tensor],
+    source: Any,
+    n_teachers: int,
+    n_outputs: int,
+    device: torch.device,
+    chunk_size: int,
+) -> torch.Tensor:
     """Logits of every teacher on every row of ``source``: ``float32 [N, Q, k]`` on the CPU."""
     model.set_training(False)
     out = []
-    for start in tqdm(range(0, source.n_rows, chunk_size), desc="query teachers", leave=False,
-                      disable=source.n_rows <= chunk_size):
+    for start in tqdm(
+        range(0, source.n_rows, chunk_size), desc="query teachers", leave=False, disable=source.n_rows <= chunk_size
+    ):
         rows = torch.arange(start, min(start + chunk_size, source.n_rows), device=device)
         with autocast(device):
             out.append(model.forward(params, buffers, source, rows, training=False).float().cpu())
@@ -192,7 +273,9 @@ def _probabilities(z: torch.Tensor, task: str) -> np.ndarray:
     return p[..., 0] if task == "binary" else p
 
 
-def _youden_thresholds(task: str, z_threshold: torch.Tensor | None, y: Any, partitions: Partitions) -> np.ndarray | None:
+def _youden_thresholds(
+    task: str, z_threshold: torch.Tensor | None, y: Any, partitions: Partitions
+) -> np.ndarray | None:
     """Per-teacher Youden thresholds on each teacher's own threshold split (Sosa 2021: 800 samples)."""
     if task != "binary" or z_threshold is None:
         return None
@@ -223,23 +306,43 @@ class _TrainingFacts:
 
     @classmethod
     def _facts(cls, result: TrainResult) -> dict[str, Any]:
-        return dict(epochs=result.epochs, best_val_loss=result.best_score, steps=result.steps,
-                    best_step=result.best_step, history=result.history, selection=result.selection)
+        return dict(
+            epochs=result.epochs,
+            best_val_loss=result.best_score,
+            steps=result.steps,
+            best_step=result.best_step,
+            history=result.history,
+            selection=result.selection,
+        )
 
     def _facts_state(self) -> dict[str, Any]:
         def opt(a):
             return None if a is None else torch.as_tensor(a)
-        return {"epochs": torch.as_tensor(self.epochs), "best_val_loss": torch.as_tensor(self.best_val_loss),
-                "thresholds": opt(self.thresholds), "steps": opt(self.steps), "best_step": opt(self.best_step),
-                "history": _history_state(self.history), "selection": self.selection}
+
+        return {
+            "epochs": torch.as_tensor(self.epochs),
+            "best_val_loss": torch.as_tensor(self.best_val_loss),
+            "thresholds": opt(self.thresholds),
+            "steps": opt(self.steps),
+            "best_step": opt(self.best_step),
+            "history": _history_state(self.history),
+            "selection": self.selection,
+        }
 
     @staticmethod
     def _facts_from_state(state: dict[str, Any]) -> dict[str, Any]:
         def opt(k):
             return None if state.get(k) is None else state[k].numpy()
-        return dict(epochs=state["epochs"].numpy(), best_val_loss=state["best_val_loss"].numpy(),
-                    thresholds=opt("thresholds"), steps=opt("steps"), best_step=opt("best_step"),
-                    history=_history_from_state(state.get("history")), selection=state.get("selection", ""))
+
+        return dict(
+            epochs=state["epochs"].numpy(),
+            best_val_loss=state["best_val_loss"].numpy(),
+            thresholds=opt("thresholds"),
+            steps=opt("steps"),
+            best_step=opt("best_step"),
+            history=_history_from_state(state.get("history")),
+            selection=state.get("selection", ""),
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,20 +395,32 @@ class TeacherEnsemble(_TrainingFacts):
 
     def state(self) -> dict[str, Any]:
         """Plain dict of tensors / builtins (loadable with ``torch.load(weights_only=True)``)."""
-        return {"config": self.config.to_dict(), "weights": [w.contiguous() for w in self.weights],
-                "biases": [b.contiguous() for b in self.biases], **self._facts_state()}
+        return {
+            "config": self.config.to_dict(),
+            "weights": [w.contiguous() for w in self.weights],
+            "biases": [b.contiguous() for b in self.biases],
+            **self._facts_state(),
+        }
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> TeacherEnsemble:
         cfg = dict(state["config"])
         cfg["hidden"] = tuple(cfg["hidden"])
-        return cls(EnsembleConfig(**cfg), list(state["weights"]), list(state["biases"]),
-                   **cls._facts_from_state(state))
+        return cls(EnsembleConfig(**cfg), list(state["weights"]), list(state["biases"]), **cls._facts_from_state(state))
 
 
-def _train_mlp(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, seed: int,
-               device: str | torch.device | None, progress: bool, mixed_precision: bool | None,
-               vectorised: bool, test: tuple[Any, Any] | None) -> TeacherEnsemble:
+def _train_mlp(
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    config: EnsembleConfig,
+    seed: int,
+    device: str | torch.device | None,
+    progress: bool,
+    mixed_precision: bool | None,
+    vectorised: bool,
+    test: tuple[Any, Any] | None,
+) -> TeacherEnsemble:
     if not isinstance(config, EnsembleConfig):
         raise ValueError("config: expected an EnsembleConfig")
     check_partitions(X, partitions)
@@ -314,12 +429,23 @@ def _train_mlp(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, s
         tune_cpu_allocator()
 
     def make_model(seeds: np.ndarray) -> StackedMLP:
-        return StackedMLP(config.layer_sizes, seeds, dropout=config.dropout, sparse_input=config.sparse_input,
-                          device=dev)
+        return StackedMLP(
+            config.layer_sizes, seeds, dropout=config.dropout, sparse_input=config.sparse_input, device=dev
+        )
 
     train = _train_together if vectorised else _train_in_turn
-    result = train(make_model, X, y, partitions, config.training(), seed, dev, test=test, progress=progress,
-                   mixed_precision=mixed_precision)
+    result = train(
+        make_model,
+        X,
+        y,
+        partitions,
+        config.training(),
+        seed,
+        dev,
+        test=test,
+        progress=progress,
+        mixed_precision=mixed_precision,
+    )
     L = len(config.layer_sizes) - 1
     ens = TeacherEnsemble(config, result.params[:L], result.params[L:], **TeacherEnsemble._facts(result))
     if config.task == "binary" and partitions.threshold.shape[1]:
@@ -329,9 +455,17 @@ def _train_mlp(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, s
     return ens
 
 
-def train_ensemble(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, seed: int = 0,
-                   device: str | torch.device | None = None, progress: bool = True,
-                   mixed_precision: bool | None = None, test: tuple[Any, Any] | None = None) -> TeacherEnsemble:
+def train_ensemble(
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    config: EnsembleConfig,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+    mixed_precision: bool | None = None,
+    test: tuple[Any, Any] | None = None,
+) -> TeacherEnsemble:
     """Train ``partitions.n_teachers`` MLP teachers at once (stacked parameters, batched matmuls).
 
     ``X``: ``[n, in_features]`` numpy / torch / scipy.sparse (teachers' data; with
@@ -345,9 +479,17 @@ def train_ensemble(X: Any, y: Any, partitions: Partitions, config: EnsembleConfi
     return _train_mlp(X, y, partitions, config, seed, device, progress, mixed_precision, True, test)
 
 
-def train_ensemble_loop(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, seed: int = 0,
-                        device: str | torch.device | None = None, progress: bool = True,
-                        mixed_precision: bool | None = None, test: tuple[Any, Any] | None = None) -> TeacherEnsemble:
+def train_ensemble_loop(
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    config: EnsembleConfig,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+    mixed_precision: bool | None = None,
+    test: tuple[Any, Any] | None = None,
+) -> TeacherEnsemble:
     """The same teachers trained one after another (the loop with ``N = 1`` per teacher): same seeds,
     partitions, initial weights, batches and selection rule as :func:`train_ensemble`."""
     return _train_mlp(X, y, partitions, config, seed, device, progress, mixed_precision, False, test)
@@ -356,8 +498,9 @@ def train_ensemble_loop(X: Any, y: Any, partitions: Partitions, config: Ensemble
 def query_ensemble(ensemble: TeacherEnsemble, X: Any, device: str | torch.device | None = None) -> TeacherVotes:
     """Query all teachers on the student inputs ``X`` in one pass and return the votes."""
     cfg = ensemble.config
-    return votes_from_probabilities(cfg.task, ensemble.probabilities(X, device=device), ensemble.thresholds,
-                                    cfg.multilabel_vote_threshold)
+    return votes_from_probabilities(
+        cfg.task, ensemble.probabilities(X, device=device), ensemble.thresholds, cfg.multilabel_vote_threshold
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -400,8 +543,13 @@ class ModuleEnsemble(_TrainingFacts):
 
     @classmethod
     def from_state(cls, state: dict[str, Any], model_fn: Callable[[], torch.nn.Module]) -> ModuleEnsemble:
-        return cls(state["task"], copy_module_to_meta(model_fn()), dict(state["params"]), dict(state["buffers"]),
-                   **cls._facts_from_state(state))
+        return cls(
+            state["task"],
+            copy_module_to_meta(model_fn()),
+            dict(state["params"]),
+            dict(state["buffers"]),
+            **cls._facts_from_state(state),
+        )
 
 
 def _module_config(task: str, config: TrainConfig | None, training: dict[str, Any]) -> TrainConfig:
@@ -414,11 +562,22 @@ def _module_config(task: str, config: TrainConfig | None, training: dict[str, An
     return config
 
 
-def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any, partitions: Partitions,
-                          task: str, *, config: TrainConfig | None = None, seed: int = 0,
-                          device: str | torch.device | None = None, progress: bool = True,
-                          mixed_precision: bool | None = None, vectorised: bool = True,
-                          test: tuple[Any, Any] | None = None, **training: Any) -> ModuleEnsemble:
+def train_module_ensemble(
+    model_fn: Callable[[], torch.nn.Module],
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    task: str,
+    *,
+    config: TrainConfig | None = None,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+    mixed_precision: bool | None = None,
+    vectorised: bool = True,
+    test: tuple[Any, Any] | None = None,
+    **training: Any,
+) -> ModuleEnsemble:
     """Train ``N`` copies of ``model_fn()`` (any ``nn.Module``, e.g. :class:`pate_study.learning.models.ResNetLogMel`).
 
     ``vectorised=True``: parameters and buffers stacked with ``torch.func.stack_module_state`` and one
@@ -443,11 +602,17 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
         return made[-1]
 
     train = _train_together if vectorised else _train_in_turn
-    result = train(make_model, X, y, partitions, cfg, seed, dev, test=test, progress=progress,
-                   mixed_precision=mixed_precision)
+    result = train(
+        make_model, X, y, partitions, cfg, seed, dev, test=test, progress=progress, mixed_precision=mixed_precision
+    )
     names = made[0]
-    ens = ModuleEnsemble(task, names.base, dict(zip(names.param_names, result.params)),
-                         dict(zip(names.buffer_names, result.buffers)), **ModuleEnsemble._facts(result))
+    ens = ModuleEnsemble(
+        task,
+        names.base,
+        dict(zip(names.param_names, result.params)),
+        dict(zip(names.buffer_names, result.buffers)),
+        **ModuleEnsemble._facts(result),
+    )
     if task == "binary" and partitions.threshold.shape[1]:
         model, p, b = ens._model(dev)
         z = _own_logits(model, p, b, model.source(X), partitions.threshold, dev)
@@ -458,19 +623,32 @@ def train_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: An
 # --------------------------------------------------------------------------------------------
 # both families through one cached-or-train path (pate_study.core.cache)
 # --------------------------------------------------------------------------------------------
-def _data_inputs(X: Any, y: Any, partitions: Partitions, seed: int, method: str,
-                 test: tuple[Any, Any] | None) -> dict[str, Any]:
+def _data_inputs(
+    X: Any, y: Any, partitions: Partitions, seed: int, method: str, test: tuple[Any, Any] | None
+) -> dict[str, Any]:
     """What every ensemble's key holds besides its model and training settings."""
-    parts = dict(X=X, y=np.asarray(y), train=partitions.train, val=partitions.val, threshold=partitions.threshold,
-                 seed=int(seed), method=method)
+    parts = dict(
+        X=X,
+        y=np.asarray(y),
+        train=partitions.train,
+        val=partitions.val,
+        threshold=partitions.threshold,
+        seed=int(seed),
+        method=method,
+    )
     if test is not None:
         parts["test"] = [np.asarray(test[0]), np.asarray(test[1])]
     return parts
 
 
-def _cached_or_train(kind: str, inputs: dict[str, Any], device: str | torch.device | None,
-                     train: Callable[[], Any], from_state: Callable[[dict[str, Any]], Any],
-                     cache_dir: str | Path | None) -> tuple[Any, str]:
+def _cached_or_train(
+    kind: str,
+    inputs: dict[str, Any],
+    device: str | torch.device | None,
+    train: Callable[[], Any],
+    from_state: Callable[[dict[str, Any]], Any],
+    cache_dir: str | Path | None,
+) -> tuple[Any, str]:
     """``(ensemble, key)``: the cached ensemble of ``kind`` for ``inputs`` on the resolved ``device``, or
     ``train()``'s, stored (:func:`pate_study.core.cache.cached`)."""
     key = cache.cache_key(kind, device=cache.resolved_device(device), **inputs)
@@ -478,15 +656,28 @@ def _cached_or_train(kind: str, inputs: dict[str, Any], device: str | torch.devi
     return ens, key
 
 
-def _cached_votes(ensemble_key: str, queries: Any, compute: Callable[[], TeacherVotes],
-                  device: str | torch.device | None, cache_dir: str | Path | None) -> TeacherVotes:
+def _cached_votes(
+    ensemble_key: str,
+    queries: Any,
+    compute: Callable[[], TeacherVotes],
+    device: str | torch.device | None,
+    cache_dir: str | Path | None,
+) -> TeacherVotes:
     """The votes of the ensemble ``ensemble_key`` on ``queries``, cached like the ensemble."""
     key = cache.cache_key("votes", device=cache.resolved_device(device), ensemble=ensemble_key, queries=queries)
     n_queries = int(queries.shape[0])  # dense arrays and sparse TF-IDF matrices alike
     # [N, Q] (binary, multiclass) or [N, Q, L] (multilabel): the rank depends on the task, the query count does not
     expect = {name: cache.CacheExpectation((None, n_queries, ...)) for name in ("probabilities", "teacher_votes")}
-    return cache.cached("votes", key, compute, to_state=TeacherVotes.state, from_state=TeacherVotes.from_state,
-                        cache_dir=cache_dir, expect=expect, ensemble_key=ensemble_key)
+    return cache.cached(
+        "votes",
+        key,
+        compute,
+        to_state=TeacherVotes.state,
+        from_state=TeacherVotes.from_state,
+        cache_dir=cache_dir,
+        expect=expect,
+        ensemble_key=ensemble_key,
+    )
 
 
 def _check_method(method: str) -> str:
@@ -495,26 +686,47 @@ def _check_method(method: str) -> str:
     return method
 
 
-def cached_ensemble(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, seed: int = 0,
-                    method: str = "vectorised", cache_dir: str | Path | None = None,
-                    device: str | torch.device | None = None, progress: bool = True,
-                    test: tuple[Any, Any] | None = None) -> tuple[TeacherEnsemble, str]:
+def cached_ensemble(
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    config: EnsembleConfig,
+    seed: int = 0,
+    method: str = "vectorised",
+    cache_dir: str | Path | None = None,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+    test: tuple[Any, Any] | None = None,
+) -> tuple[TeacherEnsemble, str]:
     """Load the trained ensemble for these inputs from the cache, or train and store it.
 
     Returns ``(ensemble, key)``; ``method`` is "vectorised" or "loop" (part of the key, with the device).
     """
     train = train_ensemble if _check_method(method) == "vectorised" else train_ensemble_loop
     inputs = {**_data_inputs(X, y, partitions, seed, method, test), "config": config.to_dict()}
-    return _cached_or_train("ensemble", inputs, device,
-                            lambda: train(X, y, partitions, config, seed=seed, device=device, progress=progress,
-                                          test=test),
-                            TeacherEnsemble.from_state, cache_dir)
+    return _cached_or_train(
+        "ensemble",
+        inputs,
+        device,
+        lambda: train(X, y, partitions, config, seed=seed, device=device, progress=progress, test=test),
+        TeacherEnsemble.from_state,
+        cache_dir,
+    )
 
 
-def cached_teacher_votes(X: Any, y: Any, partitions: Partitions, config: EnsembleConfig, queries: Any,
-                         seed: int = 0, method: str = "vectorised", cache_dir: str | Path | None = None,
-                         device: str | torch.device | None = None, progress: bool = True,
-                         test: tuple[Any, Any] | None = None) -> TeacherVotes:
+def cached_teacher_votes(
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    config: EnsembleConfig,
+    queries: Any,
+    seed: int = 0,
+    method: str = "vectorised",
+    cache_dir: str | Path | None = None,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+    test: tuple[Any, Any] | None = None,
+) -> TeacherVotes:
     """Teacher votes (and per-teacher probabilities) on ``queries`` for the ensemble defined by (data,
     partitions, config, seed), training and querying only what is not already cached."""
     inputs = {**_data_inputs(X, y, partitions, seed, _check_method(method), test), "config": config.to_dict()}
@@ -527,44 +739,100 @@ def cached_teacher_votes(X: Any, y: Any, partitions: Partitions, config: Ensembl
     return _cached_votes(key, queries, compute, device, cache_dir)
 
 
-def _module_inputs(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any, partitions: Partitions, task: str,
-                   config: TrainConfig, seed: int, vectorised: bool, test: tuple[Any, Any] | None) -> dict[str, Any]:
-    return {**_data_inputs(np.asarray(X), y, partitions, seed, "vectorised" if vectorised else "loop", test),
-            "architecture": repr(model_fn()), "task": task, "config": config.to_dict()}
+def _module_inputs(
+    model_fn: Callable[[], torch.nn.Module],
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    task: str,
+    config: TrainConfig,
+    seed: int,
+    vectorised: bool,
+    test: tuple[Any, Any] | None,
+) -> dict[str, Any]:
+    return {
+        **_data_inputs(np.asarray(X), y, partitions, seed, "vectorised" if vectorised else "loop", test),
+        "architecture": repr(model_fn()),
+        "task": task,
+        "config": config.to_dict(),
+    }
 
 
-def cached_module_ensemble(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any, partitions: Partitions,
-                           task: str, *, config: TrainConfig | None = None, seed: int = 0, vectorised: bool = True,
-                           test: tuple[Any, Any] | None = None, cache_dir: str | Path | None = None,
-                           device: str | torch.device | None = None, progress: bool = True,
-                           mixed_precision: bool | None = None, **training: Any) -> tuple[ModuleEnsemble, str]:
+def cached_module_ensemble(
+    model_fn: Callable[[], torch.nn.Module],
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    task: str,
+    *,
+    config: TrainConfig | None = None,
+    seed: int = 0,
+    vectorised: bool = True,
+    test: tuple[Any, Any] | None = None,
+    cache_dir: str | Path | None = None,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+    mixed_precision: bool | None = None,
+    **training: Any,
+) -> tuple[ModuleEnsemble, str]:
     """:func:`train_module_ensemble` through the cache; returns ``(ensemble, key)``. The key includes
     ``repr(model_fn())`` (the architecture), the data, partitions, training settings, seed, method and device."""
     cfg = _module_config(task, config, training)
     inputs = _module_inputs(model_fn, X, y, partitions, task, cfg, seed, vectorised, test)
-    return _cached_or_train("modules", inputs, device,
-                            lambda: train_module_ensemble(model_fn, X, y, partitions, task, config=cfg, seed=seed,
-                                                          device=device, progress=progress,
-                                                          mixed_precision=mixed_precision, vectorised=vectorised,
-                                                          test=test),
-                            lambda state: ModuleEnsemble.from_state(state, model_fn), cache_dir)
+    return _cached_or_train(
+        "modules",
+        inputs,
+        device,
+        lambda: train_module_ensemble(
+            model_fn,
+            X,
+            y,
+            partitions,
+            task,
+            config=cfg,
+            seed=seed,
+            device=device,
+            progress=progress,
+            mixed_precision=mixed_precision,
+            vectorised=vectorised,
+            test=test,
+        ),
+        lambda state: ModuleEnsemble.from_state(state, model_fn),
+        cache_dir,
+    )
 
 
-def cached_module_votes(model_fn: Callable[[], torch.nn.Module], X: Any, y: Any, partitions: Partitions, task: str,
-                        queries: Any, *, multilabel_vote_threshold: float = 0.5, cache_dir: str | Path | None = None,
-                        device: str | torch.device | None = None, **kw: Any) -> TeacherVotes:
+def cached_module_votes(
+    model_fn: Callable[[], torch.nn.Module],
+    X: Any,
+    y: Any,
+    partitions: Partitions,
+    task: str,
+    queries: Any,
+    *,
+    multilabel_vote_threshold: float = 0.5,
+    cache_dir: str | Path | None = None,
+    device: str | torch.device | None = None,
+    **kw: Any,
+) -> TeacherVotes:
     """Per-teacher probabilities and votes of a module ensemble on ``queries``, cached like
     :func:`cached_teacher_votes` (``kw``: :func:`cached_module_ensemble`'s settings)."""
-    cfg = _module_config(task, kw.pop("config", None), {k: kw.pop(k) for k in list(kw)
-                                                         if k in {f.name for f in dataclasses.fields(TrainConfig)}})
-    inputs = _module_inputs(model_fn, X, y, partitions, task, cfg, kw.get("seed", 0), kw.get("vectorised", True),
-                            kw.get("test"))
+    cfg = _module_config(
+        task,
+        kw.pop("config", None),
+        {k: kw.pop(k) for k in list(kw) if k in {f.name for f in dataclasses.fields(TrainConfig)}},
+    )
+    inputs = _module_inputs(
+        model_fn, X, y, partitions, task, cfg, kw.get("seed", 0), kw.get("vectorised", True), kw.get("test")
+    )
     key = cache.cache_key("modules", device=cache.resolved_device(device), **inputs)
 
     def compute() -> TeacherVotes:
-        ens, _ = cached_module_ensemble(model_fn, X, y, partitions, task, config=cfg, cache_dir=cache_dir,
-                                        device=device, **kw)
-        return votes_from_probabilities(task, ens.probabilities(queries, device=device), ens.thresholds,
-                                        multilabel_vote_threshold)
+        ens, _ = cached_module_ensemble(
+            model_fn, X, y, partitions, task, config=cfg, cache_dir=cache_dir, device=device, **kw
+        )
+        return votes_from_probabilities(
+            task, ens.probabilities(queries, device=device), ens.thresholds, multilabel_vote_threshold
+        )
 
     return _cached_votes(f"{key}-vote{multilabel_vote_threshold!r}", queries, compute, device, cache_dir)

@@ -13,6 +13,7 @@ URL tokenisation rule (the sources show tokens such as "javascript", "php", "sfi
 and digits is a token and every other non-blank character is a token of its own. So
 ``"/login.php?user=sfish"`` -> ``["/", "login", ".", "php", "?", "user", "=", "sfish"]``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,9 +30,20 @@ from pate_study.core.device import choose_device
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "URL_TOKEN_PATTERN", "tokenize_url", "url_tfidf", "UrlTfidf",
-    "SAMPLE_RATE", "HOP_LENGTH", "N_FFT", "N_MELS", "log_mel_librosa", "log_mel_torch",
-    "ECG_LENGTH", "ECG_RATE", "check_ecg_beats", "l1_normalize",
+    "URL_TOKEN_PATTERN",
+    "tokenize_url",
+    "url_tfidf",
+    "UrlTfidf",
+    "SAMPLE_RATE",
+    "HOP_LENGTH",
+    "N_FFT",
+    "N_MELS",
+    "log_mel_librosa",
+    "log_mel_torch",
+    "ECG_LENGTH",
+    "ECG_RATE",
+    "check_ecg_beats",
+    "l1_normalize",
 ]
 
 URL_TOKEN_PATTERN = re.compile(r"[a-z0-9]+|[^a-z0-9\s]")
@@ -97,8 +109,12 @@ def _check_urls(urls: Iterable[str], name: str) -> list[str]:
     return urls
 
 
-def url_tfidf(urls: Sequence[str], fit_on: Sequence[bool] | np.ndarray | None = None, max_features: int = 500,
-              idf: str = "sklearn") -> tuple[sp.csr_matrix, UrlTfidf]:
+def url_tfidf(
+    urls: Sequence[str],
+    fit_on: Sequence[bool] | np.ndarray | None = None,
+    max_features: int = 500,
+    idf: str = "sklearn",
+) -> tuple[sp.csr_matrix, UrlTfidf]:
     """TF-IDF features of ``urls`` with the vocabulary and idf fitted on ``urls[fit_on]``.
 
     ``fit_on=None`` (the faithful default) fits on the whole dataset, as the sources did, which lets
@@ -124,12 +140,20 @@ _DB_DEFAULTS = dict(ref=1.0, amin=1e-10, top_db=80.0)  # librosa.power_to_db def
 
 def _mel_basis(sr: int, n_fft: int, n_mels: int, fmin: float, fmax: float | None) -> np.ndarray:
     import librosa  # librosa (numba) takes seconds to import: only the log-Mel paths pay it
+
     return librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax)
 
 
-def log_mel_librosa(y: np.ndarray, sr: int = SAMPLE_RATE, n_fft: int = N_FFT, hop_length: int = HOP_LENGTH,
-                    n_mels: int = N_MELS, fmin: float = 0.0, fmax: float | None = None,
-                    top_db: float | None = 80.0) -> np.ndarray:
+def log_mel_librosa(
+    y: np.ndarray,
+    sr: int = SAMPLE_RATE,
+    n_fft: int = N_FFT,
+    hop_length: int = HOP_LENGTH,
+    n_mels: int = N_MELS,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    top_db: float | None = 80.0,
+) -> np.ndarray:
     """Log-Mel spectrogram ``[frames, n_mels]`` in dB (Muschiol 2021 §4.3.2), librosa on the CPU.
 
     ``librosa.feature.melspectrogram`` (power 2, Hann window, ``center=True``, zero padding,
@@ -137,18 +161,37 @@ def log_mel_librosa(y: np.ndarray, sr: int = SAMPLE_RATE, n_fft: int = N_FFT, ho
     and top_db are not stated in the source; librosa's defaults are used. 10 s at 44.1 kHz -> 1001 x 64.
     """
     import librosa  # librosa (numba) takes seconds to import: only the log-Mel paths pay it
+
     y = np.asarray(y, dtype=np.float32)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(f"y: expected a non-empty 1-d waveform, got shape {y.shape}")
-    S = librosa.feature.melspectrogram(y=y, sr=sr, n_fft=n_fft, hop_length=hop_length, n_mels=n_mels,
-                                       fmin=fmin, fmax=fmax, power=2.0, center=True, pad_mode="constant")
+    S = librosa.feature.melspectrogram(
+        y=y,
+        sr=sr,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        n_mels=n_mels,
+        fmin=fmin,
+        fmax=fmax,
+        power=2.0,
+        center=True,
+        pad_mode="constant",
+    )
     return librosa.power_to_db(S, ref=1.0, amin=1e-10, top_db=top_db).T
 
 
-def log_mel_torch(y: np.ndarray | torch.Tensor, sr: int = SAMPLE_RATE, n_fft: int = N_FFT,
-                  hop_length: int = HOP_LENGTH, n_mels: int = N_MELS, fmin: float = 0.0, fmax: float | None = None,
-                  top_db: float | None = 80.0, device: str | torch.device | None = None,
-                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def log_mel_torch(
+    y: np.ndarray | torch.Tensor,
+    sr: int = SAMPLE_RATE,
+    n_fft: int = N_FFT,
+    hop_length: int = HOP_LENGTH,
+    n_mels: int = N_MELS,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    top_db: float | None = 80.0,
+    device: str | torch.device | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
     """Batched log-Mel (same definition as :func:`log_mel_librosa`): ``[batch, samples]`` -> ``[batch, frames, n_mels]``.
 
     ``torch.stft`` with a periodic Hann window, ``center=True`` and zero padding, power 2, the
@@ -163,9 +206,10 @@ def log_mel_torch(y: np.ndarray | torch.Tensor, sr: int = SAMPLE_RATE, n_fft: in
     if x.dim() != 2 or x.shape[1] == 0:
         raise ValueError(f"y: expected [samples] or [batch, samples], got shape {tuple(x.shape)}")
     window = torch.hann_window(n_fft, periodic=True, dtype=dtype, device=dev)
-    spec = torch.stft(x, n_fft=n_fft, hop_length=hop_length, window=window, center=True, pad_mode="constant",
-                      return_complex=True)
-    power = spec.real ** 2 + spec.imag ** 2  # [batch, freq, frames]
+    spec = torch.stft(
+        x, n_fft=n_fft, hop_length=hop_length, window=window, center=True, pad_mode="constant", return_complex=True
+    )
+    power = spec.real**2 + spec.imag**2  # [batch, freq, frames]
     mel = torch.as_tensor(_mel_basis(sr, n_fft, n_mels, fmin, fmax), dtype=dtype, device=dev)
     S = torch.matmul(mel, power)  # [batch, mels, frames]
     db = 10.0 * torch.log10(torch.clamp(S, min=1e-10))

@@ -11,6 +11,7 @@ always the most frequent class of ``y_true`` -- or of ``y_train`` when given; mu
 label set to its majority value, scores constant) so that a number can always be judged against
 the trivial predictor (MAKE 2021 notes §6 item 2).
 """
+
 from __future__ import annotations
 
 import logging
@@ -24,10 +25,19 @@ from sklearn import metrics as skm
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "tpr_tnr", "binary_report", "multiclass_report", "multilabel_report", "mean_average_precision",
-    "mean_roc_auc", "mean_average_precision_and_roc_auc", "average_precision_per_class", "roc_auc_per_class",
-    "average_precision_and_roc_auc_per_class", "majority_class",
-    "macro_precision_recall_all_classes", "macro_precision_recall_predicted_classes",
+    "tpr_tnr",
+    "binary_report",
+    "multiclass_report",
+    "multilabel_report",
+    "mean_average_precision",
+    "mean_roc_auc",
+    "mean_average_precision_and_roc_auc",
+    "average_precision_per_class",
+    "roc_auc_per_class",
+    "average_precision_and_roc_auc_per_class",
+    "majority_class",
+    "macro_precision_recall_all_classes",
+    "macro_precision_recall_predicted_classes",
 ]
 
 
@@ -61,10 +71,14 @@ def tpr_tnr(y_true: Any, y_pred: Any) -> tuple[float, float]:
 
 def _binary_core(y_true: np.ndarray, y_pred: np.ndarray, scores: np.ndarray | None) -> dict[str, float]:
     tpr, tnr = tpr_tnr(y_true, y_pred)
-    out = {"accuracy": float(skm.accuracy_score(y_true, y_pred)), "tpr": tpr, "tnr": tnr,
-           "balanced_accuracy": float(np.nanmean([tpr, tnr])),
-           "precision": float(skm.precision_score(y_true, y_pred, zero_division=0)),
-           "f1": float(skm.f1_score(y_true, y_pred, zero_division=0))}
+    out = {
+        "accuracy": float(skm.accuracy_score(y_true, y_pred)),
+        "tpr": tpr,
+        "tnr": tnr,
+        "balanced_accuracy": float(np.nanmean([tpr, tnr])),
+        "precision": float(skm.precision_score(y_true, y_pred, zero_division=0)),
+        "f1": float(skm.f1_score(y_true, y_pred, zero_division=0)),
+    }
     if scores is not None and np.unique(y_true).size == 2:
         out["roc_auc"] = float(skm.roc_auc_score(y_true, scores))
         out["average_precision"] = float(skm.average_precision_score(y_true, scores))
@@ -81,7 +95,10 @@ def binary_report(y_true: Any, y_pred: Any, scores: Any | None = None, y_train: 
     maj = majority_class(y_true if y_train is None else y_train)
     base = np.full_like(y_true, maj)
     report = _binary_core(y_true, y_pred, s)
-    report["baseline"] = {"majority_class": int(maj), **_binary_core(y_true, base, np.zeros(len(y_true)) if s is not None else None)}
+    report["baseline"] = {
+        "majority_class": int(maj),
+        **_binary_core(y_true, base, np.zeros(len(y_true)) if s is not None else None),
+    }
     return report
 
 
@@ -93,7 +110,9 @@ def _prf(y_true: np.ndarray, y_pred: np.ndarray, labels: np.ndarray | None = Non
     return out
 
 
-def multiclass_report(y_true: Any, y_pred: Any, n_classes: int | None = None, y_train: Any | None = None) -> dict[str, Any]:
+def multiclass_report(
+    y_true: Any, y_pred: Any, n_classes: int | None = None, y_train: Any | None = None
+) -> dict[str, Any]:
     """Accuracy, balanced accuracy, per-class recall, macro/micro P/R/F1, and the majority baseline."""
     y_true, y_pred = _labels_1d(y_true, "y_true"), _labels_1d(y_pred, "y_pred")
     _same_length(y_true, y_pred, "y_true", "y_pred")
@@ -102,16 +121,21 @@ def multiclass_report(y_true: Any, y_pred: Any, n_classes: int | None = None, y_
     def core(pred: np.ndarray) -> dict[str, Any]:
         rec = skm.recall_score(y_true, pred, labels=labels, average=None, zero_division=0)
         present = np.isin(labels, y_true)
-        return {"accuracy": float(skm.accuracy_score(y_true, pred)),
-                "balanced_accuracy": float(rec[present].mean()),
-                "per_class_recall": {int(c) if np.issubdtype(labels.dtype, np.integer) else c: float(r)
-                                     for c, r in zip(labels, rec)},
-                **_prf(y_true, pred, labels)}
+        return {
+            "accuracy": float(skm.accuracy_score(y_true, pred)),
+            "balanced_accuracy": float(rec[present].mean()),
+            "per_class_recall": {
+                int(c) if np.issubdtype(labels.dtype, np.integer) else c: float(r) for c, r in zip(labels, rec)
+            },
+            **_prf(y_true, pred, labels),
+        }
 
     maj = majority_class(y_true if y_train is None else y_train)
     report = core(y_pred)
-    report["baseline"] = {"majority_class": maj.item() if hasattr(maj, "item") else maj,
-                          **core(np.full_like(y_true, maj))}
+    report["baseline"] = {
+        "majority_class": maj.item() if hasattr(maj, "item") else maj,
+        **core(np.full_like(y_true, maj)),
+    }
     return report
 
 
@@ -258,7 +282,9 @@ def mean_average_precision_and_roc_auc(y_true: Any, scores: Any) -> tuple[float,
     return _mean_over_classes(ap), _mean_over_classes(auc)
 
 
-def multilabel_report(y_true: Any, y_pred: Any, scores: Any | None = None, y_train: Any | None = None) -> dict[str, Any]:
+def multilabel_report(
+    y_true: Any, y_pred: Any, scores: Any | None = None, y_train: Any | None = None
+) -> dict[str, Any]:
     """Macro/micro P/R/F1 of 0/1 label matrices; mAP and mean ROC-AUC when ``scores`` are given;
     the baseline predicts each label's majority value (from ``y_train`` when given)."""
     Y, P = np.asarray(y_true).astype(int), np.asarray(y_pred).astype(int)
@@ -293,7 +319,9 @@ def _per_class_precision_recall(y_true: Any, y_pred: Any) -> tuple[np.ndarray, n
     Y, P = np.asarray(y_true), np.asarray(y_pred)
     for name, arr in (("y_true", Y), ("y_pred", P)):
         if arr.ndim != 2 or arr.size == 0:
-            raise ValueError(f"{name}: expected a non-empty 2-d 0/1 array [n_samples, n_classes], got shape {arr.shape}")
+            raise ValueError(
+                f"{name}: expected a non-empty 2-d 0/1 array [n_samples, n_classes], got shape {arr.shape}"
+            )
         if arr.dtype == object or not np.all((arr == 0) | (arr == 1)):
             raise ValueError(f"{name}: expected 0/1 (or boolean) label indicators; threshold scores first")
     if Y.shape != P.shape:
@@ -322,8 +350,11 @@ def macro_precision_recall_predicted_classes(y_true: Any, y_pred: Any) -> dict[s
     kept = n_predicted > 0
     if not kept.any():
         return {"precision": float("nan"), "recall": float("nan"), "n_classes": 0}
-    return {"precision": float(np.mean(precision[kept])), "recall": float(np.mean(recall[kept])),
-            "n_classes": int(kept.sum())}
+    return {
+        "precision": float(np.mean(precision[kept])),
+        "recall": float(np.mean(recall[kept])),
+        "n_classes": int(kept.sum()),
+    }
 
 
 def macro_scores_from_counts(tp: Any, fp: Any, fn: Any) -> dict[str, np.ndarray]:
@@ -337,25 +368,36 @@ def macro_scores_from_counts(tp: Any, fp: Any, fn: Any) -> dict[str, np.ndarray]
     classes with a positive label, ``f1_present`` over the classes with a positive label or prediction (with
     ``precision_predicted``: every 0/0 class dropped, no other)."""
     tp, fp, fn = (np.asarray(x, dtype=np.float64) for x in (tp, fp, fn))
+
     def ratio(a, b):
         return np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b > 0)
+
     precision, recall, f1 = ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
 
     def over(values: np.ndarray, kept: np.ndarray) -> np.ndarray:
         n = kept.sum(-1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(n > 0, (values * kept).sum(-1) / np.maximum(n, 1), np.nan)
+
     predicted, true = (tp + fp) > 0, (tp + fn) > 0
-    return {"precision": precision.mean(-1), "recall": recall.mean(-1), "f1": f1.mean(-1),
-            "precision_predicted": over(precision, predicted), "recall_predicted": over(recall, predicted),
-            "recall_true": over(recall, true), "f1_present": over(f1, predicted | true)}
+    return {
+        "precision": precision.mean(-1),
+        "recall": recall.mean(-1),
+        "f1": f1.mean(-1),
+        "precision_predicted": over(precision, predicted),
+        "recall_predicted": over(recall, predicted),
+        "recall_true": over(recall, true),
+        "f1_present": over(f1, predicted | true),
+    }
 
 
 #: The convention of the Audio Set tables' verdicts (Muschiol 2021, Definition 2: per-class precision and recall,
 #: averaged over classes), with the classes the definition leaves undefined stated: a class's precision counts where
 #: it is predicted, its recall where it is true, its F1 where it is either (every 0/0 class dropped, in every table).
-PRESENT_CLASSES = ("precision over the predicted classes, recall over the true classes, F1 over the classes true or "
-                   "predicted in the scored set (0/0 classes dropped; Muschiol 2021, Definition 2)")
+PRESENT_CLASSES = (
+    "precision over the predicted classes, recall over the true classes, F1 over the classes true or "
+    "predicted in the scored set (0/0 classes dropped; Muschiol 2021, Definition 2)"
+)
 
 
 def macro_scores_present_classes(y_true: Any, y_pred: Any) -> dict[str, float]:
@@ -365,5 +407,8 @@ def macro_scores_present_classes(y_true: Any, y_pred: Any) -> dict[str, float]:
     if Y.shape != P.shape or Y.ndim != 2:
         raise ValueError(f"y_true, y_pred: expected equal shapes [n_samples, n_classes], got {Y.shape} and {P.shape}")
     s = macro_scores_from_counts((Y & P).sum(0), (~Y & P).sum(0), (Y & ~P).sum(0))
-    return {"precision": float(s["precision_predicted"]), "recall": float(s["recall_true"]),
-            "f1": float(s["f1_present"])}
+    return {
+        "precision": float(s["precision_predicted"]),
+        "recall": float(s["recall_true"]),
+        "f1": float(s["f1_present"]),
+    }

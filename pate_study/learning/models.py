@@ -18,6 +18,7 @@
   random init and :func:`weights_stamp` says so (the thesis' own "without transfer learning" arm).
 * :class:`EmbeddingMLP` -- MLP over 128-d Audio Set embeddings, frames mean- or max-pooled.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -30,8 +31,19 @@ import torch
 from torch import nn
 
 __all__ = [
-    "mlp", "ecg_mlp", "web_fc_net", "BasicBlock", "ResNetLogMel", "VGGLogMel", "EmbeddingMLP", "count_parameters",
-    "LOGMEL_ARCHITECTURES", "logmel_model", "WeightsReport", "load_imagenet_weights", "weights_stamp",
+    "mlp",
+    "ecg_mlp",
+    "web_fc_net",
+    "BasicBlock",
+    "ResNetLogMel",
+    "VGGLogMel",
+    "EmbeddingMLP",
+    "count_parameters",
+    "LOGMEL_ARCHITECTURES",
+    "logmel_model",
+    "WeightsReport",
+    "load_imagenet_weights",
+    "weights_stamp",
 ]
 
 
@@ -63,8 +75,9 @@ def mlp(in_features: int, hidden: Sequence[int], out_features: int, dropout: flo
     return nn.Sequential(*layers)
 
 
-def ecg_mlp(in_features: int = 187, n_classes: int = 5, hidden: Sequence[int] = (128, 64),
-            dropout: float = 0.0) -> nn.Sequential:
+def ecg_mlp(
+    in_features: int = 187, n_classes: int = 5, hidden: Sequence[int] = (128, 64), dropout: float = 0.0
+) -> nn.Sequential:
     """MLP for ECG beats (187 samples at 125 Hz, 5 classes); widths are a documented choice."""
     return mlp(in_features, hidden, n_classes, dropout)
 
@@ -74,14 +87,20 @@ def web_fc_net(in_features: int = 500, hidden: Sequence[int] = (512, 128), dropo
     return mlp(in_features, hidden, 1, dropout)
 
 
-def classifier_head(in_features: int, widths: Sequence[int], n_classes: int, dropout: float,
-                    batch_norm: bool) -> nn.Sequential:
+def classifier_head(
+    in_features: int, widths: Sequence[int], n_classes: int, dropout: float, batch_norm: bool
+) -> nn.Sequential:
     """Muschiol (2021) Table 4.2 heads: per width ``FC ReLU (BN) Dropout``, then ``FC(n_classes)``
     (ResNet heads with BatchNorm, VGG heads without)."""
     layers: list[nn.Module] = []
     for h in widths:
         _check_positive("head width", h)
-        layers += [nn.Linear(in_features, h), nn.ReLU(), *([nn.BatchNorm1d(h)] if batch_norm else []), nn.Dropout(dropout)]
+        layers += [
+            nn.Linear(in_features, h),
+            nn.ReLU(),
+            *([nn.BatchNorm1d(h)] if batch_norm else []),
+            nn.Dropout(dropout),
+        ]
         in_features = h
     layers.append(nn.Linear(in_features, n_classes))
     return nn.Sequential(*layers)
@@ -116,8 +135,14 @@ class ResNetLogMel(nn.Module):
     ``FC(head[0]) ReLU BN Dropout, FC(head[1]) ReLU BN Dropout, FC(n_classes)``.
     """
 
-    def __init__(self, n_classes: int, blocks: Sequence[int] = (2, 2, 2, 2), base_width: int = 64,
-                 head: Sequence[int] = (512, 256), dropout: float = 0.5) -> None:
+    def __init__(
+        self,
+        n_classes: int,
+        blocks: Sequence[int] = (2, 2, 2, 2),
+        base_width: int = 64,
+        head: Sequence[int] = (512, 256),
+        dropout: float = 0.5,
+    ) -> None:
         super().__init__()
         _check_positive("n_classes", n_classes)
         _check_positive("base_width", base_width)
@@ -125,13 +150,15 @@ class ResNetLogMel(nn.Module):
         if len(blocks) < 1 or any(int(b) != b or b < 1 for b in blocks):
             raise ValueError(f"blocks={blocks!r}: expected a non-empty sequence of positive integers")
         self.stem = nn.Sequential(
-            nn.Conv2d(1, base_width, 7, 2, 3, bias=False), nn.BatchNorm2d(base_width), nn.ReLU(inplace=True),
+            nn.Conv2d(1, base_width, 7, 2, 3, bias=False),
+            nn.BatchNorm2d(base_width),
+            nn.ReLU(inplace=True),
             nn.MaxPool2d(3, 2, 1),
         )
         stages: list[nn.Module] = []
         in_ch = base_width
         for i, n_blocks in enumerate(blocks):
-            out_ch = base_width * 2 ** i
+            out_ch = base_width * 2**i
             stride = 1 if i == 0 else 2
             layers = [BasicBlock(in_ch, out_ch, stride)] + [BasicBlock(out_ch, out_ch) for _ in range(n_blocks - 1)]
             stages.append(nn.Sequential(*layers))
@@ -156,8 +183,7 @@ def _check_logmel_input(x: torch.Tensor) -> torch.Tensor:
 # torchvision VGG configurations (Simonyan & Zisserman 2015, Table 1): A = VGG-11, E = VGG-19.
 VGG_CONFIGS: dict[str, tuple] = {
     "vgg11": (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"),
-    "vgg19": (64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M",
-              512, 512, 512, 512, "M"),
+    "vgg19": (64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"),
 }
 
 
@@ -170,8 +196,14 @@ class VGGLogMel(nn.Module):
     ``FC(head[k]) ReLU Dropout`` per entry of ``head``, then ``FC(n_classes)``.
     """
 
-    def __init__(self, n_classes: int, config: str = "vgg11", head: Sequence[int] = (4096, 4096),
-                 dropout: float = 0.5, width_scale: int = 1) -> None:
+    def __init__(
+        self,
+        n_classes: int,
+        config: str = "vgg11",
+        head: Sequence[int] = (4096, 4096),
+        dropout: float = 0.5,
+        width_scale: int = 1,
+    ) -> None:
         super().__init__()
         _check_positive("n_classes", n_classes)
         _check_positive("width_scale", width_scale)
@@ -200,18 +232,25 @@ LOGMEL_ARCHITECTURES = ("resnet18", "resnet34", "vgg11", "vgg19")
 _RESNET_BLOCKS = {"resnet18": (2, 2, 2, 2), "resnet34": (3, 4, 6, 3)}
 
 
-def logmel_model(name: str, n_classes: int, *, width_scale: int = 1, dropout: float = 0.5,
-                 head: Sequence[int] | None = None) -> nn.Module:
+def logmel_model(
+    name: str, n_classes: int, *, width_scale: int = 1, dropout: float = 0.5, head: Sequence[int] | None = None
+) -> nn.Module:
     """A Muschiol (2021) Table 4.2 network for 1-channel log-Mel by name, randomly initialised
     (stamped ``weights_origin = "random init"``; :func:`load_imagenet_weights` replaces it).
     ``width_scale`` > 1 divides every convolution width (for tests and CPU smoke runs)."""
     if name in _RESNET_BLOCKS:
         _check_positive("width_scale", width_scale)
-        model: nn.Module = ResNetLogMel(n_classes, _RESNET_BLOCKS[name], base_width=max(1, 64 // width_scale),
-                                        head=(512, 256) if head is None else head, dropout=dropout)
+        model: nn.Module = ResNetLogMel(
+            n_classes,
+            _RESNET_BLOCKS[name],
+            base_width=max(1, 64 // width_scale),
+            head=(512, 256) if head is None else head,
+            dropout=dropout,
+        )
     elif name in VGG_CONFIGS:
-        model = VGGLogMel(n_classes, name, head=(4096, 4096) if head is None else head, dropout=dropout,
-                          width_scale=width_scale)
+        model = VGGLogMel(
+            n_classes, name, head=(4096, 4096) if head is None else head, dropout=dropout, width_scale=width_scale
+        )
     else:
         raise ValueError(f"architecture {name!r}: expected one of {LOGMEL_ARCHITECTURES}")
     model.weights_origin = "random init"
@@ -259,8 +298,10 @@ def _read_state_dict(weights: str | Path | dict) -> tuple[dict[str, torch.Tensor
         return weights, "state dict given in memory"
     path = Path(weights)
     if not path.is_file():
-        raise FileNotFoundError(f"ImageNet weights {path}: no such file; pass the path of a torchvision state dict "
-                                f"(e.g. resnet18-f37072fd.pth from download.pytorch.org/models) or no weights for random init")
+        raise FileNotFoundError(
+            f"ImageNet weights {path}: no such file; pass the path of a torchvision state dict "
+            f"(e.g. resnet18-f37072fd.pth from download.pytorch.org/models) or no weights for random init"
+        )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad file
@@ -292,27 +333,35 @@ def load_imagenet_weights(model: nn.Module, weights: str | Path | dict) -> Weigh
             report.skipped.append(tv_key)
             continue
         if key not in ours:
-            raise ValueError(f"ImageNet weights {source}: key {tv_key!r} (ours {key!r}) has no counterpart in "
-                             f"{getattr(model, 'architecture', type(model).__name__)}; is it the right architecture?")
+            raise ValueError(
+                f"ImageNet weights {source}: key {tv_key!r} (ours {key!r}) has no counterpart in "
+                f"{getattr(model, 'architecture', type(model).__name__)}; is it the right architecture?"
+            )
         value = torch.as_tensor(value)
         target = ours[key]
         if value.dim() == 4 and target.dim() == 4 and value.shape[1] == 3 and target.shape[1] == 1:
             value = value.sum(dim=1, keepdim=True)
         if tuple(value.shape) != tuple(target.shape):
-            raise ValueError(f"ImageNet weights {source}: {tv_key!r} has shape {tuple(value.shape)}, "
-                             f"{key!r} expects {tuple(target.shape)}; use the file of the same architecture "
-                             f"at full width (width_scale=1)")
+            raise ValueError(
+                f"ImageNet weights {source}: {tv_key!r} has shape {tuple(value.shape)}, "
+                f"{key!r} expects {tuple(target.shape)}; use the file of the same architecture "
+                f"at full width (width_scale=1)"
+            )
         new_state[key] = value.to(target.dtype)
         report.loaded[key] = tv_key
     head_prefix = "head."
     missing = [k for k in ours if k not in new_state and not k.startswith(head_prefix)]
     if missing:
-        raise ValueError(f"ImageNet weights {source}: {len(missing)} backbone entries of the model are not in the "
-                         f"file (first: {missing[:3]}); is it a torchvision state dict of this architecture?")
+        raise ValueError(
+            f"ImageNet weights {source}: {len(missing)} backbone entries of the model are not in the "
+            f"file (first: {missing[:3]}); is it a torchvision state dict of this architecture?"
+        )
     report.kept_init = [k for k in ours if k.startswith(head_prefix)]
     model.load_state_dict(new_state, strict=False)
-    report.stamp = f"ImageNet weights from {Path(source).name if source != 'state dict given in memory' else source} " \
-                   f"({len(report.loaded)} tensors; conv1 summed over RGB; head random init)"
+    report.stamp = (
+        f"ImageNet weights from {Path(source).name if source != 'state dict given in memory' else source} "
+        f"({len(report.loaded)} tensors; conv1 summed over RGB; head random init)"
+    )
     model.weights_origin = report.stamp
     return report
 
@@ -325,8 +374,14 @@ def weights_stamp(model: nn.Module) -> str:
 class EmbeddingMLP(nn.Module):
     """MLP over Audio Set embeddings: input ``[batch, frames, dim]`` (pooled over frames) or ``[batch, dim]``."""
 
-    def __init__(self, n_classes: int, in_features: int = 128, hidden: Sequence[int] = (256, 256),
-                 dropout: float = 0.2, pool: str = "mean") -> None:
+    def __init__(
+        self,
+        n_classes: int,
+        in_features: int = 128,
+        hidden: Sequence[int] = (256, 256),
+        dropout: float = 0.2,
+        pool: str = "mean",
+    ) -> None:
         super().__init__()
         if pool not in ("mean", "max"):
             raise ValueError(f"pool={pool!r}: expected 'mean' or 'max'")

@@ -6,6 +6,7 @@ sizes: Sosa (2021) §4.1, 930 training and 800 threshold samples per teacher. Ev
 (:mod:`pate_study.learning.ensemble`) and every Audio Set teacher run draws its partitions here
 (:func:`make_partitions`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -50,21 +51,29 @@ class Partitions:
 
     def teacher(self, i: int) -> Partitions:
         """Teacher ``i``'s sets alone (a one-teacher Partitions)."""
-        return Partitions(self.train[i:i + 1], self.val[i:i + 1], self.threshold[i:i + 1])
+        return Partitions(self.train[i : i + 1], self.val[i : i + 1], self.threshold[i : i + 1])
 
     def validate(self, n_samples: int) -> None:
         """Raise ValueError unless every index is in ``[0, n_samples)`` and all sets are disjoint."""
         allidx = np.concatenate([self.train.ravel(), self.val.ravel(), self.threshold.ravel()])
         if allidx.size and (allidx.min() < 0 or allidx.max() >= n_samples):
-            raise ValueError(f"partitions: indices must lie in [0, {n_samples}) (the rows of X), "
-                             f"got [{allidx.min()}, {allidx.max()}]")
+            raise ValueError(
+                f"partitions: indices must lie in [0, {n_samples}) (the rows of X), "
+                f"got [{allidx.min()}, {allidx.max()}]"
+            )
         if np.unique(allidx).size != allidx.size:
             raise ValueError("partitions: teacher index sets overlap; PATE's analysis needs disjoint partitions")
 
 
-def make_partitions(n_samples: int, n_teachers: int, train_size: int, val_size: int = 0,
-                    threshold_size: int = 0, seed: int | Sequence[int] = 0,
-                    pool: np.ndarray | None = None) -> Partitions:
+def make_partitions(
+    n_samples: int,
+    n_teachers: int,
+    train_size: int,
+    val_size: int = 0,
+    threshold_size: int = 0,
+    seed: int | Sequence[int] = 0,
+    pool: np.ndarray | None = None,
+) -> Partitions:
     """Draw disjoint per-teacher train/val/threshold index sets from ``pool`` (default: all samples).
 
     Sosa (2021) §4.1: 930 training samples and 800 threshold samples per teacher.
@@ -72,17 +81,22 @@ def make_partitions(n_samples: int, n_teachers: int, train_size: int, val_size: 
     pool = np.arange(n_samples) if pool is None else np.asarray(pool, dtype=np.int64)
     per = train_size + val_size + threshold_size
     if n_teachers < 1 or train_size < 1 or val_size < 0 or threshold_size < 0:
-        raise ValueError(f"n_teachers={n_teachers}, train_size={train_size}: must be >= 1; "
-                         f"val_size={val_size}, threshold_size={threshold_size}: must be >= 0")
+        raise ValueError(
+            f"n_teachers={n_teachers}, train_size={train_size}: must be >= 1; "
+            f"val_size={val_size}, threshold_size={threshold_size}: must be >= 0"
+        )
     if n_teachers * per > pool.size:
-        raise ValueError(f"make_partitions: n_teachers={n_teachers} x {per} samples = {n_teachers * per} "
-                         f"exceeds the {pool.size} available samples; the largest disjoint size per teacher is "
-                         f"{pool.size // n_teachers} (PATE's analysis needs each record in at most one teacher's "
-                         "data): use fewer teachers or smaller partitions")
+        raise ValueError(
+            f"make_partitions: n_teachers={n_teachers} x {per} samples = {n_teachers * per} "
+            f"exceeds the {pool.size} available samples; the largest disjoint size per teacher is "
+            f"{pool.size // n_teachers} (PATE's analysis needs each record in at most one teacher's "
+            "data): use fewer teachers or smaller partitions"
+        )
     rng = np.random.default_rng(seed)
     blocks = rng.permutation(pool)[: n_teachers * per].reshape(n_teachers, per)
-    return Partitions(blocks[:, :train_size], blocks[:, train_size:train_size + val_size],
-                      blocks[:, train_size + val_size:])
+    return Partitions(
+        blocks[:, :train_size], blocks[:, train_size : train_size + val_size], blocks[:, train_size + val_size :]
+    )
 
 
 def check_partitions(X: Any, partitions: Partitions) -> int:
@@ -91,7 +105,8 @@ def check_partitions(X: Any, partitions: Partitions) -> int:
     if not isinstance(partitions, Partitions):
         raise ValueError("partitions: expected a Partitions (see make_partitions)")
     if not hasattr(X, "shape") or len(X.shape) < 2:
-        raise ValueError(f"X: expected an array [n, ...] of inputs, got {type(X).__name__} "
-                         f"of shape {getattr(X, 'shape', None)}")
+        raise ValueError(
+            f"X: expected an array [n, ...] of inputs, got {type(X).__name__} of shape {getattr(X, 'shape', None)}"
+        )
     partitions.validate(X.shape[0])
     return int(X.shape[0])

@@ -23,6 +23,7 @@
   ``alpha = 1.0`` (:data:`MIXUP_ALPHA_DEFAULT`, our documented choice; every function takes it
   as a parameter).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -32,9 +33,16 @@ import numpy as np
 import torch
 
 __all__ = [
-    "MIXUP_ALPHA_DEFAULT", "PLAN_STEPS", "PermutationStream", "LabelBalancedStream", "index_plan", "BatchBalancedSampler",
+    "MIXUP_ALPHA_DEFAULT",
+    "PLAN_STEPS",
+    "PermutationStream",
+    "LabelBalancedStream",
+    "index_plan",
+    "BatchBalancedSampler",
     "label_matrix",
-    "mixup_coefficients", "mix_pairs", "mixup_pairs",
+    "mixup_coefficients",
+    "mix_pairs",
+    "mixup_pairs",
 ]
 
 MIXUP_ALPHA_DEFAULT = 1.0  # PANNs (Kong et al. 2020); Muschiol (2021) §4.4.3 follows PANNs but states no alpha
@@ -89,8 +97,9 @@ class LabelBalancedStream:
     The stream is determined by the seed and the sequence of ``k``.
     """
 
-    def __init__(self, labels: Any, ids: Any | None = None, rng: np.random.Generator | int = 0,
-                 name: str = "labels") -> None:
+    def __init__(
+        self, labels: Any, ids: Any | None = None, rng: np.random.Generator | int = 0, name: str = "labels"
+    ) -> None:
         Y = label_matrix(labels, name)
         ids = np.arange(Y.shape[0]) if ids is None else np.asarray(ids, dtype=np.int64)
         if ids.shape != (Y.shape[0],):
@@ -98,8 +107,10 @@ class LabelBalancedStream:
         self.id_by_label = [ids[np.flatnonzero(Y[:, j])] for j in range(Y.shape[1])]
         self.labels = np.array([j for j, rows in enumerate(self.id_by_label) if rows.size], dtype=np.int64)
         if self.labels.size == 0:
-            raise ValueError(f"{name}: no label has a positive row, so there is nothing to balance; "
-                             "check the label subset or use sampler='random'")
+            raise ValueError(
+                f"{name}: no label has a positive row, so there is nothing to balance; "
+                "check the label subset or use sampler='random'"
+            )
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self._next_label = np.zeros(0, dtype=np.int64)
         self._ids_left: dict[int, np.ndarray] = {}
@@ -112,8 +123,11 @@ class LabelBalancedStream:
         short = k - queue.size
         if short > 0:
             copies = -(-short // source.size)
-            refill = rng.permutation(source) if copies == 1 else \
-                rng.permuted(source[None].repeat(copies, axis=0), axis=1).reshape(-1)
+            refill = (
+                rng.permutation(source)
+                if copies == 1
+                else rng.permuted(source[None].repeat(copies, axis=0), axis=1).reshape(-1)
+            )
             queue = np.concatenate([queue, refill]) if queue.size else refill
         return queue[:k], queue[k:]
 
@@ -143,8 +157,9 @@ class LabelBalancedStream:
 PLAN_STEPS = 32
 
 
-def index_plan(streams: Sequence[PermutationStream | LabelBalancedStream], batch_size: int,
-               steps: int = PLAN_STEPS) -> torch.Tensor:
+def index_plan(
+    streams: Sequence[PermutationStream | LabelBalancedStream], batch_size: int, steps: int = PLAN_STEPS
+) -> torch.Tensor:
     """int64 ``[len(streams), steps, batch_size]``: the next ``steps`` batches of every stream, drawn as one
     ``steps * batch_size`` draw per stream (with :data:`PLAN_STEPS`, the batches the step schedule has always used)."""
     if batch_size < 1 or steps < 1:
@@ -173,8 +188,9 @@ class BatchBalancedSampler(torch.utils.data.Sampler[int]):
         return self.num_samples
 
 
-def mixup_coefficients(alpha: float, rngs: Sequence[np.random.Generator], shape: int | tuple[int, ...],
-                       device: torch.device | None = None) -> torch.Tensor:
+def mixup_coefficients(
+    alpha: float, rngs: Sequence[np.random.Generator], shape: int | tuple[int, ...], device: torch.device | None = None
+) -> torch.Tensor:
     """``float32 [len(rngs), *shape]`` mixing weights ``b ~ Beta(alpha, alpha)``, one row per teacher, each drawn
     from that teacher's own generator (so a teacher's draws do not depend on how many teachers are stacked with
     it). ``shape``: a batch size, or ``(steps, batch_size)`` for a block of steps (numpy fills an array element by
@@ -196,7 +212,9 @@ def mix_pairs(t: torch.Tensor, lam: torch.Tensor, dim: int = 1) -> torch.Tensor:
     return w * t + (1 - w) * torch.roll(t, -1, dims=dim)
 
 
-def mixup_pairs(x: torch.Tensor, y: torch.Tensor, alpha: float, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def mixup_pairs(
+    x: torch.Tensor, y: torch.Tensor, alpha: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Mixup of one batch ``x: [B, ...]``, ``y: [B, ...]`` (float targets), ``b`` from a numpy
     generator seeded by ``generator`` (Muschiol 2021 §4.4.3; see the module docstring for alpha)."""
     rng = np.random.default_rng(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))

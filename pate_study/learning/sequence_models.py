@@ -18,6 +18,7 @@ choices, every size a parameter:
 :func:`fit_seq2seq` trains either seq2seq model (Adam, early stopping on a validation split with
 :class:`pate_study.learning.training.EarlyStopping`). Masking: losses count real positions only.
 """
+
 from __future__ import annotations
 
 import copy
@@ -34,8 +35,15 @@ from pate_study.learning.training import EarlyStopping
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SequenceClassifier", "Seq2SeqAutoencoder", "Seq2SeqClassifier", "Seq2SeqFit", "fit_seq2seq",
-           "last_real_state", "count_parameters"]
+__all__ = [
+    "SequenceClassifier",
+    "Seq2SeqAutoencoder",
+    "Seq2SeqClassifier",
+    "Seq2SeqFit",
+    "fit_seq2seq",
+    "last_real_state",
+    "count_parameters",
+]
 
 CELLS = {"gru": nn.GRU, "rnn": nn.RNN, "lstm": nn.LSTM}
 
@@ -73,8 +81,9 @@ class SequenceClassifier(nn.Module):
         super().__init__()
         if cell not in CELLS:
             raise ValueError(f"cell={cell!r}: expected one of {sorted(CELLS)}")
-        self.embedding = nn.Embedding(_check_size("vocab_size", vocab_size) + 1, _check_size("embedding_dim", embedding_dim),
-                                      padding_idx=0)
+        self.embedding = nn.Embedding(
+            _check_size("vocab_size", vocab_size) + 1, _check_size("embedding_dim", embedding_dim), padding_idx=0
+        )
         self.rnn = CELLS[cell](embedding_dim, _check_size("hidden", hidden), batch_first=True)
         self.head = nn.Linear(hidden, 1)
 
@@ -142,8 +151,15 @@ class Seq2SeqFit:
     history: list[float] = field(default_factory=list)
 
 
-def _seq2seq_loss(model: nn.Module, tokens: torch.Tensor, labels: torch.Tensor | None, *, noise_scale: float,
-                  classifier_weight: float, gen: torch.Generator | None) -> torch.Tensor:
+def _seq2seq_loss(
+    model: nn.Module,
+    tokens: torch.Tensor,
+    labels: torch.Tensor | None,
+    *,
+    noise_scale: float,
+    classifier_weight: float,
+    gen: torch.Generator | None,
+) -> torch.Tensor:
     ae = model.autoencoder if isinstance(model, Seq2SeqClassifier) else model
     tokens = tokens[:, : int((tokens != 0).sum(1).max())]
     latent = ae.encode(tokens)
@@ -157,10 +173,22 @@ def _seq2seq_loss(model: nn.Module, tokens: torch.Tensor, labels: torch.Tensor |
     return loss
 
 
-def fit_seq2seq(model: nn.Module, tokens: np.ndarray, labels: np.ndarray | None = None, *,
-                val_tokens: np.ndarray | None = None, val_labels: np.ndarray | None = None, noise_scale: float = 0.0,
-                classifier_weight: float = 1.0, lr: float = 3e-3, batch_size: int = 128, max_epochs: int = 30,
-                patience: int = 3, seed: int = 0, progress: bool = False) -> Seq2SeqFit:
+def fit_seq2seq(
+    model: nn.Module,
+    tokens: np.ndarray,
+    labels: np.ndarray | None = None,
+    *,
+    val_tokens: np.ndarray | None = None,
+    val_labels: np.ndarray | None = None,
+    noise_scale: float = 0.0,
+    classifier_weight: float = 1.0,
+    lr: float = 3e-3,
+    batch_size: int = 128,
+    max_epochs: int = 30,
+    patience: int = 3,
+    seed: int = 0,
+    progress: bool = False,
+) -> Seq2SeqFit:
     """Adam on the masked reconstruction loss (+ ``classifier_weight`` × the head's logistic loss for a
     :class:`Seq2SeqClassifier`, which also needs ``labels``), with Laplace(``noise_scale``) noise on the latent
     during training when > 0 (Idea 5). Early stopping on the validation loss; best parameters restored."""
@@ -186,7 +214,7 @@ def fit_seq2seq(model: nn.Module, tokens: np.ndarray, labels: np.ndarray | None 
         model.train()
         order = torch.randperm(X.shape[0], generator=gen)
         for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
+            idx = order[start : start + batch_size]
             loss = _seq2seq_loss(model, X[idx], Y[idx] if joint else None, gen=gen, **kw)
             opt.zero_grad(set_to_none=True)
             loss.backward()

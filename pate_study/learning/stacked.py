@@ -31,6 +31,7 @@ applied to the first layer's output, which is exact because that layer is affine
 ``W (b x_i + (1-b) x_{i+1}) + c = b (W x_i + c) + (1-b) (W x_{i+1} + c)``; so sparse input needs no
 densifying. :class:`StackedModule` mixes the inputs themselves.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,9 +49,22 @@ from pate_study.learning.samplers import mix_pairs
 from torch.func import stack_module_state
 from torch.func import functional_call, vmap
 
-__all__ = ["StackedMLP", "StackedModule", "init_stacked_params", "copy_module_to_meta", "as_inputs",
-           "keep_batch_norm_float32", "largest_activation_elements", "teachers_per_call", "memory_format_option",
-           "autocast_dtype_option", "compiled_option", "stack_in_format", "MEMORY_FORMATS", "AUTOCAST_DTYPES"]
+__all__ = [
+    "StackedMLP",
+    "StackedModule",
+    "init_stacked_params",
+    "copy_module_to_meta",
+    "as_inputs",
+    "keep_batch_norm_float32",
+    "largest_activation_elements",
+    "teachers_per_call",
+    "memory_format_option",
+    "autocast_dtype_option",
+    "compiled_option",
+    "stack_in_format",
+    "MEMORY_FORMATS",
+    "AUTOCAST_DTYPES",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -82,7 +96,9 @@ class _Inputs:
         lengths = self.indptr[rows + 1] - starts
         offsets = torch.cumsum(lengths, 0) - lengths
         total = int(lengths.sum())
-        pos = torch.repeat_interleave(starts - offsets, lengths, output_size=total) + torch.arange(total, device=rows.device)
+        pos = torch.repeat_interleave(starts - offsets, lengths, output_size=total) + torch.arange(
+            total, device=rows.device
+        )
         cols = self.indices[pos]
         if block is not None:
             cols = cols + torch.repeat_interleave(block * self.n_cols, lengths, output_size=total)
@@ -104,9 +120,13 @@ def as_inputs(X: Any, n_features: int, sparse: bool, device: torch.device, name:
     if sparse:
         csr = sp.csr_matrix(X, dtype=np.float32)
         csr.sort_indices()
-        return _Inputs(indptr=torch.as_tensor(csr.indptr.astype(np.int64), device=device),
-                       indices=torch.as_tensor(csr.indices.astype(np.int64), device=device),
-                       values=torch.as_tensor(csr.data, device=device), n_rows=shape[0], n_cols=shape[1])
+        return _Inputs(
+            indptr=torch.as_tensor(csr.indptr.astype(np.int64), device=device),
+            indices=torch.as_tensor(csr.indices.astype(np.int64), device=device),
+            values=torch.as_tensor(csr.data, device=device),
+            n_rows=shape[0],
+            n_cols=shape[1],
+        )
     dense = X.toarray() if sp.issparse(X) else X
     dense = torch.as_tensor(np.ascontiguousarray(dense, dtype=np.float32), device=device)
     if not torch.isfinite(dense).all():
@@ -117,7 +137,9 @@ def as_inputs(X: Any, n_features: int, sparse: bool, device: torch.device, name:
 # --------------------------------------------------------------------------------------------
 # the stacked MLP
 # --------------------------------------------------------------------------------------------
-def init_stacked_params(layer_sizes: Sequence[int] | Any, seeds: np.ndarray) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+def init_stacked_params(
+    layer_sizes: Sequence[int] | Any, seeds: np.ndarray
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """Stacked initial weights ``[N, in, out]`` and biases ``[N, 1, out]``.
 
     ``layer_sizes``: ``(in, *hidden, out)`` or an object with ``layer_sizes`` (an ``EnsembleConfig``).
@@ -144,16 +166,22 @@ def first_layer(inputs: _Inputs, idx: torch.Tensor, W: torch.Tensor, b: torch.Te
         return torch.baddbmm(b, inputs.rows_dense(idx), W)
     block = torch.arange(n, device=idx.device).repeat_interleave(bsz)
     cols, vals, offsets, _ = inputs.gather(idx.reshape(-1), block)
-    h = F.embedding_bag(cols, W.reshape(n * W.shape[1], W.shape[2]), offsets, mode="sum",
-                        per_sample_weights=vals.to(W.dtype))
+    h = F.embedding_bag(
+        cols, W.reshape(n * W.shape[1], W.shape[2]), offsets, mode="sum", per_sample_weights=vals.to(W.dtype)
+    )
     # Out of place on purpose: an in-place add on this view makes autograd record CopySlices and
     # clone the whole [N*B, out] gradient in the backward (measured: 25% of a sparse step).
     return h.view(n, bsz, -1) + b
 
 
-def hidden_layers(h: torch.Tensor, weights: Sequence[torch.Tensor], biases: Sequence[torch.Tensor],
-                  dropout: float = 0.0, generator: torch.Generator | None = None,
-                  keep: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
+def hidden_layers(
+    h: torch.Tensor,
+    weights: Sequence[torch.Tensor],
+    biases: Sequence[torch.Tensor],
+    dropout: float = 0.0,
+    generator: torch.Generator | None = None,
+    keep: Sequence[torch.Tensor] | None = None,
+) -> torch.Tensor:
     """Remaining layers: ReLU (and dropout) after each hidden layer, ``baddbmm`` for the linear maps. Dropout's
     keep-masks are drawn from ``generator``, or given in ``keep`` (one per layer, drawn beforehand by
     :meth:`StackedMLP.dropout_masks`: the same draws, for a compiled step, which cannot take a generator)."""
@@ -175,16 +203,24 @@ class StackedMLP:
     ``embedding_bag``.
     """
 
-    def __init__(self, layer_sizes: Sequence[int], seeds: np.ndarray, *, dropout: float = 0.0,
-                 sparse_input: bool = False, device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        layer_sizes: Sequence[int],
+        seeds: np.ndarray,
+        *,
+        dropout: float = 0.0,
+        sparse_input: bool = False,
+        device: torch.device | str = "cpu",
+    ) -> None:
         self.layer_sizes = tuple(int(s) for s in layer_sizes)
         self.seeds = np.asarray(seeds)
         self.dropout = float(dropout)
         self.sparse_input = bool(sparse_input)
         self.device = torch.device(device)
         self.n_layers = len(self.layer_sizes) - 1
-        self._generator = (torch.Generator(device=self.device).manual_seed(int(self.seeds[0, 2]))
-                           if self.dropout > 0 else None)
+        self._generator = (
+            torch.Generator(device=self.device).manual_seed(int(self.seeds[0, 2])) if self.dropout > 0 else None
+        )
 
     @property
     def n_outputs(self) -> int:
@@ -209,13 +245,23 @@ class StackedMLP:
         its order, from the same generator (passing them as ``keep`` gives the same dropout); None without dropout."""
         if self._generator is None:
             return None
-        return [torch.rand((n, batch, width), generator=self._generator, device=self.device) >= self.dropout
-                for width in self.layer_sizes[1:-1]]
+        return [
+            torch.rand((n, batch, width), generator=self._generator, device=self.device) >= self.dropout
+            for width in self.layer_sizes[1:-1]
+        ]
 
-    def forward(self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: _Inputs,
-                rows: torch.Tensor, *, training: bool, mix: torch.Tensor | None = None,
-                keep: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
-        Ws, bs = params[:self.n_layers], params[self.n_layers:]
+    def forward(
+        self,
+        params: Sequence[torch.Tensor],
+        buffers: Sequence[torch.Tensor],
+        source: _Inputs,
+        rows: torch.Tensor,
+        *,
+        training: bool,
+        mix: torch.Tensor | None = None,
+        keep: Sequence[torch.Tensor] | None = None,
+    ) -> torch.Tensor:
+        Ws, bs = params[: self.n_layers], params[self.n_layers :]
         if rows.dim() == 1:  # the same rows for every teacher (queries)
             x = source.dense[rows] if source.dense is not None else source.rows_dense(rows)
             # the bias in place: the product is a fresh [N, B, out] intermediate (512 MB for 250 web teachers x 1,000
@@ -359,10 +405,17 @@ class StackedModule:
     the stack, ``p[keep].clone()``, which keeps each slice's channels-last strides.)
     """
 
-    def __init__(self, modules: Sequence[torch.nn.Module], seeds: np.ndarray, *,
-                 device: torch.device | str = "cpu", device_bytes: int = 1 << 30,
-                 memory_format: str = "contiguous", autocast_dtype: str | None = None,
-                 compiled: bool = False) -> None:
+    def __init__(
+        self,
+        modules: Sequence[torch.nn.Module],
+        seeds: np.ndarray,
+        *,
+        device: torch.device | str = "cpu",
+        device_bytes: int = 1 << 30,
+        memory_format: str = "contiguous",
+        autocast_dtype: str | None = None,
+        compiled: bool = False,
+    ) -> None:
 
         if not modules:
             raise ValueError("modules: expected at least one nn.Module")
@@ -375,11 +428,16 @@ class StackedModule:
         self.base = copy_module_to_meta(mods[0])
         self._guard_base()
         self.param_names, self.buffer_names = list(params), list(buffers)
-        self._params = [stack_in_format([m.get_parameter(k) for m in mods], self.memory_format)
-                        if self.memory_format is torch.channels_last else params[k].detach().clone()
-                        for k in self.param_names]
+        self._params = [
+            stack_in_format([m.get_parameter(k) for m in mods], self.memory_format)
+            if self.memory_format is torch.channels_last
+            else params[k].detach().clone()
+            for k in self.param_names
+        ]
         self._buffers = [buffers[k].detach().clone() for k in self.buffer_names]
-        torch.manual_seed(int(self.seeds[0, 2]))  # dropout (and other module randomness) draws from the global generator
+        torch.manual_seed(
+            int(self.seeds[0, 2])
+        )  # dropout (and other module randomness) draws from the global generator
 
     def _set_options(self, memory_format: str, autocast_dtype: str | None, compiled: bool) -> None:
         """The three speed options (class docstring), checked."""
@@ -389,8 +447,13 @@ class StackedModule:
         self._compiled_calls: dict[tuple, Any] = {}
 
     @classmethod
-    def from_stacked(cls, base: torch.nn.Module, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor],
-                     device: torch.device | str = "cpu") -> StackedModule:
+    def from_stacked(
+        cls,
+        base: torch.nn.Module,
+        params: dict[str, torch.Tensor],
+        buffers: dict[str, torch.Tensor],
+        device: torch.device | str = "cpu",
+    ) -> StackedModule:
         """A stack from already stacked tensors (a trained ensemble), for inference."""
         self = cls.__new__(cls)
         self.seeds = np.zeros((1, 3), dtype=np.uint32)
@@ -440,8 +503,16 @@ class StackedModule:
     def set_training(self, training: bool) -> None:
         self.base.train(training)
 
-    def forward(self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: _TensorSource,
-                rows: torch.Tensor, *, training: bool, mix: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        params: Sequence[torch.Tensor],
+        buffers: Sequence[torch.Tensor],
+        source: _TensorSource,
+        rows: torch.Tensor,
+        *,
+        training: bool,
+        mix: torch.Tensor | None = None,
+    ) -> torch.Tensor:
 
         x = source.data[rows.to(source.data.device)].to(self.device)
         shared = rows.dim() == 1
@@ -469,8 +540,11 @@ class StackedModule:
         def call(pp, bb, xx):
             return functional_call(self.base, (dict(zip(names_p, pp)), dict(zip(names_b, bb))), (xx,))
 
-        f = (vmap(call, in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
-             if vmapped else call)
+        f = (
+            vmap(call, in_dims=(0, 0, None if shared else 0), randomness="different" if training else "error")
+            if vmapped
+            else call
+        )
         if self.compiled:
             # static shapes: every StackedModule shares the code object of ``call``, so a second stack would
             # recompile it as dynamic-shaped, whose backward TorchInductor failed to compile (torch 2.13, CPU);
@@ -479,10 +553,16 @@ class StackedModule:
         self._compiled_calls[key] = f
         return f
 
-    def _forward(self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], x: torch.Tensor,
-                 shared: bool, training: bool) -> torch.Tensor:
+    def _forward(
+        self,
+        params: Sequence[torch.Tensor],
+        buffers: Sequence[torch.Tensor],
+        x: torch.Tensor,
+        shared: bool,
+        training: bool,
+    ) -> torch.Tensor:
         if params and params[0].shape[0] == 1:  # one model (a student, the loop): no vmap, so any forward works,
-            call = self._call(shared, training, vmapped=False)                                 # data-dependent
+            call = self._call(shared, training, vmapped=False)  # data-dependent
             single = call([p[0] for p in params], [b[0] for b in buffers], x if shared else x[0])  # control flow too
             return single.unsqueeze(0)
         f = self._call(shared, training, vmapped=True)
@@ -490,8 +570,10 @@ class StackedModule:
         k = self.teachers_per_call(tuple(x.shape if shared else x.shape[1:]), n)
         if k >= n:
             return f(list(params), list(buffers), x)
-        chunks = [f([p[i:i + k] for p in params], [b[i:i + k] for b in buffers], x if shared else x[i:i + k])
-                  for i in range(0, n, k)]  # buffers are views: BatchNorm's in-place updates reach the stack
+        chunks = [
+            f([p[i : i + k] for p in params], [b[i : i + k] for b in buffers], x if shared else x[i : i + k])
+            for i in range(0, n, k)
+        ]  # buffers are views: BatchNorm's in-place updates reach the stack
         return torch.cat(chunks, dim=0)
 
     def teachers_per_call(self, batch_shape: tuple, n_teachers: int) -> int:

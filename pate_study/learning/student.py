@@ -15,6 +15,7 @@ confident aggregator may return "no answer"). Sources:
 (:func:`pate_study.learning.training.train_stacked` with ``N = 1``): Adam, early stopping on a validation split
 or a step schedule, best parameters restored.
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,7 +37,12 @@ from pate_study.learning.voting import youden_threshold
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "BatchBalancedSampler", "mixup_pairs", "FitResult", "fit_model", "predict_scores", "StudentResult",
+    "BatchBalancedSampler",
+    "mixup_pairs",
+    "FitResult",
+    "fit_model",
+    "predict_scores",
+    "StudentResult",
     "train_student",
 ]
 
@@ -54,10 +60,26 @@ class FitResult:
     frame: pd.DataFrame | None = None
 
 
-def fit_model(model: nn.Module, X: Any, y: Any, task: str, X_val: Any = None, y_val: Any = None, *,
-              lr: float = 1e-3, weight_decay: float = 0.0, batch_size: int = 64, max_epochs: int = 50,
-              patience: int = 5, sampler: str = "random", mixup_alpha: float | None = None, seed: int = 0,
-              device: str | torch.device | None = None, progress: bool = False, **training: Any) -> FitResult:
+def fit_model(
+    model: nn.Module,
+    X: Any,
+    y: Any,
+    task: str,
+    X_val: Any = None,
+    y_val: Any = None,
+    *,
+    lr: float = 1e-3,
+    weight_decay: float = 0.0,
+    batch_size: int = 64,
+    max_epochs: int = 50,
+    patience: int = 5,
+    sampler: str = "random",
+    mixup_alpha: float | None = None,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    progress: bool = False,
+    **training: Any,
+) -> FitResult:
     """Train ``model`` with the package's one loop (:func:`pate_study.learning.training.train_stacked`, ``N = 1``).
 
     Adam; epochs with early stopping on the validation loss (best parameters restored) by default, or
@@ -69,8 +91,17 @@ def fit_model(model: nn.Module, X: Any, y: Any, task: str, X_val: Any = None, y_
     """
     if task not in TASKS:
         raise ValueError(f"task={task!r}: expected one of {TASKS}")
-    config = TrainConfig(task=task, lr=lr, weight_decay=weight_decay, batch_size=batch_size, max_epochs=max_epochs,
-                         patience=patience, sampler=sampler, mixup_alpha=mixup_alpha, **training)
+    config = TrainConfig(
+        task=task,
+        lr=lr,
+        weight_decay=weight_decay,
+        batch_size=batch_size,
+        max_epochs=max_epochs,
+        patience=patience,
+        sampler=sampler,
+        mixup_alpha=mixup_alpha,
+        **training,
+    )
     dev = choose_device(device)
     X = np.asarray(X, dtype=np.float32)
     y = np.asarray(y)
@@ -86,8 +117,18 @@ def fit_model(model: nn.Module, X: Any, y: Any, task: str, X_val: Any = None, y_
         y = np.concatenate([y, np.asarray(y_val).astype(y.dtype)])
     seeds = teacher_seeds(seed, 1)
     stacked = StackedModule([model], seeds, device=dev)
-    result = train_stacked(stacked, X, y, np.arange(n)[None], n + np.arange(n_val)[None], config, seeds,
-                           device=dev, progress=progress, desc="fit")
+    result = train_stacked(
+        stacked,
+        X,
+        y,
+        np.arange(n)[None],
+        n + np.arange(n_val)[None],
+        config,
+        seeds,
+        device=dev,
+        progress=progress,
+        desc="fit",
+    )
     state = {name: t[0] for name, t in zip(stacked.param_names + stacked.buffer_names, result.params + result.buffers)}
     model.load_state_dict(state)
     model.eval()
@@ -97,8 +138,9 @@ def fit_model(model: nn.Module, X: Any, y: Any, task: str, X_val: Any = None, y_
 
 
 @torch.no_grad()
-def predict_scores(model: nn.Module, X: Any, task: str, batch_size: int = 4096,
-                   device: str | torch.device | None = None) -> np.ndarray:
+def predict_scores(
+    model: nn.Module, X: Any, task: str, batch_size: int = 4096, device: str | torch.device | None = None
+) -> np.ndarray:
     """Probabilities: binary ``[n]`` (sigmoid), multiclass ``[n, C]`` (softmax), multilabel ``[n, L]``."""
     dev = choose_device(device)
     model = model.to(dev).eval()
@@ -106,7 +148,7 @@ def predict_scores(model: nn.Module, X: Any, task: str, batch_size: int = 4096,
     outs = []
     for start in range(0, Xt.shape[0], batch_size):
         with autocast(dev):
-            outs.append(model(Xt[start:start + batch_size].to(dev)).float().cpu())
+            outs.append(model(Xt[start : start + batch_size].to(dev)).float().cpu())
     z = torch.cat(outs)
     if task == "multiclass":
         return torch.softmax(z, -1).numpy()
@@ -122,10 +164,22 @@ class StudentResult:
     fit: FitResult
 
 
-def train_student(model_fn: Callable[[], nn.Module], X_clean: Any, labels: Any, task: str, *,
-                  answered: Any | None = None, X_private: Any | None = None, features: str = "clean",
-                  X_val: Any = None, y_val: Any = None, X_threshold: Any = None, y_threshold: Any = None,
-                  seed: int = 0, **fit_kw: Any) -> StudentResult:
+def train_student(
+    model_fn: Callable[[], nn.Module],
+    X_clean: Any,
+    labels: Any,
+    task: str,
+    *,
+    answered: Any | None = None,
+    X_private: Any | None = None,
+    features: str = "clean",
+    X_val: Any = None,
+    y_val: Any = None,
+    X_threshold: Any = None,
+    y_threshold: Any = None,
+    seed: int = 0,
+    **fit_kw: Any,
+) -> StudentResult:
     """Train a student on the aggregated ``labels`` of the answered queries.
 
     ``features``: "clean" (train on ``X_clean``, Sosa 2021 §4.2.1) or "privatised" (train on
@@ -155,8 +209,11 @@ def train_student(model_fn: Callable[[], nn.Module], X_clean: Any, labels: Any, 
     if X_threshold is not None and y_threshold is not None and task in ("binary", "multilabel"):
         s = predict_scores(fit.model, X_threshold, task, device=fit_kw.get("device"))
         yt = np.asarray(y_threshold)
-        threshold = youden_threshold(yt, s) if task == "binary" else np.array(
-            [youden_threshold(yt[:, j], s[:, j]) for j in range(yt.shape[1])])
+        threshold = (
+            youden_threshold(yt, s)
+            if task == "binary"
+            else np.array([youden_threshold(yt[:, j], s[:, j]) for j in range(yt.shape[1])])
+        )
     elif task == "binary":
         threshold = 0.5
     return StudentResult(fit.model, threshold, int(mask.sum()), fit)

@@ -52,6 +52,7 @@ the validation probabilities of every active teacher), may return new weights th
 next step on -- e.g. :class:`AdaptiveClassWeights`, the performance-adaptive weights of §5.1.3
 (:func:`adaptive_class_weights`). Evaluation losses stay unweighted, so scores are comparable across arms.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -71,18 +72,48 @@ from tqdm.auto import tqdm
 from pate_study.core.device import autocast
 from pate_study.learning.metrics import average_precision_per_class, mean_average_precision_and_roc_auc
 from pate_study.learning.samplers import (
-    PLAN_STEPS, LabelBalancedStream, PermutationStream, index_plan, label_matrix, mix_pairs, mixup_coefficients,
+    PLAN_STEPS,
+    LabelBalancedStream,
+    PermutationStream,
+    index_plan,
+    label_matrix,
+    mix_pairs,
+    mixup_coefficients,
 )
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "TASKS", "SAMPLERS", "SELECTIONS", "SELECT_ON", "TrainConfig", "TrainResult", "teacher_seeds", "as_targets",
-    "per_teacher_loss", "EarlyStopping", "record_stacked_losses", "compact_optimizer", "flush_denormal_enabled",
-    "flush_denormal_on_cpu", "adam_kwargs", "train_stacked",
-    "HISTORY_COLUMNS", "weighted_bce_with_logits", "EvaluationEvent", "adaptive_class_weights",
-    "AdaptiveClassWeights", "LoopInputs", "LoopState", "step_loss", "train_step", "evaluate_active", "select_checkpoints",
-    "evaluation_point", "run_epochs", "run_steps",
+    "TASKS",
+    "SAMPLERS",
+    "SELECTIONS",
+    "SELECT_ON",
+    "TrainConfig",
+    "TrainResult",
+    "teacher_seeds",
+    "as_targets",
+    "per_teacher_loss",
+    "EarlyStopping",
+    "record_stacked_losses",
+    "compact_optimizer",
+    "flush_denormal_enabled",
+    "flush_denormal_on_cpu",
+    "adam_kwargs",
+    "train_stacked",
+    "HISTORY_COLUMNS",
+    "weighted_bce_with_logits",
+    "EvaluationEvent",
+    "adaptive_class_weights",
+    "AdaptiveClassWeights",
+    "LoopInputs",
+    "LoopState",
+    "step_loss",
+    "train_step",
+    "evaluate_active",
+    "select_checkpoints",
+    "evaluation_point",
+    "run_epochs",
+    "run_steps",
 ]
 
 TASKS = ("binary", "multiclass", "multilabel")
@@ -198,8 +229,16 @@ def teacher_seeds(seed: int, n_teachers: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # labels -> targets, and the loss
 # --------------------------------------------------------------------------------------------
-def as_targets(y: Any, task: str, n_outputs: int, n_rows: int, device: torch.device | str = "cpu", *,
-               soft: bool = False, name: str = "y") -> torch.Tensor:
+def as_targets(
+    y: Any,
+    task: str,
+    n_outputs: int,
+    n_rows: int,
+    device: torch.device | str = "cpu",
+    *,
+    soft: bool = False,
+    name: str = "y",
+) -> torch.Tensor:
     """Labels -> training targets, checked (the one conversion of the package).
 
     binary: 0/1 ``[n]`` -> float ``[n, 1]``; multiclass: class indices ``[n]`` -> int64 ``[n]``, or float
@@ -220,8 +259,16 @@ def as_targets(y: Any, task: str, n_outputs: int, n_rows: int, device: torch.dev
             if y.shape[1] != n_outputs or (y < 0).any():
                 raise ValueError(f"{name}: multiclass targets as a matrix must be [n, {n_outputs}] non-negative")
             return torch.as_tensor(y.astype(np.float32), device=device)
-        if y.ndim != 1 or y.size and (not np.issubdtype(y.dtype, np.integer) and not np.all(y == np.round(y))
-                                       or y.min() < 0 or y.max() >= n_outputs):
+        if (
+            y.ndim != 1
+            or y.size
+            and (
+                not np.issubdtype(y.dtype, np.integer)
+                and not np.all(y == np.round(y))
+                or y.min() < 0
+                or y.max() >= n_outputs
+            )
+        ):
             raise ValueError(f"{name}: a multiclass task expects 1-d integer labels in [0, {n_outputs})")
         if soft:
             return torch.as_tensor(np.eye(n_outputs, dtype=np.float32)[y.astype(np.int64)], device=device)
@@ -244,8 +291,9 @@ def weighted_bce_with_logits(logits: torch.Tensor, target: torch.Tensor, pos_wei
     return bce + (pos_weight - 1.0) * target * F.softplus(-logits)
 
 
-def per_teacher_loss(logits: torch.Tensor, target: torch.Tensor, task: str,
-                     pos_weight: torch.Tensor | None = None) -> torch.Tensor:
+def per_teacher_loss(
+    logits: torch.Tensor, target: torch.Tensor, task: str, pos_weight: torch.Tensor | None = None
+) -> torch.Tensor:
     """Mean loss of each teacher over its batch: ``logits [N, B, k]`` -> ``[N]``.
 
     BCE with logits (Muschiol 2021 Eq. 2.2) for binary/multilabel -- with ``pos_weight`` ``[N, 1, k]``
@@ -306,7 +354,9 @@ def adaptive_class_weights(class_ap: np.ndarray, *, max_weight: float = 4.0, tem
     (``class_ap [..., k]``, one row per teacher).
     """
     if not max_weight >= 1:
-        raise ValueError(f"max_weight={max_weight!r}: expected a bound >= 1 (weights lie in [1/max_weight, max_weight])")
+        raise ValueError(
+            f"max_weight={max_weight!r}: expected a bound >= 1 (weights lie in [1/max_weight, max_weight])"
+        )
     if not temperature > 0:
         raise ValueError(f"temperature={temperature!r}: expected a positive AP scale")
     ap = np.asarray(class_ap, dtype=np.float64)
@@ -339,8 +389,16 @@ class AdaptiveClassWeights:
             warnings.simplefilter("ignore")
             ap = np.stack([average_precision_per_class(t, p) for t, p in zip(event.val_truth, event.val_probs)])
         w = adaptive_class_weights(ap, max_weight=self.max_weight, temperature=self.temperature)
-        self.trace.extend({"step": event.step, "teacher": int(t), "min": float(r.min()), "mean": float(r.mean()),
-                           "max": float(r.max())} for t, r in zip(event.teachers, w))
+        self.trace.extend(
+            {
+                "step": event.step,
+                "teacher": int(t),
+                "min": float(r.min()),
+                "mean": float(r.mean()),
+                "max": float(r.max()),
+            }
+            for t, r in zip(event.teachers, w)
+        )
         return w
 
 
@@ -350,8 +408,10 @@ def _check_class_weights(weights: Any, n: int, k: int, name: str) -> np.ndarray:
     if w.shape == (k,):
         w = np.broadcast_to(w, (n, k))
     if w.shape != (n, k) or not np.all(np.isfinite(w)) or not np.all(w > 0):
-        raise ValueError(f"{name}: expected finite positive per-class weights of shape [{k}] or [{n}, {k}] "
-                         f"(one row per active teacher), got shape {np.shape(weights)}")
+        raise ValueError(
+            f"{name}: expected finite positive per-class weights of shape [{k}] or [{n}, {k}] "
+            f"(one row per active teacher), got shape {np.shape(weights)}"
+        )
     return np.ascontiguousarray(w, dtype=np.float32)
 
 
@@ -381,9 +441,15 @@ class EarlyStopping:
         return self.bad >= self.patience
 
 
-def record_stacked_losses(val_loss: torch.Tensor, active: torch.Tensor, best_loss: torch.Tensor,
-                          bad: torch.Tensor, patience: int | None, best: Sequence[torch.Tensor],
-                          live: Sequence[torch.Tensor]) -> torch.Tensor:
+def record_stacked_losses(
+    val_loss: torch.Tensor,
+    active: torch.Tensor,
+    best_loss: torch.Tensor,
+    bad: torch.Tensor,
+    patience: int | None,
+    best: Sequence[torch.Tensor],
+    live: Sequence[torch.Tensor],
+) -> torch.Tensor:
     """:class:`EarlyStopping` for stacked teachers, in place; returns the stop mask over ``active``.
 
     ``val_loss[j]`` (lower is better; nan never improves) belongs to teacher ``active[j]`` (row ``j`` of
@@ -406,16 +472,19 @@ def record_stacked_losses(val_loss: torch.Tensor, active: torch.Tensor, best_los
     return bad[active] >= patience
 
 
-def compact_optimizer(opt: torch.optim.Adam, old: list[torch.Tensor], new: list[torch.Tensor],
-                      keep: torch.Tensor) -> torch.optim.Adam:
+def compact_optimizer(
+    opt: torch.optim.Adam, old: list[torch.Tensor], new: list[torch.Tensor], keep: torch.Tensor
+) -> torch.optim.Adam:
     """New Adam over ``new`` (= ``old`` rows ``keep``) carrying over the kept rows' moments."""
     group = {k: v for k, v in opt.param_groups[0].items() if k != "params"}
     new_opt = torch.optim.Adam(new, **group)
     for po, pn in zip(old, new):
         st = opt.state.get(po)
         if st:
-            new_opt.state[pn] = {k: (v[keep].clone() if torch.is_tensor(v) and v.dim() > 0 else
-                                     (v.clone() if torch.is_tensor(v) else v)) for k, v in st.items()}
+            new_opt.state[pn] = {
+                k: (v[keep].clone() if torch.is_tensor(v) and v.dim() > 0 else (v.clone() if torch.is_tensor(v) else v))
+                for k, v in st.items()
+            }
     return new_opt
 
 
@@ -490,9 +559,20 @@ def _score_metrics(truth: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
 
 
 @torch.no_grad()
-def _evaluate(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: Any,
-              rows: torch.Tensor, target: torch.Tensor, truth: np.ndarray, task: str, device: torch.device,
-              amp: bool | None, max_rows: int = 1 << 16, keep_probs: bool = False) -> dict[str, np.ndarray]:
+def _evaluate(
+    model: Any,
+    params: Sequence[torch.Tensor],
+    buffers: Sequence[torch.Tensor],
+    source: Any,
+    rows: torch.Tensor,
+    target: torch.Tensor,
+    truth: np.ndarray,
+    task: str,
+    device: torch.device,
+    amp: bool | None,
+    max_rows: int = 1 << 16,
+    keep_probs: bool = False,
+) -> dict[str, np.ndarray]:
     """Per-teacher loss, mAP and AUC on ``rows`` (``[N, m]`` own rows or ``[m]`` shared rows).
 
     ``target``: the rows' targets (``[N, m, ...]`` or ``[m, ...]``); ``truth``: their 0/1 label matrix
@@ -516,10 +596,10 @@ def _evaluate(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torc
         loss = torch.zeros(j1 - j0, dtype=torch.float64)
         probs = []
         for c0 in range(0, m, chunk):
-            r = rows[c0:c0 + chunk] if shared else rows[j0:j1, c0:c0 + chunk]
+            r = rows[c0 : c0 + chunk] if shared else rows[j0:j1, c0 : c0 + chunk]
             with autocast(device, amp):
                 z = model.forward(p, b, source, r, training=False)
-            t = target[c0:c0 + chunk] if shared else target[j0:j1, c0:c0 + chunk]
+            t = target[c0 : c0 + chunk] if shared else target[j0:j1, c0 : c0 + chunk]
             if shared:
                 t = t.expand(j1 - j0, *t.shape)  # a view: the loss reads the shared targets N times, no copy
             loss += per_teacher_loss(z, t, task).double().cpu() * (r.shape[-1] / m if chunk < m else 1.0)
@@ -544,8 +624,11 @@ def _check_rows(train_rows: np.ndarray, val_rows: np.ndarray, n_rows: int) -> tu
     if train_rows.ndim != 2 or train_rows.shape[0] < 1 or train_rows.shape[1] < 1:
         raise ValueError(f"train_rows: expected int [n_teachers, size >= 1], got shape {train_rows.shape}")
     n = train_rows.shape[0]
-    val_rows = np.zeros((n, 0), dtype=np.int64) if val_rows is None or np.size(val_rows) == 0 else \
-        np.asarray(val_rows, dtype=np.int64)
+    val_rows = (
+        np.zeros((n, 0), dtype=np.int64)
+        if val_rows is None or np.size(val_rows) == 0
+        else np.asarray(val_rows, dtype=np.int64)
+    )
     if val_rows.ndim != 2 or val_rows.shape[0] != n:
         raise ValueError(f"val_rows: expected int [{n}, size], got shape {val_rows.shape}")
     for name, a in (("train_rows", train_rows), ("val_rows", val_rows)):
@@ -560,20 +643,27 @@ def _check_labels_present(y: np.ndarray, train_rows: np.ndarray, task: str, allo
     present = (np.asarray(y)[np.unique(train_rows)] > 0).any(0)
     if not present.all():
         empty = np.flatnonzero(~present)
-        raise ValueError(f"y: labels {empty[:10].tolist()}{' ...' if empty.size > 10 else ''} ({empty.size} of "
-                         f"{present.size}) have no positive clip in any teacher's training rows; drop them from the "
-                         "label subset, or pass allow_empty_labels=True")
+        raise ValueError(
+            f"y: labels {empty[:10].tolist()}{' ...' if empty.size > 10 else ''} ({empty.size} of "
+            f"{present.size}) have no positive clip in any teacher's training rows; drop them from the "
+            "label subset, or pass allow_empty_labels=True"
+        )
 
 
 def _streams(config: TrainConfig, y: np.ndarray, train_rows: np.ndarray, seeds: np.ndarray) -> list[Any]:
     if config.sampler == "random":
-        return [PermutationStream(train_rows[i], torch.Generator().manual_seed(int(seeds[i, 1])))
-                for i in range(train_rows.shape[0])]
+        return [
+            PermutationStream(train_rows[i], torch.Generator().manual_seed(int(seeds[i, 1])))
+            for i in range(train_rows.shape[0])
+        ]
     streams = []
     for i in range(train_rows.shape[0]):
         rng = np.random.default_rng([int(s) for s in seeds[i]] + [0])
-        streams.append(LabelBalancedStream(label_matrix(y[train_rows[i]], "y"), train_rows[i], rng,
-                                           name=f"y of teacher {i}'s training rows"))
+        streams.append(
+            LabelBalancedStream(
+                label_matrix(y[train_rows[i]], "y"), train_rows[i], rng, name=f"y of teacher {i}'s training rows"
+            )
+        )
     return streams
 
 
@@ -588,13 +678,13 @@ class LoopInputs:
     device: torch.device
     mixed_precision: bool | None
     n_outputs: int
-    target: torch.Tensor          # training targets of every row (soft one-hot under mixup)
-    eval_target: torch.Tensor     # evaluation targets (hard labels)
-    train_idx: torch.Tensor       # [N, m] each teacher's training rows
-    val_idx: torch.Tensor         # [N, m_val] its validation rows
+    target: torch.Tensor  # training targets of every row (soft one-hot under mixup)
+    eval_target: torch.Tensor  # evaluation targets (hard labels)
+    train_idx: torch.Tensor  # [N, m] each teacher's training rows
+    val_idx: torch.Tensor  # [N, m_val] its validation rows
     val_truth: np.ndarray | None  # [N, m_val, k] their 0/1 labels (None: no validation rows)
-    test_set: tuple | None        # (source, rows, targets, truth) of the shared test set
-    streams: list[Any]            # per-teacher row streams (pate_study.learning.samplers)
+    test_set: tuple | None  # (source, rows, targets, truth) of the shared test set
+    streams: list[Any]  # per-teacher row streams (pate_study.learning.samplers)
     mix_rngs: list[np.random.Generator] | None
     on_evaluate: Callable[[EvaluationEvent], Any] | None
     loss_fn: Callable[..., torch.Tensor]  # step_loss, or its torch.compile-d version (TrainConfig.compile_step)
@@ -646,25 +736,41 @@ def _selection_label(config: TrainConfig, has_test: bool) -> str:
         raise ValueError("selection='test': pass test=(X_test, y_test) to select checkpoints on it")
     if config.selection == "test":
         logger.warning("checkpoints are selected on the test set (selection='test'): scores on it are optimistic")
-    return {"validation": f"per-teacher validation {config.select_on}",
-            "test": f"TEST-SET {config.select_on} (as Muschiol 2021; optimistic, not a held-out estimate)",
-            "last": "final parameters"}[config.selection]
+    return {
+        "validation": f"per-teacher validation {config.select_on}",
+        "test": f"TEST-SET {config.select_on} (as Muschiol 2021; optimistic, not a held-out estimate)",
+        "last": "final parameters",
+    }[config.selection]
 
 
-def _initial_weights(class_weights: Any, on_evaluate: Any, task: str, n: int, k: int,
-                     device: torch.device) -> torch.Tensor | None:
+def _initial_weights(
+    class_weights: Any, on_evaluate: Any, task: str, n: int, k: int, device: torch.device
+) -> torch.Tensor | None:
     """Positive-class weights ``[N, 1, k]`` of Eq. (4.9) on the device (None: plain BCE)."""
     if (class_weights is not None or on_evaluate is not None) and task == "multiclass":
-        raise ValueError("class_weights / on_evaluate: per-class positive weights (Muschiol Eq. 4.9) need a binary or "
-                         "multilabel task, got task='multiclass'")
+        raise ValueError(
+            "class_weights / on_evaluate: per-class positive weights (Muschiol Eq. 4.9) need a binary or "
+            "multilabel task, got task='multiclass'"
+        )
     if class_weights is None:
         return None
     return torch.as_tensor(_check_class_weights(class_weights, n, k, "class_weights"), device=device).unsqueeze(1)
 
 
-def _prepare(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.ndarray | None, config: TrainConfig,
-             seeds: np.ndarray, device: torch.device, test: tuple[Any, Any] | None, mixed_precision: bool | None,
-             class_weights: Any, on_evaluate: Any) -> tuple[LoopInputs, LoopState, str]:
+def _prepare(
+    model: Any,
+    X: Any,
+    y: Any,
+    train_rows: np.ndarray,
+    val_rows: np.ndarray | None,
+    config: TrainConfig,
+    seeds: np.ndarray,
+    device: torch.device,
+    test: tuple[Any, Any] | None,
+    mixed_precision: bool | None,
+    class_weights: Any,
+    on_evaluate: Any,
+) -> tuple[LoopInputs, LoopState, str]:
     """Check the inputs and build the run's fixed inputs, its initial state and its selection label."""
     source = model.source(X, "X")
     n_rows = source.n_rows
@@ -677,27 +783,49 @@ def _prepare(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.nd
     k = int(model.n_outputs) if getattr(model, "n_outputs", None) is not None else _infer_outputs(model, source, device)
     mix = config.mixup_alpha is not None
     target = as_targets(y_np, config.task, k, n_rows, device, soft=mix)
-    eval_target = target if not mix or config.task != "multiclass" or y_np.ndim == 2 else \
-        as_targets(y_np, config.task, k, n_rows, device)
+    eval_target = (
+        target
+        if not mix or config.task != "multiclass" or y_np.ndim == 2
+        else as_targets(y_np, config.task, k, n_rows, device)
+    )
     _check_labels_present(y_np, train_rows, config.task, config.allow_empty_labels)
     pos_weight = _initial_weights(class_weights, on_evaluate, config.task, n, k, device)
     test_set = _test_set(model, test, config.task, k, device)
     selection = _selection_label(config, test_set is not None)
     inputs = LoopInputs(
-        model, source, config, device, mixed_precision, k, target, eval_target,
-        torch.as_tensor(train_rows, device=device), torch.as_tensor(val_rows, device=device),
-        _label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None, test_set,
+        model,
+        source,
+        config,
+        device,
+        mixed_precision,
+        k,
+        target,
+        eval_target,
+        torch.as_tensor(train_rows, device=device),
+        torch.as_tensor(val_rows, device=device),
+        _label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None,
+        test_set,
         _streams(config, y_np, train_rows, seeds),
-        [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None, on_evaluate,
-        compiled_step_loss(model, device) if config.compile_step else step_loss)
+        [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None,
+        on_evaluate,
+        compiled_step_loss(model, device) if config.compile_step else step_loss,
+    )
     params = [p.detach().clone().requires_grad_() for p in model.params()]
     buffers = [b.detach().clone() for b in model.buffers()]
     state = LoopState(
-        params, buffers, torch.optim.Adam(params, **adam_kwargs(config.lr, config.weight_decay, device)),
-        torch.arange(n), pos_weight, [p.detach().clone() for p in params] + [b.clone() for b in buffers],
-        torch.full((n,), float("inf"), dtype=torch.float64), np.full(n, -1, dtype=np.int64),
-        torch.zeros(n, dtype=torch.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
-        torch.zeros(n, dtype=torch.float64, device=device))
+        params,
+        buffers,
+        torch.optim.Adam(params, **adam_kwargs(config.lr, config.weight_decay, device)),
+        torch.arange(n),
+        pos_weight,
+        [p.detach().clone() for p in params] + [b.clone() for b in buffers],
+        torch.full((n,), float("inf"), dtype=torch.float64),
+        np.full(n, -1, dtype=np.int64),
+        torch.zeros(n, dtype=torch.int64),
+        np.zeros(n, dtype=np.int64),
+        np.zeros(n, dtype=np.int64),
+        torch.zeros(n, dtype=torch.float64, device=device),
+    )
     return inputs, state, selection
 
 
@@ -709,9 +837,20 @@ def mixup_for_active(run: LoopInputs, state: LoopState, shape: int | tuple[int, 
     return mixup_coefficients(run.config.mixup_alpha, [run.mix_rngs[int(i)] for i in state.active], shape, run.device)
 
 
-def step_loss(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], source: Any,
-              rows: torch.Tensor, target: torch.Tensor, lam: torch.Tensor | None, keep: Sequence[torch.Tensor] | None,
-              pos_weight: torch.Tensor | None, task: str, device: torch.device, amp: bool | None) -> torch.Tensor:
+def step_loss(
+    model: Any,
+    params: Sequence[torch.Tensor],
+    buffers: Sequence[torch.Tensor],
+    source: Any,
+    rows: torch.Tensor,
+    target: torch.Tensor,
+    lam: torch.Tensor | None,
+    keep: Sequence[torch.Tensor] | None,
+    pos_weight: torch.Tensor | None,
+    task: str,
+    device: torch.device,
+    amp: bool | None,
+) -> torch.Tensor:
     """Per-teacher training loss ``[n_active]`` of one step: the rows' targets (mixed with ``lam`` under mixup), the
     forward pass (autocast as ``amp`` says; dropout masks ``keep`` drawn beforehand, or drawn by the model when None)
     and :func:`per_teacher_loss`. The targets are gathered with one ``index_select`` (the same values as
@@ -720,8 +859,9 @@ def step_loss(model: Any, params: Sequence[torch.Tensor], buffers: Sequence[torc
     if lam is not None:
         t = mix_pairs(t, lam)
     with autocast(device, amp):
-        z = model.forward(params, buffers, source, rows, training=True, mix=lam,
-                          **({} if keep is None else {"keep": keep}))
+        z = model.forward(
+            params, buffers, source, rows, training=True, mix=lam, **({} if keep is None else {"keep": keep})
+        )
     return per_teacher_loss(z, t, task, pos_weight)
 
 
@@ -730,7 +870,9 @@ def compiled_step_loss(model: Any, device: torch.device) -> Callable[..., torch.
     inductor's default mode). Only for models whose dropout masks can be drawn outside the compiled graph
     (``dropout_masks``: :class:`pate_study.learning.stacked.StackedMLP`); a ``torch.Generator`` inside breaks it."""
     if not hasattr(model, "dropout_masks"):
-        raise ValueError(f"compile_step=True: only the stacked MLP (StackedMLP) is compiled, got {type(model).__name__}")
+        raise ValueError(
+            f"compile_step=True: only the stacked MLP (StackedMLP) is compiled, got {type(model).__name__}"
+        )
     return torch.compile(step_loss, mode="reduce-overhead" if device.type == "cuda" else None, dynamic=False)
 
 
@@ -739,8 +881,20 @@ def train_step(run: LoopInputs, state: LoopState, rows: torch.Tensor, lam: torch
     ``lam`` (``[n_active, B]`` or None): the summed per-teacher loss (:func:`step_loss`), one fused Adam step; the
     losses are added to the running training loss."""
     keep = run.model.dropout_masks(*rows.shape) if run.config.compile_step else None
-    per = run.loss_fn(run.model, state.params, state.buffers, run.source, rows, run.target, lam, keep,
-                      state.pos_weight, run.config.task, run.device, run.mixed_precision)
+    per = run.loss_fn(
+        run.model,
+        state.params,
+        state.buffers,
+        run.source,
+        rows,
+        run.target,
+        lam,
+        keep,
+        state.pos_weight,
+        run.config.task,
+        run.device,
+        run.mixed_precision,
+    )
     loss = per.sum()
     state.opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -769,14 +923,34 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
         run.model.set_training(False)
     if run.n_val:
         vidx = run.val_idx[state.active.to(run.device)]
-        scores["validation"] = _evaluate(run.model, state.params, state.buffers, run.source, vidx,
-                                         run.eval_target[vidx], run.val_truth[ids], run.config.task, run.device,
-                                         run.mixed_precision, keep_probs=run.on_evaluate is not None)
+        scores["validation"] = _evaluate(
+            run.model,
+            state.params,
+            state.buffers,
+            run.source,
+            vidx,
+            run.eval_target[vidx],
+            run.val_truth[ids],
+            run.config.task,
+            run.device,
+            run.mixed_precision,
+            keep_probs=run.on_evaluate is not None,
+        )
     val_probs = scores["validation"].pop("probs", None) if run.n_val else None
     if run.test_set is not None:
         ts, trows, ttarget, ttruth = run.test_set
-        scores["test"] = _evaluate(run.model, state.params, state.buffers, ts, trows, ttarget, ttruth, run.config.task,
-                                   run.device, run.mixed_precision)
+        scores["test"] = _evaluate(
+            run.model,
+            state.params,
+            state.buffers,
+            ts,
+            trows,
+            ttarget,
+            ttruth,
+            run.config.task,
+            run.device,
+            run.mixed_precision,
+        )
     for split, vals in scores.items():
         for metric, v in vals.items():
             state.history.extend((at_step, int(t), split, metric, float(x)) for t, x in zip(ids, v))
@@ -786,13 +960,20 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
 def _apply_hook(run: LoopInputs, state: LoopState, at_step: int, scores: dict, val_probs: np.ndarray | None) -> None:
     """Call ``on_evaluate``; new class weights it returns apply from the next step on."""
     ids = state.active.numpy()
-    event = EvaluationEvent(at_step, ids.copy(), scores, val_probs, run.val_truth[ids] if run.n_val else None,
-                            None if state.pos_weight is None else state.pos_weight[:, 0].cpu().numpy(),
-                            tuple(p.detach() for p in state.params))
+    event = EvaluationEvent(
+        at_step,
+        ids.copy(),
+        scores,
+        val_probs,
+        run.val_truth[ids] if run.n_val else None,
+        None if state.pos_weight is None else state.pos_weight[:, 0].cpu().numpy(),
+        tuple(p.detach() for p in state.params),
+    )
     new_weights = run.on_evaluate(event)
     if new_weights is not None:
-        state.pos_weight = torch.as_tensor(_check_class_weights(new_weights, len(ids), run.n_outputs,
-                                                                "on_evaluate's return"), device=run.device).unsqueeze(1)
+        state.pos_weight = torch.as_tensor(
+            _check_class_weights(new_weights, len(ids), run.n_outputs, "on_evaluate's return"), device=run.device
+        ).unsqueeze(1)
 
 
 def select_checkpoints(run: LoopInputs, state: LoopState, scores: dict, at_step: int) -> torch.Tensor | None:
@@ -805,8 +986,9 @@ def select_checkpoints(run: LoopInputs, state: LoopState, scores: dict, at_step:
     score = torch.as_tensor(raw if config.select_on == "loss" else -raw, dtype=torch.float64)
     before = state.best_score.clone()
     patience = config.step_patience if config.step_schedule else config.patience
-    stop = record_stacked_losses(score, state.active, state.best_score, state.bad, patience, state.best,
-                                 state.params + state.buffers)
+    stop = record_stacked_losses(
+        score, state.active, state.best_score, state.bad, patience, state.best, state.params + state.buffers
+    )
     state.best_step[(state.best_score != before).numpy()] = at_step
     return stop
 
@@ -851,10 +1033,11 @@ def run_epochs(run: LoopInputs, state: LoopState, *, progress: bool, desc: str) 
             positions = torch.stack([run.streams[int(i)].order() for i in state.active]).to(device)
             order = torch.gather(run.train_idx[state.active.to(device)], 1, positions)
         else:
-            order = torch.as_tensor(np.stack([run.streams[int(i)].draw(run.n_train) for i in state.active]),
-                                    device=device)
+            order = torch.as_tensor(
+                np.stack([run.streams[int(i)].draw(run.n_train) for i in state.active]), device=device
+            )
         for start in range(0, run.n_train, config.batch_size):
-            rows = order[:, start:start + config.batch_size]
+            rows = order[:, start : start + config.batch_size]
             train_step(run, state, rows, mixup_for_active(run, state, rows.shape[1]))
             total += 1
         state.epochs[state.active.numpy()] += 1
@@ -920,14 +1103,35 @@ def _result(run: LoopInputs, state: LoopState, selection: str) -> TrainResult:
     best_np[never.numpy() | (config.selection == "last")] = np.nan
     n_p = len(state.params)
     frame = pd.DataFrame(state.history, columns=list(HISTORY_COLUMNS))
-    return TrainResult([t.detach().cpu() for t in best[:n_p]], [t.cpu() for t in best[n_p:]], state.epochs,
-                       state.steps, best_np, state.best_step, frame, selection)
+    return TrainResult(
+        [t.detach().cpu() for t in best[:n_p]],
+        [t.cpu() for t in best[n_p:]],
+        state.epochs,
+        state.steps,
+        best_np,
+        state.best_step,
+        frame,
+        selection,
+    )
 
 
-def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: np.ndarray | None,
-                  config: TrainConfig, seeds: np.ndarray, *, device: torch.device, test: tuple[Any, Any] | None = None,
-                  progress: bool = True, mixed_precision: bool | None = None, desc: str = "train",
-                  class_weights: Any = None, on_evaluate: Callable[[EvaluationEvent], Any] | None = None) -> TrainResult:
+def train_stacked(
+    model: Any,
+    X: Any,
+    y: Any,
+    train_rows: np.ndarray,
+    val_rows: np.ndarray | None,
+    config: TrainConfig,
+    seeds: np.ndarray,
+    *,
+    device: torch.device,
+    test: tuple[Any, Any] | None = None,
+    progress: bool = True,
+    mixed_precision: bool | None = None,
+    desc: str = "train",
+    class_weights: Any = None,
+    on_evaluate: Callable[[EvaluationEvent], Any] | None = None,
+) -> TrainResult:
     """Train the ``N`` stacked models of ``model`` (:class:`pate_study.learning.stacked.StackedMLP` or
     :class:`pate_study.learning.stacked.StackedModule`) on their own rows; see the module docstring.
 
@@ -939,8 +1143,9 @@ def train_stacked(model: Any, X: Any, y: Any, train_rows: np.ndarray, val_rows: 
     ``on_evaluate``: a hook called after every evaluation with an :class:`EvaluationEvent`, returning
     None or new class weights (see the module docstring).
     """
-    run, state, selection = _prepare(model, X, y, train_rows, val_rows, config, seeds, device, test, mixed_precision,
-                                     class_weights, on_evaluate)
+    run, state, selection = _prepare(
+        model, X, y, train_rows, val_rows, config, seeds, device, test, mixed_precision, class_weights, on_evaluate
+    )
     schedule = run_steps if config.step_schedule else run_epochs
     schedule(run, state, progress=progress, desc=desc)
     return _result(run, state, selection)

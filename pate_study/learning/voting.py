@@ -7,6 +7,7 @@
   multi-label, each label with probability >= ``multilabel_vote_threshold``, plus the averaged
   probabilities of Muschiol (2021) Def. 10.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,7 +48,9 @@ class TeacherVotes:
     mean_probabilities: np.ndarray | None = None
 
     def state(self) -> dict[str, Any]:
-        return {k: (torch.as_tensor(v) if isinstance(v, np.ndarray) else v) for k, v in dataclasses.asdict(self).items()}
+        return {
+            k: (torch.as_tensor(v) if isinstance(v, np.ndarray) else v) for k, v in dataclasses.asdict(self).items()
+        }
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> TeacherVotes:
@@ -79,8 +82,9 @@ def youden_threshold(y_true: np.ndarray, scores: np.ndarray) -> float:
     return float(min(thr[k], 1.0))
 
 
-def votes_from_probabilities(task: str, probabilities: np.ndarray, thresholds: np.ndarray | None = None,
-                             multilabel_vote_threshold: float = 0.5) -> TeacherVotes:
+def votes_from_probabilities(
+    task: str, probabilities: np.ndarray, thresholds: np.ndarray | None = None, multilabel_vote_threshold: float = 0.5
+) -> TeacherVotes:
     """Turn per-teacher probabilities (``[N, Q]`` binary, ``[N, Q, k]`` otherwise) into :class:`TeacherVotes`."""
     p = np.asarray(probabilities, dtype=np.float32)
     n = p.shape[0]
@@ -94,5 +98,10 @@ def votes_from_probabilities(task: str, probabilities: np.ndarray, thresholds: n
     if task != "multilabel":
         raise ValueError(f"task={task!r}: expected one of {VOTE_TASKS}")
     votes = (p >= multilabel_vote_threshold).astype(np.int8)
-    return TeacherVotes("multilabel", p, votes, fractions=votes.mean(0, dtype=np.float64),
-                        mean_probabilities=p.mean(0, dtype=np.float64))
+    return TeacherVotes(
+        "multilabel",
+        p,
+        votes,
+        fractions=votes.mean(0, dtype=np.float64),
+        mean_probabilities=p.mean(0, dtype=np.float64),
+    )

@@ -80,9 +80,14 @@ _PARAMS = {"lnmax": ("gamma",), "gnmax": ("sigma",), "confident-gnmax": ("thresh
 
 #: Where each numeric flag is accepted: (smallest, largest, what), both ends included; a view of the library's
 #: table (:data:`._validation.PARAMETER_CONSTRAINTS`), never a copy of its numbers.
-RANGES = {flag: (PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].low, PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].high,
-                 PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].what)
-          for flag in ("gamma", "sigma", "sigma1", "sigma2", "threshold")}
+RANGES = {
+    flag: (
+        PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].low,
+        PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].high,
+        PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]].what,
+    )
+    for flag in ("gamma", "sigma", "sigma1", "sigma2", "threshold")
+}
 #: The examples of ``epsilon --help`` (``tests/privacy/test_cli_examples.py`` runs each command line as printed).
 EXAMPLES = """\
 examples:
@@ -104,8 +109,10 @@ pate2018-votes/svhn.npy (or mnist.npy, adult.npy) of the data folder (PATE_STUDY
 #: Seed of confident GNMax's check noise when ``--seed`` is not given (printed in the output as ``"seed"``).
 DEFAULT_SEED = 0
 
-NON_FINITE_REASON = ("a value that is not a finite number is printed as null; an infinite epsilon means no finite "
-                     "guarantee at this delta for these settings")
+NON_FINITE_REASON = (
+    "a value that is not a finite number is printed as null; an infinite epsilon means no finite "
+    "guarantee at this delta for these settings"
+)
 
 
 def _ranged(flag: str):
@@ -115,8 +122,9 @@ def _ranged(flag: str):
 
     def parse(text: str) -> float:
         if not text.strip():
-            raise argparse.ArgumentTypeError(f"empty value (an unset shell variable?); expected {interval.what} in "
-                                             f"{interval.text()}")
+            raise argparse.ArgumentTypeError(
+                f"empty value (an unset shell variable?); expected {interval.what} in {interval.text()}"
+            )
         try:
             value = float(text)
         except ValueError:
@@ -125,6 +133,7 @@ def _ranged(flag: str):
         if problem is not None:
             raise argparse.ArgumentTypeError(problem)
         return value
+
     parse.__name__ = flag
     return parse
 
@@ -158,14 +167,16 @@ def _count(minimum: int, name: str | None = None):
         if problem is not None:
             raise argparse.ArgumentTypeError(problem)
         return value
+
     return parse
 
 
 def _text(text: str) -> str:
     """argparse type of a free-text flag: not empty (an unset shell variable would otherwise mean the default)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("empty value (an unset shell variable?); give a value or leave the flag out "
-                                         "for the default")
+        raise argparse.ArgumentTypeError(
+            "empty value (an unset shell variable?); give a value or leave the flag out for the default"
+        )
     return text
 
 
@@ -206,8 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
     """Argument parser of the ``epsilon`` subcommand."""
     parser = _OneLineParser(prog="python -m pate_study.privacy", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
-    p = sub.add_parser("epsilon", help="privacy cost (epsilon, delta) of PATE aggregators as JSON", epilog=EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "epsilon",
+        help="privacy cost (epsilon, delta) of PATE aggregators as JSON",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--aggregator", choices=AGGREGATORS, required=True)
     p.add_argument("--gamma", type=_ranged("--gamma"), help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
     p.add_argument("--sigma", type=_ranged("--sigma"), help="GNMax Gaussian noise standard deviation")
@@ -216,20 +231,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sigma2", type=_ranged("--sigma2"), help="confident GNMax argmax noise")
     p.add_argument("--delta", type=_delta, required=True)
     p.add_argument("--accountant", choices=ACCOUNTANTS, help="default: moments2017 for lnmax, rdp2018 otherwise")
-    p.add_argument("--orders", type=_text, help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
-                                    "default int:1:8 for moments2017, paper2018 for rdp2018")
+    p.add_argument(
+        "--orders",
+        type=_text,
+        help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
+        "default int:1:8 for moments2017, paper2018 for rdp2018",
+    )
     p.add_argument("--conversion", choices=CONVERSIONS, help="RDP -> (eps, delta) (rdp2018 only; default basic)")
-    p.add_argument("--cost", choices=COSTS, help="confident-gnmax with --votes: realized (default: the guarantee of "
-                   "one run, drawn with --seed) or expected (Papernot et al. 2018 Table 2, printed as "
-                   "expected_epsilon: not a guarantee)")
+    p.add_argument(
+        "--cost",
+        choices=COSTS,
+        help="confident-gnmax with --votes: realized (default: the guarantee of "
+        "one run, drawn with --seed) or expected (Papernot et al. 2018 Table 2, printed as "
+        "expected_epsilon: not a guarantee)",
+    )
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--n-queries", type=_count(1, "n_queries"), help="number of queries (data-independent bound)")
     group.add_argument("--votes", type=_path, help=".npy file, rows = per-query vote counts (data-dependent bound)")
     p.add_argument("--first", type=_count(1, "first"), help="use only the first N rows of --votes")
-    p.add_argument("--n-teachers", type=_count(1, "n_teachers"),
-                   help="number of teachers: every row of --votes must sum to it")
-    p.add_argument("--seed", type=_count(0), help=f"seed of the check noise for --cost realized (default "
-                   f"{DEFAULT_SEED}; printed in the output)")
+    p.add_argument(
+        "--n-teachers", type=_count(1, "n_teachers"), help="number of teachers: every row of --votes must sum to it"
+    )
+    p.add_argument(
+        "--seed",
+        type=_count(0),
+        help=f"seed of the check noise for --cost realized (default {DEFAULT_SEED}; printed in the output)",
+    )
     p.add_argument("--q-condition", choices=Q_CONDITIONS, help="LNMax data-dependent condition (default theorem)")
     p.add_argument("--q-variant", choices=Q_VARIANTS, help="LNMax q bound (default sum)")
     p.add_argument("--include-curves", action="store_true", help="add per-order orders/curve/rdp_or_logmgf")
@@ -278,8 +305,9 @@ def _load_votes(path: Path, first: int | None, n_teachers: int | None) -> np.nda
     votes = load_votes_file(path, flag="--votes", n_teachers=n_teachers)
     if first is not None:
         if first > votes.shape[0]:
-            raise ValueError(f"--first {first}: exceeds the {votes.shape[0]} rows of --votes {path}; "
-                             f"pass at most {votes.shape[0]}")
+            raise ValueError(
+                f"--first {first}: exceeds the {votes.shape[0]} rows of --votes {path}; pass at most {votes.shape[0]}"
+            )
         votes = votes[:first]
     return votes
 
@@ -305,13 +333,17 @@ def run(args: argparse.Namespace) -> dict:
     """Compute the privacy cost for parsed arguments and return the JSON-ready dict."""
     accountant = args.accountant or ("moments2017" if args.aggregator == "lnmax" else "rdp2018")
     seed = realized_seed(args)
-    data = ({"votes": _load_votes(args.votes, args.first, args.n_teachers)} if args.votes is not None
-            else {"n_queries": args.n_queries})
+    data = (
+        {"votes": _load_votes(args.votes, args.first, args.n_teachers)}
+        if args.votes is not None
+        else {"n_queries": args.n_queries}
+    )
     _check_threshold(args, data.get("votes"))
     lnmax_opts = {k: v for k, v in (("q_condition", args.q_condition), ("q_variant", args.q_variant)) if v}
     if accountant == "moments2017":
-        spent = moments_epsilon(gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts,
-                                **data)
+        spent = moments_epsilon(
+            gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts, **data
+        )
     else:
         common = {"delta": args.delta, "orders": args.orders or "paper2018", "conversion": args.conversion or "basic"}
         if args.aggregator == "lnmax":
@@ -320,8 +352,13 @@ def run(args: argparse.Namespace) -> dict:
             spent = gnmax_epsilon(sigma=args.sigma, **common, **data)
         else:
             spent = confident_gnmax_epsilon(
-                threshold=args.threshold, sigma1=args.sigma1, sigma2=args.sigma2, cost=args.cost,
-                rng=seed, **common, **data,
+                threshold=args.threshold,
+                sigma1=args.sigma1,
+                sigma2=args.sigma2,
+                cost=args.cost,
+                rng=seed,
+                **common,
+                **data,
             )
     out = spent.to_dict(include_curves=args.include_curves)
     if seed is not None:
@@ -344,11 +381,16 @@ def as_flag_message(message: str, args: argparse.Namespace) -> str:
 def overflow_message(exc: ArithmeticError, args: argparse.Namespace) -> str:
     """One line for an overflow the per-flag ranges did not prevent, naming only the numeric flags given on this
     command line (never a flag the user did not pass), with their values."""
-    given = [f"--{name.replace('_', '-')} {number_text(getattr(args, name))}"
-             for name in (*RANGES, "n_queries", "first") if isinstance(getattr(args, name, None), (int, float))]
-    return (f"epsilon cannot be computed in double precision for {', '.join(given) or 'these settings'} "
-            f"({type(exc).__name__}: {one_line(exc)}), although each lies in its documented range (see --help); "
-            f"please report it with the command line")
+    given = [
+        f"--{name.replace('_', '-')} {number_text(getattr(args, name))}"
+        for name in (*RANGES, "n_queries", "first")
+        if isinstance(getattr(args, name, None), (int, float))
+    ]
+    return (
+        f"epsilon cannot be computed in double precision for {', '.join(given) or 'these settings'} "
+        f"({type(exc).__name__}: {one_line(exc)}), although each lies in its documented range (see --help); "
+        f"please report it with the command line"
+    )
 
 
 def memory_message(exc: MemoryError, args: argparse.Namespace) -> str:
@@ -356,11 +398,15 @@ def memory_message(exc: MemoryError, args: argparse.Namespace) -> str:
     (and per query of ``--votes``), so it names ``--orders`` when given, else ``--votes``, and the way out."""
     detail = f" ({one_line(exc)})" if str(exc) else ""
     if args.orders is not None:
-        return (f"--orders {args.orders}: the grid of orders does not fit in memory{detail}; use a shorter grid, "
-                f"e.g. --orders paper2018 (296 orders from 2 to 500) or int:2:1000")
+        return (
+            f"--orders {args.orders}: the grid of orders does not fit in memory{detail}; use a shorter grid, "
+            f"e.g. --orders paper2018 (296 orders from 2 to 500) or int:2:1000"
+        )
     if args.votes is not None:
-        return (f"--votes {args.votes}: the per-order arrays over these votes do not fit in memory{detail}; "
-                f"use --first N to account for fewer queries")
+        return (
+            f"--votes {args.votes}: the per-order arrays over these votes do not fit in memory{detail}; "
+            f"use --first N to account for fewer queries"
+        )
     return f"epsilon does not fit in memory for these settings{detail}"
 
 

@@ -91,8 +91,9 @@ class Interval:
             value = value.item()
         if isinstance(value, (str, bytes, bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
             return f"{expected}, got {value!r}"
-        if self.integer and not (isinstance(value, (numbers.Integral, np.integer))
-                                 or (isinstance(value, float) and value.is_integer())):
+        if self.integer and not (
+            isinstance(value, (numbers.Integral, np.integer)) or (isinstance(value, float) and value.is_integer())
+        ):
             return f"{expected}, got {value!r} (not an integer)"
         if not self.integer and not math.isfinite(float(value)):
             return f"{expected}, got {value!r}"
@@ -139,24 +140,40 @@ PARAMETER_CONSTRAINTS: dict[str, Interval] = {
     # outside it the accountants would divide by an underflowed zero or square an overflow.
     "noise_scale": Interval(1e-150, 1e150, "a noise scale", "σ² and 1/σ² must be finite"),
     # LNMax adds Lap(1/γ); the moments accountant (Papernot et al. 2017, Theorem 3) uses 2γ²λ(λ+1) and e^{2γ}.
-    "gamma": Interval(1e-100, 1e5, "the LNMax inverse noise scale γ", "where the accountants compute without "
-                      "overflow"),
+    "gamma": Interval(1e-100, 1e5, "the LNMax inverse noise scale γ", "where the accountants compute without overflow"),
     "threshold": Interval(-1e100, 1e100, "a threshold", "where the accountants compute without overflow"),
     # The Gaussian mechanism's μ = Δ₂/σ (Dong, Roth & Su 2019): its exact profile's ε grows like μ²/2.
     "gaussian_mu": Interval(0.0, 1e150, "a Gaussian mechanism's μ = Δ₂/σ", "μ² must be finite", closed="right"),
     "delta": Interval(0.0, 1.0, "a number", closed="neither"),
     "share": Interval(0.0, 1.0, "a share", closed="neither"),
-    "count": Interval(1, MAX_COUNT, "a positive integer", "at most the largest double: counts become floats",
-                      integer=True),
-    "vote_total": Interval(1, MAX_VOTE_TOTAL, "a row total of votes, the number of teachers,", "below 2^53, where "
-                           "every integer is exact in double precision", closed="left", integer=True),
+    "count": Interval(
+        1, MAX_COUNT, "a positive integer", "at most the largest double: counts become floats", integer=True
+    ),
+    "vote_total": Interval(
+        1,
+        MAX_VOTE_TOTAL,
+        "a row total of votes, the number of teachers,",
+        "below 2^53, where every integer is exact in double precision",
+        closed="left",
+        integer=True,
+    ),
 }
 
 #: Which table entry each named parameter reads (the command line's flags use the same names without ``--``).
 PARAMETER_KINDS: dict[str, str] = {
-    "sigma": "noise_scale", "sigma1": "noise_scale", "sigma2": "noise_scale", "gumbel_scale": "noise_scale",
-    "gamma": "gamma", "threshold": "threshold", "delta": "delta", "k_share": "share", "mu": "gaussian_mu",
-    "n_queries": "count", "n_labels": "count", "n_teachers": "count", "first": "count",
+    "sigma": "noise_scale",
+    "sigma1": "noise_scale",
+    "sigma2": "noise_scale",
+    "gumbel_scale": "noise_scale",
+    "gamma": "gamma",
+    "threshold": "threshold",
+    "delta": "delta",
+    "k_share": "share",
+    "mu": "gaussian_mu",
+    "n_queries": "count",
+    "n_labels": "count",
+    "n_teachers": "count",
+    "first": "count",
 }
 
 
@@ -178,9 +195,7 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
         if rng < 0:
             raise ValueError(f"{name}: expected a non-negative int seed, got {rng}")
         return np.random.default_rng(int(rng))
-    raise ValueError(
-        f"{name}: expected an int seed or a numpy.random.Generator, got {type(rng).__name__}"
-    )
+    raise ValueError(f"{name}: expected an int seed or a numpy.random.Generator, got {type(rng).__name__}")
 
 
 def check_positive(name: str, value: Any) -> float:
@@ -258,11 +273,18 @@ def check_threshold(name: str, value: Any, low: float, high: float, what: str) -
     outside = (arr < low) | (arr > high)
     if np.any(outside):
         v = float(arr[outside].flat[0])
-        side = ("below", "passes for every query unless the noise pulls it under") if v < low else (
-            "above", "fails for every query unless the noise lifts it over")
-        warnings.warn(ThresholdRangeWarning(
-            f"{name}={v:g} lies {side[0]} the range [{low:g}, {high:g}] of {what}: the check {side[1]}, "
-            f"whatever the votes; choose {name} in [{low:g}, {high:g}] unless that is intended"), stacklevel=3)
+        side = (
+            ("below", "passes for every query unless the noise pulls it under")
+            if v < low
+            else ("above", "fails for every query unless the noise lifts it over")
+        )
+        warnings.warn(
+            ThresholdRangeWarning(
+                f"{name}={v:g} lies {side[0]} the range [{low:g}, {high:g}] of {what}: the check {side[1]}, "
+                f"whatever the votes; choose {name} in [{low:g}, {high:g}] unless that is intended"
+            ),
+            stacklevel=3,
+        )
     return float(arr) if arr.ndim == 0 else arr
 
 
@@ -292,12 +314,15 @@ def check_vote_totals_fit(votes: Any, name: str = "votes") -> None:
     too_large = np.flatnonzero(countable & ~(totals < limit.high))
     if too_large.size:
         row = int(too_large[0])
-        raise ValueError(f"{name}: row {row} sums to {totals[row]:.6g} votes ({too_large.size} of {len(rows)} rows "
-                         f"reach 2^53); expected {limit.what} in {limit.text()} ({limit.why})")
+        raise ValueError(
+            f"{name}: row {row} sums to {totals[row]:.6g} votes ({too_large.size} of {len(rows)} rows "
+            f"reach 2^53); expected {limit.what} in {limit.text()} ({limit.why})"
+        )
 
 
-def check_counts(votes: Any, name: str = "votes", keep_integers: bool = False,
-                 n_teachers: int | None = None) -> np.ndarray:
+def check_counts(
+    votes: Any, name: str = "votes", keep_integers: bool = False, n_teachers: int | None = None
+) -> np.ndarray:
     """Validate vote counts ``int[n_queries, n_classes]`` (:func:`data_recipes.votes.check_counts`: finite,
     non-negative, integral, one total per row), after :func:`check_vote_totals_fit` has refused row totals
     from 2^53 on, which an int64 sum could wrap. Returns float64 (the integer array itself with
@@ -317,11 +342,15 @@ def check_path_resolves(path: Any, flag: str) -> None:
         os.stat(target)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ValueError(f"{flag} {path}: a symbolic link loop (the links point back at each other), so the path "
-                             "cannot be resolved to a file; pass the path of the file itself") from None
+            raise ValueError(
+                f"{flag} {path}: a symbolic link loop (the links point back at each other), so the path "
+                "cannot be resolved to a file; pass the path of the file itself"
+            ) from None
         if target.is_symlink():
-            raise ValueError(f"{flag} {path}: a symbolic link to {os.readlink(target)}, which does not exist; "
-                             "pass the path of the file itself") from None
+            raise ValueError(
+                f"{flag} {path}: a symbolic link to {os.readlink(target)}, which does not exist; "
+                "pass the path of the file itself"
+            ) from None
 
 
 def load_votes_file(path: Any, *, flag: str = "--votes", n_teachers: int | None = None) -> np.ndarray:
@@ -348,9 +377,7 @@ def check_fractions(fractions: Any, name: str = "fractions", atol: float = 1e-9)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: expected finite vote fractions, found NaN or inf")
     if np.any(arr < -atol) or np.any(arr > 1 + atol):
-        raise ValueError(
-            f"{name}: expected vote fractions in [0, 1], found range [{arr.min()}, {arr.max()}]"
-        )
+        raise ValueError(f"{name}: expected vote fractions in [0, 1], found range [{arr.min()}, {arr.max()}]")
     return np.clip(arr, 0.0, 1.0)
 
 

@@ -312,21 +312,24 @@ class ExpectedCost:
 
     def to_dict(self, include_curves: bool = False) -> dict:
         """JSON-friendly dict: ``expected_epsilon`` and ``note`` in place of ``epsilon``."""
-        return _result_dict(self, {"expected_epsilon": float(self.expected_epsilon), "note": self.note},
-                            include_curves)
+        return _result_dict(self, {"expected_epsilon": float(self.expected_epsilon), "note": self.note}, include_curves)
 
     @property
     def epsilon(self) -> float:
-        raise AttributeError("epsilon: an expected cost is not a guarantee; read expected_epsilon (labelled '"
-                             + EXPECTED_NOTE + "') or charge the run with cost='realized'")
+        raise AttributeError(
+            "epsilon: an expected cost is not a guarantee; read expected_epsilon (labelled '"
+            + EXPECTED_NOTE
+            + "') or charge the run with cost='realized'"
+        )
 
 
 def expected_cost(spent: PrivacySpent) -> ExpectedCost:
     """``spent`` (computed with the second step weighted by Pr[answered]) relabelled as an :class:`ExpectedCost`."""
     if spent.cost != "expected":
         raise ValueError(f"spent: expected a result charged with cost='expected', got cost={spent.cost!r}")
-    fields = {f.name: getattr(spent, f.name) for f in dataclasses.fields(PrivacySpent) if f.name not in (
-        "epsilon", "cost")}
+    fields = {
+        f.name: getattr(spent, f.name) for f in dataclasses.fields(PrivacySpent) if f.name not in ("epsilon", "cost")
+    }
     return ExpectedCost(expected_epsilon=float(spent.epsilon), **fields)
 
 
@@ -342,7 +345,9 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-def spent_from_curve(orders: np.ndarray, total: np.ndarray, delta: float, conversion: str, **kwargs: Any) -> PrivacySpent:
+def spent_from_curve(
+    orders: np.ndarray, total: np.ndarray, delta: float, conversion: str, **kwargs: Any
+) -> PrivacySpent:
     """Convert a composed per-order total on a resolved grid to a :class:`PrivacySpent` (same as :func:`account`).
 
     ``conversion`` is ``"basic"`` or ``"improved"`` for RDP totals (orders > 1)
@@ -359,8 +364,9 @@ def resolve_rdp_orders(orders: Any) -> np.ndarray:
     return check_orders(parsed, 1.0)
 
 
-def query_mode(n_queries: Any, data: Any, check: Callable[[Any], np.ndarray],
-               data_name: str = "votes") -> tuple[int, np.ndarray | None]:
+def query_mode(
+    n_queries: Any, data: Any, check: Callable[[Any], np.ndarray], data_name: str = "votes"
+) -> tuple[int, np.ndarray | None]:
     """Data-independent (``n_queries``) or data-dependent (``data``) accounting: exactly one must be given.
 
     Returns (number of queries, ``check(data)`` or None).
@@ -420,9 +426,20 @@ def account(
     expected_answered = details.pop("expected_answered", None)
     logger.debug("%s %s: eps=%.6g at order %.6g (delta=%g)", accountant, mechanism, eps, order, delta)
     return PrivacySpent(
-        epsilon=eps, order=order, delta=float(delta), orders=grid, curve=curve, rdp_or_logmgf=total,
-        accountant=accountant, conversion=conversion, n_queries=int(n_queries), mechanism=mechanism,
-        data_dependent=data_dependent, at_grid_edge=at_edge, cost=cost, expected_answered=expected_answered,
+        epsilon=eps,
+        order=order,
+        delta=float(delta),
+        orders=grid,
+        curve=curve,
+        rdp_or_logmgf=total,
+        accountant=accountant,
+        conversion=conversion,
+        n_queries=int(n_queries),
+        mechanism=mechanism,
+        data_dependent=data_dependent,
+        at_grid_edge=at_edge,
+        cost=cost,
+        expected_answered=expected_answered,
         details=details,
     )
 

@@ -144,11 +144,16 @@ def _check_slope_gives_noise_scales(c: float, n: int, t: int, k_share: float, sh
         return
     smallest = max(sigma_part, b_part) - 2 * log_high
     largest = min(sigma_part, b_part) - 2 * log_low
-    fits = (f"for {n} labels, {t} teachers and k_share {k_share:g}, the slopes in [{_exp_text(smallest)}, "
-            f"{_exp_text(largest)}]" if smallest <= largest else f"no slope for {n} labels, {t} teachers and "
-            f"k_share {k_share:g}")
-    raise ValueError(f"rdp_slope: expected a per-query RDP slope that gives σ and the Gumbel scale in the noise-scale "
-                     f"range {scales.text()} ({fits}), got {shown!r}")
+    fits = (
+        f"for {n} labels, {t} teachers and k_share {k_share:g}, the slopes in [{_exp_text(smallest)}, "
+        f"{_exp_text(largest)}]"
+        if smallest <= largest
+        else f"no slope for {n} labels, {t} teachers and k_share {k_share:g}"
+    )
+    raise ValueError(
+        f"rdp_slope: expected a per-query RDP slope that gives σ and the Gumbel scale in the noise-scale "
+        f"range {scales.text()} ({fits}), got {shown!r}"
+    )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -159,8 +164,9 @@ class AdaptiveKRelease:
     k: np.ndarray
 
 
-def adaptive_k_release(fractions: Any, sigma: float, gumbel_scale: float, rng: Any,
-                       k_max: int | None = None) -> AdaptiveKRelease:
+def adaptive_k_release(
+    fractions: Any, sigma: float, gumbel_scale: float, rng: Any, k_max: int | None = None
+) -> AdaptiveKRelease:
     """Run the mechanism of the module docstring on vote fractions ``[n_queries, n_labels]``."""
     m = check_fractions(fractions)
     sigma = check_noise_scale("sigma", sigma)
@@ -173,9 +179,18 @@ def adaptive_k_release(fractions: Any, sigma: float, gumbel_scale: float, rng: A
     return AdaptiveKRelease(rank < k[:, None], k)
 
 
-def adaptive_k_epsilon(*, sigma: float, gumbel_scale: float, delta: float, n_teachers: int,
-                       fractions: Any = None, n_queries: int | None = None, n_labels: int | None = None,
-                       orders: Any = "paper2018", conversion: str = "basic") -> PrivacySpent:
+def adaptive_k_epsilon(
+    *,
+    sigma: float,
+    gumbel_scale: float,
+    delta: float,
+    n_teachers: int,
+    fractions: Any = None,
+    n_queries: int | None = None,
+    n_labels: int | None = None,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+) -> PrivacySpent:
     """(ε, δ) of ``n_queries`` adaptive-k releases (module docstring): per query and order λ,
     min(ε_k, λε_k²/2) + nλ/(2T²σ²), composed over queries (Mironov 2017 Prop. 1) and converted at δ.
     Data-independent: ``fractions`` only gives the number of queries and labels."""
@@ -189,6 +204,17 @@ def adaptive_k_epsilon(*, sigma: float, gumbel_scale: float, delta: float, n_tea
         with np.errstate(over="ignore"):  # a term past the float range is +inf: no finite guarantee at that order
             return n * (np.minimum(eps_k, grid * eps_k**2 / 2.0) + gauss * grid)
 
-    return account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
-                   mechanism="adaptive-k", n_queries=n, data_dependent=False, sigma=float(sigma),
-                   gumbel_scale=float(gumbel_scale), epsilon_k_choice=eps_k, n_labels=n_lab)
+    return account(
+        total,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multilabel2021",
+        mechanism="adaptive-k",
+        n_queries=n,
+        data_dependent=False,
+        sigma=float(sigma),
+        gumbel_scale=float(gumbel_scale),
+        epsilon_k_choice=eps_k,
+        n_labels=n_lab,
+    )

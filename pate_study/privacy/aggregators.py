@@ -227,8 +227,9 @@ def interactive_gnmax(
     if not np.all(np.isfinite(probs)) or np.any(probs < 0) or np.any(np.abs(probs.sum(axis=1) - 1) > 1e-6):
         raise ValueError("student_probs: expected finite non-negative rows that sum to 1")
     threshold = _vote_threshold(threshold, counts, "max_c(n_c - |E| p_c), the teachers' lead over the student")
-    student_threshold = check_threshold("student_threshold", student_threshold, 1.0 / counts.shape[1], 1.0,
-                                        "the student's largest class probability")
+    student_threshold = check_threshold(
+        "student_threshold", student_threshold, 1.0 / counts.shape[1], 1.0, "the student's largest class probability"
+    )
     sigma1 = check_noise_scale("sigma1", sigma1)
     sigma2 = check_noise_scale("sigma2", sigma2)
     gen = as_generator(rng)
@@ -360,8 +361,13 @@ def confident_gnthreshold(
     if rule == "max":
         conf = check_threshold("confidence_threshold", confidence_threshold, 0.0, 1.0, "the largest vote fraction")
     else:
-        conf = check_threshold("confidence_threshold", confidence_threshold, -float(th.max()), 1.0 - float(th.min()),
-                               "a top vote fraction minus the ensemble threshold")
+        conf = check_threshold(
+            "confidence_threshold",
+            confidence_threshold,
+            -float(th.max()),
+            1.0 - float(th.min()),
+            "a top vote fraction minus the ensemble threshold",
+        )
     answered = confident_gnthreshold_check(m, th, conf, sigma_c, rule, int(top_n), gen)
     labels = (m + gen.normal(0.0, sigma, size=m.shape) > th[:, None]) & answered[:, None]
     return MultiLabelAggregation(

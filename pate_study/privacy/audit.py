@@ -183,8 +183,10 @@ def _best_event(x_d: np.ndarray, x_p: np.ndarray, delta: float, confidence: floa
         ("le", True, epsilon_lower_bound(le_d, le_p, n, delta, confidence)),
         ("le", False, epsilon_lower_bound(le_p, le_d, n, delta, confidence)),
     ]
-    best = max(((float(e.max()), kind, float(t[int(np.argmax(e))]), d_first) for kind, d_first, e in options),
-               key=lambda r: r[0])
+    best = max(
+        ((float(e.max()), kind, float(t[int(np.argmax(e))]), d_first) for kind, d_first, e in options),
+        key=lambda r: r[0],
+    )
     return best
 
 
@@ -233,9 +235,17 @@ def audit_mechanism(
     op = ">=" if kind == "ge" else "<="
     event = f"Pr[{'M(D)' if d_first else 'M(Dp)'} in S] vs Pr[{'M(Dp)' if d_first else 'M(D)'} in S], S = {{x {op} {thr:.6g}}}"
     result = AuditResult(
-        mechanism=mechanism, claimed_epsilon=float(claimed_epsilon), epsilon_lower=eps, delta=float(delta),
-        confidence=confidence, n_samples=n_samples, candidate=str(cand), event=event, p_lower=p_lo,
-        p_upper=p_hi, noise_scale_factor=float(noise_scale_factor),
+        mechanism=mechanism,
+        claimed_epsilon=float(claimed_epsilon),
+        epsilon_lower=eps,
+        delta=float(delta),
+        confidence=confidence,
+        n_samples=n_samples,
+        candidate=str(cand),
+        event=event,
+        p_lower=p_lo,
+        p_upper=p_hi,
+        noise_scale_factor=float(noise_scale_factor),
     )
     logger.info("audit %s: eps_lower=%.4g claimed=%.4g (%s)", mechanism, eps, claimed_epsilon, cand)
     return result
@@ -246,8 +256,13 @@ def _check_factor(noise_scale_factor: float) -> float:
 
 
 def audit_lnmax(
-    gamma: float = 0.5, *, noise_scale_factor: float = 1.0, n_samples: int = 200_000, confidence: float = 0.95,
-    seed: Any = 0, aggregator: Callable[[np.ndarray, float, np.random.Generator], np.ndarray] | None = None,
+    gamma: float = 0.5,
+    *,
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
+    aggregator: Callable[[np.ndarray, float, np.random.Generator], np.ndarray] | None = None,
 ) -> AuditResult:
     """Audit LNMax's claim of (2γ, 0)-DP per query (Papernot et al. 2017).
 
@@ -268,13 +283,26 @@ def audit_lnmax(
         row = np.array([0, g]) if which == 0 else np.array([1, g - 1])
         return run(np.broadcast_to(row, (n, 2)), gamma / f, rng)
 
-    return audit_mechanism(sampler, list(gaps), claimed_epsilon=2 * gamma, n_samples=n_samples, confidence=confidence,
-                 seed=seed, mechanism="lnmax" if aggregator is None else "lnmax (custom)", noise_scale_factor=f)
+    return audit_mechanism(
+        sampler,
+        list(gaps),
+        claimed_epsilon=2 * gamma,
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        mechanism="lnmax" if aggregator is None else "lnmax (custom)",
+        noise_scale_factor=f,
+    )
 
 
 def audit_gnmax(
-    sigma: float = 2.0, *, delta: float = 1e-5, noise_scale_factor: float = 1.0, n_samples: int = 200_000,
-    confidence: float = 0.95, seed: Any = 0,
+    sigma: float = 2.0,
+    *,
+    delta: float = 1e-5,
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
 ) -> AuditResult:
     """Audit GNMax's one-query claim: ε from α/σ² (Papernot et al. 2018 Prop. 8), improved conversion, at δ.
 
@@ -282,20 +310,36 @@ def audit_gnmax(
     """
     sigma = check_noise_scale("sigma", sigma)
     f = _check_factor(noise_scale_factor)
-    claimed = gnmax_epsilon(sigma=sigma, delta=delta, n_queries=1, conversion="improved", orders=np.linspace(1.01, 200, 4000)).epsilon
+    claimed = gnmax_epsilon(
+        sigma=sigma, delta=delta, n_queries=1, conversion="improved", orders=np.linspace(1.01, 200, 4000)
+    ).epsilon
     gaps = np.unique(np.maximum(1, np.round(np.linspace(0.25, 4.0, 16) * np.sqrt(2) * sigma))).astype(int)
 
     def sampler(g, which, n, rng):
         row = np.array([0, g]) if which == 0 else np.array([1, g - 1])
         return gnmax(np.broadcast_to(row, (n, 2)), sigma * f, rng).labels
 
-    return audit_mechanism(sampler, list(gaps), claimed_epsilon=claimed, delta=delta, n_samples=n_samples,
-                 confidence=confidence, seed=seed, mechanism="gnmax", noise_scale_factor=f)
+    return audit_mechanism(
+        sampler,
+        list(gaps),
+        claimed_epsilon=claimed,
+        delta=delta,
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        mechanism="gnmax",
+        noise_scale_factor=f,
+    )
 
 
 def audit_local_laplace(
-    rho: float = 0.25, *, dim: int = 4, noise_scale_factor: float = 1.0, n_samples: int = 200_000,
-    confidence: float = 0.95, seed: Any = 0,
+    rho: float = 0.25,
+    *,
+    dim: int = 4,
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
     mechanism: Callable[[np.ndarray, float, np.random.Generator], np.ndarray] | None = None,
 ) -> AuditResult:
     """Audit the local mechanism's (2ρ, 0)-DP claim on unit-l1 vectors (MAKE paper; Visca 2021 §4.2.3).
@@ -324,14 +368,29 @@ def audit_local_laplace(
         # artefacts whose frequency differs between D and D' (a bias of the statistic).
         return np.round(score, 6)
 
-    return audit_mechanism(sampler, ["e1 vs e2"], claimed_epsilon=local_laplace_epsilon(rho=rho), n_samples=n_samples,
-                 confidence=confidence, seed=seed, noise_scale_factor=f,
-                 mechanism="local-laplace" if mechanism is None else "local-laplace (custom)")
+    return audit_mechanism(
+        sampler,
+        ["e1 vs e2"],
+        claimed_epsilon=local_laplace_epsilon(rho=rho),
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        noise_scale_factor=f,
+        mechanism="local-laplace" if mechanism is None else "local-laplace (custom)",
+    )
 
 
 def audit_gnthreshold(
-    sigma: float = 0.1, *, n_labels: int = 2, n_teachers: int = 10, threshold: float = 0.5, delta: float = 1e-3,
-    noise_scale_factor: float = 1.0, n_samples: int = 400_000, confidence: float = 0.95, seed: Any = 0,
+    sigma: float = 0.1,
+    *,
+    n_labels: int = 2,
+    n_teachers: int = 10,
+    threshold: float = 0.5,
+    delta: float = 1e-3,
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 400_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
 ) -> AuditResult:
     """Audit GNThreshold's one-query claim with the vote-fraction bound nα/(2T²σ²), improved conversion, at δ.
 
@@ -342,8 +401,16 @@ def audit_gnthreshold(
     sigma = check_noise_scale("sigma", sigma)
     f = _check_factor(noise_scale_factor)
     t = check_n_queries(n_teachers, name="n_teachers")
-    claimed = gnthreshold_epsilon(sigma=sigma, delta=delta, n_queries=1, n_labels=n_labels, bound="vote_fraction",
-                                  n_teachers=t, conversion="improved", orders=np.linspace(1.01, 200, 4000)).epsilon
+    claimed = gnthreshold_epsilon(
+        sigma=sigma,
+        delta=delta,
+        n_queries=1,
+        n_labels=n_labels,
+        bound="vote_fraction",
+        n_teachers=t,
+        conversion="improved",
+        orders=np.linspace(1.01, 200, 4000),
+    ).epsilon
     offsets = [c for c in np.linspace(0.5, 4.0, 8) if threshold - c * sigma >= 0 and threshold - c * sigma + 1 / t <= 1]
     if not offsets:
         raise ValueError("sigma/threshold: no neighbouring pair of vote fractions fits in [0, 1]")
@@ -352,15 +419,25 @@ def audit_gnthreshold(
         s = threshold - c * sigma + (1.0 / t if which else 0.0)
         return gnthreshold(np.full((n, n_labels), s), threshold, sigma * f, rng).labels.sum(axis=1)
 
-    return audit_mechanism(sampler, offsets, claimed_epsilon=claimed, delta=delta, n_samples=n_samples, confidence=confidence,
-                 seed=seed, mechanism="gnthreshold", noise_scale_factor=f)
+    return audit_mechanism(
+        sampler,
+        offsets,
+        claimed_epsilon=claimed,
+        delta=delta,
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        mechanism="gnthreshold",
+        noise_scale_factor=f,
+    )
 
 
 _AUDIT_ORDERS = np.linspace(1.01, 200, 4000)
 
 
-def _stressing_pairs(logprobs: np.ndarray, n_teachers: int, n_labels: int, delta: float,
-                     top: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
+def _stressing_pairs(
+    logprobs: np.ndarray, n_teachers: int, n_labels: int, delta: float, top: int
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """The ``top`` neighbouring vote-fraction pairs of the 1/T grid with the largest exact ε
     (:mod:`pate_study.privacy.exact_profile`): where a threshold jumps or labels sit at the threshold."""
     grid, i, j = exact_profile.neighbouring_pairs(n_teachers, n_labels)
@@ -371,18 +448,28 @@ def _stressing_pairs(logprobs: np.ndarray, n_teachers: int, n_labels: int, delta
 def _llr_sampler(grid, logprobs, run):
     """Sampler whose statistic is the exact log-likelihood ratio log P_D(o) − log P_D'(o) of the released
     binary vector o (events {LLR ≥ t} are the Neyman–Pearson optimal ones); ``run(m, n, rng) -> bool[n, L]``."""
+
     def sampler(cand, which, n, rng):
         a, b = cand
         llr = logprobs[a] - logprobs[b]
         labels = run(grid[b if which else a], n, rng)
         code = (labels.astype(np.int64) << np.arange(labels.shape[1])).sum(axis=1)
         return llr[code]
+
     return sampler
 
 
 def audit_gnthreshold_adaptive(
-    sigma: float = 0.3, *, n_labels: int = 4, n_teachers: int = 5, delta: float = 1e-3, claim: str = "sound",
-    noise_scale_factor: float = 1.0, n_samples: int = 200_000, confidence: float = 0.95, seed: Any = 0,
+    sigma: float = 0.3,
+    *,
+    n_labels: int = 4,
+    n_teachers: int = 5,
+    delta: float = 1e-3,
+    claim: str = "sound",
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
     n_pairs: int = 3,
 ) -> AuditResult:
     """Audit GNThreshold with the adaptive threshold (Muschiol 2021 Definition 11), one query.
@@ -397,23 +484,48 @@ def audit_gnthreshold_adaptive(
     f = _check_factor(noise_scale_factor)
     if claim not in ("sound", "as_fixed"):
         raise ValueError(f"claim: expected 'sound' or 'as_fixed', got {claim!r}")
-    spent = gnthreshold_epsilon(sigma=sigma, delta=delta, threshold="adaptive", n_queries=1, n_labels=n_labels,
-                                bound="vote_fraction", n_teachers=n_teachers, conversion="improved",
-                                orders=_AUDIT_ORDERS)
+    spent = gnthreshold_epsilon(
+        sigma=sigma,
+        delta=delta,
+        threshold="adaptive",
+        n_queries=1,
+        n_labels=n_labels,
+        bound="vote_fraction",
+        n_teachers=n_teachers,
+        conversion="improved",
+        orders=_AUDIT_ORDERS,
+    )
     claimed = spent.epsilon if claim == "sound" else spent.details["epsilon_threshold_as_fixed"]
     grid = exact_profile.fraction_grid(n_teachers, n_labels)
     logprobs = exact_profile.gnthreshold_output_logprobs(grid, "adaptive", sigma)
     grid, pairs = _stressing_pairs(logprobs, n_teachers, n_labels, delta, n_pairs)
+
     def run(m, n, rng):
         return gnthreshold(np.tile(m, (n, 1)), "adaptive", sigma * f, rng).labels
-    return audit_mechanism(_llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=claimed, delta=delta,
-                           n_samples=n_samples, confidence=confidence, seed=seed, noise_scale_factor=f,
-                           mechanism=f"gnthreshold-adaptive ({'sound' if claim == 'sound' else 'as if fixed'})")
+
+    return audit_mechanism(
+        _llr_sampler(grid, logprobs, run),
+        pairs,
+        claimed_epsilon=claimed,
+        delta=delta,
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        noise_scale_factor=f,
+        mechanism=f"gnthreshold-adaptive ({'sound' if claim == 'sound' else 'as if fixed'})",
+    )
 
 
 def audit_adaptive_k(
-    sigma_fixed: float = 0.3, *, n_labels: int = 3, n_teachers: int = 4, delta: float = 1e-3,
-    noise_scale_factor: float = 1.0, n_samples: int = 200_000, confidence: float = 0.95, seed: Any = 0,
+    sigma_fixed: float = 0.3,
+    *,
+    n_labels: int = 3,
+    n_teachers: int = 4,
+    delta: float = 1e-3,
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
     n_pairs: int = 3,
 ) -> AuditResult:
     """Audit the private adaptive-k release (:mod:`pate_study.privacy.adaptive_k`), one query, at the RDP of
@@ -423,27 +535,56 @@ def audit_adaptive_k(
     pairs with the largest exact ε; statistic: the exact log-likelihood ratio of the released set.
     """
     f = _check_factor(noise_scale_factor)
-    sigma, b = adaptive_k_params(multilabel_slope(sigma_fixed, n_labels, "vote_fraction", n_teachers), n_labels,
-                                 n_teachers)
-    claimed = adaptive_k_epsilon(sigma=sigma, gumbel_scale=b, delta=delta, n_teachers=n_teachers, n_queries=1,
-                                 n_labels=n_labels, conversion="improved", orders=_AUDIT_ORDERS).epsilon
+    sigma, b = adaptive_k_params(
+        multilabel_slope(sigma_fixed, n_labels, "vote_fraction", n_teachers), n_labels, n_teachers
+    )
+    claimed = adaptive_k_epsilon(
+        sigma=sigma,
+        gumbel_scale=b,
+        delta=delta,
+        n_teachers=n_teachers,
+        n_queries=1,
+        n_labels=n_labels,
+        conversion="improved",
+        orders=_AUDIT_ORDERS,
+    ).epsilon
     grid = exact_profile.fraction_grid(n_teachers, n_labels)
     logprobs = exact_profile.adaptive_k_output_logprobs(grid, sigma * f, b * f, n_grid=4001)
     grid, pairs = _stressing_pairs(logprobs, n_teachers, n_labels, delta, n_pairs)
+
     def run(m, n, rng):
         return adaptive_k_release(np.tile(m, (n, 1)), sigma * f, b * f, rng).labels
-    return audit_mechanism(_llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=claimed, delta=delta,
-                           n_samples=n_samples, confidence=confidence, seed=seed, noise_scale_factor=f,
-                           mechanism="adaptive-k")
+
+    return audit_mechanism(
+        _llr_sampler(grid, logprobs, run),
+        pairs,
+        claimed_epsilon=claimed,
+        delta=delta,
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        noise_scale_factor=f,
+        mechanism="adaptive-k",
+    )
 
 
 TOPK_CLAIMS = ("sound", "sqrt_k")
 
 
 def audit_topk(
-    sigma: float = 0.2, *, k: int = 1, n_labels: int = 3, n_teachers: int = 3, threshold: float = 0.4,
-    delta: float = 0.1, claim: str = "sound", noise_scale_factor: float = 1.0, n_samples: int = 200_000,
-    confidence: float = 0.95, seed: Any = 0, n_pairs: int = 3,
+    sigma: float = 0.2,
+    *,
+    k: int = 1,
+    n_labels: int = 3,
+    n_teachers: int = 3,
+    threshold: float = 0.4,
+    delta: float = 0.1,
+    claim: str = "sound",
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
+    n_pairs: int = 3,
 ) -> AuditResult:
     """Audit the top-k vote release (:mod:`pate_study.privacy.topk_vote`), one query, improved conversion.
 
@@ -459,23 +600,47 @@ def audit_topk(
     f = _check_factor(noise_scale_factor)
     if claim not in TOPK_CLAIMS:
         raise ValueError(f"claim: expected one of {list(TOPK_CLAIMS)}, got {claim!r}")
-    spent = topk_epsilon(k=k, n_teachers=n_teachers, sigma=sigma if claim == "sound" else sigma * 2**0.5,
-                         delta=delta, n_queries=1, n_labels=n_labels, conversion="improved", orders=_AUDIT_ORDERS)
+    spent = topk_epsilon(
+        k=k,
+        n_teachers=n_teachers,
+        sigma=sigma if claim == "sound" else sigma * 2**0.5,
+        delta=delta,
+        n_queries=1,
+        n_labels=n_labels,
+        conversion="improved",
+        orders=_AUDIT_ORDERS,
+    )
     grid, i, j = topk_vote_grid(n_teachers, n_labels, k)
     logprobs = exact_profile.gnthreshold_output_logprobs(grid, threshold, sigma * f)
     order, _ = exact_profile.worst_pairs(logprobs, i, j, delta, top=n_pairs)
     pairs = [(int(i[x]), int(j[x])) for x in order]
+
     def run(m, n, rng):
-        return topk_release(np.tile(m, (n, 1)), k=k, n_teachers=n_teachers,
-                                             threshold=threshold, sigma=sigma * f, rng=rng).labels
-    return audit_mechanism(_llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=spent.epsilon, delta=delta,
-                           n_samples=n_samples, confidence=confidence, seed=seed, noise_scale_factor=f,
-                           mechanism=f"topk-vote ({claim})")
+        return topk_release(
+            np.tile(m, (n, 1)), k=k, n_teachers=n_teachers, threshold=threshold, sigma=sigma * f, rng=rng
+        ).labels
+
+    return audit_mechanism(
+        _llr_sampler(grid, logprobs, run),
+        pairs,
+        claimed_epsilon=spent.epsilon,
+        delta=delta,
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        noise_scale_factor=f,
+        mechanism=f"topk-vote ({claim})",
+    )
 
 
 def audit_randomized_response(
-    epsilon: float = 0.5, *, k: int = 8, noise_scale_factor: float = 1.0, n_samples: int = 200_000,
-    confidence: float = 0.95, seed: Any = 0,
+    epsilon: float = 0.5,
+    *,
+    k: int = 8,
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
     mechanism: Callable[[np.ndarray, int, float, np.random.Generator], np.ndarray] | None = None,
 ) -> AuditResult:
     """Audit k-RR's (ε, 0)-DP claim (Kairouz et al. 2016): inputs 0 and k − 1, output the released symbol.
@@ -491,9 +656,16 @@ def audit_randomized_response(
     def sampler(_, which, n, rng):
         return run(np.full(n, 0 if which == 0 else k - 1, dtype=np.int64), k, epsilon / f, rng)
 
-    return audit_mechanism(sampler, ["0 vs k-1"], claimed_epsilon=epsilon, n_samples=n_samples, confidence=confidence,
-                           seed=seed, noise_scale_factor=f,
-                           mechanism="k-RR" if mechanism is None else "k-RR (custom)")
+    return audit_mechanism(
+        sampler,
+        ["0 vs k-1"],
+        claimed_epsilon=epsilon,
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        noise_scale_factor=f,
+        mechanism="k-RR" if mechanism is None else "k-RR (custom)",
+    )
 
 
 def worst_case_utility(n_outputs: int) -> np.ndarray:
@@ -509,8 +681,14 @@ def worst_case_utility(n_outputs: int) -> np.ndarray:
 
 
 def audit_exponential_mechanism(
-    epsilon: float = 1.0, *, utility: Any = None, sensitivity: float | None = None, noise_scale_factor: float = 1.0,
-    n_samples: int = 200_000, confidence: float = 0.95, seed: Any = 0,
+    epsilon: float = 1.0,
+    *,
+    utility: Any = None,
+    sensitivity: float | None = None,
+    noise_scale_factor: float = 1.0,
+    n_samples: int = 200_000,
+    confidence: float = 0.95,
+    seed: Any = 0,
 ) -> AuditResult:
     """Audit the exponential mechanism's (ε, 0)-DP claim (McSherry & Talwar 2007) on a utility table.
 
@@ -536,8 +714,16 @@ def audit_exponential_mechanism(
         r = exponential_mechanism(np.broadcast_to(row, (n, u.shape[1])), epsilon=epsilon / f, sensitivity=du, rng=rng)
         return np.round(claimed_lp[i, r] - claimed_lp[j, r], 9)
 
-    return audit_mechanism(sampler, pairs, claimed_epsilon=epsilon, n_samples=n_samples, confidence=confidence,
-                           seed=seed, noise_scale_factor=f, mechanism="exponential")
+    return audit_mechanism(
+        sampler,
+        pairs,
+        claimed_epsilon=epsilon,
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+        noise_scale_factor=f,
+        mechanism="exponential",
+    )
 
 
 def standard_audits(seed: Any = 0, include_broken: bool = True, n_samples: int | None = None) -> list[AuditResult]:

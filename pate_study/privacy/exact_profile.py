@@ -57,14 +57,17 @@ def fraction_grid(n_teachers: int, n_labels: int, resolution: int = 1) -> np.nda
     r = check_n_queries(resolution, name="resolution")
     size = (r * t + 1) ** n
     if n > MAX_OUTCOMES_LABELS or size > 200_000:
-        raise ValueError(f"n_teachers/n_labels/resolution: enumeration too large ((rT+1)^n = {size}, n = {n}); "
-                         f"expected (rT+1)^n <= 200000 and n <= {MAX_OUTCOMES_LABELS}")
+        raise ValueError(
+            f"n_teachers/n_labels/resolution: enumeration too large ((rT+1)^n = {size}, n = {n}); "
+            f"expected (rT+1)^n <= 200000 and n <= {MAX_OUTCOMES_LABELS}"
+        )
     counts = np.array(list(itertools.product(range(r * t + 1), repeat=n)), dtype=np.int64)
     return counts / float(r * t)
 
 
-def neighbouring_pairs(n_teachers: int, n_labels: int,
-                       resolution: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def neighbouring_pairs(
+    n_teachers: int, n_labels: int, resolution: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(grid, i, j): every ordered pair of distinct grid vectors (:func:`fraction_grid` at ``resolution`` r) whose
     fractions differ by at most 1/T, i.e. r grid steps, per label (one teacher changed)."""
     grid = fraction_grid(n_teachers, n_labels, resolution)
@@ -99,8 +102,9 @@ def gnthreshold_output_logprobs(fractions: np.ndarray, threshold: Any, sigma: fl
     return np.where(o[None], log_ndtr(z)[:, None, :], log_ndtr(-z)[:, None, :]).sum(axis=2)
 
 
-def adaptive_k_output_logprobs(fractions: np.ndarray, sigma: float, gumbel_scale: float,
-                               k_max: int | None = None, n_grid: int = 20_001) -> np.ndarray:
+def adaptive_k_output_logprobs(
+    fractions: np.ndarray, sigma: float, gumbel_scale: float, k_max: int | None = None, n_grid: int = 20_001
+) -> np.ndarray:
     """log Pr[release = S] of :func:`pate_study.privacy.adaptive_k.adaptive_k_release` for every subset S.
 
     Pr[S] = Pr[k = |S|] · Pr[top-|S| of m + N(0, σ²I) = S]; Pr[k] is the softmax of the gaps / b (Gumbel-max),
@@ -171,8 +175,9 @@ def exact_renyi(logp: np.ndarray, logq: np.ndarray, order: float) -> np.ndarray:
     return logsumexp(terms, axis=1) / (lam - 1.0)
 
 
-def worst_pairs(logprobs: np.ndarray, i: np.ndarray, j: np.ndarray, delta: float,
-                top: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def worst_pairs(
+    logprobs: np.ndarray, i: np.ndarray, j: np.ndarray, delta: float, top: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
     """Indices (into ``i``/``j``) of the ``top`` neighbouring pairs with the largest exact ε, and all exact ε."""
     eps = exact_epsilon(logprobs[i], logprobs[j], delta)
     return np.argsort(-eps, kind="stable")[:top], eps

@@ -227,8 +227,9 @@ def randomized_response(values: Any, *, k: int, epsilon: float, rng: Any) -> np.
     eps = float(_check_epsilon_array(epsilon))
     x = np.asarray(values)
     if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= k):
-        raise ValueError(f"values: expected integers in 0..{k - 1}, got dtype {x.dtype} and range "
-                         f"[{x.min()}, {x.max()}]")
+        raise ValueError(
+            f"values: expected integers in 0..{k - 1}, got dtype {x.dtype} and range [{x.min()}, {x.max()}]"
+        )
     gen = as_generator(rng)
     log_keep = eps - np.logaddexp(eps, np.log(k - 1.0))
     replace = np.log(gen.random(x.shape)) >= log_keep
@@ -245,7 +246,9 @@ def finite_mechanism_epsilon(log_probs: Any) -> float:
     """
     lp = np.asarray(log_probs, dtype=np.float64)
     if lp.ndim != 2 or lp.shape[0] < 1 or lp.shape[1] < 1 or np.any(np.isnan(lp)) or np.any(lp > 1e-9):
-        raise ValueError(f"log_probs: expected a [n_inputs, n_outputs] matrix of log probabilities, got shape {lp.shape}")
+        raise ValueError(
+            f"log_probs: expected a [n_inputs, n_outputs] matrix of log probabilities, got shape {lp.shape}"
+        )
     hi, lo = lp.max(axis=0), lp.min(axis=0)
     with np.errstate(invalid="ignore"):
         gap = np.where(np.isneginf(hi), 0.0, hi - lo)  # an output impossible under every input costs nothing

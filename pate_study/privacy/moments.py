@@ -175,8 +175,13 @@ def moments_epsilon(
             return n * logmgf_data_independent(gamma, lam)
         return lam * total_rdp_pure_dp(logq, 2.0 * gamma, lam + 1.0, q_condition)
 
-    common = {"accountant": "moments2017", "mechanism": "lnmax", "n_queries": n,
-              "data_dependent": counts is not None, **details}
+    common = {
+        "accountant": "moments2017",
+        "mechanism": "lnmax",
+        "n_queries": n,
+        "data_dependent": counts is not None,
+        **details,
+    }
     if not continuous:
         return account(total_fn, delta=delta, orders=spec, conversion="moments", **common)
 

@@ -101,8 +101,15 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_fractions, check_n_queries, check_noise_scale, check_positive
-from .accounting import (ExpectedCost, PrivacySpent, account, expected_cost, paper2018_orders, query_mode,
-                         resolve_rdp_orders)
+from .accounting import (
+    ExpectedCost,
+    PrivacySpent,
+    account,
+    expected_cost,
+    paper2018_orders,
+    query_mode,
+    resolve_rdp_orders,
+)
 from .aggregators import CONFIDENCE_RULES, resolve_thresholds, confident_gnthreshold_check
 from .rdp import COSTS, step2_weights
 from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
@@ -268,16 +275,20 @@ def bound_validity(n_labels: int, bound: str, n_teachers: int | None = None, thr
     """One sentence saying which bound :func:`theorem6_params` used: the one asked for, or its valid fallback."""
     check_choice("bound", bound, BOUNDS)
     if isinstance(threshold, str):
-        return ("adaptive threshold (Definition 11): charged by the threshold's sensitivity, "
-                "per-label Delta + 1 (adaptive_threshold_slope), in place of every bound")
+        return (
+            "adaptive threshold (Definition 11): charged by the threshold's sensitivity, "
+            "per-label Delta + 1 (adaptive_threshold_slope), in place of every bound"
+        )
     if bound not in CAPPED_BOUNDS:
         return "valid: per-label sensitivity of vote fractions <= the bound's"
     if _cap_valid(n_labels, n_teachers):
         return f"valid: cap lambda/sigma^2 holds since n = {n_labels} <= 2T^2 = {2 * n_teachers**2}"
     if n_teachers is None:
         return "fallback: cap lambda/sigma^2 unchecked without n_teachers; used n lambda/(2 sigma^2)"
-    return (f"fallback: cap lambda/sigma^2 invalid since n = {n_labels} > 2T^2 = {2 * n_teachers**2}; "
-            "used n lambda/(2 T^2 sigma^2)")
+    return (
+        f"fallback: cap lambda/sigma^2 invalid since n = {n_labels} > 2T^2 = {2 * n_teachers**2}; "
+        "used n lambda/(2 T^2 sigma^2)"
+    )
 
 
 def adaptive_label_sensitivity(bound: str = "vote_fraction", n_teachers: int | None = None) -> float:
@@ -288,8 +299,9 @@ def adaptive_label_sensitivity(bound: str = "vote_fraction", n_teachers: int | N
     return 2.0
 
 
-def adaptive_threshold_slope(sigma: float, n_labels: int, bound: str = "vote_fraction",
-                             n_teachers: int | None = None) -> float:
+def adaptive_threshold_slope(
+    sigma: float, n_labels: int, bound: str = "vote_fraction", n_teachers: int | None = None
+) -> float:
     """Sound slope of GNThreshold with the adaptive threshold (Muschiol 2021 Definition 11): n·Δ_a²/(2σ²).
 
     The release c_i = [m_i − th(m) + N(0, σ²) > 0] is post-processing of the Gaussian mechanism on the vector
@@ -304,7 +316,11 @@ def adaptive_threshold_slope(sigma: float, n_labels: int, bound: str = "vote_fra
 
 
 def theorem6_possible(
-    sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None, max_distance: float = 1.0,
+    sigma: float,
+    n_labels: int,
+    bound: str = "theorem12",
+    n_teachers: int | None = None,
+    max_distance: float = 1.0,
     threshold: Any = None,
 ) -> bool:
     """Whether Theorem 6 can apply to *any* query, i.e. whether the data-dependent bound can ever help.
@@ -381,8 +397,9 @@ def check_confidence_args(confidence_threshold: Any, top_n: Any) -> tuple[float,
     except (TypeError, ValueError):
         thc = math.nan
     if not math.isfinite(thc):
-        raise ValueError(f"confidence_threshold: expected a finite number (th_c of Definition 12), "
-                         f"got {confidence_threshold!r}")
+        raise ValueError(
+            f"confidence_threshold: expected a finite number (th_c of Definition 12), got {confidence_threshold!r}"
+        )
     if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or int(top_n) < 1:
         raise ValueError(f"top_n: expected an integer >= 1 (how many top labels the check compares), got {top_n!r}")
     return thc, int(top_n)
@@ -439,17 +456,32 @@ def _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teacher
     if adaptive:
         as_fixed = _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, None)
         extra["epsilon_threshold_as_fixed"] = account(
-            as_fixed, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
-            mechanism="gnthreshold-adaptive (threshold treated as fixed: not a guarantee)", n_queries=n,
-            data_dependent=logq is not None, warn=False).epsilon
+            as_fixed,
+            delta=delta,
+            orders=orders,
+            conversion=conversion,
+            accountant="multilabel2021",
+            mechanism="gnthreshold-adaptive (threshold treated as fixed: not a guarantee)",
+            n_queries=n,
+            data_dependent=logq is not None,
+            warn=False,
+        ).epsilon
     return account(
-        _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, threshold), delta=delta, orders=orders,
-        conversion=conversion, accountant="multilabel2021",
+        _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, threshold),
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multilabel2021",
         mechanism="gnthreshold-adaptive" if adaptive else "gnthreshold",
-        n_queries=n, data_dependent=logq is not None, sigma=float(sigma), bound=bound, n_labels=n_lab,
+        n_queries=n,
+        data_dependent=logq is not None,
+        sigma=float(sigma),
+        bound=bound,
+        n_labels=n_lab,
         threshold=threshold if adaptive else float(np.mean(threshold)),
         bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
-        uncharged_leaks=_leaks(threshold, None), **extra,
+        uncharged_leaks=_leaks(threshold, None),
+        **extra,
     )
 
 
@@ -506,7 +538,10 @@ def confident_gnthreshold_epsilon(
     logpr, log_not = confidence_logpr(m, threshold, confidence_threshold, sigma_confidence, rule, top_n)
     th = resolve_thresholds(m, threshold)
     weights = step2_weights(
-        cost, logpr, answered, rng,
+        cost,
+        logpr,
+        answered,
+        rng,
         lambda gen: confident_gnthreshold_check(
             m, th, float(confidence_threshold), float(sigma_confidence), rule, int(top_n), gen
         ),
@@ -517,6 +552,7 @@ def confident_gnthreshold_epsilon(
         def total(grid: np.ndarray) -> np.ndarray:
             step1 = total_rdp_data_dependent(np.minimum(logpr, log_not), slope_c, grid)
             return step1 + total_rdp_data_dependent(logq, slope, grid, weights, cap_slope=cap, variant=variant)
+
         return total
 
     total = curve(slope, cap, variant, slope_c)
@@ -525,17 +561,38 @@ def confident_gnthreshold_epsilon(
         s_f, c_f, v_f = theorem6_params(sigma, n_lab, bound, n_teachers)
         slope_cf = n_checked * _label_sensitivity(bound, n_teachers) ** 2 / (2.0 * float(sigma_confidence) ** 2)
         extra["epsilon_threshold_as_fixed"] = account(
-            curve(s_f, c_f, v_f, slope_cf), delta=delta, orders=orders, conversion=conversion,
-            accountant="multilabel2021", mechanism="confident-gnthreshold (threshold as fixed: not a guarantee)",
-            n_queries=n, data_dependent=True, warn=False).epsilon
+            curve(s_f, c_f, v_f, slope_cf),
+            delta=delta,
+            orders=orders,
+            conversion=conversion,
+            accountant="multilabel2021",
+            mechanism="confident-gnthreshold (threshold as fixed: not a guarantee)",
+            n_queries=n,
+            data_dependent=True,
+            warn=False,
+        ).epsilon
 
     spent = account(
-        total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
-        mechanism="confident-gnthreshold", n_queries=n, data_dependent=True, cost=cost,
-        expected_answered=math.fsum(weights.tolist()), sigma=float(sigma), sigma_confidence=float(sigma_confidence),
-        confidence_threshold=float(confidence_threshold), rule=rule, top_n=int(top_n), bound=bound,
-        n_labels=n_lab, bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
-        uncharged_leaks=_leaks(threshold, rule), **extra,
+        total,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multilabel2021",
+        mechanism="confident-gnthreshold",
+        n_queries=n,
+        data_dependent=True,
+        cost=cost,
+        expected_answered=math.fsum(weights.tolist()),
+        sigma=float(sigma),
+        sigma_confidence=float(sigma_confidence),
+        confidence_threshold=float(confidence_threshold),
+        rule=rule,
+        top_n=int(top_n),
+        bound=bound,
+        n_labels=n_lab,
+        bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
+        uncharged_leaks=_leaks(threshold, rule),
+        **extra,
     )
     return expected_cost(spent) if cost == "expected" else spent
 
@@ -571,11 +628,20 @@ def confident_gnthreshold_data_independent(
     sens = _label_sensitivity(bound, n_teachers)
     if rule == "printed" and isinstance(threshold, str):
         sens = adaptive_label_sensitivity(bound, n_teachers)
-    cap_c = n_checked * sens ** 2 / (
-        2.0 * check_noise_scale("sigma_confidence", sigma_confidence) ** 2)
-    return account(lambda grid, c=cap + cap_c: n * c * grid, delta=delta, orders=orders, conversion=conversion,
-                   accountant="multilabel2021", mechanism="confident-gnthreshold", n_queries=n,
-                   data_dependent=False, cost="all_answered", bound=bound, n_labels=n_lab)
+    cap_c = n_checked * sens**2 / (2.0 * check_noise_scale("sigma_confidence", sigma_confidence) ** 2)
+    return account(
+        lambda grid, c=cap + cap_c: n * c * grid,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multilabel2021",
+        mechanism="confident-gnthreshold",
+        n_queries=n,
+        data_dependent=False,
+        cost="all_answered",
+        bound=bound,
+        n_labels=n_lab,
+    )
 
 
 # ------------------------------------------------------ every bound, side by side
@@ -605,12 +671,21 @@ class BoundComparison:
     def to_dict(self) -> dict:
         """Flat JSON-friendly row (ε, order and per-query RDP at order 2 of both results)."""
         dd, di = self.data_dependent, self.data_independent
-        head = ({"expected_epsilon": dd.expected_epsilon, "note": dd.note} if isinstance(dd, ExpectedCost)
-                else {"epsilon": dd.epsilon})
-        row = {"bound": self.bound, **head, "order": dd.order,
-               "epsilon_data_independent": di.epsilon, "order_data_independent": di.order,
-               "theorem6_possible": self.theorem6_possible, "n_queries": dd.n_queries,
-               "uncharged_leaks": list(self.uncharged_leaks)}
+        head = (
+            {"expected_epsilon": dd.expected_epsilon, "note": dd.note}
+            if isinstance(dd, ExpectedCost)
+            else {"epsilon": dd.epsilon}
+        )
+        row = {
+            "bound": self.bound,
+            **head,
+            "order": dd.order,
+            "epsilon_data_independent": di.epsilon,
+            "order_data_independent": di.order,
+            "theorem6_possible": self.theorem6_possible,
+            "n_queries": dd.n_queries,
+            "uncharged_leaks": list(self.uncharged_leaks),
+        }
         if np.any(np.isclose(dd.orders, 2.0, rtol=0, atol=1e-9)):
             row["rdp_per_query_at_order2"] = dd.at_order(2.0)[1] / dd.n_queries
             row["rdp_per_query_at_order2_data_independent"] = di.at_order(2.0)[1] / di.n_queries
@@ -662,18 +737,48 @@ def multilabel_bounds(
     for b in bounds:
         if confident:
             dd = confident_gnthreshold_epsilon(
-                fractions=m, threshold=threshold, sigma=sigma, confidence_threshold=confidence_threshold,
-                sigma_confidence=sigma_confidence, delta=delta, rule=rule, top_n=top_n, bound=b, n_teachers=t,
-                orders=orders, conversion=conversion, cost=cost, answered=answered, rng=rng)
+                fractions=m,
+                threshold=threshold,
+                sigma=sigma,
+                confidence_threshold=confidence_threshold,
+                sigma_confidence=sigma_confidence,
+                delta=delta,
+                rule=rule,
+                top_n=top_n,
+                bound=b,
+                n_teachers=t,
+                orders=orders,
+                conversion=conversion,
+                cost=cost,
+                answered=answered,
+                rng=rng,
+            )
             di = confident_gnthreshold_data_independent(
-                n_queries=n, n_labels=n_lab, sigma=sigma, sigma_confidence=sigma_confidence, delta=delta,
-                n_teachers=t, bound=b, rule=rule, top_n=top_n, threshold=threshold, orders=orders,
-                conversion=conversion)
+                n_queries=n,
+                n_labels=n_lab,
+                sigma=sigma,
+                sigma_confidence=sigma_confidence,
+                delta=delta,
+                n_teachers=t,
+                bound=b,
+                rule=rule,
+                top_n=top_n,
+                threshold=threshold,
+                orders=orders,
+                conversion=conversion,
+            )
         else:
             dd = _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
             di = _gnthreshold_spent(None, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
-        out.append(BoundComparison(b, dd, di, theorem6_possible(sigma, n_lab, b, t, threshold=threshold),
-                                   tuple(dd.details["uncharged_leaks"])))
+        out.append(
+            BoundComparison(
+                b,
+                dd,
+                di,
+                theorem6_possible(sigma, n_lab, b, t, threshold=threshold),
+                tuple(dd.details["uncharged_leaks"]),
+            )
+        )
     return out
 
 
@@ -732,8 +837,15 @@ def table54_fit(
     fit = []
     for x, p in zip(ns, printed):
         value = rate * x + conversion_term
-        fit.append({"n_queries": x, "printed": p, "fit": value, "difference": p - value,
-                    "fit_rounds_to_printed": round(value, decimals) == round(p, decimals)})
+        fit.append(
+            {
+                "n_queries": x,
+                "printed": p,
+                "fit": value,
+                "difference": p - value,
+                "fit_rounds_to_printed": round(value, decimals) == round(p, decimals),
+            }
+        )
     slopes = {  # per-query RDP = slope · λ
         "theorem12": k / (2.0 * sigma**2),
         "eq4_8": 1.0 / sigma**2,
@@ -745,10 +857,21 @@ def table54_fit(
     for x in ns:
         for name, s in slopes.items():
             best = float(np.min(x * s * grid + log_inv_delta / (grid - 1.0)))
-            formulas.append({
-                "n_queries": x, "formula": name, "rdp_per_query_at_order": s * lam,
-                "epsilon_at_order": x * s * lam + log_inv_delta / (lam - 1.0), "epsilon_best_order": best,
-                "sigma_matching_fit": sigma * math.sqrt(s * lam / rate),
-            })
-    return {"fit": fit, "formulas": formulas, "rdp_per_query_fit": rate, "rdp_per_query_least_squares": rate_ls,
-            "order": lam, "conversion_term": conversion_term}
+            formulas.append(
+                {
+                    "n_queries": x,
+                    "formula": name,
+                    "rdp_per_query_at_order": s * lam,
+                    "epsilon_at_order": x * s * lam + log_inv_delta / (lam - 1.0),
+                    "epsilon_best_order": best,
+                    "sigma_matching_fit": sigma * math.sqrt(s * lam / rate),
+                }
+            )
+    return {
+        "fit": fit,
+        "formulas": formulas,
+        "rdp_per_query_fit": rate,
+        "rdp_per_query_least_squares": rate_ls,
+        "order": lam,
+        "conversion_term": conversion_term,
+    }

@@ -142,9 +142,7 @@ def check_teacher_votes(teacher_votes: Any, name: str = "teacher_votes") -> np.n
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name}: expected 0/1 votes, found NaN or inf")
         if not np.all((arr == 0) | (arr == 1)):
-            raise ValueError(
-                f"{name}: expected binary votes (0 or 1); threshold probabilities first, e.g. probs > 0.5"
-            )
+            raise ValueError(f"{name}: expected binary votes (0 or 1); threshold probabilities first, e.g. probs > 0.5")
     return np.ascontiguousarray(arr.astype(bool))
 
 
@@ -244,8 +242,9 @@ def powerset_counts(teacher_votes: Any) -> tuple[np.ndarray, np.ndarray]:
     counts = np.zeros((n, d), dtype=np.int64)
     counts[uq, pos] = count
     sets = np.zeros((n, d, k), dtype=bool)
-    sets[uq, pos] = np.unpackbits(np.ascontiguousarray(uw).view(np.uint8).reshape(len(uq), -1), axis=1,
-                                  count=k).astype(bool)
+    sets[uq, pos] = np.unpackbits(np.ascontiguousarray(uw).view(np.uint8).reshape(len(uq), -1), axis=1, count=k).astype(
+        bool
+    )
     return counts, sets
 
 
@@ -327,8 +326,7 @@ def powerset_pate(teacher_votes: Any, sigma: float, rng: Any) -> MultiWinnerRele
     log_n_empty = np.array([_log_minus_count(k, int(c)) for c in n_occ])
     u = gen.random(n)
     with np.errstate(divide="ignore"):
-        empty_max = np.where(np.isfinite(log_n_empty),
-                             sigma * ndtri_exp(np.log(u) / np.exp(log_n_empty)), -np.inf)
+        empty_max = np.where(np.isfinite(log_n_empty), sigma * ndtri_exp(np.log(u) / np.exp(log_n_empty)), -np.inf)
     best = np.argmax(noisy, axis=1)
     labels = sets[np.arange(n), best].copy()
     empty_wins = np.flatnonzero(empty_max > noisy[np.arange(n), best])
@@ -376,8 +374,9 @@ def tau_logq(clipped_sums: np.ndarray, threshold: float, sigma: float, q_bound: 
 # ------------------------------------------------------------------ accountants
 
 
-def _label_curves(gaps: np.ndarray, logq_of_gap: np.ndarray, slope: float, grid: np.ndarray,
-                  weights: np.ndarray | None = None) -> np.ndarray:
+def _label_curves(
+    gaps: np.ndarray, logq_of_gap: np.ndarray, slope: float, grid: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray:
     """Σ over all labels of Theorem 6 curves, using that a label's curve depends on its vote gap |2p − T| only.
 
     Labels with equal gaps have equal curves: the total is Σ_gap (Σ weights) · curve(gap), with the
@@ -426,7 +425,9 @@ def binary_pate_epsilon(
     if n_teachers is None and positive_votes is not None:
         raise ValueError("n_teachers: the data-dependent bound needs the number of teachers T")
     n, p = query_mode(
-        n_queries, positive_votes, lambda v: _check_positive_votes(v, check_n_queries(n_teachers, name="n_teachers")),
+        n_queries,
+        positive_votes,
+        lambda v: _check_positive_votes(v, check_n_queries(n_teachers, name="n_teachers")),
         data_name="positive_votes",
     )
     params: dict = {"sigma": sigma}
@@ -435,25 +436,44 @@ def binary_pate_epsilon(
     mechanism = "confident-binary" if confident else "binary"
     if p is None:
         per_query = k * (slope + (0.5 / confident[1] ** 2 if confident else 0.0))
-        return account(lambda grid: n * per_query * grid, delta=delta, orders=orders, conversion=conversion,
-                       accountant="multiwinner2023", mechanism=mechanism, n_queries=n, data_dependent=False,
-                       cost="all_answered" if confident else None, n_labels=k, **params)
+        return account(
+            lambda grid: n * per_query * grid,
+            delta=delta,
+            orders=orders,
+            conversion=conversion,
+            accountant="multiwinner2023",
+            mechanism=mechanism,
+            n_queries=n,
+            data_dependent=False,
+            cost="all_answered" if confident else None,
+            n_labels=k,
+            **params,
+        )
     t = int(n_teachers)
     k = p.shape[1]
     gaps = np.abs(2 * p - t)
     gap_values = np.arange(t + 1)
     logq = binary_label_logq((t + gap_values) / 2.0, t, sigma)  # log q of each possible gap
     if not confident:
-        return account(lambda grid: _label_curves(gaps, logq, slope, grid), delta=delta, orders=orders,
-                       conversion=conversion, accountant="multiwinner2023", mechanism=mechanism, n_queries=n,
-                       data_dependent=True, n_labels=k, n_teachers=t, **params)
+        return account(
+            lambda grid: _label_curves(gaps, logq, slope, grid),
+            delta=delta,
+            orders=orders,
+            conversion=conversion,
+            accountant="multiwinner2023",
+            mechanism=mechanism,
+            n_queries=n,
+            data_dependent=True,
+            n_labels=k,
+            n_teachers=t,
+            **params,
+        )
     th, s1 = confident
     values = np.maximum(p, t - p).astype(np.float64)
     gap_checks = (t + gap_values) / 2.0  # max(p, T − p) of each possible gap
     logpr_of_gap = gaussian_tail_logsf(th - gap_checks, s1)
     log_check_q = np.minimum(logpr_of_gap, gaussian_tail_logsf(gap_checks - th, s1))
-    weights = step2_weights(cost, logpr_of_gap[gaps], answered, rng,
-                                   lambda gen: _binary_check(values, th, s1, gen))
+    weights = step2_weights(cost, logpr_of_gap[gaps], answered, rng, lambda gen: _binary_check(values, th, s1, gen))
 
     answered_labels = math.fsum(np.bincount(gaps.ravel(), weights=weights.ravel()).tolist())
 
@@ -461,25 +481,53 @@ def binary_pate_epsilon(
         return _label_curves(gaps, log_check_q, 0.5 / s1**2, grid) + _label_curves(gaps, logq, slope, grid, weights)
 
     spent = account(
-        total, delta=delta, orders=orders, conversion=conversion, accountant="multiwinner2023",
-        mechanism=mechanism, n_queries=n, data_dependent=True, cost=cost,
-        expected_answered=answered_labels / k, expected_answered_labels=answered_labels,
-        n_labels=k, n_teachers=t, **params,
+        total,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multiwinner2023",
+        mechanism=mechanism,
+        n_queries=n,
+        data_dependent=True,
+        cost=cost,
+        expected_answered=answered_labels / k,
+        expected_answered_labels=answered_labels,
+        n_labels=k,
+        n_teachers=t,
+        **params,
     )
     return expected_cost(spent) if cost == "expected" else spent
 
 
-def binary_pate_costs(*, positive_votes: Any, n_teachers: int, sigma: float, threshold: float,
-                      sigma_threshold: float, delta: float, answered: Any = None, rng: Any = None,
-                      orders: Any = "paper2018", conversion: str = "basic") -> dict[str, Any]:
+def binary_pate_costs(
+    *,
+    positive_votes: Any,
+    n_teachers: int,
+    sigma: float,
+    threshold: float,
+    sigma_threshold: float,
+    delta: float,
+    answered: Any = None,
+    rng: Any = None,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+) -> dict[str, Any]:
     """Confident Binary voting charged both ways on the same votes: ``{"expected": …, "realized": …}``.
 
     The expected cost is what the paper's code reports (an :class:`~pate_study.privacy.accounting.ExpectedCost`:
     expected, not a guarantee); the realised one (a :class:`PrivacySpent`, the guarantee) charges the GNMax step
     only on the labels a run actually answered (``answered`` or a draw from ``rng``).
     """
-    common = dict(positive_votes=positive_votes, n_teachers=n_teachers, sigma=sigma, threshold=threshold,
-                  sigma_threshold=sigma_threshold, delta=delta, orders=orders, conversion=conversion)
+    common = dict(
+        positive_votes=positive_votes,
+        n_teachers=n_teachers,
+        sigma=sigma,
+        threshold=threshold,
+        sigma_threshold=sigma_threshold,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+    )
     return {
         "expected": binary_pate_epsilon(cost="expected", **common),
         "realized": binary_pate_epsilon(cost="realized", answered=answered, rng=rng, **common),
@@ -523,29 +571,59 @@ def tau_pate_epsilon(
     slope = tau**2 / sigma**2
     params: dict = {"tau": tau, "sigma": sigma}
     if s is None:
-        return account(lambda grid: n * slope * grid, delta=delta, orders=orders, conversion=conversion,
-                       accountant="multiwinner2023", mechanism="tau", n_queries=n, data_dependent=False, **params)
+        return account(
+            lambda grid: n * slope * grid,
+            delta=delta,
+            orders=orders,
+            conversion=conversion,
+            accountant="multiwinner2023",
+            mechanism="tau",
+            n_queries=n,
+            data_dependent=False,
+            **params,
+        )
     if threshold is None:
         raise ValueError("threshold: the data-dependent bound needs the release threshold (e.g. n_teachers / 2)")
     th = _check_threshold(threshold)
     if composition == "per_label":
         return account(
-            lambda grid: _tau_per_label_total(s, th, sigma, slope, grid), delta=delta, orders=orders,
-            conversion=conversion, accountant="multiwinner2023", mechanism="tau", n_queries=n, data_dependent=True,
-            threshold=th, composition=composition, n_labels=s.shape[1], **params)
+            lambda grid: _tau_per_label_total(s, th, sigma, slope, grid),
+            delta=delta,
+            orders=orders,
+            conversion=conversion,
+            accountant="multiwinner2023",
+            mechanism="tau",
+            n_queries=n,
+            data_dependent=True,
+            threshold=th,
+            composition=composition,
+            n_labels=s.shape[1],
+            **params,
+        )
     logq = tau_logq(s, th, sigma, q_bound)
     return account(
-        lambda grid: total_rdp_data_dependent(logq, slope, grid), delta=delta, orders=orders, conversion=conversion,
-        accountant="multiwinner2023", mechanism="tau", n_queries=n, data_dependent=True, threshold=th,
-        q_bound=q_bound, n_labels=s.shape[1], n_capped=_n_capped(logq, s.shape[1]), **params,
+        lambda grid: total_rdp_data_dependent(logq, slope, grid),
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multiwinner2023",
+        mechanism="tau",
+        n_queries=n,
+        data_dependent=True,
+        threshold=th,
+        q_bound=q_bound,
+        n_labels=s.shape[1],
+        n_capped=_n_capped(logq, s.shape[1]),
+        **params,
     )
 
 
 TAU_COMPOSITIONS = ("joint", "per_label")
 
 
-def _tau_per_label_total(sums: np.ndarray, threshold: float, sigma: float, cap_slope: float, grid: np.ndarray,
-                         chunk: int = 64) -> np.ndarray:
+def _tau_per_label_total(
+    sums: np.ndarray, threshold: float, sigma: float, cap_slope: float, grid: np.ndarray, chunk: int = 64
+) -> np.ndarray:
     """Σ over queries of min(Σ_labels Theorem 6 curve (slope 1/(2σ²)), τ²/σ²·α) (see :func:`tau_pate_epsilon`).
 
     A label's curve depends only on its log q, so Theorem 6 runs once per distinct value (clipped sums take
@@ -558,7 +636,7 @@ def _tau_per_label_total(sums: np.ndarray, threshold: float, sigma: float, cap_s
     inverse = inverse.reshape(logq.shape)
     total = np.zeros_like(grid)
     for a in range(0, len(sums), chunk):
-        per_query = curves[inverse[a:a + chunk]].sum(axis=1)
+        per_query = curves[inverse[a : a + chunk]].sum(axis=1)
         total += np.minimum(per_query, cap_slope * grid[None, :]).sum(axis=0)
     return total
 
@@ -566,8 +644,16 @@ def _tau_per_label_total(sums: np.ndarray, threshold: float, sigma: float, cap_s
 NOISE_CONVENTIONS = ("sum", "two_counts")
 
 
-def union_bound_epsilon(*, sigma: float, delta: float, n_queries: int, n_labels: int, noise: str = "sum",
-                        orders: Any = "paper2018", conversion: str = "basic") -> PrivacySpent:
+def union_bound_epsilon(
+    *,
+    sigma: float,
+    delta: float,
+    n_queries: int,
+    n_labels: int,
+    noise: str = "sum",
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+) -> PrivacySpent:
     """Data-independent (ε, δ) of per-label Gaussian thresholds on **raw** binary vote counts (no clipping).
 
     One teacher changes each count S_i = Σ_t b_{t,i} by at most 1, so ‖ΔS‖₂² ≤ L (L = ``n_labels``): with
@@ -583,9 +669,19 @@ def union_bound_epsilon(*, sigma: float, delta: float, n_queries: int, n_labels:
     k = check_n_queries(n_labels, name="n_labels")
     check_choice("noise", noise, NOISE_CONVENTIONS)
     slope = k / (2.0 * sigma**2) if noise == "sum" else k / sigma**2
-    return account(lambda grid: n * slope * grid, delta=delta, orders=orders, conversion=conversion,
-                   accountant="multiwinner2023", mechanism="union-bound", n_queries=n, data_dependent=False,
-                   sigma=sigma, noise=noise, n_labels=k)
+    return account(
+        lambda grid: n * slope * grid,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multiwinner2023",
+        mechanism="union-bound",
+        n_queries=n,
+        data_dependent=False,
+        sigma=sigma,
+        noise=noise,
+        n_labels=k,
+    )
 
 
 def _n_capped(logq: np.ndarray, k: int) -> int:
@@ -628,14 +724,30 @@ def powerset_pate_epsilon(
             n, k = b.shape[1], b.shape[2]
             counts = powerset_counts(b)[0]
     if counts is None:
-        return account(lambda grid: n * slope * grid, delta=delta, orders=orders, conversion=conversion,
-                       accountant="multiwinner2023", mechanism="powerset", n_queries=n, data_dependent=False,
-                       sigma=sigma)
+        return account(
+            lambda grid: n * slope * grid,
+            delta=delta,
+            orders=orders,
+            conversion=conversion,
+            accountant="multiwinner2023",
+            mechanism="powerset",
+            n_queries=n,
+            data_dependent=False,
+            sigma=sigma,
+        )
     logq = gnmax_logq_counts(counts, sigma, n_candidates_log=k * _LOG2)
     return account(
-        lambda grid: total_rdp_data_dependent(logq, slope, grid), delta=delta, orders=orders, conversion=conversion,
-        accountant="multiwinner2023", mechanism="powerset", n_queries=n, data_dependent=True, sigma=sigma,
-        n_labels=k, mean_distinct_sets=float(np.mean(np.count_nonzero(counts, axis=1))),
+        lambda grid: total_rdp_data_dependent(logq, slope, grid),
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multiwinner2023",
+        mechanism="powerset",
+        n_queries=n,
+        data_dependent=True,
+        sigma=sigma,
+        n_labels=k,
+        mean_distinct_sets=float(np.mean(np.count_nonzero(counts, axis=1))),
     )
 
 

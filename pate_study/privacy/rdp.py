@@ -260,15 +260,15 @@ def step2_weights(cost: str, logpr: np.ndarray, answered: Any, rng: Any, draw_ch
         return np.exp(logpr)
     if answered is None:
         if rng is None:
-            raise ValueError("rng: cost='realized' (the guarantee of one run) needs the run's answered mask or the "
-                             "seed of its check noise; cost='expected' gives an expected cost, not a guarantee")
+            raise ValueError(
+                "rng: cost='realized' (the guarantee of one run) needs the run's answered mask or the "
+                "seed of its check noise; cost='expected' gives an expected cost, not a guarantee"
+            )
         answered = draw_check(as_generator(rng))
     answered = np.asarray(answered)
     if answered.shape != np.shape(logpr) or answered.dtype != bool:
         raise ValueError(f"answered: expected a boolean mask of shape {np.shape(logpr)} (one entry per check)")
     return answered.astype(np.float64)
-
-
 
 
 def gnmax_epsilon(
@@ -295,8 +295,15 @@ def gnmax_epsilon(
         return total_rdp_data_dependent(gnmax_logq_counts(counts, sigma), slope, grid)
 
     return account(
-        total, delta=delta, orders=orders, conversion=conversion, accountant="rdp2018", mechanism="gnmax",
-        n_queries=n, data_dependent=counts is not None, sigma=sigma,
+        total,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="rdp2018",
+        mechanism="gnmax",
+        n_queries=n,
+        data_dependent=counts is not None,
+        sigma=sigma,
     )
 
 
@@ -329,8 +336,15 @@ def lnmax_rdp_epsilon(
         return total_rdp_pure_dp(_lnmax_logq(counts, gamma, q_variant), eps, grid, q_condition)
 
     return account(
-        total, delta=delta, orders=orders, conversion=conversion, accountant="rdp2018", mechanism="lnmax",
-        n_queries=n, data_dependent=counts is not None, gamma=gamma,
+        total,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="rdp2018",
+        mechanism="lnmax",
+        n_queries=n,
+        data_dependent=counts is not None,
+        gamma=gamma,
         **({"q_condition": q_condition, "q_variant": q_variant} if counts is not None else {}),
     )
 
@@ -373,34 +387,54 @@ def confident_gnmax_epsilon(
     sigma1 = check_noise_scale("sigma1", sigma1)
     sigma2 = check_noise_scale("sigma2", sigma2)
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
-    threshold = check_threshold("threshold", threshold, 0.0,
-                                float(counts[0].sum()) if counts is not None else np.inf,
-                                "max_c n_c, the largest vote count of a query")
+    threshold = check_threshold(
+        "threshold",
+        threshold,
+        0.0,
+        float(counts[0].sum()) if counts is not None else np.inf,
+        "max_c n_c, the largest vote count of a query",
+    )
     s1, s2 = 0.5 / sigma1**2, 1.0 / sigma2**2
     common = {
-        "delta": delta, "orders": orders, "conversion": conversion, "accountant": "rdp2018",
-        "mechanism": "confident-gnmax", "n_queries": n, "threshold": threshold, "sigma1": sigma1, "sigma2": sigma2,
+        "delta": delta,
+        "orders": orders,
+        "conversion": conversion,
+        "accountant": "rdp2018",
+        "mechanism": "confident-gnmax",
+        "n_queries": n,
+        "threshold": threshold,
+        "sigma1": sigma1,
+        "sigma2": sigma2,
     }
     if counts is None:
         if cost is not None or answered is not None:
-            raise ValueError("cost: expected/realized costs need votes; with n_queries every query is charged both steps")
-        return account(lambda grid: n * (s1 + s2) * grid, data_dependent=False, cost="all_answered",
-                       expected_answered=float(n), **common)
+            raise ValueError(
+                "cost: expected/realized costs need votes; with n_queries every query is charged both steps"
+            )
+        return account(
+            lambda grid: n * (s1 + s2) * grid,
+            data_dependent=False,
+            cost="all_answered",
+            expected_answered=float(n),
+            **common,
+        )
     cost = "realized" if cost is None else check_choice("cost", cost, COSTS)
     values = np.asarray(counts.max(axis=1) if check_values is None else check_values, dtype=np.float64)
     if values.shape != (n,):
         raise ValueError(f"check_values: expected shape ({n},), got {values.shape}")
     logpr = threshold_logpr(values, threshold, sigma1)
-    weights = step2_weights(
-        cost, logpr, answered, rng, lambda gen: confident_check(values, threshold, sigma1, gen)
-    )
+    weights = step2_weights(cost, logpr, answered, rng, lambda gen: confident_check(values, threshold, sigma1, gen))
 
     def total(grid: np.ndarray) -> np.ndarray:
         step1 = total_rdp_data_dependent(threshold_logq(values, threshold, sigma1), s1, grid)
         return step1 + total_rdp_data_dependent(gnmax_logq_counts(counts, sigma2), s2, grid, weights)
 
     spent = account(
-        total, data_dependent=True, cost=cost, expected_answered=math.fsum(weights.tolist()),
-        **({"n_answered": int(weights.sum())} if cost == "realized" else {}), **common,
+        total,
+        data_dependent=True,
+        cost=cost,
+        expected_answered=math.fsum(weights.tolist()),
+        **({"n_answered": int(weights.sum())} if cost == "realized" else {}),
+        **common,
     )
     return expected_cost(spent) if cost == "expected" else spent

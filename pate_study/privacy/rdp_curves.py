@@ -374,8 +374,9 @@ def per_query_rdp(logq: np.ndarray, terms: Theorem6Terms, orders: np.ndarray, ba
     return out
 
 
-def total_rdp(logq: np.ndarray, weights: np.ndarray, orders: np.ndarray, base: np.ndarray,
-              terms: Theorem6Terms) -> np.ndarray:
+def total_rdp(
+    logq: np.ndarray, weights: np.ndarray, orders: np.ndarray, base: np.ndarray, terms: Theorem6Terms
+) -> np.ndarray:
     """Σ_i w_i · RDP_i(α) of :func:`per_query_rdp` without materialising [n_queries, n_orders].
 
     Every query with log q > −inf that the bound does not cover is charged ``base`` in one
@@ -446,7 +447,12 @@ def rdp_data_dependent(
 
 
 def total_rdp_data_dependent(
-    logq: Any, slope: float, orders: Any, weights: Any = None, *, cap_slope: float | None = None,
+    logq: Any,
+    slope: float,
+    orders: Any,
+    weights: Any = None,
+    *,
+    cap_slope: float | None = None,
     variant: str = "paper2018",
 ) -> np.ndarray:
     """Σ_queries w_i · RDP_i(α) of :func:`rdp_data_dependent` (Mironov 2017 Prop. 1), without [n_queries, n_orders].

@@ -100,8 +100,9 @@ def compose_candidates(rdp_curves: Any) -> np.ndarray:
     return np.array([math.fsum(col) for col in values.T.tolist()], dtype=np.float64)
 
 
-def selection_spent(candidates: Sequence[PrivacySpent], *, delta: float, conversion: str = "basic",
-                    warn: bool = True) -> PrivacySpent:
+def selection_spent(
+    candidates: Sequence[PrivacySpent], *, delta: float, conversion: str = "basic", warn: bool = True
+) -> PrivacySpent:
     """(ε, δ) of publishing the best of a fixed set of candidate releases: composition of all of them.
 
     Every candidate must carry an RDP curve (``rdp_or_logmgf``) on the same order grid (RDP accountants; not the
@@ -121,10 +122,20 @@ def selection_spent(candidates: Sequence[PrivacySpent], *, delta: float, convers
             raise ValueError(f"candidates[{i}]: order grid differs from candidates[0]'s; account all on one grid")
     total = compose_candidates(np.stack([s.rdp_or_logmgf for s in spent]))
     own = [float(s.epsilon) for s in spent]
-    return account(total, delta=delta, orders=grid, conversion=conversion, accountant="selection",
-                   mechanism=f"best of {len(spent)} fixed candidates (composition)", n_queries=sum(
-                       s.n_queries for s in spent), data_dependent=any(s.data_dependent for s in spent), warn=warn,
-                   n_candidates=len(spent), candidate_epsilons=own, largest_candidate_epsilon=max(own))
+    return account(
+        total,
+        delta=delta,
+        orders=grid,
+        conversion=conversion,
+        accountant="selection",
+        mechanism=f"best of {len(spent)} fixed candidates (composition)",
+        n_queries=sum(s.n_queries for s in spent),
+        data_dependent=any(s.data_dependent for s in spent),
+        warn=warn,
+        n_candidates=len(spent),
+        candidate_epsilons=own,
+        largest_candidate_epsilon=max(own),
+    )
 
 
 # ------------------------------------------------------------------------------------- random stopping
@@ -237,9 +248,18 @@ def poisson_rdp(orders: Any, rdp: Any, mu: float) -> np.ndarray:
     return _monotone(values + mu * delta_hat + math.log(mu) / (grid - 1.0))
 
 
-def random_stopping_spent(one_run: PrivacySpent, *, distribution: str, delta: float, conversion: str = "basic",
-                          eta: float | None = None, gamma: float | None = None, mean: float | None = None,
-                          mu: float | None = None, warn: bool = True) -> PrivacySpent:
+def random_stopping_spent(
+    one_run: PrivacySpent,
+    *,
+    distribution: str,
+    delta: float,
+    conversion: str = "basic",
+    eta: float | None = None,
+    gamma: float | None = None,
+    mean: float | None = None,
+    mu: float | None = None,
+    warn: bool = True,
+) -> PrivacySpent:
     """(ε, δ) of the best of a random number K of runs of ``one_run``'s mechanism (Papernot & Steinke 2022).
 
     ``distribution="truncated_negative_binomial"`` with ``eta`` and either ``gamma`` or ``mean`` (E[K]; Theorem 2);
@@ -258,12 +278,23 @@ def random_stopping_spent(one_run: PrivacySpent, *, distribution: str, delta: fl
         params: dict = {"mu": float(mu), "expected_runs": float(mu)}
     else:
         if eta is None or (gamma is None) == (mean is None):
-            raise ValueError("eta/gamma/mean: the truncated negative binomial needs eta and exactly one of gamma or "
-                             "mean")
+            raise ValueError(
+                "eta/gamma/mean: the truncated negative binomial needs eta and exactly one of gamma or mean"
+            )
         g = truncated_negative_binomial_gamma(eta, mean) if gamma is None else float(gamma)
         total = truncated_negative_binomial_rdp(grid, one_run.rdp_or_logmgf, eta, g)
         params = {"eta": float(eta), "gamma": g, "expected_runs": truncated_negative_binomial_mean(eta, g)}
-    return account(total, delta=delta, orders=grid, conversion=conversion, accountant="selection",
-                   mechanism=f"best of K ~ {distribution} runs of {one_run.mechanism} (random stopping)",
-                   n_queries=one_run.n_queries, data_dependent=one_run.data_dependent, warn=warn,
-                   one_run_epsilon=float(one_run.epsilon), distribution=distribution, **params)
+    return account(
+        total,
+        delta=delta,
+        orders=grid,
+        conversion=conversion,
+        accountant="selection",
+        mechanism=f"best of K ~ {distribution} runs of {one_run.mechanism} (random stopping)",
+        n_queries=one_run.n_queries,
+        data_dependent=one_run.data_dependent,
+        warn=warn,
+        one_run_epsilon=float(one_run.epsilon),
+        distribution=distribution,
+        **params,
+    )

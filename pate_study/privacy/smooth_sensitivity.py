@@ -216,15 +216,18 @@ def _require_conditions(sigma: float, m: int, order: float, conditions: str) -> 
     if c5 and c6:
         return
     failed = "C5" if not c5 else "C6"
-    msg = (f"sigma/order: condition {failed} of Papernot et al. 2018 (Appendix B.4.2) does not hold for "
-           f"sigma={sigma}, {m} classes, order={order}; the smooth-sensitivity bounds are not proven here")
+    msg = (
+        f"sigma/order: condition {failed} of Papernot et al. 2018 (Appendix B.4.2) does not hold for "
+        f"sigma={sigma}, {m} classes, order={order}; the smooth-sensitivity bounds are not proven here"
+    )
     if conditions == "raise":
         raise ValueError(msg + " (pass conditions='warn' or 'skip' to compute them anyway)")
     warnings.warn(msg, SmoothSensitivityConditionsWarning, stacklevel=external_stacklevel())
 
 
-def _ls_walk(counts: np.ndarray, t: int, sigma: float, order: float, logq0: float, logq1: float,
-             plateau: float) -> np.ndarray:
+def _ls_walk(
+    counts: np.ndarray, t: int, sigma: float, order: float, logq0: float, logq1: float, plateau: float
+) -> np.ndarray:
     """Algorithms 4–5 for a block of queries: local-sensitivity bounds ``[n, t]`` at distances 0..t−1.
 
     Rows start from the votes sorted in descending order. A row whose log q lies in
@@ -366,7 +369,14 @@ class SmoothSensitivityRelease:
 
 
 def smooth_sensitivity_release(
-    votes: Any, n_teachers: int, sigma: float, order: float, beta: float, sigma_ss: float, delta: float, rng: Any,
+    votes: Any,
+    n_teachers: int,
+    sigma: float,
+    order: float,
+    beta: float,
+    sigma_ss: float,
+    delta: float,
+    rng: Any,
     conditions: str = "raise",
 ) -> SmoothSensitivityRelease:
     """Release the data-dependent RDP of GNMax over all queries with GNSS (Papernot et al. 2018, §B, Thm 23).
@@ -398,7 +408,15 @@ def smooth_sensitivity_release(
     mean = rdp_total + gnss
     released = mean + ss * sigma_ss * z
     return SmoothSensitivityRelease(
-        order=float(order), rdp_data_dependent=float(rdp_total), rdp_gnss=gnss, smooth_sensitivity=ss,
-        beta=float(beta), sigma_ss=sigma_ss, released_rdp=float(released), delta=delta,
-        epsilon=float(released + conv), expected_epsilon=float(mean + conv), epsilon_std=float(ss * sigma_ss),
+        order=float(order),
+        rdp_data_dependent=float(rdp_total),
+        rdp_gnss=gnss,
+        smooth_sensitivity=ss,
+        beta=float(beta),
+        sigma_ss=sigma_ss,
+        released_rdp=float(released),
+        delta=delta,
+        epsilon=float(released + conv),
+        expected_epsilon=float(mean + conv),
+        epsilon_std=float(ss * sigma_ss),
     )

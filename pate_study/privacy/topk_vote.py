@@ -81,8 +81,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from ._validation import (check_choice, check_delta, check_fractions, check_n_queries, check_noise_scale,
-                          check_parameter)
+from ._validation import check_choice, check_delta, check_fractions, check_n_queries, check_noise_scale, check_parameter
 from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from .aggregators import (
     CONFIDENCE_RULES,
@@ -132,8 +131,10 @@ def check_probabilities(probabilities: Any, name: str = "probabilities") -> np.n
     if arr.dtype == object or np.iscomplexobj(arr) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name}: expected a real numeric array of probabilities, got dtype {arr.dtype}")
     if arr.ndim != 3 or 0 in arr.shape:
-        raise ValueError(f"{name}: expected a non-empty 3-D array [n_teachers, n_queries, n_labels] of "
-                         f"probabilities, got shape {arr.shape}")
+        raise ValueError(
+            f"{name}: expected a non-empty 3-D array [n_teachers, n_queries, n_labels] of "
+            f"probabilities, got shape {arr.shape}"
+        )
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: expected finite probabilities, found NaN or inf")
@@ -145,13 +146,14 @@ def check_probabilities(probabilities: Any, name: str = "probabilities") -> np.n
 def check_k(k: Any, n_labels: int) -> int:
     """Require an integer 1 <= k < n_labels (k = n_labels would make every teacher vote for every label)."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) < int(n_labels):
-        raise ValueError(f"k: expected an integer with 1 <= k < n_labels = {n_labels} (the number of labels each "
-                         f"teacher votes for), got {k!r}")
+        raise ValueError(
+            f"k: expected an integer with 1 <= k < n_labels = {n_labels} (the number of labels each "
+            f"teacher votes for), got {k!r}"
+        )
     return int(k)
 
 
-def check_topk_fractions(fractions: Any, k: int, n_teachers: int | None = None,
-                         name: str = "fractions") -> np.ndarray:
+def check_topk_fractions(fractions: Any, k: int, n_teachers: int | None = None, name: str = "fractions") -> np.ndarray:
     """Validate top-k vote fractions ``[n_queries, n_labels]``: in [0, 1], each row summing to k, and, with
     ``n_teachers``, multiples of 1/T. Averaged probabilities (GNThreshold's input) fail the row-sum check."""
     m = check_fractions(fractions, name=name)
@@ -160,8 +162,10 @@ def check_topk_fractions(fractions: Any, k: int, n_teachers: int | None = None,
     bad = np.abs(totals - k) > _TOTAL_ATOL * max(k, 1)
     if np.any(bad):
         row = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: expected top-{k} vote fractions (each row sums to k = {k}); row {row} sums to "
-                         f"{totals[row]:.6g}. Build them with topk_fractions(probabilities, k)")
+        raise ValueError(
+            f"{name}: expected top-{k} vote fractions (each row sums to k = {k}); row {row} sums to "
+            f"{totals[row]:.6g}. Build them with topk_fractions(probabilities, k)"
+        )
     if n_teachers is not None:
         t = check_n_queries(n_teachers, name="n_teachers")
         if np.any(np.abs(m * t - np.rint(m * t)) > _TOTAL_ATOL):
@@ -182,7 +186,7 @@ def topk_votes(probabilities: Any, k: int) -> np.ndarray:
     k = check_k(k, p.shape[2])
     votes = np.empty(p.shape, dtype=bool)
     for t in range(p.shape[0]):  # one teacher at a time: memory [n_queries, n_labels]
-        kth = -np.partition(-p[t], k - 1, axis=1)[:, k - 1:k]  # k-th largest probability per query
+        kth = -np.partition(-p[t], k - 1, axis=1)[:, k - 1 : k]  # k-th largest probability per query
         above = p[t] > kth
         tied = p[t] == kth
         need = k - np.count_nonzero(above, axis=1, keepdims=True)  # >= 1; filled by the lowest tied labels
@@ -239,8 +243,10 @@ def topk_rdp_slope(sigma: float, k: int, n_labels: int, n_teachers: int) -> floa
 def _fixed_threshold(threshold: Any, m: np.ndarray) -> np.ndarray:
     """A fixed release threshold in [0, 1] (a number or one per query), never ``"adaptive"``."""
     if threshold is None or isinstance(threshold, str):
-        raise ValueError(f"threshold: expected a fixed number (or one per query) chosen without the votes, got "
-                         f"{threshold!r}; a vote-dependent threshold is not covered by topk_epsilon")
+        raise ValueError(
+            f"threshold: expected a fixed number (or one per query) chosen without the votes, got "
+            f"{threshold!r}; a vote-dependent threshold is not covered by topk_epsilon"
+        )
     try:
         th = np.asarray(threshold, dtype=np.float64)
     except (TypeError, ValueError):
@@ -250,15 +256,17 @@ def _fixed_threshold(threshold: Any, m: np.ndarray) -> np.ndarray:
     return resolve_thresholds(m, threshold)
 
 
-def topk_release(fractions: Any, *, k: int, n_teachers: int, threshold: Any, sigma: float,
-                 rng: Any) -> MultiLabelAggregation:
+def topk_release(
+    fractions: Any, *, k: int, n_teachers: int, threshold: Any, sigma: float, rng: Any
+) -> MultiLabelAggregation:
     """Release label i iff m_i + N(0, σ²) > th on top-k vote fractions (GNThreshold, Muschiol 2021 Definition 10,
     on the votes of :func:`topk_fractions`). ``threshold``: a number, or one per query, fixed in advance."""
     m = check_topk_fractions(fractions, k, n_teachers)
     _fixed_threshold(threshold, m)
     out = gnthreshold(m, threshold, sigma, rng)
-    return dataclasses.replace(out, mechanism="topk-vote", params={**out.params, "k": int(k),
-                                                                   "n_teachers": int(n_teachers)})
+    return dataclasses.replace(
+        out, mechanism="topk-vote", params={**out.params, "k": int(k), "n_teachers": int(n_teachers)}
+    )
 
 
 # --------------------------------------------------------------- accountants
@@ -303,14 +311,27 @@ def topk_epsilon(
         return total_rdp_data_dependent(logq, slope, grid)
 
     extra = {} if m is None else {"threshold": float(np.mean(resolve_thresholds(m, threshold)))}
-    return account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
-                   mechanism="topk-vote", n_queries=n, data_dependent=m is not None, sigma=float(sigma), k=int(k),
-                   n_labels=n_lab, n_teachers=int(n_teachers),
-                   sensitivity=topk_sensitivity(k, n_lab, n_teachers), **extra)
+    return account(
+        total,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multilabel2021",
+        mechanism="topk-vote",
+        n_queries=n,
+        data_dependent=m is not None,
+        sigma=float(sigma),
+        k=int(k),
+        n_labels=n_lab,
+        n_teachers=int(n_teachers),
+        sensitivity=topk_sensitivity(k, n_lab, n_teachers),
+        **extra,
+    )
 
 
-def confidence_check_slope(sigma_confidence: float, k: int, n_labels: int, n_teachers: int,
-                           rule: str = "max", top_n: int = 4) -> float:
+def confidence_check_slope(
+    sigma_confidence: float, k: int, n_labels: int, n_teachers: int, rule: str = "max", top_n: int = 4
+) -> float:
     """RDP slope of the confidence check on top-k vote fractions: min(n_checked, 2·min(k, n − k))/(2T²σ_c²),
     n_checked = 1 for ``"max"`` and min(top_n, n) for ``"printed"`` (module docstring; Mironov 2017 Prop. 7)."""
     sc = check_noise_scale("sigma_confidence", sigma_confidence)
@@ -324,17 +345,29 @@ def confidence_check_slope(sigma_confidence: float, k: int, n_labels: int, n_tea
     return min(n_checked, 2 * min(k, n - k)) / (2.0 * t**2 * sc**2)
 
 
-def confident_topk_release(fractions: Any, *, k: int, n_teachers: int, threshold: Any, sigma: float,
-                           confidence_threshold: float, sigma_confidence: float, rng: Any, rule: str = "max",
-                           top_n: int = 4) -> MultiLabelAggregation:
+def confident_topk_release(
+    fractions: Any,
+    *,
+    k: int,
+    n_teachers: int,
+    threshold: Any,
+    sigma: float,
+    confidence_threshold: float,
+    sigma_confidence: float,
+    rng: Any,
+    rule: str = "max",
+    top_n: int = 4,
+) -> MultiLabelAggregation:
     """Confident-GNThreshold (Muschiol 2021 Definition 12, :func:`~pate_study.privacy.aggregators.confident_gnthreshold`)
     on top-k vote fractions: the check's noise is drawn first, then the labels' noise for every query."""
     m = check_topk_fractions(fractions, k, n_teachers)
     _fixed_threshold(threshold, m)
-    out = confident_gnthreshold(m, threshold, sigma, confidence_threshold, sigma_confidence, rng, rule=rule,
-                                top_n=top_n)
-    return dataclasses.replace(out, mechanism="confident-topk-vote",
-                               params={**out.params, "k": int(k), "n_teachers": int(n_teachers)})
+    out = confident_gnthreshold(
+        m, threshold, sigma, confidence_threshold, sigma_confidence, rng, rule=rule, top_n=top_n
+    )
+    return dataclasses.replace(
+        out, mechanism="confident-topk-vote", params={**out.params, "k": int(k), "n_teachers": int(n_teachers)}
+    )
 
 
 def confident_topk_epsilon(
@@ -377,28 +410,61 @@ def confident_topk_epsilon(
         n_lab = check_n_queries(n_labels, name="n_labels")
     slope = topk_rdp_slope(sigma, k, n_lab, n_teachers)
     slope_c = confidence_check_slope(sigma_confidence, k, n_lab, n_teachers, rule, top_n)
-    params = dict(sigma=float(sigma), sigma_confidence=float(sigma_confidence), confidence_threshold=thc, rule=rule,
-                  top_n=top_n, k=int(k), n_labels=n_lab, n_teachers=int(n_teachers))
+    params = dict(
+        sigma=float(sigma),
+        sigma_confidence=float(sigma_confidence),
+        confidence_threshold=thc,
+        rule=rule,
+        top_n=top_n,
+        k=int(k),
+        n_labels=n_lab,
+        n_teachers=int(n_teachers),
+    )
     if m is None:
-        return account(lambda grid: n * rdp_linear_data_independent(slope + slope_c, grid), delta=delta,
-                       orders=orders, conversion=conversion, accountant="multilabel2021",
-                       mechanism="confident-topk-vote", n_queries=n, data_dependent=False, cost="all_answered",
-                       **params)
+        return account(
+            lambda grid: n * rdp_linear_data_independent(slope + slope_c, grid),
+            delta=delta,
+            orders=orders,
+            conversion=conversion,
+            accountant="multilabel2021",
+            mechanism="confident-topk-vote",
+            n_queries=n,
+            data_dependent=False,
+            cost="all_answered",
+            **params,
+        )
     m = check_topk_fractions(m, k, n_teachers)
     th = _fixed_threshold(threshold, m)
     logpr, log_not = confidence_logpr(m, th, thc, sigma_confidence, rule, top_n)
-    weights = step2_weights(cost, logpr, answered, rng, lambda gen: confident_gnthreshold_check(
-        m, th, thc, float(sigma_confidence), rule, top_n, gen))
+    weights = step2_weights(
+        cost,
+        logpr,
+        answered,
+        rng,
+        lambda gen: confident_gnthreshold_check(m, th, thc, float(sigma_confidence), rule, top_n, gen),
+    )
     log_check_q = np.minimum(logpr, log_not)
     logq = multilabel_logq(m, th, sigma)
 
     def total(grid: np.ndarray) -> np.ndarray:
-        return (total_rdp_data_dependent(log_check_q, slope_c, grid)
-                + total_rdp_data_dependent(logq, slope, grid, weights))
+        return total_rdp_data_dependent(log_check_q, slope_c, grid) + total_rdp_data_dependent(
+            logq, slope, grid, weights
+        )
 
-    spent = account(total, delta=delta, orders=orders, conversion=conversion, accountant="multilabel2021",
-                    mechanism="confident-topk-vote", n_queries=n, data_dependent=True, cost=cost,
-                    expected_answered=math.fsum(weights.tolist()), threshold=float(np.mean(th)), **params)
+    spent = account(
+        total,
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multilabel2021",
+        mechanism="confident-topk-vote",
+        n_queries=n,
+        data_dependent=True,
+        cost=cost,
+        expected_answered=math.fsum(weights.tolist()),
+        threshold=float(np.mean(th)),
+        **params,
+    )
     return expected_cost(spent) if cost == "expected" else spent
 
 
@@ -458,21 +524,30 @@ def gaussian_composition_epsilon(spent: PrivacySpent) -> float:
     return gaussian_epsilon(spent.delta, math.sqrt(2.0 * float(rho[0])))
 
 
-def topk_exact_epsilon(*, k: int, n_labels: int, n_teachers: int, sigma: float, delta: float,
-                       n_queries: int) -> float:
+def topk_exact_epsilon(*, k: int, n_labels: int, n_teachers: int, sigma: float, delta: float, n_queries: int) -> float:
     """Exact ε at δ of ``n_queries`` composed Gaussian mechanisms on the top-k vote fractions: μ = √N·Δ₂/σ
     (Dong, Roth & Su 2019 Cor. 2), ε from :func:`gaussian_epsilon` (Balle & Wang 2018 Thm 8). A valid, tighter
     data-independent guarantee for the thresholded release (post-processing)."""
     n = check_n_queries(n_queries)
     mu = math.sqrt(n) * topk_sensitivity(k, n_labels, n_teachers) / check_noise_scale("sigma", sigma)
     if not math.isfinite(mu * mu):
-        raise ValueError(f"sigma/n_queries: sigma={sigma!r} over {float(n):.3g} queries gives a composed Gaussian "
-                         f"with sqrt(N)·Δ₂/σ = {mu:.3g}, whose ε exceeds the float range")
+        raise ValueError(
+            f"sigma/n_queries: sigma={sigma!r} over {float(n):.3g} queries gives a composed Gaussian "
+            f"with sqrt(N)·Δ₂/σ = {mu:.3g}, whose ε exceeds the float range"
+        )
     return gaussian_epsilon(delta, mu)
 
 
-def binary_topk_epsilon(*, sigma: float, delta: float, k: int, n_labels: int, n_queries: int,
-                        orders: Any = "paper2018", conversion: str = "basic") -> PrivacySpent:
+def binary_topk_epsilon(
+    *,
+    sigma: float,
+    delta: float,
+    k: int,
+    n_labels: int,
+    n_queries: int,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+) -> PrivacySpent:
     """Data-independent (ε, δ) of Binary voting (Dziedzic et al. 2023; :func:`~pate_study.privacy.multiwinner.binary_pate`)
     fed :func:`topk_votes`: σ on each of the counts (T − p_i, p_i), one teacher moves each changed label's pair by
     (±1, ∓1) and changes at most 2·min(k, n − k) labels, so ℓ2 sensitivity² 4·min(k, n − k) and RDP
@@ -482,9 +557,19 @@ def binary_topk_epsilon(*, sigma: float, delta: float, k: int, n_labels: int, n_
     k = check_k(k, n_lab)
     n = check_n_queries(n_queries)
     slope = 2.0 * min(k, n_lab - k) / sigma**2
-    return account(lambda grid: n * rdp_linear_data_independent(slope, grid), delta=delta, orders=orders,
-                   conversion=conversion, accountant="multiwinner2023", mechanism="binary-topk", n_queries=n,
-                   data_dependent=False, sigma=sigma, k=k, n_labels=n_lab)
+    return account(
+        lambda grid: n * rdp_linear_data_independent(slope, grid),
+        delta=delta,
+        orders=orders,
+        conversion=conversion,
+        accountant="multiwinner2023",
+        mechanism="binary-topk",
+        n_queries=n,
+        data_dependent=False,
+        sigma=sigma,
+        k=k,
+        n_labels=n_lab,
+    )
 
 
 # ------------------------------------------------- exact enumeration (tests, audits)
@@ -498,8 +583,9 @@ def topk_vote_grid(n_teachers: int, n_labels: int, k: int) -> tuple[np.ndarray, 
     k = check_k(k, n)
     n_sets = math.comb(n, k)
     if math.comb(n_sets + t - 1, t) > 50_000:  # checked before anything is enumerated
-        raise ValueError(f"n_teachers/n_labels/k: too many vote configurations to enumerate "
-                         f"(C({n_sets} + {t} - 1, {t}) > 50000)")
+        raise ValueError(
+            f"n_teachers/n_labels/k: too many vote configurations to enumerate (C({n_sets} + {t} - 1, {t}) > 50000)"
+        )
     sets = np.array([[i in c for i in range(n)] for c in itertools.combinations(range(n), k)], dtype=np.int64)
     profiles = list(itertools.combinations_with_replacement(range(len(sets)), t))
     counts = np.array([sets[list(p)].sum(axis=0) for p in profiles])

@@ -52,6 +52,7 @@ Replicates that are models (seeds of a student, a teacher) are more members of t
 replicate at all is :func:`pate_study.reporting.uncertainty.unreplicated` (inconclusive, the source named). Privacy
 numbers computed from fixed inputs are :func:`pate_study.reporting.uncertainty.exact`.
 """
+
 from __future__ import annotations
 
 import math
@@ -165,17 +166,20 @@ class Claim:
             target = f"{'≠' if self.negated else '='} {b:g}{pm}"
         elif self.kind == "range":
             hu = self.tolerance_upper
-            target = (f"{'outside' if self.negated else 'in'} [{b:g}, {float(self.upper):g}]"
-                      + (f" widened by {h:g} / {hu:g} (printed precision)" if h or hu else ""))
+            target = f"{'outside' if self.negated else 'in'} [{b:g}, {float(self.upper):g}]" + (
+                f" widened by {h:g} / {hu:g} (printed precision)" if h or hu else ""
+            )
         else:
-            target = f"{'>' if self.side == 'above' else '<'} {b:g}{pm}" + (" at every step"
-                                                                           if self.kind == "every-step" else "")
-        return (f"{self.quantity} {target}: agrees / differs only when the whole interval is on one side, else "
-                "inconclusive")
+            target = f"{'>' if self.side == 'above' else '<'} {b:g}{pm}" + (
+                " at every step" if self.kind == "every-step" else ""
+            )
+        return (
+            f"{self.quantity} {target}: agrees / differs only when the whole interval is on one side, else inconclusive"
+        )
 
 
 def _side(claim: Claim, estimate: Estimate) -> str:
-    """"agrees", "differs" or "inconclusive" for one estimate against one claim's band (see the module)."""
+    """ "agrees", "differs" or "inconclusive" for one estimate against one claim's band (see the module)."""
     lo, hi = claim.band()
     if claim.kind in ("level", "range"):
         inside, outside = ("agrees", "differs") if not claim.negated else ("differs", "agrees")
@@ -185,8 +189,11 @@ def _side(claim: Claim, estimate: Estimate) -> str:
             return outside
         return "inconclusive"
     b, h = float(claim.boundary), claim.tolerance
-    beyond, against = (estimate.low > b + h, estimate.high < b - h) if claim.side == "above" else \
-        (estimate.high < b - h, estimate.low > b + h)
+    beyond, against = (
+        (estimate.low > b + h, estimate.high < b - h)
+        if claim.side == "above"
+        else (estimate.high < b - h, estimate.low > b + h)
+    )
     return "agrees" if beyond else ("differs" if against else "inconclusive")
 
 
@@ -205,9 +212,15 @@ def judge(claim: Claim, estimate: Estimate | Sequence[Estimate] | None, *, note:
     sides = [_side(claim, e) for e in steps]
     outcome = "differs" if "differs" in sides else ("inconclusive" if "inconclusive" in sides else "agrees")
     evidence = "; ".join(e.render() for e in steps) if len(steps) > 1 else steps[0].render()
-    reason = "" if outcome == "agrees" else (
-        f"ours {evidence}" + (f" ({note})" if note else "")
-        + ("" if len(steps) == 1 else f"; per step: {', '.join(sides)}"))
+    reason = (
+        ""
+        if outcome == "agrees"
+        else (
+            f"ours {evidence}"
+            + (f" ({note})" if note else "")
+            + ("" if len(steps) == 1 else f"; per step: {', '.join(sides)}")
+        )
+    )
     return Verdict(outcome, rule, reason, estimate=steps[0] if len(steps) == 1 else None, evidence=evidence)
 
 
@@ -218,13 +231,21 @@ def analytic(claim: Claim, holds: bool, derivation: str, *, illustration: Estima
     ``"analytic"``, so it is never counted as evidence; ``illustration``: our run's number, shown, not judged."""
     rule = f"analytic: {claim.quantity} {'>' if claim.side == 'above' else '<'} {float(claim.boundary):g} for any data"
     reason = f"analytic: holds for any data: {derivation}"
-    return Verdict("agrees" if holds else "differs", rule, reason, basis="analytic",
-                   evidence=f"illustration, not evidence: {illustration.render()}" if illustration else "")
+    return Verdict(
+        "agrees" if holds else "differs",
+        rule,
+        reason,
+        basis="analytic",
+        evidence=f"illustration, not evidence: {illustration.render()}" if illustration else "",
+    )
 
 
 def source_inconsistency(claim: Claim, explanation: str) -> Verdict:
     """A claim whose printed numbers contradict the source's own stated setting: *not comparable*, labelled "the
     source's own inconsistency" (basis ``"source inconsistency"``): not a *differs* of ours."""
-    return Verdict("not comparable", f"the source's numbers checked against its own stated setting: {claim.quantity}",
-                   f"the source's own inconsistency, not a difference of ours: {explanation}",
-                   basis="source inconsistency")
+    return Verdict(
+        "not comparable",
+        f"the source's numbers checked against its own stated setting: {claim.quantity}",
+        f"the source's own inconsistency, not a difference of ours: {explanation}",
+        basis="source inconsistency",
+    )

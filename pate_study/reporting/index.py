@@ -4,6 +4,7 @@
 recorded scalars (:mod:`pate_study.reporting.outputs`) into the index; ``check_outputs`` is what the tests use to
 keep registry and files in step.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,10 +23,15 @@ def existing_outputs(figures_dir: Path = FIGURES_DIR) -> set[str]:
     """Figure and table files ``<stem>/<file>`` under ``figures_dir`` (relative paths), sidecars and scalars excluded;
     the outputs of profiles other than paper (``<stem>/<profile>/``, e.g. a GPU run) are not registry results."""
     figures_dir = Path(figures_dir)
-    return {p.relative_to(figures_dir).as_posix() for p in figures_dir.rglob("*")
-            if p.is_file() and p.name.endswith(OUTPUT_SUFFIXES) and p.name != "INDEX.md"
-            and len(p.relative_to(figures_dir).parts) == 2  # <stem>/<file>: other profiles' subfolders are not results
-            and not any(part.startswith(".") for part in p.relative_to(figures_dir).parts)}  # skip staging
+    return {
+        p.relative_to(figures_dir).as_posix()
+        for p in figures_dir.rglob("*")
+        if p.is_file()
+        and p.name.endswith(OUTPUT_SUFFIXES)
+        and p.name != "INDEX.md"
+        and len(p.relative_to(figures_dir).parts) == 2  # <stem>/<file>: other profiles' subfolders are not results
+        and not any(part.startswith(".") for part in p.relative_to(figures_dir).parts)
+    }  # skip staging
 
 
 def check_outputs(items: list[Item], figures_dir: Path = FIGURES_DIR) -> tuple[list[str], list[str]]:
@@ -79,8 +85,9 @@ def verdict_cell(item: Item, scalars: dict) -> str:
     basis = f" ({ours['verdict_basis']})" if ours.get("verdict_basis") else ""
     reason = f": {ours['verdict_reason']}" if ours.get("verdict_reason") else ""
     interval = f"; ours: {ours['verdict_estimate']}" if ours.get("verdict_estimate") else ""
-    return (f"**{ours['verdict']}**{basis}{reason}{interval} (rule: {ours.get('verdict_rule', '')})"
-            .replace("|", "\\|").replace("\n", " "))
+    return f"**{ours['verdict']}**{basis}{reason}{interval} (rule: {ours.get('verdict_rule', '')})".replace(
+        "|", "\\|"
+    ).replace("\n", " ")
 
 
 def missing_verdicts(items: list[Item], figures_dir: Path = FIGURES_DIR) -> list[str]:
@@ -138,9 +145,20 @@ def index_markdown(items: list[Item], figures_dir: Path = FIGURES_DIR) -> str:
     for item in items:
         outputs = " ".join(f"[{Path(o).suffix[1:]}]({o})" for o in item.outputs)
         scalars = scalars_by_notebook.get(item.notebook or "", {})
-        row = [item.id, item.label, item.kind, item.notebook or "", item.status, outputs,
-               _provenance_cell(item, figures_dir), paper_vs_ours(item, scalars), verdict_cell(item, scalars)]
-        lines.append("| " + " | ".join(str(c).replace("|", "\\|") if i < 5 else str(c) for i, c in enumerate(row)) + " |")
+        row = [
+            item.id,
+            item.label,
+            item.kind,
+            item.notebook or "",
+            item.status,
+            outputs,
+            _provenance_cell(item, figures_dir),
+            paper_vs_ours(item, scalars),
+            verdict_cell(item, scalars),
+        ]
+        lines.append(
+            "| " + " | ".join(str(c).replace("|", "\\|") if i < 5 else str(c) for i, c in enumerate(row)) + " |"
+        )
     lines += ["", "Documents: " + "; ".join(f"`{k}` = {v}" for k, v in DOCUMENTS.items()) + "."]
     return "\n".join(lines) + "\n"
 

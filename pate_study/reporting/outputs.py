@@ -20,6 +20,7 @@ Files are written to a temporary name and renamed, so an interrupted run never l
   last-place difference from floating-point summation order never changes a committed file (Markdown tables
   show ``{:.6g}`` for reading; the CSV is the exact record).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -71,11 +72,17 @@ def current_commit(repo: Path = REPO_ROOT) -> str:
     """Short commit hash of ``repo``, with ``+dirty`` when tracked files outside ``figures/`` differ from it;
     ``unknown`` outside git."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True,
-                                text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
         # the outputs themselves (figures/) do not make the code dirty: a run rewrites them as it goes
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures"],
-                               cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + ("+dirty" if dirty else "")
@@ -107,8 +114,11 @@ def lock_record(lock: Path = LOCK_FILE) -> dict:
         return {"file": None}
     text = Path(lock).read_text(encoding="utf-8")
     pins = dict(m.groups() for m in map(_PIN.match, text.splitlines()) if m)
-    differs = [f"{name} installed {_installed(name) or 'not at all'}, locked {version}"
-               for name, version in sorted(pins.items()) if _installed(name) != version]
+    differs = [
+        f"{name} installed {_installed(name) or 'not at all'}, locked {version}"
+        for name, version in sorted(pins.items())
+        if _installed(name) != version
+    ]
     return {"file": Path(lock).name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "differs": differs}
 
 
@@ -136,8 +146,12 @@ def blas_record() -> dict:
     except (KeyError, TypeError, AttributeError):
         record = {"numpy": "unknown"}
     if threadpoolctl is not None:
-        record["loaded"] = sorted({" ".join(str(lib.get(k)) for k in ("internal_api", "version", "architecture")
-                                            if lib.get(k)) for lib in threadpoolctl.threadpool_info()})
+        record["loaded"] = sorted(
+            {
+                " ".join(str(lib.get(k)) for k in ("internal_api", "version", "architecture") if lib.get(k))
+                for lib in threadpoolctl.threadpool_info()
+            }
+        )
     return record
 
 
@@ -145,10 +159,15 @@ def run_environment() -> dict:
     """What besides code, data and seed decides an output's bytes: Python, the packages that compute numbers
     (:data:`NUMERIC_PACKAGES`), the lock (:func:`lock_record`), the processor and the BLAS. Recorded in every
     provenance sidecar (docs/reproducibility.md says which of them must match for identical bytes)."""
-    return {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
-            "packages": {name: _installed(name) for name in NUMERIC_PACKAGES if _installed(name)},
-            "lock": _lock_record_once(), "processor": processor_model(), "blas": blas_record(),
-            "torch_blas": _torch_blas()}
+    return {
+        "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "packages": {name: _installed(name) for name in NUMERIC_PACKAGES if _installed(name)},
+        "lock": _lock_record_once(),
+        "processor": processor_model(),
+        "blas": blas_record(),
+        "torch_blas": _torch_blas(),
+    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -236,12 +255,16 @@ def notebook_parameters(namespace: dict) -> dict:
     provenance records every papermill parameter, including those a profile leaves at their defaults.
     """
     plain = (bool, int, float, str, list, tuple, dict, type(None))
-    return {name: _json_ready(value) for name, value in namespace.items()
-            if not name.startswith("_") and name not in IPYTHON_NAMES and isinstance(value, plain)}
+    return {
+        name: _json_ready(value)
+        for name, value in namespace.items()
+        if not name.startswith("_") and name not in IPYTHON_NAMES and isinstance(value, plain)
+    }
 
 
 def markdown_table(frame, float_format: str = "{:.6g}") -> str:
     """A GitHub-flavoured Markdown table of a pandas DataFrame (index dropped)."""
+
     def cell(v: Any) -> str:
         if isinstance(v, float):
             return "" if math.isnan(v) else float_format.format(v)
@@ -265,8 +288,16 @@ def interactive_output_dir(output_dir: Path, figures_dir: Path = FIGURES_DIR, bu
 class NotebookOutputs:
     """Saves a notebook's figures, tables and scalars under ``output_dir``, stamped with provenance."""
 
-    def __init__(self, notebook: str, output_dir: str | os.PathLike, *, profile: str, seed: int,
-                 parameters: dict | None = None, date: str | None = None):
+    def __init__(
+        self,
+        notebook: str,
+        output_dir: str | os.PathLike,
+        *,
+        profile: str,
+        seed: int,
+        parameters: dict | None = None,
+        date: str | None = None,
+    ):
         if not notebook:
             raise ValueError("notebook must be the notebook's stem, e.g. '00_dp_primer'")
         self.notebook = notebook
@@ -274,7 +305,9 @@ class NotebookOutputs:
         self.profile = str(profile)
         self.seed = int(seed)
         self.parameters = _json_ready(dict(parameters or {}))
-        if session.in_kernel() and session.runner_profile() is None:  # JupyterLab, not make figures: say so on every output
+        if (
+            session.in_kernel() and session.runner_profile() is None
+        ):  # JupyterLab, not make figures: say so on every output
             self.parameters["requested_profile"] = self.profile
             self.profile = session.INTERACTIVE_PROFILE
             self.output_dir = interactive_output_dir(self.output_dir)
@@ -286,14 +319,17 @@ class NotebookOutputs:
     def provenance(self, data: str) -> Provenance:
         if not data:
             raise ValueError("data must describe the data behind the output (e.g. 'analytic (no data)')")
-        return Provenance(self.notebook, self.profile, self.seed, data, self.commit, self.date, self.parameters,
-                          run_environment())
+        return Provenance(
+            self.notebook, self.profile, self.seed, data, self.commit, self.date, self.parameters, run_environment()
+        )
 
     def _write_sidecar(self, name: str, ids: list[str], files: Iterable[Path], provenance: Provenance) -> Path:
         record = {"items": ids, "files": sorted(p.name for p in files), **asdict(provenance)}
         return atomic_write_text(self.output_dir / f"{name}{PROVENANCE_SUFFIX}", json.dumps(record, indent=2) + "\n")
 
-    def save_figure(self, fig, item_ids: str | Sequence[str], *, data: str, description: str | None = None) -> list[Path]:
+    def save_figure(
+        self, fig, item_ids: str | Sequence[str], *, data: str, description: str | None = None
+    ) -> list[Path]:
         """Save ``fig`` as ``<first id>.png`` and ``.pdf`` with the provenance stamp drawn beneath it.
 
         ``description`` is the figure's alternative text (screen readers, the HTML's ``<img alt>``, the PNG's
@@ -311,19 +347,26 @@ class NotebookOutputs:
         for fmt in FIGURE_FORMATS:
             target = self.output_dir / f"{ids[0]}.{fmt}"
             metadata = {"CreationDate": None, "Subject": alt} if fmt == "pdf" else {"Description": alt}
-            atomic_write(target, lambda tmp, fmt=fmt, metadata=metadata: fig.savefig(
-                tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata))
+            atomic_write(
+                target,
+                lambda tmp, fmt=fmt, metadata=metadata: fig.savefig(
+                    tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata
+                ),
+            )
             files.append(target)
         self._write_sidecar(ids[0], ids, files, provenance)
         logger.info("saved figure %s -> %s", ids, [f.name for f in files])
         return files
 
-    def save_table(self, frame, item_ids: str | Sequence[str], *, data: str, float_format: str = "{:.6g}") -> list[Path]:
+    def save_table(
+        self, frame, item_ids: str | Sequence[str], *, data: str, float_format: str = "{:.6g}"
+    ) -> list[Path]:
         """Save a DataFrame as ``<first id>.csv`` and ``.md`` (the Markdown ends with the provenance stamp)."""
         ids = _as_id_list(item_ids)
         provenance = self.provenance(data)
-        csv_path = atomic_write(self.output_dir / f"{ids[0]}.csv",
-                                lambda tmp: fixed_precision_frame(frame).to_csv(tmp, index=False))
+        csv_path = atomic_write(
+            self.output_dir / f"{ids[0]}.csv", lambda tmp: fixed_precision_frame(frame).to_csv(tmp, index=False)
+        )
         md_text = markdown_table(frame, float_format) + f"\n<sub>{provenance.stamp()}</sub>\n"
         md_path = atomic_write_text(self.output_dir / f"{ids[0]}.md", md_text)
         self._write_sidecar(ids[0], ids, [csv_path, md_path], provenance)
@@ -337,8 +380,13 @@ class NotebookOutputs:
         path = self.output_dir / SCALARS_FILE
         scalars = read_scalars(self.output_dir) if path.exists() else {}
         scalars.setdefault(key, {}).update(_json_ready(values, rounded=True))
-        scalars["_provenance"] = {"notebook": self.notebook, "profile": self.profile, "seed": self.seed,
-                                  "commit": self.commit, "date": self.date}
+        scalars["_provenance"] = {
+            "notebook": self.notebook,
+            "profile": self.profile,
+            "seed": self.seed,
+            "commit": self.commit,
+            "date": self.date,
+        }
         atomic_write_text(path, json.dumps(scalars, indent=2, sort_keys=True) + "\n")
         return values
 
@@ -408,7 +456,7 @@ def show_findings(findings: str | Sequence[str]) -> str:
     else:
         text = "\n".join(line if line.lstrip().startswith(("*", "-", "#")) else f"* {line}" for line in findings)
     try:
-        from IPython.display import Markdown, display  # IPython is there only inside a kernel, the one place this displays
+        from IPython.display import Markdown, display  # IPython is there only inside a kernel, where this displays
     except ImportError:
         logger.info("%s", text)
         return text

@@ -1,4 +1,5 @@
 """One visual style for every figure, and small plotting helpers shared by the notebooks."""
+
 from __future__ import annotations
 
 import matplotlib
@@ -12,8 +13,16 @@ PALETTE = "colorblind"
 def use_style() -> None:
     """Apply the project's style (seaborn 'whitegrid', colour-blind palette, readable sizes)."""
     sns.set_theme(style="whitegrid", palette=PALETTE, context="notebook")
-    matplotlib.rcParams.update({"figure.figsize": (6.4, 4.0), "figure.dpi": 100, "savefig.dpi": 150,
-                                "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9})
+    matplotlib.rcParams.update(
+        {
+            "figure.figsize": (6.4, 4.0),
+            "figure.dpi": 100,
+            "savefig.dpi": 150,
+            "axes.titlesize": 11,
+            "axes.labelsize": 10,
+            "legend.fontsize": 9,
+        }
+    )
 
 
 def reference_line(ax, value: float, label: str, *, color: str = "tab:red") -> None:
@@ -21,8 +30,18 @@ def reference_line(ax, value: float, label: str, *, color: str = "tab:red") -> N
     ax.axhline(value, ls="--", lw=1.2, color=color, label=label)
 
 
-def box_by_level(ax, frame, column: str, order, *, xlabel: str, ylabel: str, title: str | None = None,
-                 jitter: float = 0.15, jitter_seed: int = 0) -> None:
+def box_by_level(
+    ax,
+    frame,
+    column: str,
+    order,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    jitter: float = 0.15,
+    jitter_seed: int = 0,
+) -> None:
     """Box plot of ``column`` per noise level with the individual students overlaid (the sources' Figs 8-15).
 
     The students are drawn with a horizontal jitter from a seeded generator (seaborn's ``stripplot`` draws it
@@ -33,8 +52,14 @@ def box_by_level(ax, frame, column: str, order, *, xlabel: str, ylabel: str, tit
     position = {level: i for i, level in enumerate(order)}  # seaborn puts category i at x = i
     shown = frame[frame["level"].isin(position)]
     offsets = np.random.default_rng(jitter_seed).uniform(-jitter, jitter, len(shown))
-    ax.scatter(shown["level"].map(position).to_numpy(dtype=float) + offsets, shown[column], s=9, color="0.25",
-               zorder=3, linewidths=0)
+    ax.scatter(
+        shown["level"].map(position).to_numpy(dtype=float) + offsets,
+        shown[column],
+        s=9,
+        color="0.25",
+        zorder=3,
+        linewidths=0,
+    )
     ax.set(xlabel=xlabel, ylabel=ylabel)
     if title:
         ax.set_title(title)
@@ -45,12 +70,22 @@ def compact_ticks(ax, axis: str = "x", nbins: int = 5) -> None:
     narrow ranges never run into each other."""
     target = ax.xaxis if axis == "x" else ax.yaxis
     target.set_major_locator(MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]))
-    target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.6g}".replace("-", "−")
-                                             if abs(value) > 1e-12 else "0"))
+    target.set_major_formatter(
+        FuncFormatter(lambda value, _: f"{value:.6g}".replace("-", "−") if abs(value) > 1e-12 else "0")
+    )
 
 
-def hist_with_atoms(ax, samples, atoms, *, bins: int = 60, atol: float = 1e-9, color: str = "tab:blue",
-                    atom_color: str = "tab:red", label: str | None = None) -> dict:
+def hist_with_atoms(
+    ax,
+    samples,
+    atoms,
+    *,
+    bins: int = 60,
+    atol: float = 1e-9,
+    color: str = "tab:blue",
+    atom_color: str = "tab:red",
+    label: str | None = None,
+) -> dict:
     """A histogram of a distribution with point masses (atoms), where the atoms do not swamp the rest.
 
     The samples within ``atol`` of an atom are drawn as stems on a second y-axis (probability mass, labelled with
@@ -70,8 +105,14 @@ def hist_with_atoms(ax, samples, atoms, *, bins: int = 60, atol: float = 1e-9, c
     if interior.size:
         edges = np.linspace(interior.min(), interior.max(), bins + 1)
         weights = np.full(interior.size, 1.0 / (samples.size * (edges[1] - edges[0])))
-        ax.hist(interior, bins=edges, weights=weights, color=color, alpha=0.8,
-                label=label or f"continuous part (mass {continuous:.3f})")
+        ax.hist(
+            interior,
+            bins=edges,
+            weights=weights,
+            color=color,
+            alpha=0.8,
+            label=label or f"continuous part (mass {continuous:.3f})",
+        )
     low, high = (float(np.min(atoms)), float(np.max(atoms))) if atoms.size else (samples.min(), samples.max())
     low, high = min(low, samples.min()), max(high, samples.max())
     pad = 0.08 * (high - low or 1.0)  # room for the atoms' labels at the edges
@@ -82,8 +123,15 @@ def hist_with_atoms(ax, samples, atoms, *, bins: int = 60, atol: float = 1e-9, c
     for atom, mass in masses.items():
         mass_axis.vlines(atom, 0, mass, color=atom_color, lw=2)
         mass_axis.plot([atom], [mass], "o", color=atom_color)
-        mass_axis.annotate(f"{mass:.3f}", (atom, mass), textcoords="offset points", xytext=(0, 5), ha="center",
-                           fontsize=8, color=atom_color)
+        mass_axis.annotate(
+            f"{mass:.3f}",
+            (atom, mass),
+            textcoords="offset points",
+            xytext=(0, 5),
+            ha="center",
+            fontsize=8,
+            color=atom_color,
+        )
     mass_axis.set_ylim(0, max([*masses.values(), 1e-3]) * 1.25)
     mass_axis.set_ylabel("probability mass at the atoms", color=atom_color)
     return {**masses, "continuous": continuous}

@@ -6,6 +6,7 @@ source prints (``published``), so every regenerated table can show "paper" besid
 
 The index of regenerated outputs (``figures/INDEX.md``) is built from it in :mod:`pate_study.reporting.index`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -79,10 +80,20 @@ def _validate_entry(entry: Any, position: int, source: Path) -> Item:
     bad = [o for o in outputs if not o.endswith(OUTPUT_SUFFIXES)]
     if bad:
         raise ValueError(f"{where} ({entry['id']}): outputs {bad} must end with one of {OUTPUT_SUFFIXES}")
-    return Item(id=entry["id"], document=entry["document"], label=str(entry["label"]), type=entry["type"],
-                kind=entry["kind"], caption=str(entry["caption"]), same_as=tuple(entry["same_as"] or ()),
-                notebook=entry["notebook"], outputs=outputs, status=entry["status"],
-                published=entry.get("published") or {}, notes=str(entry.get("notes") or ""))
+    return Item(
+        id=entry["id"],
+        document=entry["document"],
+        label=str(entry["label"]),
+        type=entry["type"],
+        kind=entry["kind"],
+        caption=str(entry["caption"]),
+        same_as=tuple(entry["same_as"] or ()),
+        notebook=entry["notebook"],
+        outputs=outputs,
+        status=entry["status"],
+        published=entry.get("published") or {},
+        notes=str(entry.get("notes") or ""),
+    )
 
 
 def load_registry(path: Path = REGISTRY_FILE) -> list[Item]:

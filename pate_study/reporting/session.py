@@ -19,6 +19,7 @@ Imported by ``pate_study/__init__.py`` only when an IPython kernel is running, s
   own stderr, which the runner's terminal shows while the notebook runs; they stay out of the executed notebook,
   so its copy is the same on every run.
 """
+
 from __future__ import annotations
 
 import logging
@@ -110,7 +111,8 @@ def install_alt_text(shell=None) -> bool:
         if not in_kernel():
             return False
         shell = sys.modules["IPython"].get_ipython()
-    from matplotlib.figure import Figure  # matplotlib only when a kernel installs the hook: `import pate_study` stays light
+    # matplotlib only when a kernel installs the hook: `import pate_study` stays light
+    from matplotlib.figure import Figure  # matplotlib only here: `import pate_study` stays light
 
     png = shell.display_formatter.formatters["image/png"]
     try:

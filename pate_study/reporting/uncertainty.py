@@ -26,6 +26,7 @@ A source behind the number that was *not* replicated is named in ``unreplicated`
 an unbounded interval (``low = -inf``, ``high = +inf``): every claim on it is inconclusive, never decided inside
 noise that was not measured.
 """
+
 from __future__ import annotations
 
 import math
@@ -102,27 +103,49 @@ class Estimate:
                 text = f"{interval} over {self.n_boot} bootstrap resamples of {what} (percentile, {level})"
             else:
                 replicated = ", ".join(s for s in self.sources if s != TEST_SET) or "no source"
-                boot = (f" and {self.n_boot} bootstrap resamples of {TEST_SET}"
-                        if self.method == "t-interval + percentile bootstrap" else "")
-                text = (f"{interval} over {self.n_replicates} replicate{'s' if self.n_replicates != 1 else ''} of "
-                        f"{replicated}{boot} ({self.method}, {level})")
+                boot = (
+                    f" and {self.n_boot} bootstrap resamples of {TEST_SET}"
+                    if self.method == "t-interval + percentile bootstrap"
+                    else ""
+                )
+                text = (
+                    f"{interval} over {self.n_replicates} replicate{'s' if self.n_replicates != 1 else ''} of "
+                    f"{replicated}{boot} ({self.method}, {level})"
+                )
         if self.unreplicated:
             text += f"; not replicated: {', '.join(self.unreplicated)}"
         return text
 
     def as_record(self) -> dict[str, Any]:
         """Plain values for ``NotebookOutputs.record`` (JSON): value, low, high, n, sources, method, level."""
-        return {"value": self.value, "low": self.low, "high": self.high, "n_replicates": self.n_replicates,
-                "sources": list(self.sources), "unreplicated": list(self.unreplicated), "method": self.method,
-                "level": self.level, "n_boot": self.n_boot}
+        return {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "n_replicates": self.n_replicates,
+            "sources": list(self.sources),
+            "unreplicated": list(self.unreplicated),
+            "method": self.method,
+            "level": self.level,
+            "n_boot": self.n_boot,
+        }
 
     def map(self, function: Callable[[float], float], *, increasing: bool = True) -> Estimate:
         """The estimate of ``function(quantity)`` for a monotone ``function`` (interval ends map to ends; a
         decreasing function swaps them), e.g. ``1 - x`` or ``log``."""
         ends = (function(self.low), function(self.high))
         low, high = ends if increasing else ends[::-1]
-        return Estimate(function(self.value), low, high, self.n_replicates, self.sources, self.method, self.level,
-                        self.n_boot, self.unreplicated)
+        return Estimate(
+            function(self.value),
+            low,
+            high,
+            self.n_replicates,
+            self.sources,
+            self.method,
+            self.level,
+            self.n_boot,
+            self.unreplicated,
+        )
 
 
 def _as_array(values: Any, name: str) -> np.ndarray:
@@ -147,8 +170,9 @@ def t_bounds(values: Any, level: float = LEVEL, axis: int = -1) -> tuple[np.ndar
     return mean, mean - half, mean + half
 
 
-def t_interval(values: Sequence[float], sources: Sequence[str], *, level: float = LEVEL,
-               unreplicated: Sequence[str] = ()) -> Estimate:
+def t_interval(
+    values: Sequence[float], sources: Sequence[str], *, level: float = LEVEL, unreplicated: Sequence[str] = ()
+) -> Estimate:
     """The :class:`Estimate` of a mean over ``R`` replicate values (one per replicate of ``sources``): a t-interval;
     a single replicate gives ``method="none"`` (unbounded)."""
     a = _as_array(values, "values").ravel()
@@ -161,14 +185,21 @@ def t_interval(values: Sequence[float], sources: Sequence[str], *, level: float 
     return Estimate(mean, low, high, int(a.size), tuple(sources), "t-interval", level, 0, tuple(unreplicated))
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float], sources: Sequence[str], *, level: float = LEVEL,
-                      unreplicated: Sequence[str] = ()) -> Estimate:
+def paired_difference(
+    a: Sequence[float],
+    b: Sequence[float],
+    sources: Sequence[str],
+    *,
+    level: float = LEVEL,
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
     """The estimate of ``mean(a − b)`` over paired replicates (replicate ``r`` of both arms shares its seeds and
     partition, so the shared part cancels): a t-interval of the per-replicate differences."""
     a, b = _as_array(a, "a"), _as_array(b, "b")
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired_difference: expected two arms over the same replicates, got shapes {a.shape} and "
-                         f"{b.shape}")
+        raise ValueError(
+            f"paired_difference: expected two arms over the same replicates, got shapes {a.shape} and {b.shape}"
+        )
     return t_interval(a - b, sources, level=level, unreplicated=unreplicated)
 
 
@@ -199,27 +230,54 @@ def bootstrap_draws(metric: Callable[..., float], arrays: Sequence[np.ndarray], 
     return np.array([metric(*(np.asarray(a)[r] for a in arrays)) for r in rows], dtype=np.float64)
 
 
-def percentile_bootstrap(metric: Callable[..., float], arrays: Sequence[np.ndarray], *, n_boot: int, seed: int,
-                         level: float = LEVEL, sources: Sequence[str] = (TEST_SET,),
-                         unreplicated: Sequence[str] = ()) -> Estimate:
+def percentile_bootstrap(
+    metric: Callable[..., float],
+    arrays: Sequence[np.ndarray],
+    *,
+    n_boot: int,
+    seed: int,
+    level: float = LEVEL,
+    sources: Sequence[str] = (TEST_SET,),
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
     """The :class:`Estimate` of ``metric`` on the full test set (``arrays``: per-example arrays, rows = examples),
     with the percentile interval of ``n_boot`` resamples of the examples drawn from ``seed``."""
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
         raise ValueError(f"percentile_bootstrap: arrays of different lengths {[len(a) for a in arrays]}")
     value = float(metric(*arrays))
-    return from_bootstrap(value, bootstrap_draws(metric, arrays, bootstrap_rows(n, n_boot, seed)), level=level,
-                          sources=sources, unreplicated=unreplicated)
+    return from_bootstrap(
+        value,
+        bootstrap_draws(metric, arrays, bootstrap_rows(n, n_boot, seed)),
+        level=level,
+        sources=sources,
+        unreplicated=unreplicated,
+    )
 
 
-def from_bootstrap(value: float, draws: Any, *, level: float = LEVEL, sources: Sequence[str] = (TEST_SET,),
-                   unreplicated: Sequence[str] = ()) -> Estimate:
+def from_bootstrap(
+    value: float,
+    draws: Any,
+    *,
+    level: float = LEVEL,
+    sources: Sequence[str] = (TEST_SET,),
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
     """An :class:`Estimate` from a full-sample ``value`` and its bootstrap ``draws`` (percentile interval, widened
     to contain ``value`` if a skewed resample distribution leaves it outside)."""
     d = _as_array(draws, "draws").ravel()
     low, high = (float(x) for x in percentile_bounds(d, level))
-    return Estimate(float(value), min(low, value), max(high, value), 1, tuple(sources), "percentile bootstrap",
-                    level, int(np.isfinite(d).sum()), tuple(unreplicated))
+    return Estimate(
+        float(value),
+        min(low, value),
+        max(high, value),
+        1,
+        tuple(sources),
+        "percentile bootstrap",
+        level,
+        int(np.isfinite(d).sum()),
+        tuple(unreplicated),
+    )
 
 
 def combined_bounds(replicates: Any, draws: Any, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -235,8 +293,14 @@ def combined_bounds(replicates: Any, draws: Any, level: float = LEVEL) -> tuple[
     return mean, low, high
 
 
-def combined_interval(replicates: Sequence[float], draws: Any, sources: Sequence[str], *, level: float = LEVEL,
-                      unreplicated: Sequence[str] = ()) -> Estimate:
+def combined_interval(
+    replicates: Sequence[float],
+    draws: Any,
+    sources: Sequence[str],
+    *,
+    level: float = LEVEL,
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
     """The :class:`Estimate` of a mean over ``R`` replicates of ``sources`` that share one test set:
     ``replicates`` ``[R]`` on the full test set, ``draws`` ``[n_boot, R]`` on the same resampled rows
     (:func:`bootstrap_rows`). Interval: the t-interval half-width and the percentile bootstrap's half-widths of the
@@ -246,10 +310,28 @@ def combined_interval(replicates: Sequence[float], draws: Any, sources: Sequence
     d = _as_array(draws, "draws").reshape(-1, r.size)
     mean, low, high = (float(x) for x in combined_bounds(r, d, level))
     if r.size < 2:
-        return Estimate(mean, min(low, mean), max(high, mean), 1, (TEST_SET,), "percentile bootstrap", level,
-                        d.shape[0], tuple(dict.fromkeys([*unreplicated, *sources])))
-    return Estimate(mean, low, high, int(r.size), (*sources, TEST_SET), "t-interval + percentile bootstrap", level,
-                    d.shape[0], tuple(unreplicated))
+        return Estimate(
+            mean,
+            min(low, mean),
+            max(high, mean),
+            1,
+            (TEST_SET,),
+            "percentile bootstrap",
+            level,
+            d.shape[0],
+            tuple(dict.fromkeys([*unreplicated, *sources])),
+        )
+    return Estimate(
+        mean,
+        low,
+        high,
+        int(r.size),
+        (*sources, TEST_SET),
+        "t-interval + percentile bootstrap",
+        level,
+        d.shape[0],
+        tuple(unreplicated),
+    )
 
 
 def exact(value: float) -> Estimate:
@@ -264,8 +346,14 @@ def unreplicated(value: float, sources: Sequence[str]) -> Estimate:
     return Estimate(float(value), -math.inf, math.inf, 1, (), "none", unreplicated=tuple(sources))
 
 
-def ratio_of_paired(a: Sequence[float], b: Sequence[float], sources: Sequence[str], *, level: float = LEVEL,
-                    unreplicated: Sequence[str] = ()) -> Estimate:
+def ratio_of_paired(
+    a: Sequence[float],
+    b: Sequence[float],
+    sources: Sequence[str],
+    *,
+    level: float = LEVEL,
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
     """The estimate of the ratio ``a / b`` over paired positive replicates, through the t-interval of the
     per-replicate log ratios mapped back by ``exp`` (the interval of the geometric-mean ratio)."""
     a, b = _as_array(a, "a"), _as_array(b, "b")
@@ -274,8 +362,9 @@ def ratio_of_paired(a: Sequence[float], b: Sequence[float], sources: Sequence[st
     return paired_difference(np.log(a), np.log(b), sources, level=level, unreplicated=unreplicated).map(math.exp)
 
 
-def t_interval_from_summary(mean: float, sd: float, n: int, sources: Sequence[str], *, level: float = LEVEL,
-                            unreplicated: Sequence[str] = ()) -> Estimate:
+def t_interval_from_summary(
+    mean: float, sd: float, n: int, sources: Sequence[str], *, level: float = LEVEL, unreplicated: Sequence[str] = ()
+) -> Estimate:
     """:func:`t_interval` from a table's summary of ``n`` replicates (their ``mean`` and ``sd`` with ddof 1): with
     ``n < 2`` or a NaN sd nothing was replicated (``method="none"``, unbounded, the sources named unreplicated)."""
     mean, sd, n = float(mean), float(sd), int(n)
@@ -285,16 +374,28 @@ def t_interval_from_summary(mean: float, sd: float, n: int, sources: Sequence[st
     return Estimate(mean, mean - half, mean + half, n, tuple(sources), "t-interval", level, 0, tuple(unreplicated))
 
 
-def welch_difference(a: tuple[float, float, int], b: tuple[float, float, int], sources: Sequence[str], *,
-                     level: float = LEVEL, unreplicated: Sequence[str] = ()) -> Estimate:
+def welch_difference(
+    a: tuple[float, float, int],
+    b: tuple[float, float, int],
+    sources: Sequence[str],
+    *,
+    level: float = LEVEL,
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
     """The estimate of ``mean_a − mean_b`` for two independent sets of replicates, each given as ``(mean, sd, n)``:
     Welch's t-interval (Welch 1947; Satterthwaite degrees of freedom). A side with ``n = 1`` (no spread) enters as a
     constant and its sources are named as not replicated; with neither side replicated the interval is unbounded."""
     (ma, sa, na), (mb, sb, nb) = ((float(m), float(s), int(n)) for m, s, n in (a, b))
     va = sa**2 / na if na >= 2 and math.isfinite(sa) else None
     vb = sb**2 / nb if nb >= 2 and math.isfinite(sb) else None
-    missing = tuple(dict.fromkeys([*unreplicated, *(() if va is not None and vb is not None else
-                                                   (f"{s} of one side (a single run)" for s in sources))]))
+    missing = tuple(
+        dict.fromkeys(
+            [
+                *unreplicated,
+                *(() if va is not None and vb is not None else (f"{s} of one side (a single run)" for s in sources)),
+            ]
+        )
+    )
     if va is None and vb is None:
         return unreplicated_estimate(ma - mb, missing)
     parts = [(v, n) for v, n in ((va, na), (vb, nb)) if v is not None]

@@ -21,6 +21,7 @@ none. A verdict's ``basis`` says what decided it: ``"data"`` (our measurement), 
 mechanism's mathematics for any data: never counted as evidence, :func:`combine` leaves it out of the outcome) or
 ``"source inconsistency"`` (the source contradicts itself: not a difference of ours).
 """
+
 from __future__ import annotations
 
 import math
@@ -79,8 +80,9 @@ def _finite(name: str, value: float) -> float:
     return value
 
 
-def within_tolerance(paper: float, ours: float, *, rtol: float = 0.0, atol: float = 0.0,
-                     quantity: str = "value", why_differs: str = "") -> Verdict:
+def within_tolerance(
+    paper: float, ours: float, *, rtol: float = 0.0, atol: float = 0.0, quantity: str = "value", why_differs: str = ""
+) -> Verdict:
     """``agrees`` when ``|ours - paper| <= atol + rtol * |paper|`` (the rule of ``numpy.isclose``), else ``differs``.
 
     ``why_differs`` is the notebook's explanation, used as the reason when the values differ.
@@ -94,8 +96,9 @@ def within_tolerance(paper: float, ours: float, *, rtol: float = 0.0, atol: floa
     return Verdict("differs", rule, why_differs or f"ours {ours:.4g} vs paper {paper:.4g}")
 
 
-def within_range(low: float, high: float, ours: float, *, quantity: str = "value", slack: float = 0.0,
-                 why_differs: str = "") -> Verdict:
+def within_range(
+    low: float, high: float, ours: float, *, quantity: str = "value", slack: float = 0.0, why_differs: str = ""
+) -> Verdict:
     """``agrees`` when ours lies in the published range ``[low - slack, high + slack]`` (e.g. a printed spread)."""
     low, high, ours = _finite("low", low), _finite("high", high), _finite("ours", ours)
     if high < low:
@@ -159,8 +162,11 @@ def combine(verdicts: dict[str, Verdict], *, context: str = "") -> Verdict:
     for outcome in ("differs", "inconclusive", "agrees", "not comparable"):
         if outcome in found:
             break
-    basis = "data" if evidence else ("analytic" if any(v.basis == "analytic" for v in verdicts.values())
-                                     else "source inconsistency")
+    basis = (
+        "data"
+        if evidence
+        else ("analytic" if any(v.basis == "analytic" for v in verdicts.values()) else "source inconsistency")
+    )
     parts = "; ".join(f"{name}: {_label(v)}" + (f" ({v.reason})" if v.reason else "") for name, v in verdicts.items())
     rule = " AND ".join(f"[{name}] {v.rule}" for name, v in verdicts.items())
     reason = parts + (f". {context}" if context else "")

@@ -32,6 +32,7 @@ Tasks of the second lab, ``notebooks/07_pate2018_lab.ipynb`` (the released PATE 
 4. :func:`check_lab2_q_fraction` — the fraction of queries whose Theorem 6 q is below a cut-off.
 5. :func:`check_lab2_half_threshold` — the threshold at which half of the queries are answered on average.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,13 +61,30 @@ from ..privacy._validation import check_counts, number_text
 from ..privacy.rdp import threshold_logpr
 
 __all__ = [
-    "Feedback", "reset_attempts",
-    "check_sensitivity", "check_lnmax_epsilon", "check_gaussian_sigma", "check_queries_for_budget",
-    "check_rdp_conversion", "check_gnmax_rdp", "check_theorem6_q", "check_expected_answered", "check_gnmax_sigma",
-    "check_unanswered_cost", "check_release_reason", "check_local_rho", "check_broken_laplace",
-    "check_lab2_answered", "check_lab2_conversions", "check_lab2_ratio", "check_lab2_q_fraction",
-    "check_lab2_half_threshold", "lnmax_independent_epsilon",
-    "gnmax_independent_epsilon", "RELEASE_CHOICES", "UNANSWERED_CHOICES",
+    "Feedback",
+    "reset_attempts",
+    "check_sensitivity",
+    "check_lnmax_epsilon",
+    "check_gaussian_sigma",
+    "check_queries_for_budget",
+    "check_rdp_conversion",
+    "check_gnmax_rdp",
+    "check_theorem6_q",
+    "check_expected_answered",
+    "check_gnmax_sigma",
+    "check_unanswered_cost",
+    "check_release_reason",
+    "check_local_rho",
+    "check_broken_laplace",
+    "check_lab2_answered",
+    "check_lab2_conversions",
+    "check_lab2_ratio",
+    "check_lab2_q_fraction",
+    "check_lab2_half_threshold",
+    "lnmax_independent_epsilon",
+    "gnmax_independent_epsilon",
+    "RELEASE_CHOICES",
+    "UNANSWERED_CHOICES",
 ]
 
 _ATTEMPTS: Counter = Counter()
@@ -176,10 +194,16 @@ def check_sensitivity(answer) -> Feedback:
     if value == truth:
         return Feedback(name, True, f"one vote leaves a class and joins another: two counts change by 1, l1 = {truth}")
     if value == 1:
-        return _wrong(name, "write out n(D) and n(D') for one moved vote: how many counts change?",
-                      "one count goes down by 1 and another goes up by 1: add both changes")
-    return _wrong(name, f"{value:g} is not max ‖n(D) − n(D')‖₁; write out n(D) and n(D') for one moved vote",
-                  "‖v‖₁ is the sum of the absolute values of v's coordinates")
+        return _wrong(
+            name,
+            "write out n(D) and n(D') for one moved vote: how many counts change?",
+            "one count goes down by 1 and another goes up by 1: add both changes",
+        )
+    return _wrong(
+        name,
+        f"{value:g} is not max ‖n(D) − n(D')‖₁; write out n(D) and n(D') for one moved vote",
+        "‖v‖₁ is the sum of the absolute values of v's coordinates",
+    )
 
 
 def check_lnmax_epsilon(answer, gamma: float = 0.1) -> Feedback:
@@ -194,17 +218,23 @@ def check_lnmax_epsilon(answer, gamma: float = 0.1) -> Feedback:
         return value
     truth = 2.0 * gamma
     if math.isclose(value, truth, rel_tol=1e-9):
-        return Feedback(name, True, f"ε = Δ/b = 2/(1/γ) = 2γ = {truth:g}; the argmax is post-processing and costs nothing")
+        return Feedback(
+            name, True, f"ε = Δ/b = 2/(1/γ) = 2γ = {truth:g}; the argmax is post-processing and costs nothing"
+        )
     if math.isclose(value, gamma, rel_tol=1e-9):
-        return _wrong(name, "which Δ did you use? Look back at exercise 1",
-                      "that is Δ/b with Δ = 1: moving one vote changes two counts, Δ = 2")
+        return _wrong(
+            name,
+            "which Δ did you use? Look back at exercise 1",
+            "that is Δ/b with Δ = 1: moving one vote changes two counts, Δ = 2",
+        )
     if math.isclose(value, 2.0 / gamma, rel_tol=1e-9):
         return _wrong(name, "γ is the inverse scale: what is b?", "the noise is Lap(1/γ), so b = 1/γ and ε = Δ/b = Δ·γ")
     return _wrong(name, f"{value:g} is not Δ/b for this mechanism", f"use Δ = 2 and b = 1/γ = {1 / gamma:g}")
 
 
-def check_gaussian_sigma(answer, epsilon: float = 0.5, delta: float = 1e-5, sensitivity: float = 1.0,
-                         decimals: int = 2) -> Feedback:
+def check_gaussian_sigma(
+    answer, epsilon: float = 0.5, delta: float = 1e-5, sensitivity: float = 1.0, decimals: int = 2
+) -> Feedback:
     """Exercise 3. Which σ does the classic analysis (Dwork & Roth 2014, Thm A.1) require for (ε, δ)-DP?
 
     Right at the precision the notebook asks (``decimals``, two: within 0.005). The common slip ln(1/δ) for
@@ -218,18 +248,29 @@ def check_gaussian_sigma(answer, epsilon: float = 0.5, delta: float = 1e-5, sens
     truth = classic_gaussian_sigma(epsilon, delta, sensitivity)
     if _within_printed_precision(value, truth, decimals):
         tight = gaussian_tight_delta(epsilon, truth, sensitivity)
-        return Feedback(name, True, f"σ = Δ√(2 ln(1.25/δ))/ε = {truth:.4f}; at this σ the tight δ is only "
-                                    f"{tight:.2e} < {delta:g}: the classic bound is sufficient, not tight")
+        return Feedback(
+            name,
+            True,
+            f"σ = Δ√(2 ln(1.25/δ))/ε = {truth:.4f}; at this σ the tight δ is only "
+            f"{tight:.2e} < {delta:g}: the classic bound is sufficient, not tight",
+        )
     if math.isclose(value, truth**2, rel_tol=0.01):
         return _wrong(name, "that looks like a variance: the exercise asks for σ")
     if _within_printed_precision(value, sensitivity * math.sqrt(2 * math.log(1 / delta)) / epsilon, decimals):
-        return _wrong(name, "that is Δ√(2 ln(1/δ))/ε: look again at the logarithm in Thm A.1",
-                      "σ = Δ√(2 ln(1.25/δ))/ε: the constant 1.25 matters (about 1 % of σ)")
+        return _wrong(
+            name,
+            "that is Δ√(2 ln(1/δ))/ε: look again at the logarithm in Thm A.1",
+            "σ = Δ√(2 ln(1.25/δ))/ε: the constant 1.25 matters (about 1 % of σ)",
+        )
     if abs(value - truth) < 0.05:
         return _wrong(name, f"close: give σ to {decimals} decimals, as the exercise asks")
     direction = "larger" if value < truth else "smaller"
-    return _wrong(name, f"σ = {value:g} is {'too small' if value < truth else 'more than the classic analysis needs'}"
-                        f" (try {direction})", "σ = Δ√(2 ln(1.25/δ))/ε, with Δ = 1 here")
+    return _wrong(
+        name,
+        f"σ = {value:g} is {'too small' if value < truth else 'more than the classic analysis needs'}"
+        f" (try {direction})",
+        "σ = Δ√(2 ln(1.25/δ))/ε, with Δ = 1 here",
+    )
 
 
 def lnmax_independent_epsilon(n_queries: int, gamma: float, delta: float) -> float:
@@ -237,7 +278,9 @@ def lnmax_independent_epsilon(n_queries: int, gamma: float, delta: float) -> flo
     return moments_closed_form(n_queries, gamma, delta)[0]
 
 
-def check_queries_for_budget(answer, epsilon_budget: float = 10.0, gamma: float = 0.05, delta: float = 1e-5) -> Feedback:
+def check_queries_for_budget(
+    answer, epsilon_budget: float = 10.0, gamma: float = 0.05, delta: float = 1e-5
+) -> Feedback:
     """Exercise 4. With γ and δ fixed, what is the largest number of LNMax answers whose data-independent moments
     bound (continuous λ, :func:`pate_study.privacy.moments_closed_form`) stays ≤ the budget?"""
     name = "exercise 4 (queries for a budget)"
@@ -249,13 +292,20 @@ def check_queries_for_budget(answer, epsilon_budget: float = 10.0, gamma: float 
     t = int(value)
     eps_t, eps_next = (lnmax_independent_epsilon(k, gamma, delta) for k in (t, t + 1))
     if eps_t > epsilon_budget:
-        return _wrong(name, f"ε({number_text(t)}) = {_epsilon_text(eps_t)} exceeds the budget {epsilon_budget:g}: "
-                            "answer fewer queries")
+        return _wrong(
+            name,
+            f"ε({number_text(t)}) = {_epsilon_text(eps_t)} exceeds the budget {epsilon_budget:g}: answer fewer queries",
+        )
     if eps_next <= epsilon_budget:
-        return _wrong(name, f"ε({number_text(t + 1)}) = {_epsilon_text(eps_next)} still fits the budget: you can "
-                            "answer more")
-    return Feedback(name, True, f"ε({t}) = {eps_t:.4f} ≤ {epsilon_budget:g} < ε({t + 1}) = {eps_next:.4f} "
-                                f"(basic composition would allow only {int(epsilon_budget / (2 * gamma))})")
+        return _wrong(
+            name, f"ε({number_text(t + 1)}) = {_epsilon_text(eps_next)} still fits the budget: you can answer more"
+        )
+    return Feedback(
+        name,
+        True,
+        f"ε({t}) = {eps_t:.4f} ≤ {epsilon_budget:g} < ε({t + 1}) = {eps_next:.4f} "
+        f"(basic composition would allow only {int(epsilon_budget / (2 * gamma))})",
+    )
 
 
 def _epsilon_text(epsilon: float) -> str:
@@ -264,8 +314,9 @@ def _epsilon_text(epsilon: float) -> str:
     return f"{epsilon:.4f}" if abs(epsilon) < 1e12 else number_text(epsilon)
 
 
-def check_rdp_conversion(basic, improved, rdp: float = 12.5, order: float = 20.0, delta: float = 1e-5,
-                         decimals: int = 2) -> Feedback:
+def check_rdp_conversion(
+    basic, improved, rdp: float = 12.5, order: float = 20.0, delta: float = 1e-5, decimals: int = 2
+) -> Feedback:
     """Exercise 5. A mechanism is (α, r)-RDP. Convert to (ε, δ) by hand at this one order, with the basic
     conversion (Mironov 2017, Prop. 3) and the improved one (Canonne, Kamath & Steinke 2020, Prop. 12).
     Right at the precision the notebook asks (``decimals``, two: within 0.005, so 13.11 and 12.90 pass), computed by
@@ -276,19 +327,30 @@ def check_rdp_conversion(basic, improved, rdp: float = 12.5, order: float = 20.0
         if isinstance(v, Feedback):
             return v
     truth = {c: float(epsilon_curve([order], [rdp], delta, conversion=c)[0]) for c in ("basic", "improved")}
-    ok_basic, ok_improved = (_within_printed_precision(v, truth[c], decimals)
-                             for v, c in zip(values, ("basic", "improved")))
+    ok_basic, ok_improved = (
+        _within_printed_precision(v, truth[c], decimals) for v, c in zip(values, ("basic", "improved"))
+    )
     if ok_basic and ok_improved:
-        return Feedback(name, True, f"basic {truth['basic']:.4f}, improved {truth['improved']:.4f}: the improved "
-                                    f"conversion saves {truth['basic'] - truth['improved']:.4f} at the same RDP")
+        return Feedback(
+            name,
+            True,
+            f"basic {truth['basic']:.4f}, improved {truth['improved']:.4f}: the improved "
+            f"conversion saves {truth['basic'] - truth['improved']:.4f} at the same RDP",
+        )
     close = [c for v, c in zip(values, ("basic", "improved")) if abs(v - truth[c]) < 0.05]
     if close and (ok_basic or "basic" in close) and (ok_improved or "improved" in close):
         return _wrong(name, f"close: give both values to {decimals} decimals, as the exercise asks")
     if not ok_basic:
-        return _wrong(name, "the basic conversion is wrong: ε = r + (a term that pays for δ, shrinking with α)",
-                      "ε = r + ln(1/δ)/(α − 1)")
-    return _wrong(name, "basic is right; the improved one adds ln(1 − 1/α) and divides ln(1/δ) + … differently",
-                  "ε = r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)")
+        return _wrong(
+            name,
+            "the basic conversion is wrong: ε = r + (a term that pays for δ, shrinking with α)",
+            "ε = r + ln(1/δ)/(α − 1)",
+        )
+    return _wrong(
+        name,
+        "basic is right; the improved one adds ln(1 − 1/α) and divides ln(1/δ) + … differently",
+        "ε = r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)",
+    )
 
 
 def check_gnmax_rdp(l2_sensitivity, rdp_at_order, order: float = 8.0, sigma: float = 40.0) -> Feedback:
@@ -302,14 +364,20 @@ def check_gnmax_rdp(l2_sensitivity, rdp_at_order, order: float = 8.0, sigma: flo
             return v
     delta2, rdp = values
     if not math.isclose(delta2, math.sqrt(2.0), rel_tol=1e-6):
-        hint = ("2 is the l1 distance (and Δ₂²): the l2 norm takes a square root" if math.isclose(delta2, 2.0)
-                else "which coordinates change, and by how much? Then take the Euclidean norm")
+        hint = (
+            "2 is the l1 distance (and Δ₂²): the l2 norm takes a square root"
+            if math.isclose(delta2, 2.0)
+            else "which coordinates change, and by how much? Then take the Euclidean norm"
+        )
         return _wrong(name, hint, "two counts change by 1: Δ₂ = √(1² + 1²) = √2")
     truth = order / sigma**2
     if math.isclose(rdp, truth, rel_tol=1e-6):
         return Feedback(name, True, f"α·Δ₂²/(2σ²) = α·2/(2σ²) = α/σ² = {truth:.6g}; the argmax is post-processing")
-    return _wrong(name, f"Δ₂ is right; {rdp:g} is not α·Δ₂²/(2σ²) at α = {order:g}, σ = {sigma:g}",
-                  "with Δ₂² = 2 the 2 cancels: α/σ²")
+    return _wrong(
+        name,
+        f"Δ₂ is right; {rdp:g} is not α·Δ₂²/(2σ²) at α = {order:g}, σ = {sigma:g}",
+        "with Δ₂² = 2 the 2 cancels: α/σ²",
+    )
 
 
 def check_theorem6_q(answer, votes_row, sigma: float = 40.0, rtol: float = 0.01) -> Feedback:
@@ -326,23 +394,38 @@ def check_theorem6_q(answer, votes_row, sigma: float = 40.0, rtol: float = 0.01)
         return Feedback(name, False, f"votes_row: expected one row of vote counts (1-D), got shape {row.shape}")
     truth = float(np.exp(gnmax_logq(row[None, :], sigma))[0])
     cap = 1.0 - 1.0 / row.size
-    rule = (f"q = min(Σ over the other classes j of Φ̄((n_max − n_j)/(√2 σ)), 1 − 1/m) with m = {row.size} classes; "
-            "scipy.stats.norm.sf is Φ̄")
+    rule = (
+        f"q = min(Σ over the other classes j of Φ̄((n_max − n_j)/(√2 σ)), 1 − 1/m) with m = {row.size} classes; "
+        "scipy.stats.norm.sf is Φ̄"
+    )
     if math.isclose(value, truth, rel_tol=rtol):
         capped = f" (the union bound exceeds the cap 1 − 1/m = {cap:.4g})" if math.isclose(truth, cap) else ""
-        return Feedback(name, True, f"q = {truth:.4g}{capped}: {'small enough' if truth < 0.1 else 'too large'} for "
-                                    "the data-dependent bound to help (it needs q small, Thm 6's condition)")
+        return Feedback(
+            name,
+            True,
+            f"q = {truth:.4g}{capped}: {'small enough' if truth < 0.1 else 'too large'} for "
+            "the data-dependent bound to help (it needs q small, Thm 6's condition)",
+        )
     if value > cap:
-        return _wrong(name, f"{value:.4g} is above 1 − 1/m = {cap:.4g}: on a split row the union bound exceeds it, but "
-                            "the plurality wins with probability at least 1/m, so Theorem 6's q is capped at 1 − 1/m",
-                      rule)
+        return _wrong(
+            name,
+            f"{value:.4g} is above 1 − 1/m = {cap:.4g}: on a split row the union bound exceeds it, but "
+            "the plurality wins with probability at least 1/m, so Theorem 6's q is capped at 1 − 1/m",
+            rule,
+        )
     if value < 0:
         return _wrong(name, "q bounds a probability: it cannot be negative", rule)
     return _wrong(name, f"{value:.4g} is not the union bound for this row (σ = {sigma:g})", rule)
 
 
-def check_expected_answered(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, rtol: float = 0.05,
-                            name: str = "exercise 8 (expected answered)") -> Feedback:
+def check_expected_answered(
+    answer,
+    votes,
+    threshold: float = 200.0,
+    sigma1: float = 150.0,
+    rtol: float = 0.05,
+    name: str = "exercise 8 (expected answered)",
+) -> Feedback:
     """Exercise 8. Confident GNMax answers a query when max_j n_j + N(0, σ1²) ≥ the threshold. How many of these
     ``votes``' queries does it answer on average? (Σ_i Pr[answered_i], Papernot et al. 2018 §4.2)
 
@@ -356,10 +439,16 @@ def check_expected_answered(answer, votes, threshold: float = 200.0, sigma1: flo
     if math.isclose(value, truth, rel_tol=rtol):
         return Feedback(name, True, f"Σ Φ((max_j n_j − threshold)/σ1) = {truth:.2f} of {len(counts)} queries")
     if value == int(value) and value == np.count_nonzero(counts.max(axis=1) >= threshold):
-        return _wrong(name, "that counts the queries whose clean maximum reaches the threshold; the check adds noise",
-                      "sum over queries the probability that the noisy maximum reaches it: Φ((max_j n_j − threshold)/σ1)")
-    return _wrong(name, f"{value:g} is more than {rtol:.0%} away; what is Pr[answered] for one query?",
-                  "Pr[answered_i] = Φ((max_j n_ij − threshold)/σ1); add them up")
+        return _wrong(
+            name,
+            "that counts the queries whose clean maximum reaches the threshold; the check adds noise",
+            "sum over queries the probability that the noisy maximum reaches it: Φ((max_j n_j − threshold)/σ1)",
+        )
+    return _wrong(
+        name,
+        f"{value:g} is more than {rtol:.0%} away; what is Pr[answered] for one query?",
+        "Pr[answered_i] = Φ((max_j n_ij − threshold)/σ1); add them up",
+    )
 
 
 def gnmax_independent_epsilon(sigma: float, n_queries: int = 1000, delta: float = 1e-5) -> float:
@@ -373,7 +462,9 @@ def gnmax_independent_epsilon(sigma: float, n_queries: int = 1000, delta: float 
         return gnmax_epsilon(sigma=sigma, delta=delta, n_queries=n_queries).epsilon
 
 
-def check_gnmax_sigma(answer, gamma: float = 0.05, n_queries: int = 1000, delta: float = 1e-5, rtol: float = 0.02) -> Feedback:
+def check_gnmax_sigma(
+    answer, gamma: float = 0.05, n_queries: int = 1000, delta: float = 1e-5, rtol: float = 0.02
+) -> Feedback:
     """Exercise 9. Which σ makes GNMax as private as LNMax at γ for ``n_queries`` answers, both data-independent?
 
     LNMax: the moments bound over continuous λ (:func:`lnmax_independent_epsilon`). GNMax: α/σ² per answer, RDP
@@ -389,9 +480,12 @@ def check_gnmax_sigma(answer, gamma: float = 0.05, n_queries: int = 1000, delta:
     if math.isclose(got, target, rel_tol=rtol):
         return Feedback(name, True, f"GNMax σ = {value:g}: ε = {got:.3f}, LNMax γ = {gamma:g}: ε = {target:.3f}")
     direction = "more noise (larger σ)" if got > target else "less noise (smaller σ)"
-    return _wrong(name, f"GNMax σ = {value:g} gives ε = {got:.3f} but LNMax gives {target:.3f}: try {direction}",
-                  "ε_GNMax(σ) decreases with σ: bisect (scipy.optimize.brentq) on "
-                  "exercises.gnmax_independent_epsilon(σ) − exercises.lnmax_independent_epsilon(Q, γ, δ)")
+    return _wrong(
+        name,
+        f"GNMax σ = {value:g} gives ε = {got:.3f} but LNMax gives {target:.3f}: try {direction}",
+        "ε_GNMax(σ) decreases with σ: bisect (scipy.optimize.brentq) on "
+        "exercises.gnmax_independent_epsilon(σ) − exercises.lnmax_independent_epsilon(Q, γ, δ)",
+    )
 
 
 UNANSWERED_CHOICES = {
@@ -406,12 +500,18 @@ def check_unanswered_cost(choice) -> Feedback:
     """Exercise 10. Why does confident GNMax charge the noisy check on every query, answered or not?
     Pick one of :data:`UNANSWERED_CHOICES` (then write the one-line argument in the notebook)."""
     return _judge_choice(
-        choice, "exercise 10 (unanswered queries)", UNANSWERED_CHOICES, "b",
+        choice,
+        "exercise 10 (unanswered queries)",
+        UNANSWERED_CHOICES,
+        "b",
         "'answered or not' is the output of a Gaussian mechanism on max_j n_j (sensitivity 1): it is charged its RDP "
         "α/(2σ1²), data-dependent via Papernot et al. 2018 Thm 10",
-        {"a": "it releases one bit: whether max_j n_j + noise reached the threshold, which depends on the votes",
-         "c": "retrying is not the reason; what matters is what the skip reveals about the votes",
-         "d": "the charge is not a convenience: without it the printed ε would not be a guarantee"})
+        {
+            "a": "it releases one bit: whether max_j n_j + noise reached the threshold, which depends on the votes",
+            "c": "retrying is not the reason; what matters is what the skip reveals about the votes",
+            "d": "the charge is not a convenience: without it the printed ε would not be a guarantee",
+        },
+    )
 
 
 RELEASE_CHOICES = {
@@ -425,12 +525,18 @@ RELEASE_CHOICES = {
 def check_release_reason(choice) -> Feedback:
     """Exercise 11. Why can a data-dependent ε not be published as it is? Pick one of :data:`RELEASE_CHOICES`."""
     return _judge_choice(
-        choice, "exercise 11 (publishing ε)", RELEASE_CHOICES, "b",
+        choice,
+        "exercise 11 (publishing ε)",
+        RELEASE_CHOICES,
+        "b",
         "ε_dep is a function of the votes, hence of the data: it is released with noise calibrated to its smooth "
         "sensitivity (Papernot et al. 2018 §4.3)",
-        {"a": "on the same order grid it is never larger (it is often much smaller); that is not the problem",
-         "c": "the accountant uses the clean votes, not the noisy ones: it is deterministic given the data",
-         "d": "it can (Mironov 2017 Prop. 3); the problem is what its value reveals"})
+        {
+            "a": "on the same order grid it is never larger (it is often much smaller); that is not the problem",
+            "c": "the accountant uses the clean votes, not the noisy ones: it is deterministic given the data",
+            "d": "it can (Mironov 2017 Prop. 3); the problem is what its value reveals",
+        },
+    )
 
 
 def check_local_rho(answer, epsilon: float = 1.0, normalising_changes_epsilon=None) -> Feedback:
@@ -444,8 +550,9 @@ def check_local_rho(answer, epsilon: float = 1.0, normalising_changes_epsilon=No
     got = local_laplace_epsilon(rho=value)
     if not math.isclose(got, epsilon, rel_tol=1e-9):
         if math.isclose(value, epsilon, rel_tol=1e-9):
-            return _wrong(name, "how far apart (in l1) can two unit-l1 vectors be?",
-                          "e₁ and e₂ are at l1 distance 2, so ε = 2ρ")
+            return _wrong(
+                name, "how far apart (in l1) can two unit-l1 vectors be?", "e₁ and e₂ are at l1 distance 2, so ε = 2ρ"
+            )
         return _wrong(name, f"with ρ = {value:g} the mechanism is ({got:g}, 0)-DP, not ({epsilon:g}, 0)")
     if normalising_changes_epsilon is None:
         return Feedback(name, False, "ρ is right; now answer the second part (normalising_changes_epsilon=True/False)")
@@ -453,8 +560,11 @@ def check_local_rho(answer, epsilon: float = 1.0, normalising_changes_epsilon=No
     if isinstance(changes, Feedback):
         return changes
     if changes:
-        return _wrong(name, "ρ is right; does normalising look at the data again, or only at the noisy output?",
-                      "a function of the noisy output alone is post-processing: it cannot increase ε")
+        return _wrong(
+            name,
+            "ρ is right; does normalising look at the data again, or only at the noisy output?",
+            "a function of the noisy output alone is post-processing: it cannot increase ε",
+        )
     return Feedback(name, True, f"ε = 2ρ → ρ = ε/2 = {value:g}; post-processing (normalising, a classifier) keeps ε")
 
 
@@ -464,8 +574,9 @@ def _flip_probability(gap: float, scale: float) -> float:
     return (2.0 + x) * math.exp(-x) / 4.0
 
 
-def check_broken_laplace(aggregator: Callable, result, caught, gamma: float = 0.5, n_samples: int = 200_000,
-                         seed: int = 0) -> Feedback:
+def check_broken_laplace(
+    aggregator: Callable, result, caught, gamma: float = 0.5, n_samples: int = 200_000, seed: int = 0
+) -> Feedback:
     """Exercise 13. Write ``aggregator(votes, gamma, rng) -> labels``: LNMax with the classic bug, Laplace scale γ
     instead of 1/γ. Audit it, ``result = privacy.audit_lnmax(0.5, aggregator=...)``, and report ``caught``
     (True/False): does the audit's lower bound exceed the claimed ε = 2γ?
@@ -484,35 +595,59 @@ def check_broken_laplace(aggregator: Callable, result, caught, gamma: float = 0.
     except Exception as err:  # the student's code: report, do not crash the notebook
         return Feedback(name, False, f"calling aggregator(votes, gamma, rng) raised {type(err).__name__}: {err}")
     if labels.shape != (n,):
-        return Feedback(name, False, f"aggregator must return one label per row of votes, shape ({n},), got {labels.shape}")
+        return Feedback(
+            name, False, f"aggregator must return one label per row of votes, shape ({n},), got {labels.shape}"
+        )
     flipped = float(np.mean(labels == 1))
     buggy, correct = _flip_probability(g, gamma), _flip_probability(g, 1.0 / gamma)
     if abs(flipped - buggy) > 5 * math.sqrt(buggy * (1 - buggy) / n):
-        which = ("the correct scale 1/γ" if abs(flipped - correct) <= 5 * math.sqrt(correct * (1 - correct) / n)
-                 else "neither scale")
-        return _wrong(name, f"on votes [{g}, 0] your aggregator flips {flipped:.4f} of labels, which matches {which}; "
-                            f"with scale γ = {gamma:g} it would flip {buggy:.4f}",
-                      "rng.laplace(0.0, gamma, size=votes.shape) added to the votes, then argmax over axis 1")
+        which = (
+            "the correct scale 1/γ"
+            if abs(flipped - correct) <= 5 * math.sqrt(correct * (1 - correct) / n)
+            else "neither scale"
+        )
+        return _wrong(
+            name,
+            f"on votes [{g}, 0] your aggregator flips {flipped:.4f} of labels, which matches {which}; "
+            f"with scale γ = {gamma:g} it would flip {buggy:.4f}",
+            "rng.laplace(0.0, gamma, size=votes.shape) added to the votes, then argmax over axis 1",
+        )
     if not isinstance(result, AuditResult):
-        return Feedback(name, False, f"result: expected what privacy.audit_lnmax({gamma:g}, aggregator=buggy) returns "
-                                     f"(an AuditResult), got {type(result).__name__}: run the audit first")
+        return Feedback(
+            name,
+            False,
+            f"result: expected what privacy.audit_lnmax({gamma:g}, aggregator=buggy) returns "
+            f"(an AuditResult), got {type(result).__name__}: run the audit first",
+        )
     if not math.isclose(result.claimed_epsilon, 2 * gamma) or result.mechanism != "lnmax (custom)":
-        return Feedback(name, False, f"result audits {result.mechanism} at claimed ε = {result.claimed_epsilon:g}; "
-                                     f"audit your aggregator at γ = {gamma:g} (claimed ε = {2 * gamma:g})")
+        return Feedback(
+            name,
+            False,
+            f"result audits {result.mechanism} at claimed ε = {result.claimed_epsilon:g}; "
+            f"audit your aggregator at γ = {gamma:g} (claimed ε = {2 * gamma:g})",
+        )
     answer = _boolean(caught, name, "caught")
     if isinstance(answer, Feedback):
         return answer
     if answer != result.violation:
-        return _wrong(name, f"your audit's lower bound is {result.epsilon_lower:.3f} against the claimed "
-                            f"{result.claimed_epsilon:g}: caught should be {result.violation}")
+        return _wrong(
+            name,
+            f"your audit's lower bound is {result.epsilon_lower:.3f} against the claimed "
+            f"{result.claimed_epsilon:g}: caught should be {result.violation}",
+        )
     own = audit_lnmax(gamma, aggregator=aggregator, n_samples=n_samples, seed=seed)
     if own.violation != answer:
         return _wrong(name, f"with seed {seed} the audit gives {own.epsilon_lower:.3f}: rerun yours with more samples")
-    return Feedback(name, True, f"lower bound {result.epsilon_lower:.3f} > claimed ε = {result.claimed_epsilon:g}: the "
-                                "audit catches the bug (at γ = 1 it could not: γ = 1/γ)")
+    return Feedback(
+        name,
+        True,
+        f"lower bound {result.epsilon_lower:.3f} > claimed ε = {result.claimed_epsilon:g}: the "
+        "audit catches the bug (at γ = 1 it could not: γ = 1/γ)",
+    )
 
 
 # ----------------------------------------------------------------------------------------- second lab (07)
+
 
 def check_lab2_answered(answer, votes, threshold: float = 200.0, sigma1: float = 150.0) -> Feedback:
     """Task 1 of the second lab. On these votes, how many queries does confident GNMax answer on average?
@@ -520,8 +655,16 @@ def check_lab2_answered(answer, votes, threshold: float = 200.0, sigma1: float =
     return check_expected_answered(answer, votes, threshold, sigma1, name="task 1 (expected answered)")
 
 
-def check_lab2_conversions(basic, improved, votes, threshold: float = 200.0, sigma1: float = 150.0,
-                           sigma2: float = 40.0, delta: float = 1e-5, rtol: float = 1e-4) -> Feedback:
+def check_lab2_conversions(
+    basic,
+    improved,
+    votes,
+    threshold: float = 200.0,
+    sigma1: float = 150.0,
+    sigma2: float = 40.0,
+    delta: float = 1e-5,
+    rtol: float = 1e-4,
+) -> Feedback:
     """Task 2. Confident GNMax's data-dependent ε on these votes, Papernot et al. 2018 Table 2's expected cost
     (``cost="expected"``, its ``expected_epsilon``: not a guarantee), with ``conversion="basic"`` and with
     ``conversion="improved"``. Right within ``rtol``; the explanation of the gap is written."""
@@ -534,21 +677,39 @@ def check_lab2_conversions(basic, improved, votes, threshold: float = 200.0, sig
     truth = table[table["analysis"] == "data-dependent"].set_index("conversion")["epsilon"]
     wrong = [c for v, c in zip(values, ("basic", "improved")) if not math.isclose(v, truth[c], rel_tol=rtol)]
     if not wrong:
-        return Feedback(name, True, f"basic {truth['basic']:.4f}, improved {truth['improved']:.4f}: now explain the "
-                                    f"gap of {truth['basic'] - truth['improved']:.4f} below")
-    if math.isclose(values[0], truth["improved"], rel_tol=rtol) and math.isclose(values[1], truth["basic"], rel_tol=rtol):
+        return Feedback(
+            name,
+            True,
+            f"basic {truth['basic']:.4f}, improved {truth['improved']:.4f}: now explain the "
+            f"gap of {truth['basic'] - truth['improved']:.4f} below",
+        )
+    if math.isclose(values[0], truth["improved"], rel_tol=rtol) and math.isclose(
+        values[1], truth["basic"], rel_tol=rtol
+    ):
         return _wrong(name, "the two are swapped: which conversion can never give the larger ε?")
     independent = table[table["analysis"] == "data-independent"].set_index("conversion")["epsilon"]
     if all(math.isclose(v, independent[c], rel_tol=rtol) for v, c in zip(values, ("basic", "improved"))):
-        return _wrong(name, "these are the data-independent ε (n_queries=): the task asks for the data-dependent ones, "
-                            "votes=votes")
-    return _wrong(name, f"the {' and '.join(wrong)} value is off; pass votes=, threshold=, sigma1=, sigma2=, delta=, "
-                        "conversion= and cost=\"expected\" to privacy.confident_gnmax_epsilon and read "
-                        ".expected_epsilon (Table 2's expected cost, not a guarantee)")
+        return _wrong(
+            name,
+            "these are the data-independent ε (n_queries=): the task asks for the data-dependent ones, votes=votes",
+        )
+    return _wrong(
+        name,
+        f"the {' and '.join(wrong)} value is off; pass votes=, threshold=, sigma1=, sigma2=, delta=, "
+        'conversion= and cost="expected" to privacy.confident_gnmax_epsilon and read '
+        ".expected_epsilon (Table 2's expected cost, not a guarantee)",
+    )
 
 
-def check_lab2_ratio(answer, votes, threshold: float = 200.0, sigma1: float = 150.0, sigma2: float = 40.0,
-                     delta: float = 1e-5, rtol: float = 0.01) -> Feedback:
+def check_lab2_ratio(
+    answer,
+    votes,
+    threshold: float = 200.0,
+    sigma1: float = 150.0,
+    sigma2: float = 40.0,
+    delta: float = 1e-5,
+    rtol: float = 0.01,
+) -> Feedback:
     """Task 3. How many times smaller is confident GNMax's data-dependent ε (basic conversion; Table 2's expected
     cost, as in task 2) than its data-independent ε on the same number of queries? (ε_independent /
     expected ε_dependent, within ``rtol``.)"""
@@ -563,8 +724,11 @@ def check_lab2_ratio(answer, votes, threshold: float = 200.0, sigma1: float = 15
         return Feedback(name, True, f"{basic['data-independent']:.3f} / {basic['data-dependent']:.3f} = {truth:.3f}")
     if math.isclose(value, 1 / truth, rel_tol=rtol):
         return _wrong(name, "that is the inverse: independent over dependent")
-    return _wrong(name, f"{value:g} is not ε_independent/ε_dependent here",
-                  "data-independent: n_queries=len(votes) instead of votes=")
+    return _wrong(
+        name,
+        f"{value:g} is not ε_independent/ε_dependent here",
+        "data-independent: n_queries=len(votes) instead of votes=",
+    )
 
 
 def check_lab2_q_fraction(answer, votes, sigma: float = 40.0, cutoff: float = 1e-3, atol: float = 1e-3) -> Feedback:
@@ -577,9 +741,14 @@ def check_lab2_q_fraction(answer, votes, sigma: float = 40.0, cutoff: float = 1e
         return Feedback(name, False, f"a fraction: expected a number in [0, 1], got {value:g}")
     truth = float(np.mean(pate2018_lab.log10_q(np.asarray(votes), sigma=sigma) < np.log10(cutoff)))
     if abs(value - truth) <= atol:
-        return Feedback(name, True, f"{truth:.3f} of the queries have q < {cutoff:g}: their answers cost almost nothing")
-    return _wrong(name, f"{value:.3f} is not the fraction with q < {cutoff:g}",
-                  "np.mean(np.exp(privacy.gnmax_logq(votes, sigma)) < cutoff)")
+        return Feedback(
+            name, True, f"{truth:.3f} of the queries have q < {cutoff:g}: their answers cost almost nothing"
+        )
+    return _wrong(
+        name,
+        f"{value:.3f} is not the fraction with q < {cutoff:g}",
+        "np.mean(np.exp(privacy.gnmax_logq(votes, sigma)) < cutoff)",
+    )
 
 
 def check_lab2_half_threshold(answer, votes, sigma1: float = 150.0, rtol: float = 0.01) -> Feedback:
@@ -600,6 +769,8 @@ def check_lab2_half_threshold(answer, votes, sigma1: float = 150.0, rtol: float 
     if math.isclose(value, truth, rel_tol=rtol):
         return Feedback(name, True, f"T = {truth:.1f}: half of {len(counts)} queries answered on average")
     more = excess(value) > 0
-    return _wrong(name, f"at T = {value:g} about {excess(value) + half:.0f} are answered: "
-                        f"{'raise' if more else 'lower'} the threshold",
-                  "bisect (scipy.optimize.brentq) on expected_answered(T) − n/2")
+    return _wrong(
+        name,
+        f"at T = {value:g} about {excess(value) + half:.0f} are answered: {'raise' if more else 'lower'} the threshold",
+        "bisect (scipy.optimize.brentq) on expected_answered(T) − n/2",
+    )

@@ -17,6 +17,7 @@ cells (``--LabApp.expose_app_in_browser``). The saved notebook is then checked: 
 stderr output from the package's logging; and no file was written outside ``figures/``, ``build/``, the prepared
 data and caches. The server, the kernels and the browser are stopped at the end.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,10 @@ INTERACTIVE_DIR = BUILD_DIR / "interactive"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Folders a notebook run may write to: its outputs, build products, prepared data, caches, Python bytecode.
 ALLOWED_WRITES = ("figures", "build", "data", ".cache", ".git", ".venv", ".pytest_cache", ".hypothesis")
-PACKAGE_LOG = re.compile(r"(^|\n)(DEBUG|INFO|WARNING|ERROR|CRITICAL)[: ][^\n]*(pate_study|data_recipes)"
-                         r"|(pate_study|data_recipes)(\.\w+)*: ")
+PACKAGE_LOG = re.compile(
+    r"(^|\n)(DEBUG|INFO|WARNING|ERROR|CRITICAL)[: ][^\n]*(pate_study|data_recipes)"
+    r"|(pate_study|data_recipes)(\.\w+)*: "
+)
 
 
 def find_browser() -> str | None:
@@ -127,7 +130,9 @@ class NotebookCheck:
     other_stderr: list[str] = field(default_factory=list)
 
 
-def check_saved_notebook(path: Path, stem: str, seconds: float, output_dir: Path, *, strict: bool = False) -> NotebookCheck:
+def check_saved_notebook(
+    path: Path, stem: str, seconds: float, output_dir: Path, *, strict: bool = False
+) -> NotebookCheck:
     """Problems of a notebook saved after Run All: cells not run, errors, package log lines on stderr (with
     ``strict``, any stderr output: what a student sees as a pink box), outputs not where they belong or not
     stamped as an interactive run."""
@@ -169,7 +174,8 @@ class DevTools:
         self.url, self.ws, self.next_id = url, None, 0
 
     async def __aenter__(self):
-        from tornado.websocket import websocket_connect  # tornado comes with the lab extra (JupyterLab), needed only by the browser check
+        # tornado comes with the lab extra (JupyterLab), needed only by the browser check
+        from tornado.websocket import websocket_connect  # the lab extra's tornado, only for the browser check
 
         self.ws = await websocket_connect(self.url, max_message_size=256 * 1024 * 1024)
         return self
@@ -197,8 +203,9 @@ class DevTools:
 
     async def evaluate(self, expression: str, timeout: float = 60.0):
         """Evaluate JavaScript (awaiting a promise) and return its value; raise on a JavaScript exception."""
-        result = await self.call("Runtime.evaluate", wait=timeout, expression=expression, awaitPromise=True,
-                                 returnByValue=True)
+        result = await self.call(
+            "Runtime.evaluate", wait=timeout, expression=expression, awaitPromise=True, returnByValue=True
+        )
         if "exceptionDetails" in result:
             details = result["exceptionDetails"]
             text = details.get("exception", {}).get("description") or details.get("text")
@@ -225,9 +232,12 @@ OPEN_AND_RUN = """
 })()
 """
 FIND_PANEL = "Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === %(id)s)"
-SCROLL_TO_FIRST_PLOT = """
+SCROLL_TO_FIRST_PLOT = (
+    """
 (async () => {
-  const panel = """ + FIND_PANEL + """;
+  const panel = """
+    + FIND_PANEL
+    + """;
   window.jupyterapp.shell.collapseLeft();
   const image = panel.node.querySelector('.jp-OutputArea-output img');
   if (!image) return null;
@@ -237,33 +247,41 @@ SCROLL_TO_FIRST_PLOT = """
   return JSON.stringify({x: box.x, y: box.y, width: box.width, height: box.height});
 })()
 """
+)
 #: Shut the notebook's kernel down and close its panel. The shutdown is raced against a 30 s timer: a kernel that never
 #: acknowledges (seen on a loaded machine) left the awaited promise unreachable, and Chromium then fails the evaluation
 #: with "Promise was collected" after the notebook had already run clean. Returns whether the shutdown completed.
-CLOSE = """
+CLOSE = (
+    """
 (async () => {
-  const panel = """ + FIND_PANEL + """;
+  const panel = """
+    + FIND_PANEL
+    + """;
   const done = await Promise.race([panel.sessionContext.shutdown().then(() => true),
                                    new Promise(resolve => setTimeout(() => resolve(false), 30000))]);
   panel.dispose();
   return done;
 })()
 """
+)
 
 
-async def _drive(devtools_url: str, lab_url: str, copies: dict[str, Path], screenshot: Path | None,
-                 per_notebook_timeout: float) -> dict[str, float]:
+async def _drive(
+    devtools_url: str, lab_url: str, copies: dict[str, Path], screenshot: Path | None, per_notebook_timeout: float
+) -> dict[str, float]:
     timings = {}
     async with DevTools(devtools_url) as browser:
         await browser.call("Page.enable")
-        await browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1,
-                           mobile=False)
+        await browser.call(
+            "Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False
+        )
         await browser.call("Page.navigate", url=lab_url)
         deadline = time.monotonic() + 120
         while True:
             try:
-                if await browser.evaluate("window.jupyterapp ? window.jupyterapp.restored.then(() => true) : false",
-                                          timeout=30):
+                if await browser.evaluate(
+                    "window.jupyterapp ? window.jupyterapp.restored.then(() => true) : false", timeout=30
+                ):
                     break
             except RuntimeError:
                 pass
@@ -274,8 +292,9 @@ async def _drive(devtools_url: str, lab_url: str, copies: dict[str, Path], scree
             start = time.monotonic()
             path = copy.relative_to(REPO_ROOT).as_posix()
             logger.info("JupyterLab: %s, Run All Cells", path)
-            opened = json.loads(await browser.evaluate(OPEN_AND_RUN % {"path": json.dumps(path)},
-                                                       timeout=per_notebook_timeout))
+            opened = json.loads(
+                await browser.evaluate(OPEN_AND_RUN % {"path": json.dumps(path)}, timeout=per_notebook_timeout)
+            )
             timings[stem] = time.monotonic() - start
             panel = {"id": json.dumps(opened["id"])}
             if screenshot is not None and stem == "00_dp_primer":
@@ -285,8 +304,11 @@ async def _drive(devtools_url: str, lab_url: str, copies: dict[str, Path], scree
                     screenshot.parent.mkdir(parents=True, exist_ok=True)
                     screenshot.write_bytes(base64.b64decode(shot["data"]))
             if not await browser.evaluate(CLOSE % panel, timeout=60):
-                logger.warning("JupyterLab: %s ran clean, but its kernel did not acknowledge the shutdown within 30 s; "
-                               "panel closed, the server stops the kernel at the end", path)
+                logger.warning(
+                    "JupyterLab: %s ran clean, but its kernel did not acknowledge the shutdown within 30 s; "
+                    "panel closed, the server stops the kernel at the end",
+                    path,
+                )
     return timings
 
 
@@ -306,8 +328,17 @@ def _wait_for_http(url: str, timeout: float, process: subprocess.Popen, what: st
 def start_headless_browser(browser: str, profile: Path, *extra_args: str) -> tuple[subprocess.Popen, str]:
     """Start headless Chromium with a fresh ``profile`` folder and DevTools on a free port; return the process (stop it
     with :func:`stop_process`) and the DevTools WebSocket URL of its page. Raises if it does not start in 60 s."""
-    command = [browser, "--headless=new", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-               "--remote-debugging-port=0", f"--user-data-dir={profile}", *extra_args, "about:blank"]
+    command = [
+        browser,
+        "--headless=new",
+        "--disable-gpu",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--remote-debugging-port=0",
+        f"--user-data-dir={profile}",
+        *extra_args,
+        "about:blank",
+    ]
     if _as_root():
         command.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
     chrome = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -340,9 +371,14 @@ def stop_process(process: subprocess.Popen | None) -> None:
         process.wait(timeout=5)
 
 
-def run_in_lab(stems: list[str], *, browser: str, screenshot: Path | None = None,
-               per_notebook_timeout: float = 240.0,
-               student_stems: tuple[str, ...] = TEACHING_NOTEBOOKS) -> tuple[list[NotebookCheck], list[str]]:
+def run_in_lab(
+    stems: list[str],
+    *,
+    browser: str,
+    screenshot: Path | None = None,
+    per_notebook_timeout: float = 240.0,
+    student_stems: tuple[str, ...] = TEACHING_NOTEBOOKS,
+) -> tuple[list[NotebookCheck], list[str]]:
     """Run ``stems`` in JupyterLab + Chromium (those in ``student_stems`` with their own parameters); return each
     notebook's check and the files written outside the allowed folders."""
     shutil.rmtree(LAB_DIR, ignore_errors=True)
@@ -355,32 +391,58 @@ def run_in_lab(stems: list[str], *, browser: str, screenshot: Path | None = None
     server = chrome = None
     with tempfile.TemporaryDirectory(prefix="pate-lab-") as scratch:
         scratch = Path(scratch)
-        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"),
-               "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
-               "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings")}
+        env = {
+            **os.environ,
+            "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
+            "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
+        }
         news = scratch / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
         news.parent.mkdir(parents=True)
         news.write_text('{"fetchNews": "false"}')  # no "get notified about Jupyter news?" toast over the cells
         env.pop(RUNNER_ENV, None)  # a student's kernel: interactive
         env.pop("MPLBACKEND", None)  # CI sets Agg; a student's kernel draws inline
-        command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-                   f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={REPO_ROOT}",
-                   "--LabApp.expose_app_in_browser=True", "--ServerApp.log_level=WARN"]
+        command = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={REPO_ROOT}",
+            "--LabApp.expose_app_in_browser=True",
+            "--ServerApp.log_level=WARN",
+        ]
         if _as_root():
             command.append("--allow-root")
         try:
-            server = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
-                                      stderr=open(scratch / "server.log", "w"), start_new_session=True)
+            server = subprocess.Popen(
+                command,
+                cwd=REPO_ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=open(scratch / "server.log", "w"),
+                start_new_session=True,
+            )
             _wait_for_http(f"http://127.0.0.1:{port}/api/status?token={token}", 120, server, "JupyterLab")
             chrome, page_url = start_headless_browser(browser, scratch / "chromium", "--window-size=1280,900")
-            timings = asyncio.run(_drive(page_url, f"http://127.0.0.1:{port}/lab?token={token}",
-                                         copies, screenshot, per_notebook_timeout))
+            timings = asyncio.run(
+                _drive(page_url, f"http://127.0.0.1:{port}/lab?token={token}", copies, screenshot, per_notebook_timeout)
+            )
         finally:
             stop_process(chrome)
             stop_process(server)
-    checks = [check_saved_notebook(copies[stem], stem, timings.get(stem, float("nan")),
-                                   INTERACTIVE_DIR / stem if stem in student_stems else LAB_DIR / "figures" / stem,
-                                   strict=stem in student_stems) for stem in stems]
+    checks = [
+        check_saved_notebook(
+            copies[stem],
+            stem,
+            timings.get(stem, float("nan")),
+            INTERACTIVE_DIR / stem if stem in student_stems else LAB_DIR / "figures" / stem,
+            strict=stem in student_stems,
+        )
+        for stem in stems
+    ]
     requested = {screenshot.resolve().relative_to(REPO_ROOT).as_posix()} if screenshot else set()
     return checks, [path for path in changed_files(before, snapshot()) if path not in requested]
 
@@ -395,8 +457,11 @@ def main(argv: list[str] | None = None) -> int:
     known = list_notebooks()
     unknown = [stem for stem in args.notebooks or [] if stem not in known]
     if unknown:
-        print(f"error: --notebooks {' '.join(unknown)}: no such notebook in notebooks/; expected some of: "
-              f"{' '.join(known)}", file=sys.stderr)
+        print(
+            f"error: --notebooks {' '.join(unknown)}: no such notebook in notebooks/; expected some of: "
+            f"{' '.join(known)}",
+            file=sys.stderr,
+        )
         return 2
     browser = find_browser()
     if browser is None:

@@ -10,6 +10,7 @@ is the student's work and is kept as it is; to start again from the committed no
 
 Standard library only: it runs in the light lab venv (``pip install -e ".[lab]"``), which has no papermill.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,9 @@ def student_copy(stem: str, folder: Path = LABS_DIR, notebooks_dir: Path = NOTEB
     when there is no such committed notebook."""
     source = notebooks_dir / f"{stem}.ipynb"
     if not source.is_file():
-        raise ValueError(f"no notebook {stem!r} in {notebooks_dir.name}/; expected one of: "
-                         f"{' '.join(all_notebooks(notebooks_dir))}")
+        raise ValueError(
+            f"no notebook {stem!r} in {notebooks_dir.name}/; expected one of: {' '.join(all_notebooks(notebooks_dir))}"
+        )
     target = folder / source.name
     if target.exists():
         return target, False
@@ -62,8 +64,9 @@ def student_copies(stems: list[str] | tuple[str, ...] = TEACHING_NOTEBOOKS, fold
         if made:
             logger.info("your copy: %s (JupyterLab saves here; notebooks/%s.ipynb stays as committed)", shown, stem)
         else:
-            logger.info("kept your copy %s as it is; to start again from notebooks/%s.ipynb, rename or delete it",
-                        shown, stem)
+            logger.info(
+                "kept your copy %s as it is; to start again from notebooks/%s.ipynb, rename or delete it", shown, stem
+            )
         copies.append(target)
     return copies
 

@@ -42,6 +42,7 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
     python -m pate_study.tooling.runner figures --profile paper [--data network|offline|skip] [--jobs 2] [--notebooks 00_dp_primer ...]
     python -m pate_study.tooling.runner index
 """
+
 from __future__ import annotations
 
 import argparse
@@ -108,8 +109,15 @@ NOTEBOOK_DATASETS = {
 #: Recipes whose real data needs an explicit opt-in (large download): the summary names the flag.
 OPT_IN = {"audioset": "python -m data_recipes prepare audioset --allow-large   # 2.4 GB"}
 
-STATUS_GROUPS = ("real data at paper scale", "real data at reduced scale", "synthetic stand-in",
-                 "analytic (no data)", "interactive or other profile", "GPU-only, not run here", "not run")
+STATUS_GROUPS = (
+    "real data at paper scale",
+    "real data at reduced scale",
+    "synthetic stand-in",
+    "analytic (no data)",
+    "interactive or other profile",
+    "GPU-only, not run here",
+    "not run",
+)
 
 
 def list_notebooks(notebooks_dir: Path = NOTEBOOKS_DIR) -> list[str]:
@@ -175,8 +183,12 @@ class ParameterFileLoader(yaml.SafeLoader):
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise ParameterFileRefused(None, None, f"alias *{event.anchor}: aliases are not accepted in a parameter "
-                                       "file; write the value out", event.start_mark)
+            raise ParameterFileRefused(
+                None,
+                None,
+                f"alias *{event.anchor}: aliases are not accepted in a parameter file; write the value out",
+                event.start_mark,
+            )
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):
@@ -188,8 +200,9 @@ class ParameterFileLoader(yaml.SafeLoader):
             except TypeError:
                 continue  # an unhashable key: the safe loader's own error says so
             if first != key_node.start_mark.line:
-                raise ParameterFileRefused(None, None, f"{_name(key)} given twice (first on line {first + 1}); keep "
-                                           "one", key_node.start_mark)
+                raise ParameterFileRefused(
+                    None, None, f"{_name(key)} given twice (first on line {first + 1}); keep one", key_node.start_mark
+                )
         return super().construct_mapping(node, deep)
 
 
@@ -199,8 +212,12 @@ def read_config(path: Path) -> dict:
     label = _config_label(path)
     try:
         if Path(path).stat().st_size > MAX_CONFIG_BYTES:
-            raise ConfigError([f"{label}: {Path(path).stat().st_size:,} bytes, more than a parameter file needs "
-                               f"(at most {MAX_CONFIG_BYTES:,}); expected `name: value` lines"])
+            raise ConfigError(
+                [
+                    f"{label}: {Path(path).stat().st_size:,} bytes, more than a parameter file needs "
+                    f"(at most {MAX_CONFIG_BYTES:,}); expected `name: value` lines"
+                ]
+            )
         text = Path(path).read_text(encoding="utf-8")
         params = yaml.load(text, Loader=ParameterFileLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
@@ -209,16 +226,23 @@ def read_config(path: Path) -> dict:
         what = " ".join(str(x) for x in (getattr(err, "context", None), getattr(err, "problem", None)) if x)
         if isinstance(err, ParameterFileRefused):
             raise ConfigError([f"{label}{where}: {what}"]) from None
-        raise ConfigError([f"{label}{where}: YAML syntax error: {what or one_line(err)}; fix the file (YAML: "
-                           "`name: value`, one per line)"]) from None
+        raise ConfigError(
+            [
+                f"{label}{where}: YAML syntax error: {what or one_line(err)}; fix the file (YAML: "
+                "`name: value`, one per line)"
+            ]
+        ) from None
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError([f"{label}: unreadable ({err})"]) from None
     if params is None:
-        raise ConfigError([f"{label}: empty (no parameters); a parameter file sets the notebook's parameters, "
-                           "`name: value` one per line (copy the other profile's file to start from)"])
+        raise ConfigError(
+            [
+                f"{label}: empty (no parameters); a parameter file sets the notebook's parameters, "
+                "`name: value` one per line (copy the other profile's file to start from)"
+            ]
+        )
     if not isinstance(params, dict):
-        raise ConfigError([f"{label}: expected a mapping of parameter names to values, found "
-                           f"{_kind(params)}"])
+        raise ConfigError([f"{label}: expected a mapping of parameter names to values, found {_kind(params)}"])
     return params
 
 
@@ -259,8 +283,15 @@ def notebook_parameters(notebook: Path) -> dict[str, Declared]:
 
 ANY = object()  # a default whose type cannot be read from the parameters cell: any value is accepted
 
-_KINDS = ((bool, "true or false"), (int, "an integer"), (float, "a number"), (str, "a string"),
-          (list, "a list"), (tuple, "a list"), (dict, "a mapping"))
+_KINDS = (
+    (bool, "true or false"),
+    (int, "an integer"),
+    (float, "a number"),
+    (str, "a string"),
+    (list, "a list"),
+    (tuple, "a list"),
+    (dict, "a mapping"),
+)
 
 
 def _kind(value: object) -> str:
@@ -294,8 +325,13 @@ def _is_count(name: object, default: object) -> bool:
     """Whether a parameter is a count (``n_<things>``, the notebooks' naming) whose default is a positive integer:
     such a value below 1 is refused here, naming the file and the parameter, instead of failing inside the
     notebook under whatever internal name the package gives it."""
-    return (isinstance(name, str) and name.startswith("n_") and isinstance(default, int)
-            and not isinstance(default, bool) and default >= 1)
+    return (
+        isinstance(name, str)
+        and name.startswith("n_")
+        and isinstance(default, int)
+        and not isinstance(default, bool)
+        and default >= 1
+    )
 
 
 def _finite(value: object) -> bool:
@@ -319,27 +355,35 @@ def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> lis
         if name not in declared:
             near = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
             hint = f"did you mean {near[0]}?" if near else f"known: {', '.join(known)}"
-            problems.append(f"{label}: {_name(name)}: not a parameter of notebooks/{Path(path).parent.name}.ipynb; "
-                            f"{hint}")
+            problems.append(
+                f"{label}: {_name(name)}: not a parameter of notebooks/{Path(path).parent.name}.ipynb; {hint}"
+            )
             continue
         want = declared[name]
         if _is_count(name, want.default) and _fits(want.default, value) and value < 1:
-            problems.append(f"{label}: {_name(name)}: expected a count of at least 1 like the notebook's default "
-                            f"{want.default}, found {shown(value)}")
+            problems.append(
+                f"{label}: {_name(name)}: expected a count of at least 1 like the notebook's default "
+                f"{want.default}, found {shown(value)}"
+            )
             continue
         if _fits(want.default, value) and not _finite(value):
-            problems.append(f"{label}: {_name(name)}: expected a finite number like the notebook's default "
-                            f"{shown(want.default)}, found {shown(value)}")
+            problems.append(
+                f"{label}: {_name(name)}: expected a finite number like the notebook's default "
+                f"{shown(want.default)}, found {shown(value)}"
+            )
             continue
         if value is None and want.nullable or _fits(want.default, value):
             continue
-        problems.append(f"{label}: {_name(name)}: expected {_kind(want.default)}{' or null' if want.nullable else ''} "
-                        f"like the notebook's default {shown(want.default)}, found {_kind(value)} {shown(value)}")
+        problems.append(
+            f"{label}: {_name(name)}: expected {_kind(want.default)}{' or null' if want.nullable else ''} "
+            f"like the notebook's default {shown(want.default)}, found {_kind(value)} {shown(value)}"
+        )
     return problems
 
 
-def check_configs(stems: list[str], profile: str, configs_dir: Path | None = None,
-                  notebooks_dir: Path | None = None) -> None:
+def check_configs(
+    stems: list[str], profile: str, configs_dir: Path | None = None, notebooks_dir: Path | None = None
+) -> None:
     """Check every ``configs/<stem>/<profile>.yaml`` of ``stems`` against its notebook's parameters cell (names
     and types) before anything runs; ConfigError listing every problem found, one line each."""
     configs_dir, notebooks_dir = Path(configs_dir or CONFIGS_DIR), Path(notebooks_dir or NOTEBOOKS_DIR)
@@ -389,8 +433,10 @@ def run_lock(build_dir: Path | None = None):
     stale lock to take over and no window in which two runs both hold it. (Forked notebook workers share it.)"""
     path = Path(BUILD_DIR if build_dir is None else build_dir) / RUN_LOCK
     if path.parent.exists() and not path.parent.is_dir():
-        raise ValueError(f"{path.parent}: a regular file where the runner keeps its build outputs (a folder); move "
-                         "it away and run again")
+        raise ValueError(
+            f"{path.parent}: a regular file where the runner keeps its build outputs (a folder); move "
+            "it away and run again"
+        )
     if path.is_symlink() or path.exists() and not path.is_file():
         what = "a symbolic link" if path.is_symlink() else "a folder" if path.is_dir() else "not a regular file"
         raise ValueError(f"{path}: {what} where the runner keeps its lock file; move it away and run again")
@@ -398,15 +444,19 @@ def run_lock(build_dir: Path | None = None):
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(path, "a+")
     except OSError as err:
-        raise ValueError(f"{path}: cannot create the run's lock file ({err.strerror or one_line(err)}); make "
-                         f"{path.parent} a writable folder") from None
+        raise ValueError(
+            f"{path}: cannot create the run's lock file ({err.strerror or one_line(err)}); make "
+            f"{path.parent} a writable folder"
+        ) from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         handle.close()
         holder = lock_holder(path)
-        raise ValueError(f"{path}: another figures run (runner process {holder if holder else 'unknown'}) is using "
-                         "this checkout; wait for it to finish or stop it, then run again") from None
+        raise ValueError(
+            f"{path}: another figures run (runner process {holder if holder else 'unknown'}) is using "
+            "this checkout; wait for it to finish or stop it, then run again"
+        ) from None
     try:
         handle.seek(0)
         handle.truncate()
@@ -460,8 +510,12 @@ def remove_stale_staging(figures_dir: Path | None = None) -> list[Path]:
         if not candidate.is_dir():
             continue
         if not is_own_staging(candidate):
-            logger.warning("keeping %s: its name looks like a staging folder, but the runner did not make it (no "
-                           "marker %s beside it)", candidate, staging_marker(candidate).name)
+            logger.warning(
+                "keeping %s: its name looks like a staging folder, but the runner did not make it (no "
+                "marker %s beside it)",
+                candidate,
+                staging_marker(candidate).name,
+            )
             continue
         logger.info("removing %s, left by an interrupted run", candidate)
         remove_own_staging(candidate)
@@ -491,9 +545,16 @@ def runner_environment(profile: str):
 KERNEL_START_S = 180
 
 
-def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path = BUILD_DIR,
-                     extra_parameters: dict | None = None, html: bool = True,
-                     progress: str | None = None, cell_timeout_s: float | None = None) -> Path:
+def execute_notebook(
+    stem: str,
+    profile: str,
+    output_dir: Path,
+    build_dir: Path = BUILD_DIR,
+    extra_parameters: dict | None = None,
+    html: bool = True,
+    progress: str | None = None,
+    cell_timeout_s: float | None = None,
+) -> Path:
     """Run one notebook with papermill; return the executed notebook's path (HTML beside it if ``html``).
 
     ``progress``: show papermill's per-cell bar with this description (None: no bar). ``cell_timeout_s``: stop
@@ -509,16 +570,23 @@ def execute_notebook(stem: str, profile: str, output_dir: Path, build_dir: Path 
     problems = check_config(CONFIGS_DIR / stem / f"{profile}.yaml", params, notebook_parameters(source))
     if problems:
         raise ConfigError(problems)
-    parameters = {**params, **(extra_parameters or {}),
-                  "profile": profile, "output_dir": str(Path(output_dir))}
+    parameters = {**params, **(extra_parameters or {}), "profile": profile, "output_dir": str(Path(output_dir))}
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     executed = build_dir / f"{stem}.{profile}.ipynb"
     bar = {"desc": progress, "unit": "cell", "file": sys.stderr, "leave": True} if progress else False
     with runner_environment(profile):
-        papermill.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3",
-                            cwd=str(REPO_ROOT), progress_bar=bar, log_output=False,
-                            start_timeout=KERNEL_START_S, execution_timeout=cell_timeout_s)
+        papermill.execute_notebook(
+            str(source),
+            str(executed),
+            parameters=parameters,
+            kernel_name="python3",
+            cwd=str(REPO_ROOT),
+            progress_bar=bar,
+            log_output=False,
+            start_timeout=KERNEL_START_S,
+            execution_timeout=cell_timeout_s,
+        )
     write_stripped(executed, executed)
     if html:
         export_html(executed)
@@ -534,8 +602,11 @@ PROGRESS_LINE = re.compile(r"\d+%\|.*\|\s*\d+/\d+|\d+/\d+ \[[\d:<?]+")  # tqdm's
 def _is_progress_output(output: dict) -> bool:
     if WIDGET_MIME in output.get("data", {}):
         return True
-    return (output.get("output_type") == "stream" and output.get("name") == "stderr"
-            and bool(PROGRESS_LINE.search(output.get("text", ""))))
+    return (
+        output.get("output_type") == "stream"
+        and output.get("name") == "stderr"
+        and bool(PROGRESS_LINE.search(output.get("text", "")))
+    )
 
 
 def strip_volatile(nb: dict) -> dict:
@@ -622,18 +693,27 @@ def prepare_datasets(names: list[str], mode: str) -> list[DataPreparation]:
     results = []
     for name in names:
         command = [sys.executable, "-m", "data_recipes", "prepare", name] + (["--offline"] if mode == "offline" else [])
-        logger.info("preparing %s (%s): %s", name, "mirror only" if mode == "offline" else "mirror, then network",
-                    " ".join(command[1:]))
+        logger.info(
+            "preparing %s (%s): %s",
+            name,
+            "mirror only" if mode == "offline" else "mirror, then network",
+            " ".join(command[1:]),
+        )
         try:
             done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800)
             lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
             ok = done.returncode == 0 and read_manifest(name) is not None  # prepared and verified
-            detail = next((line for line in lines if line.startswith(("[ok]", "[ERROR]"))),
-                          lines[-1] if lines else f"exit status {done.returncode}")
+            detail = next(
+                (line for line in lines if line.startswith(("[ok]", "[ERROR]"))),
+                lines[-1] if lines else f"exit status {done.returncode}",
+            )
         except (OSError, subprocess.TimeoutExpired) as err:
             ok, detail = False, f"{type(err).__name__}: {err}"
-        (logger.info if ok else logger.warning)("%s: %s", name, detail if ok else f"not prepared ({detail}); "
-                                                "its notebooks fall back to the mirror or a synthetic stand-in")
+        (logger.info if ok else logger.warning)(
+            "%s: %s",
+            name,
+            detail if ok else f"not prepared ({detail}); its notebooks fall back to the mirror or a synthetic stand-in",
+        )
         results.append(DataPreparation(name, ok, detail))
     return results
 
@@ -677,8 +757,8 @@ def progress_description(stem: str, position: int, total: int, last: dict[str, f
 NOTEBOOK_AFTER: dict[str, dict[str, str]] = {
     "05_audioset_multilabel": {
         "04_audioset_teachers": "05 reads the votes of 04's eight teacher ensembles from the cache; started before "
-                                "04 has stored them, it trains the same ensembles itself (minutes of duplicated work, "
-                                "the same numbers)",
+        "04 has stored them, it trains the same ensembles itself (minutes of duplicated work, "
+        "the same numbers)",
     },
 }
 
@@ -689,9 +769,16 @@ NOTEBOOK_AFTER: dict[str, dict[str, str]] = {
 #: (689 s user, 2026-11-24), not its older wall time; notebook 05's the CPU time of its run with students on the
 #: recipe's full 3,000-step schedule (535 s user, 2026-11-24).
 REFERENCE_SECONDS: dict[str, dict[str, float]] = {
-    "paper": {"00_dp_primer": 31.9, "01_ecg_student_privacy": 124.0, "02_web_requests": 642.0,
-              "03_deeplog_synthetic": 109.0, "04_audioset_teachers": 528.0, "05_audioset_multilabel": 502.0,
-              "06_pate2018_votes": 43.0, "07_pate2018_lab": 4.8},
+    "paper": {
+        "00_dp_primer": 31.9,
+        "01_ecg_student_privacy": 124.0,
+        "02_web_requests": 642.0,
+        "03_deeplog_synthetic": 109.0,
+        "04_audioset_teachers": 528.0,
+        "05_audioset_multilabel": 502.0,
+        "06_pate2018_votes": 43.0,
+        "07_pate2018_lab": 4.8,
+    },
 }
 
 #: The variables that set a kernel's BLAS/OpenMP threads (torch takes its intra-op thread count from OpenMP's).
@@ -731,8 +818,9 @@ def expected_seconds(stems: list[str], profile: str, last: dict[str, float]) -> 
     return {s: last.get(s, reference.get(s)) for s in stems if s in last or s in reference}
 
 
-def chain_seconds(stems: list[str], seconds: dict[str, float],
-                  after: dict[str, dict[str, str]] | None = None) -> dict[str, float]:
+def chain_seconds(
+    stems: list[str], seconds: dict[str, float], after: dict[str, dict[str, str]] | None = None
+) -> dict[str, float]:
     """Each notebook's priority: its own expected time plus the longest chain of notebooks that wait for it (the
     time from its start to the end of everything that depends on it). Longest first by this measure is the
     classic list-scheduling rule for tasks with precedence (Hu 1961; Graham 1969: within a factor 2 - 1/N of
@@ -747,8 +835,9 @@ def chain_seconds(stems: list[str], seconds: dict[str, float],
     return chain
 
 
-def next_notebook(pending: list[str], finished: set[str], chain: dict[str, float],
-                  deps: dict[str, set[str]]) -> str | None:
+def next_notebook(
+    pending: list[str], finished: set[str], chain: dict[str, float], deps: dict[str, set[str]]
+) -> str | None:
     """The notebook to start now: of ``pending`` those whose notebooks to wait for have all finished, the one
     with the longest chain (ties: the first in ``pending``); None when none can start yet."""
     ready = [s for s in pending if deps.get(s, set()) <= finished]
@@ -765,8 +854,9 @@ class Slot:
     end: float
 
 
-def plan_schedule(stems: list[str], seconds: dict[str, float], jobs: int,
-                  after: dict[str, dict[str, str]] | None = None) -> list[Slot]:
+def plan_schedule(
+    stems: list[str], seconds: dict[str, float], jobs: int, after: dict[str, dict[str, str]] | None = None
+) -> list[Slot]:
     """The schedule ``--jobs`` runs if every notebook takes its ``seconds`` (unknown: 0 s): whenever a worker is
     free, it starts :func:`next_notebook`. ``jobs=1`` gives :func:`sequential_order`. Slots in start order."""
     if jobs < 1:
@@ -849,8 +939,9 @@ def classify_output(data: str, registry_status: str | None, profile: str, run_pr
     return "real data at reduced scale"
 
 
-def notebook_outputs(stem: str, run_profile: str, figures_dir: Path = FIGURES_DIR,
-                     folder: Path | None = None) -> dict[str, list[str]]:
+def notebook_outputs(
+    stem: str, run_profile: str, figures_dir: Path = FIGURES_DIR, folder: Path | None = None
+) -> dict[str, list[str]]:
     """Output names of ``figures/<stem>`` (or of ``folder``) grouped by status (see :data:`STATUS_GROUPS`)."""
     folder = Path(folder) if folder is not None else Path(figures_dir) / stem
     statuses = _registry_status()
@@ -858,7 +949,9 @@ def notebook_outputs(stem: str, run_profile: str, figures_dir: Path = FIGURES_DI
     for sidecar in sorted(folder.glob(f"*{PROVENANCE_SUFFIX}")):
         record = json.loads(sidecar.read_text(encoding="utf-8"))
         name = sidecar.name[: -len(PROVENANCE_SUFFIX)]
-        group = classify_output(str(record.get("data", "")), statuses.get(name), str(record.get("profile")), run_profile)
+        group = classify_output(
+            str(record.get("data", "")), statuses.get(name), str(record.get("profile")), run_profile
+        )
         groups.setdefault(group, []).append(name)
     for item, reason in read_scalars(folder).get(NOT_RUN_KEY, {}).items() if folder.exists() else []:
         group = "GPU-only, not run here" if str(reason).lstrip().upper().startswith("GPU") else "not run"
@@ -902,15 +995,24 @@ def summary_markdown(runs: list[NotebookRun], profile: str, data: list[DataPrepa
     missing = [(run, real_data_commands(run.stem)) for run in runs]
     if any(cmds for _, cmds in missing):
         lines += ["", "Real data not prepared (then run `make figures` again):"]
-        lines += [f"- {run.stem} ({'synthetic stand-in' if 'synthetic stand-in' in run.outputs else 'ran without it'}):"
-                  f" {cmd}" for run, cmds in missing for cmd in cmds]
+        lines += [
+            f"- {run.stem} ({'synthetic stand-in' if 'synthetic stand-in' in run.outputs else 'ran without it'}): {cmd}"
+            for run, cmds in missing
+            for cmd in cmds
+        ]
     failed = [run for run in runs if not run.ok]
     if failed:
         lines += ["", "Failed notebooks (previous outputs kept):"]
-        lines += [f"- {run.stem}: `{run.error}`; " + (f"partial executed copy: `{run.partial_copy}`" if run.partial_copy
-                                                      else "no executed copy was written") for run in failed]
-    lines += ["", f"Read the results: executed notebooks {results_folder_text(profile)}, HTML "
-              f"`build/<stem>.{profile}.html`, the catalogue `figures/INDEX.md`."]
+        lines += [
+            f"- {run.stem}: `{run.error}`; "
+            + (f"partial executed copy: `{run.partial_copy}`" if run.partial_copy else "no executed copy was written")
+            for run in failed
+        ]
+    lines += [
+        "",
+        f"Read the results: executed notebooks {results_folder_text(profile)}, HTML "
+        f"`build/<stem>.{profile}.html`, the catalogue `figures/INDEX.md`.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -943,8 +1045,10 @@ def make_staging(staging: Path) -> bool:
     staging = Path(staging)
     if staging.exists() or staging.is_symlink():
         if not is_own_staging(staging):
-            raise FileExistsError(f"{staging} exists and was not made by the runner (no marker "
-                                  f"{staging_marker(staging).name} beside it); move it away and run again")
+            raise FileExistsError(
+                f"{staging} exists and was not made by the runner (no marker "
+                f"{staging_marker(staging).name} beside it); move it away and run again"
+            )
         remove_own_staging(staging)
     staging.parent.mkdir(parents=True, exist_ok=True)
     staging_marker(staging).write_text(f"staging folder of runner process {os.getpid()}\n")
@@ -984,8 +1088,12 @@ def run_notebook(stem: str, profile: str, progress: str | None = None) -> Notebo
         run.error = _error_line(err)
         partial = BUILD_DIR / f"{stem}.{profile}.ipynb"
         run.partial_copy = partial.relative_to(REPO_ROOT) if partial.exists() else None
-        logger.error("%s failed: %s (its previous outputs are kept; %s)", stem, run.error,
-                     f"partial copy {run.partial_copy}" if run.partial_copy else "no executed copy was written")
+        logger.error(
+            "%s failed: %s (its previous outputs are kept; %s)",
+            stem,
+            run.error,
+            f"partial copy {run.partial_copy}" if run.partial_copy else "no executed copy was written",
+        )
     finally:  # also on Ctrl-C: no half-written staging folder stays behind (only the one made here)
         if made:
             remove_own_staging(staging)
@@ -999,7 +1107,7 @@ def run_one_after_another(stems: list[str], profile: str, last: dict[str, float]
     """``--jobs 1``: the notebooks in this process, in :func:`sequential_order`, each with its cell bar here."""
     order, runs = sequential_order(stems), []
     for position, stem in enumerate(order, start=1):
-        description = progress_description(stem, position, len(order), last, order[position - 1:])
+        description = progress_description(stem, position, len(order), last, order[position - 1 :])
         logger.info("running %s", description)
         runs.append(run_notebook(stem, profile, progress=description))
         logger.info("%s took %s", stem, format_duration(runs[-1].seconds))
@@ -1042,16 +1150,27 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
     seconds = expected_seconds(stems, profile, last)
     chain = chain_seconds(stems, seconds)
     threads = thread_environment(jobs)
-    kept = [f"{name}={os.environ[name]}" for name in THREAD_VARIABLES
-            if name not in threads and os.environ[name] != "1"]
+    kept = [
+        f"{name}={os.environ[name]}" for name in THREAD_VARIABLES if name not in threads and os.environ[name] != "1"
+    ]
     if kept:
-        logger.warning("%d notebooks side by side with %s from the environment in each kernel (unset, each "
-                       "kernel would get one thread)", jobs, ", ".join(kept))
+        logger.warning(
+            "%d notebooks side by side with %s from the environment in each kernel (unset, each "
+            "kernel would get one thread)",
+            jobs,
+            ", ".join(kept),
+        )
     if len(seconds) == len(stems):
         plan = plan_schedule(stems, seconds, jobs)
-        logger.info("%d notebooks, %d side by side, longest first (%s): about %s from the timings of the last "
-                    "run (%s one after another)", len(stems), jobs, ", ".join(slot.stem for slot in plan),
-                    format_duration(max(slot.end for slot in plan)), format_duration(sum(seconds.values())))
+        logger.info(
+            "%d notebooks, %d side by side, longest first (%s): about %s from the timings of the last "
+            "run (%s one after another)",
+            len(stems),
+            jobs,
+            ", ".join(slot.stem for slot in plan),
+            format_duration(max(slot.end for slot in plan)),
+            format_duration(sum(seconds.values())),
+        )
     pending, finished, runs, running = list(stems), set(), {}, {}
     try:
         while pending or running:
@@ -1061,35 +1180,61 @@ def run_side_by_side(stems: list[str], profile: str, last: dict[str, float], job
                 receive, send = context.Pipe(duplex=False)
                 log = REPO_ROOT / log_path(stem, profile)
                 bar = f"{stem} ({_last_run(stem, last, profile)})"
-                worker = context.Process(target=_notebook_worker, name=f"notebook {stem}",
-                                         args=(send, stem, profile, bar, log, threads))
+                worker = context.Process(
+                    target=_notebook_worker, name=f"notebook {stem}", args=(send, stem, profile, bar, log, threads)
+                )
                 sys.stdout.flush()
                 sys.stderr.flush()  # nothing buffered here is written twice by the forked worker
                 worker.start()
                 send.close()
                 running[worker.sentinel] = (stem, worker, receive, time.perf_counter(), position)
-                logger.info("[%d/%d] started %s (%s; progress in %s)", position, len(stems), stem,
-                            _last_run(stem, last, profile), log_path(stem, profile))
+                logger.info(
+                    "[%d/%d] started %s (%s; progress in %s)",
+                    position,
+                    len(stems),
+                    stem,
+                    _last_run(stem, last, profile),
+                    log_path(stem, profile),
+                )
             done = multiprocessing.connection.wait(list(running), timeout=HEARTBEAT_SECONDS)
             if not done:
-                logger.info("still running: %s", ", ".join(
-                    f"{stem} {format_duration(time.perf_counter() - began)} ({_last_run(stem, last, profile)})"
-                    for stem, _, _, began, _ in running.values()))
+                logger.info(
+                    "still running: %s",
+                    ", ".join(
+                        f"{stem} {format_duration(time.perf_counter() - began)} ({_last_run(stem, last, profile)})"
+                        for stem, _, _, began, _ in running.values()
+                    ),
+                )
             for sentinel in done:
                 stem, worker, receive, began, position = running.pop(sentinel)
                 worker.join()
                 run = _received(receive) or NotebookRun(
-                    stem, round(time.perf_counter() - began, 1),
-                    error=f"its worker process stopped (exit status {worker.exitcode}); see {log_path(stem, profile)}")
+                    stem,
+                    round(time.perf_counter() - began, 1),
+                    error=f"its worker process stopped (exit status {worker.exitcode}); see {log_path(stem, profile)}",
+                )
                 receive.close()
                 runs[stem] = run
                 finished.add(stem)
                 if run.ok:
-                    logger.info("[%d/%d] finished %s in %s (%s)", position, len(stems), stem,
-                                format_duration(run.seconds), _last_run(stem, last, profile))
+                    logger.info(
+                        "[%d/%d] finished %s in %s (%s)",
+                        position,
+                        len(stems),
+                        stem,
+                        format_duration(run.seconds),
+                        _last_run(stem, last, profile),
+                    )
                 else:
-                    logger.error("[%d/%d] %s FAILED after %s: %s (previous outputs kept; log %s)", position,
-                                 len(stems), stem, format_duration(run.seconds), run.error, log_path(stem, profile))
+                    logger.error(
+                        "[%d/%d] %s FAILED after %s: %s (previous outputs kept; log %s)",
+                        position,
+                        len(stems),
+                        stem,
+                        format_duration(run.seconds),
+                        run.error,
+                        log_path(stem, profile),
+                    )
     finally:  # Ctrl-C reaches the workers too (same process group): they remove their staging folders and stop
         for stem, worker, receive, _, _ in running.values():
             worker.join(timeout=STOP_GRACE_SECONDS)
@@ -1118,9 +1263,11 @@ def run_figures(profile: str, notebooks: list[str] | None = None, data_mode: str
         without = [s for s in stems if not (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
         if without and notebooks:  # asked for by name: running nothing would look like success
             having = [s for s in list_notebooks() if (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
-            raise ValueError(f"--profile {profile} --notebooks {' '.join(without)}: no configs/<stem>/{profile}.yaml "
-                             f"for {', '.join(without)}; the {profile} profile exists for: "
-                             f"{', '.join(having) or 'no notebook'}")
+            raise ValueError(
+                f"--profile {profile} --notebooks {' '.join(without)}: no configs/<stem>/{profile}.yaml "
+                f"for {', '.join(without)}; the {profile} profile exists for: "
+                f"{', '.join(having) or 'no notebook'}"
+            )
         if without:
             logger.info("profile %s: skipping %s (no configs/<stem>/%s.yaml)", profile, without, profile)
         stems = [s for s in stems if s not in without]
@@ -1137,7 +1284,9 @@ def run_figures_locked(stems: list[str], profile: str, data_mode: str, jobs: int
     remove_stale_staging()  # once the checks have passed, before any notebook starts
     for stem in stems:
         if stem not in NOTEBOOK_DATASETS:
-            logger.warning("%s: no datasets listed in pate_study.tooling.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem)
+            logger.warning(
+                "%s: no datasets listed in pate_study.tooling.runner.NOTEBOOK_DATASETS; nothing prepared for it", stem
+            )
     data = prepare_datasets(datasets_for(stems), data_mode)  # once, before any notebook starts
     last = read_timings(profile, BUILD_DIR)
     jobs = min(jobs, len(stems)) or 1
@@ -1161,27 +1310,41 @@ def main(argv: list[str] | None = None) -> int:
     figures = sub.add_parser("figures", help="prepare data, execute notebooks, rebuild figures/INDEX.md, summarise")
     figures.add_argument("--profile", default="paper", choices=PROFILES)
     figures.add_argument("--notebooks", nargs="*", help="notebook stems (default: all)")
-    figures.add_argument("--data", default="network", choices=DATA_MODES,
-                         help="prepare the notebooks' datasets first: mirror then network (default), mirror only "
-                              "(offline: never touches the network), or not at all")
-    figures.add_argument("--jobs", type=int, default=1, metavar="N",
-                         help="notebooks run side by side, each with one OpenMP thread, longest first (default 1: one "
-                              "after another; make figures passes JOBS=2)")
+    figures.add_argument(
+        "--data",
+        default="network",
+        choices=DATA_MODES,
+        help="prepare the notebooks' datasets first: mirror then network (default), mirror only "
+        "(offline: never touches the network), or not at all",
+    )
+    figures.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="notebooks run side by side, each with one OpenMP thread, longest first (default 1: one "
+        "after another; make figures passes JOBS=2)",
+    )
     sub.add_parser("index", help="rebuild figures/INDEX.md only")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     if args.command == "index":
         if not FIGURES_DIR.is_dir():
-            print(f"error: {FIGURES_DIR}: no figures folder (expected the committed figures/ of a checkout); "
-                  "run from a complete checkout, or `make figures` first", file=sys.stderr)
+            print(
+                f"error: {FIGURES_DIR}: no figures folder (expected the committed figures/ of a checkout); "
+                "run from a complete checkout, or `make figures` first",
+                file=sys.stderr,
+            )
             return 2
         write_index()
         return 0
     try:
         return 1 if run_figures(args.profile, args.notebooks, args.data, args.jobs) else 0
     except KeyboardInterrupt:  # the clean-up ran on the way out (staging folders, workers): no traceback
-        print("interrupted (Ctrl-C): stopped; the notebooks that had not finished kept their previous outputs",
-              file=sys.stderr)
+        print(
+            "interrupted (Ctrl-C): stopped; the notebooks that had not finished kept their previous outputs",
+            file=sys.stderr,
+        )
         return 130
     except ConfigError as err:
         for line in err.problems:

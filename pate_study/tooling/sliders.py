@@ -5,6 +5,7 @@ static figure at the sliders' starting values when the notebook is executed by t
 (``$PATE_STUDY_RUNNER`` set: the committed executed copy and its HTML show the figure, not a dead widget), outside a
 kernel, or without ipywidgets. The draw functions below are the primer's (§1, §2, §3); each returns a figure.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -41,15 +42,20 @@ def slider_plot(draw: Callable[..., plt.Figure], **sliders: Slider) -> None:
     is released; a single static figure at the starting values where sliders cannot work."""
     for name, spec in sliders.items():
         if len(spec) != 4 or not spec[0] <= spec[3] <= spec[1] or spec[2] <= 0:
-            raise ValueError(f"slider {name}: expected (min, max, step > 0, start) with min <= start <= max, got {spec}")
+            raise ValueError(
+                f"slider {name}: expected (min, max, step > 0, start) with min <= start <= max, got {spec}"
+            )
     if not widgets_available():
         _show(draw(**{name: spec[3] for name, spec in sliders.items()}))
         return
     import ipywidgets  # ipywidgets is optional: without it the sliders degrade to a static figure
 
-    controls = {name: ipywidgets.FloatSlider(min=lo, max=hi, step=step, value=start, description=name,
-                                             continuous_update=False, readout_format=".3g")
-                for name, (lo, hi, step, start) in sliders.items()}
+    controls = {
+        name: ipywidgets.FloatSlider(
+            min=lo, max=hi, step=step, value=start, description=name, continuous_update=False, readout_format=".3g"
+        )
+        for name, (lo, hi, step, start) in sliders.items()
+    }
     output = ipywidgets.interactive_output(lambda **values: _show(draw(**values)), controls)
     display(ipywidgets.HBox(list(controls.values())), output)
 
@@ -91,7 +97,11 @@ def gaussian_neighbours(sigma: float, sensitivity: float = 1.0) -> plt.Figure:
     ax.plot(x, primer.gaussian_log_ratio(x, f_d=0.0, f_d_prime=sensitivity, sigma=sigma), color="tab:orange")
     ax.axhline(1.0, ls="--", color="tab:red", label="ε = 1")
     delta = primer.gaussian_tight_delta(1.0, sigma=sigma, sensitivity=sensitivity)
-    ax.set(xlabel="mechanism output", ylabel="log p_D(x)/p_D'(x)", ylim=(-6, 6),
-           title=f"σ = {sigma:.3g}: tight δ at ε = 1 is {delta:.3g}")
+    ax.set(
+        xlabel="mechanism output",
+        ylabel="log p_D(x)/p_D'(x)",
+        ylim=(-6, 6),
+        title=f"σ = {sigma:.3g}: tight δ at ε = 1 is {delta:.3g}",
+    )
     ax.legend(fontsize=9)
     return fig

@@ -1,6 +1,7 @@
 """benchmarks/bench_scale.py runs end to end at a tiny scale and reports time and memory for every stage (nothing
 is timed or compared here: performance numbers belong in benchmarks/README.md), and its thesis sizes are the
 thesis's (Muschiol 2021 Table 4.1, big 50)."""
+
 import importlib.util
 import json
 import sys
@@ -35,8 +36,25 @@ def test_every_stage_reports_time_and_memory(tmp_path):
     out = tmp_path / "scale.json"
     work = tmp_path / "work"
     work.mkdir()
-    mod.main(["--scale", "0.0005", "--steps", "1", "2", "--threads", "1", "--loader-seconds", "0.2", "--student-extra", "5",
-              "--workdir", str(work), "--out", str(out)])
+    mod.main(
+        [
+            "--scale",
+            "0.0005",
+            "--steps",
+            "1",
+            "2",
+            "--threads",
+            "1",
+            "--loader-seconds",
+            "0.2",
+            "--student-extra",
+            "5",
+            "--workdir",
+            str(work),
+            "--out",
+            str(out),
+        ]
+    )
     report = json.loads(out.read_text())
     assert list(report["stages"]) == list(mod.STAGES)
     for stage, row in report["stages"].items():

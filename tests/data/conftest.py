@@ -1,5 +1,6 @@
 """Fixtures for the data-layer tests: a temporary PATE_STUDY_DATA, the real mirror (or a skip),
 fake mirrors built from the fixture files."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Muschiol's label subsets: the big rule (Speech node dropped, children kept), its parameters,
 bad input, and the pool split behind Table 4.1."""
+
 import numpy as np
 import pytest
 

@@ -10,6 +10,7 @@ Classes, each checked at the boundary every input of its kind crosses:
 - paths from the environment are checked once, with an error naming the variable;
 - every error message is one line.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,16 +54,17 @@ def small_audioset(fake_mirror, monkeypatch):
     folder.mkdir()
     rows = ["index,mid,display_name"] + [f"{i},/m/{i:04d},class {i}" for i in range(ar.N_CLASSES)]
     (folder / "class_labels_indices.csv").write_text("\n".join(rows) + "\n")
-    (folder / "ontology.json").write_text(json.dumps([{"id": f"/m/{i:04d}", "name": f"class {i}", "child_ids": []}
-                                                      for i in range(ar.N_CLASSES)]))
+    (folder / "ontology.json").write_text(
+        json.dumps([{"id": f"/m/{i:04d}", "name": f"class {i}", "child_ids": []} for i in range(ar.N_CLASSES)])
+    )
     (folder / "balanced_train_segments.csv").write_text("# YTID, start_seconds, end_seconds, positive_labels\n")
     monkeypatch.setattr(ar, "EXPECTED", {"bal_train": 2, "eval": 1, "unbal_train": None})
     files = tuple(fw.SourceFile(f.name) for f in (ar.LABELS, ar.ONTOLOGY, ar.BAL_SEGMENTS))
     bal_eval = {"bal_train": 2, "eval": 1}
-    variants = (fw.Variant("bal_train_eval", files + (fw.SourceFile("features_bal_train_eval.tar.gz"),), "bal+eval",
-                           bal_eval),
-                fw.Variant("full", files + (fw.SourceFile("features.tar.gz"),), "full",
-                           {**bal_eval, "unbal_train": 1000}))
+    variants = (
+        fw.Variant("bal_train_eval", files + (fw.SourceFile("features_bal_train_eval.tar.gz"),), "bal+eval", bal_eval),
+        fw.Variant("full", files + (fw.SourceFile("features.tar.gz"),), "full", {**bal_eval, "unbal_train": 1000}),
+    )
     recipe = dataclasses.replace(ar.RECIPE, variants=variants)
     monkeypatch.setattr(ar, "RECIPE", recipe)
     return recipe, folder
@@ -115,8 +117,9 @@ GOOD_URLS = (FIX / "malicious_phish_sample.csv").read_text()
 @pytest.fixture
 def small_urls(fake_mirror, monkeypatch):
     """The Malicious URLs recipe with the fixture's size declared (7 rows)."""
-    recipe = dataclasses.replace(malicious_urls.RECIPE, variants=(
-        fw.Variant("full", malicious_urls.FILES, "full", {"urls": 7}),))
+    recipe = dataclasses.replace(
+        malicious_urls.RECIPE, variants=(fw.Variant("full", malicious_urls.FILES, "full", {"urls": 7}),)
+    )
     monkeypatch.setattr(malicious_urls, "RECIPE", recipe)
     _urls_mirror(fake_mirror, GOOD_URLS)
     return recipe
@@ -131,8 +134,9 @@ def small_urls(fake_mirror, monkeypatch):
         ("a quarter of the declared rows", "url,type\nhttp://a.example/,benign\n", False, "urls has 1, far fewer"),
     ],
 )
-def test_malicious_urls_small_or_empty_csv_keeps_good_data(small_urls, fake_mirror, data_dir, case, text,
-                                                           allow_small, match):
+def test_malicious_urls_small_or_empty_csv_keeps_good_data(
+    small_urls, fake_mirror, data_dir, case, text, allow_small, match
+):
     out = fw.run_recipe(small_urls, network=False)
     before = _tree(out)
     _urls_mirror(fake_mirror, text)
@@ -256,8 +260,9 @@ def test_prepare_by_name_with_small_source_exits_1_and_flag_installs(small_urls,
 
 
 # ----------------------------------------------------------------------------- environment paths
-@pytest.mark.parametrize("variable, getter", [(env.DATA_ENV, env.data_dir), (env.CACHE_ENV, env.cache_dir),
-                                              (env.MIRROR_ENV, env.mirror_dir)])
+@pytest.mark.parametrize(
+    "variable, getter", [(env.DATA_ENV, env.data_dir), (env.CACHE_ENV, env.cache_dir), (env.MIRROR_ENV, env.mirror_dir)]
+)
 @pytest.mark.parametrize("where", ["file", "below a file"])
 def test_env_path_pointing_at_a_file(tmp_path, monkeypatch, variable, getter, where):
     f = tmp_path / "regular.txt"
@@ -311,8 +316,9 @@ def test_data_error_messages_are_one_line():
 
 
 # ----------------------------------------------------------------------------- relative paths, silent stand-ins
-@pytest.mark.parametrize("variable, getter", [(env.DATA_ENV, env.data_dir), (env.CACHE_ENV, env.cache_dir),
-                                              (env.MIRROR_ENV, env.mirror_dir)])
+@pytest.mark.parametrize(
+    "variable, getter", [(env.DATA_ENV, env.data_dir), (env.CACHE_ENV, env.cache_dir), (env.MIRROR_ENV, env.mirror_dir)]
+)
 def test_a_relative_folder_is_refused_naming_the_variable(tmp_path, monkeypatch, variable, getter):
     """A relative PATE_STUDY_DATA prepared from the repository root named another folder for a notebook in
     notebooks/, which then got the stand-in without a word."""
@@ -322,7 +328,8 @@ def test_a_relative_folder_is_refused_naming_the_variable(tmp_path, monkeypatch,
     with pytest.raises(env.EnvPathError) as info:
         getter()
     assert str(info.value).startswith(f"{variable}=reldata: a relative path") and str(tmp_path / "reldata") in str(
-        info.value)
+        info.value
+    )
 
 
 def test_auto_says_visibly_when_a_configured_data_folder_lacks_the_dataset(data_dir, caplog):

@@ -1,4 +1,5 @@
 """Dataset recipes and loaders: real mirror files, fixtures in the real formats, bad inputs."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,8 +28,10 @@ def _tree(path: Path) -> dict:
 def test_datasource_stamp():
     s = DataSource("real", "CSIC 2010", "97,065 requests (25.8% anomalous)", "full", "mirror")
     assert s.stamp() == "real: CSIC 2010 via mirror, 97,065 requests (25.8% anomalous)"
-    assert DataSource("synthetic", "CSIC 2010", "seed 0, 5,000 requests", "seed 0").stamp() == \
-        "synthetic stand-in for CSIC 2010 (seed 0, 5,000 requests)"
+    assert (
+        DataSource("synthetic", "CSIC 2010", "seed 0, 5,000 requests", "seed 0").stamp()
+        == "synthetic stand-in for CSIC 2010 (seed 0, 5,000 requests)"
+    )
 
 
 def test_resolve_source_modes(data_dir):
@@ -127,7 +130,9 @@ def test_malicious_urls_parser_and_merge(fake_mirror, data_dir):
         malicious_urls.parse_csv(b"url,type\na,spam\n", where="x.csv")
     # both fixture sources in a fake mirror: the merged table reports its sources and balance
     (fake_mirror / "malicious-urls").mkdir()
-    (fake_mirror / "malicious-urls" / "malicious_phish.csv").write_bytes((FIX / "malicious_phish_sample.csv").read_bytes())
+    (fake_mirror / "malicious-urls" / "malicious_phish.csv").write_bytes(
+        (FIX / "malicious_phish_sample.csv").read_bytes()
+    )
     (fake_mirror / "ecml-pkdd2007").mkdir()
     (fake_mirror / "ecml-pkdd2007" / "learning_dataset.xml").write_bytes((FIX / "ecml_sample.xml").read_bytes())
     # the fixtures are far smaller than the data cards declare: installed only on explicit request
@@ -207,11 +212,16 @@ def test_audioset_bad_crc_and_missing_label_file(mirror, fake_mirror, data_dir, 
     real = mirror
     monkeypatch.setenv("PATE_STUDY_MIRROR", str(fake_mirror))
     monkeypatch.setattr(ar, "EXPECTED", {"bal_train": 2, "eval": 1, "unbal_train": None})
-    tar_files = {"bal_train/a.tfrecord": make_record("a", [0, 1]) + make_record("b", [300], 9),
-                 "eval/c.tfrecord": make_record("c", [526])}
+    tar_files = {
+        "bal_train/a.tfrecord": make_record("a", [0, 1]) + make_record("b", [300], 9),
+        "eval/c.tfrecord": make_record("c", [526]),
+    }
     _audioset_mirror(fake_mirror, real, make_tar(tar_files))
-    variant = fw.Variant("bal_train_eval", (ar.LABELS, ar.ONTOLOGY, ar.BAL_SEGMENTS,
-                                             fw.SourceFile("features_bal_train_eval.tar.gz")), "fixture")
+    variant = fw.Variant(
+        "bal_train_eval",
+        (ar.LABELS, ar.ONTOLOGY, ar.BAL_SEGMENTS, fw.SourceFile("features_bal_train_eval.tar.gz")),
+        "fixture",
+    )
     recipe = dataclasses.replace(ar.RECIPE, variants=(variant,))
     out = fw.run_recipe(recipe, network=False)
     before = _tree(out)
@@ -243,8 +253,19 @@ def test_audioset_real_prepare_and_subsets(audioset_prepared, monkeypatch):
     big = audioset.load("real", subset="big")
     assert 140 <= len(big.class_names) <= 170
     names = set(big.class_names)
-    assert {"Church bell", "Jackhammer", "Bus", "Train", "Siren", "Fire alarm", "Boing", "Rustle", "Bicycle",
-            "Male speech, man speaking", "Vehicle"} <= names
+    assert {
+        "Church bell",
+        "Jackhammer",
+        "Bus",
+        "Train",
+        "Siren",
+        "Fire alarm",
+        "Boing",
+        "Rustle",
+        "Bicycle",
+        "Male speech, man speaking",
+        "Vehicle",
+    } <= names
     assert not names & {"Music", "Guitar", "Piano", "Singing"}
     small = audioset.load("real", subset="small")
     assert len(small.class_names) == 15 and {"Church bell", "Jackhammer", "Bus", "Train"} <= set(small.class_names)

@@ -1,4 +1,5 @@
 """DeepLog model inputs: vocabulary, padding and masking, the balanced subset, and clear errors on bad input."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,12 +32,15 @@ def test_padding_and_mask():
     assert full.mask.all() and (full.tokens > 0).all()
 
 
-@pytest.mark.parametrize("seqs, max_len, match", [
-    ([np.array([5, 9]), np.array([], dtype=np.int64)], 4, r"sequence 1: empty"),
-    ([np.array([5, 99])], 4, r"sequence 0: unknown log key 99"),
-    ([np.array([5, 9, 11, 22, 26])], 4, r"sequence 0: length 5 exceeds the model limit max_len=4"),
-    ([np.array([5])], 0, r"max_len"),
-])
+@pytest.mark.parametrize(
+    "seqs, max_len, match",
+    [
+        ([np.array([5, 9]), np.array([], dtype=np.int64)], 4, r"sequence 1: empty"),
+        ([np.array([5, 99])], 4, r"sequence 0: unknown log key 99"),
+        ([np.array([5, 9, 11, 22, 26])], 4, r"sequence 0: length 5 exceeds the model limit max_len=4"),
+        ([np.array([5])], 0, r"max_len"),
+    ],
+)
 def test_bad_input_gives_a_clear_error(seqs, max_len, match):
     with pytest.raises(ValueError, match=match):
         deeplog.pad_sequences(seqs, _vocab(), max_len=max_len)

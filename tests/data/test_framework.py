@@ -1,4 +1,5 @@
 """Recipe framework: mirror lookup, hashes, atomic prepare, manifest, resumable download, CLI."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -91,8 +92,10 @@ def test_malformed_content_leaves_previous_data_intact(small_pate, fake_mirror, 
     bad = _votes(4, 2)
     bad[0, 0] += 1
     np.save(p, bad)
-    files = tuple(dataclasses.replace(f, sha256=_sha((fake_mirror / "pate2018-votes" / f.name).read_bytes()))
-                  for f in small_pate.variants[0].files)
+    files = tuple(
+        dataclasses.replace(f, sha256=_sha((fake_mirror / "pate2018-votes" / f.name).read_bytes()))
+        for f in small_pate.variants[0].files
+    )
     recipe = dataclasses.replace(small_pate, variants=(fw.Variant("full", files, "full"),))
     with pytest.raises(fw.MalformedDataError, match="row 0 to 251"):
         fw.run_recipe(recipe, network=False)

@@ -1,5 +1,6 @@
 """A disk that fills (or a folder that cannot be written) while data are prepared: one line naming the variable,
 the path and the bytes needed; the previously prepared data stay as they were; nothing half-written is left."""
+
 from __future__ import annotations
 
 import errno
@@ -50,11 +51,15 @@ def test_a_read_only_data_folder_is_refused_before_any_work(small_pate, data_dir
     monkeypatch.setattr(files.tempfile, "mkstemp", refuse)
     with pytest.raises(files.FolderNotWritableError) as err:
         fw.run_recipe(small_pate, network=False)
-    assert str(err.value).startswith(f"PATE_STUDY_DATA={data_dir}: cannot create files") and "Read-only" in str(err.value)
+    assert str(err.value).startswith(f"PATE_STUDY_DATA={data_dir}: cannot create files") and "Read-only" in str(
+        err.value
+    )
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
-                    reason="root writes into read-only folders")
+@pytest.mark.skipif(
+    not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
+    reason="root writes into read-only folders",
+)
 def test_a_folder_without_write_permission_is_refused(tmp_path):
     folder = tmp_path / "ro"
     folder.mkdir()

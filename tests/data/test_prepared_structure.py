@@ -1,6 +1,7 @@
 """Prepared folders are checked before use: the recipe's structure check runs whenever a loader asks for the
 folder (:meth:`Recipe.problem`), so a file edited or damaged after installation is found, named and re-prepared
 (or refused with the command that prepares it again) instead of being served."""
+
 from __future__ import annotations
 
 import json
@@ -50,18 +51,24 @@ def test_an_intact_folder_passes(folder):
 def test_a_duplicated_class_row_is_named_with_its_row(folder):
     """The case that shifted every label column after index 10: 528 names for 527 columns."""
     (folder / "class_labels_indices.csv").write_text(_labels_csv(duplicate=10))
-    with pytest.raises(fw.MalformedDataError, match=r"class_labels_indices\.csv: row 13 repeats class '/m/0010' "
-                                                   r"of row 12"):
+    with pytest.raises(
+        fw.MalformedDataError,
+        match=r"class_labels_indices\.csv: row 13 repeats class '/m/0010' "
+        r"of row 12",
+    ):
         audioset.class_labels(folder)
     with pytest.raises(fw.MalformedDataError, match="repeats class"):
         recipe.RECIPE.verify(folder)
 
 
-@pytest.mark.parametrize("text, match", [
-    ("index,mid,display_name\n0,/m/0,a\n", "expected 527 classes, got 1"),
-    ("index,mid\n", "expected header index,mid,display_name"),
-    (_labels_csv().replace("\n5,/m/0005,class 5\n", "\n6,/m/0005,class 5\n"), "row 7 has index '6', expected 5"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("index,mid,display_name\n0,/m/0,a\n", "expected 527 classes, got 1"),
+        ("index,mid\n", "expected header index,mid,display_name"),
+        (_labels_csv().replace("\n5,/m/0005,class 5\n", "\n6,/m/0005,class 5\n"), "row 7 has index '6', expected 5"),
+    ],
+)
 def test_other_damaged_class_lists_are_named(folder, text, match):
     (folder / "class_labels_indices.csv").write_text(text)
     with pytest.raises(fw.MalformedDataError, match=match):
@@ -74,8 +81,15 @@ def test_a_class_list_that_is_not_utf8_is_named(folder):
         audioset.class_labels(folder)
 
 
-@pytest.mark.parametrize("content, match", [(b"{not json", "not valid JSON"), (b"[]", "expected a JSON list"),
-                                            (b'[{"id": "/m/0"}]', "entry 0 lacks"), (b"\xff\xfe\x00", "not valid JSON")])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[]", "expected a JSON list"),
+        (b'[{"id": "/m/0"}]', "entry 0 lacks"),
+        (b"\xff\xfe\x00", "not valid JSON"),
+    ],
+)
 def test_a_damaged_ontology_names_the_file(folder, content, match):
     (folder / "ontology.json").write_bytes(content)
     with pytest.raises(fw.MalformedDataError, match=rf"ontology\.json: {match}"):

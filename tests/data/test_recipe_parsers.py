@@ -1,6 +1,7 @@
 """The recipes' parsers on small hand-made inputs (made tiny on purpose, so they are tested directly rather than
 through the completeness rule of a full prepare): the Malicious URLs CSV, the ECML/PKDD 2007 XML and the DeepLog
 key sequences. Every refusal is a MalformedDataError naming the file (and the line or sample)."""
+
 from __future__ import annotations
 
 import re
@@ -25,8 +26,9 @@ def test_a_header_only_csv_is_refused():
         malicious_urls.parse_csv(b"url,type\n", where="f.csv")
 
 
-@pytest.mark.parametrize("data", [b"url,type\nexample.com,benign,extra\n",
-                                  b"url,type\nexample.com,benign\nx.org,phishing,surplus\n"])
+@pytest.mark.parametrize(
+    "data", [b"url,type\nexample.com,benign,extra\n", b"url,type\nexample.com,benign\nx.org,phishing,surplus\n"]
+)
 def test_a_row_with_an_extra_field_is_refused_not_shifted(data):
     """pandas would read a row one field longer than the header with its first field as the index, shifting the
     URL into the type column; the parser refuses it instead."""
@@ -44,8 +46,14 @@ def test_a_csv_of_empty_urls_only_is_refused():
         malicious_urls.parse_csv(b"url,type\n,benign\n,malware\n", where="f.csv")
 
 
-@pytest.mark.parametrize("data, match", [(b"", "not a readable CSV"), (b"u,t\na,benign\n", "expected the 2 columns"),
-                                         (b"url,type\nexample.com,weird\n", "unknown type")])
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        (b"", "not a readable CSV"),
+        (b"u,t\na,benign\n", "expected the 2 columns"),
+        (b"url,type\nexample.com,weird\n", "unknown type"),
+    ],
+)
 def test_other_malformed_csvs_name_the_file(data, match):
     with pytest.raises(MalformedDataError, match=rf"^f\.csv: .*{match}"):
         malicious_urls.parse_csv(data, where="f.csv")
@@ -53,8 +61,10 @@ def test_other_malformed_csvs_name_the_file(data, match):
 
 # ------------------------------------------------------------------------------------------ ECML/PKDD 2007
 def _sample(sid: int, kind: str = "Valid", uri: str = "/a") -> str:
-    return (f'<sample id="{sid}"><class><type>{kind}</type></class><request><method>GET</method>'
-            f"<uri><![CDATA[{uri}]]></uri><query><![CDATA[x=1]]></query></request></sample>")
+    return (
+        f'<sample id="{sid}"><class><type>{kind}</type></class><request><method>GET</method>'
+        f"<uri><![CDATA[{uri}]]></uri><query><![CDATA[x=1]]></query></request></sample>"
+    )
 
 
 XML = f'<?xml version="1.0"?>\n<dataset>{_sample(1)}{_sample(2, "XSS", "/b")}</dataset>\n'.encode()
@@ -74,8 +84,11 @@ def test_a_truncated_xml_is_refused(cut):
 def _bomb(levels: int = 9, fan: int = 10) -> str:
     lines = ['<?xml version="1.0"?>', "<!DOCTYPE dataset [", ' <!ENTITY lol0 "lol">']
     lines += [f' <!ENTITY lol{i} "{f"&lol{i - 1};" * fan}">' for i in range(1, levels + 1)]
-    lines += ["]>", f'<dataset><sample id="1"><class><type>Valid</type></class><request><uri>&lol{levels};</uri>'
-                    "</request></sample></dataset>"]
+    lines += [
+        "]>",
+        f'<dataset><sample id="1"><class><type>Valid</type></class><request><uri>&lol{levels};</uri>'
+        "</request></sample></dataset>",
+    ]
     return "\n".join(lines)
 
 
@@ -99,9 +112,14 @@ def test_expat_itself_stops_a_bomb_that_slipped_past_the_check(monkeypatch):
         ecml_pkdd2007.parse_xml(_bomb().encode(), where="f.xml")
 
 
-@pytest.mark.parametrize("body, match", [(_sample(1, "Nope"), "unknown class 'Nope'"),
-                                         (_sample(1, uri=""), "has no <request><uri>"),
-                                         ("", "no <sample> elements")])
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        (_sample(1, "Nope"), "unknown class 'Nope'"),
+        (_sample(1, uri=""), "has no <request><uri>"),
+        ("", "no <sample> elements"),
+    ],
+)
 def test_malformed_samples_are_named(body, match):
     with pytest.raises(MalformedDataError, match=match):
         ecml_pkdd2007.parse_xml(f"<dataset>{body}</dataset>".encode(), where="f.xml")

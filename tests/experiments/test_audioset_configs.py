@@ -1,5 +1,6 @@
 """Notebook 05 reads notebook 04's ensembles from the votes cache only when it asks for the same teachers: its
 teacher keys must equal 04's in the profiles where 05 runs on 04's data (paper, gpu)."""
+
 from pathlib import Path
 
 import pytest
@@ -7,11 +8,24 @@ import yaml
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 # 05's key -> 04's key: the recipe, the curve sample, the device and the shard plan all enter the votes' cache key
-SAME = {"teacher_hidden": "hidden", "teacher_dropout": "dropout", "teacher_lr": "learning_rate",
-        "teacher_batch_size": "batch_size", "teacher_steps": "steps", "teacher_eval_every": "eval_every",
-        "teacher_patience": "patience", "teacher_sampler": "sampler", "teacher_mixup_alpha": "mixup_alpha",
-        "curve_clips": "curve_clips", "device": "device", "backend": "backend", "teachers_per_task": "teachers_per_task",
-        "seed": "seed", "data": "data", "teacher_counts": "teacher_counts"}
+SAME = {
+    "teacher_hidden": "hidden",
+    "teacher_dropout": "dropout",
+    "teacher_lr": "learning_rate",
+    "teacher_batch_size": "batch_size",
+    "teacher_steps": "steps",
+    "teacher_eval_every": "eval_every",
+    "teacher_patience": "patience",
+    "teacher_sampler": "sampler",
+    "teacher_mixup_alpha": "mixup_alpha",
+    "curve_clips": "curve_clips",
+    "device": "device",
+    "backend": "backend",
+    "teachers_per_task": "teachers_per_task",
+    "seed": "seed",
+    "data": "data",
+    "teacher_counts": "teacher_counts",
+}
 
 
 @pytest.mark.parametrize("profile", ["paper", "gpu"])

@@ -1,6 +1,7 @@
 """Notebook 05's claims judged inside measured spreads: the bootstrap tolerance of the noise-free tables, the seed
 spread of the students, the σ sweeps of Figs 5.17-5.19, the confidence figures A.8-A.11 beside the plain sweep of
 the same ensemble, and the top-k vote in the audit table."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,8 +14,9 @@ from pate_study.learning import metrics
 
 def _cv(probs, labels):
     probs, labels = np.asarray(probs, dtype=float), np.asarray(labels, dtype=bool)
-    return votes.CachedVotes(probs, labels, probs, labels, labels.mean(0), tuple(f"c{i}" for i in range(labels.shape[1])),
-                             "synthetic")
+    return votes.CachedVotes(
+        probs, labels, probs, labels, labels.mean(0), tuple(f"c{i}" for i in range(labels.shape[1])), "synthetic"
+    )
 
 
 def _ensembles(n=400, k=6, seed=0, noise=(0.3, 0.4, 0.5)):
@@ -66,6 +68,7 @@ def test_score_tolerance_is_seeded_paired_and_shrinks_with_the_pool():
 
 def test_seed_tolerance_is_the_welch_half_width_and_one_seed_decides_nothing():
     from scipy import stats
+
     assert seed_tolerance(0.03, 3) == pytest.approx(stats.t.ppf(0.975, 2) * 0.03 / np.sqrt(3))
     assert np.isinf(seed_tolerance(float("nan"), 1))
     assert direction(0.5, np.inf, rule="r", reason="one seed").verdict == "inconclusive"
@@ -77,12 +80,15 @@ def test_table_claims_read_the_draws_of_the_difference_they_judge():
     t51, t52, t53 = tables.table_5_1(ens), tables.table_5_2(ens), tables.table_5_3(ens)
     tol = tables.score_tolerance(ens, n_boot=40, seed=0)
     assert {"best F1 - average teacher F1 10", "F1 with check / without 20", "recall_true 10 - 20: 0.2"} <= set(
-        tol["draws"])
+        tol["draws"]
+    )
     c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=tol)
     assert all("40 bootstrap resamples" in e for e in c["verdict_estimate"].iloc[:3])
-    first = release_verdicts.pool_min_estimate(tol, ["mAP 1 - 10", "best F1 1 - 10"],
-                                               [t51["map_raw"][0] - t51["map_raw"][1],
-                                                t51["ensemble_f1"][0] - t51["ensemble_f1"][1]])
+    first = release_verdicts.pool_min_estimate(
+        tol,
+        ["mAP 1 - 10", "best F1 1 - 10"],
+        [t51["map_raw"][0] - t51["map_raw"][1], t51["ensemble_f1"][0] - t51["ensemble_f1"][1]],
+    )
     lo, hi = np.quantile(np.minimum(tol["draws"]["mAP 1 - 10"], tol["draws"]["best F1 1 - 10"]), [0.025, 0.975])
     assert (first.low, first.high) == (pytest.approx(min(lo, first.value)), pytest.approx(max(hi, first.value)))
     assert "draws" not in tables.tolerance_summary(tol)
@@ -94,8 +100,18 @@ def test_table_claims_read_the_draws_of_the_difference_they_judge():
 
 # ----------------------------------------------------------------------------- students: Figs 5.17-5.19
 def _sweep(item, sigmas, maps, eps, sd=0.002, sigma_c=float("nan")):
-    return pd.DataFrame({"item": item, "sigma_e": sigmas, "sigma_c": sigma_c, "map": maps, "map_sd": sd, "n_seeds": 3,
-                         "eps_data_dependent": eps, "eps_data_independent": eps})
+    return pd.DataFrame(
+        {
+            "item": item,
+            "sigma_e": sigmas,
+            "sigma_c": sigma_c,
+            "map": maps,
+            "map_sd": sd,
+            "n_seeds": 3,
+            "eps_data_dependent": eps,
+            "eps_data_independent": eps,
+        }
+    )
 
 
 def _t54():
@@ -103,8 +119,17 @@ def _t54():
     for n, f in ((2000, 1.0), (5000, 2.4)):
         for th, e in (("0.2", 900.0), ("adaptive", 1.5e6)):
             for thc, g in (("None", 1.0), ("0.4", 0.4)):
-                rows.append({"n_samples": n, "th_e": th, "th_c": thc, "eps_data_dependent": e * f * g,
-                             "map": 0.03, "map_sd": 0.002, "n_seeds": 3})
+                rows.append(
+                    {
+                        "n_samples": n,
+                        "th_e": th,
+                        "th_c": thc,
+                        "eps_data_dependent": e * f * g,
+                        "map": 0.03,
+                        "map_sd": 0.002,
+                        "n_seeds": 3,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -138,30 +163,39 @@ def test_fig_5_18_and_5_19_compare_the_sweeps_point_by_point():
     values = release_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161)
     t54 = _t54()
     without = _sweep("muschiol2021-fig5.17", [0.1, 0.2, 0.3], [0.109, 0.052, 0.029], [17000.0, 4500.0, 2100.0])
-    with_c = _sweep("muschiol2021-fig5.18", [0.1, 0.2, 0.3], [0.110, 0.062, 0.042], [6200.0, 1700.0, 840.0],
-                    sigma_c=0.6)
+    with_c = _sweep(
+        "muschiol2021-fig5.18", [0.1, 0.2, 0.3], [0.110, 0.062, 0.042], [6200.0, 1700.0, 840.0], sigma_c=0.6
+    )
     sweep = pd.concat([without, with_c])
     rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", sweep)
     assert rec["verdict"] == "differs"
     assert "the check costs more ε: differs" in rec["verdict_reason"]
     assert "the check's mAP gain slight (0 to +10 %): differs" in rec["verdict_reason"]  # +10 %, +19 %, +45 %
     assert rec["map_gain_check_to_no_check"]["σ_e=0.3"] == pytest.approx(0.042 / 0.029 - 1)
-    small_gain = pd.concat([without.assign(map_sd=0.0002),
-                            with_c.assign(map=[0.111, 0.053, 0.0295], map_sd=0.0002,
-                                          eps_data_dependent=[2e4, 5e3, 2.5e3])])
-    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real",
-                                                 small_gain)
+    small_gain = pd.concat(
+        [
+            without.assign(map_sd=0.0002),
+            with_c.assign(map=[0.111, 0.053, 0.0295], map_sd=0.0002, eps_data_dependent=[2e4, 5e3, 2.5e3]),
+        ]
+    )
+    rec = release_verdicts.student_figure_record(
+        t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", small_gain
+    )
     assert "the check's mAP gain slight (0 to +10 %): agrees" in rec["verdict_reason"]
     # a loss is not a slight gain: the check lowering mAP beyond the seed spread differs, inside it is inconclusive
-    for maps, sd, verdict in (([0.098, 0.049, 0.0265], 0.0005, "differs"), ([0.1085, 0.0519, 0.0289], 0.0005,
-                                                                           "inconclusive")):
+    for maps, sd, verdict in (
+        ([0.098, 0.049, 0.0265], 0.0005, "differs"),
+        ([0.1085, 0.0519, 0.0289], 0.0005, "inconclusive"),
+    ):
         loss = pd.concat([without.assign(map_sd=sd), with_c.assign(map=maps, map_sd=sd)])
         rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", loss)
         assert f"the check's mAP gain slight (0 to +10 %): {verdict}" in rec["verdict_reason"]
-    adaptive = _sweep("muschiol2021-fig5.19", [0.1, 0.2, 0.3], [0.042, 0.033, 0.030], [1.4e7, 3.6e6, 1.6e6],
-                      sigma_c=0.6)
-    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.19", "adaptive", ("0.4",), values, "real",
-                                                 pd.concat([sweep, adaptive]))
+    adaptive = _sweep(
+        "muschiol2021-fig5.19", [0.1, 0.2, 0.3], [0.042, 0.033, 0.030], [1.4e7, 3.6e6, 1.6e6], sigma_c=0.6
+    )
+    rec = release_verdicts.student_figure_record(
+        t54, "muschiol2021-fig5.19", "adaptive", ("0.4",), values, "real", pd.concat([sweep, adaptive])
+    )
     assert "adaptive th_e: lower ε on the σ sweep: differs" in rec["verdict_reason"]
     assert "adaptive th_e: lower mAP: agrees" in rec["verdict_reason"]
 
@@ -175,24 +209,42 @@ def test_student_claim_is_inconclusive_inside_the_seed_spread():
 
 # ----------------------------------------------------------------------------- Figs A.8-A.11, the audit
 def _conf(f1, eps):
-    return pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": f1, "epsilon": eps,
-                         "epsilon_data_independent": [1e4, 1e4], "answered_pct": [20.0, 10.0]})
+    return pd.DataFrame(
+        {
+            "sigma_c": [0.6, 0.6],
+            "sigma_e": [0.1, 0.3],
+            "f1": f1,
+            "epsilon": eps,
+            "epsilon_data_independent": [1e4, 1e4],
+            "answered_pct": [20.0, 10.0],
+        }
+    )
 
 
 def test_confidence_records_judge_every_appendix_figure_against_its_own_ensemble():
-    plain = pd.DataFrame({"threshold": ["0.4"] * 3, "sigma_e": [0.0, 0.1, 0.3], "f1": [0.2, 0.1, 0.1],
-                          "epsilon": [np.inf, 100.0, 50.0]})
-    conf = {"muschiol2021-fig5.14": _conf([0.2, 0.15], [150.0, 60.0]),
-            "muschiol2021-fig5.15": _conf([0.2, 0.15], [70.0, 30.0]),
-            "muschiol2021-figA.8": _conf([0.05, 0.05], [150.0, 60.0]),   # the check lowers F1 on big 20: differs
-            "muschiol2021-figA.9": _conf([0.2, 0.15], [70.0, 30.0]),
-            "muschiol2021-figA.10": _conf([0.2, 0.15], [150.0, 60.0]),
-            "muschiol2021-figA.11": _conf([0.2, 0.15], [300.0, 120.0]),
-            release.A11_FIXED_PARTNER: _conf([0.2, 0.15], [150.0, 60.0])}
-    claims, rec = release_verdicts.confidence_records({50: plain, 20: plain}, conf, 50, 20, "real",
-                                                      dict(teacher_pool=6214, n_labels=161))
-    assert set(rec) == {"muschiol2021-fig5.14", "muschiol2021-fig5.15", "muschiol2021-figA.8", "muschiol2021-figA.9",
-                        "muschiol2021-figA.10", "muschiol2021-figA.11"}
+    plain = pd.DataFrame(
+        {"threshold": ["0.4"] * 3, "sigma_e": [0.0, 0.1, 0.3], "f1": [0.2, 0.1, 0.1], "epsilon": [np.inf, 100.0, 50.0]}
+    )
+    conf = {
+        "muschiol2021-fig5.14": _conf([0.2, 0.15], [150.0, 60.0]),
+        "muschiol2021-fig5.15": _conf([0.2, 0.15], [70.0, 30.0]),
+        "muschiol2021-figA.8": _conf([0.05, 0.05], [150.0, 60.0]),  # the check lowers F1 on big 20: differs
+        "muschiol2021-figA.9": _conf([0.2, 0.15], [70.0, 30.0]),
+        "muschiol2021-figA.10": _conf([0.2, 0.15], [150.0, 60.0]),
+        "muschiol2021-figA.11": _conf([0.2, 0.15], [300.0, 120.0]),
+        release.A11_FIXED_PARTNER: _conf([0.2, 0.15], [150.0, 60.0]),
+    }
+    claims, rec = release_verdicts.confidence_records(
+        {50: plain, 20: plain}, conf, 50, 20, "real", dict(teacher_pool=6214, n_labels=161)
+    )
+    assert set(rec) == {
+        "muschiol2021-fig5.14",
+        "muschiol2021-fig5.15",
+        "muschiol2021-figA.8",
+        "muschiol2021-figA.9",
+        "muschiol2021-figA.10",
+        "muschiol2021-figA.11",
+    }
     verdict = {k: (v["verdict"], v.get("verdict_basis", "data")) for k, v in rec.items()}
     # F1 with / without the check rests on one release-noise draw per σ_e: inconclusive, whichever way it points
     assert verdict["muschiol2021-fig5.14"] == verdict["muschiol2021-figA.8"] == ("inconclusive", "data")
@@ -221,8 +273,14 @@ def test_the_audit_table_catches_the_topk_vote_charged_at_sqrt_k():
 
 
 def test_a_step_this_run_did_not_evaluate_is_left_out_and_none_left_is_not_comparable():
-    t52 = pd.DataFrame({"n_teachers": ["10", "20"], "threshold": ["0.2", "0.2"], "precision_predicted": [0.5, 0.6],
-                        "recall_true": [0.5, np.nan]})
+    t52 = pd.DataFrame(
+        {
+            "n_teachers": ["10", "20"],
+            "threshold": ["0.2", "0.2"],
+            "precision_predicted": [0.5, 0.6],
+            "recall_true": [0.5, np.nan],
+        }
+    )
     tol = {"draws": {"precision_predicted 10 - 20: 0.2": np.full(50, -0.1)}}
     v = release_verdicts.trend_verdict_table_5_2(t52, tol)
     assert v.verdict == "agrees" and v.evidence.count("[") == 1  # the recall step (NaN) is left out

@@ -1,4 +1,5 @@
 """Audio Set II pipeline on crafted and synthetic votes: set-up, noise-free tables, sweeps, accounting."""
+
 import warnings
 
 import numpy as np
@@ -14,8 +15,9 @@ warnings.filterwarnings("ignore", message=".*edge of the order range.*")
 def _cv(probs, labels):
     probs = np.asarray(probs, dtype=float)
     labels = np.asarray(labels, dtype=bool)
-    return votes.CachedVotes(probs, labels, probs, labels, labels.mean(0), tuple(f"c{i}" for i in range(labels.shape[1])),
-                          "synthetic")
+    return votes.CachedVotes(
+        probs, labels, probs, labels, labels.mean(0), tuple(f"c{i}" for i in range(labels.shape[1])), "synthetic"
+    )
 
 
 # ----------------------------------------------------------------------------- set-up and bad input
@@ -29,12 +31,15 @@ def test_query_test_split_holds_min_pool_and_is_disjoint_and_seeded():
     assert len(half) == 6000  # about half when half is enough
 
 
-@pytest.mark.parametrize("bad, match", [
-    (np.full((2, 3, 4), 1.5), "expected probabilities in"),
-    (np.full((2, 3, 4), np.nan), "NaN"),
-    (np.zeros((3, 4)), "3-D"),
-    (np.array([[["a"]]]), "numeric"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.full((2, 3, 4), 1.5), "expected probabilities in"),
+        (np.full((2, 3, 4), np.nan), "NaN"),
+        (np.zeros((3, 4)), "3-D"),
+        (np.array([[["a"]]]), "numeric"),
+    ],
+)
 def test_bad_probabilities_give_one_clear_error(bad, match):
     with pytest.raises(ValueError, match=match):
         votes.check_probabilities(bad)
@@ -42,8 +47,15 @@ def test_bad_probabilities_give_one_clear_error(bad, match):
 
 def test_cached_votes_rejects_wrong_label_shape():
     with pytest.raises(ValueError, match="pool_labels"):
-        votes.CachedVotes(np.zeros((2, 3, 4)), np.zeros((3, 5), bool), np.zeros((2, 1, 4)), np.zeros((1, 4), bool),
-                       np.zeros(4), ("a",) * 4, "synthetic")
+        votes.CachedVotes(
+            np.zeros((2, 3, 4)),
+            np.zeros((3, 5), bool),
+            np.zeros((2, 1, 4)),
+            np.zeros((1, 4), bool),
+            np.zeros(4),
+            ("a",) * 4,
+            "synthetic",
+        )
 
 
 def test_vote_fractions_average_probabilities_or_votes():
@@ -158,6 +170,7 @@ def test_findings_are_computed_from_the_tables():
     b = release.bounds_side_by_side(cv, 0.4, 0.3, n_account=150)
     mw, _ = release.multiwinner_sweep(cv, [0.3], n_account=100)
     import pandas as pd
+
     text = release_verdicts.findings(sw, pd.DataFrame(), mw, b)
     assert any("th_e=0.4" in s for s in text) and any("theorem12" in s for s in text)
 
@@ -165,6 +178,7 @@ def test_findings_are_computed_from_the_tables():
 # ----------------------------------------------------------------------------- verdicts on the thesis's readings
 def _t51(rows):
     import pandas as pd
+
     return pd.DataFrame(rows, columns=["n_teachers", "map_raw", "ensemble_f1", "teacher_avg_f1"])
 
 
@@ -176,16 +190,30 @@ def _narrow_draws(values: dict, sd: float = 0.002, n: int = 200) -> dict:
 
 def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_synthetic_is_not_comparable():
     import pandas as pd
-    t51 = _t51([("baseline", 0.30, 0.25, np.nan), ("10", 0.22, 0.20, 0.15), ("20", 0.20, 0.18, 0.12),
-                ("50", 0.21, 0.17, 0.18)])
+
+    t51 = _t51(
+        [("baseline", 0.30, 0.25, np.nan), ("10", 0.22, 0.20, 0.15), ("20", 0.20, 0.18, 0.12), ("50", 0.21, 0.17, 0.18)]
+    )
     t52 = pd.DataFrame({"n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3, "f1": [0.2, 0.18, 0.17]})
-    t53 = pd.DataFrame({"rule": ["max"] * 3, "n_teachers": ["10", "20", "50"], "threshold": ["0.2"] * 3,
-                        "f1_conf06": [0.25, 0.20, np.nan]})
-    tol = _narrow_draws({**{f"mAP 1 - {t}": 0.30 - m for t, m in ((10, 0.22), (20, 0.20), (50, 0.21))},
-                         **{f"best F1 1 - {t}": 0.25 - f for t, f in ((10, 0.20), (20, 0.18), (50, 0.17))},
-                         "mAP 10 - 20": 0.02, "mAP 20 - 50": -0.01,
-                         **{f"best F1 - average teacher F1 {t}": d for t, d in ((10, 0.05), (20, 0.06), (50, -0.01))},
-                         "F1 with check / without 10": 1.25, "F1 with check / without 20": 1.11})
+    t53 = pd.DataFrame(
+        {
+            "rule": ["max"] * 3,
+            "n_teachers": ["10", "20", "50"],
+            "threshold": ["0.2"] * 3,
+            "f1_conf06": [0.25, 0.20, np.nan],
+        }
+    )
+    tol = _narrow_draws(
+        {
+            **{f"mAP 1 - {t}": 0.30 - m for t, m in ((10, 0.22), (20, 0.20), (50, 0.21))},
+            **{f"best F1 1 - {t}": 0.25 - f for t, f in ((10, 0.20), (20, 0.18), (50, 0.17))},
+            "mAP 10 - 20": 0.02,
+            "mAP 20 - 50": -0.01,
+            **{f"best F1 - average teacher F1 {t}": d for t, d in ((10, 0.05), (20, 0.06), (50, -0.01))},
+            "F1 with check / without 10": 1.25,
+            "F1 with check / without 20": 1.11,
+        }
+    )
     c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=tol).set_index("claim")
     v = c["verdict"]
     assert v.filter(like="no ensemble beats").item() == "agrees"
@@ -207,8 +235,15 @@ def test_saving_contrast_verdict_needs_a_saving_at_04_but_none_at_02_and_the_ada
     import pandas as pd
 
     def sweep(r02, r04, rad):
-        return pd.DataFrame({"threshold": ["0.2", "0.4", "adaptive"], "sigma_e": [0.3] * 3,
-                             "epsilon": [100 * r02, 100 * r04, 100 * rad], "epsilon_data_independent": [100.0] * 3})
+        return pd.DataFrame(
+            {
+                "threshold": ["0.2", "0.4", "adaptive"],
+                "sigma_e": [0.3] * 3,
+                "epsilon": [100 * r02, 100 * r04, 100 * rad],
+                "epsilon_data_independent": [100.0] * 3,
+            }
+        )
+
     v, ratio = release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
     assert v.verdict == "agrees" and ratio["0.4"] == pytest.approx(0.6)
     assert "a saving with the adaptive threshold: agrees, analytic" in v.reason
@@ -220,11 +255,15 @@ def test_saving_contrast_verdict_needs_a_saving_at_04_but_none_at_02_and_the_ada
     # a saving within the printed precision of ε (one decimal) at th_e 0.2 still counts as none
     v, _ = release_verdicts.saving_contrast_verdict(sweep(0.9996, 0.6, 0.7), n_labels=10)
     assert v.verdict == "agrees"
-    assert release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict == "not comparable"
+    assert (
+        release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict
+        == "not comparable"
+    )
 
 
 def test_q_average_is_the_thesis_own_inconsistency_not_a_difference_of_ours():
     import pandas as pd
+
     ours = pd.DataFrame({"th_e": ["0.2", "0.4", "adaptive"], "q_average": [1.0, 1.0, 1.0]})
     v, table = release_verdicts.q_average_verdict(ours)
     below = table.set_index("th_e")["thesis_below_floor"]
@@ -239,6 +278,7 @@ def test_q_average_is_the_thesis_own_inconsistency_not_a_difference_of_ours():
 def test_student_claim_reads_the_seed_interval_of_the_best_student():
     def row(m, sd=0.002, n=3):
         return {"map": m, "map_sd": sd, "n_seeds": n}
+
     assert release_verdicts.student_claim(row(0.04), 0.28).verdict == "agrees"
     assert release_verdicts.student_claim(row(0.30), 0.28).verdict == "differs"
     assert release_verdicts.student_claim(row(0.27, sd=0.02), 0.28).verdict == "inconclusive"  # inside the seeds
@@ -250,8 +290,12 @@ def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fi
     aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
     ok = aud[aud["mechanism"] == "as implemented"]
     sound = ok[~ok["claim"].str.startswith(("thesis", "wrong"))]
-    assert set(aud["release"]) == {"GNThreshold th_e=0.5", "GNThreshold adaptive (Def. 11)", "adaptive-k (private)",
-                                   "top-k vote (k=1, 3 teachers x 3 labels, δ=0.1)"}
+    assert set(aud["release"]) == {
+        "GNThreshold th_e=0.5",
+        "GNThreshold adaptive (Def. 11)",
+        "adaptive-k (private)",
+        "top-k vote (k=1, 3 teachers x 3 labels, δ=0.1)",
+    }
     assert not sound["violation"].any() and (sound["empirical_epsilon_lower"] > 0).all()
     assert (sound["empirical_epsilon_lower"] <= sound["claimed_epsilon"]).all()
     broken = aud[aud["mechanism"] != "as implemented"]
@@ -287,8 +331,15 @@ def test_adaptive_rows_are_sound_with_the_thesis_value_beside_and_orders_go_belo
 
 def test_confidence_claims_label_the_epsilon_halves_analytic_and_leave_one_draw_undecided():
     import pandas as pd
-    sweep = pd.DataFrame({"threshold": ["0.4", "0.4", "0.4"], "sigma_e": [0.0, 0.1, 0.3], "f1": [0.2, 0.1, 0.1],
-                          "epsilon": [np.inf, 100.0, 50.0]})
+
+    sweep = pd.DataFrame(
+        {
+            "threshold": ["0.4", "0.4", "0.4"],
+            "sigma_e": [0.0, 0.1, 0.3],
+            "f1": [0.2, 0.1, 0.1],
+            "epsilon": [np.inf, 100.0, 50.0],
+        }
+    )
     fixed = pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": [0.2, 0.15], "epsilon": [150.0, 60.0]})
     adaptive = fixed.assign(epsilon=[70.0, 30.0])
     c = release_verdicts.confidence_claims(sweep, fixed, adaptive)
@@ -301,7 +352,8 @@ def test_confidence_claims_label_the_epsilon_halves_analytic_and_leave_one_draw_
     assert list(c["verdict"]) == ["inconclusive", "agrees", "differs"]
     assert "q̃ ≈ 1" in c["verdict_reason"].iloc[2]
     assert set(release_verdicts.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"].iloc[:1]) == {
-        "not comparable"}
+        "not comparable"
+    }
 
 
 def test_scale_verdict_names_the_thesis_scale_of_the_subset():
@@ -311,8 +363,15 @@ def test_scale_verdict_names_the_thesis_scale_of_the_subset():
 
 def test_adaptive_privacy_verdict_checks_the_direction():
     import pandas as pd
-    t54 = pd.DataFrame({"n_samples": [2000] * 3, "th_e": ["0.2", "0.4", "adaptive"], "th_c": ["None"] * 3,
-                        "eps_data_dependent": [900.0, 950.0, 1.8e6]})
+
+    t54 = pd.DataFrame(
+        {
+            "n_samples": [2000] * 3,
+            "th_e": ["0.2", "0.4", "adaptive"],
+            "th_c": ["None"] * 3,
+            "eps_data_dependent": [900.0, 950.0, 1.8e6],
+        }
+    )
     v = release_verdicts.adaptive_privacy_verdict(t54)
     assert (v.verdict, v.basis) == ("differs", "analytic") and "2e+03×" in v.reason
     t54.loc[2, "eps_data_dependent"] = 500.0  # treated as fixed (not a guarantee) the numbers would say otherwise

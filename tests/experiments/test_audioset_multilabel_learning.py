@@ -1,4 +1,5 @@
 """Audio Set II learning side: notebook 04's teachers voting on the eval clips (cached), and students."""
+
 import numpy as np
 import pytest
 
@@ -40,16 +41,19 @@ def test_05_after_04_reads_its_votes_without_training(tmp_path, monkeypatch):
     datasets = {"big": audioset.load("synthetic", subset="big", seed=0)}
     runs, _ = pipeline.teacher_ensembles(datasets, spec, [1, 3], curve_clips=20, cache_dir=tmp_path)
     assert calls == ["big 1", "big 3"]
-    ensembles, info = pipeline.ensemble_votes([1, 3], spec, data="synthetic", subset="big", min_pool=300,
-                                              curve_clips=20, cache_dir=tmp_path)
+    ensembles, info = pipeline.ensemble_votes(
+        [1, 3], spec, data="synthetic", subset="big", min_pool=300, curve_clips=20, cache_dir=tmp_path
+    )
     assert calls == ["big 1", "big 3"]  # 05 trained nothing
     for t in (1, 3):
-        np.testing.assert_array_equal(ensembles[t].pool_probabilities,
-                                      runs["big", t].probabilities[:, info["pool_index"]].astype(np.float64))
+        np.testing.assert_array_equal(
+            ensembles[t].pool_probabilities, runs["big", t].probabilities[:, info["pool_index"]].astype(np.float64)
+        )
         np.testing.assert_array_equal(info["best_step"][t], runs["big", t].best_step)
     # another recipe is another ensemble: trained through the same call
-    pipeline.ensemble_votes([3], spec.replace(steps=6), data="synthetic", subset="big", min_pool=300, curve_clips=20,
-                            cache_dir=tmp_path)
+    pipeline.ensemble_votes(
+        [3], spec.replace(steps=6), data="synthetic", subset="big", min_pool=300, curve_clips=20, cache_dir=tmp_path
+    )
     assert calls == ["big 1", "big 3", "big 3"]
 
 

@@ -2,6 +2,7 @@
 (unless a comment on that line says which import-time cost it avoids), no other module's private name, and only
 :mod:`pate_study.experiments.audioset.pipeline` reaches the cluster code (:mod:`pate_study.learning.distributed`) to choose
 where an ensemble runs. Its units of work (:mod:`~pate_study.experiments.audioset.shards`) pickle."""
+
 import ast
 import pickle
 from pathlib import Path
@@ -76,8 +77,12 @@ def test_only_the_pipeline_chooses_where_ensembles_run():
     for m in MODULES:
         tree = _tree(m)[0]
         calls_map = any(isinstance(n, ast.Attribute) and n.attr == "map_shards" for n in ast.walk(tree))
-        takes_backend = any(a.arg == "backend" for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                            for a in n.args.args + n.args.kwonlyargs)
+        takes_backend = any(
+            a.arg == "backend"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef)
+            for a in n.args.args + n.args.kwonlyargs
+        )
         assert calls_map == (m == "pipeline"), m
         assert not takes_backend or m in ("pipeline", "votes"), m  # votes: the backend is part of the device label
 
@@ -87,12 +92,35 @@ def test_a_shard_and_its_result_pickle_and_give_the_local_run():
     X = rng.normal(size=(60, 4)).astype(np.float32)
     Y = rng.random((60, 3)) < 0.4
     spec = teachers.TeacherSpec(hidden=(4,), steps=2, eval_every=1, batch_size=8)
-    args = dict(X=X, Y=Y, val=np.arange(50, 60), X_test=X[:20], Y_test=Y[:20], spec=spec,
-                train_rows=np.arange(40).reshape(2, 20), seed=3, curve_clips=5, name="t", last=False, device="cpu")
+    args = dict(
+        X=X,
+        Y=Y,
+        val=np.arange(50, 60),
+        X_test=X[:20],
+        Y_test=Y[:20],
+        spec=spec,
+        train_rows=np.arange(40).reshape(2, 20),
+        seed=3,
+        curve_clips=5,
+        name="t",
+        last=False,
+        device="cpu",
+    )
     fn, kwargs = pickle.loads(pickle.dumps((shards.teacher_run_shard, args)))
     result = pickle.loads(pickle.dumps(fn(**kwargs)))
     run = shards.assemble_run("t", spec, [result], shards.shard_plan(2, None, 3))
-    local = teachers.train_teachers(X, Y, teachers.Partitions(np.arange(40).reshape(2, 20)), np.arange(50, 60), X[:20],
-                                    Y[:20], spec, seed=3, curve_clips=5, name="t", device="cpu")
+    local = teachers.train_teachers(
+        X,
+        Y,
+        teachers.Partitions(np.arange(40).reshape(2, 20)),
+        np.arange(50, 60),
+        X[:20],
+        Y[:20],
+        spec,
+        seed=3,
+        curve_clips=5,
+        name="t",
+        device="cpu",
+    )
     np.testing.assert_array_equal(run.probabilities, local.probabilities)
     assert run.history.equals(local.history)

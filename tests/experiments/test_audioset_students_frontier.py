@@ -1,4 +1,5 @@
 """Audio Set students (fixed schedule, seeds, rate-matched thresholds) and the privacy-utility frontier."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,17 @@ from pate_study.learning import metrics, training
 from pate_study.learning.partitions import Partitions
 from pate_study.privacy import topk_vote
 
-TINY = dict(hidden=(8,), dropout=0.0, lr=0.01, batch_size=16, steps=12, eval_every=12, patience=None,
-            sampler="random", mixup_alpha=None)
+TINY = dict(
+    hidden=(8,),
+    dropout=0.0,
+    lr=0.01,
+    batch_size=16,
+    steps=12,
+    eval_every=12,
+    patience=None,
+    sampler="random",
+    mixup_alpha=None,
+)
 
 
 def _data(n=120, d=5, c=4, seed=0):
@@ -67,12 +77,23 @@ def test_a_student_seed_alone_is_the_teacher_recipe_with_that_seed():
     x, y = _data()
     spec = teachers.teacher_spec(**TINY)
     alone = students.train_student(x, y, np.ones(len(y), bool), x[:40], y[:40], spec, seeds=(4,))[0]
-    run = teachers.train_teachers(x, y, Partitions(np.arange(len(y))[None]), np.arange(1), np.concatenate([x, x[:40]]),
-                                  np.concatenate([y, y[:40]]), spec, seed=4, curve_clips=1, last=True)
-    assert alone["map"] == pytest.approx(metrics.mean_average_precision(y[:40], run.probabilities[0][len(y):]))
+    run = teachers.train_teachers(
+        x,
+        y,
+        Partitions(np.arange(len(y))[None]),
+        np.arange(1),
+        np.concatenate([x, x[:40]]),
+        np.concatenate([y, y[:40]]),
+        spec,
+        seed=4,
+        curve_clips=1,
+        last=True,
+    )
+    assert alone["map"] == pytest.approx(metrics.mean_average_precision(y[:40], run.probabilities[0][len(y) :]))
     with pytest.raises(ValueError, match="train_seeds"):
-        teachers.train_teachers(x, y, Partitions(np.arange(len(y))[None]), np.arange(1), x[:40], y[:40], spec,
-                                train_seeds=np.zeros((2, 3)))
+        teachers.train_teachers(
+            x, y, Partitions(np.arange(len(y))[None]), np.arange(1), x[:40], y[:40], spec, train_seeds=np.zeros((2, 3))
+        )
 
 
 def test_seeds_give_identical_tables_and_a_spread():
@@ -80,9 +101,12 @@ def test_seeds_give_identical_tables_and_a_spread():
     rng = np.random.default_rng(0)
     pool_x, test_x = rng.normal(size=(150, 4)).astype(np.float32), rng.normal(size=(60, 4)).astype(np.float32)
     spec = teachers.teacher_spec(**TINY)
+
     def run():
-        return pipeline.student_sweep(cv, pool_x, test_x, [100], [0.4], [None], spec, delta=1e-8, seed=0,
-                                             seeds=[0, 1, 2])
+        return pipeline.student_sweep(
+            cv, pool_x, test_x, [100], [0.4], [None], spec, delta=1e-8, seed=0, seeds=[0, 1, 2]
+        )
+
     (summary, rows), (summary2, rows2) = run(), run()
     pd.testing.assert_frame_equal(summary, summary2)
     pd.testing.assert_frame_equal(rows, rows2)
@@ -102,10 +126,16 @@ def test_frontier_releases_print_the_data_independent_epsilon_of_each_mechanism(
     assert [s["mechanism"] for s in settings] == ["gnthreshold", "topk", "binary", "tau", "powerset"]
     rows, rel = release.frontier_releases(cv, settings, 100, delta=1e-8, seed=0)
     by = {r["mechanism"]: r for r in rows}
-    assert by["topk"]["epsilon"] == pytest.approx(topk_vote.topk_epsilon(
-        k=2, n_teachers=10, sigma=0.1, delta=1e-8, n_queries=100, n_labels=12, orders=release.ORDERS).epsilon)
-    assert by["binary"]["epsilon"] == pytest.approx(topk_vote.binary_topk_epsilon(
-        sigma=0.2 * 10, delta=1e-8, k=3, n_labels=12, n_queries=100, orders=release.ORDERS).epsilon)
+    assert by["topk"]["epsilon"] == pytest.approx(
+        topk_vote.topk_epsilon(
+            k=2, n_teachers=10, sigma=0.1, delta=1e-8, n_queries=100, n_labels=12, orders=release.ORDERS
+        ).epsilon
+    )
+    assert by["binary"]["epsilon"] == pytest.approx(
+        topk_vote.binary_topk_epsilon(
+            sigma=0.2 * 10, delta=1e-8, k=3, n_labels=12, n_queries=100, orders=release.ORDERS
+        ).epsilon
+    )
     # more queries cost more (data-independent: monotone in n)
     more, _ = release.frontier_releases(cv, settings, 200, delta=1e-8, seed=0)
     assert all(b["epsilon"] > a["epsilon"] for a, b in zip(rows, more))
@@ -122,15 +152,62 @@ def test_frontier_releases_print_the_data_independent_epsilon_of_each_mechanism(
 
 
 def test_frontier_targets_and_findings_pick_the_best_within_the_budget():
-    front = pd.DataFrame([
-        {"mechanism": "gnthreshold", "sigma_e": 0.3, "k": 0, "th_e": 0.4, "epsilon": 2000.0, "map": 0.05,
-         "map_sd": 0.01, "map_min": 0.04, "map_max": 0.06, "n_seeds": 3, "released_per_query": 40.0},
-        {"mechanism": "topk", "sigma_e": 0.2, "k": 3, "th_e": 0.4, "epsilon": 255.0, "map": 0.12,
-         "map_sd": 0.005, "map_min": 0.115, "map_max": 0.125, "n_seeds": 3, "released_per_query": 1.5},
-        {"mechanism": "binary", "sigma_e": 0.2, "k": 3, "th_e": 0.5, "epsilon": 100.0, "map": 0.02,
-         "map_sd": 0.002, "map_min": 0.018, "map_max": 0.022, "n_seeds": 3, "released_per_query": 0.1}])
-    t54 = pd.DataFrame([{"map": 0.03, "map_sd": 0.002, "eps_data_dependent": 3000.0, "eps_data_independent": 4000.0,
-                         "n_samples": 5000, "th_e": "0.4", "th_c": "None"}])
+    front = pd.DataFrame(
+        [
+            {
+                "mechanism": "gnthreshold",
+                "sigma_e": 0.3,
+                "k": 0,
+                "th_e": 0.4,
+                "epsilon": 2000.0,
+                "map": 0.05,
+                "map_sd": 0.01,
+                "map_min": 0.04,
+                "map_max": 0.06,
+                "n_seeds": 3,
+                "released_per_query": 40.0,
+            },
+            {
+                "mechanism": "topk",
+                "sigma_e": 0.2,
+                "k": 3,
+                "th_e": 0.4,
+                "epsilon": 255.0,
+                "map": 0.12,
+                "map_sd": 0.005,
+                "map_min": 0.115,
+                "map_max": 0.125,
+                "n_seeds": 3,
+                "released_per_query": 1.5,
+            },
+            {
+                "mechanism": "binary",
+                "sigma_e": 0.2,
+                "k": 3,
+                "th_e": 0.5,
+                "epsilon": 100.0,
+                "map": 0.02,
+                "map_sd": 0.002,
+                "map_min": 0.018,
+                "map_max": 0.022,
+                "n_seeds": 3,
+                "released_per_query": 0.1,
+            },
+        ]
+    )
+    t54 = pd.DataFrame(
+        [
+            {
+                "map": 0.03,
+                "map_sd": 0.002,
+                "eps_data_dependent": 3000.0,
+                "eps_data_independent": 4000.0,
+                "n_samples": 5000,
+                "th_e": "0.4",
+                "th_c": "None",
+            }
+        ]
+    )
     t = students.frontier_targets(front, t54, epsilon_max=300, target_map=0.135)
     assert t["best_mechanism"] == "topk" and t["best_epsilon"] == 255.0 and not t["target_met"]
     assert t["target_verdict"] == "not met" and t["target_candidates"] == {}
@@ -154,8 +231,18 @@ def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):
     rng = np.random.default_rng(0)
     pool_x, test_x = rng.normal(size=(150, 4)).astype(np.float32), rng.normal(size=(60, 4)).astype(np.float32)
     points = (("fig a", "0.2", ("None",)), ("fig b", "adaptive", ("0.4",)))
-    sig = pipeline.sigma_students(cv, pool_x, test_x, points, [0.1, 0.3], [0.3, 0.9], teachers.teacher_spec(**TINY),
-                                  n_queries=100, delta=1e-8, seeds=[0, 1])
+    sig = pipeline.sigma_students(
+        cv,
+        pool_x,
+        test_x,
+        points,
+        [0.1, 0.3],
+        [0.3, 0.9],
+        teachers.teacher_spec(**TINY),
+        n_queries=100,
+        delta=1e-8,
+        seeds=[0, 1],
+    )
     a, b = sig[sig["item"] == "fig a"], sig[sig["item"] == "fig b"]
     assert list(a["sigma_e"]) == [0.1, 0.3] and a["sigma_c"].isna().all()  # no check: only sigma_e varies
     assert list(zip(b["sigma_e"], b["sigma_c"])) == [(0.1, 0.6), (0.3, 0.6), (0.3, 0.3), (0.3, 0.9)]

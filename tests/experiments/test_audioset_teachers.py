@@ -1,5 +1,6 @@
 """The Audio Set teacher studies (notebook 04) on tiny synthetic data: training through the one loop,
 evaluation cadence, reproducibility, per-class checkpoints, the log-Mel CNN path and bad input."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -52,8 +53,18 @@ def test_checkpoints_from_one_run_equal_one_run_per_checkpoint(tiny, spec):
     checkpoints = [12, 6, 9]
     ap = teachers.checkpoint_class_ap(X, Y, rows, Xt, Yt, spec, checkpoints, seed=3)
     for got, s in zip(ap, checkpoints):
-        alone = teachers.train_teachers(X, Y, Partitions(rows[None]), np.zeros(0, np.int64), Xt, Yt,
-                                        spec.replace(steps=s, eval_every=s), seed=3, curve_clips=1, last=True)
+        alone = teachers.train_teachers(
+            X,
+            Y,
+            Partitions(rows[None]),
+            np.zeros(0, np.int64),
+            Xt,
+            Yt,
+            spec.replace(steps=s, eval_every=s),
+            seed=3,
+            curve_clips=1,
+            last=True,
+        )
         np.testing.assert_array_equal(got, alone.class_ap[0])
     assert not np.allclose(ap[0], ap[1], equal_nan=True)
     with pytest.raises(ValueError, match="checkpoints"):
@@ -65,8 +76,9 @@ def test_logmel_cnn_teachers_run_through_the_loop():
     split = as_data.pool_split(len(Y), seed=0)
     parts = as_data.teacher_partitions(split, 1)
     spec = teachers.TeacherSpec(steps=2, eval_every=1, batch_size=8, mixup_alpha=1.0)
-    history, stamp, seconds = teachers.train_logmel_teachers("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec,
-                                                          width_scale=16, head=(8,), seed=0, device="cpu")
+    history, stamp, seconds = teachers.train_logmel_teachers(
+        "resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, width_scale=16, head=(8,), seed=0, device="cpu"
+    )
     assert stamp == "random init" and seconds > 0
     assert sorted(history.query("split == 'curve'").step.unique()) == [1, 2]
 
@@ -93,8 +105,10 @@ def test_table_4_1_on_synthetic_data_is_not_comparable():
     assert len(table) == 4 and set(table.verdict) == {"not comparable"}
     big = table.query("block == 'big'")
     assert (big.individual_teacher_train_ours.to_numpy() == big.overall_teacher_train_ours.to_numpy() // [1, 10]).all()
-    assert (table.overall_teacher_train_ours + table.student_train_size_ours + table.validation_size_ours
-            == table.overall_size_ours).all()
+    assert (
+        table.overall_teacher_train_ours + table.student_train_size_ours + table.validation_size_ours
+        == table.overall_size_ours
+    ).all()
 
 
 # ----------------------------------------------------------------------------- adaptive weights, device, curves
@@ -102,8 +116,9 @@ def test_adaptive_class_weights_arm_trains_and_traces_its_weights(tiny):
     X, Y, Xt, Yt, split = tiny
     parts = as_data.teacher_partitions(split, 2, seed=0)
     plain = teachers.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC, seed=0, curve_clips=50)
-    adaptive = teachers.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC.replace(class_weights="adaptive"),
-                                    seed=0, curve_clips=50)
+    adaptive = teachers.train_teachers(
+        X, Y, parts, split.val, Xt, Yt, SPEC.replace(class_weights="adaptive"), seed=0, curve_clips=50
+    )
     assert plain.weight_trace is None
     trace = adaptive.weight_trace
     assert sorted(trace.step.unique()) == [4, 8, 12] and set(trace.teacher) == {0, 1}
@@ -113,8 +128,9 @@ def test_adaptive_class_weights_arm_trains_and_traces_its_weights(tiny):
     assert plain.history.query(first).equals(adaptive.history.query(first))
     assert not np.array_equal(plain.class_ap, adaptive.class_ap)
     # weight 1 everywhere (max_weight = 1) is exactly the plain run
-    ones = teachers.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC.replace(class_weights="adaptive", weight_max=1.0),
-                                seed=0, curve_clips=50)
+    ones = teachers.train_teachers(
+        X, Y, parts, split.val, Xt, Yt, SPEC.replace(class_weights="adaptive", weight_max=1.0), seed=0, curve_clips=50
+    )
     np.testing.assert_array_equal(ones.class_ap, plain.class_ap)
     assert ones.history.equals(plain.history)
     with pytest.raises(ValueError, match="class_weights"):
@@ -136,8 +152,17 @@ def test_device_none_chooses_and_cpu_gives_the_same_run(tiny):
 def test_early_stopping_and_curve_stats(tiny):
     X, Y, Xt, Yt, split = tiny
     parts = as_data.teacher_partitions(split, 3, seed=0)
-    run = teachers.train_teachers(X, Y, parts, split.val, Xt, Yt, SPEC.replace(steps=60, eval_every=4, patience=1, lr=0.05),
-                               seed=0, curve_clips=50)
+    run = teachers.train_teachers(
+        X,
+        Y,
+        parts,
+        split.val,
+        Xt,
+        Yt,
+        SPEC.replace(steps=60, eval_every=4, patience=1, lr=0.05),
+        seed=0,
+        curve_clips=50,
+    )
     stats = diagnostics.curve_stats(run)
     c = diagnostics.curves(run)
     np.testing.assert_allclose(stats["mean"], c.mean(axis=1))
@@ -154,8 +179,12 @@ def test_logmel_cnn_teachers_are_bit_reproducible():
     split = as_data.pool_split(len(Y), seed=0)
     parts = as_data.teacher_partitions(split, 2)
     spec = teachers.TeacherSpec(steps=3, eval_every=1, batch_size=8, mixup_alpha=1.0, dropout=0.5)
-    runs = [teachers.train_logmel_teachers("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, width_scale=16,
-                                        head=(8,), seed=0, device="cpu")[0] for _ in range(2)]
+    runs = [
+        teachers.train_logmel_teachers(
+            "resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, width_scale=16, head=(8,), seed=0, device="cpu"
+        )[0]
+        for _ in range(2)
+    ]
     assert runs[0].equals(runs[1])
     import torch
 
@@ -180,8 +209,9 @@ def test_votes_are_cached_and_keyed_by_the_resolved_device(tiny, tmp_path, monke
     import torch
 
     X, Y, Xt, Yt, split = tiny
-    inputs = as_data.EnsembleInputs(X, Y, as_data.teacher_partitions(split, 2, seed=0), split.val, Xt, Yt, 0, "t",
-                                    split.teacher)
+    inputs = as_data.EnsembleInputs(
+        X, Y, as_data.teacher_partitions(split, 2, seed=0), split.val, Xt, Yt, 0, "t", split.teacher
+    )
     spec = SPEC.replace(steps=4, eval_every=2)
     kw = dict(curve_clips=10, cache_dir=tmp_path)
     monkeypatch.setenv("PATE_STUDY_DEVICE", "cpu")
@@ -194,13 +224,19 @@ def test_votes_are_cached_and_keyed_by_the_resolved_device(tiny, tmp_path, monke
         monkeypatch.setenv("PATE_STUDY_DEVICE", "cuda")
         with pytest.raises(ValueError, match="CUDA"):
             pipeline.cached_ensemble_votes(inputs, spec, **kw)
-    key = {d: votes.votes_key(X, Y, inputs.partitions, split.val, Xt, Yt, spec, seed=0, curve_clips=10, device=d)
-           for d in ("cpu", "cuda") if d == "cpu" or torch.cuda.is_available()}
+    key = {
+        d: votes.votes_key(X, Y, inputs.partitions, split.val, Xt, Yt, spec, seed=0, curve_clips=10, device=d)
+        for d in ("cpu", "cuda")
+        if d == "cpu" or torch.cuda.is_available()
+    }
     monkeypatch.setenv("PATE_STUDY_DEVICE", "cpu")
-    assert key["cpu"] != votes.votes_key(X, Y, inputs.partitions, split.val, Xt, Yt, spec, seed=0, curve_clips=10,
-                                         backend="ray")  # the cluster's choice is its own device label
-    keys = {device: [s.key for s in pipeline.plan_shards(inputs.partitions, 1, 0, "data", device, "t")[1]]
-            for device in ("cpu", "cuda")}
+    assert key["cpu"] != votes.votes_key(
+        X, Y, inputs.partitions, split.val, Xt, Yt, spec, seed=0, curve_clips=10, backend="ray"
+    )  # the cluster's choice is its own device label
+    keys = {
+        device: [s.key for s in pipeline.plan_shards(inputs.partitions, 1, 0, "data", device, "t")[1]]
+        for device in ("cpu", "cuda")
+    }
     assert not set(keys["cpu"]) & set(keys["cuda"]) and len(set(keys["cpu"])) == 2
 
 
@@ -217,8 +253,21 @@ def fake_arm(final_by_seed, first_by_seed=None, *, n=2, best_step_by_seed=None, 
     rows += [(12, t, "curve", "mAP", final[t]) for t in range(seeds * n)]
     history = pd.DataFrame(rows, columns=["step", "teacher", "split", "metric", "value"])
     t = seeds * n
-    return teachers.TeacherRun("arm", t, spec, history, best, final, np.full(t, 0.8), np.zeros((t, 3)),
-                               np.zeros((t, 1, 3), np.float32), np.zeros((t, 3)), 0.0, None, rep)
+    return teachers.TeacherRun(
+        "arm",
+        t,
+        spec,
+        history,
+        best,
+        final,
+        np.full(t, 0.8),
+        np.zeros((t, 3)),
+        np.zeros((t, 1, 3), np.float32),
+        np.zeros((t, 3)),
+        0.0,
+        None,
+        rep,
+    )
 
 
 def test_seed_comparison_tolerance_from_the_spread_the_same_both_ways():
@@ -239,8 +288,12 @@ def test_seed_comparison_tolerance_from_the_spread_the_same_both_ways():
     # just inside / just outside the measured tolerance, both directions
     spread = np.array([-0.01, 0.0, 0.01])  # sd 0.01: tolerance t(0.975, 2)·0.01/√3 ≈ 0.0248 for any mean
     tol = teacher_verdicts.seed_comparison(a, a - spread).tolerance
-    for margin, verdict in ((tol + 1e-4, "agrees"), (tol - 1e-4, "inconclusive"), (-tol + 1e-4, "inconclusive"),
-                            (-tol - 1e-4, "differs")):  # the paired t-interval lies wholly above / across / below 0
+    for margin, verdict in (
+        (tol + 1e-4, "agrees"),
+        (tol - 1e-4, "inconclusive"),
+        (-tol + 1e-4, "inconclusive"),
+        (-tol - 1e-4, "differs"),
+    ):  # the paired t-interval lies wholly above / across / below 0
         assert teacher_verdicts.seed_comparison(a, a - spread - margin).claim("r", "x").verdict == verdict
     with pytest.raises(ValueError, match="ablation_seeds"):
         teacher_verdicts.seed_comparison([0.2], [0.1])
@@ -249,8 +302,10 @@ def test_seed_comparison_tolerance_from_the_spread_the_same_both_ways():
 def test_ablation_differences_inside_the_seed_spread_are_inconclusive():
     # mixup ahead by 0.008 on average,
     # but one seed of three has it behind: inside the seed spread
-    ablation = {"recipe": fake_arm([0.20, 0.19, 0.21], [0.05, 0.05, 0.05]),
-                "no mixup": fake_arm([0.18, 0.20, 0.196], [0.03, 0.031, 0.029])}
+    ablation = {
+        "recipe": fake_arm([0.20, 0.19, 0.21], [0.05, 0.05, 0.05]),
+        "no mixup": fake_arm([0.18, 0.20, 0.196], [0.03, 0.031, 0.029]),
+    }
     rec = teacher_verdicts.mixup_record(ablation)
     assert rec["final_margin"] == pytest.approx(0.008) and rec["final_tolerance"] > 0.008
     assert rec["verdict_slight_improvement"] == "inconclusive"
@@ -269,10 +324,14 @@ def test_batch_size_is_compared_at_equal_steps_and_at_equal_epochs():
     assert arms["batch 8, equal epochs"] == {"batch_size": 8, "steps": 24, "eval_every": 8}  # SPEC: 12 steps of 16
     assert "batch 16" not in arms and "batch 16, equal epochs" not in arms  # the recipe's own batch
     # batch 16 (the recipe here) ahead at equal steps, behind once batch 8 sees as many clips
-    ablation = {"recipe": fake_arm([0.20, 0.21, 0.22]), "batch 8": fake_arm([0.15, 0.16, 0.17]),
-                "batch 8, equal epochs": fake_arm([0.23, 0.24, 0.25])}
-    rec = teacher_verdicts.batch_size_record(ablation, {8: "batch 8", 16: "recipe"},
-                                             {8: "batch 8, equal epochs", 16: "recipe"}, recipe_batch=16)
+    ablation = {
+        "recipe": fake_arm([0.20, 0.21, 0.22]),
+        "batch 8": fake_arm([0.15, 0.16, 0.17]),
+        "batch 8, equal epochs": fake_arm([0.23, 0.24, 0.25]),
+    }
+    rec = teacher_verdicts.batch_size_record(
+        ablation, {8: "batch 8", 16: "recipe"}, {8: "batch 8, equal epochs", 16: "recipe"}, recipe_batch=16
+    )
     assert rec["verdict_equal_steps"] == "agrees" and rec["verdict_equal_epochs"] == "differs"
     assert rec["verdict"] == "differs" and "equal epochs" in rec["verdict_rule"]
     assert rec["equal_steps_margin"] == pytest.approx(0.05) and rec["equal_epochs_margin"] == pytest.approx(-0.03)
@@ -280,9 +339,11 @@ def test_batch_size_is_compared_at_equal_steps_and_at_equal_epochs():
 
 
 def test_learning_rate_claims_lowest_best_and_larger_converge_earlier():
-    ablation = {"lr 0.0001": fake_arm([0.17, 0.18, 0.175], best_step_by_seed=[12, 12, 12]),
-                "recipe": fake_arm([0.18, 0.19, 0.185], best_step_by_seed=[4, 8, 4]),
-                "lr 0.001": fake_arm([0.16, 0.17, 0.165], best_step_by_seed=[8, 8, 8])}
+    ablation = {
+        "lr 0.0001": fake_arm([0.17, 0.18, 0.175], best_step_by_seed=[12, 12, 12]),
+        "recipe": fake_arm([0.18, 0.19, 0.185], best_step_by_seed=[4, 8, 4]),
+        "lr 0.001": fake_arm([0.16, 0.17, 0.165], best_step_by_seed=[8, 8, 8]),
+    }
     rec = teacher_verdicts.learning_rate_record(ablation, {1e-4: "lr 0.0001", 3e-3: "recipe", 1e-3: "lr 0.001"}, 12)
     assert rec["compared_lr"] == 3e-3 and rec["best_lr"] == 3e-3
     assert rec["verdict_lowest_rate_best"] == "differs"
@@ -291,12 +352,17 @@ def test_learning_rate_claims_lowest_best_and_larger_converge_earlier():
 
 
 def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
-    short = {"lr 0.0001": fake_arm([0.03, 0.03, 0.031], best_step_by_seed=[8, 8, 8]),
-             "recipe": fake_arm([0.18, 0.19, 0.185], best_step_by_seed=[4, 8, 4])}
+    short = {
+        "lr 0.0001": fake_arm([0.03, 0.03, 0.031], best_step_by_seed=[8, 8, 8]),
+        "recipe": fake_arm([0.18, 0.19, 0.185], best_step_by_seed=[4, 8, 4]),
+    }
     long_arms = {1e-4: "lr 0.0001, thesis length", 3e-3: "lr 0.003, thesis length"}
     # the slow rate catches up when trained for the thesis's length: the recipe-schedule gap no longer decides
-    close = {**short, "lr 0.0001, thesis length": fake_arm([0.171, 0.172, 0.170]),
-             "lr 0.003, thesis length": fake_arm([0.177, 0.173, 0.178])}
+    close = {
+        **short,
+        "lr 0.0001, thesis length": fake_arm([0.171, 0.172, 0.170]),
+        "lr 0.003, thesis length": fake_arm([0.177, 0.173, 0.178]),
+    }
     rec = teacher_verdicts.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
     assert rec["verdict_lowest_rate_best_recipe_schedule"] == "differs"
     assert rec["verdict_lowest_rate_best"] == "inconclusive"
@@ -319,8 +385,17 @@ def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
 
 def test_ablation_arms_train_seed_replicates_of_the_same_partitions(tiny):
     X, Y, Xt, Yt, split = tiny
-    inputs = as_data.EnsembleInputs(X=X, Y=Y, partitions=as_data.teacher_partitions(split, 3, seed=0), val=split.val,
-                                    X_test=Xt, Y_test=Yt, seed=0, name="big 3", teacher_pool=split.teacher)
+    inputs = as_data.EnsembleInputs(
+        X=X,
+        Y=Y,
+        partitions=as_data.teacher_partitions(split, 3, seed=0),
+        val=split.val,
+        X_test=Xt,
+        Y_test=Yt,
+        seed=0,
+        name="big 3",
+        teacher_pool=split.teacher,
+    )
     arms = {"recipe": {}, "no mixup": {"mixup_alpha": None}}
     out = pipeline.ablation_arms(inputs, SPEC, arms, n_teachers=2, seeds=3, curve_clips=40)
     for run in out.values():
@@ -343,8 +418,17 @@ def test_class_curves_cover_every_evaluation_and_meet_the_selected_checkpoint(ti
     assert steps == sorted(run.history.query("split == 'curve'").step.unique().tolist()) and len(steps) >= 3
     ap = teachers.checkpoint_class_ap(X, Y, rows, Xt, Yt, spec, steps, seed=2)
     assert ap.shape == (len(steps), Y.shape[1])
-    inputs = as_data.EnsembleInputs(X=X, Y=Y, partitions=Partitions(rows[None]), val=split.val, X_test=Xt, Y_test=Yt,
-                                    seed=2, name="one", teacher_pool=rows)
+    inputs = as_data.EnsembleInputs(
+        X=X,
+        Y=Y,
+        partitions=Partitions(rows[None]),
+        val=split.val,
+        X_test=Xt,
+        Y_test=Yt,
+        seed=2,
+        name="one",
+        teacher_pool=rows,
+    )
     got_steps, got = teachers.class_ap_at_evaluations(inputs, run, spec)
     assert got_steps == steps
     np.testing.assert_array_equal(got, ap)
@@ -374,16 +458,20 @@ def test_class_ap_claims_read_a_paired_bootstrap_of_the_test_clips():
     assert drop.method == "percentile bootstrap" and drop.low > 0 and worst.low < worst.value < worst.high
     assert drop.unreplicated == (unc.TEACHER_SEED,)
     curves_ = {k: ([12], v[0][None]) for k, v in selected.items()}
-    a2, a3 = teacher_verdicts.class_curve_records(curves_, selected, groups, [f"c{i}" for i in range(6)], test,
-                                                  n_boot=50)
+    a2, a3 = teacher_verdicts.class_curve_records(
+        curves_, selected, groups, [f"c{i}" for i in range(6)], test, n_boot=50
+    )
     assert a3["verdict"] == "agrees" and a2["verdict"] == "agrees"  # sharp scores: every class's AP far above 0.1
     # the other way round the drop is wholly negative: differs
     swapped = {"baseline": test["big 10"], "big 10": test["baseline"]}
     sel2 = {k: (metrics.average_precision_per_class(*v), 12) for k, v in swapped.items()}
     g2 = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in sel2.items()}
-    assert teacher_verdicts.class_curve_records({k: ([12], v[0][None]) for k, v in sel2.items()}, sel2, g2,
-                                                [f"c{i}" for i in range(6)], swapped,
-                                                n_boot=50)[1]["verdict"] == "differs"
+    assert (
+        teacher_verdicts.class_curve_records(
+            {k: ([12], v[0][None]) for k, v in sel2.items()}, sel2, g2, [f"c{i}" for i in range(6)], swapped, n_boot=50
+        )[1]["verdict"]
+        == "differs"
+    )
 
 
 def test_cnn_speed_options_are_checked_and_stamped():
@@ -399,12 +487,17 @@ def test_cnn_speed_options_are_checked_and_stamped():
     with pytest.raises(ValueError, match="compiled='yes'"):
         teachers.cnn_speed_options({"compiled": "yes"})
     assert teachers.speed_stamp({"memory_format": "contiguous", "compiled": False}) == ""
-    assert (teachers.speed_stamp({"memory_format": "channels_last", "autocast_dtype": "bfloat16", "compiled": True})
-            == "; speed: memory_format channels_last, autocast_dtype bfloat16, compiled True")
-    assert (teachers.logmel_stamp("synthetic clips", 16, [64], 30, 2, {})
-            == "synthetic clips; width / 16, head (64,), 30 steps, 2 teachers")
+    assert (
+        teachers.speed_stamp({"memory_format": "channels_last", "autocast_dtype": "bfloat16", "compiled": True})
+        == "; speed: memory_format channels_last, autocast_dtype bfloat16, compiled True"
+    )
+    assert (
+        teachers.logmel_stamp("synthetic clips", 16, [64], 30, 2, {})
+        == "synthetic clips; width / 16, head (64,), 30 steps, 2 teachers"
+    )
     assert teachers.logmel_stamp("s", 1, None, 3, 1, {"autocast_dtype": "bfloat16"}).endswith(
-        "head None, 3 steps, 1 teachers; speed: autocast_dtype bfloat16")
+        "head None, 3 steps, 1 teachers; speed: autocast_dtype bfloat16"
+    )
 
 
 @pytest.mark.parametrize("teachers_per_task", [None, 1])  # in this process; in shards (one task per teacher)
@@ -423,18 +516,19 @@ def test_cnn_speed_options_reach_the_teachers_and_key_the_shards(teachers_per_ta
     split = as_data.pool_split(len(Y), seed=0)
     parts = as_data.teacher_partitions(split, 2)
     spec = teachers.TeacherSpec(steps=2, eval_every=1, batch_size=8, dropout=0.0)
-    kw = dict(width_scale=16, head=(8,), seed=0, device="cpu", teachers_per_task=teachers_per_task,
-              cache_dir=tmp_path)
+    kw = dict(width_scale=16, head=(8,), seed=0, device="cpu", teachers_per_task=teachers_per_task, cache_dir=tmp_path)
     plain = pipeline.train_logmel_ensemble("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw)
-    fast = pipeline.train_logmel_ensemble("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw,
-                                          speed={"memory_format": "channels_last"})
+    fast = pipeline.train_logmel_ensemble(
+        "resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw, speed={"memory_format": "channels_last"}
+    )
     per_call = 1 if teachers_per_task is None else 2  # shards of one teacher: one call each; a cached shard: none
     assert seen == [{}] * per_call + [{"memory_format": "channels_last"}] * per_call
     columns = ["step", "teacher", "split", "metric"]  # the same evaluations (values move: convolutions in NHWC
     pd.testing.assert_frame_equal(plain[0][columns], fast[0][columns])  # sum in another order, within 2 steps)
     with pytest.raises(ValueError, match="logmel_speed"):
-        pipeline.train_logmel_ensemble("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw,
-                                       speed={"bf16": True})
+        pipeline.train_logmel_ensemble(
+            "resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw, speed={"bf16": True}
+        )
 
 
 def test_cnn_teachers_train_with_the_embedding_teachers_settings(monkeypatch):
@@ -452,20 +546,29 @@ def test_cnn_teachers_train_with_the_embedding_teachers_settings(monkeypatch):
     split = as_data.pool_split(len(Y), seed=0)
     parts = as_data.teacher_partitions(split, 1)
     spec = teachers.TeacherSpec(steps=2, eval_every=1, batch_size=8, patience=4, class_weights="adaptive")
-    teachers.train_logmel_teachers("resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, width_scale=16,
-                                   head=(8,), seed=0, device="cpu")
-    (config, hook), = calls
+    teachers.train_logmel_teachers(
+        "resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, width_scale=16, head=(8,), seed=0, device="cpu"
+    )
+    ((config, hook),) = calls
     assert config == teachers.teacher_config(spec) and config.step_patience == 4
     assert isinstance(hook, teachers.AdaptiveClassWeights) and len(hook.trace) == 2  # one entry per evaluation
 
 
 def test_sampler_claim_reads_the_spread_over_sampler_seeds():
-    occ = pd.DataFrame({"class": ["a", "b", "c"], "balanced": [10, 12, 14], "random": [5, 12, 20],
-                        "in_partition": [1, 2, 3]})
+    occ = pd.DataFrame(
+        {"class": ["a", "b", "c"], "balanced": [10, 12, 14], "random": [5, 12, 20], "in_partition": [1, 2, 3]}
+    )
     one = teacher_verdicts.sampler_record(occ, 10, 4)
     assert one["verdict"] == "inconclusive"  # one sampler seed: no spread measured
-    tighter = pd.DataFrame({"seed": [0, 1, 2], "balanced": [1.2, 1.25, 1.22], "random": [1.6, 1.65, 1.62],
-                            "balanced_log_sd": [0.1] * 3, "random_log_sd": [0.2] * 3})
+    tighter = pd.DataFrame(
+        {
+            "seed": [0, 1, 2],
+            "balanced": [1.2, 1.25, 1.22],
+            "random": [1.6, 1.65, 1.62],
+            "balanced_log_sd": [0.1] * 3,
+            "random_log_sd": [0.2] * 3,
+        }
+    )
     assert teacher_verdicts.sampler_record(occ, 10, 4, tighter)["verdict"] == "agrees"
     looser = tighter.assign(balanced=[1.7, 1.72, 1.71])
     rec = teacher_verdicts.sampler_record(occ, 10, 4, looser)
@@ -493,11 +596,14 @@ def test_no_correlation_claim_differs_only_when_the_class_bootstrap_excludes_zer
 
 def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():
     from types import SimpleNamespace
+
     rng = np.random.default_rng(0)
     y = {s: rng.random((300, 5)) < 0.3 for s in ("big", "small")}
     probs = {"big": y["big"] + rng.normal(0, 0.3, (300, 5)), "small": y["small"] + rng.normal(0, 1.5, (300, 5))}
+
     def run(maps, p):
         return SimpleNamespace(map=np.asarray(maps, float), probabilities=p[None])
+
     runs = {(s, 1): run([0.5], probs[s]) for s in ("big", "small")}
     runs.update({(s, 10): run([0.30, 0.31, 0.29, 0.30], probs[s]) for s in ("big", "small")})
     auc = {(s, t): teacher_verdicts.micro_auc(y[s], probs[s]) for s in ("big", "small") for t in (1, 10)}
@@ -509,13 +615,16 @@ def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():
     assert r52["verdict"] == "differs"
     swapped = {"big": y["small"], "small": y["big"]}
     runs2 = {**runs, ("big", 1): run([0.5], probs["small"]), ("small", 1): run([0.5], probs["big"])}
-    assert teacher_verdicts.micro_curve_records(runs2, auc, ("big", "small"), [1, 10], swapped,
-                                                n_boot=50)[1]["verdict"] == "differs"
+    assert (
+        teacher_verdicts.micro_curve_records(runs2, auc, ("big", "small"), [1, 10], swapped, n_boot=50)[1]["verdict"]
+        == "differs"
+    )
     assert teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10])[1]["verdict"] == "inconclusive"
 
 
 def test_a_run_cut_off_before_the_lowest_rate_converged_cannot_say_it_is_behind():
     from pate_study.reporting.verdicts import Verdict
+
     behind = Verdict("differs", "r", "lowest rate behind")
     assert teacher_verdicts.cut_off(behind, 0.0, 1e-4).verdict == "differs"  # converged: the difference stands
     cut = teacher_verdicts.cut_off(behind, 0.6, 1e-4)

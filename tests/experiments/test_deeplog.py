@@ -1,5 +1,6 @@
 """DeepLog synthetic-sequence study: Hamming distance on crafted pairs, listing location, generators keep
 lengths and padding, models mask padding, and the guarantee table's arithmetic."""
+
 from __future__ import annotations
 
 import math
@@ -95,16 +96,24 @@ def test_latent_generators_keep_length_and_padding():
     p = _padded([[1, 2, 3], [5, 5, 5, 5, 5, 5], [4]])
     probs = ex.output_probabilities(ae, p)
     assert probs.shape == (3, 6, 5) and np.allclose(probs.sum(-1), 1.0)
-    for y in (ex.noisy_latent_sequences(ae, p, 1.0, np.random.default_rng(0)),
-              ex.exponential_output_sequences(probs, p.lengths, 1.0, np.random.default_rng(0)),
-              ex.noisy_output_sequences(probs, p.lengths, 1.0, np.random.default_rng(0))):
+    for y in (
+        ex.noisy_latent_sequences(ae, p, 1.0, np.random.default_rng(0)),
+        ex.exponential_output_sequences(probs, p.lengths, 1.0, np.random.default_rng(0)),
+        ex.noisy_output_sequences(probs, p.lengths, 1.0, np.random.default_rng(0)),
+    ):
         assert y.shape == p.tokens.shape and ((y > 0) == p.mask).all() and y.max() <= 5
 
 
 def test_guarantee_table_arithmetic():
     u = ex.cosine_utility(np.random.default_rng(1).normal(size=(6, 3)))
-    g = ex.guarantee_table([1.0, 10.0], lengths=np.array([10, 20, 30]), vocabulary_size=6, idea1_utility=u,
-                           measured_delta_u=ex.measured_sensitivity(u), latent_dim=8).set_index(["idea", "epsilon"])
+    g = ex.guarantee_table(
+        [1.0, 10.0],
+        lengths=np.array([10, 20, 30]),
+        vocabulary_size=6,
+        idea1_utility=u,
+        measured_delta_u=ex.measured_sensitivity(u),
+        latent_dim=8,
+    ).set_index(["idea", "epsilon"])
     assert g.attrs["median_length"] == 20 and g.attrs["max_length"] == 30
     krr = g.loc[(ex.KRR, 10.0)]
     assert krr["epsilon_symbol"] == pytest.approx(10.0) and krr["epsilon_released_test_set"] == pytest.approx(300.0)
@@ -152,10 +161,14 @@ def test_fig43_verdict_is_read_on_the_thesis_range_and_reports_the_whole_grid():
 
 def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
     rows = [(i, e, 0.6, 0.5) for i in ex.IDEAS for e in (0.1, 1.0, 100.0)]
-    lt = pd.DataFrame({("mean", "original lengths"): [0.49, 0.62, 0.6], ("mean", "permuted lengths"): [0.5, 0.51, 0.5]},
-                      index=[ex.KRR, ex.IDEA3, ex.IDEA5])
+    lt = pd.DataFrame(
+        {("mean", "original lengths"): [0.49, 0.62, 0.6], ("mean", "permuted lengths"): [0.5, 0.51, 0.5]},
+        index=[ex.KRR, ex.IDEA3, ex.IDEA5],
+    )
     v = ex.idea_verdicts(_summary(rows), control_accuracy=0.99, length_test=lt)
-    assert v["visca2021-fig4.5"].verdict == "differs" and "carried by the released length" in v["visca2021-fig4.5"].reason
+    assert (
+        v["visca2021-fig4.5"].verdict == "differs" and "carried by the released length" in v["visca2021-fig4.5"].reason
+    )
     lt[("mean", "permuted lengths")] = [0.5, 0.62, 0.6]
     v = ex.idea_verdicts(_summary(rows), control_accuracy=0.99, length_test=lt)
     assert "not the length" in v["visca2021-fig4.5"].reason
@@ -164,11 +177,17 @@ def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
 
 def test_control_verdict_reason_tests_duplicates():
     dup = {"test_share_seen_in_train": 0.79}
-    v = ex.control_verdict(0.998, {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8,
-                                   "seen_accuracy": 1.0}, dup)
+    v = ex.control_verdict(
+        0.998,
+        {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0},
+        dup,
+    )
     assert v.verdict == "differs" and "do not explain" in v.reason
-    v = ex.control_verdict(0.998, {"unseen_sequences": 300, "unseen_accuracy": 0.96, "unseen_abnormal_share": 0.8,
-                                   "seen_accuracy": 1.0}, dup)
+    v = ex.control_verdict(
+        0.998,
+        {"unseen_sequences": 300, "unseen_accuracy": 0.96, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0},
+        dup,
+    )
     assert "sufficient explanation" in v.reason
 
 
@@ -205,8 +224,17 @@ def test_fig43_reason_names_the_grid_on_which_the_rule_holds():
 
 
 def test_study_config_reads_the_notebook_parameters_named_like_its_fields():
-    config = ex.study_config({"profile": "smoke", "output_dir": "x", "data": "auto", "seed": 3, "hidden": 8,
-                              "epsilons": [0.1, 1.0], "n_repeats": 2})
+    config = ex.study_config(
+        {
+            "profile": "smoke",
+            "output_dir": "x",
+            "data": "auto",
+            "seed": 3,
+            "hidden": 8,
+            "epsilons": [0.1, 1.0],
+            "n_repeats": 2,
+        }
+    )
     assert (config.seed, config.hidden, config.epsilons, config.n_repeats) == (3, 8, (0.1, 1.0), 2)
     with pytest.raises(ValueError, match="epsilons"):
         ex.study_config({"epsilons": []})

@@ -1,4 +1,5 @@
 """experiments/pate2018.py: Table 2 rows, seed runs, the smooth-sensitivity release and the verdicts, on small votes."""
+
 import dataclasses
 
 import numpy as np
@@ -20,8 +21,16 @@ def votes():
 
 @pytest.fixture(scope="module")
 def setting():
-    return dataclasses.replace(p.PAPER2018_CONFIDENT["mnist"], threshold=35, sigma1=12, sigma2=8, n_queries=60,
-                               ss_order=6.0, ss_beta=0.05, ss_sigma=5.0)
+    return dataclasses.replace(
+        p.PAPER2018_CONFIDENT["mnist"],
+        threshold=35,
+        sigma1=12,
+        sigma2=8,
+        n_queries=60,
+        ss_order=6.0,
+        ss_beta=0.05,
+        ss_sigma=5.0,
+    )
 
 
 def test_confident_rows_invariants(votes, setting):
@@ -51,10 +60,13 @@ def test_expected_local_sensitivity_equals_the_sum_over_queries(votes, setting):
     """The per-distinct-value shortcut gives the same sum as computing every query on its own."""
     fast = p.expected_local_sensitivity(votes, setting, 50)
     from pate_study.privacy.rdp import threshold_logpr
+
     slow = np.zeros(50)
     for row in votes:
         pr = np.exp(threshold_logpr([row.max()], setting.threshold, setting.sigma1))[0]
-        slow += ss.local_sensitivity_bounds_threshold(row.max(), 50, setting.threshold, setting.sigma1, setting.ss_order)
+        slow += ss.local_sensitivity_bounds_threshold(
+            row.max(), 50, setting.threshold, setting.sigma1, setting.ss_order
+        )
         slow += pr * ss.local_sensitivity_bounds_gnmax(row[None, :], 50, setting.sigma2, setting.ss_order)
     np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-300)
 
@@ -99,8 +111,14 @@ def test_lnmax_2017_rows(votes):
 
 
 def _lnmax_row(**kw):
-    base = {"dataset": "svhn", "queries": 500, "gamma": 0.1, "paper_epsilon": 5.04, "epsilon_theorem_q": 5.041,
-            "first_rows_are_the_queries": True}
+    base = {
+        "dataset": "svhn",
+        "queries": 500,
+        "gamma": 0.1,
+        "paper_epsilon": 5.04,
+        "epsilon_theorem_q": 5.041,
+        "first_rows_are_the_queries": True,
+    }
     return pd.Series({**base, **kw})
 
 
@@ -116,8 +134,9 @@ def test_lnmax_verdict_rule_compares_only_the_analysis_gamma_on_the_papers_queri
 
 
 def test_lnmax_table_verdict():
-    table = pd.DataFrame([_lnmax_row(), _lnmax_row(queries=1000, epsilon_theorem_q=7.0, paper_epsilon=8.19),
-                          _lnmax_row(gamma=0.05)])
+    table = pd.DataFrame(
+        [_lnmax_row(), _lnmax_row(queries=1000, epsilon_theorem_q=7.0, paper_epsilon=8.19), _lnmax_row(gamma=0.05)]
+    )
     judged, overall = p.lnmax_verdicts(table, real_data=True)
     assert list(judged["verdict"]) == ["agrees", "differs", "not comparable"]
     assert overall.verdict == "differs" and "1000" in overall.reason
@@ -132,7 +151,11 @@ def test_paper_2017_settings_use_both_gammas_and_mark_the_mnist_index_file():
     assert gammas == {0.1, 0.05} and p.PAPER2017_ANALYSIS_GAMMA == 0.1
     assert all(not s.first_rows_are_the_queries for s in p.PAPER2017_LNMAX if s.dataset == "mnist")
     assert {(s.dataset, s.n_queries): s.paper_epsilon for s in p.PAPER2017_LNMAX} == {
-        ("mnist", 100): 2.04, ("mnist", 1000): 8.03, ("svhn", 500): 5.04, ("svhn", 1000): 8.19}
+        ("mnist", 100): 2.04,
+        ("mnist", 1000): 8.03,
+        ("svhn", 500): 5.04,
+        ("svhn", 1000): 8.19,
+    }
 
 
 def test_reference_script_independent_cost_closed_form(votes, setting):
@@ -144,7 +167,7 @@ def test_reference_script_independent_cost_closed_form(votes, setting):
     r = p.reference_data_independent_epsilon(votes, setting)
     expected = np.exp(threshold_logpr(votes.max(axis=1), setting.threshold, setting.sigma1)).sum()
     a = paper2018_orders()
-    curve = (60 * a / (2 * setting.sigma1**2) + expected * a / setting.sigma2**2 - np.log(setting.delta) / (a - 1))
+    curve = 60 * a / (2 * setting.sigma1**2) + expected * a / setting.sigma2**2 - np.log(setting.delta) / (a - 1)
     assert r["epsilon"] == pytest.approx(curve.min(), rel=1e-12)
     assert r["expected_answered"] == pytest.approx(expected, rel=1e-12)
     row = p.confident_gnmax_rows(votes, setting)
@@ -156,6 +179,7 @@ def test_answered_count_tests_find_rows_and_threshold(votes, setting):
     s = dataclasses.replace(setting, n_queries=30, paper_answered=20)
     t = p.answered_count_tests(votes, s, n_subsets=50, seed=0)
     from pate_study.privacy.rdp import threshold_logpr
+
     pr = np.exp(threshold_logpr(votes.max(axis=1), s.threshold, s.sigma1))
     if pr.sum() >= 20:
         assert pr[: t["first_rows_needed"]].sum() >= 20 > pr[: t["first_rows_needed"] - 1].sum()
@@ -172,7 +196,11 @@ def test_table2_reason_names_the_failing_quantity(votes, setting):
     assert t.loc[0, "answered_verdict"] == "agrees" and t.loc[0, "epsilon_verdict"] == "differs"
     assert "answered count agrees" in t.loc[0, "verdict_reason"] and "answered-tests" not in t.loc[0, "verdict_reason"]
     both = p.table2_comparison([row], {"mnist": runs["mnist"].assign(answered=np.arange(100, 130))}, real_data=True)
-    assert both.loc[0, "verdict"] == "differs" and "286" in both.loc[0, "verdict_reason"] and "1.97" in both.loc[0, "verdict_reason"]
+    assert (
+        both.loc[0, "verdict"] == "differs"
+        and "286" in both.loc[0, "verdict_reason"]
+        and "1.97" in both.loc[0, "verdict_reason"]
+    )
 
 
 def test_a_published_threshold_above_the_teachers_is_logged_once_not_warned(votes, setting, caplog, monkeypatch):
@@ -198,11 +226,18 @@ def test_table2_rows_and_the_lab_read_the_expected_cost_under_its_own_name(votes
     row = p.confident_gnmax_rows(votes, setting)
     first = p.first_queries(votes, setting.n_queries, name=setting.dataset)
     with p.published_threshold(setting, first):
-        expected = confident_gnmax_epsilon(votes=first, threshold=setting.threshold, sigma1=setting.sigma1,
-                                           sigma2=setting.sigma2, delta=setting.delta, cost="expected")
+        expected = confident_gnmax_epsilon(
+            votes=first,
+            threshold=setting.threshold,
+            sigma1=setting.sigma1,
+            sigma2=setting.sigma2,
+            delta=setting.delta,
+            cost="expected",
+        )
     assert row["epsilon_basic"] == expected.expected_epsilon
-    table = pate2018_lab.conversions(first, threshold=setting.threshold, sigma1=setting.sigma1, sigma2=setting.sigma2,
-                                     delta=setting.delta)
+    table = pate2018_lab.conversions(
+        first, threshold=setting.threshold, sigma1=setting.sigma1, sigma2=setting.sigma2, delta=setting.delta
+    )
     dependent = table[table["analysis"] == "data-dependent"].set_index("conversion")
     assert dependent.loc["basic", "epsilon"] == expected.expected_epsilon
     assert set(dependent["cost"]) == {"expected (Table 2), not a guarantee"}

@@ -1,4 +1,5 @@
 """experiments/primer.py: the lab's small computations against closed forms."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -66,7 +67,9 @@ def test_votes_notice_says_visibly_when_the_real_votes_cannot_be_had(monkeypatch
     monkeypatch.setattr(pate2018, "resolve_source", lambda name, data="auto": None)
     rows = primer.load_votes("mnist", data="auto", n_rows=50, seed=0, prepare=True)
     assert rows.source.kind == "synthetic" and rows.counts.shape == (50, 10)
-    assert "SYNTHETIC" in rows.notice and "network unavailable (test)" in rows.notice and "make data-votes" in rows.notice
+    assert (
+        "SYNTHETIC" in rows.notice and "network unavailable (test)" in rows.notice and "make data-votes" in rows.notice
+    )
     asked = primer.load_votes("mnist", data="synthetic", n_rows=5, seed=0, prepare=True)
     assert "you asked for it" in asked.notice
 
@@ -87,9 +90,11 @@ def test_gaussian_tight_delta_against_the_issue_value_and_the_privacy_profile():
     assert primer.gaussian_tight_delta(1.0, sigma=1.0) == pytest.approx(0.1269, abs=1e-4)
     assert primer.gaussian_loss_tail(1.0, sensitivity=1.0, sigma=1.0) == pytest.approx(0.3085, abs=1e-4)
     for eps, sigma in [(0.5, 2.0), (2.0, 0.7)]:
+
         def integrand(x):
             loss = ((x - 1.0) ** 2 - x**2) / (2 * sigma**2)
             return stats.norm.pdf(x, 0.0, sigma) * max(0.0, 1 - np.exp(eps - loss))
+
         exact, _ = integrate.quad(integrand, -50, 50, limit=200)
         assert primer.gaussian_tight_delta(eps, sigma=sigma) == pytest.approx(exact, rel=1e-6, abs=1e-12)
     assert primer.classic_gaussian_sigma(0.5, 1e-5) == pytest.approx(np.sqrt(2 * np.log(1.25e5)) / 0.5)
@@ -104,8 +109,9 @@ def test_sliders_degrade_to_one_static_figure_outside_an_interactive_kernel(monk
     shown = []
     monkeypatch.setattr(sliders, "display", shown.append)
     drawn = []
-    sliders.slider_plot(lambda epsilon: drawn.append(epsilon) or sliders.laplace_neighbours(epsilon),
-                        epsilon=(0.1, 3.0, 0.1, 1.0))
+    sliders.slider_plot(
+        lambda epsilon: drawn.append(epsilon) or sliders.laplace_neighbours(epsilon), epsilon=(0.1, 3.0, 0.1, 1.0)
+    )
     assert drawn == [1.0] and len(shown) == 1  # one figure at the starting value, no widget
     monkeypatch.setenv("PATE_STUDY_RUNNER", "paper")
     monkeypatch.setattr(sliders, "in_kernel", lambda: True)
@@ -124,10 +130,13 @@ def test_aggregator_comparison_plots_the_guarantee_of_its_run_and_labels_the_exp
     last = table.iloc[-1]
     run = aggregators.confident_gnmax(counts, 200.0, 150.0, 40.0, np.random.default_rng(3))
     assert last["confident_answered"] == run.n_answered
-    assert last["confident_gnmax_realised"] == confident_gnmax_epsilon(votes=counts, answered=run.answered,
-                                                                       **kw).epsilon
-    assert last["confident_gnmax_expected"] == confident_gnmax_epsilon(votes=counts, cost="expected",
-                                                                       **kw).expected_epsilon
+    assert (
+        last["confident_gnmax_realised"] == confident_gnmax_epsilon(votes=counts, answered=run.answered, **kw).epsilon
+    )
+    assert (
+        last["confident_gnmax_expected"]
+        == confident_gnmax_epsilon(votes=counts, cost="expected", **kw).expected_epsilon
+    )
 
 
 def test_load_votes_names_the_notebook_parameter_that_asked_for_no_rows():

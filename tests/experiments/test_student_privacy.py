@@ -1,4 +1,5 @@
 """The student-privacy pipeline shared by the ECG and web-request studies."""
+
 import dataclasses
 
 import numpy as np
@@ -20,17 +21,32 @@ def _blobs(n, d=20, n_classes=3, seed=0):
     X = rng.random((n, d)) * 0.2
     block = d // n_classes
     for c in range(n_classes):
-        X[y == c, c * block:(c + 1) * block] += 1.0
+        X[y == c, c * block : (c + 1) * block] += 1.0
     return X / X.sum(1, keepdims=True), y
 
 
 def _config(**changes):
-    model = EnsembleConfig(task="multiclass", in_features=20, n_outputs=3, hidden=(16,), lr=0.01, batch_size=32,
-                           max_epochs=15)
-    base = study.StudyConfig(task="multiclass", n_classes=3, n_teachers=8, teacher_train=40, teacher_threshold=0,
-                             student_queries=60, student_threshold=0, student_validation=40,
-                             noise_levels=(1000.0, None), n_students=2, gamma=0.5, delta=1e-5, teacher=model,
-                             student=model, feature_scale=20.0, seed=3)
+    model = EnsembleConfig(
+        task="multiclass", in_features=20, n_outputs=3, hidden=(16,), lr=0.01, batch_size=32, max_epochs=15
+    )
+    base = study.StudyConfig(
+        task="multiclass",
+        n_classes=3,
+        n_teachers=8,
+        teacher_train=40,
+        teacher_threshold=0,
+        student_queries=60,
+        student_threshold=0,
+        student_validation=40,
+        noise_levels=(1000.0, None),
+        n_students=2,
+        gamma=0.5,
+        delta=1e-5,
+        teacher=model,
+        student=model,
+        feature_scale=20.0,
+        seed=3,
+    )
     return dataclasses.replace(base, **changes)
 
 
@@ -134,10 +150,19 @@ def test_binary_study_with_scale_noise_and_groups(tmp_path, monkeypatch):
     X_t, y_t = _blobs(400, n_classes=2, seed=1)
     X_s, y_s = _blobs(400, n_classes=2, seed=2)
     groups = np.arange(400) // 2  # every request appears twice
-    model = EnsembleConfig(task="binary", in_features=20, n_outputs=1, hidden=(16,), lr=0.01, batch_size=32,
-                           max_epochs=15)
-    config = _config(task="binary", n_classes=2, teacher_threshold=10, student_threshold=20, teacher=model,
-                     student=model, parametrisation="scale", noise_levels=(0.001, None))
+    model = EnsembleConfig(
+        task="binary", in_features=20, n_outputs=1, hidden=(16,), lr=0.01, batch_size=32, max_epochs=15
+    )
+    config = _config(
+        task="binary",
+        n_classes=2,
+        teacher_threshold=10,
+        student_threshold=20,
+        teacher=model,
+        student=model,
+        parametrisation="scale",
+        noise_levels=(0.001, None),
+    )
     result = study.run_study(X_t, y_t, X_s, y_s, config, student_groups=groups, progress=False)
     students = result.students
     assert list(students["level"].unique()) == ["0.001", "no noise"]
@@ -159,13 +184,14 @@ def test_student_rows_keep_validation_groups_apart_with_the_pools_class_balance(
     for rows in draws:
         assert (len(rows.queries), len(rows.threshold), len(rows.validation)) == (100, 20, 200)
         assert not set(groups[rows.validation]) & set(groups[np.concatenate([rows.queries, rows.threshold])])
-        assert y[rows.validation].mean() == pytest.approx(0.2)          # the pool's class balance, exactly
+        assert y[rows.validation].mean() == pytest.approx(0.2)  # the pool's class balance, exactly
         assert abs(y[np.concatenate([rows.queries, rows.threshold])].mean() - 0.2) < 0.01
         assert len(np.unique(rows.validation)) == 200
     # the big groups reach the validation rows (a row-wise query draw would always claim them)
     assert all(np.isin(groups[r.validation], np.arange(40)).any() for r in draws)
     # independent across students: not the same rows every time
     from pate_study.experiments.student_privacy.pipeline import mean_pairwise_overlap
+
     assert mean_pairwise_overlap([r.validation for r in draws]) < 0.6
     with pytest.raises(ValueError, match="student_pool_size"):
         study.student_rows(y, _config(student_queries=400, student_validation=700), rng, groups)
@@ -176,8 +202,9 @@ def test_disjoint_students_share_no_row_and_fit_sizes_accounts_for_them():
     rows = study.disjoint_student_rows(200, config, np.random.default_rng(0))
     every = np.concatenate([np.concatenate([r.queries, r.threshold, r.validation]) for r in rows])
     assert len(every) == len(np.unique(every)) == 160
-    fitted, notes = study.fit_sizes(_config(student_queries=80, student_validation=20, n_students=10,
-                                            disjoint_students=True), 10_000, 500)
+    fitted, notes = study.fit_sizes(
+        _config(student_queries=80, student_validation=20, n_students=10, disjoint_students=True), 10_000, 500
+    )
     assert (fitted.student_queries, fitted.student_validation) == (40, 10) and "10 disjoint students" in notes[-1]
 
 
@@ -198,8 +225,9 @@ def test_consensus_summary_finds_q_at_the_cap_when_votes_are_few():
 
 
 def test_sosa_setting_hypotheses_floor_and_ceiling():
-    table = study.sosa_setting_hypotheses([0.39, 23.51, 13.24], deltas=[1e-5, 0.05], n_queries=[1000, 1200],
-                                          gamma=0.05).set_index(["delta", "n_queries"])
+    table = study.sosa_setting_hypotheses(
+        [0.39, 23.51, 13.24], deltas=[1e-5, 0.05], n_queries=[1000, 1200], gamma=0.05
+    ).set_index(["delta", "n_queries"])
     assert table.loc[(1e-5, 1000), "floor"] == pytest.approx(np.log(1e5) / 8, abs=1e-6)
     assert table.loc[(0.05, 1000), "floor"] == pytest.approx(np.log(20) / 8, abs=1e-6)
     assert table.loc[(1e-5, 1200), "ceiling"] == pytest.approx(2 * 1200 * 0.05**2 * 2 + np.log(1e5))  # λ = 1
@@ -227,17 +255,28 @@ def test_data_independent_epsilons_closed_forms():
 
 
 def test_epsilon_table_vs_paper_keeps_level_order():
-    students = pd.DataFrame({"level": ["0.1", "0.1", "no noise"], "eps_moments_int": [1.0, 3.0, 2.0],
-                             "eps_moments_cont": [1.0, 2.0, 2.0], "eps_rdp": [0.5, 0.5, 0.5]})
-    paper = [{"rho": "0.1", "eps_dep_median": 20.36, "eps_dep_iqr": 0.32},
-             {"rho": "no noise", "eps_dep_median": 5.96, "eps_dep_iqr": 13.15}]
+    students = pd.DataFrame(
+        {
+            "level": ["0.1", "0.1", "no noise"],
+            "eps_moments_int": [1.0, 3.0, 2.0],
+            "eps_moments_cont": [1.0, 2.0, 2.0],
+            "eps_rdp": [0.5, 0.5, 0.5],
+        }
+    )
+    paper = [
+        {"rho": "0.1", "eps_dep_median": 20.36, "eps_dep_iqr": 0.32},
+        {"rho": "no noise", "eps_dep_median": 5.96, "eps_dep_iqr": 13.15},
+    ]
     table = study.epsilon_table_vs_paper(students, ["no noise", "0.1"], paper)  # not alphabetical on purpose
     assert list(table["level"]) == ["no noise", "0.1"]
     assert table.loc[1, "eps_moments_int_median"] == 2.0 and table.loc[1, "eps_moments_int_iqr"] == 1.0
     assert table.loc[0, "paper_median"] == 5.96
     # the paper's "1.0" and our "1" are the same level
-    one = study.epsilon_table_vs_paper(students.assign(level=["1", "1", "no noise"]), ["1", "no noise"],
-                                       [{"rho": "1.0", "eps_dep_median": 20.41, "eps_dep_iqr": 0.0}])
+    one = study.epsilon_table_vs_paper(
+        students.assign(level=["1", "1", "no noise"]),
+        ["1", "no noise"],
+        [{"rho": "1.0", "eps_dep_median": 20.41, "eps_dep_iqr": 0.0}],
+    )
     assert len(one) == 2 and one.loc[0, "paper_median"] == 20.41 and one.loc[0, "eps_moments_int_median"] == 2.0
 
 
@@ -246,28 +285,37 @@ def _students(rows):
 
 
 def test_ensemble_effects_measure_fig9_gap_against_unperturbed_inputs():
-    students = _students([{"level": "0.1", "ensemble_accuracy": 0.80, "pate_accuracy": 0.60},
-                          {"level": "1", "ensemble_accuracy": 0.85, "pate_accuracy": 0.70},
-                          {"level": "no noise", "ensemble_accuracy": 0.90, "pate_accuracy": 0.75}])
+    students = _students(
+        [
+            {"level": "0.1", "ensemble_accuracy": 0.80, "pate_accuracy": 0.60},
+            {"level": "1", "ensemble_accuracy": 0.85, "pate_accuracy": 0.70},
+            {"level": "no noise", "ensemble_accuracy": 0.90, "pate_accuracy": 0.75},
+        ]
+    )
     effects = ecg.ensemble_effects(students, ["0.1", "1", "no noise"])
     assert effects.loc["0.1", "ensemble_decay_pct"] == pytest.approx(10)
-    assert effects.loc["0.1", "pate_gap_vs_unperturbed_pct"] == pytest.approx(15)       # the paper's gap
+    assert effects.loc["0.1", "pate_gap_vs_unperturbed_pct"] == pytest.approx(15)  # the paper's gap
     assert effects.loc["0.1", "ensemble_minus_pate_privatised_pct"] == pytest.approx(20)  # another quantity
     assert effects.loc["1", "pate_gap_vs_unperturbed_pct"] == pytest.approx(5)
 
 
 def test_ecg_verdicts_not_comparable_at_reduced_scale(small_study):
     result, _ = small_study
-    published = {"make2021-fig8": {"values": {"accuracy_decay_min_pct": 4, "accuracy_decay_max_pct": 5}},
-                 "make2021-fig9": {"values": {"accuracy_gap_min_pct": 10, "accuracy_gap_max_pct": 12}},
-                 "make2021-fig10": {"values": {"median_accuracy_drop_min_pct": 7, "median_accuracy_drop_max_pct": 8}},
-                 "make2021-table1": {"rows": [{"rho": "no noise", "eps_dep_median": 5.96, "eps_dep_iqr": 13.15}]}}
+    published = {
+        "make2021-fig8": {"values": {"accuracy_decay_min_pct": 4, "accuracy_decay_max_pct": 5}},
+        "make2021-fig9": {"values": {"accuracy_gap_min_pct": 10, "accuracy_gap_max_pct": 12}},
+        "make2021-fig10": {"values": {"median_accuracy_drop_min_pct": 7, "median_accuracy_drop_max_pct": 8}},
+        "make2021-table1": {"rows": [{"rho": "no noise", "eps_dep_median": 5.96, "eps_dep_iqr": 13.15}]},
+    }
     verdicts = ecg.verdicts(result, 0.5, published)
     assert set(verdicts) == {"make2021-fig8", "make2021-fig9", "make2021-fig10", "make2021-table1", "make2021-fig11"}
     assert all(v.verdict == "not comparable" and "8 teachers" in v.reason for v in verdicts.values())
     # at the paper's scale (200 teachers, T = 900) the published range decides instead
-    at_scale = dataclasses.replace(result, config=dataclasses.replace(result.config, student_queries=900),
-                                   teachers={**result.teachers, "n_teachers": 200})
+    at_scale = dataclasses.replace(
+        result,
+        config=dataclasses.replace(result.config, student_queries=900),
+        teachers={**result.teachers, "n_teachers": 200},
+    )
     assert ecg.comparability(at_scale, 0.5) == ""
     assert ecg.verdicts(at_scale, 0.5, published)["make2021-fig8"].verdict in ("agrees", "differs")
 
@@ -275,8 +323,13 @@ def test_ecg_verdicts_not_comparable_at_reduced_scale(small_study):
 def test_study_rows_record_consensus_and_the_theorem_q_condition(small_study):
     result, _ = small_study
     students = result.students
-    for column in ("median_q", "share_q_below_theorem_limit", "eps_moments_int_theorem_q", "query_majority_share",
-                   "n_validation"):
+    for column in (
+        "median_q",
+        "share_q_below_theorem_limit",
+        "eps_moments_int_theorem_q",
+        "query_majority_share",
+        "n_validation",
+    ):
         assert column in students, column
     assert (students["eps_moments_int_theorem_q"] >= students["eps_moments_int"] - 1e-9).all()
     assert set(result.validation_overlap) == {"1000", "no noise"}
@@ -284,8 +337,16 @@ def test_study_rows_record_consensus_and_the_theorem_q_condition(small_study):
 
 def test_table_verdicts_per_row_and_summary():
     table = pd.DataFrame({"paper": [1.0, np.nan, 3.0], "ours": [1.01, 2.0, 5.0]})
-    judged = with_verdicts(table, lambda r: None if pd.isna(r["paper"]) else
-                           __import__("pate_study.reporting.verdicts", fromlist=["x"]).within_tolerance(r["paper"], r["ours"], atol=0.1))
+    judged = with_verdicts(
+        table,
+        lambda r: (
+            None
+            if pd.isna(r["paper"])
+            else __import__("pate_study.reporting.verdicts", fromlist=["x"]).within_tolerance(
+                r["paper"], r["ours"], atol=0.1
+            )
+        ),
+    )
     assert list(judged["verdict"]) == ["agrees", "", "differs"]
     summary = summarise_verdicts([Verdict("agrees", "r"), Verdict("differs", "r", "why"), None], "rule")
     assert summary.verdict == "differs" and "1 agrees, 1 differs" in summary.rule
@@ -294,21 +355,27 @@ def test_table_verdicts_per_row_and_summary():
 
 
 def test_web_rate_verdict_follows_the_stated_rule():
-    med = pd.DataFrame({"student_tpr": [0.9, 0.8], "student_tnr": [0.3, 0.7],
-                        "student_balanced_accuracy": [0.6, 0.75]}, index=["0.5", "no noise"])
+    med = pd.DataFrame(
+        {"student_tpr": [0.9, 0.8], "student_tnr": [0.3, 0.7], "student_balanced_accuracy": [0.6, 0.75]},
+        index=["0.5", "no noise"],
+    )
     change, level = web._level_change(med, "student_tpr")
     assert change == pytest.approx(0.1) and level == "0.5"
     assert web._level_change(med, "student_tnr")[0] == pytest.approx(-0.4)
     floor_case = web._sosa_row_verdict(0.39, 1.44, 20.76, 1e-5, 1000, "data")
-    assert floor_case.verdict == "not comparable" and "orders up to 32, or δ = 0.05, would allow it" in floor_case.reason
+    assert (
+        floor_case.verdict == "not comparable" and "orders up to 32, or δ = 0.05, would allow it" in floor_case.reason
+    )
     assert "more queries" in web._sosa_row_verdict(23.51, 1.44, 20.76, 1e-5, 1000, "data").reason
     assert web._sosa_row_verdict(5.0, 1.44, 20.76, 1e-5, 1000, "data").reason == "data: data"
 
 
 def test_collapsed_boxes_get_a_note():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots()
     assert figures.note_collapsed(ax, pd.Series([2.0, 2.0]), 2.0, "bound")
     assert not figures.note_collapsed(ax, pd.Series([2.0, 1.0]), 2.0, "bound")
@@ -317,8 +384,9 @@ def test_collapsed_boxes_get_a_note():
 
 def test_sosa_hypotheses_with_a_wider_order_grid_fit_every_value_at_one_setting():
     published = [0.39, 0.52, 13.24, 23.51]
-    table = study.sosa_setting_hypotheses(published, deltas=[1e-5], n_queries=[1200], gamma=0.05,
-                                          max_integer_orders=[8, 32]).set_index("max_order")
+    table = study.sosa_setting_hypotheses(
+        published, deltas=[1e-5], n_queries=[1200], gamma=0.05, max_integer_orders=[8, 32]
+    ).set_index("max_order")
     assert table.loc[32, "floor"] == pytest.approx(np.log(1e5) / 32, abs=1e-6)
     assert table.loc[32, "ceiling"] == pytest.approx(table.loc[8, "ceiling"])  # optimum at λ = 2, inside both grids
     assert table.loc[8, "cannot_fit"] == "0.39, 0.52" and table.loc[32, "n_fit"] == 4
@@ -326,15 +394,15 @@ def test_sosa_hypotheses_with_a_wider_order_grid_fit_every_value_at_one_setting(
 
 def test_class_collapse_and_lnmax_degeneracy():
     rows = []
-    for level, shares, recalls in (("0.1", [1, 0, 0, 0, 0], [1, 0, 0, 0, 0]),
-                                   ("no noise", [0.2] * 5, [0.9] * 5)):
+    for level, shares, recalls in (("0.1", [1, 0, 0, 0, 0], [1, 0, 0, 0, 0]), ("no noise", [0.2] * 5, [0.9] * 5)):
         row = {"level": level, "student": 0}
         for name in ("ensemble", "pate", "student"):
             row.update({f"{name}_predicted_share_class{c}": shares[c] for c in range(5)})
             row.update({f"{name}_recall_class{c}": recalls[c] for c in range(5)})
         rows.append(row)
     result = dataclasses.make_dataclass("R", ["students", "level_order", "teachers"])(
-        pd.DataFrame(rows), ["0.1", "no noise"], {"n_teachers": 20})
+        pd.DataFrame(rows), ["0.1", "no noise"], {"n_teachers": 20}
+    )
     table = ecg.class_collapse(result)
     assert table.loc["0.1", "ensemble_modal_class"] == "N" and table.loc["0.1", "ensemble_modal_share"] == 1.0
     # collapse onto N, reweighted to the full data's priors, scores the share of N
@@ -346,8 +414,16 @@ def test_class_collapse_and_lnmax_degeneracy():
 
 
 def _table42(ours_eps, ours_tnr, paper_eps, paper_tnr, scales=("0.1", "10", "no noise"), n=250):
-    return pd.DataFrame({"n_teachers": n, "student_noise_scale": list(scales), "ours_teacher_epsilon": ours_eps,
-                         "ours_tnr": ours_tnr, "paper_teacher_epsilon": paper_eps, "paper_tnr": paper_tnr})
+    return pd.DataFrame(
+        {
+            "n_teachers": n,
+            "student_noise_scale": list(scales),
+            "ours_teacher_epsilon": ours_eps,
+            "ours_tnr": ours_tnr,
+            "paper_teacher_epsilon": paper_eps,
+            "paper_tnr": paper_tnr,
+        }
+    )
 
 
 def test_sosa_direction_rules_accept_sosas_own_rows_and_judge_ours():
@@ -364,13 +440,16 @@ def test_sosa_direction_rules_accept_sosas_own_rows_and_judge_ours():
 
 
 def test_fig15_verdict_needs_both_directions():
-    students = pd.DataFrame({"level": ["0.1", "0.1", "no noise", "no noise"],
-                             "eps_moments_int": [3.8, 3.9, 12.3, 12.4]})
+    students = pd.DataFrame(
+        {"level": ["0.1", "0.1", "no noise", "no noise"], "eps_moments_int": [3.8, 3.9, 12.3, 12.4]}
+    )
     R = dataclasses.make_dataclass("R", ["students", "data_independent", "level_order"])
     result = R(students, {"eps_moments_cont": 20.17}, ["0.1", "no noise"])
     v = web.fig15_verdict(result)
     assert v.verdict == "differs" and "(a) the opposite direction" in v.reason and "(b) no student" in v.reason
-    result = R(students.assign(eps_moments_int=[20.5, 13.0, 12.3, 12.4]), {"eps_moments_cont": 20.17}, ["0.1", "no noise"])
+    result = R(
+        students.assign(eps_moments_int=[20.5, 13.0, 12.3, 12.4]), {"eps_moments_cont": 20.17}, ["0.1", "no noise"]
+    )
     assert web.fig15_verdict(result).verdict == "agrees"
 
 
@@ -384,25 +463,41 @@ def test_noise_levels_and_markdown_text():
 
 def test_record_verdicts_records_each_under_both_sources_ids_and_returns_markdown(tmp_path):
     out = NotebookOutputs("toy", tmp_path, profile="smoke", seed=0)
-    verdicts = {"make2021-fig10": Verdict("agrees", "within 2 points"),
-                "make2021-fig8": Verdict("differs", "within 2 points", "9 points off")}
+    verdicts = {
+        "make2021-fig10": Verdict("agrees", "within 2 points"),
+        "make2021-fig8": Verdict("differs", "within 2 points", "9 points off"),
+    }
     text = notebook_sections.record_verdicts(out, verdicts, ecg_sections.SAME_AS)
     scalars = read_scalars(tmp_path)
     assert scalars["make2021-fig10"] == scalars["visca2021-fig4.15"] == verdicts["make2021-fig10"].as_record()
     assert scalars["make2021-fig8"]["verdict"] == "differs" and "visca2021-fig4.11" not in scalars
-    assert text == ("* `make2021-fig10`: **agrees** (within 2 points)\n"
-                    "* `make2021-fig8`: **differs** (within 2 points): 9 points off")
+    assert text == (
+        "* `make2021-fig10`: **agrees** (within 2 points)\n"
+        "* `make2021-fig8`: **differs** (within 2 points): 9 points off"
+    )
     assert text._repr_markdown_() == text
 
 
 def test_ecg_designs_add_the_small_sample_design_on_request():
-    sizes = dict(n_teachers=200, n_students=10, student_queries=900, student_validation=100, alt_n_teachers=5,
-                 alt_n_students=5, alt_student_queries=80, alt_student_validation=20)
+    sizes = dict(
+        n_teachers=200,
+        n_students=10,
+        student_queries=900,
+        student_validation=100,
+        alt_n_teachers=5,
+        alt_n_students=5,
+        alt_student_queries=80,
+        alt_student_validation=20,
+    )
     assert [d.name for d in ecg_sections.designs(alt_design=False, **sizes)] == ["paper layout"]
     paper, small = ecg_sections.designs(alt_design=True, **sizes)
     assert (paper.n_teachers, paper.disjoint_students) == (200, False)
     assert (small.name, small.n_teachers, small.student_queries, small.disjoint_students) == (
-        "small-sample design", 5, 80, True)
+        "small-sample design",
+        5,
+        80,
+        True,
+    )
 
 
 def _ecg_run(small_study):
@@ -423,7 +518,8 @@ def test_ecg_sections_save_record_and_return_what_the_cell_shows(small_study, tm
     paper = effects.loc["paper layout"]
     assert scalars["make2021-fig8"]["accuracy_decay_max_pct"] == pytest.approx(paper["ensemble_decay_pct"].max())
     assert {"make2021-fig8.png", "make2021-fig9.pdf", "make2021-fig11.png", "make2021-table1.csv"} <= {
-        p.name for p in tmp_path.iterdir()}
+        p.name for p in tmp_path.iterdir()
+    }
     assert scalars["make2021-table1"]["n_students"] == len(run.main.students) and "verdict" in table1
     assert scalars["accounting"]["max_dependent_minus_independent_same_grid"] <= 1e-9
     assert set(scalars["consensus"]) == set(consensus.index)
@@ -444,5 +540,6 @@ def test_web_epsilon_section_counts_students_above_the_continuous_bound(small_st
     assert scalars["make2021-fig15"] == scalars["visca2021-fig4.13"]
     invariants = notebook_sections.accounting_invariants(result)
     assert scalars["accounting"]["max_continuous_minus_integer"] == pytest.approx(
-        invariants["max_continuous_minus_integer"], rel=1e-5)
+        invariants["max_continuous_minus_integer"], rel=1e-5
+    )
     assert list(eps.index) == result.level_order and "eps_rdp_median" in eps

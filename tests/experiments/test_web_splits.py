@@ -1,4 +1,5 @@
 """Web pools split by URL or by row, the duplicate rates, the split comparison, and same seed -> same tables."""
+
 import dataclasses
 
 import numpy as np
@@ -18,10 +19,27 @@ def _pools(split, seed=0):
 
 
 def _tiny_config(n_features, **changes):
-    config = web.study_config(n_features=n_features, n_teachers=4, teacher_samples=60, teacher_threshold_samples=30,
-                              min_teacher_samples=25, student_queries=60, student_threshold=30, student_validation=100,
-                              levels=[None], n_students=2, gamma=0.05, delta=1e-5, max_integer_order=8, hidden=[8],
-                              max_epochs=2, batch_size=32, learning_rate=0.003, student_features="clean", seed=0)
+    config = web.study_config(
+        n_features=n_features,
+        n_teachers=4,
+        teacher_samples=60,
+        teacher_threshold_samples=30,
+        min_teacher_samples=25,
+        student_queries=60,
+        student_threshold=30,
+        student_validation=100,
+        levels=[None],
+        n_students=2,
+        gamma=0.05,
+        delta=1e-5,
+        max_integer_order=8,
+        hidden=[8],
+        max_epochs=2,
+        batch_size=32,
+        learning_rate=0.003,
+        student_features="clean",
+        seed=0,
+    )
     return dataclasses.replace(config, **changes)
 
 
@@ -74,8 +92,9 @@ def comparison(tmp_path_factory):
     patch = pytest.MonkeyPatch()
     patch.setenv("PATE_STUDY_CACHE", str(tmp_path_factory.mktemp("cache")))
     n_features = _pools("url").n_features
-    arms = splits.split_comparison("synthetic", seed=0, student_pool_size=POOL, vocabulary="all",
-                                   config=_tiny_config(n_features))
+    arms = splits.split_comparison(
+        "synthetic", seed=0, student_pool_size=POOL, vocabulary="all", config=_tiny_config(n_features)
+    )
     yield arms, n_features
     patch.undo()
 
@@ -103,12 +122,16 @@ def test_split_comparison_duplicates_and_table(comparison):
     text = splits.split_findings(table)
     assert f"{table.loc['student TNR', 'row split']:.3f} (row)" in text
     with pytest.raises(ValueError, match="level="):
-        splits.duplicate_shares(study.web_pools("synthetic", seed=0, student_pool_size=POOL),
-                                arms["url"].result, level="0.1")
+        splits.duplicate_shares(
+            study.web_pools("synthetic", seed=0, student_pool_size=POOL), arms["url"].result, level="0.1"
+        )
 
 
 def test_sosa_no_noise_rates():
-    rows = [{"n_teachers": 100, "tpr_pct": 81.2, "tnr_pct": 94.5}, {"n_teachers": 250, "tpr_pct": 84.2, "tnr_pct": 93.5}]
+    rows = [
+        {"n_teachers": 100, "tpr_pct": 81.2, "tnr_pct": 94.5},
+        {"n_teachers": 250, "tpr_pct": 84.2, "tnr_pct": 93.5},
+    ]
     assert splits.sosa_no_noise_rates(rows, 250) == pytest.approx({"tpr": 0.842, "tnr": 0.935})
     with pytest.raises(ValueError, match="n_teachers=7"):
         splits.sosa_no_noise_rates(rows, 7)
@@ -119,8 +142,9 @@ def test_web_tables_deterministic_with_sparse_teachers_retrained(comparison, tmp
     identical student tables, votes included (a flipped vote would move ensemble_accuracy or the ε columns)."""
     arms, n_features = comparison
     monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
-    again = splits.split_comparison("synthetic", seed=0, student_pool_size=POOL, vocabulary="all",
-                                    config=_tiny_config(n_features), splits=("url",))
+    again = splits.split_comparison(
+        "synthetic", seed=0, student_pool_size=POOL, vocabulary="all", config=_tiny_config(n_features), splits=("url",)
+    )
     assert list(tmp_path.glob("ensemble-*.pt")), "the teachers should have been trained again"
     pd.testing.assert_frame_equal(arms["url"].students, again["url"].students)
     pools = _pools("url")
@@ -128,8 +152,17 @@ def test_web_tables_deterministic_with_sparse_teachers_retrained(comparison, tmp
     runs = []
     for cache in ("a", "b"):  # each run trains its own teachers
         monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path / cache))
-        runs.append(study.run_study(pools.X_teacher, pools.y_teacher, pools.X_student, pools.y_student, config,
-                                    student_groups=pools.student_groups, progress=False))
+        runs.append(
+            study.run_study(
+                pools.X_teacher,
+                pools.y_teacher,
+                pools.X_student,
+                pools.y_student,
+                config,
+                student_groups=pools.student_groups,
+                progress=False,
+            )
+        )
     first, second = runs
     pd.testing.assert_frame_equal(first.students, second.students)
     pd.testing.assert_frame_equal(first.top_vote_shares, second.top_vote_shares)

@@ -8,6 +8,7 @@ current code and requires the same votes. The settings mirror the studies' smoke
 ECG -- multi-class, dense, no validation or threshold split; web -- binary, sparse input, per-teacher
 Youden thresholds; students -- ``own_probabilities`` on their own rows.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -36,23 +37,41 @@ def settings(ensemble) -> dict:
     yc = rng.integers(0, 5, 600)
     Xc = np.clip(centres[yc] + 0.25 * rng.normal(size=(600, 30)), 0, 1).astype(np.float32)
     Xc /= Xc.sum(1, keepdims=True)
-    ecg = (Xc[:400], yc[:400], make_partitions(400, 10, 25, seed=[0, 1]),
-           ensemble.EnsembleConfig(task="multiclass", in_features=30, n_outputs=5, hidden=(32,), batch_size=32,
-                                   max_epochs=20, lr=3e-3), Xc[400:])
+    ecg = (
+        Xc[:400],
+        yc[:400],
+        make_partitions(400, 10, 25, seed=[0, 1]),
+        ensemble.EnsembleConfig(
+            task="multiclass", in_features=30, n_outputs=5, hidden=(32,), batch_size=32, max_epochs=20, lr=3e-3
+        ),
+        Xc[400:],
+    )
     # web-like: sparse TF-IDF rows, 12 teachers x (60 train + 40 threshold), 5% ... 20% positives
     Xw = sp.random(1400, 50, density=0.12, random_state=2, format="csr", dtype=np.float32)
     Xw = sp.csr_matrix(Xw.multiply(1.0 / np.maximum(np.asarray(Xw.sum(1)), 1e-12))).astype(np.float32)
     score = np.asarray(Xw @ rng.normal(size=50)).ravel()
     yw = (score > np.quantile(score, 0.8)).astype(np.int64)
-    web = (Xw[:1200], yw[:1200], make_partitions(1200, 12, 60, threshold_size=40, seed=[0, 1]),
-           ensemble.EnsembleConfig(task="binary", in_features=50, hidden=(32,), batch_size=64, max_epochs=3, lr=3e-3,
-                                   sparse_input=True), Xw[1200:].toarray())
+    web = (
+        Xw[:1200],
+        yw[:1200],
+        make_partitions(1200, 12, 60, threshold_size=40, seed=[0, 1]),
+        ensemble.EnsembleConfig(
+            task="binary", in_features=50, hidden=(32,), batch_size=64, max_epochs=3, lr=3e-3, sparse_input=True
+        ),
+        Xw[1200:].toarray(),
+    )
     # early stopping with stack compaction (validation split, patience 1, noisy labels)
     Xe = rng.normal(size=(900, 12)).astype(np.float32)
     ye = ((Xe @ rng.normal(size=12) > 0) ^ (rng.random(900) < 0.25)).astype(np.int64)
-    early = (Xe[:700], ye[:700], make_partitions(700, 5, 80, val_size=30, threshold_size=20, seed=3),
-             ensemble.EnsembleConfig(task="binary", in_features=12, hidden=(16, 8), batch_size=16, max_epochs=25,
-                                     patience=1, lr=2e-2), Xe[700:])
+    early = (
+        Xe[:700],
+        ye[:700],
+        make_partitions(700, 5, 80, val_size=30, threshold_size=20, seed=3),
+        ensemble.EnsembleConfig(
+            task="binary", in_features=12, hidden=(16, 8), batch_size=16, max_epochs=25, patience=1, lr=2e-2
+        ),
+        Xe[700:],
+    )
     return {"ecg": ecg, "web": web, "early": early}
 
 
@@ -73,8 +92,13 @@ def record(ensemble) -> dict[str, np.ndarray]:
 
 def legacy_module():
     """``pate_study/learning/ensemble.py`` at ``LEGACY_COMMIT``, imported from git history."""
-    source = subprocess.run(["git", "show", f"{LEGACY_COMMIT}:pate_study/learning/ensemble.py"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{LEGACY_COMMIT}:pate_study/learning/ensemble.py"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "legacy_ensemble.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("legacy_ensemble", path)

@@ -1,5 +1,6 @@
 """The one cache: its key holds kind, inputs, code version and the resolved device; a CUDA-requested run never
 reuses what a CPU run stored in the same folder."""
+
 import numpy as np
 import pytest
 import torch
@@ -23,11 +24,13 @@ def _small():
 def test_every_part_of_the_key_changes_it():
     base = cache.cache_key("ensemble", device="cpu", x=np.arange(3), seed=0)
     assert base == cache.cache_key("ensemble", device="cpu", x=np.arange(3), seed=0)
-    others = [cache.cache_key("ensemble", device="cuda", x=np.arange(3), seed=0),
-              cache.cache_key("votes", device="cpu", x=np.arange(3), seed=0),
-              cache.cache_key("ensemble", device="cpu", x=np.arange(4), seed=0),
-              cache.cache_key("ensemble", device="cpu", x=np.arange(3), seed=1),
-              cache.cache_key("ensemble", device=cache.CLUSTER_CHOICE, x=np.arange(3), seed=0)]
+    others = [
+        cache.cache_key("ensemble", device="cuda", x=np.arange(3), seed=0),
+        cache.cache_key("votes", device="cpu", x=np.arange(3), seed=0),
+        cache.cache_key("ensemble", device="cpu", x=np.arange(4), seed=0),
+        cache.cache_key("ensemble", device="cpu", x=np.arange(3), seed=1),
+        cache.cache_key("ensemble", device=cache.CLUSTER_CHOICE, x=np.arange(3), seed=0),
+    ]
     assert len({base, *others}) == 1 + len(others)
     assert cache.cache_key("ensemble", device=torch.device("cpu"), x=np.arange(3), seed=0) == base
 

@@ -3,6 +3,7 @@
 Run on a GPU machine with ``python -m pytest tests/learning/test_cuda.py``; they pick CUDA explicitly, so the
 suite's ``PATE_STUDY_DEVICE=cpu`` does not affect them.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -21,8 +22,20 @@ def test_stacked_resnet_teachers_train_under_bf16_autocast():
     X, Y = as_data.synthetic_log_mel_clips(48, 3, frames=32, seed=0)
     parts = make_partitions(40, 4, 10, seed=0)
     spec = teachers.TeacherSpec(batch_size=4, steps=3, eval_every=3)
-    history, _, _ = teachers.train_logmel_teachers("resnet18", X[:40], Y[:40], parts, np.arange(0, 4), X[40:], Y[40:],
-                                             spec, width_scale=16, head=(8,), seed=0, device="cuda")
+    history, _, _ = teachers.train_logmel_teachers(
+        "resnet18",
+        X[:40],
+        Y[:40],
+        parts,
+        np.arange(0, 4),
+        X[40:],
+        Y[40:],
+        spec,
+        width_scale=16,
+        head=(8,),
+        seed=0,
+        device="cuda",
+    )
     assert len(history) and np.isfinite(history["value"].to_numpy(dtype=float)).all()
     assert sorted(history["teacher"].unique()) == [0, 1, 2, 3]
 

@@ -3,7 +3,13 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from pate_study.learning.ensemble import EnsembleConfig, cached_teacher_votes, query_ensemble, train_ensemble, train_ensemble_loop
+from pate_study.learning.ensemble import (
+    EnsembleConfig,
+    cached_teacher_votes,
+    query_ensemble,
+    train_ensemble,
+    train_ensemble_loop,
+)
 from pate_study.core.io import load_cache_entry, save_cache_entry
 from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.learning.training import teacher_seeds
@@ -127,6 +133,7 @@ def test_sparse_first_layer_does_not_copy_its_gradient():
     """An in-place bias add on the embedding_bag view put CopySlices in the graph, which clones the
     whole [N*B, out] gradient every backward (about a quarter of a sparse step, benchmarks/HISTORY.md)."""
     from pate_study.learning.stacked import as_inputs as _as_inputs, first_layer as _first_layer
+
     X = sp.random(40, 30, density=0.2, random_state=0, format="csr", dtype=np.float32)
     inputs = _as_inputs(X, 30, sparse=True, device=torch.device("cpu"))
     W = torch.randn(3, 30, 8, requires_grad=True)
@@ -195,7 +202,9 @@ def test_cache_roundtrip_and_rejects_truncated_file(separable, tmp_path, caplog)
 
 
 def test_votes_state_roundtrip():
-    v = TeacherVotes("binary", np.zeros((2, 3), np.float32), np.zeros((2, 3), np.int8), counts=np.zeros((3, 2), np.int64))
+    v = TeacherVotes(
+        "binary", np.zeros((2, 3), np.float32), np.zeros((2, 3), np.int8), counts=np.zeros((3, 2), np.int64)
+    )
     w = TeacherVotes.from_state(v.state())
     assert w.task == "binary" and w.counts.dtype == np.int64 and w.fractions is None
 
@@ -227,6 +236,7 @@ def test_module_ensemble_vmap_matches_loop_with_batchnorm():
 
 def test_early_stopping_rule_single_and_stacked_agree():
     from pate_study.learning.training import EarlyStopping, record_stacked_losses
+
     losses = [1.0, 0.8, 0.8, 0.9, 0.7, 0.75, 0.71, 0.72]  # equal is not an improvement
     single = EarlyStopping(patience=3)
     stops = [single.update(v, lambda v=v: v) for v in losses]

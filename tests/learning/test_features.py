@@ -4,11 +4,21 @@ import scipy.sparse as sp
 import torch
 
 from pate_study.learning.features import (
-    check_ecg_beats, l1_normalize, log_mel_librosa, log_mel_torch, tokenize_url, url_tfidf,
+    check_ecg_beats,
+    l1_normalize,
+    log_mel_librosa,
+    log_mel_torch,
+    tokenize_url,
+    url_tfidf,
 )
 
-URLS = ["http://a.com/login.php?user=sfish", "/index.php?q=<script>javascript:alert(1)</script>",
-        "/images/logo.png", "/login", "/cgi-bin/test.cgi?x=1&y=2"]
+URLS = [
+    "http://a.com/login.php?user=sfish",
+    "/index.php?q=<script>javascript:alert(1)</script>",
+    "/images/logo.png",
+    "/login",
+    "/cgi-bin/test.cgi?x=1&y=2",
+]
 
 
 def test_tokenizer_rule():

@@ -1,4 +1,5 @@
 """The training loop's Adam step flushes denormals to zero on the CPU (speed) without changing what it trains."""
+
 import contextlib
 
 import numpy as np
@@ -34,8 +35,9 @@ def _train_with_zero_columns():
     X[:, 40:] = rng.normal(size=(600, 8))
     y = (X[:, 40:].sum(1) > 0).astype(np.int64) + (X[:, 41] > 1)
     parts = make_partitions(600, 3, 100, seed=1)
-    cfg = EnsembleConfig(task="multiclass", in_features=48, n_outputs=3, hidden=(16, 8), batch_size=10, max_epochs=120,
-                         patience=1000)
+    cfg = EnsembleConfig(
+        task="multiclass", in_features=48, n_outputs=3, hidden=(16, 8), batch_size=10, max_epochs=120, patience=1000
+    )
     ens = train_ensemble(X, y, parts, cfg, seed=2, progress=False)
     return ens
 

@@ -5,6 +5,7 @@ The reference arrays were recorded with ``pate_study/learning/ensemble.py`` at c
 and an early-stopping run with stack compaction). Any change to initialisation, batch order, the
 forward/backward, Adam, early stopping, thresholds or querying changes them.
 """
+
 import numpy as np
 import pytest
 

@@ -4,7 +4,12 @@ from scipy.stats import rankdata
 from sklearn import metrics as skm
 
 from pate_study.learning.metrics import (
-    binary_report, mean_average_precision, mean_roc_auc, multiclass_report, multilabel_report, tpr_tnr,
+    binary_report,
+    mean_average_precision,
+    mean_roc_auc,
+    multiclass_report,
+    multilabel_report,
+    tpr_tnr,
 )
 
 
@@ -71,7 +76,8 @@ def _rankdata_ap_auc(Y, S):
     with np.errstate(invalid="ignore", divide="ignore"):
         ap = np.where(Y, pos_ge / all_ge, 0.0).sum(0) / np.where(n_pos > 0, n_pos, np.nan)
         auc = ((rankdata(S, method="average", axis=0) * Y).sum(0) - n_pos * (n_pos + 1) / 2) / np.where(
-            (n_pos > 0) & (n - n_pos > 0), n_pos * (n - n_pos), np.nan)
+            (n_pos > 0) & (n - n_pos > 0), n_pos * (n - n_pos), np.nan
+        )
     return ap, auc
 
 
@@ -80,8 +86,13 @@ def _rankdata_ap_auc(Y, S):
 def test_one_sort_ap_and_auc_equal_the_rankdata_definitions_bit_for_bit(k, dtype):
     """One sort per column gives the same AP and AUC as three rankdata calls, to the last bit (ties, a class
     without positives, one with only positives, float32 scores, stacked teachers); also the means."""
-    from pate_study.learning.metrics import (average_precision_and_roc_auc_per_class, average_precision_per_class,
-                                    mean_average_precision_and_roc_auc, roc_auc_per_class)
+    from pate_study.learning.metrics import (
+        average_precision_and_roc_auc_per_class,
+        average_precision_per_class,
+        mean_average_precision_and_roc_auc,
+        roc_auc_per_class,
+    )
+
     rng = np.random.default_rng(k)
     for trial in range(20):
         n = int(rng.integers(1, 150))
@@ -100,8 +111,14 @@ def test_one_sort_ap_and_auc_equal_the_rankdata_definitions_bit_for_bit(k, dtype
                 assert np.array_equal(got, ref_auc, equal_nan=True)
             means = mean_average_precision_and_roc_auc(Y[i], S[i])
             assert np.array_equal(means, (mean_average_precision(Y[i], S[i]), mean_roc_auc(Y[i], S[i])), equal_nan=True)
-            assert np.array_equal(means, (np.nanmean(ref_ap) if np.isfinite(ref_ap).any() else np.nan,
-                                          np.nanmean(ref_auc) if np.isfinite(ref_auc).any() else np.nan), equal_nan=True)
+            assert np.array_equal(
+                means,
+                (
+                    np.nanmean(ref_ap) if np.isfinite(ref_ap).any() else np.nan,
+                    np.nanmean(ref_auc) if np.isfinite(ref_auc).any() else np.nan,
+                ),
+                equal_nan=True,
+            )
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
@@ -109,10 +126,12 @@ def test_one_sort_ap_and_auc_with_signed_zeros_tiny_and_huge_scores(dtype):
     """Scores are keyed exactly (column + i * score): logits of both signs, -0.0 beside 0.0 (equal, a tie), values
     far below and above the column index all rank as the rankdata definitions rank them."""
     from pate_study.learning.metrics import average_precision_and_roc_auc_per_class
+
     rng = np.random.default_rng(7)
     n, k = 300, 40
     S = rng.standard_normal((3, n, k)) * 10.0 ** rng.integers(-30, 30, size=(3, n, k)).clip(
-        np.log10(np.finfo(dtype).tiny), np.log10(np.finfo(dtype).max) - 1)
+        np.log10(np.finfo(dtype).tiny), np.log10(np.finfo(dtype).max) - 1
+    )
     S[:, :20] = 0.0
     S[:, 20:40] = -0.0
     S = S.astype(dtype)
@@ -125,6 +144,7 @@ def test_one_sort_ap_and_auc_with_signed_zeros_tiny_and_huge_scores(dtype):
 
 def test_ap_and_auc_with_non_finite_scores_follow_rankdata():
     from pate_study.learning.metrics import average_precision_and_roc_auc_per_class
+
     Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]], dtype=bool)
     S = np.array([[0.2, np.nan], [-np.inf, 0.1], [0.9, 0.4], [0.5, 0.3]])
     ap, auc = average_precision_and_roc_auc_per_class(Y, S)

@@ -15,8 +15,11 @@ P = np.array([[1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
 
 def test_all_classes_by_hand_and_equal_to_sklearn_macro():
     out = macro_precision_recall_all_classes(Y, P)
-    assert out == {"precision": pytest.approx((1 + 1 + 0 + 0) / 4), "recall": pytest.approx((1 + 0.5 + 0 + 0) / 4),
-                   "n_classes": 4}
+    assert out == {
+        "precision": pytest.approx((1 + 1 + 0 + 0) / 4),
+        "recall": pytest.approx((1 + 0.5 + 0 + 0) / 4),
+        "n_classes": 4,
+    }
     assert out["precision"] == pytest.approx(skm.precision_score(Y, P, average="macro", zero_division=0))
     assert out["recall"] == pytest.approx(skm.recall_score(Y, P, average="macro", zero_division=0))
 
@@ -61,8 +64,9 @@ def test_present_classes_convention_drops_every_zero_over_zero_class_and_no_othe
     """One convention for both Audio Set tables (Definition 2): precision over the predicted classes, recall over the
     true classes, F1 over the classes true or predicted; a class neither true nor predicted is dropped (0/0)."""
     from pate_study.learning import metrics
-    y = np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]], bool)   # class 2 never true, class 3 never anything
-    p = np.array([[1, 0, 1, 0], [0, 0, 0, 0], [0, 0, 1, 0]], bool)   # class 1 true but never predicted
+
+    y = np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]], bool)  # class 2 never true, class 3 never anything
+    p = np.array([[1, 0, 1, 0], [0, 0, 0, 0], [0, 0, 1, 0]], bool)  # class 1 true but never predicted
     s = metrics.macro_scores_present_classes(y, p)
     # precision: class 0 (1/1), class 2 (0/2) -> 0.5; recall: class 0 (1/2), class 1 (0/1) -> 0.25
     # F1: classes 0 (2/3), 1 (0), 2 (0) -> 2/9; class 3 (0/0 everywhere) dropped

@@ -3,23 +3,35 @@
 The state dicts are built here from torchvision's published layout (no torchvision needed), so
 the test does not reuse the loader's own renaming rules.
 """
+
 import pytest
 import torch
 import torch.nn.functional as F
 
-from pate_study.learning.models import (LOGMEL_ARCHITECTURES, ResNetLogMel, VGGLogMel, load_imagenet_weights, logmel_model,
-                               weights_stamp)
+from pate_study.learning.models import (
+    LOGMEL_ARCHITECTURES,
+    ResNetLogMel,
+    VGGLogMel,
+    load_imagenet_weights,
+    logmel_model,
+    weights_stamp,
+)
 
 _RESNET_LAYERS = {"resnet18": (2, 2, 2, 2), "resnet34": (3, 4, 6, 3)}
-_VGG_CONVS = {"vgg11": (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"),
-              "vgg19": (64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M",
-                        512, 512, 512, 512, "M")}
+_VGG_CONVS = {
+    "vgg11": (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"),
+    "vgg19": (64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"),
+}
 
 
 def _bn(prefix, ch, g):
-    return {f"{prefix}.weight": torch.rand(ch, generator=g) + 0.5, f"{prefix}.bias": torch.randn(ch, generator=g),
-            f"{prefix}.running_mean": torch.randn(ch, generator=g), f"{prefix}.running_var": torch.rand(ch, generator=g) + 0.5,
-            f"{prefix}.num_batches_tracked": torch.tensor(7)}
+    return {
+        f"{prefix}.weight": torch.rand(ch, generator=g) + 0.5,
+        f"{prefix}.bias": torch.randn(ch, generator=g),
+        f"{prefix}.running_mean": torch.randn(ch, generator=g),
+        f"{prefix}.running_var": torch.rand(ch, generator=g) + 0.5,
+        f"{prefix}.num_batches_tracked": torch.tensor(7),
+    }
 
 
 def torchvision_resnet_state(name, seed=0):
@@ -55,7 +67,10 @@ def torchvision_vgg_state(name, seed=0):
         sd[f"features.{i}.bias"] = torch.randn(v, generator=g)
         in_ch, i = v, i + 2
     for j, (a, b) in zip((0, 3, 6), ((25088, 4), (4, 4), (4, 1000))):  # classifier (shrunk: skipped anyway)
-        sd[f"classifier.{j}.weight"], sd[f"classifier.{j}.bias"] = torch.randn(b, a, generator=g), torch.randn(b, generator=g)
+        sd[f"classifier.{j}.weight"], sd[f"classifier.{j}.bias"] = (
+            torch.randn(b, a, generator=g),
+            torch.randn(b, generator=g),
+        )
     return sd
 
 

@@ -1,4 +1,5 @@
 """TeacherEnsemble.own_probabilities: member i on its own rows equals the matching block of probabilities()."""
+
 import numpy as np
 import pytest
 

@@ -1,13 +1,18 @@
 """The two guards of :class:`pate_study.learning.stacked.StackedModule` that a GPU run showed were needed
 (H100, 2026-11-22): BatchNorm kept in float32 under bf16 autocast, and teachers run in chunks when one
 ``vmap`` call's grouped convolution would pass CUDA's 2^31-element limit. Both are checked on the CPU."""
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from pate_study.learning.stacked import (StackedModule, keep_batch_norm_float32, largest_activation_elements,
-                                teachers_per_call)
+from pate_study.learning.stacked import (
+    StackedModule,
+    keep_batch_norm_float32,
+    largest_activation_elements,
+    teachers_per_call,
+)
 
 
 def conv_bn_net() -> nn.Module:
@@ -28,8 +33,9 @@ class ToBfloat16(nn.Module):
 
 def test_stacked_batch_norm_gets_float32_input_when_the_layer_before_gives_bf16():
     seen = []
-    m = StackedModule.from_factory(lambda: nn.Sequential(nn.Flatten(), ToBfloat16(), nn.BatchNorm1d(64)),
-                                   np.arange(12).reshape(4, 3))
+    m = StackedModule.from_factory(
+        lambda: nn.Sequential(nn.Flatten(), ToBfloat16(), nn.BatchNorm1d(64)), np.arange(12).reshape(4, 3)
+    )
     bn = m.base[2]
     bn.register_forward_hook(lambda mod, args, out: seen.append((args[0].dtype, out.dtype)))
     src = m.source(np.random.default_rng(0).random((6, 1, 8, 8), dtype=np.float32))
@@ -51,8 +57,9 @@ def test_largest_activation_is_the_largest_module_input_or_output():
     assert largest_activation_elements(net.to("meta"), (2, 1, 8, 8)) == 2000
 
 
-@pytest.mark.parametrize("per, n, limit, expected", [(1000, 10, 3000, 3), (5000, 10, 3000, 1), (10, 10, 3000, 10),
-                                                     (0, 7, 3000, 7)])
+@pytest.mark.parametrize(
+    "per, n, limit, expected", [(1000, 10, 3000, 3), (5000, 10, 3000, 1), (10, 10, 3000, 10), (0, 7, 3000, 7)]
+)
 def test_teachers_per_call(per, n, limit, expected):
     assert teachers_per_call(per, n, limit) == expected
 
@@ -71,8 +78,9 @@ def test_chunked_teachers_give_the_unchunked_outputs_buffers_and_gradients():
         buffers = m.buffers()
         out = m.forward(params, buffers, m.source(X), rows, training=True)
         out.square().sum().backward()
-        results.append((out.detach(), [b.clone() for b in buffers], [p.grad.clone() for p in params],
-                        calls.count("cpu")))
+        results.append(
+            (out.detach(), [b.clone() for b in buffers], [p.grad.clone() for p in params], calls.count("cpu"))
+        )
     (o1, b1, g1, calls1), (o2, b2, g2, calls2) = results
     assert (calls1, calls2) == (1, 2)  # one vmap call | two chunks of two teachers
     torch.testing.assert_close(o2, o1)

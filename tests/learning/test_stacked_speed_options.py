@@ -6,6 +6,7 @@ Tolerances: float32 paths that only reorder the arithmetic (channels-last kernel
 agree within ``atol=1e-4, rtol=1e-4`` on O(1) logits and buffers, and gradients within 1e-3 of each tensor's
 largest entry (training-mode BatchNorm over 4 clips amplifies float32 reordering: measured up to 2.2e-4 of it);
 bfloat16 (8 significand bits, relative rounding 2^-8) within ``atol=0.1`` on O(1) logits (measured: 0.02)."""
+
 import numpy as np
 import pytest
 import torch
@@ -15,8 +16,13 @@ from pate_study.experiments.audioset import teachers as at
 from pate_study.learning.models import logmel_model
 from pate_study.learning.partitions import Partitions
 from pate_study.learning.training import TrainConfig, train_stacked
-from pate_study.learning.stacked import (StackedModule, autocast_dtype_option, compiled_option, memory_format_option,
-                                         stack_in_format)
+from pate_study.learning.stacked import (
+    StackedModule,
+    autocast_dtype_option,
+    compiled_option,
+    memory_format_option,
+    stack_in_format,
+)
 
 F32 = dict(atol=1e-4, rtol=1e-4)
 
@@ -57,12 +63,17 @@ def assert_same_step(a, b) -> None:
 
 
 # ----------------------------------------------------------------------------- option values
-@pytest.mark.parametrize("kwargs, name", [({"memory_format": "nhwc"}, "memory_format"),
-                                          ({"memory_format": torch.channels_last}, "memory_format"),
-                                          ({"autocast_dtype": "float16"}, "autocast_dtype"),
-                                          ({"autocast_dtype": torch.bfloat16}, "autocast_dtype"),
-                                          ({"compiled": "yes"}, "compiled"),
-                                          ({"compiled": 1}, "compiled")])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"memory_format": "nhwc"}, "memory_format"),
+        ({"memory_format": torch.channels_last}, "memory_format"),
+        ({"autocast_dtype": "float16"}, "autocast_dtype"),
+        ({"autocast_dtype": torch.bfloat16}, "autocast_dtype"),
+        ({"compiled": "yes"}, "compiled"),
+        ({"compiled": 1}, "compiled"),
+    ],
+)
 def test_bad_option_values_name_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name}="):
         stack(2, **kwargs)
@@ -73,8 +84,20 @@ def test_bad_option_fails_before_training_starts():
     Y = np.zeros((10, 2), bool)
     spec = at.TeacherSpec(batch_size=2, steps=1, eval_every=1, sampler="random")
     with pytest.raises(ValueError, match="^memory_format="):
-        at.train_logmel_teachers("resnet18", X, Y, Partitions(np.arange(8).reshape(2, 4)), np.arange(8, 10), X, Y,
-                                 spec, width_scale=16, head=(4,), device="cpu", memory_format="NHWC")
+        at.train_logmel_teachers(
+            "resnet18",
+            X,
+            Y,
+            Partitions(np.arange(8).reshape(2, 4)),
+            np.arange(8, 10),
+            X,
+            Y,
+            spec,
+            width_scale=16,
+            head=(4,),
+            device="cpu",
+            memory_format="NHWC",
+        )
 
 
 def test_option_functions_map_values():
@@ -121,8 +144,9 @@ def test_channels_last_stack_keeps_its_layout_through_params():
 @pytest.mark.parametrize("training", [False, True])
 def test_channels_last_forward_equals_default(training):
     X, rows = clips(), torch.arange(12).reshape(3, 4)
-    assert_same_step(forward(stack(3, memory_format="channels_last"), X, rows, training),
-                     forward(stack(3), X, rows, training))
+    assert_same_step(
+        forward(stack(3, memory_format="channels_last"), X, rows, training), forward(stack(3), X, rows, training)
+    )
 
 
 def test_channels_last_stack_equals_its_teachers_alone():
@@ -134,7 +158,7 @@ def test_channels_last_stack_equals_its_teachers_alone():
         mods.append(resnet())
     for i, mod in enumerate(mods):
         alone = StackedModule([mod], np.array([[i, 0, 0]]), memory_format="channels_last")
-        zi, _, _ = forward(alone, X, rows[i:i + 1], training=False)
+        zi, _, _ = forward(alone, X, rows[i : i + 1], training=False)
         torch.testing.assert_close(z[i], zi[0], **F32)
 
 
@@ -181,20 +205,34 @@ def test_compiled_forward_equals_default(inductor, n):
     X = torch.randn(8, 1, 8, 8, generator=torch.Generator().manual_seed(1))
     rows = torch.arange(4 * n).reshape(n, 4)
     torch._dynamo.reset()
-    assert_same_step(forward(stack(n, small_net, compiled=True), X, rows, training=n == 1),
-                     forward(stack(n, small_net), X, rows, training=n == 1))
+    assert_same_step(
+        forward(stack(n, small_net, compiled=True), X, rows, training=n == 1),
+        forward(stack(n, small_net), X, rows, training=n == 1),
+    )
 
 
 def test_compiled_through_the_training_loop(inductor):
     """Compiled forward, backward, Adam and evaluation batches of other sizes, through ``train_stacked``."""
     X = np.random.default_rng(0).normal(size=(22, 1, 8, 8)).astype(np.float32)
     Y = (np.random.default_rng(1).random((22, 3)) < 0.3).astype(np.float32)
-    config = TrainConfig(task="multilabel", lr=1e-3, batch_size=4, max_steps=2, eval_every=2, sampler="random",
-                         allow_empty_labels=True)
+    config = TrainConfig(
+        task="multilabel", lr=1e-3, batch_size=4, max_steps=2, eval_every=2, sampler="random", allow_empty_labels=True
+    )
     seeds = np.arange(6).reshape(2, 3)
-    runs = [train_stacked(stack(2, small_net, compiled=c), X, Y, np.arange(16).reshape(2, 8),
-                          np.tile(np.arange(16, 22), (2, 1)), config, seeds, device=torch.device("cpu"),
-                          progress=False) for c in (False, True)]
+    runs = [
+        train_stacked(
+            stack(2, small_net, compiled=c),
+            X,
+            Y,
+            np.arange(16).reshape(2, 8),
+            np.tile(np.arange(16, 22), (2, 1)),
+            config,
+            seeds,
+            device=torch.device("cpu"),
+            progress=False,
+        )
+        for c in (False, True)
+    ]
     num = [r.history.select_dtypes("number").to_numpy() for r in runs]
     assert num[0].size
     np.testing.assert_allclose(num[1], num[0], atol=1e-4, rtol=1e-4)
@@ -204,8 +242,9 @@ def test_compiled_through_the_training_loop(inductor):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_channels_last_bf16_stack_equals_its_teachers_alone():
     X, rows = clips(), torch.arange(12).reshape(3, 4)
-    z, _, _ = forward(stack(3, memory_format="channels_last", autocast_dtype="bfloat16", device="cuda"), X, rows,
-                      training=False)
+    z, _, _ = forward(
+        stack(3, memory_format="channels_last", autocast_dtype="bfloat16", device="cuda"), X, rows, training=False
+    )
     z0, _, _ = forward(stack(3, device="cuda"), X, rows, training=False)
     torch.testing.assert_close(z, z0, atol=0.1, rtol=0.0)
     mods = []
@@ -213,7 +252,8 @@ def test_cuda_channels_last_bf16_stack_equals_its_teachers_alone():
         torch.manual_seed(int(s))
         mods.append(resnet())
     for i, mod in enumerate(mods):
-        alone = StackedModule([mod], np.array([[i, 0, 0]]), device="cuda", memory_format="channels_last",
-                              autocast_dtype="bfloat16")
-        zi, _, _ = forward(alone, X, rows[i:i + 1], training=False)
+        alone = StackedModule(
+            [mod], np.array([[i, 0, 0]]), device="cuda", memory_format="channels_last", autocast_dtype="bfloat16"
+        )
+        zi, _, _ = forward(alone, X, rows[i : i + 1], training=False)
         torch.testing.assert_close(z[i], zi[0], atol=0.1, rtol=0.0)

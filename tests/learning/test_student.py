@@ -36,8 +36,20 @@ def test_student_uses_only_answered_queries_and_learns(separable):
     answered = np.ones(600, dtype=bool)
     answered[:100] = False
     labels[:100] = 1 - labels[:100]  # wrong labels on unanswered rows must not matter
-    res = train_student(lambda: mlp(20, (16,), 1), Xtr, labels, "binary", answered=answered,
-                        X_val=Xv, y_val=yv, X_threshold=Xt, y_threshold=yt, max_epochs=15, lr=1e-2, seed=0)
+    res = train_student(
+        lambda: mlp(20, (16,), 1),
+        Xtr,
+        labels,
+        "binary",
+        answered=answered,
+        X_val=Xv,
+        y_val=yv,
+        X_threshold=Xt,
+        y_threshold=yt,
+        max_epochs=15,
+        lr=1e-2,
+        seed=0,
+    )
     assert res.n_train == 500 and 0.0 < res.threshold < 1.0
     s = predict_scores(res.model, X[1000:], "binary")
     assert np.mean((s >= res.threshold) == y[1000:]) > 0.95
@@ -52,8 +64,18 @@ def test_fit_model_multilabel_balanced_mixup_deterministic():
     outs = []
     for _ in range(2):
         torch.manual_seed(0)  # fit_model seeds training, not the model's initialisation
-        r = fit_model(mlp(10, (8,), 3), X, Y, "multilabel", X[:50], Y[:50], max_epochs=3, sampler="balanced",
-                      mixup_alpha=1.0, seed=5)
+        r = fit_model(
+            mlp(10, (8,), 3),
+            X,
+            Y,
+            "multilabel",
+            X[:50],
+            Y[:50],
+            max_epochs=3,
+            sampler="balanced",
+            mixup_alpha=1.0,
+            seed=5,
+        )
         outs.append(predict_scores(r.model, X, "multilabel"))
     assert outs[0].shape == (300, 3)
     np.testing.assert_array_equal(outs[0], outs[1])

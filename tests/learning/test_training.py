@@ -1,4 +1,5 @@
 """The one training loop: samplers, mixup, step schedule, evaluation cadence, checkpoint selection, bad input."""
+
 import numpy as np
 import pytest
 import torch
@@ -7,8 +8,14 @@ import torch._dynamo.utils
 from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
 from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.learning.models import EmbeddingMLP
-from pate_study.learning.samplers import (PLAN_STEPS, LabelBalancedStream, PermutationStream, index_plan, mix_pairs,
-                                         mixup_coefficients)
+from pate_study.learning.samplers import (
+    PLAN_STEPS,
+    LabelBalancedStream,
+    PermutationStream,
+    index_plan,
+    mix_pairs,
+    mixup_coefficients,
+)
 from pate_study.learning.stacked import StackedMLP
 from pate_study.learning.student import fit_model
 from pate_study.learning.training import HISTORY_COLUMNS, TrainConfig, as_targets, per_teacher_loss, teacher_seeds
@@ -165,6 +172,7 @@ def test_mixup_gives_convex_combinations_of_inputs_and_targets():
 def test_mlp_mixup_after_the_first_layer_equals_mixing_the_inputs(sparse):
     """StackedMLP mixes the first (affine) layer's output: the same as mixing the input rows."""
     import scipy.sparse as sp
+
     rng = np.random.default_rng(0)
     X = sp.random(40, 10, density=0.3, random_state=0, format="csr", dtype=np.float32)
     model = StackedMLP((10, 8, 3), teacher_seeds(0, 2), sparse_input=sparse)
@@ -283,9 +291,22 @@ def test_module_ensemble_step_schedule_stack_matches_loop():
 def test_fit_model_step_schedule_is_the_same_loop():
     X, Y = _multilabel()
     from pate_study.learning.models import mlp
+
     torch.manual_seed(0)
-    r = fit_model(mlp(12, (16,), 5), X[:700], Y[:700], "multilabel", X[700:], Y[700:], max_steps=30, eval_every=10,
-                  batch_size=16, sampler="balanced", mixup_alpha=1.0, seed=1)
+    r = fit_model(
+        mlp(12, (16,), 5),
+        X[:700],
+        Y[:700],
+        "multilabel",
+        X[700:],
+        Y[700:],
+        max_steps=30,
+        eval_every=10,
+        batch_size=16,
+        sampler="balanced",
+        mixup_alpha=1.0,
+        seed=1,
+    )
     assert r.steps == 30 and len(r.history) == 3 and r.best_val_loss == min(r.history)
     assert set(r.frame.teacher) == {0}
 
@@ -326,6 +347,7 @@ def test_bad_input_names_the_parameter():
 
 def test_history_and_module_probabilities_survive_the_cache(tmp_path):
     from pate_study.learning.ensemble import cached_ensemble, cached_module_votes
+
     X, Y = _multilabel(n=500)
     parts = make_partitions(400, 2, 80, val_size=20, seed=0)
     cfg = EnsembleConfig(**STEP, max_steps=10, eval_every=5)
@@ -352,8 +374,15 @@ def test_step_patience_stops_teachers_and_the_stack_still_matches_the_loop(sampl
     X, Y = _multilabel(n=600, seed=3)
     Y = np.where(np.random.default_rng(0).random(Y.shape) < 0.3, 1 - Y, Y)  # noisy: validation loss turns up
     parts = make_partitions(600, 4, 60, val_size=40, seed=0)
-    cfg = EnsembleConfig(**{**STEP, "lr": 5e-2}, max_steps=200, eval_every=5, step_patience=2, allow_empty_labels=True,
-                         sampler=sampler, mixup_alpha=mixup_alpha)
+    cfg = EnsembleConfig(
+        **{**STEP, "lr": 5e-2},
+        max_steps=200,
+        eval_every=5,
+        step_patience=2,
+        allow_empty_labels=True,
+        sampler=sampler,
+        mixup_alpha=mixup_alpha,
+    )
     v = train_ensemble(X, Y, parts, cfg, seed=0, progress=False)
     lp = train_ensemble_loop(X, Y, parts, cfg, seed=0, progress=False)
     assert v.steps.min() < 200 and np.array_equal(v.steps, lp.steps)
@@ -399,10 +428,23 @@ def test_compiled_step_draws_the_same_and_selects_the_same_checkpoints():
     assert sum(counters["graph_break"].values()) == breaks  # in one graph: dropout masks drawn outside it
     assert np.array_equal(eager.best_step, compiled.best_step)
     np.testing.assert_allclose(compiled.probabilities(X[400:]), eager.probabilities(X[400:]), atol=1e-4)
-    assert not np.array_equal(compiled.probabilities(X[400:]), train_ensemble(
-        X[:400], Y[:400], parts, EnsembleConfig(**{**cfg, "dropout": 0.0}), seed=1, progress=False).probabilities(X[400:]))
+    assert not np.array_equal(
+        compiled.probabilities(X[400:]),
+        train_ensemble(
+            X[:400], Y[:400], parts, EnsembleConfig(**{**cfg, "dropout": 0.0}), seed=1, progress=False
+        ).probabilities(X[400:]),
+    )
     with pytest.raises(ValueError, match="compile_step"):
-        train_module_ensemble(lambda: EmbeddingMLP(5, in_features=12, hidden=(8,)), X[:400], Y[:400], parts, task="multilabel",
-                              max_steps=2, eval_every=2, compile_step=True, progress=False)
+        train_module_ensemble(
+            lambda: EmbeddingMLP(5, in_features=12, hidden=(8,)),
+            X[:400],
+            Y[:400],
+            parts,
+            task="multilabel",
+            max_steps=2,
+            eval_every=2,
+            compile_step=True,
+            progress=False,
+        )
     with pytest.raises(ValueError, match="compile_step"):
         TrainConfig(compile_step="yes")

@@ -1,4 +1,5 @@
 """Per-class loss weights in the one training loop (Muschiol 2021 Eq. 4.9) and the adaptive rule of §5.1.3."""
+
 import numpy as np
 import pytest
 import torch
@@ -6,8 +7,14 @@ import torch.nn.functional as F
 
 from pate_study.learning.stacked import StackedMLP
 from pate_study.learning.training import (
-    AdaptiveClassWeights, EvaluationEvent, TrainConfig, adaptive_class_weights, per_teacher_loss, teacher_seeds,
-    train_stacked, weighted_bce_with_logits,
+    AdaptiveClassWeights,
+    EvaluationEvent,
+    TrainConfig,
+    adaptive_class_weights,
+    per_teacher_loss,
+    teacher_seeds,
+    train_stacked,
+    weighted_bce_with_logits,
 )
 
 
@@ -24,8 +31,16 @@ def _train(X, Y, n_teachers=3, seed=0, mixup=1.0, **kw):
     rows = np.arange(n_teachers * 120).reshape(n_teachers, 120)
     val = np.tile(np.arange(500, 600), (n_teachers, 1))
     model = StackedMLP((X.shape[1], 16, Y.shape[1]), seeds, dropout=0.2)
-    cfg = TrainConfig(task="multilabel", lr=1e-2, batch_size=16, max_steps=30, eval_every=10, sampler="balanced",
-                      mixup_alpha=mixup, select_on="mAP")
+    cfg = TrainConfig(
+        task="multilabel",
+        lr=1e-2,
+        batch_size=16,
+        max_steps=30,
+        eval_every=10,
+        sampler="balanced",
+        mixup_alpha=mixup,
+        select_on="mAP",
+    )
     return train_stacked(model, X, Y, rows, val, cfg, seeds, device=torch.device("cpu"), progress=False, **kw)
 
 
@@ -55,8 +70,8 @@ def test_adaptive_weights_follow_the_stated_rule():
     w = adaptive_class_weights(ap, max_weight=4.0, temperature=0.1)
     expected = 4.0 ** np.tanh((0.5 - np.array([0.5, 0.7, 0.3])) / 0.1)
     np.testing.assert_allclose(w[0, :3], expected, rtol=1e-12)
-    assert w[0, 3] == 1.0                          # no AP (no positive validation clip): weight 1
-    assert w[0, 1] < w[0, 0] == 1.0 < w[0, 2]      # worse class -> larger weight; the class at the mean -> 1
+    assert w[0, 3] == 1.0  # no AP (no positive validation clip): weight 1
+    assert w[0, 1] < w[0, 0] == 1.0 < w[0, 2]  # worse class -> larger weight; the class at the mean -> 1
     np.testing.assert_array_equal(w[1], np.ones(4))  # equal APs -> no weighting
     extreme = adaptive_class_weights(np.array([0.0, 1.0, 1.0, 1.0]), max_weight=4.0, temperature=0.01)
     assert extreme.max() <= 4.0 and extreme.min() >= 0.25 and extreme[0] == pytest.approx(4.0)
@@ -115,8 +130,9 @@ def test_adaptive_hook_weights_come_from_validation_ap():
     from pate_study.learning.metrics import average_precision_per_class
 
     ap = average_precision_per_class(seen[0].val_truth[1], seen[0].val_probs[1])
-    np.testing.assert_allclose(seen[1].class_weights[1], adaptive_class_weights(ap, max_weight=3.0, temperature=0.05),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        seen[1].class_weights[1], adaptive_class_weights(ap, max_weight=3.0, temperature=0.05), rtol=1e-6
+    )
     assert len(hook.trace) == 9 and all(1 / 3 - 1e-9 <= r["min"] <= r["max"] <= 3 + 1e-9 for r in hook.trace)
     assert not np.allclose(seen[1].class_weights, 1.0)  # the weights did change
     assert res.history.query("split == 'validation'").value.notna().all()

@@ -29,8 +29,11 @@ def theorem6_by_hand(q: float, s: float, alpha: float) -> float:
     mu2 = math.sqrt(-math.log(q) / s)
     mu1 = mu2 + 1
     e1, e2 = s * mu1, s * mu2
-    ok = mu2 > 1 and -math.log(q) > e2 and math.log(q) <= (mu2 - 1) * e2 - mu2 * (
-        math.log(1 + 1 / (mu1 - 1)) + math.log(1 + 1 / (mu2 - 1)))
+    ok = (
+        mu2 > 1
+        and -math.log(q) > e2
+        and math.log(q) <= (mu2 - 1) * e2 - mu2 * (math.log(1 + 1 / (mu1 - 1)) + math.log(1 + 1 / (mu2 - 1)))
+    )
     if not ok or alpha >= mu1:
         return s * alpha
     a = (1 - q) / (1 - (q * math.exp(e2)) ** ((mu2 - 1) / mu2))

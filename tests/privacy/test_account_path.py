@@ -14,22 +14,51 @@ from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 def test_account_reproduces_an_accountant_from_its_curve():
     votes = np.random.default_rng(0).multinomial(100, np.full(5, 0.2), size=50)
     spent = rdp.gnmax_epsilon(sigma=20.0, delta=1e-5, votes=votes)
-    again = accounting.account(spent.rdp_or_logmgf, delta=1e-5, orders=spent.orders, accountant="rdp2018",
-                               mechanism="gnmax", n_queries=50, data_dependent=True)
+    again = accounting.account(
+        spent.rdp_or_logmgf,
+        delta=1e-5,
+        orders=spent.orders,
+        accountant="rdp2018",
+        mechanism="gnmax",
+        n_queries=50,
+        data_dependent=True,
+    )
     assert again.epsilon == spent.epsilon and again.order == spent.order
     # the callable form evaluates the curve on the resolved grid
-    called = accounting.account(lambda grid: 50 * grid / 400.0, delta=1e-5, orders="paper2018",
-                                accountant="rdp2018", mechanism="gnmax", n_queries=50, data_dependent=False)
+    called = accounting.account(
+        lambda grid: 50 * grid / 400.0,
+        delta=1e-5,
+        orders="paper2018",
+        accountant="rdp2018",
+        mechanism="gnmax",
+        n_queries=50,
+        data_dependent=False,
+    )
     assert called.epsilon == rdp.gnmax_epsilon(sigma=20.0, delta=1e-5, n_queries=50).epsilon
 
 
 def test_account_rejects_a_conversion_of_the_wrong_kind_and_bad_curves():
     with pytest.raises(ValueError, match="conversion: expected one of"):
-        accounting.account(np.ones(3), delta=1e-5, orders=[2.0, 3.0, 4.0], conversion="moments",
-                           accountant="rdp2018", mechanism="gnmax", n_queries=1, data_dependent=False)
+        accounting.account(
+            np.ones(3),
+            delta=1e-5,
+            orders=[2.0, 3.0, 4.0],
+            conversion="moments",
+            accountant="rdp2018",
+            mechanism="gnmax",
+            n_queries=1,
+            data_dependent=False,
+        )
     with pytest.raises(ValueError, match="total: expected one value per order"):
-        accounting.account(lambda grid: np.ones(2), delta=1e-5, orders=[2.0, 3.0, 4.0], accountant="rdp2018",
-                           mechanism="gnmax", n_queries=1, data_dependent=False)
+        accounting.account(
+            lambda grid: np.ones(2),
+            delta=1e-5,
+            orders=[2.0, 3.0, 4.0],
+            accountant="rdp2018",
+            mechanism="gnmax",
+            n_queries=1,
+            data_dependent=False,
+        )
     with pytest.raises(ValueError, match="n_queries/votes: expected exactly one"):
         accounting.query_mode(None, None, np.asarray)
 

@@ -33,8 +33,10 @@ def test_edge_warning_and_flag():
     assert not inner.at_grid_edge
 
 
-@pytest.mark.parametrize("top, expected", [(200, 1.854), (180, 2.158), (160, 3.454), (150, 5.338), (140, 9.336),
-                                           (130, 17.372), (120, 20.4078)])
+@pytest.mark.parametrize(
+    "top, expected",
+    [(200, 1.854), (180, 2.158), (160, 3.454), (150, 5.338), (140, 9.336), (130, 17.372), (120, 20.4078)],
+)
 def test_notes_ecg_table(top, expected):
     # notes §8: ECG, 200 teachers, 5 classes, T = 900, δ = 1e-6, rest of votes in one class
     votes = np.tile([top, 200 - top, 0, 0, 0], (900, 1))
@@ -160,8 +162,9 @@ def test_multilabel_bounds_and_table54_grid():
     for bound in ("theorem12", "vote_fraction", "eq4_8"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-            s = multilabel.gnthreshold_epsilon(sigma=sigma, delta=1e-8, n_queries=2000, n_labels=n_lab, bound=bound,
-                                               n_teachers=T)
+            s = multilabel.gnthreshold_epsilon(
+                sigma=sigma, delta=1e-8, n_queries=2000, n_labels=n_lab, bound=bound, n_teachers=T
+            )
         eps2, rdp2 = s.at_order(2.0)
         assert eps2 == pytest.approx(rdp2 + np.log(1e8))
         assert abs(rdp2 / 2000 - 0.2) > 0.05  # the table's per-query 0.2 at order 2 matches none
@@ -179,8 +182,16 @@ def test_multilabel_bounds_and_table54_grid():
 def test_confident_gnthreshold_epsilon_rules():
     rng = np.random.default_rng(1)
     m = rng.random((300, 6)) ** 3
-    kw = dict(fractions=m, threshold=0.4, sigma=0.3, confidence_threshold=0.4, sigma_confidence=0.6, delta=1e-8,
-              bound="vote_fraction", n_teachers=50)
+    kw = dict(
+        fractions=m,
+        threshold=0.4,
+        sigma=0.3,
+        confidence_threshold=0.4,
+        sigma_confidence=0.6,
+        delta=1e-8,
+        bound="vote_fraction",
+        n_teachers=50,
+    )
     a = multilabel.confident_gnthreshold_epsilon(rule="printed", cost="expected", **kw)
     b = multilabel.confident_gnthreshold_epsilon(rule="max", cost="expected", **kw)
     lp, _ = multilabel.confidence_logpr(m, 0.4, 0.4, 0.6, "max")

@@ -84,8 +84,9 @@ def test_confident_gnmax(votes_small):
     b = agg.confident_gnmax(big, 180, 50, 99.0, 9).answered
     np.testing.assert_array_equal(a, b)
     # realised accounting redraws exactly the aggregator's check
-    spent = rdp.confident_gnmax_epsilon(threshold=180, sigma1=50, sigma2=40, delta=1e-5, votes=big,
-                                        cost="realized", rng=9)
+    spent = rdp.confident_gnmax_epsilon(
+        threshold=180, sigma1=50, sigma2=40, delta=1e-5, votes=big, cost="realized", rng=9
+    )
     assert spent.expected_answered == a.sum()
 
 
@@ -98,8 +99,16 @@ def test_interactive_gnmax():
     assert r.answered.tolist() == [False, True, True]
     assert r.labels.tolist() == [0, 0, 2]  # first: student's own confident label
     assert r.source.tolist() == [agg.SOURCE_STUDENT, agg.SOURCE_TEACHERS, agg.SOURCE_TEACHERS]
-    spent = rdp.confident_gnmax_epsilon(threshold=3, sigma1=5, sigma2=5, delta=1e-5, votes=votes,
-                                        check_values=r.check_values, cost="realized", answered=r.answered)
+    spent = rdp.confident_gnmax_epsilon(
+        threshold=3,
+        sigma1=5,
+        sigma2=5,
+        delta=1e-5,
+        votes=votes,
+        check_values=r.check_values,
+        cost="realized",
+        answered=r.answered,
+    )
     assert spent.expected_answered == 2
 
 

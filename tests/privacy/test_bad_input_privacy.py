@@ -47,13 +47,16 @@ def test_vote_rows_whose_int64_totals_wrap_are_refused_naming_the_file(tmp_path,
     assert_one_line_refusal(code, out, err, f"--votes {path}", "row 0", "2^53")
 
 
-@pytest.mark.parametrize("votes", [
-    np.array([[INT64_MAX, INT64_MAX, 3], [1, 0, 0]], dtype=np.int64),
-    np.array([[2**64 - 1, 2, 0], [1, 0, 0]], dtype=np.uint64),
-    np.array([[1e308, 1e308], [1e308, 1e308]]),  # float64 totals inf: an OverflowError before
-    np.array([[2.0**53, 1.0], [1.0, 2.0**53]]),  # 2^53 + 1 rounds to 2^53: still refused
-    np.array([[2**53, 0], [0, 2**53]], dtype=np.int64),
-])
+@pytest.mark.parametrize(
+    "votes",
+    [
+        np.array([[INT64_MAX, INT64_MAX, 3], [1, 0, 0]], dtype=np.int64),
+        np.array([[2**64 - 1, 2, 0], [1, 0, 0]], dtype=np.uint64),
+        np.array([[1e308, 1e308], [1e308, 1e308]]),  # float64 totals inf: an OverflowError before
+        np.array([[2.0**53, 1.0], [1.0, 2.0**53]]),  # 2^53 + 1 rounds to 2^53: still refused
+        np.array([[2**53, 0], [0, 2**53]], dtype=np.int64),
+    ],
+)
 def test_the_library_refuses_vote_totals_from_2_to_the_53_on(votes):
     with pytest.raises(ValueError, match=r"^votes: row 0 sums to .*below 2\^53"):
         gnmax_epsilon(sigma=40, delta=1e-5, votes=votes)
@@ -102,15 +105,17 @@ def test_adaptive_k_params_names_k_share(k_share):
 @pytest.mark.parametrize("gumbel_scale", [1e-300, 1e-151, 1e151, 0.0, float("inf")])
 def test_adaptive_k_epsilon_names_a_gumbel_scale_that_overflows(gumbel_scale):
     with pytest.raises(ValueError, match=r"^gumbel_scale: expected "):
-        adaptive_k.adaptive_k_epsilon(sigma=1.0, gumbel_scale=gumbel_scale, delta=1e-5, n_teachers=5, n_queries=10,
-                                      n_labels=6)
+        adaptive_k.adaptive_k_epsilon(
+            sigma=1.0, gumbel_scale=gumbel_scale, delta=1e-5, n_teachers=5, n_queries=10, n_labels=6
+        )
 
 
 @pytest.mark.filterwarnings("ignore::pate_study.privacy.accounting.OrderAtGridEdgeWarning")
 @pytest.mark.parametrize("gumbel_scale", validation.NOISE_SCALE_RANGE)
 def test_adaptive_k_epsilon_at_the_ends_of_the_noise_range_has_no_overflow_error(gumbel_scale):
-    spent = adaptive_k.adaptive_k_epsilon(sigma=1.0, gumbel_scale=gumbel_scale, delta=1e-5, n_teachers=1,
-                                          n_queries=10, n_labels=6)
+    spent = adaptive_k.adaptive_k_epsilon(
+        sigma=1.0, gumbel_scale=gumbel_scale, delta=1e-5, n_teachers=1, n_queries=10, n_labels=6
+    )
     assert spent.epsilon > 0
 
 
@@ -141,9 +146,18 @@ def test_an_overflow_message_names_only_the_flags_given():
     assert as_flag_message("votes: row 0", argparse.Namespace(command="epsilon")) == "votes: row 0"
 
 
-@pytest.mark.parametrize("value, text", [(10**300, "1e+300"), (-(10**400), "-1e+400"), (10**5000, "1e+5000"),
-                                          (9999999 * 10**20, "1e+27"), (123, "123"), (1e300, "1e+300")],
-                         ids=["1e300", "-1e400", "1e5000", "rounds-up", "small", "float"])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (10**300, "1e+300"),
+        (-(10**400), "-1e+400"),
+        (10**5000, "1e+5000"),
+        (9999999 * 10**20, "1e+27"),
+        (123, "123"),
+        (1e300, "1e+300"),
+    ],
+    ids=["1e300", "-1e400", "1e5000", "rounds-up", "small", "float"],
+)
 def test_number_text_never_prints_hundreds_of_digits(value, text):
     assert validation.number_text(value) == text
 
@@ -174,12 +188,15 @@ def test_a_symlink_to_a_good_file_is_followed(tmp_path, capsys):
 
 # ------------------------------------------------------------------- one constraints table, library and CLI
 def _cli_accepts(flag: str, value: float) -> bool:
-    base = {"sigma": ["--aggregator", "gnmax"], "gamma": ["--aggregator", "lnmax"],
-            "delta": ["--aggregator", "gnmax", "--sigma", "1"],
-            "threshold": ["--aggregator", "confident-gnmax", "--sigma1", "1", "--sigma2", "1"],
-            "sigma1": ["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma2", "1"],
-            "sigma2": ["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma1", "1"],
-            "n_queries": ["--aggregator", "gnmax", "--sigma", "1"]}[flag]
+    base = {
+        "sigma": ["--aggregator", "gnmax"],
+        "gamma": ["--aggregator", "lnmax"],
+        "delta": ["--aggregator", "gnmax", "--sigma", "1"],
+        "threshold": ["--aggregator", "confident-gnmax", "--sigma1", "1", "--sigma2", "1"],
+        "sigma1": ["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma2", "1"],
+        "sigma2": ["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma1", "1"],
+        "n_queries": ["--aggregator", "gnmax", "--sigma", "1"],
+    }[flag]
     line = ["epsilon", *base, f"--{flag.replace('_', '-')}={value!r}"]
     if flag != "delta":
         line.append("--delta=1e-5")
@@ -195,10 +212,12 @@ def _cli_accepts(flag: str, value: float) -> bool:
 def _library_accepts(flag: str, value: float) -> bool:
     checks = {
         "sigma": lambda v: gnmax_epsilon(sigma=v, delta=1e-5, n_queries=10, orders=[2.0, 8.0]),
-        "sigma1": lambda v: confident_gnmax_epsilon(threshold=1.0, sigma1=v, sigma2=1.0, delta=1e-5, n_queries=10,
-                                                    orders=[2.0, 8.0]),
-        "sigma2": lambda v: confident_gnmax_epsilon(threshold=1.0, sigma1=1.0, sigma2=v, delta=1e-5, n_queries=10,
-                                                    orders=[2.0, 8.0]),
+        "sigma1": lambda v: confident_gnmax_epsilon(
+            threshold=1.0, sigma1=v, sigma2=1.0, delta=1e-5, n_queries=10, orders=[2.0, 8.0]
+        ),
+        "sigma2": lambda v: confident_gnmax_epsilon(
+            threshold=1.0, sigma1=1.0, sigma2=v, delta=1e-5, n_queries=10, orders=[2.0, 8.0]
+        ),
         "threshold": lambda v: validation.check_threshold("threshold", v, -np.inf, np.inf, "a count"),
         "delta": lambda v: gnmax_epsilon(sigma=1.0, delta=v, n_queries=10, orders=[2.0, 8.0]),
         "gamma": lambda v: validation.check_parameter("gamma", v),
@@ -214,8 +233,14 @@ def _library_accepts(flag: str, value: float) -> bool:
 def _probes(interval: validation.Interval) -> list:
     if interval.integer:
         return [interval.low - 1, interval.low, interval.high, interval.high + 1]
-    return [np.nextafter(interval.low, -np.inf), interval.low, np.nextafter(interval.low, np.inf),
-            np.nextafter(interval.high, -np.inf), interval.high, np.nextafter(interval.high, np.inf)]
+    return [
+        np.nextafter(interval.low, -np.inf),
+        interval.low,
+        np.nextafter(interval.low, np.inf),
+        np.nextafter(interval.high, -np.inf),
+        interval.high,
+        np.nextafter(interval.high, np.inf),
+    ]
 
 
 @pytest.mark.filterwarnings("ignore::pate_study.privacy.accounting.OrderAtGridEdgeWarning")
@@ -241,8 +266,9 @@ def test_the_cli_ranges_are_a_view_of_the_table():
 def test_an_order_grid_that_cannot_be_allocated_names_orders(capsys):
     # numpy refuses the 7 PiB array at once (nothing is allocated): a MemoryError, a traceback before
     code, out, err = run_cli(capsys, *GNMAX, "--n-queries", "10", "--orders", "int:2:1000000000000000")
-    assert_one_line_refusal(code, out, err, "error: --orders int:2:1000000000000000: ", "does not fit in memory",
-                            "--orders paper2018")
+    assert_one_line_refusal(
+        code, out, err, "error: --orders int:2:1000000000000000: ", "does not fit in memory", "--orders paper2018"
+    )
 
 
 def test_ctrl_c_is_one_line_and_status_130(capsys, monkeypatch):

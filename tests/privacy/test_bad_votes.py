@@ -189,8 +189,15 @@ def test_valid_file_with_float_integral_counts_is_accepted(tmp_path, capsys):
         lambda v: aggregators.lnmax(v, 0.05, 0),
         lambda v: aggregators.confident_gnmax(v, 200, 150, 40, 0),
     ],
-    ids=["gnmax_epsilon", "confident_gnmax_epsilon", "lnmax_rdp_epsilon", "moments_epsilon", "gnmax", "lnmax",
-         "confident_gnmax"],
+    ids=[
+        "gnmax_epsilon",
+        "confident_gnmax_epsilon",
+        "lnmax_rdp_epsilon",
+        "moments_epsilon",
+        "gnmax",
+        "lnmax",
+        "confident_gnmax",
+    ],
 )
 def test_every_api_entry_point_checks_row_totals_and_orientation(call):
     with pytest.raises(ValueError, match="row 0 sums to 250, row 2 to 257"):
@@ -213,8 +220,23 @@ def test_check_counts_with_known_number_of_teachers():
 def test_cli_threshold_outside_vote_range_warns(tmp_path, capsys, threshold, warns):
     path = tmp_path / "v.npy"
     np.save(path, _votes(20))
-    code = main(["epsilon", "--aggregator", "confident-gnmax", "--threshold", str(threshold), "--sigma1", "150",
-                 "--sigma2", "40", "--delta", "1e-5", "--votes", str(path)])
+    code = main(
+        [
+            "epsilon",
+            "--aggregator",
+            "confident-gnmax",
+            "--threshold",
+            str(threshold),
+            "--sigma1",
+            "150",
+            "--sigma2",
+            "40",
+            "--delta",
+            "1e-5",
+            "--votes",
+            str(path),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 0
     if warns:
@@ -224,8 +246,23 @@ def test_cli_threshold_outside_vote_range_warns(tmp_path, capsys, threshold, war
 
 
 def test_cli_negative_threshold_warns_without_votes(capsys):
-    code = main(["epsilon", "--aggregator", "confident-gnmax", "--threshold", "-1", "--sigma1", "150",
-                 "--sigma2", "40", "--delta", "1e-5", "--n-queries", "10"])
+    code = main(
+        [
+            "epsilon",
+            "--aggregator",
+            "confident-gnmax",
+            "--threshold",
+            "-1",
+            "--sigma1",
+            "150",
+            "--sigma2",
+            "40",
+            "--delta",
+            "1e-5",
+            "--n-queries",
+            "10",
+        ]
+    )
     assert code == 0 and "warning: --threshold=-1 lies below" in capsys.readouterr().err
 
 
@@ -235,17 +272,32 @@ _PROBS = np.tile(np.full(10, 0.1), (5, 1))
 # aggregator -> (call with a threshold value, a value inside its range, values outside)
 THRESHOLDED = {
     "confident_gnmax": (lambda t: aggregators.confident_gnmax(_votes(5), t, 150, 40, 0), 200, (-1, 251)),
-    "interactive_gnmax": (lambda t: aggregators.interactive_gnmax(_votes(5), _PROBS, t, 150, 40, 0.5, 0), 100,
-                          (-10, 400)),
-    "interactive_gnmax student": (lambda t: aggregators.interactive_gnmax(_votes(5), _PROBS, 100, 150, 40, t, 0),
-                                  0.5, (0.0, 1.5)),
+    "interactive_gnmax": (
+        lambda t: aggregators.interactive_gnmax(_votes(5), _PROBS, t, 150, 40, 0.5, 0),
+        100,
+        (-10, 400),
+    ),
+    "interactive_gnmax student": (
+        lambda t: aggregators.interactive_gnmax(_votes(5), _PROBS, 100, 150, 40, t, 0),
+        0.5,
+        (0.0, 1.5),
+    ),
     "gnthreshold": (lambda t: aggregators.gnthreshold(_FRACTIONS, t, 0.1, 0), 0.5, (-0.1, 1.2)),
-    "confident_gnthreshold": (lambda t: aggregators.confident_gnthreshold(_FRACTIONS, t, 0.1, 0.1, 0.1, 0), 0.5,
-                              (-3, 2)),
+    "confident_gnthreshold": (
+        lambda t: aggregators.confident_gnthreshold(_FRACTIONS, t, 0.1, 0.1, 0.1, 0),
+        0.5,
+        (-3, 2),
+    ),
     "confident_gnthreshold confidence (printed)": (
-        lambda t: aggregators.confident_gnthreshold(_FRACTIONS, 0.5, 0.1, t, 0.1, 0, rule="printed"), 0.1, (-0.6, 0.7)),
+        lambda t: aggregators.confident_gnthreshold(_FRACTIONS, 0.5, 0.1, t, 0.1, 0, rule="printed"),
+        0.1,
+        (-0.6, 0.7),
+    ),
     "confident_gnthreshold confidence (max)": (
-        lambda t: aggregators.confident_gnthreshold(_FRACTIONS, 0.5, 0.1, t, 0.1, 0, rule="max"), 0.8, (-0.1, 1.1)),
+        lambda t: aggregators.confident_gnthreshold(_FRACTIONS, 0.5, 0.1, t, 0.1, 0, rule="max"),
+        0.8,
+        (-0.1, 1.1),
+    ),
 }
 
 
@@ -270,8 +322,19 @@ def test_thresholded_aggregators_share_one_rule(name):
         ["epsilon", "--aggregator", "bogus", "--delta", "1e-5", "--n-queries", "3"],
         ["epsilon", "--aggregator", "gnmax", "--sigma", "x", "--delta", "1e-5", "--n-queries", "3"],
         ["epsilon", "--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5"],
-        ["epsilon", "--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--n-queries", "3",
-         "--n-teachers", "0"],
+        [
+            "epsilon",
+            "--aggregator",
+            "gnmax",
+            "--sigma",
+            "1",
+            "--delta",
+            "1e-5",
+            "--n-queries",
+            "3",
+            "--n-teachers",
+            "0",
+        ],
     ],
 )
 def test_parser_errors_are_one_line(argv, capsys):

@@ -27,9 +27,26 @@ def run_cli(capsys, *args):
 
 def test_subprocess_prints_json():
     res = subprocess.run(
-        [sys.executable, "-m", "pate_study.privacy", "epsilon", "--aggregator", "lnmax", "--gamma", "0.05",
-         "--delta", "1e-5", "--n-queries", "1000", "--orders", "continuous"],
-        capture_output=True, text=True, cwd=ROOT, check=True,
+        [
+            sys.executable,
+            "-m",
+            "pate_study.privacy",
+            "epsilon",
+            "--aggregator",
+            "lnmax",
+            "--gamma",
+            "0.05",
+            "--delta",
+            "1e-5",
+            "--n-queries",
+            "1000",
+            "--orders",
+            "continuous",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
     )
     d = json.loads(res.stdout)
     assert d["epsilon"] == pytest.approx(20.17427, rel=1e-6)
@@ -47,8 +64,19 @@ def test_integer_moments_default(capsys):
 
 def test_rdp_gnmax_conversions(capsys):
     for conv, expected in (("basic", 5.9959), ("improved", 5.3777)):
-        code, out, _ = run_cli(capsys, "--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5",
-                               "--n-queries", "1000", "--conversion", conv)
+        code, out, _ = run_cli(
+            capsys,
+            "--aggregator",
+            "gnmax",
+            "--sigma",
+            "40",
+            "--delta",
+            "1e-5",
+            "--n-queries",
+            "1000",
+            "--conversion",
+            conv,
+        )
         assert code == 0 and json.loads(out)["epsilon"] == pytest.approx(expected, abs=5e-5)
 
 
@@ -58,14 +86,27 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
     votes = np.stack([top, 250 - top, np.zeros_like(top)], 1)
     path = tmp_path / "votes.npy"
     np.save(path, votes)
-    code, out, _ = run_cli(capsys, "--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--votes", str(path),
-                           "--first", "100")
+    code, out, _ = run_cli(
+        capsys, "--aggregator", "gnmax", "--sigma", "40", "--delta", "1e-5", "--votes", str(path), "--first", "100"
+    )
     d = json.loads(out)
     api = gnmax_epsilon(sigma=40, delta=1e-5, votes=votes[:100])
     assert code == 0 and d["n_queries"] == 100 and d["data_dependent"]
     assert d["epsilon"] == api.epsilon and d["order"] == api.order
-    common = ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma1", "50", "--sigma2", "40",
-              "--delta", "1e-5", "--votes", str(path)]
+    common = [
+        "--aggregator",
+        "confident-gnmax",
+        "--threshold",
+        "200",
+        "--sigma1",
+        "50",
+        "--sigma2",
+        "40",
+        "--delta",
+        "1e-5",
+        "--votes",
+        str(path),
+    ]
     conf = dict(threshold=200, sigma1=50, sigma2=40, delta=1e-5, votes=votes)
     code, out, _ = run_cli(capsys, *common)  # the default: the guarantee of one run, seed 0, stated
     d = json.loads(out)
@@ -83,14 +124,41 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
     assert code == 0 and d1["cost"] == "expected" and "epsilon" not in d1 and "seed" not in d1
     assert d1["expected_epsilon"] == api.expected_epsilon and d1["note"] == "expected, not a guarantee"
     assert d1["expected_answered"] == api.expected_answered and 0 < d1["expected_answered"] < 300
-    code, out, _ = run_cli(capsys, "--aggregator", "lnmax", "--gamma", "0.05", "--delta", "1e-5", "--votes",
-                           str(path), "--q-condition", "reference_code", "--q-variant", "approx")
+    code, out, _ = run_cli(
+        capsys,
+        "--aggregator",
+        "lnmax",
+        "--gamma",
+        "0.05",
+        "--delta",
+        "1e-5",
+        "--votes",
+        str(path),
+        "--q-condition",
+        "reference_code",
+        "--q-variant",
+        "approx",
+    )
     d3 = json.loads(out)
-    api = moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, orders="int:1:8", q_condition="reference_code",
-                          q_variant="approx")
+    api = moments_epsilon(
+        gamma=0.05, delta=1e-5, votes=votes, orders="int:1:8", q_condition="reference_code", q_variant="approx"
+    )
     assert code == 0 and d3["q_variant"] == "approx" and d3["epsilon"] == api.epsilon
-    code, out, _ = run_cli(capsys, "--aggregator", "lnmax", "--gamma", "0.05", "--delta", "1e-5", "--votes",
-                           str(path), "--accountant", "rdp2018", "--conversion", "improved")
+    code, out, _ = run_cli(
+        capsys,
+        "--aggregator",
+        "lnmax",
+        "--gamma",
+        "0.05",
+        "--delta",
+        "1e-5",
+        "--votes",
+        str(path),
+        "--accountant",
+        "rdp2018",
+        "--conversion",
+        "improved",
+    )
     api = lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, conversion="improved")
     assert code == 0 and json.loads(out)["epsilon"] == api.epsilon
 
@@ -99,24 +167,100 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
     "args, match",
     [
         (["--aggregator", "gnmax", "--gamma", "1", "--delta", "1e-5", "--n-queries", "3"], "needs --sigma"),
-        (["--aggregator", "lnmax", "--gamma", "1", "--sigma", "1", "--delta", "1e-5", "--n-queries", "3"],
-         "--sigma is not"),
-        (["--aggregator", "gnmax", "--sigma", "1", "--accountant", "moments2017", "--delta", "1e-5", "--n-queries",
-          "3"], "LNMax only"),
-        (["--aggregator", "gnmax", "--sigma", "1", "--orders", "continuous", "--delta", "1e-5", "--n-queries", "3"],
-         "continuous"),
-        (["--aggregator", "lnmax", "--gamma", "1", "--conversion", "basic", "--delta", "1e-5", "--n-queries", "3"],
-         "--conversion"),
-        (["--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--n-queries", "3", "--first", "2"],
-         "--first needs --votes"),
-        (["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma1", "1", "--sigma2", "1", "--delta", "1e-5",
-          "--n-queries", "3", "--cost", "realized"], "--cost applies"),
-        (["--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--n-queries", "3", "--seed", "1"],
-         "--seed applies"),
-        (["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma1", "1", "--sigma2", "1", "--delta", "1e-5",
-          "--n-queries", "3", "--seed", "1"], "--seed applies"),
-        (["--aggregator", "confident-gnmax", "--threshold", "1", "--sigma1", "1", "--sigma2", "1", "--delta", "1e-5",
-          "--votes", "v.npy", "--cost", "expected", "--seed", "1"], "--seed is only used with --cost realized"),
+        (
+            ["--aggregator", "lnmax", "--gamma", "1", "--sigma", "1", "--delta", "1e-5", "--n-queries", "3"],
+            "--sigma is not",
+        ),
+        (
+            [
+                "--aggregator",
+                "gnmax",
+                "--sigma",
+                "1",
+                "--accountant",
+                "moments2017",
+                "--delta",
+                "1e-5",
+                "--n-queries",
+                "3",
+            ],
+            "LNMax only",
+        ),
+        (
+            ["--aggregator", "gnmax", "--sigma", "1", "--orders", "continuous", "--delta", "1e-5", "--n-queries", "3"],
+            "continuous",
+        ),
+        (
+            ["--aggregator", "lnmax", "--gamma", "1", "--conversion", "basic", "--delta", "1e-5", "--n-queries", "3"],
+            "--conversion",
+        ),
+        (
+            ["--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--n-queries", "3", "--first", "2"],
+            "--first needs --votes",
+        ),
+        (
+            [
+                "--aggregator",
+                "confident-gnmax",
+                "--threshold",
+                "1",
+                "--sigma1",
+                "1",
+                "--sigma2",
+                "1",
+                "--delta",
+                "1e-5",
+                "--n-queries",
+                "3",
+                "--cost",
+                "realized",
+            ],
+            "--cost applies",
+        ),
+        (
+            ["--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--n-queries", "3", "--seed", "1"],
+            "--seed applies",
+        ),
+        (
+            [
+                "--aggregator",
+                "confident-gnmax",
+                "--threshold",
+                "1",
+                "--sigma1",
+                "1",
+                "--sigma2",
+                "1",
+                "--delta",
+                "1e-5",
+                "--n-queries",
+                "3",
+                "--seed",
+                "1",
+            ],
+            "--seed applies",
+        ),
+        (
+            [
+                "--aggregator",
+                "confident-gnmax",
+                "--threshold",
+                "1",
+                "--sigma1",
+                "1",
+                "--sigma2",
+                "1",
+                "--delta",
+                "1e-5",
+                "--votes",
+                "v.npy",
+                "--cost",
+                "expected",
+                "--seed",
+                "1",
+            ],
+            "--seed is only used with --cost realized",
+        ),
     ],
 )
 def test_invalid_combinations_exit_2(capsys, args, match):
@@ -146,23 +290,29 @@ def test_bad_votes_file(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--votes", str(path))
     assert code == 2 and "integer" in err
     np.save(path, np.array([[1, 2]]))
-    code, _, err = run_cli(capsys, "--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--votes", str(path),
-                           "--first", "5")
+    code, _, err = run_cli(
+        capsys, "--aggregator", "gnmax", "--sigma", "1", "--delta", "1e-5", "--votes", str(path), "--first", "5"
+    )
     assert code == 2 and "--first 5" in err and "pass at most 1" in err
 
 
 # ------------------------------------------------------------------------------------------- numeric edges
 def _strict(text: str) -> dict:
     """json.loads that refuses NaN/Infinity (what a strict parser such as JavaScript's JSON.parse does)."""
+
     def refuse(token):
         raise ValueError(f"not strict JSON: {token}")
+
     return json.loads(text, parse_constant=refuse)
 
 
-_BASE = {"gamma": ["--aggregator", "lnmax"], "sigma": ["--aggregator", "gnmax"],
-         "sigma1": ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma2", "40"],
-         "sigma2": ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma1", "150"],
-         "threshold": ["--aggregator", "confident-gnmax", "--sigma1", "150", "--sigma2", "40"]}
+_BASE = {
+    "gamma": ["--aggregator", "lnmax"],
+    "sigma": ["--aggregator", "gnmax"],
+    "sigma1": ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma2", "40"],
+    "sigma2": ["--aggregator", "confident-gnmax", "--threshold", "200", "--sigma1", "150"],
+    "threshold": ["--aggregator", "confident-gnmax", "--sigma1", "150", "--sigma2", "40"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -215,9 +365,19 @@ def test_an_empty_value_is_an_error_not_the_default(capsys, flag):
     assert code == 2 and not out and f"argument {flag}: " in err
 
 
-@pytest.mark.parametrize("flag, value", [("--n-queries", "1e3"), ("--n-queries", "10.0"), ("--first", "0"),
-                                         ("--n-teachers", "-2"), ("--seed", "-1"), ("--delta", "0"),
-                                         ("--delta", "1"), ("--delta", "nan")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--n-queries", "1e3"),
+        ("--n-queries", "10.0"),
+        ("--first", "0"),
+        ("--n-teachers", "-2"),
+        ("--seed", "-1"),
+        ("--delta", "0"),
+        ("--delta", "1"),
+        ("--delta", "nan"),
+    ],
+)
 def test_counts_and_delta_are_checked_where_they_enter(capsys, flag, value):
     args = {"--sigma": "40", "--delta": "1e-5", "--n-queries": "10"}
     args[flag] = value
@@ -228,8 +388,11 @@ def test_counts_and_delta_are_checked_where_they_enter(capsys, flag, value):
 def test_an_infinite_epsilon_is_printed_as_null_with_the_reason():
     from pate_study.privacy.__main__ import strict_json
 
-    d = _strict(strict_json({"epsilon": float("inf"), "order": 2.0, "curve": [1.0, float("nan")],
-                             "inner": {"x": float("-inf")}}))
+    d = _strict(
+        strict_json(
+            {"epsilon": float("inf"), "order": 2.0, "curve": [1.0, float("nan")], "inner": {"x": float("-inf")}}
+        )
+    )
     assert d["epsilon"] is None and d["curve"] == [1.0, None] and d["inner"] == {"x": None}
     assert d["non_finite"] == {"epsilon": "inf", "curve[1]": "nan", "inner.x": "-inf"}
     assert "no finite guarantee" in d["non_finite_reason"]

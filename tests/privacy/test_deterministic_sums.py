@@ -63,9 +63,11 @@ ACCOUNTANTS = {
     "lnmax_rdp": lambda v: rdp.lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=v),
     "moments": lambda v: moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=v),
     "confident_gnmax": lambda v: rdp.confident_gnmax_epsilon(
-        threshold=150, sigma1=50, sigma2=40, delta=1e-5, votes=v, rng=0),
+        threshold=150, sigma1=50, sigma2=40, delta=1e-5, votes=v, rng=0
+    ),
     "confident_gnmax_expected": lambda v: rdp.confident_gnmax_epsilon(
-        threshold=150, sigma1=50, sigma2=40, delta=1e-5, votes=v, cost="expected"),
+        threshold=150, sigma1=50, sigma2=40, delta=1e-5, votes=v, cost="expected"
+    ),
 }
 
 
@@ -94,12 +96,23 @@ def test_multilabel_accountants_are_bit_identical_across_layouts():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         for k, m in _layouts(_fractions()).items():
             results_t6[k] = multilabel.gnthreshold_epsilon(
-                sigma=0.1, delta=1e-8, threshold=0.5, fractions=m, bound="vote_fraction", n_teachers=50)
+                sigma=0.1, delta=1e-8, threshold=0.5, fractions=m, bound="vote_fraction", n_teachers=50
+            )
             results_conf[k] = multilabel.confident_gnthreshold_epsilon(
-                fractions=m, threshold=0.5, sigma=0.1, confidence_threshold=0.6, sigma_confidence=0.2,
-                delta=1e-8, rule="max", bound="vote_fraction", n_teachers=50, rng=5)
+                fractions=m,
+                threshold=0.5,
+                sigma=0.1,
+                confidence_threshold=0.6,
+                sigma_confidence=0.2,
+                delta=1e-8,
+                rule="max",
+                bound="vote_fraction",
+                n_teachers=50,
+                rng=5,
+            )
         independent = multilabel.gnthreshold_epsilon(
-            sigma=0.1, delta=1e-8, n_queries=2000, n_labels=12, bound="vote_fraction", n_teachers=50)
+            sigma=0.1, delta=1e-8, n_queries=2000, n_labels=12, bound="vote_fraction", n_teachers=50
+        )
     assert results_t6["c"].epsilon < independent.epsilon  # Theorem 6 applies: the summation path is exercised
     _same(results_t6)
     _same(results_conf)
@@ -112,10 +125,10 @@ def test_multiwinner_accountants_are_bit_identical_across_layouts():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         for k, v in _layouts(positives).items():
-            results_binary[k] = multiwinner.binary_pate_epsilon(positive_votes=v, n_teachers=50, sigma=6.0,
-                                                                delta=1e-8)
+            results_binary[k] = multiwinner.binary_pate_epsilon(positive_votes=v, n_teachers=50, sigma=6.0, delta=1e-8)
             results_tau[k] = multiwinner.tau_pate_epsilon(
-                clipped_sums=v.astype(np.float64), threshold=25.0, tau=2.0, sigma=6.0, delta=1e-8)
+                clipped_sums=v.astype(np.float64), threshold=25.0, tau=2.0, sigma=6.0, delta=1e-8
+            )
     _same(results_binary)
     _same(results_tau)
 
@@ -134,10 +147,16 @@ print(json.dumps([rdp.gnmax_epsilon(sigma=40.0, delta=1e-5, votes=v).epsilon.hex
 def test_accountants_are_bit_identical_across_thread_counts():
     outputs = []
     for threads in ("1", "2"):
-        env = {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
-               "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-        done = subprocess.run([sys.executable, "-c", _SUBPROCESS], capture_output=True, text=True, env=env,
-                              cwd=ROOT, timeout=120)
+        env = {
+            "OMP_NUM_THREADS": threads,
+            "OPENBLAS_NUM_THREADS": threads,
+            "MKL_NUM_THREADS": threads,
+            "PYTHONPATH": str(ROOT),
+            "PATH": "/usr/bin:/bin",
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", _SUBPROCESS], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(json.loads(done.stdout))
     assert outputs[0] == outputs[1]

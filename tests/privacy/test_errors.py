@@ -58,11 +58,19 @@ def test_mismatched_shapes_and_modes():
     with pytest.raises(ValueError, match="rdp: expected shape"):
         epsilon_curve([2.0, 3.0], [1.0], 1e-5)
     with pytest.raises(ValueError, match="answered"):
-        rdp.confident_gnmax_epsilon(threshold=1, sigma1=1, sigma2=1, delta=1e-5, votes=[[3, 1], [2, 2]],
-                                    cost="realized", answered=np.array([True]))
+        rdp.confident_gnmax_epsilon(
+            threshold=1,
+            sigma1=1,
+            sigma2=1,
+            delta=1e-5,
+            votes=[[3, 1], [2, 2]],
+            cost="realized",
+            answered=np.array([True]),
+        )
     with pytest.raises(ValueError, match="check_values"):
-        rdp.confident_gnmax_epsilon(threshold=1, sigma1=1, sigma2=1, delta=1e-5, votes=[[3, 1], [2, 2]],
-                                    check_values=[1.0])
+        rdp.confident_gnmax_epsilon(
+            threshold=1, sigma1=1, sigma2=1, delta=1e-5, votes=[[3, 1], [2, 2]], check_values=[1.0]
+        )
     with pytest.raises(ValueError, match="weights"):
         rdp.compose(np.ones((3, 2)), weights=[1.0, 2.0])
     with pytest.raises(ValueError, match="n_labels"):

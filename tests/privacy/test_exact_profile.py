@@ -30,9 +30,16 @@ def pairs():
 def _claim(threshold, bound="vote_fraction", n_labels=N_LABELS, n_teachers=T, sigma=SIGMA):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return multilabel.gnthreshold_epsilon(sigma=sigma, delta=DELTA, threshold=threshold, n_queries=1,
-                                              n_labels=n_labels, bound=bound, n_teachers=n_teachers,
-                                              orders=FINE_ORDERS)
+        return multilabel.gnthreshold_epsilon(
+            sigma=sigma,
+            delta=DELTA,
+            threshold=threshold,
+            n_queries=1,
+            n_labels=n_labels,
+            bound=bound,
+            n_teachers=n_teachers,
+            orders=FINE_ORDERS,
+        )
 
 
 def _exact(logprobs, i, j):
@@ -65,9 +72,12 @@ def test_fixed_threshold_claims_cover_the_exact_profile(pairs, threshold, bound)
 def test_exact_values_of_the_reference_instance(pairs):
     # the numbers of the independent check: fixed th = 0.5 exact ε 3.75, adaptive 9.22, claim 5.86 (basic)
     grid, i, j = pairs
-    assert _exact(exact_profile.gnthreshold_output_logprobs(grid, 0.5, SIGMA), i, j)[0] == pytest.approx(3.746, abs=2e-3)
+    assert _exact(exact_profile.gnthreshold_output_logprobs(grid, 0.5, SIGMA), i, j)[0] == pytest.approx(
+        3.746, abs=2e-3
+    )
     assert _exact(exact_profile.gnthreshold_output_logprobs(grid, "adaptive", SIGMA), i, j)[0] == pytest.approx(
-        9.223, abs=2e-3)
+        9.223, abs=2e-3
+    )
 
 
 def test_adaptive_threshold_as_fixed_fails_and_the_sound_claim_passes(pairs):
@@ -98,8 +108,9 @@ def test_private_adaptive_k_claim_covers_the_exact_profile():
     lp = exact_profile.adaptive_k_output_logprobs(grid, sigma, b, n_grid=4001)
     np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0, atol=1e-6)
     eps, renyi = _exact(lp, i, j)
-    claim = adaptive_k.adaptive_k_epsilon(sigma=sigma, gumbel_scale=b, delta=DELTA, n_teachers=t, n_queries=1,
-                                          n_labels=n, orders=FINE_ORDERS)
+    claim = adaptive_k.adaptive_k_epsilon(
+        sigma=sigma, gumbel_scale=b, delta=DELTA, n_teachers=t, n_queries=1, n_labels=n, orders=FINE_ORDERS
+    )
     assert claim.epsilon >= eps
     for lam, d in renyi.items():
         assert rdp_slope * lam >= d
@@ -109,8 +120,9 @@ def test_private_adaptive_k_claim_covers_the_exact_profile():
 
 
 def _bernoulli_renyi(p, q, lam):
-    return np.logaddexp(lam * np.log(p) + (1 - lam) * np.log(q),
-                        lam * np.log1p(-p) + (1 - lam) * np.log1p(-q)) / (lam - 1)
+    return np.logaddexp(lam * np.log(p) + (1 - lam) * np.log(q), lam * np.log1p(-p) + (1 - lam) * np.log1p(-q)) / (
+        lam - 1
+    )
 
 
 @pytest.mark.parametrize("bound", ["eq4_8", "eq4_8_corrected", "gnmax_slope"])
@@ -139,23 +151,34 @@ def test_adaptive_k_release_releases_k_labels_and_k_follows_the_gaps():
     assert np.mean(rel.labels[rel.k == 3][:, :3].all(axis=1)) > 0.9
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"confidence_threshold": float("nan")}, "confidence_threshold"),
-    ({"top_n": 0}, "top_n"),
-    ({"top_n": -4}, "top_n"),
-    ({"top_n": 2.5}, "top_n"),
-    ({"threshold": float("nan")}, "threshold"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"confidence_threshold": float("nan")}, "confidence_threshold"),
+        ({"top_n": 0}, "top_n"),
+        ({"top_n": -4}, "top_n"),
+        ({"top_n": 2.5}, "top_n"),
+        ({"threshold": float("nan")}, "threshold"),
+    ],
+)
 def test_confident_api_names_the_bad_parameter(kwargs, name):
-    args = dict(fractions=np.full((3, 5), 0.5), threshold=0.4, sigma=0.3, confidence_threshold=0.6,
-                sigma_confidence=0.6, delta=1e-8, rule="printed")
+    args = dict(
+        fractions=np.full((3, 5), 0.5),
+        threshold=0.4,
+        sigma=0.3,
+        confidence_threshold=0.6,
+        sigma_confidence=0.6,
+        delta=1e-8,
+        rule="printed",
+    )
     args.update(kwargs)
     with pytest.raises(ValueError, match=rf"^{name}: expected"):
         multilabel.confident_gnthreshold_epsilon(**args)
     if name != "threshold":
         with pytest.raises(ValueError, match=rf"^{name}: expected"):
-            multilabel.confidence_logpr(args["fractions"], 0.4, args["confidence_threshold"], 0.6, "printed",
-                                        args.get("top_n", 4))
+            multilabel.confidence_logpr(
+                args["fractions"], 0.4, args["confidence_threshold"], 0.6, "printed", args.get("top_n", 4)
+            )
 
 
 def test_adaptive_k_params_match_the_target_slope_and_validate():
@@ -168,18 +191,35 @@ def test_adaptive_k_params_match_the_target_slope_and_validate():
 
 
 def test_adaptive_k_epsilon_properties():
-    eps = [adaptive_k.adaptive_k_epsilon(sigma=0.3, gumbel_scale=0.2, delta=1e-8, n_teachers=50, n_queries=n,
-                                         n_labels=161, orders=multilabel.extended_orders()).epsilon
-           for n in (1, 10, 100, 1000)]
+    eps = [
+        adaptive_k.adaptive_k_epsilon(
+            sigma=0.3,
+            gumbel_scale=0.2,
+            delta=1e-8,
+            n_teachers=50,
+            n_queries=n,
+            n_labels=161,
+            orders=multilabel.extended_orders(),
+        ).epsilon
+        for n in (1, 10, 100, 1000)
+    ]
     assert np.all(np.diff(eps) > 0) and np.all(np.isfinite(eps))
     for sigma, b in ((1e-3, 1e-3), (1e3, 1e3)):  # finite at the extremes (huge noise: best order at the top edge)
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
-            e = adaptive_k.adaptive_k_epsilon(sigma=sigma, gumbel_scale=b, delta=1e-8, n_teachers=50, n_queries=10,
-                                              n_labels=161, orders=multilabel.extended_orders())
+            e = adaptive_k.adaptive_k_epsilon(
+                sigma=sigma,
+                gumbel_scale=b,
+                delta=1e-8,
+                n_teachers=50,
+                n_queries=10,
+                n_labels=161,
+                orders=multilabel.extended_orders(),
+            )
         assert np.isfinite(e.epsilon) and e.epsilon >= 0
     # data-dependent call (fractions) only counts queries and labels: the same value
     m = np.random.default_rng(0).random((10, 161))
-    same = adaptive_k.adaptive_k_epsilon(sigma=0.3, gumbel_scale=0.2, delta=1e-8, n_teachers=50, fractions=m,
-                                         orders=multilabel.extended_orders())
+    same = adaptive_k.adaptive_k_epsilon(
+        sigma=0.3, gumbel_scale=0.2, delta=1e-8, n_teachers=50, fractions=m, orders=multilabel.extended_orders()
+    )
     assert same.epsilon == pytest.approx(eps[1], rel=1e-12)

@@ -24,9 +24,16 @@ def exact_max(threshold, resolution, n_teachers=T, n_labels=N_LABELS, sigma=SIGM
 def claim(threshold, n_teachers=T, n_labels=N_LABELS, sigma=SIGMA):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return multilabel.gnthreshold_epsilon(sigma=sigma, delta=DELTA, threshold=threshold, n_queries=1,
-                                              n_labels=n_labels, bound="vote_fraction", n_teachers=n_teachers,
-                                              orders=FINE_ORDERS)
+        return multilabel.gnthreshold_epsilon(
+            sigma=sigma,
+            delta=DELTA,
+            threshold=threshold,
+            n_queries=1,
+            n_labels=n_labels,
+            bound="vote_fraction",
+            n_teachers=n_teachers,
+            orders=FINE_ORDERS,
+        )
 
 
 @pytest.mark.parametrize("resolution", [1, 2, 3])

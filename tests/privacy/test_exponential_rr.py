@@ -32,7 +32,9 @@ def test_exponential_mechanism_is_log_space_stable_and_vectorised():
     # huge ε·u would overflow exp(): the log-space form stays finite and puts all mass on the best output
     lp = exponential_mechanism_log_probs([[0.0, 1.0], [1.0, 0.0]], epsilon=[1e4, 1e4], sensitivity=1.0)
     assert np.all(np.isfinite(lp)) and np.exp(lp[0, 1]) == pytest.approx(1.0) and np.exp(lp[1, 0]) == pytest.approx(1.0)
-    per_row = exponential_mechanism_log_probs(np.zeros((3, 4)) + np.arange(4), epsilon=[0.1, 1.0, 10.0], sensitivity=3.0)
+    per_row = exponential_mechanism_log_probs(
+        np.zeros((3, 4)) + np.arange(4), epsilon=[0.1, 1.0, 10.0], sensitivity=3.0
+    )
     for row, eps in zip(per_row, [0.1, 1.0, 10.0]):
         np.testing.assert_allclose(row, exponential_mechanism_log_probs(np.arange(4.0), epsilon=eps, sensitivity=3.0))
 
@@ -81,7 +83,9 @@ def test_randomized_response_sampling_frequencies():
 
 def test_finite_mechanism_epsilon_exact_cases():
     assert finite_mechanism_epsilon(np.log([[0.5, 0.5], [0.25, 0.75]])) == pytest.approx(math.log(2))
-    assert finite_mechanism_epsilon([[0.0, -np.inf], [math.log(0.5)] * 2]) == math.inf  # an output impossible under one input
+    assert (
+        finite_mechanism_epsilon([[0.0, -np.inf], [math.log(0.5)] * 2]) == math.inf
+    )  # an output impossible under one input
     assert finite_mechanism_epsilon([[math.log(0.5)] * 2 + [-np.inf]] * 2) == 0.0  # never-possible output ignored
 
 
@@ -92,23 +96,27 @@ def test_composition_and_laplace_epsilon():
     assert float(laplace_epsilon(sensitivity=np.inf, scale=1.0)) == math.inf
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: exponential_mechanism_log_probs([0, 1], epsilon=0.0, sensitivity=1.0), "epsilon"),
-    (lambda: exponential_mechanism_log_probs([0, 1], epsilon=1.0, sensitivity=0.0), "sensitivity"),
-    (lambda: exponential_mechanism_log_probs([0, np.nan], epsilon=1.0, sensitivity=1.0), "utility"),
-    (lambda: randomized_response_log_probs(1, 1.0), "k"),
-    (lambda: randomized_response([0, 3], k=3, epsilon=1.0, rng=0), "values"),
-    (lambda: randomized_response([0], k=3, epsilon=1.0, rng=None), "rng"),
-    (lambda: laplace_epsilon(sensitivity=1.0, scale=0.0), "scale"),
-    (lambda: basic_composition([-1.0]), "epsilons"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: exponential_mechanism_log_probs([0, 1], epsilon=0.0, sensitivity=1.0), "epsilon"),
+        (lambda: exponential_mechanism_log_probs([0, 1], epsilon=1.0, sensitivity=0.0), "sensitivity"),
+        (lambda: exponential_mechanism_log_probs([0, np.nan], epsilon=1.0, sensitivity=1.0), "utility"),
+        (lambda: randomized_response_log_probs(1, 1.0), "k"),
+        (lambda: randomized_response([0, 3], k=3, epsilon=1.0, rng=0), "values"),
+        (lambda: randomized_response([0], k=3, epsilon=1.0, rng=None), "rng"),
+        (lambda: laplace_epsilon(sensitivity=1.0, scale=0.0), "scale"),
+        (lambda: basic_composition([-1.0]), "epsilons"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
         call()
 
 
-@pytest.mark.parametrize("fn", [audit.audit_randomized_response, audit.audit_exponential_mechanism],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn", [audit.audit_randomized_response, audit.audit_exponential_mechanism], ids=lambda f: f.__name__
+)
 def test_audit_passes_the_mechanism_and_catches_a_broken_scale(fn):
     ok = fn(seed=0)
     broken = fn(seed=0, noise_scale_factor=0.5)

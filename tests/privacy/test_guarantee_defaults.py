@@ -15,12 +15,12 @@ from pate_study.privacy import aggregators, multilabel, multiwinner, rdp, topk_v
 from pate_study.privacy.accounting import EXPECTED_NOTE, ExpectedCost, OrderAtGridEdgeWarning, PrivacySpent
 
 #: the issue's instance: confident Binary voting on one label, one positive vote of T = 5
-BINARY = dict(sigma=0.7, delta=1e-5, positive_votes=[[1]], n_teachers=5, threshold=5, sigma_threshold=1.5,
-              orders=[3.0])
+BINARY = dict(sigma=0.7, delta=1e-5, positive_votes=[[1]], n_teachers=5, threshold=5, sigma_threshold=1.5, orders=[3.0])
 
 
-def binary_release_distribution(p: int, t: int = 5, sigma: float = 0.7, threshold: float = 5.0,
-                                sigma_threshold: float = 1.5) -> np.ndarray:
+def binary_release_distribution(
+    p: int, t: int = 5, sigma: float = 0.7, threshold: float = 5.0, sigma_threshold: float = 1.5
+) -> np.ndarray:
     """Exact distribution of (not answered, answered 0, answered 1) of ``multiwinner.binary_pate`` on one label:
     answered iff max(p, T − p) + N(0, σ1²) ≥ T_c; label 1 iff p + N(0, σ²) > T − p + N(0, σ²)."""
     answered = norm.sf((threshold - max(p, t - p)) / sigma_threshold)
@@ -35,8 +35,11 @@ def renyi(p: np.ndarray, q: np.ndarray, order: float) -> float:
 def exact_binary_divergence(order: float = 3.0) -> float:
     """Largest Rényi divergence of the release between p = 1 and its neighbours p = 0, 2 (either direction)."""
     here = binary_release_distribution(1)
-    return max(renyi(a, b, order) for q in (0, 2) for a, b in ((here, binary_release_distribution(q)),
-                                                               (binary_release_distribution(q), here)))
+    return max(
+        renyi(a, b, order)
+        for q in (0, 2)
+        for a, b in ((here, binary_release_distribution(q)), (binary_release_distribution(q), here))
+    )
 
 
 def test_exact_divergence_of_the_instance():
@@ -50,8 +53,9 @@ def test_binary_default_does_not_report_the_expected_cost():
         with pytest.raises(ValueError, match="^rng: cost='realized'"):
             multiwinner.binary_pate_epsilon(**BINARY)
         answered = multiwinner.binary_pate_epsilon(answered=np.array([[True]]), **BINARY)
-        independent = multiwinner.binary_pate_epsilon(sigma=0.7, delta=1e-5, n_queries=1, n_labels=1, threshold=5,
-                                                      sigma_threshold=1.5, orders=[3.0])
+        independent = multiwinner.binary_pate_epsilon(
+            sigma=0.7, delta=1e-5, n_queries=1, n_labels=1, threshold=5, sigma_threshold=1.5, orders=[3.0]
+        )
         expected = multiwinner.binary_pate_epsilon(cost="expected", **BINARY)
     exact = exact_binary_divergence()
     assert isinstance(answered, PrivacySpent) and answered.cost == "realized"
@@ -65,8 +69,15 @@ def test_binary_default_does_not_report_the_expected_cost():
     assert "epsilon" not in row and row["note"] == EXPECTED_NOTE and row["expected_epsilon"] > 0
 
 
-@pytest.mark.parametrize("fn", [multilabel.confident_gnthreshold_epsilon, multilabel.multilabel_bounds,
-                                topk_vote.confident_topk_epsilon, multiwinner.binary_pate_epsilon])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        multilabel.confident_gnthreshold_epsilon,
+        multilabel.multilabel_bounds,
+        topk_vote.confident_topk_epsilon,
+        multiwinner.binary_pate_epsilon,
+    ],
+)
 def test_default_cost_is_the_realized_one(fn):
     assert inspect.signature(fn).parameters["cost"].default == "realized"
 
@@ -75,20 +86,46 @@ def _calls():
     m = np.random.default_rng(0).random((20, 6))
     top = topk_vote.topk_fractions(np.random.default_rng(1).random((10, 20, 6)), 2)
     return {
-        "binary (no check)": lambda c: multiwinner.binary_pate_epsilon(sigma=2.0, delta=1e-5, positive_votes=[[1, 3]],
-                                                                       n_teachers=5, cost=c),
+        "binary (no check)": lambda c: multiwinner.binary_pate_epsilon(
+            sigma=2.0, delta=1e-5, positive_votes=[[1, 3]], n_teachers=5, cost=c
+        ),
         "binary (check)": lambda c: multiwinner.binary_pate_epsilon(cost=c, rng=0, **BINARY),
         "multilabel_bounds (no check)": lambda c: multilabel.multilabel_bounds(
-            fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, cost=c),
+            fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, cost=c
+        ),
         "confident_gnthreshold": lambda c: multilabel.confident_gnthreshold_epsilon(
-            fractions=m, threshold=0.4, sigma=0.3, confidence_threshold=0.4, sigma_confidence=0.6, delta=1e-8,
-            cost=c, rng=0),
+            fractions=m,
+            threshold=0.4,
+            sigma=0.3,
+            confidence_threshold=0.4,
+            sigma_confidence=0.6,
+            delta=1e-8,
+            cost=c,
+            rng=0,
+        ),
         "confident_topk (data-independent)": lambda c: topk_vote.confident_topk_epsilon(
-            k=2, n_teachers=10, sigma=0.3, confidence_threshold=0.5, sigma_confidence=0.3, delta=1e-8, n_queries=20,
-            n_labels=6, cost=c),
+            k=2,
+            n_teachers=10,
+            sigma=0.3,
+            confidence_threshold=0.5,
+            sigma_confidence=0.3,
+            delta=1e-8,
+            n_queries=20,
+            n_labels=6,
+            cost=c,
+        ),
         "confident_topk": lambda c: topk_vote.confident_topk_epsilon(
-            k=2, n_teachers=10, sigma=0.3, confidence_threshold=0.5, sigma_confidence=0.3, delta=1e-8,
-            fractions=top, threshold=0.3, cost=c, rng=0),
+            k=2,
+            n_teachers=10,
+            sigma=0.3,
+            confidence_threshold=0.5,
+            sigma_confidence=0.3,
+            delta=1e-8,
+            fractions=top,
+            threshold=0.3,
+            cost=c,
+            rng=0,
+        ),
     }
 
 
@@ -112,13 +149,26 @@ def test_expected_cost_is_never_an_epsilon(name):
             expected = multiwinner.binary_pate_epsilon(cost="expected", **BINARY)
         elif name == "confident_gnthreshold":
             expected = multilabel.confident_gnthreshold_epsilon(
-                fractions=np.random.default_rng(0).random((20, 6)), threshold=0.4, sigma=0.3,
-                confidence_threshold=0.4, sigma_confidence=0.6, delta=1e-8, cost="expected")
+                fractions=np.random.default_rng(0).random((20, 6)),
+                threshold=0.4,
+                sigma=0.3,
+                confidence_threshold=0.4,
+                sigma_confidence=0.6,
+                delta=1e-8,
+                cost="expected",
+            )
         else:
             expected = topk_vote.confident_topk_epsilon(
-                k=2, n_teachers=10, sigma=0.3, confidence_threshold=0.5, sigma_confidence=0.3, delta=1e-8,
-                fractions=topk_vote.topk_fractions(np.random.default_rng(1).random((10, 20, 6)), 2), threshold=0.3,
-                cost="expected")
+                k=2,
+                n_teachers=10,
+                sigma=0.3,
+                confidence_threshold=0.5,
+                sigma_confidence=0.3,
+                delta=1e-8,
+                fractions=topk_vote.topk_fractions(np.random.default_rng(1).random((10, 20, 6)), 2),
+                threshold=0.3,
+                cost="expected",
+            )
     assert isinstance(realized, PrivacySpent) and realized.cost == "realized"
     assert isinstance(expected, ExpectedCost) and not isinstance(expected, PrivacySpent)
     assert expected.note == "expected, not a guarantee" and expected.expected_epsilon > 0
@@ -129,9 +179,17 @@ def test_bounds_table_row_of_an_expected_cost_says_so():
     m = np.random.default_rng(0).random((30, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        rows = multilabel.multilabel_bounds(fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50,
-                                            bounds=("vote_fraction",), confidence_threshold=0.4,
-                                            sigma_confidence=0.6, cost="expected")
+        rows = multilabel.multilabel_bounds(
+            fractions=m,
+            threshold=0.4,
+            sigma=0.3,
+            delta=1e-8,
+            n_teachers=50,
+            bounds=("vote_fraction",),
+            confidence_threshold=0.4,
+            sigma_confidence=0.6,
+            cost="expected",
+        )
     row = rows[0].to_dict()
     assert "epsilon" not in row and row["note"] == EXPECTED_NOTE and row["cost"] == "expected"
 

@@ -10,6 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_import_does_not_load_torch():
-    code = "import pate_study.privacy, pate_study.privacy.audit, sys; assert 'torch' not in sys.modules, 'torch imported'"
+    code = (
+        "import pate_study.privacy, pate_study.privacy.audit, sys; assert 'torch' not in sys.modules, 'torch imported'"
+    )
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

@@ -23,12 +23,20 @@ def _theorem6_reference(q, mu2, eps1, eps2, cap, order, printed):
     a = (1 - q) / (1 - (q * math.exp(eps2)) ** ((mu2 - 1) / mu2))
     if printed:  # B(q̃, μ2, ε2) and the printed condition, "μ1 ≥ λ"
         b = math.exp(eps2) / q ** (1 / (mu2 - 1))
-        ok = q <= 1 and mu1 >= order and mu2 > 1 and (
-            q <= math.exp((mu1 - 1) * eps2) / ((mu2 / (mu1 - 1)) * (mu2 / (mu2 - 1))) ** mu2)
+        ok = (
+            q <= 1
+            and mu1 >= order
+            and mu2 > 1
+            and (q <= math.exp((mu1 - 1) * eps2) / ((mu2 / (mu1 - 1)) * (mu2 / (mu2 - 1))) ** mu2)
+        )
     else:  # B(q̃, μ1, ε1) and Papernot's condition, α < μ1
         b = math.exp(eps1) / q ** (1 / (mu1 - 1))
-        ok = mu1 > order and mu2 > 1 and -math.log(q) > eps2 and (
-            q <= math.exp((mu2 - 1) * eps2) / ((mu1 / (mu1 - 1)) * (mu2 / (mu2 - 1))) ** mu2)
+        ok = (
+            mu1 > order
+            and mu2 > 1
+            and -math.log(q) > eps2
+            and (q <= math.exp((mu2 - 1) * eps2) / ((mu1 / (mu1 - 1)) * (mu2 / (mu2 - 1))) ** mu2)
+        )
     if not ok:
         return cap * order
     dep = math.log((1 - q) * a ** (order - 1) + q * b ** (order - 1)) / (order - 1)
@@ -44,19 +52,28 @@ def test_eq4_8_printed_corrected_and_gnmax_slope_follow_their_formulas():
     eps = lambda mu: n * mu / (2 * sigma**2)  # noqa: E731  Theorem 12's ε at order μ
     mu2_gnmax = sigma * math.sqrt(math.log(1 / q))  # Papernot et al. 2018 Prop. 10 with 1/σ²
     expected = {
-        "eq4_8": [_theorem6_reference(q, mu2_thm14, eps(mu2_thm14 + 1), eps(mu2_thm14), 1 / sigma**2, a, True)
-                  for a in ORDERS],
-        "eq4_8_corrected": [_theorem6_reference(q, mu2_thm14, eps(mu2_thm14 + 1), eps(mu2_thm14), 1 / sigma**2, a,
-                                                False) for a in ORDERS],
-        "theorem12": [_theorem6_reference(q, mu2_thm14, eps(mu2_thm14 + 1), eps(mu2_thm14), n / (2 * sigma**2), a,
-                                          False) for a in ORDERS],
-        "gnmax_slope": [_theorem6_reference(q, mu2_gnmax, (mu2_gnmax + 1) / sigma**2, mu2_gnmax / sigma**2,
-                                            1 / sigma**2, a, False) for a in ORDERS],
+        "eq4_8": [
+            _theorem6_reference(q, mu2_thm14, eps(mu2_thm14 + 1), eps(mu2_thm14), 1 / sigma**2, a, True) for a in ORDERS
+        ],
+        "eq4_8_corrected": [
+            _theorem6_reference(q, mu2_thm14, eps(mu2_thm14 + 1), eps(mu2_thm14), 1 / sigma**2, a, False)
+            for a in ORDERS
+        ],
+        "theorem12": [
+            _theorem6_reference(q, mu2_thm14, eps(mu2_thm14 + 1), eps(mu2_thm14), n / (2 * sigma**2), a, False)
+            for a in ORDERS
+        ],
+        "gnmax_slope": [
+            _theorem6_reference(q, mu2_gnmax, (mu2_gnmax + 1) / sigma**2, mu2_gnmax / sigma**2, 1 / sigma**2, a, False)
+            for a in ORDERS
+        ],
     }
     # threshold -3 (below every vote fraction) makes every label's q computable in closed form; it warns by design
     with pytest.warns(ThresholdRangeWarning):
-        got = {b: multilabel.rdp_gnthreshold(np.ones((1, n)), -3.0, sigma, ORDERS, bound=b, n_teachers=2)[0]
-               for b in expected}  # n = 3 <= 2T² = 8: the cap λ/σ² is valid
+        got = {
+            b: multilabel.rdp_gnthreshold(np.ones((1, n)), -3.0, sigma, ORDERS, bound=b, n_teachers=2)[0]
+            for b in expected
+        }  # n = 3 <= 2T² = 8: the cap λ/σ² is valid
     for b in expected:
         np.testing.assert_allclose(got[b], expected[b], rtol=1e-12, err_msg=b)
     # the cases differ: the printed B(μ2, ε2) is not Papernot's B(μ1, ε1), and the cap is λ/σ², not nλ/(2σ²)
@@ -78,11 +95,13 @@ def test_thesis_bounds_data_dependent_equals_data_independent(n_labels):
         for sigma in (0.05, 0.1, 0.3):
             for bound in THESIS_BOUNDS:
                 assert not multilabel.theorem6_possible(sigma, n_labels, bound)
-                ind = multilabel.gnthreshold_epsilon(sigma=sigma, delta=1e-8, n_queries=500, n_labels=n_labels,
-                                                     bound=bound)
+                ind = multilabel.gnthreshold_epsilon(
+                    sigma=sigma, delta=1e-8, n_queries=500, n_labels=n_labels, bound=bound
+                )
                 for th in (0.0, 0.2, 0.5):
-                    dep = multilabel.gnthreshold_epsilon(sigma=sigma, delta=1e-8, fractions=fractions, threshold=th,
-                                                         bound=bound)
+                    dep = multilabel.gnthreshold_epsilon(
+                        sigma=sigma, delta=1e-8, fractions=fractions, threshold=th, bound=bound
+                    )
                     np.testing.assert_allclose(dep.rdp_or_logmgf, ind.rdp_or_logmgf, rtol=1e-13)
                     assert dep.epsilon == pytest.approx(ind.epsilon, rel=1e-13)
 
@@ -126,8 +145,16 @@ def test_q_tilde_does_not_underflow_to_zero():
 
 def test_adaptive_threshold_and_its_printed_check_are_charged():
     m = np.random.default_rng(2).random((50, 6))
-    kw = dict(fractions=m, sigma=0.3, confidence_threshold=0.3, sigma_confidence=0.6, delta=1e-8,
-              bound="vote_fraction", n_teachers=50, answered=np.ones(50, dtype=bool))
+    kw = dict(
+        fractions=m,
+        sigma=0.3,
+        confidence_threshold=0.3,
+        sigma_confidence=0.6,
+        delta=1e-8,
+        bound="vote_fraction",
+        n_teachers=50,
+        answered=np.ones(50, dtype=bool),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         fixed = multilabel.confident_gnthreshold_epsilon(threshold=0.4, rule="printed", **kw)

@@ -64,26 +64,33 @@ def test_every_bound_finite_nonnegative_capped_and_nondecreasing(setting):
 
 def test_vote_fraction_bound_saves_where_theorem6_can_apply():
     m = _fractions(400, 12)
-    rows = {r.bound: r for r in ml.multilabel_bounds(fractions=m, threshold=0.5, sigma=0.02, delta=1e-8,
-                                                      n_teachers=50)}
+    rows = {r.bound: r for r in ml.multilabel_bounds(fractions=m, threshold=0.5, sigma=0.02, delta=1e-8, n_teachers=50)}
     vf = rows["vote_fraction"]
     assert vf.theorem6_possible and vf.data_dependent.epsilon < 0.9 * vf.data_independent.epsilon
     # the same value as the single-bound accountant
-    one = ml.gnthreshold_epsilon(sigma=0.02, delta=1e-8, threshold=0.5, fractions=m, bound="vote_fraction",
-                                 n_teachers=50)
+    one = ml.gnthreshold_epsilon(
+        sigma=0.02, delta=1e-8, threshold=0.5, fractions=m, bound="vote_fraction", n_teachers=50
+    )
     assert one.epsilon == vf.data_dependent.epsilon
 
 
 MULTIWINNER = {
-    "binary": (lambda p, s, n: mw.binary_pate_epsilon(positive_votes=p, n_teachers=50, sigma=6.0, delta=1e-8),
-               lambda n, k: mw.binary_pate_epsilon(n_queries=n, n_labels=k, sigma=6.0, delta=1e-8)),
+    "binary": (
+        lambda p, s, n: mw.binary_pate_epsilon(positive_votes=p, n_teachers=50, sigma=6.0, delta=1e-8),
+        lambda n, k: mw.binary_pate_epsilon(n_queries=n, n_labels=k, sigma=6.0, delta=1e-8),
+    ),
     "confident-binary": (
-        lambda p, s, n: mw.binary_pate_epsilon(positive_votes=p, n_teachers=50, sigma=6.0, threshold=40,
-                                               sigma_threshold=8.0, delta=1e-8, rng=0),
-        lambda n, k: mw.binary_pate_epsilon(n_queries=n, n_labels=k, sigma=6.0, threshold=40, sigma_threshold=8.0,
-                                            delta=1e-8)),
-    "tau": (lambda p, s, n: mw.tau_pate_epsilon(clipped_sums=s, threshold=25.0, tau=2.0, sigma=6.0, delta=1e-8),
-            lambda n, k: mw.tau_pate_epsilon(n_queries=n, tau=2.0, sigma=6.0, delta=1e-8)),
+        lambda p, s, n: mw.binary_pate_epsilon(
+            positive_votes=p, n_teachers=50, sigma=6.0, threshold=40, sigma_threshold=8.0, delta=1e-8, rng=0
+        ),
+        lambda n, k: mw.binary_pate_epsilon(
+            n_queries=n, n_labels=k, sigma=6.0, threshold=40, sigma_threshold=8.0, delta=1e-8
+        ),
+    ),
+    "tau": (
+        lambda p, s, n: mw.tau_pate_epsilon(clipped_sums=s, threshold=25.0, tau=2.0, sigma=6.0, delta=1e-8),
+        lambda n, k: mw.tau_pate_epsilon(n_queries=n, tau=2.0, sigma=6.0, delta=1e-8),
+    ),
 }
 
 
@@ -107,8 +114,9 @@ def test_table54_fit_and_what_the_stated_formulas_give():
     assert out["fit"][0]["fit"] == pytest.approx(0.2 * 2000 + math.log(1e8))
     assert out["rdp_per_query_least_squares"] == pytest.approx(0.2, abs=1e-4)
     per_query = {f["formula"]: f["rdp_per_query_at_order"] for f in out["formulas"] if f["n_queries"] == 2000}
-    assert per_query == pytest.approx({"theorem12": 1700.0, "eq4_8": 2 / 0.09, "gaussian_unit": 1 / 0.09,
-                                       "vote_fraction": 0.68})
+    assert per_query == pytest.approx(
+        {"theorem12": 1700.0, "eq4_8": 2 / 0.09, "gaussian_unit": 1 / 0.09, "vote_fraction": 0.68}
+    )
     assert all(abs(v - 0.2) > 0.4 for v in per_query.values())  # no stated formula gives 0.2 per query
     eq48 = next(f for f in out["formulas"] if f["formula"] == "eq4_8")
     assert eq48["sigma_matching_fit"] == pytest.approx(math.sqrt(10))  # λ/σ² = 0.2 at λ = 2 needs σ = √10
@@ -118,11 +126,20 @@ def test_table54_fit_and_what_the_stated_formulas_give():
 
 def test_audit_gnthreshold_at_the_thesis_noise():
     # σ_e = 0.3 on vote fractions; T = 5 teachers and 4 labels make the one-query ε large enough to measure
-    ok = audit.audit_gnthreshold(sigma=0.3, n_labels=4, n_teachers=5, threshold=0.5, delta=1e-3, seed=0,
-                                 n_samples=200_000)
+    ok = audit.audit_gnthreshold(
+        sigma=0.3, n_labels=4, n_teachers=5, threshold=0.5, delta=1e-3, seed=0, n_samples=200_000
+    )
     assert not ok.violation and 0 < ok.epsilon_lower <= ok.claimed_epsilon
-    broken = audit.audit_gnthreshold(sigma=0.3, n_labels=4, n_teachers=5, threshold=0.5, delta=1e-3, seed=0,
-                                     n_samples=200_000, noise_scale_factor=0.5)
+    broken = audit.audit_gnthreshold(
+        sigma=0.3,
+        n_labels=4,
+        n_teachers=5,
+        threshold=0.5,
+        delta=1e-3,
+        seed=0,
+        n_samples=200_000,
+        noise_scale_factor=0.5,
+    )
     assert broken.violation
 
 
@@ -132,25 +149,36 @@ def test_audit_confident_gnthreshold_at_sigma_c_06():
     t, k, sigma, sigma_c, th, th_c, delta = 2, 3, 0.3, 0.6, 0.5, 0.6, 1e-3
     slope = 1 / (2 * t**2 * sigma_c**2) + k / (2 * t**2 * sigma**2)  # check + GNThreshold, vote-fraction units
     grid = np.linspace(1.01, 200, 4000)
-    claimed = float(np.min(np.maximum(slope * grid + np.log1p(-1 / grid) - (np.log(delta) + np.log(grid))
-                                      / (grid - 1), 0)))
+    claimed = float(
+        np.min(np.maximum(slope * grid + np.log1p(-1 / grid) - (np.log(delta) + np.log(grid)) / (grid - 1), 0))
+    )
 
     def sampler(level, which, n, rng):
         m = np.full((n, k), level + (1.0 / t if which else 0.0))
         rel = aggregators.confident_gnthreshold(m, th, sigma, th_c, sigma_c, rng, rule="max")
         return np.where(rel.answered, rel.labels.sum(axis=1), -1)
 
-    res = audit.audit_mechanism(sampler, [0.0, 0.2, 0.4], claimed_epsilon=claimed, delta=delta, n_samples=200_000,
-                                seed=1, mechanism="confident-gnthreshold")
+    res = audit.audit_mechanism(
+        sampler,
+        [0.0, 0.2, 0.4],
+        claimed_epsilon=claimed,
+        delta=delta,
+        n_samples=200_000,
+        seed=1,
+        mechanism="confident-gnthreshold",
+    )
     assert not res.violation and 0 < res.epsilon_lower <= claimed
 
 
-@pytest.mark.parametrize("bad, match", [
-    ([[0.2, 1.4]], r"fractions: expected vote fractions in \[0, 1\]"),
-    ([[0.2, -0.1]], r"fractions: expected vote fractions in \[0, 1\]"),
-    ([[0.2, np.nan]], "fractions: expected finite vote fractions"),
-    (np.zeros((2, 3, 4)), "fractions: expected a 2-D array"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ([[0.2, 1.4]], r"fractions: expected vote fractions in \[0, 1\]"),
+        ([[0.2, -0.1]], r"fractions: expected vote fractions in \[0, 1\]"),
+        ([[0.2, np.nan]], "fractions: expected finite vote fractions"),
+        (np.zeros((2, 3, 4)), "fractions: expected a 2-D array"),
+    ],
+)
 def test_bad_votes_name_the_parameter(bad, match):
     with pytest.raises(ValueError, match=match):
         ml.multilabel_bounds(fractions=bad, threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50)
@@ -158,8 +186,9 @@ def test_bad_votes_name_the_parameter(bad, match):
 
 def test_bad_bound_and_teachers():
     with pytest.raises(ValueError, match="bound: expected one of"):
-        ml.multilabel_bounds(fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50,
-                             bounds=("thm12",))
+        ml.multilabel_bounds(
+            fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50, bounds=("thm12",)
+        )
     with pytest.raises(ValueError, match="n_teachers: expected a positive integer"):
         ml.multilabel_bounds(fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=0)
 
@@ -171,8 +200,18 @@ def test_confident_data_independent_from_n_queries_equals_the_bounds_table(bound
     kw = dict(sigma=0.3, sigma_confidence=0.6, delta=1e-8, n_teachers=50, bound=bound, rule=rule)
     direct = ml.confident_gnthreshold_data_independent(n_queries=300, n_labels=12, **kw)
     for m in (np.zeros((300, 12)), _fractions(300, 12, seed=3)):
-        row = ml.multilabel_bounds(fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, bounds=(bound,),
-                                   confidence_threshold=0.6, sigma_confidence=0.6, rule=rule, rng=0)[0]
+        row = ml.multilabel_bounds(
+            fractions=m,
+            threshold=0.4,
+            sigma=0.3,
+            delta=1e-8,
+            n_teachers=50,
+            bounds=(bound,),
+            confidence_threshold=0.6,
+            sigma_confidence=0.6,
+            rule=rule,
+            rng=0,
+        )[0]
         assert row.data_independent.epsilon == pytest.approx(direct.epsilon, rel=1e-12)
     # and it is the composition of the check's and the step's data-independent slopes
     cap = ml.multilabel_slope(0.3, 12, bound, 50)
@@ -197,6 +236,7 @@ def test_min_logq_is_reached_by_the_farthest_votes_and_never_undercut(threshold)
     # closed form: 1 - Phi(d/sigma)^k
     d = 1.0 if threshold == "adaptive" else max(threshold, 1 - threshold)
     from scipy.stats import norm
+
     assert math.exp(floor) == pytest.approx(1 - norm.cdf(d / sigma) ** k, rel=1e-9)
 
 

@@ -47,8 +47,9 @@ def test_binary_data_independent_by_hand():
     spent = mw.binary_pate_epsilon(n_queries=100, n_labels=5, sigma=8.0, delta=1e-5, orders=GRID)
     expected = np.min(100 * 5 * GRID / 64 + np.log(1e5) / (GRID - 1))
     assert spent.epsilon == pytest.approx(expected, rel=1e-12)
-    conf = mw.binary_pate_epsilon(n_queries=100, n_labels=5, sigma=8.0, threshold=40, sigma_threshold=10,
-                                  delta=1e-5, orders=GRID)
+    conf = mw.binary_pate_epsilon(
+        n_queries=100, n_labels=5, sigma=8.0, threshold=40, sigma_threshold=10, delta=1e-5, orders=GRID
+    )
     assert conf.epsilon == pytest.approx(np.min(100 * 5 * GRID * (1 / 64 + 1 / 200) + np.log(1e5) / (GRID - 1)))
     assert conf.cost == "all_answered"
 
@@ -56,8 +57,7 @@ def test_binary_data_independent_by_hand():
 def test_confident_binary_realised_and_expected_costs():
     rng = np.random.default_rng(1)
     p = rng.integers(0, 31, size=(60, 6))
-    kw = dict(positive_votes=p, n_teachers=30, sigma=5.0, threshold=24.0, sigma_threshold=4.0, delta=1e-6,
-              orders=GRID)
+    kw = dict(positive_votes=p, n_teachers=30, sigma=5.0, threshold=24.0, sigma_threshold=4.0, delta=1e-6, orders=GRID)
     every = mw.binary_pate_epsilon(cost="realized", answered=np.ones(p.shape, bool), **kw)
     none = mw.binary_pate_epsilon(cost="realized", answered=np.zeros(p.shape, bool), **kw)
     plain = mw.binary_pate_epsilon(positive_votes=p, n_teachers=30, sigma=5.0, delta=1e-6, orders=GRID)
@@ -65,14 +65,17 @@ def test_confident_binary_realised_and_expected_costs():
     np.testing.assert_allclose(every.rdp_or_logmgf, none.rdp_or_logmgf + plain.rdp_or_logmgf, rtol=1e-12)
     costs = mw.binary_pate_costs(rng=3, **{k: v for k, v in kw.items()})
     expected, realised = costs["expected"], costs["realized"]
-    assert np.all(none.rdp_or_logmgf <= expected.rdp_or_logmgf) and np.all(expected.rdp_or_logmgf <= every.rdp_or_logmgf)
+    assert np.all(none.rdp_or_logmgf <= expected.rdp_or_logmgf) and np.all(
+        expected.rdp_or_logmgf <= every.rdp_or_logmgf
+    )
     # the realised cost charges exactly the labels binary_pate answered with the same seed
     release = mw.binary_pate(p, 30, 5.0, 3, threshold=24.0, sigma_threshold=4.0)
     again = mw.binary_pate_epsilon(cost="realized", answered=release.answered, **kw)
     assert np.array_equal(again.rdp_or_logmgf, realised.rdp_or_logmgf)
     assert realised.details["expected_answered_labels"] == release.n_answered_labels
     assert expected.details["expected_answered_labels"] == pytest.approx(
-        norm.sf((24.0 - np.maximum(p, 30 - p)) / 4.0).sum(), rel=1e-12)
+        norm.sf((24.0 - np.maximum(p, 30 - p)) / 4.0).sum(), rel=1e-12
+    )
 
 
 def test_clip_votes_by_hand_and_tau_sensitivity():
@@ -129,8 +132,9 @@ def test_powerset_equals_gnmax_over_the_explicit_powerset():
     for i in range(n):
         occurring = counts[i] > 0
         got = sorted(zip(counts[i][occurring], map(tuple, sets[i][occurring].astype(int))))
-        want = sorted((int(c), tuple(int(b) for b in format(code, f"0{k}b")[::-1]))
-                      for code, c in enumerate(hist[i]) if c)
+        want = sorted(
+            (int(c), tuple(int(b) for b in format(code, f"0{k}b")[::-1])) for code, c in enumerate(hist[i]) if c
+        )
         assert got == want
 
 
@@ -157,11 +161,14 @@ def test_releases_follow_the_votes_with_little_noise():
     assert np.array_equal(mw.tau_pate(s, 1.0, 1e-6, rng=0).labels, s > 1.0)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (np.full((2, 3, 4), 0.5), "teacher_votes: expected binary votes"),
-    (np.full((2, 3, 4), np.nan), "teacher_votes: expected 0/1 votes, found NaN"),
-    (np.zeros((3, 4)), "teacher_votes: expected a non-empty 3-D array"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.full((2, 3, 4), 0.5), "teacher_votes: expected binary votes"),
+        (np.full((2, 3, 4), np.nan), "teacher_votes: expected 0/1 votes, found NaN"),
+        (np.zeros((3, 4)), "teacher_votes: expected a non-empty 3-D array"),
+    ],
+)
 def test_bad_teacher_votes(bad, match):
     with pytest.raises(ValueError, match=match):
         mw.powerset_pate_epsilon(teacher_votes=bad, sigma=1.0, delta=1e-5)
@@ -169,12 +176,15 @@ def test_bad_teacher_votes(bad, match):
         mw.clip_votes(bad, 1.0)
 
 
-@pytest.mark.parametrize("bad, match", [
-    ([[3, 60]], r"positive_votes: expected integer counts of positive votes in \[0, n_teachers=50\]"),
-    ([[3, np.nan]], "positive_votes: expected finite"),
-    ([[0.5, 2]], "positive_votes: expected integer counts"),
-    ([1, 2, 3], "positive_votes: expected a non-empty 2-D array"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ([[3, 60]], r"positive_votes: expected integer counts of positive votes in \[0, n_teachers=50\]"),
+        ([[3, np.nan]], "positive_votes: expected finite"),
+        ([[0.5, 2]], "positive_votes: expected integer counts"),
+        ([1, 2, 3], "positive_votes: expected a non-empty 2-D array"),
+    ],
+)
 def test_bad_positive_votes(bad, match):
     with pytest.raises(ValueError, match=match):
         mw.binary_pate_epsilon(positive_votes=bad, n_teachers=50, sigma=1.0, delta=1e-5)
@@ -188,15 +198,24 @@ def test_bad_sums_and_parameters():
     with pytest.raises(ValueError, match="threshold/sigma_threshold"):
         mw.binary_pate_epsilon(positive_votes=[[1]], n_teachers=2, sigma=1, threshold=1, delta=1e-5)
     with pytest.raises(ValueError, match="answered: expected a boolean mask of shape"):
-        mw.binary_pate_epsilon(positive_votes=[[1, 2]], n_teachers=2, sigma=1, threshold=1, sigma_threshold=1,
-                               cost="realized", answered=[True, False], delta=1e-5)
+        mw.binary_pate_epsilon(
+            positive_votes=[[1, 2]],
+            n_teachers=2,
+            sigma=1,
+            threshold=1,
+            sigma_threshold=1,
+            cost="realized",
+            answered=[True, False],
+            delta=1e-5,
+        )
     with pytest.raises(ValueError, match="n_queries/positive_votes: expected exactly one"):
         mw.binary_pate_epsilon(positive_votes=[[1]], n_queries=3, n_labels=1, n_teachers=2, sigma=1, delta=1e-5)
 
 
 def _bernoulli_renyi(p, q, lam):
-    return np.logaddexp(lam * np.log(p) + (1 - lam) * np.log(q),
-                        lam * np.log1p(-p) + (1 - lam) * np.log1p(-q)) / (lam - 1)
+    return np.logaddexp(lam * np.log(p) + (1 - lam) * np.log(q), lam * np.log1p(-p) + (1 - lam) * np.log1p(-q)) / (
+        lam - 1
+    )
 
 
 def test_tau_per_label_composition_covers_the_exact_renyi_divergence_and_is_tighter():
@@ -210,8 +229,9 @@ def test_tau_per_label_composition_covers_the_exact_renyi_divergence_and_is_tigh
         sums = np.array([mw.clip_votes(np.concatenate([[v], rest])[:, None, :], tau)[0] for v in vectors])
         p = norm.cdf((sums - th) / sigma)  # Pr[label on], per choice of the replaced teacher's vector
         for a in range(len(vectors)):
-            exact = np.array([max(_bernoulli_renyi(p[a], p[b], lam).sum() for b in range(len(vectors)))
-                              for lam in orders])
+            exact = np.array(
+                [max(_bernoulli_renyi(p[a], p[b], lam).sum() for b in range(len(vectors))) for lam in orders]
+            )
             claim = mw._tau_per_label_total(sums[a][None], th, sigma, tau**2 / sigma**2, orders)
             assert np.all(claim >= exact - 1e-9), (sums[a], claim, exact)
             worst_gap = max(worst_gap, float(np.max(exact / claim)))
@@ -231,8 +251,7 @@ def test_tau_per_label_is_tighter_than_joint_on_consensus_votes_and_union_bound_
         mw.tau_pate_epsilon(**kw, composition="labels")
     # raw binary votes: L/(2σ²) per order with σ on the sum, L/σ² with σ on each of two counts (= τ = √L call)
     u_sum = mw.union_bound_epsilon(sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, orders=[2.0])
-    u_two = mw.union_bound_epsilon(sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, noise="two_counts",
-                                            orders=[2.0])
+    u_two = mw.union_bound_epsilon(sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, noise="two_counts", orders=[2.0])
     via_tau = mw.tau_pate_epsilon(tau=8**0.5, sigma=3.0, delta=1e-5, n_queries=10, orders=[2.0])
     assert u_sum.at_order(2.0)[1] == pytest.approx(10 * 2.0 * 8 / (2 * 9.0), rel=1e-12)
     assert u_two.at_order(2.0)[1] == pytest.approx(via_tau.at_order(2.0)[1], rel=1e-12)

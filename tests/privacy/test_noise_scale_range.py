@@ -1,5 +1,6 @@
 """Gaussian noise scales at the extremes: a clear error outside the range where σ² and 1/σ² are finite floats,
 finite ε at both ends of it (no ZeroDivisionError or OverflowError from the arithmetic)."""
+
 from __future__ import annotations
 
 import math
@@ -32,5 +33,6 @@ def test_epsilon_is_finite_and_ordered_at_the_ends_of_the_range(sigma):
 
 def test_multilabel_accountant_refuses_an_underflowing_sigma():
     with pytest.raises(ValueError, match=r"^sigma: expected a noise scale in"):
-        multilabel.multilabel_bounds(fractions=np.full((2, 3), 0.5), threshold=0.5, sigma=1e-300, delta=1e-8,
-                                     n_teachers=5)
+        multilabel.multilabel_bounds(
+            fractions=np.full((2, 3), 0.5), threshold=0.5, sigma=1e-300, delta=1e-8, n_teachers=5
+        )

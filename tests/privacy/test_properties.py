@@ -81,8 +81,9 @@ def test_epsilon_non_decreasing_in_queries(votes, sigma, conversion):
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         for k in range(1, len(votes) + 1):
             eps.append(rdp.gnmax_epsilon(sigma=sigma, delta=1e-5, votes=votes[:k], conversion=conversion).epsilon)
-        eps_m = [moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes[:k]).epsilon
-                 for k in range(1, len(votes) + 1)]
+        eps_m = [
+            moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes[:k]).epsilon for k in range(1, len(votes) + 1)
+        ]
     assert np.all(np.diff(eps) >= -1e-12)
     assert np.all(np.diff(eps_m) >= -1e-12)
 
@@ -92,8 +93,9 @@ def test_epsilon_non_decreasing_in_queries(votes, sigma, conversion):
 def test_total_equals_sum_of_per_query(votes, sigma):
     logq = rdp.gnmax_logq(votes, sigma)
     per_query = rdp.rdp_data_dependent(logq, 1 / sigma**2, ORDERS)
-    np.testing.assert_allclose(rdp.total_rdp_data_dependent(logq, 1 / sigma**2, ORDERS), per_query.sum(axis=0),
-                               rtol=1e-10, atol=1e-300)
+    np.testing.assert_allclose(
+        rdp.total_rdp_data_dependent(logq, 1 / sigma**2, ORDERS), per_query.sum(axis=0), rtol=1e-10, atol=1e-300
+    )
 
 
 EDGE_CASES = {
@@ -115,8 +117,9 @@ def test_edge_cases_finite(case, conversion):
             rdp.gnmax_epsilon(sigma=40, delta=1e-5, votes=votes, conversion=conversion),
             rdp.gnmax_epsilon(sigma=0.5, delta=1e-5, votes=votes, conversion=conversion),
             rdp.lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, conversion=conversion),
-            rdp.confident_gnmax_epsilon(threshold=200, sigma1=50, sigma2=40, delta=1e-5, votes=votes,
-                                        conversion=conversion, rng=0),
+            rdp.confident_gnmax_epsilon(
+                threshold=200, sigma1=50, sigma2=40, delta=1e-5, votes=votes, conversion=conversion, rng=0
+            ),
             moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes),
             moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, q_condition="reference_code"),
             moments.moments_epsilon(gamma=2.0, delta=1e-5, votes=votes, q_condition="reference_code"),
@@ -138,8 +141,9 @@ def test_one_class_costs_nothing_per_query():
 def test_pure_dp_total_equals_sum_of_per_query(votes, gamma, cond):
     logq = rdp.lnmax_logq(votes, gamma)
     per_query = rdp.rdp_pure_dp(logq, 2 * gamma, ORDERS, cond)
-    np.testing.assert_allclose(rdp.total_rdp_pure_dp(logq, 2 * gamma, ORDERS, cond), per_query.sum(axis=0),
-                               rtol=1e-10, atol=1e-300)
+    np.testing.assert_allclose(
+        rdp.total_rdp_pure_dp(logq, 2 * gamma, ORDERS, cond), per_query.sum(axis=0), rtol=1e-10, atol=1e-300
+    )
 
 
 @SETTINGS

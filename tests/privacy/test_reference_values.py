@@ -26,8 +26,10 @@ def test_lnmax_q_sum_and_approx():
 
 @pytest.mark.parametrize(
     "counts, expected",
-    [(C240, ["4.307e-5", "8.841e-5", "1.8684e-4", "4.2317e-4"]),
-     (C150, ["0.00733009", "0.01500117", "0.03149505", "0.07014594"])],
+    [
+        (C240, ["4.307e-5", "8.841e-5", "1.8684e-4", "4.2317e-4"]),
+        (C150, ["0.00733009", "0.01500117", "0.03149505", "0.07014594"]),
+    ],
 )
 def test_logmgf_per_query(counts, expected):
     got = moments.logmgf_lnmax(counts, 0.05, [1, 2, 4, 8])[0]
@@ -154,8 +156,13 @@ def test_improved_conversion_reference():
 
 @pytest.mark.parametrize(
     "sigma, order, expected",
-    [(40, 10, "-3.68093338"), (40, 20, "-3.15687305"), (100, 20, "-3.88650765"), (250, 10, "-5.50586777"),
-     (0.5, 1.5, "-9.0")],
+    [
+        (40, 10, "-3.68093338"),
+        (40, 20, "-3.15687305"),
+        (100, 20, "-3.88650765"),
+        (250, 10, "-5.50586777"),
+        (0.5, 1.5, "-9.0"),
+    ],
 )
 def test_logq0(sigma, order, expected):
     assert_printed(smooth_sensitivity.logq0_gnmax(sigma, order), expected)

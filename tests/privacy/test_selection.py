@@ -60,8 +60,12 @@ def test_truncated_negative_binomial_pmf_mean_and_pgf(eta, gamma):
     mean = selection.truncated_negative_binomial_mean(eta, gamma)
     assert math.fsum((k * p).tolist()) == pytest.approx(mean, rel=1e-9)
     x = np.array([0.0, 0.3, 0.9, 1.0])
-    np.testing.assert_allclose(selection.truncated_negative_binomial_pgf(x, eta, gamma),
-                               [math.fsum((p * xi**k).tolist()) for xi in x], rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(
+        selection.truncated_negative_binomial_pgf(x, eta, gamma),
+        [math.fsum((p * xi**k).tolist()) for xi in x],
+        rtol=1e-9,
+        atol=1e-15,
+    )
     assert selection.truncated_negative_binomial_gamma(eta, mean) == pytest.approx(gamma, rel=1e-9)
 
 
@@ -81,8 +85,7 @@ def test_geometric_bound_closed_form():
     hat = np.min((1 - 1 / ORDERS) * rdp + math.log(1 / gamma) / ORDERS)
     raw = rdp + 2 * hat + math.log(1 / gamma) / (ORDERS - 1)
     expected = np.minimum.accumulate(raw[::-1])[::-1]
-    np.testing.assert_allclose(selection.truncated_negative_binomial_rdp(ORDERS, rdp, 1.0, gamma), expected,
-                               rtol=1e-12)
+    np.testing.assert_allclose(selection.truncated_negative_binomial_rdp(ORDERS, rdp, 1.0, gamma), expected, rtol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------ dp-accounting
@@ -95,8 +98,9 @@ def test_truncated_negative_binomial_matches_dp_accounting(eta, gamma):
     rdp = gaussian_rdp(2.0)
     mean = selection.truncated_negative_binomial_mean(eta, gamma)
     ref = rpa._compute_rdp_repeat_and_select(list(ORDERS), list(rdp), mean, eta)
-    np.testing.assert_allclose(selection.truncated_negative_binomial_rdp(ORDERS, rdp, eta, gamma), ref,
-                               rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(
+        selection.truncated_negative_binomial_rdp(ORDERS, rdp, eta, gamma), ref, rtol=1e-8, atol=1e-8
+    )
 
 
 @pytest.mark.parametrize("mu", [1.5, 10.0])
@@ -117,8 +121,11 @@ def test_poisson_at_most_dp_accounting(mu):
 @pytest.mark.parametrize("bound", ["tnb", "poisson"])
 def test_bounds_above_one_run_and_monotone(bound):
     rdp = gaussian_rdp(4.0)
-    small, large = ((selection.truncated_negative_binomial_rdp(ORDERS, rdp, 1.0, g) for g in (0.5, 0.01))
-                    if bound == "tnb" else (selection.poisson_rdp(ORDERS, rdp, m) for m in (2.0, 50.0)))
+    small, large = (
+        (selection.truncated_negative_binomial_rdp(ORDERS, rdp, 1.0, g) for g in (0.5, 0.01))
+        if bound == "tnb"
+        else (selection.poisson_rdp(ORDERS, rdp, m) for m in (2.0, 50.0))
+    )
     assert np.all(small >= rdp)
     assert np.all(np.diff(small) >= 0) and np.all(np.diff(large) >= 0)
     assert np.all(large >= small)  # more runs on average, more privacy cost
@@ -126,8 +133,9 @@ def test_bounds_above_one_run_and_monotone(bound):
 
 def test_random_stopping_is_far_below_composition_for_many_runs():
     one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, orders=ORDERS)
-    stop = selection.random_stopping_spent(one, distribution="truncated_negative_binomial", eta=1.0, mean=30.0,
-                                           delta=1e-6, warn=False)
+    stop = selection.random_stopping_spent(
+        one, distribution="truncated_negative_binomial", eta=1.0, mean=30.0, delta=1e-6, warn=False
+    )
     composed = selection.selection_spent([one] * 30, delta=1e-6, warn=False)
     assert one.epsilon < stop.epsilon < composed.epsilon
     assert stop.details["expected_runs"] == pytest.approx(30.0)
@@ -205,8 +213,19 @@ def test_exact_divergence_of_best_of_k_grows_with_k():
 
 
 def test_selection_spent_converts_with_account():
-    curves = [account(gaussian_rdp(s), delta=1e-5, orders=ORDERS, accountant="rdp2018", mechanism="gaussian",
-                      n_queries=1, data_dependent=False, warn=False) for s in (1.0, 2.0)]
+    curves = [
+        account(
+            gaussian_rdp(s),
+            delta=1e-5,
+            orders=ORDERS,
+            accountant="rdp2018",
+            mechanism="gaussian",
+            n_queries=1,
+            data_dependent=False,
+            warn=False,
+        )
+        for s in (1.0, 2.0)
+    ]
     both = selection.selection_spent(curves, delta=1e-5, conversion="improved", warn=False)
     np.testing.assert_allclose(both.rdp_or_logmgf, gaussian_rdp(1.0) + gaussian_rdp(2.0))
     assert both.conversion == "improved"

@@ -33,13 +33,17 @@ def test_matches_dp_accounting_pld(sigma, n):
     assert ours <= spent.epsilon
 
 
-@pytest.mark.parametrize("make", [
-    lambda: topk_vote.topk_epsilon(k=2, n_teachers=50, sigma=0.2, delta=1e-8, n_queries=1000, n_labels=161),
-    lambda: topk_vote.binary_topk_epsilon(sigma=10.0, delta=1e-8, k=3, n_labels=161, n_queries=1000),
-    lambda: multiwinner.tau_pate_epsilon(tau=math.sqrt(3), sigma=10.0, delta=1e-8, n_queries=1000),
-    lambda: multilabel.gnthreshold_epsilon(sigma=0.3, delta=1e-8, threshold=0.4, n_queries=1000, n_labels=161,
-                                           bound="vote_fraction", n_teachers=50),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: topk_vote.topk_epsilon(k=2, n_teachers=50, sigma=0.2, delta=1e-8, n_queries=1000, n_labels=161),
+        lambda: topk_vote.binary_topk_epsilon(sigma=10.0, delta=1e-8, k=3, n_labels=161, n_queries=1000),
+        lambda: multiwinner.tau_pate_epsilon(tau=math.sqrt(3), sigma=10.0, delta=1e-8, n_queries=1000),
+        lambda: multilabel.gnthreshold_epsilon(
+            sigma=0.3, delta=1e-8, threshold=0.4, n_queries=1000, n_labels=161, bound="vote_fraction", n_teachers=50
+        ),
+    ],
+)
 def test_below_the_rdp_value_for_each_data_independent_release(make):
     spent = _quiet(lambda: make())
     exact = topk_vote.gaussian_composition_epsilon(spent)
@@ -51,8 +55,15 @@ def test_below_the_rdp_value_for_each_data_independent_release(make):
 
 def test_refuses_what_is_not_a_composition_of_gaussians():
     m = np.random.default_rng(0).random((50, 4))
-    dependent = _quiet(multilabel.gnthreshold_epsilon, sigma=0.05, delta=1e-8, threshold=0.5, fractions=m,
-                       bound="vote_fraction", n_teachers=50)
+    dependent = _quiet(
+        multilabel.gnthreshold_epsilon,
+        sigma=0.05,
+        delta=1e-8,
+        threshold=0.5,
+        fractions=m,
+        bound="vote_fraction",
+        n_teachers=50,
+    )
     with pytest.raises(ValueError, match="^spent: a data-dependent bound"):
         topk_vote.gaussian_composition_epsilon(dependent)
     with pytest.raises(ValueError, match="^spent: expected a PrivacySpent"):

@@ -41,11 +41,9 @@ def _probabilities(seed=0, shape=(7, 30, 9)):
 
 
 def test_topk_votes_by_hand_with_ties_to_the_lower_label():
-    p = np.array([[[0.9, 0.1, 0.5, 0.5], [0.2, 0.2, 0.2, 0.2]],
-                  [[0.0, 0.3, 0.4, 1.0], [0.1, 0.7, 0.6, 0.0]]])
+    p = np.array([[[0.9, 0.1, 0.5, 0.5], [0.2, 0.2, 0.2, 0.2]], [[0.0, 0.3, 0.4, 1.0], [0.1, 0.7, 0.6, 0.0]]])
     votes = tv.topk_votes(p, 2)
-    expected = np.array([[[1, 0, 1, 0], [1, 1, 0, 0]],
-                         [[0, 0, 1, 1], [0, 1, 1, 0]]], dtype=bool)
+    expected = np.array([[[1, 0, 1, 0], [1, 1, 0, 0]], [[0, 0, 1, 1], [0, 1, 1, 0]]], dtype=bool)
     np.testing.assert_array_equal(votes, expected)
     np.testing.assert_allclose(tv.topk_fractions(p, 2), [[0.5, 0.0, 1.0, 0.5], [0.5, 1.0, 0.5, 0.0]])
 
@@ -90,22 +88,32 @@ def _closed_form_basic(slope_total, delta):
     return 1.0 + math.sqrt(lg / slope_total), slope_total + 2.0 * math.sqrt(slope_total * lg)
 
 
-@pytest.mark.parametrize("k, n_labels, t, sigma, n_queries", [(1, 161, 50, 0.1, 1), (3, 161, 50, 0.2, 2000),
-                                                             (2, 10, 5, 0.5, 37), (4, 6, 10, 0.05, 1)])
+@pytest.mark.parametrize(
+    "k, n_labels, t, sigma, n_queries",
+    [(1, 161, 50, 0.1, 1), (3, 161, 50, 0.2, 2000), (2, 10, 5, 0.5, 37), (4, 6, 10, 0.05, 1)],
+)
 def test_closed_form_of_the_gaussian_rdp(k, n_labels, t, sigma, n_queries):
     delta = 1e-8
     slope = min(k, n_labels - k) * 2.0 / t**2 / (2.0 * sigma**2)  # Δ²/(2σ²), Δ² = 2·min(k, n − k)/T²
     alpha, eps = _closed_form_basic(n_queries * slope, delta)
-    spent = tv.topk_epsilon(k=k, n_labels=n_labels, n_teachers=t, sigma=sigma, delta=delta, n_queries=n_queries,
-                            orders=[alpha - 0.01, alpha, alpha + 0.01])
+    spent = tv.topk_epsilon(
+        k=k,
+        n_labels=n_labels,
+        n_teachers=t,
+        sigma=sigma,
+        delta=delta,
+        n_queries=n_queries,
+        orders=[alpha - 0.01, alpha, alpha + 0.01],
+    )
     assert spent.epsilon == pytest.approx(eps, rel=1e-9)
     assert spent.order == alpha and not spent.at_grid_edge
     np.testing.assert_allclose(spent.rdp_or_logmgf, n_queries * slope * spent.orders, rtol=1e-12)
     assert spent.details["sensitivity"] == pytest.approx(math.sqrt(2 * min(k, n_labels - k)) / t, rel=1e-15)
 
 
-@pytest.mark.parametrize("k, sigma, n_queries, delta", [(1, 0.1, 1, 1e-5), (3, 0.2, 500, 1e-8), (2, 0.05, 40, 1e-6),
-                                                        (3, 0.3, 5000, 1e-8)])
+@pytest.mark.parametrize(
+    "k, sigma, n_queries, delta", [(1, 0.1, 1, 1e-5), (3, 0.2, 500, 1e-8), (2, 0.05, 40, 1e-6), (3, 0.3, 5000, 1e-8)]
+)
 def test_rdp_accountant_of_dp_accounting(k, sigma, n_queries, delta):
     dp_event = pytest.importorskip("dp_accounting").dp_event
     from dp_accounting.rdp import rdp_privacy_accountant as rpa
@@ -116,8 +124,16 @@ def test_rdp_accountant_of_dp_accounting(k, sigma, n_queries, delta):
     noise_multiplier = sigma / (math.sqrt(2 * k) / t)  # σ in units of the ℓ2 sensitivity
     acc.compose(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(noise_multiplier), n_queries))
     eps_ref, order_ref = acc.get_epsilon_and_optimal_order(delta)
-    ours = tv.topk_epsilon(k=k, n_labels=n_labels, n_teachers=t, sigma=sigma, delta=delta, n_queries=n_queries,
-                           orders=orders, conversion="improved")
+    ours = tv.topk_epsilon(
+        k=k,
+        n_labels=n_labels,
+        n_teachers=t,
+        sigma=sigma,
+        delta=delta,
+        n_queries=n_queries,
+        orders=orders,
+        conversion="improved",
+    )
     np.testing.assert_allclose(ours.rdp_or_logmgf, acc._rdp, rtol=1e-9)
     assert ours.epsilon == pytest.approx(eps_ref, rel=1e-9)
     assert ours.order == order_ref
@@ -142,8 +158,7 @@ def test_exact_gaussian_profile_closed_form_and_dp_accounting_pld():
     k, n_labels, t, sigma, n_queries, delta = 2, 161, 50, 0.2, 10, 1e-6
     acc = ppa.PLDAccountant()
     acc.compose(dp_event.GaussianDpEvent(sigma / tv.topk_sensitivity(k, n_labels, t)), n_queries)
-    exact = tv.topk_exact_epsilon(k=k, n_labels=n_labels, n_teachers=t, sigma=sigma, delta=delta,
-                                  n_queries=n_queries)
+    exact = tv.topk_exact_epsilon(k=k, n_labels=n_labels, n_teachers=t, sigma=sigma, delta=delta, n_queries=n_queries)
     assert exact == pytest.approx(acc.get_epsilon(delta), rel=1e-6)
 
 
@@ -168,16 +183,18 @@ def grid_pairs():
     return tv.topk_vote_grid(T, N_LABELS, K)
 
 
-@pytest.mark.parametrize("sigma, threshold, delta", [(0.1, 0.5, 1e-3), (0.2, 0.4, 0.1), (0.3, 0.5, 1e-3),
-                                                     (0.3, 0.4, 1e-2)])
+@pytest.mark.parametrize(
+    "sigma, threshold, delta", [(0.1, 0.5, 1e-3), (0.2, 0.4, 0.1), (0.3, 0.5, 1e-3), (0.3, 0.4, 1e-2)]
+)
 def test_claim_covers_the_exact_profile_of_the_released_labels(grid_pairs, sigma, threshold, delta):
     grid, i, j = grid_pairs
     lp = exact_profile.gnthreshold_output_logprobs(grid, threshold, sigma)
     np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0, rtol=1e-12)
     exact_labels = float(exact_profile.exact_epsilon(lp[i], lp[j], delta).max())
     exact_gauss = tv.topk_exact_epsilon(k=K, n_labels=N_LABELS, n_teachers=T, sigma=sigma, delta=delta, n_queries=1)
-    claim = tv.topk_epsilon(k=K, n_labels=N_LABELS, n_teachers=T, sigma=sigma, delta=delta, n_queries=1,
-                            orders=FINE, conversion="improved")
+    claim = tv.topk_epsilon(
+        k=K, n_labels=N_LABELS, n_teachers=T, sigma=sigma, delta=delta, n_queries=1, orders=FINE, conversion="improved"
+    )
     assert exact_labels <= exact_gauss <= claim.epsilon
     assert claim.epsilon <= 1.8 * exact_labels  # safe, not absurdly loose (measured 1.15-1.72)
     slope = tv.topk_rdp_slope(sigma, K, N_LABELS, T)
@@ -192,8 +209,16 @@ def test_a_sqrt_k_sensitivity_fails_the_exact_profile(grid_pairs):
     lp = exact_profile.gnthreshold_output_logprobs(grid, 0.5, sigma)
     exact = float(exact_profile.exact_epsilon(lp[i], lp[j], delta).max())
     half = tv.topk_rdp_slope(sigma, K, N_LABELS, T) / 2.0
-    wrong = account(lambda g: half * g, delta=delta, orders=FINE, conversion="improved", accountant="test",
-                    mechanism="topk-sqrt-k", n_queries=1, data_dependent=False).epsilon
+    wrong = account(
+        lambda g: half * g,
+        delta=delta,
+        orders=FINE,
+        conversion="improved",
+        accountant="test",
+        mechanism="topk-sqrt-k",
+        n_queries=1,
+        data_dependent=False,
+    ).epsilon
     assert exact == pytest.approx(23.47, abs=0.01) and wrong == pytest.approx(16.61, abs=0.01)
     assert exact > wrong
 
@@ -223,20 +248,31 @@ def test_monotone_in_queries_and_k_decreasing_in_sigma_symmetric_in_k():
     assert np.all(np.diff(eps_n) > 0) and np.all(np.diff(eps_k) > 0) and np.all(np.diff(eps_s) < 0)
     # k and n − k give the same sensitivity (the complements of the votes carry the same information)
     assert tv.topk_epsilon(k=3, sigma=0.2, n_queries=100, **base).epsilon == pytest.approx(
-        tv.topk_epsilon(k=158, sigma=0.2, n_queries=100, **base).epsilon, rel=1e-15)
+        tv.topk_epsilon(k=158, sigma=0.2, n_queries=100, **base).epsilon, rel=1e-15
+    )
     # lower sensitivity than GNThreshold on averaged probabilities (√161/T) at equal σ
     from pate_study.privacy.multilabel import multilabel_slope
-    assert tv.topk_rdp_slope(0.2, 3, 161, 50) == pytest.approx(multilabel_slope(0.2, 161, "vote_fraction", 50) * 6 / 161)
+
+    assert tv.topk_rdp_slope(0.2, 3, 161, 50) == pytest.approx(
+        multilabel_slope(0.2, 161, "vote_fraction", 50) * 6 / 161
+    )
 
 
 @pytest.mark.parametrize("sigma", [1e-3, 1e3])
 def test_finite_at_extreme_sigma(sigma):
     for conversion in ("basic", "improved"):
-        spent = tv.topk_epsilon(k=3, n_labels=161, n_teachers=50, sigma=sigma, delta=1e-8, n_queries=1000,
-                                orders=WIDE, conversion=conversion)
+        spent = tv.topk_epsilon(
+            k=3,
+            n_labels=161,
+            n_teachers=50,
+            sigma=sigma,
+            delta=1e-8,
+            n_queries=1000,
+            orders=WIDE,
+            conversion=conversion,
+        )
         assert np.isfinite(spent.epsilon) and spent.epsilon >= 0
-    assert np.isfinite(tv.topk_exact_epsilon(k=3, n_labels=161, n_teachers=50, sigma=sigma, delta=1e-8,
-                                             n_queries=1000))
+    assert np.isfinite(tv.topk_exact_epsilon(k=3, n_labels=161, n_teachers=50, sigma=sigma, delta=1e-8, n_queries=1000))
 
 
 def test_data_dependent_by_hand_and_never_above_data_independent():
@@ -372,8 +408,9 @@ def _confident_logprobs(grid, threshold, sigma, thc, sc, rule, top_n):
     return np.concatenate([log_not[:, None], log_ans[:, None] + labels], axis=1)
 
 
-@pytest.mark.parametrize("t, n, k, rule, top_n, th", [(3, 3, 1, "max", 1, 0.4), (3, 4, 2, "printed", 2, 0.4),
-                                                      (2, 4, 1, "printed", 2, 0.2)])
+@pytest.mark.parametrize(
+    "t, n, k, rule, top_n, th", [(3, 3, 1, "max", 1, 0.4), (3, 4, 2, "printed", 2, 0.4), (2, 4, 1, "printed", 2, 0.2)]
+)
 def test_confident_claim_covers_the_exact_profile(t, n, k, rule, top_n, th):
     sigma, sc, delta = 0.2, 0.15, 1e-3
     thc = 0.5 if rule == "max" else 0.1
@@ -381,9 +418,20 @@ def test_confident_claim_covers_the_exact_profile(t, n, k, rule, top_n, th):
     lp = _confident_logprobs(grid, th, sigma, thc, sc, rule, top_n)
     np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0, rtol=1e-12)
     exact = float(exact_profile.exact_epsilon(lp[i], lp[j], delta).max())
-    claim = tv.confident_topk_epsilon(k=k, n_teachers=t, sigma=sigma, confidence_threshold=thc, sigma_confidence=sc,
-                                      delta=delta, n_queries=1, n_labels=n, rule=rule, top_n=top_n, orders=FINE,
-                                      conversion="improved")
+    claim = tv.confident_topk_epsilon(
+        k=k,
+        n_teachers=t,
+        sigma=sigma,
+        confidence_threshold=thc,
+        sigma_confidence=sc,
+        delta=delta,
+        n_queries=1,
+        n_labels=n,
+        rule=rule,
+        top_n=top_n,
+        orders=FINE,
+        conversion="improved",
+    )
     slope = tv.topk_rdp_slope(sigma, k, n, t) + tv.confidence_check_slope(sc, k, n, t, rule, top_n)
     np.testing.assert_allclose(claim.rdp_or_logmgf, slope * FINE, rtol=1e-12)
     # the check and the release are one Gaussian mechanism with μ² = 2·(slope of both): its exact ε lies between
@@ -409,13 +457,29 @@ def test_confident_release_and_its_realized_cost():
     np.testing.assert_array_equal(out.labels, ref.labels)
     np.testing.assert_array_equal(out.answered, ref.answered)
     assert out.mechanism == "confident-topk-vote" and 0 < out.n_answered < 300
-    acc = dict(k=2, n_teachers=20, sigma=0.1, confidence_threshold=0.5, sigma_confidence=0.1, delta=1e-8,
-               fractions=m, threshold=0.3)
+    acc = dict(
+        k=2,
+        n_teachers=20,
+        sigma=0.1,
+        confidence_threshold=0.5,
+        sigma_confidence=0.1,
+        delta=1e-8,
+        fractions=m,
+        threshold=0.3,
+    )
     realized = tv.confident_topk_epsilon(cost="realized", answered=out.answered, **acc)
     redrawn = tv.confident_topk_epsilon(cost="realized", rng=3, **acc)
     expected = tv.confident_topk_epsilon(cost="expected", **acc)
-    independent = tv.confident_topk_epsilon(k=2, n_teachers=20, sigma=0.1, confidence_threshold=0.5,
-                                            sigma_confidence=0.1, delta=1e-8, n_queries=300, n_labels=10)
+    independent = tv.confident_topk_epsilon(
+        k=2,
+        n_teachers=20,
+        sigma=0.1,
+        confidence_threshold=0.5,
+        sigma_confidence=0.1,
+        delta=1e-8,
+        n_queries=300,
+        n_labels=10,
+    )
     assert realized.epsilon == redrawn.epsilon and realized.expected_answered == out.n_answered
     for spent in (realized, expected):
         assert np.all(spent.rdp_or_logmgf <= independent.rdp_or_logmgf * (1 + 1e-12))

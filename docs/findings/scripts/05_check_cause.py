@@ -7,6 +7,7 @@ worth). At 600 steps and at the recipe's 3,000. Reads notebook 04's cached votes
 
     PATE_STUDY_MIRROR=... OMP_NUM_THREADS=1 .venv/bin/python docs/findings/scripts/05_check_cause.py
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,24 +23,42 @@ N_QUERIES, SEEDS, SCHEDULES = 5000, (0, 1, 2), (600, 3000)
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     p, spec, cv, info = paper_votes()
-    _, (no_check, check) = release.released_labels(cv, [N_QUERIES], [0.2], [None, 0.4], delta=p["delta"],
-                                                   seed=p["seed"])
+    _, (no_check, check) = release.released_labels(
+        cv, [N_QUERIES], [0.2], [None, 0.4], delta=p["delta"], seed=p["seed"]
+    )
     answered = np.asarray(check["answered"], dtype=bool)
     k = int(answered.sum())
     random_rows = np.zeros(N_QUERIES, dtype=bool)
     random_rows[np.random.default_rng(123).choice(N_QUERIES, k, replace=False)] = True
-    arms = ((f"no check, all {N_QUERIES}", no_check["labels"], np.ones(N_QUERIES, dtype=bool)),
-            (f"check, its {k} answered queries", check["labels"], answered),
-            (f"no check, a random {k}", no_check["labels"], random_rows),
-            (f"no check labels on the check's {k} queries", no_check["labels"], answered))
+    arms = (
+        (f"no check, all {N_QUERIES}", no_check["labels"], np.ones(N_QUERIES, dtype=bool)),
+        (f"check, its {k} answered queries", check["labels"], answered),
+        (f"no check, a random {k}", no_check["labels"], random_rows),
+        (f"no check labels on the check's {k} queries", no_check["labels"], answered),
+    )
     for steps in SCHEDULES:
         student_spec = spec.replace(steps=steps, eval_every=steps, patience=None)
         for name, labels, rows in arms:
-            maps = [r["map"] for r in students.train_student(info["pool_features"][:N_QUERIES], labels, rows,
-                                                             info["test_features"], cv.test_labels, student_spec,
-                                                             seeds=SEEDS)]
-            logging.info("%d steps | %s | student mAP %.4f ± %.4f (sd over %d seeds)", steps, name, np.mean(maps),
-                         np.std(maps, ddof=1), len(maps))
+            maps = [
+                r["map"]
+                for r in students.train_student(
+                    info["pool_features"][:N_QUERIES],
+                    labels,
+                    rows,
+                    info["test_features"],
+                    cv.test_labels,
+                    student_spec,
+                    seeds=SEEDS,
+                )
+            ]
+            logging.info(
+                "%d steps | %s | student mAP %.4f ± %.4f (sd over %d seeds)",
+                steps,
+                name,
+                np.mean(maps),
+                np.std(maps, ddof=1),
+                len(maps),
+            )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ to draw the curve). Run from the repository root:
 
     PATE_STUDY_MIRROR=... OMP_NUM_THREADS=1 .venv/bin/python docs/findings/scripts/05_student_schedule.py
 """
+
 from __future__ import annotations
 
 import logging
@@ -18,8 +19,10 @@ from _paper_votes import paper_votes
 from pate_study.experiments.audioset import release, teachers
 from pate_study.learning.partitions import Partitions
 
-SETTINGS = ({"mechanism": "topk", "sigma_e": 0.2, "k": 3, "th_e": 0.4},
-            {"mechanism": "gnthreshold", "sigma_e": 0.3, "k": 0, "th_e": 0.4})
+SETTINGS = (
+    {"mechanism": "topk", "sigma_e": 0.2, "k": 3, "th_e": 0.4},
+    {"mechanism": "gnthreshold", "sigma_e": 0.3, "k": 0, "th_e": 0.4},
+)
 N_QUERIES, EVERY, SEEDS = 5000, 300, (0, 1, 2)
 
 
@@ -33,12 +36,27 @@ def main() -> None:
         row, labels = release.frontier_release(cv, setting, N_QUERIES, seed=p["seed"])
         y = np.concatenate([labels, cv.test_labels]).astype(bool)
         for seed in SEEDS:
-            run = teachers.train_teachers(x, y, Partitions(np.arange(N_QUERIES)[None]), np.arange(N_QUERIES, len(x)),
-                                          x_test, cv.test_labels, curve_spec, seed=seed, curve_clips=1, last=True)
+            run = teachers.train_teachers(
+                x,
+                y,
+                Partitions(np.arange(N_QUERIES)[None]),
+                np.arange(N_QUERIES, len(x)),
+                x_test,
+                cv.test_labels,
+                curve_spec,
+                seed=seed,
+                curve_clips=1,
+                last=True,
+            )
             h = run.history
             curve = h[(h["split"] == "validation") & (h["metric"] == "mAP")].groupby("step")["value"].first()
-            logging.info("%s, ε %.1f, seed %d: test mAP by step %s", setting, row["epsilon"], seed,
-                         {int(k): round(float(v), 4) for k, v in curve.items()})
+            logging.info(
+                "%s, ε %.1f, seed %d: test mAP by step %s",
+                setting,
+                row["epsilon"],
+                seed,
+                {int(k): round(float(v), 4) for k, v in curve.items()},
+            )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ public side of PATE, so selecting teacher checkpoints on it costs no privacy, an
 for selection (the thesis selected on its test set). Teachers get disjoint, equal partitions of the teacher pool
 (:func:`pate_study.learning.partitions.make_partitions`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -42,8 +43,7 @@ class PoolSplit:
     student: np.ndarray
 
 
-def pool_split(n_clips: int, *, student_fraction: float = 0.2, val_fraction: float = 0.1,
-               seed: int = 0) -> PoolSplit:
+def pool_split(n_clips: int, *, student_fraction: float = 0.2, val_fraction: float = 0.1, seed: int = 0) -> PoolSplit:
     """Shuffle ``n_clips`` clips (seed) and cut them into teacher pool / validation / student pool.
 
     ``student_fraction``: the public side, 0.2 as in Muschiol Table 4.1 (19,139 / 95,795 small,
@@ -51,22 +51,26 @@ def pool_split(n_clips: int, *, student_fraction: float = 0.2, val_fraction: flo
     ``0 < val_fraction < student_fraction < 1``.
     """
     if not 0 < val_fraction < student_fraction < 1:
-        raise ValueError(f"val_fraction={val_fraction}, student_fraction={student_fraction}: expected "
-                         f"0 < val_fraction < student_fraction < 1 (validation comes out of the student pool)")
+        raise ValueError(
+            f"val_fraction={val_fraction}, student_fraction={student_fraction}: expected "
+            f"0 < val_fraction < student_fraction < 1 (validation comes out of the student pool)"
+        )
     if n_clips < 3:
         raise ValueError(f"n_clips={n_clips}: need at least 3 clips for teacher, validation and student pools")
     order = np.random.default_rng(seed).permutation(n_clips)
     n_public = max(2, int(round(student_fraction * n_clips)))
     n_val = max(1, min(n_public - 1, int(round(val_fraction * n_clips))))
-    teacher, public = order[: n_clips - n_public], order[n_clips - n_public:]
+    teacher, public = order[: n_clips - n_public], order[n_clips - n_public :]
     return PoolSplit(np.sort(teacher), np.sort(public[:n_val]), np.sort(public[n_val:]))
 
 
-def load_subsets(data: str = "auto", *, seed: int = 0, big_kwargs: dict | None = None,
-                 n_synthetic: tuple[int, int] = (2000, 1000)) -> dict[str, audioset.AudioSetEmbeddings]:
+def load_subsets(
+    data: str = "auto", *, seed: int = 0, big_kwargs: dict | None = None, n_synthetic: tuple[int, int] = (2000, 1000)
+) -> dict[str, audioset.AudioSetEmbeddings]:
     """The "small" and "big" subsets (clips with at least one subset label, Muschiol §4.3.1)."""
-    return {s: audioset.load(data, subset=s, seed=seed, big_kwargs=big_kwargs, n_synthetic=n_synthetic)
-            for s in SUBSETS}
+    return {
+        s: audioset.load(data, subset=s, seed=seed, big_kwargs=big_kwargs, n_synthetic=n_synthetic) for s in SUBSETS
+    }
 
 
 def clip_features(split: audioset.Split) -> np.ndarray:
@@ -83,8 +87,10 @@ def teacher_partitions(split: PoolSplit, n_teachers: int, *, seed: int = 0):
     the subset's bal_train clips), drawn by :func:`pate_study.learning.partitions.make_partitions`."""
     size = len(split.teacher) // n_teachers
     if size < 1:
-        raise ValueError(f"n_teachers={n_teachers}: more teachers than the {len(split.teacher)} clips of the "
-                         f"teacher pool; use at most {len(split.teacher)} teachers")
+        raise ValueError(
+            f"n_teachers={n_teachers}: more teachers than the {len(split.teacher)} clips of the "
+            f"teacher pool; use at most {len(split.teacher)} teachers"
+        )
     return make_partitions(int(split.teacher.max()) + 1, n_teachers, size, seed=seed, pool=split.teacher)
 
 
@@ -98,8 +104,9 @@ def first_teachers(partitions, k: int):
     return Partitions(partitions.train[:k])
 
 
-def query_test_split(n_clips: int, *, min_pool: int = 5000, pool_fraction: float = 0.5, min_test: int = 200,
-                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def query_test_split(
+    n_clips: int, *, min_pool: int = 5000, pool_fraction: float = 0.5, min_test: int = 200, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Seeded split of the subset's eval clips into the student query pool and the test set.
 
     The pool gets ``max(min_pool, round(pool_fraction·n))`` clips (about half, and at least the
@@ -124,20 +131,29 @@ def source_stamps(datasets: dict[str, audioset.AudioSetEmbeddings]) -> tuple[str
     return scale, stamps, f"{scale}: " + "; ".join(f"{k}: {v}" for k, v in stamps.items())
 
 
-def logmel_test_split(n_clips: int, *, student_fraction: float = 0.2, val_fraction: float = 0.1,
-                      n_teachers: int = 1, seed: int = 0) -> tuple[Partitions, np.ndarray, np.ndarray]:
+def logmel_test_split(
+    n_clips: int, *, student_fraction: float = 0.2, val_fraction: float = 0.1, n_teachers: int = 1, seed: int = 0
+) -> tuple[Partitions, np.ndarray, np.ndarray]:
     """The log-Mel CNN teachers' cut of ``n_clips`` clips: a test set of a quarter of the clips (seed + 1), the
     rest by :func:`pool_split` (teacher pool without the test clips, validation without them) and the teachers'
     partitions. Returns ``(partitions, validation rows, test rows)``."""
     split = pool_split(n_clips, student_fraction=student_fraction, val_fraction=val_fraction, seed=seed)
     test = np.random.default_rng(seed + 1).permutation(n_clips)[: max(2, n_clips // 4)]
-    parts = teacher_partitions(PoolSplit(np.setdiff1d(split.teacher, test), split.val, split.student), n_teachers,
-                               seed=seed)
+    parts = teacher_partitions(
+        PoolSplit(np.setdiff1d(split.teacher, test), split.val, split.student), n_teachers, seed=seed
+    )
     return parts, np.setdiff1d(split.val, test), test
 
 
-def synthetic_siren(duration_s: float = 10.0, sr: int = 44_100, *, low_hz: float = 650.0, high_hz: float = 1500.0,
-                    sweep_s: float = 4.0, seed: int = 0) -> np.ndarray:
+def synthetic_siren(
+    duration_s: float = 10.0,
+    sr: int = 44_100,
+    *,
+    low_hz: float = 650.0,
+    high_hz: float = 1500.0,
+    sweep_s: float = 4.0,
+    seed: int = 0,
+) -> np.ndarray:
     """A "wail" siren: a tone gliding sinusoidally between ``low_hz`` and ``high_hz`` every
     ``sweep_s`` seconds, with its 2nd and 3rd harmonics and a little noise (seeded)."""
     t = np.arange(int(duration_s * sr)) / sr
@@ -158,7 +174,8 @@ def siren_log_mel(data: str = "auto", *, seed: int = 0) -> tuple[np.ndarray, str
             return clip
     return log_mel_librosa(synthetic_siren(seed=seed)), (
         "synthetic siren (tone gliding 650-1500 Hz every 4 s, 3 harmonics; raw Audio Set audio not prepared), "
-        "log-Mel 44.1 kHz, hop 441, n_fft 2048, 64 bands, dB")
+        "log-Mel 44.1 kHz, hop 441, n_fft 2048, 64 bands, dB"
+    )
 
 
 def prepared_siren_clip() -> tuple[np.ndarray, str] | None:
@@ -171,12 +188,15 @@ def prepared_siren_clip() -> tuple[np.ndarray, str] | None:
     if hits.size == 0:
         return None
     i = int(hits[0])
-    return (np.asarray(clips.log_mel[i]),
-            f"real: Audio Set clip {clips.video_ids[i]} (Siren), log-Mel from recipe audioset-audio")
+    return (
+        np.asarray(clips.log_mel[i]),
+        f"real: Audio Set clip {clips.video_ids[i]} (Siren), log-Mel from recipe audioset-audio",
+    )
 
 
-def synthetic_log_mel_clips(n_clips: int, n_classes: int, *, frames: int = 101, mels: int = 64,
-                            mean_labels: float = 1.6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def synthetic_log_mel_clips(
+    n_clips: int, n_classes: int, *, frames: int = 101, mels: int = 64, mean_labels: float = 1.6, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Synthetic multi-label log-Mel clips ``float32 [n, frames, mels]`` (dB-like) and labels ``bool [n, C]``
     for the CPU code path of the log-Mel CNN teachers: class ``c`` is a Gaussian Mel band (own centre and
     width) amplitude-modulated at its own rate; a clip is a noise floor plus its classes' patterns.
@@ -202,27 +222,40 @@ def synthetic_log_mel_clips(n_clips: int, n_classes: int, *, frames: int = 101, 
     return X, labels
 
 
-def load_logmel_clips(data: str, subset: str = "big", *, n_clips: int = 240, n_classes: int = 10, frames: int = 64,
-                      seed: int = 0) -> tuple[np.ndarray, np.ndarray, str]:
+def load_logmel_clips(
+    data: str, subset: str = "big", *, n_clips: int = 240, n_classes: int = 10, frames: int = 64, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, str]:
     """Log-Mel clips for the CNN teachers: ``data="real"`` reads the prepared raw-audio recipe
     ``audioset-audio`` (``log_mel`` [n, 1001, 64], labels restricted to the subset's classes;
     FileNotFoundError naming the recipe when it is not prepared); ``"synthetic"`` draws
     :func:`synthetic_log_mel_clips`. Returns ``(X, Y, provenance)``."""
     if data == "synthetic":
         X, Y = synthetic_log_mel_clips(n_clips, n_classes, frames=frames, seed=seed)
-        return X, Y, (f"synthetic log-Mel clips ({n_clips} clips x {frames} frames x 64 bands, {n_classes} classes, "
-                      f"seed {seed}): code path only")
+        return (
+            X,
+            Y,
+            (
+                f"synthetic log-Mel clips ({n_clips} clips x {frames} frames x 64 bands, {n_classes} classes, "
+                f"seed {seed}): code path only"
+            ),
+        )
     if data != "real":
         raise ValueError(f"logmel_data={data!r}: expected 'real' or 'synthetic'")
     clips = audioset.audio_clips()
     if clips is None:
-        raise FileNotFoundError("logmel_data='real': raw Audio Set audio is not prepared; run `make data-audioset-audio` "
-                                "(python -m data_recipes prepare audioset-audio; needs yt-dlp and network) or use 'synthetic'")
+        raise FileNotFoundError(
+            "logmel_data='real': raw Audio Set audio is not prepared; run `make data-audioset-audio` "
+            "(python -m data_recipes prepare audioset-audio; needs yt-dlp and network) or use 'synthetic'"
+        )
     emb = audioset.load("real", subset=subset)
     Y = clips.labels[:, audioset.class_columns(emb.class_mids)]
     keep = np.flatnonzero(Y.any(1))
     X = clips.log_mel[keep]
-    return np.asarray(X, np.float32), Y[keep], f"real: {len(keep):,} Audio Set clips with raw audio (recipe audioset-audio), {subset} subset"
+    return (
+        np.asarray(X, np.float32),
+        Y[keep],
+        f"real: {len(keep):,} Audio Set clips with raw audio (recipe audioset-audio), {subset} subset",
+    )
 
 
 @dataclass(frozen=True)
@@ -243,14 +276,29 @@ class EnsembleInputs:
     teacher_pool: np.ndarray
 
 
-def ensemble_inputs(ds: audioset.AudioSetEmbeddings, subset: str, n_teachers: int, *, student_fraction: float = 0.2,
-                    val_fraction: float = 0.1, seed: int = 0) -> EnsembleInputs:
+def ensemble_inputs(
+    ds: audioset.AudioSetEmbeddings,
+    subset: str,
+    n_teachers: int,
+    *,
+    student_fraction: float = 0.2,
+    val_fraction: float = 0.1,
+    seed: int = 0,
+) -> EnsembleInputs:
     """The inputs of the ``n_teachers``-teacher ensemble of ``subset`` (1 = the single model on the whole teacher
     pool): :func:`pool_split`, :func:`teacher_partitions` seeded by :func:`run_seed`, :func:`clip_features`. The one
     place they are made, so notebooks 04 and 05 ask for the same ensemble (and the same cached votes)."""
     bal, ev = ds.splits["bal_train"], ds.splits["eval"]
     split = pool_split(len(bal.labels), student_fraction=student_fraction, val_fraction=val_fraction, seed=seed)
     ens_seed = run_seed(seed, subset, n_teachers)
-    return EnsembleInputs(clip_features(bal), bal.labels, teacher_partitions(split, n_teachers, seed=ens_seed),
-                          split.val, clip_features(ev), ev.labels, ens_seed, f"{subset} {n_teachers}",
-                          split.teacher)
+    return EnsembleInputs(
+        clip_features(bal),
+        bal.labels,
+        teacher_partitions(split, n_teachers, seed=ens_seed),
+        split.val,
+        clip_features(ev),
+        ev.labels,
+        ens_seed,
+        f"{subset} {n_teachers}",
+        split.teacher,
+    )

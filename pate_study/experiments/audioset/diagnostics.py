@@ -2,6 +2,7 @@
 per-class AP and its ranks, micro-averaged PR/ROC curves, and the sampler statistics of Fig 5.9. Pure functions of
 a :class:`~.teachers.TeacherRun` or of arrays; nothing here trains.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,9 @@ def curve_stats(run: TeacherRun | pd.DataFrame, metric: str = "mAP", split: str 
     ``max`` of ``metric`` over the teachers still training at that step, and ``teachers`` (how many; fewer
     once early stopping removed some). Index: step."""
     c = curves(run, metric, split)
-    return pd.DataFrame({"mean": c.mean(axis=1), "min": c.min(axis=1), "max": c.max(axis=1),
-                         "teachers": c.notna().sum(axis=1)})
+    return pd.DataFrame(
+        {"mean": c.mean(axis=1), "min": c.min(axis=1), "max": c.max(axis=1), "teachers": c.notna().sum(axis=1)}
+    )
 
 
 def curve_wobble(run: TeacherRun | pd.DataFrame, metric: str = "mAP", split: str = "curve") -> float:
@@ -49,7 +51,7 @@ def ranked_classes(ap: np.ndarray, k: int = 10) -> dict[str, np.ndarray]:
     order = ok[np.argsort(-ap[ok], kind="stable")]
     k = min(k, max(1, order.size // 3))
     mid = order.size // 2
-    return {"best": order[:k], "medium": order[max(0, mid - k // 2): max(0, mid - k // 2) + k], "worst": order[-k:]}
+    return {"best": order[:k], "medium": order[max(0, mid - k // 2) : max(0, mid - k // 2) + k], "worst": order[-k:]}
 
 
 def micro_curves(labels: np.ndarray, scores: np.ndarray) -> dict[str, np.ndarray]:
@@ -83,8 +85,9 @@ def top_class(counts: np.ndarray, names) -> tuple[str, int]:
     return str(names[i]), int(counts[i])
 
 
-def sampler_batches(labels: np.ndarray, ids: np.ndarray, kind: str, *, iterations: int = 1000, batch_size: int = 64,
-                    seed: int = 0) -> np.ndarray:
+def sampler_batches(
+    labels: np.ndarray, ids: np.ndarray, kind: str, *, iterations: int = 1000, batch_size: int = 64, seed: int = 0
+) -> np.ndarray:
     """``int [iterations, batch_size]`` clip ids drawn from the rows ``ids`` by the ``"balanced"``
     sampler (Muschiol §4.4.2, :class:`pate_study.learning.samplers.LabelBalancedStream`) or ``"random"``
     (successive random permutations, :class:`pate_study.learning.samplers.PermutationStream`)."""
@@ -94,6 +97,7 @@ def sampler_batches(labels: np.ndarray, ids: np.ndarray, kind: str, *, iteration
         draw = stream.draw
     elif kind == "random":
         perm = PermutationStream(ids, torch.Generator().manual_seed(int(seed)))
+
         def draw(k):
             return perm.draw(k).numpy()
     else:
@@ -101,14 +105,17 @@ def sampler_batches(labels: np.ndarray, ids: np.ndarray, kind: str, *, iteration
     return np.stack([draw(batch_size) for _ in range(iterations)])
 
 
-def sampler_statistics(labels: np.ndarray, ids: np.ndarray, *, iterations: int = 1000, batch_size: int = 64,
-                       seed: int = 0) -> pd.DataFrame:
+def sampler_statistics(
+    labels: np.ndarray, ids: np.ndarray, *, iterations: int = 1000, batch_size: int = 64, seed: int = 0
+) -> pd.DataFrame:
     """Fig 5.9: per-class occurrences in ``iterations`` batches of ``batch_size`` for the balanced and
     the random sampler over the same rows; one row per class (``balanced``, ``random`` counts) and
     the class's count in the rows themselves (``in_partition``)."""
     Y = np.asarray(labels, bool)
-    counts = {k: class_occurrences(Y, sampler_batches(Y, ids, k, iterations=iterations, batch_size=batch_size,
-                                                      seed=seed)) for k in ("balanced", "random")}
+    counts = {
+        k: class_occurrences(Y, sampler_batches(Y, ids, k, iterations=iterations, batch_size=batch_size, seed=seed))
+        for k in ("balanced", "random")
+    }
     return pd.DataFrame({"class_index": np.arange(Y.shape[1]), "in_partition": Y[np.asarray(ids)].sum(0), **counts})
 
 
@@ -126,8 +133,9 @@ def log_count_sd(counts: np.ndarray) -> float:
     return float(np.log(c).std(ddof=1)) if c.size > 1 else float("nan")
 
 
-def sampler_spreads(labels: np.ndarray, ids: np.ndarray, *, iterations: int = 1000, batch_size: int = 64,
-                    seeds=(0, 1, 2, 3, 4)) -> pd.DataFrame:
+def sampler_spreads(
+    labels: np.ndarray, ids: np.ndarray, *, iterations: int = 1000, batch_size: int = 64, seeds=(0, 1, 2, 3, 4)
+) -> pd.DataFrame:
     """Fig 5.9's spreads over sampler seeds (the random source behind them): per seed and sampler
     (:func:`sampler_statistics`), max / median occurrence (:func:`occurrence_spread`) and the sd of the log counts
     (:func:`log_count_sd`). One row per seed: ``seed``, ``balanced``, ``random``, ``balanced_log_sd``,
@@ -135,8 +143,13 @@ def sampler_spreads(labels: np.ndarray, ids: np.ndarray, *, iterations: int = 10
     rows = []
     for s in seeds:
         occ = sampler_statistics(labels, ids, iterations=iterations, batch_size=batch_size, seed=int(s))
-        rows.append({"seed": int(s), **{k: occurrence_spread(occ[k]) for k in ("balanced", "random")},
-                     **{f"{k}_log_sd": log_count_sd(occ[k]) for k in ("balanced", "random")}})
+        rows.append(
+            {
+                "seed": int(s),
+                **{k: occurrence_spread(occ[k]) for k in ("balanced", "random")},
+                **{f"{k}_log_sd": log_count_sd(occ[k]) for k in ("balanced", "random")},
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -1,5 +1,6 @@
 """The figures of notebooks 04 and 05, each drawn from numbers the package computed (nothing here trains or
 judges)."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -16,11 +17,16 @@ def sweep_figure(sw: pd.DataFrame, title: str, delta: float, n_account: int):
     fig, ax = plt.subplots(1, 3, figsize=(15, 4))
     for th, s in sw.groupby("threshold", sort=False):
         s = s[s["sigma_e"] > 0]
-        line, = ax[0].plot(s["sigma_e"], s["f1"], "o-", label=f"th_e={th}")
+        (line,) = ax[0].plot(s["sigma_e"], s["f1"], "o-", label=f"th_e={th}")
         ax[1].plot(s["sigma_e"], s["epsilon"], "o-", color=line.get_color(), label=f"th_e={th}")
         if th == "adaptive":
-            ax[1].plot(s["sigma_e"], s["epsilon_threshold_as_fixed"], "x:", color=line.get_color(),
-                       label="adaptive, thesis's accounting (not a guarantee)")
+            ax[1].plot(
+                s["sigma_e"],
+                s["epsilon_threshold_as_fixed"],
+                "x:",
+                color=line.get_color(),
+                label="adaptive, thesis's accounting (not a guarantee)",
+            )
         ax[2].plot(s["epsilon"], s["f1"], "o-", color=line.get_color(), label=f"th_e={th}")
     s = sw[sw["sigma_e"] > 0].drop_duplicates("sigma_e")
     ax[1].plot(s["sigma_e"], s["epsilon_data_independent"], "k--", label="data-independent (vote fraction)")
@@ -43,7 +49,7 @@ def confidence_figure(cs: pd.DataFrame, title: str):
     """Figs 5.14, 5.15, A.8–A.11: F1 (answered) vs σ_e, ε (realised cost; dashed: data-independent), F1 vs ε."""
     fig, ax = plt.subplots(1, 3, figsize=(15, 4))
     for sc, s in cs.groupby("sigma_c"):
-        line, = ax[0].plot(s["sigma_e"], s["f1"], "o-", label=f"σ_c={sc:g}")
+        (line,) = ax[0].plot(s["sigma_e"], s["f1"], "o-", label=f"σ_c={sc:g}")
         ax[1].plot(s["sigma_e"], s["epsilon"], "o-", color=line.get_color(), label=f"σ_c={sc:g}")
         ax[1].plot(s["sigma_e"], s["epsilon_data_independent"], "--", color=line.get_color())
         ax[2].plot(s["epsilon"], s["f1"], "o-", color=line.get_color())
@@ -64,8 +70,13 @@ def audit_figure(aud: pd.DataFrame):
     labels = [f"{r.release}\n{r.claim}, {r.mechanism}\nσ_e={r.sigma_e:g}" for r in aud.itertuples()]
     x = np.arange(len(aud))
     ax.bar(x - 0.2, aud["claimed_epsilon"], 0.4, color="0.6", label="accountant's ε (claimed)")
-    ax.bar(x + 0.2, aud["empirical_epsilon_lower"], 0.4, label="empirical lower bound (95 %)",
-           color=np.where(aud["violation"], "tab:red", "tab:blue"))
+    ax.bar(
+        x + 0.2,
+        aud["empirical_epsilon_lower"],
+        0.4,
+        label="empirical lower bound (95 %)",
+        color=np.where(aud["violation"], "tab:red", "tab:blue"),
+    )
     ax.set_xticks(x, labels, rotation=90, fontsize=6)
     ax.set_yscale("log")
     ax.set_ylabel("ε (one query)")
@@ -80,7 +91,9 @@ def siren_figure(mel: np.ndarray):
     """Fig 2.1: a log-Mel spectrogram ``[frames, 64]``."""
     fig, ax = plt.subplots(figsize=(7, 3))
     im = ax.imshow(mel.T, origin="lower", aspect="auto", cmap="magma", extent=[0, mel.shape[0], 0, mel.shape[1]])
-    ax.set(xlabel="frame (10 ms hop; 1001 frames = 10 s)", ylabel="Mel band (64)", title="log-Mel spectrogram of a siren")
+    ax.set(
+        xlabel="frame (10 ms hop; 1001 frames = 10 s)", ylabel="Mel band (64)", title="log-Mel spectrogram of a siren"
+    )
     ax.grid(False)
     fig.colorbar(im, ax=ax, label="dB")
     fig.tight_layout()
@@ -108,7 +121,9 @@ def teacher_curves_figure(runs: dict, subsets, teacher_counts):
         for t in teacher_counts:
             c = curve_stats(runs[subset, t])
             full = (c["teachers"] == t).to_numpy()
-            line, = ax.plot(c.index, c["mean"].where(full), label=f"{'baseline' if t == 1 else f'{subset} {t}'} (mean of {t})")
+            (line,) = ax.plot(
+                c.index, c["mean"].where(full), label=f"{'baseline' if t == 1 else f'{subset} {t}'} (mean of {t})"
+            )
             ax.plot(c.index, c["mean"], ls=":", lw=1, color=line.get_color())
             if t > 1:
                 ax.fill_between(c.index, c["min"], c["max"], where=full, color=line.get_color(), alpha=0.15)
@@ -133,7 +148,9 @@ def micro_curve_figures(runs: dict, test_labels: dict, subsets, teacher_counts):
             auc_micro[subset, t] = float(np.trapezoid(cv["tpr"], cv["fpr"]))
         ax_pr[i].set(xlabel="recall", ylabel="precision", title=f'"{subset}": micro-averaged PR, selected checkpoint')
         ax_roc[i].plot([0, 1], [0, 1], ls=":", color="0.5")
-        ax_roc[i].set(xlabel="false-positive rate", ylabel="true-positive rate", title=f'"{subset}": micro-averaged ROC')
+        ax_roc[i].set(
+            xlabel="false-positive rate", ylabel="true-positive rate", title=f'"{subset}": micro-averaged ROC'
+        )
         ax_pr[i].legend(fontsize=8)
         ax_roc[i].legend(fontsize=8)
     fig_pr.tight_layout()
@@ -260,40 +277,57 @@ def q_histogram_figure(h: pd.DataFrame, sigma_e: float):
         ax.set_title(f"th_e={th}, σ_e={sigma_e}")
         ax2 = ax.twinx()
         ax2.plot(x, s["epsilon_1000"], "s", color="0.3", label="ε/1000 q, no check")
-        ax2.plot(x, s["epsilon_1000_confident_expected"], "o", color="tab:blue", label="ε/1000 q, with check (expected)")
+        ax2.plot(
+            x, s["epsilon_1000_confident_expected"], "o", color="tab:blue", label="ε/1000 q, with check (expected)"
+        )
         ax2.set_ylabel("ε of 1,000 such queries")
         ax2.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
 
-def students_figure(sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float,
-                    sweep: pd.DataFrame | None = None):
+def students_figure(
+    sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float, sweep: pd.DataFrame | None = None
+):
     """Figs 5.17-5.19: the students' test mAP against ε (Table 5.4's rows at σ_e 0.3, σ_c 0.6; with ``sweep``, the
     figure's configuration over σ_e and σ_c as lines, bars = min-max over seeds), references as dotted lines."""
     fig, ax = plt.subplots(figsize=(6, 4))
     if sweep is not None and not sweep.empty:
-        for what, g in (("σ_e", sweep[sweep["sigma_c"].isna() | (sweep["sigma_c"] == 0.6)]),
-                        ("σ_c", sweep[sweep["sigma_c"].notna() & (sweep["sigma_e"] == 0.3) & (sweep["sigma_c"] != 0.6)])):
+        for what, g in (
+            ("σ_e", sweep[sweep["sigma_c"].isna() | (sweep["sigma_c"] == 0.6)]),
+            ("σ_c", sweep[sweep["sigma_c"].notna() & (sweep["sigma_e"] == 0.3) & (sweep["sigma_c"] != 0.6)]),
+        ):
             g = g.sort_values("eps_data_dependent")
             if g.empty:
                 continue
-            ax.errorbar(g["eps_data_dependent"], g["map"], yerr=[g["map"] - g["map_min"], g["map_max"] - g["map"]],
-                        fmt="s--", capsize=3, label=f"{what} varied (n={int(g['n_samples'].iloc[0])})")
+            ax.errorbar(
+                g["eps_data_dependent"],
+                g["map"],
+                yerr=[g["map"] - g["map_min"], g["map_max"] - g["map"]],
+                fmt="s--",
+                capsize=3,
+                label=f"{what} varied (n={int(g['n_samples'].iloc[0])})",
+            )
             for _, r in g.iterrows():
-                ax.annotate(f"σ_e={r['sigma_e']:g}" + ("" if np.isnan(r["sigma_c"]) else f", σ_c={r['sigma_c']:g}"),
-                            (r["eps_data_dependent"], r["map"]), fontsize=6)
+                ax.annotate(
+                    f"σ_e={r['sigma_e']:g}" + ("" if np.isnan(r["sigma_c"]) else f", σ_c={r['sigma_c']:g}"),
+                    (r["eps_data_dependent"], r["map"]),
+                    fontsize=6,
+                )
         ax.set_xscale("log")
         ax.legend(fontsize=7)
     for _, rr in sub.iterrows():
-        spread = ([[rr["map"] - rr["map_min"]], [rr["map_max"] - rr["map"]]] if "map_min" in rr else None)
+        spread = [[rr["map"] - rr["map_min"]], [rr["map_max"] - rr["map"]]] if "map_min" in rr else None
         ax.errorbar(rr["eps_data_dependent"], rr["map"], yerr=spread, fmt="o", capsize=3)
         ax.annotate(f"n={rr['n_samples']}, σ_e=0.3, σ_c=0.6", (rr["eps_data_dependent"], rr["map"]), fontsize=7)
     for _, rr in refs.iterrows():
         ax.axhline(rr["map"], ls=":", color="0.5")
         ax.text(ax.get_xlim()[0], rr["map"], rr["reference"], fontsize=6, va="bottom")
-    ax.set(xlabel=f"ε (δ={delta:g})", ylabel="student mAP (test; mean, bar = min-max over seeds)",
-           title=f"students, th_e={th}, th_c={thc}")
+    ax.set(
+        xlabel=f"ε (δ={delta:g})",
+        ylabel="student mAP (test; mean, bar = min-max over seeds)",
+        title=f"students, th_e={th}, th_c={thc}",
+    )
     fig.tight_layout()
     return fig
 
@@ -302,10 +336,13 @@ def multiwinner_figure(mw: pd.DataFrame, mw_students: pd.DataFrame, delta: float
     """Beyond the thesis: each mechanism's released-label F1 against ε, and its student's mAP against ε."""
     fig, ax = plt.subplots(1, 2, figsize=(12, 4))
     for mech, s in mw.groupby("mechanism", sort=False):
-        line, = ax[0].plot(s["epsilon"], s["f1"], "o-", label=mech)
+        (line,) = ax[0].plot(s["epsilon"], s["f1"], "o-", label=mech)
         ax[0].plot(s["epsilon_data_independent"], s["f1"], "x:", color=line.get_color())
-    ax[0].set(xscale="log", xlabel=f"ε (δ={delta:g}, {n_account} queries; x: data-independent)",
-              ylabel="macro F1 of released labels")
+    ax[0].set(
+        xscale="log",
+        xlabel=f"ε (δ={delta:g}, {n_account} queries; x: data-independent)",
+        ylabel="macro F1 of released labels",
+    )
     ax[0].legend()
     ax[1].scatter(mw_students["epsilon"], mw_students["map"])
     for _, rr in mw_students.iterrows():
@@ -316,25 +353,30 @@ def multiwinner_figure(mw: pd.DataFrame, mw_students: pd.DataFrame, delta: float
     return fig
 
 
-def frontier_figure(frontier: pd.DataFrame, refs: pd.DataFrame, delta: float, n_queries: int, *,
-                    epsilon_max: float = 300.0):
+def frontier_figure(
+    frontier: pd.DataFrame, refs: pd.DataFrame, delta: float, n_queries: int, *, epsilon_max: float = 300.0
+):
     """Beyond the thesis: the privacy-utility frontier on the same teachers -- student test mAP (mean over seeds,
     band = min-max) against the data-independent ε of each release, one line per mechanism, references dotted."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for mech, g in frontier.groupby("mechanism", sort=False):
         g = g.sort_values("epsilon")
-        line, = ax.plot(g["epsilon"], g["map"], "o-", label=mech)
+        (line,) = ax.plot(g["epsilon"], g["map"], "o-", label=mech)
         ax.fill_between(g["epsilon"], g["map_min"], g["map_max"], color=line.get_color(), alpha=0.2)
         for _, r in g.iterrows():
-            ax.annotate(f"σ{r['sigma_e']:g}" + (f" k{int(r['k'])}" if r["k"] else ""), (r["epsilon"], r["map"]),
-                        fontsize=6)
+            ax.annotate(
+                f"σ{r['sigma_e']:g}" + (f" k{int(r['k'])}" if r["k"] else ""), (r["epsilon"], r["map"]), fontsize=6
+            )
     for _, r in refs.iterrows():
         ax.axhline(r["map"], ls=":", color="0.5", lw=0.8)
         ax.text(frontier["epsilon"].min(), r["map"], r["reference"], fontsize=6, va="bottom")
     ax.axvline(epsilon_max, ls="--", color="0.3", lw=0.8)
-    ax.set(xscale="log", xlabel=f"ε data-independent (δ={delta:g}, {n_queries} queries)",
-           ylabel="student mAP (test; mean, band = min-max over seeds)",
-           title="Privacy-utility frontier on the same teachers")
+    ax.set(
+        xscale="log",
+        xlabel=f"ε data-independent (δ={delta:g}, {n_queries} queries)",
+        ylabel="student mAP (test; mean, band = min-max over seeds)",
+        title="Privacy-utility frontier on the same teachers",
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -10,6 +10,7 @@ at 0.5 instead). Noise-free tables (σ = 0) release c_i = [m_i > th] directly (t
 the bound ``"vote_fraction"`` (per-label sensitivity 1/T of vote fractions: the one bound whose Theorem 6 can
 apply at the thesis's σ; see that module); every bound is also shown side by side.
 """
+
 from __future__ import annotations
 
 import logging
@@ -54,15 +55,16 @@ def noise_free_release(m: np.ndarray, threshold: Any) -> np.ndarray:
     return m > _thresholds(m, threshold)[:, None]
 
 
-def noise_free_confident(m: np.ndarray, threshold: Any, confidence: float, rule: str = "max",
-                         top_n: int = 4) -> np.ndarray:
+def noise_free_confident(
+    m: np.ndarray, threshold: Any, confidence: float, rule: str = "max", top_n: int = 4
+) -> np.ndarray:
     """Answered mask of the confidence check with σ_c = 0: ``"max"``: max_i m_i ≥ th_c (what the
     experiments describe); ``"printed"``: all top-n values of m − th_e ≥ th_c (Algorithm 3 as printed)."""
     if rule == "max":
         return m.max(axis=1) >= confidence
     if rule != "printed":
         raise ValueError(f"rule={rule!r}: expected 'max' or 'printed'")
-    top = -np.sort(-m, axis=1)[:, :min(top_n, m.shape[1])] - _thresholds(m, threshold)[:, None]
+    top = -np.sort(-m, axis=1)[:, : min(top_n, m.shape[1])] - _thresholds(m, threshold)[:, None]
     return np.all(top >= confidence, axis=1)
 
 
@@ -71,8 +73,12 @@ def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
     if len(y_true) == 0:
         return {"precision": float("nan"), "recall": float("nan"), "f1": float("nan"), "micro_f1": float("nan")}
     r = metrics.multilabel_report(y_true, y_pred)
-    return {"precision": r["macro_precision"], "recall": r["macro_recall"], "f1": r["macro_f1"],
-            "micro_f1": r["micro_f1"]}
+    return {
+        "precision": r["macro_precision"],
+        "recall": r["macro_recall"],
+        "f1": r["macro_f1"],
+        "micro_f1": r["micro_f1"],
+    }
 
 
 def threshold_label(th: Any) -> str:
@@ -95,10 +101,19 @@ def thesis_grid(fn, **kwargs):
 
 
 def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str, delta: float) -> tuple[float, float]:
-    dd = multilabel.gnthreshold_epsilon(sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound,
-                                        n_teachers=n_teachers, orders=ORDERS)
-    di = multilabel.gnthreshold_epsilon(sigma=sigma, delta=delta, threshold=th, n_queries=len(m),
-                                        n_labels=m.shape[1], bound=bound, n_teachers=n_teachers, orders=ORDERS)
+    dd = multilabel.gnthreshold_epsilon(
+        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, orders=ORDERS
+    )
+    di = multilabel.gnthreshold_epsilon(
+        sigma=sigma,
+        delta=delta,
+        threshold=th,
+        n_queries=len(m),
+        n_labels=m.shape[1],
+        bound=bound,
+        n_teachers=n_teachers,
+        orders=ORDERS,
+    )
     return dd.epsilon, di.epsilon
 
 
@@ -106,13 +121,23 @@ def _as_fixed(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str,
     """The thesis's accounting of the adaptive threshold (treated as fixed): NOT a guarantee; NaN for fixed th."""
     if not isinstance(th, str):
         return math.nan
-    return multilabel.gnthreshold_epsilon(sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound,
-                                          n_teachers=n_teachers, orders=ORDERS).details["epsilon_threshold_as_fixed"]
+    return multilabel.gnthreshold_epsilon(
+        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, orders=ORDERS
+    ).details["epsilon_threshold_as_fixed"]
 
 
-def noise_sweep(cv: CachedVotes, sigmas: Sequence[float], thresholds: Sequence[Any] = THRESHOLDS, *,
-                n_account: int = 1000, delta: float = DELTA, bound: str = "vote_fraction",
-                reference_bound: str = "theorem12", vote: str = "probability", seed: int = 0) -> pd.DataFrame:
+def noise_sweep(
+    cv: CachedVotes,
+    sigmas: Sequence[float],
+    thresholds: Sequence[Any] = THRESHOLDS,
+    *,
+    n_account: int = 1000,
+    delta: float = DELTA,
+    bound: str = "vote_fraction",
+    reference_bound: str = "theorem12",
+    vote: str = "probability",
+    seed: int = 0,
+) -> pd.DataFrame:
     """Figs 5.13 / A.7: GNThreshold (adaptive or fixed th_e) on the first ``n_account`` queries per σ_e:
     macro F1 of the released labels, data-dependent and data-independent ε (``bound``), and the
     data-independent ε of ``reference_bound`` (Theorem 12 as printed); σ_e = 0 rows are the noise-free F1.
@@ -122,26 +147,60 @@ def noise_sweep(cv: CachedVotes, sigmas: Sequence[float], thresholds: Sequence[A
     y = cv.pool_labels[:n_account]
     rows = []
     for th in thresholds:
-        rows.append({"threshold": threshold_label(th), "sigma_e": 0.0, **prf(y, noise_free_release(m, th)),
-                     "epsilon": np.inf, "epsilon_data_independent": np.inf, "epsilon_reference": np.inf,
-                     "epsilon_threshold_as_fixed": np.inf if isinstance(th, str) else math.nan})
+        rows.append(
+            {
+                "threshold": threshold_label(th),
+                "sigma_e": 0.0,
+                **prf(y, noise_free_release(m, th)),
+                "epsilon": np.inf,
+                "epsilon_data_independent": np.inf,
+                "epsilon_reference": np.inf,
+                "epsilon_threshold_as_fixed": np.inf if isinstance(th, str) else math.nan,
+            }
+        )
         for i, s in enumerate(sigmas):
             rel = aggregators.gnthreshold(m, th, s, np.random.default_rng([seed, i]))
             dd, di = _epsilons(m, th, s, cv.n_teachers, bound, delta)
-            ref = multilabel.gnthreshold_epsilon(sigma=s, delta=delta, threshold=th, n_queries=len(m),
-                                                 n_labels=m.shape[1], bound=reference_bound,
-                                                 n_teachers=cv.n_teachers, orders=ORDERS).epsilon
+            ref = multilabel.gnthreshold_epsilon(
+                sigma=s,
+                delta=delta,
+                threshold=th,
+                n_queries=len(m),
+                n_labels=m.shape[1],
+                bound=reference_bound,
+                n_teachers=cv.n_teachers,
+                orders=ORDERS,
+            ).epsilon
             q = np.exp(multilabel.multilabel_logq(m, th, s))
-            rows.append({"threshold": threshold_label(th), "sigma_e": float(s), **prf(y, rel.labels), "epsilon": dd,
-                         "epsilon_data_independent": di, "epsilon_reference": ref, "q_average": float(q.mean()),
-                         "epsilon_threshold_as_fixed": _as_fixed(m, th, s, cv.n_teachers, bound, delta)})
+            rows.append(
+                {
+                    "threshold": threshold_label(th),
+                    "sigma_e": float(s),
+                    **prf(y, rel.labels),
+                    "epsilon": dd,
+                    "epsilon_data_independent": di,
+                    "epsilon_reference": ref,
+                    "q_average": float(q.mean()),
+                    "epsilon_threshold_as_fixed": _as_fixed(m, th, s, cv.n_teachers, bound, delta),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def confidence_sweep(cv: CachedVotes, threshold: Any, confidence: float, sigmas_e: Sequence[float],
-                     sigmas_c: Sequence[float], *, n_account: int = 1000, delta: float = DELTA,
-                     bound: str = "vote_fraction", rule: str = "max", vote: str = "probability",
-                     seed: int = 0) -> pd.DataFrame:
+def confidence_sweep(
+    cv: CachedVotes,
+    threshold: Any,
+    confidence: float,
+    sigmas_e: Sequence[float],
+    sigmas_c: Sequence[float],
+    *,
+    n_account: int = 1000,
+    delta: float = DELTA,
+    bound: str = "vote_fraction",
+    rule: str = "max",
+    vote: str = "probability",
+    seed: int = 0,
+) -> pd.DataFrame:
     """Figs 5.14, 5.15, A.8-A.11: Confident-GNThreshold per (σ_c, σ_e): answered share, macro F1 on the
     answered queries, ε data-dependent (realised cost: the GNThreshold step charged on the answered
     queries of this run, the check on every query) and data-independent (every query charged both)."""
@@ -150,34 +209,83 @@ def confidence_sweep(cv: CachedVotes, threshold: Any, confidence: float, sigmas_
     rows = []
     for j, sc in enumerate(sigmas_c):
         for i, se in enumerate(sigmas_e):
-            rel = aggregators.confident_gnthreshold(m, threshold, se, confidence, sc,
-                                                    np.random.default_rng([seed, j, i]), rule=rule)
+            rel = aggregators.confident_gnthreshold(
+                m, threshold, se, confidence, sc, np.random.default_rng([seed, j, i]), rule=rule
+            )
             ok = rel.answered
             sp = multilabel.confident_gnthreshold_epsilon(
-                fractions=m, threshold=threshold, sigma=se, confidence_threshold=confidence, sigma_confidence=sc,
-                delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers, cost="realized", answered=ok,
-                orders=ORDERS)
-            di = _confident_data_independent(len(m), m.shape[1], se, sc, rule, bound, cv.n_teachers, delta,
-                                             threshold=threshold)
-            rows.append({"threshold": threshold_label(threshold), "confidence": confidence, "sigma_c": float(sc),
-                         "sigma_e": float(se), "answered_pct": 100.0 * ok.mean(), **prf(y[ok], rel.labels[ok]),
-                         "epsilon": sp.epsilon, "epsilon_data_independent": di,
-                         "epsilon_threshold_as_fixed": sp.details.get("epsilon_threshold_as_fixed", math.nan)})
+                fractions=m,
+                threshold=threshold,
+                sigma=se,
+                confidence_threshold=confidence,
+                sigma_confidence=sc,
+                delta=delta,
+                rule=rule,
+                bound=bound,
+                n_teachers=cv.n_teachers,
+                cost="realized",
+                answered=ok,
+                orders=ORDERS,
+            )
+            di = _confident_data_independent(
+                len(m), m.shape[1], se, sc, rule, bound, cv.n_teachers, delta, threshold=threshold
+            )
+            rows.append(
+                {
+                    "threshold": threshold_label(threshold),
+                    "confidence": confidence,
+                    "sigma_c": float(sc),
+                    "sigma_e": float(se),
+                    "answered_pct": 100.0 * ok.mean(),
+                    **prf(y[ok], rel.labels[ok]),
+                    "epsilon": sp.epsilon,
+                    "epsilon_data_independent": di,
+                    "epsilon_threshold_as_fixed": sp.details.get("epsilon_threshold_as_fixed", math.nan),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def _confident_data_independent(n: int, n_labels: int, sigma: float, sigma_c: float, rule: str, bound: str,
-                                n_teachers: int, delta: float, top_n: int = 4, threshold: Any = None) -> float:
+def _confident_data_independent(
+    n: int,
+    n_labels: int,
+    sigma: float,
+    sigma_c: float,
+    rule: str,
+    bound: str,
+    n_teachers: int,
+    delta: float,
+    top_n: int = 4,
+    threshold: Any = None,
+) -> float:
     """ε when every one of ``n`` queries pays the GNThreshold cap and the check's data-independent slope
     (:func:`pate_study.privacy.multilabel.confident_gnthreshold_data_independent`)."""
     return multilabel.confident_gnthreshold_data_independent(
-        n_queries=n, n_labels=n_labels, sigma=sigma, sigma_confidence=sigma_c, delta=delta, n_teachers=n_teachers,
-        bound=bound, rule=rule, top_n=top_n, threshold=threshold, orders=ORDERS).epsilon
+        n_queries=n,
+        n_labels=n_labels,
+        sigma=sigma,
+        sigma_confidence=sigma_c,
+        delta=delta,
+        n_teachers=n_teachers,
+        bound=bound,
+        rule=rule,
+        top_n=top_n,
+        threshold=threshold,
+        orders=ORDERS,
+    ).epsilon
 
 
-def gnthreshold_audit(sigmas: Sequence[float], *, n_labels: int = 4, n_teachers: int = 5, threshold: float = 0.5,
-                      delta: float = 1e-3, n_samples: int = 200_000, broken_factor: float = 0.5,
-                      seed: int = 0) -> pd.DataFrame:
+def gnthreshold_audit(
+    sigmas: Sequence[float],
+    *,
+    n_labels: int = 4,
+    n_teachers: int = 5,
+    threshold: float = 0.5,
+    delta: float = 1e-3,
+    n_samples: int = 200_000,
+    broken_factor: float = 0.5,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Empirical audits (:mod:`pate_study.privacy.audit`) of every release the notebook publishes, one query each,
     accountant's ε (improved conversion, δ) beside a 95 % Clopper–Pearson lower bound on the true ε:
 
@@ -198,37 +306,79 @@ def gnthreshold_audit(sigmas: Sequence[float], *, n_labels: int = 4, n_teachers:
     rows = []
 
     def add(release, sigma, r, claim):
-        rows.append({"release": release, "sigma_e": float(sigma), "claim": claim,
-                     "mechanism": "as implemented" if r.noise_scale_factor == 1.0 else
-                     f"broken: noise x{r.noise_scale_factor:g}", "delta": r.delta,
-                     "claimed_epsilon": r.claimed_epsilon, "empirical_epsilon_lower": r.epsilon_lower,
-                     "violation": r.violation, "neighbours": r.candidate, "event": r.event,
-                     "n_samples": r.n_samples})
+        rows.append(
+            {
+                "release": release,
+                "sigma_e": float(sigma),
+                "claim": claim,
+                "mechanism": "as implemented"
+                if r.noise_scale_factor == 1.0
+                else f"broken: noise x{r.noise_scale_factor:g}",
+                "delta": r.delta,
+                "claimed_epsilon": r.claimed_epsilon,
+                "empirical_epsilon_lower": r.epsilon_lower,
+                "violation": r.violation,
+                "neighbours": r.candidate,
+                "event": r.event,
+                "n_samples": r.n_samples,
+            }
+        )
 
     for i, s in enumerate(sigmas):
         sd = int(seed) * 1000 + i
         for factor in (1.0, broken_factor):
-            r = audit.audit_gnthreshold(sigma=float(s), n_labels=n_labels, n_teachers=n_teachers, threshold=threshold,
-                                        delta=delta, n_samples=n_samples, noise_scale_factor=factor, seed=sd)
+            r = audit.audit_gnthreshold(
+                sigma=float(s),
+                n_labels=n_labels,
+                n_teachers=n_teachers,
+                threshold=threshold,
+                delta=delta,
+                n_samples=n_samples,
+                noise_scale_factor=factor,
+                seed=sd,
+            )
             add(f"GNThreshold th_e={threshold:g}", s, r, "vote-fraction bound")
         for claim in ("as_fixed", "sound"):
-            r = audit.audit_gnthreshold_adaptive(float(s), n_labels=n_labels, n_teachers=n_teachers, delta=delta,
-                                                 claim=claim, n_samples=n_samples, seed=sd)
-            add("GNThreshold adaptive (Def. 11)", s, r,
-                "thesis: threshold as fixed" if claim == "as_fixed" else "threshold sensitivity")
+            r = audit.audit_gnthreshold_adaptive(
+                float(s),
+                n_labels=n_labels,
+                n_teachers=n_teachers,
+                delta=delta,
+                claim=claim,
+                n_samples=n_samples,
+                seed=sd,
+            )
+            add(
+                "GNThreshold adaptive (Def. 11)",
+                s,
+                r,
+                "thesis: threshold as fixed" if claim == "as_fixed" else "threshold sensitivity",
+            )
         for factor in (1.0, broken_factor):
             r = audit.audit_adaptive_k(float(s), delta=delta, n_samples=n_samples, noise_scale_factor=factor, seed=sd)
             add("adaptive-k (private)", s, r, "Gumbel k + Gaussian top-k RDP")
     for claim, factor in (("sound", 1.0), ("sound", broken_factor), ("sqrt_k", 1.0)):
         r = audit.audit_topk(n_samples=n_samples, claim=claim, noise_scale_factor=factor, seed=int(seed) * 1000 + 999)
-        add("top-k vote (k=1, 3 teachers x 3 labels, δ=0.1)", 0.2, r,
-            "ℓ2 sensitivity √(2k)/T" if claim == "sound" else "wrong: sensitivity √k/T")
+        add(
+            "top-k vote (k=1, 3 teachers x 3 labels, δ=0.1)",
+            0.2,
+            r,
+            "ℓ2 sensitivity √(2k)/T" if claim == "sound" else "wrong: sensitivity √k/T",
+        )
     return pd.DataFrame(rows)
 
 
-def adaptive_rules(cv: CachedVotes, sigma_e: float = 0.3, *, n_account: int = 1000, delta: float = DELTA,
-                   fixed_thresholds: Sequence[float] = (0.2, 0.4, 0.6), k_share: float = 0.25, seed: int = 0,
-                   vote: str = "probability") -> pd.DataFrame:
+def adaptive_rules(
+    cv: CachedVotes,
+    sigma_e: float = 0.3,
+    *,
+    n_account: int = 1000,
+    delta: float = DELTA,
+    fixed_thresholds: Sequence[float] = (0.2, 0.4, 0.6),
+    k_share: float = 0.25,
+    seed: int = 0,
+    vote: str = "probability",
+) -> pd.DataFrame:
     """Adaptive against fixed thresholds at equal ε on the same votes (first ``n_account`` pool queries).
 
     The budget is fixed-threshold GNThreshold's RDP at σ_e, n/(2T²σ_e²)·λ per query (vote-fraction bound,
@@ -243,39 +393,90 @@ def adaptive_rules(cv: CachedVotes, sigma_e: float = 0.3, *, n_account: int = 10
     n, k = m.shape
     t = cv.n_teachers
     slope = multilabel.multilabel_slope(sigma_e, k, "vote_fraction", t)
-    eps_budget = multilabel.gnthreshold_epsilon(sigma=sigma_e, delta=delta, threshold=0.5, n_queries=n, n_labels=k,
-                                                bound="vote_fraction", n_teachers=t, orders=ORDERS).epsilon
+    eps_budget = multilabel.gnthreshold_epsilon(
+        sigma=sigma_e,
+        delta=delta,
+        threshold=0.5,
+        n_queries=n,
+        n_labels=k,
+        bound="vote_fraction",
+        n_teachers=t,
+        orders=ORDERS,
+    ).epsilon
     rows = []
 
     def add(rule, sigma, labels, eps, as_fixed=math.nan, extra=""):
-        rows.append({"rule": rule, "sigma": float(sigma), **prf(y, labels),
-                     "labels_per_query": float(labels.sum(axis=1).mean()), "epsilon": eps,
-                     "epsilon_threshold_as_fixed": as_fixed, "budget_epsilon": eps_budget, "note": extra})
+        rows.append(
+            {
+                "rule": rule,
+                "sigma": float(sigma),
+                **prf(y, labels),
+                "labels_per_query": float(labels.sum(axis=1).mean()),
+                "epsilon": eps,
+                "epsilon_threshold_as_fixed": as_fixed,
+                "budget_epsilon": eps_budget,
+                "note": extra,
+            }
+        )
 
     for i, th in enumerate(fixed_thresholds):
         rel = aggregators.gnthreshold(m, float(th), sigma_e, np.random.default_rng([seed, 10, i]))
         add(f"fixed th_e={th:g}", sigma_e, rel.labels, eps_budget)
     sigma_sound = math.sqrt(k * multilabel.adaptive_label_sensitivity("vote_fraction", t) ** 2 / (2.0 * slope))
-    for j, (sig, note) in enumerate(((sigma_e, "thesis's σ_e: the sound ε is far above the budget"),
-                                     (sigma_sound, "σ that buys the budget under the sound accounting"))):
+    for j, (sig, note) in enumerate(
+        (
+            (sigma_e, "thesis's σ_e: the sound ε is far above the budget"),
+            (sigma_sound, "σ that buys the budget under the sound accounting"),
+        )
+    ):
         rel = aggregators.gnthreshold(m, "adaptive", sig, np.random.default_rng([seed, 20, j]))
-        spent = multilabel.gnthreshold_epsilon(sigma=sig, delta=delta, threshold="adaptive", n_queries=n, n_labels=k,
-                                               bound="vote_fraction", n_teachers=t, orders=ORDERS)
-        add("Definition 11 (adaptive th_e)", sig, rel.labels, spent.epsilon,
-            spent.details["epsilon_threshold_as_fixed"], note)
+        spent = multilabel.gnthreshold_epsilon(
+            sigma=sig,
+            delta=delta,
+            threshold="adaptive",
+            n_queries=n,
+            n_labels=k,
+            bound="vote_fraction",
+            n_teachers=t,
+            orders=ORDERS,
+        )
+        add(
+            "Definition 11 (adaptive th_e)",
+            sig,
+            rel.labels,
+            spent.epsilon,
+            spent.details["epsilon_threshold_as_fixed"],
+            note,
+        )
     sig_k, b = adaptive_k.adaptive_k_params(slope, k, t, k_share=k_share)
     rel = adaptive_k.adaptive_k_release(m, sig_k, b, np.random.default_rng([seed, 30]))
-    eps_k = adaptive_k.adaptive_k_epsilon(sigma=sig_k, gumbel_scale=b, delta=delta, n_teachers=t, n_queries=n,
-                                          n_labels=k, orders=ORDERS).epsilon
-    add("adaptive-k (private, after Zhu & Wang 2022)", sig_k, rel.labels, eps_k,
-        extra=f"Gumbel scale {b:.3g} for k (share {k_share:g} of the RDP), σ {sig_k:.3g} for the top-k set")
+    eps_k = adaptive_k.adaptive_k_epsilon(
+        sigma=sig_k, gumbel_scale=b, delta=delta, n_teachers=t, n_queries=n, n_labels=k, orders=ORDERS
+    ).epsilon
+    add(
+        "adaptive-k (private, after Zhu & Wang 2022)",
+        sig_k,
+        rel.labels,
+        eps_k,
+        extra=f"Gumbel scale {b:.3g} for k (share {k_share:g} of the RDP), σ {sig_k:.3g} for the top-k set",
+    )
     return pd.DataFrame(rows)
 
 
-def q_histogram(cv: CachedVotes, sigma_e: float, thresholds: Sequence[Any] = (0.4, "adaptive"), *,
-                confidence: float = 0.6, sigma_c: float = 0.6, n_account: int = 1000, delta: float = DELTA,
-                bound: str = "vote_fraction", bucket_edges: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0),
-                rule: str = "max", vote: str = "probability") -> pd.DataFrame:
+def q_histogram(
+    cv: CachedVotes,
+    sigma_e: float,
+    thresholds: Sequence[Any] = (0.4, "adaptive"),
+    *,
+    confidence: float = 0.6,
+    sigma_c: float = 0.6,
+    n_account: int = 1000,
+    delta: float = DELTA,
+    bound: str = "vote_fraction",
+    bucket_edges: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+    rule: str = "max",
+    vote: str = "probability",
+) -> pd.DataFrame:
     """Figs 5.16, A.12, A.13: queries per log bucket of q̃ (Theorem 13) and the average ε of 1,000 queries
     of a bucket's kind (the bucket's mean per-query RDP curve × 1,000, converted), without and with the
     confidence check (its *expected* cost, as a per-bucket average has no single run: the column says so)."""
@@ -287,37 +488,72 @@ def q_histogram(cv: CachedVotes, sigma_e: float, thresholds: Sequence[Any] = (0.
         which = np.clip(np.searchsorted(edges, np.exp(logq), side="left") - 1, 0, len(edges) - 2)
         for b in range(len(edges) - 1):
             sel = which == b
-            row = {"threshold": threshold_label(th), "sigma_e": sigma_e, "q_low": edges[b], "q_high": edges[b + 1],
-                   "n_queries": int(sel.sum()), "epsilon_1000": np.nan, "epsilon_1000_confident_expected": np.nan}
+            row = {
+                "threshold": threshold_label(th),
+                "sigma_e": sigma_e,
+                "q_low": edges[b],
+                "q_high": edges[b + 1],
+                "n_queries": int(sel.sum()),
+                "epsilon_1000": np.nan,
+                "epsilon_1000_confident_expected": np.nan,
+            }
             if sel.any():
                 k = int(sel.sum())
                 reps = max(1, int(math.ceil(1000 / k)))
                 mb = np.tile(m[sel], (reps, 1))[:1000]  # 1,000 queries with the bucket's mix of votes
                 row["epsilon_1000"] = multilabel.gnthreshold_epsilon(
-                    sigma=sigma_e, delta=delta, threshold=th, fractions=mb, bound=bound,
-                    n_teachers=cv.n_teachers, orders=ORDERS).epsilon
+                    sigma=sigma_e,
+                    delta=delta,
+                    threshold=th,
+                    fractions=mb,
+                    bound=bound,
+                    n_teachers=cv.n_teachers,
+                    orders=ORDERS,
+                ).epsilon
                 row["epsilon_1000_confident_expected"] = multilabel.confident_gnthreshold_epsilon(
-                    fractions=mb, threshold=th, sigma=sigma_e, confidence_threshold=confidence,
-                    sigma_confidence=sigma_c, delta=delta, rule=rule, bound=bound, n_teachers=cv.n_teachers,
-                    cost="expected", orders=ORDERS).expected_epsilon  # expected, not a guarantee
+                    fractions=mb,
+                    threshold=th,
+                    sigma=sigma_e,
+                    confidence_threshold=confidence,
+                    sigma_confidence=sigma_c,
+                    delta=delta,
+                    rule=rule,
+                    bound=bound,
+                    n_teachers=cv.n_teachers,
+                    cost="expected",
+                    orders=ORDERS,
+                ).expected_epsilon  # expected, not a guarantee
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def bounds_side_by_side(cv: CachedVotes, threshold: Any, sigma_e: float, *, n_account: int = 1000,
-                        delta: float = DELTA, confidence: float | None = None, sigma_c: float | None = None,
-                        rule: str = "max", seed: int = 0, vote: str = "probability") -> pd.DataFrame:
+def bounds_side_by_side(
+    cv: CachedVotes,
+    threshold: Any,
+    sigma_e: float,
+    *,
+    n_account: int = 1000,
+    delta: float = DELTA,
+    confidence: float | None = None,
+    sigma_c: float | None = None,
+    rule: str = "max",
+    seed: int = 0,
+    vote: str = "probability",
+) -> pd.DataFrame:
     """Every multi-label bound of :data:`pate_study.privacy.multilabel.BOUNDS` on the same votes (and, with
     a check, the same realised answered set), each beside its data-independent value, with the leaks."""
     m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
     kw: dict = {}
     if confidence is not None:
-        rel = aggregators.confident_gnthreshold(m, threshold, sigma_e, confidence, sigma_c,
-                                                np.random.default_rng(seed), rule=rule)
-        kw = dict(confidence_threshold=confidence, sigma_confidence=sigma_c, rule=rule, cost="realized",
-                  answered=rel.answered)
-    res = multilabel.multilabel_bounds(fractions=m, threshold=threshold, sigma=sigma_e, delta=delta,
-                                       n_teachers=cv.n_teachers, orders=ORDERS, **kw)
+        rel = aggregators.confident_gnthreshold(
+            m, threshold, sigma_e, confidence, sigma_c, np.random.default_rng(seed), rule=rule
+        )
+        kw = dict(
+            confidence_threshold=confidence, sigma_confidence=sigma_c, rule=rule, cost="realized", answered=rel.answered
+        )
+    res = multilabel.multilabel_bounds(
+        fractions=m, threshold=threshold, sigma=sigma_e, delta=delta, n_teachers=cv.n_teachers, orders=ORDERS, **kw
+    )
     rows = []
     for r in res:
         d = r.to_dict()
@@ -328,9 +564,20 @@ def bounds_side_by_side(cv: CachedVotes, threshold: Any, sigma_e: float, *, n_ac
     return pd.DataFrame(rows)
 
 
-def table_5_4_privacy(cv: CachedVotes, n_queries: int, threshold: Any, confidence: float | None, *,
-                      sigma_e: float = 0.3, sigma_c: float = 0.6, delta: float = DELTA, bound: str = "vote_fraction",
-                      rule: str = "max", seed: int = 0, vote: str = "probability") -> dict:
+def table_5_4_privacy(
+    cv: CachedVotes,
+    n_queries: int,
+    threshold: Any,
+    confidence: float | None,
+    *,
+    sigma_e: float = 0.3,
+    sigma_c: float = 0.6,
+    delta: float = DELTA,
+    bound: str = "vote_fraction",
+    rule: str = "max",
+    seed: int = 0,
+    vote: str = "probability",
+) -> dict:
     """One Table 5.4 configuration: the released labels of the first ``n_queries`` pool queries and
     their privacy: ε data-dependent (realised) and data-independent (``bound``), Theorem 12's
     data-independent ε, q average (Theorem 13), answered mask and labels (for the student).
@@ -340,33 +587,72 @@ def table_5_4_privacy(cv: CachedVotes, n_queries: int, threshold: Any, confidenc
     m = vote_fractions(cv.pool_probabilities, vote)[:n_queries]
     gen = np.random.default_rng(seed)
     q = float(np.exp(multilabel.multilabel_logq(m, threshold, sigma_e)).mean())
-    thm12 = multilabel.gnthreshold_epsilon(sigma=sigma_e, delta=delta, threshold=threshold, n_queries=len(m),
-                                           n_labels=m.shape[1], bound="theorem12", n_teachers=cv.n_teachers,
-                                           orders=ORDERS).epsilon
+    thm12 = multilabel.gnthreshold_epsilon(
+        sigma=sigma_e,
+        delta=delta,
+        threshold=threshold,
+        n_queries=len(m),
+        n_labels=m.shape[1],
+        bound="theorem12",
+        n_teachers=cv.n_teachers,
+        orders=ORDERS,
+    ).epsilon
     if confidence is None:
         rel = aggregators.gnthreshold(m, threshold, sigma_e, gen)
         fn, kw = multilabel.gnthreshold_epsilon, dict(fractions=m)
     else:
         rel = aggregators.confident_gnthreshold(m, threshold, sigma_e, confidence, sigma_c, gen, rule=rule)
-        fn, kw = multilabel.confident_gnthreshold_epsilon, dict(
-            fractions=m, confidence_threshold=confidence, sigma_confidence=sigma_c, rule=rule, cost="realized",
-            answered=rel.answered)
+        fn, kw = (
+            multilabel.confident_gnthreshold_epsilon,
+            dict(
+                fractions=m,
+                confidence_threshold=confidence,
+                sigma_confidence=sigma_c,
+                rule=rule,
+                cost="realized",
+                answered=rel.answered,
+            ),
+        )
     kw.update(sigma=sigma_e, delta=delta, threshold=threshold, bound=bound, n_teachers=cv.n_teachers)
     spent = fn(**kw, orders=ORDERS)
-    dd, di = spent.epsilon, (_epsilons(m, threshold, sigma_e, cv.n_teachers, bound, delta)[1] if confidence is None
-                             else _confident_data_independent(len(m), m.shape[1], sigma_e, sigma_c, rule, bound,
-                                                              cv.n_teachers, delta, threshold=threshold))
-    return {"n_samples": n_queries, "th_e": threshold_label(threshold),
-            "th_c": "None" if confidence is None else f"{confidence:g}", "eps_data_dependent": dd,
-            "order": spent.order, "eps_thesis_grid": thesis_grid(fn, **kw).epsilon,
-            "eps_threshold_as_fixed": spent.details.get("epsilon_threshold_as_fixed", math.nan),
-            "eps_data_independent": di, "eps_theorem12_data_independent": thm12, "q_average": q,
-            "answered_pct": 100.0 * rel.answered.mean(), "answered": rel.answered, "labels": rel.labels}
+    dd, di = (
+        spent.epsilon,
+        (
+            _epsilons(m, threshold, sigma_e, cv.n_teachers, bound, delta)[1]
+            if confidence is None
+            else _confident_data_independent(
+                len(m), m.shape[1], sigma_e, sigma_c, rule, bound, cv.n_teachers, delta, threshold=threshold
+            )
+        ),
+    )
+    return {
+        "n_samples": n_queries,
+        "th_e": threshold_label(threshold),
+        "th_c": "None" if confidence is None else f"{confidence:g}",
+        "eps_data_dependent": dd,
+        "order": spent.order,
+        "eps_thesis_grid": thesis_grid(fn, **kw).epsilon,
+        "eps_threshold_as_fixed": spent.details.get("epsilon_threshold_as_fixed", math.nan),
+        "eps_data_independent": di,
+        "eps_theorem12_data_independent": thm12,
+        "q_average": q,
+        "answered_pct": 100.0 * rel.answered.mean(),
+        "answered": rel.answered,
+        "labels": rel.labels,
+    }
 
 
-def multiwinner_sweep(cv: CachedVotes, sigmas_e: Sequence[float], *, n_account: int = 1000, delta: float = DELTA,
-                      tau: float = 2.0, vote_threshold: float = 0.5, gnthreshold_th: Any = 0.4,
-                      seed: int = 0) -> tuple[pd.DataFrame, dict]:
+def multiwinner_sweep(
+    cv: CachedVotes,
+    sigmas_e: Sequence[float],
+    *,
+    n_account: int = 1000,
+    delta: float = DELTA,
+    tau: float = 2.0,
+    vote_threshold: float = 0.5,
+    gnthreshold_th: Any = 0.4,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, dict]:
     """GNThreshold and the three mechanisms of Dziedzic et al. 2023 on the same teachers, same δ and n.
 
     Noise: σ_e in vote-fraction units, i.e. σ = σ_e·T on vote counts for Binary, τ and powerset voting
@@ -388,32 +674,54 @@ def multiwinner_sweep(cv: CachedVotes, sigmas_e: Sequence[float], *, n_account: 
         s = se * t
         gen = np.random.default_rng([seed, i])
         out = {}
-        out["gnthreshold"] = (aggregators.gnthreshold(m, gnthreshold_th, se, gen).labels,
-                              *_epsilons(m, gnthreshold_th, se, t, "vote_fraction", delta))
+        out["gnthreshold"] = (
+            aggregators.gnthreshold(m, gnthreshold_th, se, gen).labels,
+            *_epsilons(m, gnthreshold_th, se, t, "vote_fraction", delta),
+        )
         rel = multiwinner.binary_pate(p, t, s, gen)
-        out["binary"] = (rel.labels,
-                         multiwinner.binary_pate_epsilon(sigma=s, delta=delta, positive_votes=p, n_teachers=t, orders=ORDERS).epsilon,
-                         multiwinner.binary_pate_epsilon(sigma=s, delta=delta, n_queries=n, n_labels=k, orders=ORDERS).epsilon)
+        out["binary"] = (
+            rel.labels,
+            multiwinner.binary_pate_epsilon(
+                sigma=s, delta=delta, positive_votes=p, n_teachers=t, orders=ORDERS
+            ).epsilon,
+            multiwinner.binary_pate_epsilon(sigma=s, delta=delta, n_queries=n, n_labels=k, orders=ORDERS).epsilon,
+        )
         rel = multiwinner.tau_pate(sums, t / 2.0, s, gen)
-        tau_dd = multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, clipped_sums=sums, threshold=t / 2.0,
-                                              orders=ORDERS)
-        out["tau"] = (rel.labels, tau_dd.epsilon,
-                      multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon)
+        tau_dd = multiwinner.tau_pate_epsilon(
+            tau=tau, sigma=s, delta=delta, clipped_sums=sums, threshold=t / 2.0, orders=ORDERS
+        )
+        out["tau"] = (
+            rel.labels,
+            tau_dd.epsilon,
+            multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon,
+        )
         rel = multiwinner.powerset_pate(b, s, gen)
-        out["powerset"] = (rel.labels,
-                           multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, set_counts=set_counts,
-                                                             n_labels=k, orders=ORDERS).epsilon,
-                           multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon)
+        out["powerset"] = (
+            rel.labels,
+            multiwinner.powerset_pate_epsilon(
+                sigma=s, delta=delta, set_counts=set_counts, n_labels=k, orders=ORDERS
+            ).epsilon,
+            multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon,
+        )
         for name, (labels, dd, di) in out.items():
             released[(name, float(se))] = labels
-            rows.append({"mechanism": name, "sigma_e": float(se), "sigma_votes": s, **prf(y, labels),
-                         "epsilon": dd, "epsilon_data_independent": di,
-                         "n_capped": tau_dd.details.get("n_capped") if name == "tau" else None})
+            rows.append(
+                {
+                    "mechanism": name,
+                    "sigma_e": float(se),
+                    "sigma_votes": s,
+                    **prf(y, labels),
+                    "epsilon": dd,
+                    "epsilon_data_independent": di,
+                    "n_capped": tau_dd.details.get("n_capped") if name == "tau" else None,
+                }
+            )
     return pd.DataFrame(rows), released
 
 
-def released_labels(cv, sizes: Sequence[int], thresholds: Sequence[Any], confidences: Sequence[Any], *,
-                    delta: float, seed: int = 0) -> tuple[list[dict], list[dict]]:
+def released_labels(
+    cv, sizes: Sequence[int], thresholds: Sequence[Any], confidences: Sequence[Any], *, delta: float, seed: int = 0
+) -> tuple[list[dict], list[dict]]:
     """Table 5.4's releases: per (n, th_e, th_c), in loop order, the privacy row of
     :func:`table_5_4_privacy` and the released ``labels`` / ``answered`` mask."""
     privacy, releases = [], []
@@ -428,9 +736,14 @@ def released_labels(cv, sizes: Sequence[int], thresholds: Sequence[Any], confide
 
 def confidence_runs(t_max: int, t_mid: int) -> list[tuple[str, int, Any, float]]:
     """The confident-GNThreshold figures: ``(item, teachers, th_e, th_c)`` of Figs 5.14, 5.15, A.8-A.11."""
-    return [("muschiol2021-fig5.14", t_max, 0.4, 0.6), ("muschiol2021-fig5.15", t_max, "adaptive", 0.6),
-            ("muschiol2021-figA.8", t_mid, 0.4, 0.6), ("muschiol2021-figA.9", t_mid, "adaptive", 0.6),
-            ("muschiol2021-figA.10", t_max, 0.4, 0.2), ("muschiol2021-figA.11", t_max, "adaptive", 0.4)]
+    return [
+        ("muschiol2021-fig5.14", t_max, 0.4, 0.6),
+        ("muschiol2021-fig5.15", t_max, "adaptive", 0.6),
+        ("muschiol2021-figA.8", t_mid, 0.4, 0.6),
+        ("muschiol2021-figA.9", t_mid, "adaptive", 0.6),
+        ("muschiol2021-figA.10", t_max, 0.4, 0.2),
+        ("muschiol2021-figA.11", t_max, "adaptive", 0.4),
+    ]
 
 
 #: Fig A.11's claim (as Fig 5.15's) compares the adaptive threshold with th_e = 0.4 at the same check (th_c = 0.4),
@@ -438,23 +751,39 @@ def confidence_runs(t_max: int, t_mid: int) -> list[tuple[str, int, Any, float]]
 A11_FIXED_PARTNER = "fixed th_e=0.4 beside muschiol2021-figA.11"
 
 
-def confidence_sweeps(ensembles: dict[int, CachedVotes], t_max: int, t_mid: int, sigmas_e: Sequence[float],
-                      sigmas_c: Sequence[float], *, n_account: int = 1000, delta: float = DELTA,
-                      seed: int = 0) -> dict[str, pd.DataFrame]:
+def confidence_sweeps(
+    ensembles: dict[int, CachedVotes],
+    t_max: int,
+    t_mid: int,
+    sigmas_e: Sequence[float],
+    sigmas_c: Sequence[float],
+    *,
+    n_account: int = 1000,
+    delta: float = DELTA,
+    seed: int = 0,
+) -> dict[str, pd.DataFrame]:
     """:func:`confidence_sweep` for every run of :func:`confidence_runs` (keyed by item) and the fixed-threshold
     partner Fig A.11's claim needs (:data:`A11_FIXED_PARTNER`: big ``t_max``, th_e = 0.4, th_c = 0.4)."""
     runs = confidence_runs(t_max, t_mid) + [(A11_FIXED_PARTNER, t_max, 0.4, 0.4)]
-    return {item: confidence_sweep(ensembles[t], th, thc, sigmas_e, sigmas_c, n_account=n_account, delta=delta,
-                                   seed=seed) for item, t, th, thc in runs}
+    return {
+        item: confidence_sweep(ensembles[t], th, thc, sigmas_e, sigmas_c, n_account=n_account, delta=delta, seed=seed)
+        for item, t, th, thc in runs
+    }
 
 
 def bounds_table(cv: CachedVotes, *, n_account: int = 1000, delta: float = DELTA, seed: int = 0) -> pd.DataFrame:
     """Every bound side by side (:func:`bounds_side_by_side`) at σ_e = 0.3: th_e = 0.4, adaptive, and adaptive with
     the confidence check (th_c = σ_c = 0.6)."""
-    return pd.concat([bounds_side_by_side(cv, 0.4, 0.3, n_account=n_account, delta=delta),
-                      bounds_side_by_side(cv, "adaptive", 0.3, n_account=n_account, delta=delta),
-                      bounds_side_by_side(cv, "adaptive", 0.3, n_account=n_account, delta=delta, confidence=0.6,
-                                          sigma_c=0.6, seed=seed)], ignore_index=True)
+    return pd.concat(
+        [
+            bounds_side_by_side(cv, 0.4, 0.3, n_account=n_account, delta=delta),
+            bounds_side_by_side(cv, "adaptive", 0.3, n_account=n_account, delta=delta),
+            bounds_side_by_side(
+                cv, "adaptive", 0.3, n_account=n_account, delta=delta, confidence=0.6, sigma_c=0.6, seed=seed
+            ),
+        ],
+        ignore_index=True,
+    )
 
 
 def uncharged_leaks(bounds: pd.DataFrame) -> list[str]:
@@ -467,21 +796,32 @@ def uncharged_leaks(bounds: pd.DataFrame) -> list[str]:
 FRONTIER_MECHANISMS = ("gnthreshold", "topk", "binary", "tau", "powerset")
 
 
-def frontier_settings(sigmas_gnthreshold: Sequence[float], topk: Sequence[Sequence[float]],
-                      sigmas_multiwinner: Sequence[float], *, gnthreshold_th: float = 0.4, k_multiwinner: int = 3,
-                      topk_th: float | None = None) -> list[dict]:
+def frontier_settings(
+    sigmas_gnthreshold: Sequence[float],
+    topk: Sequence[Sequence[float]],
+    sigmas_multiwinner: Sequence[float],
+    *,
+    gnthreshold_th: float = 0.4,
+    k_multiwinner: int = 3,
+    topk_th: float | None = None,
+) -> list[dict]:
     """The release settings of the frontier: GNThreshold at th_e ``gnthreshold_th`` per σ_e; the top-k vote per
     ``(k, σ_e, th_e)`` of ``topk``; Binary, τ and powerset voting fed ``k_multiwinner`` votes per teacher per σ_e
     of ``sigmas_multiwinner`` (τ's release threshold th_e·T with ``topk_th`` or ``gnthreshold_th``)."""
-    rows = [{"mechanism": "gnthreshold", "sigma_e": float(s), "k": 0, "th_e": float(gnthreshold_th)}
-            for s in sigmas_gnthreshold]
+    rows = [
+        {"mechanism": "gnthreshold", "sigma_e": float(s), "k": 0, "th_e": float(gnthreshold_th)}
+        for s in sigmas_gnthreshold
+    ]
     for entry in topk:
         if len(entry) != 3:
             raise ValueError(f"topk: {entry!r}: expected (k, sigma_e, th_e)")
         rows.append({"mechanism": "topk", "sigma_e": float(entry[1]), "k": int(entry[0]), "th_e": float(entry[2])})
     th = float(gnthreshold_th if topk_th is None else topk_th)
-    rows += [{"mechanism": m, "sigma_e": float(s), "k": int(k_multiwinner), "th_e": th if m == "tau" else 0.5}
-             for m in ("binary", "tau", "powerset") for s in sigmas_multiwinner]
+    rows += [
+        {"mechanism": m, "sigma_e": float(s), "k": int(k_multiwinner), "th_e": th if m == "tau" else 0.5}
+        for m in ("binary", "tau", "powerset")
+        for s in sigmas_multiwinner
+    ]
     return rows
 
 
@@ -492,18 +832,28 @@ def _check_setting(setting: dict) -> tuple[str, float, int, float]:
     return mech, se, k, th
 
 
-def frontier_spent(setting: dict, *, n_teachers: int, n_queries: int, n_labels: int,
-                   delta: float = DELTA) -> PrivacySpent:
+def frontier_spent(
+    setting: dict, *, n_teachers: int, n_queries: int, n_labels: int, delta: float = DELTA
+) -> PrivacySpent:
     """The **data-independent** (ε, δ) of one frontier release (:func:`frontier_release`): it needs only the
     setting, T, the number of queries and of labels (every query charged, no data-dependent choice)."""
     mech, se, k, th = _check_setting(setting)
     t, n, s = int(n_teachers), int(n_queries), se * n_teachers
     if mech == "gnthreshold":
-        return multilabel.gnthreshold_epsilon(sigma=se, delta=delta, threshold=th, n_queries=n, n_labels=n_labels,
-                                              bound="vote_fraction", n_teachers=t, orders=ORDERS)
+        return multilabel.gnthreshold_epsilon(
+            sigma=se,
+            delta=delta,
+            threshold=th,
+            n_queries=n,
+            n_labels=n_labels,
+            bound="vote_fraction",
+            n_teachers=t,
+            orders=ORDERS,
+        )
     if mech == "topk":
-        return topk_vote.topk_epsilon(k=k, n_teachers=t, sigma=se, delta=delta, n_queries=n, n_labels=n_labels,
-                                      orders=ORDERS)
+        return topk_vote.topk_epsilon(
+            k=k, n_teachers=t, sigma=se, delta=delta, n_queries=n, n_labels=n_labels, orders=ORDERS
+        )
     if mech == "binary":
         return topk_vote.binary_topk_epsilon(sigma=s, delta=delta, k=k, n_labels=n_labels, n_queries=n, orders=ORDERS)
     if mech == "tau":
@@ -511,8 +861,9 @@ def frontier_spent(setting: dict, *, n_teachers: int, n_queries: int, n_labels: 
     return multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS)
 
 
-def frontier_release(cv: CachedVotes, setting: dict, n_queries: int, *, delta: float = DELTA,
-                     seed: int = 0) -> tuple[dict, np.ndarray]:
+def frontier_release(
+    cv: CachedVotes, setting: dict, n_queries: int, *, delta: float = DELTA, seed: int = 0
+) -> tuple[dict, np.ndarray]:
     """One release of the frontier on the first ``n_queries`` pool queries, with the **data-independent** ε that
     is printed as its guarantee (every query charged; no data-dependent choice): GNThreshold on averaged
     probabilities (vote-fraction bound, Muschiol 2021 Def. 10); top-k vote (:mod:`pate_study.privacy.topk_vote`,
@@ -532,8 +883,9 @@ def frontier_release(cv: CachedVotes, setting: dict, n_queries: int, *, delta: f
     if mech == "gnthreshold":
         labels = aggregators.gnthreshold(vote_fractions(probs), th, se, gen).labels
     elif mech == "topk":
-        labels = topk_vote.topk_release(topk_vote.topk_fractions(probs, k), k=k, n_teachers=t, threshold=th,
-                                        sigma=se, rng=gen).labels
+        labels = topk_vote.topk_release(
+            topk_vote.topk_fractions(probs, k), k=k, n_teachers=t, threshold=th, sigma=se, rng=gen
+        ).labels
     elif mech == "binary":
         labels = multiwinner.binary_pate(multiwinner.positive_votes(topk_vote.topk_votes(probs, k)), t, s, gen).labels
     elif mech == "tau":
@@ -543,14 +895,23 @@ def frontier_release(cv: CachedVotes, setting: dict, n_queries: int, *, delta: f
         labels = multiwinner.powerset_pate(topk_vote.topk_votes(probs, k), s, gen).labels
     spent = frontier_spent(setting, n_teachers=t, n_queries=n, n_labels=n_labels, delta=delta)
     labels = np.asarray(labels, dtype=bool)
-    row = {"mechanism": mech, "sigma_e": se, "k": k, "th_e": th, "n_samples": n, "epsilon": float(spent.epsilon),
-           "epsilon_exact_gaussian": topk_vote.gaussian_composition_epsilon(spent),
-           "released_per_query": float(labels.sum(1).mean()), **prf(cv.pool_labels[:n_queries], labels)}
+    row = {
+        "mechanism": mech,
+        "sigma_e": se,
+        "k": k,
+        "th_e": th,
+        "n_samples": n,
+        "epsilon": float(spent.epsilon),
+        "epsilon_exact_gaussian": topk_vote.gaussian_composition_epsilon(spent),
+        "released_per_query": float(labels.sum(1).mean()),
+        **prf(cv.pool_labels[:n_queries], labels),
+    }
     return row, labels
 
 
-def frontier_releases(cv: CachedVotes, settings: Sequence[dict], n_queries: int, *, delta: float = DELTA,
-                      seed: int = 0) -> tuple[list[dict], list[dict]]:
+def frontier_releases(
+    cv: CachedVotes, settings: Sequence[dict], n_queries: int, *, delta: float = DELTA, seed: int = 0
+) -> tuple[list[dict], list[dict]]:
     """:func:`frontier_release` per setting: (privacy rows, ``{"labels", "answered"}`` per row for the students)."""
     rows, releases = [], []
     for setting in settings:
@@ -567,23 +928,31 @@ FRONTIER_SELECTION = (
     "within the budget: the choice is a function of every candidate within the budget, so it is charged as the "
     "composition of those candidates (RDP summed per order; privacy.selection.selection_spent). The candidate "
     "settings were taken from earlier runs on the same votes; counting that choice too, every candidate computed "
-    "is composed ('all'). Not a random-stopping mechanism: Papernot & Steinke's bounds do not apply.")
+    "is composed ('all'). Not a random-stopping mechanism: Papernot & Steinke's bounds do not apply."
+)
 
 
-def frontier_selection_privacy(frontier: pd.DataFrame, *, n_teachers: int, n_labels: int,
-                               epsilon_max: float = 300.0, delta: float = DELTA) -> dict:
+def frontier_selection_privacy(
+    frontier: pd.DataFrame, *, n_teachers: int, n_labels: int, epsilon_max: float = 300.0, delta: float = DELTA
+) -> dict:
     """The privacy of choosing the frontier's best release (:data:`FRONTIER_SELECTION`): the composition of the
     candidates within ``epsilon_max`` and of all candidates (one row per release of ``frontier``: mechanism,
     sigma_e, k, th_e, n_samples), each as ε (RDP, basic conversion: the guarantee the frontier prints per release)
     and ``_exact_gaussian`` (every candidate is a composition of Gaussian mechanisms, so their composition is one
     Gaussian mechanism: exact ε, Balle & Wang 2018 Theorem 8; tighter, also a guarantee). NaN where no candidate
     is within the budget."""
-    def spent(rows: pd.DataFrame) -> list[PrivacySpent]:
-        return [frontier_spent(r, n_teachers=n_teachers, n_queries=int(r["n_samples"]), n_labels=n_labels,
-                               delta=delta) for r in rows.to_dict("records")]
 
-    out: dict = {"selection_mechanism": FRONTIER_SELECTION, "selection_epsilon_max": float(epsilon_max),
-                 "selection_delta": float(delta)}
+    def spent(rows: pd.DataFrame) -> list[PrivacySpent]:
+        return [
+            frontier_spent(r, n_teachers=n_teachers, n_queries=int(r["n_samples"]), n_labels=n_labels, delta=delta)
+            for r in rows.to_dict("records")
+        ]
+
+    out: dict = {
+        "selection_mechanism": FRONTIER_SELECTION,
+        "selection_epsilon_max": float(epsilon_max),
+        "selection_delta": float(delta),
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         for name, rows in (("within", frontier[frontier["epsilon"] <= epsilon_max]), ("all", frontier)):
@@ -597,9 +966,19 @@ def frontier_selection_privacy(frontier: pd.DataFrame, *, n_teachers: int, n_lab
     return out
 
 
-def sigma_releases(cv: CachedVotes, n_queries: int, threshold: Any, confidence: float | None,
-                   sigmas_e: Sequence[float], sigmas_c: Sequence[float], *, sigma_e: float = 0.3, sigma_c: float = 0.6,
-                   delta: float = DELTA, seed: int = 0) -> tuple[list[dict], list[dict]]:
+def sigma_releases(
+    cv: CachedVotes,
+    n_queries: int,
+    threshold: Any,
+    confidence: float | None,
+    sigmas_e: Sequence[float],
+    sigmas_c: Sequence[float],
+    *,
+    sigma_e: float = 0.3,
+    sigma_c: float = 0.6,
+    delta: float = DELTA,
+    seed: int = 0,
+) -> tuple[list[dict], list[dict]]:
     """Figs 5.17-5.19 over the thesis's noise ranges: one Table 5.4 configuration (:func:`table_5_4_privacy`) at each
     σ_e of ``sigmas_e`` (σ_c = ``sigma_c``) and, with a confidence check, at each σ_c of ``sigmas_c`` (σ_e =
     ``sigma_e``). Returns (privacy rows with ``sigma_e``/``sigma_c``, ``{"labels", "answered"}`` per row); a
@@ -611,7 +990,12 @@ def sigma_releases(cv: CachedVotes, n_queries: int, threshold: Any, confidence: 
     privacy, releases = [], []
     for se, sc in grid:
         r = table_5_4_privacy(cv, n_queries, threshold, confidence, sigma_e=se, sigma_c=sc, delta=delta, seed=seed)
-        privacy.append({"sigma_e": se, "sigma_c": sc if confidence is not None else math.nan,
-                        **{k: v for k, v in r.items() if k not in ("answered", "labels")}})
+        privacy.append(
+            {
+                "sigma_e": se,
+                "sigma_c": sc if confidence is not None else math.nan,
+                **{k: v for k, v in r.items() if k not in ("answered", "labels")},
+            }
+        )
         releases.append({"labels": r["labels"], "answered": r["answered"]})
     return privacy, releases

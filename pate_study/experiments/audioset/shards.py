@@ -13,6 +13,7 @@ from one generator per stack), so results depend on the shard plan and on nothin
 number of workers, not finishing order. Each shard also draws its own ``curve_clips`` eval sample for the training
 curves (final scores use every eval clip).
 """
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,9 @@ def shard_plan(n_teachers: int, teachers_per_task: int | None, seed: int) -> lis
 
 def history_state(h: pd.DataFrame) -> dict[str, Any]:
     """A per-teacher table (training history, weight trace) as plain columns (what the cache can hold)."""
-    return {c: (h[c].to_numpy() if pd.api.types.is_numeric_dtype(h[c]) else h[c].astype(str).tolist())
-            for c in h.columns}
+    return {
+        c: (h[c].to_numpy() if pd.api.types.is_numeric_dtype(h[c]) else h[c].astype(str).tolist()) for c in h.columns
+    }
 
 
 def by_teacher(tables: Sequence[dict], plan: Sequence[tuple[range, int]]) -> pd.DataFrame:
@@ -49,30 +51,73 @@ def by_teacher(tables: Sequence[dict], plan: Sequence[tuple[range, int]]) -> pd.
 
 def run_state(run: TeacherRun) -> dict[str, Any]:
     """A :class:`~.teachers.TeacherRun` as plain data (the spec and name stay with the caller)."""
-    return {"history": history_state(run.history), "best_step": run.best_step, "map": run.map, "auc": run.auc,
-            "class_ap": run.class_ap, "probabilities": run.probabilities, "train_counts": run.train_counts,
-            "seconds": run.seconds,
-            "weight_trace": None if run.weight_trace is None else history_state(run.weight_trace)}
+    return {
+        "history": history_state(run.history),
+        "best_step": run.best_step,
+        "map": run.map,
+        "auc": run.auc,
+        "class_ap": run.class_ap,
+        "probabilities": run.probabilities,
+        "train_counts": run.train_counts,
+        "seconds": run.seconds,
+        "weight_trace": None if run.weight_trace is None else history_state(run.weight_trace),
+    }
 
 
 def assemble_run(name: str, spec: TeacherSpec, parts: Sequence[dict], plan: Sequence[tuple[range, int]]) -> TeacherRun:
     """One :class:`~.teachers.TeacherRun` from the shards' :func:`run_state` results, in teacher order."""
+
     def cat(k):
         return np.concatenate([p[k] for p in parts])
+
     traces = None  # adaptive class weights (Fig 5.11): per-teacher rows, like the histories
     if all(p.get("weight_trace") is not None for p in parts):
         traces = by_teacher([p["weight_trace"] for p in parts], plan)
-    return TeacherRun(name, int(plan[-1][0].stop), spec, by_teacher([p["history"] for p in parts], plan),
-                      cat("best_step"), cat("map"), cat("auc"), cat("class_ap"), cat("probabilities"),
-                      cat("train_counts"), float(sum(p["seconds"] for p in parts)), traces)
+    return TeacherRun(
+        name,
+        int(plan[-1][0].stop),
+        spec,
+        by_teacher([p["history"] for p in parts], plan),
+        cat("best_step"),
+        cat("map"),
+        cat("auc"),
+        cat("class_ap"),
+        cat("probabilities"),
+        cat("train_counts"),
+        float(sum(p["seconds"] for p in parts)),
+        traces,
+    )
 
 
-def teacher_run_shard(X: np.ndarray, Y: np.ndarray, val: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
-                      spec: TeacherSpec, train_rows: np.ndarray, seed: int, curve_clips: int, name: str,
-                      last: bool, device: str | None = None) -> dict[str, Any]:
+def teacher_run_shard(
+    X: np.ndarray,
+    Y: np.ndarray,
+    val: np.ndarray,
+    X_test: np.ndarray,
+    Y_test: np.ndarray,
+    spec: TeacherSpec,
+    train_rows: np.ndarray,
+    seed: int,
+    curve_clips: int,
+    name: str,
+    last: bool,
+    device: str | None = None,
+) -> dict[str, Any]:
     """One shard of an ensemble: :func:`~.teachers.train_teachers` on the shard's partitions, as plain data."""
-    run = train_teachers(X, Y, Partitions(np.asarray(train_rows)), val, X_test, Y_test, spec, seed=seed,
-                         curve_clips=curve_clips, name=name, last=last, device=device)
+    run = train_teachers(
+        X,
+        Y,
+        Partitions(np.asarray(train_rows)),
+        val,
+        X_test,
+        Y_test,
+        spec,
+        seed=seed,
+        curve_clips=curve_clips,
+        name=name,
+        last=last,
+        device=device,
+    )
     return run_state(run)
 
 
@@ -84,9 +129,22 @@ def rows_of(X: Any, rows: np.ndarray) -> np.ndarray:
     return np.asarray(X[rows], dtype=np.float32)
 
 
-def logmel_shard(architecture: str, X: Any, Y: np.ndarray, val: np.ndarray, X_test: Any, Y_test: np.ndarray,
-                 spec: TeacherSpec, width_scale: int, head: Any, weights: Any, device: str | None,
-                 train_rows: np.ndarray, seed: int, speed: dict[str, Any] | None = None) -> dict[str, Any]:
+def logmel_shard(
+    architecture: str,
+    X: Any,
+    Y: np.ndarray,
+    val: np.ndarray,
+    X_test: Any,
+    Y_test: np.ndarray,
+    spec: TeacherSpec,
+    width_scale: int,
+    head: Any,
+    weights: Any,
+    device: str | None,
+    train_rows: np.ndarray,
+    seed: int,
+    speed: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """One shard of :func:`~.teachers.train_logmel_teachers` on only the rows the shard needs (its partitions and
     the validation rows; indices remapped, so batches and results are unchanged); ``speed``: its speed options
     (:func:`~.teachers.cnn_speed_options`)."""
@@ -94,16 +152,37 @@ def logmel_shard(architecture: str, X: Any, Y: np.ndarray, val: np.ndarray, X_te
     rows = np.unique(np.concatenate([train_rows.ravel(), val]))
     test = rows_of(X_test, np.arange(len(Y_test)))
     history, stamp, seconds = train_logmel_teachers(
-        architecture, rows_of(X, rows), np.asarray(Y)[rows], Partitions(np.searchsorted(rows, train_rows)),
-        np.searchsorted(rows, val), test, Y_test, spec, width_scale=width_scale,
-        head=None if head is None else tuple(head), weights=weights, seed=seed, device=device, **(speed or {}))
+        architecture,
+        rows_of(X, rows),
+        np.asarray(Y)[rows],
+        Partitions(np.searchsorted(rows, train_rows)),
+        np.searchsorted(rows, val),
+        test,
+        Y_test,
+        spec,
+        width_scale=width_scale,
+        head=None if head is None else tuple(head),
+        weights=weights,
+        seed=seed,
+        device=device,
+        **(speed or {}),
+    )
     return {"history": history_state(history), "stamp": stamp, "seconds": seconds}
 
 
-def student_point(pool_features: np.ndarray, test_features: np.ndarray, test_labels: np.ndarray, spec: TeacherSpec,
-                  seeds: Sequence[int], name: str, labels: np.ndarray, answered: np.ndarray) -> list[dict[str, Any]]:
+def student_point(
+    pool_features: np.ndarray,
+    test_features: np.ndarray,
+    test_labels: np.ndarray,
+    spec: TeacherSpec,
+    seeds: Sequence[int],
+    name: str,
+    labels: np.ndarray,
+    answered: np.ndarray,
+) -> list[dict[str, Any]]:
     """The students of one Table 5.4 / frontier point: :func:`~.students.train_student` on the released labels of the
     answered queries, one per student seed of ``seeds`` (one stacked call; the same students in every process and on
     every backend)."""
-    return train_student(pool_features[:len(labels)], labels, answered, test_features, test_labels, spec,
-                         seeds=seeds, name=name)
+    return train_student(
+        pool_features[: len(labels)], labels, answered, test_features, test_labels, spec, seeds=seeds, name=name
+    )

@@ -19,6 +19,7 @@ the stacked computation is deterministic but not bitwise that of a student alone
 its seed and on the seed list it trains with); the table reports the mean and the spread over seeds
 (:func:`seed_summary`).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -60,9 +61,17 @@ def student_training_seeds(seeds: Sequence[int]) -> np.ndarray:
     return np.concatenate([teacher_seeds(int(s), 1) for s in seeds])
 
 
-def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, x_test: np.ndarray,
-                  y_test: np.ndarray, spec: TeacherSpec, *, seeds: Sequence[int] = (0,),
-                  name: str = "student") -> list[dict]:
+def train_student(
+    x_pool: np.ndarray,
+    labels: np.ndarray,
+    answered: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    spec: TeacherSpec,
+    *,
+    seeds: Sequence[int] = (0,),
+    name: str = "student",
+) -> list[dict]:
     """One student per seed of ``seeds`` with the teachers' recipe on every answered query's released ``labels``,
     trained for ``spec.steps`` steps in one stacked call and kept at the last step (no selection); per seed, test
     mAP, and macro/micro F1 at the :func:`rate_matched_thresholds` of its own training pool."""
@@ -74,17 +83,36 @@ def train_student(x_pool: np.ndarray, labels: np.ndarray, answered: np.ndarray, 
     # scored on its own training pool (for the thresholds) and on the test set, in one pass
     x_scored = np.concatenate([x_pool[tr], np.asarray(x_test, dtype=np.float32)])
     y_scored = np.concatenate([released[tr], np.asarray(y_test, dtype=bool)])
-    run = train_teachers(x_pool, released, Partitions(np.tile(tr, (len(seeds), 1))), tr[:1], x_scored, y_scored,
-                         spec, curve_clips=1, name=name, last=True, train_seeds=student_training_seeds(seeds))
+    run = train_teachers(
+        x_pool,
+        released,
+        Partitions(np.tile(tr, (len(seeds), 1))),
+        tr[:1],
+        x_scored,
+        y_scored,
+        spec,
+        curve_clips=1,
+        name=name,
+        last=True,
+        train_seeds=student_training_seeds(seeds),
+    )
     rows = []
     for seed, probabilities in zip(seeds, run.probabilities):
         scores = probabilities.astype(np.float64)
-        train_scores, test_scores = scores[:tr.size], scores[tr.size:]
+        train_scores, test_scores = scores[: tr.size], scores[tr.size :]
         th = rate_matched_thresholds(train_scores, released[tr])
         r = metrics.multilabel_report(y_test, test_scores > th, test_scores)
-        rows.append({"map": r["mAP"], "macro_f1": r["macro_f1"], "micro_f1": r["micro_f1"], "n_train": int(tr.size),
-                     "labels_per_query": float(released[tr].sum(1).mean()), "steps": int(spec.steps),
-                     "seed": int(seed)})
+        rows.append(
+            {
+                "map": r["mAP"],
+                "macro_f1": r["macro_f1"],
+                "micro_f1": r["micro_f1"],
+                "n_train": int(tr.size),
+                "labels_per_query": float(released[tr].sum(1).mean()),
+                "steps": int(spec.steps),
+                "seed": int(seed),
+            }
+        )
     return rows
 
 
@@ -104,38 +132,50 @@ def seed_summary(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return out.reset_index()
 
 
-def student_diagnostics(cv: CachedVotes, x_pool: np.ndarray, x_test: np.ndarray, n: int, threshold: Any,
-                        spec: TeacherSpec, *, seed: int = 0) -> list[dict]:
+def student_diagnostics(
+    cv: CachedVotes, x_pool: np.ndarray, x_test: np.ndarray, n: int, threshold: Any, spec: TeacherSpec, *, seed: int = 0
+) -> list[dict]:
     """Why are the students weak? The same student on the first ``n`` pool queries with (i) their true labels
     (non-private; the ceiling of this recipe and n), (ii) the noise-free aggregate's labels at ``threshold``
     (σ = 0: what noise costs), beside the released labels' label density in the rows of Table 5.4."""
     m = vote_fractions(cv.pool_probabilities[:, :n])
     rows = []
-    for what, labels in (("true pool labels (non-private)", cv.pool_labels[:n]),
-                         (f"noise-free {cv.n_teachers}-teacher labels, th_e={threshold}", noise_free_release(m, threshold))):
-        s = train_student(x_pool[:n], labels, np.ones(n, bool), x_test, cv.test_labels, spec, seeds=(seed,),
-                          name=what)[0]
+    for what, labels in (
+        ("true pool labels (non-private)", cv.pool_labels[:n]),
+        (f"noise-free {cv.n_teachers}-teacher labels, th_e={threshold}", noise_free_release(m, threshold)),
+    ):
+        s = train_student(x_pool[:n], labels, np.ones(n, bool), x_test, cv.test_labels, spec, seeds=(seed,), name=what)[
+            0
+        ]
         rows.append({"student_labels": what, "n_samples": n, **s})
     return rows
 
 
-def reference_rows(single: CachedVotes, aggregate: CachedVotes, threshold_single: Any,
-                   threshold_aggregate: Any) -> list[dict]:
+def reference_rows(
+    single: CachedVotes, aggregate: CachedVotes, threshold_single: Any, threshold_aggregate: Any
+) -> list[dict]:
     """Beside Table 5.4: the single model on all data, the non-private aggregate of the ensemble (averaged
     probabilities; F1 at the threshold Table 5.1 selected on the pool) and the class-prior baseline
     (scores = the teachers' training label frequencies; F1 at ½), all on the test set."""
     rows = []
-    for name, cv, th in (("single model, all data (non-private)", single, threshold_single),
-                         (f"{aggregate.n_teachers}-teacher aggregate, no noise (non-private)", aggregate,
-                          threshold_aggregate)):
+    for name, cv, th in (
+        ("single model, all data (non-private)", single, threshold_single),
+        (f"{aggregate.n_teachers}-teacher aggregate, no noise (non-private)", aggregate, threshold_aggregate),
+    ):
         m = cv.test_probabilities.mean(0)
         r = metrics.multilabel_report(cv.test_labels, noise_free_release(m, th), m)
         rows.append({"reference": name, "map": r["mAP"], "macro_f1": r["macro_f1"], "micro_f1": r["micro_f1"]})
     y = aggregate.test_labels
     prior = np.broadcast_to(aggregate.train_label_rate, y.shape).astype(float)
     r = metrics.multilabel_report(y, prior >= 0.5, prior)
-    rows.append({"reference": "class prior (training label frequencies)", "map": r["mAP"], "macro_f1": r["macro_f1"],
-                 "micro_f1": r["micro_f1"]})
+    rows.append(
+        {
+            "reference": "class prior (training label frequencies)",
+            "map": r["mAP"],
+            "macro_f1": r["macro_f1"],
+            "micro_f1": r["micro_f1"],
+        }
+    )
     return rows
 
 
@@ -166,8 +206,14 @@ def target_verdict(mean: float, sd: float, n_seeds: int, target: float) -> tuple
     return TARGET_WORDS[v.verdict], tol
 
 
-def frontier_targets(frontier: pd.DataFrame, table54: pd.DataFrame, *, epsilon_max: float = 300.0,
-                     target_map: float = 0.13, selection: dict | None = None) -> dict:
+def frontier_targets(
+    frontier: pd.DataFrame,
+    table54: pd.DataFrame,
+    *,
+    epsilon_max: float = 300.0,
+    target_map: float = 0.13,
+    selection: dict | None = None,
+) -> dict:
     """The recorded targets: the best student (mean over seeds) at a data-independent ε ≤ ``epsilon_max`` on the
     frontier and whether it exceeds ``target_map`` beyond its seed spread (:func:`target_verdict`; a stated target,
     never a tuning goal), every release within the budget that is not clearly below the target with its own verdict
@@ -178,25 +224,38 @@ def frontier_targets(frontier: pd.DataFrame, table54: pd.DataFrame, *, epsilon_m
     candidates within the budget) and ``selection_charged_within_budget`` whether that is still ≤ ``epsilon_max``."""
     best = best_within(frontier, epsilon_max)
     thesis = table54.loc[table54["map"].idxmax()]
-    verdict, tol = target_verdict(best["map"], best["map_sd"], best["n_seeds"], target_map) if best else ("not met",
-                                                                                                          np.nan)
+    verdict, tol = (
+        target_verdict(best["map"], best["map_sd"], best["n_seeds"], target_map) if best else ("not met", np.nan)
+    )
     candidates = {}
     for _, row in frontier[frontier["epsilon"] <= epsilon_max].sort_values("map", ascending=False).iterrows():
         v, t = target_verdict(row["map"], row["map_sd"], row["n_seeds"], target_map)
         if v != "not met":
             name = f"{row['mechanism']} σ_e {row['sigma_e']:g}" + (f" k {int(row['k'])}" if row["k"] else "")
             candidates[name] = f"{v}: {row['map']:.4f} ± {t:.4f} at ε {row['epsilon']:.4g}"
-    return {"epsilon_max": epsilon_max, "target_map": target_map,
-            "best_mechanism": best.get("mechanism"), "best_sigma_e": best.get("sigma_e"), "best_k": best.get("k"),
-            "best_th_e": best.get("th_e"), "best_epsilon": best.get("epsilon"), "best_map_mean": best.get("map"),
-            "best_map_sd": best.get("map_sd"), "best_map_min": best.get("map_min"), "best_n_seeds": best.get("n_seeds"),
-            "target_verdict": verdict, "target_tolerance": tol, "target_met": verdict == "met",
-            "target_candidates": candidates,
-            "thesis_settings_best_map_mean": float(thesis["map"]), "thesis_settings_best_map_sd": float(thesis["map_sd"]),
-            "thesis_settings_best_epsilon_data_dependent": float(thesis["eps_data_dependent"]),
-            "thesis_settings_best_epsilon_data_independent": float(thesis["eps_data_independent"]),
-            "thesis_settings_best_row": f"n={thesis['n_samples']}, th_e={thesis['th_e']}, th_c={thesis['th_c']}",
-            **_selection_charge(selection, epsilon_max)}
+    return {
+        "epsilon_max": epsilon_max,
+        "target_map": target_map,
+        "best_mechanism": best.get("mechanism"),
+        "best_sigma_e": best.get("sigma_e"),
+        "best_k": best.get("k"),
+        "best_th_e": best.get("th_e"),
+        "best_epsilon": best.get("epsilon"),
+        "best_map_mean": best.get("map"),
+        "best_map_sd": best.get("map_sd"),
+        "best_map_min": best.get("map_min"),
+        "best_n_seeds": best.get("n_seeds"),
+        "target_verdict": verdict,
+        "target_tolerance": tol,
+        "target_met": verdict == "met",
+        "target_candidates": candidates,
+        "thesis_settings_best_map_mean": float(thesis["map"]),
+        "thesis_settings_best_map_sd": float(thesis["map_sd"]),
+        "thesis_settings_best_epsilon_data_dependent": float(thesis["eps_data_dependent"]),
+        "thesis_settings_best_epsilon_data_independent": float(thesis["eps_data_independent"]),
+        "thesis_settings_best_row": f"n={thesis['n_samples']}, th_e={thesis['th_e']}, th_c={thesis['th_c']}",
+        **_selection_charge(selection, epsilon_max),
+    }
 
 
 def _selection_charge(selection: dict | None, epsilon_max: float) -> dict:
@@ -204,12 +263,17 @@ def _selection_charge(selection: dict | None, epsilon_max: float) -> dict:
     if selection is None:
         return {}
     if selection.get("selection_epsilon_max") != float(epsilon_max):
-        raise ValueError(f"selection: computed at epsilon_max={selection.get('selection_epsilon_max')!r}, "
-                         f"expected the targets' epsilon_max={epsilon_max!r}")
+        raise ValueError(
+            f"selection: computed at epsilon_max={selection.get('selection_epsilon_max')!r}, "
+            f"expected the targets' epsilon_max={epsilon_max!r}"
+        )
     charged = selection["selection_within_epsilon"]
-    return {**selection, "best_epsilon_selection_charged": charged,
-            "best_epsilon_selection_charged_exact_gaussian": selection["selection_within_epsilon_exact_gaussian"],
-            "selection_charged_within_budget": bool(charged <= epsilon_max)}
+    return {
+        **selection,
+        "best_epsilon_selection_charged": charged,
+        "best_epsilon_selection_charged_exact_gaussian": selection["selection_within_epsilon_exact_gaussian"],
+        "selection_charged_within_budget": bool(charged <= epsilon_max),
+    }
 
 
 def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
@@ -218,9 +282,12 @@ def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
     lines = []
     for mech, g in frontier.groupby("mechanism", sort=False):
         b = g.loc[g["map"].idxmax()]
-        lines.append(f"{mech}: best student mAP {b['map']:.3f} ± {b['map_sd']:.3f} (sd over {int(b['n_seeds'])} seeds) "
-                     f"at ε {b['epsilon']:.4g} (σ_e {b['sigma_e']:g}" + (f", k {int(b['k'])}" if b["k"] else "")
-                     + f", th_e {b['th_e']:g}); labels released per query {b['released_per_query']:.2f}.")
+        lines.append(
+            f"{mech}: best student mAP {b['map']:.3f} ± {b['map_sd']:.3f} (sd over {int(b['n_seeds'])} seeds) "
+            f"at ε {b['epsilon']:.4g} (σ_e {b['sigma_e']:g}"
+            + (f", k {int(b['k'])}" if b["k"] else "")
+            + f", th_e {b['th_e']:g}); labels released per query {b['released_per_query']:.2f}."
+        )
     f = frontier.sort_values("epsilon")
     for lo, hi in ((0, 300), (300, 1000), (1000, 1e4), (1e4, np.inf)):
         band = f[(f["epsilon"] > lo) & (f["epsilon"] <= hi)]
@@ -231,30 +298,35 @@ def frontier_findings(frontier: pd.DataFrame, targets: dict) -> list[str]:
         tie = ""
         if len(top) > 1 and top.iloc[0]["mechanism"] != top.iloc[1]["mechanism"]:
             second = top[top["mechanism"] != first["mechanism"]].iloc[0]
-            if first["map"] - second["map"] <= seed_tolerance(first["map_sd"], first["n_seeds"], second["map_sd"],
-                                                              second["n_seeds"]):
+            if first["map"] - second["map"] <= seed_tolerance(
+                first["map_sd"], first["n_seeds"], second["map_sd"], second["n_seeds"]
+            ):
                 tie = f" (tied with {second['mechanism']} {second['map']:.3f} within the seed spread)"
         lines.append(f"ε in ({lo:g}, {hi:g}]: {first['mechanism']} wins with student mAP {first['map']:.3f}{tie}.")
     if "best_epsilon_selection_charged" in targets and targets.get("best_mechanism") is not None:
-        lines.append(f"Selection charged: publishing the best of the {targets['selection_within_n_candidates']} "
-                     f"candidate releases within ε ≤ {targets['epsilon_max']:g} (chosen by test mAP) costs ε "
-                     f"{targets['best_epsilon_selection_charged']:.4g} (RDP, composition; exact Gaussian "
-                     f"{targets['best_epsilon_selection_charged_exact_gaussian']:.4g}), all "
-                     f"{targets['selection_all_n_candidates']} candidates {targets['selection_all_epsilon']:.5g} "
-                     f"(exact Gaussian {targets['selection_all_epsilon_exact_gaussian']:.5g}), δ "
-                     f"{targets['selection_delta']:g}: "
-                     + ("still within" if targets["selection_charged_within_budget"] else "above")
-                     + " the budget.")
+        lines.append(
+            f"Selection charged: publishing the best of the {targets['selection_within_n_candidates']} "
+            f"candidate releases within ε ≤ {targets['epsilon_max']:g} (chosen by test mAP) costs ε "
+            f"{targets['best_epsilon_selection_charged']:.4g} (RDP, composition; exact Gaussian "
+            f"{targets['best_epsilon_selection_charged_exact_gaussian']:.4g}), all "
+            f"{targets['selection_all_n_candidates']} candidates {targets['selection_all_epsilon']:.5g} "
+            f"(exact Gaussian {targets['selection_all_epsilon_exact_gaussian']:.5g}), δ "
+            f"{targets['selection_delta']:g}: "
+            + ("still within" if targets["selection_charged_within_budget"] else "above")
+            + " the budget."
+        )
     if targets.get("best_mechanism") is None:
         lines.append(f"Target: no frontier release reaches ε ≤ {targets['epsilon_max']:g}.")
     else:
-        lines.append(f"Target (student mean mAP > {targets['target_map']:g} at ε ≤ {targets['epsilon_max']:g}, δ 1e-8): "
-                     f"{targets['target_verdict']}, best {targets['best_map_mean']:.3f} ± "
-                     f"{targets['best_map_sd']:.3f} sd ({targets['best_mechanism']}, ε {targets['best_epsilon']:.4g}; "
-                     f"tolerance ±{targets['target_tolerance']:.4f}); at the "
-                     f"thesis's settings the best student reaches {targets['thesis_settings_best_map_mean']:.3f} ± "
-                     f"{targets['thesis_settings_best_map_sd']:.3f} ({targets['thesis_settings_best_row']}, ε data-"
-                     f"independent {targets['thesis_settings_best_epsilon_data_independent']:.4g}).")
+        lines.append(
+            f"Target (student mean mAP > {targets['target_map']:g} at ε ≤ {targets['epsilon_max']:g}, δ 1e-8): "
+            f"{targets['target_verdict']}, best {targets['best_map_mean']:.3f} ± "
+            f"{targets['best_map_sd']:.3f} sd ({targets['best_mechanism']}, ε {targets['best_epsilon']:.4g}; "
+            f"tolerance ±{targets['target_tolerance']:.4f}); at the "
+            f"thesis's settings the best student reaches {targets['thesis_settings_best_map_mean']:.3f} ± "
+            f"{targets['thesis_settings_best_map_sd']:.3f} ({targets['thesis_settings_best_row']}, ε data-"
+            f"independent {targets['thesis_settings_best_epsilon_data_independent']:.4g})."
+        )
     return lines
 
 

@@ -1,6 +1,7 @@
 """Muschiol 2021's tables for our data, ours beside the thesis's printed values: Table 4.1 (data sets), Tables
 5.1-5.3 and A.1-A.3 (noise-free ensembles on the query pool) and Fig A.6's prediction counts.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -23,8 +24,14 @@ def _row_label(subset: str, n_teachers: int) -> str:
     return "baseline" if n_teachers == 1 else f"{subset} {n_teachers}"
 
 
-def table_4_1(datasets: dict[str, audioset.AudioSetEmbeddings], *, teacher_counts=TEACHER_COUNTS,
-              student_fraction: float = 0.2, val_fraction: float = 0.1, seed: int = 0) -> pd.DataFrame:
+def table_4_1(
+    datasets: dict[str, audioset.AudioSetEmbeddings],
+    *,
+    teacher_counts=TEACHER_COUNTS,
+    student_fraction: float = 0.2,
+    val_fraction: float = 0.1,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Muschiol Table 4.1 for our data: per subset and teacher count, overall size (bal_train clips
     of the subset), class number, teacher pool, per-teacher partition (floor of pool / T), student
     pool (without the validation clips), validation and test size (eval clips of the subset), with
@@ -38,16 +45,31 @@ def table_4_1(datasets: dict[str, audioset.AudioSetEmbeddings], *, teacher_count
         for t in teacher_counts:
             label = _row_label(subset, t)
             printed = thesis.get((subset, label), {})
-            paper = {k: (printed.get(k) if printed.get(k) is not None else base[k]) for k in base
-                     if k not in ("block", "data_set")}
-            ours = {"overall_size": n, "class_number": len(ds.class_names),
-                    "overall_teacher_train": len(split.teacher), "individual_teacher_train": len(split.teacher) // t,
-                    "student_train_size": len(split.student), "test_size": len(ds.splits["eval"].labels)}
+            paper = {
+                k: (printed.get(k) if printed.get(k) is not None else base[k])
+                for k in base
+                if k not in ("block", "data_set")
+            }
+            ours = {
+                "overall_size": n,
+                "class_number": len(ds.class_names),
+                "overall_teacher_train": len(split.teacher),
+                "individual_teacher_train": len(split.teacher) // t,
+                "student_train_size": len(split.student),
+                "test_size": len(ds.splits["eval"].labels),
+            }
             v = table_4_1_verdict(subset, label, paper, ours, ds.source.kind)
-            rows.append({"block": subset, "data_set": label,
-                         **{f"{k}_ours": ours[k] for k in ours}, "validation_size_ours": len(split.val),
-                         **{f"{k}_thesis": paper[k] for k in ours},
-                         "ratio_ours_to_thesis": round(n / paper["overall_size"], 4), **v.as_record()})
+            rows.append(
+                {
+                    "block": subset,
+                    "data_set": label,
+                    **{f"{k}_ours": ours[k] for k in ours},
+                    "validation_size_ours": len(split.val),
+                    **{f"{k}_thesis": paper[k] for k in ours},
+                    "ratio_ours_to_thesis": round(n / paper["overall_size"], 4),
+                    **v.as_record(),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -64,29 +86,52 @@ def both_conventions(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]
     ``precision_predicted``, ``recall_true``, ``f1_present``."""
     out = prf(y_true, y_pred)
     if len(y_true) == 0:
-        return {**out, "precision_predicted": float("nan"), "recall_predicted": float("nan"), "n_predicted_classes": 0,
-                "recall_true": float("nan"), "f1_present": float("nan")}
+        return {
+            **out,
+            "precision_predicted": float("nan"),
+            "recall_predicted": float("nan"),
+            "n_predicted_classes": 0,
+            "recall_true": float("nan"),
+            "f1_present": float("nan"),
+        }
     pred = metrics.macro_precision_recall_predicted_classes(y_true, y_pred)
     present = metrics.macro_scores_present_classes(y_true, y_pred)
-    return {**out, "precision_predicted": pred["precision"], "recall_predicted": pred["recall"],
-            "n_predicted_classes": pred["n_classes"], "recall_true": present["recall"], "f1_present": present["f1"]}
+    return {
+        **out,
+        "precision_predicted": pred["precision"],
+        "recall_predicted": pred["recall"],
+        "n_predicted_classes": pred["n_classes"],
+        "recall_true": present["recall"],
+        "f1_present": present["f1"],
+    }
 
 
-def table_5_2(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
-              vote: str = "probability") -> pd.DataFrame:
+def table_5_2(
+    ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS, vote: str = "probability"
+) -> pd.DataFrame:
     """Table 5.2 / A.2: noise-free ensemble P/R/F1 on the pool per teacher count and threshold."""
     rows = []
     for t, cv in ensembles.items():
         m = vote_fractions(cv.pool_probabilities, vote)
         for th in thresholds:
-            rows.append({"n_teachers": _label(t), "threshold": threshold_label(th),
-                         **both_conventions(cv.pool_labels, noise_free_release(m, th)),
-                         "n_classes": int(cv.pool_labels.shape[1])})
+            rows.append(
+                {
+                    "n_teachers": _label(t),
+                    "threshold": threshold_label(th),
+                    **both_conventions(cv.pool_labels, noise_free_release(m, th)),
+                    "n_classes": int(cv.pool_labels.shape[1]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS,
-              vote: str = "probability", *, t52: pd.DataFrame | None = None) -> pd.DataFrame:
+def table_5_1(
+    ensembles: dict[int, CachedVotes],
+    thresholds: Sequence[Any] = THRESHOLDS,
+    vote: str = "probability",
+    *,
+    t52: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Table 5.1 / A.1: raw mAP / AUC of m, the best-F1 threshold's P/R/F1, and the average teacher's
     P/R/F1 (each teacher's own probabilities at that same threshold; adaptive on its own outputs). ``t52``: the
     :func:`table_5_2` of the same ``ensembles``, ``thresholds`` and ``vote`` when already computed."""
@@ -97,11 +142,17 @@ def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THR
         sub = t52[t52["n_teachers"] == _label(t)].reset_index(drop=True)
         best = sub.loc[int(np.argmax(sub["f1"].to_numpy()))]
         th = best["threshold"] if best["threshold"] == "adaptive" else float(best["threshold"])
-        row = {"n_teachers": _label(t), "map_raw": metrics.mean_average_precision(cv.pool_labels, m),
-               "auc_raw": metrics.mean_roc_auc(cv.pool_labels, m), "ensemble_threshold": best["threshold"],
-               "ensemble_precision": best["precision"], "ensemble_recall": best["recall"], "ensemble_f1": best["f1"],
-               "ensemble_precision_predicted": best["precision_predicted"],
-               "ensemble_recall_predicted": best["recall_predicted"]}
+        row = {
+            "n_teachers": _label(t),
+            "map_raw": metrics.mean_average_precision(cv.pool_labels, m),
+            "auc_raw": metrics.mean_roc_auc(cv.pool_labels, m),
+            "ensemble_threshold": best["threshold"],
+            "ensemble_precision": best["precision"],
+            "ensemble_recall": best["recall"],
+            "ensemble_f1": best["f1"],
+            "ensemble_precision_predicted": best["precision_predicted"],
+            "ensemble_recall_predicted": best["recall_predicted"],
+        }
         if t > 1:
             per = [prf(cv.pool_labels, noise_free_release(p.astype(np.float64), th)) for p in cv.pool_probabilities]
             row.update({f"teacher_avg_{k}": float(np.mean([x[k] for x in per])) for k in ("precision", "recall", "f1")})
@@ -111,9 +162,15 @@ def table_5_1(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THR
     return pd.DataFrame(rows)
 
 
-def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[Any] = THRESHOLDS,
-                    best_of: Sequence[Any] | None = None, n_boot: int = 100, seed: int = 0,
-                    check: tuple[Any, float] = (0.2, 0.6)) -> dict[str, Any]:
+def score_tolerance(
+    ensembles: dict[int, CachedVotes],
+    *,
+    thresholds: Sequence[Any] = THRESHOLDS,
+    best_of: Sequence[Any] | None = None,
+    n_boot: int = 100,
+    seed: int = 0,
+    check: tuple[Any, float] = (0.2, 0.6),
+) -> dict[str, Any]:
     """The bootstrap of the pool queries every claim on the noise-free tables (5.1-5.3, A.1-A.3) reads: a paired
     bootstrap (``n_boot`` resamples with replacement from ``seed``, the same rows for every ensemble; Efron &
     Tibshirani 1993, ch. 6) gives the draws of each difference the claims read -- raw mAP, best-threshold macro F1 and
@@ -131,13 +188,17 @@ def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[A
     rng = np.random.default_rng(seed)
     fixed = [th for th in thresholds if th != "adaptive"]
     candidates = list(thresholds if best_of is None else best_of)
-    votes = {t: (vote_fractions(cv.pool_probabilities, "probability"), cv.pool_labels.astype(bool))
-             for t, cv in sorted(ensembles.items())}
+    votes = {
+        t: (vote_fractions(cv.pool_probabilities, "probability"), cv.pool_labels.astype(bool))
+        for t, cv in sorted(ensembles.items())
+    }
     n = min(len(y) for _, y in votes.values())
     rows = rng.integers(0, n, (n_boot, n))
     weights = np.stack([np.bincount(r, minlength=n) for r in rows]).astype(np.float64)  # [n_boot, n]
+
     def counts(w, y, p):
         return metrics.macro_scores_from_counts(w @ (y & p), w @ (~y & p), w @ (y & ~p))
+
     maps, scores, full, teacher_f1, check_ratio = {}, {}, {}, {}, {}
     for t, (m, y) in votes.items():
         m, y = m[:n], y[:n]
@@ -158,7 +219,7 @@ def score_tolerance(ensembles: dict[int, CachedVotes], *, thresholds: Sequence[A
     draws: dict[str, np.ndarray] = {}
     ts = list(votes)
     for i, a in enumerate(ts):
-        for b in ts[i + 1:]:
+        for b in ts[i + 1 :]:
             draws[f"mAP {a} - {b}"] = maps[a] - maps[b]
             draws[f"best F1 {a} - {b}"] = best_f1[a] - best_f1[b]
         for lo, hi in zip(fixed, fixed[1:]):
@@ -181,9 +242,14 @@ def tolerance_summary(tolerance: dict[str, Any] | None) -> dict[str, Any] | None
     return None if tolerance is None else {k: v for k, v in tolerance.items() if k != "draws"}
 
 
-def table_5_3(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = ("adaptive", 0.2, 0.4),
-              confidences: Sequence[float] = CONFIDENCE_LEVELS, rules: Sequence[str] = ("max", "printed"),
-              vote: str = "probability", top_n: int = 4) -> pd.DataFrame:
+def table_5_3(
+    ensembles: dict[int, CachedVotes],
+    thresholds: Sequence[Any] = ("adaptive", 0.2, 0.4),
+    confidences: Sequence[float] = CONFIDENCE_LEVELS,
+    rules: Sequence[str] = ("max", "printed"),
+    vote: str = "probability",
+    top_n: int = 4,
+) -> pd.DataFrame:
     """Table 5.3 / A.3: noise-free confidence check; answered share and P/R/F1 on the answered queries,
     for both rules (``"max"``: at least one label ≥ th_c; ``"printed"``: Algorithm 3's all-top-n rule)."""
     rows = []
@@ -198,11 +264,18 @@ def table_5_3(ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = ("a
                     ok = noise_free_confident(m, th, c, rule, top_n)
                     r = both_conventions(cv.pool_labels[ok], noise_free_release(m, th)[ok])
                     key = f"conf{int(round(c * 10)):02d}"
-                    row.update({f"answered_pct_{key}": 100.0 * ok.mean(), f"precision_{key}": r["precision"],
-                                f"recall_{key}": r["recall"], f"f1_{key}": r["f1"],
-                                f"recall_true_{key}": r["recall_true"], f"f1_present_{key}": r["f1_present"],
-                                f"precision_predicted_{key}": r["precision_predicted"],
-                                f"recall_predicted_{key}": r["recall_predicted"]})
+                    row.update(
+                        {
+                            f"answered_pct_{key}": 100.0 * ok.mean(),
+                            f"precision_{key}": r["precision"],
+                            f"recall_{key}": r["recall"],
+                            f"f1_{key}": r["f1"],
+                            f"recall_true_{key}": r["recall_true"],
+                            f"f1_present_{key}": r["f1_present"],
+                            f"precision_predicted_{key}": r["precision_predicted"],
+                            f"recall_predicted_{key}": r["recall_predicted"],
+                        }
+                    )
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -220,8 +293,9 @@ def paper_beside(ours: pd.DataFrame, item_id: str, keys: Sequence[str], columns:
     return ours.merge(paper, on=list(keys), how="left")
 
 
-def prediction_counts(cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k: int = 5,
-                      vote: str = "probability") -> pd.DataFrame:
+def prediction_counts(
+    cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k: int = 5, vote: str = "probability"
+) -> pd.DataFrame:
     """Fig A.6: for the k most and k least frequent classes of the pool, the true label count and the
     noise-free ensemble's number of positive predictions per threshold."""
     counts = cv.pool_labels.sum(0)
@@ -231,8 +305,11 @@ def prediction_counts(cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k
     m = vote_fractions(cv.pool_probabilities, vote)
     rows = []
     for rank, c in enumerate(chosen):
-        row = {"class": cv.class_names[c], "group": "most frequent" if rank < k else "least frequent",
-               "labels": int(counts[c])}
+        row = {
+            "class": cv.class_names[c],
+            "group": "most frequent" if rank < k else "least frequent",
+            "labels": int(counts[c]),
+        }
         for th in thresholds:
             row[f"predicted_{threshold_label(th)}"] = int(noise_free_release(m, th)[:, c].sum())
         rows.append(row)
@@ -242,23 +319,47 @@ def prediction_counts(cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k
 def ensemble_summary(runs: dict, inputs: dict) -> pd.DataFrame:
     """Notebook 04's teachers per (subset, T): clips per teacher, mean / min / max teacher mAP, mean AUC, mean
     selected step."""
-    return pd.DataFrame([{"subset": s, "teachers": t, "clips_per_teacher": inputs[s, t].partitions.train.shape[1],
-                          "mean_teacher_mAP": r.map.mean(), "min_teacher_mAP": r.map.min(),
-                          "max_teacher_mAP": r.map.max(), "mean_teacher_AUC": r.auc.mean(),
-                          "mean_best_step": r.best_step.mean()} for (s, t), r in runs.items()])
+    return pd.DataFrame(
+        [
+            {
+                "subset": s,
+                "teachers": t,
+                "clips_per_teacher": inputs[s, t].partitions.train.shape[1],
+                "mean_teacher_mAP": r.map.mean(),
+                "min_teacher_mAP": r.map.min(),
+                "max_teacher_mAP": r.map.max(),
+                "mean_teacher_AUC": r.auc.mean(),
+                "mean_best_step": r.best_step.mean(),
+            }
+            for (s, t), r in runs.items()
+        ]
+    )
 
 
 def ablation_table(ablation: dict) -> pd.DataFrame:
     """Notebook 04's ablation arms: mean final mAP / AUC, the peak of the mean curve, mean selected step."""
-    return pd.DataFrame([{"arm": k, "mean_final_mAP": r.map.mean(), "mean_final_AUC": r.auc.mean(),
-                          "peak_curve_mAP": curve_stats(r)["mean"].max(), "mean_best_step": r.best_step.mean()}
-                         for k, r in ablation.items()])
+    return pd.DataFrame(
+        [
+            {
+                "arm": k,
+                "mean_final_mAP": r.map.mean(),
+                "mean_final_AUC": r.auc.mean(),
+                "peak_curve_mAP": curve_stats(r)["mean"].max(),
+                "mean_best_step": r.best_step.mean(),
+            }
+            for k, r in ablation.items()
+        ]
+    )
 
 
 def table_5_1_beside(t51: pd.DataFrame) -> pd.DataFrame:
     """Table 5.1 with the thesis's values beside."""
-    return paper_beside(t51, "muschiol2021-table5.1", ["n_teachers"],
-                        ["map_raw", "auc_raw", "ensemble_threshold", "ensemble_f1", "teacher_avg_f1"])
+    return paper_beside(
+        t51,
+        "muschiol2021-table5.1",
+        ["n_teachers"],
+        ["map_raw", "auc_raw", "ensemble_threshold", "ensemble_f1", "teacher_avg_f1"],
+    )
 
 
 def table_5_2_beside(t52: pd.DataFrame) -> pd.DataFrame:
@@ -268,13 +369,18 @@ def table_5_2_beside(t52: pd.DataFrame) -> pd.DataFrame:
 
 def table_5_3_beside(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") -> pd.DataFrame:
     """Table 5.3 / A.3: the "max" rule's rows with the thesis's values beside, then the "printed" rule's rows."""
-    side = paper_beside(t53[t53["rule"] == "max"], item_id, ["n_teachers", "threshold"],
-                        ["answered_pct_conf04", "f1_conf04", "answered_pct_conf06", "f1_conf06"])
+    side = paper_beside(
+        t53[t53["rule"] == "max"],
+        item_id,
+        ["n_teachers", "threshold"],
+        ["answered_pct_conf04", "f1_conf04", "answered_pct_conf06", "f1_conf06"],
+    )
     return pd.concat([side, t53[t53["rule"] == "printed"]], ignore_index=True)
 
 
-def noise_free_tables(ensembles: dict[int, CachedVotes],
-                      thresholds: Sequence[Any] = THRESHOLDS) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def noise_free_tables(
+    ensembles: dict[int, CachedVotes], thresholds: Sequence[Any] = THRESHOLDS
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Tables 5.1, 5.2 and 5.3 (A.1-A.3 on the small subset), each computed once: Table 5.1's best threshold is
     chosen among the ``thresholds`` of the Table 5.2 returned beside it."""
     t52 = table_5_2(ensembles, thresholds)
@@ -296,27 +402,44 @@ def appendix_noise_free_tables(small: dict[int, CachedVotes]) -> tuple[pd.DataFr
 def appendix_tables(t51: pd.DataFrame, t52: pd.DataFrame, t53: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Tables A.1-A.3 (the frames of :func:`appendix_noise_free_tables`) with the thesis's values beside (A.3: both
     rules' rows)."""
-    renamed = t51.rename(columns={"map_raw": "map", "auc_raw": "auc", "ensemble_threshold": "best_threshold",
-                                  "ensemble_f1": "best_f1"})
-    return {"muschiol2021-tableA.1": paper_beside(renamed, "muschiol2021-tableA.1", ["n_teachers"],
-                                                  ["map", "auc", "best_threshold", "best_f1", "teacher_avg_f1"]),
-            "muschiol2021-tableA.2": paper_beside(t52, "muschiol2021-tableA.2", ["n_teachers", "threshold"],
-                                                  ["precision", "recall", "f1"]),
-            "muschiol2021-tableA.3": paper_beside(t53, "muschiol2021-tableA.3",
-                                                  ["n_teachers", "threshold"],
-                                                  ["answered_pct_conf04", "f1_conf04", "answered_pct_conf06", "f1_conf06"])}
+    renamed = t51.rename(
+        columns={"map_raw": "map", "auc_raw": "auc", "ensemble_threshold": "best_threshold", "ensemble_f1": "best_f1"}
+    )
+    return {
+        "muschiol2021-tableA.1": paper_beside(
+            renamed,
+            "muschiol2021-tableA.1",
+            ["n_teachers"],
+            ["map", "auc", "best_threshold", "best_f1", "teacher_avg_f1"],
+        ),
+        "muschiol2021-tableA.2": paper_beside(
+            t52, "muschiol2021-tableA.2", ["n_teachers", "threshold"], ["precision", "recall", "f1"]
+        ),
+        "muschiol2021-tableA.3": paper_beside(
+            t53,
+            "muschiol2021-tableA.3",
+            ["n_teachers", "threshold"],
+            ["answered_pct_conf04", "f1_conf04", "answered_pct_conf06", "f1_conf06"],
+        ),
+    }
 
 
 def table_5_4_beside(t54: pd.DataFrame) -> pd.DataFrame:
     """Table 5.4 with the thesis's values beside."""
-    return paper_beside(t54, "muschiol2021-table5.4", ["n_samples", "th_e", "th_c"],
-                        ["eps_data_dependent", "eps_data_independent", "q_average", "map", "macro_f1", "micro_f1"])
+    return paper_beside(
+        t54,
+        "muschiol2021-table5.4",
+        ["n_samples", "th_e", "th_c"],
+        ["eps_data_dependent", "eps_data_independent", "q_average", "map", "macro_f1", "micro_f1"],
+    )
 
 
 def best_thresholds(t51: pd.DataFrame, t_max: int) -> tuple[Any, Any]:
     """The thresholds Table 5.1 selected on the pool (best F1) for the single model (0.2 when it is not in the table)
     and the ``t_max``-teacher aggregate."""
     th = t51.set_index("n_teachers")["ensemble_threshold"]
+
     def parse(x):
         return x if x == "adaptive" else float(x)
+
     return (parse(th["baseline"]) if "baseline" in th.index else 0.2), parse(th[str(t_max)])

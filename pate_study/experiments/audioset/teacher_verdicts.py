@@ -3,6 +3,7 @@ Muschiol 2021 (agrees, differs, inconclusive, not comparable; :mod:`pate_study.r
 teachers' curves, the ablations and the per-class figures. Each function states its rule; none reads a number typed
 in: the thesis's values come from :func:`pate_study.reporting.registry.published`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,16 +39,22 @@ def table_4_1_verdict(subset: str, label: str, paper: dict, ours: dict, kind: st
     embeddings); class number: must agree for "small" (15); for "big" ours is a documented rule."""
     if kind != "real":
         return not_comparable("synthetic stand-in data: sizes are of the stand-in, not of Audio Set")
-    scale = (f"{ours['overall_size']:,} bal_train clips here vs {paper['overall_size']:,} crawled clips in the thesis "
-             f"({ours['overall_size'] / paper['overall_size']:.1%}); test {ours['test_size']:,} official eval clips of "
-             f"the subset vs {paper['test_size']:,} (the thesis' crawl lost removed videos)")
+    scale = (
+        f"{ours['overall_size']:,} bal_train clips here vs {paper['overall_size']:,} crawled clips in the thesis "
+        f"({ours['overall_size'] / paper['overall_size']:.1%}); test {ours['test_size']:,} official eval clips of "
+        f"the subset vs {paper['test_size']:,} (the thesis' crawl lost removed videos)"
+    )
     classes = within_tolerance(paper["class_number"], ours["class_number"], atol=0.5, quantity="class number")
     if classes.verdict == "agrees":
-        return not_comparable(f"class number agrees ({ours['class_number']}); sizes differ by construction: {scale}",
-                              rule="class number exact; sizes not comparable (different clip sources)")
-    return not_comparable(f"class number {ours['class_number']} vs {paper['class_number']} (the thesis lists no "
-                          f"classes; ours is the documented ontology rule); {scale}",
-                          rule="class number exact; sizes not comparable (different clip sources)")
+        return not_comparable(
+            f"class number agrees ({ours['class_number']}); sizes differ by construction: {scale}",
+            rule="class number exact; sizes not comparable (different clip sources)",
+        )
+    return not_comparable(
+        f"class number {ours['class_number']} vs {paper['class_number']} (the thesis lists no "
+        f"classes; ours is the documented ontology rule); {scale}",
+        rule="class number exact; sizes not comparable (different clip sources)",
+    )
 
 
 def siren_verdict(source: str, shape: tuple[int, ...]) -> Verdict:
@@ -56,10 +63,14 @@ def siren_verdict(source: str, shape: tuple[int, ...]) -> Verdict:
     the features, so it is stated, not counted as agreement."""
     fmt = f"{shape[0]} frames x {shape[1]} Mel bands (1001 x 64 for a 10 s clip by construction of the features)"
     if source.startswith("synthetic"):
-        return not_comparable(f"synthetic stand-in siren, not the thesis' real clip; {fmt}",
-                              rule="an illustration of a clip: a stand-in cannot agree with it")
-    return not_comparable(f"a real Siren clip of Audio Set, not necessarily the thesis' (which it does not name); {fmt}",
-                          rule="an illustration of a clip: a different clip cannot agree with it")
+        return not_comparable(
+            f"synthetic stand-in siren, not the thesis' real clip; {fmt}",
+            rule="an illustration of a clip: a stand-in cannot agree with it",
+        )
+    return not_comparable(
+        f"a real Siren clip of Audio Set, not necessarily the thesis' (which it does not name); {fmt}",
+        rule="an illustration of a clip: a different clip cannot agree with it",
+    )
 
 
 def thesis_baseline_maps() -> dict[str, float]:
@@ -98,9 +109,12 @@ class SeedComparison:
     def as_record(self, name: str) -> dict[str, Any]:
         """``{name}_margin``, ``{name}_tolerance`` (the interval's half-width), ``{name}_interval`` and the per-seed
         differences ``{name}_per_seed``."""
-        return {f"{name}_margin": self.margin, f"{name}_tolerance": self.tolerance,
-                f"{name}_interval": [self.estimate.low, self.estimate.high],
-                f"{name}_per_seed": [float(x) for x in self.a - self.b]}
+        return {
+            f"{name}_margin": self.margin,
+            f"{name}_tolerance": self.tolerance,
+            f"{name}_interval": [self.estimate.low, self.estimate.high],
+            f"{name}_per_seed": [float(x) for x in self.a - self.b],
+        }
 
     def claim(self, rule: str, reason: str, sentence: str = "Muschiol 2021, §5.1") -> Verdict:
         """The verdict of the claim ``a − b > 0`` (``rule``: the quantity) on the paired interval
@@ -118,8 +132,10 @@ def seed_comparison(a: np.ndarray, b: np.ndarray) -> SeedComparison:
     *differs* only when it lies wholly on one side of 0). Needs ``R >= 2`` (one seed measures no spread)."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape or a.ndim != 1 or a.size < 2:
-        raise ValueError(f"seed_comparison: expected two arms' values over the same >= 2 seed replicates (ablation_seeds "
-                         f">= 2), got shapes {a.shape} and {b.shape}")
+        raise ValueError(
+            f"seed_comparison: expected two arms' values over the same >= 2 seed replicates (ablation_seeds "
+            f">= 2), got shapes {a.shape} and {b.shape}"
+        )
     return SeedComparison(a, b, unc.paired_difference(a, b, TEACHER))
 
 
@@ -147,9 +163,11 @@ def _best_other(ablation: dict, arms: dict, keep) -> Any:
 def class_curve_verdict(thesis_value: float, ours: float, what: str) -> Verdict:
     """Figs A.2/A.3: per-class AP levels of the thesis' ResNets on log-Mel (274k / 27k clips) against our
     embedding MLPs on 6.2k / 0.6k clips: a different model, input and scale, so not comparable."""
-    return not_comparable(f"{what}: {ours:.3f} here vs ~{thesis_value} in the thesis; embedding MLPs on 128-d VGGish clip "
-                          "embeddings of a few thousand clips vs ResNets on log-Mel of 274k / 27k clips",
-                          rule="per-class AP levels depend on model, input and data scale")
+    return not_comparable(
+        f"{what}: {ours:.3f} here vs ~{thesis_value} in the thesis; embedding MLPs on 128-d VGGish clip "
+        "embeddings of a few thousand clips vs ResNets on log-Mel of 274k / 27k clips",
+        rule="per-class AP levels depend on model, input and data scale",
+    )
 
 
 def architecture_verdict(final: dict[str, dict[str, float]]) -> Verdict:
@@ -162,8 +180,11 @@ def architecture_verdict(final: dict[str, dict[str, float]]) -> Verdict:
     mean = {f: {m: float(np.mean([r[m] for r in rows])) for m in ("mAP", "auc")} for f, rows in fam.items()}
     if mean["vgg"]["mAP"] >= mean["resnet"]["mAP"] and mean["vgg"]["auc"] < mean["resnet"]["auc"]:
         return agrees(rule=rule)
-    return differs(f"VGG mAP {mean['vgg']['mAP']:.3f} / AUC {mean['vgg']['auc']:.3f} vs ResNet "
-                   f"{mean['resnet']['mAP']:.3f} / {mean['resnet']['auc']:.3f}", rule=rule)
+    return differs(
+        f"VGG mAP {mean['vgg']['mAP']:.3f} / AUC {mean['vgg']['auc']:.3f} vs ResNet "
+        f"{mean['resnet']['mAP']:.3f} / {mean['resnet']['auc']:.3f}",
+        rule=rule,
+    )
 
 
 # ----------------------------------------------------------------------------- notebook 04: one record per item
@@ -174,24 +195,36 @@ def table_4_1_record(table41: pd.DataFrame) -> dict[str, Any]:
     v = not_comparable(
         f"{row.overall_size_ours:,} big bal_train clips here vs {row.overall_size_thesis:,} crawled clips; "
         f"{row.class_number_ours} vs {row.class_number_thesis} classes (ours: an ontology rule); per-row verdicts in the table",
-        rule="sizes of different clip sources are not comparable; class number exact")
-    return dict(big_clips=int(row.overall_size_ours), big_classes=int(row.class_number_ours),
-                big_test=int(row.test_size_ours), big_teacher_pool=int(row.overall_teacher_train_ours),
-                small_clips=int(small.overall_size_ours.iloc[0]), small_classes=int(small.class_number_ours.iloc[0]),
-                rows=len(table41), **v.as_record())
+        rule="sizes of different clip sources are not comparable; class number exact",
+    )
+    return dict(
+        big_clips=int(row.overall_size_ours),
+        big_classes=int(row.class_number_ours),
+        big_test=int(row.test_size_ours),
+        big_teacher_pool=int(row.overall_teacher_train_ours),
+        small_clips=int(small.overall_size_ours.iloc[0]),
+        small_classes=int(small.class_number_ours.iloc[0]),
+        rows=len(table41),
+        **v.as_record(),
+    )
 
 
 #: Sampler seeds Fig 5.9's spreads are replicated over (cheap: a sampler draws indices only).
 SAMPLER_SEEDS = 5
 
-FIG_5_9 = Claim("balanced draws the classes more evenly",
-                "Muschiol 2021, §4.4.2 / Fig 5.9: the balanced sampler's class occurrences are tighter than random "
-                "sampling's", "(max/median occurrence, balanced) / (random's), geometric mean over sampler seeds",
-                "ratio", (unc.SAMPLER_SEED,), side="below")
+FIG_5_9 = Claim(
+    "balanced draws the classes more evenly",
+    "Muschiol 2021, §4.4.2 / Fig 5.9: the balanced sampler's class occurrences are tighter than random sampling's",
+    "(max/median occurrence, balanced) / (random's), geometric mean over sampler seeds",
+    "ratio",
+    (unc.SAMPLER_SEED,),
+    side="below",
+)
 
 
-def sampler_record(occ: pd.DataFrame, iterations: int, batch_size: int,
-                   spreads: pd.DataFrame | None = None) -> dict[str, Any]:
+def sampler_record(
+    occ: pd.DataFrame, iterations: int, batch_size: int, spreads: pd.DataFrame | None = None
+) -> dict[str, Any]:
     """Fig 5.9 (§4.4.2): the balanced sampler's occurrences are tighter (max/median) than the random one's, judged
     on the ratio's interval over sampler seeds (``spreads``: :func:`.diagnostics.sampler_spreads`; without it one
     seed, inconclusive); its top class is recorded (not judged: it follows from the subset's class counts).
@@ -202,37 +235,68 @@ def sampler_record(occ: pd.DataFrame, iterations: int, batch_size: int,
     if spreads is not None and len(spreads) >= 2:
         ratio = unc.ratio_of_paired(spreads["balanced"], spreads["random"], FIG_5_9.sources)
         log_sd = unc.ratio_of_paired(spreads["balanced_log_sd"], spreads["random_log_sd"], FIG_5_9.sources)
-        extra = {"spread_ratio_interval": [ratio.low, ratio.high], "sampler_seeds": [int(x) for x in spreads["seed"]],
-                 "log_count_sd_ratio": log_sd.value, "log_count_sd_ratio_interval": [log_sd.low, log_sd.high]}
+        extra = {
+            "spread_ratio_interval": [ratio.low, ratio.high],
+            "sampler_seeds": [int(x) for x in spreads["seed"]],
+            "log_count_sd_ratio": log_sd.value,
+            "log_count_sd_ratio_interval": [log_sd.low, log_sd.high],
+        }
         second = f"; sd of log counts, balanced / random: {log_sd.render('.3f')}"
     else:
         ratio = unc.unreplicated(spread["balanced"] / spread["random"], FIG_5_9.sources)
         extra, second = {}, ""
-    v = judged(FIG_5_9, ratio, note=f"max/median occurrence balanced {spread['balanced']:.2f} vs random "
-                                    f"{spread['random']:.2f} at the figure's seed{second}; on bal_train, already "
-                                    "balanced (the thesis sampled its crawl of the unbalanced set), a weaker test of "
-                                    "the same direction")
-    return dict(spread_balanced=spread["balanced"], spread_random=spread["random"], spread_partition=spread["in_partition"],
-                top_class_balanced=top_bal, top_class_balanced_count=top_bal_n, top_class_random=top_rand,
-                iterations=iterations, batch_size=batch_size, spread_ratio=ratio.value, **extra,
-                classes_never_drawn_balanced=int((occ.balanced == 0).sum()),
-                classes_never_drawn_random=int((occ.random == 0).sum()), **v.as_record())
+    v = judged(
+        FIG_5_9,
+        ratio,
+        note=f"max/median occurrence balanced {spread['balanced']:.2f} vs random "
+        f"{spread['random']:.2f} at the figure's seed{second}; on bal_train, already "
+        "balanced (the thesis sampled its crawl of the unbalanced set), a weaker test of "
+        "the same direction",
+    )
+    return dict(
+        spread_balanced=spread["balanced"],
+        spread_random=spread["random"],
+        spread_partition=spread["in_partition"],
+        top_class_balanced=top_bal,
+        top_class_balanced_count=top_bal_n,
+        top_class_random=top_rand,
+        iterations=iterations,
+        batch_size=batch_size,
+        spread_ratio=ratio.value,
+        **extra,
+        classes_never_drawn_balanced=int((occ.balanced == 0).sum()),
+        classes_never_drawn_random=int((occ.random == 0).sum()),
+        **v.as_record(),
+    )
 
 
-FIG_5_1 = Claim("fewer clips, lower mAP", "Muschiol 2021, §5.1 / Fig 5.1: the smaller each teacher's partition, the "
-                "lower its mAP", "mean teacher mAP(T) − mean teacher mAP(next larger T), each subset (Welch over the "
-                "ensembles' teachers)", "every-step", TEACHER)
+FIG_5_1 = Claim(
+    "fewer clips, lower mAP",
+    "Muschiol 2021, §5.1 / Fig 5.1: the smaller each teacher's partition, the lower its mAP",
+    "mean teacher mAP(T) − mean teacher mAP(next larger T), each subset (Welch over the ensembles' teachers)",
+    "every-step",
+    TEACHER,
+)
 
 
-def sampler_item(labels: np.ndarray, ids: np.ndarray, class_names, *, iterations: int, batch_size: int, seed: int,
-                 n_seeds: int = SAMPLER_SEEDS) -> tuple[pd.DataFrame, dict[str, Any]]:
+def sampler_item(
+    labels: np.ndarray,
+    ids: np.ndarray,
+    class_names,
+    *,
+    iterations: int,
+    batch_size: int,
+    seed: int,
+    n_seeds: int = SAMPLER_SEEDS,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Fig 5.9 in one call: the figure's occurrences at ``seed`` (:func:`.diagnostics.sampler_statistics`, with a
     ``class`` column) and its record (:func:`sampler_record`) over ``n_seeds`` sampler seeds ``seed, seed + 1, ...``
     (:func:`.diagnostics.sampler_spreads`)."""
     occ = sampler_statistics(labels, ids, iterations=iterations, batch_size=batch_size, seed=seed)
     occ = occ.assign(**{"class": list(class_names)})
-    spreads = sampler_spreads(labels, ids, iterations=iterations, batch_size=batch_size,
-                              seeds=range(seed, seed + n_seeds))
+    spreads = sampler_spreads(
+        labels, ids, iterations=iterations, batch_size=batch_size, seeds=range(seed, seed + n_seeds)
+    )
     return occ, sampler_record(occ, iterations, batch_size, spreads)
 
 
@@ -245,33 +309,59 @@ def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataF
     ours_small, ours_big = runs["small", 1].map[0], runs["big", 1].map[0]
     raw = thesis_baseline_maps()
     pools = table41.query("data_set == 'baseline'").set_index("block")
-    why = (f"the thesis' ~{pub['small_baseline_map_approx']} / ~{pub['big_baseline_map_approx']} are read off its curves "
-           f"of ResNets on log-Mel of {pools.individual_teacher_train_thesis['small']:,}/"
-           f"{pools.individual_teacher_train_thesis['big']:,} clips, selected on the test set; ours are embedding MLPs on "
-           f"{pools.individual_teacher_train_ours['small']:,}/{pools.individual_teacher_train_ours['big']:,} clips selected "
-           f"on validation; its own tables print {raw['small']} / {raw['big']}")
+    why = (
+        f"the thesis' ~{pub['small_baseline_map_approx']} / ~{pub['big_baseline_map_approx']} are read off its curves "
+        f"of ResNets on log-Mel of {pools.individual_teacher_train_thesis['small']:,}/"
+        f"{pools.individual_teacher_train_thesis['big']:,} clips, selected on the test set; ours are embedding MLPs on "
+        f"{pools.individual_teacher_train_ours['small']:,}/{pools.individual_teacher_train_ours['big']:,} clips selected "
+        f"on validation; its own tables print {raw['small']} / {raw['big']}"
+    )
+
     def summary(run) -> tuple[float, float, int]:
         m = np.asarray(run.map, float)
         return float(m.mean()), float(m.std(ddof=1)) if m.size > 1 else float("nan"), int(m.size)
-    drops = [unc.welch_difference(summary(runs[s, a]), summary(runs[s, b]), TEACHER) for s in subsets
-             for a, b in zip(teacher_counts, teacher_counts[1:])]
+
+    drops = [
+        unc.welch_difference(summary(runs[s, a]), summary(runs[s, b]), TEACHER)
+        for s in subsets
+        for a, b in zip(teacher_counts, teacher_counts[1:])
+    ]
     ordered = all(d.value > 0 for d in drops)
     steps = ", ".join(f"{s}: " + " > ".join(f"{runs[s, t].map.mean():.3f}" for t in teacher_counts) for s in subsets)
     v = judged(FIG_5_1, drops, note=f"mean teacher mAP {steps}")
-    v = combine({"fewer clips, lower mAP": v}, context=(
-        f"Values not comparable: small baseline mAP {ours_small:.3f} vs ~{pub['small_baseline_map_approx']}, big "
-        f"{ours_big:.3f} vs ~{pub['big_baseline_map_approx']}: {why}"))
-    return dict(small_baseline_map_approx=float(ours_small), big_baseline_map_approx=float(ours_big),
-                small_baseline_auc=float(runs["small", 1].auc[0]), big_baseline_auc=float(runs["big", 1].auc[0]),
-                **{f"{s}_{t}_mean_teacher_map": float(runs[s, t].map.mean()) for s in subsets for t in teacher_counts},
-                fewer_clips_lower_map=bool(ordered), **v.as_record())
+    v = combine(
+        {"fewer clips, lower mAP": v},
+        context=(
+            f"Values not comparable: small baseline mAP {ours_small:.3f} vs ~{pub['small_baseline_map_approx']}, big "
+            f"{ours_big:.3f} vs ~{pub['big_baseline_map_approx']}: {why}"
+        ),
+    )
+    return dict(
+        small_baseline_map_approx=float(ours_small),
+        big_baseline_map_approx=float(ours_big),
+        small_baseline_auc=float(runs["small", 1].auc[0]),
+        big_baseline_auc=float(runs["big", 1].auc[0]),
+        **{f"{s}_{t}_mean_teacher_map": float(runs[s, t].map.mean()) for s in subsets for t in teacher_counts},
+        fewer_clips_lower_map=bool(ordered),
+        **v.as_record(),
+    )
 
 
-FIG_5_2 = Claim("the baseline teacher beats a small-partition teacher", "Muschiol 2021, Fig 5.2: the baseline "
-                "teacher's PR curve lies above a teacher of the largest ensemble, on both subsets",
-                "baseline mAP − mean mAP of the largest ensemble's teachers, each subset", "every-step", TEACHER)
-FIG_5_3 = Claim("micro ROC-AUC of the big baseline above the small one's", "Muschiol 2021, Fig 5.3",
-                "micro ROC-AUC big baseline − small baseline", "direction", (unc.TEST_SET,))
+FIG_5_2 = Claim(
+    "the baseline teacher beats a small-partition teacher",
+    "Muschiol 2021, Fig 5.2: the baseline "
+    "teacher's PR curve lies above a teacher of the largest ensemble, on both subsets",
+    "baseline mAP − mean mAP of the largest ensemble's teachers, each subset",
+    "every-step",
+    TEACHER,
+)
+FIG_5_3 = Claim(
+    "micro ROC-AUC of the big baseline above the small one's",
+    "Muschiol 2021, Fig 5.3",
+    "micro ROC-AUC big baseline − small baseline",
+    "direction",
+    (unc.TEST_SET,),
+)
 
 
 def micro_auc(labels: np.ndarray, probs: np.ndarray) -> float:
@@ -284,14 +374,25 @@ def micro_auc_difference(test: dict, *, n_boot: int = 200, seed: int = 0) -> unc
     bootstraps of the two test sets (``test[subset]``: labels and the baseline's probabilities; resamples from
     ``seed`` and ``seed + 1``); the baselines' training seeds are named as not replicated."""
     value = micro_auc(*test["big"]) - micro_auc(*test["small"])
-    draws = [np.array([micro_auc(test[s][0][r], test[s][1][r])
-                       for r in unc.bootstrap_rows(len(test[s][0]), n_boot, seed + i)])
-             for i, s in enumerate(("big", "small"))]
+    draws = [
+        np.array(
+            [micro_auc(test[s][0][r], test[s][1][r]) for r in unc.bootstrap_rows(len(test[s][0]), n_boot, seed + i)]
+        )
+        for i, s in enumerate(("big", "small"))
+    ]
     return unc.from_bootstrap(value, draws[0] - draws[1], unreplicated=[unc.TEACHER_SEED])
 
 
-def micro_curve_records(runs: dict, auc_micro: dict, subsets, teacher_counts, test_labels: dict | None = None, *,
-                        n_boot: int = 200, seed: int = 0) -> tuple[dict, dict]:
+def micro_curve_records(
+    runs: dict,
+    auc_micro: dict,
+    subsets,
+    teacher_counts,
+    test_labels: dict | None = None,
+    *,
+    n_boot: int = 200,
+    seed: int = 0,
+) -> tuple[dict, dict]:
     """Figs 5.2 / 5.3: the baseline teacher beats the largest ensemble's teachers on both subsets (:data:`FIG_5_2`:
     Welch intervals over that ensemble's teachers, the single baseline a constant), and the big baseline's micro
     ROC-AUC exceeds the small one's (:data:`FIG_5_3`: a bootstrap of both test sets, ``test_labels[subset]``; without
@@ -301,19 +402,30 @@ def micro_curve_records(runs: dict, auc_micro: dict, subsets, teacher_counts, te
     def summary(run) -> tuple[float, float, int]:
         m = np.asarray(run.map, float)
         return float(m.mean()), float(m.std(ddof=1)) if m.size > 1 else float("nan"), int(m.size)
+
     steps = [unc.welch_difference(summary(runs[s, 1]), summary(runs[s, t_max]), TEACHER) for s in subsets]
-    v2 = judged(FIG_5_2, steps, note=", ".join(f"{s}: baseline {runs[s, 1].map[0]:.3f} vs mean "
-                                              f"{runs[s, t_max].map.mean():.3f}" for s in subsets))
+    v2 = judged(
+        FIG_5_2,
+        steps,
+        note=", ".join(
+            f"{s}: baseline {runs[s, 1].map[0]:.3f} vs mean {runs[s, t_max].map.mean():.3f}" for s in subsets
+        ),
+    )
     if test_labels is not None and {"big", "small"} <= set(subsets):
-        diff = micro_auc_difference({s: (test_labels[s], runs[s, 1].probabilities[0]) for s in ("big", "small")},
-                                    n_boot=n_boot, seed=seed)
+        diff = micro_auc_difference(
+            {s: (test_labels[s], runs[s, 1].probabilities[0]) for s in ("big", "small")}, n_boot=n_boot, seed=seed
+        )
     else:
         diff = unc.unreplicated(auc_micro["big", 1] - auc_micro["small", 1], [unc.TEST_SET, unc.TEACHER_SEED])
     v3 = judged(FIG_5_3, diff, note=f"micro ROC-AUC big {auc_micro['big', 1]:.3f}, small {auc_micro['small', 1]:.3f}")
-    fig52 = dict(**{f"{s}_{t}_teacher0_map": float(runs[s, t].map[0]) for s in subsets for t in teacher_counts},
-                 **v2.as_record())
-    fig53 = dict(**{f"{s}_{t}_micro_auc": auc_micro[s, t] for s in subsets for t in teacher_counts},
-                 micro_auc_difference_interval=[diff.low, diff.high], **v3.as_record())
+    fig52 = dict(
+        **{f"{s}_{t}_teacher0_map": float(runs[s, t].map[0]) for s in subsets for t in teacher_counts}, **v2.as_record()
+    )
+    fig53 = dict(
+        **{f"{s}_{t}_micro_auc": auc_micro[s, t] for s in subsets for t in teacher_counts},
+        micro_auc_difference_interval=[diff.low, diff.high],
+        **v3.as_record(),
+    )
     return fig52, fig53
 
 
@@ -321,11 +433,23 @@ def similar_teachers_record(run) -> dict[str, Any]:
     """Fig 5.6: the ten teachers are "similar": the range of their final mAP is below 25 % of its mean."""
     final = run.map
     spread = float(final.max() - final.min())
-    rule = "range of the ten teachers' final mAP < 25% of their mean (\"similar\")"
-    v = agrees(rule=rule) if spread < 0.25 * final.mean() else differs(
-        f"range {spread:.3f} vs mean {final.mean():.3f}", rule="range of the ten teachers' final mAP < 25% of their mean")
-    return dict(map_min=float(final.min()), map_max=float(final.max()), map_mean=float(final.mean()),
-                auc_min=float(run.auc.min()), auc_max=float(run.auc.max()), **v.as_record())
+    rule = 'range of the ten teachers\' final mAP < 25% of their mean ("similar")'
+    v = (
+        agrees(rule=rule)
+        if spread < 0.25 * final.mean()
+        else differs(
+            f"range {spread:.3f} vs mean {final.mean():.3f}",
+            rule="range of the ten teachers' final mAP < 25% of their mean",
+        )
+    )
+    return dict(
+        map_min=float(final.min()),
+        map_max=float(final.max()),
+        map_mean=float(final.mean()),
+        auc_min=float(run.auc.min()),
+        auc_max=float(run.auc.max()),
+        **v.as_record(),
+    )
 
 
 def _arm_map(ablation: dict, name: str) -> float:
@@ -347,17 +471,31 @@ def mixup_record(ablation: dict) -> dict[str, Any]:
     final = seed_comparison(replicate_values(with_), replicate_values(without))
     early = seed_comparison(replicate_values(with_, "first"), replicate_values(without, "first"))
     step = int(curves(with_).index[0])
-    v_final = final.claim("\"slight improvement\": final mAP with mixup − without > 0",
-                          f"final mAP {final.a.mean():.3f} with vs {final.b.mean():.3f} without")
-    v_early = early.claim(f"\"mixup helps to learn faster\" early: mAP at the first evaluation (step {step}) with mixup "
-                          "− without > 0", f"first-evaluation mAP {early.a.mean():.3f} with vs {early.b.mean():.3f} without")
-    v = combine({"slight improvement": v_final, "learns faster early": v_early},
-                context="mixup on 128-d clip embeddings of embedding MLPs, not on log-Mel images of ResNets")
-    return dict(map_mixup=float(final.a.mean()), map_no_mixup=float(final.b.mean()),
-                first_eval_map_mixup=float(early.a.mean()), first_eval_map_no_mixup=float(early.b.mean()),
-                first_eval_step=step, verdict_slight_improvement=v_final.verdict, verdict_learns_faster_early=v_early.verdict,
-                **final.as_record("final"), **early.as_record("first_eval"), **_seeds_record(ablation, "recipe"),
-                **v.as_record())
+    v_final = final.claim(
+        '"slight improvement": final mAP with mixup − without > 0',
+        f"final mAP {final.a.mean():.3f} with vs {final.b.mean():.3f} without",
+    )
+    v_early = early.claim(
+        f'"mixup helps to learn faster" early: mAP at the first evaluation (step {step}) with mixup − without > 0',
+        f"first-evaluation mAP {early.a.mean():.3f} with vs {early.b.mean():.3f} without",
+    )
+    v = combine(
+        {"slight improvement": v_final, "learns faster early": v_early},
+        context="mixup on 128-d clip embeddings of embedding MLPs, not on log-Mel images of ResNets",
+    )
+    return dict(
+        map_mixup=float(final.a.mean()),
+        map_no_mixup=float(final.b.mean()),
+        first_eval_map_mixup=float(early.a.mean()),
+        first_eval_map_no_mixup=float(early.b.mean()),
+        first_eval_step=step,
+        verdict_slight_improvement=v_final.verdict,
+        verdict_learns_faster_early=v_early.verdict,
+        **final.as_record("final"),
+        **early.as_record("first_eval"),
+        **_seeds_record(ablation, "recipe"),
+        **v.as_record(),
+    )
 
 
 def sampler_arm_record(ablation: dict) -> dict[str, Any]:
@@ -368,16 +506,25 @@ def sampler_arm_record(ablation: dict) -> dict[str, Any]:
     early = seed_comparison(replicate_values(bal, "first"), replicate_values(rnd, "first"))
     final = seed_comparison(replicate_values(bal), replicate_values(rnd))
     osc = {k: curve_wobble(ablation[k]) for k in ("recipe", "random sampler")}
-    v = early.claim("balanced sampling learns faster: first-evaluation mAP balanced − random > 0",
-                    f"first-evaluation mAP balanced {early.a.mean():.3f} vs random {early.b.mean():.3f}; final mAP "
-                    f"balanced − random {final.margin:+.3f} (± {final.tolerance:.3f}); on bal_train, already balanced (the "
-                    "thesis sampled its crawl of the unbalanced set, where Speech has 1M labels), a weaker test of the "
-                    "same direction")
-    return dict(map_balanced=float(final.a.mean()), map_random=float(final.b.mean()),
-                first_eval_map_balanced=float(early.a.mean()), first_eval_map_random=float(early.b.mean()),
-                mean_abs_curve_change_balanced=osc["recipe"], mean_abs_curve_change_random=osc["random sampler"],
-                **early.as_record("first_eval"), **final.as_record("final"), **_seeds_record(ablation, "recipe"),
-                **v.as_record())
+    v = early.claim(
+        "balanced sampling learns faster: first-evaluation mAP balanced − random > 0",
+        f"first-evaluation mAP balanced {early.a.mean():.3f} vs random {early.b.mean():.3f}; final mAP "
+        f"balanced − random {final.margin:+.3f} (± {final.tolerance:.3f}); on bal_train, already balanced (the "
+        "thesis sampled its crawl of the unbalanced set, where Speech has 1M labels), a weaker test of the "
+        "same direction",
+    )
+    return dict(
+        map_balanced=float(final.a.mean()),
+        map_random=float(final.b.mean()),
+        first_eval_map_balanced=float(early.a.mean()),
+        first_eval_map_random=float(early.b.mean()),
+        mean_abs_curve_change_balanced=osc["recipe"],
+        mean_abs_curve_change_random=osc["random sampler"],
+        **early.as_record("first_eval"),
+        **final.as_record("final"),
+        **_seeds_record(ablation, "recipe"),
+        **v.as_record(),
+    )
 
 
 def batch_size_record(ablation: dict, by_arm: dict, by_arm_epochs: dict, recipe_batch: int = 64) -> dict[str, Any]:
@@ -389,25 +536,40 @@ def batch_size_record(ablation: dict, by_arm: dict, by_arm_epochs: dict, recipe_
     rec, claims = {}, {}
     for label, arms in (("equal_steps", by_arm), ("equal_epochs", by_arm_epochs)):
         by_batch = {b: float(replicate_values(ablation[a]).mean()) for b, a in arms.items()}
-        rec.update({f"map_batch_{b}" + ("" if label == "equal_steps" else "_equal_epochs"): m for b, m in by_batch.items()})
+        rec.update(
+            {f"map_batch_{b}" + ("" if label == "equal_steps" else "_equal_epochs"): m for b, m in by_batch.items()}
+        )
         other = _best_other(ablation, arms, recipe_batch)
         if recipe_batch not in arms or other is None:
-            claims[label] = not_comparable("not evaluable on this run: one batch size only",
-                                           rule=f"final mAP at batch {recipe_batch} − the best other batch > 0 "
-                                                f"({label.replace('_', ' ')})")
+            claims[label] = not_comparable(
+                "not evaluable on this run: one batch size only",
+                rule=f"final mAP at batch {recipe_batch} − the best other batch > 0 ({label.replace('_', ' ')})",
+            )
             continue
         c = seed_comparison(replicate_values(ablation[arms[recipe_batch]]), replicate_values(ablation[arms[other]]))
         rec.update(c.as_record(label))
-        claims[label] = c.claim(f"final mAP at batch {recipe_batch} − the best other batch ({other}) > 0 at "
-                                f"{label.replace('_', ' ')}", ", ".join(f"batch {b}: {m:.3f}" for b, m in by_batch.items()))
+        claims[label] = c.claim(
+            f"final mAP at batch {recipe_batch} − the best other batch ({other}) > 0 at {label.replace('_', ' ')}",
+            ", ".join(f"batch {b}: {m:.3f}" for b, m in by_batch.items()),
+        )
         rec[f"best_batch_{label}"] = int(max(by_batch, key=by_batch.get))
-    v = combine({"batch 64 best at equal steps": claims["equal_steps"],
-                 "batch 64 best at equal epochs": claims["equal_epochs"]},
-                context="the thesis compares over iterations (equal steps); at equal epochs every batch sees the "
-                        "same clips")
+    v = combine(
+        {
+            "batch 64 best at equal steps": claims["equal_steps"],
+            "batch 64 best at equal epochs": claims["equal_epochs"],
+        },
+        context="the thesis compares over iterations (equal steps); at equal epochs every batch sees the same clips",
+    )
     best = rec.get("best_batch_equal_steps", recipe_batch)
-    return dict(rec, best_batch=best, best_batch_size=best, verdict_equal_steps=claims["equal_steps"].verdict,
-                verdict_equal_epochs=claims["equal_epochs"].verdict, **_seeds_record(ablation, "recipe"), **v.as_record())
+    return dict(
+        rec,
+        best_batch=best,
+        best_batch_size=best,
+        verdict_equal_steps=claims["equal_steps"].verdict,
+        verdict_equal_epochs=claims["equal_epochs"].verdict,
+        **_seeds_record(ablation, "recipe"),
+        **v.as_record(),
+    )
 
 
 def cut_off(v: Verdict, still_improving: float, lr: float) -> Verdict:
@@ -417,9 +579,15 @@ def cut_off(v: Verdict, still_improving: float, lr: float) -> Verdict:
     marked cut off; an *agrees* stands (the bound already clears the other rate)."""
     if v.verdict != "differs" or still_improving <= 0:
         return v
-    return Verdict("inconclusive", v.rule, f"cut off: {100 * still_improving:.0f} % of the lr {lr:g} teachers still "
-                   f"improve at their last step, so its numbers are lower bounds of the converged ones; {v.reason}",
-                   basis=v.basis, estimate=v.estimate, evidence=v.evidence)
+    return Verdict(
+        "inconclusive",
+        v.rule,
+        f"cut off: {100 * still_improving:.0f} % of the lr {lr:g} teachers still "
+        f"improve at their last step, so its numbers are lower bounds of the converged ones; {v.reason}",
+        basis=v.basis,
+        estimate=v.estimate,
+        evidence=v.evidence,
+    )
 
 
 def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: dict | None = None) -> dict[str, Any]:
@@ -434,24 +602,34 @@ def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: di
     by_lr = {lr: float(replicate_values(ablation[a]).mean()) for lr, a in by_arm.items()}
     low, other = min(by_lr), _best_other(ablation, by_arm, min(by_lr))
     best = max(by_lr, key=by_lr.get)
-    rec = dict(**{f"map_lr_{lr:g}": m for lr, m in by_lr.items()},
-               **{f"best_step_lr_{lr:g}": float(replicate_values(ablation[a], "best_step").mean())
-                  for lr, a in by_arm.items()}, best_lr=float(best), recommended_learning_rate=float(best))
+    rec = dict(
+        **{f"map_lr_{lr:g}": m for lr, m in by_lr.items()},
+        **{
+            f"best_step_lr_{lr:g}": float(replicate_values(ablation[a], "best_step").mean()) for lr, a in by_arm.items()
+        },
+        best_lr=float(best),
+        recommended_learning_rate=float(best),
+    )
     if other is None:
-        v = not_comparable("not evaluable on this run: one learning rate only",
-                           rule="final mAP at the lowest learning rate − the best other > 0")
+        v = not_comparable(
+            "not evaluable on this run: one learning rate only",
+            rule="final mAP at the lowest learning rate − the best other > 0",
+        )
         return dict(rec, **v.as_record())
     lo, hi = ablation[by_arm[low]], ablation[by_arm[other]]
     final = seed_comparison(replicate_values(lo), replicate_values(hi))
     conv = seed_comparison(replicate_values(lo, "best_step"), replicate_values(hi, "best_step"))
-    v_short = final.claim(f"final mAP at the lowest rate ({low:g}) − the best other rate ({other:g}) > 0 on the recipe's "
-                          f"schedule (at most {steps} steps, early stopping)",
-                          ", ".join(f"lr {lr:g}: {m:.3f}" for lr, m in by_lr.items()) + f" (lr {low:g}: mean selected "
-                          f"step {conv.a.mean():.0f}, then early stopping after {lo.spec.patience} evaluations without a "
-                          "better validation mAP)")
-    v_conv = conv.claim(f"larger rates converge earlier: selected step at {low:g} − at {other:g} > 0",
-                        f"mean selected step {conv.a.mean():.0f} at {low:g} vs {conv.b.mean():.0f} at {other:g} of at "
-                        f"most {steps}")
+    v_short = final.claim(
+        f"final mAP at the lowest rate ({low:g}) − the best other rate ({other:g}) > 0 on the recipe's "
+        f"schedule (at most {steps} steps, early stopping)",
+        ", ".join(f"lr {lr:g}: {m:.3f}" for lr, m in by_lr.items()) + f" (lr {low:g}: mean selected "
+        f"step {conv.a.mean():.0f}, then early stopping after {lo.spec.patience} evaluations without a "
+        "better validation mAP)",
+    )
+    v_conv = conv.claim(
+        f"larger rates converge earlier: selected step at {low:g} − at {other:g} > 0",
+        f"mean selected step {conv.a.mean():.0f} at {low:g} vs {conv.b.mean():.0f} at {other:g} of at most {steps}",
+    )
     extra: dict[str, Any] = {}
     long_arms = {lr: a for lr, a in (long_arms or {}).items() if a in ablation}
     v_best = v_short
@@ -461,26 +639,48 @@ def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: di
         long = seed_comparison(replicate_values(long_lo), replicate_values(long_hi))
         n_long = int(long_lo.spec.steps)
         still = float(np.mean(np.asarray(long_lo.best_step) >= n_long))
-        v_best = long.claim(f"final mAP at the lowest rate ({l_lr:g}) − the recipe's ({o_lr:g}) > 0 at the thesis's length "
-                            f"({n_long} steps, no early stopping)",
-                            f"lr {l_lr:g}: {long.a.mean():.3f}, lr {o_lr:g}: {long.b.mean():.3f} after {n_long} steps; "
-                            f"{100 * still:.0f} % of the lr {l_lr:g} teachers select their last step (still improving)")
+        v_best = long.claim(
+            f"final mAP at the lowest rate ({l_lr:g}) − the recipe's ({o_lr:g}) > 0 at the thesis's length "
+            f"({n_long} steps, no early stopping)",
+            f"lr {l_lr:g}: {long.a.mean():.3f}, lr {o_lr:g}: {long.b.mean():.3f} after {n_long} steps; "
+            f"{100 * still:.0f} % of the lr {l_lr:g} teachers select their last step (still improving)",
+        )
         long_conv = seed_comparison(replicate_values(long_lo, "best_step"), replicate_values(long_hi, "best_step"))
-        v_conv_short, v_conv = v_conv, long_conv.claim(
-            f"larger rates converge earlier: selected step at {l_lr:g} − at {o_lr:g} > 0 at the thesis's length",
-            f"mean selected step {long_conv.a.mean():.0f} at {l_lr:g} vs {long_conv.b.mean():.0f} at {o_lr:g} of {n_long}")
+        v_conv_short, v_conv = (
+            v_conv,
+            long_conv.claim(
+                f"larger rates converge earlier: selected step at {l_lr:g} − at {o_lr:g} > 0 at the thesis's length",
+                f"mean selected step {long_conv.a.mean():.0f} at {l_lr:g} vs {long_conv.b.mean():.0f} at {o_lr:g} of {n_long}",
+            ),
+        )
         v_best, v_conv = cut_off(v_best, still, l_lr), cut_off(v_conv, still, l_lr)
-        extra = dict(**long.as_record("thesis_length"), **long_conv.as_record("thesis_length_best_step"),
-                     map_lr_thesis_length={f"{l_lr:g}": float(long.a.mean()), f"{o_lr:g}": float(long.b.mean())},
-                     thesis_length_steps=n_long, lowest_rate_share_selecting_last_step=still,
-                     verdict_lowest_rate_best_recipe_schedule=v_short.verdict,
-                     verdict_larger_rates_converge_earlier_recipe_schedule=v_conv_short.verdict)
-    v = combine({"lowest rate best": v_best, "larger rates converge earlier": v_conv},
-                context="" if len(long_arms) == 2 else "no thesis-length arms in this run: the final mAP is compared "
-                "on the recipe's schedule, where early stopping may decide it as much as the rate")
-    return dict(rec, compared_lr=float(other), verdict_lowest_rate_best=v_best.verdict,
-                verdict_larger_rates_converge_earlier=v_conv.verdict, **final.as_record("final"),
-                **conv.as_record("best_step"), **extra, **_seeds_record(ablation, "recipe"), **v.as_record())
+        extra = dict(
+            **long.as_record("thesis_length"),
+            **long_conv.as_record("thesis_length_best_step"),
+            map_lr_thesis_length={f"{l_lr:g}": float(long.a.mean()), f"{o_lr:g}": float(long.b.mean())},
+            thesis_length_steps=n_long,
+            lowest_rate_share_selecting_last_step=still,
+            verdict_lowest_rate_best_recipe_schedule=v_short.verdict,
+            verdict_larger_rates_converge_earlier_recipe_schedule=v_conv_short.verdict,
+        )
+    v = combine(
+        {"lowest rate best": v_best, "larger rates converge earlier": v_conv},
+        context=""
+        if len(long_arms) == 2
+        else "no thesis-length arms in this run: the final mAP is compared "
+        "on the recipe's schedule, where early stopping may decide it as much as the rate",
+    )
+    return dict(
+        rec,
+        compared_lr=float(other),
+        verdict_lowest_rate_best=v_best.verdict,
+        verdict_larger_rates_converge_earlier=v_conv.verdict,
+        **final.as_record("final"),
+        **conv.as_record("best_step"),
+        **extra,
+        **_seeds_record(ablation, "recipe"),
+        **v.as_record(),
+    )
 
 
 def adaptive_weights_record(ablation: dict, weight_max: float, weight_temperature: float) -> dict[str, Any]:
@@ -489,46 +689,75 @@ def adaptive_weights_record(ablation: dict, weight_max: float, weight_temperatur
     trace = ablation["adaptive weights"].weight_trace
     spread = float((trace["max"] / trace["min"]).max()) if trace is not None and len(trace) else 1.0
     c = seed_comparison(replicate_values(ablation["recipe"]), replicate_values(ablation["adaptive weights"]))
-    v = c.claim("plain BCE final mAP − adaptive-weight final mAP > 0 (\"no positive effect\")",
-                f"adaptive class weights change the final mAP by {-c.margin:+.3f} (embedding MLPs, validation-based "
-                "weights)")
-    return dict(map_plain=float(c.a.mean()), map_adaptive=float(c.b.mean()),
-                auc_plain=float(ablation["recipe"].auc.mean()), auc_adaptive=float(ablation["adaptive weights"].auc.mean()),
-                weight_max=weight_max, weight_temperature=weight_temperature,
-                largest_weight_ratio_between_classes=spread, weights_from="validation per-class AP",
-                **c.as_record("final"), **_seeds_record(ablation, "recipe"), **v.as_record())
+    v = c.claim(
+        'plain BCE final mAP − adaptive-weight final mAP > 0 ("no positive effect")',
+        f"adaptive class weights change the final mAP by {-c.margin:+.3f} (embedding MLPs, validation-based weights)",
+    )
+    return dict(
+        map_plain=float(c.a.mean()),
+        map_adaptive=float(c.b.mean()),
+        auc_plain=float(ablation["recipe"].auc.mean()),
+        auc_adaptive=float(ablation["adaptive weights"].auc.mean()),
+        weight_max=weight_max,
+        weight_temperature=weight_temperature,
+        largest_weight_ratio_between_classes=spread,
+        weights_from="validation per-class AP",
+        **c.as_record("final"),
+        **_seeds_record(ablation, "recipe"),
+        **v.as_record(),
+    )
 
 
-def architecture_record(logmel: dict, architectures, synthetic_clips: bool, ablation: dict, ablation_hidden,
-                        hidden) -> dict[str, Any]:
+def architecture_record(
+    logmel: dict, architectures, synthetic_clips: bool, ablation: dict, ablation_hidden, hidden
+) -> dict[str, Any]:
     """Fig 5.4: the log-Mel CNNs' final mAP / AUC per architecture (random init; :func:`.pipeline.logmel_arms`'s
     runs); on synthetic clips not comparable, on real clips :func:`architecture_verdict`. Beside them the embedding
     MLPs' analogue: the final mAP of each width of the ablations (``ablation_hidden``; the recipe's own width
     ``hidden`` is the "recipe" arm)."""
     final_cnn = {a: v for (a, _), v in final_curve_means(logmel, [(a, "random init") for a in architectures]).items()}
-    mlp_analogue = {"-".join(map(str, h)): _arm_map(ablation, f"MLP {tuple(h)}" if list(h) != list(hidden) else "recipe")
-                    for h in ablation_hidden}
-    v = (not_comparable("synthetic log-Mel clips at reduced width on the CPU: the code path, not the thesis' experiment",
-                        rule="different data") if synthetic_clips else architecture_verdict(final_cnn))
-    return dict(**{f"final_map_{a}": final_cnn[a]["mAP"] for a in final_cnn},
-                **{f"final_auc_{a}": final_cnn[a]["auc"] for a in final_cnn},
-                synthetic_clips=synthetic_clips, mlp_analogue=mlp_analogue, **v.as_record())
+    mlp_analogue = {
+        "-".join(map(str, h)): _arm_map(ablation, f"MLP {tuple(h)}" if list(h) != list(hidden) else "recipe")
+        for h in ablation_hidden
+    }
+    v = (
+        not_comparable(
+            "synthetic log-Mel clips at reduced width on the CPU: the code path, not the thesis' experiment",
+            rule="different data",
+        )
+        if synthetic_clips
+        else architecture_verdict(final_cnn)
+    )
+    return dict(
+        **{f"final_map_{a}": final_cnn[a]["mAP"] for a in final_cnn},
+        **{f"final_auc_{a}": final_cnn[a]["auc"] for a in final_cnn},
+        synthetic_clips=synthetic_clips,
+        mlp_analogue=mlp_analogue,
+        **v.as_record(),
+    )
 
 
 def transfer_record(logmel: dict, arms) -> dict[str, Any]:
     """Fig 5.5: without ImageNet weights (no network here) only the random-init arm's code path runs. ``arms``: the
     keys of ``logmel`` plotted (one architecture, each initialisation)."""
     pretrained_run, weights = any(k[1] == "ImageNet" for k in arms), [logmel[k][1] for k in arms]
-    v = not_comparable("no ImageNet weights file here (no network) and synthetic clips: only the random-init arm's code "
-                       "path runs" if not pretrained_run else "reduced-width models on this machine's clips",
-                       rule="different data")
+    v = not_comparable(
+        "no ImageNet weights file here (no network) and synthetic clips: only the random-init arm's code path runs"
+        if not pretrained_run
+        else "reduced-width models on this machine's clips",
+        rule="different data",
+    )
     return dict(pretrained_arm_run=pretrained_run, weights=weights, **v.as_record())
 
 
-FIG_A_1 = Claim("no correlation between training clips and AP", "Muschiol 2021, Fig A.1: \"no correlation\" between "
-                "a class's number of training clips and its average precision",
-                "Spearman rho(training clips per class, AP per class)", "level", ("classes",),
-                boundary=0.0)
+FIG_A_1 = Claim(
+    "no correlation between training clips and AP",
+    'Muschiol 2021, Fig A.1: "no correlation" between a class\'s number of training clips and its average precision',
+    "Spearman rho(training clips per class, AP per class)",
+    "level",
+    ("classes",),
+    boundary=0.0,
+)
 
 
 def spearman_estimate(counts: np.ndarray, ap: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> unc.Estimate:
@@ -539,8 +768,9 @@ def spearman_estimate(counts: np.ndarray, ap: np.ndarray, *, n_boot: int = 1000,
     rows = unc.bootstrap_rows(len(a), n_boot, seed)
     with np.errstate(invalid="ignore"):
         draws = np.array([spearmanr(c[r], a[r]).statistic for r in rows], float)
-    return unc.from_bootstrap(float(spearmanr(c, a).statistic), draws, sources=FIG_A_1.sources,
-                              unreplicated=[unc.TEACHER_SEED, unc.TEST_SET])
+    return unc.from_bootstrap(
+        float(spearmanr(c, a).statistic), draws, sources=FIG_A_1.sources, unreplicated=[unc.TEACHER_SEED, unc.TEST_SET]
+    )
 
 
 def class_ap_record(ap: np.ndarray, counts: np.ndarray, names, *, seed: int = 0) -> dict[str, Any]:
@@ -554,10 +784,15 @@ def class_ap_record(ap: np.ndarray, counts: np.ndarray, names, *, seed: int = 0)
     ratio_ap = float(ap_of[boing] / ap_of[male]) if boing in ap_of and ap_of.get(male, 0) > 0 else float("nan")
     ratio_n = float(n_of[male] / max(n_of[boing], 1)) if boing in n_of and male in n_of else float("nan")
     v = judged(FIG_A_1, rho, note=f"rho = {rho.value:.2f}")
-    return dict(boing_vs_male_speech_ap_factor_approx=ratio_ap, male_speech_vs_boing_sample_factor_approx=ratio_n,
-                spearman_counts_ap=rho.value, spearman_interval=[rho.low, rho.high],
-                ap_boing=float(ap_of.get(boing, np.nan)), ap_male_speech=float(ap_of.get(male, np.nan)),
-                **v.as_record())
+    return dict(
+        boing_vs_male_speech_ap_factor_approx=ratio_ap,
+        male_speech_vs_boing_sample_factor_approx=ratio_n,
+        spearman_counts_ap=rho.value,
+        spearman_interval=[rho.low, rho.high],
+        ap_boing=float(ap_of.get(boing, np.nan)),
+        ap_male_speech=float(ap_of.get(male, np.nan)),
+        **v.as_record(),
+    )
 
 
 def _group_curve(curve: np.ndarray, idx: np.ndarray) -> list[float]:
@@ -570,17 +805,22 @@ def _class_curve_summary(curve: np.ndarray, steps, selected: tuple, groups: dict
     of ``groups`` its mean AP at every evaluation."""
     st, curve, step = [int(x) for x in steps], np.asarray(curve, float), int(selected[1])
     at = curve[st.index(step)] if step in st else np.full(curve.shape[1], np.nan)
-    return dict(selected_step=step, evaluations=len(st), last_evaluation_step=st[-1],
-                curve_at_selected_max_abs_diff=float(np.nanmax(np.abs(at - np.asarray(selected[0], float)))),
-                **{f"{g}_classes_ap_curve": _group_curve(curve, idx) for g, idx in groups.items()})
+    return dict(
+        selected_step=step,
+        evaluations=len(st),
+        last_evaluation_step=st[-1],
+        curve_at_selected_max_abs_diff=float(np.nanmax(np.abs(at - np.asarray(selected[0], float)))),
+        **{f"{g}_classes_ap_curve": _group_curve(curve, idx) for g, idx in groups.items()},
+    )
 
 
 #: The random sources behind one teacher's per-class AP on the test set.
 ENSEMBLE_TEST = (unc.TEST_SET,)
 
 
-def class_ap_estimates(selected: dict, groups: dict, test: dict | None, *, n_boot: int = 100,
-                       seed: int = 0) -> tuple[unc.Estimate, unc.Estimate]:
+def class_ap_estimates(
+    selected: dict, groups: dict, test: dict | None, *, n_boot: int = 100, seed: int = 0
+) -> tuple[unc.Estimate, unc.Estimate]:
     """Figs A.2 / A.3's two numbers with their intervals: the big baseline's worst per-class AP, and the mean AP of
     the 10 best classes (ranked once, on the full test set) baseline − big 10. ``test[key]``: ``(labels, teacher 0's
     probabilities)`` on the same test clips for "baseline" and "big 10": a paired percentile bootstrap of the test
@@ -592,20 +832,35 @@ def class_ap_estimates(selected: dict, groups: dict, test: dict | None, *, n_boo
     drop = float(sel["baseline"][best["baseline"]].mean() - sel["big 10"][best["big 10"]].mean())
     sizes = {len(test[k][0]) for k in ("baseline", "big 10")} if test else set()
     if len(sizes) != 1:
-        return (unc.unreplicated(worst, [unc.TEST_SET, unc.TEACHER_SEED]),
-                unc.unreplicated(drop, [unc.TEST_SET, unc.TEACHER_SEED]))
+        return (
+            unc.unreplicated(worst, [unc.TEST_SET, unc.TEACHER_SEED]),
+            unc.unreplicated(drop, [unc.TEST_SET, unc.TEACHER_SEED]),
+        )
     rows = unc.bootstrap_rows(sizes.pop(), n_boot, seed)
-    ap = {k: np.stack([average_precision_per_class(test[k][0][r], test[k][1][r]) for r in rows])
-          for k in ("baseline", "big 10")}
+    ap = {
+        k: np.stack([average_precision_per_class(test[k][0][r], test[k][1][r]) for r in rows])
+        for k in ("baseline", "big 10")
+    }
     worst_draws = np.nanmin(ap["baseline"], axis=1)
-    drop_draws = (np.nanmean(ap["baseline"][:, best["baseline"]], axis=1)
-                  - np.nanmean(ap["big 10"][:, best["big 10"]], axis=1))
-    return (unc.from_bootstrap(worst, worst_draws, unreplicated=[unc.TEACHER_SEED]),
-            unc.from_bootstrap(drop, drop_draws, unreplicated=[unc.TEACHER_SEED]))
+    drop_draws = np.nanmean(ap["baseline"][:, best["baseline"]], axis=1) - np.nanmean(
+        ap["big 10"][:, best["big 10"]], axis=1
+    )
+    return (
+        unc.from_bootstrap(worst, worst_draws, unreplicated=[unc.TEACHER_SEED]),
+        unc.from_bootstrap(drop, drop_draws, unreplicated=[unc.TEACHER_SEED]),
+    )
 
 
-def class_curve_records(class_curves: dict, selected: dict, groups: dict, names, test: dict | None = None, *,
-                        n_boot: int = 100, seed: int = 0) -> tuple[dict, dict]:
+def class_curve_records(
+    class_curves: dict,
+    selected: dict,
+    groups: dict,
+    names,
+    test: dict | None = None,
+    *,
+    n_boot: int = 100,
+    seed: int = 0,
+) -> tuple[dict, dict]:
     """Figs A.2 / A.3 ("baseline" = big 1, "big 10" = its teacher 0). ``class_curves[key]``: ``(steps, per-class test
     AP [K, C])`` at every evaluation of teacher 0 (:func:`.teachers.class_ap_at_evaluations`); ``selected[key]``: ``(per-class AP at the
     selected, best-validation checkpoint, its step)`` -- the headline values, as Table A.1 / Fig A.1 use; ``groups``:
@@ -617,34 +872,55 @@ def class_curve_records(class_curves: dict, selected: dict, groups: dict, names,
     best_10 = float(sel["big 10"][groups["big 10"]["best"]].mean())
     worst_10 = float(sel["big 10"][groups["big 10"]["worst"]].mean())
     pub_a2, pub_a3 = published("muschiol2021-figA.2")["values"], published("muschiol2021-figA.3")["values"]
-    scale_a2 = class_curve_verdict(pub_a2["best_classes_ap_approx"], best_b, "mean AP of the 10 best classes, big "
-                                   "baseline").reason
-    scale_a3 = class_curve_verdict(pub_a3["best_classes_ap_approx"], best_10, "mean AP of the 10 best classes, big "
-                                   "10").reason
+    scale_a2 = class_curve_verdict(
+        pub_a2["best_classes_ap_approx"], best_b, "mean AP of the 10 best classes, big baseline"
+    ).reason
+    scale_a3 = class_curve_verdict(
+        pub_a3["best_classes_ap_approx"], best_10, "mean AP of the 10 best classes, big 10"
+    ).reason
     floor = pub_a2["worst_classes_ap_min"]
     worst, drop = class_ap_estimates(selected, groups, test, n_boot=n_boot, seed=seed)
-    claim2 = Claim("every class reaches the thesis's floor", f"Muschiol 2021, Fig A.2: \"at least an average precision "
-                   f"of {floor:g} is achieved for every class\"",
-                   "big baseline, selected checkpoint: the worst class's AP", "direction", ENSEMBLE_TEST, boundary=float(floor), printed=repr(float(floor)))
-    claim3 = Claim("a tenth of the data lowers the best classes' AP", "Muschiol 2021, Fig A.3 against Fig A.2",
-                   "mean AP of the 10 best classes at the selected checkpoints: big baseline − big 10", "direction",
-                   ENSEMBLE_TEST)
-    v2 = combine({claim2.name: judged(claim2, worst, note=f"worst class AP {worst_b:.3f}")},
-                 context=f"Values not comparable: {scale_a2}")
-    v3 = combine({claim3.name: judged(claim3, drop, note=f"best classes' AP big 10 {best_10:.3f} vs baseline "
-                                                         f"{best_b:.3f}")},
-                 context=f"Values not comparable: {scale_a3}")
+    claim2 = Claim(
+        "every class reaches the thesis's floor",
+        f'Muschiol 2021, Fig A.2: "at least an average precision of {floor:g} is achieved for every class"',
+        "big baseline, selected checkpoint: the worst class's AP",
+        "direction",
+        ENSEMBLE_TEST,
+        boundary=float(floor),
+        printed=repr(float(floor)),
+    )
+    claim3 = Claim(
+        "a tenth of the data lowers the best classes' AP",
+        "Muschiol 2021, Fig A.3 against Fig A.2",
+        "mean AP of the 10 best classes at the selected checkpoints: big baseline − big 10",
+        "direction",
+        ENSEMBLE_TEST,
+    )
+    v2 = combine(
+        {claim2.name: judged(claim2, worst, note=f"worst class AP {worst_b:.3f}")},
+        context=f"Values not comparable: {scale_a2}",
+    )
+    v3 = combine(
+        {claim3.name: judged(claim3, drop, note=f"best classes' AP big 10 {best_10:.3f} vs baseline {best_b:.3f}")},
+        context=f"Values not comparable: {scale_a3}",
+    )
 
-    a2 = dict(best_classes_ap_approx=best_b, worst_classes_ap_min=worst_b,
-              worst_class_ap_interval=[worst.low, worst.high],
-              best_classes=[names[i] for i in groups["baseline"]["best"][:3]], **_class_curve_summary(*class_curves["baseline"][::-1], selected["baseline"],
-                                                    groups["baseline"]),
-              **v2.as_record())
-    a3 = dict(best_classes_ap_approx=best_10, worst_classes_ap_approx=worst_10,
-              best_classes_ap_drop_interval=[drop.low, drop.high],
-              best_classes_ap_decrease_vs_baseline_pct=float(100 * (1 - best_10 / best_b)), **_class_curve_summary(*class_curves["big 10"][::-1],
-                                                                            selected["big 10"], groups["big 10"]),
-              **v3.as_record())
+    a2 = dict(
+        best_classes_ap_approx=best_b,
+        worst_classes_ap_min=worst_b,
+        worst_class_ap_interval=[worst.low, worst.high],
+        best_classes=[names[i] for i in groups["baseline"]["best"][:3]],
+        **_class_curve_summary(*class_curves["baseline"][::-1], selected["baseline"], groups["baseline"]),
+        **v2.as_record(),
+    )
+    a3 = dict(
+        best_classes_ap_approx=best_10,
+        worst_classes_ap_approx=worst_10,
+        best_classes_ap_drop_interval=[drop.low, drop.high],
+        best_classes_ap_decrease_vs_baseline_pct=float(100 * (1 - best_10 / best_b)),
+        **_class_curve_summary(*class_curves["big 10"][::-1], selected["big 10"], groups["big 10"]),
+        **v3.as_record(),
+    )
     return a2, a3
 
 
@@ -672,15 +948,25 @@ def _margin(record: dict, name: str, fmt: str = ".3f") -> str:
     return f"{record[name + '_margin']:+{fmt}} ± {record[name + '_tolerance']:{fmt}}"
 
 
-def teacher_findings(table41: pd.DataFrame, runs: dict, ablation: dict, records: dict[str, dict], teacher_counts,
-                     steps: int, min_clips: int, synthetic_clips: bool) -> list[str]:
+def teacher_findings(
+    table41: pd.DataFrame,
+    runs: dict,
+    ablation: dict,
+    records: dict[str, dict],
+    teacher_counts,
+    steps: int,
+    min_clips: int,
+    synthetic_clips: bool,
+) -> list[str]:
     """Notebook 04's findings, each computed from this run: ``records`` are the items' recorded dicts (keys
     "fig5.1", "fig5.7"-"fig5.12", "figA.1"); ``min_clips``: fewest bal_train clips of a
     class (:func:`.diagnostics.min_clips_per_class`)."""
     row = table41.query("block == 'big' and data_set == 'baseline'").iloc[0]
     pub, raw = published("muschiol2021-fig5.1")["values"], thesis_baseline_maps()
     mean = {k: float(r.map.mean()) for k, r in runs.items()}
-    r57, r58, r59, r510, r511, r512 = (records[k] for k in ("fig5.7", "fig5.8", "fig5.9", "fig5.10", "fig5.11", "fig5.12"))
+    r57, r58, r59, r510, r511, r512 = (
+        records[k] for k in ("fig5.7", "fig5.8", "fig5.9", "fig5.10", "fig5.11", "fig5.12")
+    )
     return [
         f"* **Data.** {row.overall_size_ours:,} big bal_train clips and {row.test_size_ours:,} eval clips with "
         f"{row.class_number_ours} classes, {row.overall_size_ours / row.overall_size_thesis:.1%} of the thesis' "
@@ -716,18 +1002,30 @@ def teacher_findings(table41: pd.DataFrame, runs: dict, ablation: dict, records:
         f"{r512.get('compared_lr', float('nan')):g}): final mAP {_margin(r512, 'final')} within {steps} steps with "
         f"early stopping ({r512.get('verdict_lowest_rate_best_recipe_schedule', r512['verdict'])} with 'the lowest rate "
         "performs best')"
-        + (f", {_margin(r512, 'thesis_length')} against the recipe's rate at the thesis's length, "
-           f"{r512['thesis_length_steps']} steps without early stopping ({r512['verdict_lowest_rate_best']}; "
-           f"{100 * r512['lowest_rate_share_selecting_last_step']:.0f} % of its teachers still improving at the end)"
-           if "thesis_length_margin" in r512 else "") + "; selected step "
-        + (f"{_margin(r512, 'thesis_length_best_step', '.0f')} at the thesis's length"
-           if "thesis_length_best_step_margin" in r512 else _margin(r512, 'best_step', '.0f')) + " "
+        + (
+            f", {_margin(r512, 'thesis_length')} against the recipe's rate at the thesis's length, "
+            f"{r512['thesis_length_steps']} steps without early stopping ({r512['verdict_lowest_rate_best']}; "
+            f"{100 * r512['lowest_rate_share_selecting_last_step']:.0f} % of its teachers still improving at the end)"
+            if "thesis_length_margin" in r512
+            else ""
+        )
+        + "; selected step "
+        + (
+            f"{_margin(r512, 'thesis_length_best_step', '.0f')} at the thesis's length"
+            if "thesis_length_best_step_margin" in r512
+            else _margin(r512, "best_step", ".0f")
+        )
+        + " "
         f"({r512.get('verdict_larger_rates_converge_earlier', r512['verdict'])} with 'larger rates converge earlier').",
         f"* **Per class** (big baseline): Spearman rho(training clips, AP) = {records['figA.1']['spearman_counts_ap']:.2f}; "
         f"the training counts of bal_train are nearly flat (≥ {min_clips} clips per class), so the thesis' 'no "
         "correlation' is tested on a much narrower range here.",
-        "* **Log-Mel CNNs (Figs 5.4/5.5)** ran " + ("on synthetic clips only: their numbers are not evidence about "
-                                                   "Audio Set." if synthetic_clips else "on real raw audio."),
+        "* **Log-Mel CNNs (Figs 5.4/5.5)** ran "
+        + (
+            "on synthetic clips only: their numbers are not evidence about Audio Set."
+            if synthetic_clips
+            else "on real raw audio."
+        ),
         f"* **Adaptive class weights (Fig 5.11)** change the big-10 final mAP by {-r511['final_margin']:+.3f} ± "
         f"{r511['final_tolerance']:.3f} (AUC {ablation['adaptive weights'].auc.mean() - ablation['recipe'].auc.mean():+.3f}) with weights spread up to "
         f"{r511['largest_weight_ratio_between_classes']:.1f}x between classes: {r511['verdict']} with the thesis' "
@@ -735,8 +1033,9 @@ def teacher_findings(table41: pd.DataFrame, runs: dict, ablation: dict, records:
     ]
 
 
-def ablation_records(ablation: dict, spec, batch_sizes, learning_rates, weight_max: float,
-                     weight_temperature: float) -> list[tuple[str, list[str], str, dict]]:
+def ablation_records(
+    ablation: dict, spec, batch_sizes, learning_rates, weight_max: float, weight_temperature: float
+) -> list[tuple[str, list[str], str, dict]]:
     """Notebook 04's ablation items in order (Figs 5.7, 5.8, 5.10, 5.12, 5.11): ``(item, arms plotted, title,
     record)``; the arms of batch size and learning rate are the recipe's own (``spec``) or ``"batch b"`` (equal
     steps), ``"batch b, equal epochs"`` / ``"lr x"`` (:func:`.teachers.ablation_settings`)."""
@@ -745,12 +1044,30 @@ def ablation_records(ablation: dict, spec, batch_sizes, learning_rates, weight_m
     lr_arms = {lr: ("recipe" if lr == spec.lr else f"lr {lr:g}") for lr in learning_rates}
     long_arms = {lr: a for lr, a in thesis_length_arms(spec, learning_rates).items() if a in ablation}
     batch_plotted = list(dict.fromkeys([*batch_arms.values(), *epoch_arms.values()]))
-    return [("muschiol2021-fig5.7", ["recipe", "no mixup"], "mixup", mixup_record(ablation)),
-            ("muschiol2021-fig5.8", ["recipe", "random sampler"], "balanced vs random sampler",
-             sampler_arm_record(ablation)),
-            ("muschiol2021-fig5.10", batch_plotted, "batch size",
-             batch_size_record(ablation, batch_arms, epoch_arms, spec.batch_size)),
-            ("muschiol2021-fig5.12", [*lr_arms.values(), *long_arms.values()], "learning rate",
-             learning_rate_record(ablation, lr_arms, spec.steps, long_arms)),
-            ("muschiol2021-fig5.11", ["recipe", "adaptive weights"], "plain BCE vs adaptive class weights",
-             adaptive_weights_record(ablation, weight_max, weight_temperature))]
+    return [
+        ("muschiol2021-fig5.7", ["recipe", "no mixup"], "mixup", mixup_record(ablation)),
+        (
+            "muschiol2021-fig5.8",
+            ["recipe", "random sampler"],
+            "balanced vs random sampler",
+            sampler_arm_record(ablation),
+        ),
+        (
+            "muschiol2021-fig5.10",
+            batch_plotted,
+            "batch size",
+            batch_size_record(ablation, batch_arms, epoch_arms, spec.batch_size),
+        ),
+        (
+            "muschiol2021-fig5.12",
+            [*lr_arms.values(), *long_arms.values()],
+            "learning rate",
+            learning_rate_record(ablation, lr_arms, spec.steps, long_arms),
+        ),
+        (
+            "muschiol2021-fig5.11",
+            ["recipe", "adaptive weights"],
+            "plain BCE vs adaptive class weights",
+            adaptive_weights_record(ablation, weight_max, weight_temperature),
+        ),
+    ]

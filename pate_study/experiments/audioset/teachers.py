@@ -5,6 +5,7 @@ ensemble (:func:`train_teachers`: every teacher of a partition set trained toget
 Everything here runs in this process on one device: cutting an ensemble into shards and choosing local or Ray is
 :mod:`.pipeline`'s job (through :mod:`.shards`), so this module knows nothing of either.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -24,8 +25,13 @@ from pate_study.core.device import choose_device
 from pate_study.learning.metrics import average_precision_per_class, mean_roc_auc
 from pate_study.learning.models import load_imagenet_weights, logmel_model, weights_stamp
 from pate_study.learning.partitions import Partitions
-from pate_study.learning.stacked import (StackedMLP, StackedModule, autocast_dtype_option, compiled_option,
-                                        memory_format_option)
+from pate_study.learning.stacked import (
+    StackedMLP,
+    StackedModule,
+    autocast_dtype_option,
+    compiled_option,
+    memory_format_option,
+)
 from pate_study.learning.training import AdaptiveClassWeights, TrainConfig, teacher_seeds, train_stacked
 
 logger = logging.getLogger(__name__)
@@ -76,9 +82,11 @@ class TeacherSpec:
 
 def spec_stamp(spec: TeacherSpec) -> str:
     """The recipe as it is stamped on notebook 04's outputs."""
-    return (f"embedding MLP {tuple(spec.hidden)}, dropout {spec.dropout}, {spec.steps} steps of {spec.batch_size}"
-            + (f" (early stop: {spec.patience} evaluations)" if spec.patience else "")
-            + f", {spec.sampler} sampler, mixup {spec.mixup_alpha}")
+    return (
+        f"embedding MLP {tuple(spec.hidden)}, dropout {spec.dropout}, {spec.steps} steps of {spec.batch_size}"
+        + (f" (early stop: {spec.patience} evaluations)" if spec.patience else "")
+        + f", {spec.sampler} sampler, mixup {spec.mixup_alpha}"
+    )
 
 
 def teacher_spec(**settings: Any) -> TeacherSpec:
@@ -86,8 +94,9 @@ def teacher_spec(**settings: Any) -> TeacherSpec:
     ``eval_every``, ``sampler``, ``mixup_alpha``, ``patience``, ...); ValueError naming unknown keys."""
     unknown = sorted(set(settings) - set(TeacherSpec.__dataclass_fields__))
     if unknown:
-        raise ValueError(f"teacher settings {unknown}: expected keys of TeacherSpec "
-                         f"{sorted(TeacherSpec.__dataclass_fields__)}")
+        raise ValueError(
+            f"teacher settings {unknown}: expected keys of TeacherSpec {sorted(TeacherSpec.__dataclass_fields__)}"
+        )
     return TeacherSpec().replace(**settings)
 
 
@@ -134,25 +143,47 @@ def teacher_config(spec: TeacherSpec, *, last: bool = False) -> TrainConfig:
     """The training settings of ``spec`` for every Audio Set teacher, embedding MLP or log-Mel CNN: multi-label, the
     step schedule, sampler and mixup, the checkpoint selected on the validation split with early stopping after
     ``spec.patience`` evaluations (``last=True``: final parameters, no early stopping)."""
-    return TrainConfig(task="multilabel", lr=spec.lr, batch_size=spec.batch_size, max_steps=spec.steps,
-                       eval_every=spec.eval_every, sampler=spec.sampler, mixup_alpha=spec.mixup_alpha,
-                       selection="last" if last else "validation", select_on=spec.select_on,
-                       step_patience=None if last else spec.patience, allow_empty_labels=True,
-                       compile_step=spec.compile_step)
+    return TrainConfig(
+        task="multilabel",
+        lr=spec.lr,
+        batch_size=spec.batch_size,
+        max_steps=spec.steps,
+        eval_every=spec.eval_every,
+        sampler=spec.sampler,
+        mixup_alpha=spec.mixup_alpha,
+        selection="last" if last else "validation",
+        select_on=spec.select_on,
+        step_patience=None if last else spec.patience,
+        allow_empty_labels=True,
+        compile_step=spec.compile_step,
+    )
 
 
-def teacher_stack(n_features: int, n_labels: int, seeds: np.ndarray, spec: TeacherSpec, device: torch.device, *,
-                  last: bool = False) -> tuple[StackedMLP, TrainConfig]:
+def teacher_stack(
+    n_features: int, n_labels: int, seeds: np.ndarray, spec: TeacherSpec, device: torch.device, *, last: bool = False
+) -> tuple[StackedMLP, TrainConfig]:
     """The stacked embedding MLPs of ``spec`` (one per row of ``seeds``, ``[n, 3]``) and the training settings
     :func:`train_teachers` runs them with (:func:`teacher_config`)."""
     model = StackedMLP((n_features, *spec.hidden, n_labels), seeds, dropout=spec.dropout, device=device)
     return model, teacher_config(spec, last=last)
 
 
-def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_test: np.ndarray,
-                   Y_test: np.ndarray, spec: TeacherSpec, *, seed: int = 0, curve_clips: int = 2000,
-                   name: str = "", last: bool = False, device: str | None = None,
-                   train_seeds: np.ndarray | None = None) -> TeacherRun:
+def train_teachers(
+    X: np.ndarray,
+    Y: np.ndarray,
+    partitions,
+    val: np.ndarray,
+    X_test: np.ndarray,
+    Y_test: np.ndarray,
+    spec: TeacherSpec,
+    *,
+    seed: int = 0,
+    curve_clips: int = 2000,
+    name: str = "",
+    last: bool = False,
+    device: str | None = None,
+    train_seeds: np.ndarray | None = None,
+) -> TeacherRun:
     """Train one embedding-MLP teacher per partition with :func:`pate_study.learning.training.train_stacked`
     (stacked, step schedule, per-teacher sampler/mixup, shared validation split ``val`` for checkpoint
     selection), recording validation and test-sample ("curve": ``curve_clips`` fixed eval clips) mAP/AUC
@@ -168,21 +199,46 @@ def train_teachers(X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray, X_
     n = partitions.n_teachers
     seeds = teacher_seeds(seed, n) if train_seeds is None else np.asarray(train_seeds, dtype=np.uint32)
     if seeds.shape != (n, 3):
-        raise ValueError(f"train_seeds: shape {seeds.shape}, expected ({n}, 3): one (init, shuffle, dropout) row per teacher")
+        raise ValueError(
+            f"train_seeds: shape {seeds.shape}, expected ({n}, 3): one (init, shuffle, dropout) row per teacher"
+        )
     model, config = teacher_stack(X.shape[1], Y.shape[1], seeds, spec, dev, last=last)
     curve = np.sort(np.random.default_rng(seed).permutation(len(X_test))[:curve_clips])
     val_rows = np.tile(np.asarray(val, dtype=np.int64), (n, 1))
-    res = train_stacked(model, X, Y.astype(np.float32), partitions.train, val_rows, config, seeds,
-                        device=dev, test=(X_test[curve], Y_test[curve].astype(np.float32)),
-                        progress=False, desc=name or "teachers", on_evaluate=(hook := spec.evaluation_hook()))
+    res = train_stacked(
+        model,
+        X,
+        Y.astype(np.float32),
+        partitions.train,
+        val_rows,
+        config,
+        seeds,
+        device=dev,
+        test=(X_test[curve], Y_test[curve].astype(np.float32)),
+        progress=False,
+        desc=name or "teachers",
+        on_evaluate=(hook := spec.evaluation_hook()),
+    )
     history = res.history.replace({"split": {"test": "curve"}})
     probs = stacked_probabilities(model, res.params, model.source(X_test, "X_test"), len(X_test))
     ap = np.stack([average_precision_per_class(Y_test, p) for p in probs])
     auc = np.array([mean_roc_auc(Y_test, p) for p in probs])
     seconds = time.perf_counter() - start
     logger.info("%s: %d teachers, %d steps on %s in %.1f s", name or "teachers", n, spec.steps, dev, seconds)
-    return TeacherRun(name, n, spec, history, res.best_step, np.nanmean(ap, axis=1), auc, ap, probs.astype(np.float32),
-                      Y[partitions.train].sum(1), seconds, pd.DataFrame(hook.trace) if hook is not None else None)
+    return TeacherRun(
+        name,
+        n,
+        spec,
+        history,
+        res.best_step,
+        np.nanmean(ap, axis=1),
+        auc,
+        ap,
+        probs.astype(np.float32),
+        Y[partitions.train].sum(1),
+        seconds,
+        pd.DataFrame(hook.trace) if hook is not None else None,
+    )
 
 
 def replicated_partitions(partitions: Partitions, n_teachers: int, seeds: int) -> Partitions:
@@ -191,8 +247,10 @@ def replicated_partitions(partitions: Partitions, n_teachers: int, seeds: int) -
     (:func:`pate_study.learning.training.teacher_seeds`: child ``t`` of ``SeedSequence(seed)``), so the replicates are
     training seeds of the same partitions. Deliberately not disjoint across replicates: an ablation, not an ensemble."""
     if n_teachers < 1 or seeds < 1 or n_teachers > partitions.n_teachers:
-        raise ValueError(f"n_teachers={n_teachers}, seeds={seeds}: expected 1 <= n_teachers <= {partitions.n_teachers} "
-                         "and seeds >= 1")
+        raise ValueError(
+            f"n_teachers={n_teachers}, seeds={seeds}: expected 1 <= n_teachers <= {partitions.n_teachers} "
+            "and seeds >= 1"
+        )
     return Partitions(np.tile(partitions.train[:n_teachers], (seeds, 1)))
 
 
@@ -214,8 +272,17 @@ class ClassAPAtSteps:
         return weights
 
 
-def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray,
-                        spec: TeacherSpec, checkpoints, *, seed: int = 0) -> np.ndarray:
+def checkpoint_class_ap(
+    X: np.ndarray,
+    Y: np.ndarray,
+    train_rows: np.ndarray,
+    X_test: np.ndarray,
+    Y_test: np.ndarray,
+    spec: TeacherSpec,
+    checkpoints,
+    *,
+    seed: int = 0,
+) -> np.ndarray:
     """Per-class test AP ``[len(checkpoints), C]`` of one teacher after each number of steps in ``checkpoints``
     (Figs A.2/A.3: every evaluation step of the teacher), trained alone (as the baseline is) with final parameters
     and no early stopping, in **one** run of ``max(checkpoints)`` steps evaluated every ``gcd(checkpoints)`` steps
@@ -227,11 +294,23 @@ def checkpoint_class_ap(X: np.ndarray, Y: np.ndarray, train_rows: np.ndarray, X_
         raise ValueError(f"checkpoints={checkpoints!r}: expected positive step counts")
     dev = choose_device(None)
     seeds = teacher_seeds(seed, 1)
-    model, config = teacher_stack(X.shape[1], Y.shape[1], seeds, spec.replace(
-        steps=max(steps), eval_every=math.gcd(*steps)), dev, last=True)
+    model, config = teacher_stack(
+        X.shape[1], Y.shape[1], seeds, spec.replace(steps=max(steps), eval_every=math.gcd(*steps)), dev, last=True
+    )
     probe = ClassAPAtSteps(model, X_test, Y_test, steps, spec.evaluation_hook())
-    train_stacked(model, X, Y.astype(np.float32), np.asarray(train_rows, dtype=np.int64)[None], np.zeros((1, 0), np.int64),
-                  config, seeds, device=dev, progress=False, desc="checkpoints", on_evaluate=probe)
+    train_stacked(
+        model,
+        X,
+        Y.astype(np.float32),
+        np.asarray(train_rows, dtype=np.int64)[None],
+        np.zeros((1, 0), np.int64),
+        config,
+        seeds,
+        device=dev,
+        progress=False,
+        desc="checkpoints",
+        on_evaluate=probe,
+    )
     return np.stack([probe.class_ap[s] for s in steps])
 
 
@@ -248,8 +327,9 @@ def class_ap_at_evaluations(inputs: Any, run: TeacherRun, spec: TeacherSpec) -> 
     any size) trained alone. Returns (steps, AP ``[K, C]``). The baseline is such a run itself; a teacher of a larger
     stack is not reproduced bit for bit alone (the stack reduces in another floating-point order)."""
     steps = evaluation_steps(run.history, 0)
-    return steps, checkpoint_class_ap(inputs.X, inputs.Y, inputs.partitions.train[0], inputs.X_test, inputs.Y_test,
-                                      spec, steps, seed=int(inputs.seed))
+    return steps, checkpoint_class_ap(
+        inputs.X, inputs.Y, inputs.partitions.train[0], inputs.X_test, inputs.Y_test, spec, steps, seed=int(inputs.seed)
+    )
 
 
 #: The log-Mel CNN teachers' speed options (:class:`~pate_study.learning.stacked.StackedModule`'s), as
@@ -279,20 +359,34 @@ def speed_stamp(speed: Mapping[str, Any] | None) -> str:
     return "; speed: " + ", ".join(parts) if parts else ""
 
 
-def logmel_stamp(source: str, width_scale: int, head: Any, steps: int, n_teachers: int,
-                 speed: Mapping[str, Any] | None = None) -> str:
+def logmel_stamp(
+    source: str, width_scale: int, head: Any, steps: int, n_teachers: int, speed: Mapping[str, Any] | None = None
+) -> str:
     """The log-Mel CNN arms' stamp on notebook 04's Figs 5.4 / 5.5: the clips' source, the width divisor, the head,
     the steps and teachers, and any speed option that changes the numbers (:func:`speed_stamp`)."""
     head = None if head is None else tuple(head)
-    return (f"{source}; width / {width_scale}, head {head}, {steps} steps, {n_teachers} teachers"
-            + speed_stamp(speed))
+    return f"{source}; width / {width_scale}, head {head}, {steps} steps, {n_teachers} teachers" + speed_stamp(speed)
 
 
-def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, partitions, val: np.ndarray,
-                          X_test: np.ndarray, Y_test: np.ndarray, spec: TeacherSpec, *, width_scale: int = 1,
-                          head: tuple[int, ...] | None = None, weights: str | None = None, seed: int = 0,
-                          device: str | None = None, memory_format: str = "contiguous",
-                          autocast_dtype: str | None = None, compiled: bool = False) -> tuple[pd.DataFrame, str, float]:
+def train_logmel_teachers(
+    architecture: str,
+    X: np.ndarray,
+    Y: np.ndarray,
+    partitions,
+    val: np.ndarray,
+    X_test: np.ndarray,
+    Y_test: np.ndarray,
+    spec: TeacherSpec,
+    *,
+    width_scale: int = 1,
+    head: tuple[int, ...] | None = None,
+    weights: str | None = None,
+    seed: int = 0,
+    device: str | None = None,
+    memory_format: str = "contiguous",
+    autocast_dtype: str | None = None,
+    compiled: bool = False,
+) -> tuple[pd.DataFrame, str, float]:
     """Muschiol's log-Mel teachers (:func:`pate_study.learning.models.logmel_model`), stacked with
     :class:`pate_study.learning.stacked.StackedModule` and trained by the same loop (bf16 autocast on CUDA,
     float32 on the CPU). ``weights``: a torchvision ImageNet state dict for every teacher
@@ -303,8 +397,9 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
     teachers' (:func:`teacher_config`: early stopping after ``spec.patience`` evaluations, adaptive class weights
     with ``spec.class_weights``). Returns the history, the weights stamp and the wall time."""
     start = time.perf_counter()
-    cnn_speed_options({"memory_format": memory_format, "autocast_dtype": autocast_dtype,
-                       "compiled": compiled})  # fail early, before the models are built
+    cnn_speed_options(
+        {"memory_format": memory_format, "autocast_dtype": autocast_dtype, "compiled": compiled}
+    )  # fail early, before the models are built
     dev = choose_device(device)
     n = partitions.n_teachers
     seeds = teacher_seeds(seed, n)
@@ -316,13 +411,24 @@ def train_logmel_teachers(architecture: str, X: np.ndarray, Y: np.ndarray, parti
             load_imagenet_weights(m, weights)
         modules.append(m)
     stamp = weights_stamp(modules[0])
-    model = StackedModule(modules, seeds, device=dev, memory_format=memory_format, autocast_dtype=autocast_dtype,
-                          compiled=compiled)
+    model = StackedModule(
+        modules, seeds, device=dev, memory_format=memory_format, autocast_dtype=autocast_dtype, compiled=compiled
+    )
     with deterministic_kernels(dev):
-        res = train_stacked(model, X, Y.astype(np.float32), partitions.train,
-                            np.tile(np.asarray(val, np.int64), (n, 1)), teacher_config(spec), seeds, device=dev,
-                            test=(X_test, Y_test.astype(np.float32)), progress=False, desc=architecture,
-                            on_evaluate=spec.evaluation_hook())
+        res = train_stacked(
+            model,
+            X,
+            Y.astype(np.float32),
+            partitions.train,
+            np.tile(np.asarray(val, np.int64), (n, 1)),
+            teacher_config(spec),
+            seeds,
+            device=dev,
+            test=(X_test, Y_test.astype(np.float32)),
+            progress=False,
+            desc=architecture,
+            on_evaluate=spec.evaluation_hook(),
+        )
     seconds = time.perf_counter() - start
     logger.info("%s: %d teachers, %d steps on %s in %.1f s", architecture, n, spec.steps, dev, seconds)
     return res.history.replace({"split": {"test": "curve"}}), stamp, seconds
@@ -338,8 +444,11 @@ def deterministic_kernels(device):
     if getattr(device, "type", str(device)) != "cpu":
         yield
         return
-    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
-              torch.backends.mkldnn.deterministic)
+    before = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.backends.mkldnn.deterministic,
+    )
     try:
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.backends.mkldnn.deterministic = True
@@ -354,8 +463,11 @@ def equal_epochs(spec: TeacherSpec, batch_size: int) -> dict[str, int]:
     evaluation spacing scaled by ``spec.batch_size / batch_size`` (batch 8 against 64: 8x the steps), so the patience
     (in evaluations) covers the same number of clips too."""
     ratio = spec.batch_size / batch_size
-    return {"batch_size": int(batch_size), "steps": max(1, round(spec.steps * ratio)),
-            "eval_every": max(1, round(spec.eval_every * ratio))}
+    return {
+        "batch_size": int(batch_size),
+        "steps": max(1, round(spec.steps * ratio)),
+        "eval_every": max(1, round(spec.eval_every * ratio)),
+    }
 
 
 #: Muschiol 2021 §5.1.3 compares learning rates over about 10,000 iterations (its lowest rate, 1e-4, "reached the best
@@ -391,7 +503,9 @@ def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) ->
             arms[f"batch {b}"] = {"batch_size": b}
             arms[f"batch {b}, equal epochs"] = equal_epochs(spec, b)
     arms.update({f"lr {lr:g}": {"lr": lr} for lr in learning_rates if lr != spec.lr})
-    arms.update({name: {"lr": lr, **thesis_length(spec)} for lr, name in thesis_length_arms(spec, learning_rates).items()})
+    arms.update(
+        {name: {"lr": lr, **thesis_length(spec)} for lr, name in thesis_length_arms(spec, learning_rates).items()}
+    )
     arms.update({f"MLP {tuple(h)}": {"hidden": h} for h in hidden if list(h) != list(spec.hidden)})
     arms["adaptive weights"] = {"class_weights": "adaptive"}
     return arms

@@ -4,6 +4,7 @@ for notebook 05): the random sources behind each kind of number, the estimates b
 (:func:`pate_study.reporting.claims.judge`). No constant tolerance: an interval over the replicates the pipeline
 has, or, where it has none, an unbounded one (inconclusive) with the missing source named.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,10 +59,12 @@ def student_estimate(row: Any, column: str = "map") -> unc.Estimate:
 def student_difference(a: Any, b: Any, column: str = "map") -> unc.Estimate:
     """``a[column] − b[column]`` of two student rows (independent seeds; Welch), the shared sources named as not
     replicated."""
+
     def summary(r: Any) -> tuple[float, float, int]:
         n = r.get("n_seeds", 1)
         n = 1 if n is None or (isinstance(n, float) and math.isnan(n)) else int(n)
         return float(r[column]), float(r.get(f"{column}_sd", float("nan"))), n
+
     return unc.welch_difference(summary(a), summary(b), STUDENT, unreplicated=STUDENT_UNREPLICATED)
 
 
@@ -81,5 +84,6 @@ def judged(claim: Claim, estimate: unc.Estimate | Sequence[unc.Estimate] | None,
 
 def synthetic(claim: Claim) -> Verdict:
     """A direction on synthetic stand-in teachers says nothing about Audio Set: *not comparable*."""
-    return not_comparable("synthetic stand-in teachers: a direction on them says nothing about Audio Set",
-                          rule=claim.rule())
+    return not_comparable(
+        "synthetic stand-in teachers: a direction on them says nothing about Audio Set", rule=claim.rule()
+    )

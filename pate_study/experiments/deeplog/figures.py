@@ -1,4 +1,5 @@
 """Visca (2021) Figs 4.3-4.7: accuracy and Hamming distance against ε, with the reference lines."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -9,8 +10,17 @@ from ...reporting.plots import reference_line
 from .config import KRR
 
 
-def plot_idea(ax_acc, ax_ham, summary: pd.DataFrame, ideas: Sequence[str], *, control_accuracy: float,
-              length_only: float, x: str = "epsilon", xlabel: str = "ε of one mechanism call (as the thesis plots it)") -> None:
+def plot_idea(
+    ax_acc,
+    ax_ham,
+    summary: pd.DataFrame,
+    ideas: Sequence[str],
+    *,
+    control_accuracy: float,
+    length_only: float,
+    x: str = "epsilon",
+    xlabel: str = "ε of one mechanism call (as the thesis plots it)",
+) -> None:
     """Accuracy (left axes) and normalised Hamming distance (right axes) against ε for ``ideas`` and the k-RR
     baseline, with the control's real-data accuracy and the length-only rule as reference lines."""
     for idea in [KRR, *[i for i in ideas if i != KRR]]:
@@ -22,8 +32,10 @@ def plot_idea(ax_acc, ax_ham, summary: pd.DataFrame, ideas: Sequence[str], *, co
         ax_ham.errorbar(s[x], s["hamming"], yerr=s["hamming_std"], marker="o", ms=3, capsize=2, label=label, **style)
     reference_line(ax_acc, control_accuracy, f"control on real test sequences ({control_accuracy:.3f})")
     reference_line(ax_acc, length_only, f"length-only rule ({length_only:.3f})", color="tab:purple")
-    for ax, ylabel in ((ax_acc, "control accuracy on synthetic test sequences"),
-                       (ax_ham, "normalised Hamming distance")):
+    for ax, ylabel in (
+        (ax_acc, "control accuracy on synthetic test sequences"),
+        (ax_ham, "normalised Hamming distance"),
+    ):
         ax.set_xscale("log")
         ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(-0.02, 1.02))
     ax_acc.legend(fontsize=7, loc="lower right")

@@ -1,4 +1,5 @@
 """The notebook's findings and the ε at which each idea reaches an accuracy, written from this run's numbers."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,12 +20,17 @@ def reach_table(summary: pd.DataFrame, accuracy_level: float) -> pd.DataFrame:
         eps = first_epsilon_reaching(summary, idea, accuracy_level)
         at = s[s["epsilon"] == eps]
         before = s[s["epsilon"] < eps].tail(1)
-        rows.append({"idea": idea, "plotted ε": eps,
-                     "released-set ε": float(at["epsilon_released_test_set"].iloc[0]) if len(at) else float("inf"),
-                     "Hamming-1 ε": float(at["epsilon_hamming1_test_set"].iloc[0]) if len(at) else float("inf"),
-                     "previous grid ε (not reached)": float(before["epsilon"].iloc[0]) if len(before) else float("nan"),
-                     "accuracy there": float(before["accuracy"].iloc[0]) if len(before) else float("nan"),
-                     "bound": "grid-limited (crossing in (previous, plotted])" if len(at) else "not reached on the grid"})
+        rows.append(
+            {
+                "idea": idea,
+                "plotted ε": eps,
+                "released-set ε": float(at["epsilon_released_test_set"].iloc[0]) if len(at) else float("inf"),
+                "Hamming-1 ε": float(at["epsilon_hamming1_test_set"].iloc[0]) if len(at) else float("inf"),
+                "previous grid ε (not reached)": float(before["epsilon"].iloc[0]) if len(before) else float("nan"),
+                "accuracy there": float(before["accuracy"].iloc[0]) if len(before) else float("nan"),
+                "bound": "grid-limited (crossing in (previous, plotted])" if len(at) else "not reached on the grid",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -33,20 +39,43 @@ def _reached(r: pd.DataFrame, best: pd.DataFrame, idea: str, level: float) -> st
     if not np.isfinite(plotted):
         return f"never reaches {level:.3f} on the grid (best {best.loc[idea, 'accuracy']:.3f})"
     prev = r.loc[idea, "previous grid ε (not reached)"]
-    between = (f" (grid-limited: {r.loc[idea, 'accuracy there']:.3f} at the previous grid point ε = {prev:g})"
-               if np.isfinite(prev) else "")
-    return (f"reaches {level:.3f} at plotted ε = {plotted:g}{between}, i.e. ε = {ham1:.4g} for the released set under"
-            f" the thesis's Hamming-1 adjacency and {released:.4g} under replace-one of the same length")
+    between = (
+        f" (grid-limited: {r.loc[idea, 'accuracy there']:.3f} at the previous grid point ε = {prev:g})"
+        if np.isfinite(prev)
+        else ""
+    )
+    return (
+        f"reaches {level:.3f} at plotted ε = {plotted:g}{between}, i.e. ε = {ham1:.4g} for the released set under"
+        f" the thesis's Hamming-1 adjacency and {released:.4g} under replace-one of the same length"
+    )
 
 
-def findings_lines(*, data: str, control_accuracy: float, dup: dict, unseen: dict, length_only: float, listings: dict,
-                   idea1: Idea1Tables, summary: pd.DataFrame, reach: pd.DataFrame, level: float, recon: dict,
-                   length_test: pd.DataFrame, judged: dict, l_max: int, hidden: int, vocabulary_size: int) -> list[str]:
+def findings_lines(
+    *,
+    data: str,
+    control_accuracy: float,
+    dup: dict,
+    unseen: dict,
+    length_only: float,
+    listings: dict,
+    idea1: Idea1Tables,
+    summary: pd.DataFrame,
+    reach: pd.DataFrame,
+    level: float,
+    recon: dict,
+    length_test: pd.DataFrame,
+    judged: dict,
+    l_max: int,
+    hidden: int,
+    vocabulary_size: int,
+) -> list[str]:
     """The notebook's findings, written from this run's numbers (so they stay true on other data or profiles)."""
     best = summary.loc[summary.groupby("idea")["accuracy"].idxmax()].set_index("idea")
     r = reach.set_index("idea")
+
     def q(idea):
         return summary[summary["idea"] == idea]
+
     f1, f2 = listings["visca2021-fig4.1"], listings["visca2021-fig4.2"]
     lt = length_test["mean"]
     return [

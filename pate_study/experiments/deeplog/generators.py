@@ -1,4 +1,5 @@
 """The synthetic-sequence generators of Visca (2021) §4.1.1 (Ideas 1-5) and the k-RR baseline."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,8 +63,14 @@ def output_probabilities(autoencoder: Seq2SeqAutoencoder, padded: deeplog_data.P
     return np.exp(decode_log_probs(autoencoder, encode_latents(autoencoder, padded.tokens), padded.tokens.shape[1]))
 
 
-def noisy_latent_sequences(autoencoder: Seq2SeqAutoencoder, padded: deeplog_data.PaddedSequences, epsilon: float,
-                           rng, *, lengths: np.ndarray | None = None) -> np.ndarray:
+def noisy_latent_sequences(
+    autoencoder: Seq2SeqAutoencoder,
+    padded: deeplog_data.PaddedSequences,
+    epsilon: float,
+    rng,
+    *,
+    lengths: np.ndarray | None = None,
+) -> np.ndarray:
     """Ideas 3 and 5: the unit-l1 latent + Lap(2/ε) per coordinate (the local Laplace mechanism of
     :mod:`pate_study.privacy.mechanisms`, ε per sequence), renormalised to unit l1 (post-processing), decoded,
     each position sampled from the output distribution. ``lengths`` (default: the originals) are the released
@@ -72,8 +79,10 @@ def noisy_latent_sequences(autoencoder: Seq2SeqAutoencoder, padded: deeplog_data
     z = z / np.abs(z).sum(axis=1, keepdims=True)  # exact unit l1 in float64 (the float32 encoder is within 1e-6)
     noisy = local_laplace(z, rho=epsilon / 2.0, rng=rng)
     noisy = noisy / np.abs(noisy).sum(axis=1, keepdims=True).clip(min=1e-12)
-    return with_padding(sample_log_probs(decode_log_probs(autoencoder, noisy, padded.tokens.shape[1]), rng),
-                         padded.lengths if lengths is None else lengths)
+    return with_padding(
+        sample_log_probs(decode_log_probs(autoencoder, noisy, padded.tokens.shape[1]), rng),
+        padded.lengths if lengths is None else lengths,
+    )
 
 
 def exponential_output_sequences(probs: np.ndarray, lengths: np.ndarray, epsilon: float, rng) -> np.ndarray:
@@ -83,7 +92,9 @@ def exponential_output_sequences(probs: np.ndarray, lengths: np.ndarray, epsilon
 
 def noisy_output_sequences(probs: np.ndarray, lengths: np.ndarray, epsilon: float, rng) -> np.ndarray:
     """Idea 4: p_t + Lap(2/ε) per coordinate (a probability vector has l1 sensitivity ≤ 2), then the argmax."""
-    return with_padding(np.argmax(laplace_mechanism(probs, sensitivity=2.0, epsilon=epsilon, rng=rng), axis=-1), lengths)
+    return with_padding(
+        np.argmax(laplace_mechanism(probs, sensitivity=2.0, epsilon=epsilon, rng=rng), axis=-1), lengths
+    )
 
 
 @dataclass(frozen=True)
@@ -97,16 +108,20 @@ def idea1_tables(models: Models) -> Idea1Tables:
     return Idea1Tables(utility, measured_sensitivity(utility))
 
 
-def synthesize(idea: str, epsilon: float, prepared: Prepared, models: Models, idea1: Idea1Tables,
-               probs: np.ndarray, rng) -> np.ndarray:
+def synthesize(
+    idea: str, epsilon: float, prepared: Prepared, models: Models, idea1: Idea1Tables, probs: np.ndarray, rng
+) -> np.ndarray:
     """Synthetic versions of the test split by one idea at one ε (see the module docstring)."""
     test, k = prepared.test.padded, prepared.vocabulary.size
     if idea == KRR:
-        return with_padding(randomized_response(np.where(test.mask, test.tokens - 1, 0), k=k, epsilon=epsilon, rng=rng),
-                             test.lengths)
+        return with_padding(
+            randomized_response(np.where(test.mask, test.tokens - 1, 0), k=k, epsilon=epsilon, rng=rng), test.lengths
+        )
     if idea in (IDEA1_MEASURED, IDEA1_ANALYTIC):
         du = idea1.measured_delta_u if idea == IDEA1_MEASURED else 2.0
-        return per_symbol_sequences(exponential_mechanism_log_probs(idea1.utility, epsilon=epsilon, sensitivity=du), test, rng)
+        return per_symbol_sequences(
+            exponential_mechanism_log_probs(idea1.utility, epsilon=epsilon, sensitivity=du), test, rng
+        )
     if idea == IDEA2:
         return exponential_output_sequences(probs, test.lengths, epsilon, rng)
     if idea == IDEA3:

@@ -1,4 +1,5 @@
 """The guarantee each idea really gives, per symbol, per sequence and per released set, beside the thesis's claim."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -17,8 +18,15 @@ from ...privacy.mechanisms import (
 from .config import IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR
 
 
-def guarantee_table(epsilons: Sequence[float], *, lengths: np.ndarray, vocabulary_size: int,
-                    idea1_utility: np.ndarray, measured_delta_u: float, latent_dim: int) -> pd.DataFrame:
+def guarantee_table(
+    epsilons: Sequence[float],
+    *,
+    lengths: np.ndarray,
+    vocabulary_size: int,
+    idea1_utility: np.ndarray,
+    measured_delta_u: float,
+    latent_dim: int,
+) -> pd.DataFrame:
     """For every idea and plotted ε: the (ε, 0)-DP guarantee per symbol (neighbours at Hamming distance 1),
     per sequence of median and of maximum length (any two sequences of the same length), and for the
     released test set under two adjacencies:
@@ -42,14 +50,24 @@ def guarantee_table(epsilons: Sequence[float], *, lengths: np.ndarray, vocabular
     l_med, l_max = int(np.median(lengths)), int(lengths.max())
     rows = []
     for eps in map(float, epsilons):
+
         def compose(per_position, n):
             return float(basic_composition(np.full(n, per_position)))
+
         per = {
             KRR: ("symbol", finite_mechanism_epsilon(randomized_response_log_probs(vocabulary_size, eps)), True),
-            IDEA1_MEASURED: ("symbol", finite_mechanism_epsilon(
-                exponential_mechanism_log_probs(idea1_utility, epsilon=eps, sensitivity=measured_delta_u)), True),
-            IDEA1_ANALYTIC: ("symbol", finite_mechanism_epsilon(
-                exponential_mechanism_log_probs(idea1_utility, epsilon=eps, sensitivity=2.0)), True),
+            IDEA1_MEASURED: (
+                "symbol",
+                finite_mechanism_epsilon(
+                    exponential_mechanism_log_probs(idea1_utility, epsilon=eps, sensitivity=measured_delta_u)
+                ),
+                True,
+            ),
+            IDEA1_ANALYTIC: (
+                "symbol",
+                finite_mechanism_epsilon(exponential_mechanism_log_probs(idea1_utility, epsilon=eps, sensitivity=2.0)),
+                True,
+            ),
             IDEA2: ("position", eps, False),  # Δu = 1 bounds p_t(r|x) − p_t(r|x') for any x, x': ε per position
             IDEA3: ("sequence", local_laplace_epsilon(rho=eps / 2.0), None),
             IDEA4: ("position", float(laplace_epsilon(sensitivity=2.0, scale=2.0 / eps)), False),
@@ -58,17 +76,28 @@ def guarantee_table(epsilons: Sequence[float], *, lengths: np.ndarray, vocabular
         for idea, (unit, value, symbolwise) in per.items():
             if symbolwise is None:  # one mechanism on the whole sequence
                 symbol, seq_med, seq_max = value, value, value
-            elif symbolwise:        # each position sees only its own symbol
+            elif symbolwise:  # each position sees only its own symbol
                 symbol, seq_med, seq_max = value, compose(value, l_med), compose(value, l_max)
-            else:                   # each position sees the whole sequence: one changed symbol moves all L outputs
+            else:  # each position sees the whole sequence: one changed symbol moves all L outputs
                 symbol, seq_med, seq_max = compose(value, l_max), compose(value, l_med), compose(value, l_max)
-            rows.append({"idea": idea, "epsilon": eps, "mechanism_unit": unit, "epsilon_mechanism": value,
-                         "epsilon_symbol": symbol, "epsilon_sequence_median_length": seq_med,
-                         "epsilon_sequence_max_length": seq_max, "epsilon_hamming1_test_set": symbol,
-                         "epsilon_replace_one_same_length": seq_max, "epsilon_released_test_set": seq_max,
-                         "epsilon_replace_one_any_length": float("inf"), "length": "released unchanged (unprotected)",
-                         "epsilon_sequence_thesis_order": float(latent_dim) * eps if symbolwise is None else float("nan"),
-                         "epsilon_training_sequences": 0.0 if idea == KRR else float("inf")})
+            rows.append(
+                {
+                    "idea": idea,
+                    "epsilon": eps,
+                    "mechanism_unit": unit,
+                    "epsilon_mechanism": value,
+                    "epsilon_symbol": symbol,
+                    "epsilon_sequence_median_length": seq_med,
+                    "epsilon_sequence_max_length": seq_max,
+                    "epsilon_hamming1_test_set": symbol,
+                    "epsilon_replace_one_same_length": seq_max,
+                    "epsilon_released_test_set": seq_max,
+                    "epsilon_replace_one_any_length": float("inf"),
+                    "length": "released unchanged (unprotected)",
+                    "epsilon_sequence_thesis_order": float(latent_dim) * eps if symbolwise is None else float("nan"),
+                    "epsilon_training_sequences": 0.0 if idea == KRR else float("inf"),
+                }
+            )
     out = pd.DataFrame(rows)
     out.attrs.update(median_length=l_med, max_length=l_max)
     return out
@@ -76,27 +105,40 @@ def guarantee_table(epsilons: Sequence[float], *, lengths: np.ndarray, vocabular
 
 #: what each idea's guarantee is, in words, beside the thesis's claim (Visca 2021 §4.1.1.1-4.1.1.5)
 CLAIMS = {
-    IDEA1_MEASURED: ("(ε, 0)-DP, local model (each symbol replaced independently)",
-                     "ε per symbol only while the embedding is fixed and public; Δu measured on the embedding table is its "
-                     "exact range, but the table was trained on the private train split, so Δu itself depends on private "
-                     "data; a whole sequence of length L gets L·ε; the train split is unprotected"),
+    IDEA1_MEASURED: (
+        "(ε, 0)-DP, local model (each symbol replaced independently)",
+        "ε per symbol only while the embedding is fixed and public; Δu measured on the embedding table is its "
+        "exact range, but the table was trained on the private train split, so Δu itself depends on private "
+        "data; a whole sequence of length L gets L·ε; the train split is unprotected",
+    ),
     IDEA1_ANALYTIC: ("(not in the thesis)", "as above with Δu = 2, which bounds every cosine utility"),
-    IDEA2: ("ε × sequence length (composition); up to 2,000 for length 20",
-            "agrees: Δu = 1 for a probability utility, ε per position, L·ε per sequence (and per symbol: one changed "
-            "symbol moves every position's utility); lengths here reach the max_len limit, not 20"),
-    IDEA3: ("local model, no composition (noise on the latent, then normalised to norm 1)",
-            "holds: one mechanism per sequence. With our order (l1-normalise, then noise) Δ₁ = 2 and ε = 2/b; with the "
-            "thesis's order (noise, then normalise) the LSTM state is still bounded by tanh, Δ₁ ≤ 2·hidden, so ε = "
-            "2·hidden/b, hidden times larger at the same noise. What the thesis lacks is a stated noise scale and Δ, "
-            "not a finite bound"),
-    IDEA4: ("composition applies (every output token queries the probabilities)",
-            "agrees: a probability vector has Δ₁ ≤ 2, Lap(2/ε) gives ε per position, L·ε per sequence"),
-    IDEA5: ("DP 'plausible deniability' for the generated sequences",
-            "as Idea 3 for the released test sequences (ε per sequence); noise in training is not DP training: the "
-            "train split leaks through the weights (no finite ε)"),
-    KRR: ("(not in the thesis)", "exactly ε per symbol (tight; also the Hamming-1 ε of the released set), L·ε per "
-                                 "sequence of length L by composition; no trained model, so the train split is not "
-                                 "touched at all (ε = 0 for it)"),
+    IDEA2: (
+        "ε × sequence length (composition); up to 2,000 for length 20",
+        "agrees: Δu = 1 for a probability utility, ε per position, L·ε per sequence (and per symbol: one changed "
+        "symbol moves every position's utility); lengths here reach the max_len limit, not 20",
+    ),
+    IDEA3: (
+        "local model, no composition (noise on the latent, then normalised to norm 1)",
+        "holds: one mechanism per sequence. With our order (l1-normalise, then noise) Δ₁ = 2 and ε = 2/b; with the "
+        "thesis's order (noise, then normalise) the LSTM state is still bounded by tanh, Δ₁ ≤ 2·hidden, so ε = "
+        "2·hidden/b, hidden times larger at the same noise. What the thesis lacks is a stated noise scale and Δ, "
+        "not a finite bound",
+    ),
+    IDEA4: (
+        "composition applies (every output token queries the probabilities)",
+        "agrees: a probability vector has Δ₁ ≤ 2, Lap(2/ε) gives ε per position, L·ε per sequence",
+    ),
+    IDEA5: (
+        "DP 'plausible deniability' for the generated sequences",
+        "as Idea 3 for the released test sequences (ε per sequence); noise in training is not DP training: the "
+        "train split leaks through the weights (no finite ε)",
+    ),
+    KRR: (
+        "(not in the thesis)",
+        "exactly ε per symbol (tight; also the Hamming-1 ε of the released set), L·ε per "
+        "sequence of length L by composition; no trained model, so the train split is not "
+        "touched at all (ε = 0 for it)",
+    ),
 }
 
 
@@ -107,12 +149,18 @@ def guarantee_summary(guarantees: pd.DataFrame) -> pd.DataFrame:
         g = guarantees[guarantees["idea"] == idea].iloc[0]
         ratio = g["epsilon_released_test_set"] / g["epsilon"]
         train = g["epsilon_training_sequences"]
-        rows.append({"idea": idea, "plotted ε is per": g["mechanism_unit"],
-                     "Hamming-1 ε / plotted ε": g["epsilon_hamming1_test_set"] / g["epsilon"],
-                     "released-set ε / plotted ε (replace one, same length)": ratio,
-                     "replace one, any length": "∞ (length released)",
-                     "training sequences": "ε = 0 (not used)" if train == 0 else "no guarantee (∞)",
-                     "thesis claims": CLAIMS[idea][0], "what holds": CLAIMS[idea][1]})
+        rows.append(
+            {
+                "idea": idea,
+                "plotted ε is per": g["mechanism_unit"],
+                "Hamming-1 ε / plotted ε": g["epsilon_hamming1_test_set"] / g["epsilon"],
+                "released-set ε / plotted ε (replace one, same length)": ratio,
+                "replace one, any length": "∞ (length released)",
+                "training sequences": "ε = 0 (not used)" if train == 0 else "no guarantee (∞)",
+                "thesis claims": CLAIMS[idea][0],
+                "what holds": CLAIMS[idea][1],
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -1,4 +1,5 @@
 """Visca (2021) Figs 4.1 and 4.2: where the published sequence listings sit in the HDFS files."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -19,7 +20,9 @@ def token_edit_distance(a: Sequence[int], b: Sequence[int]) -> int:
     return prev[-1]
 
 
-def locate_listing(published_rows: Sequence[dict], sessions: Sequence[np.ndarray], other: Sequence[np.ndarray]) -> pd.DataFrame:
+def locate_listing(
+    published_rows: Sequence[dict], sessions: Sequence[np.ndarray], other: Sequence[np.ndarray]
+) -> pd.DataFrame:
     """Where a published listing sits in a file: the block offset that matches most lines exactly, and per line
     the file row at that offset, exact match, token edit distance, and how often the line occurs anywhere in this
     file and in the other file."""
@@ -36,7 +39,16 @@ def locate_listing(published_rows: Sequence[dict], sessions: Sequence[np.ndarray
     for i, line in enumerate(lines):
         row = offset + i
         ours = text[row] if 0 <= row < len(text) else ""
-        out.append({"line": i + 1, "paper": line, "file_row": row, "ours": ours, "exact": line == ours,
-                    "token_edit_distance": token_edit_distance(line.split(), ours.split()),
-                    "occurrences_in_file": len(rows_of.get(line, [])), "occurrences_in_other_file": other_count[line]})
+        out.append(
+            {
+                "line": i + 1,
+                "paper": line,
+                "file_row": row,
+                "ours": ours,
+                "exact": line == ours,
+                "token_edit_distance": token_edit_distance(line.split(), ours.split()),
+                "occurrences_in_file": len(rows_of.get(line, [])),
+                "occurrences_in_other_file": other_count[line],
+            }
+        )
     return pd.DataFrame(out)

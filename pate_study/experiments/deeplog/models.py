@@ -1,4 +1,5 @@
 """The non-private models of the study: the control classifier, Idea 1's RNN, the autoencoder and the joint model."""
+
 from __future__ import annotations
 
 import contextlib
@@ -40,11 +41,23 @@ class Models:
 
 
 def _fit_classifier(prepared: Prepared, config: StudyConfig, cell: str, seed: int) -> tuple[SequenceClassifier, int]:
-    model = SequenceClassifier(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden,
-                               cell=cell)
-    fit = fit_model(model, prepared.train.padded.tokens, prepared.train.labels, "binary",
-                    prepared.val.padded.tokens, prepared.val.labels, lr=config.lr, batch_size=config.batch_size,
-                    max_epochs=config.max_epochs, patience=config.patience, seed=seed, device="cpu")
+    model = SequenceClassifier(
+        prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden, cell=cell
+    )
+    fit = fit_model(
+        model,
+        prepared.train.padded.tokens,
+        prepared.train.labels,
+        "binary",
+        prepared.val.padded.tokens,
+        prepared.val.labels,
+        lr=config.lr,
+        batch_size=config.batch_size,
+        max_epochs=config.max_epochs,
+        patience=config.patience,
+        seed=seed,
+        device="cpu",
+    )
     return fit.model, fit.epochs
 
 
@@ -59,19 +72,40 @@ def _train_models(prepared: Prepared, config: StudyConfig) -> Models:
     torch.manual_seed(config.seed)
     control, control_epochs = _fit_classifier(prepared, config, "gru", config.seed)
     idea1, idea1_epochs = _fit_classifier(prepared, config, "rnn", config.seed + 1)
-    kw = dict(val_tokens=prepared.val.padded.tokens, lr=config.lr, batch_size=config.batch_size,
-              max_epochs=config.max_epochs, patience=config.patience)
-    ae = fit_seq2seq(Seq2SeqAutoencoder(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden),
-                     prepared.train.padded.tokens, seed=config.seed + 2, **kw)
+    kw = dict(
+        val_tokens=prepared.val.padded.tokens,
+        lr=config.lr,
+        batch_size=config.batch_size,
+        max_epochs=config.max_epochs,
+        patience=config.patience,
+    )
+    ae = fit_seq2seq(
+        Seq2SeqAutoencoder(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden),
+        prepared.train.padded.tokens,
+        seed=config.seed + 2,
+        **kw,
+    )
     train_scale = 2.0 / config.idea5_train_epsilon  # Laplace scale on the unit-l1 latent (l1 diameter 2)
-    joint = fit_seq2seq(Seq2SeqClassifier(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden),
-                        prepared.train.padded.tokens, prepared.train.labels, val_labels=prepared.val.labels,
-                        noise_scale=train_scale, classifier_weight=config.idea5_classifier_weight, seed=config.seed + 3, **kw)
-    info = {"control": {"parameters": count_parameters(control), "epochs": control_epochs},
-            "idea1_rnn": {"parameters": count_parameters(idea1), "epochs": idea1_epochs},
-            "autoencoder": {"parameters": count_parameters(ae.model), "epochs": ae.epochs},
-            "joint": {"parameters": count_parameters(joint.model), "epochs": joint.epochs,
-                      "train_noise_scale": train_scale}}
+    joint = fit_seq2seq(
+        Seq2SeqClassifier(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden),
+        prepared.train.padded.tokens,
+        prepared.train.labels,
+        val_labels=prepared.val.labels,
+        noise_scale=train_scale,
+        classifier_weight=config.idea5_classifier_weight,
+        seed=config.seed + 3,
+        **kw,
+    )
+    info = {
+        "control": {"parameters": count_parameters(control), "epochs": control_epochs},
+        "idea1_rnn": {"parameters": count_parameters(idea1), "epochs": idea1_epochs},
+        "autoencoder": {"parameters": count_parameters(ae.model), "epochs": ae.epochs},
+        "joint": {
+            "parameters": count_parameters(joint.model),
+            "epochs": joint.epochs,
+            "train_noise_scale": train_scale,
+        },
+    }
     return Models(control, idea1, ae.model, joint.model, info)
 
 

@@ -1,5 +1,6 @@
 """Every idea at every ε: the control's accuracy on the synthetic test split and the normalised Hamming distance,
 with the diagnostics that explain them (reconstruction floor, unseen sequences, permuted lengths)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,7 +31,9 @@ def normalised_hamming(original: np.ndarray, synthetic: np.ndarray, lengths: np.
     a, b = np.asarray(original), np.asarray(synthetic)
     lengths = np.asarray(lengths, dtype=np.int64)
     if a.shape != b.shape or a.ndim != 2:
-        raise ValueError(f"original, synthetic: expected two [n, max_len] matrices of the same shape, got {a.shape} and {b.shape}")
+        raise ValueError(
+            f"original, synthetic: expected two [n, max_len] matrices of the same shape, got {a.shape} and {b.shape}"
+        )
     if lengths.shape != (a.shape[0],) or lengths.min(initial=1) < 1 or lengths.max(initial=1) > a.shape[1]:
         raise ValueError(f"lengths: expected {a.shape[0]} lengths in 1..{a.shape[1]}")
     mask = deeplog_data.padding_mask(lengths, a.shape[1])
@@ -45,18 +48,26 @@ def run_ideas(prepared: Prepared, models: Models, config: StudyConfig, *, progre
     rng = np.random.default_rng(config.seed + 100)
     grid = [(idea, float(e), r) for idea in IDEAS for e in config.epsilons for r in range(config.n_repeats)]
     with torch_threads(config.torch_threads):
-        rows = [_run_one(idea, eps, rep, prepared, models, idea1, probs, rng)
-                for idea, eps, rep in tqdm(grid, desc="ideas x epsilon", disable=not progress)]
+        rows = [
+            _run_one(idea, eps, rep, prepared, models, idea1, probs, rng)
+            for idea, eps, rep in tqdm(grid, desc="ideas x epsilon", disable=not progress)
+        ]
     return pd.DataFrame(rows)
 
 
-def _run_one(idea: str, eps: float, rep: int, prepared: Prepared, models: Models, idea1: Idea1Tables,
-             probs: np.ndarray, rng) -> dict:
+def _run_one(
+    idea: str, eps: float, rep: int, prepared: Prepared, models: Models, idea1: Idea1Tables, probs: np.ndarray, rng
+) -> dict:
     """One synthetic test set: the control's accuracy on it and its mean normalised Hamming distance."""
     test = prepared.test
     synthetic = synthesize(idea, eps, prepared, models, idea1, probs, rng)
-    return {"idea": idea, "epsilon": eps, "repeat": rep, "accuracy": accuracy(models.control, synthetic, test.labels),
-            "hamming": float(normalised_hamming(test.padded.tokens, synthetic, test.padded.lengths).mean())}
+    return {
+        "idea": idea,
+        "epsilon": eps,
+        "repeat": rep,
+        "accuracy": accuracy(models.control, synthetic, test.labels),
+        "hamming": float(normalised_hamming(test.padded.tokens, synthetic, test.padded.lengths).mean()),
+    }
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
@@ -74,8 +85,10 @@ def reconstruction(models: Models, prepared: Prepared) -> dict:
     for name, ae in (("autoencoder", models.autoencoder), ("joint", models.joint.autoencoder)):
         lp = decode_log_probs(ae, encode_latents(ae, test.tokens), test.tokens.shape[1])
         synthetic = with_padding(lp.argmax(-1), test.lengths)
-        out[name] = {"hamming": float(normalised_hamming(test.tokens, synthetic, test.lengths).mean()),
-                     "control_accuracy": accuracy(models.control, synthetic, prepared.test.labels)}
+        out[name] = {
+            "hamming": float(normalised_hamming(test.tokens, synthetic, test.lengths).mean()),
+            "control_accuracy": accuracy(models.control, synthetic, prepared.test.labels),
+        }
     return out
 
 
@@ -85,14 +98,22 @@ def unseen_test_accuracy(models: Models, prepared: Prepared) -> dict:
     train = {" ".join(map(str, s)) for s in prepared.train.sequences}
     seen = np.array([" ".join(map(str, s)) in train for s in prepared.test.sequences])
     test = prepared.test
+
     def score(m):
         return accuracy(models.control, test.padded.tokens[m], test.labels[m]) if m.any() else float("nan")
-    return {"unseen_sequences": int((~seen).sum()), "unseen_accuracy": score(~seen),
-            "unseen_abnormal_share": float(test.labels[~seen].mean()) if (~seen).any() else float("nan"),
-            "seen_sequences": int(seen.sum()), "seen_accuracy": score(seen)}
+
+    return {
+        "unseen_sequences": int((~seen).sum()),
+        "unseen_accuracy": score(~seen),
+        "unseen_abnormal_share": float(test.labels[~seen].mean()) if (~seen).any() else float("nan"),
+        "seen_sequences": int(seen.sum()),
+        "seen_accuracy": score(seen),
+    }
 
 
-def length_permutation_test(prepared: Prepared, models: Models, config: StudyConfig, *, epsilon: float | None = None) -> pd.DataFrame:
+def length_permutation_test(
+    prepared: Prepared, models: Models, config: StudyConfig, *, epsilon: float | None = None
+) -> pd.DataFrame:
     """Does the released length lift the control above chance where the content carries no information?
 
     At the smallest grid ε (default), Ideas 3 and 5 decode a latent that is almost pure noise, and k-RR draws almost
@@ -109,12 +130,24 @@ def length_permutation_test(prepared: Prepared, models: Models, config: StudyCon
             permuted = rng.permutation(test.padded.lengths)
             for name, lengths in (("original lengths", test.padded.lengths), ("permuted lengths", permuted)):
                 draws = {
-                    KRR: with_padding(randomized_response(np.where(test.padded.mask, test.padded.tokens - 1, 0), k=k,
-                                                           epsilon=eps, rng=rng), lengths),
+                    KRR: with_padding(
+                        randomized_response(
+                            np.where(test.padded.mask, test.padded.tokens - 1, 0), k=k, epsilon=eps, rng=rng
+                        ),
+                        lengths,
+                    ),
                     IDEA3: noisy_latent_sequences(models.autoencoder, test.padded, eps, rng, lengths=lengths),
                     IDEA5: noisy_latent_sequences(models.joint.autoencoder, test.padded, eps, rng, lengths=lengths),
                 }
-                rows += [{"idea": idea, "epsilon": eps, "lengths": name, "repeat": rep,
-                          "accuracy": accuracy(models.control, synthetic, test.labels)} for idea, synthetic in draws.items()]
+                rows += [
+                    {
+                        "idea": idea,
+                        "epsilon": eps,
+                        "lengths": name,
+                        "repeat": rep,
+                        "accuracy": accuracy(models.control, synthetic, test.labels),
+                    }
+                    for idea, synthetic in draws.items()
+                ]
     runs = pd.DataFrame(rows)
     return runs.groupby(["idea", "lengths"], sort=False)["accuracy"].agg(["mean", "std"]).unstack("lengths")

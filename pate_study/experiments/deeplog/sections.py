@@ -1,6 +1,7 @@
 """Notebook 03's sections, one call each: every table and figure saved and every scalar recorded through the
 notebook's :class:`~pate_study.reporting.outputs.NotebookOutputs`, the verdicts said in words, and what the cell shows
 returned. Each section returns a small record that the next sections read (Visca 2021 §4.1, Figs 4.1-4.7)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -67,22 +68,37 @@ def data_section(data: str, config: StudyConfig, out: NotebookOutputs) -> DataSe
     dup = duplication(prepared)
     length_only = length_only_accuracy(prepared.train, prepared.test)
     lengths = prepared.test.padded.lengths
-    out.record("data", source=logs.source.stamp(), **prepared.counts, **dup, length_only_accuracy=length_only,
-               test_length_median=float(np.median(lengths)), test_length_max=int(lengths.max()))
+    out.record(
+        "data",
+        source=logs.source.stamp(),
+        **prepared.counts,
+        **dup,
+        length_only_accuracy=length_only,
+        test_length_median=float(np.median(lengths)),
+        test_length_max=int(lengths.max()),
+    )
     return DataSection(logs, prepared, description, dup, length_only)
 
 
 def listings_section(data: DataSection, out: NotebookOutputs) -> dict[str, pd.DataFrame]:
     """Figs 4.1/4.2: each published listing located in its file, saved, judged and recorded; item -> table."""
     logs, listings = data.logs, {}
-    for item, sessions, other in (("visca2021-fig4.1", logs.normal, logs.abnormal),
-                                  ("visca2021-fig4.2", logs.abnormal, logs.normal)):
+    for item, sessions, other in (
+        ("visca2021-fig4.1", logs.normal, logs.abnormal),
+        ("visca2021-fig4.2", logs.abnormal, logs.normal),
+    ):
         table = locate_listing(published(item)["rows"], sessions, other)
         out.save_table(table, item, data=logs.source.stamp())
         v = listing_verdict(table, logs.source)
-        out.record(item, first_file_row=int(table["file_row"].min()), exact_lines=int(table["exact"].sum()),
-                   lines=len(table), max_edit_distance=int(table["token_edit_distance"].max()),
-                   lines_in_other_file=int((table["occurrences_in_other_file"] > 0).sum()), **v.as_record())
+        out.record(
+            item,
+            first_file_row=int(table["file_row"].min()),
+            exact_lines=int(table["exact"].sum()),
+            lines=len(table),
+            max_edit_distance=int(table["token_edit_distance"].max()),
+            lines_in_other_file=int((table["occurrences_in_other_file"] > 0).sum()),
+            **v.as_record(),
+        )
         show_findings(f"**{item}** — {v.verdict}: {v.reason or v.rule}")
         listings[item] = table
     return listings
@@ -112,12 +128,23 @@ def models_section(data: DataSection, config: StudyConfig, out: NotebookOutputs)
     recon = reconstruction(models, data.prepared)
     unseen = unseen_test_accuracy(models, data.prepared)
     v = control_verdict(control_accuracy, unseen, data.duplicates)
-    out.record("control", accuracy=control_accuracy, paper_accuracy=0.97, **unseen,
-               idea1_rnn_accuracy=accuracy(models.idea1_rnn, test.padded.tokens, test.labels), models=models.info,
-               measured_delta_u=idea1.measured_delta_u, paper_delta_u=1.96, reconstruction=recon, **v.as_record())
-    show_findings(f"Control accuracy on the real test split: **{control_accuracy:.4f}** (thesis ≈ 0.97; {v.verdict}: "
-                  f"{v.reason}). Idea 1's Δu measured on its embedding table: {idea1.measured_delta_u:.3f} (thesis: "
-                  "1.96; any cosine table: ≤ 2).")
+    out.record(
+        "control",
+        accuracy=control_accuracy,
+        paper_accuracy=0.97,
+        **unseen,
+        idea1_rnn_accuracy=accuracy(models.idea1_rnn, test.padded.tokens, test.labels),
+        models=models.info,
+        measured_delta_u=idea1.measured_delta_u,
+        paper_delta_u=1.96,
+        reconstruction=recon,
+        **v.as_record(),
+    )
+    show_findings(
+        f"Control accuracy on the real test split: **{control_accuracy:.4f}** (thesis ≈ 0.97; {v.verdict}: "
+        f"{v.reason}). Idea 1's Δu measured on its embedding table: {idea1.measured_delta_u:.3f} (thesis: "
+        "1.96; any cosine table: ≤ 2)."
+    )
     return ModelSection(models, control_accuracy, idea1, recon, unseen)
 
 
@@ -133,17 +160,25 @@ class GuaranteeSection:
         return int(self.guarantees.attrs["max_length"])
 
 
-def guarantees_section(data: DataSection, trained: ModelSection, config: StudyConfig,
-                       out: NotebookOutputs) -> GuaranteeSection:
+def guarantees_section(
+    data: DataSection, trained: ModelSection, config: StudyConfig, out: NotebookOutputs
+) -> GuaranteeSection:
     """The guarantee table and its per-idea summary, saved under every idea figure."""
-    guarantees = guarantee_table(config.epsilons, lengths=data.prepared.test.padded.lengths,
-                                 vocabulary_size=data.prepared.vocabulary.size, idea1_utility=trained.idea1.utility,
-                                 measured_delta_u=trained.idea1.measured_delta_u, latent_dim=config.hidden)
+    guarantees = guarantee_table(
+        config.epsilons,
+        lengths=data.prepared.test.padded.lengths,
+        vocabulary_size=data.prepared.vocabulary.size,
+        idea1_utility=trained.idea1.utility,
+        measured_delta_u=trained.idea1.measured_delta_u,
+        latent_dim=config.hidden,
+    )
     out.save_table(guarantees, ["visca2021-fig4.3-4.7-guarantees", *IDEA_FIGURES], data=data.description)
     summary = guarantee_summary(guarantees)
     out.save_table(summary, ["visca2021-fig4.3-4.7-claims", *IDEA_FIGURES], data=data.description)
-    show_findings(f"Test-split sequence lengths: median {guarantees.attrs['median_length']}, "
-                  f"max {guarantees.attrs['max_length']}.")
+    show_findings(
+        f"Test-split sequence lengths: median {guarantees.attrs['median_length']}, "
+        f"max {guarantees.attrs['max_length']}."
+    )
     return GuaranteeSection(guarantees, summary)
 
 
@@ -156,77 +191,137 @@ class IdeasSection:
     judged: dict
 
 
-def _figure_values(item: str, ideas_run: pd.DataFrame, judged: dict, control_accuracy: float,
-                   guaranteed: GuaranteeSection, config: StudyConfig) -> dict:
+def _figure_values(
+    item: str,
+    ideas_run: pd.DataFrame,
+    judged: dict,
+    control_accuracy: float,
+    guaranteed: GuaranteeSection,
+    config: StudyConfig,
+) -> dict:
     """What ``scalars.json`` keeps for one idea figure: its first idea's curves, the guarantee and the verdict."""
     first_idea = [i for i, f in FIGURE_OF.items() if f == item][0]
     s = ideas_run[ideas_run["idea"] == first_idea]
-    values = dict(accuracy_by_epsilon=dict(zip(map(str, s["epsilon"]), s["accuracy"])),
-                  hamming_by_epsilon=dict(zip(map(str, s["epsilon"]), s["hamming"])),
-                  control_accuracy_approx=control_accuracy, guarantee=FIGURE_GUARANTEE[item], **judged[item].as_record())
+    values = dict(
+        accuracy_by_epsilon=dict(zip(map(str, s["epsilon"]), s["accuracy"])),
+        hamming_by_epsilon=dict(zip(map(str, s["epsilon"]), s["hamming"])),
+        control_accuracy_approx=control_accuracy,
+        guarantee=FIGURE_GUARANTEE[item],
+        **judged[item].as_record(),
+    )
     if item == "visca2021-fig4.4":
         g = guaranteed.guarantees
         at_100 = g[(g["idea"] == IDEA2) & (g["epsilon"] == 100.0)]["epsilon_released_test_set"]
-        values.update(epsilon_highlighted=100.0, max_sequence_length=guaranteed.max_length,
-                      hamming_distance_at_epsilon_100_min=at_epsilon(ideas_run, IDEA2, 100.0, "hamming"),
-                      composed_budget_max=float(at_100.iloc[0]) if 100.0 in config.epsilons else float("nan"))
+        values.update(
+            epsilon_highlighted=100.0,
+            max_sequence_length=guaranteed.max_length,
+            hamming_distance_at_epsilon_100_min=at_epsilon(ideas_run, IDEA2, 100.0, "hamming"),
+            composed_budget_max=float(at_100.iloc[0]) if 100.0 in config.epsilons else float("nan"),
+        )
     if item == "visca2021-fig4.5":
         values.update(accuracy_approx=float(s["accuracy"].mean()))
     return values
 
 
-def ideas_section(data: DataSection, trained: ModelSection, guaranteed: GuaranteeSection, config: StudyConfig,
-                  out: NotebookOutputs) -> IdeasSection:
+def ideas_section(
+    data: DataSection, trained: ModelSection, guaranteed: GuaranteeSection, config: StudyConfig, out: NotebookOutputs
+) -> IdeasSection:
     """Figs 4.3-4.7: run every idea, save the results table and one figure per thesis figure, judge and record."""
     runs = summarise(run_ideas(data.prepared, trained.models, config))
-    columns = ["idea", "epsilon", "mechanism_unit", "epsilon_symbol", "epsilon_hamming1_test_set",
-               "epsilon_released_test_set"]
+    columns = [
+        "idea",
+        "epsilon",
+        "mechanism_unit",
+        "epsilon_symbol",
+        "epsilon_hamming1_test_set",
+        "epsilon_released_test_set",
+    ]
     summary = runs.merge(guaranteed.guarantees[columns], on=["idea", "epsilon"])
     out.save_table(summary, ["visca2021-fig4.3-4.7-results", *IDEA_FIGURES], data=data.description)
     length_test = length_permutation_test(data.prepared, trained.models, config)
-    out.record("length_permutation_test", table={f"{i} | {lengths}": m
-                                                 for (i, lengths), m in length_test["mean"].stack().items()})
+    out.record(
+        "length_permutation_test",
+        table={f"{i} | {lengths}": m for (i, lengths), m in length_test["mean"].stack().items()},
+    )
     judged = idea_verdicts(summary, control_accuracy=trained.control_accuracy, length_test=length_test)
     for item, guarantee in FIGURE_GUARANTEE.items():
         ideas = [i for i, f in FIGURE_OF.items() if f == item]
         fig, (ax_acc, ax_ham) = plt.subplots(1, 2, figsize=(11, 4))
-        plot_idea(ax_acc, ax_ham, summary, ideas, control_accuracy=trained.control_accuracy,
-                  length_only=data.length_only)
-        fig.suptitle(f"{item.split('-')[1].replace('fig', 'Fig. ')}: {', '.join(ideas)}\nguarantee: {guarantee}; "
-                     f"{LENGTH_NOTE}", fontsize=8)
+        plot_idea(
+            ax_acc, ax_ham, summary, ideas, control_accuracy=trained.control_accuracy, length_only=data.length_only
+        )
+        fig.suptitle(
+            f"{item.split('-')[1].replace('fig', 'Fig. ')}: {', '.join(ideas)}\nguarantee: {guarantee}; {LENGTH_NOTE}",
+            fontsize=8,
+        )
         out.save_figure(fig, item, data=data.description)
         out.record(item, **_figure_values(item, summary, judged, trained.control_accuracy, guaranteed, config))
         show_findings(f"**{item}: {judged[item].verdict}** — {judged[item].reason or judged[item].rule}")
     return IdeasSection(summary, length_test, judged)
 
 
-def beyond_thesis_section(data: DataSection, trained: ModelSection, ideas: IdeasSection,
-                          out: NotebookOutputs) -> pd.DataFrame:
+def beyond_thesis_section(
+    data: DataSection, trained: ModelSection, ideas: IdeasSection, out: NotebookOutputs
+) -> pd.DataFrame:
     """Every idea against the ε of the released test set, and where each reaches a useful accuracy (returned)."""
     fig, (ax_acc, ax_ham) = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
-    plot_idea(ax_acc, ax_ham, ideas.summary, IDEAS, control_accuracy=trained.control_accuracy,
-              length_only=data.length_only, x="epsilon_released_test_set",
-              xlabel="ε of the released test set (per sequence, longest sequence)")
-    fig.suptitle("All ideas against the guarantee for the released sequences (replace one, same length); "
-                 f"{LENGTH_NOTE}; training split: none except k-RR (ε = 0)", fontsize=8)
+    plot_idea(
+        ax_acc,
+        ax_ham,
+        ideas.summary,
+        IDEAS,
+        control_accuracy=trained.control_accuracy,
+        length_only=data.length_only,
+        x="epsilon_released_test_set",
+        xlabel="ε of the released test set (per sequence, longest sequence)",
+    )
+    fig.suptitle(
+        "All ideas against the guarantee for the released sequences (replace one, same length); "
+        f"{LENGTH_NOTE}; training split: none except k-RR (ε = 0)",
+        fontsize=8,
+    )
     out.save_figure(fig, ["visca2021-fig4.3-4.7-vs-guarantee", *IDEA_FIGURES], data=data.description)
     level = USEFUL_SHARE_OF_CONTROL * trained.control_accuracy
     reach = reach_table(ideas.summary, level)
     krr = ideas.summary[ideas.summary["idea"] == KRR]
-    out.record("beyond_thesis", accuracy_level=level, reach=reach.to_dict(orient="records"),
-               krr_hamming_by_epsilon=dict(zip(map(str, krr["epsilon"]), krr["hamming"])),
-               krr_released_epsilon_by_epsilon=dict(zip(map(str, krr["epsilon"]), krr["epsilon_released_test_set"])))
+    out.record(
+        "beyond_thesis",
+        accuracy_level=level,
+        reach=reach.to_dict(orient="records"),
+        krr_hamming_by_epsilon=dict(zip(map(str, krr["epsilon"]), krr["hamming"])),
+        krr_released_epsilon_by_epsilon=dict(zip(map(str, krr["epsilon"]), krr["epsilon_released_test_set"])),
+    )
     return reach
 
 
-def findings_section(data: DataSection, listings: dict, trained: ModelSection, guaranteed: GuaranteeSection,
-                     ideas: IdeasSection, reach: pd.DataFrame, config: StudyConfig, out: NotebookOutputs) -> str:
+def findings_section(
+    data: DataSection,
+    listings: dict,
+    trained: ModelSection,
+    guaranteed: GuaranteeSection,
+    ideas: IdeasSection,
+    reach: pd.DataFrame,
+    config: StudyConfig,
+    out: NotebookOutputs,
+) -> str:
     """The findings written from this run's numbers, recorded under ``findings`` and shown; returns the text."""
-    lines = findings_lines(data=data.description, control_accuracy=trained.control_accuracy, dup=data.duplicates,
-                           unseen=trained.unseen, length_only=data.length_only, listings=listings,
-                           idea1=trained.idea1, summary=ideas.summary, reach=reach,
-                           level=USEFUL_SHARE_OF_CONTROL * trained.control_accuracy, recon=trained.reconstruction,
-                           length_test=ideas.length_test, judged=ideas.judged, l_max=guaranteed.max_length,
-                           hidden=config.hidden, vocabulary_size=data.prepared.vocabulary.size)
+    lines = findings_lines(
+        data=data.description,
+        control_accuracy=trained.control_accuracy,
+        dup=data.duplicates,
+        unseen=trained.unseen,
+        length_only=data.length_only,
+        listings=listings,
+        idea1=trained.idea1,
+        summary=ideas.summary,
+        reach=reach,
+        level=USEFUL_SHARE_OF_CONTROL * trained.control_accuracy,
+        recon=trained.reconstruction,
+        length_test=ideas.length_test,
+        judged=ideas.judged,
+        l_max=guaranteed.max_length,
+        hidden=config.hidden,
+        vocabulary_size=data.prepared.vocabulary.size,
+    )
     out.record("findings", text="\n".join(lines))
     return show_findings("\n".join(lines))

@@ -1,5 +1,6 @@
 """The balanced subset of real HDFS sessions, its split, and what the data give away before any mechanism:
 duplicates across splits and the length alone."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,27 +32,40 @@ class Prepared:
 def prepare(logs: deeplog_data.LogSequences, config: StudyConfig) -> Prepared:
     """Balanced subset (:func:`~pate_study.data.deeplog.balanced_subset`), vocabulary over both files, and the
     train / validation / test split (the subset is already shuffled; the split takes consecutive blocks)."""
-    subset = deeplog_data.balanced_subset(logs.normal, logs.abnormal, config.n_sequences, max_len=config.max_len,
-                                          seed=config.seed)
+    subset = deeplog_data.balanced_subset(
+        logs.normal, logs.abnormal, config.n_sequences, max_len=config.max_len, seed=config.seed
+    )
     vocab = deeplog_data.build_vocabulary(logs.normal, logs.abnormal)
     n = len(subset.sequences)
     n_test, n_val = int(round(config.test_fraction * n)), int(round(config.val_fraction * n))
     blocks = {"test": slice(0, n_test), "val": slice(n_test, n_test + n_val), "train": slice(n_test + n_val, n)}
-    splits = {name: Split(deeplog_data.pad_sequences(subset.sequences[b], vocab, config.max_len),
-                          subset.labels[b], subset.sequences[b]) for name, b in blocks.items()}
-    counts = {"normal_sessions": len(logs.normal), "abnormal_sessions": len(logs.abnormal),
-              "excluded_normal_longer_than_max_len": subset.excluded_normal,
-              "excluded_abnormal_longer_than_max_len": subset.excluded_abnormal,
-              "vocabulary_size": vocab.size, **{f"{k}_size": len(s.labels) for k, s in splits.items()},
-              "test_abnormal_share": float(splits["test"].labels.mean())}
+    splits = {
+        name: Split(
+            deeplog_data.pad_sequences(subset.sequences[b], vocab, config.max_len),
+            subset.labels[b],
+            subset.sequences[b],
+        )
+        for name, b in blocks.items()
+    }
+    counts = {
+        "normal_sessions": len(logs.normal),
+        "abnormal_sessions": len(logs.abnormal),
+        "excluded_normal_longer_than_max_len": subset.excluded_normal,
+        "excluded_abnormal_longer_than_max_len": subset.excluded_abnormal,
+        "vocabulary_size": vocab.size,
+        **{f"{k}_size": len(s.labels) for k, s in splits.items()},
+        "test_abnormal_share": float(splits["test"].labels.mean()),
+    }
     return Prepared(vocab, splits["train"], splits["val"], splits["test"], logs.source, counts)
 
 
 def data_description(prepared: Prepared, config: StudyConfig) -> str:
     """The stamp for every output: the data source and the subset actually used."""
     c = prepared.counts
-    return (f"{prepared.source.stamp()}; balanced subset of {config.n_sequences:,} sessions of length ≤ {config.max_len}"
-            f" (train {c['train_size']:,} / val {c['val_size']:,} / test {c['test_size']:,})")
+    return (
+        f"{prepared.source.stamp()}; balanced subset of {config.n_sequences:,} sessions of length ≤ {config.max_len}"
+        f" (train {c['train_size']:,} / val {c['val_size']:,} / test {c['test_size']:,})"
+    )
 
 
 def length_only_accuracy(train: Split, test: Split) -> float:
@@ -69,14 +83,18 @@ def length_only_accuracy(train: Split, test: Split) -> float:
 def duplication(prepared: Prepared) -> dict:
     """Exact duplicates: share of test sessions whose sequence also occurs in the train split, number of distinct
     sequences, and sequences that occur with both labels in the subset."""
+
     def as_text(seqs):
         return [" ".join(map(str, s)) for s in seqs]
+
     train_text, test_text = as_text(prepared.train.sequences), as_text(prepared.test.sequences)
     train_set = set(train_text)
     labels_of: dict[str, set] = {}
     for split in (prepared.train, prepared.val, prepared.test):
         for t, y in zip(as_text(split.sequences), split.labels):
             labels_of.setdefault(t, set()).add(int(y))
-    return {"test_share_seen_in_train": float(np.mean([t in train_set for t in test_text])),
-            "distinct_sequences_in_subset": len(labels_of),
-            "sequences_with_both_labels": sum(len(v) == 2 for v in labels_of.values())}
+    return {
+        "test_share_seen_in_train": float(np.mean([t in train_set for t in test_text])),
+        "distinct_sequences_in_subset": len(labels_of),
+        "sequences_with_both_labels": sum(len(v) == 2 for v in labels_of.values()),
+    }

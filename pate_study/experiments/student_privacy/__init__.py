@@ -41,6 +41,7 @@ Choices where the sources are silent (each is a field of :class:`StudyConfig` or
   number of teachers drives the privacy analysis), then the number of teachers, then the student sizes;
   every change is reported in :attr:`StudyResult.scale_notes`.
 """
+
 from .accounting import (
     consensus_summary,
     data_dependent_epsilons,
@@ -73,9 +74,38 @@ from .tables import (
     sosa_table_4_2,
 )
 
-__all__ = ["LevelResult", "NO_NOISE", "PARAMETRISATIONS", "STUDENT_FEATURES", "WEB_SPLITS", "Pools", "StudentDraw", "StudentRows", "StudyConfig",
-           "StudyResult", "consensus_summary", "data_dependent_epsilons", "data_independent_epsilons",
-           "disjoint_student_rows", "ecg_pools", "epsilon_gap_explanations", "epsilon_table_vs_paper", "fit_sizes",
-           "level_key", "median_iqr", "noise_signal_table", "per_level_medians", "privatize", "run_level", "run_study",
-           "scale_description", "sosa_setting_hypotheses", "sosa_table_4_1", "sosa_table_4_2", "student_rows",
-           "teacher_partitions", "train_teachers", "web_pools"]
+__all__ = [
+    "LevelResult",
+    "NO_NOISE",
+    "PARAMETRISATIONS",
+    "STUDENT_FEATURES",
+    "WEB_SPLITS",
+    "Pools",
+    "StudentDraw",
+    "StudentRows",
+    "StudyConfig",
+    "StudyResult",
+    "consensus_summary",
+    "data_dependent_epsilons",
+    "data_independent_epsilons",
+    "disjoint_student_rows",
+    "ecg_pools",
+    "epsilon_gap_explanations",
+    "epsilon_table_vs_paper",
+    "fit_sizes",
+    "level_key",
+    "median_iqr",
+    "noise_signal_table",
+    "per_level_medians",
+    "privatize",
+    "run_level",
+    "run_study",
+    "scale_description",
+    "sosa_setting_hypotheses",
+    "sosa_table_4_1",
+    "sosa_table_4_2",
+    "student_rows",
+    "teacher_partitions",
+    "train_teachers",
+    "web_pools",
+]

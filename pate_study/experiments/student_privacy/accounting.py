@@ -8,6 +8,7 @@
 * the two explanations of "ε_dep > ε*_ind" (:func:`epsilon_gap_explanations`) and the (δ, T) settings that
   can produce Sosa's published teacher ε (:func:`sosa_setting_hypotheses`).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -35,17 +36,25 @@ def data_dependent_epsilons(counts: np.ndarray, *, gamma: float, delta: float, m
     """
     with warnings.catch_warnings():  # edge optima are expected on the 1..8 grid; recorded as the order
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        integer = moments_epsilon(gamma=gamma, delta=delta, votes=counts, orders=int(max_integer_order),
-                                  q_condition="reference_code")
-        theorem = moments_epsilon(gamma=gamma, delta=delta, votes=counts, orders=int(max_integer_order),
-                                  q_condition="theorem")
-        continuous = moments_epsilon(gamma=gamma, delta=delta, votes=counts, orders="continuous",
-                                     q_condition="reference_code")
+        integer = moments_epsilon(
+            gamma=gamma, delta=delta, votes=counts, orders=int(max_integer_order), q_condition="reference_code"
+        )
+        theorem = moments_epsilon(
+            gamma=gamma, delta=delta, votes=counts, orders=int(max_integer_order), q_condition="theorem"
+        )
+        continuous = moments_epsilon(
+            gamma=gamma, delta=delta, votes=counts, orders="continuous", q_condition="reference_code"
+        )
         renyi = lnmax_rdp_epsilon(gamma=gamma, delta=delta, votes=counts, orders="paper2018", conversion="improved")
-    return {"eps_moments_int": integer.epsilon, "order_moments_int": integer.order,
-            "eps_moments_int_theorem_q": theorem.epsilon,
-            "eps_moments_cont": continuous.epsilon, "order_moments_cont": continuous.order,
-            "eps_rdp": renyi.epsilon, "order_rdp": renyi.order}
+    return {
+        "eps_moments_int": integer.epsilon,
+        "order_moments_int": integer.order,
+        "eps_moments_int_theorem_q": theorem.epsilon,
+        "eps_moments_cont": continuous.epsilon,
+        "order_moments_cont": continuous.order,
+        "eps_rdp": renyi.epsilon,
+        "order_rdp": renyi.order,
+    }
 
 
 def data_independent_epsilons(*, n_queries: int, gamma: float, delta: float, max_integer_order: int = 8) -> dict:
@@ -55,12 +64,19 @@ def data_independent_epsilons(*, n_queries: int, gamma: float, delta: float, max
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         integer = moments_epsilon(gamma=gamma, delta=delta, n_queries=n_queries, orders=int(max_integer_order))
-        renyi = lnmax_rdp_epsilon(gamma=gamma, delta=delta, n_queries=n_queries, orders="paper2018",
-                                  conversion="improved")
+        renyi = lnmax_rdp_epsilon(
+            gamma=gamma, delta=delta, n_queries=n_queries, orders="paper2018", conversion="improved"
+        )
     eps_cont, lam_cont = moments_closed_form(n_queries, gamma, delta)
-    return {"eps_moments_int": integer.epsilon, "order_moments_int": integer.order, "eps_moments_cont": eps_cont,
-            "order_moments_cont": lam_cont, "eps_rdp": renyi.epsilon, "order_rdp": renyi.order,
-            "basic_composition": 2 * gamma * n_queries}
+    return {
+        "eps_moments_int": integer.epsilon,
+        "order_moments_int": integer.order,
+        "eps_moments_cont": eps_cont,
+        "order_moments_cont": lam_cont,
+        "eps_rdp": renyi.epsilon,
+        "order_rdp": renyi.order,
+        "basic_composition": 2 * gamma * n_queries,
+    }
 
 
 def consensus_summary(counts: np.ndarray, gamma: float) -> dict:
@@ -73,10 +89,13 @@ def consensus_summary(counts: np.ndarray, gamma: float) -> dict:
     q = lnmax_q(counts, gamma)
     cap = 1.0 - 1.0 / counts.shape[1]
     top = counts.max(1)
-    return {"median_q": float(np.median(q)), "share_q_at_cap": float(np.mean(q >= cap - 1e-12)),
-            "share_q_below_theorem_limit": float(np.mean(q < theorem3_q_limit(gamma))),
-            "share_q_below_half": float(np.mean(q < 0.5)),
-            "mean_top_vote_share": float(np.mean(top / counts.sum(1)))}
+    return {
+        "median_q": float(np.median(q)),
+        "share_q_at_cap": float(np.mean(q >= cap - 1e-12)),
+        "share_q_below_theorem_limit": float(np.mean(q < theorem3_q_limit(gamma))),
+        "share_q_below_half": float(np.mean(q < 0.5)),
+        "mean_top_vote_share": float(np.mean(top / counts.sum(1))),
+    }
 
 
 def row_l2_norms(X: Any) -> np.ndarray:
@@ -108,21 +127,41 @@ def noise_signal_table(levels: Sequence[float | None], parametrisation: str, X_u
     nonzeros = float(np.median(row_nonzeros(X_unit_l1)))
     rows = []
     for level in levels:
-        row = {"level": NO_NOISE if level is None else f"{level:g}", "mean_coordinate": 1 / d,
-               "median_l2_norm": norm, "median_nonzeros": nonzeros}
+        row = {
+            "level": NO_NOISE if level is None else f"{level:g}",
+            "mean_coordinate": 1 / d,
+            "median_l2_norm": norm,
+            "median_nonzeros": nonzeros,
+        }
         if level is None:
-            rows.append({**row, "scale_b": 0.0, "noise_std": 0.0, "noise_std_over_mean_coordinate": 0.0,
-                         "linear_readout_snr_bound": float("inf"), "student_epsilon": float("inf")})
+            rows.append(
+                {
+                    **row,
+                    "scale_b": 0.0,
+                    "noise_std": 0.0,
+                    "noise_std_over_mean_coordinate": 0.0,
+                    "linear_readout_snr_bound": float("inf"),
+                    "student_epsilon": float("inf"),
+                }
+            )
             continue
         b = local_laplace_scale(**noise_keyword(level, parametrisation))
-        rows.append({**row, "scale_b": b, "noise_std": np.sqrt(2) * b, "noise_std_over_mean_coordinate": np.sqrt(2) * b * d,
-                     "linear_readout_snr_bound": norm / (np.sqrt(2) * b),
-                     "student_epsilon": local_laplace_epsilon(**noise_keyword(level, parametrisation))})
+        rows.append(
+            {
+                **row,
+                "scale_b": b,
+                "noise_std": np.sqrt(2) * b,
+                "noise_std_over_mean_coordinate": np.sqrt(2) * b * d,
+                "linear_readout_snr_bound": norm / (np.sqrt(2) * b),
+                "student_epsilon": local_laplace_epsilon(**noise_keyword(level, parametrisation)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def epsilon_gap_explanations(*, n_queries: int, gamma: float, delta: float, extra_queries: int = 0,
-                             max_integer_order: int = 8) -> dict:
+def epsilon_gap_explanations(
+    *, n_queries: int, gamma: float, delta: float, extra_queries: int = 0, max_integer_order: int = 8
+) -> dict:
     """Two ways a published ε_dep can exceed the published ε*_ind (continuous λ, T = ``n_queries``):
 
     1. *grid*: ε_dep was minimised over λ = 1..L, whose data-independent minimum lies above the continuous one;
@@ -135,17 +174,25 @@ def epsilon_gap_explanations(*, n_queries: int, gamma: float, delta: float, extr
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         out = {}
         for name, T in (("charged", n_queries), ("with_extra", n_queries + extra_queries)):
-            out[f"continuous_T_{name}"] = moments_epsilon(gamma=gamma, delta=delta, n_queries=T,
-                                                          orders="continuous").epsilon
-            out[f"integer_T_{name}"] = moments_epsilon(gamma=gamma, delta=delta, n_queries=T,
-                                                       orders=int(max_integer_order)).epsilon
+            out[f"continuous_T_{name}"] = moments_epsilon(
+                gamma=gamma, delta=delta, n_queries=T, orders="continuous"
+            ).epsilon
+            out[f"integer_T_{name}"] = moments_epsilon(
+                gamma=gamma, delta=delta, n_queries=T, orders=int(max_integer_order)
+            ).epsilon
     out.update(n_queries=int(n_queries), n_queries_with_extra=int(n_queries + extra_queries))
     return out
 
 
-def sosa_setting_hypotheses(published: Iterable[float], *, deltas: Sequence[float], n_queries: Sequence[int],
-                            gamma: float, max_integer_order: int = 8,
-                            max_integer_orders: Sequence[int] | None = None) -> pd.DataFrame:
+def sosa_setting_hypotheses(
+    published: Iterable[float],
+    *,
+    deltas: Sequence[float],
+    n_queries: Sequence[int],
+    gamma: float,
+    max_integer_order: int = 8,
+    max_integer_orders: Sequence[int] | None = None,
+) -> pd.DataFrame:
     """Which (δ, T, order grid) can produce which of Sosa's published teacher ε (hypotheses, not findings).
 
     With moments λ = 1..L every data-dependent ε lies in [ln(1/δ)/L, ε_ind(T)]: the floor because the summed
@@ -161,15 +208,25 @@ def sosa_setting_hypotheses(published: Iterable[float], *, deltas: Sequence[floa
         for delta in deltas:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-                floor = moments_epsilon(gamma=gamma, delta=delta, votes=np.array([[10**6, 0]]),
-                                        orders=[float(L)]).epsilon  # one unanimous query: Σα ≈ 0
+                floor = moments_epsilon(
+                    gamma=gamma, delta=delta, votes=np.array([[10**6, 0]]), orders=[float(L)]
+                ).epsilon  # one unanimous query: Σα ≈ 0
             for T in n_queries:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
                     ceiling = moments_epsilon(gamma=gamma, delta=delta, n_queries=int(T), orders=int(L)).epsilon
                 inside = [v for v in values if floor - 5e-3 <= v <= ceiling + 5e-3]  # published to 2 decimals
-                rows.append({"max_order": int(L), "delta": delta, "n_queries": int(T), "floor": floor,
-                             "ceiling": ceiling, "n_fit": len(inside), "n_published": len(values),
-                             "fit": ", ".join(f"{v:g}" for v in inside),
-                             "cannot_fit": ", ".join(f"{v:g}" for v in values if v not in inside)})
+                rows.append(
+                    {
+                        "max_order": int(L),
+                        "delta": delta,
+                        "n_queries": int(T),
+                        "floor": floor,
+                        "ceiling": ceiling,
+                        "n_fit": len(inside),
+                        "n_published": len(values),
+                        "fit": ", ".join(f"{v:g}" for v in inside),
+                        "cannot_fit": ", ".join(f"{v:g}" for v in values if v not in inside),
+                    }
+                )
     return pd.DataFrame(rows)

@@ -2,6 +2,7 @@
 
 Choices where the sources are silent are fields of :class:`StudyConfig` (see the package docstring).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,15 +29,15 @@ class StudyConfig:
     different random sample").
     """
 
-    task: str                      # "multiclass" (ECG) or "binary" (web)
+    task: str  # "multiclass" (ECG) or "binary" (web)
     n_classes: int
     n_teachers: int
     teacher_train: int
-    teacher_threshold: int         # per-teacher Youden split (binary); 0 for multiclass
-    student_queries: int           # T, the queries the teachers answer
-    student_threshold: int         # the student's Youden split (binary); 0 for multiclass
+    teacher_threshold: int  # per-teacher Youden split (binary); 0 for multiclass
+    student_queries: int  # T, the queries the teachers answer
+    student_threshold: int  # the student's Youden split (binary); 0 for multiclass
     student_validation: int
-    noise_levels: tuple            # floats and None
+    noise_levels: tuple  # floats and None
     parametrisation: str = "rho"
     n_students: int = 10
     gamma: float = 0.05
@@ -45,9 +46,9 @@ class StudyConfig:
     teacher: EnsembleConfig = field(default_factory=EnsembleConfig)
     student: EnsembleConfig = field(default_factory=EnsembleConfig)
     student_features: str = "clean"
-    feature_scale: float = 1.0     # models see feature_scale · x (post-processing; see run_study)
-    min_teacher_train: int = 25    # below this, fit_sizes uses fewer teachers instead of smaller partitions
-    label_control: bool = True     # also train students on shuffled labels (what the labels contribute)
+    feature_scale: float = 1.0  # models see feature_scale · x (post-processing; see run_study)
+    min_teacher_train: int = 25  # below this, fit_sizes uses fewer teachers instead of smaller partitions
+    label_control: bool = True  # also train students on shuffled labels (what the labels contribute)
     disjoint_students: bool = False
     seed: int = 0
 
@@ -88,8 +89,9 @@ def noise_keyword(level: float, parametrisation: str) -> dict:
     return {"rho": level} if parametrisation == "rho" else {"scale": level}
 
 
-def fit_sizes(config: StudyConfig, n_teacher_pool: int, n_student_pool: int,
-              min_teacher_train: int = 25) -> tuple[StudyConfig, list[str]]:
+def fit_sizes(
+    config: StudyConfig, n_teacher_pool: int, n_student_pool: int, min_teacher_train: int = 25
+) -> tuple[StudyConfig, list[str]]:
     """The largest feasible sizes for the available data, and a note for every change.
 
     Teachers need ``n_teachers × (train + threshold)`` disjoint rows: first the per-teacher sizes shrink
@@ -111,18 +113,25 @@ def fit_sizes(config: StudyConfig, n_teacher_pool: int, n_student_pool: int,
             threshold = int(config.teacher_threshold * train / config.teacher_train)
             n_teachers = max(1, n_teacher_pool // (train + threshold))
         changes.update(n_teachers=n_teachers, teacher_train=train, teacher_threshold=threshold)
-        notes.append(f"teachers: {n_teachers} x ({train} train + {threshold} threshold) rows "
-                     f"(paper: {config.n_teachers} x ({config.teacher_train} + {config.teacher_threshold}); "
-                     f"{n_teacher_pool:,} rows available)")
+        notes.append(
+            f"teachers: {n_teachers} x ({train} train + {threshold} threshold) rows "
+            f"(paper: {config.n_teachers} x ({config.teacher_train} + {config.teacher_threshold}); "
+            f"{n_teacher_pool:,} rows available)"
+        )
     sharing = config.n_students if config.disjoint_students else 1
     available = n_student_pool // sharing
     if config.rows_per_student > available:
         factor = available / config.rows_per_student
-        changes.update(student_queries=max(1, int(config.student_queries * factor)),
-                       student_threshold=int(config.student_threshold * factor),
-                       student_validation=max(1, int(config.student_validation * factor)))
-        notes.append(f"students: {changes['student_queries']} queries + {changes['student_threshold']} threshold + "
-                     f"{changes['student_validation']} validation rows (paper: {config.student_queries} + "
-                     f"{config.student_threshold} + {config.student_validation}; pool {n_student_pool:,}"
-                     + (f" shared by {sharing} disjoint students" if sharing > 1 else "") + ")")
+        changes.update(
+            student_queries=max(1, int(config.student_queries * factor)),
+            student_threshold=int(config.student_threshold * factor),
+            student_validation=max(1, int(config.student_validation * factor)),
+        )
+        notes.append(
+            f"students: {changes['student_queries']} queries + {changes['student_threshold']} threshold + "
+            f"{changes['student_validation']} validation rows (paper: {config.student_queries} + "
+            f"{config.student_threshold} + {config.student_validation}; pool {n_student_pool:,}"
+            + (f" shared by {sharing} disjoint students" if sharing > 1 else "")
+            + ")"
+        )
     return dataclasses.replace(config, **changes), notes

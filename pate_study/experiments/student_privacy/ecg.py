@@ -6,6 +6,7 @@ ten students drawing independently) and, where the sample is small, a design tha
 Figs 8 and 9 describe, :func:`verdicts` judges every published value by a stated rule, :func:`findings`
 writes the notebook's conclusions from the numbers.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,26 +42,65 @@ class Design:
     disjoint_students: bool
 
 
-def study_config(design: Design, *, n_features: int, teacher_beats: int, min_teacher_beats: int, levels: list,
-                 gamma: float, delta: float, max_integer_order: int, hidden: list, max_epochs: int, batch_size: int,
-                 learning_rate: float, student_features: str, seed: int) -> StudyConfig:
+def study_config(
+    design: Design,
+    *,
+    n_features: int,
+    teacher_beats: int,
+    min_teacher_beats: int,
+    levels: list,
+    gamma: float,
+    delta: float,
+    max_integer_order: int,
+    hidden: list,
+    max_epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    student_features: str,
+    seed: int,
+) -> StudyConfig:
     """The :class:`StudyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students)."""
-    model = EnsembleConfig(task="multiclass", in_features=n_features, n_outputs=N_CLASSES, hidden=tuple(hidden),
-                           lr=learning_rate, batch_size=batch_size, max_epochs=max_epochs)
-    return StudyConfig(task="multiclass", n_classes=N_CLASSES, n_teachers=design.n_teachers, teacher_train=teacher_beats,
-                       teacher_threshold=0, student_queries=design.student_queries, student_threshold=0,
-                       student_validation=design.student_validation, noise_levels=tuple(levels),
-                       parametrisation="rho", n_students=design.n_students, gamma=gamma, delta=delta,
-                       max_integer_order=max_integer_order, teacher=model, student=model,
-                       student_features=student_features, feature_scale=float(n_features),
-                       min_teacher_train=min_teacher_beats, disjoint_students=design.disjoint_students, seed=seed)
+    model = EnsembleConfig(
+        task="multiclass",
+        in_features=n_features,
+        n_outputs=N_CLASSES,
+        hidden=tuple(hidden),
+        lr=learning_rate,
+        batch_size=batch_size,
+        max_epochs=max_epochs,
+    )
+    return StudyConfig(
+        task="multiclass",
+        n_classes=N_CLASSES,
+        n_teachers=design.n_teachers,
+        teacher_train=teacher_beats,
+        teacher_threshold=0,
+        student_queries=design.student_queries,
+        student_threshold=0,
+        student_validation=design.student_validation,
+        noise_levels=tuple(levels),
+        parametrisation="rho",
+        n_students=design.n_students,
+        gamma=gamma,
+        delta=delta,
+        max_integer_order=max_integer_order,
+        teacher=model,
+        student=model,
+        student_features=student_features,
+        feature_scale=float(n_features),
+        min_teacher_train=min_teacher_beats,
+        disjoint_students=design.disjoint_students,
+        seed=seed,
+    )
 
 
 def design_label(result) -> str:
     """'20 teachers x 25 beats, T = 450, 10 students x 50 validation beats (shared pool)' for titles."""
     c, t = result.config, result.teachers
-    return (f"{t['n_teachers']} teachers x {t['train_rows']} beats, T = {c.student_queries}, {c.n_students} students"
-            f" x {c.student_validation} validation beats ({'disjoint' if c.disjoint_students else 'overlapping'})")
+    return (
+        f"{t['n_teachers']} teachers x {t['train_rows']} beats, T = {c.student_queries}, {c.n_students} students"
+        f" x {c.student_validation} validation beats ({'disjoint' if c.disjoint_students else 'overlapping'})"
+    )
 
 
 def ensemble_effects(students: pd.DataFrame, order: list[str]) -> pd.DataFrame:
@@ -76,9 +116,13 @@ def ensemble_effects(students: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     med = per_level_medians(students, ["ensemble_accuracy", "pate_accuracy"], order)
     noised = med.drop(index=NO_NOISE)
     clean = med.loc[NO_NOISE]
-    return pd.DataFrame({"ensemble_decay_pct": 100 * (clean["ensemble_accuracy"] - noised["ensemble_accuracy"]),
-                         "pate_gap_vs_unperturbed_pct": 100 * (clean["pate_accuracy"] - noised["pate_accuracy"]),
-                         "ensemble_minus_pate_privatised_pct": 100 * (noised["ensemble_accuracy"] - noised["pate_accuracy"])})
+    return pd.DataFrame(
+        {
+            "ensemble_decay_pct": 100 * (clean["ensemble_accuracy"] - noised["ensemble_accuracy"]),
+            "pate_gap_vs_unperturbed_pct": 100 * (clean["pate_accuracy"] - noised["pate_accuracy"]),
+            "ensemble_minus_pate_privatised_pct": 100 * (noised["ensemble_accuracy"] - noised["pate_accuracy"]),
+        }
+    )
 
 
 def accuracy_drops(students: pd.DataFrame, order: list[str]) -> pd.Series:
@@ -109,9 +153,13 @@ def class_collapse(result) -> pd.DataFrame:
             present = ~np.isnan(recalls).all(axis=1)
             weights = FULL_DATA_PRIORS[present] / FULL_DATA_PRIORS[present].sum()
             reweighted = np.nansum(weights[:, None] * recalls[present], axis=0)
-            row.update({f"{name}_modal_class": CLASS_NAMES[int(shares.argmax())],
-                        f"{name}_modal_share": float(shares.max()),
-                        f"{name}_accuracy_reweighted": float(np.median(reweighted))})
+            row.update(
+                {
+                    f"{name}_modal_class": CLASS_NAMES[int(shares.argmax())],
+                    f"{name}_modal_share": float(shares.max()),
+                    f"{name}_accuracy_reweighted": float(np.median(reweighted)),
+                }
+            )
         rows.append(row)
     return pd.DataFrame(rows).set_index("level")
 
@@ -122,8 +170,12 @@ def reweighted_effects(collapse: pd.DataFrame) -> dict:
     clean = collapse.loc[NO_NOISE]
     decay = 100 * (clean["ensemble_accuracy_reweighted"] - noised["ensemble_accuracy_reweighted"])
     drop = 100 * (clean["student_accuracy_reweighted"] - noised["student_accuracy_reweighted"])
-    return {"ensemble_decay_reweighted_min_pct": float(decay.min()), "ensemble_decay_reweighted_max_pct": float(decay.max()),
-            "student_drop_reweighted_min_pct": float(drop.min()), "student_drop_reweighted_max_pct": float(drop.max())}
+    return {
+        "ensemble_decay_reweighted_min_pct": float(decay.min()),
+        "ensemble_decay_reweighted_max_pct": float(decay.max()),
+        "student_drop_reweighted_min_pct": float(drop.min()),
+        "student_drop_reweighted_max_pct": float(drop.max()),
+    }
 
 
 def comparability(result, gamma: float, privacy: bool = False, lnmax_labels: bool = False) -> str:
@@ -134,17 +186,23 @@ def comparability(result, gamma: float, privacy: bool = False, lnmax_labels: boo
     c, t, s = result.config, result.teachers, result.students
     reasons = []
     if t["n_teachers"] != PAPER_TEACHERS or c.student_queries != PAPER_QUERIES:
-        reasons.append(f"scale: {t['n_teachers']} teachers x {t['train_rows']} beats and T = {c.student_queries}, "
-                       f"{c.student_validation} validation beats per student (paper {PAPER_TEACHERS} x {PAPER_BEATS:,}, "
-                       f"T = {PAPER_QUERIES}, {PAPER_VALIDATION})")
+        reasons.append(
+            f"scale: {t['n_teachers']} teachers x {t['train_rows']} beats and T = {c.student_queries}, "
+            f"{c.student_validation} validation beats per student (paper {PAPER_TEACHERS} x {PAPER_BEATS:,}, "
+            f"T = {PAPER_QUERIES}, {PAPER_VALIDATION})"
+        )
     if lnmax_labels and lnmax_degenerate(result, gamma):
-        reasons.append(f"by construction: LNMax's scale 1/γ = {1 / gamma:g} is at least the {t['n_teachers']} teachers, so "
-                       f"PATE's labels are near random even on unperturbed queries (median PATE accuracy "
-                       f"{s.loc[s['level'] == NO_NOISE, 'pate_accuracy'].median():.3f}); Fig. 9's gap is that value minus "
-                       f"chance on privatised queries")
+        reasons.append(
+            f"by construction: LNMax's scale 1/γ = {1 / gamma:g} is at least the {t['n_teachers']} teachers, so "
+            f"PATE's labels are near random even on unperturbed queries (median PATE accuracy "
+            f"{s.loc[s['level'] == NO_NOISE, 'pate_accuracy'].median():.3f}); Fig. 9's gap is that value minus "
+            f"chance on privatised queries"
+        )
     if privacy and float(s["share_q_below_theorem_limit"].max()) == 0.0:
-        reasons.append(f"by construction: no query's q is below Thm 3's limit {theorem3_q_limit(gamma):.3f} (median q "
-                       f"{s['median_q'].median():.2f}), so every ε_dep equals the integer-grid data-independent bound")
+        reasons.append(
+            f"by construction: no query's q is below Thm 3's limit {theorem3_q_limit(gamma):.3f} (median q "
+            f"{s['median_q'].median():.2f}), so every ε_dep equals the integer-grid data-independent bound"
+        )
     return "; ".join(reasons)
 
 
@@ -154,15 +212,24 @@ def verdicts(result, gamma: float, published: dict) -> dict:
     Rule: not comparable when :func:`comparability` gives a reason; otherwise the published range ± 2 points
     (accuracies) or ± 0.05 (ε medians, Table 1 prints two decimals) decides.
     """
-    why = {item: comparability(result, gamma, lnmax_labels=item != "make2021-fig8")
-           for item in ("make2021-fig8", "make2021-fig9", "make2021-fig10")}
+    why = {
+        item: comparability(result, gamma, lnmax_labels=item != "make2021-fig8")
+        for item in ("make2021-fig8", "make2021-fig9", "make2021-fig10")
+    }
     order = result.level_order
     effects = ensemble_effects(result.students, order)
     drops = accuracy_drops(result.students, order)
     out = {}
-    checks = {"make2021-fig8": effects["ensemble_decay_pct"], "make2021-fig9": effects["pate_gap_vs_unperturbed_pct"],
-              "make2021-fig10": drops}
-    keys = {"make2021-fig8": "accuracy_decay", "make2021-fig9": "accuracy_gap", "make2021-fig10": "median_accuracy_drop"}
+    checks = {
+        "make2021-fig8": effects["ensemble_decay_pct"],
+        "make2021-fig9": effects["pate_gap_vs_unperturbed_pct"],
+        "make2021-fig10": drops,
+    }
+    keys = {
+        "make2021-fig8": "accuracy_decay",
+        "make2021-fig9": "accuracy_gap",
+        "make2021-fig10": "median_accuracy_drop",
+    }
     for item, values in checks.items():
         pub = published[item]["values"]
         low, high = pub[f"{keys[item]}_min_pct"], pub[f"{keys[item]}_max_pct"]
@@ -170,11 +237,16 @@ def verdicts(result, gamma: float, published: dict) -> dict:
             out[item] = judge.not_comparable(why[item])
         else:
             worst = max(values, key=lambda v: abs(v - (low + high) / 2))
-            out[item] = judge.within_range(low, high, float(worst), quantity=f"{keys[item]} (points, worst level)", slack=2)
+            out[item] = judge.within_range(
+                low, high, float(worst), quantity=f"{keys[item]} (points, worst level)", slack=2
+            )
     out["make2021-table1"] = table1_verdict(table1(result, published["make2021-table1"]["rows"], gamma))
     why = comparability(result, gamma, privacy=True)
-    out["make2021-fig11"] = (judge.not_comparable(why + "; ε*_ind itself is an analytic constant, not evidence")
-                             if why else out["make2021-table1"])
+    out["make2021-fig11"] = (
+        judge.not_comparable(why + "; ε*_ind itself is an analytic constant, not evidence")
+        if why
+        else out["make2021-table1"]
+    )
     return out
 
 
@@ -188,8 +260,13 @@ def table1(result, paper_rows, gamma: float) -> pd.DataFrame:
             return None
         if why:
             return judge.not_comparable(why)
-        return judge.within_tolerance(row["paper_median"], row["eps_moments_int_median"], atol=0.05,
-                                      quantity=f"median ε_dep at ρ = {row['level']}")
+        return judge.within_tolerance(
+            row["paper_median"],
+            row["eps_moments_int_median"],
+            atol=0.05,
+            quantity=f"median ε_dep at ρ = {row['level']}",
+        )
+
     return with_verdicts(table, row_verdict)
 
 
@@ -205,13 +282,20 @@ def epsilon_summary(result) -> dict:
     eps = median_iqr(students, ["eps_moments_int"], result.level_order).set_index("level")
     privatized = eps.drop(index=NO_NOISE, errors="ignore")
     on_bound = np.isclose(students["eps_moments_int"], independent["eps_moments_int"], rtol=0, atol=1e-9)
-    values = dict(epsilon_ind_star=independent["eps_moments_cont"], epsilon_ind_integer=independent["eps_moments_int"],
-                  worst_privatized_iqr=float(privatized["eps_moments_int_iqr"].max()),
-                  n_students_on_integer_bound=int(on_bound.sum()), n_students=len(students))
+    values = dict(
+        epsilon_ind_star=independent["eps_moments_cont"],
+        epsilon_ind_integer=independent["eps_moments_int"],
+        worst_privatized_iqr=float(privatized["eps_moments_int_iqr"].max()),
+        n_students_on_integer_bound=int(on_bound.sum()),
+        n_students=len(students),
+    )
     if NO_NOISE in eps.index:
-        values.update(no_noise_iqr=float(eps.loc[NO_NOISE, "eps_moments_int_iqr"]),
-                      median_ratio_privatized_to_no_noise_min=float(
-                          privatized["eps_moments_int_median"].min() / eps.loc[NO_NOISE, "eps_moments_int_median"]))
+        values.update(
+            no_noise_iqr=float(eps.loc[NO_NOISE, "eps_moments_int_iqr"]),
+            median_ratio_privatized_to_no_noise_min=float(
+                privatized["eps_moments_int_median"].min() / eps.loc[NO_NOISE, "eps_moments_int_median"]
+            ),
+        )
     return values
 
 
@@ -219,76 +303,114 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
     """The notebook's findings, in Markdown, from this run's numbers (``results``: design name -> StudyResult)."""
     lines = [f"* **Data.** {data_stamp}."]
     noisy = signal[signal["level"] != NO_NOISE]
-    lines.append(f"* **Signal.** On the ρ grid the noise standard deviation is {noisy['noise_std_over_mean_coordinate'].min():,.0f}"
-                 f"–{noisy['noise_std_over_mean_coordinate'].max():,.0f} times the mean coordinate of a beat; the best"
-                 f" linear read-out of one privatised beat has a signal-to-noise ratio of at most"
-                 f" {noisy['linear_readout_snr_bound'].min():.4f}–{noisy['linear_readout_snr_bound'].max():.4f}"
-                 f" (‖x‖₂ / (√2 b) at the median ‖x‖₂ = {noisy['median_l2_norm'].iloc[0]:.3f}).")
+    lines.append(
+        f"* **Signal.** On the ρ grid the noise standard deviation is {noisy['noise_std_over_mean_coordinate'].min():,.0f}"
+        f"–{noisy['noise_std_over_mean_coordinate'].max():,.0f} times the mean coordinate of a beat; the best"
+        f" linear read-out of one privatised beat has a signal-to-noise ratio of at most"
+        f" {noisy['linear_readout_snr_bound'].min():.4f}–{noisy['linear_readout_snr_bound'].max():.4f}"
+        f" (‖x‖₂ / (√2 b) at the median ‖x‖₂ = {noisy['median_l2_norm'].iloc[0]:.3f})."
+    )
     for name, result in results.items():
         s, order = result.students, result.level_order
-        med = per_level_medians(s, ["ensemble_accuracy", "pate_accuracy", "student_accuracy", "student_balanced_accuracy",
-                                    "control_accuracy", "student_baseline_accuracy", "share_q_below_theorem_limit",
-                                    "median_q"], order)
+        med = per_level_medians(
+            s,
+            [
+                "ensemble_accuracy",
+                "pate_accuracy",
+                "student_accuracy",
+                "student_balanced_accuracy",
+                "control_accuracy",
+                "student_baseline_accuracy",
+                "share_q_below_theorem_limit",
+                "median_q",
+            ],
+            order,
+        )
         effects = ensemble_effects(s, order)
         noised = [lvl for lvl in order if lvl != NO_NOISE]
         eps = epsilon_summary(result)
         why = comparability(result, gamma, privacy=True)
         lines.append(f"* **{name}** ({design_label(result)}):")
-        lines.append(f"  * Ensemble (Fig. 8): median accuracy {med.loc[NO_NOISE, 'ensemble_accuracy']:.3f} on unperturbed"
-                     f" queries, {med.loc[noised, 'ensemble_accuracy'].min():.3f}–{med.loc[noised, 'ensemble_accuracy'].max():.3f}"
-                     f" on privatised ones (decay {effects['ensemble_decay_pct'].min():.1f}–{effects['ensemble_decay_pct'].max():.1f}"
-                     f" points; paper 4–5). PATE (Fig. 9): {med.loc[NO_NOISE, 'pate_accuracy']:.3f} unperturbed,"
-                     f" gap to it {effects['pate_gap_vs_unperturbed_pct'].min():.1f}–{effects['pate_gap_vs_unperturbed_pct'].max():.1f}"
-                     f" points"
-                     + (f": **by construction**, since LNMax's scale 1/γ = {1 / gamma:g} is at least the"
-                        f" {result.teachers['n_teachers']} teachers, PATE is near random even on unperturbed queries, and the gap"
-                        f" is that value minus chance ({1 / N_CLASSES:.2f}); it is not a measurement to set beside the paper's"
-                        if lnmax_degenerate(result, gamma) else " (paper 10–12)")
-                     + f"; LNMax alone costs {effects['ensemble_minus_pate_privatised_pct'].min():.1f}–"
-                     f"{effects['ensemble_minus_pate_privatised_pct'].max():.1f} points on privatised queries (another quantity).")
+        lines.append(
+            f"  * Ensemble (Fig. 8): median accuracy {med.loc[NO_NOISE, 'ensemble_accuracy']:.3f} on unperturbed"
+            f" queries, {med.loc[noised, 'ensemble_accuracy'].min():.3f}–{med.loc[noised, 'ensemble_accuracy'].max():.3f}"
+            f" on privatised ones (decay {effects['ensemble_decay_pct'].min():.1f}–{effects['ensemble_decay_pct'].max():.1f}"
+            f" points; paper 4–5). PATE (Fig. 9): {med.loc[NO_NOISE, 'pate_accuracy']:.3f} unperturbed,"
+            f" gap to it {effects['pate_gap_vs_unperturbed_pct'].min():.1f}–{effects['pate_gap_vs_unperturbed_pct'].max():.1f}"
+            f" points"
+            + (
+                f": **by construction**, since LNMax's scale 1/γ = {1 / gamma:g} is at least the"
+                f" {result.teachers['n_teachers']} teachers, PATE is near random even on unperturbed queries, and the gap"
+                f" is that value minus chance ({1 / N_CLASSES:.2f}); it is not a measurement to set beside the paper's"
+                if lnmax_degenerate(result, gamma)
+                else " (paper 10–12)"
+            )
+            + f"; LNMax alone costs {effects['ensemble_minus_pate_privatised_pct'].min():.1f}–"
+            f"{effects['ensemble_minus_pate_privatised_pct'].max():.1f} points on privatised queries (another quantity)."
+        )
         collapse = class_collapse(result)
         rw = reweighted_effects(collapse) if NO_NOISE in collapse.index else {}
         cn = collapse.drop(index=NO_NOISE, errors="ignore")
+
         def modal(name):
-            return ", ".join(f"{c} ({(cn[f'{name}_modal_class'] == c).sum()} levels)"
-                                               for c in cn[f"{name}_modal_class"].value_counts().index)
+            return ", ".join(
+                f"{c} ({(cn[f'{name}_modal_class'] == c).sum()} levels)"
+                for c in cn[f"{name}_modal_class"].value_counts().index
+            )
+
         collapsed = cn["ensemble_modal_share"].min() >= 0.5
-        lines.append(f"  * Class collapse: on privatised queries the noise-free ensemble's most frequent prediction is"
-                     f" {modal('ensemble')}, at a share of {cn['ensemble_modal_share'].min():.2f}–"
-                     f"{cn['ensemble_modal_share'].max():.2f} of its predictions (1/{N_CLASSES} = {1 / N_CLASSES:.2f} per class"
-                     f" in this balanced sample): {'a collapse onto one class' if collapsed else 'no collapse onto one class'};"
-                     f" the students' most frequent prediction is {modal('student')} (share"
-                     f" {cn['student_modal_share'].min():.2f}–{cn['student_modal_share'].max():.2f}). Reweighted to the full data's class priors"
-                     f" ({FULL_DATA_MAJORITY:.1%} N), the ensemble's decay would be"
-                     f" {rw.get('ensemble_decay_reweighted_min_pct', float('nan')):.1f}–{rw.get('ensemble_decay_reweighted_max_pct', float('nan')):.1f}"
-                     f" points (paper 4–5) and the student's drop {rw.get('student_drop_reweighted_min_pct', float('nan')):.1f}–"
-                     f"{rw.get('student_drop_reweighted_max_pct', float('nan')):.1f} (paper 7–8): a collapse onto N would make"
-                     " the paper's mild numbers a majority-class effect; a collapse onto another class would not.")
-        lines.append(f"  * Student (Fig. 10): median accuracy {med.loc[NO_NOISE, 'student_accuracy']:.3f} without noise,"
-                     f" {med.loc[noised, 'student_accuracy'].min():.3f}–{med.loc[noised, 'student_accuracy'].max():.3f} with it;"
-                     f" chance {1 / N_CLASSES:.2f}, majority class of the validation rows {s['student_baseline_accuracy'].median():.3f},"
-                     f" label control (labels shuffled) {med.loc[noised, 'control_accuracy'].min():.3f}–"
-                     f"{med.loc[noised, 'control_accuracy'].max():.3f}. Each accuracy is measured on"
-                     f" {result.config.student_validation} beats (one beat = {100 / result.config.student_validation:.0f} points).")
-        lines.append(f"  * ε_dep (Fig. 11, Table 1): {eps['n_students_on_integer_bound']} of {eps['n_students']} students sit"
-                     f" exactly on the integer-grid data-independent bound {eps['epsilon_ind_integer']:.4f} (continuous"
-                     f" ε*_ind {eps['epsilon_ind_star']:.4f}); share of queries with q below Thm 3's limit"
-                     f" {theorem3_q_limit(gamma):.3f}: {s['share_q_below_theorem_limit'].max():.3f} at most (median q"
-                     f" {s['median_q'].median():.2f})."
-                     + (f" IQR {eps['worst_privatized_iqr']:g} and ratio"
-                        f" {eps.get('median_ratio_privatized_to_no_noise_min', float('nan')):.2f} are therefore not measurements."
-                        if eps["n_students_on_integer_bound"] == eps["n_students"] else "")
-                     + (f" **Not comparable with the paper**: {why}." if why else ""))
-    lines.append(f"* **What the full data would change.** With 87,554 + 21,892 beats, 200 teachers get 437 beats each and"
-                 f" T = 900 queries fit. The data-dependent bound needs a vote gap of several times 1/γ = {1 / gamma:g} votes:"
-                 f" with 200 teachers an agreeing ensemble can give q ≪ {theorem3_q_limit(gamma):.3f}, so ε_dep can fall below"
-                 f" ε_ind without student noise (the paper's 5.96) while privatised queries (near-random votes) stay at"
-                 f" the bound (the paper's 20.41). Class N would be {FULL_DATA_MAJORITY:.1%} of the data (here"
-                 f" {teacher_majority_share:.1%} of the teachers' beats), so accuracy would have to be read against an 83%"
-                 " majority baseline. The settings are in `configs/01_ecg_student_privacy/paper.yaml`; `make data-ecg`"
-                 " fetches the files.")
-    lines.append("* **q condition.** The accountant uses the reference code's q < 0.5; Theorem 3 asks"
-                 f" q < {theorem3_q_limit(gamma):.3f}. Largest difference between the two over all students here:"
-                 + ", ".join(f" {n}: {float((r.students['eps_moments_int_theorem_q'] - r.students['eps_moments_int']).abs().max()):.2g}"
-                             for n, r in results.items()) + ".")
+        lines.append(
+            f"  * Class collapse: on privatised queries the noise-free ensemble's most frequent prediction is"
+            f" {modal('ensemble')}, at a share of {cn['ensemble_modal_share'].min():.2f}–"
+            f"{cn['ensemble_modal_share'].max():.2f} of its predictions (1/{N_CLASSES} = {1 / N_CLASSES:.2f} per class"
+            f" in this balanced sample): {'a collapse onto one class' if collapsed else 'no collapse onto one class'};"
+            f" the students' most frequent prediction is {modal('student')} (share"
+            f" {cn['student_modal_share'].min():.2f}–{cn['student_modal_share'].max():.2f}). Reweighted to the full data's class priors"
+            f" ({FULL_DATA_MAJORITY:.1%} N), the ensemble's decay would be"
+            f" {rw.get('ensemble_decay_reweighted_min_pct', float('nan')):.1f}–{rw.get('ensemble_decay_reweighted_max_pct', float('nan')):.1f}"
+            f" points (paper 4–5) and the student's drop {rw.get('student_drop_reweighted_min_pct', float('nan')):.1f}–"
+            f"{rw.get('student_drop_reweighted_max_pct', float('nan')):.1f} (paper 7–8): a collapse onto N would make"
+            " the paper's mild numbers a majority-class effect; a collapse onto another class would not."
+        )
+        lines.append(
+            f"  * Student (Fig. 10): median accuracy {med.loc[NO_NOISE, 'student_accuracy']:.3f} without noise,"
+            f" {med.loc[noised, 'student_accuracy'].min():.3f}–{med.loc[noised, 'student_accuracy'].max():.3f} with it;"
+            f" chance {1 / N_CLASSES:.2f}, majority class of the validation rows {s['student_baseline_accuracy'].median():.3f},"
+            f" label control (labels shuffled) {med.loc[noised, 'control_accuracy'].min():.3f}–"
+            f"{med.loc[noised, 'control_accuracy'].max():.3f}. Each accuracy is measured on"
+            f" {result.config.student_validation} beats (one beat = {100 / result.config.student_validation:.0f} points)."
+        )
+        lines.append(
+            f"  * ε_dep (Fig. 11, Table 1): {eps['n_students_on_integer_bound']} of {eps['n_students']} students sit"
+            f" exactly on the integer-grid data-independent bound {eps['epsilon_ind_integer']:.4f} (continuous"
+            f" ε*_ind {eps['epsilon_ind_star']:.4f}); share of queries with q below Thm 3's limit"
+            f" {theorem3_q_limit(gamma):.3f}: {s['share_q_below_theorem_limit'].max():.3f} at most (median q"
+            f" {s['median_q'].median():.2f})."
+            + (
+                f" IQR {eps['worst_privatized_iqr']:g} and ratio"
+                f" {eps.get('median_ratio_privatized_to_no_noise_min', float('nan')):.2f} are therefore not measurements."
+                if eps["n_students_on_integer_bound"] == eps["n_students"]
+                else ""
+            )
+            + (f" **Not comparable with the paper**: {why}." if why else "")
+        )
+    lines.append(
+        f"* **What the full data would change.** With 87,554 + 21,892 beats, 200 teachers get 437 beats each and"
+        f" T = 900 queries fit. The data-dependent bound needs a vote gap of several times 1/γ = {1 / gamma:g} votes:"
+        f" with 200 teachers an agreeing ensemble can give q ≪ {theorem3_q_limit(gamma):.3f}, so ε_dep can fall below"
+        f" ε_ind without student noise (the paper's 5.96) while privatised queries (near-random votes) stay at"
+        f" the bound (the paper's 20.41). Class N would be {FULL_DATA_MAJORITY:.1%} of the data (here"
+        f" {teacher_majority_share:.1%} of the teachers' beats), so accuracy would have to be read against an 83%"
+        " majority baseline. The settings are in `configs/01_ecg_student_privacy/paper.yaml`; `make data-ecg`"
+        " fetches the files."
+    )
+    lines.append(
+        "* **q condition.** The accountant uses the reference code's q < 0.5; Theorem 3 asks"
+        f" q < {theorem3_q_limit(gamma):.3f}. Largest difference between the two over all students here:"
+        + ", ".join(
+            f" {n}: {float((r.students['eps_moments_int_theorem_q'] - r.students['eps_moments_int']).abs().max()):.2g}"
+            for n, r in results.items()
+        )
+        + "."
+    )
     return "\n".join(lines)

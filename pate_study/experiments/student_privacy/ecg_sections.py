@@ -4,6 +4,7 @@ Every section takes the :class:`EcgRun` of :func:`run_designs` and the notebook'
 :class:`~pate_study.reporting.outputs.NotebookOutputs`, builds its figures and tables (:mod:`.ecg`,
 :mod:`.figures`), saves them, records its scalars and returns what the notebook cell shows.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,19 +15,27 @@ import pandas as pd
 from ...reporting.outputs import NotebookOutputs
 from ...reporting.registry import published
 from . import ecg, figures
-from .notebook_sections import (MarkdownText, bullets, noise_levels, record_accounting, record_verdicts,
-                                save_and_show)
+from .notebook_sections import MarkdownText, bullets, noise_levels, record_accounting, record_verdicts, save_and_show
 from .pipeline import StudyResult, run_study
 from .pools import Pools, ecg_pools
 from .tables import per_level_medians
 
 PAPER_LAYOUT, SMALL_SAMPLE = "paper layout", "small-sample design"
 #: the same published figure or table under Visca 2021's id
-SAME_AS = {"make2021-fig10": "visca2021-fig4.15", "make2021-fig11": "visca2021-fig4.16",
-           "make2021-table1": "visca2021-table4.1"}
+SAME_AS = {
+    "make2021-fig10": "visca2021-fig4.15",
+    "make2021-fig11": "visca2021-fig4.16",
+    "make2021-table1": "visca2021-table4.1",
+}
 PUBLISHED_ITEMS = ("make2021-fig8", "make2021-fig9", "make2021-fig10", "make2021-table1")
-METRIC_COLUMNS = ["student_accuracy", "student_balanced_accuracy", "student_macro_f1", "student_baseline_accuracy",
-                  "control_accuracy", "control_balanced_accuracy"]
+METRIC_COLUMNS = [
+    "student_accuracy",
+    "student_balanced_accuracy",
+    "student_macro_f1",
+    "student_baseline_accuracy",
+    "control_accuracy",
+    "control_balanced_accuracy",
+]
 CONSENSUS_COLUMNS = ["median_q", "share_q_below_theorem_limit", "mean_top_vote_share"]
 
 
@@ -49,31 +58,61 @@ class EcgRun:
         return self.main.level_order
 
 
-def designs(*, n_teachers: int, n_students: int, student_queries: int, student_validation: int, alt_design: bool,
-            alt_n_teachers: int, alt_n_students: int, alt_student_queries: int,
-            alt_student_validation: int) -> list[ecg.Design]:
+def designs(
+    *,
+    n_teachers: int,
+    n_students: int,
+    student_queries: int,
+    student_validation: int,
+    alt_design: bool,
+    alt_n_teachers: int,
+    alt_n_students: int,
+    alt_student_queries: int,
+    alt_student_validation: int,
+) -> list[ecg.Design]:
     """The paper layout (students drawing independently), and with ``alt_design`` the small-sample design
     (fewer teachers with more beats each, students on disjoint rows)."""
     chosen = [ecg.Design(PAPER_LAYOUT, n_teachers, n_students, student_queries, student_validation, False)]
     if alt_design:
-        chosen.append(ecg.Design(SMALL_SAMPLE, alt_n_teachers, alt_n_students, alt_student_queries,
-                                 alt_student_validation, True))
+        chosen.append(
+            ecg.Design(SMALL_SAMPLE, alt_n_teachers, alt_n_students, alt_student_queries, alt_student_validation, True)
+        )
     return chosen
 
 
-def run_designs(data: str, out: NotebookOutputs, designs: list[ecg.Design], *, seed: int, rhos: list,
-                include_no_noise: bool, **settings) -> EcgRun:
+def run_designs(
+    data: str,
+    out: NotebookOutputs,
+    designs: list[ecg.Design],
+    *,
+    seed: int,
+    rhos: list,
+    include_no_noise: bool,
+    **settings,
+) -> EcgRun:
     """Run the study once per design on the ECG pools (``settings``: the remaining keywords of
     :func:`.ecg.study_config`); record the paper layout's scale under ``scale``."""
     pools = ecg_pools(data, seed=seed)
     levels = noise_levels(rhos, include_no_noise)
-    results = {d.name: run_study(pools.X_teacher, pools.y_teacher, pools.X_student, pools.y_student,
-                                 ecg.study_config(d, n_features=pools.n_features, levels=levels, seed=seed, **settings))
-               for d in designs}
+    results = {
+        d.name: run_study(
+            pools.X_teacher,
+            pools.y_teacher,
+            pools.X_student,
+            pools.y_student,
+            ecg.study_config(d, n_features=pools.n_features, levels=levels, seed=seed, **settings),
+        )
+        for d in designs
+    }
     main = results[PAPER_LAYOUT]
-    out.record("scale", n_queries=main.config.student_queries, n_students=main.config.n_students,
-               n_validation=main.config.student_validation, **main.teachers,
-               designs={name: ecg.design_label(r) for name, r in results.items()})
+    out.record(
+        "scale",
+        n_queries=main.config.student_queries,
+        n_students=main.config.n_students,
+        n_validation=main.config.student_validation,
+        **main.teachers,
+        designs={name: ecg.design_label(r) for name, r in results.items()},
+    )
     stamp = f"{pools.source.stamp()}; " + "; ".join(f"{name}: {ecg.design_label(r)}" for name, r in results.items())
     return EcgRun(pools, results, levels, stamp)
 
@@ -86,39 +125,58 @@ def data_notes(run: EcgRun) -> MarkdownText:
 def ensemble_section(run: EcgRun, out: NotebookOutputs, *, gamma: float) -> pd.DataFrame:
     """Figs 8 and 9 (noise-free argmax and LNMax accuracy on the student's queries), their decays recorded;
     returns :func:`.ecg.ensemble_effects` per design."""
-    titles = {"make2021-fig8": "Fig. 8: ensemble accuracy (noise-free argmax) on the T student queries",
-              "make2021-fig9": f"Fig. 9: PATE accuracy (LNMax, γ = {gamma:g}) on the T student queries"}
+    titles = {
+        "make2021-fig8": "Fig. 8: ensemble accuracy (noise-free argmax) on the T student queries",
+        "make2021-fig9": f"Fig. 9: PATE accuracy (LNMax, γ = {gamma:g}) on the T student queries",
+    }
     for column, item in [("ensemble_accuracy", "make2021-fig8"), ("pate_accuracy", "make2021-fig9")]:
-        fig = figures.accuracy_panels(run.results, column, ylabel="accuracy on the student's queries",
-                                      title=titles[item], chance=1 / ecg.N_CLASSES,
-                                      majority_column="query_majority_share",
-                                      majority_label="majority class of the queries (median)",
-                                      design_label=ecg.design_label)
+        fig = figures.accuracy_panels(
+            run.results,
+            column,
+            ylabel="accuracy on the student's queries",
+            title=titles[item],
+            chance=1 / ecg.N_CLASSES,
+            majority_column="query_majority_share",
+            majority_label="majority class of the queries (median)",
+            design_label=ecg.design_label,
+        )
         save_and_show(out, fig, item, data=run.data)
     effects = {name: ecg.ensemble_effects(r.students, run.order) for name, r in run.results.items()}
     main = effects[PAPER_LAYOUT]
-    out.record("make2021-fig8", accuracy_decay_min_pct=float(main["ensemble_decay_pct"].min()),
-               accuracy_decay_max_pct=float(main["ensemble_decay_pct"].max()))
-    out.record("make2021-fig9", accuracy_gap_min_pct=float(main["pate_gap_vs_unperturbed_pct"].min()),
-               accuracy_gap_max_pct=float(main["pate_gap_vs_unperturbed_pct"].max()),
-               ensemble_minus_pate_privatised_min_pct=float(main["ensemble_minus_pate_privatised_pct"].min()),
-               ensemble_minus_pate_privatised_max_pct=float(main["ensemble_minus_pate_privatised_pct"].max()))
+    out.record(
+        "make2021-fig8",
+        accuracy_decay_min_pct=float(main["ensemble_decay_pct"].min()),
+        accuracy_decay_max_pct=float(main["ensemble_decay_pct"].max()),
+    )
+    out.record(
+        "make2021-fig9",
+        accuracy_gap_min_pct=float(main["pate_gap_vs_unperturbed_pct"].min()),
+        accuracy_gap_max_pct=float(main["pate_gap_vs_unperturbed_pct"].max()),
+        ensemble_minus_pate_privatised_min_pct=float(main["ensemble_minus_pate_privatised_pct"].min()),
+        ensemble_minus_pate_privatised_max_pct=float(main["ensemble_minus_pate_privatised_pct"].max()),
+    )
     return pd.concat(effects, names=["design"])
 
 
 def student_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
     """Fig. 10 (student accuracy against chance and the majority class), its drops and the students' metrics
     recorded; returns the metrics, one column per level."""
-    fig = figures.accuracy_panels(run.results, "student_accuracy", ylabel="student validation accuracy",
-                                  title="Fig. 10: student accuracy", chance=1 / ecg.N_CLASSES,
-                                  majority_column="student_baseline_accuracy",
-                                  majority_label="majority class of the validation rows (median)",
-                                  design_label=ecg.design_label)
+    fig = figures.accuracy_panels(
+        run.results,
+        "student_accuracy",
+        ylabel="student validation accuracy",
+        title="Fig. 10: student accuracy",
+        chance=1 / ecg.N_CLASSES,
+        majority_column="student_baseline_accuracy",
+        majority_label="majority class of the validation rows (median)",
+        design_label=ecg.design_label,
+    )
     save_and_show(out, fig, ["make2021-fig10", "visca2021-fig4.15"], data=run.data)
     drops = ecg.accuracy_drops(run.main.students, run.order)
     for item in ("make2021-fig10", "visca2021-fig4.15"):
-        out.record(item, median_accuracy_drop_min_pct=float(drops.min()),
-                   median_accuracy_drop_max_pct=float(drops.max()))
+        out.record(
+            item, median_accuracy_drop_min_pct=float(drops.min()), median_accuracy_drop_max_pct=float(drops.max())
+        )
     metrics = per_level_medians(run.main.students, METRIC_COLUMNS, run.order)
     out.record("student_metrics", **metrics.to_dict(orient="index"))
     return metrics.T
@@ -129,17 +187,26 @@ def collapse_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
     (:func:`.ecg.class_collapse`), recorded per design; returns the tables, one block per design."""
     collapse = {name: ecg.class_collapse(r) for name, r in run.results.items()}
     for name, table in collapse.items():
-        out.record(f"class_collapse ({name})", **table.to_dict(orient="index"),
-                   **(ecg.reweighted_effects(table) if "no noise" in table.index else {}))
+        out.record(
+            f"class_collapse ({name})",
+            **table.to_dict(orient="index"),
+            **(ecg.reweighted_effects(table) if "no noise" in table.index else {}),
+        )
     return pd.concat(collapse, names=["design"])
 
 
-def privacy_section(run: EcgRun, out: NotebookOutputs, *, gamma: float, delta: float,
-                    max_integer_order: int) -> pd.DataFrame:
+def privacy_section(
+    run: EcgRun, out: NotebookOutputs, *, gamma: float, delta: float, max_integer_order: int
+) -> pd.DataFrame:
     """Fig. 11 (ε_dep per level beside ε*_ind) and Table 1 (ours beside the paper's, a verdict per row), their
     statistics and the accounting invariants recorded; returns Table 1."""
-    fig = figures.epsilon_panels(run.results, delta=delta, max_integer_order=max_integer_order,
-                                 title="Fig. 11: data-dependent privacy loss", design_label=ecg.design_label)
+    fig = figures.epsilon_panels(
+        run.results,
+        delta=delta,
+        max_integer_order=max_integer_order,
+        title="Fig. 11: data-dependent privacy loss",
+        design_label=ecg.design_label,
+    )
     save_and_show(out, fig, ["make2021-fig11", "visca2021-fig4.16"], data=run.data)
     table1 = ecg.table1(run.main, published("make2021-table1")["rows"], gamma)
     out.save_table(table1, ["make2021-table1", "visca2021-table4.1"], data=run.data)
@@ -147,8 +214,12 @@ def privacy_section(run: EcgRun, out: NotebookOutputs, *, gamma: float, delta: f
     for item in ("make2021-fig11", "visca2021-fig4.16"):
         out.record(item, **summary)
     by_level = table1.set_index("level")
-    out.record("make2021-table1", median_by_level=by_level["eps_moments_int_median"].to_dict(),
-               iqr_by_level=by_level["eps_moments_int_iqr"].to_dict(), n_students=len(run.main.students))
+    out.record(
+        "make2021-table1",
+        median_by_level=by_level["eps_moments_int_median"].to_dict(),
+        iqr_by_level=by_level["eps_moments_int_iqr"].to_dict(),
+        n_students=len(run.main.students),
+    )
     record_accounting(out, run.main)
     return table1
 

@@ -1,6 +1,7 @@
 """The studies' figures: box plots per noise level with reference lines (chance, majority class, trivial
 classifiers, the data-independent ε), legends outside the data, shared y-axes across designs, and a note
 wherever a box collapses onto a reference line."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -23,14 +24,22 @@ def legend_outside(fig, ax) -> None:
 def note_collapsed(ax, values: pd.Series, line: float, what: str) -> bool:
     """Write a note in the panel when every value lies on ``line`` (a box plot with no spread); True if so."""
     if len(values) and np.allclose(values, line, rtol=0, atol=1e-9):
-        ax.text(0.02, 0.04, f"every student lies on the {what}\n(boxes collapsed: no spread to show)",
-                transform=ax.transAxes, fontsize=8, va="bottom", bbox=dict(fc="white", ec="0.6", alpha=0.9))
+        ax.text(
+            0.02,
+            0.04,
+            f"every student lies on the {what}\n(boxes collapsed: no spread to show)",
+            transform=ax.transAxes,
+            fontsize=8,
+            va="bottom",
+            bbox=dict(fc="white", ec="0.6", alpha=0.9),
+        )
         return True
     return False
 
 
-def level_boxes(ax, students: pd.DataFrame, column: str, order, *, xlabel: str, ylabel: str, title: str,
-                references=(), ylim=None) -> None:
+def level_boxes(
+    ax, students: pd.DataFrame, column: str, order, *, xlabel: str, ylabel: str, title: str, references=(), ylim=None
+) -> None:
     """Box plot of ``column`` per level, individual students overlaid, ``references`` = (value, label, colour)."""
     box_by_level(ax, students, column, order, xlabel=xlabel, ylabel=ylabel, title=title)
     for value, label, colour in references:
@@ -42,20 +51,46 @@ def level_boxes(ax, students: pd.DataFrame, column: str, order, *, xlabel: str, 
 def control_medians(ax, students: pd.DataFrame, column: str, order) -> None:
     """The label control's median per level, as crosses over the boxes."""
     med = students.groupby("level")[column].median().reindex(list(order))
-    ax.plot(range(len(order)), med.to_numpy(), "x", color="tab:purple", ms=9, mew=2,
-            label="label control (labels shuffled), median")
+    ax.plot(
+        range(len(order)),
+        med.to_numpy(),
+        "x",
+        color="tab:purple",
+        ms=9,
+        mew=2,
+        label="label control (labels shuffled), median",
+    )
 
 
-def accuracy_panels(results: dict, column: str, *, ylabel: str, title: str, chance: float, majority_column: str,
-                    majority_label: str, design_label) -> plt.Figure:
+def accuracy_panels(
+    results: dict,
+    column: str,
+    *,
+    ylabel: str,
+    title: str,
+    chance: float,
+    majority_column: str,
+    majority_label: str,
+    design_label,
+) -> plt.Figure:
     """One panel per design (same y-axis), with chance and the median majority-class share as lines."""
     fig, axes = plt.subplots(1, len(results), figsize=(6.0 * len(results), 4.2), sharey=True, squeeze=False)
     for ax, (name, result) in zip(axes[0], results.items()):
         s = result.students
-        level_boxes(ax, s, column, result.level_order, xlabel="student privacy parameter ρ", ylabel=ylabel,
-                    title=f"{name}\n{design_label(result)}", ylim=ACCURACY_LIMITS,
-                    references=[(chance, f"chance ({chance:g})", "0.3"),
-                                (float(s[majority_column].median()), majority_label, "tab:orange")])
+        level_boxes(
+            ax,
+            s,
+            column,
+            result.level_order,
+            xlabel="student privacy parameter ρ",
+            ylabel=ylabel,
+            title=f"{name}\n{design_label(result)}",
+            ylim=ACCURACY_LIMITS,
+            references=[
+                (chance, f"chance ({chance:g})", "0.3"),
+                (float(s[majority_column].median()), majority_label, "tab:orange"),
+            ],
+        )
         ax.title.set_fontsize(8)
     fig.suptitle(title, fontsize=11)
     legend_outside(fig, axes[0][0])
@@ -71,12 +106,23 @@ def epsilon_panels(results: dict, *, delta: float, max_integer_order: int, title
     for ax, (name, result) in zip(axes[0], results.items()):
         ind, s = result.data_independent, result.students
         heading = name + (f"\n{design_label(result)}" if design_label else "")
-        heading += (f"\nlines for T = {result.config.student_queries}: ε*_ind {ind['eps_moments_cont']:.4f} (continuous λ),"
-                    f" {ind['eps_moments_int']:.4f} (λ ∈ 1..{max_integer_order})")
-        level_boxes(ax, s, "eps_moments_int", result.level_order, xlabel="student privacy parameter ρ",
-                    ylabel=f"ε_dep (δ = {delta:g}, λ ∈ 1..{max_integer_order})", title=heading,
-                    references=[(ind["eps_moments_cont"], "ε*_ind, continuous λ (the panel's T)", "tab:red"),
-                                (ind["eps_moments_int"], f"ε_ind on λ ∈ 1..{max_integer_order} (the panel's T)", "tab:orange")])
+        heading += (
+            f"\nlines for T = {result.config.student_queries}: ε*_ind {ind['eps_moments_cont']:.4f} (continuous λ),"
+            f" {ind['eps_moments_int']:.4f} (λ ∈ 1..{max_integer_order})"
+        )
+        level_boxes(
+            ax,
+            s,
+            "eps_moments_int",
+            result.level_order,
+            xlabel="student privacy parameter ρ",
+            ylabel=f"ε_dep (δ = {delta:g}, λ ∈ 1..{max_integer_order})",
+            title=heading,
+            references=[
+                (ind["eps_moments_cont"], "ε*_ind, continuous λ (the panel's T)", "tab:red"),
+                (ind["eps_moments_int"], f"ε_ind on λ ∈ 1..{max_integer_order} (the panel's T)", "tab:orange"),
+            ],
+        )
         if np.allclose(s["eps_moments_int"], ind["eps_moments_int"], rtol=0, atol=1e-9):
             ax.set_title(heading + "\nevery student lies on the integer-grid bound: boxes collapsed, no spread to show")
         ax.title.set_fontsize(8)
@@ -92,17 +138,36 @@ def rate_panels(result, column: str, name: str, *, title: str) -> plt.Figure:
     s, order = result.students, result.level_order
     fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.2), sharey=True)
     trivial = {"TPR": (1.0, 0.0), "TNR": (0.0, 1.0)}[name]
-    level_boxes(left, s, column, order, xlabel="student privacy parameter ρ", ylabel=f"validation {name}",
-                title=f"Student {name}", ylim=ACCURACY_LIMITS,
-                references=[(trivial[0], "trivial: everything anomalous", "tab:red"),
-                            (trivial[1], "trivial: everything benign", "tab:green")])
+    level_boxes(
+        left,
+        s,
+        column,
+        order,
+        xlabel="student privacy parameter ρ",
+        ylabel=f"validation {name}",
+        title=f"Student {name}",
+        ylim=ACCURACY_LIMITS,
+        references=[
+            (trivial[0], "trivial: everything anomalous", "tab:red"),
+            (trivial[1], "trivial: everything benign", "tab:green"),
+        ],
+    )
     control_medians(left, s, column.replace("student_", "control_"), order)
-    for value, what in ((1.0, "line of 'everything anomalous'" if name == "TPR" else "line of 'everything benign'"),
-                        (0.0, "other trivial classifier's line")):
+    for value, what in (
+        (1.0, "line of 'everything anomalous'" if name == "TPR" else "line of 'everything benign'"),
+        (0.0, "other trivial classifier's line"),
+    ):
         note_collapsed(left, s[column], value, what)
-    level_boxes(right, s, "student_balanced_accuracy", order, xlabel="student privacy parameter ρ",
-                ylabel="balanced accuracy", title="Student balanced accuracy (both trivial classifiers: 0.5)",
-                references=[(0.5, "trivial classifiers (balanced accuracy)", "0.3")])
+    level_boxes(
+        right,
+        s,
+        "student_balanced_accuracy",
+        order,
+        xlabel="student privacy parameter ρ",
+        ylabel="balanced accuracy",
+        title="Student balanced accuracy (both trivial classifiers: 0.5)",
+        references=[(0.5, "trivial classifiers (balanced accuracy)", "0.3")],
+    )
     control_medians(right, s, "control_balanced_accuracy", order)
     fig.suptitle(title, fontsize=11)
     handles, labels = [], []
@@ -126,15 +191,24 @@ def sosa_teacher_epsilon(table42: pd.DataFrame, *, delta: float, n_students: int
     for (teachers, rows), colour in zip(table42.groupby("n_teachers"), ["tab:blue", "tab:orange", "tab:green"]):
         rows = rows.assign(x=rows["student_noise_scale"].map(x)).sort_values("x")
         if rows["ours_teacher_epsilon"].notna().any():
-            ax.plot(rows["x"], rows["ours_teacher_epsilon"], "o-", color=colour,
-                    label=f"ours, {teachers} teachers (median of {n_students} students)")
+            ax.plot(
+                rows["x"],
+                rows["ours_teacher_epsilon"],
+                "o-",
+                color=colour,
+                label=f"ours, {teachers} teachers (median of {n_students} students)",
+            )
         if rows["paper_teacher_epsilon"].notna().any():
-            ax.plot(rows["x"], rows["paper_teacher_epsilon"], "x--", color=colour, label=f"Sosa 2021, {teachers} teachers")
+            ax.plot(
+                rows["x"], rows["paper_teacher_epsilon"], "x--", color=colour, label=f"Sosa 2021, {teachers} teachers"
+            )
     ax.axvline(len(levels) - 1.5, color="0.6", lw=0.8)
     ax.set_xticks(range(len(levels)), levels)
-    ax.set(xlabel="student noise scale b (Sosa's 'student ε'; larger = more noise)",
-           ylabel=f"median teacher ε_dep (δ = {delta:g}, λ ∈ 1..8)",
-           title="Student noise vs teacher privacy loss (medians over students)")
+    ax.set(
+        xlabel="student noise scale b (Sosa's 'student ε'; larger = more noise)",
+        ylabel=f"median teacher ε_dep (δ = {delta:g}, λ ∈ 1..8)",
+        title="Student noise vs teacher privacy loss (medians over students)",
+    )
     legend_outside(fig, ax)
     fig.tight_layout()
     return fig

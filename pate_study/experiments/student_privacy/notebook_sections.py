@@ -6,6 +6,7 @@ and the verdicts recorded under every registry id that names the same published 
 Markdown (:class:`MarkdownText`: a cell that ends with it renders it). The study-specific sections are in
 :mod:`.ecg_sections` and :mod:`.web_sections`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -59,10 +60,13 @@ def accounting_invariants(result: StudyResult) -> dict:
     return dict(
         data_independent=independent,
         max_dependent_minus_independent_same_grid=float(
-            (students["eps_moments_int"] - independent["eps_moments_int"]).max()),
+            (students["eps_moments_int"] - independent["eps_moments_int"]).max()
+        ),
         max_continuous_minus_integer=float((students["eps_moments_cont"] - students["eps_moments_int"]).max()),
         max_abs_theorem_minus_reference_q=float(
-            (students["eps_moments_int_theorem_q"] - students["eps_moments_int"]).abs().max()))
+            (students["eps_moments_int_theorem_q"] - students["eps_moments_int"]).abs().max()
+        ),
+    )
 
 
 def record_accounting(out: NotebookOutputs, result: StudyResult) -> dict:
@@ -72,12 +76,12 @@ def record_accounting(out: NotebookOutputs, result: StudyResult) -> dict:
 
 def verdicts_markdown(verdicts: Mapping[str, Verdict]) -> str:
     """One Markdown bullet per item: ``item``: **verdict** (rule): reason."""
-    return "\n".join(f"* `{item}`: **{v.verdict}** ({v.rule}){': ' + v.reason if v.reason else ''}"
-                     for item, v in verdicts.items())
+    return "\n".join(
+        f"* `{item}`: **{v.verdict}** ({v.rule}){': ' + v.reason if v.reason else ''}" for item, v in verdicts.items()
+    )
 
 
-def record_verdicts(out: NotebookOutputs, verdicts: Mapping[str, Verdict],
-                    same_as: Mapping[str, str]) -> MarkdownText:
+def record_verdicts(out: NotebookOutputs, verdicts: Mapping[str, Verdict], same_as: Mapping[str, str]) -> MarkdownText:
     """Record each verdict under its item id and under the id of the same figure in another source
     (``same_as``, e.g. MAKE 2021 Fig. 10 = Visca 2021 Fig. 4.15); return them as Markdown."""
     for item, verdict in verdicts.items():

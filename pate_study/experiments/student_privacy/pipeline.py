@@ -6,6 +6,7 @@ the queries; the data-dependent ε is computed from the vote counts. Then all st
 at once (independent MLPs through the vectorised ensemble trainer) and scored on their own validation rows,
 next to a label control (the same students trained on their labels shuffled).
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,8 +34,9 @@ def teacher_partitions(n_pool: int, config: StudyConfig) -> Partitions:
     need = config.n_teachers * (config.teacher_train + config.teacher_threshold)
     if need > n_pool:
         raise ValueError(f"teacher pool has {n_pool} rows, the partitions need {need}; call fit_sizes first")
-    return make_partitions(n_pool, config.n_teachers, config.teacher_train, threshold_size=config.teacher_threshold,
-                           seed=[config.seed, 1])
+    return make_partitions(
+        n_pool, config.n_teachers, config.teacher_train, threshold_size=config.teacher_threshold, seed=[config.seed, 1]
+    )
 
 
 def dense(X: Any) -> np.ndarray:
@@ -58,16 +60,19 @@ def _class_counts(n: int, shares: np.ndarray) -> np.ndarray:
     return counts
 
 
-def stratified_choice(candidates: np.ndarray, labels: np.ndarray, n: int, shares: np.ndarray,
-                      rng: np.random.Generator) -> np.ndarray:
+def stratified_choice(
+    candidates: np.ndarray, labels: np.ndarray, n: int, shares: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """``n`` of ``candidates`` without replacement, class c making up ``shares[c]`` of them (``labels`` index
     classes of the whole pool)."""
     picked = []
     for c, k in enumerate(_class_counts(n, np.asarray(shares, dtype=float))):
         of_class = candidates[labels[candidates] == c]
         if len(of_class) < k:
-            raise ValueError(f"student_validation={n}: needs {k} rows of class {c} sharing no group with the "
-                             f"student's queries, only {len(of_class)} exist; use a larger student_pool_size")
+            raise ValueError(
+                f"student_validation={n}: needs {k} rows of class {c} sharing no group with the "
+                f"student's queries, only {len(of_class)} exist; use a larger student_pool_size"
+            )
         picked.append(rng.choice(of_class, size=k, replace=False))
     return rng.permutation(np.concatenate(picked))
 
@@ -91,8 +96,9 @@ def _fits(candidates: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> boo
     return all((labels[candidates] == c).sum() >= k for c, k in enumerate(counts))
 
 
-def student_rows(y_pool: np.ndarray, config: StudyConfig, rng: np.random.Generator,
-                 groups: np.ndarray | None = None) -> StudentRows:
+def student_rows(
+    y_pool: np.ndarray, config: StudyConfig, rng: np.random.Generator, groups: np.ndarray | None = None
+) -> StudentRows:
     """A student's query, threshold and validation rows of the student pool, disjoint, drawn independently of
     every other student.
 
@@ -109,7 +115,7 @@ def student_rows(y_pool: np.ndarray, config: StudyConfig, rng: np.random.Generat
     n_pool = len(y_pool)
     if groups is None:
         idx = rng.choice(n_pool, size=q + t + v, replace=False)
-        return StudentRows(idx[:q], idx[q:q + t], idx[q + t:])
+        return StudentRows(idx[:q], idx[q : q + t], idx[q + t :])
     shares = np.bincount(y_pool) / n_pool
     need_seen, need_unseen = _class_counts(q + t, shares), _class_counts(v, shares)
     distinct = np.unique(groups)
@@ -120,19 +126,23 @@ def student_rows(y_pool: np.ndarray, config: StudyConfig, rng: np.random.Generat
         if _fits(seen_side, y_pool, need_seen) and _fits(unseen_side, y_pool, need_unseen):
             seen = stratified_choice(seen_side, y_pool, q + t, shares, rng)
             return StudentRows(seen[:q], seen[q:], stratified_choice(unseen_side, y_pool, v, shares, rng))
-    raise ValueError(f"student_queries + student_threshold = {q + t} and student_validation = {v}: no split of the "
-                     f"pool's {len(distinct):,} groups into a query side and a validation side held both with the "
-                     f"pool's class balance in {MAX_SPLIT_ATTEMPTS} tries; use a larger student_pool_size or fewer rows")
+    raise ValueError(
+        f"student_queries + student_threshold = {q + t} and student_validation = {v}: no split of the "
+        f"pool's {len(distinct):,} groups into a query side and a validation side held both with the "
+        f"pool's class balance in {MAX_SPLIT_ATTEMPTS} tries; use a larger student_pool_size or fewer rows"
+    )
 
 
 def disjoint_student_rows(n_pool: int, config: StudyConfig, rng: np.random.Generator) -> list[StudentRows]:
     """``n_students`` students with no row in common (a random partition of the pool into equal blocks)."""
     q, t, per = config.student_queries, config.student_threshold, config.rows_per_student
     if config.n_students * per > n_pool:
-        raise ValueError(f"disjoint_students: {config.n_students} x {per} rows > pool of {n_pool}; call fit_sizes first")
+        raise ValueError(
+            f"disjoint_students: {config.n_students} x {per} rows > pool of {n_pool}; call fit_sizes first"
+        )
     order = rng.permutation(n_pool)
     blocks = order[: config.n_students * per].reshape(config.n_students, per)
-    return [StudentRows(b[:q], b[q:q + t], b[q + t:]) for b in blocks]
+    return [StudentRows(b[:q], b[q : q + t], b[q + t :]) for b in blocks]
 
 
 def _report(task: str, y_true: np.ndarray, y_pred: np.ndarray, n_classes: int) -> dict:
@@ -181,8 +191,16 @@ class StudentDraw:
     top_vote_shares: np.ndarray
 
 
-def query_teachers(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, rows: StudentRows,
-                   config: StudyConfig, level: float | None, student: int, rng: np.random.Generator) -> StudentDraw:
+def query_teachers(
+    ensemble,
+    X_student_pool: Any,
+    y_student_pool: np.ndarray,
+    rows: StudentRows,
+    config: StudyConfig,
+    level: float | None,
+    student: int,
+    rng: np.random.Generator,
+) -> StudentDraw:
     """One student: privatise its queries, collect the teachers' votes, label them with LNMax and account."""
     X_clean = dense(X_student_pool[rows.queries])
     X_noisy = privatize(X_clean, level, config.parametrisation, rng)
@@ -190,50 +208,78 @@ def query_teachers(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, ro
     y_q = y_student_pool[rows.queries]
     labels = lnmax(votes, config.gamma, rng).labels
     y_val = y_student_pool[rows.validation]
-    row = {"level": config.level_label(level), "student": student,
-           "student_epsilon": float("inf") if level is None else local_laplace_epsilon(
-               **noise_keyword(level, config.parametrisation)),
-           "ensemble_accuracy": float(np.mean(votes.argmax(1) == y_q)),
-           "pate_accuracy": float(np.mean(labels == y_q)),
-           "label_agreement_with_plurality": float(np.mean(labels == votes.argmax(1))),
-           "n_queries": len(rows.queries), "n_validation": len(rows.validation),
-           "query_majority_share": float(np.bincount(y_q).max() / len(y_q)),
-           "validation_majority_share": float(np.bincount(y_val).max() / len(y_val))}
+    row = {
+        "level": config.level_label(level),
+        "student": student,
+        "student_epsilon": float("inf")
+        if level is None
+        else local_laplace_epsilon(**noise_keyword(level, config.parametrisation)),
+        "ensemble_accuracy": float(np.mean(votes.argmax(1) == y_q)),
+        "pate_accuracy": float(np.mean(labels == y_q)),
+        "label_agreement_with_plurality": float(np.mean(labels == votes.argmax(1))),
+        "n_queries": len(rows.queries),
+        "n_validation": len(rows.validation),
+        "query_majority_share": float(np.bincount(y_q).max() / len(y_q)),
+        "validation_majority_share": float(np.bincount(y_val).max() / len(y_val)),
+    }
     if config.task == "binary":
         row.update(query_positive_share=float(y_q.mean()), validation_positive_share=float(y_val.mean()))
     else:
         row.update(prediction_shares_and_recalls(y_q, {"ensemble": votes.argmax(1), "pate": labels}, config.n_classes))
     row.update(consensus_summary(votes, config.gamma))
-    row.update(data_dependent_epsilons(votes, gamma=config.gamma, delta=config.delta,
-                                       max_integer_order=config.max_integer_order))
-    return StudentDraw(row=row, train_X=X_clean if config.student_features == "clean" else X_noisy, train_y=labels,
-                       threshold_X=dense(X_student_pool[rows.threshold]), threshold_y=y_student_pool[rows.threshold],
-                       validation_X=dense(X_student_pool[rows.validation]), validation_y=y_val,
-                       validation_index=rows.validation, top_vote_shares=votes.max(1) / votes.sum(1))
+    row.update(
+        data_dependent_epsilons(
+            votes, gamma=config.gamma, delta=config.delta, max_integer_order=config.max_integer_order
+        )
+    )
+    return StudentDraw(
+        row=row,
+        train_X=X_clean if config.student_features == "clean" else X_noisy,
+        train_y=labels,
+        threshold_X=dense(X_student_pool[rows.threshold]),
+        threshold_y=y_student_pool[rows.threshold],
+        validation_X=dense(X_student_pool[rows.validation]),
+        validation_y=y_val,
+        validation_index=rows.validation,
+        top_vote_shares=votes.max(1) / votes.sum(1),
+    )
 
 
-def train_and_score(draws: list[StudentDraw], config: StudyConfig, seed: int, labels: list[np.ndarray],
-                    prefix: str, progress: bool = False) -> None:
+def train_and_score(
+    draws: list[StudentDraw],
+    config: StudyConfig,
+    seed: int,
+    labels: list[np.ndarray],
+    prefix: str,
+    progress: bool = False,
+) -> None:
     """Train one student per draw at once on ``labels`` (+ its threshold rows' true labels) and add its
     validation metrics, prefixed, to each draw's row."""
     S, q, t, v = len(draws), config.student_queries, config.student_threshold, config.student_validation
     X_train = np.concatenate([d.train_X for d in draws] + [d.threshold_X for d in draws])
     y_train = np.concatenate(list(labels) + [d.threshold_y for d in draws])
     partitions = Partitions(train=np.arange(S * q).reshape(S, q), threshold=S * q + np.arange(S * t).reshape(S, t))
-    students = train_ensemble((X_train * config.feature_scale).astype(np.float32), y_train, partitions,
-                              config.student, seed=seed, progress=progress)
+    students = train_ensemble(
+        (X_train * config.feature_scale).astype(np.float32),
+        y_train,
+        partitions,
+        config.student,
+        seed=seed,
+        progress=progress,
+    )
     X_val = (np.concatenate([d.validation_X for d in draws]) * config.feature_scale).astype(np.float32)
     own = students.own_probabilities(X_val, np.arange(S * v).reshape(S, v))
     predictions = (own >= students.thresholds[:, None]).astype(int) if config.task == "binary" else own.argmax(-1)
     for draw, predicted in zip(draws, predictions):
         report = _report(config.task, draw.validation_y, predicted, config.n_classes)
-        draw.row.update({f"{prefix}_{m}": x for m, x in report.items()
-                         if prefix == "student" or not m.startswith("baseline_")})
+        draw.row.update(
+            {f"{prefix}_{m}": x for m, x in report.items() if prefix == "student" or not m.startswith("baseline_")}
+        )
 
 
 def mean_pairwise_overlap(index_sets: list[np.ndarray]) -> float:
     """Mean over pairs of students of |A ∩ B| / |A| for their validation rows (0: disjoint, 1: identical)."""
-    pairs = [len(np.intersect1d(a, b)) / len(a) for i, a in enumerate(index_sets) for b in index_sets[i + 1:]]
+    pairs = [len(np.intersect1d(a, b)) / len(a) for i, a in enumerate(index_sets) for b in index_sets[i + 1 :]]
     return float(np.mean(pairs)) if pairs else float("nan")
 
 
@@ -248,8 +294,17 @@ class LevelResult:
     rows: list
 
 
-def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config: StudyConfig, level_index: int,
-              level: float | None, *, groups: np.ndarray | None = None, progress: bool = False) -> LevelResult:
+def run_level(
+    ensemble,
+    X_student_pool: Any,
+    y_student_pool: np.ndarray,
+    config: StudyConfig,
+    level_index: int,
+    level: float | None,
+    *,
+    groups: np.ndarray | None = None,
+    progress: bool = False,
+) -> LevelResult:
     """All students of one noise level: queries, votes, LNMax labels, accounting, student training, metrics."""
     S = config.n_students
     if config.disjoint_students:
@@ -264,10 +319,15 @@ def run_level(ensemble, X_student_pool: Any, y_student_pool: np.ndarray, config:
     train_and_score(draws, config, student_seed, [d.train_y for d in draws], "student", progress)
     if config.label_control:  # same students, PATE's labels shuffled within each student: no feature-label link
         shuffle = np.random.default_rng([config.seed, 5, level_index])
-        train_and_score(draws, config, student_seed, [shuffle.permutation(d.train_y) for d in draws], "control",
-                        progress)
-    return LevelResult(pd.DataFrame([d.row for d in draws]), np.concatenate([d.top_vote_shares for d in draws]),
-                       mean_pairwise_overlap([d.validation_index for d in draws]), drawn_rows)
+        train_and_score(
+            draws, config, student_seed, [shuffle.permutation(d.train_y) for d in draws], "control", progress
+        )
+    return LevelResult(
+        pd.DataFrame([d.row for d in draws]),
+        np.concatenate([d.top_vote_shares for d in draws]),
+        mean_pairwise_overlap([d.validation_index for d in draws]),
+        drawn_rows,
+    )
 
 
 @dataclass
@@ -275,10 +335,10 @@ class StudyResult:
     """Tidy outputs of :func:`run_study`."""
 
     config: StudyConfig
-    students: pd.DataFrame                 # one row per (noise level, student)
-    top_vote_shares: pd.DataFrame          # per level: share of teachers voting for the plurality, per query
+    students: pd.DataFrame  # one row per (noise level, student)
+    top_vote_shares: pd.DataFrame  # per level: share of teachers voting for the plurality, per query
     data_independent: dict
-    teachers: dict                         # ensemble facts (size, rows per teacher, epochs)
+    teachers: dict  # ensemble facts (size, rows per teacher, epochs)
     scale_notes: list = field(default_factory=list)
     validation_overlap: dict = field(default_factory=dict)  # level -> mean pairwise overlap of validation rows
     student_rows: dict = field(default_factory=dict)  # level -> each student's StudentRows (student-pool indices)
@@ -297,8 +357,16 @@ def train_teachers(X_pool: Any, y_pool: np.ndarray, config: StudyConfig, *, prog
     return ensemble, partitions
 
 
-def run_study(X_teacher_pool: Any, y_teacher_pool: np.ndarray, X_student_pool: Any, y_student_pool: np.ndarray,
-              config: StudyConfig, *, student_groups: np.ndarray | None = None, progress: bool = True) -> StudyResult:
+def run_study(
+    X_teacher_pool: Any,
+    y_teacher_pool: np.ndarray,
+    X_student_pool: Any,
+    y_student_pool: np.ndarray,
+    config: StudyConfig,
+    *,
+    student_groups: np.ndarray | None = None,
+    progress: bool = True,
+) -> StudyResult:
     """Run the whole study (teachers once, then every noise level). Inputs must be unit-l1 rows.
 
     ``student_groups``: optional group of each student-pool row (see :func:`student_rows`).
@@ -307,16 +375,32 @@ def run_study(X_teacher_pool: Any, y_teacher_pool: np.ndarray, X_student_pool: A
     for note in notes:
         logger.warning("reduced scale: %s", note)
     ensemble, partitions = train_teachers(X_teacher_pool, y_teacher_pool, config, progress=progress)
-    levels = {config.level_label(level): run_level(ensemble, X_student_pool, y_student_pool, config, i, level,
-                                                   groups=student_groups)
-              for i, level in enumerate(tqdm(config.noise_levels, desc="noise levels", disable=not progress))}
-    teachers = {"n_teachers": partitions.n_teachers, "train_rows": int(partitions.train.shape[1]),
-                "threshold_rows": int(partitions.threshold.shape[1]),
-                "median_epochs": float(np.median(ensemble.epochs))}
-    independent = data_independent_epsilons(n_queries=config.student_queries, gamma=config.gamma,
-                                            delta=config.delta, max_integer_order=config.max_integer_order)
+    levels = {
+        config.level_label(level): run_level(
+            ensemble, X_student_pool, y_student_pool, config, i, level, groups=student_groups
+        )
+        for i, level in enumerate(tqdm(config.noise_levels, desc="noise levels", disable=not progress))
+    }
+    teachers = {
+        "n_teachers": partitions.n_teachers,
+        "train_rows": int(partitions.train.shape[1]),
+        "threshold_rows": int(partitions.threshold.shape[1]),
+        "median_epochs": float(np.median(ensemble.epochs)),
+    }
+    independent = data_independent_epsilons(
+        n_queries=config.student_queries,
+        gamma=config.gamma,
+        delta=config.delta,
+        max_integer_order=config.max_integer_order,
+    )
     shares = [pd.DataFrame({"level": label, "top_vote_share": r.top_vote_shares}) for label, r in levels.items()]
-    return StudyResult(config, pd.concat([r.students for r in levels.values()], ignore_index=True),
-                       pd.concat(shares, ignore_index=True), independent, teachers, notes,
-                       {label: r.validation_overlap for label, r in levels.items()},
-                       {label: r.rows for label, r in levels.items()})
+    return StudyResult(
+        config,
+        pd.concat([r.students for r in levels.values()], ignore_index=True),
+        pd.concat(shares, ignore_index=True),
+        independent,
+        teachers,
+        notes,
+        {label: r.validation_overlap for label, r in levels.items()},
+        {label: r.rows for label, r in levels.items()},
+    )

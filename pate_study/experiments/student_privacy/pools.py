@@ -1,4 +1,5 @@
 """Data pools of the two case studies: unit-l1 features split into the teachers' pool and the students' pool."""
+
 from __future__ import annotations
 
 import logging
@@ -24,8 +25,8 @@ class Pools:
     X_student: Any
     y_student: np.ndarray
     n_features: int
-    source: Any          # pate_study.data.DataSource
-    description: str     # how the pools were made
+    source: Any  # pate_study.data.DataSource
+    description: str  # how the pools were made
     split: str = "file"  # how the pools were separated: "file" (ECG), "url" or "row" (web, see web_pools)
     teacher_urls: np.ndarray | None = None  # URL id per teacher-pool row (web; identical requests share one)
     student_urls: np.ndarray | None = None  # URL id per student-pool row (web)
@@ -41,9 +42,15 @@ def ecg_pools(data: str, *, seed: int) -> Pools:
     """ECG beats, l1-normalised in float64: teachers get ``mitbih_train``, students ``mitbih_test``
     (the sources do not say which file fed which role; this split keeps teachers and students disjoint)."""
     beats = ecg.load(data, seed=seed)
-    return Pools(l1_normalize(beats.X_train.astype(np.float64)), beats.y_train,
-                 l1_normalize(beats.X_test.astype(np.float64)), beats.y_test, beats.X_train.shape[1], beats.source,
-                 f"teachers: train file ({len(beats.y_train):,} beats); students: test file ({len(beats.y_test):,} beats)")
+    return Pools(
+        l1_normalize(beats.X_train.astype(np.float64)),
+        beats.y_train,
+        l1_normalize(beats.X_test.astype(np.float64)),
+        beats.y_test,
+        beats.X_train.shape[1],
+        beats.source,
+        f"teachers: train file ({len(beats.y_train):,} beats); students: test file ({len(beats.y_test):,} beats)",
+    )
 
 
 WEB_SPLITS = ("url", "row")
@@ -52,8 +59,10 @@ WEB_SPLITS = ("url", "row")
 def check_split(split: str) -> None:
     """A clear error for an unknown ``split`` of :func:`web_pools`."""
     if split not in WEB_SPLITS:
-        raise ValueError(f"split={split!r}: expected 'url' (no URL in both pools) or 'row' (rows split at random, "
-                         "copies of a URL may be in both pools)")
+        raise ValueError(
+            f"split={split!r}: expected 'url' (no URL in both pools) or 'row' (rows split at random, "
+            "copies of a URL may be in both pools)"
+        )
 
 
 def student_pool_mask(url_codes: np.ndarray, student_pool_size: int, split: str, seed: int) -> np.ndarray:
@@ -106,11 +115,23 @@ def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str =
     shuffle = np.random.default_rng([seed, 6]).permutation(len(frame))  # row order carries no information
     teacher_rows = shuffle[~student_mask[shuffle] & ~empty[shuffle]]
     student_rows = shuffle[student_mask[shuffle] & ~empty[shuffle]]
-    how = ("split by distinct URL ({:,} distinct URLs; no URL on both sides)" if split == "url" else
-           "split row by row ({:,} distinct URLs, copies of one on both sides; students draw rows, not URLs)")
-    return Pools(X[teacher_rows], y[teacher_rows], X[student_rows], y[student_rows], X.shape[1], requests.source,
-                 f"{len(teacher_rows):,} teacher rows and {len(student_rows):,} student-pool rows "
-                 f"{how.format(len(distinct))}, vocabulary fitted on "
-                 f"{'all rows' if vocabulary == 'all' else 'the student pool'}, {int(empty.sum())} rows without "
-                 "vocabulary tokens dropped", split=split, teacher_urls=url_codes[teacher_rows],
-                 student_urls=url_codes[student_rows])
+    how = (
+        "split by distinct URL ({:,} distinct URLs; no URL on both sides)"
+        if split == "url"
+        else "split row by row ({:,} distinct URLs, copies of one on both sides; students draw rows, not URLs)"
+    )
+    return Pools(
+        X[teacher_rows],
+        y[teacher_rows],
+        X[student_rows],
+        y[student_rows],
+        X.shape[1],
+        requests.source,
+        f"{len(teacher_rows):,} teacher rows and {len(student_rows):,} student-pool rows "
+        f"{how.format(len(distinct))}, vocabulary fitted on "
+        f"{'all rows' if vocabulary == 'all' else 'the student pool'}, {int(empty.sum())} rows without "
+        "vocabulary tokens dropped",
+        split=split,
+        teacher_urls=url_codes[teacher_rows],
+        student_urls=url_codes[student_rows],
+    )

@@ -1,5 +1,6 @@
 """The papers' table layouts: the published numbers beside ours, per noise level (MAKE Table 1, Sosa
 Tables 4.1 and 4.2), and the per-level statistics they are made of."""
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -30,8 +31,12 @@ def with_verdicts(table: pd.DataFrame, judge: Callable[[pd.Series], Verdict], co
     """``table`` with ``judge(row)``'s verdict in ``column`` (and its reason in ``<column>_reason``) for every
     row that has a published value; rows without one get an empty cell."""
     verdicts = [judge(row) for _, row in table.iterrows()]
-    return table.assign(**{column: [v.verdict if v else "" for v in verdicts],
-                           f"{column}_reason": [v.reason if v else "" for v in verdicts]})
+    return table.assign(
+        **{
+            column: [v.verdict if v else "" for v in verdicts],
+            f"{column}_reason": [v.reason if v else "" for v in verdicts],
+        }
+    )
 
 
 def summarise_verdicts(verdicts: Sequence[Verdict], rule: str) -> Verdict:
@@ -52,13 +57,15 @@ def summarise_verdicts(verdicts: Sequence[Verdict], rule: str) -> Verdict:
     return Verdict("agrees", f"{rule} ({summary})")
 
 
-def epsilon_table_vs_paper(students: pd.DataFrame, levels_order: Sequence[str], paper_rows: Sequence[dict],
-                           paper_key: str = "rho") -> pd.DataFrame:
+def epsilon_table_vs_paper(
+    students: pd.DataFrame, levels_order: Sequence[str], paper_rows: Sequence[dict], paper_key: str = "rho"
+) -> pd.DataFrame:
     """MAKE Table 1 layout: per level, the paper's median/IQR of ε_dep beside ours with the sources'
     accountant (moments, λ = 1..8) and, for comparison, continuous λ and the RDP analysis."""
     ours = median_iqr(students, ["eps_moments_int", "eps_moments_cont", "eps_rdp"], levels_order)
-    paper = pd.DataFrame(list(paper_rows)).rename(columns={paper_key: "level", "eps_dep_median": "paper_median",
-                                                          "eps_dep_iqr": "paper_iqr"})
+    paper = pd.DataFrame(list(paper_rows)).rename(
+        columns={paper_key: "level", "eps_dep_median": "paper_median", "eps_dep_iqr": "paper_iqr"}
+    )
     paper["level"] = paper["level"].map(level_key)
     table = paper.merge(ours, on="level", how="outer")
     table["level"] = pd.Categorical(table["level"], categories=list(levels_order), ordered=True)
@@ -70,22 +77,39 @@ def sosa_table_4_2(results: dict, paper_rows: Sequence[dict]) -> pd.DataFrame:
     beside our medians over the students (teacher ε with the moments accountant, λ = 1..8, as in Table 1)."""
     ours = []
     for n_teachers, result in results.items():
-        frame = per_level_medians(result.students, ["eps_moments_int", "eps_rdp", "student_tpr", "student_tnr",
-                                                    "control_tpr", "control_tnr"], result.level_order).reset_index()
+        frame = per_level_medians(
+            result.students,
+            ["eps_moments_int", "eps_rdp", "student_tpr", "student_tnr", "control_tpr", "control_tnr"],
+            result.level_order,
+        ).reset_index()
         frame.insert(0, "n_teachers", int(n_teachers))
         ours.append(frame)
-    ours = pd.concat(ours, ignore_index=True).rename(columns={
-        "level": "student_noise_scale", "eps_moments_int": "ours_teacher_epsilon", "eps_rdp": "ours_teacher_epsilon_rdp",
-        "student_tpr": "ours_tpr", "student_tnr": "ours_tnr", "control_tpr": "ours_control_tpr",
-        "control_tnr": "ours_control_tnr"})
-    paper = pd.DataFrame(list(paper_rows)).rename(columns={
-        "student_epsilon": "student_noise_scale", "teacher_epsilon": "paper_teacher_epsilon", "tpr": "paper_tpr",
-        "tnr": "paper_tnr"})
+    ours = pd.concat(ours, ignore_index=True).rename(
+        columns={
+            "level": "student_noise_scale",
+            "eps_moments_int": "ours_teacher_epsilon",
+            "eps_rdp": "ours_teacher_epsilon_rdp",
+            "student_tpr": "ours_tpr",
+            "student_tnr": "ours_tnr",
+            "control_tpr": "ours_control_tpr",
+            "control_tnr": "ours_control_tnr",
+        }
+    )
+    paper = pd.DataFrame(list(paper_rows)).rename(
+        columns={
+            "student_epsilon": "student_noise_scale",
+            "teacher_epsilon": "paper_teacher_epsilon",
+            "tpr": "paper_tpr",
+            "tnr": "paper_tnr",
+        }
+    )
     ours["student_noise_scale"] = ours["student_noise_scale"].map(level_key)
     paper["student_noise_scale"] = paper["student_noise_scale"].map(level_key)
     table = paper.merge(ours, on=["n_teachers", "student_noise_scale"], how="outer")
     noise = table["student_noise_scale"].map(lambda s: np.inf if s == NO_NOISE else float(s))
-    return table.assign(_noise=noise).sort_values(["n_teachers", "_noise"]).drop(columns="_noise").reset_index(drop=True)
+    return (
+        table.assign(_noise=noise).sort_values(["n_teachers", "_noise"]).drop(columns="_noise").reset_index(drop=True)
+    )
 
 
 def sosa_table_4_1(results: dict, paper_rows: Sequence[dict]) -> pd.DataFrame:
@@ -96,11 +120,22 @@ def sosa_table_4_1(results: dict, paper_rows: Sequence[dict]) -> pd.DataFrame:
         ours = {}
         if result is not None and NO_NOISE in set(result.students["level"]):
             clean = result.students.query("level == @NO_NOISE")
-            ours = {"ours_tpr_pct": 100 * clean["student_tpr"].median(), "ours_tnr_pct": 100 * clean["student_tnr"].median(),
-                    "ours_epsilon": clean["eps_moments_int"].median(), "ours_epsilon_rdp": clean["eps_rdp"].median(),
-                    "ours_student_queries": result.config.student_queries}
-        rows.append({"n_teachers": paper["n_teachers"], "paper_tpr_pct": paper["tpr_pct"],
-                     "paper_tnr_pct": paper["tnr_pct"], "paper_epsilon": paper["epsilon"], **ours})
+            ours = {
+                "ours_tpr_pct": 100 * clean["student_tpr"].median(),
+                "ours_tnr_pct": 100 * clean["student_tnr"].median(),
+                "ours_epsilon": clean["eps_moments_int"].median(),
+                "ours_epsilon_rdp": clean["eps_rdp"].median(),
+                "ours_student_queries": result.config.student_queries,
+            }
+        rows.append(
+            {
+                "n_teachers": paper["n_teachers"],
+                "paper_tpr_pct": paper["tpr_pct"],
+                "paper_tnr_pct": paper["tnr_pct"],
+                "paper_epsilon": paper["epsilon"],
+                **ours,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -109,6 +144,8 @@ def scale_description(result, paper_teachers: str, paper_queries: int) -> str:
     t = result.teachers
     rows = f"{t['train_rows']}" + (f" + {t['threshold_rows']}" if t["threshold_rows"] else "")
     c = result.config
-    return (f"{t['n_teachers']} teachers x {rows} rows (paper {paper_teachers}), T = {c.student_queries} queries "
-            f"(paper {paper_queries}), {c.n_students} students per level scored on {c.student_validation} rows each"
-            + (" (students disjoint)" if c.disjoint_students else ""))
+    return (
+        f"{t['n_teachers']} teachers x {rows} rows (paper {paper_teachers}), T = {c.student_queries} queries "
+        f"(paper {paper_queries}), {c.n_students} students per level scored on {c.student_validation} rows each"
+        + (" (students disjoint)" if c.disjoint_students else "")
+    )

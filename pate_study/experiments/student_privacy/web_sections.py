@@ -6,6 +6,7 @@ of :func:`sosa_section`) and the notebook's :class:`~pate_study.reporting.output
 figures and tables (:mod:`.web`, :mod:`.splits`, :mod:`.figures`), saves them, records its scalars and returns
 what the notebook cell shows.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,15 +18,17 @@ from ...reporting.registry import published
 from . import figures, splits, web
 from .accounting import epsilon_gap_explanations
 from .config import StudyConfig
-from .notebook_sections import (MarkdownText, bullets, noise_levels, record_accounting, record_verdicts,
-                                save_and_show)
+from .notebook_sections import MarkdownText, bullets, noise_levels, record_accounting, record_verdicts, save_and_show
 from .pipeline import StudyResult, run_study
 from .pools import Pools, web_pools
 from .tables import median_iqr, scale_description
 
 #: the same published figure under Visca 2021's id
-SAME_AS = {"make2021-fig13": "visca2021-fig4.11", "make2021-fig14": "visca2021-fig4.12",
-           "make2021-fig15": "visca2021-fig4.13"}
+SAME_AS = {
+    "make2021-fig13": "visca2021-fig4.11",
+    "make2021-fig14": "visca2021-fig4.12",
+    "make2021-fig15": "visca2021-fig4.13",
+}
 PUBLISHED_ITEMS = ("sosa2021-table4.1", "sosa2021-table4.2", "sosa2021-beyond-split")
 #: the paper's scale, for the stamps: teachers x (train + threshold rows), and T
 PAPER_SCALE, SOSA_SCALE, PAPER_QUERIES = "250 x (930 + 800)", "100 or 250 x 930", 1000
@@ -64,21 +67,38 @@ def published_items() -> dict:
     return {item: published(item) for item in PUBLISHED_ITEMS}
 
 
-def run_make_study(data: str, out: NotebookOutputs, *, seed: int, student_pool_size: int, vocabulary: str,
-                   rhos: list, include_no_noise: bool, **settings) -> WebRun:
+def run_make_study(
+    data: str,
+    out: NotebookOutputs,
+    *,
+    seed: int,
+    student_pool_size: int,
+    vocabulary: str,
+    rhos: list,
+    include_no_noise: bool,
+    **settings,
+) -> WebRun:
     """The MAKE study on the web pools (``settings``: the remaining keywords of :func:`.web.study_config`); the
     scale recorded under ``scale``."""
     pools = web_pools(data, seed=seed, student_pool_size=student_pool_size, vocabulary=vocabulary)
     levels = noise_levels(rhos, include_no_noise)
     config = web.study_config(n_features=pools.n_features, levels=levels, seed=seed, **settings)
-    result = run_study(pools.X_teacher, pools.y_teacher, pools.X_student, pools.y_student, config,
-                       student_groups=pools.student_groups)
-    out.record("scale", n_queries=result.config.student_queries, n_students=result.config.n_students,
-               n_validation=result.config.student_validation, **result.teachers)
+    result = run_study(
+        pools.X_teacher, pools.y_teacher, pools.X_student, pools.y_student, config, student_groups=pools.student_groups
+    )
+    out.record(
+        "scale",
+        n_queries=result.config.student_queries,
+        n_students=result.config.n_students,
+        n_validation=result.config.student_validation,
+        **result.teachers,
+    )
     stamp = f"{pools.source.stamp()}; {scale_description(result, PAPER_SCALE, PAPER_QUERIES)}"
-    reason = (f"CSIC 2010 alone ({pools.y_teacher.mean():.0%} anomalous teacher rows) instead of the three-source "
-              f"merge (about 5%), {result.teachers['train_rows']} + {result.teachers['threshold_rows']} rows per "
-              "teacher instead of 930 + 800")
+    reason = (
+        f"CSIC 2010 alone ({pools.y_teacher.mean():.0%} anomalous teacher rows) instead of the three-source "
+        f"merge (about 5%), {result.teachers['train_rows']} + {result.teachers['threshold_rows']} rows per "
+        "teacher instead of 930 + 800"
+    )
     return WebRun(pools, config, result, levels, stamp, reason)
 
 
@@ -92,61 +112,110 @@ def answers_section(run: WebRun, out: NotebookOutputs) -> pd.DataFrame:
     queries and validation rows recorded; returns the medians."""
     medians = web.rate_medians(run.result)
     out.record("teacher_answers", **medians[ANSWER_COLUMNS].to_dict(orient="index"))
-    out.record("validation_rows", pool_positive_share=float(run.pools.y_student.mean()),
-               **medians[BALANCE_COLUMNS].to_dict(orient="index"))
+    out.record(
+        "validation_rows",
+        pool_positive_share=float(run.pools.y_student.mean()),
+        **medians[BALANCE_COLUMNS].to_dict(orient="index"),
+    )
     return medians
 
 
 def rates_section(run: WebRun, out: NotebookOutputs) -> None:
     """Figs 13 and 14: the students' TPR and TNR, each beside balanced accuracy, saved and shown."""
     c = run.result.config
-    for column, items, name in [("student_tpr", ["make2021-fig13", "visca2021-fig4.11"], "TPR"),
-                                ("student_tnr", ["make2021-fig14", "visca2021-fig4.12"], "TNR")]:
-        fig = figures.rate_panels(run.result, column, name, title=f"Student {name} and balanced accuracy on "
-                                  f"{c.student_validation:,} validation requests each, {c.n_students} students per ρ")
+    for column, items, name in [
+        ("student_tpr", ["make2021-fig13", "visca2021-fig4.11"], "TPR"),
+        ("student_tnr", ["make2021-fig14", "visca2021-fig4.12"], "TNR"),
+    ]:
+        fig = figures.rate_panels(
+            run.result,
+            column,
+            name,
+            title=f"Student {name} and balanced accuracy on "
+            f"{c.student_validation:,} validation requests each, {c.n_students} students per ρ",
+        )
         save_and_show(out, fig, items, data=run.data)
 
 
-def epsilon_section(run: WebRun, out: NotebookOutputs, *, gamma: float, delta: float,
-                    max_integer_order: int) -> pd.DataFrame:
+def epsilon_section(
+    run: WebRun, out: NotebookOutputs, *, gamma: float, delta: float, max_integer_order: int
+) -> pd.DataFrame:
     """Fig. 15 (ε_dep per level beside ε*_ind), how many students exceed ε*_ind and the two explanations of the
     paper's "ε_dep > ε*_ind" (:func:`.accounting.epsilon_gap_explanations`), and the accounting invariants
     recorded; returns the median and IQR of ε_dep per level and accountant."""
-    fig = figures.epsilon_panels({"web requests": run.result}, delta=delta, max_integer_order=max_integer_order,
-                                 title="Fig. 15: data-dependent privacy loss")
+    fig = figures.epsilon_panels(
+        {"web requests": run.result},
+        delta=delta,
+        max_integer_order=max_integer_order,
+        title="Fig. 15: data-dependent privacy loss",
+    )
     save_and_show(out, fig, ["make2021-fig15", "visca2021-fig4.13"], data=run.data)
     result, independent = run.result, run.result.data_independent
-    explanations = epsilon_gap_explanations(n_queries=result.config.student_queries, gamma=gamma, delta=delta,
-                                            extra_queries=result.config.student_threshold,
-                                            max_integer_order=max_integer_order)
+    explanations = epsilon_gap_explanations(
+        n_queries=result.config.student_queries,
+        gamma=gamma,
+        delta=delta,
+        extra_queries=result.config.student_threshold,
+        max_integer_order=max_integer_order,
+    )
     above = result.students["eps_moments_int"] > independent["eps_moments_cont"] + 1e-9
-    values = dict(epsilon_ind_star=independent["eps_moments_cont"], epsilon_ind_integer=independent["eps_moments_int"],
-                  n_students_above_continuous_ind=int(above.sum()), n_students=len(result.students),
-                  explanations=explanations)
+    values = dict(
+        epsilon_ind_star=independent["eps_moments_cont"],
+        epsilon_ind_integer=independent["eps_moments_int"],
+        n_students_above_continuous_ind=int(above.sum()),
+        n_students=len(result.students),
+        explanations=explanations,
+    )
     for item in ("make2021-fig15", "visca2021-fig4.13"):
         out.record(item, **values)
     record_accounting(out, result)
     return median_iqr(result.students, EPSILON_COLUMNS, result.level_order).set_index("level")
 
 
-def sosa_section(run: WebRun, out: NotebookOutputs, *, sosa_teachers: list, sosa_scales: list,
-                 include_no_noise: bool, gamma: float, delta: float) -> SosaRun:
+def sosa_section(
+    run: WebRun,
+    out: NotebookOutputs,
+    *,
+    sosa_teachers: list,
+    sosa_scales: list,
+    include_no_noise: bool,
+    gamma: float,
+    delta: float,
+) -> SosaRun:
     """Sosa's runs (each ensemble size, noise as Laplace scales), Tables 4.1 and 4.2 saved and recorded with the
     (order grid, δ, T) hypotheses on his teacher ε (:func:`.web.sosa_hypotheses`)."""
-    sosa = {int(t): run_study(run.pools.X_teacher, run.pools.y_teacher, run.pools.X_student, run.pools.y_student,
-                              web.sosa_config(run.config, t, sosa_scales, include_no_noise),
-                              student_groups=run.pools.student_groups) for t in sosa_teachers}
+    sosa = {
+        int(t): run_study(
+            run.pools.X_teacher,
+            run.pools.y_teacher,
+            run.pools.X_student,
+            run.pools.y_student,
+            web.sosa_config(run.config, t, sosa_scales, include_no_noise),
+            student_groups=run.pools.student_groups,
+        )
+        for t in sosa_teachers
+    }
     stamp = f"{run.pools.source.stamp()}; " + "; ".join(
-        scale_description(r, SOSA_SCALE, PAPER_QUERIES) for r in sosa.values())
+        scale_description(r, SOSA_SCALE, PAPER_QUERIES) for r in sosa.values()
+    )
     published_values = published_items()
-    table41, table42 = web.sosa_tables(sosa, published_values, gamma=gamma, delta=delta,
-                                       n_queries=run.result.config.student_queries, data_reason=run.data_reason)
+    table41, table42 = web.sosa_tables(
+        sosa,
+        published_values,
+        gamma=gamma,
+        delta=delta,
+        n_queries=run.result.config.student_queries,
+        data_reason=run.data_reason,
+    )
     out.save_table(table41, "sosa2021-table4.1", data=stamp)
     out.save_table(table42, "sosa2021-table4.2", data=stamp)
     hypotheses = web.sosa_hypotheses(published_values, gamma)
     out.record("sosa2021-table4.1", rows=table41.to_dict(orient="records"))
-    out.record("sosa2021-table4.2", rows=table42.to_dict(orient="records"),
-               setting_hypotheses=hypotheses.to_dict(orient="records"))
+    out.record(
+        "sosa2021-table4.2",
+        rows=table42.to_dict(orient="records"),
+        setting_hypotheses=hypotheses.to_dict(orient="records"),
+    )
     return SosaRun(sosa, stamp, table41, table42, hypotheses)
 
 
@@ -157,24 +226,35 @@ def sosa_figure_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs, *, del
     save_and_show(out, fig, "sosa2021-fig4.4", data=sosa.data)
     ours = sosa.table42.dropna(subset=["ours_teacher_epsilon"])
     ranges = ours.groupby("n_teachers")["ours_teacher_epsilon"].agg(["min", "max"])
-    return out.record("sosa2021-fig4.4", summary="median teacher eps_dep " + ", ".join(
-        f"{n} teachers {r['min']:.2f}-{r['max']:.2f}" for n, r in ranges.iterrows()) + " over the student noise scales")
+    return out.record(
+        "sosa2021-fig4.4",
+        summary="median teacher eps_dep "
+        + ", ".join(f"{n} teachers {r['min']:.2f}-{r['max']:.2f}" for n, r in ranges.iterrows())
+        + " over the student noise scales",
+    )
 
 
-def split_section(run: WebRun, out: NotebookOutputs, *, data: str, seed: int, student_pool_size: int,
-                  vocabulary: str) -> pd.DataFrame:
+def split_section(
+    run: WebRun, out: NotebookOutputs, *, data: str, seed: int, student_pool_size: int, vocabulary: str
+) -> pd.DataFrame:
     """The no-noise study on a row-wise and on the URL-disjoint split (:func:`.splits.split_comparison`), side by
     side with Sosa's no-noise rates (250 teachers), saved and recorded with its verdict; returns the table."""
-    arms = splits.split_comparison(data, seed=seed, student_pool_size=student_pool_size, vocabulary=vocabulary,
-                                   config=run.config)
+    arms = splits.split_comparison(
+        data, seed=seed, student_pool_size=student_pool_size, vocabulary=vocabulary, config=run.config
+    )
     paper = splits.sosa_no_noise_rates(published_items()["sosa2021-beyond-split"]["rows"], 250)
     table = splits.split_table(arms, paper=paper)
     stamp = f"{run.pools.source.stamp()}; no noise, " + "; ".join(
-        f"{s} split: {scale_description(a.result, PAPER_SCALE, PAPER_QUERIES)}" for s, a in arms.items())
+        f"{s} split: {scale_description(a.result, PAPER_SCALE, PAPER_QUERIES)}" for s, a in arms.items()
+    )
     out.save_table(table.reset_index(), "sosa2021-beyond-split", data=stamp)
-    out.record("sosa2021-beyond-split", table=table.to_dict(orient="index"), earlier_claim=splits.EARLIER_CLAIM,
-               pools={s: a.description for s, a in arms.items()},
-               **splits.split_verdict(table, data_reason=run.data_reason).as_record())
+    out.record(
+        "sosa2021-beyond-split",
+        table=table.to_dict(orient="index"),
+        earlier_claim=splits.EARLIER_CLAIM,
+        pools={s: a.description for s, a in arms.items()},
+        **splits.split_verdict(table, data_reason=run.data_reason).as_record(),
+    )
     return table
 
 
@@ -183,19 +263,29 @@ def split_findings(table: pd.DataFrame) -> MarkdownText:
     return MarkdownText(splits.split_findings(table))
 
 
-def verdicts_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs, *, gamma: float,
-                     delta: float) -> MarkdownText:
+def verdicts_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs, *, gamma: float, delta: float) -> MarkdownText:
     """Every comparison judged by :func:`.web.verdicts`, recorded (MAKE and Visca ids); returns Markdown."""
-    verdicts = web.verdicts(run.result, sosa.results, published_items(), gamma=gamma, delta=delta,
-                            data_reason=run.data_reason)
+    verdicts = web.verdicts(
+        run.result, sosa.results, published_items(), gamma=gamma, delta=delta, data_reason=run.data_reason
+    )
     return record_verdicts(out, verdicts, SAME_AS)
 
 
-def findings_section(run: WebRun, sosa: SosaRun, signal: pd.DataFrame, *, gamma: float,
-                     delta: float) -> MarkdownText:
+def findings_section(run: WebRun, sosa: SosaRun, signal: pd.DataFrame, *, gamma: float, delta: float) -> MarkdownText:
     """The findings (:func:`.web.findings`) from this run's numbers, in Markdown."""
     pools = run.pools
-    return MarkdownText(web.findings(run.result, sosa.results, signal, sosa.hypotheses, data_stamp=run.data,
-                        pool_description=pools.description, pool_positive_share=float(pools.y_student.mean()),
-                        teacher_positive_share=float(pools.y_teacher.mean()), gamma=gamma, delta=delta,
-                        dataset=pools.source.dataset))
+    return MarkdownText(
+        web.findings(
+            run.result,
+            sosa.results,
+            signal,
+            sosa.hypotheses,
+            data_stamp=run.data,
+            pool_description=pools.description,
+            pool_positive_share=float(pools.y_student.mean()),
+            teacher_positive_share=float(pools.y_teacher.mean()),
+            gamma=gamma,
+            delta=delta,
+            dataset=pools.source.dataset,
+        )
+    )
