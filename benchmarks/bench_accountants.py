@@ -24,8 +24,8 @@ labels of 50 seeded teachers × the paper2018 grid, one configuration per line:
 ``multilabel.multilabel_bounds`` (all five bounds, data-dependent and data-independent) for
 GNThreshold and Confident-GNThreshold, and the three later mechanisms of ``multiwinner``
 (Binary voting plain and confident with both costs, τ voting jointly and per label, Powerset voting
-from cached set counts) and the adaptive-k release's accountant. Vote summaries (counts, clipped sums, set counts) are computed once, outside
-the timings, as a notebook caches them.
+from cached set counts) and the adaptive-k release's accountant. Vote summaries (counts, clipped sums, set counts) are
+computed once, outside the timings, as a notebook caches them.
 
 Usage::
 

@@ -16,10 +16,11 @@ for every variant):
 
 Each row: median seconds of ``--steps`` timed steps after ``--warmup`` untimed ones (compilation, cuDNN autotuning,
 allocator); the timed steps are interleaved (one step of every variant of an architecture in turn, ``--steps``
-rounds), so that a load that changes during the run -- this machine is shared -- reaches every row alike; training clips/s (``teachers x batch / step``, as the "training clips/s" column of the thesis-setting entry of benchmarks/HISTORY.md),
-the ratio to today's one-teacher row, and the FLOP rate as a % of the device's peak measured in the same run
-(:func:`matmul_peak`, :func:`conv_peak`; float32 rows against the float32 peak, bf16 rows against the bf16 peak).
-FLOPs of a step are counted by ``torch.utils.flop_counter.FlopCounterMode`` (convolutions and matrix products,
+rounds), so that a load that changes during the run -- this machine is shared -- reaches every row alike; training
+clips/s (``teachers x batch / step``, as the "training clips/s" column of the thesis-setting entry of
+benchmarks/HISTORY.md), the ratio to today's one-teacher row, and the FLOP rate as a % of the device's peak measured in
+the same run (:func:`matmul_peak`, :func:`conv_peak`; float32 rows against the float32 peak, bf16 rows against the bf16
+peak). FLOPs of a step are counted by ``torch.utils.flop_counter.FlopCounterMode`` (convolutions and matrix products,
 forward and backward) on one teacher and multiplied by the number of teachers.
 
   OMP_NUM_THREADS=2 .venv/bin/python benchmarks/bench_cnn.py --device cpu               # reduced sizes, see --help

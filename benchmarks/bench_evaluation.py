@@ -1,11 +1,11 @@
 """Two costs of the training loop on the CPU, old and new side by side in one run (ratios; same values asserted).
 
-1. **Evaluation**: per-teacher AP and ROC-AUC of every class (``pate_study.learning.metrics``), as the training loop scores
-   each teacher's validation rows: one sort per column (``average_precision_and_roc_auc_per_class``, now) against
-   the three scipy ``rankdata`` calls per column of the same definitions (before; `metrics.average_precision_and_roc_auc_by_ranks`). Settings:
-   notebook 04's validation at the thesis's size (3,430 clips x 153 labels, float32 probabilities, ~2% positives),
-   at its paper profile's size (780 clips, 10 teachers: one evaluation of ``benchmarks/bench_step.py``'s stack),
-   and the ECG teachers' (40 beats x 5 classes, many calls).
+1. **Evaluation**: per-teacher AP and ROC-AUC of every class (``pate_study.learning.metrics``), as the training loop
+   scores each teacher's validation rows: one sort per column (``average_precision_and_roc_auc_per_class``, now) against
+   the three scipy ``rankdata`` calls per column of the same definitions (before;
+   `metrics.average_precision_and_roc_auc_by_ranks`). Settings: notebook 04's validation at the thesis's size (3,430
+   clips x 153 labels, float32 probabilities, ~2% positives), at its paper profile's size (780 clips, 10 teachers: one
+   evaluation of ``benchmarks/bench_step.py``'s stack), and the ECG teachers' (40 beats x 5 classes, many calls).
 2. **Adam's step with denormal moments**: one fused Adam step over the ECG students' stacked parameters (10 MLPs
    187-128-64-5, 326k parameters) whose moments have decayed into the denormal range (zero-padded inputs give
    zero gradients), with and without ``pate_study.learning.training.flush_denormal_on_cpu``; and, as the reference, the

@@ -25,8 +25,9 @@ instance, and (Ray 1 worker - local sharded) / tasks.
 ``--logmel``: seconds per training iteration of the thesis's log-Mel teacher (ResNet-18 at the thesis
 widths, 1001 x 64 log-Mel, batch 64, 153 classes, mixup, Adam) on ``--device`` through
 :func:`audioset.teachers.train_logmel_teachers`: two runs of ``--steps A B`` iterations, (t_B - t_A) / (B - A)
-(start-up and the final evaluation cancel; a first untimed run of A iterations warms up), for each ``--teachers-stacked`` count stacked on the device; then the
-wall time of the thesis's full setting on 1, 4, 16 such devices (assumptions printed).
+(start-up and the final evaluation cancel; a first untimed run of A iterations warms up), for each
+``--teachers-stacked`` count stacked on the device; then the wall time of the thesis's full setting on 1, 4, 16 such
+devices (assumptions printed).
 
   python benchmarks/bench_ray.py                                   # ensemble + sweep, local vs Ray 1/2 workers
   python benchmarks/bench_ray.py --logmel --device cpu --steps 1 2

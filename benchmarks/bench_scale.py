@@ -39,8 +39,8 @@ deleted at the end, and each stage calls the package's public functions:
 
 The last lines extrapolate to the thesis's 10,000 iterations per model from the per-step times measured here
 (an extrapolation on this machine, not a measured run): teachers ``fixed + 10,000 x step`` plus an evaluation every
-100 steps (notebook 04's cadence), each student ``fixed + 10,000 x step``, plus the clip features, querying and aggregation as measured. ε and student scores on synthetic data are
-not results; only time and memory are.
+100 steps (notebook 04's cadence), each student ``fixed + 10,000 x step``, plus the clip features, querying and
+aggregation as measured. ε and student scores on synthetic data are not results; only time and memory are.
 
   python benchmarks/bench_scale.py                      # thesis sizes, about 10 minutes on 2 cores
   python benchmarks/bench_scale.py --scale 0.002 --steps 2 4 --out scale.json

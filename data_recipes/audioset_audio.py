@@ -170,7 +170,8 @@ RECIPE = Recipe(
     prepare=_prepare,
     verify=_verify,
     measure=_measure,
-    how_to_get="pip install yt-dlp; python -m data_recipes prepare audioset-audio (network; PATE_STUDY_AUDIO_LIMIT segments)",
+    how_to_get="pip install yt-dlp; python -m data_recipes prepare audioset-audio "
+    "(network; PATE_STUDY_AUDIO_LIMIT segments)",
     licence="YouTube terms; Audio Set labels CC BY 4.0",
     in_all=False,
 )

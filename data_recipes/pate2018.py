@@ -45,7 +45,8 @@ def validate_votes(
     Requirements: 2-D, finite, non-negative, integral values, every row summing to ``n_teachers``
     (each of the 250 teachers casts exactly one vote per query, Papernot et al. 2018 §2), and
     ``n_classes`` columns when given. The value checks are the privacy API's own
-    (:func:`data_recipes.votes.check_counts`, the check the privacy accountants use), so a file accepted here is accepted there.
+    (:func:`data_recipes.votes.check_counts`, the check the privacy accountants use), so a file accepted here is
+    accepted there.
     """
     require(np.ndim(votes) == 2, f"{where}: expected a 2-D vote matrix, got shape {np.shape(votes)}")
     try:

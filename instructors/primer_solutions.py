@@ -1,7 +1,7 @@
 """Worked solutions to the exercises of notebooks/00_dp_primer.ipynb (instructors only; see README.md here).
 
-Each ``solve_<n>()`` returns the arguments of the matching ``pate_study.tooling.exercises.check_*`` call, computed with the
-package or numpy the way a student would, not typed in. ``EXPLANATIONS`` holds the written answers of the
+Each ``solve_<n>()`` returns the arguments of the matching ``pate_study.tooling.exercises.check_*`` call, computed with
+the package or numpy the way a student would, not typed in. ``EXPLANATIONS`` holds the written answers of the
 "explain" exercises (6 and 10); ``guide.md`` and ``00_dp_primer_solutions.ipynb`` discuss common mistakes.
 """
 

@@ -10,8 +10,8 @@ Subpackages and modules (see README.md for the map):
 - ``pate_study.tooling.runner``    executes the notebooks (``make figures``)
 
 Nothing is imported eagerly here, so ``import pate_study.privacy`` stays light. Inside a Jupyter kernel only,
-``pate_study.reporting.session`` sets up what a notebook reader needs: the package's log lines on stdout (not in JupyterLab's
-pink stderr boxes), alternative text on inline figures, and progress bars in the runner's terminal.
+``pate_study.reporting.session`` sets up what a notebook reader needs: the package's log lines on stdout (not in
+JupyterLab's pink stderr boxes), alternative text on inline figures, and progress bars in the runner's terminal.
 """
 
 import sys as _sys

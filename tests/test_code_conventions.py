@@ -218,7 +218,10 @@ def test_architecture_page_names_every_module_by_its_path():
 
 
 def test_architecture_page_parser_reads_nested_folders():
-    page = "One line per module:\n\n```\npkg/\n  a.py b.py   two\n  sub/  c.py: with the folder\n    d.py  deeper\n  e.py\n```\n"
+    page = (
+        "One line per module:\n\n```\npkg/\n  a.py b.py   two\n  sub/  c.py: with the folder\n"
+        "    d.py  deeper\n  e.py\n```\n"
+    )
     assert architecture_page_modules(page) == {"pkg/a.py", "pkg/b.py", "pkg/sub/c.py", "pkg/sub/d.py", "pkg/e.py"}
 
 

@@ -58,7 +58,8 @@ def test_document_pages_show_each_item_with_its_figure():
 
 
 def test_the_site_leaves_out_staging_checkpoints_and_smoke_outputs(tmp_path):
-    """A local ``make smoke`` writes git-ignored ``figures/<notebook>/smoke/``; the site shows committed results only."""
+    """A local ``make smoke`` writes git-ignored ``figures/<notebook>/smoke/``; the site shows committed results
+    only."""
     names = ["smoke", ".tmp-04_audioset_teachers-1", ".ipynb_checkpoints", "muschiol2021-fig5.1.png", "INDEX.md"]
     assert site.NOT_PUBLISHED(str(tmp_path), names) == {"smoke", ".tmp-04_audioset_teachers-1", ".ipynb_checkpoints"}
 

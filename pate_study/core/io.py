@@ -64,7 +64,8 @@ _MIN_FREE = 16 << 20  # a cache with less room than this is reported as full bef
 # the verified cache of trained ensembles and their outputs
 # --------------------------------------------------------------------------------------------
 def default_cache_dir() -> Path:
-    """``$PATE_STUDY_CACHE`` if set, else ``<repo>/.cache/pate_study`` (git-ignored); checked by :mod:`pate_study.core.env`."""
+    """``$PATE_STUDY_CACHE`` if set, else ``<repo>/.cache/pate_study`` (git-ignored); checked by
+    :mod:`pate_study.core.env`."""
     return cache_dir()
 
 
@@ -103,7 +104,8 @@ def hash_inputs(**parts: Any) -> str:
 @dataclass(frozen=True)
 class CacheExpectation:
     """What a cache key declares one tensor of its entry to be: ``shape`` (``None`` entries match any length;
-    a last entry ``...`` allows any further dimensions; ``None`` alone: any shape), ``dtype`` (a numpy or torch dtype name such as ``"float32"``; None: any) and
+    a last entry ``...`` allows any further dimensions; ``None`` alone: any shape), ``dtype`` (a numpy or torch dtype
+    name such as ``"float32"``; None: any) and
     ``finite`` (no NaN or infinity). Checked by :func:`load_cache_entry` *after* the checksum, because an entry
     and its sidecar can be replaced together: the checksum proves the bytes are the ones written, not that
     they are what the key promises."""

@@ -134,7 +134,10 @@ def load(
     frame = pd.concat([_read(n, f) for n, f in found.items()], ignore_index=True)[COLUMNS]
     missing = [NAMES[n] for n in sources if n not in found]
     name = " + ".join(NAMES[n] for n in found)
-    desc = f"{len(frame):,} requests ({frame['label'].mean():.1%} {'anomalous' if list(found) == ['csic2010'] else 'malicious'})"
+    desc = (
+        f"{len(frame):,} requests ({frame['label'].mean():.1%} "
+        f"{'anomalous' if list(found) == ['csic2010'] else 'malicious'})"
+    )
     if missing:
         desc += f"; not available: {', '.join(missing)}"
     origin = "+".join(sorted(set(origins.values())))

@@ -351,15 +351,15 @@ def lnmax_row_verdict(row, *, real_data: bool, analysis_gamma: float = PAPER2017
         return verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")
     if row["gamma"] != analysis_gamma:
         return verdicts.not_comparable(
-            f"γ = {row['gamma']:g} is the 2017 training script's Laplace scale; the 2017 analysis.py computed the printed "
-            f"ε with its default γ = {analysis_gamma:g}",
+            f"γ = {row['gamma']:g} is the 2017 training script's Laplace scale; the 2017 analysis.py computed the "
+            f"printed ε with its default γ = {analysis_gamma:g}",
             rule="same γ as the analysis that printed the value",
         )
     if not row["first_rows_are_the_queries"]:
         return verdicts.not_comparable(
             "the 2017 MNIST figures were computed on a released index file of the student's 100 queries "
-            "(mnist_250_teachers_100_indices_used_by_student.npy), not the first rows; that file is not available here, "
-            f"and the first {row['queries']} rows give {row['epsilon_theorem_q']:.3f}",
+            "(mnist_250_teachers_100_indices_used_by_student.npy), not the first rows; that file is not available "
+            f"here, and the first {row['queries']} rows give {row['epsilon_theorem_q']:.3f}",
             rule="same queries as the analysis that printed the value",
         )
     return verdicts.within_tolerance(

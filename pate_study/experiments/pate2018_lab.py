@@ -2,7 +2,8 @@
 Papernot et al. (2018): confident GNMax's answered queries (expected and realised), the basic and improved
 RDP conversions, data-dependent against data-independent ε, and Theorem 6's q over a whole vote matrix.
 
-The accountants are in :mod:`pate_study.privacy`; the lab's checks in :mod:`pate_study.tooling.exercises` (``check_lab2_*``).
+The accountants are in :mod:`pate_study.privacy`; the lab's checks in :mod:`pate_study.tooling.exercises`
+(``check_lab2_*``).
 """
 
 from __future__ import annotations

@@ -72,7 +72,8 @@ def l1_sensitivity(pairs) -> float:
 
 
 def laplace_log_ratio(x: np.ndarray, *, sensitivity: float, scale: float) -> np.ndarray:
-    """log Lap(x | 0, b)/Lap(x | Δ, b) = (|x − Δ| − |x|)/b: bounded by Δ/b = ε for every output x (Dwork & Roth 2014, Thm 3.6)."""
+    """log Lap(x | 0, b)/Lap(x | Δ, b) = (|x − Δ| − |x|)/b: bounded by Δ/b = ε for every output x (Dwork & Roth 2014,
+    Thm 3.6)."""
     return (np.abs(np.asarray(x, float) - sensitivity) - np.abs(np.asarray(x, float))) / scale
 
 
@@ -262,9 +263,9 @@ def load_votes(
 ) -> VoteRows:
     """The first ``n_rows`` vote histograms of one PATE 2018 vote matrix (real or synthetic stand-in).
 
-    ``prepare``: first fetch the votes if they are missing (:func:`pate_study.data.pate2018.prepare`; the lab does, the runner prepares
-    them itself). ``notice`` says which votes were loaded, and why a stand-in was used. ``rows_name``: the notebook
-    parameter that set ``n_rows``, named when it is below 1."""
+    ``prepare``: first fetch the votes if they are missing (:func:`pate_study.data.pate2018.prepare`; the lab does, the
+    runner prepares them itself). ``notice`` says which votes were loaded, and why a stand-in was used. ``rows_name``:
+    the notebook parameter that set ``n_rows``, named when it is below 1."""
     if n_rows < 1:
         raise ValueError(f"{rows_name}: expected at least 1 vote row, got {n_rows}")
     failure = pate2018.prepare() if prepare and data != "synthetic" else None

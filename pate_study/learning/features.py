@@ -192,7 +192,8 @@ def log_mel_torch(
     device: str | torch.device | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    """Batched log-Mel (same definition as :func:`log_mel_librosa`): ``[batch, samples]`` -> ``[batch, frames, n_mels]``.
+    """Batched log-Mel (same definition as :func:`log_mel_librosa`): ``[batch, samples]``
+    -> ``[batch, frames, n_mels]``.
 
     ``torch.stft`` with a periodic Hann window, ``center=True`` and zero padding, power 2, the
     librosa Mel matrix, ``10 log10(max(S, 1e-10))`` and per-clip ``top_db`` clipping. Use

@@ -2,7 +2,8 @@
 
 :func:`train_stacked` trains any stacked model of :mod:`pate_study.learning.stacked` -- the explicit MLP (dense or
 sparse first layer) or any ``nn.Module`` through ``torch.func`` -- on per-teacher row sets. Every
-ensemble (:func:`pate_study.learning.ensemble.train_ensemble`, :func:`pate_study.learning.ensemble.train_module_ensemble`),
+ensemble (:func:`pate_study.learning.ensemble.train_ensemble`,
+:func:`pate_study.learning.ensemble.train_module_ensemble`),
 the loop of single models used as reference and baseline, and the student trainer
 (:func:`pate_study.learning.student.fit_model`) call it. What it does, per step, for all teachers at once:
 

@@ -150,7 +150,8 @@ def clopper_pearson(k: Any, n: int, level: float) -> tuple[np.ndarray, np.ndarra
 
 def epsilon_lower_bound(k_num: Any, k_den: Any, n: int, delta: float, confidence: float) -> np.ndarray:
     """log((p_lo − δ)/p_hi) from event counts out of n under two inputs (0 where not positive): the (ε, δ)-DP
-    inequality Pr[M(D)∈S] ≤ e^ε Pr[M(D')∈S] + δ (Dwork & Roth 2014 Def. 2.4) solved for ε with Clopper–Pearson bounds."""
+    inequality Pr[M(D)∈S] ≤ e^ε Pr[M(D')∈S] + δ (Dwork & Roth 2014 Def. 2.4) solved for ε with Clopper–Pearson
+    bounds."""
     level = 1.0 - (1.0 - confidence) / 2.0
     p_lo, _ = clopper_pearson(k_num, n, level)
     _, p_hi = clopper_pearson(k_den, n, level)
@@ -233,7 +234,10 @@ def audit_mechanism(
     p_lo = float(clopper_pearson(k_num, n_samples, level)[0])
     p_hi = float(clopper_pearson(k_den, n_samples, level)[1])
     op = ">=" if kind == "ge" else "<="
-    event = f"Pr[{'M(D)' if d_first else 'M(Dp)'} in S] vs Pr[{'M(Dp)' if d_first else 'M(D)'} in S], S = {{x {op} {thr:.6g}}}"
+    event = (
+        f"Pr[{'M(D)' if d_first else 'M(Dp)'} in S] vs Pr[{'M(Dp)' if d_first else 'M(D)'} in S], "
+        f"S = {{x {op} {thr:.6g}}}"
+    )
     result = AuditResult(
         mechanism=mechanism,
         claimed_epsilon=float(claimed_epsilon),

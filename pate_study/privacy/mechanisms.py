@@ -65,7 +65,8 @@ L1_DIAMETER = 2.0
 
 
 def laplace_noise(shape: Any, scale: float, rng: Any) -> np.ndarray:
-    """Draw i.i.d. Laplace noise Lap(scale) (density exp(−|x|/b)/(2b); Dwork & Roth 2014 Def. 3.1) of the given shape."""
+    """Draw i.i.d. Laplace noise Lap(scale) (density exp(−|x|/b)/(2b); Dwork & Roth 2014 Def. 3.1) of the given
+    shape."""
     scale = check_positive("scale", scale)
     return as_generator(rng).laplace(0.0, scale, size=shape)
 

@@ -816,8 +816,8 @@ def table54_fit(
       slope for σ in vote-fraction units, not stated in the thesis).
 
     Returns ``{"fit": [...], "formulas": [...], "rdp_per_query_fit": r, ...}``: per N the printed
-    value, the fit, their difference and whether the fit rounds to the printed value; per (N, formula) the per-query RDP at λ, ε at λ, the
-    optimal ε over ``orders`` (basic conversion) and the σ that would make the formula give the
+    value, the fit, their difference and whether the fit rounds to the printed value; per (N, formula) the per-query RDP
+    at λ, ε at λ, the optimal ε over ``orders`` (basic conversion) and the σ that would make the formula give the
     fitted per-query RDP.
     """
     if len(n_queries) != len(printed):

@@ -230,7 +230,8 @@ def check_weights(weights: Any, n: int) -> np.ndarray:
 
 
 class Theorem6Terms(NamedTuple):
-    """Per-query scalars of a "log-mix" bound (see :func:`log_mix`): it applies to ``valid`` rows at orders < ``cut``."""
+    """Per-query scalars of a "log-mix" bound (see :func:`log_mix`): it applies to ``valid`` rows at orders <
+    ``cut``."""
 
     cut: np.ndarray
     valid: np.ndarray

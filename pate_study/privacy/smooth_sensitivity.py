@@ -323,7 +323,8 @@ def local_sensitivity_bounds_threshold(
 
 
 def smooth_sensitivity(local_sensitivities: Any, beta: float) -> float:
-    """β-smooth sensitivity max_d e^{−βd} LS(d) (Nissim, Raskhodnikova & Smith 2007, Def. 2.1; Papernot et al. 2018 §B)."""
+    """β-smooth sensitivity max_d e^{−βd} LS(d) (Nissim, Raskhodnikova & Smith 2007, Def. 2.1; Papernot et al. 2018
+    §B)."""
     ls = np.asarray(local_sensitivities, dtype=np.float64)
     beta = check_positive("beta", beta)
     return float(np.max(ls * np.exp(-beta * np.arange(len(ls)))))

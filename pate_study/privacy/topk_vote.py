@@ -358,7 +358,8 @@ def confident_topk_release(
     rule: str = "max",
     top_n: int = 4,
 ) -> MultiLabelAggregation:
-    """Confident-GNThreshold (Muschiol 2021 Definition 12, :func:`~pate_study.privacy.aggregators.confident_gnthreshold`)
+    """Confident-GNThreshold (Muschiol 2021 Definition 12,
+    :func:`~pate_study.privacy.aggregators.confident_gnthreshold`)
     on top-k vote fractions: the check's noise is drawn first, then the labels' noise for every query."""
     m = check_topk_fractions(fractions, k, n_teachers)
     _fixed_threshold(threshold, m)
@@ -548,7 +549,8 @@ def binary_topk_epsilon(
     orders: Any = "paper2018",
     conversion: str = "basic",
 ) -> PrivacySpent:
-    """Data-independent (ε, δ) of Binary voting (Dziedzic et al. 2023; :func:`~pate_study.privacy.multiwinner.binary_pate`)
+    """Data-independent (ε, δ) of Binary voting (Dziedzic et al. 2023;
+    :func:`~pate_study.privacy.multiwinner.binary_pate`)
     fed :func:`topk_votes`: σ on each of the counts (T − p_i, p_i), one teacher moves each changed label's pair by
     (±1, ∓1) and changes at most 2·min(k, n − k) labels, so ℓ2 sensitivity² 4·min(k, n − k) and RDP
     α·2·min(k, n − k)/σ² per query (Mironov 2017 Prop. 7) instead of n·α/σ² for arbitrary binary votes."""

@@ -25,8 +25,14 @@ DOCUMENTS = {
     "visca2021": "Visca (2021), MSc thesis, Universidad ORT Uruguay",
     "sosa2021": "Sosa (2021), engineering thesis, Universidad ORT Uruguay",
     "muschiol2021": "Muschiol (2021), MSc thesis, Universität Leipzig",
-    "papernot2018": "Papernot, Song, Mironov, Raghunathan, Talwar, Erlingsson (2018), Scalable Private Learning with PATE, ICLR 2018",
-    "papernot2017": "Papernot, Abadi, Erlingsson, Goodfellow, Talwar (2017), Semi-supervised Knowledge Transfer for Deep Learning from Private Training Data, ICLR 2017",
+    "papernot2018": (
+        "Papernot, Song, Mironov, Raghunathan, Talwar, Erlingsson (2018), Scalable Private Learning with PATE, "
+        "ICLR 2018"
+    ),
+    "papernot2017": (
+        "Papernot, Abadi, Erlingsson, Goodfellow, Talwar (2017), Semi-supervised Knowledge Transfer for Deep Learning "
+        "from Private Training Data, ICLR 2017"
+    ),
     "pate_study": "this package's own teaching figures (notebooks/00_dp_primer), not a figure of a source document",
 }
 KINDS = ("result", "analytic", "illustrative", "diagram", "listing")

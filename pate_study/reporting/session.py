@@ -7,7 +7,8 @@ Imported by ``pate_study/__init__.py`` only when an IPython kernel is running, s
   (``logging.basicConfig(level=...)`` on the root logger); they are not sent twice through the root's handler.
 - **Alternative text.** Every matplotlib figure shown inline carries an ``alt`` text in the output's metadata
   (nbconvert writes it into the HTML's ``<img alt=...>``): the description given to
-  :meth:`pate_study.reporting.outputs.NotebookOutputs.save_figure`, else one built from the figure's titles and axis labels.
+  :meth:`pate_study.reporting.outputs.NotebookOutputs.save_figure`, else one built from the figure's titles and axis
+  labels.
 - **Interactive or runner.** The runner (``make figures``) sets ``$PATE_STUDY_RUNNER`` to the profile it runs in the
   kernel's environment. Without it, a notebook running in a kernel is an *interactive* run: its outputs are
   stamped ``profile: interactive`` (see :class:`pate_study.reporting.outputs.NotebookOutputs`).

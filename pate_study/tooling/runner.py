@@ -39,7 +39,8 @@ adds ``profile`` and ``output_dir`` (``figures/<stem>``). What one run does, in 
    into real data, and where to read the results; printed and written to ``build/summary.<profile>.md``. The
    command exits non-zero when a notebook failed.
 
-    python -m pate_study.tooling.runner figures --profile paper [--data network|offline|skip] [--jobs 2] [--notebooks 00_dp_primer ...]
+    python -m pate_study.tooling.runner figures --profile paper [--data network|offline|skip] [--jobs 2] \
+        [--notebooks 00_dp_primer ...]
     python -m pate_study.tooling.runner index
 """
 
@@ -1021,7 +1022,10 @@ def results_folder_text(profile: str) -> str:
     for the paper profile, this run's own ``figures/<stem>/<profile>/`` copy (git-ignored) for any other."""
     if profile == RESULTS_PROFILE:
         return "`figures/<stem>/<stem>.ipynb` (committed)"
-    return f"`figures/<stem>/{profile}/<stem>.ipynb` (this {profile} run's copy; the committed ones are in `figures/<stem>/`)"
+    return (
+        f"`figures/<stem>/{profile}/<stem>.ipynb` (this {profile} run's copy; the committed ones are in "
+        "`figures/<stem>/`)"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------- figures

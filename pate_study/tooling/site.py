@@ -8,12 +8,12 @@ PNG/PDF/CSV files into copied downloads, and checks internal references at build
 static HTML that any web server (or a file browser) opens. Mathematics (``$…$``, ``$$…$$``: MyST's ``dollarmath`` and
 ``amsmath``) is typeset by a MathJax copied into the site from the ``jupyter-server-mathjax`` package, so it renders
 offline. Wide content: the INDEX view is one compact table (item, status, verdict) per source document, each
-item's values and reasons on its document's page; figures use the article's full width. Jupyter Book 2 would need Node.js (mystmd); Jupyter Book
-1 is the same Sphinx + MyST-NB stack behind a configuration layer this small site does not need.
-
+item's values and reasons on its document's page; figures use the article's full width. Jupyter Book 2 would need
+Node.js (mystmd); Jupyter Book 1 is the same Sphinx + MyST-NB stack behind a configuration layer this small site does
+not need.
 Navigation: by notebook (one page per executed notebook) and by source document (one page per document of
-``pate_study/reporting/registry.yaml``: every item with its status, caption, figure and a link to its notebook), plus the
-figure index. The source tree is generated under ``build/site-src/`` and the HTML written to ``build/site/``.
+``pate_study/reporting/registry.yaml``: every item with its status, caption, figure and a link to its notebook), plus
+the figure index. The source tree is generated under ``build/site-src/`` and the HTML written to ``build/site/``.
 
     python -m pate_study.tooling.site [--out build/site]
 

@@ -1,7 +1,7 @@
 """The Audio Set package imports in one direction: no cycle between its modules, no import hidden inside a function
 (unless a comment on that line says which import-time cost it avoids), no other module's private name, and only
-:mod:`pate_study.experiments.audioset.pipeline` reaches the cluster code (:mod:`pate_study.learning.distributed`) to choose
-where an ensemble runs. Its units of work (:mod:`~pate_study.experiments.audioset.shards`) pickle."""
+:mod:`pate_study.experiments.audioset.pipeline` reaches the cluster code (:mod:`pate_study.learning.distributed`) to
+choose where an ensemble runs. Its units of work (:mod:`~pate_study.experiments.audioset.shards`) pickle."""
 
 import ast
 import pickle

@@ -1,4 +1,5 @@
-"""Smooth sensitivity (Papernot et al. 2018, App. B): vectorised walk, cached log q0, conditions C5–C6, threshold values."""
+"""Smooth sensitivity (Papernot et al. 2018, App. B): vectorised walk, cached log q0, conditions C5–C6, threshold
+values."""
 
 from __future__ import annotations
 

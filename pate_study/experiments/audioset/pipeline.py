@@ -58,8 +58,8 @@ def _identity(value: Any) -> Any:
 def plan_shards(
     partitions: Any, teachers_per_task: int | None, seed: int, data_key: str, device: str, label: str
 ) -> tuple[list[tuple[range, int]], list[distributed.Shard]]:
-    """The plan and one :class:`pate_study.learning.distributed.Shard` per entry: the shard's training partitions and seed,
-    cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.core.cache`)."""
+    """The plan and one :class:`pate_study.learning.distributed.Shard` per entry: the shard's training partitions and
+    seed, cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.core.cache`)."""
     plan = shard_plan(partitions.n_teachers, teachers_per_task, seed)
     shards = [
         distributed.Shard(
@@ -646,8 +646,8 @@ def sigma_students(
     progress: bool = False,
 ) -> pd.DataFrame:
     """Figs 5.17-5.19 over the thesis's σ ranges: for each ``(item, th_e, th_c labels)`` of ``points`` (the figures'
-    configurations, e.g. :data:`.release_verdicts.STUDENT_FIGURES`), the releases of :func:`.release.sigma_releases` on the
-    first ``n_queries`` pool queries and a student per release and seed; one row per release (seed means and spread,
+    configurations, e.g. :data:`.release_verdicts.STUDENT_FIGURES`), the releases of :func:`.release.sigma_releases` on
+    the first ``n_queries`` pool queries and a student per release and seed; one row per release (seed means and spread,
     :func:`.students.seed_summary`)."""
 
     def parse(x):

@@ -487,10 +487,10 @@ def q_average_verdict(
                 f"{r.thesis_q_average_min:.3f} (th_e={r.th_e}, floor {r.floor_153_labels:.3f})"
                 for r in bad.itertuples()
             )
-            + " lie below what Theorem 13 allows with σ_e = 0.3 on vote fractions in [0, 1] over 153 labels: the printed "
-            "q averages are inconsistent with the stated setting (which part differs, e.g. q̃ over fewer labels, "
-            "another noise scale or another F, the thesis does not say), so its ε and q̃ are not the quantity ours "
-            "are",
+            + " lie below what Theorem 13 allows with σ_e = 0.3 on vote fractions in [0, 1] over 153 labels: "
+            "the printed q averages are inconsistent with the stated setting (which part differs, e.g. q̃ over fewer "
+            "labels, another noise scale or another F, the thesis does not say), so its ε and q̃ are not the quantity "
+            "ours are",
         ), table
     return agrees(
         rule="printed q average >= the smallest q̃ that Theorem 13 can give at σ_e = 0.3 on vote fractions (153 labels)"
@@ -1472,14 +1472,17 @@ def multilabel_findings(
         findings(sweep, t54, mw, bounds, rules, aud)
         + [f"{c.claim}: thesis {c.thesis}; ours {c.ours} -> {c.verdict}" for c in claims.itertuples()]
         + [
-            f"students: best mAP {r['best_student_map']:.3f} vs single model {r['single_model_map']:.3f}, {t_max}-teacher "
+            f"students: best mAP {r['best_student_map']:.3f} vs single model {r['single_model_map']:.3f}, "
+            f"{t_max}-teacher "
             f"aggregate {r['aggregate_map']:.3f}, class prior {r['class_prior_map']:.3f}; the same student on the true "
             f"labels of {n_diag} pool queries {r['student_true_labels_map']:.3f}, on the noise-free aggregate's labels "
             f"{r['student_noise_free_labels_map']:.3f}",
             f"Table 5.4 q average: {v_q.verdict} ({v_q.reason})",
             f"audit: {audit['violations_sound_claims']} violations of the package's sound claims in {audit['n_sound']} "
-            f"settings; half-noise twins caught in {audit['broken_caught']} of {audit['n_broken']}; the thesis's accounting "
-            f"of Def. 11 caught in {audit['adaptive_as_fixed_caught']} of {audit['n_as_fixed']}; the top-k vote charged at "
+            f"settings; half-noise twins caught in {audit['broken_caught']} of {audit['n_broken']}; the thesis's "
+            "accounting "
+            f"of Def. 11 caught in {audit['adaptive_as_fixed_caught']} of {audit['n_as_fixed']}; the top-k vote "
+            "charged at "
             f"√k/T (a wrong accounting) caught in {audit['wrong_accounting_caught']} of {audit['n_wrong_accounting']}",
         ]
     )

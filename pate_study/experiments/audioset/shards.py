@@ -2,13 +2,13 @@
 
 Each unit is a module-level function of plain, picklable data (arrays, numbers, strings, a frozen
 :class:`~.teachers.TeacherSpec`) that returns plain data (nested dicts of arrays, numbers and strings: what
-:func:`pate_study.learning.distributed.map_shards` caches and Ray ships back), so it runs the same in this process and in a
-Ray worker. :mod:`.pipeline` plans the shards and picks the backend; the functions here only compute one shard
+:func:`pate_study.learning.distributed.map_shards` caches and Ray ships back), so it runs the same in this process and
+in a Ray worker. :mod:`.pipeline` plans the shards and picks the backend; the functions here only compute one shard
 and put the shards' results back together (:func:`assemble_run`).
 
 Determinism: shard ``k`` of a plan trains its teachers' partitions (cut from the partitions drawn before
-scheduling) with :func:`pate_study.learning.distributed.shard_seed` -- ``seed`` itself when there is one shard, so one shard
-reproduces the local result exactly. With several shards the teachers of a shard are one stack (dropout masks come
+scheduling) with :func:`pate_study.learning.distributed.shard_seed` -- ``seed`` itself when there is one shard, so one
+shard reproduces the local result exactly. With several shards the teachers of a shard are one stack (dropout masks come
 from one generator per stack), so results depend on the shard plan and on nothing else: not the backend, not the
 number of workers, not finishing order. Each shard also draws its own ``curve_clips`` eval sample for the training
 curves (final scores use every eval clip).

@@ -194,7 +194,8 @@ def table_4_1_record(table41: pd.DataFrame) -> dict[str, Any]:
     small = table41.query("block == 'small'")
     v = not_comparable(
         f"{row.overall_size_ours:,} big bal_train clips here vs {row.overall_size_thesis:,} crawled clips; "
-        f"{row.class_number_ours} vs {row.class_number_thesis} classes (ours: an ontology rule); per-row verdicts in the table",
+        f"{row.class_number_ours} vs {row.class_number_thesis} classes (ours: an ontology rule); per-row verdicts in "
+        "the table",
         rule="sizes of different clip sources are not comparable; class number exact",
     )
     return dict(
@@ -313,8 +314,8 @@ def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataF
         f"the thesis' ~{pub['small_baseline_map_approx']} / ~{pub['big_baseline_map_approx']} are read off its curves "
         f"of ResNets on log-Mel of {pools.individual_teacher_train_thesis['small']:,}/"
         f"{pools.individual_teacher_train_thesis['big']:,} clips, selected on the test set; ours are embedding MLPs on "
-        f"{pools.individual_teacher_train_ours['small']:,}/{pools.individual_teacher_train_ours['big']:,} clips selected "
-        f"on validation; its own tables print {raw['small']} / {raw['big']}"
+        f"{pools.individual_teacher_train_ours['small']:,}/{pools.individual_teacher_train_ours['big']:,} clips "
+        f"selected on validation; its own tables print {raw['small']} / {raw['big']}"
     )
 
     def summary(run) -> tuple[float, float, int]:
@@ -650,7 +651,8 @@ def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: di
             v_conv,
             long_conv.claim(
                 f"larger rates converge earlier: selected step at {l_lr:g} − at {o_lr:g} > 0 at the thesis's length",
-                f"mean selected step {long_conv.a.mean():.0f} at {l_lr:g} vs {long_conv.b.mean():.0f} at {o_lr:g} of {n_long}",
+                f"mean selected step {long_conv.a.mean():.0f} at {l_lr:g} vs {long_conv.b.mean():.0f} at {o_lr:g} of "
+                f"{n_long}",
             ),
         )
         v_best, v_conv = cut_off(v_best, still, l_lr), cut_off(v_conv, still, l_lr)
@@ -862,11 +864,12 @@ def class_curve_records(
     seed: int = 0,
 ) -> tuple[dict, dict]:
     """Figs A.2 / A.3 ("baseline" = big 1, "big 10" = its teacher 0). ``class_curves[key]``: ``(steps, per-class test
-    AP [K, C])`` at every evaluation of teacher 0 (:func:`.teachers.class_ap_at_evaluations`); ``selected[key]``: ``(per-class AP at the
-    selected, best-validation checkpoint, its step)`` -- the headline values, as Table A.1 / Fig A.1 use; ``groups``:
-    the best / medium / worst 10 by the selected AP (:func:`.diagnostics.ranked_classes`). Claims: every class of the
-    baseline reaches the thesis's floor; a tenth of the data lowers the best classes' AP (both directional, on the
-    intervals of :func:`class_ap_estimates`; ``test``, ``n_boot``, ``seed``: its bootstrap)."""
+    AP [K, C])`` at every evaluation of teacher 0 (:func:`.teachers.class_ap_at_evaluations`); ``selected[key]``:
+    ``(per-class AP at the selected, best-validation checkpoint, its step)`` -- the headline values, as Table A.1 /
+    Fig A.1 use; ``groups``: the best / medium / worst 10 by the selected AP (:func:`.diagnostics.ranked_classes`).
+    Claims: every class of the baseline reaches the thesis's floor; a tenth of the data lowers the best classes' AP
+    (both directional, on the intervals of :func:`class_ap_estimates`; ``test``, ``n_boot``, ``seed``: its
+    bootstrap)."""
     sel = {k: np.asarray(v[0], float) for k, v in selected.items()}
     best_b, worst_b = float(sel["baseline"][groups["baseline"]["best"]].mean()), float(np.nanmin(sel["baseline"]))
     best_10 = float(sel["big 10"][groups["big 10"]["best"]].mean())
@@ -1000,8 +1003,8 @@ def teacher_findings(
         f"({r510['verdict_equal_steps']}), {_margin(r510, 'equal_epochs')} at equal epochs "
         f"({r510['verdict_equal_epochs']}). **Learning rate** (lowest against the best other, "
         f"{r512.get('compared_lr', float('nan')):g}): final mAP {_margin(r512, 'final')} within {steps} steps with "
-        f"early stopping ({r512.get('verdict_lowest_rate_best_recipe_schedule', r512['verdict'])} with 'the lowest rate "
-        "performs best')"
+        f"early stopping ({r512.get('verdict_lowest_rate_best_recipe_schedule', r512['verdict'])} with 'the lowest "
+        "rate performs best')"
         + (
             f", {_margin(r512, 'thesis_length')} against the recipe's rate at the thesis's length, "
             f"{r512['thesis_length_steps']} steps without early stopping ({r512['verdict_lowest_rate_best']}; "
@@ -1017,7 +1020,8 @@ def teacher_findings(
         )
         + " "
         f"({r512.get('verdict_larger_rates_converge_earlier', r512['verdict'])} with 'larger rates converge earlier').",
-        f"* **Per class** (big baseline): Spearman rho(training clips, AP) = {records['figA.1']['spearman_counts_ap']:.2f}; "
+        "* **Per class** (big baseline): Spearman rho(training clips, AP) = "
+        f"{records['figA.1']['spearman_counts_ap']:.2f}; "
         f"the training counts of bal_train are nearly flat (≥ {min_clips} clips per class), so the thesis' 'no "
         "correlation' is tested on a much narrower range here.",
         "* **Log-Mel CNNs (Figs 5.4/5.5)** ran "
@@ -1027,7 +1031,8 @@ def teacher_findings(
             else "on real raw audio."
         ),
         f"* **Adaptive class weights (Fig 5.11)** change the big-10 final mAP by {-r511['final_margin']:+.3f} ± "
-        f"{r511['final_tolerance']:.3f} (AUC {ablation['adaptive weights'].auc.mean() - ablation['recipe'].auc.mean():+.3f}) with weights spread up to "
+        f"{r511['final_tolerance']:.3f} (AUC "
+        f"{ablation['adaptive weights'].auc.mean() - ablation['recipe'].auc.mean():+.3f}) with weights spread up to "
         f"{r511['largest_weight_ratio_between_classes']:.1f}x between classes: {r511['verdict']} with the thesis' "
         "'no positive effect'.",
     ]

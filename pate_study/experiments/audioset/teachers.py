@@ -71,7 +71,8 @@ class TeacherSpec:
             raise ValueError(f"class_weights={self.class_weights!r}: expected None (plain BCE) or 'adaptive' (§5.1.3)")
 
     def evaluation_hook(self):
-        """The ``on_evaluate`` hook of :func:`pate_study.learning.training.train_stacked` for ``class_weights`` (or None)."""
+        """The ``on_evaluate`` hook of :func:`pate_study.learning.training.train_stacked` for ``class_weights`` (or
+        None)."""
         if self.class_weights == "adaptive":
             return AdaptiveClassWeights(self.weight_max, self.weight_temperature)
         return None
@@ -439,7 +440,8 @@ def deterministic_kernels(device):
     """Deterministic kernels for the CNN teachers on the CPU: ``torch.use_deterministic_algorithms`` and
     oneDNN's deterministic mode (``torch.backends.mkldnn``; its convolution backward may otherwise reduce
     across threads in a run-dependent order), restored afterwards. Results still depend on the thread
-    count (a different reduction split), which is part of the provenance (:func:`pate_study.core.device.describe_device`).
+    count (a different reduction split), which is part of the provenance
+    (:func:`pate_study.core.device.describe_device`).
     On CUDA nothing changes (bf16 autocast; cuDNN's choices are not pinned)."""
     if getattr(device, "type", str(device)) != "cpu":
         yield
@@ -495,8 +497,8 @@ def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) ->
     """Notebook 04's ablation arms (Figs 5.7, 5.8, 5.10-5.12) as changes to the recipe ``spec``: no mixup, the random
     sampler, each batch size that is not the recipe's twice (``"batch b"``: the recipe's steps; ``"batch b, equal
     epochs"``: as many clips as the recipe, :func:`equal_epochs`), each learning rate and width that is not the
-    recipe's, the lowest learning rate and the recipe's again at the thesis's length (:func:`thesis_length_arms`), adaptive
-    class weights."""
+    recipe's, the lowest learning rate and the recipe's again at the thesis's length (:func:`thesis_length_arms`),
+    adaptive class weights."""
     arms: dict[str, dict] = {"recipe": {}, "no mixup": {"mixup_alpha": None}, "random sampler": {"sampler": "random"}}
     for b in batch_sizes:
         if b != spec.batch_size:

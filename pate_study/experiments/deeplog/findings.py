@@ -80,24 +80,28 @@ def findings_lines(
     lt = length_test["mean"]
     return [
         f"* **Data and scale.** {data}.",
-        f"* **Control.** {control_accuracy:.3f} on the real test split (thesis ≈ 0.97). {dup['test_share_seen_in_train']:.0%} of"
+        f"* **Control.** {control_accuracy:.3f} on the real test split (thesis ≈ 0.97). "
+        f"{dup['test_share_seen_in_train']:.0%} of"
         f" the test sequences occur verbatim in the training split; on the {unseen['unseen_sequences']} unseen ones the"
         f" control scores {unseen['unseen_accuracy']:.3f}. A rule that reads only the length scores {length_only:.3f}.",
         f"* **Figs 4.1/4.2.** Fig 4.1 is rows {f1['file_row'].min()}–{f1['file_row'].max()} of hdfs_train"
         f" ({f1['exact'].sum()}/{len(f1)} lines exact), Fig 4.2 rows {f2['file_row'].min()}–{f2['file_row'].max()} of"
         f" hdfs_test_abnormal ({f2['exact'].sum()}/{len(f2)} exact); the other lines differ by at most"
-        f" {max(t['token_edit_distance'].max() for t in listings.values())} token(s). Only these two files were searched.",
+        f" {max(t['token_edit_distance'].max() for t in listings.values())} token(s). Only these two files were "
+        "searched.",
         "* **Adjacency.** Every idea releases the length unchanged, so under replace-one of any length every idea has"
         " ε = ∞ for the length. Under the thesis's Hamming-1 adjacency k-RR and Idea 1 pay ε per release, not L·ε;"
         " Ideas 2 and 4 pay L·ε (every position reads the whole sequence).",
-        f"* **Idea 1.** Δu measured on the embedding {idea1.measured_delta_u:.3f} (thesis 1.96): the exact range of that table,"
+        f"* **Idea 1.** Δu measured on the embedding {idea1.measured_delta_u:.3f} (thesis 1.96): the exact range of "
+        "that table,"
         f" but the table is trained on private data; Δu = 2 holds for any cosine utility. With the measured Δu it"
         f" {_reached(r, best, IDEA1_MEASURED, level)}. Fig 4.3: {judged['visca2021-fig4.3'].verdict}"
         f" ({judged['visca2021-fig4.3'].reason}).",
         f"* **Idea 2.** At ε = 100 per position: accuracy {at_epsilon(summary, IDEA2, 100, 'accuracy'):.3f},"
-        f" Hamming {at_epsilon(summary, IDEA2, 100, 'hamming'):.3f} (thesis > 0.4); the autoencoder's own reconstruction"
-        f" error without noise is {recon['autoencoder']['hamming']:.3f}, a floor for every seq2seq idea; the composed budget"
-        f" for length {l_max} is {100 * l_max:g} (thesis: 2,000 for length 20).",
+        f" Hamming {at_epsilon(summary, IDEA2, 100, 'hamming'):.3f} (thesis > 0.4); the autoencoder's own "
+        "reconstruction"
+        f" error without noise is {recon['autoencoder']['hamming']:.3f}, a floor for every seq2seq idea; the composed "
+        f"budget for length {l_max} is {100 * l_max:g} (thesis: 2,000 for length 20).",
         f"* **Ideas 3 and 5.** Accuracy {q(IDEA3)['accuracy'].min():.3f}–{best.loc[IDEA3, 'accuracy']:.3f} (Idea 3) and"
         f" {q(IDEA5)['accuracy'].min():.3f}–{best.loc[IDEA5, 'accuracy']:.3f} (Idea 5) over the grid. At the smallest ε"
         f" Idea 3 scores {lt.loc[IDEA3, 'original lengths']:.3f} with the original lengths and"
@@ -105,8 +109,8 @@ def findings_lines(
         f" original lengths: {lt.loc[KRR, 'original lengths']:.3f}). One mechanism per sequence: ε = 2/b with our order"
         f" (normalise, then noise); with the thesis's order (noise, then normalise) the tanh-bounded LSTM state still"
         f" gives a finite ε = 2·hidden/b, {hidden}× larger here: the thesis lacks a stated scale, not a finite bound.",
-        f"* **Idea 4.** Accuracy rises from {q(IDEA4)['accuracy'].min():.3f} to {best.loc[IDEA4, 'accuracy']:.3f} as the"
-        f" Hamming distance falls (thesis: both fall).",
+        f"* **Idea 4.** Accuracy rises from {q(IDEA4)['accuracy'].min():.3f} to {best.loc[IDEA4, 'accuracy']:.3f} as "
+        "the Hamming distance falls (thesis: both fall).",
         "* **Idea 5 / Fig 4.7.** Not comparable: one model trained at a fixed ε, only the release noise varies.",
         f"* **Baseline.** Per-symbol k-RR (K = {vocabulary_size}) {_reached(r, best, KRR, level)}. It uses no trained"
         f" model, so it protects the training sequences completely (ε = 0 for them); every other idea trains"

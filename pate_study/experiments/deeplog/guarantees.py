@@ -166,9 +166,13 @@ def guarantee_summary(guarantees: pd.DataFrame) -> pd.DataFrame:
 
 #: the guarantee written on each figure
 FIGURE_GUARANTEE = {
-    "visca2021-fig4.3": "ε per symbol (fixed public embedding; also the Hamming-1 ε); L·ε per sequence; training split: none",
+    "visca2021-fig4.3": (
+        "ε per symbol (fixed public embedding; also the Hamming-1 ε); L·ε per sequence; training split: none"
+    ),
     "visca2021-fig4.4": "ε per position; L·ε per sequence and per symbol; training split: none",
-    "visca2021-fig4.5": "ε per sequence (unit-l1 latent, Lap(2/ε); hidden·ε in the thesis's order); training split: none",
+    "visca2021-fig4.5": (
+        "ε per sequence (unit-l1 latent, Lap(2/ε); hidden·ε in the thesis's order); training split: none"
+    ),
     "visca2021-fig4.6": "ε per position (Δ₁ ≤ 2); L·ε per sequence; training split: none",
     "visca2021-fig4.7": "ε per sequence for test sequences; training split: none (noisy training is not DP)",
 }

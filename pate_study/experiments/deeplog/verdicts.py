@@ -94,8 +94,8 @@ def idea_verdicts(
         1.0,
         ham100,
         quantity=f"Hamming distance at ε = {highlighted_epsilon:g}",
-        why_differs=f"ours {ham100:.3f}: at ε = {highlighted_epsilon:g} the EM is nearly the argmax, so the distance is "
-        "the autoencoder's own reconstruction error, which depends on its (unstated) size and training",
+        why_differs=f"ours {ham100:.3f}: at ε = {highlighted_epsilon:g} the EM is nearly the argmax, so the "
+        "distance is the autoencoder's own reconstruction error, which depends on its (unstated) size and training",
     )
     acc3 = summary[summary["idea"] == IDEA3]["accuracy"]
     if length_test is not None and IDEA3 in length_test.index:
@@ -119,7 +119,8 @@ def idea_verdicts(
         0.55,
         float(acc3.max()),
         quantity="largest Idea 3 accuracy over the ε grid (paper: ≈ 0.50 throughout)",
-        why_differs=f"ours {acc3.min():.3f}–{acc3.max():.3f}: above chance even where the latent is pure noise; {cause}",
+        why_differs=f"ours {acc3.min():.3f}–{acc3.max():.3f}: above chance even where the latent is pure noise; "
+        f"{cause}",
     )
     acc_tr, ham_tr = _trend(summary, IDEA4, "accuracy"), _trend(summary, IDEA4, "hamming")
     rule = "Spearman(accuracy, ε) < 0 and Spearman(Hamming, ε) < 0 (paper: both decrease)"
@@ -127,8 +128,8 @@ def idea_verdicts(
         verdicts.agrees(rule=rule)
         if acc_tr < 0 and ham_tr < 0
         else verdicts.differs(
-            f"trends accuracy {acc_tr:+.2f}, Hamming {ham_tr:+.2f}: less noise on the probabilities gives the argmax back,"
-            " so accuracy rises as the distance falls",
+            f"trends accuracy {acc_tr:+.2f}, Hamming {ham_tr:+.2f}: less noise on the probabilities gives the argmax "
+            "back, so accuracy rises as the distance falls",
             rule=rule,
         )
     )

@@ -304,7 +304,8 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
     lines = [f"* **Data.** {data_stamp}."]
     noisy = signal[signal["level"] != NO_NOISE]
     lines.append(
-        f"* **Signal.** On the ρ grid the noise standard deviation is {noisy['noise_std_over_mean_coordinate'].min():,.0f}"
+        "* **Signal.** On the ρ grid the noise standard deviation is "
+        f"{noisy['noise_std_over_mean_coordinate'].min():,.0f}"
         f"–{noisy['noise_std_over_mean_coordinate'].max():,.0f} times the mean coordinate of a beat; the best"
         f" linear read-out of one privatised beat has a signal-to-noise ratio of at most"
         f" {noisy['linear_readout_snr_bound'].min():.4f}–{noisy['linear_readout_snr_bound'].max():.4f}"
@@ -333,20 +334,25 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
         lines.append(f"* **{name}** ({design_label(result)}):")
         lines.append(
             f"  * Ensemble (Fig. 8): median accuracy {med.loc[NO_NOISE, 'ensemble_accuracy']:.3f} on unperturbed"
-            f" queries, {med.loc[noised, 'ensemble_accuracy'].min():.3f}–{med.loc[noised, 'ensemble_accuracy'].max():.3f}"
-            f" on privatised ones (decay {effects['ensemble_decay_pct'].min():.1f}–{effects['ensemble_decay_pct'].max():.1f}"
+            " queries, "
+            f"{med.loc[noised, 'ensemble_accuracy'].min():.3f}–{med.loc[noised, 'ensemble_accuracy'].max():.3f}"
+            " on privatised ones (decay "
+            f"{effects['ensemble_decay_pct'].min():.1f}–{effects['ensemble_decay_pct'].max():.1f}"
             f" points; paper 4–5). PATE (Fig. 9): {med.loc[NO_NOISE, 'pate_accuracy']:.3f} unperturbed,"
-            f" gap to it {effects['pate_gap_vs_unperturbed_pct'].min():.1f}–{effects['pate_gap_vs_unperturbed_pct'].max():.1f}"
+            " gap to it "
+            f"{effects['pate_gap_vs_unperturbed_pct'].min():.1f}–{effects['pate_gap_vs_unperturbed_pct'].max():.1f}"
             f" points"
             + (
                 f": **by construction**, since LNMax's scale 1/γ = {1 / gamma:g} is at least the"
-                f" {result.teachers['n_teachers']} teachers, PATE is near random even on unperturbed queries, and the gap"
+                f" {result.teachers['n_teachers']} teachers, PATE is near random even on unperturbed queries, and the "
+                "gap"
                 f" is that value minus chance ({1 / N_CLASSES:.2f}); it is not a measurement to set beside the paper's"
                 if lnmax_degenerate(result, gamma)
                 else " (paper 10–12)"
             )
             + f"; LNMax alone costs {effects['ensemble_minus_pate_privatised_pct'].min():.1f}–"
-            f"{effects['ensemble_minus_pate_privatised_pct'].max():.1f} points on privatised queries (another quantity)."
+            f"{effects['ensemble_minus_pate_privatised_pct'].max():.1f} points on privatised queries (another "
+            "quantity)."
         )
         collapse = class_collapse(result)
         rw = reweighted_effects(collapse) if NO_NOISE in collapse.index else {}
@@ -365,9 +371,10 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
             f"{cn['ensemble_modal_share'].max():.2f} of its predictions (1/{N_CLASSES} = {1 / N_CLASSES:.2f} per class"
             f" in this balanced sample): {'a collapse onto one class' if collapsed else 'no collapse onto one class'};"
             f" the students' most frequent prediction is {modal('student')} (share"
-            f" {cn['student_modal_share'].min():.2f}–{cn['student_modal_share'].max():.2f}). Reweighted to the full data's class priors"
-            f" ({FULL_DATA_MAJORITY:.1%} N), the ensemble's decay would be"
-            f" {rw.get('ensemble_decay_reweighted_min_pct', float('nan')):.1f}–{rw.get('ensemble_decay_reweighted_max_pct', float('nan')):.1f}"
+            f" {cn['student_modal_share'].min():.2f}–{cn['student_modal_share'].max():.2f}). Reweighted to the full "
+            f"data's class priors ({FULL_DATA_MAJORITY:.1%} N), the ensemble's decay would be"
+            f" {rw.get('ensemble_decay_reweighted_min_pct', float('nan')):.1f}–"
+            f"{rw.get('ensemble_decay_reweighted_max_pct', float('nan')):.1f}"
             f" points (paper 4–5) and the student's drop {rw.get('student_drop_reweighted_min_pct', float('nan')):.1f}–"
             f"{rw.get('student_drop_reweighted_max_pct', float('nan')):.1f} (paper 7–8): a collapse onto N would make"
             " the paper's mild numbers a majority-class effect; a collapse onto another class would not."
@@ -375,10 +382,12 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
         lines.append(
             f"  * Student (Fig. 10): median accuracy {med.loc[NO_NOISE, 'student_accuracy']:.3f} without noise,"
             f" {med.loc[noised, 'student_accuracy'].min():.3f}–{med.loc[noised, 'student_accuracy'].max():.3f} with it;"
-            f" chance {1 / N_CLASSES:.2f}, majority class of the validation rows {s['student_baseline_accuracy'].median():.3f},"
+            f" chance {1 / N_CLASSES:.2f}, majority class of the validation rows "
+            f"{s['student_baseline_accuracy'].median():.3f},"
             f" label control (labels shuffled) {med.loc[noised, 'control_accuracy'].min():.3f}–"
             f"{med.loc[noised, 'control_accuracy'].max():.3f}. Each accuracy is measured on"
-            f" {result.config.student_validation} beats (one beat = {100 / result.config.student_validation:.0f} points)."
+            f" {result.config.student_validation} beats (one beat = {100 / result.config.student_validation:.0f} "
+            "points)."
         )
         lines.append(
             f"  * ε_dep (Fig. 11, Table 1): {eps['n_students_on_integer_bound']} of {eps['n_students']} students sit"
@@ -388,7 +397,8 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
             f" {s['median_q'].median():.2f})."
             + (
                 f" IQR {eps['worst_privatized_iqr']:g} and ratio"
-                f" {eps.get('median_ratio_privatized_to_no_noise_min', float('nan')):.2f} are therefore not measurements."
+                f" {eps.get('median_ratio_privatized_to_no_noise_min', float('nan')):.2f} are therefore not "
+                "measurements."
                 if eps["n_students_on_integer_bound"] == eps["n_students"]
                 else ""
             )

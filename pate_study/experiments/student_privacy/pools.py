@@ -33,7 +33,8 @@ class Pools:
 
     @property
     def student_groups(self) -> np.ndarray | None:
-        """The groups a student's rows are drawn by (:func:`~pate_study.experiments.student_privacy.pipeline.student_rows`):
+        """The groups a student's rows are drawn by
+        (:func:`~pate_study.experiments.student_privacy.pipeline.student_rows`):
         the URL ids when the pools are split by URL, else None (row-wise draws, as a row split implies)."""
         return self.student_urls if self.split == "url" else None
 

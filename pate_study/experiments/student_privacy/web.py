@@ -140,9 +140,13 @@ def verdicts(result, sosa: dict, published: dict, *, gamma: float, delta: float,
         if abs(change) <= 0.05:
             out[item] = judge.agrees(rule=rule)
         else:
+            noisy_call = (
+                "most requests anomalous"
+                if med.drop(index=NO_NOISE)["student_tpr"].median() > med.loc[NO_NOISE, "student_tpr"]
+                else "most requests benign"
+            )
             out[item] = judge.differs(
-                f"median {name} moves by {change:+.3f} at ρ = {level}: noisy students call "
-                f"{'most requests anomalous' if med.drop(index=NO_NOISE)['student_tpr'].median() > med.loc[NO_NOISE, 'student_tpr'] else 'most requests benign'}"
+                f"median {name} moves by {change:+.3f} at ρ = {level}: noisy students call {noisy_call}"
                 f" (balanced accuracy {med.drop(index=NO_NOISE)['student_balanced_accuracy'].min():.2f}–"
                 f"{med.drop(index=NO_NOISE)['student_balanced_accuracy'].max():.2f} vs "
                 f"{med.loc[NO_NOISE, 'student_balanced_accuracy']:.2f}); {data_reason}",
@@ -330,17 +334,20 @@ def findings(
     ]
     lines.append(
         f"* **Validation rows.** Drawn per student from URLs it never queried, with the pool's class balance:"
-        f" {noised['validation_positive_share'].median():.1%} anomalous (queries {med['query_positive_share'].median():.1%});"
+        f" {noised['validation_positive_share'].median():.1%} anomalous (queries "
+        f"{med['query_positive_share'].median():.1%});"
         f" two students share {np.nanmedian(med['validation_overlap']):.0%} of their validation rows on median."
     )
     lines.append(
         f"* **Signal.** The noise standard deviation is {noisy_signal['noise_std_over_mean_coordinate'].min():,.0f}–"
         f"{noisy_signal['noise_std_over_mean_coordinate'].max():,.0f} times the mean TF-IDF coordinate, but a"
         f" request has only {noisy_signal['median_nonzeros'].iloc[0]:.0f} non-zero coordinates (median), so this"
-        f" overstates the damage: the best linear read-out of a privatised request has a signal-to-noise ratio of at most"
+        " overstates the damage: the best linear read-out of a privatised request has a signal-to-noise ratio of at "
+        "most"
         f" {noisy_signal['linear_readout_snr_bound'].min():.3f}–{noisy_signal['linear_readout_snr_bound'].max():.3f}"
         f" (‖x‖₂/(√2 b), median ‖x‖₂ = {noisy_signal['median_l2_norm'].iloc[0]:.3f}). The teachers agree strongly"
-        f" on privatised requests (plurality share {noised['mean_top_vote_share'].min():.2f}–{noised['mean_top_vote_share'].max():.2f})"
+        " on privatised requests (plurality share "
+        f"{noised['mean_top_vote_share'].min():.2f}–{noised['mean_top_vote_share'].max():.2f})"
         f" but on the answer a noise vector gets: their accuracy on the queries is"
         f" {noised['ensemble_accuracy'].min():.2f}–{noised['ensemble_accuracy'].max():.2f}"
         f" (the queries are {med['query_positive_share'].median():.0%} anomalous)."
@@ -348,12 +355,13 @@ def findings(
     if NO_NOISE in med.index:
         clean = med.loc[NO_NOISE]
         lines.append(
-            f"* **Student (Figs 13–14).** Without noise: TPR {clean['student_tpr']:.3f}, TNR {clean['student_tnr']:.3f},"
-            f" balanced accuracy {clean['student_balanced_accuracy']:.3f} (label control {clean['control_balanced_accuracy']:.3f})."
+            f"* **Student (Figs 13–14).** Without noise: TPR {clean['student_tpr']:.3f}, TNR "
+            f"{clean['student_tnr']:.3f}, balanced accuracy {clean['student_balanced_accuracy']:.3f} (label control "
+            f"{clean['control_balanced_accuracy']:.3f})."
             f" With noise: TPR {noised['student_tpr'].min():.3f}–{noised['student_tpr'].max():.3f}, TNR"
             f" {noised['student_tnr'].min():.3f}–{noised['student_tnr'].max():.3f}, balanced accuracy"
-            f" {noised['student_balanced_accuracy'].min():.3f}–{noised['student_balanced_accuracy'].max():.3f}; the label"
-            f" control (same students, labels shuffled) {noised['control_balanced_accuracy'].min():.3f}–"
+            f" {noised['student_balanced_accuracy'].min():.3f}–{noised['student_balanced_accuracy'].max():.3f}; the "
+            f"label control (same students, labels shuffled) {noised['control_balanced_accuracy'].min():.3f}–"
             f"{noised['control_balanced_accuracy'].max():.3f}; a trivial classifier has 0.5. Noise"
             f" {'raises' if noised['student_tpr'].max() > clean['student_tpr'] else 'does not raise'} TPR (up to"
             f" {noised['student_tpr'].max():.3f} from {clean['student_tpr']:.3f}) while TNR falls: noisy students call"
@@ -379,12 +387,12 @@ def findings(
     lines.append(
         f"* **ε_dep vs ε*_ind (Fig. 15).** {above} of {len(s)} students exceed the continuous ε*_ind ="
         f' {ind["eps_moments_cont"]:.4f}. Two explanations of the paper\'s "ε_dep > ε*_ind", with numbers:'
-        f" (1) *grid*: ε_dep minimised over λ = 1..8 can reach the integer-grid bound {gaps['integer_T_charged']:.4f} for"
-        f" T = {gaps['n_queries']:,}, above the continuous {gaps['continuous_T_charged']:.4f}; (2) *queries*: if the"
+        f" (1) *grid*: ε_dep minimised over λ = 1..8 can reach the integer-grid bound {gaps['integer_T_charged']:.4f} "
+        f"for T = {gaps['n_queries']:,}, above the continuous {gaps['continuous_T_charged']:.4f}; (2) *queries*: if the"
         f" {result.config.student_threshold} threshold rows were labelled by the teachers too, ε_dep was charged for"
         f" T = {gaps['n_queries_with_extra']:,} (bounds {gaps['continuous_T_with_extra']:.4f} continuous,"
-        f" {gaps['integer_T_with_extra']:.4f} integer) against ε*_ind for {gaps['n_queries']:,}. Here ε_dep never exceeds"
-        f" the integer-grid bound (largest excess {excess:+.2e}), but that holds by construction: each query's"
+        f" {gaps['integer_T_with_extra']:.4f} integer) against ε*_ind for {gaps['n_queries']:,}. Here ε_dep never "
+        f"exceeds the integer-grid bound (largest excess {excess:+.2e}), but that holds by construction: each query's"
         " moment is capped at the data-independent one, a property of the accountant. Whether ε_dep reaches"
         " that cap at all is a property of the data: it needs low teacher consensus on most queries."
     )
@@ -397,7 +405,8 @@ def findings(
             f" {e_noised.min():.2f}–{e_noised.max():.2f} with it"
             + (
                 ": the opposite direction at every level, because the teachers agree on privatised requests"
-                f" (plurality share {noised['mean_top_vote_share'].min():.2f}–{noised['mean_top_vote_share'].max():.2f})"
+                " (plurality share "
+                f"{noised['mean_top_vote_share'].min():.2f}–{noised['mean_top_vote_share'].max():.2f})"
                 " whatever they are."
                 if (e_noised < eps_med[NO_NOISE]).all()
                 else "."
@@ -431,7 +440,8 @@ def findings(
     )
     whole = hypotheses[hypotheses["n_fit"] == hypotheses["n_published"]]
     lines.append(
-        f"* **Sosa's teacher ε (hypotheses, not findings).** Every ε_dep on λ ≤ L lies in [ln(1/δ)/L, ε_ind(T)]. {fits}."
+        "* **Sosa's teacher ε (hypotheses, not findings).** Every ε_dep on λ ≤ L lies in [ln(1/δ)/L, ε_ind(T)]. "
+        f"{fits}."
         + (
             " Settings that fit every published value: "
             + "; ".join(f"λ ≤ {r.max_order}, δ = {r.delta:g}, T = {r.n_queries:,}" for r in whole.itertuples())
