@@ -35,7 +35,7 @@ Implemented here, vectorised over queries × orders and in log space:
   builds its composed curve and hands it to
   :func:`~pate_study.privacy.accounting.account`.
 
-Pitfalls avoided (reference-values.md §5): the q condition is checked, never
+Pitfalls avoided (docs/reference-values.md §5): the q condition is checked, never
 assumed; 1 − e^ε q ≤ 0 cannot produce NaN (the term is dropped); q is capped
 so log q ≤ 0.
 """

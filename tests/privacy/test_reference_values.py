@@ -1,4 +1,4 @@
-"""Every value of shared/docs/reference-values.md, at rtol 1e-6 (or the printed precision when coarser)."""
+"""Every value of docs/reference-values.md, at rtol 1e-6 (or the printed precision when coarser)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_gnmax_logq_and_rdp():
     got = rdp.rdp_gnmax(C240, 40, ORDERS6)[0]
     for g, e in zip(got, ["3.58329e-5", "4.07510e-5", "5.34110e-5", "1.15028e-4", "3.47589e-3", "5.95367e-2"]):
         assert_printed(g, e)
-    # reference-values.md adds "(data-independent α/1600 at the last two)"; the printed values
+    # docs/reference-values.md adds "(data-independent α/1600 at the last two)"; the printed values
     # themselves are below α/1600 (μ1 = 40·√9.115 + 1 ≈ 121.8 > 100, so Theorem 6 applies there).
     assert np.all(got < ORDERS6 / 1600)
 
