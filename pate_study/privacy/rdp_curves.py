@@ -129,7 +129,8 @@ def log_prod_ndtr(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cap_logq(logq: np.ndarray, log_cap: float | np.ndarray) -> np.ndarray:
-    """min(log q, log_cap, 0): a union bound is a probability bound only up to 1 (docs/reference-values.md §5, a pitfall)."""
+    """min(log q, log_cap, 0): a union bound is a probability bound only up to 1 (docs/reference-values.md §5,
+    a pitfall)."""
     return np.minimum(np.minimum(logq, log_cap), 0.0)
 
 
