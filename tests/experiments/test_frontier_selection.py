@@ -96,6 +96,10 @@ def test_targets_carry_the_selection_charge():
         for line in lines
     )
     assert "best_epsilon_selection_charged" not in students.frontier_targets(front, t54)
+    # the target is stated at a sound epsilon <= 300: a charged choice above it is "not met", whatever the mAP
+    assert t["target_verdict"] == "not met" and not t["target_met"]
+    assert t["target_map_verdict_if_fixed_in_advance"] == students.frontier_targets(front, t54)["target_verdict"]
+    assert any("had this release been fixed in advance" in line for line in lines)
     with pytest.raises(ValueError, match="^selection: computed at epsilon_max"):
         students.frontier_targets(front, t54, epsilon_max=200.0, selection=sel)
 
