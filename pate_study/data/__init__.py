@@ -93,13 +93,13 @@ def resolve_source(name: str, data: str = "auto") -> Path | None:
         )
     configured = [variable for variable in (DATA_ENV, MIRROR_ENV) if os.environ.get(variable)]
     if configured:  # the user pointed at data, and it is not there: say so, never fall back quietly
+        # the variables are named, not their folders: this line lands in executed notebooks that are committed
         logger.warning(
-            "%s: not prepared in %s=%s%s; using the synthetic stand-in (outputs are stamped synthetic); "
+            "%s: not prepared in $%s%s; using the synthetic stand-in (outputs are stamped synthetic); "
             "prepare it with `python -m data_recipes prepare %s`",
             name,
             DATA_ENV,
-            data_recipes.data_root(),
-            f" and not in {MIRROR_ENV}={os.environ[MIRROR_ENV]}" if MIRROR_ENV in configured else "",
+            f" and not in ${MIRROR_ENV}" if MIRROR_ENV in configured else "",
             name,
         )
     else:
