@@ -246,7 +246,11 @@ def test_saving_contrast_verdict_needs_a_saving_at_04_but_none_at_02_and_the_ada
 
     v, ratio = release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
     assert v.verdict == "agrees" and ratio["0.4"] == pytest.approx(0.6)
-    assert "a saving with the adaptive threshold: agrees, analytic" in v.reason
+    # the adaptive half is what the mathematics says (no saving once the threshold's sensitivity is charged), never
+    # read off the sweep: neither a saving in the data nor one of rounding size turns it into agrees
+    assert "a saving with the adaptive threshold: differs, analytic" in v.reason
+    v, _ = release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 1.0 - 1e-14), n_labels=10)
+    assert "a saving with the adaptive threshold: differs, analytic" in v.reason
     v, _ = release_verdicts.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
     assert v.verdict == "differs" and "161 per-label factors" in v.reason  # no saving at 0.4: the claim differs
     assert "a saving with the adaptive threshold: differs, analytic" in v.reason  # not counted as evidence
