@@ -8,6 +8,7 @@ import pytest
 
 from pate_study.experiments import pate2018 as p
 from pate_study.experiments import pate2018_lab
+from pate_study.experiments.pate2018_sections import Table2
 from pate_study.privacy import confident_gnmax_epsilon
 from pate_study.privacy import smooth_sensitivity as ss
 
@@ -242,3 +243,24 @@ def test_table2_rows_and_the_lab_read_the_expected_cost_under_its_own_name(votes
     assert dependent.loc["basic", "epsilon"] == expected.expected_epsilon
     assert set(dependent["cost"]) == {"expected (Table 2), not a guarantee"}
     assert set(table[table["analysis"] == "data-independent"]["cost"]) == {"guarantee: every query charged both steps"}
+
+
+def test_table2_is_shown_compact_paper_beside_ours_and_rounded():
+    """06 shows Table 2 in grouped, rounded columns (the CSV keeps every column at full precision)."""
+    table = pd.DataFrame(
+        {
+            "dataset": ["mnist"],
+            "queries": [640],
+            "paper_answered": [286],
+            "expected_answered": [282.721029],
+            "realised_answered_mean": [283.226],
+            "paper_epsilon": [1.97],
+            "epsilon_basic": [1.998817],
+            "realised_epsilon_mean": [1.998894],
+            "verdict": ["agrees"],
+        }
+    )
+    shown = Table2(table, {}).shown
+    assert list(shown.columns.get_level_values(0)) == ["", "answered", "answered", "answered", "ε", "ε", "ε", ""]
+    assert shown.loc["mnist", ("answered", "expected")] == 282.7
+    assert shown.loc["mnist", ("ε", "expected")] == 1.999
