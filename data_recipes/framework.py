@@ -105,12 +105,6 @@ class NotAvailableError(FileNotFoundError):
 
 
 # --------------------------------------------------------------------------- paths
-def repo_root() -> Path | None:
-    """The source checkout root (a ``pyproject.toml`` two levels above this file), or None."""
-    root = Path(__file__).resolve().parents[1]
-    return root if (root / "pyproject.toml").is_file() else None
-
-
 def data_root() -> Path:
     """Where prepared data live: ``$PATE_STUDY_DATA``, else ``<repo>/data``, else ``~/.cache/pate_study/data``.
 

@@ -135,20 +135,6 @@ def noisy_votes(counts: np.ndarray, *, gamma: float, seed: int) -> pd.DataFrame:
     return pd.DataFrame({"class": np.arange(len(counts)), "votes": counts, "noise": noise, "noisy": counts + noise})
 
 
-def laplace_privacy_loss_samples(epsilon: float, sensitivity: float, n_samples: int, seed: int) -> np.ndarray:
-    """Samples of the privacy-loss random variable ℓ(o) = log P[M(D)=o]/P[M(D')=o] (Visca Eq. 4.2).
-
-    M adds Lap(Δ/ε) to a query with f(D) = 0 and f(D') = Δ; then ℓ(o) = (|o − Δ| − |o|)·ε/Δ,
-    which is bounded by ε in absolute value: that bound is the (ε, 0)-DP guarantee.
-    """
-    if epsilon <= 0 or sensitivity <= 0:
-        raise ValueError(f"epsilon and sensitivity must be > 0, got epsilon={epsilon}, sensitivity={sensitivity}")
-    rng = np.random.default_rng(seed)
-    scale = sensitivity / epsilon
-    outputs = rng.laplace(0.0, scale, size=int(n_samples))
-    return (np.abs(outputs - sensitivity) - np.abs(outputs)) / scale
-
-
 def laplace_privacy_loss_mean(epsilon: float) -> float:
     """E[ℓ] = KL(Lap(0, b) ‖ Lap(Δ, b)) = ε + e^{−ε} − 1 with ε = Δ/b (closed form of the Laplace KL divergence)."""
     return float(epsilon + np.expm1(-epsilon))
@@ -274,31 +260,6 @@ def load_votes(
         raise ValueError(f"votes_dataset must be one of {sorted(votes.counts)}, got {dataset!r}")
     counts = votes.counts[dataset][: int(n_rows)]
     return VoteRows(counts, votes.source, votes_notice(votes.source, dataset, len(counts), data, failure))
-
-
-def data_dependent_vs_independent(
-    counts: np.ndarray, *, gamma: float, delta: float, max_integer_order: int = 8, n_points: int = 20
-) -> pd.DataFrame:
-    """LNMax moments-accountant ε after the first T queries, data-dependent (Papernot 2017 Thm. 3) and
-    data-independent (Thm. 2), on the same integer grid λ = 1..L, for T on a log-spaced grid up to len(counts)."""
-    checkpoints = np.unique(np.geomspace(1, len(counts), n_points).round().astype(int))
-    rows = []
-    with warnings.catch_warnings():  # grid-edge optima are expected here; they are reported in the table instead
-        warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        for t in checkpoints:
-            dep = moments_epsilon(gamma=gamma, delta=delta, votes=counts[:t], orders=int(max_integer_order))
-            ind = moments_epsilon(gamma=gamma, delta=delta, n_queries=int(t), orders=int(max_integer_order))
-            rows.append(
-                {
-                    "n_queries": int(t),
-                    "epsilon_dependent": dep.epsilon,
-                    "order_dependent": dep.order,
-                    "epsilon_independent": ind.epsilon,
-                    "order_independent": ind.order,
-                    "best_order_at_grid_edge": dep.at_grid_edge or ind.at_grid_edge,
-                }
-            )
-    return pd.DataFrame(rows)
 
 
 def audit_table(*, gamma: float, n_trials: int, confidence: float, seed: int) -> pd.DataFrame:
