@@ -38,14 +38,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch.utils.flop_counter import FlopCounterMode
-from tqdm import tqdm
-
 from bench_ensemble import (
     best_rate,
     matmul_peak,
     timed,
 )  # the script's folder is on sys.path; it adds the repository root
+from torch.utils.flop_counter import FlopCounterMode
+from tqdm import tqdm
+
 from pate_study.core.device import autocast, choose_device, describe_device, use_mixed_precision
 from pate_study.experiments.audioset.teachers import deterministic_kernels
 from pate_study.learning.models import logmel_model

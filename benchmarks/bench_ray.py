@@ -46,10 +46,10 @@ import warnings
 import numpy as np
 import torch
 
-from pate_study.learning import distributed
-from pate_study.learning.partitions import make_partitions
 from pate_study.experiments.audioset import data as as_data
 from pate_study.experiments.audioset import pipeline, release
+from pate_study.learning import distributed
+from pate_study.learning.partitions import make_partitions
 
 
 def synthetic_embeddings(n: int, labels: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -74,9 +74,9 @@ def _noop(i: int) -> dict:
 
 
 def bench_backends(args: argparse.Namespace) -> None:
-    import ray
-
     import os
+
+    import ray
 
     from pate_study.experiments.audioset import teachers as at
     from pate_study.experiments.audioset.votes import synthetic_votes
@@ -204,9 +204,9 @@ def logmel_seconds_per_iteration(
     sampler's cost is host-side and small), 1001 x 64 log-Mel, 153 classes; synthetic clips (speed does not
     depend on the values)."""
     from pate_study.core.device import choose_device, describe_device
-    from pate_study.learning.partitions import Partitions
     from pate_study.experiments.audioset import data as as_data
     from pate_study.experiments.audioset import teachers as at
+    from pate_study.learning.partitions import Partitions
 
     a, b = steps
     if not 0 < a < b:

@@ -292,7 +292,8 @@ def _spec(steps: int, eval_every: int | None = None):
 
 def stage_teachers(folder: Path, sz: dict, seed: int, steps: tuple[int, int], **_) -> dict:
     """50 stacked teachers, two runs of A and B steps (one evaluation each): seconds per step of the stack."""
-    from pate_study.experiments.audioset import data as as_data, teachers as at
+    from pate_study.experiments.audioset import data as as_data
+    from pate_study.experiments.audioset import teachers as at
 
     X, Y = _open(folder, "features"), _open(folder, "labels")
     n_train = sz["train_clips"]
@@ -462,8 +463,7 @@ def stage_students(folder: Path, sz: dict, seed: int, steps: tuple[int, int], st
     each): seconds per student step."""
     import pickle
 
-    from pate_study.experiments.audioset import pipeline
-    from pate_study.experiments.audioset import students
+    from pate_study.experiments.audioset import pipeline, students
 
     cv, rows, n_pool = _cached_votes(folder, sz)
     X = _open(folder, "features")

@@ -38,6 +38,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ensemble import matmul_flops_per_sample, matmul_peak, synthetic_embeddings, timed  # noqa: E402 - after this folder is put first on sys.path
+
 from pate_study.core.device import choose_device, describe_device, tune_cpu_allocator  # noqa: E402 - after this folder is put first on sys.path
 from pate_study.experiments.audioset.teachers import TeacherSpec, train_teachers  # noqa: E402 - after this folder is put first on sys.path
 from pate_study.learning.partitions import Partitions  # noqa: E402 - after this folder is put first on sys.path

@@ -19,7 +19,6 @@ import argparse
 import logging
 import sys
 
-
 from . import get_recipe, names, prepare
 from .files import EnvPathError, WriteFailedError, one_line
 from .framework import DataError, NotAvailableError, data_root, find_in_mirror, mirror_root, read_manifest

@@ -14,10 +14,9 @@ from typing import Mapping
 
 import numpy as np
 
+from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, atomic_save_npy, require
 from .npyfile import NpyFileError, load_npy
 from .votes import check_counts
-
-from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, atomic_save_npy, require
 
 _BASE = (
     "https://raw.githubusercontent.com/frhrdr/patepy/c1c0c5ec7d042283a661685729ed89bb0b50a32f/"

@@ -14,8 +14,8 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 from pate_study.experiments import primer
-from pate_study.tooling.exercises import gnmax_independent_epsilon, lnmax_independent_epsilon
 from pate_study.privacy import audit_lnmax
+from pate_study.tooling.exercises import gnmax_independent_epsilon, lnmax_independent_epsilon
 
 
 def solve_1() -> dict:

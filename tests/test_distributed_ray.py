@@ -13,11 +13,11 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: pip install -e '.[ray]'")
 
-from pate_study.learning import distributed  # noqa: E402 - only once importorskip found ray
-from pate_study.learning.partitions import make_partitions  # noqa: E402 - only once importorskip found ray
+from pate_study.core.io import hash_inputs, load_cache_entry  # noqa: E402 - only once importorskip found ray
 from pate_study.experiments.audioset import data as as_data  # noqa: E402 - only once importorskip found ray
 from pate_study.experiments.audioset import pipeline, teachers  # noqa: E402 - only once importorskip found ray
-from pate_study.core.io import hash_inputs, load_cache_entry  # noqa: E402 - only once importorskip found ray
+from pate_study.learning import distributed  # noqa: E402 - only once importorskip found ray
+from pate_study.learning.partitions import make_partitions  # noqa: E402 - only once importorskip found ray
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from pate_study.tooling import exercises as ex
 from pate_study.core.paths import REPO_ROOT
+from pate_study.tooling import exercises as ex
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from pate_study.tooling.labcheck import find_browser, run_in_lab
 from pate_study.core.paths import REPO_ROOT
+from pate_study.tooling.labcheck import find_browser, run_in_lab
 from pate_study.tooling.runner import list_notebooks
 
 
@@ -98,8 +98,8 @@ def test_check_flags_package_logs_on_stderr_errors_unrun_cells_and_wrong_stamp(t
 def test_teaching_notebooks_are_copied_with_the_student_parameters_and_checked_strictly(tmp_path, monkeypatch):
     import nbformat
 
-    from pate_study.tooling import labcheck
     from pate_study.core.paths import NOTEBOOKS_DIR
+    from pate_study.tooling import labcheck
 
     monkeypatch.setattr(labcheck, "REPO_ROOT", tmp_path)
     for stem in labcheck.TEACHING_NOTEBOOKS:
@@ -176,8 +176,8 @@ def test_inline_figures_get_alt_text_metadata():
 
 def test_project_loggers_include_the_data_recipes_and_the_check_sees_them():
     """A first run prepares data inside the notebook: the recipes' INFO lines must not become stderr boxes."""
-    from pate_study.tooling.labcheck import PACKAGE_LOG
     from pate_study.reporting.session import PROJECT_LOGGERS
+    from pate_study.tooling.labcheck import PACKAGE_LOG
 
     assert set(PROJECT_LOGGERS) == {"pate_study", "data_recipes"}
     assert PACKAGE_LOG.search("INFO:data_recipes.framework:prepared pate2018-votes -> data/pate2018-votes")
@@ -195,8 +195,8 @@ def test_an_unknown_notebook_is_one_line_not_a_traceback(capsys):
 
 # --- students on their own copies (make lab-light, make lab) ---------------------------------------------------
 def test_student_copies_are_made_once_and_the_students_work_is_kept(tmp_path):
-    from pate_study.tooling import labcopies
     from pate_study.core.paths import NOTEBOOKS_DIR
+    from pate_study.tooling import labcopies
 
     made = labcopies.student_copies(labcopies.TEACHING_NOTEBOOKS, tmp_path / "labs")
     assert [p.name for p in made] == ["00_dp_primer.ipynb", "07_pate2018_lab.ipynb"]

@@ -12,9 +12,10 @@ import nbformat
 import papermill
 import pytest
 
-from pate_study.tooling.labcheck import PACKAGE_LOG
+from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
 from pate_study.reporting.outputs import read_scalars
 from pate_study.reporting.verdicts import VERDICTS
+from pate_study.tooling.labcheck import PACKAGE_LOG
 from pate_study.tooling.runner import (
     PROFILES,
     REQUIRED_PROFILES,
@@ -23,7 +24,6 @@ from pate_study.tooling.runner import (
     list_notebooks,
     load_parameters,
 )
-from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
 
 
 def check_primer(scalars: dict, params: dict) -> None:

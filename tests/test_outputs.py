@@ -349,11 +349,11 @@ def test_show_findings_returns_markdown_bullets_outside_a_notebook():
 def test_interactive_runs_write_under_build_never_figures(tmp_path, monkeypatch):
     """A student's Run All must not touch the committed figures/: folders under figures/ move to build/interactive/;
     the runner's kernel (PATE_STUDY_RUNNER set) keeps figures/."""
-    from pate_study.reporting import session
     import shutil
 
-    from pate_study.reporting.outputs import interactive_output_dir
     from pate_study.core.paths import REPO_ROOT
+    from pate_study.reporting import session
+    from pate_study.reporting.outputs import interactive_output_dir
 
     figures, build = tmp_path / "figures", tmp_path / "build"
     assert interactive_output_dir(figures / "00_dp_primer", figures, build) == build / "interactive" / "00_dp_primer"

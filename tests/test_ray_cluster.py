@@ -26,11 +26,11 @@ import pytest
 ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: pip install -e '.[ray]'")
 from ray.cluster_utils import Cluster  # noqa: E402 - only once importorskip found ray
 
-from pate_study.learning import distributed  # noqa: E402 - only once importorskip found ray
-from pate_study.learning.partitions import make_partitions  # noqa: E402 - only once importorskip found ray
+from pate_study.core.io import hash_inputs, load_cache_entry  # noqa: E402 - only once importorskip found ray
 from pate_study.experiments.audioset import data as as_data  # noqa: E402 - only once importorskip found ray
 from pate_study.experiments.audioset import pipeline, teachers  # noqa: E402 - only once importorskip found ray
-from pate_study.core.io import hash_inputs, load_cache_entry  # noqa: E402 - only once importorskip found ray
+from pate_study.learning import distributed  # noqa: E402 - only once importorskip found ray
+from pate_study.learning.partitions import make_partitions  # noqa: E402 - only once importorskip found ray
 
 logger = logging.getLogger(__name__)
 RUN_LIMIT_S = 180  # no map_shards call here may take longer (the machine may be shared and slow)

@@ -7,8 +7,8 @@ import sys
 import nbformat
 import pytest
 
-from pate_study.tooling import runner
 from pate_study.core.paths import REPO_ROOT
+from pate_study.tooling import runner
 
 
 def _executed_notebook() -> dict:

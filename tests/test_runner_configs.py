@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from pate_study.tooling import runner
 from pate_study.core.paths import CONFIGS_DIR
+from pate_study.tooling import runner
 
 
 @pytest.mark.parametrize("profile", runner.PROFILES)

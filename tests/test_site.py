@@ -10,10 +10,10 @@ import importlib.util
 
 import pytest
 
-from pate_study.tooling import site
-from pate_study.tooling.labcheck import find_browser
 from pate_study.core.paths import FIGURES_DIR
 from pate_study.reporting.registry import load_registry
+from pate_study.tooling import site
+from pate_study.tooling.labcheck import find_browser
 
 
 @pytest.mark.site

@@ -12,11 +12,11 @@ for a given seed and thread count.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 
 import torch
-import ctypes
 
 logger = logging.getLogger(__name__)
 

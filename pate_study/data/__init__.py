@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
 import data_recipes
 from data_recipes.files import DATA_ENV, MIRROR_ENV
 

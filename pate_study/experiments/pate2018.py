@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import brentq
 from tqdm.auto import tqdm
 
 from ..privacy import ThresholdRangeWarning, confident_gnmax, confident_gnmax_epsilon, moments_epsilon
@@ -33,7 +34,6 @@ from ..privacy import smooth_sensitivity as ss
 from ..privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, paper2018_orders, select_order
 from ..privacy.rdp import rdp_gnmax_data_independent, rdp_threshold_data_independent, threshold_logpr
 from ..reporting import verdicts
-from scipy.optimize import brentq
 
 logger = logging.getLogger(__name__)
 

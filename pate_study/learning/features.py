@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
 from pate_study.core.device import choose_device
 
 logger = logging.getLogger(__name__)

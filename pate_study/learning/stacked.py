@@ -44,10 +44,9 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
+from torch.func import functional_call, stack_module_state, vmap
 
 from pate_study.learning.samplers import mix_pairs
-from torch.func import stack_module_state
-from torch.func import functional_call, vmap
 
 __all__ = [
     "StackedMLP",

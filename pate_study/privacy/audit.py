@@ -63,7 +63,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy.stats import beta as beta_dist
 
+from . import exact_profile
 from ._validation import as_generator, check_n_queries, check_noise_scale, check_positive, check_probability
+from .adaptive_k import adaptive_k_epsilon, adaptive_k_params, adaptive_k_release
 from .aggregators import gnmax, gnthreshold, lnmax
 from .mechanisms import (
     exponential_mechanism,
@@ -72,8 +74,6 @@ from .mechanisms import (
     local_laplace_epsilon,
     randomized_response,
 )
-from . import exact_profile
-from .adaptive_k import adaptive_k_epsilon, adaptive_k_params, adaptive_k_release
 from .multilabel import gnthreshold_epsilon, multilabel_slope
 from .rdp import gnmax_epsilon
 from .topk_vote import topk_epsilon, topk_release, topk_vote_grid

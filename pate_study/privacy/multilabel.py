@@ -110,7 +110,7 @@ from .accounting import (
     query_mode,
     resolve_rdp_orders,
 )
-from .aggregators import CONFIDENCE_RULES, resolve_thresholds, confident_gnthreshold_check
+from .aggregators import CONFIDENCE_RULES, confident_gnthreshold_check, resolve_thresholds
 from .rdp import COSTS, step2_weights
 from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
 

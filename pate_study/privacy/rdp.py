@@ -51,28 +51,28 @@ from ._validation import (
     as_generator,
     check_choice,
     check_counts,
-    check_orders,
     check_noise_scale,
+    check_orders,
     check_positive,
     check_threshold,
 )
 from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode, resolve_rdp_orders
+from .aggregators import confident_check
 from .rdp_curves import (
     Q_CONDITIONS,
     THEOREM6_VARIANTS,
+    argmax_gaps,
+    cap_logq,
     gaussian_tail_logsf,
     gnmax_logq_counts,
     log_mix,
     pure_dp_base,
     rdp_data_dependent,
     rdp_pure_dp,
-    argmax_gaps,
-    cap_logq,
     row_logsumexp,
     total_rdp_data_dependent,
     total_rdp_pure_dp,
 )
-from .aggregators import confident_check
 
 __all__ = [
     "gnmax_logq",

@@ -50,8 +50,8 @@ except ImportError:  # pragma: no cover - depends on the install
 
 from ..core.io import atomic_write, atomic_write_text
 from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
-from .registry import FIGURE_FORMATS, TABLE_FORMATS, load_registry
 from . import session
+from .registry import FIGURE_FORMATS, TABLE_FORMATS, load_registry
 
 logger = logging.getLogger(__name__)
 

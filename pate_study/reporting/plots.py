@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import matplotlib
-import seaborn as sns
 import numpy as np
+import seaborn as sns
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 PALETTE = "colorblind"

@@ -27,6 +27,7 @@ import logging
 import os
 import sys
 import warnings
+
 import tqdm.auto
 import tqdm.std
 

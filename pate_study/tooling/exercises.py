@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-
 from scipy.optimize import brentq
 
 from ..experiments import pate2018_lab

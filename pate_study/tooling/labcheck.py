@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import logging
 import os
@@ -38,15 +39,14 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.paths import BUILD_DIR, REPO_ROOT
-from ..reporting.session import RUNNER_ENV
-from .runner import NOTEBOOKS_DIR, load_parameters
-from .runner import list_notebooks
-from .labcopies import TEACHING_NOTEBOOKS, student_copy
 import nbformat
 from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
-import base64
+
+from ..core.paths import BUILD_DIR, REPO_ROOT
+from ..reporting.session import RUNNER_ENV
+from .labcopies import TEACHING_NOTEBOOKS, student_copy
+from .runner import NOTEBOOKS_DIR, list_notebooks, load_parameters
 
 logger = logging.getLogger(__name__)
 

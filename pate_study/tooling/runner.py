@@ -74,12 +74,12 @@ import yaml
 import data_recipes
 from data_recipes import read_manifest
 
-from ..core.errors import one_line
 from ..core.env import DATA_ENV, check_writable, data_dir
+from ..core.errors import one_line
 from ..core.io import atomic_write_text, cache_writable, replace_folder
-from ..reporting.outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
 from ..core.paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from ..reporting.index import write_index
+from ..reporting.outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
 from ..reporting.registry import load_registry
 from ..reporting.session import RUNNER_ENV
 

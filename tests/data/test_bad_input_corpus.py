@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 
 import pytest
+from audioset_records import make_record, make_tar
 
 import data_recipes
-from audioset_records import make_record, make_tar
 from data_recipes import audioset as ar
 from data_recipes import framework as fw
 from data_recipes import malicious_urls

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from audioset_records import make_record, make_tar
 
-from data_recipes import audioset as ar, csic2010, deeplog_hdfs, ecg_heartbeat, ecml_pkdd2007, malicious_urls
+from data_recipes import audioset as ar
+from data_recipes import csic2010, deeplog_hdfs, ecg_heartbeat, ecml_pkdd2007, malicious_urls
 from data_recipes import framework as fw
 from data_recipes import get_recipe as fw_recipe
 from data_recipes.tfrecord import parse_sequence_example
-from pate_study.data import DataSource, resolve_source
-from pate_study.data import audioset, deeplog, ecg, pate2018, web
+from pate_study.data import DataSource, audioset, deeplog, ecg, pate2018, resolve_source, web
 
 FIX = Path(__file__).parent / "fixtures"
 

@@ -7,11 +7,11 @@ import errno
 
 import numpy as np
 import pytest
+from test_framework import _tree, small_pate  # noqa: F401 - fixture
 
 from data_recipes import files
 from data_recipes import framework as fw
 from data_recipes.__main__ import main as cli
-from test_framework import _tree, small_pate  # noqa: F401 - fixture
 
 
 def test_a_full_disk_while_preparing_is_one_line_and_keeps_the_old_data(small_pate, data_dir, file_size_limit):

@@ -8,11 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from test_framework import small_pate  # noqa: F401 - fixture
 
 from data_recipes import audioset as recipe
 from data_recipes import framework as fw
 from pate_study.data import audioset
-from test_framework import small_pate  # noqa: F401 - fixture
 
 
 def _labels_csv(n=recipe.N_CLASSES, duplicate: int | None = None) -> str:

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import release, tables, votes
-from pate_study.experiments.audioset import release_verdicts
+from pate_study.experiments.audioset import release, release_verdicts, tables, votes
 
 warnings.filterwarnings("ignore", message=".*edge of the order range.*")
 

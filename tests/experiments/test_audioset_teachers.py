@@ -7,8 +7,7 @@ import pytest
 
 from pate_study.data import audioset
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import diagnostics, pipeline, shards, tables, teachers, votes
-from pate_study.experiments.audioset import teacher_verdicts
+from pate_study.experiments.audioset import diagnostics, pipeline, shards, tables, teacher_verdicts, teachers, votes
 from pate_study.learning import metrics
 from pate_study.learning.partitions import Partitions
 from pate_study.reporting import uncertainty as unc

@@ -12,8 +12,8 @@ import torch
 
 from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
-from pate_study.privacy.mechanisms import exponential_mechanism_log_probs
 from pate_study.learning.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
+from pate_study.privacy.mechanisms import exponential_mechanism_log_probs
 
 
 def test_normalised_hamming_on_crafted_pairs():

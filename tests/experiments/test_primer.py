@@ -57,7 +57,6 @@ def test_votes_notice_says_visibly_when_the_real_votes_cannot_be_had(monkeypatch
     """The lab prepares the votes itself; when that fails the notice names the reason and the fix, and the rows
     are the stamped stand-in (never presented as real)."""
     import data_recipes
-
     from pate_study.data import pate2018
 
     def unavailable(name, network=True):

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.learning.ensemble import EnsembleConfig
 from pate_study.experiments import student_privacy as study
 from pate_study.experiments.student_privacy import ecg, ecg_sections, figures, notebook_sections, web, web_sections
 from pate_study.experiments.student_privacy.tables import summarise_verdicts, with_verdicts
+from pate_study.learning.ensemble import EnsembleConfig
 from pate_study.reporting.outputs import NotebookOutputs, read_scalars
 from pate_study.reporting.verdicts import Verdict
 

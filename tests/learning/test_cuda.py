@@ -15,9 +15,9 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 def test_stacked_resnet_teachers_train_under_bf16_autocast():
     """Every stacked ResNet teacher failed here before BatchNorm was kept in float32 (stacked.py)."""
-    from pate_study.learning.partitions import make_partitions
     from pate_study.experiments.audioset import data as as_data
     from pate_study.experiments.audioset import teachers
+    from pate_study.learning.partitions import make_partitions
 
     X, Y = as_data.synthetic_log_mel_clips(48, 3, frames=32, seed=0)
     parts = make_partitions(40, 4, 10, seed=0)

@@ -3,6 +3,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
+from pate_study.core.io import load_cache_entry, save_cache_entry
 from pate_study.learning.ensemble import (
     EnsembleConfig,
     cached_teacher_votes,
@@ -10,7 +11,6 @@ from pate_study.learning.ensemble import (
     train_ensemble,
     train_ensemble_loop,
 )
-from pate_study.core.io import load_cache_entry, save_cache_entry
 from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.learning.training import teacher_seeds
 from pate_study.learning.voting import TeacherVotes, vote_counts, youden_threshold
@@ -132,7 +132,8 @@ def _grad_fn_names(t: torch.Tensor) -> set[str]:
 def test_sparse_first_layer_does_not_copy_its_gradient():
     """An in-place bias add on the embedding_bag view put CopySlices in the graph, which clones the
     whole [N*B, out] gradient every backward (about a quarter of a sparse step, benchmarks/HISTORY.md)."""
-    from pate_study.learning.stacked import as_inputs as _as_inputs, first_layer as _first_layer
+    from pate_study.learning.stacked import as_inputs as _as_inputs
+    from pate_study.learning.stacked import first_layer as _first_layer
 
     X = sp.random(40, 30, density=0.2, random_state=0, format="csr", dtype=np.float32)
     inputs = _as_inputs(X, 30, sparse=True, device=torch.device("cpu"))
@@ -211,8 +212,8 @@ def test_votes_state_roundtrip():
 
 def test_module_ensemble_vmap_matches_loop_with_batchnorm():
     from pate_study.learning.ensemble import train_module_ensemble
-    from pate_study.learning.voting import votes_from_probabilities
     from pate_study.learning.models import ResNetLogMel
+    from pate_study.learning.voting import votes_from_probabilities
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 16, 8)).astype(np.float32)

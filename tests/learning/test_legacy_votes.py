@@ -8,10 +8,9 @@ forward/backward, Adam, early stopping, thresholds or querying changes them.
 
 import numpy as np
 import pytest
+from legacy_votes import OUTPUT, record  # tests/learning is on sys.path (pytest rootdir-relative import)
 
 from pate_study.learning import ensemble
-
-from legacy_votes import OUTPUT, record  # tests/learning is on sys.path (pytest rootdir-relative import)
 
 
 @pytest.fixture(scope="module")

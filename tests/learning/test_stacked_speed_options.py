@@ -15,7 +15,6 @@ from torch import nn
 from pate_study.experiments.audioset import teachers as at
 from pate_study.learning.models import logmel_model
 from pate_study.learning.partitions import Partitions
-from pate_study.learning.training import TrainConfig, train_stacked
 from pate_study.learning.stacked import (
     StackedModule,
     autocast_dtype_option,
@@ -23,6 +22,7 @@ from pate_study.learning.stacked import (
     memory_format_option,
     stack_in_format,
 )
+from pate_study.learning.training import TrainConfig, train_stacked
 
 F32 = dict(atol=1e-4, rtol=1e-4)
 

@@ -6,8 +6,8 @@ import torch
 import torch._dynamo.utils
 
 from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
-from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.learning.models import EmbeddingMLP
+from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.learning.samplers import (
     PLAN_STEPS,
     LabelBalancedStream,
@@ -394,6 +394,7 @@ def test_step_patience_stops_teachers_and_the_stack_still_matches_the_loop(sampl
 def test_single_model_with_data_dependent_control_flow_trains():
     """fit_model (N = 1) must accept any forward, e.g. a sequence model that checks its input (vmap cannot)."""
     import torch
+
     from pate_study.learning.student import fit_model
 
     class Checked(torch.nn.Module):

@@ -13,8 +13,8 @@ import sys
 import numpy as np
 import pytest
 
-from pate_study.privacy import adaptive_k, confident_gnmax_epsilon, gnmax_epsilon, moments_epsilon, topk_vote
 from pate_study.privacy import _validation as validation
+from pate_study.privacy import adaptive_k, confident_gnmax_epsilon, gnmax_epsilon, moments_epsilon, topk_vote
 from pate_study.privacy.__main__ import RANGES, as_flag_message, build_parser, main, overflow_message
 
 INT64_MAX = np.iinfo(np.int64).max

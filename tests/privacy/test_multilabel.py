@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import norm
 
 from pate_study.privacy import multilabel, rdp
-from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 from pate_study.privacy._validation import ThresholdRangeWarning
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 
 THESIS_BOUNDS = ("theorem12", "eq4_8", "eq4_8_corrected", "gnmax_slope")
 ORDERS = np.array([1.25, 1.5, 2.0, 2.5, 3.0, 3.25, 4.0, 6.0])

@@ -8,7 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-from pate_study.privacy import aggregators, audit, multilabel as ml, multiwinner as mw
+from pate_study.privacy import aggregators, audit
+from pate_study.privacy import multilabel as ml
+from pate_study.privacy import multiwinner as mw
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 
 

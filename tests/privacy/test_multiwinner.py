@@ -8,11 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+from privacy_testutils import theorem6_by_hand
 from scipy.stats import norm
 
-from pate_study.privacy import aggregators, multiwinner as mw, rdp
+from pate_study.privacy import aggregators, rdp
+from pate_study.privacy import multiwinner as mw
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
-from privacy_testutils import theorem6_by_hand
 
 GRID = np.arange(2.0, 65.0)
 

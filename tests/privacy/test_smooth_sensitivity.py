@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy.special import erfc, erfcinv
 
-from pate_study.privacy import rdp, smooth_sensitivity as ss
+from pate_study.privacy import rdp
+from pate_study.privacy import smooth_sensitivity as ss
 
 
 def _loop_ls_gnmax(votes, t, sigma, order):

@@ -15,12 +15,14 @@ import warnings
 
 import numpy as np
 import pytest
+from privacy_testutils import theorem6_by_hand
 from scipy.stats import norm
 
-from pate_study.privacy import aggregators, audit, exact_profile, multiwinner as mw, topk_vote as tv
-from pate_study.privacy.accounting import OrderAtGridEdgeWarning, account
+from pate_study.privacy import aggregators, audit, exact_profile
+from pate_study.privacy import multiwinner as mw
+from pate_study.privacy import topk_vote as tv
 from pate_study.privacy._validation import ThresholdRangeWarning
-from privacy_testutils import theorem6_by_hand
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning, account
 
 FINE = np.linspace(1.01, 200.0, 4000)
 WIDE = np.concatenate([1.0 + np.logspace(-3, 0, 60)[:-1], np.linspace(2.0, 500.0, 2000)])

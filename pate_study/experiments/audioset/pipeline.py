@@ -26,13 +26,13 @@ import numpy as np
 import pandas as pd
 
 from pate_study.core import cache
-from pate_study.learning import distributed
 from pate_study.data import audioset
+from pate_study.learning import distributed
 
 from .data import EnsembleInputs, ensemble_inputs, query_test_split
 from .release import frontier_releases, released_labels, sigma_releases
-from .students import seed_summary, train_student
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
+from .students import seed_summary, train_student
 from .teachers import (
     TeacherRun,
     TeacherSpec,

@@ -9,8 +9,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from pate_study.learning import metrics
 from pate_study.data import audioset
+from pate_study.learning import metrics
 from pate_study.reporting.registry import published
 
 from .data import TEACHER_COUNTS, pool_split

@@ -13,8 +13,8 @@ import dataclasses
 import logging
 import math
 import time
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...reporting import verdicts as judge
 from ...data.ecg import TRAIN_CLASS_COUNTS
 from ...learning.ensemble import EnsembleConfig
 from ...privacy.moments import theorem3_q_limit
+from ...reporting import verdicts as judge
 from .config import NO_NOISE, StudyConfig
-from .tables import median_iqr, per_level_medians, summarise_verdicts, with_verdicts
-from .tables import epsilon_table_vs_paper
+from .tables import epsilon_table_vs_paper, median_iqr, per_level_medians, summarise_verdicts, with_verdicts
 
 N_CLASSES = 5
 PAPER_TEACHERS, PAPER_BEATS, PAPER_QUERIES, PAPER_VALIDATION = 200, 5000, 900, 100

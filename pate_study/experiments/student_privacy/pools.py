@@ -8,10 +8,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from ...data import ecg
-from ...learning.features import l1_normalize
-from ...data import web
-from ...learning.features import url_tfidf
+
+from ...data import ecg, web
+from ...learning.features import l1_normalize, url_tfidf
 
 logger = logging.getLogger(__name__)
 

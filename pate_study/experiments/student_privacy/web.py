@@ -12,8 +12,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ...reporting import verdicts as judge
 from ...learning.ensemble import EnsembleConfig
+from ...reporting import verdicts as judge
 from .accounting import epsilon_gap_explanations, sosa_setting_hypotheses
 from .config import NO_NOISE, StudyConfig
 from .tables import per_level_medians, sosa_table_4_1, sosa_table_4_2, summarise_verdicts, with_verdicts
