@@ -48,25 +48,21 @@ TABLE2_SHOWN = {
 }
 
 
-@dataclass(frozen=True)
-class Votes:
-    """The released PATE 2018 teacher votes (or their stand-in) and how every output is stamped."""
-
-    counts: dict
-    n_teachers: int
-    stamp: str
-    real: bool
-
-    @property
-    def kind(self) -> str:
-        return "real" if self.real else "SYNTHETIC stand-in"
-
-
-def load_votes(data: str, seed: int) -> Votes:
+def load_votes(data: str, seed: int) -> votes_data.Votes:
     """The votes (:func:`pate_study.data.pate2018.load`), their stamp shown once."""
     votes = votes_data.load(data, seed=seed)
     show_findings(votes.source.stamp())
-    return Votes(votes.counts, votes.n_teachers, votes.source.stamp(), votes.source.kind == "real")
+    return votes
+
+
+def is_real(votes: votes_data.Votes) -> bool:
+    """Whether these are the released teacher votes (else the stamped synthetic stand-in)."""
+    return votes.source.kind == "real"
+
+
+def kind_label(votes: votes_data.Votes) -> str:
+    """The votes' kind as the figures name it."""
+    return "real" if is_real(votes) else "SYNTHETIC stand-in"
 
 
 @dataclass(frozen=True)
@@ -90,7 +86,7 @@ class Table2:
         return view
 
 
-def table2_section(votes: Votes, n_seeds: int, seed: int, out: NotebookOutputs) -> Table2:
+def table2_section(votes: votes_data.Votes, n_seeds: int, seed: int, out: NotebookOutputs) -> Table2:
     """Confident GNMax's expected cost and ``n_seeds`` realised runs per dataset at the paper's settings, judged
     against the printed answered counts and ε; saved and recorded under ``papernot2018-table2``."""
     settings = pate2018.PAPER2018_CONFIDENT
@@ -99,9 +95,9 @@ def table2_section(votes: Votes, n_seeds: int, seed: int, out: NotebookOutputs) 
         name: pate2018.realised_runs(votes.counts[name], setting, range(seed, seed + n_seeds))
         for name, setting in settings.items()
     }
-    table2 = pate2018.table2_comparison(rows, runs, real_data=votes.real)
-    out.save_table(table2[TABLE2_COLUMNS], "papernot2018-table2", data=votes.stamp)
-    overall = pate2018.table2_overall_verdict(table2, real_data=votes.real)
+    table2 = pate2018.table2_comparison(rows, runs, real_data=is_real(votes))
+    out.save_table(table2[TABLE2_COLUMNS], "papernot2018-table2", data=votes.source.stamp())
+    overall = pate2018.table2_overall_verdict(table2, real_data=is_real(votes))
     out.record(
         "papernot2018-table2",
         rows=table2.to_dict("records"),
@@ -116,7 +112,7 @@ def table2_section(votes: Votes, n_seeds: int, seed: int, out: NotebookOutputs) 
     return Table2(table2, runs)
 
 
-def seeds_section(table2: Table2, votes: Votes, n_seeds: int, out: NotebookOutputs):
+def seeds_section(table2: Table2, votes: votes_data.Votes, n_seeds: int, out: NotebookOutputs):
     """Answered counts and realised ε over the seeds of the check, the expected and the printed values marked;
     saved and recorded under ``papernot2018-table2-seeds``. Returns the figure."""
     runs = table2.runs
@@ -134,11 +130,11 @@ def seeds_section(table2: Table2, votes: Votes, n_seeds: int, out: NotebookOutpu
             ax.axvline(expected, color="k", ls="--", label=f"expected {expected:.4g}")
             if pd.notna(paper):
                 ax.axvline(paper, color="tab:red", lw=2, label=f"paper {paper:g}")
-            ax.set(xlabel=label, ylabel="seeds" if j == 0 else "", title=f"{name} ({votes.kind} votes)")
+            ax.set(xlabel=label, ylabel="seeds" if j == 0 else "", title=f"{name} ({kind_label(votes)} votes)")
             ax.legend(fontsize=7)
-    fig.suptitle(f"Confident GNMax over {n_seeds} seeds of the noisy check, {votes.kind} PATE 2018 votes")
+    fig.suptitle(f"Confident GNMax over {n_seeds} seeds of the noisy check, {kind_label(votes)} PATE 2018 votes")
     fig.tight_layout()
-    out.save_figure(fig, "papernot2018-table2-seeds", data=votes.stamp)
+    out.save_figure(fig, "papernot2018-table2-seeds", data=votes.source.stamp())
     t = table2.table
     printed = t[t["paper_answered"].notna()]
     out.record(
@@ -154,7 +150,7 @@ def seeds_section(table2: Table2, votes: Votes, n_seeds: int, out: NotebookOutpu
     return fig
 
 
-def answered_tests_section(table2: Table2, votes: Votes, seed: int, out: NotebookOutputs) -> pd.DataFrame:
+def answered_tests_section(table2: Table2, votes: votes_data.Votes, seed: int, out: NotebookOutputs) -> pd.DataFrame:
     """For every dataset whose printed answered count lies outside our seed interval: the explanations tested (row
     order and subset, more rows, a lower T); recorded under ``papernot2018-table2-answered-tests``."""
     differing = table2.table.query("answered_verdict == 'differs'")["dataset"].tolist()
@@ -172,7 +168,9 @@ def answered_tests_section(table2: Table2, votes: Votes, seed: int, out: Noteboo
     return pd.DataFrame(tests).T
 
 
-def smooth_sensitivity_section(votes: Votes, datasets: list[str], seed: int, out: NotebookOutputs) -> pd.DataFrame:
+def smooth_sensitivity_section(
+    votes: votes_data.Votes, datasets: list[str], seed: int, out: NotebookOutputs
+) -> pd.DataFrame:
     """The data-dependent ε of ``datasets`` released with smooth sensitivity (Papernot et al. 2018, App. B), five
     draws of the release noise each; saved and recorded under ``papernot2018-ss-release``."""
     releases = [
@@ -183,7 +181,7 @@ def smooth_sensitivity_section(votes: Votes, datasets: list[str], seed: int, out
     ]
     table = pd.DataFrame(releases).drop(columns="epsilon_released_draws")
     table["epsilon_released_seed0"] = [r["epsilon_released_draws"][0] for r in releases]
-    out.save_table(table, "papernot2018-ss-release", data=votes.stamp)
+    out.save_table(table, "papernot2018-ss-release", data=votes.source.stamp())
     out.record(
         "papernot2018-ss-release",
         rows=table.to_dict("records"),
@@ -192,11 +190,11 @@ def smooth_sensitivity_section(votes: Votes, datasets: list[str], seed: int, out
     return table
 
 
-def lnmax_section(votes: Votes, out: NotebookOutputs) -> pd.DataFrame:
+def lnmax_section(votes: votes_data.Votes, out: NotebookOutputs) -> pd.DataFrame:
     """Papernot et al. 2017 Table 2 (LNMax, moments accountant) on the released votes; saved and recorded under
     ``papernot2017-table2``."""
-    lnmax, verdict = pate2018.lnmax_verdicts(pate2018.lnmax_moments_rows(votes.counts), real_data=votes.real)
-    out.save_table(lnmax, "papernot2017-table2", data=votes.stamp)
+    lnmax, verdict = pate2018.lnmax_verdicts(pate2018.lnmax_moments_rows(votes.counts), real_data=is_real(votes))
+    out.save_table(lnmax, "papernot2017-table2", data=votes.source.stamp())
     out.record(
         "papernot2017-table2",
         rows=lnmax.to_dict("records"),

@@ -1020,12 +1020,10 @@ def summary_markdown(runs: list[NotebookRun], profile: str, data: list[DataPrepa
 def results_folder_text(profile: str) -> str:
     """Where this profile's executed notebooks are, as the summary names them: the committed ``figures/<stem>/``
     for the paper profile, this run's own ``figures/<stem>/<profile>/`` copy (git-ignored) for any other."""
+    folder = output_folder("<stem>", profile, figures_dir=Path("figures")).as_posix()
     if profile == RESULTS_PROFILE:
-        return "`figures/<stem>/<stem>.ipynb` (committed)"
-    return (
-        f"`figures/<stem>/{profile}/<stem>.ipynb` (this {profile} run's copy; the committed ones are in "
-        "`figures/<stem>/`)"
-    )
+        return f"`{folder}/<stem>.ipynb` (committed)"
+    return f"`{folder}/<stem>.ipynb` (this {profile} run's copy; the committed ones are in `figures/<stem>/`)"
 
 
 # ----------------------------------------------------------------------------------------------------------- figures
