@@ -15,15 +15,10 @@ import pytest
 from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
 from pate_study.reporting.outputs import read_scalars
 from pate_study.reporting.verdicts import VERDICTS
+from pate_study.tooling.figures.configs import load_parameters
+from pate_study.tooling.figures.execution import execute_notebook
+from pate_study.tooling.figures.layout import PROFILES, REQUIRED_PROFILES, RUNNER_PARAMETERS, list_notebooks
 from pate_study.tooling.labcheck import PACKAGE_LOG
-from pate_study.tooling.runner import (
-    PROFILES,
-    REQUIRED_PROFILES,
-    RUNNER_PARAMETERS,
-    execute_notebook,
-    list_notebooks,
-    load_parameters,
-)
 
 
 def check_primer(scalars: dict, params: dict) -> None:

@@ -1,6 +1,6 @@
 """Run the notebooks as a student does: JupyterLab in headless Chromium, Run All Cells.
 
-Used by ``tests/test_lab_browser.py`` and runnable by hand::
+Used by ``tests/tooling/test_lab_browser.py`` and runnable by hand::
 
     python -m pate_study.tooling.labcheck [--notebooks 00_dp_primer ...] [--screenshot docs/img/primer-first-plot.png]
 
@@ -43,10 +43,11 @@ import nbformat
 from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
 
-from ..core.paths import BUILD_DIR, REPO_ROOT
+from ..core.paths import BUILD_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from ..reporting.session import RUNNER_ENV
+from .figures.configs import load_parameters
+from .figures.layout import list_notebooks
 from .labcopies import TEACHING_NOTEBOOKS, student_copy
-from .runner import NOTEBOOKS_DIR, list_notebooks, load_parameters
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 (git-ignored) and JupyterLab then opens the copy, so that its save and autosave rewrite the student's file, not a
 tracked one (a clone stays clean, stamps do not read ``+dirty``, ``git pull`` does not conflict). A copy that exists
 is the student's work and is kept as it is; to start again from the committed notebook, rename or delete it.
-``tests/test_lab_browser.py`` runs the labs on copies made by the same function.
+``tests/tooling/test_lab_browser.py`` runs the labs on copies made by the same function.
 
     python -m pate_study.tooling.labcopies [--all] [--folder labs]
 

@@ -11,10 +11,10 @@ import time
 import pytest
 
 from pate_study.core.paths import REPO_ROOT
-from pate_study.tooling import runner
+from pate_study.tooling.figures import cli, jobs, layout, manifest, schedule, staging
 
 #: A fixed set of notebook times (the sequential paper run of 2026-11-24 before notebook 04's ablations grew), so the
-#: expected schedules below do not move when runner.REFERENCE_SECONDS is re-measured
+#: expected schedules below do not move when the manifests' reference_seconds are re-measured
 PAPER = {
     "00_dp_primer": 40.5,
     "01_ecg_student_privacy": 168.0,
@@ -26,7 +26,9 @@ PAPER = {
     "07_pate2018_lab": 4.0,
 }
 NOTEBOOKS = sorted(PAPER)
-assert set(NOTEBOOKS) == set(runner.REFERENCE_SECONDS["paper"])
+MANIFESTS = manifest.load_manifests(layout.list_notebooks())
+AFTER, REFERENCE = manifest.waits_table(MANIFESTS), manifest.reference_table(MANIFESTS, "paper")
+assert set(NOTEBOOKS) == set(REFERENCE)
 
 
 def _starts(slots):
@@ -34,16 +36,16 @@ def _starts(slots):
 
 
 # --- the schedule -----------------------------------------------------------------------------------------------
-def test_every_notebook_after_refers_to_real_notebooks_and_gives_a_reason():
-    known = set(runner.list_notebooks())
-    for stem, waits in runner.NOTEBOOK_AFTER.items():
-        assert stem in known and waits
+def test_every_waits_for_refers_to_real_notebooks_and_gives_a_reason():
+    known = set(layout.list_notebooks())
+    for stem, waits in AFTER.items():
+        assert stem in known
         assert all(other in known and len(reason) > 20 for other, reason in waits.items())
-    assert set(PAPER) == known  # a reference time for every notebook: a fresh clone schedules them all
+    assert set(REFERENCE) == known  # a reference time for every notebook: a fresh clone schedules them all
 
 
 def test_jobs_1_is_the_old_order_one_after_another():
-    slots = runner.plan_schedule(NOTEBOOKS, PAPER, jobs=1)
+    slots = schedule.plan_schedule(NOTEBOOKS, PAPER, 1, AFTER)
     assert _starts(slots) == NOTEBOOKS
     assert all(a.end == b.start for a, b in zip(slots, slots[1:]))
     assert slots[-1].end == pytest.approx(sum(PAPER.values()))
@@ -51,13 +53,13 @@ def test_jobs_1_is_the_old_order_one_after_another():
 
 def test_jobs_1_moves_a_notebook_after_those_it_waits_for():
     given = ["05_audioset_multilabel", "00_dp_primer", "04_audioset_teachers"]
-    assert runner.sequential_order(given) == ["00_dp_primer", "04_audioset_teachers", "05_audioset_multilabel"]
+    assert schedule.sequential_order(given, AFTER) == ["00_dp_primer", "04_audioset_teachers", "05_audioset_multilabel"]
     alone = ["05_audioset_multilabel", "00_dp_primer"]  # 04 not in the run: nothing to wait for
-    assert runner.sequential_order(alone) == alone
+    assert schedule.sequential_order(alone, AFTER) == alone
 
 
 def test_two_jobs_start_the_longest_chain_first_and_05_after_04():
-    slots = runner.plan_schedule(NOTEBOOKS, PAPER, jobs=2)
+    slots = schedule.plan_schedule(NOTEBOOKS, PAPER, 2, AFTER)
     by_stem = {slot.stem: slot for slot in slots}
     assert _starts(slots) == [
         "02_web_requests",
@@ -77,18 +79,18 @@ def test_two_jobs_start_the_longest_chain_first_and_05_after_04():
 
 def test_a_long_notebook_that_waits_is_not_started_early_and_its_dependency_goes_first():
     seconds = {**PAPER, "05_audioset_multilabel": 2000.0, "04_audioset_teachers": 10.0}
-    slots = runner.plan_schedule(NOTEBOOKS, seconds, jobs=2)
+    slots = schedule.plan_schedule(NOTEBOOKS, seconds, 2, AFTER)
     by_stem = {slot.stem: slot for slot in slots}
     assert _starts(slots)[:2] == ["04_audioset_teachers", "02_web_requests"]  # 04's chain is 2010 s
     assert by_stem["05_audioset_multilabel"].start == 10.0
-    chain = runner.chain_seconds(NOTEBOOKS, seconds)
+    chain = schedule.chain_seconds(NOTEBOOKS, seconds, AFTER)
     assert chain["04_audioset_teachers"] == 2010.0 and chain["05_audioset_multilabel"] == 2000.0
 
 
 def test_at_every_start_no_longer_ready_notebook_was_passed_over():
     seconds = {stem: float(10 + 37 * i % 101) for i, stem in enumerate(NOTEBOOKS)}
-    slots = runner.plan_schedule(NOTEBOOKS, seconds, jobs=3)
-    deps, chain = runner.waits_for(NOTEBOOKS), runner.chain_seconds(NOTEBOOKS, seconds)
+    slots = schedule.plan_schedule(NOTEBOOKS, seconds, 3, AFTER)
+    deps, chain = schedule.waits_for(NOTEBOOKS, AFTER), schedule.chain_seconds(NOTEBOOKS, seconds, AFTER)
     for slot in slots:
         done = {s.stem for s in slots if s.end <= slot.start}
         waiting = {s.stem for s in slots if s.start > slot.start}
@@ -99,17 +101,19 @@ def test_at_every_start_no_longer_ready_notebook_was_passed_over():
 
 
 def test_a_notebook_without_a_timing_goes_first_and_the_last_run_beats_the_reference():
-    assert runner.expected_seconds(["00_dp_primer", "01_x"], "paper", {"00_dp_primer": 5.0}) == {"00_dp_primer": 5.0}
-    reference = runner.REFERENCE_SECONDS["paper"]["02_web_requests"]
-    assert runner.expected_seconds(["02_web_requests"], "paper", {}) == {"02_web_requests": reference}
-    chain = runner.chain_seconds(["00_dp_primer", "01_x"], {"00_dp_primer": 5.0})
-    assert runner.next_notebook(["00_dp_primer", "01_x"], set(), chain, {}) == "01_x"
+    assert schedule.expected_seconds(["00_dp_primer", "01_x"], {"00_dp_primer": 5.0}, REFERENCE) == {
+        "00_dp_primer": 5.0
+    }
+    reference = REFERENCE["02_web_requests"]
+    assert schedule.expected_seconds(["02_web_requests"], {}, REFERENCE) == {"02_web_requests": reference}
+    chain = schedule.chain_seconds(["00_dp_primer", "01_x"], {"00_dp_primer": 5.0}, {})
+    assert schedule.next_notebook(["00_dp_primer", "01_x"], set(), chain, {}) == "01_x"
 
 
 def test_the_kernels_get_one_thread_each_unless_the_environment_says_otherwise():
-    assert runner.thread_environment(2, {}) == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    assert runner.thread_environment(2, {"OMP_NUM_THREADS": "2"}) == {"MKL_NUM_THREADS": "1"}
-    assert runner.thread_environment(1, {}) == {}
+    assert schedule.thread_environment(2, {}) == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert schedule.thread_environment(2, {"OMP_NUM_THREADS": "2"}) == {"MKL_NUM_THREADS": "1"}
+    assert schedule.thread_environment(1, {}) == {}
 
 
 def test_make_figures_runs_two_jobs_with_one_thread_per_notebook():
@@ -129,9 +133,10 @@ TIMINGS = {"00_a": 1.0, "02_long": 100.0, "04_audioset_teachers": 20.0, "05_audi
 
 
 @pytest.fixture
-def fake_notebooks(tmp_path, monkeypatch):
-    """Stand-in notebooks in ``tmp_path`` (no configs, no index); the fake ``execute_notebook`` runs in the
-    worker processes (forked: the monkeypatches hold there) and leaves marks in ``tmp_path/marks``:
+def fake_notebooks(tmp_path, monkeypatch, point_layout, write_manifests):
+    """Stand-in notebooks in ``tmp_path`` with their manifests (05 waits for 04; no parameter files, no index);
+    the fake ``execute_notebook`` runs in the worker processes (forked: the monkeypatches hold there) and leaves
+    marks in ``tmp_path/marks``:
 
     * ``04_audioset_teachers`` waits until ``00_a`` has written its outputs (it finishes only if notebooks ran
       beside it), then stores its "votes";
@@ -144,12 +149,16 @@ def fake_notebooks(tmp_path, monkeypatch):
     (figures / "06_fails").mkdir(parents=True)
     (figures / "06_fails" / "table.csv").write_text("previous run\n")
     marks.mkdir()
-    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
-    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
-    monkeypatch.setattr(runner, "write_index", lambda: None)
-    monkeypatch.setattr(runner, "list_notebooks", lambda: list(STEMS))
-    monkeypatch.setattr(runner, "check_configs", lambda *a: None)
+    point_layout(root=tmp_path, figures=figures, build=tmp_path / "build", notebooks=tmp_path / "notebooks")
+    point_layout(configs=tmp_path / "configs")
+    (tmp_path / "notebooks").mkdir()
+    for stem in STEMS:
+        (tmp_path / "notebooks" / f"{stem}.ipynb").write_text("{}")
+    write_manifests(
+        tmp_path / "configs", STEMS, {"05_audioset_multilabel": {"04_audioset_teachers": "reads 04's votes"}}
+    )
+    monkeypatch.setattr(cli, "write_index", lambda *a: None)
+    monkeypatch.setattr(cli, "check_configs", lambda *a: None)  # no parameter files: the notebooks are stand-ins
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     (tmp_path / "build").mkdir()
@@ -173,18 +182,18 @@ def fake_notebooks(tmp_path, monkeypatch):
             raise RuntimeError("started before 04 stored its votes")
         if stem == "06_fails":
             raise RuntimeError("kernel died")
-        executed = runner.BUILD_DIR / f"{stem}.{profile}.ipynb"
+        executed = layout.current().build / f"{stem}.{profile}.ipynb"
         executed.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
         return executed
 
-    monkeypatch.setattr(runner, "execute_notebook", fake_execute)
+    monkeypatch.setattr(staging, "execute_notebook", fake_execute)
     return tmp_path
 
 
 def test_two_jobs_run_side_by_side_each_into_its_own_folder_and_a_failure_stops_no_other(fake_notebooks):
     tmp_path = fake_notebooks
     figures = tmp_path / "figures"
-    assert runner.run_figures("paper", None, "skip", jobs=2) == 1  # one notebook failed
+    assert cli.run_figures("paper", None, "skip", jobs=2) == 1  # one notebook failed
     starts = (tmp_path / "marks" / "starts").read_text().split()
     assert set(starts[:2]) == {"02_long", "04_audioset_teachers"}  # the two longest chains (05 waits for 04)
     assert starts[2:] == ["06_fails", "00_a", "05_audioset_multilabel"]  # 05 only once 04 has finished
@@ -205,8 +214,8 @@ def test_two_jobs_run_side_by_side_each_into_its_own_folder_and_a_failure_stops_
 
 def test_jobs_1_runs_the_notebooks_here_in_the_old_order(fake_notebooks, monkeypatch):
     tmp_path = fake_notebooks
-    monkeypatch.setattr(runner, "list_notebooks", lambda: ["00_a", "04_audioset_teachers", "05_audioset_multilabel"])
-    assert runner.run_figures("paper", None, "skip", jobs=1) == 0
+    monkeypatch.setattr(cli, "list_notebooks", lambda: ["00_a", "04_audioset_teachers", "05_audioset_multilabel"])
+    assert cli.run_figures("paper", None, "skip", jobs=1) == 0
     assert (tmp_path / "marks" / "starts").read_text().split() == [
         "00_a",
         "04_audioset_teachers",
@@ -217,30 +226,30 @@ def test_jobs_1_runs_the_notebooks_here_in_the_old_order(fake_notebooks, monkeyp
 
 
 def test_a_worker_that_dies_is_reported_as_failed(fake_notebooks, monkeypatch):
-    monkeypatch.setattr(runner, "list_notebooks", lambda: ["00_a", "04_audioset_teachers"])
-    monkeypatch.setattr(runner, "execute_notebook", lambda stem, *a, **k: os._exit(3) if stem == "00_a" else None)
-    runs = runner.run_side_by_side(["00_a"], "paper", {}, jobs=2)
+    monkeypatch.setattr(cli, "list_notebooks", lambda: ["00_a", "04_audioset_teachers"])
+    monkeypatch.setattr(staging, "execute_notebook", lambda stem, *a, **k: os._exit(3) if stem == "00_a" else None)
+    runs = jobs.run_side_by_side(["00_a"], "paper", {}, 2, {}, {})
     assert not runs[0].ok and "exit status 3" in runs[0].error
 
 
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from pate_study.tooling import runner
-with runner.run_lock(Path(sys.argv[1])):
+from pate_study.tooling.figures import cli
+with cli.run_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(120)
 """
 
 
 def test_one_figures_run_per_checkout(tmp_path):
-    lock = tmp_path / runner.RUN_LOCK
-    with runner.run_lock(tmp_path) as held:
-        assert held == lock and runner.lock_holder(lock) == os.getpid()
+    lock = tmp_path / cli.RUN_LOCK
+    with cli.run_lock(tmp_path) as held:
+        assert held == lock and cli.lock_holder(lock) == os.getpid()
         with pytest.raises(ValueError, match=f"runner process {os.getpid()}"):  # a second run, even in-process
-            with runner.run_lock(tmp_path):
+            with cli.run_lock(tmp_path):
                 pass
-    with runner.run_lock(tmp_path):  # released when the run ends
+    with cli.run_lock(tmp_path):  # released when the run ends
         pass
     # another process's run stops this one at once, naming that process; its lock is left alone
     other = subprocess.Popen(
@@ -249,26 +258,25 @@ def test_one_figures_run_per_checkout(tmp_path):
     try:
         assert other.stdout.readline().strip() == "held"
         with pytest.raises(ValueError, match=f"runner process {other.pid}"):
-            with runner.run_lock(tmp_path):
+            with cli.run_lock(tmp_path):
                 pass
-        assert runner.lock_holder(lock) == other.pid
+        assert cli.lock_holder(lock) == other.pid
     finally:
         other.kill()  # killed outright: the kernel releases its lock, nothing stale is left to clean up
         other.wait()
-    with runner.run_lock(tmp_path):
-        assert runner.lock_holder(lock) == os.getpid()
+    with cli.run_lock(tmp_path):
+        assert cli.lock_holder(lock) == os.getpid()
 
 
-def test_run_figures_holds_the_lock_before_it_touches_staging(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path)
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")  # never the checkout's own lock
+def test_run_figures_holds_the_lock_before_it_touches_staging(tmp_path, monkeypatch, point_layout):
+    point_layout(figures=tmp_path, build=tmp_path / "build")  # never the checkout's own lock
     (tmp_path / ".tmp-00_dp_primer-smoke").mkdir()  # as if a live run were writing it
-    runner.staging_marker(tmp_path / ".tmp-00_dp_primer-smoke").write_text("")
-    with runner.run_lock():
+    staging.staging_marker(tmp_path / ".tmp-00_dp_primer-smoke").write_text("")
+    with cli.run_lock():
         with pytest.raises(ValueError, match="another figures run"):
-            runner.run_figures("smoke", ["00_dp_primer"], "skip")
+            cli.run_figures("smoke", ["00_dp_primer"], "skip")
     assert (tmp_path / ".tmp-00_dp_primer-smoke").is_dir()  # the live run's staging folder was not touched
-    assert runner.remove_stale_staging() == [tmp_path / ".tmp-00_dp_primer-smoke"]  # FIGURES_DIR read at call time
+    assert staging.remove_stale_staging() == [tmp_path / ".tmp-00_dp_primer-smoke"]  # the layout read at call time
 
 
 def _alive(pid: int) -> bool:
@@ -285,14 +293,18 @@ from pathlib import Path
 # as a terminal's foreground job: a test suite started in the background (a non-interactive shell's `&`) passes
 # SIGINT on ignored, and an ignored SIGINT stays ignored across exec (POSIX)
 signal.signal(signal.SIGINT, signal.default_int_handler)
-from pate_study.tooling import runner
+from pate_study.tooling.figures import cli, jobs, layout, staging
 tmp = Path(sys.argv[1])
-runner.FIGURES_DIR, runner.REPO_ROOT, runner.BUILD_DIR = tmp / "figures", tmp, tmp / "build"
-runner.write_index = lambda: None
-runner.list_notebooks = lambda: ["00_a", "02_b"]
-runner.check_configs = lambda *a: None
+layout.LAYOUT = layout.Layout.under(tmp)
+for stem in ("00_a", "02_b"):  # stand-in notebooks with their manifests; no parameter files, no index
+    (tmp / "notebooks").mkdir(exist_ok=True)
+    (tmp / "notebooks" / f"{stem}.ipynb").write_text("{}")
+    (tmp / "configs" / stem).mkdir(parents=True, exist_ok=True)
+    (tmp / "configs" / stem / "notebook.yaml").write_text("datasets: []\\n")
+cli.write_index = lambda *a: None
+cli.check_configs = lambda *a: None
 
-runner.STOP_GRACE_SECONDS = 3.0
+jobs.STOP_GRACE_SECONDS = 3.0
 IGNORES_CTRL_C = False
 
 def slow_notebook(stem, profile, output_dir, **kwargs):
@@ -303,8 +315,8 @@ def slow_notebook(stem, profile, output_dir, **kwargs):
     (tmp / "marks" / f"{stem}.{os.getpid()}").write_text("started")
     time.sleep(120)
 
-runner.execute_notebook = slow_notebook
-sys.exit(runner.main(["figures", "--profile", "paper", "--data", "skip", "--jobs", "2"]))
+staging.execute_notebook = slow_notebook
+sys.exit(cli.main(["figures", "--profile", "paper", "--data", "skip", "--jobs", "2"]))
 """
 
 
@@ -344,7 +356,7 @@ def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tm
     assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == []  # no staging folder left
     err = (tmp_path / "stderr").read_text()
     assert "interrupted (Ctrl-C)" in err and "Traceback" not in err
-    with runner.run_lock(tmp_path / "build"):  # and the lock is free again
+    with cli.run_lock(tmp_path / "build"):  # and the lock is free again
         pass
 
 
@@ -356,15 +368,15 @@ def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tm
     ],
 )
 def test_something_in_the_way_of_the_build_folder_or_the_lock_is_one_line(
-    tmp_path, monkeypatch, capsys, blocker, expected
+    tmp_path, monkeypatch, capsys, blocker, expected, point_layout
 ):
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
+    point_layout(build=tmp_path / "build")
     if blocker == "build":
         (tmp_path / "build").write_text("mine")
     else:
         (tmp_path / blocker).mkdir(parents=True)
-    monkeypatch.setattr(runner, "run_figures_locked", lambda *a: pytest.fail("ran"))
-    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    monkeypatch.setattr(cli, "run_figures_locked", lambda *a: pytest.fail("ran"))
+    code = cli.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and expected in err and "Traceback" not in err
 
@@ -373,9 +385,9 @@ def test_ctrl_c_exits_130_with_one_line_and_no_traceback(monkeypatch, capsys):
     def interrupted(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner, "run_figures", interrupted)
+    monkeypatch.setattr(cli, "run_figures", interrupted)
     try:
-        code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer"])
+        code = cli.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer"])
     except KeyboardInterrupt:
         pytest.fail("Ctrl-C left main() as a KeyboardInterrupt (a traceback on the terminal)")
     assert code == 130
@@ -385,4 +397,4 @@ def test_ctrl_c_exits_130_with_one_line_and_no_traceback(monkeypatch, capsys):
 
 def test_a_notebook_given_twice_is_named_not_reported_as_a_cycle():
     with pytest.raises(ValueError, match="notebooks given more than once: 00_dp_primer"):
-        runner.sequential_order(["00_dp_primer", "00_dp_primer"])
+        schedule.sequential_order(["00_dp_primer", "00_dp_primer"], AFTER)

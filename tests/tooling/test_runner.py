@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from pate_study.core.paths import REPO_ROOT
-from pate_study.tooling import runner
+from pate_study.tooling.figures import datasets, execution, layout, manifest, schedule, summary
 
 
 def _executed_notebook() -> dict:
@@ -24,7 +24,7 @@ def _executed_notebook() -> dict:
     )
     work = nbformat.v4.new_code_cell("train()", id="work", metadata={"execution": {"iopub.execute_input": "2026-..."}})
     work.outputs = [
-        nbformat.v4.new_output("display_data", data={runner.WIDGET_MIME: {"model_id": "f00"}, "text/plain": "bar"}),
+        nbformat.v4.new_output("display_data", data={execution.WIDGET_MIME: {"model_id": "f00"}, "text/plain": "bar"}),
         nbformat.v4.new_output("stream", name="stderr", text="teachers:  40%|####      | 2/5 [00:03<00:04, 1.5s/it]"),
         nbformat.v4.new_output("stream", name="stderr", text="UserWarning: a real warning\n"),
         nbformat.v4.new_output("stream", name="stdout", text="INFO pate_study.reporting.outputs: saved figure\n"),
@@ -34,7 +34,7 @@ def _executed_notebook() -> dict:
 
 
 def test_strip_volatile_keeps_outputs_and_drops_what_changes_between_runs():
-    stripped = runner.strip_volatile(_executed_notebook())
+    stripped = execution.strip_volatile(_executed_notebook())
     assert list(stripped["metadata"]) == ["kernelspec"]
     injected, work = stripped["cells"]
     assert injected["id"] == "injected-parameters" and "papermill" not in injected["metadata"]
@@ -53,7 +53,7 @@ def test_write_stripped_is_byte_identical_for_two_runs(tmp_path):
     paths = []
     for i, nb in enumerate((first, second)):
         nbformat.write(nbformat.from_dict(nb), tmp_path / f"raw{i}.ipynb")
-        paths.append(runner.write_stripped(tmp_path / f"raw{i}.ipynb", tmp_path / f"copy{i}.ipynb"))
+        paths.append(execution.write_stripped(tmp_path / f"raw{i}.ipynb", tmp_path / f"copy{i}.ipynb"))
     assert paths[0].read_bytes() == paths[1].read_bytes()
     nbformat.validate(nbformat.read(paths[0], as_version=4))
 
@@ -65,45 +65,42 @@ def test_offline_preparation_passes_offline_and_failures_fall_back(monkeypatch):
         calls.append(command)
         return subprocess.CompletedProcess(command, 1, stdout="[not available] csic2010\n", stderr="")
 
-    monkeypatch.setattr(runner.subprocess, "run", fake_run)
-    results = runner.prepare_datasets(["csic2010", "pate2018-votes"], "offline")
+    monkeypatch.setattr(datasets.subprocess, "run", fake_run)
+    results = datasets.prepare_datasets(["csic2010", "pate2018-votes"], "offline")
     assert all(c[-1] == "--offline" and c[1:4] == ["-m", "data_recipes", "prepare"] for c in calls)
     assert [(r.name, r.ok) for r in results] == [("csic2010", False), ("pate2018-votes", False)]
     calls.clear()
-    runner.prepare_datasets(["csic2010"], "network")
+    datasets.prepare_datasets(["csic2010"], "network")
     assert "--offline" not in calls[0]
-    assert runner.prepare_datasets(["csic2010"], "skip") == [] and len(calls) == 1
+    assert datasets.prepare_datasets(["csic2010"], "skip") == [] and len(calls) == 1
     with pytest.raises(ValueError, match="data mode"):
-        runner.prepare_datasets([], "sometimes")
+        datasets.prepare_datasets([], "sometimes")
 
 
-def test_every_notebook_declares_its_datasets_and_they_exist():
-    import data_recipes
-
-    for stem in runner.list_notebooks():
-        assert stem in runner.NOTEBOOK_DATASETS, f"add {stem}'s datasets to pate_study.tooling.runner.NOTEBOOK_DATASETS"
-    for names in runner.NOTEBOOK_DATASETS.values():
-        for name in names:
-            data_recipes.get_recipe(name)  # raises for an unknown name
-    assert runner.datasets_for(["00_dp_primer", "06_pate2018_votes"]) == ["pate2018-votes"]
+def test_every_notebook_has_a_manifest_whose_datasets_exist():
+    stems = layout.list_notebooks()
+    manifests = manifest.load_manifests(stems)  # ConfigError for a missing or bad one, an unknown dataset included
+    assert set(manifests) == set(stems)
+    assert manifest.datasets_for(["00_dp_primer", "06_pate2018_votes"], manifests) == ["pate2018-votes"]
+    assert manifests["05_audioset_multilabel"].waits_for.keys() == {"04_audioset_teachers"}
 
 
 def test_progress_estimate_from_the_last_run(tmp_path):
     (tmp_path / "timings.paper.json").write_text(json.dumps({"a": 30.0, "b": 600.0}))
-    last = runner.read_timings("paper", tmp_path)
+    last = schedule.read_timings("paper", tmp_path)
     assert (
-        runner.progress_description("a", 1, 3, last, ["a", "b", "c"])
+        schedule.progress_description("a", 1, 3, last, ["a", "b", "c"])
         == "[1/3] a (last run 30.0 s; about 10 min 30 s left in all+)"
     )
-    assert runner.progress_description("c", 3, 3, last, ["c"]) == "[3/3] c (no previous timing)"
-    assert runner.read_timings("smoke", tmp_path) == {}
+    assert schedule.progress_description("c", 3, 3, last, ["c"]) == "[3/3] c (no previous timing)"
+    assert schedule.read_timings("smoke", tmp_path) == {}
     (tmp_path / "timings.smoke.json").write_text("{not json")
-    assert runner.read_timings("smoke", tmp_path) == {}
-    assert runner.format_duration(3725) == "1 h 2 min"
+    assert schedule.read_timings("smoke", tmp_path) == {}
+    assert schedule.format_duration(3725) == "1 h 2 min"
 
 
 def test_outputs_are_classified_by_their_provenance_and_registry_status():
-    classify = runner.classify_output
+    classify = summary.classify_output
     assert classify("analytic (no data)", None, "paper", "paper") == "analytic (no data)"
     assert (
         classify("synthetic stand-in for MIT-BIH", "real data at paper scale", "paper", "paper") == "synthetic stand-in"
@@ -128,16 +125,16 @@ def test_outputs_are_classified_by_their_provenance_and_registry_status():
 
 
 def test_summary_lists_statuses_commands_and_failures():
-    ok = runner.NotebookRun(
+    ok = summary.NotebookRun(
         "01_ecg_student_privacy",
         75.0,
         outputs={"synthetic stand-in": ["make2021-fig8"], "GPU-only, not run here": ["x (GPU only)"]},
     )
-    failed = runner.NotebookRun(
+    failed = summary.NotebookRun(
         "02_web_requests", 3.0, error="KeyError: 'url'", partial_copy="build/02_web_requests.paper.ipynb"
     )
-    data = [runner.DataPreparation("ecg-heartbeat", False, "[not available] ecg-heartbeat")]
-    text = runner.summary_markdown([ok, failed], "paper", data, "offline")
+    data = [datasets.DataPreparation("ecg-heartbeat", False, "[not available] ecg-heartbeat")]
+    text = summary.summary_markdown([ok, failed], "paper", data, "offline")
     assert "ecg-heartbeat NOT prepared" in text and "mirror only" in text
     assert (
         "| 01_ecg_student_privacy | 1 min 15 s | ok | **synthetic stand-in**: make2021-fig8; "
@@ -149,11 +146,11 @@ def test_summary_lists_statuses_commands_and_failures():
 
 def test_summary_names_the_command_for_a_missing_dataset(monkeypatch, tmp_path):
     monkeypatch.setenv("PATE_STUDY_DATA", str(tmp_path))  # nothing prepared here
-    run = runner.NotebookRun("01_ecg_student_privacy", 1.0, outputs={"synthetic stand-in": ["make2021-fig8"]})
-    text = runner.summary_markdown([run], "smoke", [], "skip")
+    run = summary.NotebookRun("01_ecg_student_privacy", 1.0, outputs={"synthetic stand-in": ["make2021-fig8"]})
+    text = summary.summary_markdown([run], "smoke", [], "skip")
     assert "- 01_ecg_student_privacy (synthetic stand-in): `make data-ecg-heartbeat`" in text
-    web = runner.NotebookRun("02_web_requests", 1.0, outputs={"real data at reduced scale": ["make2021-fig13"]})
-    text = runner.summary_markdown([web], "smoke", [], "skip")
+    web = summary.NotebookRun("02_web_requests", 1.0, outputs={"real data at reduced scale": ["make2021-fig13"]})
+    text = summary.summary_markdown([web], "smoke", [], "skip")
     assert "- 02_web_requests (ran without it): `make data-ecml-pkdd2007` (how to get it: " in text
 
 
@@ -183,16 +180,16 @@ def test_accounting_tables_identical_across_thread_counts_and_memory_layout(tmp_
     """Two same-seed runs once differed by one ulp in five ε cells. Tables must not depend on threads or
     memory layout (a different summation order); see also the one-ulp test in test_outputs.py."""
     runs = []
-    for threads, layout in (("1", "aligned"), ("4", "misaligned")):
+    for threads, memory in (("1", "aligned"), ("4", "misaligned")):
         env = {
             **__import__("os").environ,
             "OMP_NUM_THREADS": threads,
             "OPENBLAS_NUM_THREADS": threads,
             "MKL_NUM_THREADS": threads,
         }
-        target = tmp_path / f"{threads}-{layout}"
+        target = tmp_path / f"{threads}-{memory}"
         subprocess.run(
-            [sys.executable, "-c", ACCOUNTING_TABLE, str(target), layout],
+            [sys.executable, "-c", ACCOUNTING_TABLE, str(target), memory],
             check=True,
             env=env,
             cwd=REPO_ROOT,
@@ -212,7 +209,9 @@ def test_executed_primer_is_byte_identical_across_runs_and_thread_counts(tmp_pat
         monkeypatch.setenv("OMP_NUM_THREADS", threads)
         monkeypatch.setenv("OPENBLAS_NUM_THREADS", threads)
         figures = tmp_path / "figures"  # the same path both times: it is a parameter, printed in the notebook
-        executed = runner.execute_notebook("00_dp_primer", "smoke", figures, build_dir=tmp_path / threads, html=False)
+        executed = execution.execute_notebook(
+            "00_dp_primer", "smoke", figures, build_dir=tmp_path / threads, html=False
+        )
         scalars = json.loads((figures / "scalars.json").read_text())
         scalars.pop("_provenance")  # commit and date: a record of when, not a result
         copies.append((executed.read_bytes(), scalars))
@@ -220,13 +219,13 @@ def test_executed_primer_is_byte_identical_across_runs_and_thread_counts(tmp_pat
     assert copies[0][1] == copies[1][1]
 
 
-def test_committed_copy_names_the_final_output_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
+def test_committed_copy_names_the_final_output_folder(tmp_path, point_layout):
+    point_layout(root=tmp_path)
     nb = _executed_notebook()
     nb["cells"][0]["source"] = 'seed = 0\noutput_dir = "figures/.tmp-01_x"\n'
     path = tmp_path / "copy.ipynb"
     nbformat.write(nbformat.from_dict(nb), path)
-    runner.point_at_final_folder(path, tmp_path / "figures" / ".tmp-01_x", tmp_path / "figures" / "01_x")
+    execution.point_at_final_folder(path, tmp_path / "figures" / ".tmp-01_x", tmp_path / "figures" / "01_x")
     assert nbformat.read(path, as_version=4).cells[0].source == 'seed = 0\noutput_dir = "figures/01_x"\n'
 
 
@@ -255,7 +254,7 @@ def test_html_export_carries_each_figures_alt_text(tmp_path):
     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
     from bs4 import BeautifulSoup
 
-    html = runner.export_html(path).read_text()
+    html = execution.export_html(path).read_text()
     images = BeautifulSoup(html, "html.parser").select("img")
     assert [img["alt"] for img in images] == ['Student TPR by noise level "ρ"']
     assert "No description has been provided" not in html  # nbconvert's filler for images without alt
@@ -268,12 +267,12 @@ def test_runner_environment_marks_the_kernel_and_draws_inline(monkeypatch):
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.delenv(RUNNER_ENV, raising=False)
-    with runner.runner_environment("paper"):
+    with execution.runner_environment("paper"):
         assert os.environ[RUNNER_ENV] == "paper" and "MPLBACKEND" not in os.environ
     assert os.environ["MPLBACKEND"] == "Agg" and RUNNER_ENV not in os.environ
 
 
 def test_the_summary_points_at_the_copy_this_profile_wrote():
     """A smoke run's summary names its own git-ignored copy, not the committed notebooks it did not write."""
-    assert "figures/<stem>/smoke/<stem>.ipynb" in runner.results_folder_text("smoke")
-    assert runner.results_folder_text("paper") == "`figures/<stem>/<stem>.ipynb` (committed)"
+    assert "figures/<stem>/smoke/<stem>.ipynb" in summary.results_folder_text("smoke")
+    assert summary.results_folder_text("paper") == "`figures/<stem>/<stem>.ipynb` (committed)"

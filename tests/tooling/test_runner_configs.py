@@ -9,13 +9,14 @@ import shutil
 import pytest
 
 from pate_study.core.paths import CONFIGS_DIR
-from pate_study.tooling import runner
+from pate_study.tooling.figures import cli, layout, staging
+from pate_study.tooling.figures import configs as checks
 
 
-@pytest.mark.parametrize("profile", runner.PROFILES)
+@pytest.mark.parametrize("profile", layout.PROFILES)
 def test_every_shipped_parameter_file_matches_its_notebook(profile):
-    stems = [s for s in runner.list_notebooks() if (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
-    runner.check_configs(stems, profile)
+    stems = [s for s in layout.list_notebooks() if (CONFIGS_DIR / s / f"{profile}.yaml").exists()]
+    checks.check_configs(stems, profile)
 
 
 @pytest.fixture
@@ -37,8 +38,8 @@ def _append(configs, stem, text, profile="smoke"):
 
 
 def _problems(configs, stem, profile="smoke"):
-    with pytest.raises(runner.ConfigError) as err:
-        runner.check_configs([stem], profile, configs_dir=configs)
+    with pytest.raises(checks.ConfigError) as err:
+        checks.check_configs([stem], profile, configs_dir=configs)
     assert all("\n" not in line for line in err.value.problems)
     return err.value.problems
 
@@ -84,7 +85,7 @@ def test_a_value_of_the_wrong_type_names_file_parameter_expected_and_found(confi
 def test_integers_where_floats_are_expected_and_documented_nulls_pass(configs):
     _append(configs, "00_dp_primer", "sigma: 40\n")
     _append(configs, "04_audioset_teachers", "logmel_head: null\npatience: 3\n")  # "# None: the thesis heads"
-    runner.check_configs(["00_dp_primer", "04_audioset_teachers"], "smoke", configs_dir=configs)
+    checks.check_configs(["00_dp_primer", "04_audioset_teachers"], "smoke", configs_dir=configs)
 
 
 def test_a_yaml_syntax_error_names_file_line_and_column(configs):
@@ -103,19 +104,19 @@ def test_a_file_that_is_not_a_mapping_is_named(configs):
 def test_all_problems_of_all_files_are_reported_together(configs):
     _append(configs, "00_dp_primer", "n_teacher: 10\nsigma: x\n")
     _append(configs, "06_pate2018_votes", "sead: 1\n")
-    with pytest.raises(runner.ConfigError) as err:
-        runner.check_configs(["00_dp_primer", "06_pate2018_votes"], "smoke", configs_dir=configs)
+    with pytest.raises(checks.ConfigError) as err:
+        checks.check_configs(["00_dp_primer", "06_pate2018_votes"], "smoke", configs_dir=configs)
     assert len(err.value.problems) == 3
 
 
-def test_the_cli_refuses_before_preparing_data_or_running_anything(configs, monkeypatch, capsys):
+def test_the_cli_refuses_before_preparing_data_or_running_anything(configs, monkeypatch, capsys, point_layout):
     _append(configs, "00_dp_primer", "n_teacher: 10\n")
-    monkeypatch.setattr(runner, "CONFIGS_DIR", configs)
-    monkeypatch.setattr(runner, "remove_stale_staging", lambda *a: [])
+    point_layout(configs=configs)
+    monkeypatch.setattr(cli, "remove_stale_staging", lambda *a: [])
     ran = []
-    monkeypatch.setattr(runner, "prepare_datasets", lambda *a: ran.append("data") or [])
-    monkeypatch.setattr(runner, "execute_notebook", lambda *a, **k: ran.append("notebook"))
-    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    monkeypatch.setattr(cli, "prepare_datasets", lambda *a: ran.append("data") or [])
+    monkeypatch.setattr(staging, "execute_notebook", lambda *a, **k: ran.append("notebook"))
+    code = cli.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
     err = capsys.readouterr().err
     assert code == 2 and not ran
     assert f"error: {configs}/00_dp_primer/smoke.yaml: n_teacher: not a parameter" in err
@@ -126,9 +127,9 @@ def test_stale_staging_folders_of_an_interrupted_run_are_removed(tmp_path):
     (tmp_path / ".tmp-00_dp_primer" / "sub").mkdir(parents=True)
     (tmp_path / ".old-01_ecg-1234").mkdir()
     for folder in (".tmp-00_dp_primer", ".old-01_ecg-1234"):
-        runner.staging_marker(tmp_path / folder).write_text("")
+        staging.staging_marker(tmp_path / folder).write_text("")
     (tmp_path / "00_dp_primer").mkdir()
-    removed = runner.remove_stale_staging(tmp_path)
+    removed = staging.remove_stale_staging(tmp_path)
     assert len(removed) == 2 and [p.name for p in tmp_path.iterdir()] == ["00_dp_primer"]
 
 
@@ -138,7 +139,7 @@ def test_a_swap_marks_the_folder_it_moves_aside_and_leaves_nothing(tmp_path):
     (tmp_path / "nb").mkdir()
     (tmp_path / ".tmp-nb").mkdir()
     (tmp_path / ".tmp-nb" / "new.csv").write_text("new")
-    replace_folder(tmp_path / ".tmp-nb", tmp_path / "nb", marker=runner.STAGING_MARKER)
+    replace_folder(tmp_path / ".tmp-nb", tmp_path / "nb", marker=staging.STAGING_MARKER)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nb"] and (tmp_path / "nb" / "new.csv").exists()
 
 
@@ -146,59 +147,53 @@ def test_a_users_folder_named_like_a_staging_folder_is_never_removed(tmp_path):
     for name in (".tmp-mine", ".tmp-00_dp_primer-smoke", ".old-notes-1"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "thesis.tex").write_text("mine")
-    assert runner.remove_stale_staging(tmp_path) == []
+    assert staging.remove_stale_staging(tmp_path) == []
     assert all(
         (tmp_path / name / "thesis.tex").exists() for name in (".tmp-mine", ".tmp-00_dp_primer-smoke", ".old-notes-1")
     )
 
 
-def test_a_run_stopped_by_a_config_error_removes_nothing(configs, tmp_path, monkeypatch, capsys):
+def test_a_run_stopped_by_a_config_error_removes_nothing(configs, tmp_path, monkeypatch, capsys, point_layout):
     _append(configs, "00_dp_primer", "n_teacher: 10\n")
     figures = tmp_path / "figures"
     own = figures / ".tmp-00_dp_primer-smoke"
     own.mkdir(parents=True)
-    runner.staging_marker(own).write_text("")
-    monkeypatch.setattr(runner, "CONFIGS_DIR", configs)
-    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
-    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    staging.staging_marker(own).write_text("")
+    point_layout(configs=configs, figures=figures, build=tmp_path / "build")
+    code = cli.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
     assert code == 2 and "nothing was run" in capsys.readouterr().err
     assert own.is_dir()  # not even the runner's own left-overs: nothing happens before the checks pass
 
 
-def test_a_users_folder_at_the_staging_path_fails_that_notebook_and_is_kept(tmp_path, monkeypatch):
+def test_a_users_folder_at_the_staging_path_fails_that_notebook_and_is_kept(tmp_path, monkeypatch, point_layout):
     figures = tmp_path / "figures"
     mine = figures / ".tmp-00_dp_primer-smoke"
     mine.mkdir(parents=True)
     (mine / "notes.txt").write_text("mine")
-    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path / "build")
-    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(runner, "execute_notebook", lambda *a, **k: pytest.fail("ran over the user's folder"))
-    run = runner.run_notebook("00_dp_primer", "smoke")
+    point_layout(figures=figures, build=tmp_path / "build", root=tmp_path)
+    monkeypatch.setattr(staging, "execute_notebook", lambda *a, **k: pytest.fail("ran over the user's folder"))
+    run = staging.run_notebook("00_dp_primer", "smoke")
     assert not run.ok and "was not made by the runner" in run.error and (mine / "notes.txt").exists()
 
 
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
-def test_a_notebook_stopped_midway_leaves_no_staging_folder(tmp_path, monkeypatch, interruption):
+def test_a_notebook_stopped_midway_leaves_no_staging_folder(tmp_path, monkeypatch, interruption, point_layout):
     figures, build = tmp_path / "figures", tmp_path / "build"
     figures.mkdir()
-    monkeypatch.setattr(runner, "FIGURES_DIR", figures)
-    monkeypatch.setattr(runner, "BUILD_DIR", build)
-    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(runner, "write_index", lambda: None)
+    point_layout(figures=figures, build=build, root=tmp_path)
+    monkeypatch.setattr(cli, "write_index", lambda *a: None)
 
     def stopped(stem, profile, output_dir, **kwargs):
         (tmp_path / output_dir).mkdir(parents=True)
         (tmp_path / output_dir / "half.png").write_bytes(b"half")
         raise interruption("stopped")
 
-    monkeypatch.setattr(runner, "execute_notebook", stopped)
+    monkeypatch.setattr(staging, "execute_notebook", stopped)
     if interruption is KeyboardInterrupt:
         with pytest.raises(KeyboardInterrupt):
-            runner.run_figures("smoke", ["00_dp_primer"], "skip")
+            cli.run_figures("smoke", ["00_dp_primer"], "skip")
     else:
-        assert runner.run_figures("smoke", ["00_dp_primer"], "skip") == 1
+        assert cli.run_figures("smoke", ["00_dp_primer"], "skip") == 1
         assert "no executed copy was written" in (build / "summary.smoke.md").read_text()
     assert list(figures.iterdir()) == []
 
@@ -208,14 +203,14 @@ def test_a_folder_that_cannot_take_files_stops_the_run_before_any_work(tmp_path,
 
     from data_recipes import files
 
-    monkeypatch.setattr(runner, "remove_stale_staging", lambda *a: [])
-    monkeypatch.setattr(runner, "check_configs", lambda *a: None)
+    monkeypatch.setattr(cli, "remove_stale_staging", lambda *a: [])
+    monkeypatch.setattr(cli, "check_configs", lambda *a: None)
     ran = []
-    monkeypatch.setattr(runner, "prepare_datasets", lambda *a: ran.append("data") or [])
+    monkeypatch.setattr(cli, "prepare_datasets", lambda *a: ran.append("data") or [])
     monkeypatch.setattr(
         files.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(OSError(errno.EROFS, "Read-only file system"))
     )
-    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
+    code = cli.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "--data", "skip"])
     err = capsys.readouterr().err
     assert code == 2 and not ran and "error: figures folder" in err and "Read-only file system" in err
 
@@ -250,24 +245,24 @@ def test_a_huge_value_is_quoted_bounded_in_a_type_error(configs):
 
 
 def test_a_profile_the_named_notebook_lacks_is_an_error_not_a_silent_skip(monkeypatch, capsys):
-    monkeypatch.setattr(runner, "run_figures_locked", lambda *a: pytest.fail("ran"))
-    code = runner.main(["figures", "--profile", "gpu", "--notebooks", "00_dp_primer", "--data", "skip"])
+    monkeypatch.setattr(cli, "run_figures_locked", lambda *a: pytest.fail("ran"))
+    code = cli.main(["figures", "--profile", "gpu", "--notebooks", "00_dp_primer", "--data", "skip"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert "no configs/<stem>/gpu.yaml for 00_dp_primer; the gpu profile exists for: 04_audioset_teachers" in err
 
 
 def test_a_notebook_named_twice_is_named_in_the_error(monkeypatch, capsys):
-    monkeypatch.setattr(runner, "run_figures_locked", lambda *a: pytest.fail("ran"))
-    code = runner.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "00_dp_primer"])
+    monkeypatch.setattr(cli, "run_figures_locked", lambda *a: pytest.fail("ran"))
+    code = cli.main(["figures", "--profile", "smoke", "--notebooks", "00_dp_primer", "00_dp_primer"])
     err = capsys.readouterr().err
     assert code == 2 and err == "error: --notebooks: 00_dp_primer given more than once; name each notebook once\n"
 
 
-def test_index_without_a_figures_folder_is_refused(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(runner, "FIGURES_DIR", tmp_path / "figures")
-    monkeypatch.setattr(runner, "write_index", lambda: pytest.fail("wrote a fresh index"))
-    assert runner.main(["index"]) == 2
+def test_index_without_a_figures_folder_is_refused(tmp_path, monkeypatch, capsys, point_layout):
+    point_layout(figures=tmp_path / "figures")
+    monkeypatch.setattr(cli, "write_index", lambda *a: pytest.fail("wrote a fresh index"))
+    assert cli.main(["index"]) == 2
     assert "no figures folder" in capsys.readouterr().err
 
 

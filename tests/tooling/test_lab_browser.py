@@ -13,8 +13,8 @@ import os
 import pytest
 
 from pate_study.core.paths import REPO_ROOT
+from pate_study.tooling.figures.layout import list_notebooks
 from pate_study.tooling.labcheck import find_browser, run_in_lab
-from pate_study.tooling.runner import list_notebooks
 
 
 @pytest.mark.lab

@@ -1,0 +1,155 @@
+"""One notebook through papermill (``configs/<stem>/<profile>.yaml`` plus ``profile`` and ``output_dir``), its
+executed copy stripped of what changes from run to run under the same seed, and its HTML rendering."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import papermill
+
+from ...core.io import atomic_write_text
+from ...reporting.session import RUNNER_ENV
+from .configs import check_config, load_parameters, notebook_parameters
+from .layout import PROFILES, config_path, current, list_notebooks
+from .yamlfile import ConfigError
+
+#: How long a notebook's kernel may take to start (papermill's default, 60 s, ran out on two cores kept busy).
+KERNEL_START_S = 180
+VOLATILE_CELL_METADATA = ("papermill", "execution", "collapsed", "scrolled")
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+PROGRESS_LINE = re.compile(r"\d+%\|.*\|\s*\d+/\d+|\d+/\d+ \[[\d:<?]+")  # tqdm's text bar
+#: The nbconvert template of the HTML renderings (JupyterLab's layout, figures with their alternative text).
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+
+@contextlib.contextmanager
+def runner_environment(profile: str):
+    """The kernel's environment: it runs under the runner (outputs stamped with ``profile``, not as an interactive
+    run), and draws figures inline whatever ``$MPLBACKEND`` says (CI sets Agg, which would leave the executed
+    notebooks without their figures)."""
+    previous = {name: os.environ.get(name) for name in (RUNNER_ENV, "MPLBACKEND")}
+    os.environ[RUNNER_ENV] = profile
+    os.environ.pop("MPLBACKEND", None)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def execute_notebook(
+    stem: str,
+    profile: str,
+    output_dir: Path,
+    build_dir: Path | None = None,
+    extra_parameters: dict | None = None,
+    html: bool = True,
+    progress: str | None = None,
+    cell_timeout_s: float | None = None,
+) -> Path:
+    """Run one notebook with papermill; return the executed notebook's path (HTML beside it if ``html``).
+
+    ``progress``: show papermill's per-cell bar with this description (None: no bar). ``cell_timeout_s``: stop
+    the notebook when one cell runs longer (papermill's ``execution_timeout``; None: no limit). The executed copy
+    in ``build_dir`` (default: the layout's ``build/``) is stripped of volatile metadata once the notebook succeeds
+    (see :func:`strip_volatile`).
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    source = current().notebooks / f"{stem}.ipynb"
+    if not source.exists():
+        raise FileNotFoundError(f"notebook {source} not found; known: {list_notebooks()}")
+    params = load_parameters(stem, profile)
+    problems = check_config(config_path(stem, profile), params, notebook_parameters(source))
+    if problems:
+        raise ConfigError(problems)
+    parameters = {**params, **(extra_parameters or {}), "profile": profile, "output_dir": str(Path(output_dir))}
+    build_dir = Path(current().build if build_dir is None else build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    executed = build_dir / f"{stem}.{profile}.ipynb"
+    bar = {"desc": progress, "unit": "cell", "file": sys.stderr, "leave": True} if progress else False
+    with runner_environment(profile):
+        papermill.execute_notebook(
+            str(source),
+            str(executed),
+            parameters=parameters,
+            kernel_name="python3",
+            cwd=str(current().root),
+            progress_bar=bar,
+            log_output=False,
+            start_timeout=KERNEL_START_S,
+            execution_timeout=cell_timeout_s,
+        )
+    write_stripped(executed, executed)
+    if html:
+        export_html(executed)
+    return executed
+
+
+def is_progress_output(output: dict) -> bool:
+    """Whether a cell output is a progress bar (a widget, or tqdm's text bar on stderr)."""
+    if WIDGET_MIME in output.get("data", {}):
+        return True
+    return (
+        output.get("output_type") == "stream"
+        and output.get("name") == "stderr"
+        and bool(PROGRESS_LINE.search(output.get("text", "")))
+    )
+
+
+def strip_volatile(nb: dict) -> dict:
+    """A copy of an executed notebook without what changes from run to run under the same seed.
+
+    Dropped: papermill's notebook and cell metadata (start/end times, durations, paths, environment), cell
+    execution timestamps, widget state and progress-bar outputs (their model ids and timings); the random id of
+    papermill's injected-parameters cell becomes ``injected-parameters``. Kept: sources,
+    every other output, execution counts, parameters (in papermill's injected cell) and the kernel spec.
+    """
+    nb = copy.deepcopy(nb)
+    for key in ("papermill", "widgets"):
+        nb.get("metadata", {}).pop(key, None)
+    for cell in nb.get("cells", []):
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            cell["id"] = "injected-parameters"  # papermill draws a random id for the cell it inserts
+        for key in VOLATILE_CELL_METADATA:
+            cell.get("metadata", {}).pop(key, None)
+        if "outputs" in cell:
+            cell["outputs"] = [o for o in cell["outputs"] if not is_progress_output(o)]
+    return nb
+
+
+def write_stripped(executed: Path, target: Path) -> Path:
+    """Write ``executed`` without volatile metadata to ``target`` (atomically; nbformat's canonical layout)."""
+    nb = nbformat.read(str(executed), as_version=4)
+    stripped = nbformat.from_dict(strip_volatile(nb))
+    return atomic_write_text(Path(target), nbformat.writes(stripped) + "\n")
+
+
+def point_at_final_folder(notebook: Path, staging: Path, final: Path) -> Path:
+    """In the committed copy's injected parameters, name the folder the outputs end up in (``figures/<stem>``),
+    not the staging folder they were written to, so that a reader who reruns the copy writes where it reads."""
+    nb = nbformat.read(str(notebook), as_version=4)
+    staged, kept = (json.dumps(str(p.relative_to(current().root))) for p in (staging, final))
+    for cell in nb.cells:
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            cell.source = cell.source.replace(f"output_dir = {staged}", f"output_dir = {kept}")
+    return atomic_write_text(notebook, nbformat.writes(nb) + "\n")
+
+
+def export_html(executed: Path) -> Path:
+    """Render an executed notebook to HTML beside it (JupyterLab's layout, figures with their alternative text)."""
+    from nbconvert import HTMLExporter  # heavy (~1 s, jinja2 and its exporters): only when HTML is written
+
+    exporter = HTMLExporter(template_name="lab_alt", extra_template_basedirs=[str(TEMPLATES_DIR)])
+    body, _ = exporter.from_filename(str(executed))
+    return atomic_write_text(executed.with_suffix(".html"), body)
