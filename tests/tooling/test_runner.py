@@ -276,3 +276,20 @@ def test_the_summary_points_at_the_copy_this_profile_wrote():
     """A smoke run's summary names its own git-ignored copy, not the committed notebooks it did not write."""
     assert "figures/<stem>/smoke/<stem>.ipynb" in summary.results_folder_text("smoke")
     assert summary.results_folder_text("paper") == "`figures/<stem>/<stem>.ipynb` (committed)"
+
+
+def test_the_runner_is_small_modules_started_by_its_old_name():
+    """``make figures`` calls ``python -m pate_study.tooling.runner``; the runner behind it is a package of modules
+    of at most 300 lines, one concern each (docs/architecture.md lists them)."""
+    package = REPO_ROOT / "pate_study" / "tooling" / "figures"
+    lengths = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in package.glob("*.py")}
+    assert len(lengths) >= 10 and max(lengths.values()) <= 300, lengths
+    assert len((REPO_ROOT / "pate_study" / "tooling" / "runner.py").read_text(encoding="utf-8").splitlines()) <= 10
+    shown = subprocess.run(
+        [sys.executable, "-m", "pate_study.tooling.runner", "figures", "--help"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert shown.startswith("usage: python -m pate_study.tooling.runner figures") and "--jobs N" in shown

@@ -23,7 +23,7 @@ from .configs import check_configs
 from .datasets import prepare_datasets
 from .jobs import run_one_after_another, run_side_by_side
 from .layout import DATA_MODES, PROFILES, REQUIRED_PROFILES, config_path, current, list_notebooks
-from .manifest import datasets_for, load_manifests, reference_table, waits_table
+from .manifest import Manifest, datasets_for, load_manifests, reference_table, waits_table
 from .schedule import read_timings
 from .staging import remove_stale_staging
 from .summary import summary_markdown
@@ -99,7 +99,7 @@ def check_folders(data_mode: str) -> None:
     cache_writable()
 
 
-def check_run(stems: list[str], profile: str) -> dict:
+def check_run(stems: list[str], profile: str) -> dict[str, Manifest]:
     """Every parameter file of the run against its notebook and every notebook's manifest, before anything runs;
     returns the manifests, or ConfigError listing every problem of both."""
     problems: list[str] = []
