@@ -92,3 +92,13 @@ def test_notebooks_that_wait_for_each_other_are_a_cycle_named_in_one_line(checko
     assert "waits_for: a cycle" in line and "90_a" in line and "91_b" in line
     # a run of 90 alone has no cycle: 91 is not in it, so 90 waits for nothing there
     assert manifest.load_manifests(["90_a"])["90_a"].waits_for == {"91_b": "x"}
+
+
+def test_a_manifest_is_read_as_strictly_as_a_parameter_file(checkout):
+    path = checkout / "configs" / "90_a" / "notebook.yaml"
+    path.write_text("datasets: []\ndatasets: [audioset]\n")
+    with pytest.raises(ConfigError, match=r"90_a/notebook.yaml line 2, column 1: datasets given twice"):
+        manifest.load_manifest("90_a")
+    path.write_text("datasets: &d []\nwaits_for: *d\n")
+    with pytest.raises(ConfigError, match=r"alias \*d: aliases are not accepted in a parameter file or manifest"):
+        manifest.load_manifest("90_a")

@@ -83,7 +83,7 @@ class ParameterFileLoader(yaml.SafeLoader):
             raise ParameterFileRefused(
                 None,
                 None,
-                f"alias *{event.anchor}: aliases are not accepted in a parameter file; write the value out",
+                f"alias *{event.anchor}: aliases are not accepted in a parameter file or manifest; write the value out",
                 event.start_mark,
             )
         return super().compose_node(parent, index)
