@@ -69,9 +69,9 @@ from ._validation import (
     load_votes_file,
     number_text,
 )
-from .accounting import CONVERSIONS
 from .moments import moments_epsilon
-from .rdp import COSTS, Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
+from .options import Accounting, Conversion, Cost
+from .rdp import Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
 
 AGGREGATORS = ("lnmax", "gnmax", "confident-gnmax")
 ACCOUNTANTS = ("moments2017", "rdp2018")
@@ -113,6 +113,12 @@ NON_FINITE_REASON = (
     "a value that is not a finite number is printed as null; an infinite epsilon means no finite "
     "guarantee at this delta for these settings"
 )
+
+
+def _range_help(flag: str, text: str) -> str:
+    """``text`` followed by the range the table accepts for ``flag`` (``--help`` shows the library's own range)."""
+    interval = PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]]
+    return f"{text}; {interval.what} in {interval.text()}"
 
 
 def _ranged(flag: str):
@@ -224,11 +230,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--aggregator", choices=AGGREGATORS, required=True)
-    p.add_argument("--gamma", type=_ranged("--gamma"), help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
-    p.add_argument("--sigma", type=_ranged("--sigma"), help="GNMax Gaussian noise standard deviation")
-    p.add_argument("--threshold", type=_ranged("--threshold"), help="confident GNMax threshold T")
-    p.add_argument("--sigma1", type=_ranged("--sigma1"), help="confident GNMax check noise")
-    p.add_argument("--sigma2", type=_ranged("--sigma2"), help="confident GNMax argmax noise")
+    for flag, text in (
+        ("gamma", "LNMax inverse Laplace scale (noise Lap(1/gamma))"),
+        ("sigma", "GNMax Gaussian noise standard deviation"),
+        ("threshold", "confident GNMax threshold T"),
+        ("sigma1", "confident GNMax check noise"),
+        ("sigma2", "confident GNMax argmax noise"),
+    ):
+        p.add_argument(f"--{flag}", type=_ranged(f"--{flag}"), help=_range_help(flag, text))
     p.add_argument("--delta", type=_delta, required=True)
     p.add_argument("--accountant", choices=ACCOUNTANTS, help="default: moments2017 for lnmax, rdp2018 otherwise")
     p.add_argument(
@@ -237,10 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
         "default int:1:8 for moments2017, paper2018 for rdp2018",
     )
-    p.add_argument("--conversion", choices=CONVERSIONS, help="RDP -> (eps, delta) (rdp2018 only; default basic)")
+    p.add_argument(
+        "--conversion",
+        choices=[c.value for c in Conversion],
+        help=f"RDP -> (eps, delta) (rdp2018 only; default {Accounting().conversion.value})",
+    )
     p.add_argument(
         "--cost",
-        choices=COSTS,
+        choices=[c.value for c in Cost],
         help="confident-gnmax with --votes: realized (default: the guarantee of "
         "one run, drawn with --seed) or expected (Papernot et al. 2018 Table 2, printed as "
         "expected_epsilon: not a guarantee)",
@@ -295,7 +308,7 @@ def _validate(args: argparse.Namespace) -> str | None:
         return "--cost applies to --aggregator confident-gnmax with --votes"
     if args.seed is not None and (args.aggregator != "confident-gnmax" or args.votes is None):
         return "--seed applies to --aggregator confident-gnmax with --votes (the seed of the check noise)"
-    if args.seed is not None and args.cost == "expected":
+    if args.seed is not None and args.cost == Cost.EXPECTED:
         return "--seed is only used with --cost realized (the default); --cost expected draws no noise"
     return None
 
@@ -324,7 +337,7 @@ def _check_threshold(args: argparse.Namespace, votes: np.ndarray | None) -> None
 def realized_seed(args: argparse.Namespace) -> int | None:
     """The seed of the check noise a confident-GNMax run on ``--votes`` is charged with: ``--seed``, else
     :data:`DEFAULT_SEED` (``--cost realized`` is the default); None for ``--cost expected`` and without votes."""
-    if args.aggregator != "confident-gnmax" or args.votes is None or args.cost == "expected":
+    if args.aggregator != "confident-gnmax" or args.votes is None or args.cost == Cost.EXPECTED:
         return None
     return DEFAULT_SEED if args.seed is None else args.seed
 
@@ -345,7 +358,10 @@ def run(args: argparse.Namespace) -> dict:
             gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts, **data
         )
     else:
-        common = {"delta": args.delta, "orders": args.orders or "paper2018", "conversion": args.conversion or "basic"}
+        accounting = Accounting(
+            orders=args.orders or Accounting().orders, conversion=args.conversion or Accounting().conversion
+        )
+        common = {"delta": args.delta, **accounting.as_kwargs()}
         if args.aggregator == "lnmax":
             spent = lnmax_rdp_epsilon(gamma=args.gamma, **lnmax_opts, **common, **data)
         elif args.aggregator == "gnmax":
