@@ -168,3 +168,14 @@ def test_a_check_selects_the_confident_variant_a_missing_one_the_plain():
     assert plain.mechanism == "binary" and plain.answered.all()
     assert confident.mechanism == "confident-binary" and not confident.answered.all()
     assert confident.params["threshold"] == 9.0 and confident.params["sigma_threshold"] == 1.0
+
+
+def test_the_cli_reads_its_choices_as_enumerations_and_refuses_others_in_argparse_words(capsys):
+    args = cli.build_parser().parse_args(["epsilon", "--aggregator", "gnmax", "--delta", "1e-5", "--n-queries", "3"])
+    assert args.aggregator is cli.Aggregator.GNMAX and cli.default_accountant(args.aggregator) is cli.Accountant.RDP2018
+    assert cli.main(["epsilon", "--aggregator", "lnmax", "--delta", "1e-5", "--n-queries", "3", "--gamma", "0.05"]) == 0
+    assert '"aggregator": "lnmax"' in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["epsilon", "--aggregator", "foo", "--delta", "1e-5", "--n-queries", "3"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'foo' (choose from 'lnmax', 'gnmax', 'confident-gnmax')" in err and "<Aggregator" not in err
