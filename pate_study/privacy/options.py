@@ -28,7 +28,7 @@ import dataclasses
 import enum
 from typing import Any
 
-from ._validation import check_parameter
+from ._validation import PARAMETER_KINDS, check_parameter
 
 __all__ = [
     "Accounting",
@@ -118,12 +118,14 @@ class ConfidenceCheck:
     top_n: int = 4
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "threshold", check_parameter("check.threshold", self.threshold, "threshold"))
-        object.__setattr__(self, "sigma", check_parameter("check.sigma", self.sigma, "noise_scale"))
+        kinds = PARAMETER_KINDS
+        threshold = check_parameter("check.threshold", self.threshold, kinds["confidence_threshold"])
+        object.__setattr__(self, "threshold", threshold)
+        object.__setattr__(self, "sigma", check_parameter("check.sigma", self.sigma, kinds["sigma_confidence"]))
         object.__setattr__(self, "rule", choice("check.rule", self.rule, ConfidenceRule))
         if isinstance(self.top_n, bool):
             raise ValueError(f"check.top_n: expected an integer >= 1 (top labels compared), got {self.top_n!r}")
-        object.__setattr__(self, "top_n", check_parameter("check.top_n", self.top_n, "count"))
+        object.__setattr__(self, "top_n", check_parameter("check.top_n", self.top_n, kinds["top_n"]))
 
     def as_params(self) -> dict[str, Any]:
         """The check's parameters as the accountants record them (``confidence_threshold``, ``sigma_confidence``,

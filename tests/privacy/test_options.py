@@ -10,6 +10,7 @@ import pytest
 
 from pate_study.privacy import __main__ as cli
 from pate_study.privacy import _validation as validation
+from pate_study.privacy import accounting, aggregators, rdp
 from pate_study.privacy import multiwinner as mw
 from pate_study.privacy import topk_vote as tv
 from pate_study.privacy.options import (
@@ -179,3 +180,18 @@ def test_the_cli_reads_its_choices_as_enumerations_and_refuses_others_in_argpars
         cli.main(["epsilon", "--aggregator", "foo", "--delta", "1e-5", "--n-queries", "3"])
     err = capsys.readouterr().err
     assert "invalid choice: 'foo' (choose from 'lnmax', 'gnmax', 'confident-gnmax')" in err and "<Aggregator" not in err
+
+
+def test_the_enumerations_name_the_same_choices_as_the_modules_that_still_hold_tuples():
+    """rdp.COSTS, accounting.CONVERSIONS and aggregators.CONFIDENCE_RULES are still read by other accountants: the
+    enumerations must name exactly the same choices (one set of choices, until those modules read the enums)."""
+    assert {c.value for c in Cost} == set(rdp.COSTS)
+    assert {c.value for c in Conversion} == set(accounting.CONVERSIONS)
+    assert {r.value for r in ConfidenceRule} == set(aggregators.CONFIDENCE_RULES)
+
+
+def test_the_check_fields_read_the_table_entries_their_names_give():
+    kinds = validation.PARAMETER_KINDS
+    assert kinds["confidence_threshold"] == kinds["threshold"] == "threshold"
+    assert kinds["sigma_confidence"] == kinds["sigma_threshold"] == kinds["sigma1"] == "noise_scale"
+    assert kinds["top_n"] == "count"
