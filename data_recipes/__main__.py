@@ -16,6 +16,8 @@ one line each, so a script running ``make data && ...`` stops when something cou
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import enum
 import logging
 import sys
 
@@ -24,6 +26,46 @@ from .files import EnvPathError, WriteFailedError, one_line
 from .framework import DataError, NotAvailableError, data_root, find_in_mirror, mirror_root, read_manifest
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE, EXIT_NOT_AVAILABLE = 0, 1, 2, 3
+
+
+class Sources(enum.StrEnum):
+    """Where a dataset's files are fetched from: the mirror, then the network (the default), or the mirror only
+    (``--offline``). Two ways of getting the files, so a choice rather than a flag."""
+
+    MIRROR_THEN_NETWORK = "mirror-then-network"
+    MIRROR_ONLY = "mirror-only"
+
+
+@dataclasses.dataclass(frozen=True)
+class PrepareOptions:
+    """What ``prepare`` may do: ``sources`` (:class:`Sources`), and three permissions, each a yes/no consent that
+    relaxes one safeguard of the same algorithm (so they stay booleans): ``force`` (prepare again although already
+    prepared), ``allow_large`` (multi-GB downloads), ``allow_small`` (install a result smaller than the data card
+    declares, recorded in the manifest)."""
+
+    sources: Sources = Sources.MIRROR_THEN_NETWORK
+    force: bool = False
+    allow_large: bool = False
+    allow_small: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> PrepareOptions:
+        """The options of a parsed ``prepare`` command line."""
+        return cls(
+            sources=Sources.MIRROR_ONLY if args.offline else Sources.MIRROR_THEN_NETWORK,
+            force=args.force,
+            allow_large=args.allow_large,
+            allow_small=args.allow_small,
+        )
+
+    def prepare_kwargs(self) -> dict:
+        """The keywords of :func:`data_recipes.prepare` (``allow_large=None``: the environment decides)."""
+        return {
+            "network": self.sources is Sources.MIRROR_THEN_NETWORK,
+            "force": self.force,
+            "allow_large": self.allow_large or None,
+            "allow_small": self.allow_small,
+        }
 
 
 def _list() -> int:
@@ -53,7 +95,7 @@ def _list() -> int:
     return EXIT_OK
 
 
-def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: bool, allow_small: bool) -> int:
+def _prepare(targets: list[str], options: PrepareOptions) -> int:
     by_name = targets != ["all"]
     if not by_name:
         targets = [n for n in names() if get_recipe(n).in_all]
@@ -62,9 +104,7 @@ def _prepare(targets: list[str], *, force: bool, allow_large: bool, offline: boo
     missing, broken = [], []
     for name in targets:
         try:
-            path = prepare(
-                name, network=not offline, force=force, allow_large=allow_large or None, allow_small=allow_small
-            )
+            path = prepare(name, **options.prepare_kwargs())
         except NotAvailableError as exc:
             missing.append((name, one_line(exc)))
             print(f"[not available] {name}", file=sys.stderr)
@@ -118,13 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "list":
             return _list()
-        return _prepare(
-            args.names,
-            force=args.force,
-            allow_large=args.allow_large,
-            offline=args.offline,
-            allow_small=args.allow_small,
-        )
+        return _prepare(args.names, PrepareOptions.from_args(args))
     except (ValueError, EnvPathError) as exc:  # unknown name, bad environment variable, folder not writable
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

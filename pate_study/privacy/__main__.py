@@ -51,6 +51,7 @@ teachers is reported on stderr as a warning (the check then depends on the noise
 from __future__ import annotations
 
 import argparse
+import enum
 import json
 import math
 import sys
@@ -69,13 +70,53 @@ from ._validation import (
     load_votes_file,
     number_text,
 )
-from .accounting import CONVERSIONS
 from .moments import moments_epsilon
-from .rdp import COSTS, Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
+from .options import Accounting, Conversion, Cost
+from .rdp import Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
 
-AGGREGATORS = ("lnmax", "gnmax", "confident-gnmax")
-ACCOUNTANTS = ("moments2017", "rdp2018")
-_PARAMS = {"lnmax": ("gamma",), "gnmax": ("sigma",), "confident-gnmax": ("threshold", "sigma1", "sigma2")}
+
+class Aggregator(enum.StrEnum):
+    """The aggregator whose cost is printed: LNMax (Papernot et al. 2017), GNMax and confident GNMax (Papernot et
+    al. 2018, Algorithm 1)."""
+
+    LNMAX = "lnmax"
+    GNMAX = "gnmax"
+    CONFIDENT_GNMAX = "confident-gnmax"
+
+
+class Accountant(enum.StrEnum):
+    """The analysis: the 2017 moments accountant (LNMax only) or the 2018 RDP analysis."""
+
+    MOMENTS2017 = "moments2017"
+    RDP2018 = "rdp2018"
+
+
+AGGREGATORS = tuple(a.value for a in Aggregator)
+ACCOUNTANTS = tuple(a.value for a in Accountant)
+_PARAMS = {
+    Aggregator.LNMAX: ("gamma",),
+    Aggregator.GNMAX: ("sigma",),
+    Aggregator.CONFIDENT_GNMAX: ("threshold", "sigma1", "sigma2"),
+}
+
+
+def _member_of(kind: type[enum.StrEnum]):
+    """argparse type: the member of ``kind`` named by the text, or the text itself, which ``choices`` then refuses
+    with argparse's own message (``invalid choice: 'x' (choose from ...)``)."""
+
+    def parse(text: str):
+        try:
+            return kind(text)
+        except ValueError:
+            return text
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def default_accountant(aggregator: Aggregator | str) -> Accountant:
+    """The accountant used when ``--accountant`` is not given: the moments accountant for LNMax, RDP otherwise."""
+    return Accountant.MOMENTS2017 if aggregator == Aggregator.LNMAX else Accountant.RDP2018
 
 
 #: Where each numeric flag is accepted: (smallest, largest, what), both ends included; a view of the library's
@@ -113,6 +154,12 @@ NON_FINITE_REASON = (
     "a value that is not a finite number is printed as null; an infinite epsilon means no finite "
     "guarantee at this delta for these settings"
 )
+
+
+def _range_help(flag: str, text: str) -> str:
+    """``text`` followed by the range the table accepts for ``flag`` (``--help`` shows the library's own range)."""
+    interval = PARAMETER_CONSTRAINTS[PARAMETER_KINDS[flag]]
+    return f"{text}; {interval.what} in {interval.text()}"
 
 
 def _ranged(flag: str):
@@ -223,24 +270,36 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--aggregator", choices=AGGREGATORS, required=True)
-    p.add_argument("--gamma", type=_ranged("--gamma"), help="LNMax inverse Laplace scale (noise Lap(1/gamma))")
-    p.add_argument("--sigma", type=_ranged("--sigma"), help="GNMax Gaussian noise standard deviation")
-    p.add_argument("--threshold", type=_ranged("--threshold"), help="confident GNMax threshold T")
-    p.add_argument("--sigma1", type=_ranged("--sigma1"), help="confident GNMax check noise")
-    p.add_argument("--sigma2", type=_ranged("--sigma2"), help="confident GNMax argmax noise")
+    p.add_argument("--aggregator", type=_member_of(Aggregator), choices=AGGREGATORS, required=True)
+    for flag, text in (
+        ("gamma", "LNMax inverse Laplace scale (noise Lap(1/gamma))"),
+        ("sigma", "GNMax Gaussian noise standard deviation"),
+        ("threshold", "confident GNMax threshold T"),
+        ("sigma1", "confident GNMax check noise"),
+        ("sigma2", "confident GNMax argmax noise"),
+    ):
+        p.add_argument(f"--{flag}", type=_ranged(f"--{flag}"), help=_range_help(flag, text))
     p.add_argument("--delta", type=_delta, required=True)
-    p.add_argument("--accountant", choices=ACCOUNTANTS, help="default: moments2017 for lnmax, rdp2018 otherwise")
+    p.add_argument(
+        "--accountant",
+        type=_member_of(Accountant),
+        choices=ACCOUNTANTS,
+        help="default: moments2017 for lnmax, rdp2018 otherwise",
+    )
     p.add_argument(
         "--orders",
         type=_text,
         help="'int:A:B', 'continuous' (moments2017 only) or 'paper2018'; "
         "default int:1:8 for moments2017, paper2018 for rdp2018",
     )
-    p.add_argument("--conversion", choices=CONVERSIONS, help="RDP -> (eps, delta) (rdp2018 only; default basic)")
+    p.add_argument(
+        "--conversion",
+        choices=[c.value for c in Conversion],
+        help=f"RDP -> (eps, delta) (rdp2018 only; default {Accounting().conversion.value})",
+    )
     p.add_argument(
         "--cost",
-        choices=COSTS,
+        choices=[c.value for c in Cost],
         help="confident-gnmax with --votes: realized (default: the guarantee of "
         "one run, drawn with --seed) or expected (Papernot et al. 2018 Table 2, printed as "
         "expected_epsilon: not a guarantee)",
@@ -273,9 +332,9 @@ def _validate(args: argparse.Namespace) -> str | None:
         for name in names:
             if name not in needed and getattr(args, name) is not None:
                 return f"--{name} is not a parameter of --aggregator {args.aggregator}"
-    accountant = args.accountant or ("moments2017" if args.aggregator == "lnmax" else "rdp2018")
-    if accountant == "moments2017":
-        if args.aggregator != "lnmax":
+    accountant = Accountant(args.accountant or default_accountant(args.aggregator))
+    if accountant is Accountant.MOMENTS2017:
+        if args.aggregator != Aggregator.LNMAX:
             return "--accountant moments2017 analyses LNMax only (use --aggregator lnmax)"
         if args.conversion is not None:
             return "--conversion applies to --accountant rdp2018; moments2017 uses eps = min (logmgf - ln delta)/lambda"
@@ -287,15 +346,15 @@ def _validate(args: argparse.Namespace) -> str | None:
         return "--first: expected a positive integer"
     if args.n_teachers is not None and args.n_teachers <= 0:
         return "--n-teachers: expected a positive integer"
-    if args.aggregator != "lnmax" and (args.q_condition or args.q_variant):
+    if args.aggregator != Aggregator.LNMAX and (args.q_condition or args.q_variant):
         return "--q-condition/--q-variant apply to --aggregator lnmax only"
     if args.votes is None and (args.q_condition or args.q_variant):
         return "--q-condition/--q-variant need --votes (data-dependent bound)"
-    if args.cost is not None and (args.aggregator != "confident-gnmax" or args.votes is None):
+    if args.cost is not None and (args.aggregator != Aggregator.CONFIDENT_GNMAX or args.votes is None):
         return "--cost applies to --aggregator confident-gnmax with --votes"
-    if args.seed is not None and (args.aggregator != "confident-gnmax" or args.votes is None):
+    if args.seed is not None and (args.aggregator != Aggregator.CONFIDENT_GNMAX or args.votes is None):
         return "--seed applies to --aggregator confident-gnmax with --votes (the seed of the check noise)"
-    if args.seed is not None and args.cost == "expected":
+    if args.seed is not None and args.cost == Cost.EXPECTED:
         return "--seed is only used with --cost realized (the default); --cost expected draws no noise"
     return None
 
@@ -324,14 +383,14 @@ def _check_threshold(args: argparse.Namespace, votes: np.ndarray | None) -> None
 def realized_seed(args: argparse.Namespace) -> int | None:
     """The seed of the check noise a confident-GNMax run on ``--votes`` is charged with: ``--seed``, else
     :data:`DEFAULT_SEED` (``--cost realized`` is the default); None for ``--cost expected`` and without votes."""
-    if args.aggregator != "confident-gnmax" or args.votes is None or args.cost == "expected":
+    if args.aggregator != Aggregator.CONFIDENT_GNMAX or args.votes is None or args.cost == Cost.EXPECTED:
         return None
     return DEFAULT_SEED if args.seed is None else args.seed
 
 
 def run(args: argparse.Namespace) -> dict:
     """Compute the privacy cost for parsed arguments and return the JSON-ready dict."""
-    accountant = args.accountant or ("moments2017" if args.aggregator == "lnmax" else "rdp2018")
+    accountant = Accountant(args.accountant or default_accountant(args.aggregator))
     seed = realized_seed(args)
     data = (
         {"votes": _load_votes(args.votes, args.first, args.n_teachers)}
@@ -340,15 +399,18 @@ def run(args: argparse.Namespace) -> dict:
     )
     _check_threshold(args, data.get("votes"))
     lnmax_opts = {k: v for k, v in (("q_condition", args.q_condition), ("q_variant", args.q_variant)) if v}
-    if accountant == "moments2017":
+    if accountant is Accountant.MOMENTS2017:
         spent = moments_epsilon(
             gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts, **data
         )
     else:
-        common = {"delta": args.delta, "orders": args.orders or "paper2018", "conversion": args.conversion or "basic"}
-        if args.aggregator == "lnmax":
+        accounting = Accounting(
+            orders=args.orders or Accounting().orders, conversion=args.conversion or Accounting().conversion
+        )
+        common = {"delta": args.delta, **accounting.as_kwargs()}
+        if args.aggregator == Aggregator.LNMAX:
             spent = lnmax_rdp_epsilon(gamma=args.gamma, **lnmax_opts, **common, **data)
-        elif args.aggregator == "gnmax":
+        elif args.aggregator == Aggregator.GNMAX:
             spent = gnmax_epsilon(sigma=args.sigma, **common, **data)
         else:
             spent = confident_gnmax_epsilon(
@@ -363,7 +425,7 @@ def run(args: argparse.Namespace) -> dict:
     out = spent.to_dict(include_curves=args.include_curves)
     if seed is not None:
         out["seed"] = seed
-    out["aggregator"] = args.aggregator
+    out["aggregator"] = Aggregator(args.aggregator).value
     if args.votes is not None:
         out["votes_file"] = str(args.votes)
     return out

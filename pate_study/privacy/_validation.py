@@ -165,8 +165,11 @@ PARAMETER_KINDS: dict[str, str] = {
     "sigma1": "noise_scale",
     "sigma2": "noise_scale",
     "gumbel_scale": "noise_scale",
+    "sigma_confidence": "noise_scale",
+    "sigma_threshold": "noise_scale",
     "gamma": "gamma",
     "threshold": "threshold",
+    "confidence_threshold": "threshold",
     "delta": "delta",
     "k_share": "share",
     "mu": "gaussian_mu",
@@ -174,6 +177,7 @@ PARAMETER_KINDS: dict[str, str] = {
     "n_labels": "count",
     "n_teachers": "count",
     "first": "count",
+    "top_n": "count",
 }
 
 

@@ -37,11 +37,12 @@ Data-dependent bounds (Papernot et al. 2018 Theorem 6, ``rdp_curves``):
 
 * Binary: per label, q_i = Φ̄(|2p_i − T|/(√2σ)) capped at 1/2; per-label curves summed over labels
   and queries. Confident Binary: the check on max(p_i, T − p_i) charged on every label
-  (q = min(Pr, 1 − Pr), slope 1/(2σ1²)), the GNMax step charged by ``cost``: ``"realized"`` (the default,
-  the guarantee of the run: only the labels actually answered) **or** ``"expected"`` (Pr[answered] per label,
+  (q = min(Pr, 1 − Pr), slope 1/(2σ1²)), the GNMax step charged as a
+  :class:`~pate_study.privacy.options.Charge` says: ``Cost.REALIZED`` (the default, the guarantee of the run:
+  only the labels actually answered) **or** ``Cost.EXPECTED`` (Pr[answered] per label,
   returned as an ``ExpectedCost``: expected, not a guarantee); both are reported by :func:`binary_pate_costs`
   (their code reports the expected cost only).
-* τ: q = Σ_i Φ̄(|S_i − th|/σ) (union bound over labels, the paper's choice; ``q_bound="exact"``
+* τ: q = Σ_i Φ̄(|S_i − th|/σ) (union bound over labels, the paper's choice; ``QBound.EXACT``
   uses 1 − Π_i (1 − Φ̄_i), exact because the label noises are independent), with slope τ²/σ².
   The noise-free outcome has probability ≥ 2^{−k} (each bit is right with probability ≥ 1/2),
   so q is **capped at 1 − 2^{−k} (log q ≤ 0)**: their code returns the uncapped union bound,
@@ -62,9 +63,21 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_choice, check_n_queries, check_noise_scale, check_positive
+from ._validation import as_generator, check_n_queries, check_noise_scale, check_positive
 from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
-from .rdp import COSTS, step2_weights
+from .options import (
+    Accounting,
+    Charge,
+    ConfidenceCheck,
+    ConfidenceRule,
+    Cost,
+    NoiseConvention,
+    QBound,
+    TauComposition,
+    choice,
+    resolve_accounting,
+)
+from .rdp import step2_weights
 from .rdp_curves import (
     gaussian_tail_logsf,
     gnmax_logq_counts,
@@ -96,8 +109,8 @@ __all__ = [
     "powerset_pate_epsilon",
 ]
 
-#: q bounds of τ voting: the paper's union bound over labels, or the exact 1 − Π(1 − Φ̄_i).
-Q_BOUNDS = ("union", "exact")
+#: q bounds of τ voting: the paper's union bound over labels, or the exact 1 − Π(1 − Φ̄_i) (:class:`QBound`).
+Q_BOUNDS = tuple(b.value for b in QBound)
 _SQRT2 = math.sqrt(2.0)
 _LOG2 = math.log(2.0)
 
@@ -257,28 +270,24 @@ def _binary_check(check_values: np.ndarray, threshold: float, sigma_threshold: f
 
 
 def binary_pate(
-    positive_votes: Any,
-    n_teachers: int,
-    sigma: float,
-    rng: Any,
-    threshold: float | None = None,
-    sigma_threshold: float | None = None,
+    positive_votes: Any, n_teachers: int, sigma: float, rng: Any, check: ConfidenceCheck | None = None
 ) -> MultiWinnerRelease:
     """Binary voting: per label, argmax of (T − p + N(0, σ²), p + N(0, σ²)) (Dziedzic et al. 2023, Binary voting).
 
-    With ``threshold`` and ``sigma_threshold`` each label is first checked,
-    max(p, T − p) + N(0, σ1²) ≥ threshold (drawn first, for every label), and released only then.
+    With a ``check`` (:class:`~pate_study.privacy.options.ConfidenceCheck`, threshold T_c and noise σ1 in vote
+    counts) each label is first checked, max(p, T − p) + N(0, σ1²) ≥ T_c (drawn first, for every label), and
+    released only then: confident Binary voting; without one, plain Binary voting.
     Ties of the noisy counts go to the negative class.
     """
     t = check_n_queries(n_teachers, name="n_teachers")
     p = _check_positive_votes(positive_votes, t)
     sigma = check_noise_scale("sigma", sigma)
     gen = as_generator(rng)
-    confident = _confidence(threshold, sigma_threshold)
+    confident = _binary_confidence(check)
     answered = np.ones(p.shape, dtype=bool)
     params = {"sigma": sigma, "n_teachers": t}
     if confident:
-        th, s1 = confident
+        th, s1 = confident.threshold, confident.sigma
         answered = _binary_check(np.maximum(p, t - p).astype(np.float64), th, s1, gen)
         params.update(threshold=th, sigma_threshold=s1)
     noise = gen.normal(0.0, sigma, size=(2,) + p.shape)
@@ -286,12 +295,34 @@ def binary_pate(
     return MultiWinnerRelease(labels, answered, "confident-binary" if confident else "binary", params)
 
 
-def _confidence(threshold: Any, sigma_threshold: Any) -> tuple[float, float] | None:
+def _binary_confidence(check: Any) -> ConfidenceCheck | None:
+    """Binary voting's confidence check, or None for plain Binary voting. Its check compares one count per label,
+    max(p, T − p), with T_c (Papernot et al. 2018, Algorithm 1), so only ``ConfidenceRule.MAX`` describes it."""
+    if check is None:
+        return None
+    if not isinstance(check, ConfidenceCheck):
+        raise ValueError(
+            f"check: expected a ConfidenceCheck(threshold, sigma) (pate_study.privacy.options) or None, "
+            f"got {type(check).__name__}"
+        )
+    if check.rule is not ConfidenceRule.MAX:
+        raise ValueError(
+            f"check.rule: Binary voting checks one count per label, max(p, T - p): expected "
+            f"{ConfidenceRule.MAX.value!r}, got {check.rule.value!r}"
+        )
+    return check
+
+
+def _legacy_check(check: Any, threshold: Any, sigma_threshold: Any) -> ConfidenceCheck | None:
+    """``check``, or the check the former keyword pair ``threshold`` / ``sigma_threshold`` describes (still
+    accepted by :func:`binary_pate_costs`); refused when both forms, or only one of the pair, are given."""
+    if threshold is None and sigma_threshold is None:
+        return _binary_confidence(check)
+    if check is not None:
+        raise ValueError("check/threshold/sigma_threshold: give a ConfidenceCheck, or the pair, not both")
     if (threshold is None) != (sigma_threshold is None):
         raise ValueError("threshold/sigma_threshold: give both for the confident variant, or neither")
-    if threshold is None:
-        return None
-    return _check_threshold(threshold), check_noise_scale("sigma_threshold", sigma_threshold)
+    return ConfidenceCheck(_check_threshold(threshold), check_noise_scale("sigma_threshold", sigma_threshold))
 
 
 def tau_pate(clipped_sums: Any, threshold: float, sigma: float, rng: Any) -> MultiWinnerRelease:
@@ -359,15 +390,16 @@ def binary_label_logq(positive_votes: np.ndarray, n_teachers: int, sigma: float)
     return np.minimum(gaussian_tail_logsf(gaps, _SQRT2 * sigma), -_LOG2)
 
 
-def tau_logq(clipped_sums: np.ndarray, threshold: float, sigma: float, q_bound: str = "union") -> np.ndarray:
+def tau_logq(clipped_sums: np.ndarray, threshold: float, sigma: float, q_bound: QBound = QBound.UNION) -> np.ndarray:
     """log q per query of τ voting, capped at log(1 − 2^{−k}) ≤ 0 (see module docstring).
 
-    ``"union"``: log Σ_i Φ̄(|S_i − th|/σ) (Dziedzic et al. 2023); ``"exact"``: log(1 − Π_i Φ(|S_i − th|/σ)).
+    ``QBound.UNION``: log Σ_i Φ̄(|S_i − th|/σ) (Dziedzic et al. 2023); ``QBound.EXACT``:
+    log(1 − Π_i Φ(|S_i − th|/σ)).
     """
-    check_choice("q_bound", q_bound, Q_BOUNDS)
+    q_bound = choice("q_bound", q_bound, QBound)
     z = np.abs(np.ascontiguousarray(clipped_sums) - threshold) / sigma
     k = z.shape[1]
-    logq = row_logsumexp(gaussian_tail_logsf(z, 1.0)) if q_bound == "union" else log_prod_ndtr(z)[1]
+    logq = row_logsumexp(gaussian_tail_logsf(z, 1.0)) if q_bound is QBound.UNION else log_prod_ndtr(z)[1]
     return np.minimum(logq, float(log1mexp(-k * _LOG2)))
 
 
@@ -394,29 +426,31 @@ def binary_pate_epsilon(
     n_teachers: int | None = None,
     n_queries: int | None = None,
     n_labels: int | None = None,
-    threshold: float | None = None,
-    sigma_threshold: float | None = None,
-    cost: str = "realized",
-    answered: Any = None,
-    rng: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    check: ConfidenceCheck | None = None,
+    charge: Charge = Charge(),
+    accounting: Accounting | None = None,
+    orders: Any = None,
+    conversion: Any = None,
 ) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of (confident) Binary voting (Dziedzic et al. 2023; Papernot et al. 2018 Prop. 8, Theorem 6, Alg. 1).
 
     Data-independent (``n_queries`` + ``n_labels``): k·α/σ² per query, plus k·α/(2σ1²) for the
     check (every label charged both steps, ``cost="all_answered"``). Data-dependent
     (``positive_votes`` ``int[n_queries, n_labels]`` and ``n_teachers``): Theorem 6 per label
-    with q of :func:`binary_label_logq`, composed over labels and queries; with the check, every
-    label pays the check (Theorem 6 on the answered event, slope 1/(2σ1²)) and the GNMax step is
-    charged by ``cost``: ``"realized"`` (the default, the guarantee of the run: only the labels in
-    ``answered``, ``bool[n_queries, n_labels]``, e.g. ``MultiWinnerRelease.answered``, or re-drawn from ``rng``
-    exactly as :func:`binary_pate` draws the check) or ``"expected"`` (weighted by Pr[answered], what their code
-    reports: returned as an :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee).
+    with q of :func:`binary_label_logq`, composed over labels and queries. With a ``check``
+    (:class:`~pate_study.privacy.options.ConfidenceCheck`: T_c and σ1), every label pays the check (Theorem 6 on
+    the answered event, slope 1/(2σ1²)) and the GNMax step is charged as ``charge``
+    (:class:`~pate_study.privacy.options.Charge`) says: ``Cost.REALIZED`` (the default, the guarantee of the run:
+    only the labels in ``charge.answered``, ``bool[n_queries, n_labels]``, e.g. ``MultiWinnerRelease.answered``,
+    or re-drawn from ``charge.rng`` exactly as :func:`binary_pate` draws the check) or ``Cost.EXPECTED`` (weighted
+    by Pr[answered], what their code reports: returned as an :class:`~pate_study.privacy.accounting.ExpectedCost`,
+    expected, not a guarantee). ``accounting``, or ``orders`` and ``conversion``: the order grid and conversion.
     """
-    check_choice("cost", cost, COSTS)
+    if not isinstance(charge, Charge):
+        raise ValueError(f"charge: expected a Charge(cost, answered, rng), got {type(charge).__name__}")
+    accounting = resolve_accounting(accounting, orders, conversion)
     sigma = check_noise_scale("sigma", sigma)
-    confident = _confidence(threshold, sigma_threshold)
+    confident = _binary_confidence(check)
     slope = 1.0 / sigma**2
     if positive_votes is None:
         if n_labels is None:
@@ -432,15 +466,14 @@ def binary_pate_epsilon(
     )
     params: dict = {"sigma": sigma}
     if confident:
-        params.update(threshold=confident[0], sigma_threshold=confident[1])
+        params.update(threshold=confident.threshold, sigma_threshold=confident.sigma)
     mechanism = "confident-binary" if confident else "binary"
     if p is None:
-        per_query = k * (slope + (0.5 / confident[1] ** 2 if confident else 0.0))
+        per_query = k * (slope + (0.5 / confident.sigma**2 if confident else 0.0))
         return account(
             lambda grid: n * per_query * grid,
             delta=delta,
-            orders=orders,
-            conversion=conversion,
+            **accounting.as_kwargs(),
             accountant="multiwinner2023",
             mechanism=mechanism,
             n_queries=n,
@@ -458,8 +491,7 @@ def binary_pate_epsilon(
         return account(
             lambda grid: _label_curves(gaps, logq, slope, grid),
             delta=delta,
-            orders=orders,
-            conversion=conversion,
+            **accounting.as_kwargs(),
             accountant="multiwinner2023",
             mechanism=mechanism,
             n_queries=n,
@@ -468,12 +500,18 @@ def binary_pate_epsilon(
             n_teachers=t,
             **params,
         )
-    th, s1 = confident
+    th, s1 = confident.threshold, confident.sigma
     values = np.maximum(p, t - p).astype(np.float64)
     gap_checks = (t + gap_values) / 2.0  # max(p, T − p) of each possible gap
     logpr_of_gap = gaussian_tail_logsf(th - gap_checks, s1)
     log_check_q = np.minimum(logpr_of_gap, gaussian_tail_logsf(gap_checks - th, s1))
-    weights = step2_weights(cost, logpr_of_gap[gaps], answered, rng, lambda gen: _binary_check(values, th, s1, gen))
+    weights = step2_weights(
+        charge.cost.value,
+        logpr_of_gap[gaps],
+        charge.answered,
+        charge.rng,
+        lambda gen: _binary_check(values, th, s1, gen),
+    )
 
     answered_labels = math.fsum(np.bincount(gaps.ravel(), weights=weights.ravel()).tolist())
 
@@ -483,20 +521,19 @@ def binary_pate_epsilon(
     spent = account(
         total,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multiwinner2023",
         mechanism=mechanism,
         n_queries=n,
         data_dependent=True,
-        cost=cost,
+        cost=charge.cost.value,
         expected_answered=answered_labels / k,
         expected_answered_labels=answered_labels,
         n_labels=k,
         n_teachers=t,
         **params,
     )
-    return expected_cost(spent) if cost == "expected" else spent
+    return expected_cost(spent) if charge.cost is Cost.EXPECTED else spent
 
 
 def binary_pate_costs(
@@ -504,33 +541,38 @@ def binary_pate_costs(
     positive_votes: Any,
     n_teachers: int,
     sigma: float,
-    threshold: float,
-    sigma_threshold: float,
     delta: float,
+    check: ConfidenceCheck | None = None,
     answered: Any = None,
     rng: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting | None = None,
+    threshold: float | None = None,
+    sigma_threshold: float | None = None,
+    orders: Any = None,
+    conversion: Any = None,
 ) -> dict[str, Any]:
     """Confident Binary voting charged both ways on the same votes: ``{"expected": …, "realized": …}``.
 
     The expected cost is what the paper's code reports (an :class:`~pate_study.privacy.accounting.ExpectedCost`:
     expected, not a guarantee); the realised one (a :class:`PrivacySpent`, the guarantee) charges the GNMax step
-    only on the labels a run actually answered (``answered`` or a draw from ``rng``).
+    only on the labels a run actually answered (``answered`` or a draw from ``rng``). ``check``: the confidence
+    check (:class:`~pate_study.privacy.options.ConfidenceCheck`), or the former pair ``threshold`` /
+    ``sigma_threshold``; ``accounting``, or ``orders`` and ``conversion``.
     """
+    check = _legacy_check(check, threshold, sigma_threshold)
+    if check is None:
+        raise ValueError("check: binary_pate_costs compares the costs of confident Binary voting: give its check")
     common = dict(
         positive_votes=positive_votes,
         n_teachers=n_teachers,
         sigma=sigma,
-        threshold=threshold,
-        sigma_threshold=sigma_threshold,
+        check=check,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        accounting=resolve_accounting(accounting, orders, conversion),
     )
     return {
-        "expected": binary_pate_epsilon(cost="expected", **common),
-        "realized": binary_pate_epsilon(cost="realized", answered=answered, rng=rng, **common),
+        "expected": binary_pate_epsilon(charge=Charge(Cost.EXPECTED), **common),
+        "realized": binary_pate_epsilon(charge=Charge(Cost.REALIZED, answered, rng), **common),
     }
 
 
@@ -542,10 +584,11 @@ def tau_pate_epsilon(
     clipped_sums: Any = None,
     threshold: float | None = None,
     n_queries: int | None = None,
-    q_bound: str = "union",
-    composition: str = "joint",
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    q_bound: QBound = QBound.UNION,
+    composition: TauComposition = TauComposition.JOINT,
+    accounting: Accounting | None = None,
+    orders: Any = None,
+    conversion: Any = None,
 ) -> PrivacySpent:
     """(ε, δ) of τ voting (Dziedzic et al. 2023; Mironov 2017 Prop. 7; Papernot et al. 2018 Theorem 6).
 
@@ -554,19 +597,23 @@ def tau_pate_epsilon(
     sensitivity √2τ). Data-dependent (``clipped_sums`` ``[n_queries, n_labels]`` from :func:`clip_votes` and
     the release ``threshold``):
 
-    * ``composition="joint"``: one Theorem 6 bound per query with slope τ²/σ² and q of :func:`tau_logq`
-      (the paper's analysis);
-    * ``composition="per_label"``: the labels' noises are independent, so a query's Rényi divergence is the
-      sum of the labels' (Mironov 2017 Prop. 1 with equality for independent releases); each label is a
-      threshold on S_i with sensitivity ≤ 1 (clipped entries lie in [0, 1]): Theorem 6 with slope 1/(2σ²) and
+    * ``TauComposition.JOINT`` (``"joint"``): one Theorem 6 bound per query with slope τ²/σ² and q of
+      :func:`tau_logq` (the paper's analysis);
+    * ``TauComposition.PER_LABEL`` (``"per_label"``): the labels' noises are independent, so a query's Rényi
+      divergence is the sum of the labels' (Mironov 2017 Prop. 1 with equality for independent releases); each
+      label is a threshold on S_i with sensitivity ≤ 1 (clipped entries lie in [0, 1]): Theorem 6 with slope 1/(2σ²) and
       q_i = Φ̄(|S_i − th|/σ) capped at 1/2, summed over labels, then capped per query at the joint α·τ²/σ²
       (both are valid bounds on the same divergence). Never looser than the joint data-independent bound,
       and usually far tighter than the joint data-dependent one.
+
+    ``q_bound``: :class:`~pate_study.privacy.options.QBound` (its string works too); ``accounting``, or ``orders``
+    and ``conversion``: the order grid and conversion.
     """
+    accounting = resolve_accounting(accounting, orders, conversion)
     tau = check_positive("tau", tau)
     sigma = check_noise_scale("sigma", sigma)
-    check_choice("q_bound", q_bound, Q_BOUNDS)
-    check_choice("composition", composition, TAU_COMPOSITIONS)
+    q_bound = choice("q_bound", q_bound, QBound)
+    composition = choice("composition", composition, TauComposition)
     n, s = query_mode(n_queries, clipped_sums, _check_sums, data_name="clipped_sums")
     slope = tau**2 / sigma**2
     params: dict = {"tau": tau, "sigma": sigma}
@@ -574,8 +621,7 @@ def tau_pate_epsilon(
         return account(
             lambda grid: n * slope * grid,
             delta=delta,
-            orders=orders,
-            conversion=conversion,
+            **accounting.as_kwargs(),
             accountant="multiwinner2023",
             mechanism="tau",
             n_queries=n,
@@ -585,18 +631,17 @@ def tau_pate_epsilon(
     if threshold is None:
         raise ValueError("threshold: the data-dependent bound needs the release threshold (e.g. n_teachers / 2)")
     th = _check_threshold(threshold)
-    if composition == "per_label":
+    if composition is TauComposition.PER_LABEL:
         return account(
             lambda grid: _tau_per_label_total(s, th, sigma, slope, grid),
             delta=delta,
-            orders=orders,
-            conversion=conversion,
+            **accounting.as_kwargs(),
             accountant="multiwinner2023",
             mechanism="tau",
             n_queries=n,
             data_dependent=True,
             threshold=th,
-            composition=composition,
+            composition=composition.value,
             n_labels=s.shape[1],
             **params,
         )
@@ -604,21 +649,21 @@ def tau_pate_epsilon(
     return account(
         lambda grid: total_rdp_data_dependent(logq, slope, grid),
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multiwinner2023",
         mechanism="tau",
         n_queries=n,
         data_dependent=True,
         threshold=th,
-        q_bound=q_bound,
+        q_bound=q_bound.value,
         n_labels=s.shape[1],
         n_capped=_n_capped(logq, s.shape[1]),
         **params,
     )
 
 
-TAU_COMPOSITIONS = ("joint", "per_label")
+#: τ voting's compositions (:class:`~pate_study.privacy.options.TauComposition`), as strings.
+TAU_COMPOSITIONS = tuple(c.value for c in TauComposition)
 
 
 def _tau_per_label_total(
@@ -641,7 +686,8 @@ def _tau_per_label_total(
     return total
 
 
-NOISE_CONVENTIONS = ("sum", "two_counts")
+#: Where σ is added (:class:`~pate_study.privacy.options.NoiseConvention`), as strings.
+NOISE_CONVENTIONS = tuple(c.value for c in NoiseConvention)
 
 
 def union_bound_epsilon(
@@ -650,9 +696,10 @@ def union_bound_epsilon(
     delta: float,
     n_queries: int,
     n_labels: int,
-    noise: str = "sum",
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    noise: NoiseConvention = NoiseConvention.SUM,
+    accounting: Accounting | None = None,
+    orders: Any = None,
+    conversion: Any = None,
 ) -> PrivacySpent:
     """Data-independent (ε, δ) of per-label Gaussian thresholds on **raw** binary vote counts (no clipping).
 
@@ -662,24 +709,26 @@ def union_bound_epsilon(
     (``noise="two_counts"``, the Dziedzic et al. 2023 / Papernot et al. 2018 pipeline) the noise on the
     difference is √2σ and the sensitivity of (T − S_i, S_i) is √2 per label: RDP α·L/σ². Calling
     :func:`tau_pate_epsilon` with τ = √L instead charges α·L/σ² for σ on S, twice the first value, because
-    τ-clipping's √2τ sensitivity allows non-binary clipped vectors.
+    τ-clipping's √2τ sensitivity allows non-binary clipped vectors. ``noise``:
+    :class:`~pate_study.privacy.options.NoiseConvention` (its string works too); ``accounting``, or ``orders`` and
+    ``conversion``: the order grid and conversion.
     """
+    accounting = resolve_accounting(accounting, orders, conversion)
     sigma = check_noise_scale("sigma", sigma)
     n = check_n_queries(n_queries)
     k = check_n_queries(n_labels, name="n_labels")
-    check_choice("noise", noise, NOISE_CONVENTIONS)
-    slope = k / (2.0 * sigma**2) if noise == "sum" else k / sigma**2
+    noise = choice("noise", noise, NoiseConvention)
+    slope = k / (2.0 * sigma**2) if noise is NoiseConvention.SUM else k / sigma**2
     return account(
         lambda grid: n * slope * grid,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multiwinner2023",
         mechanism="union-bound",
         n_queries=n,
         data_dependent=False,
         sigma=sigma,
-        noise=noise,
+        noise=noise.value,
         n_labels=k,
     )
 
@@ -697,8 +746,9 @@ def powerset_pate_epsilon(
     set_counts: Any = None,
     n_labels: int | None = None,
     n_queries: int | None = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting | None = None,
+    orders: Any = None,
+    conversion: Any = None,
 ) -> PrivacySpent:
     """(ε, δ) of Powerset voting: GNMax over the 2^k label sets (Dziedzic et al. 2023; Papernot et al. 2018).
 
@@ -706,8 +756,9 @@ def powerset_pate_epsilon(
     (``teacher_votes`` ``[n_teachers, n_queries, n_labels]``, or ``set_counts`` from
     :func:`powerset_counts` with ``n_labels``, to reuse the counts across σ): Theorem 6 with
     Proposition 7's q over all 2^k sets, the sets without votes included in closed form, capped
-    at 1 − 2^{−k}.
+    at 1 − 2^{−k}. ``accounting``, or ``orders`` and ``conversion``: the order grid and conversion.
     """
+    accounting = resolve_accounting(accounting, orders, conversion)
     sigma = check_noise_scale("sigma", sigma)
     slope = 1.0 / sigma**2
     if teacher_votes is not None and set_counts is not None:
@@ -727,8 +778,7 @@ def powerset_pate_epsilon(
         return account(
             lambda grid: n * slope * grid,
             delta=delta,
-            orders=orders,
-            conversion=conversion,
+            **accounting.as_kwargs(),
             accountant="multiwinner2023",
             mechanism="powerset",
             n_queries=n,
@@ -739,8 +789,7 @@ def powerset_pate_epsilon(
     return account(
         lambda grid: total_rdp_data_dependent(logq, slope, grid),
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multiwinner2023",
         mechanism="powerset",
         n_queries=n,

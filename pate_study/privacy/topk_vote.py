@@ -41,14 +41,15 @@ Gaussian mechanism on m and hence an upper bound for the thresholded labels; the
 
 Confident variant (:func:`confident_topk_release`, :func:`confident_topk_epsilon`; Muschiol 2021 Definition 12
 with the structure of :func:`~pate_study.privacy.multilabel.confident_gnthreshold_epsilon`): a noisy check on
-the top vote fractions decides whether the query is answered at all. ``rule="max"``: max_i m_i + N(0, σ_c²) ≥
-th_c, sensitivity 1/T; ``rule="printed"``: each of the top-n values m_(j) − th + N(0, σ_c²) ≥ th_c. Sorting is
+the top vote fractions decides whether the query is answered at all (a
+:class:`~pate_study.privacy.options.ConfidenceCheck`). ``ConfidenceRule.MAX``: max_i m_i + N(0, σ_c²) ≥
+th_c, sensitivity 1/T; ``ConfidenceRule.PRINTED``: each of the top-n values m_(j) − th + N(0, σ_c²) ≥ th_c. Sorting is
 1-Lipschitz in ℓ∞ and non-expansive in ℓ2 (rearrangement inequality, Hardy, Littlewood & Pólya 1952 Thm 368),
 so the checked vector moves by at most √(min(n_checked, 2·min(k, n − k)))/T: check slope
 min(n_checked, 2·min(k, n − k))/(2T²σ_c²) (:func:`confidence_check_slope`). The check is charged on every
 query (Papernot et al. 2018 Theorem 6 on the answered event, q = min(Pr, 1 − Pr)); the release on answered
-queries (``cost="realized"``, the default: the guarantee of the run) or weighted by Pr[answered] (``"expected"``:
-an ``ExpectedCost``, expected, not a guarantee).
+queries (``Cost.REALIZED``, the default: the guarantee of the run) or weighted by Pr[answered] (``Cost.EXPECTED``:
+an ``ExpectedCost``, expected, not a guarantee), as a :class:`~pate_study.privacy.options.Charge` says.
 
 Feeding the later multi-label mechanisms (:mod:`~pate_study.privacy.multiwinner`, Dziedzic et al. 2023):
 
@@ -81,18 +82,18 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from ._validation import check_choice, check_delta, check_fractions, check_n_queries, check_noise_scale, check_parameter
+from ._validation import check_delta, check_fractions, check_n_queries, check_noise_scale, check_parameter
 from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from .aggregators import (
-    CONFIDENCE_RULES,
     MultiLabelAggregation,
     confident_gnthreshold,
     confident_gnthreshold_check,
     gnthreshold,
     resolve_thresholds,
 )
-from .multilabel import check_confidence_args, confidence_logpr, multilabel_logq
-from .rdp import COSTS, rdp_linear_data_independent, step2_weights
+from .multilabel import confidence_logpr, multilabel_logq
+from .options import Accounting, Charge, ConfidenceCheck, ConfidenceRule, Cost, resolve_accounting
+from .rdp import rdp_linear_data_independent, step2_weights
 from .rdp_curves import log1mexp, total_rdp_data_dependent
 
 __all__ = [
@@ -282,8 +283,9 @@ def topk_epsilon(
     n_labels: int | None = None,
     fractions: Any = None,
     threshold: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting | None = None,
+    orders: Any = None,
+    conversion: Any = None,
 ) -> PrivacySpent:
     """(ε, δ) of the top-k vote release over all queries (module docstring).
 
@@ -291,8 +293,11 @@ def topk_epsilon(
     :func:`topk_sensitivity` (Mironov 2017 Prop. 7), composed over queries (Prop. 1), converted at δ.
     Data-dependent (``fractions`` from :func:`topk_fractions` and the release ``threshold``): Papernot et al.
     2018 Theorem 6 per query with q̃ = 1 − Π_i Φ(|m_i − th|/σ) (Muschiol 2021 Theorem 13) and the same slope,
-    never above the data-independent value.
+    never above the data-independent value. ``accounting`` (:class:`~pate_study.privacy.options.Accounting`), or
+    ``orders`` and ``conversion`` as separate keywords: the order grid and the conversion (default: Papernot et al.
+    2018's grid, basic conversion).
     """
+    accounting = resolve_accounting(accounting, orders, conversion)
     n, m = query_mode(n_queries, fractions, lambda f: check_fractions(f), data_name="fractions")
     if m is not None:
         n_lab = m.shape[1]
@@ -314,8 +319,7 @@ def topk_epsilon(
     return account(
         total,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multilabel2021",
         mechanism="topk-vote",
         n_queries=n,
@@ -329,20 +333,26 @@ def topk_epsilon(
     )
 
 
-def confidence_check_slope(
-    sigma_confidence: float, k: int, n_labels: int, n_teachers: int, rule: str = "max", top_n: int = 4
-) -> float:
+def _check_of(check: Any) -> ConfidenceCheck:
+    """``check`` when it is a :class:`~pate_study.privacy.options.ConfidenceCheck`, else a one-line refusal."""
+    if not isinstance(check, ConfidenceCheck):
+        raise ValueError(
+            f"check: expected a ConfidenceCheck(threshold, sigma, rule, top_n) (pate_study.privacy.options), "
+            f"got {type(check).__name__}"
+        )
+    return check
+
+
+def confidence_check_slope(check: ConfidenceCheck, k: int, n_labels: int, n_teachers: int) -> float:
     """RDP slope of the confidence check on top-k vote fractions: min(n_checked, 2·min(k, n − k))/(2T²σ_c²),
-    n_checked = 1 for ``"max"`` and min(top_n, n) for ``"printed"`` (module docstring; Mironov 2017 Prop. 7)."""
-    sc = check_noise_scale("sigma_confidence", sigma_confidence)
+    n_checked = 1 for ``ConfidenceRule.MAX`` and min(top_n, n) for ``PRINTED`` (module docstring; Mironov 2017
+    Prop. 7); σ_c, the rule and top_n are ``check``'s."""
+    check = _check_of(check)
     n = check_n_queries(n_labels, name="n_labels")
     k = check_k(k, n)
     t = check_n_queries(n_teachers, name="n_teachers")
-    if rule not in CONFIDENCE_RULES:
-        raise ValueError(f"rule: expected one of {list(CONFIDENCE_RULES)}, got {rule!r}")
-    _, top_n = check_confidence_args(0.0, top_n)
-    n_checked = 1 if rule == "max" else min(top_n, n)
-    return min(n_checked, 2 * min(k, n - k)) / (2.0 * t**2 * sc**2)
+    n_checked = 1 if check.rule is ConfidenceRule.MAX else min(check.top_n, n)
+    return min(n_checked, 2 * min(k, n - k)) / (2.0 * t**2 * check.sigma**2)
 
 
 def confident_topk_release(
@@ -352,19 +362,18 @@ def confident_topk_release(
     n_teachers: int,
     threshold: Any,
     sigma: float,
-    confidence_threshold: float,
-    sigma_confidence: float,
+    check: ConfidenceCheck,
     rng: Any,
-    rule: str = "max",
-    top_n: int = 4,
 ) -> MultiLabelAggregation:
     """Confident-GNThreshold (Muschiol 2021 Definition 12,
     :func:`~pate_study.privacy.aggregators.confident_gnthreshold`)
-    on top-k vote fractions: the check's noise is drawn first, then the labels' noise for every query."""
+    on top-k vote fractions: the check's noise is drawn first, then the labels' noise for every query. ``check``:
+    the confidence check (:class:`~pate_study.privacy.options.ConfidenceCheck`: th_c, σ_c, rule, top_n)."""
+    check = _check_of(check)
     m = check_topk_fractions(fractions, k, n_teachers)
     _fixed_threshold(threshold, m)
     out = confident_gnthreshold(
-        m, threshold, sigma, confidence_threshold, sigma_confidence, rng, rule=rule, top_n=top_n
+        m, threshold, sigma, check.threshold, check.sigma, rng, rule=check.rule.value, top_n=check.top_n
     )
     return dataclasses.replace(
         out, mechanism="confident-topk-vote", params={**out.params, "k": int(k), "n_teachers": int(n_teachers)}
@@ -376,33 +385,31 @@ def confident_topk_epsilon(
     k: int,
     n_teachers: int,
     sigma: float,
-    confidence_threshold: float,
-    sigma_confidence: float,
+    check: ConfidenceCheck,
     delta: float,
     fractions: Any = None,
     threshold: Any = None,
     n_queries: int | None = None,
     n_labels: int | None = None,
-    rule: str = "max",
-    top_n: int = 4,
-    cost: str = "realized",
-    answered: Any = None,
-    rng: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    charge: Charge = Charge(),
+    accounting: Accounting = Accounting(),
 ) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of :func:`confident_topk_release` over all queries (module docstring).
 
     Data-independent (``n_queries`` + ``n_labels``): every query charged the check and the release,
     (check slope + :func:`topk_rdp_slope`)·α per query (``cost="all_answered"``). Data-dependent
     (``fractions`` + ``threshold``): the check by Papernot et al. 2018 Theorem 6 on the answered event on every
-    query, the release by Theorem 6 with q̃ (as :func:`topk_epsilon`) charged by ``cost``: ``"realized"`` (the
-    default, the guarantee of the run: ``answered`` ``bool[n_queries]``, or re-drawn from ``rng`` exactly as
-    :func:`confident_topk_release` draws the check) or ``"expected"`` (weighted by Pr[answered]: returned as an
-    :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee).
+    query, the release by Theorem 6 with q̃ (as :func:`topk_epsilon`) charged by ``charge``
+    (:class:`~pate_study.privacy.options.Charge`): ``Cost.REALIZED`` (the default, the guarantee of the run:
+    ``charge.answered`` ``bool[n_queries]``, or re-drawn from ``charge.rng`` exactly as
+    :func:`confident_topk_release` draws the check) or ``Cost.EXPECTED`` (weighted by Pr[answered]: returned as an
+    :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee). ``check``: the confidence
+    check (:class:`~pate_study.privacy.options.ConfidenceCheck`); ``accounting``: orders and conversion.
     """
-    check_choice("cost", cost, COSTS)
-    thc, top_n = check_confidence_args(confidence_threshold, top_n)
+    check = _check_of(check)
+    if not isinstance(charge, Charge):
+        raise ValueError(f"charge: expected a Charge(cost, answered, rng), got {type(charge).__name__}")
+    accounting = resolve_accounting(accounting)
     n, m = query_mode(n_queries, fractions, lambda f: check_fractions(f), data_name="fractions")
     n_lab = m.shape[1] if m is not None else None
     if m is None:
@@ -410,13 +417,10 @@ def confident_topk_epsilon(
             raise ValueError("n_labels: the data-independent bound needs the number of labels")
         n_lab = check_n_queries(n_labels, name="n_labels")
     slope = topk_rdp_slope(sigma, k, n_lab, n_teachers)
-    slope_c = confidence_check_slope(sigma_confidence, k, n_lab, n_teachers, rule, top_n)
+    slope_c = confidence_check_slope(check, k, n_lab, n_teachers)
     params = dict(
         sigma=float(sigma),
-        sigma_confidence=float(sigma_confidence),
-        confidence_threshold=thc,
-        rule=rule,
-        top_n=top_n,
+        **check.as_params(),
         k=int(k),
         n_labels=n_lab,
         n_teachers=int(n_teachers),
@@ -425,8 +429,7 @@ def confident_topk_epsilon(
         return account(
             lambda grid: n * rdp_linear_data_independent(slope + slope_c, grid),
             delta=delta,
-            orders=orders,
-            conversion=conversion,
+            **accounting.as_kwargs(),
             accountant="multilabel2021",
             mechanism="confident-topk-vote",
             n_queries=n,
@@ -436,13 +439,15 @@ def confident_topk_epsilon(
         )
     m = check_topk_fractions(m, k, n_teachers)
     th = _fixed_threshold(threshold, m)
-    logpr, log_not = confidence_logpr(m, th, thc, sigma_confidence, rule, top_n)
+    logpr, log_not = confidence_logpr(m, th, check.threshold, check.sigma, check.rule.value, check.top_n)
     weights = step2_weights(
-        cost,
+        charge.cost.value,
         logpr,
-        answered,
-        rng,
-        lambda gen: confident_gnthreshold_check(m, th, thc, float(sigma_confidence), rule, top_n, gen),
+        charge.answered,
+        charge.rng,
+        lambda gen: confident_gnthreshold_check(
+            m, th, check.threshold, check.sigma, check.rule.value, check.top_n, gen
+        ),
     )
     log_check_q = np.minimum(logpr, log_not)
     logq = multilabel_logq(m, th, sigma)
@@ -455,18 +460,17 @@ def confident_topk_epsilon(
     spent = account(
         total,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multilabel2021",
         mechanism="confident-topk-vote",
         n_queries=n,
         data_dependent=True,
-        cost=cost,
+        cost=charge.cost.value,
         expected_answered=math.fsum(weights.tolist()),
         threshold=float(np.mean(th)),
         **params,
     )
-    return expected_cost(spent) if cost == "expected" else spent
+    return expected_cost(spent) if charge.cost is Cost.EXPECTED else spent
 
 
 def gaussian_log_delta(epsilon: Any, mu: float) -> np.ndarray:
@@ -546,14 +550,17 @@ def binary_topk_epsilon(
     k: int,
     n_labels: int,
     n_queries: int,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting | None = None,
+    orders: Any = None,
+    conversion: Any = None,
 ) -> PrivacySpent:
     """Data-independent (ε, δ) of Binary voting (Dziedzic et al. 2023;
     :func:`~pate_study.privacy.multiwinner.binary_pate`)
     fed :func:`topk_votes`: σ on each of the counts (T − p_i, p_i), one teacher moves each changed label's pair by
     (±1, ∓1) and changes at most 2·min(k, n − k) labels, so ℓ2 sensitivity² 4·min(k, n − k) and RDP
-    α·2·min(k, n − k)/σ² per query (Mironov 2017 Prop. 7) instead of n·α/σ² for arbitrary binary votes."""
+    α·2·min(k, n − k)/σ² per query (Mironov 2017 Prop. 7) instead of n·α/σ² for arbitrary binary votes.
+    ``accounting``, or ``orders`` and ``conversion``: as :func:`topk_epsilon`."""
+    accounting = resolve_accounting(accounting, orders, conversion)
     sigma = check_noise_scale("sigma", sigma)
     n_lab = check_n_queries(n_labels, name="n_labels")
     k = check_k(k, n_lab)
@@ -562,8 +569,7 @@ def binary_topk_epsilon(
     return account(
         lambda grid: n * rdp_linear_data_independent(slope, grid),
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multiwinner2023",
         mechanism="binary-topk",
         n_queries=n,

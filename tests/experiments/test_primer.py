@@ -53,6 +53,40 @@ def test_fig5_verdict():
     assert primer.fig5_verdict(curve, paper_epsilon=20.2).verdict == "differs"
 
 
+def test_fig5_verdict_is_labelled_analytic_and_never_counted_as_evidence():
+    """The minimum depends on Q, γ and δ only: an analytic claim (reporting.claims.analytic), labelled so in the
+    record, with the rule it applied (both printed numbers within half their last digit)."""
+    curve = primer.mgf_bound_curve(gamma=0.05, delta=1e-5, n_queries=1000)
+    for verdict in (primer.fig5_verdict(curve), primer.fig5_verdict(curve, paper_lambda=1.6)):
+        record = verdict.as_record()
+        assert verdict.basis == record["verdict_basis"] == "analytic"
+        assert record["verdict_reason"].startswith("analytic: holds for any data")
+        assert record["verdict_rule"].startswith("analytic, for any data: ε*_ind (printed to 4 decimals)")
+        assert "λ* (printed to 5 decimals)" in record["verdict_rule"]
+    assert primer.fig5_verdict(curve, paper_lambda=1.6).verdict == "differs"
+
+
+def test_a_figure_on_the_first_rows_says_so_in_its_stamp():
+    """The primer's aggregator and smooth-sensitivity figures use the first rows of a vote matrix: their stamp says
+    how many of how many (reduced scale); on the whole matrix, the plain stamp."""
+    rows = primer.load_votes("mnist", data="synthetic", n_rows=50, seed=0)
+    total = rows.n_available
+    assert rows.dataset == "mnist" and total > 50 and rows.stamp() == rows.source.stamp()
+    assert rows.reduced_stamp(30) == f"{rows.stamp()}; reduced scale: the first 30 of the {total:,} mnist queries"
+    assert rows.reduced_stamp(10**6).endswith(f"the first 50 of the {total:,} mnist queries")  # only rows loaded
+    whole = primer.load_votes("mnist", data="synthetic", n_rows=total, seed=0)
+    assert whole.reduced_stamp(total) == whole.stamp()
+
+
+def test_least_unanimous_query_and_the_neighbouring_histograms():
+    counts = np.array([[9, 1], [6, 4], [5, 5], [7, 3]])
+    assert primer.least_unanimous_query(counts) == 2
+    table = primer.neighbouring_histograms([5, 3, 2], from_class=0, to_class=1)
+    assert table.loc["n(D)"].tolist() == [5, 3, 2] and table.loc["n(D')"].tolist() == [4, 4, 2]
+    with pytest.raises(ValueError, match="^counts: expected a non-empty 2-D array"):
+        primer.least_unanimous_query(np.array([3, 4]))
+
+
 def test_votes_notice_says_visibly_when_the_real_votes_cannot_be_had(monkeypatch):
     """The lab prepares the votes itself; when that fails the notice names the reason and the fix, and the rows
     are the stamped stand-in (never presented as real)."""

@@ -13,9 +13,12 @@ from scipy.stats import norm
 
 from pate_study.privacy import aggregators, multilabel, multiwinner, rdp, topk_vote
 from pate_study.privacy.accounting import EXPECTED_NOTE, ExpectedCost, OrderAtGridEdgeWarning, PrivacySpent
+from pate_study.privacy.options import Charge, ConfidenceCheck, Cost
 
-#: the issue's instance: confident Binary voting on one label, one positive vote of T = 5
-BINARY = dict(sigma=0.7, delta=1e-5, positive_votes=[[1]], n_teachers=5, threshold=5, sigma_threshold=1.5, orders=[3.0])
+#: confident Binary voting on one label, one positive vote of T = 5
+BINARY = dict(sigma=0.7, delta=1e-5, positive_votes=[[1]], n_teachers=5, check=ConfidenceCheck(5, 1.5), orders=[3.0])
+#: the top-k vote's confidence check of the calls below
+TOPK_CHECK = ConfidenceCheck(threshold=0.5, sigma=0.3)
 
 
 def binary_release_distribution(
@@ -52,11 +55,11 @@ def test_binary_default_does_not_report_the_expected_cost():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         with pytest.raises(ValueError, match="^rng: cost='realized'"):
             multiwinner.binary_pate_epsilon(**BINARY)
-        answered = multiwinner.binary_pate_epsilon(answered=np.array([[True]]), **BINARY)
+        answered = multiwinner.binary_pate_epsilon(charge=Charge(answered=np.array([[True]])), **BINARY)
         independent = multiwinner.binary_pate_epsilon(
-            sigma=0.7, delta=1e-5, n_queries=1, n_labels=1, threshold=5, sigma_threshold=1.5, orders=[3.0]
+            sigma=0.7, delta=1e-5, n_queries=1, n_labels=1, check=ConfidenceCheck(5, 1.5), orders=[3.0]
         )
-        expected = multiwinner.binary_pate_epsilon(cost="expected", **BINARY)
+        expected = multiwinner.binary_pate_epsilon(charge=Charge(Cost.EXPECTED), **BINARY)
     exact = exact_binary_divergence()
     assert isinstance(answered, PrivacySpent) and answered.cost == "realized"
     assert answered.at_order(3.0)[1] >= exact and independent.at_order(3.0)[1] >= exact
@@ -74,12 +77,16 @@ def test_binary_default_does_not_report_the_expected_cost():
     [
         multilabel.confident_gnthreshold_epsilon,
         multilabel.multilabel_bounds,
-        topk_vote.confident_topk_epsilon,
-        multiwinner.binary_pate_epsilon,
     ],
 )
 def test_default_cost_is_the_realized_one(fn):
     assert inspect.signature(fn).parameters["cost"].default == "realized"
+
+
+@pytest.mark.parametrize("fn", [topk_vote.confident_topk_epsilon, multiwinner.binary_pate_epsilon])
+def test_default_charge_is_the_realized_one(fn):
+    assert inspect.signature(fn).parameters["charge"].default.cost is Cost.REALIZED
+    assert Charge().cost is Cost.REALIZED
 
 
 def _calls():
@@ -87,9 +94,9 @@ def _calls():
     top = topk_vote.topk_fractions(np.random.default_rng(1).random((10, 20, 6)), 2)
     return {
         "binary (no check)": lambda c: multiwinner.binary_pate_epsilon(
-            sigma=2.0, delta=1e-5, positive_votes=[[1, 3]], n_teachers=5, cost=c
+            sigma=2.0, delta=1e-5, positive_votes=[[1, 3]], n_teachers=5, charge=Charge(c)
         ),
-        "binary (check)": lambda c: multiwinner.binary_pate_epsilon(cost=c, rng=0, **BINARY),
+        "binary (check)": lambda c: multiwinner.binary_pate_epsilon(charge=Charge(c, rng=0), **BINARY),
         "multilabel_bounds (no check)": lambda c: multilabel.multilabel_bounds(
             fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, cost=c
         ),
@@ -107,24 +114,21 @@ def _calls():
             k=2,
             n_teachers=10,
             sigma=0.3,
-            confidence_threshold=0.5,
-            sigma_confidence=0.3,
+            check=TOPK_CHECK,
             delta=1e-8,
             n_queries=20,
             n_labels=6,
-            cost=c,
+            charge=Charge(c),
         ),
         "confident_topk": lambda c: topk_vote.confident_topk_epsilon(
             k=2,
             n_teachers=10,
             sigma=0.3,
-            confidence_threshold=0.5,
-            sigma_confidence=0.3,
+            check=TOPK_CHECK,
             delta=1e-8,
             fractions=top,
             threshold=0.3,
-            cost=c,
-            rng=0,
+            charge=Charge(c, rng=0),
         ),
     }
 
@@ -134,7 +138,10 @@ def _calls():
 def test_misspelled_cost_is_refused_in_one_line(name, bad):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        with pytest.raises(ValueError, match=r"^cost: expected one of \['expected', 'realized'\], got") as err:
+        # the accountants that take a Charge refuse it where it is built, naming its field
+        with pytest.raises(
+            ValueError, match=r"^(charge\.)?cost: expected one of \['expected', 'realized'\], got"
+        ) as err:
             _calls()[name](bad)
     assert "\n" not in str(err.value)
 
@@ -146,7 +153,7 @@ def test_expected_cost_is_never_an_epsilon(name):
         call = _calls()[name]
         realized = call("realized")
         if name == "binary (check)":
-            expected = multiwinner.binary_pate_epsilon(cost="expected", **BINARY)
+            expected = multiwinner.binary_pate_epsilon(charge=Charge(Cost.EXPECTED), **BINARY)
         elif name == "confident_gnthreshold":
             expected = multilabel.confident_gnthreshold_epsilon(
                 fractions=np.random.default_rng(0).random((20, 6)),
@@ -162,12 +169,11 @@ def test_expected_cost_is_never_an_epsilon(name):
                 k=2,
                 n_teachers=10,
                 sigma=0.3,
-                confidence_threshold=0.5,
-                sigma_confidence=0.3,
+                check=TOPK_CHECK,
                 delta=1e-8,
                 fractions=topk_vote.topk_fractions(np.random.default_rng(1).random((10, 20, 6)), 2),
                 threshold=0.3,
-                cost="expected",
+                charge=Charge(Cost.EXPECTED),
             )
     assert isinstance(realized, PrivacySpent) and realized.cost == "realized"
     assert isinstance(expected, ExpectedCost) and not isinstance(expected, PrivacySpent)

@@ -12,6 +12,7 @@ from pate_study.privacy import aggregators, audit
 from pate_study.privacy import multilabel as ml
 from pate_study.privacy import multiwinner as mw
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from pate_study.privacy.options import Charge, ConfidenceCheck
 
 
 @pytest.fixture(autouse=True)
@@ -83,10 +84,10 @@ MULTIWINNER = {
     ),
     "confident-binary": (
         lambda p, s, n: mw.binary_pate_epsilon(
-            positive_votes=p, n_teachers=50, sigma=6.0, threshold=40, sigma_threshold=8.0, delta=1e-8, rng=0
+            positive_votes=p, n_teachers=50, sigma=6.0, check=ConfidenceCheck(40, 8.0), delta=1e-8, charge=Charge(rng=0)
         ),
         lambda n, k: mw.binary_pate_epsilon(
-            n_queries=n, n_labels=k, sigma=6.0, threshold=40, sigma_threshold=8.0, delta=1e-8
+            n_queries=n, n_labels=k, sigma=6.0, check=ConfidenceCheck(40, 8.0), delta=1e-8
         ),
     ),
     "tau": (

@@ -14,6 +14,7 @@ from scipy.stats import norm
 from pate_study.privacy import aggregators, rdp
 from pate_study.privacy import multiwinner as mw
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from pate_study.privacy.options import Accounting, Charge, ConfidenceCheck, ConfidenceRule, Cost, TauComposition
 
 GRID = np.arange(2.0, 65.0)
 
@@ -49,7 +50,7 @@ def test_binary_data_independent_by_hand():
     expected = np.min(100 * 5 * GRID / 64 + np.log(1e5) / (GRID - 1))
     assert spent.epsilon == pytest.approx(expected, rel=1e-12)
     conf = mw.binary_pate_epsilon(
-        n_queries=100, n_labels=5, sigma=8.0, threshold=40, sigma_threshold=10, delta=1e-5, orders=GRID
+        n_queries=100, n_labels=5, sigma=8.0, check=ConfidenceCheck(40, 10), delta=1e-5, accounting=Accounting(GRID)
     )
     assert conf.epsilon == pytest.approx(np.min(100 * 5 * GRID * (1 / 64 + 1 / 200) + np.log(1e5) / (GRID - 1)))
     assert conf.cost == "all_answered"
@@ -58,9 +59,10 @@ def test_binary_data_independent_by_hand():
 def test_confident_binary_realised_and_expected_costs():
     rng = np.random.default_rng(1)
     p = rng.integers(0, 31, size=(60, 6))
-    kw = dict(positive_votes=p, n_teachers=30, sigma=5.0, threshold=24.0, sigma_threshold=4.0, delta=1e-6, orders=GRID)
-    every = mw.binary_pate_epsilon(cost="realized", answered=np.ones(p.shape, bool), **kw)
-    none = mw.binary_pate_epsilon(cost="realized", answered=np.zeros(p.shape, bool), **kw)
+    check = ConfidenceCheck(threshold=24.0, sigma=4.0)
+    kw = dict(positive_votes=p, n_teachers=30, sigma=5.0, check=check, delta=1e-6, orders=GRID)
+    every = mw.binary_pate_epsilon(charge=Charge(Cost.REALIZED, answered=np.ones(p.shape, bool)), **kw)
+    none = mw.binary_pate_epsilon(charge=Charge(Cost.REALIZED, answered=np.zeros(p.shape, bool)), **kw)
     plain = mw.binary_pate_epsilon(positive_votes=p, n_teachers=30, sigma=5.0, delta=1e-6, orders=GRID)
     # realised cost = check on every label + GNMax on the answered labels
     np.testing.assert_allclose(every.rdp_or_logmgf, none.rdp_or_logmgf + plain.rdp_or_logmgf, rtol=1e-12)
@@ -70,9 +72,15 @@ def test_confident_binary_realised_and_expected_costs():
         expected.rdp_or_logmgf <= every.rdp_or_logmgf
     )
     # the realised cost charges exactly the labels binary_pate answered with the same seed
-    release = mw.binary_pate(p, 30, 5.0, 3, threshold=24.0, sigma_threshold=4.0)
-    again = mw.binary_pate_epsilon(cost="realized", answered=release.answered, **kw)
+    release = mw.binary_pate(p, 30, 5.0, 3, check=check)
+    again = mw.binary_pate_epsilon(charge=Charge(answered=release.answered), **kw)
     assert np.array_equal(again.rdp_or_logmgf, realised.rdp_or_logmgf)
+    # the former keyword pair of binary_pate_costs (still used by the accountants' benchmark) gives the same costs
+    legacy = mw.binary_pate_costs(
+        rng=3, threshold=24.0, sigma_threshold=4.0, **{k: v for k, v in kw.items() if k != "check"}
+    )
+    assert np.array_equal(legacy["realized"].rdp_or_logmgf, realised.rdp_or_logmgf)
+    assert np.array_equal(legacy["expected"].rdp_or_logmgf, expected.rdp_or_logmgf)
     assert realised.details["expected_answered_labels"] == release.n_answered_labels
     assert expected.details["expected_answered_labels"] == pytest.approx(
         norm.sf((24.0 - np.maximum(p, 30 - p)) / 4.0).sum(), rel=1e-12
@@ -196,17 +204,27 @@ def test_bad_sums_and_parameters():
         mw.tau_pate_epsilon(clipped_sums=[[1.0, -2.0]], threshold=1, tau=1, sigma=1, delta=1e-5)
     with pytest.raises(ValueError, match="threshold: the data-dependent bound needs"):
         mw.tau_pate_epsilon(clipped_sums=[[1.0, 2.0]], tau=1, sigma=1, delta=1e-5)
-    with pytest.raises(ValueError, match="threshold/sigma_threshold"):
-        mw.binary_pate_epsilon(positive_votes=[[1]], n_teachers=2, sigma=1, threshold=1, delta=1e-5)
+    with pytest.raises(ValueError, match="^threshold/sigma_threshold: give both"):
+        mw.binary_pate_costs(positive_votes=[[1]], n_teachers=2, sigma=1, threshold=1, delta=1e-5)
+    with pytest.raises(ValueError, match="^check/threshold/sigma_threshold: give a ConfidenceCheck, or the pair"):
+        mw.binary_pate_costs(
+            positive_votes=[[1]], n_teachers=2, sigma=1, check=ConfidenceCheck(1, 1), threshold=1, delta=1e-5
+        )
+    with pytest.raises(ValueError, match="^check.rule: Binary voting checks one count per label"):
+        mw.binary_pate_epsilon(
+            positive_votes=[[1]], n_teachers=2, sigma=1, check=ConfidenceCheck(1, 1, ConfidenceRule.PRINTED), delta=1e-5
+        )
+    with pytest.raises(ValueError, match="^check: expected a ConfidenceCheck"):
+        mw.binary_pate(np.ones((1, 1), int), 2, 1.0, 0, check=(1, 1))
+    with pytest.raises(ValueError, match="^accounting/orders/conversion: give an Accounting"):
+        mw.binary_pate_epsilon(n_queries=1, n_labels=1, sigma=1, delta=1e-5, accounting=Accounting(), orders=[2.0])
     with pytest.raises(ValueError, match="answered: expected a boolean mask of shape"):
         mw.binary_pate_epsilon(
             positive_votes=[[1, 2]],
             n_teachers=2,
             sigma=1,
-            threshold=1,
-            sigma_threshold=1,
-            cost="realized",
-            answered=[True, False],
+            check=ConfidenceCheck(1, 1),
+            charge=Charge(Cost.REALIZED, answered=[True, False]),
             delta=1e-5,
         )
     with pytest.raises(ValueError, match="n_queries/positive_votes: expected exactly one"):
@@ -246,6 +264,7 @@ def test_tau_per_label_is_tighter_than_joint_on_consensus_votes_and_union_bound_
     kw = dict(tau=2.0, sigma=2.0, delta=1e-8, clipped_sums=sums, threshold=25.0)
     joint = mw.tau_pate_epsilon(**kw).epsilon
     per_label = mw.tau_pate_epsilon(**kw, composition="per_label").epsilon
+    assert mw.tau_pate_epsilon(**kw, composition=TauComposition.PER_LABEL).epsilon == per_label
     independent = mw.tau_pate_epsilon(tau=2.0, sigma=2.0, delta=1e-8, n_queries=300).epsilon
     assert per_label < joint / 2 and per_label <= independent
     with pytest.raises(ValueError, match="composition"):

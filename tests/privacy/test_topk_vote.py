@@ -23,6 +23,7 @@ from pate_study.privacy import multiwinner as mw
 from pate_study.privacy import topk_vote as tv
 from pate_study.privacy._validation import ThresholdRangeWarning
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, account
+from pate_study.privacy.options import Accounting, Charge, ConfidenceCheck, ConfidenceRule, Conversion, Cost
 
 FINE = np.linspace(1.01, 200.0, 4000)
 WIDE = np.concatenate([1.0 + np.logspace(-3, 0, 60)[:-1], np.linspace(2.0, 500.0, 2000)])
@@ -424,17 +425,15 @@ def test_confident_claim_covers_the_exact_profile(t, n, k, rule, top_n, th):
         k=k,
         n_teachers=t,
         sigma=sigma,
-        confidence_threshold=thc,
-        sigma_confidence=sc,
+        check=ConfidenceCheck(thc, sc, rule, top_n),
         delta=delta,
         n_queries=1,
         n_labels=n,
-        rule=rule,
-        top_n=top_n,
-        orders=FINE,
-        conversion="improved",
+        accounting=Accounting(FINE, Conversion.IMPROVED),
     )
-    slope = tv.topk_rdp_slope(sigma, k, n, t) + tv.confidence_check_slope(sc, k, n, t, rule, top_n)
+    slope = tv.topk_rdp_slope(sigma, k, n, t) + tv.confidence_check_slope(
+        ConfidenceCheck(thc, sc, rule, top_n), k, n, t
+    )
     np.testing.assert_allclose(claim.rdp_or_logmgf, slope * FINE, rtol=1e-12)
     # the check and the release are one Gaussian mechanism with μ² = 2·(slope of both): its exact ε lies between
     gauss = tv.gaussian_epsilon(delta, math.sqrt(2.0 * slope))
@@ -446,14 +445,16 @@ def test_confident_claim_covers_the_exact_profile(t, n, k, rule, top_n, th):
 
 def test_confidence_check_slope_by_hand():
     # max: one value, sensitivity 1/T; printed top-4 of top-1 votes: 4 values but only 2·min(k, n − k) = 2 move
-    assert tv.confidence_check_slope(0.1, 1, 161, 50, "max") == pytest.approx(1 / (2 * 50**2 * 0.01))
-    assert tv.confidence_check_slope(0.1, 1, 161, 50, "printed", 4) == pytest.approx(2 / (2 * 50**2 * 0.01))
-    assert tv.confidence_check_slope(0.1, 3, 161, 50, "printed", 4) == pytest.approx(4 / (2 * 50**2 * 0.01))
+    printed = ConfidenceCheck(0.5, 0.1, ConfidenceRule.PRINTED, 4)
+    assert tv.confidence_check_slope(ConfidenceCheck(0.5, 0.1), 1, 161, 50) == pytest.approx(1 / (2 * 50**2 * 0.01))
+    assert tv.confidence_check_slope(printed, 1, 161, 50) == pytest.approx(2 / (2 * 50**2 * 0.01))
+    assert tv.confidence_check_slope(printed, 3, 161, 50) == pytest.approx(4 / (2 * 50**2 * 0.01))
 
 
 def test_confident_release_and_its_realized_cost():
     m = tv.topk_fractions(_probabilities(5, (20, 300, 10)) ** 4, 2)
-    kw = dict(k=2, n_teachers=20, threshold=0.3, sigma=0.1, confidence_threshold=0.5, sigma_confidence=0.1)
+    check = ConfidenceCheck(threshold=0.5, sigma=0.1)
+    kw = dict(k=2, n_teachers=20, threshold=0.3, sigma=0.1, check=check)
     out = tv.confident_topk_release(m, rng=3, **kw)
     ref = aggregators.confident_gnthreshold(m, 0.3, 0.1, 0.5, 0.1, 3, rule="max")
     np.testing.assert_array_equal(out.labels, ref.labels)
@@ -463,21 +464,19 @@ def test_confident_release_and_its_realized_cost():
         k=2,
         n_teachers=20,
         sigma=0.1,
-        confidence_threshold=0.5,
-        sigma_confidence=0.1,
+        check=check,
         delta=1e-8,
         fractions=m,
         threshold=0.3,
     )
-    realized = tv.confident_topk_epsilon(cost="realized", answered=out.answered, **acc)
-    redrawn = tv.confident_topk_epsilon(cost="realized", rng=3, **acc)
-    expected = tv.confident_topk_epsilon(cost="expected", **acc)
+    realized = tv.confident_topk_epsilon(charge=Charge(Cost.REALIZED, answered=out.answered), **acc)
+    redrawn = tv.confident_topk_epsilon(charge=Charge("realized", rng=3), **acc)
+    expected = tv.confident_topk_epsilon(charge=Charge(Cost.EXPECTED), **acc)
     independent = tv.confident_topk_epsilon(
         k=2,
         n_teachers=20,
         sigma=0.1,
-        confidence_threshold=0.5,
-        sigma_confidence=0.1,
+        check=check,
         delta=1e-8,
         n_queries=300,
         n_labels=10,
@@ -490,9 +489,13 @@ def test_confident_release_and_its_realized_cost():
     # a check that answers fewer queries costs less than the release on every query
     plain = tv.topk_epsilon(k=2, n_teachers=20, sigma=0.1, delta=1e-8, fractions=m, threshold=0.3)
     assert realized.epsilon < plain.epsilon
-    with pytest.raises(ValueError, match="^rule: expected one of"):
-        tv.confident_topk_epsilon(rule="min", **acc)
-    with pytest.raises(ValueError, match="^cost: expected one of"):
-        tv.confident_topk_epsilon(cost="all", **acc)
-    with pytest.raises(ValueError, match="^confidence_threshold: expected a finite number"):
-        tv.confident_topk_epsilon(**{**acc, "confidence_threshold": np.nan})
+    with pytest.raises(ValueError, match="^check.rule: expected one of"):
+        ConfidenceCheck(0.5, 0.1, rule="min")
+    with pytest.raises(ValueError, match="^charge.cost: expected one of"):
+        Charge(cost="all")
+    with pytest.raises(ValueError, match="^check.threshold: expected a threshold"):
+        ConfidenceCheck(np.nan, 0.1)
+    with pytest.raises(ValueError, match="^check: expected a ConfidenceCheck"):
+        tv.confident_topk_epsilon(**{**acc, "check": (0.5, 0.1)})
+    with pytest.raises(ValueError, match="^charge: expected a Charge"):
+        tv.confident_topk_epsilon(**acc, charge="realized")
