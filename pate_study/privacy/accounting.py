@@ -37,6 +37,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._validation import check_choice, check_delta, check_n_queries, check_orders
+from .options import Conversion
 
 __all__ = [
     "OrderAtGridEdgeWarning",
@@ -61,7 +62,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CONVERSIONS = ("basic", "improved")
+#: the choices of ``conversion=`` (:class:`~pate_study.privacy.options.Conversion`, one place for them)
+CONVERSIONS = tuple(c.value for c in Conversion)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 

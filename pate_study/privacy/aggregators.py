@@ -54,6 +54,7 @@ from ._validation import (
     check_positive,
     check_threshold,
 )
+from .options import ConfidenceRule
 
 __all__ = [
     "ABSTAIN",
@@ -74,7 +75,8 @@ __all__ = [
 ]
 
 ABSTAIN = -1
-CONFIDENCE_RULES = ("printed", "max")
+#: the choices of ``rule=`` (:class:`~pate_study.privacy.options.ConfidenceRule`, one place for them)
+CONFIDENCE_RULES = tuple(r.value for r in ConfidenceRule)
 
 # Source codes of the interactive mechanism's labels.
 SOURCE_TEACHERS, SOURCE_STUDENT, SOURCE_NONE = 0, 1, -1

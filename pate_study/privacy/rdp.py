@@ -58,6 +58,7 @@ from ._validation import (
 )
 from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode, resolve_rdp_orders
 from .aggregators import confident_check
+from .options import Cost
 from .rdp_curves import (
     Q_CONDITIONS,
     THEOREM6_VARIANTS,
@@ -103,7 +104,8 @@ __all__ = [
 ]
 
 Q_VARIANTS = ("sum", "approx")
-COSTS = ("expected", "realized")
+#: the choices of ``cost=`` (:class:`~pate_study.privacy.options.Cost`, one place for them)
+COSTS = tuple(c.value for c in Cost)
 #: Kept for callers of the former private name (tests): the log-sum-exp of Theorem 6, ``rdp_curves.log_mix``.
 _log_mix = log_mix
 
