@@ -453,13 +453,13 @@ def test_make_similar_rates_rule_agrees_only_on_no_change_and_differs_on_a_clear
     base = [0.80, 0.70, 0.90, 0.60]
     same = _arms({"student_tpr": {"0.1": base, NO: base}})
     claim = web.SIMILAR["TPR"]
-    v = web.per_step(claim, tables.level_changes(same.students, "student_tpr", same.level_order), "ρ = {}")
+    v = tables.per_step(claim, tables.level_changes(same.students, "student_tpr", same.level_order), "ρ = {}")
     assert v.verdict == "agrees"
     moved = _arms({"student_tpr": {"0.1": [b + 0.2 + 0.01 * i for i, b in enumerate(base)], NO: base}})
-    v = web.per_step(claim, tables.level_changes(moved.students, "student_tpr", moved.level_order), "ρ = {}")
+    v = tables.per_step(claim, tables.level_changes(moved.students, "student_tpr", moved.level_order), "ρ = {}")
     assert v.verdict == "differs" and "ρ = 0.1" in v.evidence and "replicates of student training seed" in v.evidence
     noisy = _arms({"student_tpr": {"0.1": [b + d for b, d in zip(base, (0.2, -0.2, 0.1, -0.15))], NO: base}})
-    v = web.per_step(claim, tables.level_changes(noisy.students, "student_tpr", noisy.level_order), "ρ = {}")
+    v = tables.per_step(claim, tables.level_changes(noisy.students, "student_tpr", noisy.level_order), "ρ = {}")
     assert v.verdict == "inconclusive"
 
 
@@ -498,7 +498,7 @@ def test_fig15_some_level_rule_and_the_existence_over_students():
     assert web.fig15_verdict(some).verdict == "agrees"
     # no level clearly above, not every level clearly below: inconclusive
     unclear = _arms({"eps_moments_int": {"0.1": [10.0, 14.0, 13.0], NO: high}})
-    assert web.some_step(web.EPSILON_RISES_SOMEWHERE, web.epsilon_changes(unclear)).verdict == "inconclusive"
+    assert tables.some_step(web.EPSILON_RISES_SOMEWHERE, web.epsilon_changes(unclear)).verdict == "inconclusive"
 
 
 def test_sosa_fig44_direction_per_ensemble_size():

@@ -21,7 +21,6 @@ from ...reporting import verdicts as judge
 from ...reporting.claims import Claim
 from ...reporting.claims import judge as judge_claim
 from ...reporting.uncertainty import Estimate
-from ...reporting.verdicts import combine
 from .config import NO_NOISE, StudyConfig
 from .tables import (
     VOTE_SOURCES,
@@ -29,6 +28,7 @@ from .tables import (
     level_changes,
     median_iqr,
     per_level_medians,
+    per_step,
     summarise_verdicts,
     with_verdicts,
 )
@@ -266,7 +266,7 @@ def fig8_verdict(result, gamma: float) -> judge.Verdict:
     context = "; ".join(x for x in (BALANCED_SAMPLE, comparability(result, gamma)) if x)
     if not decays:
         return judge_claim(FIG8_DECAY, None, note="no run without student noise")
-    return combine({f"ρ = {level}": judge_claim(FIG8_DECAY, e) for level, e in decays.items()}, context=context)
+    return per_step(FIG8_DECAY, decays, "ρ = {}", context=context)
 
 
 def verdicts(result, gamma: float, published: dict) -> dict:

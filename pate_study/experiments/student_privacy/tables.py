@@ -10,14 +10,17 @@ study: its training seed and partition are named as not replicated."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...reporting import uncertainty as unc
+from ...reporting.claims import Claim
+from ...reporting.claims import judge as judge_claim
 from ...reporting.uncertainty import Estimate
-from ...reporting.verdicts import Verdict
+from ...reporting.verdicts import Verdict, combine
 from .config import NO_NOISE, level_key
 
 #: The rows a student draws from the student pool (its queries, threshold rows and validation rows).
@@ -83,6 +86,41 @@ def level_changes(
 def estimates_record(estimates: dict[str, Estimate]) -> dict:
     """``{level: Estimate.as_record()}`` for ``NotebookOutputs.record``."""
     return {level: e.as_record() for level, e in estimates.items()}
+
+
+def some_step(claim: Claim, estimates: dict[str, Estimate]) -> Verdict:
+    """A claim that holds "in some cases": agrees when one step's whole interval is beyond the boundary, differs
+    when every step's whole interval is on the other side, else inconclusive (:func:`~pate_study.reporting.claims.judge`
+    on each step; the reverse of the every-step rule)."""
+    if not estimates:
+        return judge_claim(claim, None, note="no step of ours to compare")
+    sides = {step: judge_claim(claim, e).verdict for step, e in estimates.items()}
+    outcome = (
+        "agrees"
+        if "agrees" in sides.values()
+        else ("differs" if set(sides.values()) == {"differs"} else "inconclusive")
+    )
+    evidence = "; ".join(f"{step}: {e.render()}" for step, e in estimates.items())
+    rule = (
+        f"{claim.quantity} {'>' if claim.side == 'above' else '<'} {float(claim.boundary):g} at some step: agrees when"
+        " one step's whole interval is beyond it, differs when every step's is on the other side, else inconclusive"
+    )
+    reason = "" if outcome == "agrees" else f"ours {evidence}; per step: {', '.join(sides.values())}"
+    return Verdict(outcome, rule, reason, evidence=evidence)
+
+
+def per_step(claim: Claim, estimates: dict[str, Estimate], label: str, *, context: str = "") -> Verdict:
+    """``claim`` judged at every step (``label`` names a step, e.g. "ρ = {}"), combined
+    (:func:`~pate_study.reporting.verdicts.combine`): differs when one step differs, inconclusive when one is, agrees
+    when all agree; the rule stated once."""
+    if not estimates:
+        return judge_claim(claim, None, note="no step of ours to compare")
+    v = combine({label.format(step): judge_claim(claim, e) for step, e in estimates.items()}, context=context)
+    return dataclasses.replace(
+        v,
+        rule=f"{claim.rule()}; judged per {label.format('step')}: differs when one step differs, inconclusive when"
+        " one is, agrees when every step agrees",
+    )
 
 
 def with_verdicts(table: pd.DataFrame, judge: Callable[[pd.Series], Verdict], column: str = "verdict") -> pd.DataFrame:

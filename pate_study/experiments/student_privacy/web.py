@@ -28,6 +28,8 @@ from .tables import (
     level_changes,
     level_estimate,
     per_level_medians,
+    per_step,
+    some_step,
     sosa_table_4_1,
     sosa_table_4_2,
     student_values,
@@ -215,35 +217,6 @@ SOSA_MORE_TEACHERS = Claim(
     VOTE_SOURCES,
     side="above",
 )
-
-
-def some_step(claim: Claim, estimates: dict[str, Estimate]) -> judge.Verdict:
-    """A claim that holds "in some cases": agrees when one step's whole interval is beyond the boundary, differs
-    when every step's whole interval is on the other side, else inconclusive (:func:`~pate_study.reporting.claims.judge`
-    on each step; the reverse of the every-step rule)."""
-    if not estimates:
-        return judge_claim(claim, None, note="no step of ours to compare")
-    sides = {step: judge_claim(claim, e).verdict for step, e in estimates.items()}
-    outcome = (
-        "agrees"
-        if "agrees" in sides.values()
-        else ("differs" if set(sides.values()) == {"differs"} else "inconclusive")
-    )
-    evidence = "; ".join(f"{step}: {e.render()}" for step, e in estimates.items())
-    rule = (
-        f"{claim.quantity} {'>' if claim.side == 'above' else '<'} {float(claim.boundary):g} at some step: agrees when"
-        " one step's whole interval is beyond it, differs when every step's is on the other side, else inconclusive"
-    )
-    reason = "" if outcome == "agrees" else f"ours {evidence}; per step: {', '.join(sides.values())}"
-    return judge.Verdict(outcome, rule, reason, evidence=evidence)
-
-
-def per_step(claim: Claim, estimates: dict[str, Estimate], label: str, *, context: str = "") -> judge.Verdict:
-    """``claim`` judged at every step (``label`` names a step, e.g. "ρ = {}"), combined (:func:`combine`): differs
-    when one step differs, inconclusive when one is, agrees when all agree."""
-    if not estimates:
-        return judge_claim(claim, None, note="no step of ours to compare")
-    return combine({label.format(step): judge_claim(claim, e) for step, e in estimates.items()}, context=context)
 
 
 def rate_changes(result) -> dict[str, dict[str, Estimate]]:
