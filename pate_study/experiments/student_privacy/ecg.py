@@ -191,7 +191,7 @@ FIG8_DECAY = Claim(
     'MAKE 2021 §4.1, Fig. 8: the arg max of unperturbed label counts "has a mild accuracy decay of 4–5% with respect'
     ' to unperturbed data"',
     "noise-free ensemble accuracy reweighted to the full MIT-BIH class priors, without student noise − with it"
-    " (paired over students), per ρ",
+    " (paired over students)",
     "range",
     VOTE_SOURCES,
     boundary=0.04,

@@ -118,7 +118,7 @@ def per_step(claim: Claim, estimates: dict[str, Estimate], label: str, *, contex
     v = combine({label.format(step): judge_claim(claim, e) for step, e in estimates.items()}, context=context)
     return dataclasses.replace(
         v,
-        rule=f"{claim.rule()}; judged per {label.format('step')}: differs when one step differs, inconclusive when"
+        rule=f"{claim.rule()}; at every step ({label.format('…')}): differs when one step differs, inconclusive when"
         " one is, agrees when every step agrees",
     )
 

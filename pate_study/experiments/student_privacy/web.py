@@ -146,7 +146,7 @@ SIMILAR = {
     name: Claim(
         f"{name} similar for all ρ",
         MAKE_SIMILAR,
-        f"mean student {name} with student noise − without (paired over students), per ρ",
+        f"mean student {name} with student noise − without (paired over students)",
         "level",
         STUDENT_SOURCES,
         boundary=0.0,
@@ -158,7 +158,7 @@ NOISE_DIRECTION = {
     "TPR": Claim(
         "noise raises TPR",
         "this package's findings on Fig. 13: noisy students call more requests anomalous, so TPR rises",
-        "mean student TPR with student noise − without (paired over students), per ρ",
+        "mean student TPR with student noise − without (paired over students)",
         "direction",
         STUDENT_SOURCES,
         side="above",
@@ -166,7 +166,7 @@ NOISE_DIRECTION = {
     "TNR": Claim(
         "noise lowers TNR",
         "this package's findings on Fig. 14: noisy students call more requests anomalous, so TNR falls",
-        "mean student TNR with student noise − without (paired over students), per ρ",
+        "mean student TNR with student noise − without (paired over students)",
         "direction",
         STUDENT_SOURCES,
         side="below",
@@ -186,8 +186,7 @@ SOSA_EPSILON_RISES = Claim(
     "more student noise, higher teacher ε",
     "Sosa 2021 §4.2, Fig. 4.4: \"as the noise applied to the student's data increases, so does the privacy leak of"
     ' the teacher ensemble"',
-    "per student, its mean teacher ε_dep (λ = 1..8) over the noised scales − its no-noise ε_dep (paired over"
-    " students), per ensemble size",
+    "per student, its mean teacher ε_dep (λ = 1..8) over the noised scales − its no-noise ε_dep (paired over students)",
     "direction",
     VOTE_SOURCES,
     side="above",
