@@ -662,3 +662,33 @@ def test_web_epsilon_section_counts_students_above_the_continuous_bound(small_st
         invariants["max_continuous_minus_integer"], rel=1e-5
     )
     assert list(eps.index) == result.level_order and "eps_rdp_median" in eps
+
+
+def test_sosa_rows_name_the_rows_of_their_own_ensemble_size():
+    def run(n_teachers):
+        values = {c: {NO: [5.0, 5.0]} for c in ("eps_moments_int", "eps_rdp", "student_tpr", "student_tnr")}
+        values |= {c: {NO: [0.5, 0.5]} for c in ("control_tpr", "control_tnr")}
+        return dataclasses.replace(_arms(values, (NO,)), teachers={"n_teachers": n_teachers})
+
+    reasons = {100: "100 teachers x 432 + 372 rows", 250: "250 teachers x 172 + 148 rows"}
+    published = {
+        "sosa2021-table4.1": {"rows": [{"n_teachers": 100, "tpr_pct": 81.2, "tnr_pct": 94.5, "epsilon": 5.32}]},
+        "sosa2021-table4.2": {
+            "rows": [{"n_teachers": 250, "student_epsilon": "no noise", "teacher_epsilon": 2.0, "tpr": 0.8, "tnr": 0.9}]
+        },
+    }
+    t41, t42 = web.sosa_tables(
+        {100: run(100), 250: run(250)}, published, gamma=0.05, delta=1e-5, n_queries=1000, data_reasons=reasons
+    )
+    assert t41.loc[0, "verdict_reason"] == "data: 100 teachers x 432 + 372 rows"
+    assert (
+        t42.dropna(subset=["paper_teacher_epsilon"])["verdict_reason"].iloc[0] == "data: 250 teachers x 172 + 148 rows"
+    )
+
+
+def test_web_data_reason_names_the_runs_own_rows_per_teacher():
+    pools = dataclasses.make_dataclass("P", ["y_teacher"])(np.array([0, 1, 1, 1]))
+    result = dataclasses.make_dataclass("S", ["teachers"])(
+        {"n_teachers": 100, "train_rows": 432, "threshold_rows": 372}
+    )
+    assert "100 teachers x 432 + 372 rows instead of 930 + 800" in web_sections.data_reason(pools, result)
