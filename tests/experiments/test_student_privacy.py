@@ -436,7 +436,8 @@ def _arms(columns: dict, levels=("0.1", "no noise")) -> "_Run":
             rows.append({"level": level, "student": k, **{c: v[level][k] for c, v in columns.items()}})
     config = dataclasses.replace(_config(), student_queries=450, student_validation=50)
     teachers = {"n_teachers": 20, "train_rows": 25}
-    return _Run(pd.DataFrame(rows), list(levels), {"eps_moments_cont": 20.17}, teachers, config)
+    independent = {"eps_moments_cont": 20.17, "eps_moments_int": 20.7565}
+    return _Run(pd.DataFrame(rows), list(levels), independent, teachers, config)
 
 
 NO = "no noise"
@@ -692,3 +693,23 @@ def test_web_data_reason_names_the_runs_own_rows_per_teacher():
         {"n_teachers": 100, "train_rows": 432, "threshold_rows": 372}
     )
     assert "100 teachers x 432 + 372 rows instead of 930 + 800" in web_sections.data_reason(pools, result)
+
+
+def test_epsilon_directions_are_not_comparable_when_every_epsilon_sits_on_the_data_independent_bound():
+    cap = [20.7565] * 3
+    flat = _arms({"eps_moments_int": {"0.1": cap, NO: cap}})
+    assert (
+        "by construction" in web.saturated(flat)
+        and web.saturated(_arms({"eps_moments_int": {NO: [3.0] * 3}}, (NO,))) == ""
+    )
+    v = web.fig15_verdict(flat)
+    assert (
+        v.verdict == "not comparable"
+        and "(a) ε_dep higher with noise at some ρ: not comparable (by construction" in v.reason
+    )
+    assert "(b) some ε_dep above ε*_ind: agrees, analytic" in v.reason
+    assert web.sosa_epsilon_direction_verdict({6: flat, 12: flat}).verdict == "not comparable"
+    rising = _arms({"eps_moments_int": {"0.1": [1.0, 1.1, 1.2], NO: [0.4, 0.5, 0.45]}})
+    v = web.sosa_epsilon_direction_verdict({6: flat, 250: rising})
+    assert v.verdict == "agrees" and "6 teachers left out: by construction" in v.reason
+    assert web.sosa_teachers_verdict({6: flat, 12: flat}).verdict == "not comparable"

@@ -15,7 +15,7 @@ import pandas as pd
 from ...learning.ensemble import EnsembleConfig
 from ...reporting import uncertainty as unc
 from ...reporting import verdicts as judge
-from ...reporting.claims import Claim
+from ...reporting.claims import Claim, analytic
 from ...reporting.claims import judge as judge_claim
 from ...reporting.uncertainty import Estimate
 from ...reporting.verdicts import combine
@@ -181,6 +181,16 @@ EPSILON_RISES_SOMEWHERE = Claim(
     VOTE_SOURCES,
     side="above",
 )
+#: MAKE 2021 §4.2 on Fig. 15 (b): one ε_dep above ε*_ind.
+EPSILON_ABOVE_IND = Claim(
+    "some ε_dep above ε*_ind",
+    'MAKE 2021 §4.2 (= Visca 2021 §4.2.3.1): ε_dep "happened to be even higher than the data independent privacy loss'
+    ' ε*_ind in one case"',
+    "largest student ε_dep (λ = 1..8) − continuous ε*_ind",
+    "direction",
+    VOTE_SOURCES,
+    side="above",
+)
 #: Sosa 2021 §4.2, Fig. 4.4 / Table 4.2: more student noise raises the teacher ε.
 SOSA_EPSILON_RISES = Claim(
     "more student noise, higher teacher ε",
@@ -278,21 +288,47 @@ def epsilon_changes(result) -> dict[str, Estimate]:
     return level_changes(result.students, "eps_moments_int", result.level_order, VOTE_SOURCES)
 
 
+def saturated(result) -> str:
+    """'' unless every student's ε_dep (λ = 1..8) equals the integer-grid data-independent bound; then why no
+    direction of ε_dep between two arms can show: each is that constant by construction (no query's vote gap lowers
+    its moment below the data-independent one), whatever the data."""
+    s, ind = result.students, result.data_independent
+    if not np.allclose(s["eps_moments_int"], ind["eps_moments_int"], rtol=0, atol=1e-9):
+        return ""
+    return (
+        f"by construction: every student's ε_dep equals the integer-grid data-independent bound "
+        f"{ind['eps_moments_int']:.4f} (no query's vote gap lowers its moment), so no direction between arms can show"
+    )
+
+
 def fig15_verdict(result) -> judge.Verdict:
     """MAKE Fig. 15 states two things: ε_dep was "in some cases" higher with student noise than without, and "in one
     case" above ε*_ind. (a) :data:`EPSILON_RISES_SOMEWHERE` on the paired changes per ρ (:func:`some_step`); (b) an
     existence over students, confirmed by one student above the continuous ε*_ind and never refuted by a finite
-    sample (inconclusive when none is: the paper saw one case among its students). The constant ε*_ind is analytic:
-    not evidence."""
+    sample (inconclusive when none is: the paper saw one case among its students). When every ε_dep sits on the
+    integer-grid bound (:func:`saturated`), (a) is not comparable and (b) holds analytically (the integer grid's bound
+    exceeds the continuous one): neither is evidence. The constant ε*_ind is analytic: not evidence."""
     s, ind = result.students, result.data_independent
-    a = some_step(EPSILON_RISES_SOMEWHERE, {f"ρ = {level}": e for level, e in epsilon_changes(result).items()})
+    why = saturated(result)
+    a = (
+        judge.not_comparable(why, rule=f"{EPSILON_RISES_SOMEWHERE.quantity} > 0 at some ρ")
+        if why
+        else some_step(EPSILON_RISES_SOMEWHERE, {f"ρ = {level}": e for level, e in epsilon_changes(result).items()})
+    )
     above = int((s["eps_moments_int"] > ind["eps_moments_cont"] + 1e-9).sum())
     rule_b = (
         "some student's ε_dep (λ = 1..8) above the continuous ε*_ind: agrees when one is; a finite sample cannot"
         " refute it (inconclusive)"
     )
     b = (
-        judge.agrees(rule=rule_b)
+        analytic(
+            EPSILON_ABOVE_IND,
+            True,
+            f"every ε_dep equals the integer-grid bound {ind['eps_moments_int']:.4f}, above the continuous"
+            f" ε*_ind = {ind['eps_moments_cont']:.4f} by the order grid alone",
+        )
+        if why
+        else judge.agrees(rule=rule_b)
         if above
         else judge.inconclusive(
             f"none of our {len(s)} students above ε*_ind = {ind['eps_moments_cont']:.4f} (the paper saw one case)",
@@ -324,9 +360,16 @@ def sosa_epsilon_changes(result) -> Estimate | None:
 
 def sosa_epsilon_direction_verdict(sosa: dict) -> judge.Verdict:
     """Sosa Fig. 4.4: more student noise raises the teacher ε (:data:`SOSA_EPSILON_RISES`), judged per ensemble size
-    on :func:`sosa_epsilon_changes`, combined."""
-    estimates = {n: e for n, e in ((n, sosa_epsilon_changes(r)) for n, r in sosa.items()) if e is not None}
-    return per_step(SOSA_EPSILON_RISES, estimates, "{} teachers")
+    on :func:`sosa_epsilon_changes`, combined; a size whose every ε_dep sits on the data-independent bound
+    (:func:`saturated`) is left out and named (not comparable when every size is)."""
+    why = {n: saturated(r) for n, r in sosa.items()}
+    estimates = {
+        n: e for n, e in ((n, sosa_epsilon_changes(r)) for n, r in sosa.items() if not why[n]) if e is not None
+    }
+    context = "; ".join(f"{n} teachers left out: {w}" for n, w in why.items() if w)
+    if not estimates and context:
+        return judge.not_comparable(context, rule=SOSA_EPSILON_RISES.rule())
+    return per_step(SOSA_EPSILON_RISES, estimates, "{} teachers", context=context)
 
 
 def sosa_level_verdicts(sosa: dict) -> dict[str, judge.Verdict]:
@@ -353,6 +396,9 @@ def sosa_teachers_verdict(sosa: dict) -> judge.Verdict:
     sizes = sorted(n for n, r in sosa.items() if NO_NOISE in r.level_order)
     if len(sizes) < 2:
         return judge_claim(SOSA_MORE_TEACHERS, None, note="fewer than two ensemble sizes run without noise")
+    why = "; ".join(f"{n} teachers: {w}" for n in (sizes[0], sizes[-1]) if (w := saturated(sosa[n])))
+    if why:
+        return judge.not_comparable(why, rule=SOSA_MORE_TEACHERS.rule())
     small, large = sosa[sizes[0]].students, sosa[sizes[-1]].students
     estimate = unc.paired_difference(
         student_values(small, "eps_moments_int", NO_NOISE),
@@ -524,14 +570,21 @@ def findings(
     eps_med = per_level_medians(s, ["eps_moments_int"], result.level_order)["eps_moments_int"]
     eps_changes = epsilon_changes(result)
     if eps_changes:
-        v = some_step(EPSILON_RISES_SOMEWHERE, {f"ρ = {level}": e for level, e in eps_changes.items()})
+        why = saturated(result)
+        v = (
+            judge.not_comparable(why, rule="saturated")
+            if why
+            else some_step(EPSILON_RISES_SOMEWHERE, {f"ρ = {level}": e for level, e in eps_changes.items()})
+        )
         lines.append(
             f"* **Direction of ε_dep with noise (Fig. 15).** The paper found ε_dep higher with student noise"
             f" than without in some cases; here median ε_dep is {eps_med[NO_NOISE]:.2f} without noise, and the mean"
             " change with noise, paired over students (95 % t-interval), is "
             + "; ".join(f"ρ = {level}: {_interval(e, '.2f')}" for level, e in eps_changes.items())
             + f": the paper's direction **{v.verdict}** (agrees when one level's whole interval is above 0, differs"
-            " when every level's is below)"
+            " when every level's is below"
+            + (f"; {why}" if why else "")
+            + ")"
             + (
                 f". The teachers agree on privatised requests (plurality share "
                 f"{noised['mean_top_vote_share'].min():.2f}–{noised['mean_top_vote_share'].max():.2f}) whatever"
