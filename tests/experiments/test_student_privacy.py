@@ -713,3 +713,37 @@ def test_epsilon_directions_are_not_comparable_when_every_epsilon_sits_on_the_da
     v = web.sosa_epsilon_direction_verdict({6: flat, 250: rising})
     assert v.verdict == "agrees" and "6 teachers left out: by construction" in v.reason
     assert web.sosa_teachers_verdict({6: flat, 12: flat}).verdict == "not comparable"
+
+
+def _at_scale(columns, levels=("0.1", NO)):
+    """A run at the paper's scale (200 teachers, T = 900, q below Theorem 3's limit): comparable."""
+    run = _arms(columns, levels)
+    run.students["share_q_below_theorem_limit"] = 0.5
+    if "eps_moments_int" not in run.students:
+        run.students["eps_moments_int"] = 5.0
+    for column in ("eps_moments_cont", "eps_rdp"):
+        run.students[column] = run.students["eps_moments_int"]
+    return dataclasses.replace(
+        run,
+        teachers={"n_teachers": 200, "train_rows": 5000},
+        config=dataclasses.replace(run.config, student_queries=900, student_validation=100),
+    )
+
+
+def test_fig9_and_fig10_at_scale_read_the_printed_ranges_on_paired_drops():
+    clean = [0.90, 0.80, 0.85, 0.88]
+    inside = [c - 0.11 + 0.001 * i for i, c in enumerate(clean)]  # drops 0.110, 0.109, ...: inside 10–12 %
+    far = [c - 0.40 + 0.01 * i for i, c in enumerate(clean)]
+    published = {"make2021-table1": {"rows": [{"rho": NO, "eps_dep_median": 5.0, "eps_dep_iqr": 0.0}]}}
+    agree = _at_scale({"pate_accuracy": {"0.1": inside, NO: clean}, "student_accuracy": {"0.1": far, NO: clean}})
+    v = ecg.verdicts(agree, 0.05, published)
+    assert v["make2021-fig9"].verdict == "agrees" and v["make2021-fig10"].verdict == "differs"
+    assert "ρ = 0.1" in v["make2021-fig10"].evidence and "widened by 0.005 / 0.005" in v["make2021-fig9"].rule
+
+
+def test_table1_rows_judge_the_median_with_its_bootstrap_interval_against_the_printed_value():
+    near = _at_scale({"eps_moments_int": {"0.1": [20.409, 20.410, 20.411, 20.41], NO: [5.96] * 4}})
+    rows = [{"rho": "0.1", "eps_dep_median": 20.41, "eps_dep_iqr": 0.0}, {"rho": NO, "eps_dep_median": 5.0}]
+    table = ecg.table1(near, rows, 0.05)
+    assert list(table["verdict"]) == ["agrees", "differs"]
+    assert "bootstrap resamples" in table.loc[1, "verdict_reason"]
