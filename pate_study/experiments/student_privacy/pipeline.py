@@ -305,17 +305,26 @@ def run_level(
     groups: np.ndarray | None = None,
     progress: bool = False,
 ) -> LevelResult:
-    """All students of one noise level: queries, votes, LNMax labels, accounting, student training, metrics."""
+    """All students of one noise level: queries, votes, LNMax labels, accounting, student training, metrics.
+
+    The levels are paired arms: student ``k`` draws the same rows (queries, threshold, validation) and is the same
+    member of a stack with the same initialisation and shuffling seed at every level; only its noise draws (curator
+    B's privatisation, LNMax) are drawn per level. So a level's effect is read off per-student differences
+    (:func:`pate_study.reporting.uncertainty.paired_difference`), the shared rows and seeds cancelling."""
     S = config.n_students
     if config.disjoint_students:
-        rows = disjoint_student_rows(len(y_student_pool), config, np.random.default_rng([config.seed, 7, level_index]))
+        rows = disjoint_student_rows(len(y_student_pool), config, np.random.default_rng([config.seed, 7]))
     draws, drawn_rows = [], []
     for k in range(S):
-        rng = np.random.default_rng([config.seed, 2, level_index, k])
-        mine = rows[k] if config.disjoint_students else student_rows(y_student_pool, config, rng, groups)
+        mine = (
+            rows[k]
+            if config.disjoint_students
+            else student_rows(y_student_pool, config, np.random.default_rng([config.seed, 2, k]), groups)
+        )
         drawn_rows.append(mine)
-        draws.append(query_teachers(ensemble, X_student_pool, y_student_pool, mine, config, level, k, rng))
-    student_seed = int(np.random.SeedSequence([config.seed, 3, level_index]).generate_state(1)[0])
+        noise = np.random.default_rng([config.seed, 4, level_index, k])
+        draws.append(query_teachers(ensemble, X_student_pool, y_student_pool, mine, config, level, k, noise))
+    student_seed = int(np.random.SeedSequence([config.seed, 3]).generate_state(1)[0])
     train_and_score(draws, config, student_seed, [d.train_y for d in draws], "student", progress)
     if config.label_control:  # same students, PATE's labels shuffled within each student: no feature-label link
         shuffle = np.random.default_rng([config.seed, 5, level_index])

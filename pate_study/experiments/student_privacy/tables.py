@@ -1,15 +1,36 @@
 """The papers' table layouts: the published numbers beside ours, per noise level (MAKE Table 1, Sosa
-Tables 4.1 and 4.2), and the per-level statistics they are made of."""
+Tables 4.1 and 4.2), and the per-level statistics they are made of, with their intervals.
+
+The intervals (:mod:`pate_study.reporting.uncertainty`): the students of a level are its replicates. Each draws its
+own rows of the student pool (queries, threshold and validation rows: the test rows are resampled with it), is its
+own member of the student stack (its own initialisation and shuffling seed) and gets its own noise draws (curator B,
+LNMax). Student ``k`` keeps its rows and seed at every level (:func:`.pipeline.run_level`), so a level's effect is
+the t-interval of per-student differences (:func:`level_changes`). One teacher ensemble serves every student of a
+study: its training seed and partition are named as not replicated."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ...reporting.verdicts import Verdict
+from ...reporting import uncertainty as unc
+from ...reporting.claims import Claim
+from ...reporting.claims import judge as judge_claim
+from ...reporting.uncertainty import Estimate
+from ...reporting.verdicts import Verdict, combine
 from .config import NO_NOISE, level_key
+
+#: The rows a student draws from the student pool (its queries, threshold rows and validation rows).
+STUDENT_ROWS = "student rows (queries, threshold, validation)"
+#: What each student replicates for a metric of the trained student (TPR, TNR, accuracy).
+STUDENT_SOURCES = (unc.STUDENT_SEED, unc.RELEASE_NOISE, STUDENT_ROWS)
+#: What each student replicates for a number computed from the teachers' votes (ε_dep, the ensemble's accuracy).
+VOTE_SOURCES = (unc.RELEASE_NOISE, STUDENT_ROWS)
+#: The random source no replicate covers: one teacher ensemble per study.
+NOT_REPLICATED = (unc.TEACHER_SEED,)
 
 
 def median_iqr(students: pd.DataFrame, columns: Sequence[str], levels_order: Sequence[str]) -> pd.DataFrame:
@@ -25,6 +46,81 @@ def median_iqr(students: pd.DataFrame, columns: Sequence[str], levels_order: Seq
 def per_level_medians(students: pd.DataFrame, columns: Sequence[str], levels_order: Sequence[str]) -> pd.DataFrame:
     """Median of ``columns`` per noise level, indexed by level in ``levels_order``."""
     return students.groupby("level")[list(columns)].median().reindex(list(levels_order)).rename_axis("level")
+
+
+def student_values(students: pd.DataFrame, column: str, level: str) -> np.ndarray:
+    """``column`` of every student of ``level``, in student order (the replicates of that level)."""
+    g = students[students["level"] == level].sort_values("student")
+    return g[column].to_numpy(dtype=np.float64)
+
+
+def level_estimate(
+    students: pd.DataFrame, column: str, level: str, sources: Sequence[str] = STUDENT_SOURCES
+) -> Estimate:
+    """The mean of ``column`` over the students of ``level``, with its t-interval over them."""
+    return unc.t_interval(student_values(students, column, level), sources, unreplicated=NOT_REPLICATED)
+
+
+def level_changes(
+    students: pd.DataFrame,
+    column: str,
+    levels_order: Sequence[str],
+    sources: Sequence[str] = STUDENT_SOURCES,
+    reference: str = NO_NOISE,
+) -> dict[str, Estimate]:
+    """Per level other than ``reference``: the mean over students of ``column`` at that level minus at
+    ``reference``, paired over students (student ``k`` keeps its rows and seed across levels), with its t-interval;
+    empty when ``reference`` was not run."""
+    if reference not in set(students["level"]):
+        return {}
+    base = student_values(students, column, reference)
+    return {
+        level: unc.paired_difference(
+            student_values(students, column, level), base, sources, unreplicated=NOT_REPLICATED
+        )
+        for level in levels_order
+        if level != reference
+    }
+
+
+def estimates_record(estimates: dict[str, Estimate]) -> dict:
+    """``{level: Estimate.as_record()}`` for ``NotebookOutputs.record``."""
+    return {level: e.as_record() for level, e in estimates.items()}
+
+
+def some_step(claim: Claim, estimates: dict[str, Estimate]) -> Verdict:
+    """A claim that holds "in some cases": agrees when one step's whole interval is beyond the boundary, differs
+    when every step's whole interval is on the other side, else inconclusive (:func:`~pate_study.reporting.claims.judge`
+    on each step; the reverse of the every-step rule)."""
+    if not estimates:
+        return judge_claim(claim, None, note="no step of ours to compare")
+    sides = {step: judge_claim(claim, e).verdict for step, e in estimates.items()}
+    outcome = (
+        "agrees"
+        if "agrees" in sides.values()
+        else ("differs" if set(sides.values()) == {"differs"} else "inconclusive")
+    )
+    evidence = "; ".join(f"{step}: {e.render()}" for step, e in estimates.items())
+    rule = (
+        f"{claim.quantity} {'>' if claim.side == 'above' else '<'} {float(claim.boundary):g} at some step: agrees when"
+        " one step's whole interval is beyond it, differs when every step's is on the other side, else inconclusive"
+    )
+    reason = "" if outcome == "agrees" else f"ours {evidence}; per step: {', '.join(sides.values())}"
+    return Verdict(outcome, rule, reason, evidence=evidence)
+
+
+def per_step(claim: Claim, estimates: dict[str, Estimate], label: str, *, context: str = "") -> Verdict:
+    """``claim`` judged at every step (``label`` names a step, e.g. "ρ = {}"), combined
+    (:func:`~pate_study.reporting.verdicts.combine`): differs when one step differs, inconclusive when one is, agrees
+    when all agree; the rule stated once."""
+    if not estimates:
+        return judge_claim(claim, None, note="no step of ours to compare")
+    v = combine({label.format(step): judge_claim(claim, e) for step, e in estimates.items()}, context=context)
+    return dataclasses.replace(
+        v,
+        rule=f"{claim.rule()}; at every step ({label.format('…')}): differs when one step differs, inconclusive when"
+        " one is, agrees when every step agrees",
+    )
 
 
 def with_verdicts(table: pd.DataFrame, judge: Callable[[pd.Series], Verdict], column: str = "verdict") -> pd.DataFrame:

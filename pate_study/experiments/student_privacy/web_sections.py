@@ -21,7 +21,7 @@ from .config import StudyConfig
 from .notebook_sections import MarkdownText, bullets, noise_levels, record_accounting, record_verdicts, save_and_show
 from .pipeline import StudyResult, run_study
 from .pools import Pools, web_pools
-from .tables import median_iqr, scale_description
+from .tables import estimates_record, median_iqr, scale_description
 
 #: the same published figure under Visca 2021's id
 SAME_AS = {
@@ -60,6 +60,7 @@ class SosaRun:
     table41: pd.DataFrame
     table42: pd.DataFrame
     hypotheses: pd.DataFrame
+    data_reasons: dict[int, str]
 
 
 def published_items() -> dict:
@@ -94,12 +95,17 @@ def run_make_study(
         **result.teachers,
     )
     stamp = f"{pools.source.stamp()}; {scale_description(result, PAPER_SCALE, PAPER_QUERIES)}"
-    reason = (
+    return WebRun(pools, config, result, levels, stamp, data_reason(pools, result))
+
+
+def data_reason(pools: Pools, result: StudyResult) -> str:
+    """Why ``result`` (one ensemble size) cannot be compared with the sources' data: the dataset and the rows
+    per teacher that run itself used."""
+    return (
         f"CSIC 2010 alone ({pools.y_teacher.mean():.0%} anomalous teacher rows) instead of the three-source "
-        f"merge (about 5%), {result.teachers['train_rows']} + {result.teachers['threshold_rows']} rows per "
-        "teacher instead of 930 + 800"
+        f"merge (about 5%), {result.teachers['n_teachers']} teachers x {result.teachers['train_rows']} + "
+        f"{result.teachers['threshold_rows']} rows instead of 930 + 800"
     )
-    return WebRun(pools, config, result, levels, stamp, reason)
 
 
 def data_notes(run: WebRun) -> MarkdownText:
@@ -121,7 +127,9 @@ def answers_section(run: WebRun, out: NotebookOutputs) -> pd.DataFrame:
 
 
 def rates_section(run: WebRun, out: NotebookOutputs) -> None:
-    """Figs 13 and 14: the students' TPR and TNR, each beside balanced accuracy, saved and shown."""
+    """Figs 13 and 14: the students' TPR and TNR, each beside balanced accuracy, saved and shown; the paired changes
+    with noise (:func:`.web.rate_changes`) and this package's "noise raises TPR, lowers TNR" judged on them
+    (:func:`.web.noise_direction_verdicts`) recorded under ``student_rate_changes``."""
     c = run.result.config
     for column, items, name in [
         ("student_tpr", ["make2021-fig13", "visca2021-fig4.11"], "TPR"),
@@ -135,6 +143,11 @@ def rates_section(run: WebRun, out: NotebookOutputs) -> None:
             f"{c.student_validation:,} validation requests each, {c.n_students} students per ρ",
         )
         save_and_show(out, fig, items, data=run.data)
+    out.record(
+        "student_rate_changes",
+        **{name: estimates_record(changes) for name, changes in web.rate_changes(run.result).items()},
+        **{name: v.as_record() for name, v in web.noise_direction_verdicts(run.result).items()},
+    )
 
 
 def epsilon_section(
@@ -199,13 +212,14 @@ def sosa_section(
         scale_description(r, SOSA_SCALE, PAPER_QUERIES) for r in sosa.values()
     )
     published_values = published_items()
+    reasons = {n: data_reason(run.pools, r) for n, r in sosa.items()}
     table41, table42 = web.sosa_tables(
         sosa,
         published_values,
         gamma=gamma,
         delta=delta,
         n_queries=run.result.config.student_queries,
-        data_reason=run.data_reason,
+        data_reasons=reasons,
     )
     out.save_table(table41, "sosa2021-table4.1", data=stamp)
     out.save_table(table42, "sosa2021-table4.2", data=stamp)
@@ -216,7 +230,7 @@ def sosa_section(
         rows=table42.to_dict(orient="records"),
         setting_hypotheses=hypotheses.to_dict(orient="records"),
     )
-    return SosaRun(sosa, stamp, table41, table42, hypotheses)
+    return SosaRun(sosa, stamp, table41, table42, hypotheses, reasons)
 
 
 def sosa_figure_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs, *, delta: float) -> dict:
@@ -266,7 +280,13 @@ def split_findings(table: pd.DataFrame) -> MarkdownText:
 def verdicts_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs, *, gamma: float, delta: float) -> MarkdownText:
     """Every comparison judged by :func:`.web.verdicts`, recorded (MAKE and Visca ids); returns Markdown."""
     verdicts = web.verdicts(
-        run.result, sosa.results, published_items(), gamma=gamma, delta=delta, data_reason=run.data_reason
+        run.result,
+        sosa.results,
+        published_items(),
+        gamma=gamma,
+        delta=delta,
+        data_reason=run.data_reason,
+        sosa_reasons=sosa.data_reasons,
     )
     return record_verdicts(out, verdicts, SAME_AS)
 
