@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from pate_study.data import DataSource
 from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
 from pate_study.learning.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
@@ -148,29 +149,68 @@ def _summary(rows):
     return pd.DataFrame(rows, columns=["idea", "epsilon", "accuracy", "hamming"])
 
 
-def test_fig43_verdict_is_read_on_the_thesis_range_and_reports_the_whole_grid():
-    eps = [1.0, 10.0, 30.0, 100.0, 1000.0]
-    acc = [0.49, 0.49, 0.94, 0.95, 0.998]
-    ham = [0.95, 0.9, 0.2, 0.1, 0.0]
-    s = _summary([(i, e, a, h) for i in ex.IDEAS for e, a, h in zip(eps, acc, ham)])
-    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=100.0)
-    assert v["visca2021-fig4.3"].verdict == "agrees" and "whole grid: differs" in v["visca2021-fig4.3"].reason
-    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=1000.0)
-    assert v["visca2021-fig4.3"].verdict == "differs"
+def _runs(eps, acc, ham, jitter=(0.0,), ideas=ex.IDEAS):
+    """One row per idea, ε and repeat; repeat r shifts accuracy and Hamming by ``jitter[r]`` (a noise draw)."""
+    return pd.DataFrame(
+        [(i, e, r, a + j, h - j) for i in ideas for e, a, h in zip(eps, acc, ham) for r, j in enumerate(jitter)],
+        columns=["idea", "epsilon", "repeat", "accuracy", "hamming"],
+    )
+
+
+EPS = [1.0, 10.0, 30.0, 100.0, 1000.0]
+HAM = [0.95, 0.9, 0.2, 0.1, 0.0]
+JITTER = (-0.002, 0.0, 0.002)
+
+
+def test_fig43_claims_agree_when_every_interval_is_on_the_thesis_side():
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM, JITTER)
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "agrees" and "t-interval" in v.evidence and "not replicated: model seeds" in v.evidence
+    assert "whole grid (ε ≤ 1000): inconclusive" in v.reason  # at ε = 1000 the gap to the control is 0 ± noise
+
+
+def test_fig43_is_inconclusive_when_the_gap_to_the_control_is_zero():
+    """Idea 1 at ε = 100 returns the original symbols: accuracy equals the control's in every draw, a gap of exactly
+    0, on neither side of the claim (the old one-sided rule, "below the control by > 0.01", said differs)."""
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.998, 0.998], HAM, (0.0, 0.0, 0.0))
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "inconclusive" and "below the control: inconclusive" in v.reason
+    assert "the claims agree on ε ≤ 30 at most" in v.reason
+
+
+def test_fig43_differs_when_the_idea_beats_the_control_in_every_draw():
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.999, 0.999], HAM, (0.0, 0.0005, 0.001))
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "differs" and "below the control: differs" in v.reason
+
+
+def test_fig43_on_one_draw_is_inconclusive_not_decided_inside_unmeasured_noise():
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM)
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "inconclusive" and "no interval" in v.evidence
+
+
+def test_fig46_claims_agree_when_both_fall_and_differ_when_accuracy_rises():
+    falls = _runs(EPS, [0.9, 0.8, 0.7, 0.6, 0.5], HAM, JITTER)
+    assert ex.idea_verdicts(falls, control_accuracy=0.99)["visca2021-fig4.6"].verdict == "agrees"
+    rises = _runs(EPS, [0.5, 0.6, 0.7, 0.8, 0.9], HAM, JITTER)
+    v = ex.idea_verdicts(rises, control_accuracy=0.99)["visca2021-fig4.6"]
+    assert v.verdict == "differs" and "accuracy falls: differs" in v.reason and "Hamming falls: agrees" in v.reason
+    assert "accuracy rises as ε grows" in v.reason
 
 
 def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
-    rows = [(i, e, 0.6, 0.5) for i in ex.IDEAS for e in (0.1, 1.0, 100.0)]
+    rows = _runs([0.1, 1.0, 100.0], [0.6] * 3, [0.5] * 3, JITTER)
     lt = pd.DataFrame(
         {("mean", "original lengths"): [0.49, 0.62, 0.6], ("mean", "permuted lengths"): [0.5, 0.51, 0.5]},
         index=[ex.KRR, ex.IDEA3, ex.IDEA5],
     )
-    v = ex.idea_verdicts(_summary(rows), control_accuracy=0.99, length_test=lt)
+    v = ex.idea_verdicts(rows, control_accuracy=0.99, length_test=lt)
     assert (
         v["visca2021-fig4.5"].verdict == "differs" and "carried by the released length" in v["visca2021-fig4.5"].reason
     )
     lt[("mean", "permuted lengths")] = [0.5, 0.62, 0.6]
-    v = ex.idea_verdicts(_summary(rows), control_accuracy=0.99, length_test=lt)
+    v = ex.idea_verdicts(rows, control_accuracy=0.99, length_test=lt)
     assert "not the length" in v["visca2021-fig4.5"].reason
     assert v["visca2021-fig4.7"].verdict == "not comparable"
 
@@ -214,13 +254,29 @@ def test_config_rejects_bad_values():
         ex.StudyConfig(epsilons=(0.0, 1.0))
 
 
-def test_fig43_reason_names_the_grid_on_which_the_rule_holds():
-    eps = [1.0, 10.0, 30.0, 100.0, 1000.0]
-    acc = [0.49, 0.49, 0.94, 0.998, 0.998]
-    ham = [0.95, 0.9, 0.2, 0.1, 0.0]
-    s = _summary([(i, e, a, h) for i in ex.IDEAS for e, a, h in zip(eps, acc, ham)])
-    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
-    assert v.verdict == "differs" and "holds on ε ≤ 30 and fails on wider grids" in v.reason
+def test_shortened_run_finds_one_run_printed_shorter():
+    assert ex.shortened_run([5, 23, 23, 21], [5, 23, 23, 23, 21]) == (23, 3, 2)
+    assert ex.shortened_run([5, 23, 23, 23, 21], [5, 23, 23, 23, 21]) is None  # equal: nothing shortened
+    assert ex.shortened_run([5, 23, 23, 21], [5, 23, 21]) is None  # printed longer
+    assert ex.shortened_run([5, 23, 21], [5, 23, 23, 21, 21]) is None  # two runs differ
+    assert ex.shortened_run([5, 22, 21], [5, 23, 21]) is None  # a different token
+
+
+def _listing(rows):
+    return pd.DataFrame(rows, columns=["line", "paper", "file_row", "ours", "exact", "token_edit_distance"])
+
+
+def test_listing_verdict_agrees_on_exact_lines_and_names_the_shortened_run():
+    real = DataSource("real", "DeepLog HDFS", "test", "full", "mirror")
+    sessions = [np.array(s) for s in ([5, 23, 23, 23, 21], [23, 23, 23], [4])]
+    exact = _listing([(1, "5 23 23 23 21", 0, "5 23 23 23 21", True, 0)])
+    assert ex.listing_verdict(exact, real, sessions).verdict == "agrees"
+    shortened = _listing([(1, "5 23 23 21", 0, "5 23 23 23 21", False, 1), (2, "23 23", 1, "23 23 23", False, 1)])
+    v = ex.listing_verdict(shortened, real, sessions)
+    assert v.verdict == "differs" and 'run "23 23 23" printed as "23 23"' in v.reason
+    assert "every one of the 2 runs of 23 in this file has length 3" in v.reason and "slip" not in v.reason
+    other = _listing([(1, "5 22 21", 0, "5 23 21", False, 1)])
+    assert "transcription slip" in ex.listing_verdict(other, real, sessions).reason  # not a shortened run
 
 
 def test_study_config_reads_the_notebook_parameters_named_like_its_fields():

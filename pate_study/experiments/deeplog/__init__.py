@@ -49,7 +49,7 @@ from .generators import (
     per_symbol_sequences,
 )
 from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table
-from .listings import locate_listing, token_edit_distance
+from .listings import locate_listing, run_length_counts, shortened_run, token_edit_distance
 from .models import accuracy, train_models
 from .runs import (
     length_permutation_test,
@@ -112,6 +112,8 @@ __all__ = [
     "prepare",
     "reach_table",
     "reconstruction",
+    "run_length_counts",
+    "shortened_run",
     "run_ideas",
     "summarise",
     "token_edit_distance",

@@ -110,7 +110,8 @@ def findings_lines(
         f" (normalise, then noise); with the thesis's order (noise, then normalise) the tanh-bounded LSTM state still"
         f" gives a finite ε = 2·hidden/b, {hidden}× larger here: the thesis lacks a stated scale, not a finite bound.",
         f"* **Idea 4.** Accuracy rises from {q(IDEA4)['accuracy'].min():.3f} to {best.loc[IDEA4, 'accuracy']:.3f} as "
-        "the Hamming distance falls (thesis: both fall).",
+        "the Hamming distance falls (thesis: both fall). Fig 4.6: "
+        f"{judged['visca2021-fig4.6'].verdict} ({judged['visca2021-fig4.6'].evidence}).",
         "* **Idea 5 / Fig 4.7.** Not comparable: one model trained at a fixed ε, only the release noise varies.",
         f"* **Baseline.** Per-symbol k-RR (K = {vocabulary_size}) {_reached(r, best, KRR, level)}. It uses no trained"
         f" model, so it protects the training sequences completely (ε = 0 for them); every other idea trains"

@@ -89,7 +89,7 @@ def listings_section(data: DataSection, out: NotebookOutputs) -> dict[str, pd.Da
     ):
         table = locate_listing(published(item)["rows"], sessions, other)
         out.save_table(table, item, data=logs.source.stamp())
-        v = listing_verdict(table, logs.source)
+        v = listing_verdict(table, logs.source, sessions)
         out.record(
             item,
             first_file_row=int(table["file_row"].min()),
@@ -227,7 +227,8 @@ def ideas_section(
     data: DataSection, trained: ModelSection, guaranteed: GuaranteeSection, config: StudyConfig, out: NotebookOutputs
 ) -> IdeasSection:
     """Figs 4.3-4.7: run every idea, save the results table and one figure per thesis figure, judge and record."""
-    runs = summarise(run_ideas(data.prepared, trained.models, config))
+    repeats = run_ideas(data.prepared, trained.models, config)
+    runs = summarise(repeats)
     columns = [
         "idea",
         "epsilon",
@@ -243,7 +244,7 @@ def ideas_section(
         "length_permutation_test",
         table={f"{i} | {lengths}": m for (i, lengths), m in length_test["mean"].stack().items()},
     )
-    judged = idea_verdicts(summary, control_accuracy=trained.control_accuracy, length_test=length_test)
+    judged = idea_verdicts(repeats, control_accuracy=trained.control_accuracy, length_test=length_test)
     for item, guarantee in FIGURE_GUARANTEE.items():
         ideas = [i for i, f in FIGURE_OF.items() if f == item]
         fig, (ax_acc, ax_ham) = plt.subplots(1, 2, figsize=(11, 4))
