@@ -182,8 +182,9 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
     ``smooth_sensitivity_table.py`` prints, Papernot et al. 2018 §4.2: the ``expected_epsilon`` of an
     :class:`~pate_study.privacy.accounting.ExpectedCost`, not a guarantee for any run; the guarantee of each run
     is :func:`realised_runs`'s). Shown beside Table 2, not judged against it: this study reads Table 2's printed
-    values as one run's outcome (module docstring, :func:`table2_comparison`). Data-independent: every query charged α/(2σ1²) + α/σ2² (``cost="all_answered"``),
-    and, for comparison at the same expected number of answers, α/(2σ1²) per query plus α/σ2² per expected answer.
+    values as one run's outcome (module docstring, :func:`table2_comparison`). Data-independent: every query
+    charged α/(2σ1²) + α/σ2² (``cost="all_answered"``), and, for comparison at the same expected number of
+    answers, α/(2σ1²) per query plus α/σ2² per expected answer.
     Basic (Mironov 2017 Prop. 3) and improved (Canonne et al. 2020 Prop. 12) conversions. Beside them, what the
     paper's data-independent script prints (:func:`reference_data_independent_epsilon`: step 2 weighted by the
     data-dependent Pr[answered]), named ``epsilon_reference_script_independent_*``.
@@ -514,7 +515,7 @@ def printed_draw_verdict(printed: str, draws, *, quantity: str, coverage: float 
         f"{d.size} realised runs (the range one run falls in): agrees; wholly outside: differs; else inconclusive"
     )
     evidence = (
-        f"one run: central {coverage:.0%} [{lo:.4g}, {hi:.4g}] of {d.size} draws of the {unc.RELEASE_NOISE} "
+        f"one run: central {coverage:.0%} [{lo:.4g}, {hi:.4g}] of {d.size} draws of the check noise "
         f"(printed value at percentile {percentile_of(value, d):.1f}); mean over runs {mean.render()}"
     )
     if lo <= value - h and value + h <= hi:

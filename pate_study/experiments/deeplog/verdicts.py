@@ -41,7 +41,7 @@ def first_epsilon_reaching(summary: pd.DataFrame, idea: str, accuracy_level: flo
 THESIS_EPSILON_RANGE = 100.0
 
 #: the random source behind every idea's curve that one run does not replicate: each model is trained once
-MODEL_SEED = "model seeds (the control and the idea's model, each trained once)"
+MODEL_SEED = "model seeds (each model trained once)"
 
 FIG43_ACCURACY_RISES = Claim(
     "accuracy rises",
