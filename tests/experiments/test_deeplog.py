@@ -199,6 +199,24 @@ def test_fig46_claims_agree_when_both_fall_and_differ_when_accuracy_rises():
     assert "accuracy rises as ε grows" in v.reason
 
 
+def test_fig44_claim_agrees_above_04_and_differs_below_on_its_interval():
+    above = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.6, 0.5], JITTER)
+    assert ex.idea_verdicts(above, control_accuracy=0.99)["visca2021-fig4.4"].verdict == "agrees"
+    below = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.2, 0.2], JITTER)
+    v = ex.idea_verdicts(below, control_accuracy=0.99)["visca2021-fig4.4"]
+    assert v.verdict == "differs" and "reconstruction error" in v.reason and "t-interval" in v.evidence
+    edge = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.42, 0.42], JITTER)  # 0.42 ± noise inside 0.4's printed ± 0.05
+    assert ex.idea_verdicts(edge, control_accuracy=0.99)["visca2021-fig4.4"].verdict == "inconclusive"
+
+
+def test_fig45_claim_agrees_at_half_and_differs_above_at_every_step():
+    half = _runs([0.1, 1.0, 100.0], [0.5] * 3, [0.5] * 3, (-0.001, 0.0, 0.001))
+    assert ex.idea_verdicts(half, control_accuracy=0.99)["visca2021-fig4.5"].verdict == "agrees"
+    lifted = _runs([0.1, 1.0, 100.0], [0.5, 0.5, 0.6], [0.5] * 3, (-0.001, 0.0, 0.001))
+    v = ex.idea_verdicts(lifted, control_accuracy=0.99)["visca2021-fig4.5"]
+    assert v.verdict == "differs" and "per step: agrees, agrees, differs" in v.reason
+
+
 def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
     rows = _runs([0.1, 1.0, 100.0], [0.6] * 3, [0.5] * 3, JITTER)
     lt = pd.DataFrame(
