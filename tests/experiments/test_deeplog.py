@@ -15,6 +15,7 @@ from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
 from pate_study.learning.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
 from pate_study.privacy.mechanisms import exponential_mechanism_log_probs
+from pate_study.reporting import uncertainty as unc
 
 
 def test_normalised_hamming_on_crafted_pairs():
@@ -233,20 +234,24 @@ def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
     assert v["visca2021-fig4.7"].verdict == "not comparable"
 
 
-def test_control_verdict_reason_tests_duplicates():
+def test_control_verdict_is_read_on_the_test_bootstrap_and_its_reason_tests_duplicates():
     dup = {"test_share_seen_in_train": 0.79}
-    v = ex.control_verdict(
-        0.998,
-        {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0},
-        dup,
-    )
-    assert v.verdict == "differs" and "do not explain" in v.reason
-    v = ex.control_verdict(
-        0.998,
-        {"unseen_sequences": 300, "unseen_accuracy": 0.96, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0},
-        dup,
-    )
+    unseen = {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0}
+    labels = np.array([0, 1] * 800)
+    high = ex.control_accuracy_estimate(labels, np.where(np.arange(1600) < 3, 1 - labels, labels), n_boot=200, seed=0)
+    assert high.method == "percentile bootstrap" and high.value == pytest.approx(1597 / 1600)
+    assert high.low < high.value <= high.high
+    v = ex.control_verdict(high, unseen, dup)
+    assert v.verdict == "differs" and "do not explain" in v.reason and "bootstrap" in v.evidence
+    v = ex.control_verdict(high, {**unseen, "unseen_accuracy": 0.97}, dup)
     assert "sufficient explanation" in v.reason
+    v = ex.control_verdict(high, {**unseen, "unseen_accuracy": 0.5}, dup)  # a smoke-sized control: far below
+    assert "below the thesis's value" in v.reason and "sufficient" not in v.reason
+    wrong = np.random.default_rng(0).random(1600) < 0.03  # 3 % wrong: 0.97 with a bootstrap interval of ± 0.008
+    near = ex.control_accuracy_estimate(labels, np.where(wrong, 1 - labels, labels), n_boot=200, seed=0)
+    assert ex.control_verdict(near, unseen, dup).verdict == "inconclusive"
+    exact = ex.control_verdict(unc.exact(0.97), unseen, dup)  # no random source: inside the printed ± 0.005
+    assert exact.verdict == "agrees"
 
 
 def test_reach_table_is_grid_limited():

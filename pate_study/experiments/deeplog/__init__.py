@@ -70,7 +70,7 @@ from .sections import (
     study_config,
 )
 from .subset import Split, data_description, duplication, length_only_accuracy, prepare
-from .verdicts import at_epsilon, control_verdict, idea_verdicts, listing_verdict
+from .verdicts import at_epsilon, control_accuracy_estimate, control_verdict, idea_verdicts, listing_verdict
 
 __all__ = [
     "FIGURE_GUARANTEE",
@@ -88,6 +88,7 @@ __all__ = [
     "StudyConfig",
     "accuracy",
     "at_epsilon",
+    "control_accuracy_estimate",
     "control_verdict",
     "cosine_utility",
     "data_description",
