@@ -48,7 +48,7 @@ from ..privacy.rdp import (
 )
 from ..reporting import uncertainty as unc
 from ..reporting import verdicts
-from ..reporting.claims import printed_half_unit, printed_number
+from ..reporting.claims import Claim, judge, printed_half_unit, printed_number
 
 logger = logging.getLogger(__name__)
 
@@ -372,9 +372,10 @@ PRINTED_2DP = 0.005
 
 
 def lnmax_row_verdict(row, *, real_data: bool, analysis_gamma: float = PAPER2017_ANALYSIS_GAMMA):
-    """Verdict of one LNMax row against the printed 2017 ε (rule: |ours − paper| ≤ 0.005, the rounding of a
-    two-decimal value). Only rows at the γ of the 2017 analysis script, on queries known to be the ones the paper
-    used, are compared; the others are ``not comparable`` with the reason."""
+    """Verdict of one LNMax row against the printed 2017 ε: a level claim (:mod:`pate_study.reporting.claims`) on our
+    exact number (no random source), the printed precision ± 0.005 of a two-decimal value its only tolerance.
+    Only rows at the γ of the 2017 analysis script, on queries known to be the ones the paper used, are compared;
+    the others are ``not comparable`` with the reason."""
     if not real_data:
         return verdicts.not_comparable("synthetic stand-in votes, not the released teacher votes")
     if row["gamma"] != analysis_gamma:
@@ -400,12 +401,17 @@ def lnmax_row_verdict(row, *, real_data: bool, analysis_gamma: float = PAPER2017
             "choice, none identified",
             rule="same queries as the analysis that printed the value",
         )
-    return verdicts.within_tolerance(
-        row["paper_epsilon"],
-        row["epsilon_theorem_q"],
-        atol=PRINTED_2DP,
-        quantity=f"ε, {row['dataset']}, first {row['queries']} queries, γ = {row['gamma']:g} (printed to 2 decimals)",
+    printed = f"{row['paper_epsilon']:.2f}"  # Table 2 prints ε to two decimals
+    claim = Claim(
+        f"ε {row['dataset']} {row['queries']}",
+        f"Papernot et al. 2017, Table 2: ε = {printed} ({row['dataset']}, {row['queries']} queries)",
+        f"ε, {row['dataset']}, first {row['queries']} queries, γ = {row['gamma']:g}",
+        "level",
+        boundary=float(printed),
+        printed=printed,
     )
+    # the moments accountant on fixed votes has no random source: an exact number, judged against ± half a digit
+    return judge(claim, unc.exact(row["epsilon_theorem_q"]))
 
 
 def lnmax_verdicts(lnmax: pd.DataFrame, *, real_data: bool):

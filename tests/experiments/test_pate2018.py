@@ -164,7 +164,8 @@ def _lnmax_row(**kw):
 
 
 def test_lnmax_verdict_rule_compares_only_the_analysis_gamma_on_the_papers_queries():
-    assert p.lnmax_row_verdict(_lnmax_row(), real_data=True).verdict == "agrees"
+    v = p.lnmax_row_verdict(_lnmax_row(), real_data=True)
+    assert v.verdict == "agrees" and "exact: no random source" in v.evidence and "± 0.005" in v.rule
     v = p.lnmax_row_verdict(_lnmax_row(epsilon_theorem_q=5.05), real_data=True)
     assert v.verdict == "differs"  # 0.01 from a two-decimal value is outside the rounding
     v = p.lnmax_row_verdict(_lnmax_row(gamma=0.05, epsilon_theorem_q=5.04), real_data=True)
