@@ -124,6 +124,8 @@ def test_table2_verdicts(votes, setting):
     differs = p.table2_comparison([row], far, real_data=True)
     assert differs.loc[0, "verdict"] == "differs" and "286" in differs.loc[0, "verdict_reason"]
     assert p.table2_overall_verdict(differs, real_data=True).verdict == "differs"
+    overall = p.table2_overall_verdict(real, real_data=True)
+    assert overall.verdict == "agrees" and "one run" in overall.evidence and "Reading" in overall.reason
     assert p.table2_overall_verdict(real, real_data=False).verdict == "not comparable"
 
 
