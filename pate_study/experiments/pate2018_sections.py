@@ -13,7 +13,9 @@ from ..data import pate2018 as votes_data
 from ..reporting.outputs import NotebookOutputs, show_findings
 from . import pate2018
 
-#: Table 2's saved columns: the paper's values beside the expected cost, the realised runs and the independent bounds
+#: Table 2's saved columns: the paper's values beside the expected cost, the realised runs (their mean with its
+#: t-interval, and the central 95% range of one run, against which a printed value is judged) and the independent
+#: bounds
 TABLE2_COLUMNS = [
     "dataset",
     "T",
@@ -24,10 +26,18 @@ TABLE2_COLUMNS = [
     "paper_answered",
     "expected_answered",
     "realised_answered_mean",
+    "realised_answered_mean_low",
+    "realised_answered_mean_high",
+    "run_answered_low",
+    "run_answered_high",
     "paper_epsilon",
     "epsilon_basic",
     "epsilon_improved",
     "realised_epsilon_mean",
+    "realised_epsilon_mean_low",
+    "realised_epsilon_mean_high",
+    "run_epsilon_low",
+    "run_epsilon_high",
     "epsilon_independent_basic",
     "epsilon_independent_improved",
     "epsilon_reference_script_independent_basic",
@@ -87,13 +97,14 @@ class Table2:
 
 
 def table2_section(votes: votes_data.Votes, n_seeds: int, seed: int, out: NotebookOutputs) -> Table2:
-    """Confident GNMax's expected cost and ``n_seeds`` realised runs per dataset at the paper's settings, judged
-    against the printed answered counts and ε; saved and recorded under ``papernot2018-table2``."""
+    """Confident GNMax's expected cost and ``n_seeds`` realised runs (independent draws of the check noise, drawn as
+    one array from ``seed``) per dataset at the paper's settings; each printed answered count and ε judged as one
+    run's outcome (:func:`pate_study.experiments.pate2018.table2_comparison`); saved and recorded under
+    ``papernot2018-table2``."""
     settings = pate2018.PAPER2018_CONFIDENT
     rows = [pate2018.confident_gnmax_rows(votes.counts[name], setting) for name, setting in settings.items()]
     runs = {
-        name: pate2018.realised_runs(votes.counts[name], setting, range(seed, seed + n_seeds))
-        for name, setting in settings.items()
+        name: pate2018.realised_runs(votes.counts[name], setting, n_seeds, seed) for name, setting in settings.items()
     }
     table2 = pate2018.table2_comparison(rows, runs, real_data=is_real(votes))
     out.save_table(table2[TABLE2_COLUMNS], "papernot2018-table2", data=votes.source.stamp())
@@ -130,9 +141,9 @@ def seeds_section(table2: Table2, votes: votes_data.Votes, n_seeds: int, out: No
             ax.axvline(expected, color="k", ls="--", label=f"expected {expected:.4g}")
             if pd.notna(paper):
                 ax.axvline(paper, color="tab:red", lw=2, label=f"paper {paper:g}")
-            ax.set(xlabel=label, ylabel="seeds" if j == 0 else "", title=f"{name} ({kind_label(votes)} votes)")
+            ax.set(xlabel=label, ylabel="runs" if j == 0 else "", title=f"{name} ({kind_label(votes)} votes)")
             ax.legend(fontsize=7)
-    fig.suptitle(f"Confident GNMax over {n_seeds} seeds of the noisy check, {kind_label(votes)} PATE 2018 votes")
+    fig.suptitle(f"Confident GNMax over {n_seeds} draws of the noisy check, {kind_label(votes)} PATE 2018 votes")
     fig.tight_layout()
     out.save_figure(fig, "papernot2018-table2-seeds", data=votes.source.stamp())
     t = table2.table
@@ -144,8 +155,8 @@ def seeds_section(table2: Table2, votes: votes_data.Votes, n_seeds: int, out: No
         **{f"{r.dataset}_paper_epsilon_percentile": r.paper_epsilon_percentile for r in printed.itertuples()},
         **{f"{name}_realised_epsilon_std": float(run["epsilon"].std()) for name, run in runs.items()},
         **{f"{name}_realised_answered_std": float(run["answered"].std()) for name, run in runs.items()},
-        summary="printed answered counts and ε are single draws; percentiles of the printed values among our "
-        "seeds recorded",
+        summary="printed answered counts and ε read as one run each; percentiles of the printed values among our "
+        "runs recorded",
     )
     return fig
 

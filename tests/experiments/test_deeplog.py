@@ -10,10 +10,12 @@ import pandas as pd
 import pytest
 import torch
 
+from pate_study.data import DataSource
 from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
 from pate_study.learning.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
 from pate_study.privacy.mechanisms import exponential_mechanism_log_probs
+from pate_study.reporting import uncertainty as unc
 
 
 def test_normalised_hamming_on_crafted_pairs():
@@ -148,47 +150,108 @@ def _summary(rows):
     return pd.DataFrame(rows, columns=["idea", "epsilon", "accuracy", "hamming"])
 
 
-def test_fig43_verdict_is_read_on_the_thesis_range_and_reports_the_whole_grid():
-    eps = [1.0, 10.0, 30.0, 100.0, 1000.0]
-    acc = [0.49, 0.49, 0.94, 0.95, 0.998]
-    ham = [0.95, 0.9, 0.2, 0.1, 0.0]
-    s = _summary([(i, e, a, h) for i in ex.IDEAS for e, a, h in zip(eps, acc, ham)])
-    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=100.0)
-    assert v["visca2021-fig4.3"].verdict == "agrees" and "whole grid: differs" in v["visca2021-fig4.3"].reason
-    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=1000.0)
-    assert v["visca2021-fig4.3"].verdict == "differs"
+def _runs(eps, acc, ham, jitter=(0.0,), ideas=ex.IDEAS):
+    """One row per idea, ε and repeat; repeat r shifts accuracy and Hamming by ``jitter[r]`` (a noise draw)."""
+    return pd.DataFrame(
+        [(i, e, r, a + j, h - j) for i in ideas for e, a, h in zip(eps, acc, ham) for r, j in enumerate(jitter)],
+        columns=["idea", "epsilon", "repeat", "accuracy", "hamming"],
+    )
+
+
+EPS = [1.0, 10.0, 30.0, 100.0, 1000.0]
+HAM = [0.95, 0.9, 0.2, 0.1, 0.0]
+JITTER = (-0.002, 0.0, 0.002)
+
+
+def test_fig43_claims_agree_when_every_interval_is_on_the_thesis_side():
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM, JITTER)
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "agrees" and "t-interval" in v.evidence and "not replicated: model seeds" in v.evidence
+    assert "whole grid (ε ≤ 1000): inconclusive" in v.reason  # at ε = 1000 the gap to the control is 0 ± noise
+
+
+def test_fig43_is_inconclusive_when_the_gap_to_the_control_is_zero():
+    """Idea 1 at ε = 100 returns the original symbols: accuracy equals the control's in every draw, a gap of exactly
+    0, on neither side of the claim (the old one-sided rule, "below the control by > 0.01", said differs)."""
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.998, 0.998], HAM, (0.0, 0.0, 0.0))
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "inconclusive" and "below the control: inconclusive" in v.reason
+    assert "the claims agree on ε ≤ 30 at most" in v.reason
+
+
+def test_fig43_differs_when_the_idea_beats_the_control_in_every_draw():
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.999, 0.999], HAM, (0.0, 0.0005, 0.001))
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "differs" and "below the control: differs" in v.reason
+
+
+def test_fig43_on_one_draw_is_inconclusive_not_decided_inside_unmeasured_noise():
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM)
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "inconclusive" and "no interval" in v.evidence
+
+
+def test_fig46_claims_agree_when_both_fall_and_differ_when_accuracy_rises():
+    falls = _runs(EPS, [0.9, 0.8, 0.7, 0.6, 0.5], HAM, JITTER)
+    assert ex.idea_verdicts(falls, control_accuracy=0.99)["visca2021-fig4.6"].verdict == "agrees"
+    rises = _runs(EPS, [0.5, 0.6, 0.7, 0.8, 0.9], HAM, JITTER)
+    v = ex.idea_verdicts(rises, control_accuracy=0.99)["visca2021-fig4.6"]
+    assert v.verdict == "differs" and "accuracy falls: differs" in v.reason and "Hamming falls: agrees" in v.reason
+    assert "accuracy rises as ε grows" in v.reason
+
+
+def test_fig44_claim_agrees_above_04_and_differs_below_on_its_interval():
+    above = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.6, 0.5], JITTER)
+    assert ex.idea_verdicts(above, control_accuracy=0.99)["visca2021-fig4.4"].verdict == "agrees"
+    below = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.2, 0.2], JITTER)
+    v = ex.idea_verdicts(below, control_accuracy=0.99)["visca2021-fig4.4"]
+    assert v.verdict == "differs" and "reconstruction error" in v.reason and "t-interval" in v.evidence
+    edge = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.42, 0.42], JITTER)  # 0.42 ± noise inside 0.4's printed ± 0.05
+    assert ex.idea_verdicts(edge, control_accuracy=0.99)["visca2021-fig4.4"].verdict == "inconclusive"
+
+
+def test_fig45_claim_agrees_at_half_and_differs_above_at_every_step():
+    half = _runs([0.1, 1.0, 100.0], [0.5] * 3, [0.5] * 3, (-0.001, 0.0, 0.001))
+    assert ex.idea_verdicts(half, control_accuracy=0.99)["visca2021-fig4.5"].verdict == "agrees"
+    lifted = _runs([0.1, 1.0, 100.0], [0.5, 0.5, 0.6], [0.5] * 3, (-0.001, 0.0, 0.001))
+    v = ex.idea_verdicts(lifted, control_accuracy=0.99)["visca2021-fig4.5"]
+    assert v.verdict == "differs" and "per step: agrees, agrees, differs" in v.reason
 
 
 def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
-    rows = [(i, e, 0.6, 0.5) for i in ex.IDEAS for e in (0.1, 1.0, 100.0)]
+    rows = _runs([0.1, 1.0, 100.0], [0.6] * 3, [0.5] * 3, JITTER)
     lt = pd.DataFrame(
         {("mean", "original lengths"): [0.49, 0.62, 0.6], ("mean", "permuted lengths"): [0.5, 0.51, 0.5]},
         index=[ex.KRR, ex.IDEA3, ex.IDEA5],
     )
-    v = ex.idea_verdicts(_summary(rows), control_accuracy=0.99, length_test=lt)
+    v = ex.idea_verdicts(rows, control_accuracy=0.99, length_test=lt)
     assert (
         v["visca2021-fig4.5"].verdict == "differs" and "carried by the released length" in v["visca2021-fig4.5"].reason
     )
     lt[("mean", "permuted lengths")] = [0.5, 0.62, 0.6]
-    v = ex.idea_verdicts(_summary(rows), control_accuracy=0.99, length_test=lt)
+    v = ex.idea_verdicts(rows, control_accuracy=0.99, length_test=lt)
     assert "not the length" in v["visca2021-fig4.5"].reason
     assert v["visca2021-fig4.7"].verdict == "not comparable"
 
 
-def test_control_verdict_reason_tests_duplicates():
+def test_control_verdict_is_read_on_the_test_bootstrap_and_its_reason_tests_duplicates():
     dup = {"test_share_seen_in_train": 0.79}
-    v = ex.control_verdict(
-        0.998,
-        {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0},
-        dup,
-    )
-    assert v.verdict == "differs" and "do not explain" in v.reason
-    v = ex.control_verdict(
-        0.998,
-        {"unseen_sequences": 300, "unseen_accuracy": 0.96, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0},
-        dup,
-    )
+    unseen = {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0}
+    labels = np.array([0, 1] * 800)
+    high = ex.control_accuracy_estimate(labels, np.where(np.arange(1600) < 3, 1 - labels, labels), n_boot=200, seed=0)
+    assert high.method == "percentile bootstrap" and high.value == pytest.approx(1597 / 1600)
+    assert high.low < high.value <= high.high
+    v = ex.control_verdict(high, unseen, dup)
+    assert v.verdict == "differs" and "do not explain" in v.reason and "bootstrap" in v.evidence
+    v = ex.control_verdict(high, {**unseen, "unseen_accuracy": 0.97}, dup)
     assert "sufficient explanation" in v.reason
+    v = ex.control_verdict(high, {**unseen, "unseen_accuracy": 0.5}, dup)  # a smoke-sized control: far below
+    assert "below the thesis's value" in v.reason and "sufficient" not in v.reason
+    wrong = np.random.default_rng(0).random(1600) < 0.03  # 3 % wrong: 0.97 with a bootstrap interval of ± 0.008
+    near = ex.control_accuracy_estimate(labels, np.where(wrong, 1 - labels, labels), n_boot=200, seed=0)
+    assert ex.control_verdict(near, unseen, dup).verdict == "inconclusive"
+    exact = ex.control_verdict(unc.exact(0.97), unseen, dup)  # no random source: inside the printed ± 0.005
+    assert exact.verdict == "agrees"
 
 
 def test_reach_table_is_grid_limited():
@@ -214,13 +277,29 @@ def test_config_rejects_bad_values():
         ex.StudyConfig(epsilons=(0.0, 1.0))
 
 
-def test_fig43_reason_names_the_grid_on_which_the_rule_holds():
-    eps = [1.0, 10.0, 30.0, 100.0, 1000.0]
-    acc = [0.49, 0.49, 0.94, 0.998, 0.998]
-    ham = [0.95, 0.9, 0.2, 0.1, 0.0]
-    s = _summary([(i, e, a, h) for i in ex.IDEAS for e, a, h in zip(eps, acc, ham)])
-    v = ex.idea_verdicts(s, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
-    assert v.verdict == "differs" and "holds on ε ≤ 30 and fails on wider grids" in v.reason
+def test_shortened_run_finds_one_run_printed_shorter():
+    assert ex.shortened_run([5, 23, 23, 21], [5, 23, 23, 23, 21]) == (23, 3, 2)
+    assert ex.shortened_run([5, 23, 23, 23, 21], [5, 23, 23, 23, 21]) is None  # equal: nothing shortened
+    assert ex.shortened_run([5, 23, 23, 21], [5, 23, 21]) is None  # printed longer
+    assert ex.shortened_run([5, 23, 21], [5, 23, 23, 21, 21]) is None  # two runs differ
+    assert ex.shortened_run([5, 22, 21], [5, 23, 21]) is None  # a different token
+
+
+def _listing(rows):
+    return pd.DataFrame(rows, columns=["line", "paper", "file_row", "ours", "exact", "token_edit_distance"])
+
+
+def test_listing_verdict_agrees_on_exact_lines_and_names_the_shortened_run():
+    real = DataSource("real", "DeepLog HDFS", "test", "full", "mirror")
+    sessions = [np.array(s) for s in ([5, 23, 23, 23, 21], [23, 23, 23], [4])]
+    exact = _listing([(1, "5 23 23 23 21", 0, "5 23 23 23 21", True, 0)])
+    assert ex.listing_verdict(exact, real, sessions).verdict == "agrees"
+    shortened = _listing([(1, "5 23 23 21", 0, "5 23 23 23 21", False, 1), (2, "23 23", 1, "23 23 23", False, 1)])
+    v = ex.listing_verdict(shortened, real, sessions)
+    assert v.verdict == "differs" and 'run "23 23 23" printed as "23 23"' in v.reason
+    assert "every one of the 2 runs of 23 in this file has length 3" in v.reason and "slip" not in v.reason
+    other = _listing([(1, "5 22 21", 0, "5 23 21", False, 1)])
+    assert "transcription slip" in ex.listing_verdict(other, real, sessions).reason  # not a shortened run
 
 
 def test_study_config_reads_the_notebook_parameters_named_like_its_fields():

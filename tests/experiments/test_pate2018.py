@@ -46,10 +46,44 @@ def test_first_queries_rejects_too_many(votes):
 
 
 def test_realised_runs_are_seeded_and_spread(votes, setting):
-    a = p.realised_runs(votes, setting, range(8))
-    b = p.realised_runs(votes, setting, range(8))
+    a = p.realised_runs(votes, setting, 8, 0)
+    b = p.realised_runs(votes, setting, 8, 0)
     pd.testing.assert_frame_equal(a, b)
     assert a["answered"].nunique() > 1 and (a["answered"] <= 60).all()
+    with pytest.raises(ValueError, match="n_draws=1"):
+        p.realised_runs(votes, setting, 1, 0)
+
+
+def test_realised_runs_charge_each_draw_as_the_accountant_does(votes, setting):
+    """The vectorised runs (one noise array, one matrix product) give each draw the accountant's realised ε for the
+    same answered mask."""
+    runs = p.realised_runs(votes, setting, 6, 3)
+    first = p.first_queries(votes, setting.n_queries)
+    noise = np.random.default_rng(3).normal(0.0, setting.sigma1, size=(6, len(first)))
+    masks = first.max(axis=1)[None, :] + noise >= setting.threshold
+    for r, mask in enumerate(masks):
+        spent = confident_gnmax_epsilon(
+            votes=first,
+            threshold=setting.threshold,
+            sigma1=setting.sigma1,
+            sigma2=setting.sigma2,
+            delta=setting.delta,
+            cost="realized",
+            answered=mask,
+        )
+        assert runs.loc[r, "answered"] == mask.sum()
+        assert runs.loc[r, "epsilon"] == pytest.approx(spent.epsilon, rel=1e-10)
+
+
+def test_printed_draw_verdict_agrees_differs_and_is_inconclusive_at_an_end():
+    draws = np.arange(270, 301)  # central 95%: [270.75, 299.25]
+    assert p.printed_draw_verdict("286", draws, quantity="answered").verdict == "agrees"
+    v = p.printed_draw_verdict("250", draws, quantity="answered")
+    assert v.verdict == "differs" and "250" in v.reason and "percentile 0.0" in v.evidence
+    assert p.printed_draw_verdict("301", draws, quantity="answered").verdict == "differs"
+    assert p.printed_draw_verdict("299", draws, quantity="answered").verdict == "inconclusive"  # 299 ± 0.5 straddles
+    v = p.printed_draw_verdict("2.0", np.linspace(1.9, 2.04, 50), quantity="ε")  # ± 0.05 straddles 2.04
+    assert v.verdict == "inconclusive" and "t-interval" in v.evidence
 
 
 def test_percentile_and_interval():
@@ -90,6 +124,8 @@ def test_table2_verdicts(votes, setting):
     differs = p.table2_comparison([row], far, real_data=True)
     assert differs.loc[0, "verdict"] == "differs" and "286" in differs.loc[0, "verdict_reason"]
     assert p.table2_overall_verdict(differs, real_data=True).verdict == "differs"
+    overall = p.table2_overall_verdict(real, real_data=True)
+    assert overall.verdict == "agrees" and "one run" in overall.evidence and "Reading" in overall.reason
     assert p.table2_overall_verdict(real, real_data=False).verdict == "not comparable"
 
 
@@ -109,6 +145,12 @@ def test_lnmax_2017_rows(votes):
     r = rows.iloc[0]
     assert r["epsilon_code_q"] <= r["epsilon_theorem_q"] <= r["epsilon_independent"]
     assert np.isnan(r["paper_epsilon"])
+    assert np.isnan(r["window_epsilon_min"])  # rows known: no windows scanned
+    unknown = p.LnmaxSetting("mnist", 20, 0.1, 1e-5, None, first_rows_are_the_queries=False)
+    r = p.lnmax_moments_rows({"mnist": votes}, [unknown]).iloc[0]
+    eps = p.window_epsilons(votes, unknown, step=10)  # windows at 0, 10, ..., 40
+    assert len(eps) == 5 and eps[0] == pytest.approx(r["epsilon_theorem_q"])
+    assert r["window_epsilon_min"] <= r["epsilon_theorem_q"] <= r["window_epsilon_max"]
 
 
 def _lnmax_row(**kw):
@@ -124,13 +166,27 @@ def _lnmax_row(**kw):
 
 
 def test_lnmax_verdict_rule_compares_only_the_analysis_gamma_on_the_papers_queries():
-    assert p.lnmax_row_verdict(_lnmax_row(), real_data=True).verdict == "agrees"
+    v = p.lnmax_row_verdict(_lnmax_row(), real_data=True)
+    assert v.verdict == "agrees" and "exact: no random source" in v.evidence and "± 0.005" in v.rule
     v = p.lnmax_row_verdict(_lnmax_row(epsilon_theorem_q=5.05), real_data=True)
     assert v.verdict == "differs"  # 0.01 from a two-decimal value is outside the rounding
     v = p.lnmax_row_verdict(_lnmax_row(gamma=0.05, epsilon_theorem_q=5.04), real_data=True)
     assert v.verdict == "not comparable" and "γ = 0.05" in v.reason  # right number, wrong γ: no agreement
-    v = p.lnmax_row_verdict(_lnmax_row(dataset="mnist", first_rows_are_the_queries=False), real_data=True)
-    assert v.verdict == "not comparable" and "index file" in v.reason
+    v = p.lnmax_row_verdict(_lnmax_row(dataset="mnist", queries=100, first_rows_are_the_queries=False), real_data=True)
+    assert v.verdict == "not comparable" and "index file" in v.reason and "unexplained" not in v.reason
+    v = p.lnmax_row_verdict(
+        _lnmax_row(
+            dataset="mnist",
+            queries=1000,
+            paper_epsilon=8.03,
+            first_rows_are_the_queries=False,
+            window_epsilon_min=4.6,
+            window_epsilon_max=9.2,
+        ),
+        real_data=True,
+    )
+    assert v.verdict == "not comparable" and "unexplained" in v.reason and "holds 100" in v.reason
+    assert "4.600" in v.reason and "9.200" in v.reason
     assert p.lnmax_row_verdict(_lnmax_row(), real_data=False).verdict == "not comparable"
 
 
@@ -217,7 +273,7 @@ def test_a_published_threshold_above_the_teachers_is_logged_once_not_warned(vote
         warnings.simplefilter("error")
         with caplog.at_level(logging.INFO, logger="pate_study.experiments.pate2018"):
             p.confident_gnmax_rows(votes, above)
-            p.realised_runs(votes, above, range(2))
+            p.realised_runs(votes, above, 2, 0)
             p.smooth_sensitivity_confident(votes, above, 50, seeds=range(1))
     assert sum("kept as published" in r.getMessage() for r in caplog.records) == 1
 

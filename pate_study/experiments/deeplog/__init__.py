@@ -49,7 +49,7 @@ from .generators import (
     per_symbol_sequences,
 )
 from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table
-from .listings import locate_listing, token_edit_distance
+from .listings import locate_listing, run_length_counts, shortened_run, token_edit_distance
 from .models import accuracy, train_models
 from .runs import (
     length_permutation_test,
@@ -70,7 +70,7 @@ from .sections import (
     study_config,
 )
 from .subset import Split, data_description, duplication, length_only_accuracy, prepare
-from .verdicts import at_epsilon, control_verdict, idea_verdicts, listing_verdict
+from .verdicts import at_epsilon, control_accuracy_estimate, control_verdict, idea_verdicts, listing_verdict
 
 __all__ = [
     "FIGURE_GUARANTEE",
@@ -88,6 +88,7 @@ __all__ = [
     "StudyConfig",
     "accuracy",
     "at_epsilon",
+    "control_accuracy_estimate",
     "control_verdict",
     "cosine_utility",
     "data_description",
@@ -112,6 +113,8 @@ __all__ = [
     "prepare",
     "reach_table",
     "reconstruction",
+    "run_length_counts",
+    "shortened_run",
     "run_ideas",
     "summarise",
     "token_edit_distance",

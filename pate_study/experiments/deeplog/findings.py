@@ -95,8 +95,10 @@ def findings_lines(
         f"* **Idea 1.** Δu measured on the embedding {idea1.measured_delta_u:.3f} (thesis 1.96): the exact range of "
         "that table,"
         f" but the table is trained on private data; Δu = 2 holds for any cosine utility. With the measured Δu it"
-        f" {_reached(r, best, IDEA1_MEASURED, level)}. Fig 4.3: {judged['visca2021-fig4.3'].verdict}"
-        f" ({judged['visca2021-fig4.3'].reason}).",
+        f" {_reached(r, best, IDEA1_MEASURED, level)}. Fig 4.3: **{judged['visca2021-fig4.3'].verdict}** on"
+        f" ε ≤ 100: at ε = 100 Idea 1 scores {at_epsilon(summary, IDEA1_MEASURED, 100, 'accuracy'):.4f} (sd over the"
+        f" noise draws {at_epsilon(summary, IDEA1_MEASURED, 100, 'accuracy_std'):.2g}) against the control's"
+        f" {control_accuracy:.4f}; every claim's interval is in INDEX.md.",
         f"* **Idea 2.** At ε = 100 per position: accuracy {at_epsilon(summary, IDEA2, 100, 'accuracy'):.3f},"
         f" Hamming {at_epsilon(summary, IDEA2, 100, 'hamming'):.3f} (thesis > 0.4); the autoencoder's own "
         "reconstruction"
@@ -110,7 +112,7 @@ def findings_lines(
         f" (normalise, then noise); with the thesis's order (noise, then normalise) the tanh-bounded LSTM state still"
         f" gives a finite ε = 2·hidden/b, {hidden}× larger here: the thesis lacks a stated scale, not a finite bound.",
         f"* **Idea 4.** Accuracy rises from {q(IDEA4)['accuracy'].min():.3f} to {best.loc[IDEA4, 'accuracy']:.3f} as "
-        "the Hamming distance falls (thesis: both fall).",
+        f"the Hamming distance falls (thesis: both fall). Fig 4.6: **{judged['visca2021-fig4.6'].verdict}**.",
         "* **Idea 5 / Fig 4.7.** Not comparable: one model trained at a fixed ε, only the release noise varies.",
         f"* **Baseline.** Per-symbol k-RR (K = {vocabulary_size}) {_reached(r, best, KRR, level)}. It uses no trained"
         f" model, so it protects the training sequences completely (ε = 0 for them); every other idea trains"

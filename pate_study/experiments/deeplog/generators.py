@@ -19,7 +19,6 @@ from ...privacy.mechanisms import (
 )
 from .config import IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR
 from .models import Models
-from .subset import Prepared
 
 
 def cosine_utility(embeddings: np.ndarray) -> np.ndarray:
@@ -109,10 +108,18 @@ def idea1_tables(models: Models) -> Idea1Tables:
 
 
 def synthesize(
-    idea: str, epsilon: float, prepared: Prepared, models: Models, idea1: Idea1Tables, probs: np.ndarray, rng
+    idea: str,
+    epsilon: float,
+    test: deeplog_data.PaddedSequences,
+    vocabulary_size: int,
+    models: Models,
+    idea1: Idea1Tables,
+    probs: np.ndarray,
+    rng,
 ) -> np.ndarray:
-    """Synthetic versions of the test split by one idea at one ε (see the module docstring)."""
-    test, k = prepared.test.padded, prepared.vocabulary.size
+    """Synthetic versions of the sequences ``test`` (the test split, or it stacked several times) by one idea at one
+    ε (see the module docstring); ``probs``: the autoencoder's output probabilities on ``test``."""
+    k = int(vocabulary_size)
     if idea == KRR:
         return with_padding(
             randomized_response(np.where(test.mask, test.tokens - 1, 0), k=k, epsilon=epsilon, rng=rng), test.lengths

@@ -20,6 +20,32 @@ def token_edit_distance(a: Sequence[int], b: Sequence[int]) -> int:
     return prev[-1]
 
 
+def runs_of(tokens: Sequence[int]) -> list[tuple[int, int]]:
+    """Run-length encoding of a token sequence: ``[(token, run length), ...]`` in order."""
+    out: list[tuple[int, int]] = []
+    for t in tokens:
+        if out and out[-1][0] == t:
+            out[-1] = (t, out[-1][1] + 1)
+        else:
+            out.append((int(t), 1))
+    return out
+
+
+def shortened_run(printed: Sequence[int], file_row: Sequence[int]) -> tuple[int, int, int] | None:
+    """``(token, length in the file, length printed)`` when the printed line is the file row with exactly one run of
+    a repeated token printed shorter (e.g. "23 23 23" printed as "23 23"), else None."""
+    a, b = runs_of(printed), runs_of(file_row)
+    if len(a) != len(b) or [t for t, _ in a] != [t for t, _ in b]:
+        return None
+    changed = [(t, nb, na) for (t, na), (_, nb) in zip(a, b) if na != nb]
+    return changed[0] if len(changed) == 1 and changed[0][2] < changed[0][1] else None
+
+
+def run_length_counts(sessions: Sequence[np.ndarray], token: int) -> Counter:
+    """How many runs of ``token`` of each length the sessions hold (length -> count)."""
+    return Counter(n for s in sessions for t, n in runs_of(s) if t == token)
+
+
 def locate_listing(
     published_rows: Sequence[dict], sessions: Sequence[np.ndarray], other: Sequence[np.ndarray]
 ) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from .generators import (
     synthesize,
     with_padding,
 )
-from .models import Models, accuracy, torch_threads
+from .models import Models, accuracy, classify, torch_threads
 from .subset import Prepared
 
 
@@ -40,38 +40,60 @@ def normalised_hamming(original: np.ndarray, synthetic: np.ndarray, lengths: np.
     return ((a != b) & mask).sum(axis=1) / lengths
 
 
+def tiled(padded: deeplog_data.PaddedSequences, n_repeats: int) -> deeplog_data.PaddedSequences:
+    """``n_repeats`` copies of ``padded`` stacked along the rows (copy r holds rows r·n … (r+1)·n − 1): a per-row
+    mechanism applied once to the stack draws ``n_repeats`` independent synthetic versions."""
+    return deeplog_data.PaddedSequences(
+        np.tile(padded.tokens, (int(n_repeats), 1)), np.tile(padded.lengths, int(n_repeats))
+    )
+
+
 def run_ideas(prepared: Prepared, models: Models, config: StudyConfig, *, progress: bool = True) -> pd.DataFrame:
     """One row per (idea, ε, repeat): the control's accuracy on the synthetic test split (original labels) and
-    the mean normalised Hamming distance to the originals."""
+    the mean normalised Hamming distance to the originals. The ``n_repeats`` draws of each (idea, ε) are drawn
+    at once, on the test split stacked ``n_repeats`` times (:func:`tiled`), and scored by one pass of the control:
+    the replicates of the mechanism's noise (k-RR, exponential-mechanism and Laplace draws) that the verdicts'
+    intervals read. The models are trained once (one seed per model): their seed is not replicated."""
     idea1 = idea1_tables(models)
     probs = output_probabilities(models.autoencoder, prepared.test.padded)
+    stacked = tiled(prepared.test.padded, config.n_repeats)
+    stacked_probs = np.tile(probs, (config.n_repeats, 1, 1))
     rng = np.random.default_rng(config.seed + 100)
-    grid = [(idea, float(e), r) for idea in IDEAS for e in config.epsilons for r in range(config.n_repeats)]
+    grid = [(idea, float(e)) for idea in IDEAS for e in config.epsilons]
     with torch_threads(config.torch_threads):
         rows = [
-            _run_one(idea, eps, rep, prepared, models, idea1, probs, rng)
-            for idea, eps, rep in tqdm(grid, desc="ideas x epsilon", disable=not progress)
+            row
+            for idea, eps in tqdm(grid, desc="ideas x epsilon", disable=not progress)
+            for row in _run_repeats(idea, eps, prepared, stacked, models, idea1, stacked_probs, rng, config.n_repeats)
         ]
     return pd.DataFrame(rows)
 
 
-def _run_one(
-    idea: str, eps: float, rep: int, prepared: Prepared, models: Models, idea1: Idea1Tables, probs: np.ndarray, rng
-) -> dict:
-    """One synthetic test set: the control's accuracy on it and its mean normalised Hamming distance."""
+def _run_repeats(
+    idea: str,
+    eps: float,
+    prepared: Prepared,
+    stacked: deeplog_data.PaddedSequences,
+    models: Models,
+    idea1: Idea1Tables,
+    probs: np.ndarray,
+    rng,
+    n_repeats: int,
+) -> list[dict]:
+    """``n_repeats`` synthetic test sets drawn at once: per repeat, the control's accuracy and the mean normalised
+    Hamming distance."""
     test = prepared.test
-    synthetic = synthesize(idea, eps, prepared, models, idea1, probs, rng)
-    return {
-        "idea": idea,
-        "epsilon": eps,
-        "repeat": rep,
-        "accuracy": accuracy(models.control, synthetic, test.labels),
-        "hamming": float(normalised_hamming(test.padded.tokens, synthetic, test.padded.lengths).mean()),
-    }
+    synthetic = synthesize(idea, eps, stacked, prepared.vocabulary.size, models, idea1, probs, rng)
+    correct = (classify(models.control, synthetic) == np.tile(test.labels, n_repeats)).reshape(n_repeats, -1)
+    hamming = normalised_hamming(stacked.tokens, synthetic, stacked.lengths).reshape(n_repeats, -1)
+    return [
+        {"idea": idea, "epsilon": eps, "repeat": r, "accuracy": float(correct[r].mean()), "hamming": float(h.mean())}
+        for r, h in enumerate(hamming)
+    ]
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation over repeats, per idea and ε."""
+    """Mean and standard deviation (ddof 0) over repeats, per idea and ε."""
     g = runs.groupby(["idea", "epsilon"], sort=False)[["accuracy", "hamming"]]
     out = g.mean().join(g.std(ddof=0), rsuffix="_std").reset_index()
     return out

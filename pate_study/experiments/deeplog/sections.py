@@ -21,10 +21,10 @@ from .findings import findings_lines, reach_table
 from .generators import Idea1Tables, idea1_tables
 from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table
 from .listings import locate_listing
-from .models import Models, accuracy, train_models
+from .models import Models, accuracy, classify, train_models
 from .runs import length_permutation_test, reconstruction, run_ideas, summarise, unseen_test_accuracy
 from .subset import Prepared, data_description, duplication, length_only_accuracy, prepare
-from .verdicts import at_epsilon, control_verdict, idea_verdicts, listing_verdict
+from .verdicts import at_epsilon, control_accuracy_estimate, control_verdict, idea_verdicts, listing_verdict
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def listings_section(data: DataSection, out: NotebookOutputs) -> dict[str, pd.Da
     ):
         table = locate_listing(published(item)["rows"], sessions, other)
         out.save_table(table, item, data=logs.source.stamp())
-        v = listing_verdict(table, logs.source)
+        v = listing_verdict(table, logs.source, sessions)
         out.record(
             item,
             first_file_row=int(table["file_row"].min()),
@@ -123,11 +123,13 @@ def models_section(data: DataSection, config: StudyConfig, out: NotebookOutputs)
     """Train the models, score the control (thesis ≈ 0.97) and measure Idea 1's Δu; recorded under ``control``."""
     test = data.prepared.test
     models = train_models(data.prepared, config)
-    control_accuracy = accuracy(models.control, test.padded.tokens, test.labels)
+    predictions = classify(models.control, test.padded.tokens)
+    control = control_accuracy_estimate(test.labels, predictions, n_boot=config.n_boot, seed=config.seed)
+    control_accuracy = control.value
     idea1 = idea1_tables(models)
     recon = reconstruction(models, data.prepared)
     unseen = unseen_test_accuracy(models, data.prepared)
-    v = control_verdict(control_accuracy, unseen, data.duplicates)
+    v = control_verdict(control, unseen, data.duplicates)
     out.record(
         "control",
         accuracy=control_accuracy,
@@ -141,8 +143,8 @@ def models_section(data: DataSection, config: StudyConfig, out: NotebookOutputs)
         **v.as_record(),
     )
     show_findings(
-        f"Control accuracy on the real test split: **{control_accuracy:.4f}** (thesis ≈ 0.97; {v.verdict}: "
-        f"{v.reason}). Idea 1's Δu measured on its embedding table: {idea1.measured_delta_u:.3f} (thesis: "
+        f"Control accuracy on the real test split: **{control.render('.4f')}** (thesis ≈ 0.97; {v.verdict}: "
+        f"{v.reason or v.rule}). Idea 1's Δu measured on its embedding table: {idea1.measured_delta_u:.3f} (thesis: "
         "1.96; any cosine table: ≤ 2)."
     )
     return ModelSection(models, control_accuracy, idea1, recon, unseen)
@@ -227,7 +229,8 @@ def ideas_section(
     data: DataSection, trained: ModelSection, guaranteed: GuaranteeSection, config: StudyConfig, out: NotebookOutputs
 ) -> IdeasSection:
     """Figs 4.3-4.7: run every idea, save the results table and one figure per thesis figure, judge and record."""
-    runs = summarise(run_ideas(data.prepared, trained.models, config))
+    repeats = run_ideas(data.prepared, trained.models, config)
+    runs = summarise(repeats)
     columns = [
         "idea",
         "epsilon",
@@ -243,7 +246,7 @@ def ideas_section(
         "length_permutation_test",
         table={f"{i} | {lengths}": m for (i, lengths), m in length_test["mean"].stack().items()},
     )
-    judged = idea_verdicts(summary, control_accuracy=trained.control_accuracy, length_test=length_test)
+    judged = idea_verdicts(repeats, control_accuracy=trained.control_accuracy, length_test=length_test)
     for item, guarantee in FIGURE_GUARANTEE.items():
         ideas = [i for i, f in FIGURE_OF.items() if f == item]
         fig, (ax_acc, ax_ham) = plt.subplots(1, 2, figsize=(11, 4))

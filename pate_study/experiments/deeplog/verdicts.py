@@ -1,4 +1,6 @@
-"""Each thesis statement of Visca (2021) Figs 4.1-4.7 judged by a stated rule on this run's numbers."""
+"""Each thesis statement of Visca (2021) Figs 4.1-4.7 judged by a stated rule on this run's numbers: the
+directional statements of Figs 4.3 and 4.6 as claims (:mod:`pate_study.reporting.claims`) on intervals over the
+repeats' noise draws."""
 
 from __future__ import annotations
 
@@ -7,8 +9,11 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from ...data import DataSource
+from ...reporting import uncertainty as unc
 from ...reporting import verdicts
+from ...reporting.claims import Claim, judge
 from .config import IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, KRR
+from .listings import run_length_counts, shortened_run
 
 
 def _trend(summary: pd.DataFrame, idea: str, column: str) -> float:
@@ -35,67 +40,184 @@ def first_epsilon_reaching(summary: pd.DataFrame, idea: str, accuracy_level: flo
 #: the thesis's highlighted ε (Fig 4.4 text) and the end of the range its statements are read on
 THESIS_EPSILON_RANGE = 100.0
 
+#: the random source behind every idea's curve that one run does not replicate: each model is trained once
+MODEL_SEED = "model seeds (each model trained once)"
 
-def _fig43_rule(summary: pd.DataFrame, control_accuracy: float, max_epsilon: float) -> tuple[bool, str]:
-    s = summary[(summary["idea"] == IDEA1_MEASURED) & (summary["epsilon"] <= max_epsilon)]
-    acc_tr, ham_tr = _trend(s, IDEA1_MEASURED, "accuracy"), _trend(s, IDEA1_MEASURED, "hamming")
-    top = float(s["accuracy"].max())
-    ok = acc_tr > 0 and ham_tr < 0 and top < control_accuracy - 0.01
-    return ok, f"ε ≤ {max_epsilon:g}: trends accuracy {acc_tr:+.2f}, Hamming {ham_tr:+.2f}, max accuracy {top:.3f}"
+FIG43_ACCURACY_RISES = Claim(
+    "accuracy rises",
+    "Visca 2021, §4.1.1, Fig 4.3 (Idea 1): as ε increases the accuracy slowly increases",
+    "Idea 1 (Δu measured) accuracy at the largest ε of the range − at the smallest",
+    "direction",
+    (unc.RELEASE_NOISE,),
+)
+FIG43_HAMMING_FALLS = Claim(
+    "Hamming falls",
+    "Visca 2021, §4.1.1, Fig 4.3 (Idea 1): the Hamming distance decreases substantially",
+    "Idea 1 (Δu measured) Hamming distance at the smallest ε of the range − at the largest",
+    "direction",
+    (unc.RELEASE_NOISE,),
+)
+FIG43_BELOW_CONTROL = Claim(
+    "below the control",
+    "Visca 2021, §4.1.1, Fig 4.3 (Idea 1): accuracy quite stable but lower than the control",
+    "control accuracy − Idea 1 (Δu measured) accuracy",
+    "every-step",
+    (unc.RELEASE_NOISE,),
+)
+FIG46_ACCURACY_FALLS = Claim(
+    "accuracy falls",
+    "Visca 2021, §4.1.1, Fig 4.6 (Idea 4): classification utility decreases as ε increases",
+    "Idea 4 accuracy at the smallest ε of the grid − at the largest",
+    "direction",
+    (unc.RELEASE_NOISE,),
+)
+FIG46_HAMMING_FALLS = Claim(
+    "Hamming falls",
+    "Visca 2021, §4.1.1, Fig 4.6 (Idea 4): the Hamming distance decreases as ε increases",
+    "Idea 4 Hamming distance at the smallest ε of the grid − at the largest",
+    "direction",
+    (unc.RELEASE_NOISE,),
+)
+
+
+FIG44_HAMMING_ABOVE = Claim(
+    "Hamming above 0.4",
+    "Visca 2021, §4.1.1, Fig 4.4 (Idea 2): for ϵ = 100 ... the hamming distance is still above 0.4",
+    "Idea 2 Hamming distance at ε = 100",
+    "direction",
+    (unc.RELEASE_NOISE,),
+    boundary=0.4,
+    side="above",
+    printed="0.4",
+)
+FIG45_ACCURACY_HALF = Claim(
+    "accuracy ≈ 0.50",
+    "Visca 2021, §4.1.1, Fig 4.5 (Idea 3): accuracy stays around 0.50 whatever ε",
+    "Idea 3 accuracy",
+    "level",
+    (unc.RELEASE_NOISE,),
+    boundary=0.5,
+    printed="0.50",
+)
+
+
+def _draws(runs: pd.DataFrame, idea: str, epsilon: float, column: str) -> np.ndarray:
+    """``column`` of every repeat (one draw of the mechanism's noise each) of ``idea`` at ``epsilon``."""
+    return runs.loc[(runs["idea"] == idea) & (runs["epsilon"] == epsilon), column].to_numpy(dtype=np.float64)
+
+
+def _summary_of(draws: np.ndarray) -> tuple[float, float, int]:
+    return float(draws.mean()), float(draws.std(ddof=1)) if draws.size > 1 else float("nan"), int(draws.size)
+
+
+def draw_difference(runs: pd.DataFrame, idea: str, column: str, first: float, second: float) -> unc.Estimate:
+    """``column`` at ε = ``first`` minus at ε = ``second``: Welch's t-interval over the independent noise draws at
+    the two ε (:func:`pate_study.reporting.uncertainty.welch_difference`); the model seed is not replicated."""
+    return unc.welch_difference(
+        _summary_of(_draws(runs, idea, first, column)),
+        _summary_of(_draws(runs, idea, second, column)),
+        [unc.RELEASE_NOISE],
+        unreplicated=[MODEL_SEED],
+    )
+
+
+def _nearest(runs: pd.DataFrame, idea: str, epsilon: float) -> float:
+    """The grid ε of ``idea`` nearest to ``epsilon`` (in log ε)."""
+    grid = np.array(sorted(runs.loc[runs["idea"] == idea, "epsilon"].unique()), dtype=np.float64)
+    return float(grid[int(np.argmin(np.abs(np.log(grid) - np.log(epsilon))))])
+
+
+def gap_to_control(runs: pd.DataFrame, idea: str, epsilon: float, control_accuracy: float) -> unc.Estimate:
+    """control accuracy − the idea's accuracy at ``epsilon``: the t-interval of the per-draw gaps (taken draw by
+    draw, so a draw that scores exactly the control's accuracy gives a gap of exactly 0). The control is one trained
+    model scored on the real test split: its seed is not replicated."""
+    gaps = control_accuracy - _draws(runs, idea, epsilon, "accuracy")
+    return unc.t_interval(gaps, [unc.RELEASE_NOISE], unreplicated=[MODEL_SEED])
+
+
+def fig43_claims(runs: pd.DataFrame, control_accuracy: float, max_epsilon: float) -> verdicts.Verdict:
+    """The three statements of Fig 4.3 on ε ≤ ``max_epsilon``, each judged on its interval
+    (:func:`pate_study.reporting.claims.judge`) and combined: accuracy rises (its value at the range's largest ε −
+    at its smallest > 0), the Hamming distance falls, and the accuracy stays below the control at every ε."""
+    grid = sorted(e for e in runs.loc[runs["idea"] == IDEA1_MEASURED, "epsilon"].unique() if e <= max_epsilon)
+    lo, hi = grid[0], grid[-1]
+    return verdicts.combine(
+        {
+            FIG43_ACCURACY_RISES.name: judge(
+                FIG43_ACCURACY_RISES, draw_difference(runs, IDEA1_MEASURED, "accuracy", hi, lo)
+            ),
+            FIG43_HAMMING_FALLS.name: judge(
+                FIG43_HAMMING_FALLS, draw_difference(runs, IDEA1_MEASURED, "hamming", lo, hi)
+            ),
+            FIG43_BELOW_CONTROL.name: judge(
+                FIG43_BELOW_CONTROL,
+                [gap_to_control(runs, IDEA1_MEASURED, e, control_accuracy) for e in grid],
+                note=f"ε = {', '.join(f'{e:g}' for e in grid)}",
+            ),
+        },
+        context=f"on ε ≤ {max_epsilon:g}",
+    )
+
+
+def _means(runs: pd.DataFrame) -> pd.DataFrame:
+    return runs.groupby(["idea", "epsilon"], sort=False)[["accuracy", "hamming"]].mean().reset_index()
 
 
 def idea_verdicts(
-    summary: pd.DataFrame,
+    runs: pd.DataFrame,
     *,
     control_accuracy: float,
     highlighted_epsilon: float = THESIS_EPSILON_RANGE,
     length_test: pd.DataFrame | None = None,
 ) -> dict:
-    """Each thesis statement of Figs 4.3-4.7 tested by a stated rule on this run's means (see ``rule``).
+    """Each thesis statement of Figs 4.3-4.7 judged on this run's repeats (``runs``: one row per idea, ε and
+    repeat, as :func:`pate_study.experiments.deeplog.runs.run_ideas` returns them).
 
-    Fig 4.3 is judged on ε ≤ ``highlighted_epsilon`` (the range the thesis discusses); the verdict on the whole grid
-    is given in the reason, because past that range any per-symbol mechanism returns the original symbols.
-    Fig 4.5's reason uses ``length_test`` (:func:`length_permutation_test`) when given. Fig 4.7 is not comparable:
-    the thesis trains one model per ε, we vary only the release noise of one model trained at a fixed ε."""
+    Figs 4.3 and 4.6 are claims with intervals over the repeats' noise draws (:func:`fig43_claims`,
+    :data:`FIG46_ACCURACY_FALLS`); the models' seed is named as not replicated. Fig 4.3 is judged on
+    ε ≤ ``highlighted_epsilon`` (the range the thesis discusses); the verdict on the whole grid, and the widest
+    range on which it agrees, are given in the reason, because past that range any per-symbol mechanism returns
+    the original symbols. Fig 4.5's reason uses ``length_test`` (:func:`length_permutation_test`) when given.
+    Fig 4.7 is not comparable: the thesis trains one model per ε, we vary only the release noise of one model
+    trained at a fixed ε."""
     out = {}
-    ok, detail = _fig43_rule(summary, control_accuracy, highlighted_epsilon)
-    ok_all, detail_all = _fig43_rule(summary, control_accuracy, float(summary["epsilon"].max()))
+    summary = _means(runs)
+    judged = fig43_claims(runs, control_accuracy, highlighted_epsilon)
+    whole = fig43_claims(runs, control_accuracy, float(runs["epsilon"].max()))
     s1 = summary[summary["idea"] == IDEA1_MEASURED].sort_values("epsilon")
+    grid = list(s1["epsilon"])
+    agreeing = [e for e in grid[1:] if fig43_claims(runs, control_accuracy, e).verdict == "agrees"]
     shape = (
-        f"shape: a step from {s1['accuracy'].iloc[0]:.3f} at ε = {s1['epsilon'].iloc[0]:g} to "
-        f"{s1['accuracy'].iloc[-1]:.3f} at ε = {s1['epsilon'].iloc[-1]:g} (control {control_accuracy:.3f})"
+        f"shape: a step from {s1['accuracy'].iloc[0]:.3f} at ε = {grid[0]:g} to "
+        f"{s1['accuracy'].iloc[-1]:.3f} at ε = {grid[-1]:g} (control {control_accuracy:.3f})"
     )
-    rule = (
-        f"on ε ≤ {highlighted_epsilon:g} (the thesis's range): Spearman(accuracy, ε) > 0, Spearman(Hamming, ε) < 0, "
-        "and max accuracy below the control's by > 0.01; grid-dependent: the whole-grid result is in the reason"
+    context = (
+        f"whole grid (ε ≤ {grid[-1]:g}): {whole.verdict}; "
+        + (f"the claims agree on ε ≤ {max(agreeing):g} at most; " if agreeing else "the claims agree on no range; ")
+        + shape
     )
-    holds = [e for e in sorted(s1["epsilon"].unique())[1:] if _fig43_rule(summary, control_accuracy, e)[0]]
-    prefix = (
-        f"the rule holds on ε ≤ {max(holds):g} and fails on wider grids"
-        if holds and max(holds) < highlighted_epsilon
-        else ""
+    out["visca2021-fig4.3"] = verdicts.Verdict(
+        judged.verdict,
+        judged.rule,
+        f"{judged.reason}; {context}" if judged.reason else context,
+        evidence=judged.evidence,
     )
-    grid_note = (
-        f"; {detail}; whole grid: {'agrees' if ok_all else 'differs'} ({detail_all})"
-        + (f"; grid-dependent: {prefix}" if prefix else "")
-        + f"; {shape}"
+    fig44 = judge(
+        FIG44_HAMMING_ABOVE,
+        unc.t_interval(
+            _draws(runs, IDEA2, _nearest(runs, IDEA2, highlighted_epsilon), "hamming"),
+            [unc.RELEASE_NOISE],
+            unreplicated=[MODEL_SEED],
+        ),
     )
-    out["visca2021-fig4.3"] = (
-        verdicts.Verdict("agrees", rule, grid_note.lstrip("; "))
-        if ok
-        else verdicts.differs(
-            f"at large ε the mechanism returns the original symbols, so accuracy reaches the control's{grid_note}",
-            rule=rule,
-        )
-    )
-    ham100 = at_epsilon(summary, IDEA2, highlighted_epsilon, "hamming")
-    out["visca2021-fig4.4"] = verdicts.within_range(
-        0.4,
-        1.0,
-        ham100,
-        quantity=f"Hamming distance at ε = {highlighted_epsilon:g}",
-        why_differs=f"ours {ham100:.3f}: at ε = {highlighted_epsilon:g} the EM is nearly the argmax, so the "
-        "distance is the autoencoder's own reconstruction error, which depends on its (unstated) size and training",
+    out["visca2021-fig4.4"] = verdicts.Verdict(
+        fig44.verdict,
+        fig44.rule,
+        f"{fig44.reason}; at ε = {highlighted_epsilon:g} the EM is nearly the argmax, so the distance is the "
+        "autoencoder's own reconstruction error, which depends on its (unstated) size and training"
+        if fig44.verdict != "agrees"
+        else "",
+        evidence=fig44.evidence,
     )
     acc3 = summary[summary["idea"] == IDEA3]["accuracy"]
     if length_test is not None and IDEA3 in length_test.index:
@@ -114,24 +236,37 @@ def idea_verdicts(
         )
     else:
         cause = "length permutation test not run"
-    out["visca2021-fig4.5"] = verdicts.within_range(
-        0.45,
-        0.55,
-        float(acc3.max()),
-        quantity="largest Idea 3 accuracy over the ε grid (paper: ≈ 0.50 throughout)",
-        why_differs=f"ours {acc3.min():.3f}–{acc3.max():.3f}: above chance even where the latent is pure noise; "
-        f"{cause}",
+    grid3 = sorted(runs.loc[runs["idea"] == IDEA3, "epsilon"].unique())
+    fig45 = judge(
+        FIG45_ACCURACY_HALF,
+        [
+            unc.t_interval(_draws(runs, IDEA3, e, "accuracy"), [unc.RELEASE_NOISE], unreplicated=[MODEL_SEED])
+            for e in grid3
+        ],
+        note=f"ε = {', '.join(f'{e:g}' for e in grid3)}",
     )
-    acc_tr, ham_tr = _trend(summary, IDEA4, "accuracy"), _trend(summary, IDEA4, "hamming")
-    rule = "Spearman(accuracy, ε) < 0 and Spearman(Hamming, ε) < 0 (paper: both decrease)"
-    out["visca2021-fig4.6"] = (
-        verdicts.agrees(rule=rule)
-        if acc_tr < 0 and ham_tr < 0
-        else verdicts.differs(
-            f"trends accuracy {acc_tr:+.2f}, Hamming {ham_tr:+.2f}: less noise on the probabilities gives the argmax "
-            "back, so accuracy rises as the distance falls",
-            rule=rule,
-        )
+    out["visca2021-fig4.5"] = verdicts.Verdict(
+        fig45.verdict,
+        fig45.rule + " at every ε of the grid",
+        f"{fig45.reason}; ours {acc3.min():.3f}–{acc3.max():.3f}: above chance even where the latent is pure noise; "
+        f"{cause}"
+        if fig45.verdict != "agrees"
+        else "",
+        evidence=fig45.evidence,
+    )
+    e_lo, e_hi = float(runs["epsilon"].min()), float(runs["epsilon"].max())
+    fig46 = {
+        FIG46_ACCURACY_FALLS.name: judge(FIG46_ACCURACY_FALLS, draw_difference(runs, IDEA4, "accuracy", e_lo, e_hi)),
+        FIG46_HAMMING_FALLS.name: judge(FIG46_HAMMING_FALLS, draw_difference(runs, IDEA4, "hamming", e_lo, e_hi)),
+    }
+    out["visca2021-fig4.6"] = verdicts.combine(
+        fig46,
+        context=f"ε from {e_lo:g} to {e_hi:g}"
+        + (
+            "; less noise on the probabilities gives the argmax back, so accuracy rises as ε grows"
+            if fig46[FIG46_ACCURACY_FALLS.name].verdict == "differs"
+            else ""
+        ),
     )
     acc_tr, ham_tr = _trend(summary, IDEA5, "accuracy"), _trend(summary, IDEA5, "hamming")
     out["visca2021-fig4.7"] = verdicts.not_comparable(
@@ -142,32 +277,82 @@ def idea_verdicts(
     return out
 
 
-def control_verdict(control_accuracy: float, unseen: dict, duplication_stats: dict, paper: float = 0.97):
-    """Control accuracy vs the thesis's ≈ 0.97 (|ours − paper| ≤ 0.02); the reason reports the control on the test
-    sequences absent from the train split, which tests whether duplicates carry the difference."""
-    share = duplication_stats["test_share_seen_in_train"]
-    return verdicts.within_tolerance(
-        paper,
-        control_accuracy,
-        atol=0.02,
-        quantity="control accuracy",
-        why_differs=(
-            f"ours {control_accuracy:.3f}; {share:.0%} of our test sequences occur verbatim in the training split. "
-            f"On the {unseen['unseen_sequences']} unseen ones the control scores {unseen['unseen_accuracy']:.3f} "
-            f"({unseen['unseen_abnormal_share']:.0%} abnormal), on the seen ones {unseen['seen_accuracy']:.3f}: "
-            + (
-                "duplicates do not explain the difference (unseen sequences score as high); the thesis's split "
-                "and model are unstated"
-                if unseen["unseen_accuracy"] > paper + 0.02
-                else "the unseen sequences score near the thesis's value, so duplication is a sufficient explanation"
-            )
-        ),
+CONTROL_LEVEL = Claim(
+    "control ≈ 0.97",
+    "Visca 2021, §4.1: the control's average accuracy ≈ 0.97",
+    "control accuracy on the real test split",
+    "level",
+    (unc.TEST_SET,),
+    boundary=0.97,
+    printed="0.97",
+)
+
+
+def control_accuracy_estimate(labels, predictions, *, n_boot: int, seed: int) -> unc.Estimate:
+    """The control's accuracy on the real test split with the percentile bootstrap of its test examples
+    (:func:`pate_study.reporting.uncertainty.percentile_bootstrap`, ``n_boot`` resamples from ``seed``); the control
+    is trained once, so its seed is named as not replicated."""
+    return unc.percentile_bootstrap(
+        lambda y, p: float(np.mean(y == p)),
+        [np.asarray(labels), np.asarray(predictions)],
+        n_boot=n_boot,
+        seed=seed,
+        unreplicated=[MODEL_SEED],
     )
 
 
-def listing_verdict(listing: pd.DataFrame, source: DataSource):
+def control_verdict(control: unc.Estimate, unseen: dict, duplication_stats: dict):
+    """Control accuracy vs the thesis's ≈ 0.97 (:data:`CONTROL_LEVEL`: 0.97 ± 0.005, its printed precision, judged on
+    the bootstrap interval of our accuracy); the reason reports the control on the test sequences absent from the
+    train split, which tests whether duplicates carry the difference."""
+    v = judge(CONTROL_LEVEL, control)
+    if v.verdict == "agrees":
+        return v
+    share = duplication_stats["test_share_seen_in_train"]
+    low, high = CONTROL_LEVEL.band()
+    on_unseen = unseen["unseen_accuracy"]
+    reason = (
+        f"{v.reason}; {share:.0%} of our test sequences occur verbatim in the training split. "
+        f"On the {unseen['unseen_sequences']} unseen ones the control scores {on_unseen:.3f} "
+        f"({unseen['unseen_abnormal_share']:.0%} abnormal), on the seen ones {unseen['seen_accuracy']:.3f}: "
+        + (
+            "duplicates do not explain the difference (unseen sequences score as high); the thesis's split "
+            "and model are unstated"
+            if on_unseen > high
+            else "the unseen sequences score near the thesis's value, so duplication is a sufficient explanation"
+            if on_unseen >= low
+            else "the unseen sequences score below the thesis's value: duplicates lift ours, and without them it is "
+            "lower than the thesis's; the thesis's split and model are unstated"
+        )
+    )
+    return verdicts.Verdict(v.verdict, v.rule, reason, evidence=v.evidence)
+
+
+def _shortening_note(bad: pd.DataFrame, sessions) -> str:
+    """When every mismatched line is its file row with one run of the same token printed shorter: the sentence that
+    says so, with the run lengths of that token in the file; else ""."""
+    found = [shortened_run(list(map(int, r.paper.split())), list(map(int, r.ours.split()))) for r in bad.itertuples()]
+    if sessions is None or not found or any(f is None for f in found) or len(set(found)) != 1:
+        return ""
+    token, in_file, printed = found[0]
+    lengths = run_length_counts(sessions, token)
+    total, usual = sum(lengths.values()), lengths.get(in_file, 0)
+    spread = (
+        f"every one of the {total:,} runs of {token} in this file has length {in_file}"
+        if usual == total
+        else f"{usual:,} of the {total:,} runs of {token} in this file have length {in_file}, "
+        f"{lengths.get(printed, 0):,} length {printed}"
+    )
+    return (
+        f"every one of the {len(bad)} mismatched lines is its file row with the run "
+        f'"{" ".join([str(token)] * in_file)}" printed as "{" ".join([str(token)] * printed)}"; {spread}'
+    )
+
+
+def listing_verdict(listing: pd.DataFrame, source: DataSource, sessions=None):
     """Figs 4.1/4.2: agrees when every published line is the file row at the located block (not comparable on
-    the synthetic stand-in)."""
+    the synthetic stand-in). With ``sessions`` (the file's sessions), a mismatch that is always the same run
+    printed shorter is said so, with how long that token's runs are in the file."""
     if source.kind != "real":
         return verdicts.not_comparable(
             "the synthetic stand-in does not contain the thesis's sequences", rule="data differ"
@@ -176,6 +361,7 @@ def listing_verdict(listing: pd.DataFrame, source: DataSource):
     if bool(listing["exact"].all()):
         return verdicts.agrees(rule=rule)
     bad = listing[~listing["exact"]]
+    note = _shortening_note(bad, sessions)
     return verdicts.differs(
         "lines "
         + ", ".join(map(str, bad["line"]))
@@ -183,10 +369,13 @@ def listing_verdict(listing: pd.DataFrame, source: DataSource):
         + ", ".join(map(str, bad["file_row"]))
         + " by token edit distances "
         + ", ".join(map(str, bad["token_edit_distance"]))
-        + "; the surrounding lines match row for "
-        "row. Searched: every block offset of this file, and every occurrence of each published line "
-        "in this file and in the other file (normal/abnormal). Not searched: hdfs_test_normal and "
-        "other preprocessings of the HDFS log. A transcription slip is the likeliest reading, "
-        "not a tested one",
+        + "; the surrounding lines match row for row"
+        + (
+            f"; {note}"
+            if note
+            else ". Searched: every block offset of this file, and every occurrence of each published line "
+            "in this file and in the other file (normal/abnormal). Not searched: hdfs_test_normal and "
+            "other preprocessings of the HDFS log. A transcription slip is the likeliest reading, not a tested one"
+        ),
         rule=rule,
     )
