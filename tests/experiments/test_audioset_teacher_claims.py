@@ -1,0 +1,137 @@
+"""Notebook 04's claims on intervals: no constant tolerance in the teacher rules but the source's printed precision,
+and per rule family one constructed input where it must agree (or, for a claim of no difference without a printed
+margin, be inconclusive) and one where it must differ."""
+
+import ast
+import inspect
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pate_study.experiments.audioset import teacher_verdicts, teachers
+from pate_study.reporting import uncertainty as unc
+from pate_study.reporting.claims import Claim, judge
+
+RULE_MODULES = (teacher_verdicts,)
+
+
+def _float_constants_in_comparisons(source: str) -> list[str]:
+    """Every comparison, or tolerance keyword, of ``source`` that holds a float literal other than 0 or 1."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) or (
+            isinstance(node, ast.keyword) and node.arg in ("atol", "rtol", "tolerance", "margin", "floor")
+        ):
+            for c in ast.walk(node):
+                if isinstance(c, ast.Constant) and isinstance(c.value, float) and c.value not in (0.0, 1.0):
+                    found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+@pytest.mark.parametrize("module", RULE_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_no_constant_tolerance_remains_in_the_teacher_rules(module):
+    assert _float_constants_in_comparisons(inspect.getsource(module)) == []
+    # the scan finds what it must: the rules as they were (a range below 25 % of the mean, AUC 0.6 / 0.75)
+    assert _float_constants_in_comparisons("ok = spread < 0.25 * mean") != []
+    assert _float_constants_in_comparisons("ok = auc.min() > 0.6") != []
+
+
+def test_every_teacher_claims_band_is_printed_or_exact():
+    """A claim's boundary is the source's printed number (its half last digit the only tolerance) or exact by
+    definition: 0 for a difference, 1 for a ratio, the no-skill AUC 0.5 (§2.1.3)."""
+    claims = [c for c in vars(teacher_verdicts).values() if isinstance(c, Claim)]
+    assert len(claims) >= 8
+    exact = {0.0, 1.0, teacher_verdicts.NO_SKILL_AUC}
+    for c in claims:
+        assert c.printed or float(c.boundary) in exact, c.name
+        assert c.tolerance == (0.0 if not c.printed else c.tolerance)
+
+
+# ----------------------------------------------------------------------------- Fig 5.6
+def _ensemble(n_teachers=6, n=400, classes=6, *, strong=None, seed=0):
+    """Teachers' test probabilities on one test set: every teacher the same signal plus its own small noise; the
+    teachers in ``strong`` see the labels much more clearly."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random((n, classes)) < 0.3).astype(np.float32)
+    y[0], y[1] = 1, 0
+    probs = np.stack(
+        [y + rng.normal(0, 0.2 if t in (strong or ()) else 1.0, y.shape) for t in range(n_teachers)]
+    ).astype(np.float32)
+    maps = np.array([np.mean(teacher_verdicts.per_class_ap(y, p)) for p in probs])
+    return y, SimpleNamespace(map=maps, auc=np.full(n_teachers, 0.8), probabilities=probs)
+
+
+def test_fig_5_6_differs_when_teachers_differ_beyond_the_test_noise_else_inconclusive():
+    y, alike = _ensemble()
+    rec = teacher_verdicts.similar_teachers_record(alike, y, n_boot=60)
+    assert rec["verdict"] == "inconclusive"
+    assert rec["spread_ratio_interval"][0] < 1 < rec["spread_ratio_interval"][1]
+    y, apart = _ensemble(strong=(0, 1, 2))
+    rec = teacher_verdicts.similar_teachers_record(apart, y, n_boot=60)
+    assert rec["verdict"] == "differs" and rec["spread_ratio_interval"][0] > 1
+    # agreement needs the whole interval inside the band: only an exact ratio of 1 (no printed margin)
+    assert judge(teacher_verdicts.FIG_5_6, unc.exact(1.0)).verdict == "agrees"
+    # without the test labels nothing is resampled: not evaluable, never decided on one draw
+    assert teacher_verdicts.similar_teachers_record(alike)["verdict"] == "not comparable"
+
+
+# ----------------------------------------------------------------------------- Figs A.4 / A.5
+def _scored(n=600, classes=30, *, skill, seed=0):
+    """Labels and one teacher's probabilities whose class ``c`` separates the labels with strength ``skill[c]``
+    (negative: inverted, an AUC below the no-skill 0.5)."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random((n, classes)) < 0.25).astype(np.float32)
+    y[0], y[1] = 1, 0
+    return y, (np.asarray(skill)[None, :] * (y - 0.5) + rng.normal(0, 1, y.shape)).astype(np.float32)
+
+
+def test_fig_a_4_every_plotted_class_above_no_skill():
+    y, p = _scored(skill=np.linspace(1.0, 4.0, 30))
+    rec = teacher_verdicts.class_roc_record(y, p[None], "baseline", n_boot=60)
+    assert rec["verdict"] == "agrees" and rec["min_auc_plotted_interval"][0] > 0.5
+    y, p = _scored(skill=np.r_[np.linspace(1.0, 4.0, 29), -3.0])  # one class scored against its labels
+    rec = teacher_verdicts.class_roc_record(y, p[None], "baseline", n_boot=60)
+    assert rec["verdict"] == "differs" and rec["min_auc_plotted_interval"][1] < 0.5
+
+
+def test_fig_a_5_only_the_worst_classes_near_the_diagonal():
+    skill = np.r_[np.full(10, 4.0), np.full(10, 2.0), np.zeros(10)]  # best, medium skilful; worst at the diagonal
+    y = _scored(skill=skill)[0]
+    probs = np.stack([skill[None, :] * (y - 0.5) + np.random.default_rng(s).normal(0, 1, y.shape) for s in range(3)])
+    rec = teacher_verdicts.class_roc_record(y, probs, "big 10", n_boot=60)
+    assert rec["verdict"] == "agrees", rec["verdict_reason"]
+    # every class at the diagonal: the medium classes show no skill and sit where the worst do
+    flat = np.stack([np.random.default_rng(s).normal(0, 1, y.shape) - 0.8 * (y - 0.5) for s in range(3)])
+    rec = teacher_verdicts.class_roc_record(y, flat, "big 10", n_boot=60)
+    assert rec["verdict"] == "differs"
+
+
+# ----------------------------------------------------------------------------- Fig 5.12: cut off, with its slope
+def _rising_arm(last_gain, seeds=3, n=2):
+    rows = []
+    for t in range(seeds * n):
+        rows += [
+            (s, t, "curve", "mAP", 0.1 + 0.01 * k + (last_gain[t // n] if s == 30 else 0.0))
+            for k, s in enumerate((10, 20, 30))
+        ]
+    history = pd.DataFrame(rows, columns=["step", "teacher", "split", "metric", "value"])
+    return SimpleNamespace(history=history, n_teachers=seeds * n, replicate=np.repeat(np.arange(seeds), n))
+
+
+def test_fig_5_12_cut_off_names_the_end_slope_and_its_interval():
+    rising = teacher_verdicts.final_slope(_rising_arm([0.010, 0.012, 0.011]))
+    assert rising.low > 0 and rising.n_replicates == 3
+    flat = teacher_verdicts.final_slope(_rising_arm([-0.020, -0.022, -0.021]))
+    assert flat.high < 0
+    behind = judge(Claim("b", "s", "q", "direction"), unc.t_interval([-0.01, -0.012, -0.011], ("seed",)))
+    assert behind.verdict == "differs"
+    cut = teacher_verdicts.cut_off(behind, 0.0, 1e-4, rising)  # no teacher selects its last step, yet still rising
+    assert cut.verdict == "inconclusive" and "mAP change per 1,000 steps at its end" in cut.reason
+    assert teacher_verdicts.cut_off(behind, 0.0, 1e-4, flat) is behind  # converged: the difference stands
+
+
+def test_thesis_length_record_carries_the_slope():
+    assert "lowest_rate_end_slope_interval" in inspect.getsource(teacher_verdicts.learning_rate_record)
+    assert teachers.THESIS_ITERATIONS >= 10_000
