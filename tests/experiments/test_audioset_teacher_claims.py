@@ -135,3 +135,53 @@ def test_fig_5_12_cut_off_names_the_end_slope_and_its_interval():
 def test_thesis_length_record_carries_the_slope():
     assert "lowest_rate_end_slope_interval" in inspect.getsource(teacher_verdicts.learning_rate_record)
     assert teachers.THESIS_ITERATIONS >= 10_000
+
+
+# ----------------------------------------------------------------------------- figures: legends and stamps
+def test_recipe_arm_legend_names_its_value_and_stamps_name_each_arms_steps():
+    from pate_study.experiments.audioset import figures, teacher_figures
+
+    spec = teachers.TeacherSpec(lr=1e-3, batch_size=64, steps=600)
+    assert teacher_figures.arm_label("recipe", "learning rate", spec) == "recipe (lr 0.001)"
+    assert teacher_figures.arm_label("recipe", "batch size", spec) == "recipe (batch 64)"
+    assert teacher_figures.arm_label("lr 0.0001", "learning rate", spec) == "lr 0.0001"
+    arms = {
+        "recipe": SimpleNamespace(spec=spec),
+        "lr 0.0001, thesis length": SimpleNamespace(spec=spec.replace(steps=6000)),
+    }
+    assert (
+        teacher_figures.arm_steps_stamp(arms, list(arms)) == "recipe: 600 steps; lr 0.0001, thesis length: 6000 steps"
+    )
+    assert teacher_figures.arm_steps_stamp(arms, ["recipe"]) == "every arm 600 steps"
+    # notebook 04's figures live in teacher_figures only
+    for name in ("siren_figure", "ablation_figure", "class_roc_figure", "teacher_curves_figure"):
+        assert hasattr(teacher_figures, name) and not hasattr(figures, name)
+
+
+# ----------------------------------------------------------------------------- Fig 5.4: step times
+def _seconds(vgg_factor, reps=5, seed=0):
+    rng = np.random.default_rng(seed)
+    base = 0.01 * (1 + 0.02 * rng.standard_normal((reps, 2)))
+    return pd.DataFrame(
+        {
+            "resnet18": base[:, 0],
+            "resnet34": base[:, 1] * 2,
+            "vgg11": base[:, 0] * vgg_factor * (1 + 0.02 * rng.standard_normal(reps)),
+            "vgg19": base[:, 1] * 2 * 0.5 * vgg_factor,
+        }
+    )
+
+
+def test_fig_5_4_resnets_up_to_five_times_faster_judged_on_repeated_step_times():
+    assert teacher_verdicts.speed_verdict(_seconds(3.0), "test").verdict == "agrees"
+    assert teacher_verdicts.speed_verdict(_seconds(9.0), "test").verdict == "differs"  # beyond 5 ± 0.5
+    assert teacher_verdicts.speed_verdict(_seconds(0.5), "test").verdict == "differs"  # VGG faster
+    v = teacher_verdicts.speed_verdict(_seconds(3.0), "batch 8")
+    assert v.verdict == "agrees" and "not the thesis's GPU" in teacher_verdicts.speed_verdict(_seconds(9.0), "b").reason
+    assert teacher_verdicts.speed_verdict(None, "not timed").verdict == "not comparable"
+    assert teacher_verdicts.FIG_5_4_SPEED.band() == (1.0, 5.5)
+
+
+def test_step_seconds_times_every_architecture_per_repetition():
+    s = teachers.step_seconds(["resnet18", "vgg11"], n_classes=3, frames=32, width_scale=32, head=[8], repetitions=2)
+    assert list(s.columns) == ["resnet18", "vgg11"] and len(s) == 2 and (s.to_numpy() > 0).all()

@@ -511,3 +511,51 @@ def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) ->
     arms.update({f"MLP {tuple(h)}": {"hidden": h} for h in hidden if list(h) != list(spec.hidden)})
     arms["adaptive weights"] = {"class_weights": "adaptive"}
     return arms
+
+
+def step_seconds(
+    architectures,
+    *,
+    n_classes: int,
+    frames: int,
+    mels: int = 64,
+    batch_size: int = 8,
+    width_scale: int = 1,
+    head: Any = None,
+    steps: int = 3,
+    repetitions: int = 5,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Wall time of one training step (forward, BCE, backward, Adam update) of each log-Mel CNN on the CPU, for Fig
+    5.4's "training time is up to five times lower" for ResNets than VGG (Muschiol 2021, §5.1.2). Per repetition
+    every architecture is timed in turn (interleaved, so a change in the machine's load hits all of them), each the
+    mean of ``steps`` steps after one warm-up step on random log-Mel input ``[batch_size, frames, mels]`` (seeded
+    by ``seed``). Returns ``repetition x architecture`` seconds per step. Volatile by nature (the machine's load):
+    the ratio's interval over repetitions is what a verdict reads."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch_size, frames, mels, generator=gen)
+    y = (torch.rand(batch_size, n_classes, generator=gen) < 0.1).float()
+    models = {}
+    for a in architectures:
+        torch.manual_seed(seed)
+        models[a] = logmel_model(
+            a, n_classes, width_scale=width_scale, dropout=0.0, head=None if head is None else tuple(head)
+        )
+    optimisers = {a: torch.optim.Adam(m.parameters(), 1e-3) for a, m in models.items()}
+
+    def one_step(a: str) -> None:
+        optimisers[a].zero_grad()
+        torch.nn.functional.binary_cross_entropy_with_logits(models[a](x), y).backward()
+        optimisers[a].step()
+
+    rows = []
+    for _ in range(repetitions):
+        row = {}
+        for a in architectures:
+            one_step(a)  # warm-up
+            start = time.perf_counter()
+            for _ in range(steps):
+                one_step(a)
+            row[a] = (time.perf_counter() - start) / steps
+        rows.append(row)
+    return pd.DataFrame(rows).rename_axis("repetition")
