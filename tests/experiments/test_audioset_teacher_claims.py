@@ -158,30 +158,25 @@ def test_recipe_arm_legend_names_its_value_and_stamps_name_each_arms_steps():
         assert hasattr(teacher_figures, name) and not hasattr(figures, name)
 
 
-# ----------------------------------------------------------------------------- Fig 5.4: step times
-def _seconds(vgg_factor, reps=5, seed=0):
-    rng = np.random.default_rng(seed)
-    base = 0.01 * (1 + 0.02 * rng.standard_normal((reps, 2)))
-    return pd.DataFrame(
-        {
-            "resnet18": base[:, 0],
-            "resnet34": base[:, 1] * 2,
-            "vgg11": base[:, 0] * vgg_factor * (1 + 0.02 * rng.standard_normal(reps)),
-            "vgg19": base[:, 1] * 2 * 0.5 * vgg_factor,
-        }
-    )
+# ----------------------------------------------------------------------------- Fig 5.4: counted training work
+def test_fig_5_4_resnets_up_to_five_times_faster_judged_on_counted_work():
+    def flops(vgg11, vgg19):
+        return {"resnet18": 1.0, "resnet34": 2.0, "vgg11": vgg11, "vgg19": 2.0 * vgg19}
 
-
-def test_fig_5_4_resnets_up_to_five_times_faster_judged_on_repeated_step_times():
-    assert teacher_verdicts.speed_verdict(_seconds(3.0), "test").verdict == "agrees"
-    assert teacher_verdicts.speed_verdict(_seconds(9.0), "test").verdict == "differs"  # beyond 5 ± 0.5
-    assert teacher_verdicts.speed_verdict(_seconds(0.5), "test").verdict == "differs"  # VGG faster
-    v = teacher_verdicts.speed_verdict(_seconds(3.0), "batch 8")
-    assert v.verdict == "agrees" and "not the thesis's GPU" in teacher_verdicts.speed_verdict(_seconds(9.0), "b").reason
-    assert teacher_verdicts.speed_verdict(None, "not timed").verdict == "not comparable"
+    assert teacher_verdicts.speed_verdict(flops(3.0, 4.0)).verdict == "agrees"
+    assert teacher_verdicts.speed_verdict(flops(3.0, 5.4)).verdict == "agrees"  # within half the printed digit
+    assert teacher_verdicts.speed_verdict(flops(3.0, 9.0)).verdict == "differs"  # beyond 5 ± 0.5
+    assert teacher_verdicts.speed_verdict(flops(0.5, 0.8)).verdict == "differs"  # VGG the lighter
+    assert "counted work, not time" in teacher_verdicts.speed_verdict(flops(3.0, 9.0)).reason
+    assert teacher_verdicts.speed_verdict(None).verdict == "not comparable"
+    assert teacher_verdicts.speed_verdict({"resnet18": 1.0}).verdict == "not comparable"  # no comparable pair
     assert teacher_verdicts.FIG_5_4_SPEED.band() == (1.0, 5.5)
 
 
-def test_step_seconds_times_every_architecture_per_repetition():
-    s = teachers.step_seconds(["resnet18", "vgg11"], n_classes=3, frames=32, width_scale=32, head=[8], repetitions=2)
-    assert list(s.columns) == ["resnet18", "vgg11"] and len(s) == 2 and (s.to_numpy() > 0).all()
+def test_training_flops_are_counted_on_shapes_and_grow_with_the_network():
+    f = teachers.training_flops(["resnet18", "resnet34", "vgg11"], n_classes=5, frames=32, width_scale=16, head=[8])
+    again = teachers.training_flops(["resnet18", "resnet34", "vgg11"], n_classes=5, frames=32, width_scale=16, head=[8])
+    assert f == again
+    assert 0 < f["resnet18"] < f["resnet34"]
+    wide = teachers.training_flops(["resnet18"], n_classes=5, frames=32, width_scale=8, head=[8])
+    assert wide["resnet18"] > 2 * f["resnet18"]  # twice the width: about four times the convolutions' work

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from pate_study.core.device import choose_device
 from pate_study.learning.metrics import average_precision_per_class, mean_roc_auc
@@ -513,49 +514,31 @@ def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) ->
     return arms
 
 
-def step_seconds(
+#: The thesis's log-Mel input: 1001 frames (10 s at a 10 ms hop) x 64 Mel bands (Muschiol 2021, §4.2).
+THESIS_FRAMES, THESIS_MELS = 1001, 64
+
+
+def training_flops(
     architectures,
     *,
     n_classes: int,
-    frames: int,
-    mels: int = 64,
-    batch_size: int = 8,
+    frames: int = THESIS_FRAMES,
+    mels: int = THESIS_MELS,
     width_scale: int = 1,
     head: Any = None,
-    steps: int = 3,
-    repetitions: int = 5,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Wall time of one training step (forward, BCE, backward, Adam update) of each log-Mel CNN on the CPU, for Fig
-    5.4's "training time is up to five times lower" for ResNets than VGG (Muschiol 2021, §5.1.2). Per repetition
-    every architecture is timed in turn (interleaved, so a change in the machine's load hits all of them), each the
-    mean of ``steps`` steps after one warm-up step on random log-Mel input ``[batch_size, frames, mels]`` (seeded
-    by ``seed``). Returns ``repetition x architecture`` seconds per step. Volatile by nature (the machine's load):
-    the ratio's interval over repetitions is what a verdict reads."""
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(batch_size, frames, mels, generator=gen)
-    y = (torch.rand(batch_size, n_classes, generator=gen) < 0.1).float()
-    models = {}
+) -> dict[str, float]:
+    """Floating-point operations of one training step per clip (forward and backward) of each log-Mel CNN
+    (:func:`pate_study.learning.models.logmel_model`; defaults: the thesis's widths and heads on its 1001 x 64
+    input), counted by ``torch.utils.flop_counter.FlopCounterMode`` on the meta device (shapes only: nothing is
+    computed, nothing timed; convolutions and matrix products counted, element-wise operations not). Deterministic:
+    the same architectures give the same numbers on any machine, so they can stand in recorded scalars where a
+    measured step time cannot (a time differs between runs of the same seed)."""
+    out = {}
     for a in architectures:
-        torch.manual_seed(seed)
-        models[a] = logmel_model(
-            a, n_classes, width_scale=width_scale, dropout=0.0, head=None if head is None else tuple(head)
-        )
-    optimisers = {a: torch.optim.Adam(m.parameters(), 1e-3) for a, m in models.items()}
-
-    def one_step(a: str) -> None:
-        optimisers[a].zero_grad()
-        torch.nn.functional.binary_cross_entropy_with_logits(models[a](x), y).backward()
-        optimisers[a].step()
-
-    rows = []
-    for _ in range(repetitions):
-        row = {}
-        for a in architectures:
-            one_step(a)  # warm-up
-            start = time.perf_counter()
-            for _ in range(steps):
-                one_step(a)
-            row[a] = (time.perf_counter() - start) / steps
-        rows.append(row)
-    return pd.DataFrame(rows).rename_axis("repetition")
+        with torch.device("meta"):
+            model = logmel_model(a, n_classes, width_scale=width_scale, dropout=0.0, head=head)
+            x = torch.zeros(2, frames, mels)  # two clips: the heads' batch norm needs more than one
+        with FlopCounterMode(display=False) as counter:
+            model(x).sum().backward()
+        out[a] = float(counter.get_total_flops()) / 2
+    return out
