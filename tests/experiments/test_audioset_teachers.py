@@ -194,10 +194,23 @@ def test_verdict_helpers():
     assert teacher_verdicts.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"
     assert teacher_verdicts.siren_verdict("real: Audio Set clip x", (1001, 64)).verdict == "not comparable"
     assert teacher_verdicts.class_curve_verdict(0.8, 0.3, "best").verdict == "not comparable"
-    final = {"resnet18": {"mAP": 0.3, "auc": 0.9}, "vgg11": {"mAP": 0.35, "auc": 0.8}}
-    assert teacher_verdicts.architecture_verdict(final).verdict == "agrees"
-    final["vgg11"]["auc"] = 0.95
-    assert teacher_verdicts.architecture_verdict(final).verdict == "differs"
+
+    def cnn(values: dict[str, list[tuple[float, float]]]) -> dict:
+        """log-Mel arms whose teachers end at (mAP, AUC) on the curve sample."""
+        out = {}
+        for arch, finals in values.items():
+            rows = [(4, t, "curve", m, v) for t, f in enumerate(finals) for m, v in zip(("mAP", "auc"), f)]
+            out[arch, "random init"] = (pd.DataFrame(rows, columns=["step", "teacher", "split", "metric", "value"]),)
+        return out
+
+    resnet = {"resnet18": [(0.30, 0.90), (0.31, 0.91), (0.29, 0.905)]}
+    vgg_better_map = {"vgg11": [(0.35, 0.80), (0.36, 0.81), (0.355, 0.805)]}
+    logmel = cnn({**resnet, **vgg_better_map})
+    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "agrees"
+    logmel = cnn({**resnet, "vgg11": [(0.35, 0.95), (0.36, 0.96), (0.355, 0.955)]})  # VGG's AUC the better
+    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "differs"
+    logmel = cnn({"resnet18": [(0.30, 0.90)], "vgg11": [(0.35, 0.80)]})  # one teacher each: no spread measured
+    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "inconclusive"
     assert teacher_verdicts.thesis_baseline_maps() == {"small": 0.486, "big": 0.268}
     assert diagnostics.min_clips_per_class(np.array([[1, 0], [1, 1], [0, 1], [1, 1]])) == 3
 
