@@ -167,7 +167,8 @@ def test_fig_5_4_resnets_up_to_five_times_faster_judged_on_counted_work():
     assert teacher_verdicts.speed_verdict(flops(3.0, 5.4)).verdict == "agrees"  # within half the printed digit
     assert teacher_verdicts.speed_verdict(flops(3.0, 9.0)).verdict == "differs"  # beyond 5 ± 0.5
     assert teacher_verdicts.speed_verdict(flops(0.5, 0.8)).verdict == "differs"  # VGG the lighter
-    assert "counted work, not time" in teacher_verdicts.speed_verdict(flops(3.0, 9.0)).reason
+    v = teacher_verdicts.speed_verdict(flops(3.0, 9.0))
+    assert v.basis == "analytic" and v.reason.startswith("analytic: holds for any data") and "not time" in v.reason
     assert teacher_verdicts.speed_verdict(None).verdict == "not comparable"
     assert teacher_verdicts.speed_verdict({"resnet18": 1.0}).verdict == "not comparable"  # no comparable pair
     assert teacher_verdicts.FIG_5_4_SPEED.band() == (1.0, 5.5)

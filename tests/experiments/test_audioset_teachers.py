@@ -377,6 +377,9 @@ def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
     }
     rec = teacher_verdicts.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
     assert rec["verdict_lowest_rate_best_recipe_schedule"] == "differs"
+    # the end slope of the lowest rate (curve mAP from step 4 to 12, per 1,000 steps) and whether it was cut off
+    assert rec["lowest_rate_end_slope_per_1000_steps"] == pytest.approx(0.0)
+    assert rec["lowest_rate_cut_off"] is True  # every lr 1e-4 teacher selects its last step
     assert rec["verdict_lowest_rate_best"] == "inconclusive"
     assert rec["map_lr_thesis_length"] == {"0.0001": pytest.approx(0.171), "0.003": pytest.approx(0.176)}
     # at the thesis's length the slow rate selects its last step (12), the recipe's rate earlier: converges earlier
