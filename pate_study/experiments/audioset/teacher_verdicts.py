@@ -495,9 +495,19 @@ def teacher_spread_ratios(labels: np.ndarray, probs: np.ndarray, *, n_boot: int 
             f"teacher_spread_ratios: expected probs [T >= 2, n_test, C] over labels' {labels.shape[0]} test clips, "
             f"got {probs.shape}"
         )
-    full = np.array([np.nanmean(average_precision_per_class(labels, p)) for p in probs])
+    full = np.nanmean(average_precision_per_class(np.broadcast_to(labels, probs.shape), probs), axis=-1)
     rows = unc.bootstrap_rows(labels.shape[0], n_boot, seed)
-    draws = np.array([[np.nanmean(average_precision_per_class(labels[r], p[r])) for p in probs] for r in rows])
+    draws = np.concatenate(
+        [  # a few resamples x every teacher in one stacked call
+            np.nanmean(
+                average_precision_per_class(
+                    np.broadcast_to(labels[chunk][:, None], (len(chunk), *probs.shape)), probs[:, chunk].swapaxes(0, 1)
+                ),
+                axis=-1,
+            )
+            for chunk in np.array_split(rows, max(1, n_boot // 4))
+        ]
+    )
     dev = draws - draws.mean(1, keepdims=True)  # [n_boot, T]: each teacher's deviation on the same resample
     v = dev.var(0, ddof=1)
     return (full - full.mean()) ** 2 / np.maximum(v, np.finfo(float).tiny)
