@@ -138,8 +138,8 @@ def seed_comparison(a: np.ndarray, b: np.ndarray) -> SeedComparison:
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape or a.ndim != 1 or a.size < 2:
         raise ValueError(
-            f"seed_comparison: expected two arms' values over the same >= 2 seed replicates (ablation_seeds "
-            f">= 2), got shapes {a.shape} and {b.shape}"
+            f"seed_comparison: expected two arms' values over the same >= 2 seed replicates (the notebook's "
+            f'ablation["seeds"] >= 2), got shapes {a.shape} and {b.shape}'
         )
     return SeedComparison(a, b, unc.paired_difference(a, b, TEACHER))
 

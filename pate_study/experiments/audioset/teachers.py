@@ -340,13 +340,15 @@ CNN_SPEED_OPTIONS = ("memory_format", "autocast_dtype", "compiled")
 
 
 def cnn_speed_options(speed: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``speed`` (a notebook's ``logmel_speed``: e.g. ``{"memory_format": "channels_last", "autocast_dtype":
+    """``speed`` (notebook 04's ``logmel_run["speed"]``: e.g. ``{"memory_format": "channels_last", "autocast_dtype":
     "bfloat16", "compiled": True}``) checked -> a plain dict of keyword arguments of :func:`train_logmel_teachers`;
     an unknown key or a bad value is a ValueError naming it. None or ``{}``: every option off."""
     speed = dict(speed or {})
     unknown = sorted(set(speed) - set(CNN_SPEED_OPTIONS))
     if unknown:
-        raise ValueError(f"logmel_speed: unknown option(s) {unknown}; expected some of {list(CNN_SPEED_OPTIONS)}")
+        raise ValueError(
+            f'logmel_run["speed"]: unknown option(s) {unknown}; expected some of {list(CNN_SPEED_OPTIONS)}'
+        )
     memory_format_option(speed.get("memory_format", "contiguous"))
     autocast_dtype_option(speed.get("autocast_dtype"))
     compiled_option(speed.get("compiled", False))
