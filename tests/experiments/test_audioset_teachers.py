@@ -86,7 +86,7 @@ def test_bad_input_and_helpers(tiny):
     *_, split = tiny
     with pytest.raises(ValueError, match="more teachers than the"):
         as_data.teacher_partitions(split, len(split.teacher) + 1)
-    with pytest.raises(ValueError, match="logmel_data"):
+    with pytest.raises(ValueError, match=r'logmel\["data"\]'):
         as_data.load_logmel_clips("mirror")
     y = as_data.synthetic_siren(duration_s=1.0)
     spectrum = np.abs(np.fft.rfft(y))
@@ -194,10 +194,23 @@ def test_verdict_helpers():
     assert teacher_verdicts.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"
     assert teacher_verdicts.siren_verdict("real: Audio Set clip x", (1001, 64)).verdict == "not comparable"
     assert teacher_verdicts.class_curve_verdict(0.8, 0.3, "best").verdict == "not comparable"
-    final = {"resnet18": {"mAP": 0.3, "auc": 0.9}, "vgg11": {"mAP": 0.35, "auc": 0.8}}
-    assert teacher_verdicts.architecture_verdict(final).verdict == "agrees"
-    final["vgg11"]["auc"] = 0.95
-    assert teacher_verdicts.architecture_verdict(final).verdict == "differs"
+
+    def cnn(values: dict[str, list[tuple[float, float]]]) -> dict:
+        """log-Mel arms whose teachers end at (mAP, AUC) on the curve sample."""
+        out = {}
+        for arch, finals in values.items():
+            rows = [(4, t, "curve", m, v) for t, f in enumerate(finals) for m, v in zip(("mAP", "auc"), f)]
+            out[arch, "random init"] = (pd.DataFrame(rows, columns=["step", "teacher", "split", "metric", "value"]),)
+        return out
+
+    resnet = {"resnet18": [(0.30, 0.90), (0.31, 0.91), (0.29, 0.905)]}
+    vgg_better_map = {"vgg11": [(0.35, 0.80), (0.36, 0.81), (0.355, 0.805)]}
+    logmel = cnn({**resnet, **vgg_better_map})
+    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "agrees"
+    logmel = cnn({**resnet, "vgg11": [(0.35, 0.95), (0.36, 0.96), (0.355, 0.955)]})  # VGG's AUC the better
+    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "differs"
+    logmel = cnn({"resnet18": [(0.30, 0.90)], "vgg11": [(0.35, 0.80)]})  # one teacher each: no spread measured
+    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "inconclusive"
     assert teacher_verdicts.thesis_baseline_maps() == {"small": 0.486, "big": 0.268}
     assert diagnostics.min_clips_per_class(np.array([[1, 0], [1, 1], [0, 1], [1, 1]])) == 3
 
@@ -294,7 +307,7 @@ def test_seed_comparison_tolerance_from_the_spread_the_same_both_ways():
         (-tol - 1e-4, "differs"),
     ):  # the paired t-interval lies wholly above / across / below 0
         assert teacher_verdicts.seed_comparison(a, a - spread - margin).claim("r", "x").verdict == verdict
-    with pytest.raises(ValueError, match="ablation_seeds"):
+    with pytest.raises(ValueError, match=r'ablation\["seeds"\]'):
         teacher_verdicts.seed_comparison([0.2], [0.1])
 
 
@@ -364,6 +377,9 @@ def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
     }
     rec = teacher_verdicts.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
     assert rec["verdict_lowest_rate_best_recipe_schedule"] == "differs"
+    # the end slope of the lowest rate (curve mAP from step 4 to 12, per 1,000 steps) and whether it was cut off
+    assert rec["lowest_rate_end_slope_per_1000_steps"] == pytest.approx(0.0)
+    assert rec["lowest_rate_cut_off"] is True  # every lr 1e-4 teacher selects its last step
     assert rec["verdict_lowest_rate_best"] == "inconclusive"
     assert rec["map_lr_thesis_length"] == {"0.0001": pytest.approx(0.171), "0.003": pytest.approx(0.176)}
     # at the thesis's length the slow rate selects its last step (12), the recipe's rate earlier: converges earlier
@@ -474,10 +490,10 @@ def test_class_ap_claims_read_a_paired_bootstrap_of_the_test_clips():
 
 
 def test_cnn_speed_options_are_checked_and_stamped():
-    """A notebook's ``logmel_speed``: unknown keys and bad values name themselves; options that change the numbers
-    are stamped, none gives the stamp every committed figure carries."""
+    """Notebook 04's ``logmel_run["speed"]``: unknown keys and bad values name themselves; options that change the
+    numbers are stamped, none gives the stamp every committed figure carries."""
     assert teachers.cnn_speed_options(None) == {} and teachers.cnn_speed_options({}) == {}
-    with pytest.raises(ValueError, match=r"logmel_speed: unknown option\(s\) \['channels_last'\]"):
+    with pytest.raises(ValueError, match=r'logmel_run\["speed"\]: unknown option\(s\) \[\'channels_last\'\]'):
         teachers.cnn_speed_options({"channels_last": True})
     with pytest.raises(ValueError, match="memory_format='nhwc'"):
         teachers.cnn_speed_options({"memory_format": "nhwc"})
@@ -524,7 +540,7 @@ def test_cnn_speed_options_reach_the_teachers_and_key_the_shards(teachers_per_ta
     assert seen == [{}] * per_call + [{"memory_format": "channels_last"}] * per_call
     columns = ["step", "teacher", "split", "metric"]  # the same evaluations (values move: convolutions in NHWC
     pd.testing.assert_frame_equal(plain[0][columns], fast[0][columns])  # sum in another order, within 2 steps)
-    with pytest.raises(ValueError, match="logmel_speed"):
+    with pytest.raises(ValueError, match=r'logmel_run\["speed"\]'):
         pipeline.train_logmel_ensemble(
             "resnet18", X, Y, parts, split.val, X[:10], Y[:10], spec, **kw, speed={"bf16": True}
         )

@@ -240,11 +240,11 @@ def load_logmel_clips(
             ),
         )
     if data != "real":
-        raise ValueError(f"logmel_data={data!r}: expected 'real' or 'synthetic'")
+        raise ValueError(f'logmel["data"]={data!r}: expected "real" or "synthetic"')
     clips = audioset.audio_clips()
     if clips is None:
         raise FileNotFoundError(
-            "logmel_data='real': raw Audio Set audio is not prepared; run `make data-audioset-audio` "
+            'logmel["data"]="real": raw Audio Set audio is not prepared; run `make data-audioset-audio` '
             "(python -m data_recipes prepare audioset-audio; needs yt-dlp and network) or use 'synthetic'"
         )
     emb = audioset.load("real", subset=subset)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from pate_study.core.device import choose_device
 from pate_study.learning.metrics import average_precision_per_class, mean_roc_auc
@@ -339,13 +340,15 @@ CNN_SPEED_OPTIONS = ("memory_format", "autocast_dtype", "compiled")
 
 
 def cnn_speed_options(speed: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``speed`` (a notebook's ``logmel_speed``: e.g. ``{"memory_format": "channels_last", "autocast_dtype":
+    """``speed`` (notebook 04's ``logmel_run["speed"]``: e.g. ``{"memory_format": "channels_last", "autocast_dtype":
     "bfloat16", "compiled": True}``) checked -> a plain dict of keyword arguments of :func:`train_logmel_teachers`;
     an unknown key or a bad value is a ValueError naming it. None or ``{}``: every option off."""
     speed = dict(speed or {})
     unknown = sorted(set(speed) - set(CNN_SPEED_OPTIONS))
     if unknown:
-        raise ValueError(f"logmel_speed: unknown option(s) {unknown}; expected some of {list(CNN_SPEED_OPTIONS)}")
+        raise ValueError(
+            f'logmel_run["speed"]: unknown option(s) {unknown}; expected some of {list(CNN_SPEED_OPTIONS)}'
+        )
     memory_format_option(speed.get("memory_format", "contiguous"))
     autocast_dtype_option(speed.get("autocast_dtype"))
     compiled_option(speed.get("compiled", False))
@@ -511,3 +514,33 @@ def ablation_settings(spec: TeacherSpec, batch_sizes, learning_rates, hidden) ->
     arms.update({f"MLP {tuple(h)}": {"hidden": h} for h in hidden if list(h) != list(spec.hidden)})
     arms["adaptive weights"] = {"class_weights": "adaptive"}
     return arms
+
+
+#: The thesis's log-Mel input: 1001 frames (10 s at a 10 ms hop) x 64 Mel bands (Muschiol 2021, §4.2).
+THESIS_FRAMES, THESIS_MELS = 1001, 64
+
+
+def training_flops(
+    architectures,
+    *,
+    n_classes: int,
+    frames: int = THESIS_FRAMES,
+    mels: int = THESIS_MELS,
+    width_scale: int = 1,
+    head: Any = None,
+) -> dict[str, float]:
+    """Floating-point operations of one training step per clip (forward and backward) of each log-Mel CNN
+    (:func:`pate_study.learning.models.logmel_model`; defaults: the thesis's widths and heads on its 1001 x 64
+    input), counted by ``torch.utils.flop_counter.FlopCounterMode`` on the meta device (shapes only: nothing is
+    computed, nothing timed; convolutions and matrix products counted, element-wise operations not). Deterministic:
+    the same architectures give the same numbers on any machine, so they can stand in recorded scalars where a
+    measured step time cannot (a time differs between runs of the same seed)."""
+    out = {}
+    for a in architectures:
+        with torch.device("meta"):
+            model = logmel_model(a, n_classes, width_scale=width_scale, dropout=0.0, head=head)
+            x = torch.zeros(2, frames, mels)  # two clips: the heads' batch norm needs more than one
+        with FlopCounterMode(display=False) as counter:
+            model(x).sum().backward()
+        out[a] = float(counter.get_total_flops()) / 2
+    return out

@@ -1,0 +1,389 @@
+"""Notebook 04's sections (Muschiol 2021, Fig 2.1, Table 4.1, Figs 5.1-5.12, A.1-A.5), one call each.
+
+:func:`data_section` loads the subsets into a :class:`TeacherStudy`; every later section takes that study and the
+notebook's :class:`~pate_study.reporting.outputs.NotebookOutputs`, trains or reads what it needs (:mod:`.pipeline`),
+draws its figures (:mod:`.teacher_figures`), judges its claims (:mod:`.teacher_verdicts`), saves and records them,
+keeps on the study what later sections read, and returns what the notebook cell shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ...reporting.outputs import NotebookOutputs
+from ..student_privacy.notebook_sections import MarkdownText, bullets
+from . import data as as_data
+from . import diagnostics, pipeline, tables, teachers
+from . import teacher_figures as figures
+from . import teacher_verdicts as verdicts
+
+#: The per-class figures' two teachers: Fig A.2/A.4's "baseline" (big 1) and Fig A.3/A.5's "big 10".
+CONCERNED = {"baseline": ("big", 1), "big 10": ("big", 10)}
+
+
+@dataclass
+class TeacherStudy:
+    """What notebook 04's sections share: the subsets and Table 4.1 (:func:`data_section`), the split settings and
+    the seed; then the teachers (:func:`teachers_section`), the ablations (:func:`ablation_section`), the log-Mel CNNs
+    and every item's record (``records``, by item id without the ``muschiol2021-`` prefix) the findings read."""
+
+    datasets: dict
+    table41: pd.DataFrame
+    scale: str
+    stamps: dict[str, str]
+    data_stamp: str
+    teacher_counts: list[int]
+    student_fraction: float
+    val_fraction: float
+    seed: int
+    spec: teachers.TeacherSpec | None = None
+    runs: dict | None = None
+    inputs: dict | None = None
+    teacher_stamp: str = ""
+    ablation: dict | None = None
+    ablation_settings: dict = field(default_factory=dict)
+    synthetic_clips: bool = True
+    records: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def big(self):
+        return self.datasets["big"]
+
+
+def _save(out: NotebookOutputs, fig, item: str, data: str) -> None:
+    """Save ``fig`` under ``item`` (stamped with ``data``) and show it inline."""
+    out.save_figure(fig, item, data=data)
+    plt.show()
+
+
+def _record(study: TeacherStudy, out: NotebookOutputs, item: str, record: dict) -> dict:
+    out.record(item, **record)
+    study.records[item.removeprefix("muschiol2021-")] = record
+    return record
+
+
+def data_section(
+    out: NotebookOutputs,
+    *,
+    data: str,
+    teacher_counts: list[int],
+    student_fraction: float,
+    val_fraction: float,
+    seed: int,
+) -> TeacherStudy:
+    """Table 4.1: the two label subsets (:func:`.data.load_subsets`), their sizes beside the thesis's, saved and
+    recorded; returns the study the later sections share (its ``table41_view`` is what the cell shows)."""
+    datasets = as_data.load_subsets(data, seed=seed)
+    scale, stamps, data_stamp = as_data.source_stamps(datasets)
+    table41 = tables.table_4_1(
+        datasets, teacher_counts=teacher_counts, student_fraction=student_fraction, val_fraction=val_fraction, seed=seed
+    )
+    out.save_table(table41.drop(columns=["verdict_rule"]), "muschiol2021-table4.1", data=data_stamp)
+    study = TeacherStudy(
+        datasets, table41, scale, stamps, data_stamp, list(teacher_counts), student_fraction, val_fraction, seed
+    )
+    _record(study, out, "muschiol2021-table4.1", verdicts.table_4_1_record(table41))
+    return study
+
+
+def table41_view(study: TeacherStudy) -> pd.DataFrame:
+    """Table 4.1 as the notebook shows it (without the rule and reason columns)."""
+    return study.table41.drop(columns=["verdict_rule", "verdict_reason"])
+
+
+def siren_section(study: TeacherStudy, out: NotebookOutputs, *, data: str) -> dict:
+    """Fig 2.1: a siren's log-Mel spectrogram (a real Siren clip when raw audio is prepared, else a stamped
+    synthetic stand-in); an illustration, not comparable."""
+    mel, source = as_data.siren_log_mel(data, seed=study.seed)
+    _save(out, figures.siren_figure(mel), "muschiol2021-fig2.1", source)
+    record = dict(
+        frames=int(mel.shape[0]),
+        mel_bands=int(mel.shape[1]),
+        synthetic=source.startswith("synthetic"),
+        **verdicts.siren_verdict(source, mel.shape).as_record(),
+    )
+    return _record(study, out, "muschiol2021-fig2.1", record)
+
+
+def sampler_section(
+    study: TeacherStudy, out: NotebookOutputs, *, iterations: int, batch_size: int, n_seeds: int
+) -> MarkdownText:
+    """Fig 5.9: the classes the balanced and the random sampler draw from teacher 0's partition of "big 10" in
+    ``iterations`` batches, judged over ``n_seeds`` sampler seeds (:func:`.teacher_verdicts.sampler_item`)."""
+    labels = study.big.splits["bal_train"].labels
+    split = as_data.pool_split(
+        len(labels), student_fraction=study.student_fraction, val_fraction=study.val_fraction, seed=study.seed
+    )
+    part = as_data.teacher_partitions(split, 10, seed=study.seed).train[0]
+    occ, rec = verdicts.sampler_item(
+        labels,
+        part,
+        study.big.class_names,
+        iterations=iterations,
+        batch_size=batch_size,
+        seed=study.seed,
+        n_seeds=n_seeds,
+    )
+    title = f"big 10, teacher 0 ({len(part)} clips): top class balanced = {rec['top_class_balanced']}"
+    data = f"{study.scale}: {study.stamps['big']}; teacher 0 of big 10"
+    _save(out, figures.sampler_figure(occ, iterations, batch_size, title), "muschiol2021-fig5.9", data)
+    _record(study, out, "muschiol2021-fig5.9", rec)
+    return MarkdownText(f"**Fig 5.9: {rec['verdict']}** ({rec['verdict_rule']})")
+
+
+def teachers_section(
+    study: TeacherStudy,
+    *,
+    recipe: dict[str, Any],
+    curve_clips: int,
+    device: str | None,
+    backend: str,
+    teachers_per_task: int | None,
+) -> pd.DataFrame:
+    """The teachers of every ensemble size on both subsets, one stacked training call per ensemble
+    (:func:`.pipeline.teacher_ensembles`; their votes are cached, where notebook 05 reads them). ``recipe``: the
+    :class:`.teachers.TeacherSpec` fields. Returns the ensembles' summary."""
+    spec = teachers.TeacherSpec(**recipe)
+    runs, inputs = pipeline.teacher_ensembles(
+        {s: study.datasets[s] for s in as_data.SUBSETS},
+        spec,
+        study.teacher_counts,
+        student_fraction=study.student_fraction,
+        val_fraction=study.val_fraction,
+        curve_clips=curve_clips,
+        seed=study.seed,
+        device=device,
+        backend=backend,
+        teachers_per_task=teachers_per_task,
+    )
+    study.spec, study.runs, study.inputs = spec, runs, inputs
+    study.teacher_stamp = f"{study.scale}: {study.stamps['big']} / {study.stamps['small']}; " + teachers.spec_stamp(
+        spec
+    )
+    return tables.ensemble_summary(runs, inputs)
+
+
+def teacher_curves_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
+    """Fig 5.1: the mean teacher curves per ensemble size; "fewer clips, lower mAP" judged at every step."""
+    fig = figures.teacher_curves_figure(study.runs, as_data.SUBSETS, study.teacher_counts)
+    _save(out, fig, "muschiol2021-fig5.1", study.teacher_stamp)
+    rec = verdicts.teacher_curves_record(study.runs, as_data.SUBSETS, study.teacher_counts, study.table41)
+    _record(study, out, "muschiol2021-fig5.1", rec)
+    return MarkdownText(f"**Fig 5.1: {rec['verdict']}**")
+
+
+def micro_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
+    """Figs 5.2 / 5.3: micro-averaged PR and ROC curves of each ensemble's teacher 0, judged on intervals over the
+    largest ensemble's teachers and on ``n_boot`` bootstrap resamples of the test clips."""
+    labels = {s: study.inputs[s, 1].Y_test for s in as_data.SUBSETS}
+    fig_pr, fig_roc, auc = figures.micro_curve_figures(study.runs, labels, as_data.SUBSETS, study.teacher_counts)
+    rec52, rec53 = verdicts.micro_curve_records(
+        study.runs, auc, as_data.SUBSETS, study.teacher_counts, labels, n_boot=n_boot, seed=study.seed
+    )
+    data = study.teacher_stamp + "; selected checkpoints (not iteration 30,000)"
+    for item, fig, rec in (("muschiol2021-fig5.2", fig_pr, rec52), ("muschiol2021-fig5.3", fig_roc, rec53)):
+        _save(out, fig, item, data)
+        _record(study, out, item, rec)
+    return MarkdownText(f"**Fig 5.2: {rec52['verdict']}; Fig 5.3: {rec53['verdict']}**")
+
+
+def similar_teachers_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
+    """Fig 5.6: every teacher of "big 10"; "no significant difference between the teachers" judged on their spread
+    against the test set's noise (:func:`.teacher_verdicts.similar_teachers_record`)."""
+    run = study.runs["big", 10]
+    _save(out, figures.all_teachers_figure(run), "muschiol2021-fig5.6", study.teacher_stamp)
+    rec = verdicts.similar_teachers_record(run, study.inputs["big", 10].Y_test, n_boot=n_boot, seed=study.seed)
+    _record(study, out, "muschiol2021-fig5.6", rec)
+    return MarkdownText(f"**Fig 5.6: {rec['verdict']}** {rec['verdict_reason']}")
+
+
+def ablation_section(
+    study: TeacherStudy,
+    *,
+    batch_sizes: list[int],
+    learning_rates: list[float],
+    settings: dict[str, Any],
+    curve_clips: int,
+    device: str | None,
+    backend: str,
+    teachers_per_task: int | None,
+) -> pd.DataFrame:
+    """The ablation arms on "big 10" (:func:`.teachers.ablation_settings`, :func:`.pipeline.ablation_arms`): its
+    first ``settings["teachers"]`` teachers, ``settings["seeds"]`` training seeds each, one stacked call per arm.
+    ``settings``: ``teachers``, ``seeds``, ``hidden`` (the MLP sizes), ``weight_max``, ``temperature`` (the
+    adaptive class weights' bound and scale, :class:`.teachers.TeacherSpec`). Returns the arms' table."""
+    spec = study.spec.replace(weight_max=settings["weight_max"], weight_temperature=settings["temperature"])
+    arms = teachers.ablation_settings(spec, batch_sizes, learning_rates, settings["hidden"])
+    study.ablation = pipeline.ablation_arms(
+        study.inputs["big", 10],
+        spec,
+        arms,
+        n_teachers=settings["teachers"],
+        seeds=settings["seeds"],
+        curve_clips=curve_clips,
+        device=device,
+        backend=backend,
+        teachers_per_task=teachers_per_task,
+    )
+    study.ablation_settings = dict(settings, batch_sizes=list(batch_sizes), learning_rates=list(learning_rates))
+    return tables.ablation_table(study.ablation)
+
+
+def ablation_figures_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
+    """Figs 5.7, 5.8, 5.10, 5.12, 5.11: each ablation's curves (the recipe arm labelled with its value, every arm's
+    steps in the stamp) and its claims (:func:`.teacher_verdicts.ablation_records`)."""
+    s = study.ablation_settings
+    items = verdicts.ablation_records(
+        study.ablation, study.spec, s["batch_sizes"], s["learning_rates"], s["weight_max"], s["temperature"]
+    )
+    lines = []
+    for item, arm_names, title, rec in items:
+        n = s["teachers"] * s["seeds"]
+        stamp = (
+            f"{study.teacher_stamp}; big 10, first {s['teachers']} teachers x {s['seeds']} training seeds; "
+            + figures.arm_steps_stamp(study.ablation, arm_names)
+        )
+        _save(out, figures.ablation_figure(study.ablation, arm_names, title, n), item, stamp)
+        _record(study, out, item, rec)
+        lines.append(f"{item.removeprefix('muschiol2021-')} ({title}): **{rec['verdict']}**")
+    return bullets(lines)
+
+
+def logmel_section(
+    study: TeacherStudy,
+    out: NotebookOutputs,
+    *,
+    clips: dict[str, Any],
+    training: dict[str, Any],
+    head: list[int] | None,
+    imagenet_weights: dict,
+    device: str | None,
+    backend: str,
+    teachers_per_task: int | None,
+) -> MarkdownText:
+    """Figs 5.4 / 5.5: the log-Mel CNNs (:func:`.pipeline.logmel_arms`), and Fig 5.4's "ResNets train up to five
+    times faster than VGG" on the CNNs' training work per clip at the thesis's widths and input
+    (:func:`.teachers.training_flops`, deterministic). ``clips``: ``data``, ``architectures``, ``clips``,
+    ``classes``; ``training``: ``frames``, ``width_scale``, ``teachers``, ``steps``, ``eval_every``, ``lr``,
+    ``speed`` (the CNNs' speed options)."""
+    arch, t = clips["architectures"], training
+    X, Y, source = as_data.load_logmel_clips(
+        clips["data"], "big", n_clips=clips["clips"], n_classes=clips["classes"], frames=t["frames"], seed=study.seed
+    )
+    parts, val, test = as_data.logmel_test_split(
+        len(Y),
+        student_fraction=study.student_fraction,
+        val_fraction=study.val_fraction,
+        n_teachers=t["teachers"],
+        seed=study.seed,
+    )
+    spec = study.spec.replace(steps=t["steps"], eval_every=t["eval_every"], lr=t["lr"])
+    logmel = pipeline.logmel_arms(
+        arch,
+        X,
+        Y,
+        parts,
+        val,
+        test,
+        spec,
+        imagenet_weights=imagenet_weights,
+        width_scale=t["width_scale"],
+        head=head,
+        seed=study.seed,
+        device=device,
+        backend=backend,
+        teachers_per_task=teachers_per_task,
+        speed=t["speed"],
+    )
+    stamp = teachers.logmel_stamp(source, t["width_scale"], head, t["steps"], t["teachers"], t["speed"])
+    flops = teachers.training_flops(arch, n_classes=len(study.big.class_names))
+    study.synthetic_clips = clips["data"] == "synthetic"
+    fig54 = figures.logmel_figure(logmel, [(a, "random init") for a in arch], "log-Mel CNNs")
+    _save(out, fig54, "muschiol2021-fig5.4", stamp)
+    hidden = study.ablation_settings["hidden"]
+    rec54 = verdicts.architecture_record(
+        logmel, arch, study.synthetic_clips, study.ablation, hidden, list(study.spec.hidden), flops
+    )
+    _record(study, out, "muschiol2021-fig5.4", rec54)
+    arms55 = [k for k in logmel if k[0] == arch[0]]
+    note = "" if len(arms55) > 1 else "; no ImageNet weights given: random-init arm only"
+    fig55 = figures.logmel_figure(logmel, arms55, "transfer learning", with_init=True)
+    _save(out, fig55, "muschiol2021-fig5.5", stamp + note)
+    rec55 = _record(study, out, "muschiol2021-fig5.5", verdicts.transfer_record(logmel, arms55))
+    return bullets(
+        [
+            f"Fig 5.4: **{rec54['verdict']}** (curves: {rec54['verdict_curves']}; ResNets up to five times faster, "
+            f"on counted work: {rec54['verdict_speed']})",
+            f"Fig 5.5: **{rec55['verdict']}**",
+        ]
+    )
+
+
+def class_ap_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
+    """Fig A.1: the big baseline's AP per class beside its training clips; "no correlation" judged on a bootstrap
+    over the classes."""
+    ap, names = study.runs["big", 1].class_ap[0], study.big.class_names
+    counts = study.inputs["big", 1].Y[study.inputs["big", 1].teacher_pool].sum(0)
+    _save(
+        out, figures.class_ap_figure(ap, counts, names), "muschiol2021-figA.1", study.teacher_stamp + "; big baseline"
+    )
+    rec = _record(study, out, "muschiol2021-figA.1", verdicts.class_ap_record(ap, counts, names, seed=study.seed))
+    return MarkdownText(f"**Fig A.1: {rec['verdict']}**")
+
+
+def class_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
+    """Figs A.2 / A.3: teacher 0 of the baseline and of "big 10" scored per class at every evaluation of its run
+    (:func:`.teachers.class_ap_at_evaluations`); the headline values at its selected checkpoint, judged on a paired
+    bootstrap of the test clips."""
+    runs, inputs = study.runs, study.inputs
+    curves = {key: teachers.class_ap_at_evaluations(inputs[k], runs[k], study.spec) for key, k in CONCERNED.items()}
+    selected = {key: (runs[k].class_ap[0], runs[k].best_step[0]) for key, k in CONCERNED.items()}
+    groups = {key: diagnostics.ranked_classes(ap) for key, (ap, _) in selected.items()}
+    test = {key: (inputs[k].Y_test, runs[k].probabilities[0]) for key, k in CONCERNED.items()}
+    recs = verdicts.class_curve_records(
+        curves, selected, groups, study.big.class_names, test, n_boot=n_boot, seed=study.seed
+    )
+    for item, key, rec in zip(("muschiol2021-figA.2", "muschiol2021-figA.3"), CONCERNED, recs):
+        fig = figures.class_curves_figure(*curves[key][::-1], groups[key], study.big.class_names, key)
+        data = (
+            f"{study.teacher_stamp}; {key}, teacher 0 (trained alone) at each of its {rec['evaluations']} "
+            f"evaluations; classes ranked at the selected step {rec['selected_step']}"
+        )
+        _save(out, fig, item, data)
+        _record(study, out, item, rec)
+    return MarkdownText(f"**Fig A.2: {recs[0]['verdict']}; Fig A.3: {recs[1]['verdict']}**")
+
+
+def class_roc_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
+    """Figs A.4 / A.5: per-class ROC curves of teacher 0 (the figure), the claims over every teacher of the
+    ensemble and a bootstrap of the test clips (:func:`.teacher_verdicts.class_roc_record`)."""
+    lines = []
+    for item, key in (("muschiol2021-figA.4", "baseline"), ("muschiol2021-figA.5", "big 10")):
+        run, labels = study.runs[CONCERNED[key]], study.inputs[CONCERNED[key]].Y_test
+        fig = figures.class_roc_figure(labels, run.probabilities[0], study.big.class_names, key)
+        _save(out, fig, item, study.teacher_stamp + f"; {key}, teacher 0, selected checkpoint")
+        rec = verdicts.class_roc_record(labels, run.probabilities, key, n_boot=n_boot, seed=study.seed)
+        _record(study, out, item, rec)
+        lines.append(f"{item.removeprefix('muschiol2021-')}: **{rec['verdict']}**")
+    return bullets(lines)
+
+
+def findings_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
+    """The findings, each computed from this run (:func:`.teacher_verdicts.teacher_findings`), recorded and shown."""
+    lines = verdicts.teacher_findings(
+        study.table41,
+        study.runs,
+        study.ablation,
+        study.records,
+        study.teacher_counts,
+        study.spec.steps,
+        diagnostics.min_clips_per_class(study.big.splits["bal_train"].labels),
+        study.synthetic_clips,
+    )
+    text = "\n".join(lines)
+    out.record("findings", n_lines=len(lines), text=text)
+    return MarkdownText(text)
