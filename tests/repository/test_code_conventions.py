@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 LAB_NOTEBOOKS = {"00_dp_primer", "07_pate2018_lab"}
 STUDY_LIMIT, LAB_LIMIT = 150, 300
