@@ -163,6 +163,15 @@ def pool_weights(n_queries: int, n_boot: int, seed: int) -> np.ndarray:
     return unc.bootstrap_weights(unc.bootstrap_rows(int(n_queries), int(n_boot), int(seed)))
 
 
+#: Table 5.4's label of a release without the confidence check (its ``th_c`` column; the configurations say None).
+NO_CHECK = "None"
+
+
+def check_label(confidence: float | str | None) -> str:
+    """A confidence threshold as Table 5.4's ``th_c`` key: :data:`NO_CHECK` for None (no check), else ``0.4``."""
+    return NO_CHECK if confidence is None or confidence == NO_CHECK else f"{float(confidence):g}"
+
+
 def threshold_label(th: Any) -> str:
     """A threshold as a table key: "adaptive" or its value (``0.2``)."""
     return th if isinstance(th, str) else f"{th:g}"
@@ -738,7 +747,7 @@ def table_5_4_privacy(
     return {
         "n_samples": n_queries,
         "th_e": threshold_label(threshold),
-        "th_c": "None" if confidence is None else f"{confidence:g}",
+        "th_c": check_label(confidence),
         "eps_data_dependent": dd,
         "order": spent.order,
         "eps_thesis_grid": thesis_grid(fn, **kw).epsilon,

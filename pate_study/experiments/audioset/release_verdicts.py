@@ -19,7 +19,7 @@ from pate_study.reporting.claims import Claim, analytic, source_inconsistency
 from pate_study.reporting.registry import published
 from pate_study.reporting.verdicts import Verdict, agrees, combine, differs, not_comparable
 
-from .release import A11_FIXED_PARTNER, DELTA
+from .release import A11_FIXED_PARTNER, DELTA, check_label
 from .students import sigma_sweep_record
 from .tables import tolerance_summary
 from .verdict_rules import (
@@ -1295,16 +1295,18 @@ def table_5_4_record(
 
 
 #: Figs 5.17-5.19: which Table 5.4 rows each plots (th_e, th_c values)
-STUDENT_FIGURES = (
-    ("muschiol2021-fig5.17", "0.2", ("None",)),
-    ("muschiol2021-fig5.18", "0.2", ("0.4",)),
-    ("muschiol2021-fig5.19", "adaptive", ("0.4",)),
+#: Figs 5.17-5.19's configurations: (item, th_e label, confidence thresholds; None: no confidence check).
+STUDENT_FIGURES: tuple[tuple[str, str, tuple[float | None, ...]], ...] = (
+    ("muschiol2021-fig5.17", "0.2", (None,)),
+    ("muschiol2021-fig5.18", "0.2", (0.4,)),
+    ("muschiol2021-fig5.19", "adaptive", (0.4,)),
 )
 
 
 def student_rows(t54: pd.DataFrame, th: str, thcs) -> pd.DataFrame:
-    """The Table 5.4 rows of one of Figs 5.17-5.19 (all rows when a profile did not run that configuration)."""
-    sub = t54[(t54["th_e"] == th) & t54["th_c"].isin(list(thcs))]
+    """The Table 5.4 rows of one of Figs 5.17-5.19 (``thcs``: confidence thresholds, None for no check; all rows
+    when a profile did not run that configuration)."""
+    sub = t54[(t54["th_e"] == th) & t54["th_c"].isin([check_label(c) for c in thcs])]
     return t54 if sub.empty else sub
 
 
@@ -1490,7 +1492,7 @@ def _check_claims(
     metric mAP ... less than 10 % in all cases": per σ_e, mAP with / without − 1 in [0, 10 %] (a loss is not "below
     10 %"), every step on the Welch interval of the difference relative to the mAP without."""
     same = t54[t54["th_e"] == th]
-    with_c = same[same["th_c"].isin(list(thcs))].groupby("n_samples")["eps_data_dependent"].min()
+    with_c = same[same["th_c"].isin([check_label(c) for c in thcs])].groupby("n_samples")["eps_data_dependent"].min()
     no_check = same["th_c"].isna() | (same["th_c"].astype(str) == "None")
     without = same[no_check].groupby("n_samples")["eps_data_dependent"].min()
     ratio = {f"n={int(n)}": float(with_c[n] / without[n]) for n in sorted(set(with_c.index) & set(without.index))}
