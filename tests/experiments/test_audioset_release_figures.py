@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pate_study.experiments.audioset import figures, release, release_verdicts
+from pate_study.experiments.audioset import figures, release, release_verdicts, teachers
 
 
 def _frontier():
@@ -90,3 +90,25 @@ def test_student_figures_say_no_check_with_none_and_pick_the_tables_rows_by_it()
     assert no_check == (None,)
     assert list(release_verdicts.student_rows(t54, "0.2", no_check)["map"]) == [0.1]
     assert list(release_verdicts.student_rows(t54, "0.2", (0.4,))["map"]) == [0.2]  # the check's row, not the other
+
+
+def _info(kind):
+    return dict(
+        data="some embeddings",
+        kind=kind,
+        teacher_pool=6214,
+        validation=777,
+        query_pool=5000,
+        test=2722,
+        n_labels=161,
+        best_step={5: np.array([10])},
+        steps={5: 10},
+    )
+
+
+def test_stamps_say_reduced_scale_on_real_data_and_not_on_a_synthetic_stand_in():
+    spec = teachers.teacher_spec(hidden=(8,), steps=10, eval_every=10)
+    real, _ = release_verdicts.setup_record(_info("real"), spec, [5])
+    synthetic, _ = release_verdicts.setup_record(_info("synthetic"), spec, [5])
+    assert real.startswith("real data at reduced scale") and "reduced scale" not in synthetic
+    assert "reduced scale" in release_verdicts.small_stamp(_info("real"))

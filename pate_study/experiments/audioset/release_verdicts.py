@@ -718,7 +718,8 @@ def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]
     """Notebook 05's data stamp (what every output says it was computed from) and its recorded set-up: split sizes,
     mean selected step and the share of teachers whose best checkpoint was their last step (still improving)."""
     data = (
-        f"{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,} bal_train clips, validation "
+        f"{scale_prefix(info)}{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,} bal_train "
+        f"clips, validation "
         f"{info['validation']:,}; up to {spec.steps} steps (early stop: {spec.patience} evaluations), {spec.sampler} "
         f"sampler, mixup {spec.mixup_alpha}); query pool {info['query_pool']:,}, test {info['test']:,} eval clips"
     )
@@ -737,11 +738,18 @@ def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]
     return data, record
 
 
+def scale_prefix(info: dict) -> str:
+    """What every stamp of notebook 05 opens with on real data: "reduced scale" (embedding-MLP teachers on a few
+    thousand released clips, not the thesis's ResNets on ~274k crawled ones); nothing on a synthetic stand-in, whose
+    own description says what it is."""
+    return "real data at reduced scale: " if info.get("kind") == "real" else ""
+
+
 def small_stamp(info: dict) -> str:
     """The data stamp of the "small" subset's tables (A.1-A.3)."""
     return (
-        f"{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,}); query pool "
-        f"{info['query_pool']:,}, test {info['test']:,}"
+        f"{scale_prefix(info)}{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,}); "
+        f"query pool {info['query_pool']:,}, test {info['test']:,}"
     )
 
 
