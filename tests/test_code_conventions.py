@@ -42,7 +42,6 @@ NOT_YET_ONE_CALL_PER_CELL = {
     "00_dp_primer": "a lab: its exercise cells hold the student's own code (the lab rules above apply)",
     "07_pate2018_lab": "a lab: its exercise cells hold the student's own code (the lab rules above apply)",
     "04_audioset_teachers": "rebuilt under the uncertainty model, in this style",
-    "05_audioset_multilabel": "rebuilt under the uncertainty model, in this style",
 }
 
 
