@@ -75,8 +75,10 @@ def study_config(
     learning_rate: float,
     student_features: str,
     seed: int,
+    n_teacher_seeds: int = 1,
 ) -> StudyConfig:
-    """The :class:`StudyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students)."""
+    """The :class:`StudyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students);
+    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudyConfig`)."""
     model = EnsembleConfig(
         task="multiclass",
         in_features=n_features,
@@ -108,6 +110,7 @@ def study_config(
         min_teacher_train=min_teacher_beats,
         disjoint_students=design.disjoint_students,
         seed=seed,
+        n_teacher_seeds=n_teacher_seeds,
     )
 
 

@@ -123,8 +123,8 @@ def teacher_design(result) -> str:
     if n < 2:
         return "one teacher ensemble (its seed not replicated)"
     return (
-        f"the {result.config.n_students} students nested in {n} teacher ensembles (own seed and partition each;"
-        f" t-interval of the {n} ensemble means, {n - 1} df)"
+        f"the {result.config.n_students} students nested in {n} teacher ensembles, each its own seed and partition:"
+        f" mean and t-interval of the {n} ensemble means, {n - 1} df"
     )
 
 

@@ -81,8 +81,10 @@ def study_config(
     learning_rate: float,
     student_features: str,
     seed: int,
+    n_teacher_seeds: int = 1,
 ) -> StudyConfig:
-    """The MAKE study's :class:`StudyConfig` (teachers read sparse TF-IDF; students their dense rows)."""
+    """The MAKE study's :class:`StudyConfig` (teachers read sparse TF-IDF; students their dense rows);
+    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudyConfig`)."""
     teacher = EnsembleConfig(
         task="binary",
         in_features=n_features,
@@ -114,6 +116,7 @@ def study_config(
         feature_scale=float(n_features),
         min_teacher_train=min_teacher_samples,
         seed=seed,
+        n_teacher_seeds=n_teacher_seeds,
     )
 
 
