@@ -12,6 +12,7 @@ from pate_study.experiments.student_privacy import (
     ecg_sections,
     figures,
     notebook_sections,
+    splits,
     tables,
     web,
     web_sections,
@@ -836,3 +837,49 @@ def test_table1_median_interval_resamples_the_teacher_ensembles(monkeypatch):
     assert unc.TEACHER_SEED in e.sources and not e.unreplicated and e.method == "percentile bootstrap"
     one = ecg.median_estimate(_arms({"eps_moments_int": {"0.1": [5.0, 9.0, 5.1], NO: [6.0] * 3}}), "0.1")
     assert one.unreplicated == (unc.TEACHER_SEED,)
+
+
+def test_duplicate_shares_read_the_rows_of_each_students_own_teacher_ensemble(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
+    pools = study.web_pools("synthetic", seed=0, student_pool_size=1000, split="row")
+    config = web.study_config(
+        n_features=pools.n_features,
+        n_teachers=4,
+        teacher_samples=60,
+        teacher_threshold_samples=30,
+        min_teacher_samples=25,
+        student_queries=60,
+        student_threshold=30,
+        student_validation=100,
+        levels=[None],
+        n_students=2,
+        gamma=0.05,
+        delta=1e-5,
+        max_integer_order=8,
+        hidden=[8],
+        max_epochs=1,
+        batch_size=32,
+        learning_rate=0.003,
+        student_features="clean",
+        seed=0,
+        n_teacher_seeds=2,
+    )
+    result = study.run_study(pools.X_teacher, pools.y_teacher, pools.X_student, pools.y_student, config, progress=False)
+    # URL ids with no repeats on the teachers' side (student row i "shares a URL" with teacher row i): a share then
+    # depends on which teacher rows an ensemble holds
+    n_teacher = len(pools.y_teacher)
+    pools = dataclasses.replace(
+        pools, teacher_urls=np.arange(n_teacher), student_urls=np.arange(len(pools.y_student)) % n_teacher
+    )
+    shares = splits.duplicate_shares(pools, result)
+    for k, rows in enumerate(result.student_rows[NO]):
+        parts = study.teacher_partitions(len(pools.y_teacher), result.config, k % 2)
+        used = np.concatenate([parts.train.ravel(), parts.threshold.ravel()])
+        expected = np.isin(pools.student_urls[rows.queries], pools.teacher_urls[used]).mean()
+        assert shares.loc[k, "query_url_in_teachers"] == pytest.approx(expected)
+    # ensemble 0's rows would give student 1 another share: the two ensembles hold different rows
+    parts = study.teacher_partitions(len(pools.y_teacher), result.config, 0)
+    used = np.concatenate([parts.train.ravel(), parts.threshold.ravel()])
+    rows = result.student_rows[NO][1]
+    other = np.isin(pools.student_urls[rows.queries], pools.teacher_urls[used]).mean()
+    assert shares.loc[1, "query_url_in_teachers"] != pytest.approx(other)
