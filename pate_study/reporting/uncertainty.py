@@ -69,6 +69,8 @@ SAMPLER_SEED = "sampler seed"
 RELEASE_NOISE = "release-noise draw"
 STUDENT_SEED = "student training seed"
 TEST_SET = "test examples"
+#: the released queries of a PATE release, resampled to score a noisy release against the noise-free one
+POOL_QUERIES = "pool queries"
 
 
 @dataclass(frozen=True)
@@ -133,12 +135,10 @@ class Estimate:
                 what = ", ".join(self.sources) or "no source"
                 text = f"{interval} over {self.n_boot} bootstrap resamples of {what} (percentile, {level})"
             else:
-                replicated = ", ".join(s for s in self.sources if s != TEST_SET) or "no source"
-                boot = (
-                    f" and {self.n_boot} bootstrap resamples of {TEST_SET}"
-                    if self.method == "t-interval + percentile bootstrap"
-                    else ""
-                )
+                combined = self.method == "t-interval + percentile bootstrap"
+                # a combined interval's last source is the one its bootstrap resamples (combined_interval)
+                replicated = ", ".join(self.sources[:-1] if combined else self.sources) or "no source"
+                boot = f" and {self.n_boot} bootstrap resamples of {self.sources[-1]}" if combined else ""
                 text = (
                     f"{interval} over {self.n_replicates} replicate{'s' if self.n_replicates != 1 else ''} of "
                     f"{replicated}{boot} ({self.method}, {level})"
@@ -322,12 +322,14 @@ def combined_interval(
     *,
     level: float = LEVEL,
     unreplicated: Sequence[str] = (),
+    resampled: str = TEST_SET,
 ) -> Estimate:
     """The :class:`Estimate` of a mean over ``R`` replicates of ``sources`` that share one test set:
     ``replicates`` ``[R]`` on the full test set, ``draws`` ``[n_boot, R]`` on the same resampled rows
     (:func:`bootstrap_rows`). Interval: the t-interval half-width and the percentile bootstrap's half-widths of the
     replicate mean added in quadrature, per side (module docstring). With ``R = 1`` it is the bootstrap alone and
-    the replicated sources are reported as not replicated."""
+    the replicated sources are reported as not replicated. ``resampled`` names what the bootstrap resamples (the
+    test examples, or e.g. :data:`POOL_QUERIES`); it is the estimate's last source."""
     r = _as_array(replicates, "replicates").ravel()
     d = _as_array(draws, "draws").reshape(-1, r.size)
     mean, low, high = (float(x) for x in combined_bounds(r, d, level))
@@ -337,7 +339,7 @@ def combined_interval(
             min(low, mean),
             max(high, mean),
             1,
-            (TEST_SET,),
+            (resampled,),
             "percentile bootstrap",
             level,
             d.shape[0],
@@ -348,7 +350,7 @@ def combined_interval(
         low,
         high,
         int(r.size),
-        (*sources, TEST_SET),
+        (*sources, resampled),
         "t-interval + percentile bootstrap",
         level,
         d.shape[0],

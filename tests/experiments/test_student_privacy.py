@@ -580,11 +580,9 @@ def test_fig10_carries_its_own_reason_not_fig9s(small_study):
 
 
 # ------------------------------------------------------------------------------------- the notebooks' sections
-def test_noise_levels_and_markdown_text():
+def test_noise_levels():
     assert notebook_sections.noise_levels([0.1, 0.5], True) == [0.1, 0.5, None]
     assert notebook_sections.noise_levels((0.1,), False) == [0.1]
-    text = notebook_sections.bullets(["stamp", "pools"])
-    assert text == "* stamp\n* pools" and text._repr_markdown_() == text
 
 
 def test_record_verdicts_records_each_under_both_sources_ids_and_returns_markdown(tmp_path):

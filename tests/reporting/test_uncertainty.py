@@ -90,6 +90,13 @@ def test_render_is_estimate_interval_replicates_sources():
     assert b.render(".1f") == "0.5 [0.4, 0.6] over 3 bootstrap resamples of classes (percentile, 95%)"
     c = u.combined_interval([0.1, 0.2, 0.15], np.array([[0.1, 0.2, 0.15], [0.12, 0.21, 0.16]]), [u.STUDENT_SEED])
     assert "over 3 replicates of student training seed and 2 bootstrap resamples of test examples" in c.render()
+    pool = u.combined_interval(
+        [0.1, 0.2, 0.15], np.array([[0.1, 0.2, 0.15], [0.12, 0.21, 0.16]]), [u.RELEASE_NOISE], resampled=u.POOL_QUERIES
+    )
+    assert "over 3 replicates of release-noise draw and 2 bootstrap resamples of pool queries" in pool.render()
+    assert pool.sources == (u.RELEASE_NOISE, u.POOL_QUERIES)
+    one = u.combined_interval([0.1], np.array([[0.1], [0.12]]), [u.RELEASE_NOISE], resampled=u.POOL_QUERIES)
+    assert one.sources == (u.POOL_QUERIES,) and one.unreplicated == (u.RELEASE_NOISE,)
 
 
 def test_map_and_ratio_keep_the_interval_ordered():
