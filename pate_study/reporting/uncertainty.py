@@ -59,9 +59,12 @@ METHODS = (
     "exact",
     "none",
     "t-interval of cluster means",
+    "central range of draws",
 )
 #: The method of :func:`clustered_interval` (one of :data:`METHODS`).
 CLUSTER_METHOD = "t-interval of cluster means"
+#: The method of :func:`one_run_range` (one of :data:`METHODS`): where one run falls, not an interval for a mean.
+ONE_RUN_METHOD = "central range of draws"
 
 #: The random sources a comparison may name (free text is allowed; these are the usual ones).
 TEACHER_SEED = "teacher training seed and partition"
@@ -130,6 +133,12 @@ class Estimate:
                 text = (
                     f"{interval} over {self.n_replicates} replicates of {outer} with {self.n_units} replicates of"
                     f" {inner} nested in them ({self.method}, {self.n_replicates - 1} df, {level})"
+                )
+            elif self.method == ONE_RUN_METHOD:
+                what = ", ".join(self.sources) or "no source"
+                text = (
+                    f"{interval}: where one run falls, the central {level} of {self.n_replicates} draws of {what}"
+                    " (median and empirical quantiles)"
                 )
             elif self.method == "percentile bootstrap":
                 what = ", ".join(self.sources) or "no source"
@@ -356,6 +365,18 @@ def combined_interval(
         d.shape[0],
         tuple(unreplicated),
     )
+
+
+def one_run_range(draws: Any, sources: Sequence[str], level: float = LEVEL) -> Estimate:
+    """Where *one run* of a randomised mechanism falls: the central ``level`` range of ``R`` draws of its outcome
+    (empirical quantiles (1 ± level)/2, numpy's linear rule; the value is the median). Not an interval for a mean:
+    the range a single run's number lands in, for asking whether a printed number can be one run of the mechanism
+    (a claim of kind ``"one-run"`` in :mod:`pate_study.reporting.claims`). ``draws``: ``[R]`` finite, ``R >= 2``."""
+    d = _as_array(draws, "draws").ravel()
+    if d.size < 2 or not np.all(np.isfinite(d)):
+        raise ValueError(f"draws: expected at least 2 finite draws, got {d.size}")
+    lo, median, hi = (float(x) for x in np.quantile(d, [(1 - level) / 2, 0.5, (1 + level) / 2]))
+    return Estimate(median, lo, hi, int(d.size), tuple(sources), ONE_RUN_METHOD, level)
 
 
 def exact(value: float) -> Estimate:
