@@ -15,7 +15,15 @@ from pate_study.reporting.registry import published
 
 from .data import TEACHER_COUNTS, pool_split
 from .diagnostics import curve_stats
-from .release import CONFIDENCE_LEVELS, THRESHOLDS, noise_free_confident, noise_free_release, prf, threshold_label
+from .release import (
+    CONFIDENCE_LEVELS,
+    THRESHOLDS,
+    noise_free_confident,
+    noise_free_release,
+    pool_weights,
+    prf,
+    threshold_label,
+)
 from .teacher_verdicts import table_4_1_verdict
 from .votes import CachedVotes, vote_fractions
 
@@ -293,14 +301,52 @@ def paper_beside(ours: pd.DataFrame, item_id: str, keys: Sequence[str], columns:
     return ours.merge(paper, on=list(keys), how="left")
 
 
+def frequency_order(label_counts: np.ndarray) -> np.ndarray:
+    """The classes with at least one label, most frequent first (ties in class order): Fig A.6 shows the first and
+    the last ``k``."""
+    counts = np.asarray(label_counts)
+    present = np.flatnonzero(counts > 0)
+    return present[np.argsort(-counts[present], kind="stable")]
+
+
+def rare_prediction_draws(
+    cv: CachedVotes,
+    thresholds: Sequence[Any] = THRESHOLDS,
+    k: int = 5,
+    *,
+    n_boot: int,
+    seed: int,
+    vote: str = "probability",
+) -> dict[str, dict[str, Any]]:
+    """Fig A.6's claims' numbers with their bootstrap over the pool queries: per threshold (its label), ``"value"``,
+    the noise-free ensemble's positive predictions of the ``k`` least frequent classes of the pool
+    (:func:`frequency_order`), and ``"draws"``, the same count on each of ``n_boot`` resamples of the pool queries
+    (:func:`.release.pool_weights` from ``seed``, the rows every threshold shares), the ``k`` least frequent classes
+    chosen again in each resample (which classes are rarest is itself a property of the finite pool; Efron &
+    Tibshirani 1993, ch. 6). Noise-free: no release-noise draw behind the counts."""
+    labels = np.asarray(cv.pool_labels, dtype=np.float64)
+    weights = pool_weights(len(labels), n_boot, seed)  # [n_boot, n_pool]
+    rare = frequency_order(labels.sum(0))[-k:]
+    rare_draws = [frequency_order(c)[-k:] for c in weights @ labels]
+    m = vote_fractions(cv.pool_probabilities, vote)
+    out = {}
+    for th in thresholds:
+        predicted = noise_free_release(m, th).astype(np.float64)
+        per_class = weights @ predicted  # [n_boot, n_classes]
+        out[threshold_label(th)] = {
+            "value": float(predicted[:, rare].sum()),
+            "draws": np.array([per_class[b, r].sum() for b, r in enumerate(rare_draws)]),
+        }
+    return out
+
+
 def prediction_counts(
     cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k: int = 5, vote: str = "probability"
 ) -> pd.DataFrame:
     """Fig A.6: for the k most and k least frequent classes of the pool, the true label count and the
     noise-free ensemble's number of positive predictions per threshold."""
     counts = cv.pool_labels.sum(0)
-    present = np.flatnonzero(counts > 0)
-    order = present[np.argsort(-counts[present], kind="stable")]
+    order = frequency_order(counts)
     chosen = np.concatenate([order[:k], order[-k:]])
     m = vote_fractions(cv.pool_probabilities, vote)
     rows = []
