@@ -111,6 +111,23 @@ def test_table_5_1_selects_best_f1_threshold_and_perfect_teachers_score_one():
     assert t52["f1"].max() == pytest.approx(row["ensemble_f1"])
 
 
+def test_table_5_1_drops_absent_classes_like_tables_5_2_and_5_3_and_keeps_the_all_classes_value_beside():
+    """Classes 3-5 have no label and no prediction in the pool: on the present classes (PRESENT_CLASSES) perfect
+    teachers score 1, averaged over all six classes 0.5; the best threshold is chosen on the present classes."""
+    y = np.zeros((40, 6), dtype=bool)
+    y[np.arange(40), np.arange(40) % 3] = True
+    cv = _cv(np.broadcast_to(y * 0.9 + 0.05, (3, 40, 6)), y)
+    row = tables.table_5_1({3: cv}).iloc[0]
+    assert row["ensemble_f1"] == pytest.approx(1.0) and row["teacher_avg_f1"] == pytest.approx(1.0)
+    assert row["ensemble_f1_all_classes"] == pytest.approx(0.5) and row["teacher_avg_f1_all_classes"] == 0.5
+    assert row["ensemble_precision"] == row["ensemble_recall"] == pytest.approx(1.0)
+    synthetic = votes.synthetic_votes(10, n_pool=300, n_test=20, n_labels=15, seed=1)
+    t52 = tables.table_5_2({10: synthetic})
+    best = tables.table_5_1({10: synthetic}, t52=t52).iloc[0]
+    assert best["ensemble_f1"] == pytest.approx(t52["f1_present"].max())
+    assert best["ensemble_threshold"] == t52.loc[t52["f1_present"].idxmax(), "threshold"]
+
+
 def test_prediction_counts_picks_most_and_least_frequent():
     cv = votes.synthetic_votes(10, n_pool=400, n_test=20, n_labels=15, seed=0)
     pc = tables.prediction_counts(cv, k=3)

@@ -269,7 +269,7 @@ ENSEMBLE_CLAIMS = {
     "single": Claim(
         "no ensemble beats the single model on all data (best-threshold F1 and raw mAP)",
         "Muschiol 2021, Table 5.1 / §5.2: the single model on all data above every ensemble",
-        "min over ensembles and over (best F1, raw mAP) of single model − ensemble",
+        f"min over ensembles and over (best F1, raw mAP) of single model − ensemble (F1: {PRESENT_CLASSES})",
         "direction",
         (POOL,),
     ),
@@ -283,7 +283,7 @@ ENSEMBLE_CLAIMS = {
     "beats teacher": Claim(
         "the ensemble beats its average teacher (F1 at the ensemble's best threshold)",
         "Muschiol 2021, Table 5.1: 0.228 vs 0.167, 0.204 vs 0.136, 0.173 vs 0.112",
-        "ensemble best-threshold F1 − its average teacher's F1 at that threshold",
+        f"ensemble best-threshold F1 − its average teacher's F1 at that threshold ({PRESENT_CLASSES})",
         "every-step",
         (POOL,),
     ),
@@ -768,7 +768,9 @@ def _claim_row(claims: pd.DataFrame, text: str) -> pd.Series:
 def table_5_1_record(
     t51: pd.DataFrame, claims: pd.DataFrame, kind: str, scale: dict, tolerance: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Table 5.1: the single model's and the best ensemble's mAP / F1, the claims' verdicts (:func:`ensemble_claims`),
+    """Table 5.1: the single model's and the best ensemble's mAP / F1 (F1 on
+    :data:`pate_study.learning.metrics.PRESENT_CLASSES`, stated as ``f1_convention``), the claims' verdicts
+    (:func:`ensemble_claims`),
     the measured tolerance they were judged with (:func:`.tables.score_tolerance`) and the values' verdict
     (:func:`scale_verdict`)."""
     return dict(
@@ -777,6 +779,7 @@ def table_5_1_record(
         max_ensemble_map=float(t51["map_raw"].iloc[1:].max()),
         baseline_f1=float(t51["ensemble_f1"].iloc[0]),
         max_ensemble_f1=float(t51["ensemble_f1"].iloc[1:].max()),
+        f1_convention=PRESENT_CLASSES,
         claim_ensemble_below_single_model=_claim_row(claims, "no ensemble beats")["verdict"],
         claim_ensemble_beats_average_teacher=_claim_row(claims, "the ensemble beats")["verdict"],
         claim_map_falls_with_teachers=_claim_row(claims, "raw mAP falls")["verdict"],
