@@ -176,7 +176,7 @@ def table_5_1(
             row.update({f"teacher_avg_{k}": float(np.mean([x[k] for x in present])) for k in keys})
             row.update({f"teacher_avg_{k}_all_classes": float(np.mean([x[k] for x in every])) for k in keys})
         else:
-            row.update({f"teacher_avg_{k}{c}": np.nan for k in keys for c in ("", "_all_classes")})
+            row.update({f"teacher_avg_{k}{c}": np.nan for c in ("", "_all_classes") for k in keys})
         rows.append(row)
     return pd.DataFrame(rows)
 
