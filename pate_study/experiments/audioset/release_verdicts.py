@@ -14,6 +14,7 @@ import pandas as pd
 
 from pate_study.learning.metrics import PRESENT_CLASSES
 from pate_study.privacy import multilabel
+from pate_study.privacy.options import Accounting, Bound
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, analytic, source_inconsistency
 from pate_study.reporting.registry import published
@@ -1199,10 +1200,10 @@ def break_even_verdict(
         n_queries=n_queries,
         delta=delta,
         n_teachers=n_teachers,
-        orders=multilabel.extended_orders() if orders is None else orders,
+        accounting=Accounting(orders=multilabel.extended_orders() if orders is None else orders),
     )
-    q = {r: multilabel.break_even_q(r, bound="vote_fraction", **kw) for r in BREAK_EVEN_RATIOS}
-    printed_bound = multilabel.break_even_q(BREAK_EVEN_RATIOS[0], bound="theorem12", **kw)
+    q = {r: multilabel.break_even_q(r, bound=Bound.VOTE_FRACTION, **kw) for r in BREAK_EVEN_RATIOS}
+    printed_bound = multilabel.break_even_q(BREAK_EVEN_RATIOS[0], bound=Bound.THEOREM12, **kw)
     holds = all(np.isfinite(x) and BREAK_EVEN.boundary <= x <= BREAK_EVEN.upper for x in q.values())
     shown = ", ".join(f"{r:g}× at q̃ = {x:.3g}" for r, x in q.items())
     derivation = (
