@@ -24,7 +24,7 @@ import pandas as pd
 from pate_study.learning import metrics
 from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner, topk_vote
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent
-from pate_study.privacy.options import Accounting, Charge, ConfidenceCheck, Cost
+from pate_study.privacy.options import Accounting, Bound, Charge, ConfidenceCheck, Cost
 from pate_study.privacy.selection import selection_spent
 from pate_study.reporting import uncertainty as unc
 
@@ -196,7 +196,7 @@ def thesis_grid(fn, **kwargs):
     return result
 
 
-def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str, delta: float) -> tuple[float, float]:
+def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: Bound, delta: float) -> tuple[float, float]:
     dd = multilabel.gnthreshold_epsilon(
         sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, accounting=ACCOUNTING
     )
@@ -213,7 +213,7 @@ def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str,
     return dd.epsilon, di.epsilon
 
 
-def _as_fixed(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str, delta: float) -> float:
+def _as_fixed(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: Bound, delta: float) -> float:
     """The thesis's accounting of the adaptive threshold (treated as fixed): NOT a guarantee; NaN for fixed th."""
     if not isinstance(th, str):
         return math.nan
@@ -229,8 +229,8 @@ def noise_sweep(
     *,
     n_account: int = 1000,
     delta: float = DELTA,
-    bound: str = "vote_fraction",
-    reference_bound: str = "theorem12",
+    bound: Bound = Bound.VOTE_FRACTION,
+    reference_bound: Bound = Bound.THEOREM12,
     vote: str = "probability",
     seed: int = 0,
     n_draws: int = 1,
@@ -304,7 +304,7 @@ def confidence_sweep(
     *,
     n_account: int = 1000,
     delta: float = DELTA,
-    bound: str = "vote_fraction",
+    bound: Bound = Bound.VOTE_FRACTION,
     rule: str = "max",
     vote: str = "probability",
     seed: int = 0,
@@ -371,7 +371,7 @@ def _confident_data_independent(
     n_labels: int,
     sigma: float,
     check: ConfidenceCheck,
-    bound: str,
+    bound: Bound,
     n_teachers: int,
     delta: float,
     threshold: Any = None,
@@ -508,14 +508,14 @@ def adaptive_rules(
     y = cv.pool_labels[:n_account]
     n, k = m.shape
     t = cv.n_teachers
-    slope = multilabel.multilabel_slope(sigma_e, k, "vote_fraction", t)
+    slope = multilabel.multilabel_slope(sigma_e, k, Bound.VOTE_FRACTION, t)
     eps_budget = multilabel.gnthreshold_epsilon(
         sigma=sigma_e,
         delta=delta,
         threshold=0.5,
         n_queries=n,
         n_labels=k,
-        bound="vote_fraction",
+        bound=Bound.VOTE_FRACTION,
         n_teachers=t,
         accounting=ACCOUNTING,
     ).epsilon
@@ -538,7 +538,7 @@ def adaptive_rules(
     for i, th in enumerate(fixed_thresholds):
         rel = aggregators.gnthreshold(m, float(th), sigma_e, np.random.default_rng([seed, 10, i]))
         add(f"fixed th_e={th:g}", sigma_e, rel.labels, eps_budget)
-    sigma_sound = math.sqrt(k * multilabel.adaptive_label_sensitivity("vote_fraction", t) ** 2 / (2.0 * slope))
+    sigma_sound = math.sqrt(k * multilabel.adaptive_label_sensitivity(Bound.VOTE_FRACTION, t) ** 2 / (2.0 * slope))
     for j, (sig, note) in enumerate(
         (
             (sigma_e, "thesis's σ_e: the sound ε is far above the budget"),
@@ -552,7 +552,7 @@ def adaptive_rules(
             threshold="adaptive",
             n_queries=n,
             n_labels=k,
-            bound="vote_fraction",
+            bound=Bound.VOTE_FRACTION,
             n_teachers=t,
             accounting=ACCOUNTING,
         )
@@ -588,7 +588,7 @@ def q_histogram(
     sigma_c: float = 0.6,
     n_account: int = 1000,
     delta: float = DELTA,
-    bound: str = "vote_fraction",
+    bound: Bound = Bound.VOTE_FRACTION,
     bucket_edges: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0),
     rule: str = "max",
     vote: str = "probability",
@@ -691,7 +691,7 @@ def table_5_4_privacy(
     sigma_e: float = 0.3,
     sigma_c: float = 0.6,
     delta: float = DELTA,
-    bound: str = "vote_fraction",
+    bound: Bound = Bound.VOTE_FRACTION,
     rule: str = "max",
     seed: int = 0,
     vote: str = "probability",
@@ -711,7 +711,7 @@ def table_5_4_privacy(
         threshold=threshold,
         n_queries=len(m),
         n_labels=m.shape[1],
-        bound="theorem12",
+        bound=Bound.THEOREM12,
         n_teachers=cv.n_teachers,
         accounting=ACCOUNTING,
     ).epsilon
@@ -786,7 +786,7 @@ def multiwinner_sweep(
         out = {}
         out["gnthreshold"] = (
             aggregators.gnthreshold(m, gnthreshold_th, se, gen).labels,
-            *_epsilons(m, gnthreshold_th, se, t, "vote_fraction", delta),
+            *_epsilons(m, gnthreshold_th, se, t, Bound.VOTE_FRACTION, delta),
         )
         rel = multiwinner.binary_pate(p, t, s, gen)
         out["binary"] = (
@@ -957,7 +957,7 @@ def frontier_spent(
             threshold=th,
             n_queries=n,
             n_labels=n_labels,
-            bound="vote_fraction",
+            bound=Bound.VOTE_FRACTION,
             n_teachers=t,
             accounting=ACCOUNTING,
         )
