@@ -59,12 +59,14 @@ queries, δ = 10⁻⁸, data-independent 118.4: 34.4 on the reviewer's vote frac
 90.3 on seeded uniform fractions with th = 0 here). Hence the thesis's Table 5.4
 gains (268.4 vs 418.4) cannot come from Theorem 12 or Eq. 4.8.
 
-Confident-GNThreshold's check is charged on every query (§5.3), by Theorem 6
-on the binary answered/not event (q = min(Pr, 1 − Pr)) with slope
-Δ²/(2σ_c²) for the ``"max"`` rule and n_top·Δ²/(2σ_c²) for the ``"printed"``
-all-top-n rule (Δ = 1/T for ``"vote_fraction"``, 1 otherwise); the
-GNThreshold step is charged on answered queries (realised) or weighted by
-Pr[answered] (expected: an ``ExpectedCost``, not a guarantee; never the default).
+Confident-GNThreshold's check (a :class:`~pate_study.privacy.options.ConfidenceCheck`) is charged on every
+query (§5.3), by Theorem 6 on the binary answered/not event (q = min(Pr, 1 − Pr)) with slope Δ²/(2σ_c²) for
+``ConfidenceRule.MAX`` and n_top·Δ²/(2σ_c²) for ``ConfidenceRule.PRINTED``, the all-top-n rule of Definition 12
+as printed (Δ = 1/T for ``Bound.VOTE_FRACTION``, 1 otherwise); the GNThreshold step is charged as a
+:class:`~pate_study.privacy.options.Charge` says: on answered queries (``Cost.REALIZED``, the default) or weighted
+by Pr[answered] (``Cost.EXPECTED``: an ``ExpectedCost``, not a guarantee). Orders and conversion come in an
+:class:`~pate_study.privacy.options.Accounting`; the adaptive threshold is ``Threshold.ADAPTIVE`` and the bounds
+are :class:`~pate_study.privacy.options.Bound` (each equal to its string, which is still accepted).
 
 Table 5.4 of the thesis matches none of these: its entries fit
 ε = 0.2·N + ln(10⁸) exactly, i.e. order 2 and a per-query RDP of 0.2 at order
