@@ -44,7 +44,8 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from pate_study.privacy import adaptive_k, multilabel, multiwinner, rdp
-from pate_study.privacy.accounting import OrderAtGridEdgeWarning, paper2018_orders
+from pate_study.privacy.accounting import ExpectedCost, OrderAtGridEdgeWarning, paper2018_orders
+from pate_study.privacy.options import Charge, ConfidenceCheck, ConfidenceRule, Threshold
 from pate_study.privacy.rdp_curves import theorem6_terms
 
 
@@ -164,7 +165,7 @@ def multilabel_main(args) -> None:
         (
             "multilabel_bounds GNThreshold adaptive sigma=0.3 (5 bounds)",
             lambda: multilabel.multilabel_bounds(
-                fractions=fractions, threshold="adaptive", sigma=0.3, delta=1e-8, n_teachers=teachers
+                fractions=fractions, threshold=Threshold.ADAPTIVE, sigma=0.3, delta=1e-8, n_teachers=teachers
             ),
         ),
         (
@@ -181,9 +182,8 @@ def multilabel_main(args) -> None:
                 sigma=0.3,
                 delta=1e-8,
                 n_teachers=teachers,
-                confidence_threshold=0.6,
-                sigma_confidence=0.6,
-                rng=0,
+                check=ConfidenceCheck(0.6, 0.6, ConfidenceRule.PRINTED),
+                charge=Charge(rng=0),
             ),
         ),
         (
@@ -237,7 +237,12 @@ def multilabel_main(args) -> None:
             if isinstance(out, list):
                 eps = ", ".join(f"{r.bound} {r.data_dependent.epsilon:.4g}" for r in out)
             elif isinstance(out, dict):
-                eps = ", ".join(f"{k} {v.epsilon:.6g}" for k, v in out.items())
+                eps = ", ".join(
+                    f"{k} {v.expected_epsilon:.6g} (expected, not a guarantee)"
+                    if isinstance(v, ExpectedCost)
+                    else f"{k} {v.epsilon:.6g}"
+                    for k, v in out.items()
+                )
             else:
                 eps = f"{out.epsilon:.6g}"
             print(f"{t:7.3f} s  {name}: eps {eps}")

@@ -59,12 +59,14 @@ queries, δ = 10⁻⁸, data-independent 118.4: 34.4 on the reviewer's vote frac
 90.3 on seeded uniform fractions with th = 0 here). Hence the thesis's Table 5.4
 gains (268.4 vs 418.4) cannot come from Theorem 12 or Eq. 4.8.
 
-Confident-GNThreshold's check is charged on every query (§5.3), by Theorem 6
-on the binary answered/not event (q = min(Pr, 1 − Pr)) with slope
-Δ²/(2σ_c²) for the ``"max"`` rule and n_top·Δ²/(2σ_c²) for the ``"printed"``
-all-top-n rule (Δ = 1/T for ``"vote_fraction"``, 1 otherwise); the
-GNThreshold step is charged on answered queries (realised) or weighted by
-Pr[answered] (expected: an ``ExpectedCost``, not a guarantee; never the default).
+Confident-GNThreshold's check (a :class:`~pate_study.privacy.options.ConfidenceCheck`) is charged on every
+query (§5.3), by Theorem 6 on the binary answered/not event (q = min(Pr, 1 − Pr)) with slope Δ²/(2σ_c²) for
+``ConfidenceRule.MAX`` and n_top·Δ²/(2σ_c²) for ``ConfidenceRule.PRINTED``, the all-top-n rule of Definition 12
+as printed (Δ = 1/T for ``Bound.VOTE_FRACTION``, 1 otherwise); the GNThreshold step is charged as a
+:class:`~pate_study.privacy.options.Charge` says: on answered queries (``Cost.REALIZED``, the default) or weighted
+by Pr[answered] (``Cost.EXPECTED``: an ``ExpectedCost``, not a guarantee). Orders and conversion come in an
+:class:`~pate_study.privacy.options.Accounting`; the adaptive threshold is ``Threshold.ADAPTIVE`` and the bounds
+are :class:`~pate_study.privacy.options.Bound` (each equal to its string, which is still accepted).
 
 Table 5.4 of the thesis matches none of these: its entries fit
 ε = 0.2·N + ln(10⁸) exactly, i.e. order 2 and a per-query RDP of 0.2 at order
@@ -101,7 +103,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ._validation import check_choice, check_fractions, check_n_queries, check_noise_scale, check_positive
+from ._validation import check_fractions, check_n_queries, check_noise_scale, check_positive
 from .accounting import (
     ExpectedCost,
     PrivacySpent,
@@ -112,8 +114,19 @@ from .accounting import (
     query_mode,
     resolve_rdp_orders,
 )
-from .aggregators import CONFIDENCE_RULES, confident_gnthreshold_check, resolve_thresholds
-from .rdp import COSTS, step2_weights
+from .aggregators import confident_gnthreshold_check, resolve_thresholds
+from .options import (
+    Accounting,
+    Bound,
+    Charge,
+    ConfidenceCheck,
+    ConfidenceRule,
+    Cost,
+    Threshold,
+    choice,
+    resolve_accounting,
+)
+from .rdp import step2_weights
 from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
 
 __all__ = [
@@ -125,7 +138,7 @@ __all__ = [
     "bound_validity",
     "adaptive_label_sensitivity",
     "adaptive_threshold_slope",
-    "check_confidence_args",
+    "is_adaptive",
     "extended_orders",
     "theorem6_possible",
     "rdp_gnthreshold",
@@ -140,7 +153,8 @@ __all__ = [
     "table54_fit",
 ]
 
-BOUNDS = ("theorem12", "vote_fraction", "eq4_8", "eq4_8_corrected", "gnmax_slope")
+#: Every bound (:class:`~pate_study.privacy.options.Bound`), in the order the tables show them.
+BOUNDS = tuple(Bound)
 
 UNCHARGED_LEAKS = (
     "adaptive threshold: computed from the noise-free private votes (Definition 11); the thesis's analysis "
@@ -166,10 +180,33 @@ def extended_orders(n_below_two: int = 60) -> np.ndarray:
     return np.concatenate([below, paper2018_orders()])
 
 
+def is_adaptive(threshold: Any) -> bool:
+    """Whether ``threshold`` is :attr:`~pate_study.privacy.options.Threshold.ADAPTIVE` (or its string); any other
+    string is refused naming ``threshold``; a number or one number per query is a fixed threshold."""
+    return isinstance(threshold, str) and choice("threshold", threshold, Threshold) is Threshold.ADAPTIVE
+
+
+def _check_of(check: Any) -> ConfidenceCheck:
+    """``check`` when it is a :class:`~pate_study.privacy.options.ConfidenceCheck`, else a one-line refusal."""
+    if not isinstance(check, ConfidenceCheck):
+        raise ValueError(
+            f"check: expected a ConfidenceCheck(threshold, sigma, rule, top_n) (pate_study.privacy.options), "
+            f"got {type(check).__name__}"
+        )
+    return check
+
+
+def _charge_of(charge: Any) -> Charge:
+    """``charge`` when it is a :class:`~pate_study.privacy.options.Charge`, else a one-line refusal."""
+    if not isinstance(charge, Charge):
+        raise ValueError(f"charge: expected a Charge(cost, answered, rng), got {type(charge).__name__}")
+    return charge
+
+
 def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray:
     """log q̃ per query, Muschiol 2021 Theorem 13: q̃ = 1 − Π_i Φ(|s_i − th|/σ).
 
-    ``thresholds`` is a number, one number per query, or ``"adaptive"``.
+    ``thresholds`` is a number, one number per query, or :attr:`~pate_study.privacy.options.Threshold.ADAPTIVE`.
     Computed as log(1 − exp(Σ_i log Φ(|s_i − th|/σ))), and as logsumexp_i log Φ̄(|s_i − th|/σ)
     where the product is too close to 1 for that (:func:`_log_prod_ndtr`).
     """
@@ -189,8 +226,7 @@ def min_logq(threshold: Any, sigma: float, n_labels: int) -> float:
     """
     sigma = check_noise_scale("sigma", sigma)
     n = check_n_queries(n_labels, name="n_labels")
-    if isinstance(threshold, str):
-        check_choice("threshold", threshold, ("adaptive",))
+    if is_adaptive(threshold):
         d = 1.0
     else:
         th = float(threshold)
@@ -200,7 +236,9 @@ def min_logq(threshold: Any, sigma: float, n_labels: int) -> float:
     return float(log_prod_ndtr(np.full((1, n), d / sigma))[1][0])
 
 
-def multilabel_slope(sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None) -> float:
+def multilabel_slope(
+    sigma: float, n_labels: int, bound: Bound = Bound.THEOREM12, n_teachers: int | None = None
+) -> float:
     """Slope s of the data-independent RDP s·λ of GNThreshold (the cap of the data-dependent bound).
 
     ``"theorem12"``: n/(2σ²) (Muschiol 2021 Theorem 12 as printed, per-label
@@ -211,11 +249,11 @@ def multilabel_slope(sigma: float, n_labels: int, bound: str = "theorem12", n_te
     return theorem6_params(sigma, n_labels, bound, n_teachers)[1]
 
 
-CAPPED_BOUNDS = ("eq4_8", "eq4_8_corrected", "gnmax_slope")
+CAPPED_BOUNDS = (Bound.EQ4_8, Bound.EQ4_8_CORRECTED, Bound.GNMAX_SLOPE)
 
 
 def theorem6_params(
-    sigma: float, n_labels: int, bound: str = "theorem12", n_teachers: int | None = None, threshold: Any = None
+    sigma: float, n_labels: int, bound: Bound = Bound.THEOREM12, n_teachers: int | None = None, threshold: Any = None
 ) -> tuple[float, float, str]:
     """Inputs of the data-dependent bound: (slope s of μ's and ε's, cap slope c, Theorem 6 variant).
 
@@ -243,9 +281,8 @@ def theorem6_params(
     """
     sigma = check_noise_scale("sigma", sigma)
     n = check_n_queries(n_labels, name="n_labels")
-    check_choice("bound", bound, BOUNDS)
-    if isinstance(threshold, str):
-        check_choice("threshold", threshold, ("adaptive",))
+    bound = choice("bound", bound, Bound)
+    if is_adaptive(threshold):
         s = adaptive_threshold_slope(sigma, n, bound, n_teachers)
         return s, s, "paper2018"
     thm12 = n / (2.0 * sigma**2)
@@ -273,10 +310,10 @@ def _cap_valid(n_labels: int, n_teachers: int | None) -> bool:
     return n_teachers is not None and n_labels <= 2 * check_n_queries(n_teachers, name="n_teachers") ** 2
 
 
-def bound_validity(n_labels: int, bound: str, n_teachers: int | None = None, threshold: Any = None) -> str:
+def bound_validity(n_labels: int, bound: Bound, n_teachers: int | None = None, threshold: Any = None) -> str:
     """One sentence saying which bound :func:`theorem6_params` used: the one asked for, or its valid fallback."""
-    check_choice("bound", bound, BOUNDS)
-    if isinstance(threshold, str):
+    bound = choice("bound", bound, Bound)
+    if is_adaptive(threshold):
         return (
             "adaptive threshold (Definition 11): charged by the threshold's sensitivity, "
             "per-label Delta + 1 (adaptive_threshold_slope), in place of every bound"
@@ -293,7 +330,7 @@ def bound_validity(n_labels: int, bound: str, n_teachers: int | None = None, thr
     )
 
 
-def adaptive_label_sensitivity(bound: str = "vote_fraction", n_teachers: int | None = None) -> float:
+def adaptive_label_sensitivity(bound: Bound = Bound.VOTE_FRACTION, n_teachers: int | None = None) -> float:
     """Largest change of one compared value m_i − th under Definition 11 when one teacher changes: Δ + 1,
     at most 2 (m_i and th both lie in [0, 1]); Δ = 1/T for ``"vote_fraction"`` (1 without T), else 1."""
     if bound == "vote_fraction" and n_teachers is not None:
@@ -302,7 +339,7 @@ def adaptive_label_sensitivity(bound: str = "vote_fraction", n_teachers: int | N
 
 
 def adaptive_threshold_slope(
-    sigma: float, n_labels: int, bound: str = "vote_fraction", n_teachers: int | None = None
+    sigma: float, n_labels: int, bound: Bound = Bound.VOTE_FRACTION, n_teachers: int | None = None
 ) -> float:
     """Sound slope of GNThreshold with the adaptive threshold (Muschiol 2021 Definition 11): n·Δ_a²/(2σ²).
 
@@ -320,7 +357,7 @@ def adaptive_threshold_slope(
 def theorem6_possible(
     sigma: float,
     n_labels: int,
-    bound: str = "theorem12",
+    bound: Bound = Bound.THEOREM12,
     n_teachers: int | None = None,
     max_distance: float = 1.0,
     threshold: Any = None,
@@ -341,7 +378,7 @@ def theorem6_possible(
     return -logq_min > slope
 
 
-def _label_sensitivity(bound: str, n_teachers: int | None) -> float:
+def _label_sensitivity(bound: Bound, n_teachers: int | None) -> float:
     return 1.0 / check_n_queries(n_teachers, name="n_teachers") if bound == "vote_fraction" else 1.0
 
 
@@ -350,7 +387,7 @@ def rdp_gnthreshold(
     threshold: Any,
     sigma: float,
     orders: Any = "paper2018",
-    bound: str = "theorem12",
+    bound: Bound = Bound.THEOREM12,
     n_teachers: int | None = None,
 ) -> np.ndarray:
     """Per-query data-dependent RDP ``[n_queries, n_orders]`` of GNThreshold (Muschiol 2021 Thms 11, 13, 14; Eq. 4.8).
@@ -365,46 +402,22 @@ def rdp_gnthreshold(
     )
 
 
-def confidence_logpr(
-    fractions: Any,
-    threshold: Any,
-    confidence_threshold: float,
-    sigma_confidence: float,
-    rule: str = "printed",
-    top_n: int = 4,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(log Pr[answered], log Pr[not answered]) of the Confident-GNThreshold check (Muschiol 2021 Def. 12).
+def confidence_logpr(fractions: Any, threshold: Any, check: ConfidenceCheck) -> tuple[np.ndarray, np.ndarray]:
+    """(log Pr[answered], log Pr[not answered]) of the Confident-GNThreshold check (Muschiol 2021 Def. 12) that
+    ``check`` (:class:`~pate_study.privacy.options.ConfidenceCheck`: th_c, σ_c, rule, top_n) describes.
 
-    ``"max"``: Φ̄((th_c − max_i m_i)/σ_c). ``"printed"``: Π over the top-n
+    ``ConfidenceRule.MAX``: Φ̄((th_c − max_i m_i)/σ_c). ``ConfidenceRule.PRINTED``: Π over the top-n
     labels of Φ̄((th_c − (m_j − th_e))/σ_c) (independent noises).
     """
     m = check_fractions(fractions)
-    sc = check_noise_scale("sigma_confidence", sigma_confidence)
-    check_choice("rule", rule, CONFIDENCE_RULES)
-    thc, top_n = check_confidence_args(confidence_threshold, top_n)
-    if rule == "max":
-        z = (m.max(axis=1) - thc) / sc
+    check = _check_of(check)
+    if check.rule is ConfidenceRule.MAX:
+        z = (m.max(axis=1) - check.threshold) / check.sigma
         return gaussian_tail_logsf(-z, 1.0), gaussian_tail_logsf(z, 1.0)
     th = resolve_thresholds(m, threshold)
-    n = min(top_n, m.shape[1])
+    n = min(check.top_n, m.shape[1])
     top = -np.sort(-m, axis=1)[:, :n] - th[:, None]
-    return log_prod_ndtr((top - thc) / sc)
-
-
-def check_confidence_args(confidence_threshold: Any, top_n: Any) -> tuple[float, int]:
-    """Validate the confidence check's parameters at entry: a finite confidence threshold th_c and an integer
-    ``top_n`` >= 1 (the number of top labels the printed rule checks, Muschiol 2021 Definition 12)."""
-    try:
-        thc = float(confidence_threshold)
-    except (TypeError, ValueError):
-        thc = math.nan
-    if not math.isfinite(thc):
-        raise ValueError(
-            f"confidence_threshold: expected a finite number (th_c of Definition 12), got {confidence_threshold!r}"
-        )
-    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or int(top_n) < 1:
-        raise ValueError(f"top_n: expected an integer >= 1 (how many top labels the check compares), got {top_n!r}")
-    return thc, int(top_n)
+    return log_prod_ndtr((top - check.threshold) / check.sigma)
 
 
 def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.ndarray | None]:
@@ -430,38 +443,42 @@ def gnthreshold_epsilon(
     fractions: Any = None,
     n_queries: int | None = None,
     n_labels: int | None = None,
-    bound: str = "theorem12",
+    bound: Bound = Bound.THEOREM12,
     n_teachers: int | None = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting | None = None,
+    orders: Any = None,
+    conversion: Any = None,
 ) -> PrivacySpent:
-    """(ε, δ) of GNThreshold / GNThreshold Adaptive over all queries (Muschiol 2021 Theorems 11–14).
+    """(ε, δ) of GNThreshold / GNThreshold Adaptive (``threshold=Threshold.ADAPTIVE``) over all queries (Muschiol
+    2021 Theorems 11–14).
 
     ``n_queries`` + ``n_labels``: data-independent c·λ per query (the cap of
     :func:`multilabel_slope`: Theorem 12, the vote-fraction slope, or Eq. 4.8's λ/σ²);
     ``fractions``: data-dependent (Theorem 6 with q̃ of Theorem 13, inputs from
-    :func:`theorem6_params`). Conversion: Muschiol Eq. 2.10 is the basic one.
+    :func:`theorem6_params`). ``accounting`` (:class:`~pate_study.privacy.options.Accounting`; or the separate
+    ``orders`` / ``conversion`` keywords, not both): Muschiol Eq. 2.10 is the basic conversion, the default.
     """
+    accounting = resolve_accounting(accounting, orders, conversion)
     n, n_lab, m = _data(fractions, n_queries, n_labels)
     logq = None if m is None else multilabel_logq(m, threshold, sigma)
-    return _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, orders, conversion)
+    return _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting)
 
 
-def _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, orders, conversion) -> PrivacySpent:
+def _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting) -> PrivacySpent:
     """:func:`gnthreshold_epsilon` from log q̃ (None: data-independent), so that several bounds share one q̃.
 
     With ``threshold="adaptive"`` the result charges the threshold's sensitivity (:func:`theorem6_params`) and
     ``details["epsilon_threshold_as_fixed"]`` keeps what the thesis's analysis gives (the threshold treated as
     fixed: not a guarantee, shown only beside the sound value)."""
-    adaptive = isinstance(threshold, str)
+    adaptive = is_adaptive(threshold)
+    bound = choice("bound", bound, Bound)
     extra = {}
     if adaptive:
         as_fixed = _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, None)
         extra["epsilon_threshold_as_fixed"] = account(
             as_fixed,
             delta=delta,
-            orders=orders,
-            conversion=conversion,
+            **accounting.as_kwargs(),
             accountant="multilabel2021",
             mechanism="gnthreshold-adaptive (threshold treated as fixed: not a guarantee)",
             n_queries=n,
@@ -471,16 +488,15 @@ def _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teacher
     return account(
         _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, threshold),
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multilabel2021",
         mechanism="gnthreshold-adaptive" if adaptive else "gnthreshold",
         n_queries=n,
         data_dependent=logq is not None,
         sigma=float(sigma),
-        bound=bound,
+        bound=bound.value,
         n_labels=n_lab,
-        threshold=threshold if adaptive else float(np.mean(threshold)),
+        threshold=Threshold.ADAPTIVE.value if adaptive else float(np.mean(threshold)),
         bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
         uncharged_leaks=_leaks(threshold, None),
         **extra,
@@ -499,53 +515,57 @@ def _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, threshold):
     return total
 
 
+def _check_slope(check: ConfidenceCheck, n_labels: int, bound: Bound, n_teachers: int | None, threshold: Any) -> float:
+    """RDP slope of the confidence check on the binary answered event: n_checked·Δ²/(2σ_c²), n_checked = 1 for
+    ``ConfidenceRule.MAX`` and top_n for ``PRINTED``; Δ = 1/T for ``Bound.VOTE_FRACTION``, else 1, and Δ + 1 for
+    the printed check with the adaptive threshold (the checked values m_j − th_e move with the threshold)."""
+    n_checked = 1 if check.rule is ConfidenceRule.MAX else min(check.top_n, n_labels)
+    sens = _label_sensitivity(bound, n_teachers)
+    if check.rule is ConfidenceRule.PRINTED and is_adaptive(threshold):
+        sens = adaptive_label_sensitivity(bound, n_teachers)
+    return n_checked * sens**2 / (2.0 * check.sigma**2)
+
+
 def confident_gnthreshold_epsilon(
     *,
     fractions: Any,
     threshold: Any,
     sigma: float,
-    confidence_threshold: float,
-    sigma_confidence: float,
+    check: ConfidenceCheck,
     delta: float,
-    rule: str = "printed",
-    top_n: int = 4,
-    bound: str = "theorem12",
+    bound: Bound = Bound.THEOREM12,
     n_teachers: int | None = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
-    cost: str = "realized",
-    answered: Any = None,
-    rng: Any = None,
+    charge: Charge = Charge(),
+    accounting: Accounting = Accounting(),
 ) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of Confident-GNThreshold (Muschiol 2021 Definition 12, §4.2.4, §5.3; Theorems 11–14).
 
-    Check charged on every query (Theorem 6 on the binary event, see module
-    docstring); GNThreshold step charged as ``cost="realized"`` (the default, the guarantee of the run:
-    answered queries only, from ``answered`` or from re-running the check with ``rng`` as
-    ``aggregators.confident_gnthreshold`` does) or ``"expected"`` (Pr[answered] · step: returned as an
-    :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee).
+    ``check`` (:class:`~pate_study.privacy.options.ConfidenceCheck`): th_c, σ_c and which vote fractions are
+    checked (``ConfidenceRule.PRINTED``, all top-n values m_j − th_e, is the definition as printed). The check is
+    charged on every query (Theorem 6 on the binary event, see module docstring); the GNThreshold step as
+    ``charge`` says (:class:`~pate_study.privacy.options.Charge`): ``Cost.REALIZED`` (the default, the guarantee
+    of the run: answered queries only, from ``charge.answered`` or from re-running the check with ``charge.rng``
+    as ``aggregators.confident_gnthreshold`` does) or ``Cost.EXPECTED`` (Pr[answered] · step: returned as an
+    :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee). ``accounting``: orders and
+    conversion.
     """
-    check_choice("cost", cost, COSTS)
-    check_choice("rule", rule, CONFIDENCE_RULES)
-    confidence_threshold, top_n = check_confidence_args(confidence_threshold, top_n)
+    check, charge = _check_of(check), _charge_of(charge)
+    accounting = resolve_accounting(accounting)
+    bound = choice("bound", bound, Bound)
     m = np.ascontiguousarray(check_fractions(fractions))
     resolve_thresholds(m, threshold)
     n, n_lab = m.shape
     slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
-    sens = _label_sensitivity(bound, n_teachers)
-    if rule == "printed" and isinstance(threshold, str):  # checked values m_j - th_e, th_e moves too
-        sens = adaptive_label_sensitivity(bound, n_teachers)
-    n_checked = 1 if rule == "max" else min(top_n, n_lab)
-    slope_c = n_checked * sens**2 / (2.0 * check_noise_scale("sigma_confidence", sigma_confidence) ** 2)
-    logpr, log_not = confidence_logpr(m, threshold, confidence_threshold, sigma_confidence, rule, top_n)
+    slope_c = _check_slope(check, n_lab, bound, n_teachers, threshold)
+    logpr, log_not = confidence_logpr(m, threshold, check)
     th = resolve_thresholds(m, threshold)
     weights = step2_weights(
-        cost,
+        charge.cost.value,
         logpr,
-        answered,
-        rng,
+        charge.answered,
+        charge.rng,
         lambda gen: confident_gnthreshold_check(
-            m, th, float(confidence_threshold), float(sigma_confidence), rule, int(top_n), gen
+            m, th, check.threshold, check.sigma, check.rule.value, check.top_n, gen
         ),
     )
     logq = multilabel_logq(m, threshold, sigma)
@@ -559,14 +579,12 @@ def confident_gnthreshold_epsilon(
 
     total = curve(slope, cap, variant, slope_c)
     extra = {}
-    if isinstance(threshold, str):  # the thesis's accounting beside: threshold treated as fixed (not a guarantee)
+    if is_adaptive(threshold):  # the thesis's accounting beside: threshold treated as fixed (not a guarantee)
         s_f, c_f, v_f = theorem6_params(sigma, n_lab, bound, n_teachers)
-        slope_cf = n_checked * _label_sensitivity(bound, n_teachers) ** 2 / (2.0 * float(sigma_confidence) ** 2)
         extra["epsilon_threshold_as_fixed"] = account(
-            curve(s_f, c_f, v_f, slope_cf),
+            curve(s_f, c_f, v_f, _check_slope(check, n_lab, bound, n_teachers, None)),
             delta=delta,
-            orders=orders,
-            conversion=conversion,
+            **accounting.as_kwargs(),
             accountant="multilabel2021",
             mechanism="confident-gnthreshold (threshold as fixed: not a guarantee)",
             n_queries=n,
@@ -577,26 +595,22 @@ def confident_gnthreshold_epsilon(
     spent = account(
         total,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multilabel2021",
         mechanism="confident-gnthreshold",
         n_queries=n,
         data_dependent=True,
-        cost=cost,
+        cost=charge.cost.value,
         expected_answered=math.fsum(weights.tolist()),
         sigma=float(sigma),
-        sigma_confidence=float(sigma_confidence),
-        confidence_threshold=float(confidence_threshold),
-        rule=rule,
-        top_n=int(top_n),
-        bound=bound,
+        **check.as_params(),
+        bound=bound.value,
         n_labels=n_lab,
         bound_validity=bound_validity(n_lab, bound, n_teachers, threshold),
-        uncharged_leaks=_leaks(threshold, rule),
+        uncharged_leaks=_leaks(threshold, check.rule.value),
         **extra,
     )
-    return expected_cost(spent) if cost == "expected" else spent
+    return expected_cost(spent) if charge.cost is Cost.EXPECTED else spent
 
 
 def confident_gnthreshold_data_independent(
@@ -604,44 +618,38 @@ def confident_gnthreshold_data_independent(
     n_queries: int,
     n_labels: int,
     sigma: float,
-    sigma_confidence: float,
+    check: ConfidenceCheck,
     delta: float,
     n_teachers: int | None = None,
-    bound: str = "theorem12",
-    rule: str = "printed",
-    top_n: int = 4,
+    bound: Bound = Bound.THEOREM12,
     threshold: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting = Accounting(),
 ) -> PrivacySpent:
     """Data-independent (ε, δ) of Confident-GNThreshold over ``n_queries`` queries: every query pays the
-    check's slope n_checked·Δ²/(2σ_c²) (n_checked = 1 for the ``"max"`` rule, top_n for ``"printed"``;
-    Δ = 1/T for ``"vote_fraction"``, else 1) and the GNThreshold cap of ``bound`` (:func:`multilabel_slope`),
-    i.e. (λ, n·(c_check + c_step)·λ)-RDP by composition (Mironov 2017 Prop. 1), converted at δ. Needs no votes.
-    ``threshold="adaptive"``: the step's cap is :func:`adaptive_threshold_slope` and the printed check's Δ is
-    Δ + 1 (the checked values m_j − th_e move with the threshold), as in :func:`confident_gnthreshold_epsilon`.
+    check's slope n_checked·Δ²/(2σ_c²) (n_checked = 1 for ``ConfidenceRule.MAX``, top_n for ``PRINTED``;
+    Δ = 1/T for ``Bound.VOTE_FRACTION``, else 1; ``check``'s th_c is not read: the bound holds for any) and the
+    GNThreshold cap of ``bound`` (:func:`multilabel_slope`), i.e. (λ, n·(c_check + c_step)·λ)-RDP by composition
+    (Mironov 2017 Prop. 1), converted at δ. Needs no votes. ``threshold=Threshold.ADAPTIVE``: the step's cap is
+    :func:`adaptive_threshold_slope` and the printed check's Δ is Δ + 1 (the checked values m_j − th_e move with
+    the threshold), as in :func:`confident_gnthreshold_epsilon`.
     """
     n = check_n_queries(n_queries)
     n_lab = check_n_queries(n_labels, name="n_labels")
-    check_choice("rule", rule, CONFIDENCE_RULES)
-    _, top_n = check_confidence_args(0.0, top_n)
+    check = _check_of(check)
+    accounting = resolve_accounting(accounting)
+    bound = choice("bound", bound, Bound)
     _, cap, _ = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
-    n_checked = 1 if rule == "max" else min(top_n, n_lab)
-    sens = _label_sensitivity(bound, n_teachers)
-    if rule == "printed" and isinstance(threshold, str):
-        sens = adaptive_label_sensitivity(bound, n_teachers)
-    cap_c = n_checked * sens**2 / (2.0 * check_noise_scale("sigma_confidence", sigma_confidence) ** 2)
+    cap_c = _check_slope(check, n_lab, bound, n_teachers, threshold)
     return account(
         lambda grid, c=cap + cap_c: n * c * grid,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        **accounting.as_kwargs(),
         accountant="multilabel2021",
         mechanism="confident-gnthreshold",
         n_queries=n,
         data_dependent=False,
         cost="all_answered",
-        bound=bound,
+        bound=bound.value,
         n_labels=n_lab,
     )
 
@@ -704,36 +712,29 @@ def multilabel_bounds(
     sigma: float,
     delta: float,
     n_teachers: int,
-    bounds: tuple[str, ...] = BOUNDS,
-    confidence_threshold: float | None = None,
-    sigma_confidence: float | None = None,
-    rule: str = "printed",
-    top_n: int = 4,
-    cost: str = "realized",
-    answered: Any = None,
-    rng: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    bounds: tuple[Bound, ...] = BOUNDS,
+    check: ConfidenceCheck | None = None,
+    charge: Charge = Charge(),
+    accounting: Accounting = Accounting(),
 ) -> list[BoundComparison]:
-    """Every bound of :data:`BOUNDS` on the same votes (Muschiol 2021 Eq. 4.8 as printed and corrected,
-    Theorem 12, per-label vote-fraction sensitivity, the GNMax slope), each beside its data-independent value.
+    """Every bound of :data:`BOUNDS` (:class:`~pate_study.privacy.options.Bound`) on the same votes (Muschiol 2021
+    Eq. 4.8 as printed and corrected, Theorem 12, per-label vote-fraction sensitivity, the GNMax slope), each beside
+    its data-independent value.
 
-    GNThreshold when ``confidence_threshold``/``sigma_confidence`` are None, else
-    Confident-GNThreshold (rule, top_n, cost, answered, rng as in
-    :func:`confident_gnthreshold_epsilon`; with ``cost="realized"``, the default, give ``answered`` so
-    that every bound charges the same run; ``cost="expected"`` puts an expected cost, not a guarantee, in
-    ``data_dependent``). log q̃ (Theorem 13) is computed once and shared
-    by the bounds. The data-independent value charges every query the cap c·λ of the bound
-    (and, with a check, the check's data-independent slope too). Uncharged leaks are listed
-    per result.
+    GNThreshold when ``check`` is None, else Confident-GNThreshold with that
+    :class:`~pate_study.privacy.options.ConfidenceCheck` and ``charge`` as in :func:`confident_gnthreshold_epsilon`
+    (with ``Cost.REALIZED``, the default, give ``charge.answered`` so that every bound charges the same run;
+    ``Cost.EXPECTED`` puts an expected cost, not a guarantee, in ``data_dependent``). log q̃ (Theorem 13) is
+    computed once and shared by the bounds. The data-independent value charges every query the cap c·λ of the bound
+    (and, with a check, the check's data-independent slope too). Uncharged leaks are listed per result.
     """
-    check_choice("cost", cost, COSTS)
+    charge = _charge_of(charge)
+    accounting = resolve_accounting(accounting)
     m = np.ascontiguousarray(check_fractions(fractions))
     n, n_lab = m.shape
     t = check_n_queries(n_teachers, name="n_teachers")
-    for b in bounds:
-        check_choice("bound", b, BOUNDS)
-    confident = confidence_threshold is not None or sigma_confidence is not None
+    bounds = tuple(choice("bounds", b, Bound) for b in bounds)
+    confident = check is not None
     out = []
     logq = None if confident else multilabel_logq(m, threshold, sigma)
     for b in bounds:
@@ -742,39 +743,30 @@ def multilabel_bounds(
                 fractions=m,
                 threshold=threshold,
                 sigma=sigma,
-                confidence_threshold=confidence_threshold,
-                sigma_confidence=sigma_confidence,
+                check=check,
                 delta=delta,
-                rule=rule,
-                top_n=top_n,
                 bound=b,
                 n_teachers=t,
-                orders=orders,
-                conversion=conversion,
-                cost=cost,
-                answered=answered,
-                rng=rng,
+                charge=charge,
+                accounting=accounting,
             )
             di = confident_gnthreshold_data_independent(
                 n_queries=n,
                 n_labels=n_lab,
                 sigma=sigma,
-                sigma_confidence=sigma_confidence,
+                check=check,
                 delta=delta,
                 n_teachers=t,
                 bound=b,
-                rule=rule,
-                top_n=top_n,
                 threshold=threshold,
-                orders=orders,
-                conversion=conversion,
+                accounting=accounting,
             )
         else:
-            dd = _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
-            di = _gnthreshold_spent(None, n, n_lab, sigma, delta, threshold, b, t, orders, conversion)
+            dd = _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, b, t, accounting)
+            di = _gnthreshold_spent(None, n, n_lab, sigma, delta, threshold, b, t, accounting)
         out.append(
             BoundComparison(
-                b,
+                b.value,
                 dd,
                 di,
                 theorem6_possible(sigma, n_lab, b, t, threshold=threshold),
@@ -886,25 +878,26 @@ def gnthreshold_epsilon_at_logq(
     n_labels: int,
     n_queries: int,
     delta: float,
-    bound: str = "vote_fraction",
+    bound: Bound = Bound.VOTE_FRACTION,
     n_teachers: int | None = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting = Accounting(),
 ) -> np.ndarray:
     """ε of ``n_queries`` GNThreshold queries that each have the same log q̃ (fixed threshold), for every value of
     ``logq`` (any shape; log space throughout): the data-dependent RDP of one query at q̃ (Papernot et al. 2018
     Theorem 6 with Muschiol 2021 Theorem 13's q̃, the slope and cap of :func:`theorem6_params`;
     :func:`~pate_study.privacy.rdp_curves.rdp_data_dependent`), composed over the queries (Mironov 2017 Prop. 1:
-    ``n_queries`` times it) and converted per order (``conversion``; Mironov 2017 Prop. 3 for ``"basic"``,
+    ``n_queries`` times it) and converted per order (``accounting``'s conversion; Mironov 2017 Prop. 3 for basic,
     :func:`~pate_study.privacy.accounting.epsilon_curve`), minimised over ``orders``. What Figs 5.16 / A.12 / A.13's
     markers are for a bucket of identical queries; ``logq = 0`` (q̃ = 1) is the data-independent ε."""
     lq = np.asarray(logq, dtype=np.float64)
     if np.any(np.isnan(lq)) or np.any(lq > 0):
         raise ValueError("logq: expected log q̃ <= 0 (q̃ in [0, 1]), no NaN")
     n = check_n_queries(n_queries)
+    accounting = resolve_accounting(accounting)
     slope, cap, variant = theorem6_params(sigma, n_labels, bound, n_teachers)
-    grid = resolve_rdp_orders(orders)
+    grid = resolve_rdp_orders(accounting.orders)
     per_query = rdp_data_dependent(lq.ravel(), slope, grid, cap_slope=cap, variant=variant)  # [k, n_orders]
+    conversion = accounting.conversion.value
     eps = np.array([np.min(epsilon_curve(grid, n * row, delta, conversion)) for row in per_query])
     return eps.reshape(lq.shape)
 
@@ -916,10 +909,9 @@ def break_even_q(
     n_labels: int,
     n_queries: int,
     delta: float,
-    bound: str = "vote_fraction",
+    bound: Bound = Bound.VOTE_FRACTION,
     n_teachers: int | None = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting = Accounting(),
     logq_min: float = -60.0,
 ) -> float:
     """The largest q̃ at which the data-dependent ε of ``n_queries`` identical queries
@@ -938,8 +930,7 @@ def break_even_q(
         delta=delta,
         bound=bound,
         n_teachers=n_teachers,
-        orders=orders,
-        conversion=conversion,
+        accounting=accounting,
     )
     target = ratio * float(gnthreshold_epsilon_at_logq(0.0, **kw))
 

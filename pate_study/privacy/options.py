@@ -32,6 +32,7 @@ from ._validation import PARAMETER_KINDS, check_parameter
 
 __all__ = [
     "Accounting",
+    "Bound",
     "Charge",
     "ConfidenceCheck",
     "ConfidenceRule",
@@ -40,6 +41,7 @@ __all__ = [
     "NoiseConvention",
     "QBound",
     "TauComposition",
+    "Threshold",
     "choice",
     "resolve_accounting",
 ]
@@ -67,6 +69,27 @@ class ConfidenceRule(enum.StrEnum):
 
     MAX = "max"
     PRINTED = "printed"
+
+
+class Threshold(enum.StrEnum):
+    """A GNThreshold release threshold that is not a number: ``ADAPTIVE``, computed from the query's own vote
+    fractions (Muschiol 2021, Definition 11), so charged by its own sensitivity (a number, or one per query, is a
+    fixed threshold)."""
+
+    ADAPTIVE = "adaptive"
+
+
+class Bound(enum.StrEnum):
+    """Which data-independent bound caps GNThreshold's data-dependent one (Muschiol 2021): ``THEOREM12``
+    (nλ/(2σ²)), ``VOTE_FRACTION`` (per-label sensitivity 1/T of vote fractions: nλ/(2T²σ²)), ``EQ4_8`` (the λ/σ²
+    of Eq. 4.8 as printed), ``EQ4_8_CORRECTED`` (Eq. 4.8 with its typos corrected) and ``GNMAX_SLOPE`` (the
+    multi-class GNMax slope λ/σ²; Papernot et al. 2018)."""
+
+    THEOREM12 = "theorem12"
+    VOTE_FRACTION = "vote_fraction"
+    EQ4_8 = "eq4_8"
+    EQ4_8_CORRECTED = "eq4_8_corrected"
+    GNMAX_SLOPE = "gnmax_slope"
 
 
 class QBound(enum.StrEnum):

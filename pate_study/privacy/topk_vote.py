@@ -439,7 +439,7 @@ def confident_topk_epsilon(
         )
     m = check_topk_fractions(m, k, n_teachers)
     th = _fixed_threshold(threshold, m)
-    logpr, log_not = confidence_logpr(m, th, check.threshold, check.sigma, check.rule.value, check.top_n)
+    logpr, log_not = confidence_logpr(m, th, check)
     weights = step2_weights(
         charge.cost.value,
         logpr,

@@ -9,6 +9,7 @@ import pytest
 
 from pate_study.experiments.audioset import release_verdicts
 from pate_study.privacy import multilabel
+from pate_study.privacy.options import Accounting, Bound
 
 warnings.filterwarnings("ignore", message=".*edge of the order range.*")
 
@@ -17,7 +18,13 @@ SETTING = dict(sigma=0.4, n_labels=161, n_queries=1000, delta=1e-8, n_teachers=5
 
 def test_epsilon_at_logq_is_the_accountant_on_identical_queries():
     m = np.tile([0.0] * 9 + [0.02, 0.95, 1.0], (300, 1))  # 300 identical, confident queries over 12 labels
-    kw = dict(sigma=0.1, delta=1e-8, bound="vote_fraction", n_teachers=50, orders=multilabel.extended_orders())
+    kw = dict(
+        sigma=0.1,
+        delta=1e-8,
+        bound="vote_fraction",
+        n_teachers=50,
+        accounting=Accounting(orders=multilabel.extended_orders()),
+    )
     accountant = multilabel.gnthreshold_epsilon(fractions=m, threshold=0.4, **kw).epsilon
     logq = multilabel.multilabel_logq(m[:1], 0.4, 0.1)[0]
     assert logq < -1  # Theorem 6 applies: a real data-dependent value, not the cap
@@ -35,13 +42,15 @@ def test_data_independent_end_matches_the_closed_form_of_the_basic_conversion():
     orders = np.linspace(1.001, 20.0, 400_001)
     c = 161 / (2 * 50**2 * 0.4**2)
     closed = 1000 * c + 2 * math.sqrt(1000 * c * math.log(1e8))
-    eps = multilabel.gnthreshold_epsilon_at_logq(0.0, **SETTING, orders=orders)
+    eps = multilabel.gnthreshold_epsilon_at_logq(0.0, **SETTING, accounting=Accounting(orders=orders))
     assert float(eps) == pytest.approx(closed, rel=1e-6)
 
 
 def test_epsilon_at_logq_is_vectorised_and_non_decreasing_in_q():
     lq = np.linspace(-12.0, 0.0, 60).reshape(3, 20)
-    eps = multilabel.gnthreshold_epsilon_at_logq(lq, **SETTING, orders=multilabel.extended_orders())
+    eps = multilabel.gnthreshold_epsilon_at_logq(
+        lq, **SETTING, accounting=Accounting(orders=multilabel.extended_orders())
+    )
     assert eps.shape == (3, 20)
     flat = eps.ravel()
     assert np.all(np.diff(flat) >= -1e-9)
@@ -56,17 +65,21 @@ def test_epsilon_at_logq_refuses_a_q_above_one_or_nan(bad):
 
 def test_break_even_q_solves_for_the_share_and_is_nan_where_the_analysis_never_pays():
     orders = multilabel.extended_orders()
-    full = float(multilabel.gnthreshold_epsilon_at_logq(0.0, **SETTING, orders=orders))
+    full = float(multilabel.gnthreshold_epsilon_at_logq(0.0, **SETTING, accounting=Accounting(orders=orders)))
     for ratio in (0.99, 0.5):
-        q = multilabel.break_even_q(ratio, **SETTING, orders=orders)
-        at = float(multilabel.gnthreshold_epsilon_at_logq(math.log(q), **SETTING, orders=orders))
+        q = multilabel.break_even_q(ratio, **SETTING, accounting=Accounting(orders=orders))
+        at = float(multilabel.gnthreshold_epsilon_at_logq(math.log(q), **SETTING, accounting=Accounting(orders=orders)))
         assert at == pytest.approx(ratio * full, rel=1e-6)
-        below = float(multilabel.gnthreshold_epsilon_at_logq(math.log(q) - 0.01, **SETTING, orders=orders))
+        below = float(
+            multilabel.gnthreshold_epsilon_at_logq(math.log(q) - 0.01, **SETTING, accounting=Accounting(orders=orders))
+        )
         assert below < ratio * full
-    assert multilabel.break_even_q(0.5, **SETTING, orders=orders) < multilabel.break_even_q(
-        0.99, **SETTING, orders=orders
+    assert multilabel.break_even_q(0.5, **SETTING, accounting=Accounting(orders=orders)) < multilabel.break_even_q(
+        0.99, **SETTING, accounting=Accounting(orders=orders)
     )
-    assert math.isnan(multilabel.break_even_q(0.99, **SETTING, bound="theorem12", orders=orders))
+    assert math.isnan(
+        multilabel.break_even_q(0.99, **SETTING, bound=Bound.THEOREM12, accounting=Accounting(orders=orders))
+    )
     with pytest.raises(ValueError, match="ratio"):
         multilabel.break_even_q(1.0, **SETTING)
 

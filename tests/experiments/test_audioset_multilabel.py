@@ -111,6 +111,23 @@ def test_table_5_1_selects_best_f1_threshold_and_perfect_teachers_score_one():
     assert t52["f1"].max() == pytest.approx(row["ensemble_f1"])
 
 
+def test_table_5_1_drops_absent_classes_like_tables_5_2_and_5_3_and_keeps_the_all_classes_value_beside():
+    """Classes 3-5 have no label and no prediction in the pool: on the present classes (PRESENT_CLASSES) perfect
+    teachers score 1, averaged over all six classes 0.5; the best threshold is chosen on the present classes."""
+    y = np.zeros((40, 6), dtype=bool)
+    y[np.arange(40), np.arange(40) % 3] = True
+    cv = _cv(np.broadcast_to(y * 0.9 + 0.05, (3, 40, 6)), y)
+    row = tables.table_5_1({3: cv}).iloc[0]
+    assert row["ensemble_f1"] == pytest.approx(1.0) and row["teacher_avg_f1"] == pytest.approx(1.0)
+    assert row["ensemble_f1_all_classes"] == pytest.approx(0.5) and row["teacher_avg_f1_all_classes"] == 0.5
+    assert row["ensemble_precision"] == row["ensemble_recall"] == pytest.approx(1.0)
+    synthetic = votes.synthetic_votes(10, n_pool=300, n_test=20, n_labels=15, seed=1)
+    t52 = tables.table_5_2({10: synthetic})
+    best = tables.table_5_1({10: synthetic}, t52=t52).iloc[0]
+    assert best["ensemble_f1"] == pytest.approx(t52["f1_present"].max())
+    assert best["ensemble_threshold"] == t52.loc[t52["f1_present"].idxmax(), "threshold"]
+
+
 def test_prediction_counts_picks_most_and_least_frequent():
     cv = votes.synthetic_votes(10, n_pool=400, n_test=20, n_labels=15, seed=0)
     pc = tables.prediction_counts(cv, k=3)
@@ -118,6 +135,55 @@ def test_prediction_counts_picks_most_and_least_frequent():
     assert pc["labels"].iloc[0] >= pc["labels"].iloc[-1]
     # higher threshold, never more predictions
     assert (pc["predicted_0.2"] >= pc["predicted_0.6"]).all()
+
+
+def _rare_votes(rare_voters: int, n_teachers=10, n=600, classes=13, seed=0):
+    """One label per pool query, class c on a share falling with c (classes 7-12 rare, each on enough queries that
+    no resample loses one); every teacher votes 0.9 on the labelled class of the frequent ones, ``rare_voters``
+    teachers on that of a rare one."""
+    rng = np.random.default_rng(seed)
+    weights = np.r_[np.full(7, 30.0), np.arange(12, 6, -1)]
+    cls = rng.choice(classes, n, p=weights / weights.sum())
+    y = np.eye(classes, dtype=bool)[cls]
+    probs = np.zeros((n_teachers, n, classes))
+    for t in range(n_teachers):
+        voters = np.where(cls < 7, True, t < rare_voters)
+        probs[t, np.arange(n), cls] = np.where(voters, 0.9, 0.0)
+    return _cv(probs, y)
+
+
+def _fig_a_6(cv, n_boot=60):
+    pc = tables.prediction_counts(cv)
+    draws = tables.rare_prediction_draws(cv, n_boot=n_boot, seed=1)
+    rec = release_verdicts.prediction_counts_record(pc, "real", dict(teacher_pool=6214, n_labels=13), draws)
+    return rec, draws
+
+
+def test_fig_a_6_agrees_when_only_the_adaptive_threshold_predicts_the_rare_classes():
+    """One teacher in ten votes for a rare class: below every fixed th_e (0.2-0.6), above the adaptive one (the
+    query's median vote is 0): no prediction at a fixed th_e in any resample, some with the adaptive one in all."""
+    rec, draws = _fig_a_6(_rare_votes(1))
+    assert rec["verdict"] == "agrees", rec["verdict_reason"]
+    assert rec["rare_predictions_fixed"] == 0 and rec["rare_predictions_adaptive"] > 0
+    assert rec["rare_predictions_interval"]["0.2"] == [0.0, 0.0] and rec["rare_predictions_interval"]["adaptive"][0] > 0
+    assert len(draws["adaptive"]["draws"]) == 60
+
+
+def test_fig_a_6_differs_when_a_fixed_threshold_predicts_them_or_the_adaptive_one_does_not():
+    every = _fig_a_6(_rare_votes(10))[0]  # every teacher votes: predicted at every threshold
+    assert every["verdict"] == "differs" and every["rare_predictions_interval"]["0.6"][0] > 0
+    assert "no prediction of the least frequent classes at a fixed th_e: differs" in every["verdict_reason"]
+    none = _fig_a_6(_rare_votes(0))[0]  # no teacher votes: never predicted, not even with the adaptive threshold
+    assert none["verdict"] == "differs" and none["rare_predictions_interval"]["adaptive"] == [0.0, 0.0]
+    assert "the adaptive threshold predicts some of them: differs" in none["verdict_reason"]
+
+
+def test_fig_a_6_is_inconclusive_without_the_pool_bootstrap():
+    cv = _rare_votes(1)
+    rec = release_verdicts.prediction_counts_record(
+        tables.prediction_counts(cv), "real", dict(teacher_pool=6214, n_labels=13)
+    )
+    assert rec["verdict"] == "inconclusive"
 
 
 # ----------------------------------------------------------------------------- sweeps and accounting

@@ -1,6 +1,6 @@
-"""Notebook 04's claims on intervals: no constant tolerance in the teacher rules but the source's printed precision,
-and per rule family one constructed input where it must agree (or, for a claim of no difference without a printed
-margin, be inconclusive) and one where it must differ."""
+"""Notebook 04's claims on intervals: no constant tolerance in the Audio Set rules (notebook 04's and 05's) but the
+source's printed precision, and per rule family one constructed input where it must agree (or, for a claim of no
+difference without a printed margin, be inconclusive) and one where it must differ."""
 
 import ast
 import inspect
@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.experiments.audioset import teacher_verdicts, teachers
+from pate_study.experiments.audioset import release_verdicts, teacher_verdicts, teachers, verdict_rules
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, judge
 
-RULE_MODULES = (teacher_verdicts,)
+RULE_MODULES = (teacher_verdicts, release_verdicts, verdict_rules)
 
 
 def _float_constants_in_comparisons(source: str) -> list[str]:
@@ -31,7 +31,7 @@ def _float_constants_in_comparisons(source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("module", RULE_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
-def test_no_constant_tolerance_remains_in_the_teacher_rules(module):
+def test_no_constant_tolerance_remains_in_the_audioset_rules(module):
     assert _float_constants_in_comparisons(inspect.getsource(module)) == []
     # the scan finds what it must: the rules as they were (a range below 25 % of the mean, AUC 0.6 / 0.75)
     assert _float_constants_in_comparisons("ok = spread < 0.25 * mean") != []
@@ -47,6 +47,15 @@ def test_every_teacher_claims_band_is_printed_or_exact():
     for c in claims:
         assert c.printed or float(c.boundary) in exact, c.name
         assert c.tolerance == (0.0 if not c.printed else c.tolerance)
+
+
+def test_every_release_claim_judged_on_data_has_a_printed_or_exact_band():
+    """Notebook 05's claims judged on data: the boundary is printed (its half last digit the only tolerance) or exact
+    (0 for a difference or a count, 1 for a ratio); an analytic claim is checked by the mathematics, not banded."""
+    claims = [c for c in vars(release_verdicts).values() if isinstance(c, Claim) and c.basis == "data"]
+    assert {"no prediction of the least frequent classes at a fixed th_e"} <= {c.name for c in claims}
+    for c in claims:
+        assert c.printed or float(c.boundary) in (0.0, 1.0), c.name
 
 
 # ----------------------------------------------------------------------------- Fig 5.6

@@ -19,6 +19,7 @@ from pate_study.privacy.accounting import (
     parse_orders,
     select_order,
 )
+from pate_study.privacy.options import Bound, Charge, ConfidenceCheck, ConfidenceRule, Cost
 
 
 def test_edge_warning_and_flag():
@@ -186,18 +187,17 @@ def test_confident_gnthreshold_epsilon_rules():
         fractions=m,
         threshold=0.4,
         sigma=0.3,
-        confidence_threshold=0.4,
-        sigma_confidence=0.6,
         delta=1e-8,
-        bound="vote_fraction",
+        bound=Bound.VOTE_FRACTION,
         n_teachers=50,
     )
-    a = multilabel.confident_gnthreshold_epsilon(rule="printed", cost="expected", **kw)
-    b = multilabel.confident_gnthreshold_epsilon(rule="max", cost="expected", **kw)
-    lp, _ = multilabel.confidence_logpr(m, 0.4, 0.4, 0.6, "max")
+    printed, top = ConfidenceCheck(0.4, 0.6, ConfidenceRule.PRINTED), ConfidenceCheck(0.4, 0.6, ConfidenceRule.MAX)
+    a = multilabel.confident_gnthreshold_epsilon(check=printed, charge=Charge(Cost.EXPECTED), **kw)
+    b = multilabel.confident_gnthreshold_epsilon(check=top, charge=Charge(Cost.EXPECTED), **kw)
+    lp, _ = multilabel.confidence_logpr(m, 0.4, top)
     assert b.expected_answered == pytest.approx(norm.sf((0.4 - m.max(1)) / 0.6).sum())
     assert a.expected_answered < b.expected_answered  # all top-4 must pass vs only the max
-    r = multilabel.confident_gnthreshold_epsilon(rule="max", cost="realized", rng=3, **kw)
+    r = multilabel.confident_gnthreshold_epsilon(check=top, charge=Charge(Cost.REALIZED, rng=3), **kw)
     from pate_study.privacy.aggregators import confident_gnthreshold
 
     agg = confident_gnthreshold(m, 0.4, 0.3, 0.4, 0.6, 3, rule="max")

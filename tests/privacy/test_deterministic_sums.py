@@ -19,6 +19,7 @@ import pytest
 
 from pate_study.privacy import moments, multilabel, multiwinner, rdp
 from pate_study.privacy.accounting import ExpectedCost, OrderAtGridEdgeWarning
+from pate_study.privacy.options import Bound, Charge, ConfidenceCheck, ConfidenceRule
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,13 +103,11 @@ def test_multilabel_accountants_are_bit_identical_across_layouts():
                 fractions=m,
                 threshold=0.5,
                 sigma=0.1,
-                confidence_threshold=0.6,
-                sigma_confidence=0.2,
+                check=ConfidenceCheck(0.6, 0.2, ConfidenceRule.MAX),
                 delta=1e-8,
-                rule="max",
-                bound="vote_fraction",
+                bound=Bound.VOTE_FRACTION,
                 n_teachers=50,
-                rng=5,
+                charge=Charge(rng=5),
             )
         independent = multilabel.gnthreshold_epsilon(
             sigma=0.1, delta=1e-8, n_queries=2000, n_labels=12, bound="vote_fraction", n_teachers=50

@@ -8,6 +8,7 @@ the private adaptive-k release (after Zhu & Wang 2022) must pass.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ from scipy.special import log_ndtr
 
 from pate_study.privacy import adaptive_k, exact_profile, multilabel
 from pate_study.privacy.aggregators import adaptive_thresholds
+from pate_study.privacy.options import ConfidenceCheck, ConfidenceRule
 
 T, N_LABELS, SIGMA, DELTA = 5, 4, 0.3, 1e-3
 FINE_ORDERS = np.linspace(1.01, 200.0, 4000)
@@ -154,31 +156,36 @@ def test_adaptive_k_release_releases_k_labels_and_k_follows_the_gaps():
 @pytest.mark.parametrize(
     "kwargs, name",
     [
-        ({"confidence_threshold": float("nan")}, "confidence_threshold"),
-        ({"top_n": 0}, "top_n"),
-        ({"top_n": -4}, "top_n"),
-        ({"top_n": 2.5}, "top_n"),
-        ({"threshold": float("nan")}, "threshold"),
+        ({"threshold": float("nan")}, "check.threshold"),
+        ({"top_n": 0}, "check.top_n"),
+        ({"top_n": -4}, "check.top_n"),
+        ({"top_n": 2.5}, "check.top_n"),
+        ({"rule": "all"}, "check.rule"),
     ],
 )
-def test_confident_api_names_the_bad_parameter(kwargs, name):
+def test_confidence_check_names_the_bad_parameter(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}: expected"):
+        ConfidenceCheck(**{"threshold": 0.6, "sigma": 0.6, "rule": ConfidenceRule.PRINTED, **kwargs})
+
+
+def test_confident_api_names_the_bad_parameter():
     args = dict(
         fractions=np.full((3, 5), 0.5),
         threshold=0.4,
         sigma=0.3,
-        confidence_threshold=0.6,
-        sigma_confidence=0.6,
+        check=ConfidenceCheck(0.6, 0.6, ConfidenceRule.PRINTED),
         delta=1e-8,
-        rule="printed",
     )
-    args.update(kwargs)
-    with pytest.raises(ValueError, match=rf"^{name}: expected"):
-        multilabel.confident_gnthreshold_epsilon(**args)
-    if name != "threshold":
-        with pytest.raises(ValueError, match=rf"^{name}: expected"):
-            multilabel.confidence_logpr(
-                args["fractions"], 0.4, args["confidence_threshold"], 0.6, "printed", args.get("top_n", 4)
-            )
+    with pytest.raises(ValueError, match=r"^threshold: expected"):
+        multilabel.confident_gnthreshold_epsilon(**{**args, "threshold": float("nan")})
+    with pytest.raises(ValueError, match=r"^threshold: expected"):
+        multilabel.confident_gnthreshold_epsilon(**{**args, "threshold": "adaptiv"})
+    with pytest.raises(ValueError, match=r"^check: expected a ConfidenceCheck"):
+        multilabel.confident_gnthreshold_epsilon(**{**args, "check": (0.6, 0.6)})
+    with pytest.raises(ValueError, match=r"^check: expected a ConfidenceCheck"):
+        multilabel.confidence_logpr(args["fractions"], 0.4, {"threshold": 0.6})
+    with pytest.raises(ValueError, match=r"^charge: expected a Charge"):
+        multilabel.confident_gnthreshold_epsilon(**args, charge="realized")
 
 
 def test_adaptive_k_params_match_the_target_slope_and_validate():

@@ -13,7 +13,7 @@ from scipy.stats import norm
 
 from pate_study.privacy import aggregators, multilabel, multiwinner, rdp, topk_vote
 from pate_study.privacy.accounting import EXPECTED_NOTE, ExpectedCost, OrderAtGridEdgeWarning, PrivacySpent
-from pate_study.privacy.options import Charge, ConfidenceCheck, Cost
+from pate_study.privacy.options import Bound, Charge, ConfidenceCheck, ConfidenceRule, Cost
 
 #: confident Binary voting on one label, one positive vote of T = 5
 BINARY = dict(sigma=0.7, delta=1e-5, positive_votes=[[1]], n_teachers=5, check=ConfidenceCheck(5, 1.5), orders=[3.0])
@@ -75,18 +75,19 @@ def test_binary_default_does_not_report_the_expected_cost():
 @pytest.mark.parametrize(
     "fn",
     [
+        topk_vote.confident_topk_epsilon,
+        multiwinner.binary_pate_epsilon,
         multilabel.confident_gnthreshold_epsilon,
         multilabel.multilabel_bounds,
     ],
 )
-def test_default_cost_is_the_realized_one(fn):
-    assert inspect.signature(fn).parameters["cost"].default == "realized"
-
-
-@pytest.mark.parametrize("fn", [topk_vote.confident_topk_epsilon, multiwinner.binary_pate_epsilon])
 def test_default_charge_is_the_realized_one(fn):
     assert inspect.signature(fn).parameters["charge"].default.cost is Cost.REALIZED
     assert Charge().cost is Cost.REALIZED
+
+
+#: Muschiol 2021's Definition 12 as printed (all top-n values checked), the multi-label accountants' former default.
+GNTHRESHOLD_CHECK = ConfidenceCheck(0.4, 0.6, ConfidenceRule.PRINTED)
 
 
 def _calls():
@@ -98,17 +99,15 @@ def _calls():
         ),
         "binary (check)": lambda c: multiwinner.binary_pate_epsilon(charge=Charge(c, rng=0), **BINARY),
         "multilabel_bounds (no check)": lambda c: multilabel.multilabel_bounds(
-            fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, cost=c
+            fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, charge=Charge(c)
         ),
         "confident_gnthreshold": lambda c: multilabel.confident_gnthreshold_epsilon(
             fractions=m,
             threshold=0.4,
             sigma=0.3,
-            confidence_threshold=0.4,
-            sigma_confidence=0.6,
+            check=GNTHRESHOLD_CHECK,
             delta=1e-8,
-            cost=c,
-            rng=0,
+            charge=Charge(c, rng=0),
         ),
         "confident_topk (data-independent)": lambda c: topk_vote.confident_topk_epsilon(
             k=2,
@@ -159,10 +158,9 @@ def test_expected_cost_is_never_an_epsilon(name):
                 fractions=np.random.default_rng(0).random((20, 6)),
                 threshold=0.4,
                 sigma=0.3,
-                confidence_threshold=0.4,
-                sigma_confidence=0.6,
+                check=GNTHRESHOLD_CHECK,
                 delta=1e-8,
-                cost="expected",
+                charge=Charge(Cost.EXPECTED),
             )
         else:
             expected = topk_vote.confident_topk_epsilon(
@@ -191,10 +189,9 @@ def test_bounds_table_row_of_an_expected_cost_says_so():
             sigma=0.3,
             delta=1e-8,
             n_teachers=50,
-            bounds=("vote_fraction",),
-            confidence_threshold=0.4,
-            sigma_confidence=0.6,
-            cost="expected",
+            bounds=(Bound.VOTE_FRACTION,),
+            check=GNTHRESHOLD_CHECK,
+            charge=Charge(Cost.EXPECTED),
         )
     row = rows[0].to_dict()
     assert "epsilon" not in row and row["note"] == EXPECTED_NOTE and row["cost"] == "expected"

@@ -12,6 +12,7 @@ from scipy.stats import norm
 from pate_study.privacy import multilabel, rdp
 from pate_study.privacy._validation import ThresholdRangeWarning
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from pate_study.privacy.options import Bound, Charge, ConfidenceCheck, ConfidenceRule, Threshold
 
 THESIS_BOUNDS = ("theorem12", "eq4_8", "eq4_8_corrected", "gnmax_slope")
 ORDERS = np.array([1.25, 1.5, 2.0, 2.5, 3.0, 3.25, 4.0, 6.0])
@@ -139,7 +140,7 @@ def test_q_tilde_does_not_underflow_to_zero():
         assert logq == pytest.approx(expected, rel=1e-12)
         rdp_q = multilabel.rdp_gnthreshold(np.ones((1, 3)), 0.0, sigma, [2.0, 3.0], bound="theorem12")[0]
         np.testing.assert_allclose(rdp_q, 3 / (2 * sigma**2) * np.array([2.0, 3.0]))
-    lp, lnot = multilabel.confidence_logpr(np.ones((1, 4)), 0.0, 0.0, 0.01, "printed", 4)
+    lp, lnot = multilabel.confidence_logpr(np.ones((1, 4)), 0.0, ConfidenceCheck(0.0, 0.01, ConfidenceRule.PRINTED, 4))
     assert lnot[0] == pytest.approx(math.log(4) + norm.logsf(100.0), rel=1e-12) and lp[0] <= 0
 
 
@@ -148,25 +149,24 @@ def test_adaptive_threshold_and_its_printed_check_are_charged():
     kw = dict(
         fractions=m,
         sigma=0.3,
-        confidence_threshold=0.3,
-        sigma_confidence=0.6,
         delta=1e-8,
-        bound="vote_fraction",
+        bound=Bound.VOTE_FRACTION,
         n_teachers=50,
-        answered=np.ones(50, dtype=bool),
+        charge=Charge(answered=np.ones(50, dtype=bool)),
     )
+    printed, top = ConfidenceCheck(0.3, 0.6, ConfidenceRule.PRINTED), ConfidenceCheck(0.3, 0.6, ConfidenceRule.MAX)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        fixed = multilabel.confident_gnthreshold_epsilon(threshold=0.4, rule="printed", **kw)
-        adaptive = multilabel.confident_gnthreshold_epsilon(threshold="adaptive", rule="printed", **kw)
-        adaptive_max = multilabel.confident_gnthreshold_epsilon(threshold="adaptive", rule="max", **kw)
+        fixed = multilabel.confident_gnthreshold_epsilon(threshold=0.4, check=printed, **kw)
+        adaptive = multilabel.confident_gnthreshold_epsilon(threshold=Threshold.ADAPTIVE, check=printed, **kw)
+        adaptive_max = multilabel.confident_gnthreshold_epsilon(threshold=Threshold.ADAPTIVE, check=top, **kw)
     top_n = multilabel.UNCHARGED_LEAKS[2]
     assert "adaptive" in top_n and "sorting moves each checked value by at most" in top_n
     # the adaptive threshold and the printed check with it are charged now (threshold sensitivity), not listed
     for r in (fixed, adaptive, adaptive_max):
         assert top_n not in r.details["uncharged_leaks"]
         assert multilabel.UNCHARGED_LEAKS[0] not in r.details["uncharged_leaks"]
-    fixed_max = multilabel.confident_gnthreshold_epsilon(threshold=0.4, rule="max", **kw)
+    fixed_max = multilabel.confident_gnthreshold_epsilon(threshold=0.4, check=top, **kw)
     assert adaptive.epsilon > fixed.epsilon and adaptive_max.epsilon > fixed_max.epsilon
 
 

@@ -12,7 +12,7 @@ from pate_study.privacy import aggregators, audit
 from pate_study.privacy import multilabel as ml
 from pate_study.privacy import multiwinner as mw
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
-from pate_study.privacy.options import Charge, ConfidenceCheck
+from pate_study.privacy.options import Bound, Charge, ConfidenceCheck, ConfidenceRule, Threshold
 
 
 @pytest.fixture(autouse=True)
@@ -32,10 +32,15 @@ def _fractions(n: int, k: int, teachers: int = 50, seed: int = 0) -> np.ndarray:
 
 SETTINGS = [
     dict(threshold=0.4, sigma=0.3),  # the thesis's σ_e = 0.3
-    dict(threshold="adaptive", sigma=0.3),
+    dict(threshold=Threshold.ADAPTIVE, sigma=0.3),
     dict(threshold=0.5, sigma=0.02),  # small noise: Theorem 6 applies for the vote-fraction bound
-    dict(threshold=0.4, sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6, rng=0),  # σ_c = 0.6, "max"
-    dict(threshold="adaptive", sigma=0.3, confidence_threshold=0.6, sigma_confidence=0.6, rule="printed", rng=0),
+    dict(threshold=0.4, sigma=0.3, check=ConfidenceCheck(0.6, 0.6, ConfidenceRule.PRINTED), charge=Charge(rng=0)),
+    dict(
+        threshold=Threshold.ADAPTIVE,
+        sigma=0.3,
+        check=ConfidenceCheck(0.6, 0.6, ConfidenceRule.PRINTED),
+        charge=Charge(rng=0),
+    ),
 ]
 
 
@@ -53,7 +58,7 @@ def test_every_bound_finite_nonnegative_capped_and_nondecreasing(setting):
             assert np.isfinite(dd.epsilon) and dd.epsilon >= 0
             assert np.all(dd.rdp_or_logmgf <= di.rdp_or_logmgf * (1 + 1e-12))
             assert dd.epsilon <= di.epsilon * (1 + 1e-12)
-            if not r.theorem6_possible and "confidence_threshold" not in setting:
+            if not r.theorem6_possible and "check" not in setting:
                 assert dd.epsilon == di.epsilon  # equal by construction: listed, not claimed as a saving
             assert r.uncharged_leaks and not any("adaptive threshold" in x for x in r.uncharged_leaks)
             if setting["threshold"] == "adaptive":  # charged by the threshold's sensitivity, thesis value beside
@@ -188,7 +193,7 @@ def test_bad_votes_name_the_parameter(bad, match):
 
 
 def test_bad_bound_and_teachers():
-    with pytest.raises(ValueError, match="bound: expected one of"):
+    with pytest.raises(ValueError, match="^bounds: expected one of"):
         ml.multilabel_bounds(
             fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50, bounds=("thm12",)
         )
@@ -196,11 +201,12 @@ def test_bad_bound_and_teachers():
         ml.multilabel_bounds(fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=0)
 
 
-@pytest.mark.parametrize("rule", ["max", "printed"])
+@pytest.mark.parametrize("rule", list(ConfidenceRule))
 @pytest.mark.parametrize("bound", ml.BOUNDS)
 def test_confident_data_independent_from_n_queries_equals_the_bounds_table(bound, rule):
     # the data-independent value needs only the number of queries: the same from n_queries as from any votes
-    kw = dict(sigma=0.3, sigma_confidence=0.6, delta=1e-8, n_teachers=50, bound=bound, rule=rule)
+    check = ConfidenceCheck(0.6, 0.6, rule)  # th_c is not read by the data-independent bound
+    kw = dict(sigma=0.3, check=check, delta=1e-8, n_teachers=50, bound=bound)
     direct = ml.confident_gnthreshold_data_independent(n_queries=300, n_labels=12, **kw)
     for m in (np.zeros((300, 12)), _fractions(300, 12, seed=3)):
         row = ml.multilabel_bounds(
@@ -210,10 +216,8 @@ def test_confident_data_independent_from_n_queries_equals_the_bounds_table(bound
             delta=1e-8,
             n_teachers=50,
             bounds=(bound,),
-            confidence_threshold=0.6,
-            sigma_confidence=0.6,
-            rule=rule,
-            rng=0,
+            check=check,
+            charge=Charge(rng=0),
         )[0]
         assert row.data_independent.epsilon == pytest.approx(direct.epsilon, rel=1e-12)
     # and it is the composition of the check's and the step's data-independent slopes
@@ -248,3 +252,19 @@ def test_min_logq_rejects_bad_threshold():
         ml.min_logq(1.5, 0.3, 10)
     with pytest.raises(ValueError, match="threshold"):
         ml.min_logq("median", 0.3, 10)
+
+
+def test_enumerations_and_their_strings_give_the_same_bounds():
+    """``Threshold.ADAPTIVE`` and the ``Bound`` members equal their strings: the same table either way; a misspelt
+    choice is refused in one line naming the parameter."""
+    m = _fractions(50, 6)
+    kw = dict(fractions=m, sigma=0.3, delta=1e-8, n_teachers=50)
+    by_enum = ml.multilabel_bounds(threshold=Threshold.ADAPTIVE, bounds=(Bound.THEOREM12, Bound.VOTE_FRACTION), **kw)
+    by_text = ml.multilabel_bounds(threshold="adaptive", bounds=("theorem12", "vote_fraction"), **kw)
+    assert [r.to_dict() for r in by_enum] == [r.to_dict() for r in by_text]
+    assert ml.BOUNDS == tuple(Bound) and [r.bound for r in by_enum] == ["theorem12", "vote_fraction"]
+    assert by_enum[0].data_dependent.details["threshold"] == "adaptive"
+    with pytest.raises(ValueError, match=r"^threshold: expected one of \['adaptive'\], got 'median'$"):
+        ml.multilabel_bounds(threshold="median", **kw)
+    with pytest.raises(ValueError, match=r"^bound: expected one of"):
+        ml.gnthreshold_epsilon(sigma=0.3, delta=1e-8, n_queries=5, n_labels=6, bound="thm12")

@@ -24,6 +24,7 @@ import pandas as pd
 from pate_study.learning import metrics
 from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner, topk_vote
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent
+from pate_study.privacy.options import Accounting, Bound, Charge, ConfidenceCheck, Cost
 from pate_study.privacy.selection import selection_spent
 from pate_study.reporting import uncertainty as unc
 
@@ -43,6 +44,10 @@ DELTA = 1e-8
 #: every multi-label ε here is optimised over orders from 1.001 (:func:`multilabel.extended_orders`): at the
 #: thesis's σ_e the best order lies below 2, the first order of Papernot et al. 2018's grid
 ORDERS = multilabel.extended_orders()
+#: The multi-label accountants' orders and conversion here (:data:`ORDERS`, basic conversion, Muschiol Eq. 2.10).
+ACCOUNTING = Accounting(orders=ORDERS)
+#: The thesis's order grid (first order 2), for the comparison with its printed numbers.
+THESIS_ACCOUNTING = Accounting(orders="paper2018")
 
 
 def _thresholds(m: np.ndarray, threshold: Any) -> np.ndarray:
@@ -178,11 +183,11 @@ def threshold_label(th: Any) -> str:
 
 
 def thesis_grid(fn, **kwargs):
-    """``fn(**kwargs, orders="paper2018")``: the value on the thesis's order grid (first order 2), for the
+    """``fn(**kwargs, accounting=THESIS_ACCOUNTING)``: the value on the thesis's order grid (first order 2), for the
     comparison with its printed numbers. The grid-edge warning is logged with what it says, never dropped."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OrderAtGridEdgeWarning)
-        result = fn(**kwargs, orders="paper2018")
+        result = fn(**kwargs, accounting=THESIS_ACCOUNTING)
     for w in caught:
         if issubclass(w.category, OrderAtGridEdgeWarning):
             logger.warning("thesis order grid: %s", w.message)
@@ -191,9 +196,9 @@ def thesis_grid(fn, **kwargs):
     return result
 
 
-def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str, delta: float) -> tuple[float, float]:
+def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: Bound, delta: float) -> tuple[float, float]:
     dd = multilabel.gnthreshold_epsilon(
-        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, orders=ORDERS
+        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, accounting=ACCOUNTING
     )
     di = multilabel.gnthreshold_epsilon(
         sigma=sigma,
@@ -203,17 +208,17 @@ def _epsilons(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str,
         n_labels=m.shape[1],
         bound=bound,
         n_teachers=n_teachers,
-        orders=ORDERS,
+        accounting=ACCOUNTING,
     )
     return dd.epsilon, di.epsilon
 
 
-def _as_fixed(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: str, delta: float) -> float:
+def _as_fixed(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: Bound, delta: float) -> float:
     """The thesis's accounting of the adaptive threshold (treated as fixed): NOT a guarantee; NaN for fixed th."""
     if not isinstance(th, str):
         return math.nan
     return multilabel.gnthreshold_epsilon(
-        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, orders=ORDERS
+        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, accounting=ACCOUNTING
     ).details["epsilon_threshold_as_fixed"]
 
 
@@ -224,8 +229,8 @@ def noise_sweep(
     *,
     n_account: int = 1000,
     delta: float = DELTA,
-    bound: str = "vote_fraction",
-    reference_bound: str = "theorem12",
+    bound: Bound = Bound.VOTE_FRACTION,
+    reference_bound: Bound = Bound.THEOREM12,
     vote: str = "probability",
     seed: int = 0,
     n_draws: int = 1,
@@ -272,7 +277,7 @@ def noise_sweep(
                 n_labels=m.shape[1],
                 bound=reference_bound,
                 n_teachers=cv.n_teachers,
-                orders=ORDERS,
+                accounting=ACCOUNTING,
             ).epsilon
             q = np.exp(multilabel.multilabel_logq(m, th, s))
             rows.append(
@@ -299,7 +304,7 @@ def confidence_sweep(
     *,
     n_account: int = 1000,
     delta: float = DELTA,
-    bound: str = "vote_fraction",
+    bound: Bound = Bound.VOTE_FRACTION,
     rule: str = "max",
     vote: str = "probability",
     seed: int = 0,
@@ -325,28 +330,24 @@ def confidence_sweep(
             )
             answered = rel.answered.reshape(n_draws, len(m))
             released = rel.labels.reshape(n_draws, *m.shape)
+            check = ConfidenceCheck(confidence, sc, rule)
             spent = [
                 multilabel.confident_gnthreshold_epsilon(
                     fractions=m,
                     threshold=threshold,
                     sigma=se,
-                    confidence_threshold=confidence,
-                    sigma_confidence=sc,
+                    check=check,
                     delta=delta,
-                    rule=rule,
                     bound=bound,
                     n_teachers=cv.n_teachers,
-                    cost="realized",
-                    answered=ok,
-                    orders=ORDERS,
+                    charge=Charge(Cost.REALIZED, answered=ok),
+                    accounting=ACCOUNTING,
                 )
                 for ok in answered
             ]
             eps = np.array([sp.epsilon for sp in spent])
             as_fixed = np.array([sp.details.get("epsilon_threshold_as_fixed", math.nan) for sp in spent])
-            di = _confident_data_independent(
-                len(m), m.shape[1], se, sc, rule, bound, cv.n_teachers, delta, threshold=threshold
-            )
+            di = _confident_data_independent(len(m), m.shape[1], se, check, bound, cv.n_teachers, delta, threshold)
             rows.append(
                 {
                     "threshold": threshold_label(threshold),
@@ -369,28 +370,24 @@ def _confident_data_independent(
     n: int,
     n_labels: int,
     sigma: float,
-    sigma_c: float,
-    rule: str,
-    bound: str,
+    check: ConfidenceCheck,
+    bound: Bound,
     n_teachers: int,
     delta: float,
-    top_n: int = 4,
     threshold: Any = None,
 ) -> float:
-    """ε when every one of ``n`` queries pays the GNThreshold cap and the check's data-independent slope
+    """ε when every one of ``n`` queries pays the GNThreshold cap and the ``check``'s data-independent slope
     (:func:`pate_study.privacy.multilabel.confident_gnthreshold_data_independent`)."""
     return multilabel.confident_gnthreshold_data_independent(
         n_queries=n,
         n_labels=n_labels,
         sigma=sigma,
-        sigma_confidence=sigma_c,
+        check=check,
         delta=delta,
         n_teachers=n_teachers,
         bound=bound,
-        rule=rule,
-        top_n=top_n,
         threshold=threshold,
-        orders=ORDERS,
+        accounting=ACCOUNTING,
     ).epsilon
 
 
@@ -511,16 +508,16 @@ def adaptive_rules(
     y = cv.pool_labels[:n_account]
     n, k = m.shape
     t = cv.n_teachers
-    slope = multilabel.multilabel_slope(sigma_e, k, "vote_fraction", t)
+    slope = multilabel.multilabel_slope(sigma_e, k, Bound.VOTE_FRACTION, t)
     eps_budget = multilabel.gnthreshold_epsilon(
         sigma=sigma_e,
         delta=delta,
         threshold=0.5,
         n_queries=n,
         n_labels=k,
-        bound="vote_fraction",
+        bound=Bound.VOTE_FRACTION,
         n_teachers=t,
-        orders=ORDERS,
+        accounting=ACCOUNTING,
     ).epsilon
     rows = []
 
@@ -541,7 +538,7 @@ def adaptive_rules(
     for i, th in enumerate(fixed_thresholds):
         rel = aggregators.gnthreshold(m, float(th), sigma_e, np.random.default_rng([seed, 10, i]))
         add(f"fixed th_e={th:g}", sigma_e, rel.labels, eps_budget)
-    sigma_sound = math.sqrt(k * multilabel.adaptive_label_sensitivity("vote_fraction", t) ** 2 / (2.0 * slope))
+    sigma_sound = math.sqrt(k * multilabel.adaptive_label_sensitivity(Bound.VOTE_FRACTION, t) ** 2 / (2.0 * slope))
     for j, (sig, note) in enumerate(
         (
             (sigma_e, "thesis's σ_e: the sound ε is far above the budget"),
@@ -555,9 +552,9 @@ def adaptive_rules(
             threshold="adaptive",
             n_queries=n,
             n_labels=k,
-            bound="vote_fraction",
+            bound=Bound.VOTE_FRACTION,
             n_teachers=t,
-            orders=ORDERS,
+            accounting=ACCOUNTING,
         )
         add(
             "Definition 11 (adaptive th_e)",
@@ -591,7 +588,7 @@ def q_histogram(
     sigma_c: float = 0.6,
     n_account: int = 1000,
     delta: float = DELTA,
-    bound: str = "vote_fraction",
+    bound: Bound = Bound.VOTE_FRACTION,
     bucket_edges: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0),
     rule: str = "max",
     vote: str = "probability",
@@ -627,20 +624,18 @@ def q_histogram(
                     fractions=mb,
                     bound=bound,
                     n_teachers=cv.n_teachers,
-                    orders=ORDERS,
+                    accounting=ACCOUNTING,
                 ).epsilon
                 row["epsilon_1000_confident_expected"] = multilabel.confident_gnthreshold_epsilon(
                     fractions=mb,
                     threshold=th,
                     sigma=sigma_e,
-                    confidence_threshold=confidence,
-                    sigma_confidence=sigma_c,
+                    check=ConfidenceCheck(confidence, sigma_c, rule),
                     delta=delta,
-                    rule=rule,
                     bound=bound,
                     n_teachers=cv.n_teachers,
-                    cost="expected",
-                    orders=ORDERS,
+                    charge=Charge(Cost.EXPECTED),
+                    accounting=ACCOUNTING,
                 ).expected_epsilon  # expected, not a guarantee
             rows.append(row)
     return pd.DataFrame(rows)
@@ -667,11 +662,15 @@ def bounds_side_by_side(
         rel = aggregators.confident_gnthreshold(
             m, threshold, sigma_e, confidence, sigma_c, np.random.default_rng(seed), rule=rule
         )
-        kw = dict(
-            confidence_threshold=confidence, sigma_confidence=sigma_c, rule=rule, cost="realized", answered=rel.answered
-        )
+        kw = dict(check=ConfidenceCheck(confidence, sigma_c, rule), charge=Charge(Cost.REALIZED, answered=rel.answered))
     res = multilabel.multilabel_bounds(
-        fractions=m, threshold=threshold, sigma=sigma_e, delta=delta, n_teachers=cv.n_teachers, orders=ORDERS, **kw
+        fractions=m,
+        threshold=threshold,
+        sigma=sigma_e,
+        delta=delta,
+        n_teachers=cv.n_teachers,
+        accounting=ACCOUNTING,
+        **kw,
     )
     rows = []
     for r in res:
@@ -692,7 +691,7 @@ def table_5_4_privacy(
     sigma_e: float = 0.3,
     sigma_c: float = 0.6,
     delta: float = DELTA,
-    bound: str = "vote_fraction",
+    bound: Bound = Bound.VOTE_FRACTION,
     rule: str = "max",
     seed: int = 0,
     vote: str = "probability",
@@ -712,36 +711,28 @@ def table_5_4_privacy(
         threshold=threshold,
         n_queries=len(m),
         n_labels=m.shape[1],
-        bound="theorem12",
+        bound=Bound.THEOREM12,
         n_teachers=cv.n_teachers,
-        orders=ORDERS,
+        accounting=ACCOUNTING,
     ).epsilon
     if confidence is None:
         rel = aggregators.gnthreshold(m, threshold, sigma_e, gen)
         fn, kw = multilabel.gnthreshold_epsilon, dict(fractions=m)
     else:
         rel = aggregators.confident_gnthreshold(m, threshold, sigma_e, confidence, sigma_c, gen, rule=rule)
+        check = ConfidenceCheck(confidence, sigma_c, rule)
         fn, kw = (
             multilabel.confident_gnthreshold_epsilon,
-            dict(
-                fractions=m,
-                confidence_threshold=confidence,
-                sigma_confidence=sigma_c,
-                rule=rule,
-                cost="realized",
-                answered=rel.answered,
-            ),
+            dict(fractions=m, check=check, charge=Charge(Cost.REALIZED, answered=rel.answered)),
         )
     kw.update(sigma=sigma_e, delta=delta, threshold=threshold, bound=bound, n_teachers=cv.n_teachers)
-    spent = fn(**kw, orders=ORDERS)
+    spent = fn(**kw, accounting=ACCOUNTING)
     dd, di = (
         spent.epsilon,
         (
             _epsilons(m, threshold, sigma_e, cv.n_teachers, bound, delta)[1]
             if confidence is None
-            else _confident_data_independent(
-                len(m), m.shape[1], sigma_e, sigma_c, rule, bound, cv.n_teachers, delta, threshold=threshold
-            )
+            else _confident_data_independent(len(m), m.shape[1], sigma_e, check, bound, cv.n_teachers, delta, threshold)
         ),
     )
     return {
@@ -795,7 +786,7 @@ def multiwinner_sweep(
         out = {}
         out["gnthreshold"] = (
             aggregators.gnthreshold(m, gnthreshold_th, se, gen).labels,
-            *_epsilons(m, gnthreshold_th, se, t, "vote_fraction", delta),
+            *_epsilons(m, gnthreshold_th, se, t, Bound.VOTE_FRACTION, delta),
         )
         rel = multiwinner.binary_pate(p, t, s, gen)
         out["binary"] = (
@@ -966,9 +957,9 @@ def frontier_spent(
             threshold=th,
             n_queries=n,
             n_labels=n_labels,
-            bound="vote_fraction",
+            bound=Bound.VOTE_FRACTION,
             n_teachers=t,
-            orders=ORDERS,
+            accounting=ACCOUNTING,
         )
     if mech == "topk":
         return topk_vote.topk_epsilon(

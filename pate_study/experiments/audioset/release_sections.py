@@ -195,11 +195,14 @@ def appendix_section(study: Study05) -> list[str]:
 
 
 def prediction_counts_section(study: Study05) -> pd.DataFrame:
-    """Fig A.6: predictions vs labels of the most and least frequent classes, noise-free. Shows big T_max's counts."""
+    """Fig A.6: predictions vs labels of the most and least frequent classes, noise-free; the claims judged on
+    ``release_boot`` pool-query resamples of big T_max's counts. Shows big T_max's counts."""
     s = study
     counts = {t: tables.prediction_counts(s.big[t]) for t in s.p["teacher_counts"]}
     s.out.save_figure(figures.prediction_counts_figure(counts), "muschiol2021-figA.6", data=s.data)
-    s.out.record("muschiol2021-figA.6", **verdicts.prediction_counts_record(counts[s.t_max], s.info["kind"], s.scale))
+    draws = tables.rare_prediction_draws(s.votes, n_boot=s.p["release_boot"], seed=s.p["seed"])
+    record = verdicts.prediction_counts_record(counts[s.t_max], s.info["kind"], s.scale, draws)
+    s.out.record("muschiol2021-figA.6", **record)
     return counts[s.t_max]
 
 

@@ -14,10 +14,11 @@ import pandas as pd
 
 from pate_study.learning.metrics import PRESENT_CLASSES
 from pate_study.privacy import multilabel
+from pate_study.privacy.options import Accounting, Bound
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, analytic, source_inconsistency
 from pate_study.reporting.registry import published
-from pate_study.reporting.verdicts import Verdict, agrees, combine, differs, not_comparable
+from pate_study.reporting.verdicts import Verdict, agrees, combine, not_comparable
 
 from .release import A11_FIXED_PARTNER, DELTA, check_label
 from .students import sigma_sweep_record
@@ -33,6 +34,13 @@ from .verdict_rules import (
 
 #: The random source a noise-free table's bootstrap resamples (the pool queries the ensembles are scored on).
 POOL = "query-pool examples"
+
+#: Numbers below that are read, not judged (no verdict rests on them, so none is a tolerance): the relative precision
+#: of the σ solver that brings every rule to the budget ε (equal ε up to it), the σ_e pair of the thesis's halving
+#: reading (Fig 5.13's printed grid values) and Fig 5.16's printed bucket edge that the share of q̃ is read at.
+EQUAL_EPSILON_RTOL = 1e-6
+HALVING_SIGMAS = (0.1, 0.2)
+Q_SHARE_EDGE = 0.1
 
 
 def pool_estimate(tolerance: dict | None, key: str, value: float, sign: float = 1.0) -> unc.Estimate | None:
@@ -139,7 +147,7 @@ def findings(
         )
     if rules is not None and len(rules):
         budget = float(rules["budget_epsilon"].iloc[0])
-        eq = rules[np.isclose(rules["epsilon"], budget, rtol=1e-6) | (rules["epsilon"] < budget)]
+        eq = rules[np.isclose(rules["epsilon"], budget, rtol=EQUAL_EPSILON_RTOL) | (rules["epsilon"] < budget)]
         ranked = ", ".join(
             f"{r.rule}{'' if r.rule.startswith('fixed') or r.rule.startswith('adaptive-k') else f' σ={r.sigma:.3g}'} "
             f"F1 {r.f1:.3f}"
@@ -165,7 +173,8 @@ def findings(
     for th, r in by.iterrows():
         out.append(
             f"GNThreshold th_e={th}: data-dependent / data-independent ε (vote-fraction bound) ranges "
-            f"{r['min']:.3f}–{r['max']:.3f} over the σ_e grid" + (" — no saving" if r["min"] > 0.999 else "")
+            f"{r['min']:.3f}–{r['max']:.3f} over the σ_e grid"
+            + (" — no saving" if np.isclose(r["min"], 1.0, rtol=EQUAL_EPSILON_RTOL, atol=0) else "")
         )
     fixed = bounds[bounds["threshold"] != "adaptive"]
     never = list(dict.fromkeys(fixed[~fixed["theorem6_possible"].astype(bool)]["bound"]))
@@ -261,7 +270,7 @@ ENSEMBLE_CLAIMS = {
     "single": Claim(
         "no ensemble beats the single model on all data (best-threshold F1 and raw mAP)",
         "Muschiol 2021, Table 5.1 / §5.2: the single model on all data above every ensemble",
-        "min over ensembles and over (best F1, raw mAP) of single model − ensemble",
+        f"min over ensembles and over (best F1, raw mAP) of single model − ensemble (F1: {PRESENT_CLASSES})",
         "direction",
         (POOL,),
     ),
@@ -275,7 +284,7 @@ ENSEMBLE_CLAIMS = {
     "beats teacher": Claim(
         "the ensemble beats its average teacher (F1 at the ensemble's best threshold)",
         "Muschiol 2021, Table 5.1: 0.228 vs 0.167, 0.204 vs 0.136, 0.173 vs 0.112",
-        "ensemble best-threshold F1 − its average teacher's F1 at that threshold",
+        f"ensemble best-threshold F1 − its average teacher's F1 at that threshold ({PRESENT_CLASSES})",
         "every-step",
         (POOL,),
     ),
@@ -760,7 +769,9 @@ def _claim_row(claims: pd.DataFrame, text: str) -> pd.Series:
 def table_5_1_record(
     t51: pd.DataFrame, claims: pd.DataFrame, kind: str, scale: dict, tolerance: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Table 5.1: the single model's and the best ensemble's mAP / F1, the claims' verdicts (:func:`ensemble_claims`),
+    """Table 5.1: the single model's and the best ensemble's mAP / F1 (F1 on
+    :data:`pate_study.learning.metrics.PRESENT_CLASSES`, stated as ``f1_convention``), the claims' verdicts
+    (:func:`ensemble_claims`),
     the measured tolerance they were judged with (:func:`.tables.score_tolerance`) and the values' verdict
     (:func:`scale_verdict`)."""
     return dict(
@@ -769,6 +780,7 @@ def table_5_1_record(
         max_ensemble_map=float(t51["map_raw"].iloc[1:].max()),
         baseline_f1=float(t51["ensemble_f1"].iloc[0]),
         max_ensemble_f1=float(t51["ensemble_f1"].iloc[1:].max()),
+        f1_convention=PRESENT_CLASSES,
         claim_ensemble_below_single_model=_claim_row(claims, "no ensemble beats")["verdict"],
         claim_ensemble_beats_average_teacher=_claim_row(claims, "the ensemble beats")["verdict"],
         claim_map_falls_with_teachers=_claim_row(claims, "raw mAP falls")["verdict"],
@@ -982,8 +994,44 @@ def appendix_records(
     }
 
 
-def prediction_counts_record(pc: pd.DataFrame, kind: str, scale: dict) -> dict[str, Any]:
-    """Fig A.6: how many of the least frequent classes the largest ensemble never predicts at th_e = 0.6."""
+FIG_A_6_FIXED = Claim(
+    "no prediction of the least frequent classes at a fixed th_e",
+    "Muschiol 2021, App. A on Fig A.6: for the “big 50” experiment “no predictions are made for the less frequent "
+    "labels at all ... not in a way that 20%, 40%, or 60% of the teachers of the ensemble agree on such a label”",
+    "the largest ensemble's positive predictions of the 5 least frequent pool classes, per fixed th_e, noise-free",
+    "level",
+    (POOL,),
+    boundary=0.0,
+)
+FIG_A_6_ADAPTIVE = Claim(
+    "the adaptive threshold predicts some of them",
+    "Muschiol 2021, App. A on Fig A.6: “Only for the adaptive threshold mechanism tends to predict some classes”",
+    "the largest ensemble's positive predictions of the 5 least frequent pool classes, adaptive th_e, noise-free",
+    "level",
+    (POOL,),
+    boundary=0.0,
+    negated=True,
+)
+
+
+def rare_count_estimate(draws: dict[str, Any] | None, label: str, value: float) -> unc.Estimate:
+    """A count of Fig A.6 with the percentile interval of its pool-query bootstrap (``draws[label]``:
+    :func:`.tables.rare_prediction_draws`); the teachers' training seeds named as not replicated (one ensemble per
+    teacher count). Without the draws: unbounded (inconclusive)."""
+    if not draws or label not in draws:
+        return unc.unreplicated(float(value), [POOL, unc.TEACHER_SEED])
+    d = draws[label]
+    return unc.from_bootstrap(d["value"], d["draws"], sources=[POOL], unreplicated=[unc.TEACHER_SEED])
+
+
+def prediction_counts_record(
+    pc: pd.DataFrame, kind: str, scale: dict, draws: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Fig A.6: how many times the largest ensemble predicts the least frequent classes, per threshold, judged on
+    the thesis's two sentences (:data:`FIG_A_6_FIXED`: none at any fixed th_e, the count 0 with no tolerance -- "no
+    predictions" is exact; :data:`FIG_A_6_ADAPTIVE`: some with the adaptive one, the count not 0) on the percentile
+    interval of the pool-query bootstrap (``draws``: :func:`.tables.rare_prediction_draws`; the rarest classes chosen
+    again in each resample). Without ``draws`` every claim is inconclusive (nothing resampled)."""
     rare = pc[pc["group"] == "least frequent"]
     fixed = [c for c in pc.columns if c.startswith("predicted_") and c != "predicted_adaptive"]
     at_fixed = int(rare[fixed].to_numpy().sum())
@@ -991,28 +1039,25 @@ def prediction_counts_record(pc: pd.DataFrame, kind: str, scale: dict) -> dict[s
     v = scale_verdict(
         kind, "prediction counts", **scale, extra="counted on our query pool, not the thesis's student set"
     )
+    intervals: dict[str, list[float]] = {}
     if kind != "synthetic":
-        rule = (
-            "largest ensemble: no prediction of the least frequent classes at any fixed th_e, and some with the "
-            "adaptive threshold"
-        )
-        ok = at_fixed == 0 and at_adaptive > 0
-        claim = (
-            agrees(rule=rule)
-            if ok
-            else differs(
-                f"least frequent classes predicted {at_fixed} times at the fixed thresholds, {at_adaptive} with the "
-                "adaptive one",
-                rule=rule,
-            )
-        )
-        v = combine(
-            {"rare classes only under the adaptive threshold": claim}, context=f"Values not comparable: {v.reason}"
-        )
+        steps = {
+            c.removeprefix("predicted_"): rare_count_estimate(draws, c.removeprefix("predicted_"), rare[c].sum())
+            for c in fixed
+        }
+        adaptive = rare_count_estimate(draws, "adaptive", at_adaptive) if "predicted_adaptive" in rare else None
+        note = ", ".join(f"th_e {th}: {int(rare[f'predicted_{th}'].sum())}" for th in steps)
+        claims = {
+            FIG_A_6_FIXED.name: judged(FIG_A_6_FIXED, list(steps.values()), note=note),
+            FIG_A_6_ADAPTIVE.name: judged(FIG_A_6_ADAPTIVE, adaptive, note=f"adaptive: {at_adaptive}"),
+        }
+        intervals = {th: [e.low, e.high] for th, e in [*steps.items(), ("adaptive", adaptive)] if e is not None}
+        v = combine(claims, context=f"Values not comparable: {v.reason}")
     return dict(
         rare_classes_never_predicted_at_0_6=int((rare["predicted_0.6"] == 0).sum()),
         rare_predictions_fixed=at_fixed,
         rare_predictions_adaptive=at_adaptive,
+        rare_predictions_interval=intervals,
         **v.as_record(),
     )
 
@@ -1024,8 +1069,8 @@ def sweep_record(sweep: pd.DataFrame, n_labels: int, kind: str) -> dict[str, Any
     v, by_th = saving_contrast_verdict(sweep, n_labels, kind=kind)
     eps = s.pivot_table(index="sigma_e", columns="threshold", values="epsilon")
     halving = (
-        {str(th): float(eps.loc[0.1, th] / eps.loc[0.2, th]) for th in eps.columns}
-        if {0.1, 0.2} <= set(np.round(eps.index, 6))
+        {str(th): float(eps.loc[HALVING_SIGMAS[0], th] / eps.loc[HALVING_SIGMAS[1], th]) for th in eps.columns}
+        if set(HALVING_SIGMAS) <= set(np.round(eps.index, 6))
         else {}
     )
     extra = {}
@@ -1155,10 +1200,10 @@ def break_even_verdict(
         n_queries=n_queries,
         delta=delta,
         n_teachers=n_teachers,
-        orders=multilabel.extended_orders() if orders is None else orders,
+        accounting=Accounting(orders=multilabel.extended_orders() if orders is None else orders),
     )
-    q = {r: multilabel.break_even_q(r, bound="vote_fraction", **kw) for r in BREAK_EVEN_RATIOS}
-    printed_bound = multilabel.break_even_q(BREAK_EVEN_RATIOS[0], bound="theorem12", **kw)
+    q = {r: multilabel.break_even_q(r, bound=Bound.VOTE_FRACTION, **kw) for r in BREAK_EVEN_RATIOS}
+    printed_bound = multilabel.break_even_q(BREAK_EVEN_RATIOS[0], bound=Bound.THEOREM12, **kw)
     holds = all(np.isfinite(x) and BREAK_EVEN.boundary <= x <= BREAK_EVEN.upper for x in q.values())
     shown = ", ".join(f"{r:g}× at q̃ = {x:.3g}" for r, x in q.items())
     derivation = (
@@ -1208,7 +1253,7 @@ def q_histogram_record(
         "the thesis fills are empty here by construction",
     )
     record: dict[str, Any] = dict(
-        share_q_above_0_1=float(h[h["q_low"] >= 0.1]["n_queries"].sum() / h["n_queries"].sum()),
+        share_q_above_0_1=float(h[h["q_low"] >= Q_SHARE_EDGE]["n_queries"].sum() / h["n_queries"].sum()),
         min_bucket_epsilon=float(occupied["epsilon_1000"].min()),
         max_bucket_epsilon=float(occupied["epsilon_1000"].max()),
         q_floor_th04=floor,

@@ -15,7 +15,15 @@ from pate_study.reporting.registry import published
 
 from .data import TEACHER_COUNTS, pool_split
 from .diagnostics import curve_stats
-from .release import CONFIDENCE_LEVELS, THRESHOLDS, noise_free_confident, noise_free_release, prf, threshold_label
+from .release import (
+    CONFIDENCE_LEVELS,
+    THRESHOLDS,
+    noise_free_confident,
+    noise_free_release,
+    pool_weights,
+    prf,
+    threshold_label,
+)
 from .teacher_verdicts import table_4_1_verdict
 from .votes import CachedVotes, vote_fractions
 
@@ -133,31 +141,42 @@ def table_5_1(
     t52: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Table 5.1 / A.1: raw mAP / AUC of m, the best-F1 threshold's P/R/F1, and the average teacher's
-    P/R/F1 (each teacher's own probabilities at that same threshold; adaptive on its own outputs). ``t52``: the
-    :func:`table_5_2` of the same ``ensembles``, ``thresholds`` and ``vote`` when already computed."""
+    P/R/F1 (each teacher's own probabilities at that same threshold; adaptive on its own outputs). One convention
+    for classes absent from the scored set across Tables 5.1-5.3, :data:`pate_study.learning.metrics.PRESENT_CLASSES`
+    (a class with neither a label nor a prediction dropped, after Muschiol 2021's Definition 2): the best threshold
+    maximises ``f1_present``, ``ensemble_precision`` / ``ensemble_recall`` / ``ensemble_f1`` and ``teacher_avg_*``
+    are on it (:func:`pate_study.learning.metrics.macro_scores_present_classes`); the all-classes values (every
+    class averaged, an absent one scored 0) stay beside as ``*_all_classes``. ``t52``: the :func:`table_5_2` of the
+    same ``ensembles``, ``thresholds`` and ``vote`` when already computed."""
     t52 = table_5_2(ensembles, thresholds, vote) if t52 is None else t52
     rows = []
     for t, cv in ensembles.items():
         m = vote_fractions(cv.pool_probabilities, vote)
         sub = t52[t52["n_teachers"] == _label(t)].reset_index(drop=True)
-        best = sub.loc[int(np.argmax(sub["f1"].to_numpy()))]
+        best = sub.loc[int(np.nanargmax(sub["f1_present"].to_numpy(float)))]
         th = best["threshold"] if best["threshold"] == "adaptive" else float(best["threshold"])
         row = {
             "n_teachers": _label(t),
             "map_raw": metrics.mean_average_precision(cv.pool_labels, m),
             "auc_raw": metrics.mean_roc_auc(cv.pool_labels, m),
             "ensemble_threshold": best["threshold"],
-            "ensemble_precision": best["precision"],
-            "ensemble_recall": best["recall"],
-            "ensemble_f1": best["f1"],
-            "ensemble_precision_predicted": best["precision_predicted"],
+            "ensemble_precision": best["precision_predicted"],
+            "ensemble_recall": best["recall_true"],
+            "ensemble_f1": best["f1_present"],
+            "ensemble_precision_all_classes": best["precision"],
+            "ensemble_recall_all_classes": best["recall"],
+            "ensemble_f1_all_classes": best["f1"],
             "ensemble_recall_predicted": best["recall_predicted"],
         }
+        keys = ("precision", "recall", "f1")
         if t > 1:
-            per = [prf(cv.pool_labels, noise_free_release(p.astype(np.float64), th)) for p in cv.pool_probabilities]
-            row.update({f"teacher_avg_{k}": float(np.mean([x[k] for x in per])) for k in ("precision", "recall", "f1")})
+            released = [noise_free_release(p.astype(np.float64), th) for p in cv.pool_probabilities]
+            present = [metrics.macro_scores_present_classes(cv.pool_labels, r) for r in released]
+            every = [prf(cv.pool_labels, r) for r in released]
+            row.update({f"teacher_avg_{k}": float(np.mean([x[k] for x in present])) for k in keys})
+            row.update({f"teacher_avg_{k}_all_classes": float(np.mean([x[k] for x in every])) for k in keys})
         else:
-            row.update({"teacher_avg_precision": np.nan, "teacher_avg_recall": np.nan, "teacher_avg_f1": np.nan})
+            row.update({f"teacher_avg_{k}{c}": np.nan for c in ("", "_all_classes") for k in keys})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -174,7 +193,8 @@ def score_tolerance(
     """The bootstrap of the pool queries every claim on the noise-free tables (5.1-5.3, A.1-A.3) reads: a paired
     bootstrap (``n_boot`` resamples with replacement from ``seed``, the same rows for every ensemble; Efron &
     Tibshirani 1993, ch. 6) gives the draws of each difference the claims read -- raw mAP, best-threshold macro F1 and
-    the ensemble's best-threshold F1 minus its average teacher's between / within teacher counts, macro precision and
+    the ensemble's best-threshold F1 minus its average teacher's (F1 on the present classes, as Table 5.1 reports it)
+    between / within teacher counts, macro precision and
     recall (:data:`pate_study.learning.metrics.PRESENT_CLASSES`: precision over the predicted classes, recall over
     the true classes) between adjacent fixed thresholds of one ensemble and between adjacent teacher counts at one
     fixed threshold, and the F1 with the confidence check (``check``: th_e, th_c; the max rule) over the F1 without,
@@ -206,16 +226,17 @@ def score_tolerance(
         for th in dict.fromkeys([*thresholds, *candidates]):
             p = noise_free_release(m, th)
             scores[t, th], full[t, th] = counts(weights, y, p), counts(np.ones((1, n)), y, p)
-        best_th = max(candidates, key=lambda th: float(full[t, th]["f1"][0]))
+        best_th = max(candidates, key=lambda th: float(np.nan_to_num(full[t, th]["f1_present"][0], nan=-np.inf)))
         if t > 1:  # each teacher's own probabilities at the ensemble's best threshold (Table 5.1's average teacher)
             probs = ensembles[t].pool_probabilities[:, :n].astype(np.float64)
-            teacher_f1[t] = np.mean([counts(weights, y, noise_free_release(q, best_th))["f1"] for q in probs], axis=0)
-            teacher_f1[t] = np.max([scores[t, th]["f1"] for th in candidates], axis=0) - teacher_f1[t]
+            released = [noise_free_release(q, best_th) for q in probs]
+            teacher_f1[t] = np.mean([counts(weights, y, r)["f1_present"] for r in released], axis=0)
+            teacher_f1[t] = np.max([scores[t, th]["f1_present"] for th in candidates], axis=0) - teacher_f1[t]
             ok = noise_free_confident(m, check[0], check[1], "max")
             p = noise_free_release(m, check[0])
             with np.errstate(invalid="ignore", divide="ignore"):
                 check_ratio[t] = counts(weights * ok, y, p)["f1_present"] / scores[t, check[0]]["f1_present"]
-    best_f1 = {t: np.max([scores[t, th]["f1"] for th in candidates], axis=0) for t in votes}
+    best_f1 = {t: np.max([scores[t, th]["f1_present"] for th in candidates], axis=0) for t in votes}
     draws: dict[str, np.ndarray] = {}
     ts = list(votes)
     for i, a in enumerate(ts):
@@ -293,14 +314,52 @@ def paper_beside(ours: pd.DataFrame, item_id: str, keys: Sequence[str], columns:
     return ours.merge(paper, on=list(keys), how="left")
 
 
+def frequency_order(label_counts: np.ndarray) -> np.ndarray:
+    """The classes with at least one label, most frequent first (ties in class order): Fig A.6 shows the first and
+    the last ``k``."""
+    counts = np.asarray(label_counts)
+    present = np.flatnonzero(counts > 0)
+    return present[np.argsort(-counts[present], kind="stable")]
+
+
+def rare_prediction_draws(
+    cv: CachedVotes,
+    thresholds: Sequence[Any] = THRESHOLDS,
+    k: int = 5,
+    *,
+    n_boot: int,
+    seed: int,
+    vote: str = "probability",
+) -> dict[str, dict[str, Any]]:
+    """Fig A.6's claims' numbers with their bootstrap over the pool queries: per threshold (its label), ``"value"``,
+    the noise-free ensemble's positive predictions of the ``k`` least frequent classes of the pool
+    (:func:`frequency_order`), and ``"draws"``, the same count on each of ``n_boot`` resamples of the pool queries
+    (:func:`.release.pool_weights` from ``seed``, the rows every threshold shares), the ``k`` least frequent classes
+    chosen again in each resample (which classes are rarest is itself a property of the finite pool; Efron &
+    Tibshirani 1993, ch. 6). Noise-free: no release-noise draw behind the counts."""
+    labels = np.asarray(cv.pool_labels, dtype=np.float64)
+    weights = pool_weights(len(labels), n_boot, seed)  # [n_boot, n_pool]
+    rare = frequency_order(labels.sum(0))[-k:]
+    rare_draws = [frequency_order(c)[-k:] for c in weights @ labels]
+    m = vote_fractions(cv.pool_probabilities, vote)
+    out = {}
+    for th in thresholds:
+        predicted = noise_free_release(m, th).astype(np.float64)
+        per_class = weights @ predicted  # [n_boot, n_classes]
+        out[threshold_label(th)] = {
+            "value": float(predicted[:, rare].sum()),
+            "draws": np.array([per_class[b, r].sum() for b, r in enumerate(rare_draws)]),
+        }
+    return out
+
+
 def prediction_counts(
     cv: CachedVotes, thresholds: Sequence[Any] = THRESHOLDS, k: int = 5, vote: str = "probability"
 ) -> pd.DataFrame:
     """Fig A.6: for the k most and k least frequent classes of the pool, the true label count and the
     noise-free ensemble's number of positive predictions per threshold."""
     counts = cv.pool_labels.sum(0)
-    present = np.flatnonzero(counts > 0)
-    order = present[np.argsort(-counts[present], kind="stable")]
+    order = frequency_order(counts)
     chosen = np.concatenate([order[:k], order[-k:]])
     m = vote_fractions(cv.pool_probabilities, vote)
     rows = []
