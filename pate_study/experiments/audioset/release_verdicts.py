@@ -623,7 +623,11 @@ def release_ratio_estimate(num: pd.Series, den: pd.Series, key: str = NOISY_F1_C
     if finite.sum() < 2:
         return unc.unreplicated(value, NOISY_F1_SOURCES)
     return unc.combined_interval(
-        replicates[finite], boot[:, finite], [unc.RELEASE_NOISE], unreplicated=[unc.TEACHER_SEED]
+        replicates[finite],
+        boot[:, finite],
+        [unc.RELEASE_NOISE],
+        unreplicated=[unc.TEACHER_SEED],
+        resampled=unc.POOL_QUERIES,
     )
 
 
