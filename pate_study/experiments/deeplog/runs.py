@@ -15,6 +15,7 @@ from ...privacy.mechanisms import randomized_response
 from .config import IDEA3, IDEA5, IDEAS, KRR, StudyConfig
 from .generators import (
     Idea1Tables,
+    by_distinct_rows,
     decode_log_probs,
     encode_latents,
     idea1_tables,
@@ -48,6 +49,13 @@ def tiled(padded: deeplog_data.PaddedSequences, n_repeats: int) -> deeplog_data.
     return deeplog_data.PaddedSequences(
         np.tile(padded.tokens, (int(n_repeats), 1)), np.tile(padded.lengths, int(n_repeats))
     )
+
+
+def classify_unique(control, tokens: np.ndarray) -> np.ndarray:
+    """:func:`pate_study.experiments.deeplog.models.classify` of every row, computed once per distinct row in order
+    of length (:func:`pate_study.experiments.deeplog.generators.by_distinct_rows`: the classifier is deterministic;
+    near-argmax draws and the test split's own duplicates repeat rows)."""
+    return by_distinct_rows(lambda t: classify(control, t), tokens)
 
 
 def run_ideas(
@@ -92,7 +100,7 @@ def _run_repeats(
     Hamming distance."""
     test = prepared.test
     synthetic = synthesize(idea, eps, stacked, prepared.vocabulary.size, models, idea1, probs, rng)
-    correct = (classify(models.control, synthetic) == np.tile(test.labels, n_repeats)).reshape(n_repeats, -1)
+    correct = (classify_unique(models.control, synthetic) == np.tile(test.labels, n_repeats)).reshape(n_repeats, -1)
     hamming = normalised_hamming(stacked.tokens, synthetic, stacked.lengths).reshape(n_repeats, -1)
     return [
         {"idea": idea, "epsilon": eps, "repeat": r, "accuracy": float(correct[r].mean()), "hamming": float(h.mean())}
