@@ -13,6 +13,7 @@ import torch
 from pate_study.data import DataSource
 from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
+from pate_study.experiments.deeplog import generators as dg
 from pate_study.experiments.deeplog import verdicts as dv
 from pate_study.learning.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
 from pate_study.privacy.mechanisms import exponential_mechanism_log_probs
@@ -105,6 +106,23 @@ def test_latent_generators_keep_length_and_padding():
         ex.noisy_output_sequences(probs, p.lengths, 1.0, np.random.default_rng(0)),
     ):
         assert y.shape == p.tokens.shape and ((y > 0) == p.mask).all() and y.max() <= 5
+
+
+def test_only_what_is_released_is_computed():
+    """The savings are exact: a causal decoder's first L steps do not depend on how many steps follow (so groups
+    are decoded to their own longest length), a row-wise function over distinct rows in length order equals it
+    over every row, and the drawn sequences keep each released length."""
+    torch.manual_seed(0)
+    ae = Seq2SeqAutoencoder(5, embedding_dim=4, hidden=6).eval()
+    z = np.abs(np.random.default_rng(0).normal(size=(4, 6)))
+    z /= z.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(dg.decode_log_probs(ae, z, 7)[:, :3], dg.decode_log_probs(ae, z, 3), atol=1e-12)
+    tokens = _padded([[1, 2, 3], [5, 5, 5, 5, 5, 5], [1, 2, 3], [4]]).tokens
+    clf = SequenceClassifier(5, embedding_dim=4, hidden=6).eval()
+    np.testing.assert_array_equal(ex.runs.classify_unique(clf, tokens), ex.models.classify(clf, tokens))
+    lengths = np.array([6, 1, 3, 2])
+    y = dg.decoded_draws(ae, z, lengths, 6, np.random.default_rng(0))
+    assert y.shape == (4, 6) and ((y > 0) == deeplog_data.padding_mask(lengths, 6)).all()
 
 
 def test_guarantee_table_arithmetic():
