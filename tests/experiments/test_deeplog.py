@@ -165,6 +165,34 @@ def test_guarantee_table_arithmetic():
     assert summary.set_index("idea").loc[ex.KRR, "training sequences"] == "ε = 0 (not used)"
 
 
+def test_the_guarantee_over_model_seeds_is_the_worst_seeds():
+    """Idea 1's mechanism is built on each seed's embedding, so its exact ε differs by seed: the table keeps the
+    largest, which holds for every seed's mechanism; the other ideas do not depend on the seed."""
+    rng = np.random.default_rng(0)
+    tables = []
+    for _ in range(2):
+        u = ex.cosine_utility(rng.normal(size=(5, 3)))
+        tables.append(
+            ex.guarantee_table(
+                [1.0, 10.0],
+                lengths=np.array([3, 5]),
+                vocabulary_size=5,
+                idea1_utility=u,
+                measured_delta_u=ex.measured_sensitivity(u),
+                latent_dim=4,
+            )
+        )
+    worst = ex.worst_over_seeds(tables)
+    column = "epsilon_symbol"
+    np.testing.assert_array_equal(worst[column], np.maximum(tables[0][column], tables[1][column]))
+    assert not np.array_equal(tables[0][column], tables[1][column])  # the seeds' Idea 1 differ
+    krr = worst["idea"] == ex.KRR
+    np.testing.assert_array_equal(worst.loc[krr, column], tables[0].loc[krr, column])
+    assert worst.attrs == tables[0].attrs
+    with pytest.raises(ValueError, match="same ideas"):
+        ex.worst_over_seeds([tables[0], tables[1].iloc[::-1]])
+
+
 def _summary(rows):
     return pd.DataFrame(rows, columns=["idea", "epsilon", "accuracy", "hamming"])
 

@@ -49,7 +49,7 @@ from .generators import (
     output_probabilities,
     per_symbol_sequences,
 )
-from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table
+from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table, worst_over_seeds
 from .listings import locate_listing, run_length_counts, shortened_run, token_edit_distance
 from .models import accuracy, train_models, train_seeds
 from .runs import (
@@ -122,6 +122,7 @@ __all__ = [
     "train_models",
     "train_seeds",
     "unseen_test_accuracy",
+    "worst_over_seeds",
     "study_config",
     "data_section",
     "listings_section",
