@@ -35,7 +35,7 @@ STAMP  := $(VENV)/.pate_study-installed
 venv: $(STAMP)
 
 # The exact versions and hashes of everything but torch (requirements.lock; its first lines say how to regenerate
-# it, tests/test_environment_sync.py keeps it in step with pyproject.toml). torch stays pinned by version only
+# it, tests/repository/test_environment_sync.py keeps it in step with pyproject.toml). torch stays pinned by version only
 # (TORCH_SPEC): the same version is another file per machine (CPU wheel, CUDA build, conda), so no one hash fits.
 # LOCK= (empty) installs from pyproject.toml's ranges instead, e.g. on a Python other than the lock's 3.11.
 LOCK         ?= requirements.lock

@@ -27,6 +27,7 @@ goes through :mod:`pate_study.privacy`; this module arranges it into tables:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import warnings
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from ..privacy.rdp import (
 )
 from ..reporting import uncertainty as unc
 from ..reporting import verdicts
-from ..reporting.claims import Claim, judge, printed_half_unit, printed_number
+from ..reporting.claims import Claim, judge, printed_number
 
 logger = logging.getLogger(__name__)
 
@@ -497,6 +498,9 @@ def seed_interval(samples, coverage: float = 0.95) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+#: the random source of a confident-GNMax run on fixed votes: the Gaussian noise of its check and its answers
+CHECK_NOISE = "check and answer noise draw"
+
 #: Table 2 prints ε to two decimals and answered counts as integers (Papernot et al. 2018, Table 2)
 EPSILON_PRINTED_DECIMALS = 2
 
@@ -504,34 +508,28 @@ EPSILON_PRINTED_DECIMALS = 2
 def printed_draw_verdict(printed: str, draws, *, quantity: str, coverage: float = 0.95) -> verdicts.Verdict:
     """Is a printed number one run's outcome of the mechanism whose ``draws`` (one per run of its noise) we have?
 
-    The printed value, widened by half its last printed digit (:func:`pate_study.reporting.claims.printed_half_unit`,
-    the only tolerance), is set against the central ``coverage`` range of the draws (the range one run falls in):
-    ``agrees`` when it lies wholly inside, ``differs`` when wholly outside, ``inconclusive`` when it straddles an
-    end. The evidence gives the range and, for the mean over runs, the t-interval of
-    :func:`pate_study.reporting.uncertainty.t_interval` over the draws (release-noise draws)."""
+    A claim of kind ``"one-run"`` (:mod:`pate_study.reporting.claims`), judged by the one engine on
+    :func:`pate_study.reporting.uncertainty.one_run_range` (the central ``coverage`` range of the draws, where one run
+    falls): the printed value, widened by half its last printed digit (the only tolerance), lies wholly inside:
+    ``agrees``; wholly outside: ``differs``; at an end: ``inconclusive``. The evidence adds the printed value's
+    percentile among the draws and the mean over runs (:func:`pate_study.reporting.uncertainty.t_interval`)."""
     d = np.asarray(draws, dtype=np.float64)
     if d.ndim != 1 or d.size < 2 or not np.all(np.isfinite(d)):
         raise ValueError(f"draws: expected at least 2 finite draws of {quantity}, got {d.size}")
     value = float(printed_number(printed)[0])
-    h = printed_half_unit(printed)
-    lo, hi = seed_interval(d, coverage)
-    mean = unc.t_interval(d, [unc.RELEASE_NOISE])
-    rule = (
-        f"{quantity}: the printed {printed} ± {h:g} (printed precision) inside the central {coverage:.0%} of our "
-        f"{d.size} realised runs (the range one run falls in): agrees; wholly outside: differs; else inconclusive"
+    claim = Claim(
+        quantity,
+        "Papernot et al. 2018, Table 2: one run of the confident GNMax on the released votes",
+        f"{quantity} of one run",
+        "one-run",
+        (CHECK_NOISE,),
+        boundary=value,
+        printed=printed,
     )
-    evidence = (
-        f"one run: central {coverage:.0%} [{lo:.4g}, {hi:.4g}] of {d.size} draws of the check noise "
-        f"(printed value at percentile {percentile_of(value, d):.1f}); mean over runs {mean.render()}"
-    )
-    if lo <= value - h and value + h <= hi:
-        return verdicts.Verdict("agrees", rule, evidence=evidence)
-    outside = value + h < lo or value - h > hi
-    reason = (
-        f"printed {printed} {'outside' if outside else 'at an end of'} our one-run range [{lo:.4g}, {hi:.4g}] "
-        f"over {d.size} draws of the check noise"
-    )
-    return verdicts.Verdict("differs" if outside else "inconclusive", rule, reason, evidence=evidence)
+    verdict = judge(claim, unc.one_run_range(d, [CHECK_NOISE], coverage), note=f"printed {printed}")
+    mean = unc.t_interval(d, [CHECK_NOISE])
+    extra = f"printed value at percentile {percentile_of(value, d):.1f}; mean over runs {mean.render()}"
+    return dataclasses.replace(verdict, evidence=f"{verdict.evidence}; {extra}")
 
 
 def table2_comparison(

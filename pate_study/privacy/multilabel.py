@@ -99,12 +99,14 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ._validation import check_choice, check_fractions, check_n_queries, check_noise_scale, check_positive
 from .accounting import (
     ExpectedCost,
     PrivacySpent,
     account,
+    epsilon_curve,
     expected_cost,
     paper2018_orders,
     query_mode,
@@ -875,3 +877,75 @@ def table54_fit(
         "order": lam,
         "conversion_term": conversion_term,
     }
+
+
+def gnthreshold_epsilon_at_logq(
+    logq: Any,
+    *,
+    sigma: float,
+    n_labels: int,
+    n_queries: int,
+    delta: float,
+    bound: str = "vote_fraction",
+    n_teachers: int | None = None,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+) -> np.ndarray:
+    """ε of ``n_queries`` GNThreshold queries that each have the same log q̃ (fixed threshold), for every value of
+    ``logq`` (any shape; log space throughout): the data-dependent RDP of one query at q̃ (Papernot et al. 2018
+    Theorem 6 with Muschiol 2021 Theorem 13's q̃, the slope and cap of :func:`theorem6_params`;
+    :func:`~pate_study.privacy.rdp_curves.rdp_data_dependent`), composed over the queries (Mironov 2017 Prop. 1:
+    ``n_queries`` times it) and converted per order (``conversion``; Mironov 2017 Prop. 3 for ``"basic"``,
+    :func:`~pate_study.privacy.accounting.epsilon_curve`), minimised over ``orders``. What Figs 5.16 / A.12 / A.13's
+    markers are for a bucket of identical queries; ``logq = 0`` (q̃ = 1) is the data-independent ε."""
+    lq = np.asarray(logq, dtype=np.float64)
+    if np.any(np.isnan(lq)) or np.any(lq > 0):
+        raise ValueError("logq: expected log q̃ <= 0 (q̃ in [0, 1]), no NaN")
+    n = check_n_queries(n_queries)
+    slope, cap, variant = theorem6_params(sigma, n_labels, bound, n_teachers)
+    grid = resolve_rdp_orders(orders)
+    per_query = rdp_data_dependent(lq.ravel(), slope, grid, cap_slope=cap, variant=variant)  # [k, n_orders]
+    eps = np.array([np.min(epsilon_curve(grid, n * row, delta, conversion)) for row in per_query])
+    return eps.reshape(lq.shape)
+
+
+def break_even_q(
+    ratio: float,
+    *,
+    sigma: float,
+    n_labels: int,
+    n_queries: int,
+    delta: float,
+    bound: str = "vote_fraction",
+    n_teachers: int | None = None,
+    orders: Any = "paper2018",
+    conversion: str = "basic",
+    logq_min: float = -60.0,
+) -> float:
+    """The largest q̃ at which the data-dependent ε of ``n_queries`` identical queries
+    (:func:`gnthreshold_epsilon_at_logq`) is at most ``ratio`` times the data-independent one (q̃ = 1): the
+    break-even of the data-dependent analysis (``ratio`` just below 1: where it first pays; 0.5: where it halves
+    the cost). ε is non-decreasing in q̃ (Papernot et al. 2018 Theorem 6's bound increases with q where it applies,
+    and is capped by the data-independent slope), so the answer is found by bisection on log q̃ in
+    [``logq_min``, 0] (``scipy.optimize.brentq``, to 1e-10 in log q̃). NaN when even q̃ = exp(``logq_min``) does
+    not reach the ratio."""
+    if not 0.0 < ratio < 1.0:
+        raise ValueError(f"ratio={ratio!r}: expected a share of the data-independent ε in (0, 1)")
+    kw = dict(
+        sigma=sigma,
+        n_labels=n_labels,
+        n_queries=n_queries,
+        delta=delta,
+        bound=bound,
+        n_teachers=n_teachers,
+        orders=orders,
+        conversion=conversion,
+    )
+    target = ratio * float(gnthreshold_epsilon_at_logq(0.0, **kw))
+
+    def gap(lq: float) -> float:
+        return float(gnthreshold_epsilon_at_logq(lq, **kw)) - target
+
+    if gap(logq_min) > 0:
+        return math.nan
+    return float(math.exp(brentq(gap, logq_min, 0.0, xtol=1e-10)))

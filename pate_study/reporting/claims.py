@@ -22,6 +22,10 @@ The only constant tolerance is the source's printed precision: half the unit of 
   ``boundary`` (0 for a difference, 1 for a ratio, or a printed number, then widened by its ``h``).
 - ``"every-step"``: a direction at every step (one estimate per step): agrees when every step agrees, differs
   when one step differs, else inconclusive.
+- ``"one-run"``: the printed value ``p`` is one run's outcome of a randomised mechanism, and ours is the range one
+  run falls in (:func:`~pate_study.reporting.uncertainty.one_run_range` over draws of the mechanism's noise):
+  agrees when the band ``[p − h, p + h]`` lies wholly inside our range, differs when wholly outside it, else
+  inconclusive (the printed value sits at an end).
 
 A claim that follows from the mechanism's mathematics for any data is checked analytically (:func:`analytic`) and
 labelled "analytic: holds for any data"; a claim that is the source's own inconsistency is labelled so
@@ -60,10 +64,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from .uncertainty import Estimate
+from .uncertainty import ONE_RUN_METHOD, Estimate
 from .verdicts import Verdict, not_comparable
 
-KINDS = ("level", "range", "direction", "ratio", "every-step")
+KINDS = ("level", "range", "direction", "ratio", "every-step", "one-run")
 SIDES = ("above", "below")
 
 
@@ -126,7 +130,7 @@ class Claim:
         if not (self.name and self.sentence and self.quantity):
             raise ValueError("a Claim needs a name, the source's sentence and the quantity ours measures")
         if self.boundary is None:
-            if self.kind in ("level", "range"):
+            if self.kind in ("level", "range", "one-run"):
                 raise ValueError(f"Claim {self.name!r}: a {self.kind} claim needs its printed value (boundary)")
             object.__setattr__(self, "boundary", 1.0 if self.kind == "ratio" else 0.0)
         if self.negated and self.kind not in ("level", "range"):
@@ -152,7 +156,7 @@ class Claim:
         a direction, ratio or every-step claim the side beyond the boundary (``(b + h, inf)`` above, ``(-inf, b -
         h)`` below) -- the complement, beyond ``b ∓ h`` on the other side, is where it differs."""
         b, h = float(self.boundary), self.tolerance
-        if self.kind == "level":
+        if self.kind in ("level", "one-run"):
             return b - h, b + h
         if self.kind == "range":
             return b - h, float(self.upper) + self.tolerance_upper
@@ -162,6 +166,11 @@ class Claim:
         """The rule in words, as INDEX.md shows it."""
         b, h = float(self.boundary), self.tolerance
         pm = f" ± {h:g} (printed precision)" if h else ""
+        if self.kind == "one-run":
+            return (
+                f"{self.quantity}: the printed {b:g}{pm} is one run of the mechanism: agrees when it lies wholly inside"
+                " the range one run falls in over our draws, differs when wholly outside, else inconclusive"
+            )
         if self.kind == "level":
             target = f"{'≠' if self.negated else '='} {b:g}{pm}"
         elif self.kind == "range":
@@ -181,6 +190,12 @@ class Claim:
 def _side(claim: Claim, estimate: Estimate) -> str:
     """ "agrees", "differs" or "inconclusive" for one estimate against one claim's band (see the module)."""
     lo, hi = claim.band()
+    if claim.kind == "one-run":
+        if estimate.method != ONE_RUN_METHOD:
+            raise ValueError(f"Claim {claim.name!r}: a one-run claim reads one_run_range(), not a {estimate.method}")
+        if estimate.low <= lo and hi <= estimate.high:
+            return "agrees"
+        return "differs" if hi < estimate.low or lo > estimate.high else "inconclusive"
     if claim.kind in ("level", "range"):
         inside, outside = ("agrees", "differs") if not claim.negated else ("differs", "agrees")
         if lo <= estimate.low and estimate.high <= hi:

@@ -48,6 +48,11 @@ try:  # with scikit-learn (the research install); the light lab install records 
 except ImportError:  # pragma: no cover - depends on the install
     threadpoolctl = None
 
+try:  # IPython comes with the notebook dependencies (ipykernel); without it show_findings logs the text instead
+    from IPython.display import Markdown, display
+except ImportError:  # pragma: no cover - depends on the install
+    Markdown = display = None
+
 from ..core.io import atomic_write, atomic_write_text
 from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
 from . import session
@@ -445,21 +450,32 @@ def figure_description(item_id: str, description: str | None = None) -> str:
     return f"{item_id}: {' '.join(caption.split())}" if caption else f"Figure {item_id}"
 
 
-def show_findings(findings: str | Sequence[str]) -> str:
-    """Show a notebook's findings (Markdown text, or one bullet per item) so long lines wrap in JupyterLab.
+class MarkdownText(str):
+    """Text a notebook shows as Markdown when a cell ends with it (IPython's ``_repr_markdown_`` display hook)."""
 
-    Renders Markdown through ``IPython.display`` in a notebook and logs the text elsewhere; returns the text.
-    Use it for findings and for long one-line descriptions (data stamps) that ``print`` lets run off the cell.
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def markdown_list(lines: Sequence[str]) -> MarkdownText:
+    """``lines`` as a Markdown list, one bullet each (a line that already starts a bullet or heading is kept), so
+    long stamps and findings wrap in the notebook instead of running off the cell."""
+    return MarkdownText("\n".join(line if line.lstrip().startswith(("*", "-", "#")) else f"* {line}" for line in lines))
+
+
+def show_findings(findings: str | Sequence[str]) -> MarkdownText:
+    """Show a notebook's findings now (Markdown text, or one bullet per item) so long lines wrap in JupyterLab.
+
+    Renders the Markdown through ``IPython.display`` inside a kernel and logs the text elsewhere; returns it as
+    :class:`MarkdownText`. Use it in the middle of a section; a section whose cell ends with the text returns a
+    :class:`MarkdownText` instead (shown once, by the cell).
     """
-    if isinstance(findings, str):
-        text = findings
+    text = MarkdownText(findings) if isinstance(findings, str) else markdown_list(findings)
+    if display is not None and session.in_kernel():
+        display(Markdown(text))
     else:
-        text = "\n".join(line if line.lstrip().startswith(("*", "-", "#")) else f"* {line}" for line in findings)
-    try:
-        from IPython.display import Markdown, display  # IPython is there only inside a kernel, where this displays
-    except ImportError:
         logger.info("%s", text)
-        return text
+    return text
 
     if session.in_kernel():
         display(Markdown(text))

@@ -21,6 +21,16 @@ Three interval methods, each stated in the estimate it produces (``method``):
   with ``h_t`` the t-interval's half-width and ``q_low`` / ``q_high`` the percentile bootstrap's bounds of the
   replicate mean (a root-sum-of-squares of the two half-widths, per side, so a skewed bootstrap stays skewed).
 
+- ``"t-interval of cluster means"`` over replicates nested in ``G >= 2`` replicates of an outer source (students
+  labelled by one of ``G`` teacher ensembles, each trained with its own seed and partition:
+  :func:`clustered_interval`, :func:`clustered_paired_difference`): the units of a cluster share its outer draw, so
+  they are not independent replicates of it; the cluster means are (Cochran 1977, *Sampling Techniques*, 3rd ed.,
+  §9.2 and §10.2, two-stage sampling: the variance of the overall mean estimated from the spread of the primary
+  units' means alone; the same "analyse the cluster means" rule as a cluster-robust variance with few clusters,
+  Cameron & Miller 2015, *J. Human Resources* 50(2), §VI.C, t with ``G − 1`` degrees of freedom). Value = mean of
+  the ``G`` cluster means, interval = their t-interval with ``G − 1`` degrees of freedom; the ``N`` units enter
+  only through the cluster means. A median is bootstrapped in two stages (:func:`cluster_bootstrap_rows`).
+
 A source behind the number that was *not* replicated is named in ``unreplicated``; the interval then omits it and
 :meth:`Estimate.render` says so. An estimate from a single run with nothing replicated has ``method="none"`` and
 an unbounded interval (``low = -inf``, ``high = +inf``): every claim on it is inconclusive, never decided inside
@@ -29,6 +39,7 @@ noise that was not measured.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +52,19 @@ from scipy.stats import t as student_t
 LEVEL = 0.95
 
 #: Methods an :class:`Estimate` may state.
-METHODS = ("t-interval", "percentile bootstrap", "t-interval + percentile bootstrap", "exact", "none")
+METHODS = (
+    "t-interval",
+    "percentile bootstrap",
+    "t-interval + percentile bootstrap",
+    "exact",
+    "none",
+    "t-interval of cluster means",
+    "central range of draws",
+)
+#: The method of :func:`clustered_interval` (one of :data:`METHODS`).
+CLUSTER_METHOD = "t-interval of cluster means"
+#: The method of :func:`one_run_range` (one of :data:`METHODS`): where one run falls, not an interval for a mean.
+ONE_RUN_METHOD = "central range of draws"
 
 #: The random sources a comparison may name (free text is allowed; these are the usual ones).
 TEACHER_SEED = "teacher training seed and partition"
@@ -49,6 +72,8 @@ SAMPLER_SEED = "sampler seed"
 RELEASE_NOISE = "release-noise draw"
 STUDENT_SEED = "student training seed"
 TEST_SET = "test examples"
+#: the released queries of a PATE release, resampled to score a noisy release against the noise-free one
+POOL_QUERIES = "pool queries"
 
 
 @dataclass(frozen=True)
@@ -58,7 +83,9 @@ class Estimate:
     ``value`` is the point estimate (the mean over replicates, or the metric on the full test set); ``low`` /
     ``high`` bound it at ``level``; ``n_replicates`` is ``R`` (1 when only the test set is resampled); ``sources``
     the random sources the interval covers, ``unreplicated`` those behind the number that it does not; ``method``
-    one of :data:`METHODS`; ``n_boot`` the bootstrap resamples (0 without a bootstrap)."""
+    one of :data:`METHODS`; ``n_boot`` the bootstrap resamples (0 without a bootstrap). A clustered estimate
+    (:data:`CLUSTER_METHOD`): ``n_replicates`` is the number of clusters ``G``, ``cluster_sources`` the sources
+    that make a cluster (the first of ``sources``), ``n_units`` the replicates nested in them (0 otherwise)."""
 
     value: float
     low: float
@@ -69,6 +96,8 @@ class Estimate:
     level: float = LEVEL
     n_boot: int = 0
     unreplicated: tuple[str, ...] = field(default=())
+    n_units: int = 0
+    cluster_sources: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -98,16 +127,27 @@ class Estimate:
         else:
             interval = f"{self.value:{fmt}} [{self.low:{fmt}}, {self.high:{fmt}}]"
             level = f"{self.level:.0%}"
-            if self.method == "percentile bootstrap":
+            if self.method == CLUSTER_METHOD:
+                outer = ", ".join(self.cluster_sources)
+                inner = ", ".join(s for s in self.sources if s not in self.cluster_sources) or "no source"
+                text = (
+                    f"{interval} over {self.n_replicates} replicates of {outer} with {self.n_units} replicates of"
+                    f" {inner} nested in them ({self.method}, {self.n_replicates - 1} df, {level})"
+                )
+            elif self.method == ONE_RUN_METHOD:
+                what = ", ".join(self.sources) or "no source"
+                text = (
+                    f"{interval}: where one run falls, the central {level} of {self.n_replicates} draws of {what}"
+                    " (median and empirical quantiles)"
+                )
+            elif self.method == "percentile bootstrap":
                 what = ", ".join(self.sources) or "no source"
                 text = f"{interval} over {self.n_boot} bootstrap resamples of {what} (percentile, {level})"
             else:
-                replicated = ", ".join(s for s in self.sources if s != TEST_SET) or "no source"
-                boot = (
-                    f" and {self.n_boot} bootstrap resamples of {TEST_SET}"
-                    if self.method == "t-interval + percentile bootstrap"
-                    else ""
-                )
+                combined = self.method == "t-interval + percentile bootstrap"
+                # a combined interval's last source is the one its bootstrap resamples (combined_interval)
+                replicated = ", ".join(self.sources[:-1] if combined else self.sources) or "no source"
+                boot = f" and {self.n_boot} bootstrap resamples of {self.sources[-1]}" if combined else ""
                 text = (
                     f"{interval} over {self.n_replicates} replicate{'s' if self.n_replicates != 1 else ''} of "
                     f"{replicated}{boot} ({self.method}, {level})"
@@ -128,6 +168,7 @@ class Estimate:
             "method": self.method,
             "level": self.level,
             "n_boot": self.n_boot,
+            **({"n_units": self.n_units, "cluster_sources": list(self.cluster_sources)} if self.n_units else {}),
         }
 
     def map(self, function: Callable[[float], float], *, increasing: bool = True) -> Estimate:
@@ -135,17 +176,7 @@ class Estimate:
         decreasing function swaps them), e.g. ``1 - x`` or ``log``."""
         ends = (function(self.low), function(self.high))
         low, high = ends if increasing else ends[::-1]
-        return Estimate(
-            function(self.value),
-            low,
-            high,
-            self.n_replicates,
-            self.sources,
-            self.method,
-            self.level,
-            self.n_boot,
-            self.unreplicated,
-        )
+        return dataclasses.replace(self, value=function(self.value), low=low, high=high)
 
 
 def _as_array(values: Any, name: str) -> np.ndarray:
@@ -300,12 +331,14 @@ def combined_interval(
     *,
     level: float = LEVEL,
     unreplicated: Sequence[str] = (),
+    resampled: str = TEST_SET,
 ) -> Estimate:
     """The :class:`Estimate` of a mean over ``R`` replicates of ``sources`` that share one test set:
     ``replicates`` ``[R]`` on the full test set, ``draws`` ``[n_boot, R]`` on the same resampled rows
     (:func:`bootstrap_rows`). Interval: the t-interval half-width and the percentile bootstrap's half-widths of the
     replicate mean added in quadrature, per side (module docstring). With ``R = 1`` it is the bootstrap alone and
-    the replicated sources are reported as not replicated."""
+    the replicated sources are reported as not replicated. ``resampled`` names what the bootstrap resamples (the
+    test examples, or e.g. :data:`POOL_QUERIES`); it is the estimate's last source."""
     r = _as_array(replicates, "replicates").ravel()
     d = _as_array(draws, "draws").reshape(-1, r.size)
     mean, low, high = (float(x) for x in combined_bounds(r, d, level))
@@ -315,7 +348,7 @@ def combined_interval(
             min(low, mean),
             max(high, mean),
             1,
-            (TEST_SET,),
+            (resampled,),
             "percentile bootstrap",
             level,
             d.shape[0],
@@ -326,12 +359,24 @@ def combined_interval(
         low,
         high,
         int(r.size),
-        (*sources, TEST_SET),
+        (*sources, resampled),
         "t-interval + percentile bootstrap",
         level,
         d.shape[0],
         tuple(unreplicated),
     )
+
+
+def one_run_range(draws: Any, sources: Sequence[str], level: float = LEVEL) -> Estimate:
+    """Where *one run* of a randomised mechanism falls: the central ``level`` range of ``R`` draws of its outcome
+    (empirical quantiles (1 ± level)/2, numpy's linear rule; the value is the median). Not an interval for a mean:
+    the range a single run's number lands in, for asking whether a printed number can be one run of the mechanism
+    (a claim of kind ``"one-run"`` in :mod:`pate_study.reporting.claims`). ``draws``: ``[R]`` finite, ``R >= 2``."""
+    d = _as_array(draws, "draws").ravel()
+    if d.size < 2 or not np.all(np.isfinite(d)):
+        raise ValueError(f"draws: expected at least 2 finite draws, got {d.size}")
+    lo, median, hi = (float(x) for x in np.quantile(d, [(1 - level) / 2, 0.5, (1 + level) / 2]))
+    return Estimate(median, lo, hi, int(d.size), tuple(sources), ONE_RUN_METHOD, level)
 
 
 def exact(value: float) -> Estimate:
@@ -409,3 +454,136 @@ def welch_difference(
 def unreplicated_estimate(value: float, sources: Sequence[str]) -> Estimate:
     """:func:`unreplicated` (an alias whose name does not shadow an ``unreplicated=`` argument)."""
     return unreplicated(value, sources)
+
+
+def _clusters(values: np.ndarray, clusters: Any) -> np.ndarray:
+    """``clusters`` as an array of one label per value, checked."""
+    labels = np.asarray(clusters)
+    if labels.shape != values.shape or values.ndim != 1:
+        raise ValueError(
+            f"clusters: expected one cluster label per value (shape {values.shape}), got shape {labels.shape}"
+        )
+    return labels
+
+
+def cluster_means(values: Any, clusters: Any) -> np.ndarray:
+    """The mean of the finite ``values`` of each cluster (``clusters``: one label per value), in sorted label
+    order; clusters with no finite value are left out."""
+    a = _as_array(values, "values")
+    labels = _clusters(a, clusters)
+    finite = np.isfinite(a)
+    return np.array([a[finite & (labels == g)].mean() for g in np.unique(labels[finite])], dtype=np.float64)
+
+
+def clustered_interval(
+    values: Sequence[float],
+    clusters: Sequence[Any],
+    cluster_sources: Sequence[str],
+    unit_sources: Sequence[str],
+    *,
+    level: float = LEVEL,
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
+    """The :class:`Estimate` of a mean over units (students) nested in clusters (the teacher ensembles that labelled
+    them, one per replicate of ``cluster_sources``): the t-interval of the ``G`` cluster means with ``G − 1``
+    degrees of freedom (:data:`CLUSTER_METHOD`; Cochran 1977, §10.2; Cameron & Miller 2015, §VI.C: see the
+    module's docstring). The value is the unweighted mean of the cluster means (each outer draw weighs the same).
+
+    - Every cluster holds one unit: the plain :func:`t_interval` over the units, each a replicate of both the
+      cluster's and the unit's sources (the two rules coincide).
+    - One cluster only (``G = 1``): the outer source was not replicated: the t-interval over the units, with
+      ``cluster_sources`` named as not replicated (what a single teacher ensemble allows).
+    NaN values are dropped (and a cluster left with none)."""
+    a = _as_array(values, "values")
+    labels = _clusters(a, clusters)
+    finite = np.isfinite(a)
+    if not finite.any():
+        raise ValueError("values: no finite replicate")
+    a, labels = a[finite], labels[finite]
+    groups, sizes = np.unique(labels, return_counts=True)
+    if groups.size < 2:
+        return t_interval(a, unit_sources, level=level, unreplicated=[*unreplicated, *cluster_sources])
+    if np.all(sizes == 1):
+        return t_interval(a, [*cluster_sources, *unit_sources], level=level, unreplicated=unreplicated)
+    means = cluster_means(a, labels)
+    mean, low, high = (float(x) for x in t_bounds(means, level))
+    return Estimate(
+        mean,
+        low,
+        high,
+        int(groups.size),
+        (*cluster_sources, *unit_sources),
+        CLUSTER_METHOD,
+        level,
+        0,
+        tuple(unreplicated),
+        int(a.size),
+        tuple(cluster_sources),
+    )
+
+
+def clustered_paired_difference(
+    a: Sequence[float],
+    b: Sequence[float],
+    clusters: Sequence[Any],
+    cluster_sources: Sequence[str],
+    unit_sources: Sequence[str],
+    *,
+    level: float = LEVEL,
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
+    """The estimate of ``mean(a − b)`` over paired units nested in clusters (unit ``k`` of both arms shares its
+    seeds, rows and cluster, e.g. the teacher ensemble that labels it at every noise level):
+    :func:`clustered_interval` of the per-unit differences."""
+    a, b = _as_array(a, "a"), _as_array(b, "b")
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(
+            f"clustered_paired_difference: expected two arms over the same units, got shapes {a.shape} and {b.shape}"
+        )
+    return clustered_interval(a - b, clusters, cluster_sources, unit_sources, level=level, unreplicated=unreplicated)
+
+
+def cluster_bootstrap_rows(clusters: Sequence[Any], n_boot: int, seed: int) -> list[np.ndarray]:
+    """``n_boot`` two-stage resamples of units nested in clusters, from ``numpy.random.default_rng(seed)``: draw the
+    clusters with replacement, then within each drawn cluster its units with replacement (Davison & Hinkley 1997,
+    *Bootstrap Methods and their Application*, §3.8, resampling both stages; it tends to overstate the variance
+    slightly, the safe side). Each resample is an index array into the units (sizes vary when clusters do). With
+    one cluster it is the ordinary bootstrap of the units."""
+    labels = np.asarray(clusters)
+    if labels.ndim != 1 or labels.size < 1 or n_boot < 1:
+        raise ValueError(f"clusters: expected a 1-d array of labels, n_boot={n_boot} >= 1")
+    members = [np.flatnonzero(labels == g) for g in np.unique(labels)]
+    rng = np.random.default_rng(seed)
+    resamples = []
+    for _ in range(n_boot):
+        chosen = rng.integers(0, len(members), len(members))
+        resamples.append(np.concatenate([rng.choice(members[g], size=members[g].size) for g in chosen]))
+    return resamples
+
+
+def clustered_bootstrap(
+    metric: Callable[[np.ndarray], float],
+    values: Sequence[float],
+    clusters: Sequence[Any],
+    cluster_sources: Sequence[str],
+    unit_sources: Sequence[str],
+    *,
+    n_boot: int,
+    seed: int,
+    level: float = LEVEL,
+    unreplicated: Sequence[str] = (),
+) -> Estimate:
+    """The :class:`Estimate` of ``metric(values)`` (e.g. a median over students) with the percentile interval of
+    its two-stage resamples (:func:`cluster_bootstrap_rows`): the sources of both stages are covered; with one
+    cluster only, ``cluster_sources`` are named as not replicated."""
+    v = _as_array(values, "values").ravel()
+    labels = _clusters(v, clusters)
+    one = np.unique(labels).size < 2
+    draws = np.array([metric(v[r]) for r in cluster_bootstrap_rows(labels, n_boot, seed)], dtype=np.float64)
+    return from_bootstrap(
+        float(metric(v)),
+        draws,
+        level=level,
+        sources=tuple(unit_sources) if one else (*cluster_sources, *unit_sources),
+        unreplicated=[*unreplicated, *cluster_sources] if one else unreplicated,
+    )

@@ -230,7 +230,7 @@ def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):
     cv = synthetic_votes(5, n_pool=150, n_test=60, n_labels=6, seed=0)
     rng = np.random.default_rng(0)
     pool_x, test_x = rng.normal(size=(150, 4)).astype(np.float32), rng.normal(size=(60, 4)).astype(np.float32)
-    points = (("fig a", "0.2", ("None",)), ("fig b", "adaptive", ("0.4",)))
+    points = (("fig a", "0.2", (None,)), ("fig b", "adaptive", (0.4,)))
     sig = pipeline.sigma_students(
         cv,
         pool_x,

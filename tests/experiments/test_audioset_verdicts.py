@@ -120,7 +120,7 @@ AUDIOSET_RULES = ("verdict_rules.py", "teacher_verdicts.py", "release_verdicts.p
 
 def test_no_constant_tolerance_in_the_audio_set_rules():
     """Every claim reads an interval (pate_study.reporting.claims); the only constant tolerance left is the thesis's
-    printed precision, computed from its printed digits (tests/test_claims.py)."""
+    printed precision, computed from its printed digits (tests/reporting/test_claims.py)."""
     import re
 
     pattern = re.compile(r"\b[A-Z_]*TOLERANCE\s*=|within_tolerance\(|\bfloor=|tol(erance)?: float = \d")

@@ -12,12 +12,14 @@ from pate_study.experiments.student_privacy import (
     ecg_sections,
     figures,
     notebook_sections,
+    splits,
     tables,
     web,
     web_sections,
 )
 from pate_study.experiments.student_privacy.tables import summarise_verdicts, with_verdicts
 from pate_study.learning.ensemble import EnsembleConfig
+from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.outputs import NotebookOutputs, read_scalars
 from pate_study.reporting.verdicts import Verdict
 
@@ -104,6 +106,10 @@ def test_privatize_checks_unit_l1_and_leaves_clean_rows_alone():
 
 
 def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="n_teacher_seeds"):
+        _config(n_teacher_seeds=3)  # more ensembles than the 2 students
+    with pytest.raises(ValueError, match="n_teacher_seeds"):
+        _config(n_teacher_seeds=0)
     with pytest.raises(ValueError, match="parametrisation"):
         _config(parametrisation="epsilon")
     with pytest.raises(ValueError, match="noise_levels"):
@@ -574,11 +580,9 @@ def test_fig10_carries_its_own_reason_not_fig9s(small_study):
 
 
 # ------------------------------------------------------------------------------------- the notebooks' sections
-def test_noise_levels_and_markdown_text():
+def test_noise_levels():
     assert notebook_sections.noise_levels([0.1, 0.5], True) == [0.1, 0.5, None]
     assert notebook_sections.noise_levels((0.1,), False) == [0.1]
-    text = notebook_sections.bullets(["stamp", "pools"])
-    assert text == "* stamp\n* pools" and text._repr_markdown_() == text
 
 
 def test_record_verdicts_records_each_under_both_sources_ids_and_returns_markdown(tmp_path):
@@ -747,3 +751,133 @@ def test_table1_rows_judge_the_median_with_its_bootstrap_interval_against_the_pr
     table = ecg.table1(near, rows, 0.05)
     assert list(table["verdict"]) == ["agrees", "differs"]
     assert "bootstrap resamples" in table.loc[1, "verdict_reason"]
+
+
+def test_each_teacher_seed_has_its_own_partition_and_training_seed_and_the_first_keeps_the_single_design():
+    config = _config(n_students=4, n_teacher_seeds=2)
+    first, second = (study.teacher_partitions(400, config, r) for r in (0, 1))
+    assert np.array_equal(first.train, study.teacher_partitions(400, _config()).train)
+    assert not np.array_equal(first.train, second.train)
+    second.validate(400)
+    seeds = [study.pipeline.teacher_training_seed(config, r) for r in range(3)]
+    assert seeds[0] == config.seed and len(set(seeds)) == 3
+    assert [study.teacher_of_student(k, config) for k in range(5)] == [0, 1, 0, 1, 0]
+
+
+@pytest.fixture(scope="module")
+def nested_study(small_study, tmp_path_factory):
+    """The small study with 4 students split across 2 teacher ensembles."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("PATE_STUDY_CACHE", str(tmp_path_factory.mktemp("cache")))
+    _, (X_t, y_t, X_s, y_s) = small_study
+    yield study.run_study(X_t, y_t, X_s, y_s, _config(n_students=4, n_teacher_seeds=2), progress=False)
+    patch.undo()
+
+
+def test_students_are_split_across_teacher_ensembles_and_keep_theirs_at_every_level(nested_study, small_study):
+    s = nested_study.students
+    assert nested_study.teachers["n_teacher_seeds"] == 2
+    for _, level in s.groupby("level"):
+        assert list(level.sort_values("student")["teacher_seed"]) == [0, 1, 0, 1]
+    # student 0 is labelled by ensemble 0, the single-ensemble design's: same rows, same teachers, same votes
+    single = small_study[0].students
+    for column in ("ensemble_accuracy", "eps_moments_int"):
+        a = s[s["student"] == 0].set_index("level")[column]
+        b = single[single["student"] == 0].set_index("level")[column]
+        assert a.to_dict() == b.to_dict(), column
+    # every interval of a level covers the teacher seed: two ensembles of two students each
+    changes = tables.level_changes(s, "student_accuracy", nested_study.level_order)
+    (e,) = changes.values()
+    assert e.method == unc.CLUSTER_METHOD and (e.n_replicates, e.n_units) == (2, 4)
+    assert unc.TEACHER_SEED in e.sources and not e.unreplicated
+    assert "over 2 replicates of teacher training seed and partition with 4 replicates" in e.render()
+    assert "2 teacher ensembles (own seed and partition each)" in tables.scale_description(nested_study, "x", 1)
+
+
+def _nested(columns: dict, levels=("0.1", "no noise"), n_teacher_seeds=2) -> "_Run":
+    """:func:`_arms` with student ``k`` labelled by teacher ensemble ``k mod n_teacher_seeds``."""
+    run = _arms(columns, levels)
+    students = run.students.assign(teacher_seed=run.students["student"] % n_teacher_seeds)
+    return dataclasses.replace(run, students=students, teachers={**run.teachers, "n_teacher_seeds": n_teacher_seeds})
+
+
+def test_level_changes_judge_on_the_teacher_ensembles_means_both_ways():
+    base = [0.80, 0.70, 0.90, 0.60, 0.75, 0.85]
+    claim = web.NOISE_DIRECTION["TPR"]
+    # every student of both ensembles gains about 0.1: the ensemble means agree, noise raises TPR
+    up = _nested({"student_tpr": {"0.1": [b + 0.1 + 0.005 * i for i, b in enumerate(base)], NO: base}})
+    v = tables.per_step(claim, tables.level_changes(up.students, "student_tpr", up.level_order), "ρ = {}")
+    assert v.verdict == "agrees" and "replicates of teacher training seed and partition" in v.evidence
+    down = _nested({"student_tpr": {"0.1": [b - 0.1 - 0.005 * i for i, b in enumerate(base)], NO: base}})
+    v = tables.per_step(claim, tables.level_changes(down.students, "student_tpr", down.level_order), "ρ = {}")
+    assert v.verdict == "differs"
+    # the students of ensemble 0 gain 0.2, those of ensemble 1 gain 0.02: read over students alone the change is
+    # clearly positive; over the two ensembles' means it is not decided
+    gains = [0.20, 0.02, 0.21, 0.03, 0.19, 0.02]
+    split = _nested({"student_tpr": {"0.1": [b + g for b, g in zip(base, gains)], NO: base}})
+    nested = tables.level_changes(split.students, "student_tpr", split.level_order)["0.1"]
+    flat = unc.paired_difference(np.add(base, gains), base, tables.STUDENT_SOURCES)
+    assert flat.low > 0 and nested.low < 0 < nested.high
+    assert tables.per_step(claim, {"0.1": nested}, "ρ = {}").verdict == "inconclusive"
+
+
+def test_sosa_teachers_direction_pairs_students_across_ensemble_sizes_with_their_ensembles():
+    small = _nested({"eps_moments_int": {NO: [17.0, 17.2, 16.9, 17.1]}}, (NO,))
+    large = _nested({"eps_moments_int": {NO: [14.0, 14.1, 13.9, 14.2]}}, (NO,))
+    v = web.sosa_teachers_verdict({100: small, 250: large})
+    assert v.verdict == "agrees" and "teacher training seed and partition" in v.evidence
+    assert web.sosa_teachers_verdict({100: large, 250: small}).verdict == "differs"
+
+
+def test_table1_median_interval_resamples_the_teacher_ensembles(monkeypatch):
+    run = _nested({"eps_moments_int": {"0.1": [5.0, 9.0, 5.1, 9.1, 4.9, 8.9], NO: [6.0] * 6}})
+    e = ecg.median_estimate(run, "0.1")
+    assert unc.TEACHER_SEED in e.sources and not e.unreplicated and e.method == "percentile bootstrap"
+    one = ecg.median_estimate(_arms({"eps_moments_int": {"0.1": [5.0, 9.0, 5.1], NO: [6.0] * 3}}), "0.1")
+    assert one.unreplicated == (unc.TEACHER_SEED,)
+
+
+def test_duplicate_shares_read_the_rows_of_each_students_own_teacher_ensemble(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
+    pools = study.web_pools("synthetic", seed=0, student_pool_size=1000, split="row")
+    config = web.study_config(
+        n_features=pools.n_features,
+        n_teachers=4,
+        teacher_samples=60,
+        teacher_threshold_samples=30,
+        min_teacher_samples=25,
+        student_queries=60,
+        student_threshold=30,
+        student_validation=100,
+        levels=[None],
+        n_students=2,
+        gamma=0.05,
+        delta=1e-5,
+        max_integer_order=8,
+        hidden=[8],
+        max_epochs=1,
+        batch_size=32,
+        learning_rate=0.003,
+        student_features="clean",
+        seed=0,
+        n_teacher_seeds=2,
+    )
+    result = study.run_study(pools.X_teacher, pools.y_teacher, pools.X_student, pools.y_student, config, progress=False)
+    # URL ids with no repeats on the teachers' side (student row i "shares a URL" with teacher row i): a share then
+    # depends on which teacher rows an ensemble holds
+    n_teacher = len(pools.y_teacher)
+    pools = dataclasses.replace(
+        pools, teacher_urls=np.arange(n_teacher), student_urls=np.arange(len(pools.y_student)) % n_teacher
+    )
+    shares = splits.duplicate_shares(pools, result)
+    for k, rows in enumerate(result.student_rows[NO]):
+        parts = study.teacher_partitions(len(pools.y_teacher), result.config, k % 2)
+        used = np.concatenate([parts.train.ravel(), parts.threshold.ravel()])
+        expected = np.isin(pools.student_urls[rows.queries], pools.teacher_urls[used]).mean()
+        assert shares.loc[k, "query_url_in_teachers"] == pytest.approx(expected)
+    # ensemble 0's rows would give student 1 another share: the two ensembles hold different rows
+    parts = study.teacher_partitions(len(pools.y_teacher), result.config, 0)
+    used = np.concatenate([parts.train.ravel(), parts.threshold.ravel()])
+    rows = result.student_rows[NO][1]
+    other = np.isin(pools.student_urls[rows.queries], pools.teacher_urls[used]).mean()
+    assert shares.loc[1, "query_url_in_teachers"] != pytest.approx(other)

@@ -124,11 +124,28 @@ def q_histogram_figure(h: pd.DataFrame, sigma_e: float):
 
 
 def students_figure(
-    sub: pd.DataFrame, refs: pd.DataFrame, th: str, thc: str, delta: float, sweep: pd.DataFrame | None = None
+    sub: pd.DataFrame,
+    refs: pd.DataFrame,
+    th: str,
+    thc: float | str | None,
+    delta: float,
+    sweep: pd.DataFrame | None = None,
 ):
     """Figs 5.17-5.19: the students' test mAP against ε (Table 5.4's rows at σ_e 0.3, σ_c 0.6; with ``sweep``, the
-    figure's configuration over σ_e and σ_c as lines, bars = min-max over seeds), references as dotted lines."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    figure's configuration over σ_e and σ_c as lines, bars = min-max over seeds). The confidence check is stated in
+    the title and every label (σ_c only where there is a check: "no check" otherwise); labels are offset
+    alternately up and down; the y-axis is fitted to the students' bars, a reference inside it a dotted line, one
+    outside it named in the corner with its value."""
+    checked = thc is not None and str(thc) != "None"
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    lows, highs, n_label = [], [], 0
+
+    def label(x, y, text, size=6):
+        nonlocal n_label
+        dy = 6 if n_label % 2 == 0 else -10
+        n_label += 1
+        ax.annotate(text, (x, y), xytext=(4, dy), textcoords="offset points", fontsize=size)
+
     if sweep is not None and not sweep.empty:
         for what, g in (
             ("σ_e", sweep[sweep["sigma_c"].isna() | (sweep["sigma_c"] == 0.6)]),
@@ -145,25 +162,52 @@ def students_figure(
                 capsize=3,
                 label=f"{what} varied (n={int(g['n_samples'].iloc[0])})",
             )
+            lows += list(g["map_min"])
+            highs += list(g["map_max"])
             for _, r in g.iterrows():
-                ax.annotate(
-                    f"σ_e={r['sigma_e']:g}" + ("" if np.isnan(r["sigma_c"]) else f", σ_c={r['sigma_c']:g}"),
-                    (r["eps_data_dependent"], r["map"]),
-                    fontsize=6,
-                )
+                check = "no check" if np.isnan(r["sigma_c"]) else f"σ_c={r['sigma_c']:g}"
+                label(r["eps_data_dependent"], r["map"], f"σ_e={r['sigma_e']:g}, {check}")
         ax.set_xscale("log")
         ax.legend(fontsize=7)
     for _, rr in sub.iterrows():
         spread = [[rr["map"] - rr["map_min"]], [rr["map_max"] - rr["map"]]] if "map_min" in rr else None
         ax.errorbar(rr["eps_data_dependent"], rr["map"], yerr=spread, fmt="o", capsize=3)
-        ax.annotate(f"n={rr['n_samples']}, σ_e=0.3, σ_c=0.6", (rr["eps_data_dependent"], rr["map"]), fontsize=7)
+        lows.append(rr.get("map_min", rr["map"]))
+        highs.append(rr.get("map_max", rr["map"]))
+        label(
+            rr["eps_data_dependent"],
+            rr["map"],
+            f"n={rr['n_samples']}, σ_e=0.3, " + ("σ_c=0.6" if checked else "no check"),
+            7,
+        )
+    finite = [float(v) for v in lows + highs if np.isfinite(v)]
+    if finite:
+        lo, hi = min(finite), max(finite)
+        pad = max(0.15 * (hi - lo), 0.002)
+        ax.set_ylim(lo - pad, hi + pad)
+    low_y, high_y = ax.get_ylim()
+    outside = []
     for _, rr in refs.iterrows():
-        ax.axhline(rr["map"], ls=":", color="0.5")
-        ax.text(ax.get_xlim()[0], rr["map"], rr["reference"], fontsize=6, va="bottom")
+        if low_y <= rr["map"] <= high_y:
+            ax.axhline(rr["map"], ls=":", color="0.5")
+            ax.text(ax.get_xlim()[0], rr["map"], rr["reference"], fontsize=6, va="bottom")
+        else:
+            outside.append(f"{rr['reference']}: {rr['map']:.3f} ({'above' if rr['map'] > high_y else 'below'})")
+    if outside:
+        ax.text(
+            0.99,
+            0.01,
+            "references off the axis:\n" + "\n".join(outside),
+            transform=ax.transAxes,
+            fontsize=5,
+            ha="right",
+            va="bottom",
+            color="0.4",
+        )
     ax.set(
         xlabel=f"ε (δ={delta:g})",
         ylabel="student mAP (test; mean, bar = min-max over seeds)",
-        title=f"students, th_e={th}, th_c={thc}",
+        title=f"students, th_e={th}, " + (f"confidence check th_c={thc}" if checked else "no confidence check"),
     )
     fig.tight_layout()
     return fig
@@ -191,29 +235,70 @@ def multiwinner_figure(mw: pd.DataFrame, mw_students: pd.DataFrame, delta: float
 
 
 def frontier_figure(
-    frontier: pd.DataFrame, refs: pd.DataFrame, delta: float, n_queries: int, *, epsilon_max: float = 300.0
+    frontier: pd.DataFrame,
+    refs: pd.DataFrame,
+    delta: float,
+    n_queries: int,
+    *,
+    epsilon_max: float = 300.0,
+    target_map: float = 0.13,
 ):
     """Beyond the thesis: the privacy-utility frontier on the same teachers -- student test mAP (mean over seeds,
-    band = min-max) against the data-independent ε of each release, one line per mechanism, references dotted."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for mech, g in frontier.groupby("mechanism", sort=False):
+    band = min-max) against the data-independent ε of each release, one line per mechanism and k (a line never
+    joins releases of different k), each point labelled with its σ_e (labels offset alternately up and down so that
+    points at the same ε do not print over each other), the target mAP and the ε budget as labelled lines,
+    references dotted."""
+    fig, ax = plt.subplots(figsize=(8, 5))
+    colours: dict[str, str] = {}
+    n_label = 0
+    for (mech, k), g in frontier.groupby(["mechanism", "k"], sort=False):
         g = g.sort_values("epsilon")
-        (line,) = ax.plot(g["epsilon"], g["map"], "o-", label=mech)
-        ax.fill_between(g["epsilon"], g["map_min"], g["map_max"], color=line.get_color(), alpha=0.2)
+        name = mech + (f" k={int(k)}" if k else "")
+        style = "o-" if mech not in colours else "s--"
+        (line,) = ax.plot(g["epsilon"], g["map"], style, label=name, color=colours.get(mech))
+        colours.setdefault(mech, line.get_color())
+        ax.fill_between(g["epsilon"], g["map_min"], g["map_max"], color=line.get_color(), alpha=0.15)
         for _, r in g.iterrows():
+            dy = 8 if n_label % 2 == 0 else -12
+            n_label += 1
             ax.annotate(
-                f"σ{r['sigma_e']:g}" + (f" k{int(r['k'])}" if r["k"] else ""), (r["epsilon"], r["map"]), fontsize=6
+                f"σ{r['sigma_e']:g}",
+                (r["epsilon"], r["map"]),
+                xytext=(4, dy),
+                textcoords="offset points",
+                fontsize=6,
+                color=line.get_color(),
             )
     for _, r in refs.iterrows():
         ax.axhline(r["map"], ls=":", color="0.5", lw=0.8)
         ax.text(frontier["epsilon"].min(), r["map"], r["reference"], fontsize=6, va="bottom")
+    ax.axhline(target_map, ls="-.", color="tab:red", lw=0.9)
+    ax.text(
+        frontier["epsilon"].max(),
+        target_map,
+        f"target mAP {target_map:g}",
+        fontsize=7,
+        color="tab:red",
+        ha="right",
+        va="bottom",
+    )
     ax.axvline(epsilon_max, ls="--", color="0.3", lw=0.8)
+    ax.text(
+        epsilon_max,
+        1.0,
+        f" ε = {epsilon_max:g} (budget)",
+        transform=ax.get_xaxis_transform(),
+        fontsize=7,
+        va="top",
+        ha="left",
+        color="0.3",
+    )
     ax.set(
         xscale="log",
         xlabel=f"ε data-independent (δ={delta:g}, {n_queries} queries)",
         ylabel="student mAP (test; mean, band = min-max over seeds)",
         title="Privacy-utility frontier on the same teachers",
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
     fig.tight_layout()
     return fig

@@ -25,6 +25,7 @@ from pate_study.learning import metrics
 from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner, topk_vote
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent
 from pate_study.privacy.selection import selection_spent
+from pate_study.reporting import uncertainty as unc
 
 from .votes import CachedVotes, vote_fractions
 
@@ -79,6 +80,96 @@ def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
         "f1": r["macro_f1"],
         "micro_f1": r["micro_f1"],
     }
+
+
+#: the per-draw columns a sweep carries for the verdicts (arrays: ``[R]`` per draw, ``[B, R]`` per pool resample);
+#: :func:`summary` drops them for display and tables.
+DRAW_COLUMNS = ("f1_draws", "f1_boot", "f1_present_draws", "f1_present_boot", "epsilon_draws")
+
+
+def stacked_draws(m: np.ndarray, n_draws: int) -> np.ndarray:
+    """``R = n_draws`` copies of the vote fractions ``m`` ``[n, L]`` stacked as ``[R·n, L]``: every aggregator here
+    treats queries independently, so one call on the stack is ``R`` independent release-noise draws (draw ``r`` is
+    rows ``r·n ... (r+1)·n − 1``; with ``R = 1`` the release is the one a single call draws from the same generator)."""
+    if int(n_draws) != n_draws or n_draws < 1:
+        raise ValueError(f"n_draws (release_draws): expected a positive integer, got {n_draws!r}")
+    return np.tile(m, (int(n_draws), 1))
+
+
+def draw_scores(y: np.ndarray, labels: np.ndarray, answered: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Scores of ``R`` release draws on the same queries, and of every pool resample: ``y`` ``[n, L]`` true labels,
+    ``labels`` ``[R, n, L]`` released, ``answered`` ``[R, n]``, ``weights`` ``[B, n]`` (row multiplicities of ``B``
+    bootstrap resamples of the queries, :func:`pate_study.reporting.uncertainty.bootstrap_weights`; the same for every
+    arm, so a difference or ratio of arms is paired). Scored on the answered queries of each draw (as :func:`prf`):
+    ``precision``, ``recall``, ``f1`` (macro over every class, zero-division 0: the thesis's Definition 2 as
+    scikit-learn computes it), ``f1_present`` (over the classes true or predicted in the answered set:
+    :data:`pate_study.learning.metrics.PRESENT_CLASSES`), ``micro_f1``, each ``[R]``, NaN for a draw with no
+    answered query; ``f1_boot`` / ``f1_present_boot`` ``[B, R]``. Counts are sums over queries, so each resample is
+    one matrix product (:func:`pate_study.learning.metrics.macro_scores_from_counts`)."""
+    r, n, n_labels = labels.shape
+    a = answered[:, :, None]
+    yb = np.asarray(y, bool)[None]
+    parts = [labels & yb & a, labels & ~yb & a, ~labels & yb & a]  # tp, fp, fn per draw and query
+    counts = [x.sum(1) for x in parts]  # [R, L]
+    s = metrics.macro_scores_from_counts(*counts)
+    empty = ~answered.any(1)
+    tp, fp, fn = (c.sum(-1) for c in counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        micro = np.where(2 * tp + fp + fn > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), 0.0)
+    w = np.asarray(weights, np.float64)
+    boot = [(w @ x.transpose(1, 0, 2).reshape(n, r * n_labels)).reshape(-1, r, n_labels) for x in parts]
+    sb = metrics.macro_scores_from_counts(*boot)
+    answered_boot = (w @ answered.T.astype(np.float64)) > 0  # [B, R]: the resample holds an answered query
+
+    def nan_if(values, where):
+        return np.where(where, np.nan, values)
+
+    return {
+        "precision": nan_if(s["precision"], empty),
+        "recall": nan_if(s["recall"], empty),
+        "f1": nan_if(s["f1"], empty),
+        "f1_present": nan_if(s["f1_present"], empty),
+        "micro_f1": nan_if(micro, empty),
+        "f1_boot": nan_if(sb["f1"], ~answered_boot),
+        "f1_present_boot": nan_if(sb["f1_present"], ~answered_boot),
+    }
+
+
+def draw_summary(scores: dict[str, np.ndarray]) -> dict[str, Any]:
+    """One sweep row's scores from :func:`draw_scores`: each the mean over the draws (NaN draws dropped),
+    ``f1_low`` / ``f1_high`` and ``f1_present_low`` / ``f1_present_high`` (the t-interval over draws, release noise
+    only), ``n_draws``, and the per-draw arrays of :data:`DRAW_COLUMNS` the verdicts read."""
+    out: dict[str, Any] = {}
+    for key in ("precision", "recall", "f1", "micro_f1", "f1_present"):
+        mean, low, high = (float(x) for x in unc.t_bounds(scores[key]))
+        out[key] = mean
+        if key in ("f1", "f1_present"):
+            out[f"{key}_low"], out[f"{key}_high"] = low, high
+    out["n_draws"] = int(len(scores["f1"]))
+    for key in ("f1", "f1_present"):
+        out[f"{key}_draws"] = np.asarray(scores[key], float)
+        out[f"{key}_boot"] = np.asarray(scores[f"{key}_boot"], float)
+    return out
+
+
+def summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """A sweep without its per-draw array columns (:data:`DRAW_COLUMNS`): what a table or a display shows."""
+    return frame.drop(columns=[c for c in DRAW_COLUMNS if c in frame.columns])
+
+
+def pool_weights(n_queries: int, n_boot: int, seed: int) -> np.ndarray:
+    """``[n_boot, n_queries]`` multiplicities of the pool-query resamples every sweep shares (seeded by ``seed``
+    alone, so two sweeps on the same queries resample the same rows: a paired bootstrap)."""
+    return unc.bootstrap_weights(unc.bootstrap_rows(int(n_queries), int(n_boot), int(seed)))
+
+
+#: Table 5.4's label of a release without the confidence check (its ``th_c`` column; the configurations say None).
+NO_CHECK = "None"
+
+
+def check_label(confidence: float | str | None) -> str:
+    """A confidence threshold as Table 5.4's ``th_c`` key: :data:`NO_CHECK` for None (no check), else ``0.4``."""
+    return NO_CHECK if confidence is None or confidence == NO_CHECK else f"{float(confidence):g}"
 
 
 def threshold_label(th: Any) -> str:
@@ -137,29 +228,41 @@ def noise_sweep(
     reference_bound: str = "theorem12",
     vote: str = "probability",
     seed: int = 0,
+    n_draws: int = 1,
+    n_boot: int = 0,
 ) -> pd.DataFrame:
     """Figs 5.13 / A.7: GNThreshold (adaptive or fixed th_e) on the first ``n_account`` queries per σ_e:
     macro F1 of the released labels, data-dependent and data-independent ε (``bound``), and the
     data-independent ε of ``reference_bound`` (Theorem 12 as printed); σ_e = 0 rows are the noise-free F1.
     Adaptive rows: ε charges the threshold's sensitivity (:func:`multilabel.adaptive_threshold_slope`);
-    ``epsilon_threshold_as_fixed`` is the thesis's accounting beside it (not a guarantee)."""
+    ``epsilon_threshold_as_fixed`` is the thesis's accounting beside it (not a guarantee).
+
+    Release noise: ``n_draws`` independent draws per σ_e, stacked in one call (:func:`stacked_draws`); the scores
+    are means over draws with their t-interval and per-draw arrays (:func:`draw_summary`), each draw also scored on
+    ``n_boot`` resamples of the queries (:func:`pool_weights`, seeded by ``seed``; the same rows in every sweep).
+    The ε here depend on the votes only, not on the draw."""
     m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
     y = cv.pool_labels[:n_account]
+    weights = pool_weights(len(m), n_boot, seed) if n_boot else np.zeros((0, len(m)))
     rows = []
     for th in thresholds:
+        free = noise_free_release(m, th)[None]
         rows.append(
             {
                 "threshold": threshold_label(th),
                 "sigma_e": 0.0,
-                **prf(y, noise_free_release(m, th)),
+                **draw_summary(draw_scores(y, free, np.ones(free.shape[:2], bool), weights)),
                 "epsilon": np.inf,
                 "epsilon_data_independent": np.inf,
                 "epsilon_reference": np.inf,
                 "epsilon_threshold_as_fixed": np.inf if isinstance(th, str) else math.nan,
             }
         )
+        rows[-1].update(f1_low=rows[-1]["f1"], f1_high=rows[-1]["f1"], n_draws=0)  # no release noise at σ_e = 0
+        rows[-1].update(f1_present_low=rows[-1]["f1_present"], f1_present_high=rows[-1]["f1_present"])
         for i, s in enumerate(sigmas):
-            rel = aggregators.gnthreshold(m, th, s, np.random.default_rng([seed, i]))
+            rel = aggregators.gnthreshold(stacked_draws(m, n_draws), th, s, np.random.default_rng([seed, i]))
+            released = rel.labels.reshape(n_draws, *m.shape)
             dd, di = _epsilons(m, th, s, cv.n_teachers, bound, delta)
             ref = multilabel.gnthreshold_epsilon(
                 sigma=s,
@@ -176,7 +279,7 @@ def noise_sweep(
                 {
                     "threshold": threshold_label(th),
                     "sigma_e": float(s),
-                    **prf(y, rel.labels),
+                    **draw_summary(draw_scores(y, released, np.ones(released.shape[:2], bool), weights)),
                     "epsilon": dd,
                     "epsilon_data_independent": di,
                     "epsilon_reference": ref,
@@ -200,33 +303,47 @@ def confidence_sweep(
     rule: str = "max",
     vote: str = "probability",
     seed: int = 0,
+    n_draws: int = 1,
+    n_boot: int = 0,
 ) -> pd.DataFrame:
     """Figs 5.14, 5.15, A.8-A.11: Confident-GNThreshold per (σ_c, σ_e): answered share, macro F1 on the
     answered queries, ε data-dependent (realised cost: the GNThreshold step charged on the answered
-    queries of this run, the check on every query) and data-independent (every query charged both)."""
+    queries of a run, the check on every query) and data-independent (every query charged both).
+
+    ``n_draws`` release-noise draws per point, stacked (:func:`stacked_draws`), scored as in :func:`noise_sweep`
+    (means over draws, their t-interval, per-draw and per-resample arrays). The realised ε depends on the draw (its
+    answered set): ``epsilon`` is the largest over the draws (a guarantee for every one of the runs),
+    ``epsilon_min`` the smallest, ``epsilon_draws`` each."""
     m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
     y = cv.pool_labels[:n_account]
+    weights = pool_weights(len(m), n_boot, seed) if n_boot else np.zeros((0, len(m)))
     rows = []
     for j, sc in enumerate(sigmas_c):
         for i, se in enumerate(sigmas_e):
             rel = aggregators.confident_gnthreshold(
-                m, threshold, se, confidence, sc, np.random.default_rng([seed, j, i]), rule=rule
+                stacked_draws(m, n_draws), threshold, se, confidence, sc, np.random.default_rng([seed, j, i]), rule=rule
             )
-            ok = rel.answered
-            sp = multilabel.confident_gnthreshold_epsilon(
-                fractions=m,
-                threshold=threshold,
-                sigma=se,
-                confidence_threshold=confidence,
-                sigma_confidence=sc,
-                delta=delta,
-                rule=rule,
-                bound=bound,
-                n_teachers=cv.n_teachers,
-                cost="realized",
-                answered=ok,
-                orders=ORDERS,
-            )
+            answered = rel.answered.reshape(n_draws, len(m))
+            released = rel.labels.reshape(n_draws, *m.shape)
+            spent = [
+                multilabel.confident_gnthreshold_epsilon(
+                    fractions=m,
+                    threshold=threshold,
+                    sigma=se,
+                    confidence_threshold=confidence,
+                    sigma_confidence=sc,
+                    delta=delta,
+                    rule=rule,
+                    bound=bound,
+                    n_teachers=cv.n_teachers,
+                    cost="realized",
+                    answered=ok,
+                    orders=ORDERS,
+                )
+                for ok in answered
+            ]
+            eps = np.array([sp.epsilon for sp in spent])
+            as_fixed = np.array([sp.details.get("epsilon_threshold_as_fixed", math.nan) for sp in spent])
             di = _confident_data_independent(
                 len(m), m.shape[1], se, sc, rule, bound, cv.n_teachers, delta, threshold=threshold
             )
@@ -236,11 +353,13 @@ def confidence_sweep(
                     "confidence": confidence,
                     "sigma_c": float(sc),
                     "sigma_e": float(se),
-                    "answered_pct": 100.0 * ok.mean(),
-                    **prf(y[ok], rel.labels[ok]),
-                    "epsilon": sp.epsilon,
+                    "answered_pct": 100.0 * answered.mean(),
+                    **draw_summary(draw_scores(y, released, answered, weights)),
+                    "epsilon": float(eps.max()),
+                    "epsilon_min": float(eps.min()),
+                    "epsilon_draws": eps,
                     "epsilon_data_independent": di,
-                    "epsilon_threshold_as_fixed": sp.details.get("epsilon_threshold_as_fixed", math.nan),
+                    "epsilon_threshold_as_fixed": float(np.max(as_fixed)),
                 }
             )
     return pd.DataFrame(rows)
@@ -628,7 +747,7 @@ def table_5_4_privacy(
     return {
         "n_samples": n_queries,
         "th_e": threshold_label(threshold),
-        "th_c": "None" if confidence is None else f"{confidence:g}",
+        "th_c": check_label(confidence),
         "eps_data_dependent": dd,
         "order": spent.order,
         "eps_thesis_grid": thesis_grid(fn, **kw).epsilon,
@@ -761,14 +880,15 @@ def confidence_sweeps(
     n_account: int = 1000,
     delta: float = DELTA,
     seed: int = 0,
+    n_draws: int = 1,
+    n_boot: int = 0,
 ) -> dict[str, pd.DataFrame]:
     """:func:`confidence_sweep` for every run of :func:`confidence_runs` (keyed by item) and the fixed-threshold
-    partner Fig A.11's claim needs (:data:`A11_FIXED_PARTNER`: big ``t_max``, th_e = 0.4, th_c = 0.4)."""
+    partner Fig A.11's claim needs (:data:`A11_FIXED_PARTNER`: big ``t_max``, th_e = 0.4, th_c = 0.4), each with
+    ``n_draws`` release-noise draws per point scored on ``n_boot`` pool resamples."""
     runs = confidence_runs(t_max, t_mid) + [(A11_FIXED_PARTNER, t_max, 0.4, 0.4)]
-    return {
-        item: confidence_sweep(ensembles[t], th, thc, sigmas_e, sigmas_c, n_account=n_account, delta=delta, seed=seed)
-        for item, t, th, thc in runs
-    }
+    kw = dict(n_account=n_account, delta=delta, seed=seed, n_draws=n_draws, n_boot=n_boot)
+    return {item: confidence_sweep(ensembles[t], th, thc, sigmas_e, sigmas_c, **kw) for item, t, th, thc in runs}
 
 
 def bounds_table(cv: CachedVotes, *, n_account: int = 1000, delta: float = DELTA, seed: int = 0) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from pate_study.reporting.claims import Claim, analytic, source_inconsistency
 from pate_study.reporting.registry import published
 from pate_study.reporting.verdicts import Verdict, agrees, combine, differs, not_comparable
 
-from .release import A11_FIXED_PARTNER, DELTA
+from .release import A11_FIXED_PARTNER, DELTA, check_label
 from .students import sigma_sweep_record
 from .tables import tolerance_summary
 from .verdict_rules import (
@@ -573,8 +573,49 @@ REALISED_COST = (
     "(below 1 whenever the share answered is below 1 minus the check's relative cost)"
 )
 
-#: The release-noise draws and pool resamples a noisy sweep's F1 would need (the pipeline draws one release).
+#: The random sources behind a noisy sweep's F1: the release-noise draws and the pool queries it is scored on are
+#: replicated (:func:`.release.noise_sweep`'s ``n_draws`` and ``n_boot``), the teachers are one ensemble per count.
 NOISY_F1_SOURCES = (unc.RELEASE_NOISE, POOL, unc.TEACHER_SEED)
+
+#: The F1 convention the noisy sweeps' claims are judged on (the one both Audio Set tables use): a tiny answered
+#: set covers few classes, and macro F1 over every class scores each absent class 0, which would decide a ratio.
+NOISY_F1_CONVENTION = "f1_present"
+
+
+def release_ratio_estimate(num: pd.Series, den: pd.Series, key: str = NOISY_F1_CONVENTION) -> unc.Estimate | None:
+    """The estimate of ``num[key] / den[key]`` for two sweep rows with per-draw values (``{key}_draws`` ``[R]``) and
+    per-resample values (``{key}_boot`` ``[B, R]``, the same pool resamples in both rows): the ratio per draw (the
+    two arms' draws are independent, so draw ``r`` of each is one replicate of the ratio) and per resample, combined
+    by :func:`pate_study.reporting.uncertainty.combined_interval` (t over draws, percentile bootstrap of the pool
+    queries -- the set the release is scored on, the bootstrap's "test examples"). Fewer than two draws: the release
+    noise is not measured, so the interval is unbounded (inconclusive); no resamples: the t-interval alone, the pool
+    named as not replicated; no finite ratio (nothing answered): None (not evaluable)."""
+    if f"{key}_draws" not in num or f"{key}_draws" not in den:  # a sweep without draws: one release, unmeasured
+        shown = key if key in num and key in den else "f1"
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = float(np.float64(num[shown]) / np.float64(den[shown]))
+        return unc.unreplicated(ratio, NOISY_F1_SOURCES) if np.isfinite(ratio) else None
+    a = np.asarray(num[f"{key}_draws"], float)
+    b = np.asarray(den[f"{key}_draws"], float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = float(np.nanmean(a) / np.nanmean(b)) if np.isfinite(a).any() and np.isfinite(b).any() else np.nan
+    if not np.isfinite(value):
+        return None  # nothing answered, or no F1 to divide by: not evaluable
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if a.shape != b.shape or a.size < 2:
+            return unc.unreplicated(value, NOISY_F1_SOURCES)
+        replicates = a / b
+        boot_a = np.asarray(num.get(f"{key}_boot", np.zeros((0, a.size))), float)
+        boot_b = np.asarray(den.get(f"{key}_boot", np.zeros((0, b.size))), float)
+        if boot_a.shape != boot_b.shape or boot_a.shape[0] == 0:
+            return unc.t_interval(replicates, [unc.RELEASE_NOISE], unreplicated=[POOL, unc.TEACHER_SEED])
+        boot = np.where(boot_b > 0, boot_a / np.where(boot_b > 0, boot_b, 1.0), np.nan)
+    finite = np.isfinite(replicates)
+    if finite.sum() < 2:
+        return unc.unreplicated(value, NOISY_F1_SOURCES)
+    return unc.combined_interval(
+        replicates[finite], boot[:, finite], [unc.RELEASE_NOISE], unreplicated=[unc.TEACHER_SEED]
+    )
 
 
 def _analytic_row(claim: Claim, thesis: str, ours: str, holds: bool | None, derivation: str) -> dict:
@@ -596,13 +637,13 @@ def confidence_claims(
     figures: tuple[str, str] = ("Fig 5.14", "Fig 5.15"),
 ) -> pd.DataFrame:
     """Figs 5.14/5.15's readings (§5.3), per σ_e shared by the sweeps, at ``sigma_c``: the check (th_e = 0.4,
-    th_c = 0.6) raises F1 (thesis: doubles it), judged on the F1 ratio at every σ_e -- one release-noise draw per
-    point, so each step's interval is unbounded (inconclusive) until the sweeps replicate the release noise -- and
-    costs more ε (about 1.5×), which is analytic (:data:`REALISED_COST`); with the adaptive threshold the confident
-    mechanism costs less ε than with th_e = 0.4 (about half), analytic too (:data:`ADAPTIVE_SENSITIVITY`). Our ε is
-    the realised one, as in the thesis's §5.3 text. The ``role`` column says which figure kind a claim belongs to:
-    ``"check"`` (the first two, a fixed-threshold figure's) or ``"adaptive"`` (the third); ``figures`` names them in
-    the claims' text."""
+    th_c = 0.6) raises F1 (thesis: doubles it), judged on the F1 ratio at every σ_e (:data:`NOISY_F1_CONVENTION`;
+    :func:`release_ratio_estimate`: over the sweeps' release-noise draws and pool resamples; one draw: unbounded,
+    inconclusive) -- and costs more ε (about 1.5×), which is analytic (:data:`REALISED_COST`); with the adaptive
+    threshold the confident mechanism costs less ε than with th_e = 0.4 (about half), analytic too
+    (:data:`ADAPTIVE_SENSITIVITY`). Our ε is the realised one, as in the thesis's §5.3 text. The ``role`` column says
+    which figure kind a claim belongs to: ``"check"`` (the first two, a fixed-threshold figure's) or ``"adaptive"``
+    (the third); ``figures`` names them in the claims' text."""
     plain = sweep[(sweep["threshold"] == "0.4") & (sweep["sigma_e"] > 0)].set_index("sigma_e")
 
     def pick(c):
@@ -635,7 +676,9 @@ def confidence_claims(
     )
     if not common:
         return pd.DataFrame([_claim(raises, "", "no common σ_e", None, kind)]).assign(role="none")
-    f1 = conf.loc[common, "f1"].to_numpy(float) / plain.loc[common, "f1"].to_numpy(float)
+    f1_estimates = [release_ratio_estimate(conf.loc[c], plain.loc[c]) for c in common]
+    f1 = np.array([np.nan if e is None else e.value for e in f1_estimates])
+    f1_all = conf.loc[common, "f1"].to_numpy(float) / plain.loc[common, "f1"].to_numpy(float)
     eps = conf.loc[common, "epsilon"].to_numpy(float) / plain.loc[common, "epsilon"].to_numpy(float)
     ad = conf_ad.loc[common, "epsilon"].to_numpy(float) / conf.loc[common, "epsilon"].to_numpy(float)
 
@@ -650,8 +693,8 @@ def confidence_claims(
             _claim(
                 raises,
                 "F1 about doubles",
-                fmt(f1),
-                [unc.unreplicated(x, NOISY_F1_SOURCES) for x in f1] if finite(f1) else None,
+                f"{fmt(f1)} (F1 over the classes present; over every class: {fmt(f1_all)})",
+                f1_estimates if finite(f1) else None,
                 kind,
             ),
             _analytic_row(
@@ -675,7 +718,8 @@ def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]
     """Notebook 05's data stamp (what every output says it was computed from) and its recorded set-up: split sizes,
     mean selected step and the share of teachers whose best checkpoint was their last step (still improving)."""
     data = (
-        f"{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,} bal_train clips, validation "
+        f"{scale_prefix(info)}{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,} bal_train "
+        f"clips, validation "
         f"{info['validation']:,}; up to {spec.steps} steps (early stop: {spec.patience} evaluations), {spec.sampler} "
         f"sampler, mixup {spec.mixup_alpha}); query pool {info['query_pool']:,}, test {info['test']:,} eval clips"
     )
@@ -694,11 +738,18 @@ def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]
     return data, record
 
 
+def scale_prefix(info: dict) -> str:
+    """What every stamp of notebook 05 opens with on real data: "reduced scale" (embedding-MLP teachers on a few
+    thousand released clips, not the thesis's ResNets on ~274k crawled ones); nothing on a synthetic stand-in, whose
+    own description says what it is."""
+    return "real data at reduced scale: " if info.get("kind") == "real" else ""
+
+
 def small_stamp(info: dict) -> str:
     """The data stamp of the "small" subset's tables (A.1-A.3)."""
     return (
-        f"{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,}); query pool "
-        f"{info['query_pool']:,}, test {info['test']:,}"
+        f"{scale_prefix(info)}{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,}); "
+        f"query pool {info['query_pool']:,}, test {info['test']:,}"
     )
 
 
@@ -1061,28 +1112,120 @@ def confidence_records(
     return pd.concat(frames, ignore_index=True), records
 
 
+#: Fig 5.16's reading (§5.3): the ε of 1,000 queries like a bucket's flattens between q̃ = 10⁻² and 10⁻¹, the
+#: break-even of the data-dependent analysis. It depends on the setting only (σ_e, labels, teachers, queries, δ), so
+#: it is checked analytically (:func:`pate_study.privacy.multilabel.break_even_q`), never on our votes.
+BREAK_EVEN = Claim(
+    "break-even q̃ between 10⁻² and 10⁻¹",
+    "Muschiol 2021, §5.3 (Fig 5.16): the curve flattens between 10^-2 and 10^-1; the break-even of the PATE "
+    "data-dependent privacy analysis",
+    "break-even q̃ (data-dependent ε of 1,000 identical queries at 0.99× and at 0.5× the data-independent), "
+    "at most 0.1 and",
+    "range",
+    boundary=0.01,
+    upper=0.1,
+    basis="analytic",
+)
+
+#: the shares of the data-independent ε whose break-even q̃ the claim reads: where the analysis first pays, and
+#: where it halves the cost
+BREAK_EVEN_RATIOS = (0.99, 0.5)
+
+
+def break_even_verdict(
+    sigma_e: float,
+    *,
+    n_labels: int,
+    n_teachers: int,
+    n_queries: int = 1000,
+    delta: float = DELTA,
+    orders: Any = None,
+    label: str = "",
+    context: str = "",
+) -> tuple[Verdict, dict[str, float]]:
+    """Fig 5.16's break-even claim (:data:`BREAK_EVEN`) checked analytically at our setting: the q̃ at which the
+    data-dependent ε (vote-fraction bound, the one under which Papernot et al. 2018 Theorem 6 can apply) of
+    ``n_queries`` identical queries falls to each share of :data:`BREAK_EVEN_RATIOS` of the data-independent ε;
+    agrees when both lie in [0.01, 0.1], differs otherwise; labelled analytic (:func:`claims.analytic`). Under
+    Theorem 12 as printed the analysis never pays (no break-even), which the derivation says. Returns the verdict
+    and the break-even values (``break_even_q_099``, ``break_even_q_050``); ``context`` follows the reason."""
+    kw = dict(
+        sigma=sigma_e,
+        n_labels=n_labels,
+        n_queries=n_queries,
+        delta=delta,
+        n_teachers=n_teachers,
+        orders=multilabel.extended_orders() if orders is None else orders,
+    )
+    q = {r: multilabel.break_even_q(r, bound="vote_fraction", **kw) for r in BREAK_EVEN_RATIOS}
+    printed_bound = multilabel.break_even_q(BREAK_EVEN_RATIOS[0], bound="theorem12", **kw)
+    holds = all(np.isfinite(x) and BREAK_EVEN.boundary <= x <= BREAK_EVEN.upper for x in q.values())
+    shown = ", ".join(f"{r:g}× at q̃ = {x:.3g}" for r, x in q.items())
+    derivation = (
+        f"ε of {n_queries:,} queries with the same q̃ is a function of q̃, σ_e = {sigma_e:g}, {n_labels} labels, "
+        f"{n_teachers} teachers and δ = {delta:g} only (Papernot et al. 2018 Theorem 6 with Muschiol 2021 "
+        f"Theorem 13's q̃, vote-fraction bound, composed and converted); it falls to {shown} of the "
+        f"data-independent ε; under Theorem 12 as printed it "
+        + (
+            "never falls below it (no break-even)"
+            if not np.isfinite(printed_bound)
+            else f"falls at {printed_bound:.3g}"
+        )
+    )
+    name = BREAK_EVEN.name + (f" ({label})" if label else "")
+    verdict = combine({name: analytic(BREAK_EVEN, holds, derivation)}, context=context)
+    return verdict, {
+        "break_even_q_099": float(q[BREAK_EVEN_RATIOS[0]]),
+        "break_even_q_050": float(q[BREAK_EVEN_RATIOS[1]]),
+    }
+
+
 def q_histogram_record(
-    h: pd.DataFrame, sigma_e: float, item: str, kind: str, n_labels: int, scale: dict
+    h: pd.DataFrame,
+    sigma_e: float,
+    item: str,
+    kind: str,
+    n_labels: int,
+    scale: dict,
+    *,
+    n_teachers: int | None = None,
+    n_queries: int = 1000,
+    delta: float = DELTA,
 ) -> dict[str, Any]:
     """Figs 5.16, A.12, A.13: the share of queries with q̃ ≥ 0.1, the bucket ε range, and the floor of q̃ that
     Theorem 13 allows at th_e = 0.4 (:func:`pate_study.privacy.multilabel.min_logq`): why the thesis's low-q̃ buckets
-    are empty here by construction."""
+    are empty here by construction. With ``n_teachers`` the break-even claim is checked analytically at this setting
+    (:func:`break_even_verdict`; Figs A.12/A.13 "as Fig 5.16" at their σ_e), the bucket values not comparable beside
+    it; without, not comparable."""
     occupied = h[h["n_queries"] > 0]
     floor = float(np.exp(multilabel.min_logq(0.4, sigma_e, n_labels)))
-    return dict(
+    context = scale_verdict(
+        kind,
+        item,
+        **scale,
+        extra=f"with σ_e = {sigma_e} on vote fractions over {n_labels} "
+        f"labels q̃ ≥ {floor:.3f} at th_e = 0.4 for any votes (min_logq), so the low-q̃ buckets "
+        "the thesis fills are empty here by construction",
+    )
+    record: dict[str, Any] = dict(
         share_q_above_0_1=float(h[h["q_low"] >= 0.1]["n_queries"].sum() / h["n_queries"].sum()),
         min_bucket_epsilon=float(occupied["epsilon_1000"].min()),
         max_bucket_epsilon=float(occupied["epsilon_1000"].max()),
         q_floor_th04=floor,
-        **scale_verdict(
-            kind,
-            item,
-            **scale,
-            extra=f"with σ_e = {sigma_e} on vote fractions over {n_labels} "
-            f"labels q̃ ≥ {floor:.3f} at th_e = 0.4 for any votes (min_logq), so the low-q̃ buckets "
-            "the thesis fills are empty here by construction",
-        ).as_record(),
     )
+    if n_teachers is None:
+        return record | context.as_record()
+    label = "" if item.endswith("fig5.16") else f"as Fig 5.16, σ_e = {sigma_e:g}"
+    verdict, values = break_even_verdict(
+        sigma_e,
+        n_labels=n_labels,
+        n_teachers=n_teachers,
+        n_queries=n_queries,
+        delta=delta,
+        label=label,
+        context=f"Bucket values not comparable: {context.reason}",
+    )
+    return record | values | verdict.as_record()
 
 
 def table54_fit_record(fit: dict) -> dict[str, Any]:
@@ -1160,16 +1303,18 @@ def table_5_4_record(
 
 
 #: Figs 5.17-5.19: which Table 5.4 rows each plots (th_e, th_c values)
-STUDENT_FIGURES = (
-    ("muschiol2021-fig5.17", "0.2", ("None",)),
-    ("muschiol2021-fig5.18", "0.2", ("0.4",)),
-    ("muschiol2021-fig5.19", "adaptive", ("0.4",)),
+#: Figs 5.17-5.19's configurations: (item, th_e label, confidence thresholds; None: no confidence check).
+STUDENT_FIGURES: tuple[tuple[str, str, tuple[float | None, ...]], ...] = (
+    ("muschiol2021-fig5.17", "0.2", (None,)),
+    ("muschiol2021-fig5.18", "0.2", (0.4,)),
+    ("muschiol2021-fig5.19", "adaptive", (0.4,)),
 )
 
 
 def student_rows(t54: pd.DataFrame, th: str, thcs) -> pd.DataFrame:
-    """The Table 5.4 rows of one of Figs 5.17-5.19 (all rows when a profile did not run that configuration)."""
-    sub = t54[(t54["th_e"] == th) & t54["th_c"].isin(list(thcs))]
+    """The Table 5.4 rows of one of Figs 5.17-5.19 (``thcs``: confidence thresholds, None for no check; all rows
+    when a profile did not run that configuration)."""
+    sub = t54[(t54["th_e"] == th) & t54["th_c"].isin([check_label(c) for c in thcs])]
     return t54 if sub.empty else sub
 
 
@@ -1355,7 +1500,7 @@ def _check_claims(
     metric mAP ... less than 10 % in all cases": per σ_e, mAP with / without − 1 in [0, 10 %] (a loss is not "below
     10 %"), every step on the Welch interval of the difference relative to the mAP without."""
     same = t54[t54["th_e"] == th]
-    with_c = same[same["th_c"].isin(list(thcs))].groupby("n_samples")["eps_data_dependent"].min()
+    with_c = same[same["th_c"].isin([check_label(c) for c in thcs])].groupby("n_samples")["eps_data_dependent"].min()
     no_check = same["th_c"].isna() | (same["th_c"].astype(str) == "None")
     without = same[no_check].groupby("n_samples")["eps_data_dependent"].min()
     ratio = {f"n={int(n)}": float(with_c[n] / without[n]) for n in sorted(set(with_c.index) & set(without.index))}

@@ -14,8 +14,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ...reporting.outputs import NotebookOutputs
-from ..student_privacy.notebook_sections import MarkdownText, bullets
+from ...reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 from . import data as as_data
 from . import diagnostics, pipeline, tables, teachers
 from . import teacher_figures as figures
@@ -250,7 +249,7 @@ def ablation_figures_section(study: TeacherStudy, out: NotebookOutputs) -> Markd
         _save(out, figures.ablation_figure(study.ablation, arm_names, title, n), item, stamp)
         _record(study, out, item, rec)
         lines.append(f"{item.removeprefix('muschiol2021-')} ({title}): **{rec['verdict']}**")
-    return bullets(lines)
+    return markdown_list(lines)
 
 
 def logmel_section(
@@ -314,7 +313,7 @@ def logmel_section(
     fig55 = figures.logmel_figure(logmel, arms55, "transfer learning", with_init=True)
     _save(out, fig55, "muschiol2021-fig5.5", stamp + note)
     rec55 = _record(study, out, "muschiol2021-fig5.5", verdicts.transfer_record(logmel, arms55))
-    return bullets(
+    return markdown_list(
         [
             f"Fig 5.4: **{rec54['verdict']}** (curves: {rec54['verdict_curves']}; ResNets up to five times faster, "
             f"on counted work: {rec54['verdict_speed']})",
@@ -369,7 +368,7 @@ def class_roc_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int)
         rec = verdicts.class_roc_record(labels, run.probabilities, key, n_boot=n_boot, seed=study.seed)
         _record(study, out, item, rec)
         lines.append(f"{item.removeprefix('muschiol2021-')}: **{rec['verdict']}**")
-    return bullets(lines)
+    return markdown_list(lines)
 
 
 def findings_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:

@@ -5,8 +5,9 @@ The pipeline both case studies share (ECG heartbeats, web requests), module by m
 * :mod:`.config`: :class:`StudyConfig` (sizes, noise levels, models) and :func:`fit_sizes` (the largest
   sizes the data hold, with a note for every change);
 * :mod:`.pools`: the data: unit-l1 rows split into a teacher pool and a student pool;
-* :mod:`.pipeline`: teachers on disjoint partitions (cached); for every noise level (ρ of Lap(1/ρ), or
-  Sosa's Laplace scale b) and student: its rows, curator B's local Laplace noise ((2ρ, 0)-DP on unit-l1
+* :mod:`.pipeline`: teachers on disjoint partitions (cached), ``n_teacher_seeds`` ensembles each with its own
+  seed and partition (student ``k`` labelled by ensemble ``k mod n_teacher_seeds``); for every noise level (ρ of
+  Lap(1/ρ), or Sosa's Laplace scale b) and student: its rows, curator B's local Laplace noise ((2ρ, 0)-DP on unit-l1
   vectors), the teachers' votes, LNMax labels (γ, Papernot 2017 Eq. 1 / MAKE Eq. 5), the data-dependent ε
   from the vote counts (before LNMax's noise, as the sources did); then the students of one level trained at
   once and scored on their own validation rows against a majority-class baseline and a *label control* (the
@@ -61,7 +62,9 @@ from .pipeline import (
     run_level,
     run_study,
     student_rows,
+    teacher_of_student,
     teacher_partitions,
+    train_teacher_ensembles,
     train_teachers,
 )
 from .pools import WEB_SPLITS, Pools, ecg_pools, web_pools
@@ -105,7 +108,9 @@ __all__ = [
     "sosa_table_4_1",
     "sosa_table_4_2",
     "student_rows",
+    "teacher_of_student",
     "teacher_partitions",
+    "train_teacher_ensembles",
     "train_teachers",
     "web_pools",
 ]

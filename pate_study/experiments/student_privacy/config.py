@@ -27,6 +27,10 @@ class StudyConfig:
     ``disjoint_students``: every student of a level gets its own rows of the student pool (no two students
     share a query or a validation row); otherwise each student draws independently (the sources' "a
     different random sample").
+    ``n_teacher_seeds``: teacher ensembles trained, each with its own training seed and partition of the teacher
+    pool; the ``n_students`` students of a level are split across them (student ``k`` labelled by ensemble
+    ``k mod n_teacher_seeds`` at every level), so every interval covers the teacher seed too (students nested in
+    ensembles: :func:`pate_study.reporting.uncertainty.clustered_interval`) at no extra student.
     """
 
     task: str  # "multiclass" (ECG) or "binary" (web)
@@ -51,15 +55,29 @@ class StudyConfig:
     label_control: bool = True  # also train students on shuffled labels (what the labels contribute)
     disjoint_students: bool = False
     seed: int = 0
+    n_teacher_seeds: int = 1  # teacher ensembles, each its own seed and partition; student k asks ensemble k mod n
 
     def __post_init__(self) -> None:
         if self.parametrisation not in PARAMETRISATIONS:
             raise ValueError(f"parametrisation={self.parametrisation!r}: expected one of {PARAMETRISATIONS}")
         if self.student_features not in STUDENT_FEATURES:
             raise ValueError(f"student_features={self.student_features!r}: expected one of {STUDENT_FEATURES}")
-        for name in ("n_teachers", "teacher_train", "student_queries", "student_validation", "n_students"):
+        sizes = (
+            "n_teachers",
+            "teacher_train",
+            "student_queries",
+            "student_validation",
+            "n_students",
+            "n_teacher_seeds",
+        )
+        for name in sizes:
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r}: expected a positive integer")
+        if not 1 <= int(self.n_teacher_seeds) <= int(self.n_students):
+            raise ValueError(
+                f"n_teacher_seeds={self.n_teacher_seeds!r}: expected an integer from 1 to n_students={self.n_students}"
+                " (each teacher ensemble labels at least one student)"
+            )
         if not self.noise_levels:
             raise ValueError("noise_levels: expected at least one level (a float, or None for no noise)")
         for level in self.noise_levels:

@@ -24,16 +24,18 @@ from ...reporting.claims import judge as judge_claim
 from ...reporting.uncertainty import Estimate
 from .config import NO_NOISE, StudyConfig
 from .tables import (
-    NOT_REPLICATED,
     STUDENT_SOURCES,
+    TEACHER_SOURCES,
     VOTE_SOURCES,
     epsilon_table_vs_paper,
     level_changes,
     median_iqr,
     per_level_medians,
     per_step,
+    student_teachers,
     student_values,
     summarise_verdicts,
+    teacher_design,
     with_verdicts,
 )
 
@@ -73,8 +75,10 @@ def study_config(
     learning_rate: float,
     student_features: str,
     seed: int,
+    n_teacher_seeds: int = 1,
 ) -> StudyConfig:
-    """The :class:`StudyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students)."""
+    """The :class:`StudyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students);
+    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudyConfig`)."""
     model = EnsembleConfig(
         task="multiclass",
         in_features=n_features,
@@ -106,6 +110,7 @@ def study_config(
         min_teacher_train=min_teacher_beats,
         disjoint_students=design.disjoint_students,
         seed=seed,
+        n_teacher_seeds=n_teacher_seeds,
     )
 
 
@@ -339,16 +344,18 @@ def verdicts(result, gamma: float, published: dict) -> dict:
 
 
 def median_estimate(result, level: str) -> Estimate:
-    """The median ε_dep (λ = 1..8) over the students of ``level``, with the percentile bootstrap over the students
-    (:data:`N_BOOT` resamples, seeded by the study's seed)."""
-    values = student_values(result.students, "eps_moments_int", level)
-    return unc.percentile_bootstrap(
+    """The median ε_dep (λ = 1..8) over the students of ``level``, with the percentile interval of its two-stage
+    bootstrap: the teacher ensembles drawn with replacement, then the students of each drawn ensemble
+    (:func:`pate_study.reporting.uncertainty.clustered_bootstrap`; :data:`N_BOOT` resamples, seeded by the study's
+    seed). With one ensemble, the bootstrap over the students, the teacher seed named as not replicated."""
+    return unc.clustered_bootstrap(
         np.median,
-        [values],
+        student_values(result.students, "eps_moments_int", level),
+        student_teachers(result.students, level),
+        TEACHER_SOURCES,
+        VOTE_SOURCES,
         n_boot=N_BOOT,
         seed=result.config.seed,
-        sources=VOTE_SOURCES,
-        unreplicated=NOT_REPLICATED,
     )
 
 
@@ -490,7 +497,7 @@ def findings(results: dict, signal: pd.DataFrame, data_stamp: str, gamma: float,
             f" points on the medians (paper 4–5) and the student's drop"
             f" {rw.get('student_drop_reweighted_min_pct', float('nan')):.1f}–"
             f"{rw.get('student_drop_reweighted_max_pct', float('nan')):.1f} (paper 7–8); per ρ, the mean decay over"
-            " students, paired (95 % t-interval, points): "
+            f" students, paired, {teacher_design(result)} (95 % interval, points): "
             + "; ".join(
                 f"ρ = {level}: {100 * e.value:.1f} [{100 * e.low:.1f}, {100 * e.high:.1f}]"
                 for level, e in reweighted_decays(result).items()

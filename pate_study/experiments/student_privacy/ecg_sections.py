@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...reporting.outputs import NotebookOutputs
+from ...reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 from ...reporting.registry import published
 from . import ecg, figures
-from .notebook_sections import MarkdownText, bullets, noise_levels, record_accounting, record_verdicts, save_and_show
+from .notebook_sections import noise_levels, record_accounting, record_verdicts, save_and_show
 from .pipeline import StudyResult, run_study
 from .pools import Pools, ecg_pools
 from .tables import per_level_medians
@@ -119,7 +119,7 @@ def run_designs(
 
 def data_notes(run: EcgRun) -> MarkdownText:
     """The data stamp, how the pools were made and every reduction of the paper's sizes."""
-    return bullets([run.data, run.pools.description, *run.main.scale_notes])
+    return markdown_list([run.data, run.pools.description, *run.main.scale_notes])
 
 
 def ensemble_section(run: EcgRun, out: NotebookOutputs, *, gamma: float) -> pd.DataFrame:

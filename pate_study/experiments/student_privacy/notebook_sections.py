@@ -3,8 +3,8 @@
 Each function here is one step both notebooks take the same way: the noise levels from the parameters, a figure
 saved and shown, the signal left after curator B's noise (MAKE 2021 §3.2), the accounting invariants recorded,
 and the verdicts recorded under every registry id that names the same published figure or table, then shown as
-Markdown (:class:`MarkdownText`: a cell that ends with it renders it). The study-specific sections are in
-:mod:`.ecg_sections` and :mod:`.web_sections`.
+Markdown (:class:`~pate_study.reporting.outputs.MarkdownText`: a cell that ends with it renders it). The
+study-specific sections are in :mod:`.ecg_sections` and :mod:`.web_sections`.
 """
 
 from __future__ import annotations
@@ -14,22 +14,10 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ...reporting.outputs import NotebookOutputs
+from ...reporting.outputs import MarkdownText, NotebookOutputs
 from ...reporting.verdicts import Verdict
 from .accounting import noise_signal_table
 from .pipeline import StudyResult
-
-
-class MarkdownText(str):
-    """Text a notebook shows as Markdown when a cell ends with it (IPython's ``_repr_markdown_`` display hook)."""
-
-    def _repr_markdown_(self) -> str:
-        return str(self)
-
-
-def bullets(lines: Sequence[str]) -> MarkdownText:
-    """``lines`` as a Markdown list (long stamps wrap in the notebook instead of running off the cell)."""
-    return MarkdownText("\n".join(f"* {line}" for line in lines))
 
 
 def noise_levels(rhos: Sequence[float], include_no_noise: bool) -> list:

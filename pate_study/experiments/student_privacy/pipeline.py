@@ -29,14 +29,29 @@ from .config import StudyConfig, fit_sizes, noise_keyword
 logger = logging.getLogger(__name__)
 
 
-def teacher_partitions(n_pool: int, config: StudyConfig) -> Partitions:
-    """Disjoint per-teacher train / threshold index sets into the teacher pool (seeded by ``config.seed``)."""
+def teacher_partitions(n_pool: int, config: StudyConfig, replicate: int = 0) -> Partitions:
+    """Disjoint per-teacher train / threshold index sets into the teacher pool for teacher ensemble ``replicate``
+    (seeded by ``config.seed`` and the replicate; replicate 0 keeps the single-ensemble design's partition)."""
     need = config.n_teachers * (config.teacher_train + config.teacher_threshold)
     if need > n_pool:
         raise ValueError(f"teacher pool has {n_pool} rows, the partitions need {need}; call fit_sizes first")
+    seed = [config.seed, 1] if replicate == 0 else [config.seed, 1, replicate]
     return make_partitions(
-        n_pool, config.n_teachers, config.teacher_train, threshold_size=config.teacher_threshold, seed=[config.seed, 1]
+        n_pool, config.n_teachers, config.teacher_train, threshold_size=config.teacher_threshold, seed=seed
     )
+
+
+def teacher_training_seed(config: StudyConfig, replicate: int = 0) -> int:
+    """The training seed (initialisation, shuffling) of teacher ensemble ``replicate``: ``config.seed`` for
+    replicate 0 (the single-ensemble design's), one derived from it and the replicate otherwise."""
+    if replicate == 0:
+        return int(config.seed)
+    return int(np.random.SeedSequence([config.seed, 6, replicate]).generate_state(1)[0])
+
+
+def teacher_of_student(student: int, config: StudyConfig) -> int:
+    """The teacher ensemble that labels student ``student`` at every level: ``student mod n_teacher_seeds``."""
+    return int(student) % int(config.n_teacher_seeds)
 
 
 def dense(X: Any) -> np.ndarray:
@@ -295,7 +310,7 @@ class LevelResult:
 
 
 def run_level(
-    ensemble,
+    ensembles,
     X_student_pool: Any,
     y_student_pool: np.ndarray,
     config: StudyConfig,
@@ -309,9 +324,16 @@ def run_level(
 
     The levels are paired arms: student ``k`` draws the same rows (queries, threshold, validation) and is the same
     member of a stack with the same initialisation and shuffling seed at every level; only its noise draws (curator
-    B's privatisation, LNMax) are drawn per level. So a level's effect is read off per-student differences
-    (:func:`pate_study.reporting.uncertainty.paired_difference`), the shared rows and seeds cancelling."""
+    B's privatisation, LNMax) are drawn per level. Student ``k`` asks teacher ensemble ``k mod n_teacher_seeds``
+    (``ensembles``: one per teacher seed, or a single ensemble) at every level, and its row says which
+    (``teacher_seed``). So a level's effect is read off per-student differences, the shared rows, seeds and ensemble
+    cancelling, nested in the ensembles (:func:`pate_study.reporting.uncertainty.clustered_paired_difference`)."""
     S = config.n_students
+    ensembles = list(ensembles) if isinstance(ensembles, (list, tuple)) else [ensembles]
+    if len(ensembles) != config.n_teacher_seeds:
+        raise ValueError(
+            f"ensembles: expected n_teacher_seeds={config.n_teacher_seeds} ensembles, got {len(ensembles)}"
+        )
     if config.disjoint_students:
         rows = disjoint_student_rows(len(y_student_pool), config, np.random.default_rng([config.seed, 7]))
     draws, drawn_rows = [], []
@@ -323,7 +345,9 @@ def run_level(
         )
         drawn_rows.append(mine)
         noise = np.random.default_rng([config.seed, 4, level_index, k])
-        draws.append(query_teachers(ensemble, X_student_pool, y_student_pool, mine, config, level, k, noise))
+        teacher = teacher_of_student(k, config)
+        draws.append(query_teachers(ensembles[teacher], X_student_pool, y_student_pool, mine, config, level, k, noise))
+        draws[-1].row["teacher_seed"] = teacher
     student_seed = int(np.random.SeedSequence([config.seed, 3]).generate_state(1)[0])
     train_and_score(draws, config, student_seed, [d.train_y for d in draws], "student", progress)
     if config.label_control:  # same students, PATE's labels shuffled within each student: no feature-label link
@@ -347,7 +371,7 @@ class StudyResult:
     students: pd.DataFrame  # one row per (noise level, student)
     top_vote_shares: pd.DataFrame  # per level: share of teachers voting for the plurality, per query
     data_independent: dict
-    teachers: dict  # ensemble facts (size, rows per teacher, epochs)
+    teachers: dict  # ensemble facts (size, rows per teacher, epochs, number of teacher seeds)
     scale_notes: list = field(default_factory=list)
     validation_overlap: dict = field(default_factory=dict)  # level -> mean pairwise overlap of validation rows
     student_rows: dict = field(default_factory=dict)  # level -> each student's StudentRows (student-pool indices)
@@ -357,13 +381,24 @@ class StudyResult:
         return self.config.level_order
 
 
-def train_teachers(X_pool: Any, y_pool: np.ndarray, config: StudyConfig, *, progress: bool = True):
-    """Train (or load from the cache) the teacher ensemble on disjoint partitions of the teacher pool."""
-    partitions = teacher_partitions(X_pool.shape[0], config)
+def train_teachers(X_pool: Any, y_pool: np.ndarray, config: StudyConfig, *, progress: bool = True, replicate: int = 0):
+    """Train (or load from the cache) teacher ensemble ``replicate`` on its disjoint partitions of the teacher pool,
+    with its own training seed (:func:`teacher_partitions`, :func:`teacher_training_seed`)."""
+    partitions = teacher_partitions(X_pool.shape[0], config, replicate)
     X_model = X_pool * config.feature_scale if config.feature_scale != 1 else X_pool
-    ensemble, key = cached_ensemble(X_model, y_pool, partitions, config.teacher, seed=config.seed, progress=progress)
-    logger.info("teachers: %d x %d rows, cache key %s", partitions.n_teachers, partitions.train.shape[1], key[:12])
+    seed = teacher_training_seed(config, replicate)
+    ensemble, key = cached_ensemble(X_model, y_pool, partitions, config.teacher, seed=seed, progress=progress)
+    logger.info(
+        "teachers %d: %d x %d rows, cache key %s", replicate, partitions.n_teachers, partitions.train.shape[1], key[:12]
+    )
     return ensemble, partitions
+
+
+def train_teacher_ensembles(X_pool: Any, y_pool: np.ndarray, config: StudyConfig, *, progress: bool = True) -> list:
+    """``[(ensemble, partitions)]``, one per teacher seed (``config.n_teacher_seeds``; :func:`train_teachers`)."""
+    return [
+        train_teachers(X_pool, y_pool, config, progress=progress, replicate=r) for r in range(config.n_teacher_seeds)
+    ]
 
 
 def run_study(
@@ -376,25 +411,29 @@ def run_study(
     student_groups: np.ndarray | None = None,
     progress: bool = True,
 ) -> StudyResult:
-    """Run the whole study (teachers once, then every noise level). Inputs must be unit-l1 rows.
+    """Run the whole study (the teacher ensembles once, one per teacher seed, then every noise level). Inputs must
+    be unit-l1 rows.
 
     ``student_groups``: optional group of each student-pool row (see :func:`student_rows`).
     """
     config, notes = fit_sizes(config, X_teacher_pool.shape[0], X_student_pool.shape[0], config.min_teacher_train)
     for note in notes:
         logger.warning("reduced scale: %s", note)
-    ensemble, partitions = train_teachers(X_teacher_pool, y_teacher_pool, config, progress=progress)
+    trained = train_teacher_ensembles(X_teacher_pool, y_teacher_pool, config, progress=progress)
+    ensembles = [ensemble for ensemble, _ in trained]
     levels = {
         config.level_label(level): run_level(
-            ensemble, X_student_pool, y_student_pool, config, i, level, groups=student_groups
+            ensembles, X_student_pool, y_student_pool, config, i, level, groups=student_groups
         )
         for i, level in enumerate(tqdm(config.noise_levels, desc="noise levels", disable=not progress))
     }
+    partitions = trained[0][1]
     teachers = {
         "n_teachers": partitions.n_teachers,
         "train_rows": int(partitions.train.shape[1]),
         "threshold_rows": int(partitions.threshold.shape[1]),
-        "median_epochs": float(np.median(ensemble.epochs)),
+        "median_epochs": float(np.median(np.concatenate([np.asarray(e.epochs) for e in ensembles]))),
+        "n_teacher_seeds": len(ensembles),
     }
     independent = data_independent_epsilons(
         n_queries=config.student_queries,

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from ...reporting import verdicts as judge
 from .config import NO_NOISE, StudyConfig
-from .pipeline import StudyResult, run_study, teacher_partitions
+from .pipeline import StudyResult, run_study, teacher_of_student, teacher_partitions
 from .pools import Pools, web_pools
 
 #: This package's own earlier claim, not a published value: README at commit ff9fb31 (before a review found its
@@ -71,30 +71,35 @@ def _share_in(values: np.ndarray, reference: np.ndarray) -> float:
 
 def duplicate_shares(pools: Pools, result: StudyResult, level: str = NO_NOISE) -> pd.DataFrame:
     """Per student of ``level``: the share of its validation rows, and of its queries, whose URL or whose feature
-    vector also occurs in the teachers' rows (train + threshold partitions) or in its own training rows (queries
-    + threshold rows). Feature duplicates include different URLs that differ only outside the vocabulary."""
+    vector also occurs in the rows of the teachers that labelled it (its ensemble's train + threshold partitions) or
+    in its own training rows (queries + threshold rows). Feature duplicates include different URLs that differ only
+    outside the vocabulary."""
     if pools.teacher_urls is None or pools.student_urls is None:
         raise ValueError("pools: expected web pools with URL ids (teacher_urls, student_urls); use web_pools")
     if level not in result.student_rows:
         raise ValueError(f"level={level!r}: expected one of the study's levels {list(result.student_rows)}")
-    parts = teacher_partitions(len(pools.y_teacher), result.config)
-    used = np.concatenate([parts.train.ravel(), parts.threshold.ravel()])
-    teacher_urls = np.unique(pools.teacher_urls[used])
-    teacher_keys = np.unique(feature_keys(pools.X_teacher[used]))
+    teacher_urls, teacher_keys = [], []
+    all_keys = feature_keys(pools.X_teacher)
+    for replicate in range(result.config.n_teacher_seeds):
+        parts = teacher_partitions(len(pools.y_teacher), result.config, replicate)
+        used = np.concatenate([parts.train.ravel(), parts.threshold.ravel()])
+        teacher_urls.append(np.unique(pools.teacher_urls[used]))
+        teacher_keys.append(np.unique(all_keys[used]))
     student_keys = feature_keys(pools.X_student)
     urls = pools.student_urls
     rows = []
     for k, mine in enumerate(result.student_rows[level]):
         own = np.concatenate([mine.queries, mine.threshold])
+        teacher = teacher_of_student(k, result.config)
         rows.append(
             {
                 "student": k,
-                "validation_url_in_teachers": _share_in(urls[mine.validation], teacher_urls),
-                "validation_features_in_teachers": _share_in(student_keys[mine.validation], teacher_keys),
+                "validation_url_in_teachers": _share_in(urls[mine.validation], teacher_urls[teacher]),
+                "validation_features_in_teachers": _share_in(student_keys[mine.validation], teacher_keys[teacher]),
                 "validation_url_in_own": _share_in(urls[mine.validation], urls[own]),
                 "validation_features_in_own": _share_in(student_keys[mine.validation], student_keys[own]),
-                "query_url_in_teachers": _share_in(urls[mine.queries], teacher_urls),
-                "query_features_in_teachers": _share_in(student_keys[mine.queries], teacher_keys),
+                "query_url_in_teachers": _share_in(urls[mine.queries], teacher_urls[teacher]),
+                "query_features_in_teachers": _share_in(student_keys[mine.queries], teacher_keys[teacher]),
             }
         )
     return pd.DataFrame(rows)
@@ -124,8 +129,10 @@ def split_comparison(
     progress: bool = False,
 ) -> dict[str, SplitArm]:
     """The no-noise study on each of ``splits`` (``web_pools(split=...)``), with the same seed, sizes, models and
-    student seeds; only the split differs (so the teachers differ too: they are trained on their own pool)."""
-    config = dataclasses.replace(config, noise_levels=(None,))
+    student seeds; only the split differs (so the teachers differ too: they are trained on their own pool). One
+    teacher ensemble per split (``n_teacher_seeds=1``): the table shows medians and spreads over students and its
+    verdict is not comparable (:func:`split_verdict`), so no interval needs the teacher seed replicated."""
+    config = dataclasses.replace(config, noise_levels=(None,), n_teacher_seeds=1)
     arms = {}
     for split in splits:
         pools = web_pools(data, seed=seed, student_pool_size=student_pool_size, vocabulary=vocabulary, split=split)

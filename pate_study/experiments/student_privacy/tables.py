@@ -4,9 +4,16 @@ Tables 4.1 and 4.2), and the per-level statistics they are made of, with their i
 The intervals (:mod:`pate_study.reporting.uncertainty`): the students of a level are its replicates. Each draws its
 own rows of the student pool (queries, threshold and validation rows: the test rows are resampled with it), is its
 own member of the student stack (its own initialisation and shuffling seed) and gets its own noise draws (curator B,
-LNMax). Student ``k`` keeps its rows and seed at every level (:func:`.pipeline.run_level`), so a level's effect is
-the t-interval of per-student differences (:func:`level_changes`). One teacher ensemble serves every student of a
-study: its training seed and partition are named as not replicated."""
+LNMax). Student ``k`` keeps its rows, seed and teacher ensemble at every level (:func:`.pipeline.run_level`), so a
+level's effect is read off per-student differences (:func:`level_changes`).
+
+The teacher ensemble is replicated too: ``n_teacher_seeds`` ensembles, each with its own training seed and partition,
+label the students (student ``k`` by ensemble ``k mod n_teacher_seeds``, its ``teacher_seed`` column). The students of
+one ensemble share its draw, so the interval is two-level: the t-interval of the per-ensemble means of the students'
+values (or paired differences), with the number of ensembles as its degrees-of-freedom basis
+(:func:`pate_study.reporting.uncertainty.clustered_interval`), naming both the teacher seed and the students' sources.
+With one ensemble (``n_teacher_seeds=1``, or a frame without ``teacher_seed``) it is the t-interval over the
+students, and the teacher seed is named as not replicated."""
 
 from __future__ import annotations
 
@@ -29,8 +36,8 @@ STUDENT_ROWS = "student rows (queries, threshold, validation)"
 STUDENT_SOURCES = (unc.STUDENT_SEED, unc.RELEASE_NOISE, STUDENT_ROWS)
 #: What each student replicates for a number computed from the teachers' votes (ε_dep, the ensemble's accuracy).
 VOTE_SOURCES = (unc.RELEASE_NOISE, STUDENT_ROWS)
-#: The random source no replicate covers: one teacher ensemble per study.
-NOT_REPLICATED = (unc.TEACHER_SEED,)
+#: The random source that makes the clusters: each teacher ensemble's training seed and partition.
+TEACHER_SOURCES = (unc.TEACHER_SEED,)
 
 
 def median_iqr(students: pd.DataFrame, columns: Sequence[str], levels_order: Sequence[str]) -> pd.DataFrame:
@@ -54,11 +61,39 @@ def student_values(students: pd.DataFrame, column: str, level: str) -> np.ndarra
     return g[column].to_numpy(dtype=np.float64)
 
 
+def student_teachers(students: pd.DataFrame, level: str) -> np.ndarray:
+    """The teacher ensemble (``teacher_seed``) of every student of ``level``, in student order (all 0 when the frame
+    has no such column: one ensemble)."""
+    g = students[students["level"] == level].sort_values("student")
+    return g["teacher_seed"].to_numpy() if "teacher_seed" in g else np.zeros(len(g), dtype=int)
+
+
 def level_estimate(
     students: pd.DataFrame, column: str, level: str, sources: Sequence[str] = STUDENT_SOURCES
 ) -> Estimate:
-    """The mean of ``column`` over the students of ``level``, with its t-interval over them."""
-    return unc.t_interval(student_values(students, column, level), sources, unreplicated=NOT_REPLICATED)
+    """The mean of ``column`` over the students of ``level``, with its two-level interval (students nested in the
+    teacher ensembles: :func:`pate_study.reporting.uncertainty.clustered_interval`)."""
+    return unc.clustered_interval(
+        student_values(students, column, level), student_teachers(students, level), TEACHER_SOURCES, sources
+    )
+
+
+def paired_change(
+    students: pd.DataFrame,
+    a: np.ndarray,
+    b: np.ndarray,
+    level: str,
+    sources: Sequence[str] = STUDENT_SOURCES,
+    other: pd.DataFrame | None = None,
+) -> Estimate:
+    """The mean of ``a − b`` over paired students (per-student arrays in student order), nested in the teacher
+    ensembles of ``level`` (:func:`pate_study.reporting.uncertainty.clustered_paired_difference`). ``other``: the
+    frame of ``b`` when it comes from another study (e.g. another ensemble size): a student's cluster is then the
+    pair of its two ensembles."""
+    clusters = student_teachers(students, level)
+    if other is not None:
+        clusters = np.array([f"{x}/{y}" for x, y in zip(clusters, student_teachers(other, level))])
+    return unc.clustered_paired_difference(a, b, clusters, TEACHER_SOURCES, sources)
 
 
 def level_changes(
@@ -69,18 +104,28 @@ def level_changes(
     reference: str = NO_NOISE,
 ) -> dict[str, Estimate]:
     """Per level other than ``reference``: the mean over students of ``column`` at that level minus at
-    ``reference``, paired over students (student ``k`` keeps its rows and seed across levels), with its t-interval;
-    empty when ``reference`` was not run."""
+    ``reference``, paired over students (student ``k`` keeps its rows, seed and teacher ensemble across levels),
+    with its two-level interval (:func:`paired_change`); empty when ``reference`` was not run."""
     if reference not in set(students["level"]):
         return {}
     base = student_values(students, column, reference)
     return {
-        level: unc.paired_difference(
-            student_values(students, column, level), base, sources, unreplicated=NOT_REPLICATED
-        )
+        level: paired_change(students, student_values(students, column, level), base, reference, sources)
         for level in levels_order
         if level != reference
     }
+
+
+def teacher_design(result) -> str:
+    """How the intervals replicate the teachers, in words, for the findings: the students nested in the teacher
+    ensembles (their number the degrees-of-freedom basis) or, with one ensemble, its seed named as not replicated."""
+    n = result.teachers.get("n_teacher_seeds", 1)
+    if n < 2:
+        return "one teacher ensemble (its seed not replicated)"
+    return (
+        f"the {result.config.n_students} students nested in {n} teacher ensembles, each its own seed and partition:"
+        f" mean and t-interval of the {n} ensemble means, {n - 1} df"
+    )
 
 
 def estimates_record(estimates: dict[str, Estimate]) -> dict:
@@ -240,8 +285,11 @@ def scale_description(result, paper_teachers: str, paper_queries: int) -> str:
     t = result.teachers
     rows = f"{t['train_rows']}" + (f" + {t['threshold_rows']}" if t["threshold_rows"] else "")
     c = result.config
+    seeds = t.get("n_teacher_seeds", 1)
     return (
-        f"{t['n_teachers']} teachers x {rows} rows (paper {paper_teachers}), T = {c.student_queries} queries "
+        f"{t['n_teachers']} teachers x {rows} rows (paper {paper_teachers})"
+        + (f", {seeds} teacher ensembles (own seed and partition each)" if seeds > 1 else "")
+        + f", T = {c.student_queries} queries "
         f"(paper {paper_queries}), {c.n_students} students per level scored on {c.student_validation} rows each"
         + (" (students disjoint)" if c.disjoint_students else "")
     )

@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 
 from ...learning.ensemble import EnsembleConfig
-from ...reporting import uncertainty as unc
 from ...reporting import verdicts as judge
 from ...reporting.claims import Claim, analytic
 from ...reporting.claims import judge as judge_claim
@@ -22,11 +21,11 @@ from ...reporting.verdicts import combine
 from .accounting import epsilon_gap_explanations, sosa_setting_hypotheses
 from .config import NO_NOISE, StudyConfig
 from .tables import (
-    NOT_REPLICATED,
     STUDENT_SOURCES,
     VOTE_SOURCES,
     level_changes,
     level_estimate,
+    paired_change,
     per_level_medians,
     per_step,
     some_step,
@@ -34,6 +33,7 @@ from .tables import (
     sosa_table_4_2,
     student_values,
     summarise_verdicts,
+    teacher_design,
     with_verdicts,
 )
 
@@ -81,8 +81,10 @@ def study_config(
     learning_rate: float,
     student_features: str,
     seed: int,
+    n_teacher_seeds: int = 1,
 ) -> StudyConfig:
-    """The MAKE study's :class:`StudyConfig` (teachers read sparse TF-IDF; students their dense rows)."""
+    """The MAKE study's :class:`StudyConfig` (teachers read sparse TF-IDF; students their dense rows);
+    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudyConfig`)."""
     teacher = EnsembleConfig(
         task="binary",
         in_features=n_features,
@@ -114,6 +116,7 @@ def study_config(
         feature_scale=float(n_features),
         min_teacher_train=min_teacher_samples,
         seed=seed,
+        n_teacher_seeds=n_teacher_seeds,
     )
 
 
@@ -346,16 +349,14 @@ def _interval(estimate: Estimate, fmt: str = "+.3f") -> str:
 
 
 def sosa_epsilon_changes(result) -> Estimate | None:
-    """Per student, its mean teacher ε_dep over the noised scales minus its no-noise ε_dep; the t-interval over
-    students (None without both arms)."""
+    """Per student, its mean teacher ε_dep over the noised scales minus its no-noise ε_dep; the two-level interval
+    over students nested in teacher ensembles (:func:`.tables.paired_change`; None without both arms)."""
     s, order = result.students, result.level_order
     noised = [level for level in order if level != NO_NOISE]
     if NO_NOISE not in order or not noised:
         return None
     mean_noised = np.mean([student_values(s, "eps_moments_int", level) for level in noised], axis=0)
-    return unc.paired_difference(
-        mean_noised, student_values(s, "eps_moments_int", NO_NOISE), VOTE_SOURCES, unreplicated=NOT_REPLICATED
-    )
+    return paired_change(s, mean_noised, student_values(s, "eps_moments_int", NO_NOISE), NO_NOISE, VOTE_SOURCES)
 
 
 def sosa_epsilon_direction_verdict(sosa: dict) -> judge.Verdict:
@@ -400,11 +401,13 @@ def sosa_teachers_verdict(sosa: dict) -> judge.Verdict:
     if why:
         return judge.not_comparable(why, rule=SOSA_MORE_TEACHERS.rule())
     small, large = sosa[sizes[0]].students, sosa[sizes[-1]].students
-    estimate = unc.paired_difference(
+    estimate = paired_change(
+        small,
         student_values(small, "eps_moments_int", NO_NOISE),
         student_values(large, "eps_moments_int", NO_NOISE),
+        NO_NOISE,
         VOTE_SOURCES,
-        unreplicated=NOT_REPLICATED,
+        other=large,
     )
     return judge_claim(SOSA_MORE_TEACHERS, estimate, note=f"{sizes[0]} teachers − {sizes[-1]} teachers")
 
@@ -524,8 +527,8 @@ def findings(
             f"label control (same students, labels shuffled) {noised['control_balanced_accuracy'].min():.3f}–"
             f"{noised['control_balanced_accuracy'].max():.3f}; a trivial classifier has 0.5 (medians over students)."
             f" The change with noise, the mean over the {result.config.n_students} students of (with − without), each"
-            " student keeping its rows and seed at every level (95 % t-interval; the one teacher ensemble is not"
-            " replicated): "
+            f" student keeping its rows, seed and teacher ensemble at every level ({teacher_design(result)}; 95 %):"
+            " "
             + "; ".join(
                 f"ρ = {level}: TPR {_interval(changes['TPR'][level])}, TNR {_interval(changes['TNR'][level])}, "
                 f"balanced accuracy {_interval(changes['balanced accuracy'][level])}"
@@ -579,7 +582,7 @@ def findings(
         lines.append(
             f"* **Direction of ε_dep with noise (Fig. 15).** The paper found ε_dep higher with student noise"
             f" than without in some cases; here median ε_dep is {eps_med[NO_NOISE]:.2f} without noise, and the mean"
-            " change with noise, paired over students (95 % t-interval), is "
+            f" change with noise, paired over students ({teacher_design(result)}; 95 %), is "
             + "; ".join(f"ρ = {level}: {_interval(e, '.2f')}" for level, e in eps_changes.items())
             + f": the paper's direction **{v.verdict}** (agrees when one level's whole interval is above 0, differs"
             " when every level's is below"
@@ -615,7 +618,9 @@ def findings(
             + f". More noise, higher ε: **{sosa_epsilon_direction_verdict(sosa).verdict}**; more teachers, lower ε:"
             f" **{sosa_teachers_verdict(sosa).verdict}**; "
             + "; ".join(f"{name}: **{v.verdict}**" for name, v in level.items())
-            + " (95 % t-intervals over students; one teacher ensemble per size, not replicated)."
+            + " (95 % intervals; per size, "
+            + "; ".join(f"{n} teachers: {teacher_design(r)}" for n, r in sosa.items())
+            + ")."
         )
     lines.append(
         f"* **q condition.** The accountant uses the reference code's q < 0.5; Theorem 3 asks q < 1/(e^{{2γ}}+1) ="

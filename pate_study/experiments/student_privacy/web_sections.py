@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ...reporting.outputs import NotebookOutputs
+from ...reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 from ...reporting.registry import published
 from . import figures, splits, web
 from .accounting import epsilon_gap_explanations
 from .config import StudyConfig
-from .notebook_sections import MarkdownText, bullets, noise_levels, record_accounting, record_verdicts, save_and_show
+from .notebook_sections import noise_levels, record_accounting, record_verdicts, save_and_show
 from .pipeline import StudyResult, run_study
 from .pools import Pools, web_pools
 from .tables import estimates_record, median_iqr, scale_description
@@ -110,7 +110,7 @@ def data_reason(pools: Pools, result: StudyResult) -> str:
 
 def data_notes(run: WebRun) -> MarkdownText:
     """The data stamp, how the pools were made and every reduction of the paper's sizes."""
-    return bullets([run.data, run.pools.description, *run.result.scale_notes])
+    return markdown_list([run.data, run.pools.description, *run.result.scale_notes])
 
 
 def answers_section(run: WebRun, out: NotebookOutputs) -> pd.DataFrame:

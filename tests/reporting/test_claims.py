@@ -4,6 +4,7 @@ never counted as evidence."""
 
 import math
 
+import numpy as np
 import pytest
 
 from pate_study.reporting import claims as c
@@ -180,3 +181,24 @@ def test_bad_claims_are_refused():
         with pytest.raises(ValueError):
             c.Claim("x", "s", "q", **kwargs)
     assert math.isclose(c.Claim("r", "s", "q", "ratio").boundary, 1.0)
+
+
+def test_one_run_claim_reads_where_one_run_falls_and_comes_out_each_way():
+    """ "The printed value is one run of the mechanism": agrees when the printed band lies inside the central range
+    of our draws, differs when wholly outside, inconclusive at an end; a mean's interval is refused."""
+    draws = np.arange(100.0, 301.0)  # 201 draws, central 95% [105, 295]
+    spread = u.one_run_range(draws, [u.RELEASE_NOISE])
+    assert (spread.low, spread.value, spread.high) == (105.0, 200.0, 295.0)
+    assert "where one run falls" in spread.render()
+
+    def one_run(printed):
+        return c.Claim("answered", "a table", "one run", "one-run", boundary=float(printed), printed=printed)
+
+    assert c.judge(one_run("286"), spread).verdict == "agrees"
+    assert c.judge(one_run("310"), spread).verdict == "differs"
+    assert c.judge(one_run("100"), spread).verdict == "differs"
+    assert c.judge(one_run("295"), spread).verdict == "inconclusive"  # 295 ± 0.5 straddles the range's end
+    with pytest.raises(ValueError, match="one_run_range"):
+        c.judge(one_run("286"), u.t_interval(draws, [u.RELEASE_NOISE]))
+    with pytest.raises(ValueError, match="at least 2"):
+        u.one_run_range([1.0], [u.RELEASE_NOISE])

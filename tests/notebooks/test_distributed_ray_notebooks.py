@@ -1,6 +1,6 @@
 """Notebooks 04 and 05 (smoke profile) with ``backend="ray"`` against a local Ray instance started here.
 
-Kept apart from tests/test_distributed_ray.py so that module stays fast. Both notebooks declare ``backend``
+Kept apart from tests/learning/test_distributed_ray.py so that module stays fast. Both notebooks declare ``backend``
 (checked: the test fails, not skips, if a parameters cell loses it).
 """
 

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from pate_study.reporting import uncertainty as u
+from pate_study.reporting.claims import Claim, judge
 
 
 def test_t_interval_matches_scipy_and_is_vectorised():
@@ -89,6 +90,13 @@ def test_render_is_estimate_interval_replicates_sources():
     assert b.render(".1f") == "0.5 [0.4, 0.6] over 3 bootstrap resamples of classes (percentile, 95%)"
     c = u.combined_interval([0.1, 0.2, 0.15], np.array([[0.1, 0.2, 0.15], [0.12, 0.21, 0.16]]), [u.STUDENT_SEED])
     assert "over 3 replicates of student training seed and 2 bootstrap resamples of test examples" in c.render()
+    pool = u.combined_interval(
+        [0.1, 0.2, 0.15], np.array([[0.1, 0.2, 0.15], [0.12, 0.21, 0.16]]), [u.RELEASE_NOISE], resampled=u.POOL_QUERIES
+    )
+    assert "over 3 replicates of release-noise draw and 2 bootstrap resamples of pool queries" in pool.render()
+    assert pool.sources == (u.RELEASE_NOISE, u.POOL_QUERIES)
+    one = u.combined_interval([0.1], np.array([[0.1], [0.12]]), [u.RELEASE_NOISE], resampled=u.POOL_QUERIES)
+    assert one.sources == (u.POOL_QUERIES,) and one.unreplicated == (u.RELEASE_NOISE,)
 
 
 def test_map_and_ratio_keep_the_interval_ordered():
@@ -128,3 +136,75 @@ def test_summary_and_welch_intervals():
     assert (w.low, w.high) == (pytest.approx(ref.low), pytest.approx(ref.high))
     one = u.welch_difference((x.mean(), x.std(ddof=1), 3), (0.1, float("nan"), 1), [u.TEACHER_SEED])
     assert one.method == "t-interval" and one.unreplicated and one.low < one.value < one.high
+
+
+def test_clustered_interval_is_the_plain_t_interval_when_each_cluster_holds_one_student():
+    x = np.array([0.121, 0.128, 0.135, 0.126])
+    e = u.clustered_interval(x, [0, 1, 2, 3], [u.TEACHER_SEED], [u.STUDENT_SEED])
+    plain = u.t_interval(x, [u.TEACHER_SEED, u.STUDENT_SEED])
+    assert e == plain and u.TEACHER_SEED in e.sources and not e.unreplicated
+
+
+def test_clustered_interval_is_the_t_interval_of_the_cluster_means():
+    x = np.array([0.10, 0.12, 0.11, 0.20, 0.22, 0.21, 0.15, 0.16])
+    g = np.array([0, 0, 0, 1, 1, 1, 2, 2])
+    e = u.clustered_interval(x, g, [u.TEACHER_SEED], [u.STUDENT_SEED])
+    means = np.array([0.11, 0.21, 0.155])
+    lo, hi = stats.t.interval(0.95, 2, loc=means.mean(), scale=stats.sem(means))
+    assert (e.value, e.low, e.high) == (pytest.approx(means.mean()), pytest.approx(lo), pytest.approx(hi))
+    assert (e.method, e.n_replicates, e.n_units) == (u.CLUSTER_METHOD, 3, 8)
+    text = e.render(".3f")
+    assert f"over 3 replicates of {u.TEACHER_SEED} with 8 replicates of {u.STUDENT_SEED} nested in them" in text
+    assert "(t-interval of cluster means, 2 df, 95%)" in text and "not replicated" not in text
+    assert e.as_record()["n_units"] == 8 and e.map(lambda v: -v, increasing=False).n_units == 8
+
+
+def test_clustered_interval_widens_when_the_cluster_means_differ():
+    within = np.array([-0.01, 0.0, 0.01])
+    same = np.concatenate([0.5 + within, 0.5 + within])
+    apart = np.concatenate([0.4 + within, 0.6 + within])
+    g = np.repeat([0, 1], 3)
+    narrow = u.clustered_interval(same, g, [u.TEACHER_SEED], [u.STUDENT_SEED])
+    wide = u.clustered_interval(apart, g, [u.TEACHER_SEED], [u.STUDENT_SEED])
+    assert wide.half_width > 10 * narrow.half_width
+    # the students-only interval ignores the clusters and is far narrower than the honest one
+    assert u.t_interval(apart, [u.STUDENT_SEED]).half_width < wide.half_width / 5
+
+
+def test_one_cluster_names_the_teacher_seed_as_not_replicated():
+    x = [0.2, 0.3, 0.25]
+    e = u.clustered_interval(x, [0, 0, 0], [u.TEACHER_SEED], [u.STUDENT_SEED])
+    assert e == u.t_interval(x, [u.STUDENT_SEED], unreplicated=[u.TEACHER_SEED])
+    assert e.render().endswith(f"not replicated: {u.TEACHER_SEED}")
+
+
+def test_clustered_paired_difference_judged_both_ways():
+    rises = Claim("noise raises TPR", "a source: noise raises TPR", "TPR with − without", "direction", ())
+    base = np.array([0.5, 0.6, 0.7, 0.55, 0.65, 0.75])
+    g = np.repeat([0, 1, 2], 2)
+    up = u.clustered_paired_difference(base + [0.10, 0.12, 0.11, 0.13, 0.09, 0.10], base, g, [u.TEACHER_SEED], [])
+    down = u.clustered_paired_difference(base - [0.10, 0.12, 0.11, 0.13, 0.09, 0.10], base, g, [u.TEACHER_SEED], [])
+    # one ensemble's students gain, another's lose: the cluster means disagree, so nothing is decided
+    mixed = u.clustered_paired_difference(base + [0.2, 0.21, -0.1, -0.09, 0.05, 0.06], base, g, [u.TEACHER_SEED], [])
+    assert [judge(rises, e).verdict for e in (up, down, mixed)] == ["agrees", "differs", "inconclusive"]
+    # the same mixed differences read as if the students were independent would wrongly look decided less often
+    assert u.paired_difference(base + [0.2, 0.21, -0.1, -0.09, 0.05, 0.06], base, []).half_width < mixed.half_width
+    with pytest.raises(ValueError, match="same units"):
+        u.clustered_paired_difference([1, 2], [1, 2, 3], [0, 1], [], [])
+    with pytest.raises(ValueError, match="one cluster label per value"):
+        u.clustered_interval([1.0, 2.0, 3.0], [0, 1], [], [])
+
+
+def test_cluster_bootstrap_resamples_clusters_then_students_and_is_seeded():
+    g = np.array([0, 0, 0, 1, 1, 2, 2, 2])
+    rows = u.cluster_bootstrap_rows(g, 50, seed=4)
+    assert len(rows) == 50 and all(np.array_equal(a, b) for a, b in zip(rows, u.cluster_bootstrap_rows(g, 50, seed=4)))
+    # every resample is made of whole draws from drawn clusters: its size is a sum of 3 cluster sizes
+    assert {len(r) for r in rows} <= {a + b + c for a in (3, 2) for b in (3, 2) for c in (3, 2)}
+    x = np.array([0.1, 0.11, 0.12, 0.5, 0.51, 0.9, 0.91, 0.92])
+    e = u.clustered_bootstrap(np.median, x, g, [u.TEACHER_SEED], [u.STUDENT_SEED], n_boot=400, seed=0)
+    flat = u.percentile_bootstrap(np.median, [x], n_boot=400, seed=0, sources=[u.STUDENT_SEED])
+    assert e.value == pytest.approx(np.median(x)) and u.TEACHER_SEED in e.sources and not e.unreplicated
+    assert e.high - e.low > flat.high - flat.low
+    one = u.clustered_bootstrap(np.median, x, np.zeros(8), [u.TEACHER_SEED], [u.STUDENT_SEED], n_boot=50, seed=0)
+    assert one.unreplicated == (u.TEACHER_SEED,)

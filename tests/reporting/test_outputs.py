@@ -11,11 +11,14 @@ import pytest  # noqa: E402 - after matplotlib.use("Agg")
 
 from pate_study.core.io import atomic_write, atomic_write_text, sha256_file  # noqa: E402 - after matplotlib.use("Agg")
 from pate_study.reporting.outputs import (
+    MarkdownText,
     NotebookOutputs,
+    markdown_list,
     markdown_table,
     output_name,
     read_provenance,  # noqa: E402 - after matplotlib.use("Agg")
     read_scalars,
+    show_findings,
 )
 
 
@@ -275,8 +278,6 @@ def test_not_run_items_are_recorded_with_their_reason(outputs):
 
 
 def test_show_findings_returns_markdown_bullets_outside_a_notebook():
-    from pate_study.reporting.outputs import show_findings
-
     assert show_findings(["first finding", "* second"]) == "* first finding\n* second"
     assert show_findings("**bold** text") == "**bold** text"
 
@@ -301,3 +302,12 @@ def test_interactive_runs_write_under_build_never_figures(tmp_path, monkeypatch)
         assert not (REPO_ROOT / "figures" / "nb-interactive-test").exists()
     finally:
         shutil.rmtree(out.output_dir, ignore_errors=True)
+
+
+def test_findings_are_markdown_text_one_bullet_a_line():
+    """show_findings and markdown_list build the same Markdown (one place for it); a cell ending with the text
+    renders it through ``_repr_markdown_``."""
+    lines = ["first finding", "* already a bullet", "## a heading"]
+    assert show_findings(lines) == markdown_list(lines) == "* first finding\n* already a bullet\n## a heading"
+    assert isinstance(show_findings("plain text"), MarkdownText)
+    assert markdown_list(["a"])._repr_markdown_() == "* a"

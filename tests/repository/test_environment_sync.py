@@ -10,7 +10,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Names that differ between PyPI and conda-forge.
 CONDA_TO_PYPI = {"pytorch": "torch"}
 NOT_DEPENDENCIES = {"python", "pip"}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROJECT_PACKAGES = ("pate_study", "data_recipes")
 
 # A part may import itself and the parts listed for it; a module's part is the longest key prefixing its name.

@@ -1,0 +1,436 @@
+"""Notebook 05's sections (Muschiol 2021 §4.2, §5.2-5.4 and the frontier beyond it), one call each.
+
+:func:`setup` reads the notebook's parameters, loads notebook 04's ensembles' votes and returns a :class:`Study05`;
+every section takes it, computes its tables and figures (:mod:`.tables`, :mod:`.release`, :mod:`.pipeline`,
+:mod:`.figures`), saves them, records its scalars and verdicts (:mod:`.release_verdicts`, :mod:`.students`), keeps
+what a later section reads in ``study.results`` and returns what the notebook cell shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import torch
+
+from pate_study.privacy import multilabel
+from pate_study.reporting.outputs import NotebookOutputs
+from pate_study.reporting.plots import use_style
+
+from . import figures, pipeline, release, students, tables, teachers
+from . import release_verdicts as verdicts
+from .teachers import TeacherSpec
+from .votes import CachedVotes
+
+#: Figs 5.16, A.12, A.13: the q̃ histograms, one per σ_e of the ``histogram_sigmas`` parameter, in this order.
+HISTOGRAM_ITEMS = ("muschiol2021-fig5.16", "muschiol2021-figA.12", "muschiol2021-figA.13")
+
+
+@dataclass
+class Study05:
+    """What every section of notebook 05 reads: the outputs, the parameters (``p``, by flat name,
+    :func:`flat_parameters`), the big subset's
+    ensembles (``big``, by teacher count) and their set-up (``info``), the teachers' and the students' recipes, the
+    data stamp, the largest and second-largest teacher counts, the scale for the verdicts, and ``results``: what a
+    section computed that a later one reads (by name)."""
+
+    out: NotebookOutputs
+    p: dict[str, Any]
+    big: dict[int, CachedVotes]
+    info: dict[str, Any]
+    spec: TeacherSpec
+    student_spec: TeacherSpec
+    data: str
+    t_max: int
+    t_mid: int
+    scale: dict[str, Any]
+    results: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def votes(self) -> CachedVotes:
+        """The largest ensemble's votes (big T_max): what the releases and students use."""
+        return self.big[self.t_max]
+
+    def ensemble_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`.pipeline.ensemble_votes` that name notebook 04's teachers."""
+        return ensemble_kwargs(self.p)
+
+
+def ensemble_kwargs(p: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of :func:`.pipeline.ensemble_votes` beside the recipe that name notebook 04's teachers (the
+    curve sample, seed, device and shard plan enter the votes' cache key)."""
+    keys = ("curve_clips", "seed", "device", "backend", "teachers_per_task")
+    return {k: p[k] for k in keys}
+
+
+#: The notebook's grouped parameters (``group -> {key -> the name the sections read}``): one parameter per group
+#: keeps the parameters cell short; notebook 04's teacher keys stay flat (05's configs must equal 04's there).
+PARAMETER_GROUPS: dict[str, dict[str, str]] = {
+    "accounting": {"n_account": "n_account", "delta": "delta"},
+    "release_sweeps": {
+        "sigmas_e": "sigmas_e",
+        "sigmas_c": "sigmas_c",
+        "histogram_sigmas": "histogram_sigmas",
+        "draws": "release_draws",
+        "boot": "release_boot",
+    },
+    "student_runs": {
+        "sizes": "student_sizes",
+        "thresholds": "student_thresholds",
+        "confidences": "student_confidences",
+        "seeds": "student_seeds",
+        "sigmas": "student_sigmas",
+    },
+    "multiwinner": {"sigmas": "multiwinner_sigmas", "tau": "tau"},
+    "frontier": {
+        "sigmas": "frontier_sigmas",
+        "topk_settings": "topk_settings",
+        "multiwinner_sigmas": "frontier_multiwinner_sigmas",
+        "target_release_draws": "target_release_draws",
+        "target_boot": "target_boot",
+    },
+    "audit": {"sigmas": "audit_sigmas", "samples": "audit_samples"},
+}
+
+
+def flat_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """The notebook's parameters with every group of :data:`PARAMETER_GROUPS` spread into the names the sections
+    read (e.g. ``student_runs["seeds"]`` -> ``student_seeds``). A group that is not a mapping, misses a key or has
+    an unknown one is refused in one line naming the parameter and the keys expected."""
+    flat = {k: v for k, v in params.items() if k not in PARAMETER_GROUPS}
+    for group, names in PARAMETER_GROUPS.items():
+        given = params.get(group)
+        if not isinstance(given, dict) or set(given) != set(names):
+            have = sorted(given) if isinstance(given, dict) else repr(given)
+            raise ValueError(f"parameter {group}: expected a mapping with the keys {sorted(names)}, got {have}")
+        flat.update({names[k]: v for k, v in given.items()})
+    return flat
+
+
+def setup(out: NotebookOutputs, params: dict[str, Any]) -> Study05:
+    """Torch threads and the plot style from the parameters (grouped as :data:`PARAMETER_GROUPS`), notebook 04's
+    teacher recipe, the big subset's ensembles' votes (read from the cache notebook 04 filled, or trained through the
+    same call), the data stamp and the recorded set-up; the students' recipe is the teachers' on its full schedule,
+    kept at the last step."""
+    p = flat_parameters(params)
+    torch.set_num_threads(int(p["torch_threads"]))
+    use_style()
+    spec = teachers.teacher_spec(
+        hidden=tuple(p["teacher_hidden"]),
+        dropout=p["teacher_dropout"],
+        lr=p["teacher_lr"],
+        batch_size=p["teacher_batch_size"],
+        steps=p["teacher_steps"],
+        eval_every=p["teacher_eval_every"],
+        patience=p["teacher_patience"],
+        sampler=p["teacher_sampler"],
+        mixup_alpha=p["teacher_mixup_alpha"],
+    )
+    counts = list(p["teacher_counts"])
+    big, info = pipeline.ensemble_votes(
+        counts, spec, data=p["data"], subset="big", min_pool=p["min_pool"], **ensemble_kwargs(p)
+    )
+    data, record = verdicts.setup_record(info, spec, counts)
+    out.record("setup", **record)
+    return Study05(
+        out=out,
+        p=p,
+        big=big,
+        info=info,
+        spec=spec,
+        student_spec=spec.replace(eval_every=p["teacher_steps"], patience=None),
+        data=data,
+        t_max=max(counts),
+        t_mid=sorted(counts)[-2],
+        scale=dict(teacher_pool=info["teacher_pool"], n_labels=info["n_labels"]),
+    )
+
+
+def noise_free_section(study: Study05) -> pd.DataFrame:
+    """Tables 5.1 / 5.2: the noise-free ensembles, their claims judged on the pool-query bootstrap
+    (:func:`.tables.score_tolerance`); Table 5.3's frame kept for the next section. Shows the claims."""
+    s, out = study, study.out
+    t51, t52, t53 = tables.noise_free_tables(s.big)
+    tol = tables.score_tolerance(s.big, seed=s.p["seed"])
+    claims = verdicts.ensemble_claims(t51, t52, t53, kind=s.info["kind"], tolerance=tol)
+    out.save_table(tables.table_5_1_beside(t51), "muschiol2021-table5.1", data=s.data, float_format="{:.3f}")
+    out.save_table(tables.table_5_2_beside(t52), "muschiol2021-table5.2", data=s.data, float_format="{:.3f}")
+    out.record("muschiol2021-table5.1", **verdicts.table_5_1_record(t51, claims, s.info["kind"], s.scale, tol))
+    out.record("muschiol2021-table5.2", **verdicts.table_5_2_record(t52, tol))
+    s.results.update(t51=t51, t53=t53, claims=claims)
+    return claims[["claim", "thesis", "ours", "verdict"]]
+
+
+def confidence_rule_section(study: Study05) -> pd.DataFrame:
+    """Table 5.3: the confidence check under both rules, and which reproduces the printed answered shares."""
+    s = study
+    t53 = s.results["t53"]
+    s.out.save_table(tables.table_5_3_beside(t53), "muschiol2021-table5.3", data=s.data, float_format="{:.3f}")
+    s.out.record(
+        "muschiol2021-table5.3", **verdicts.table_5_3_record(t53, s.results["claims"], s.info["kind"], s.scale)
+    )
+    return verdicts.confidence_rule_verdict(t53)
+
+
+def appendix_section(study: Study05) -> list[str]:
+    """Tables A.1-A.3 on the 15-class "small" subset (when ``run_small``): computed once, printed and judged from
+    the same frames. Shows the items saved."""
+    s = study
+    if not s.p["run_small"]:
+        return []
+    small, info_small = pipeline.ensemble_votes(
+        list(s.p["teacher_counts"]), s.spec, data=s.p["data"], subset="small", min_pool=0, **s.ensemble_kwargs()
+    )
+    scale = dict(teacher_pool=info_small["teacher_pool"], n_labels=info_small["n_labels"])
+    appendix = tables.appendix_noise_free_tables(small)
+    saved = []
+    for item, frame in tables.appendix_tables(*appendix).items():
+        s.out.save_table(frame, item, data=verdicts.small_stamp(info_small), float_format="{:.3f}")
+        saved.append(item)
+    tol = tables.score_tolerance(small, best_of=tables.APPENDIX_A1_THRESHOLDS, seed=s.p["seed"])
+    for item, rec in verdicts.appendix_records(*appendix, info_small["kind"], scale, tol).items():
+        s.out.record(item, **rec)
+    return saved
+
+
+def prediction_counts_section(study: Study05) -> pd.DataFrame:
+    """Fig A.6: predictions vs labels of the most and least frequent classes, noise-free. Shows big T_max's counts."""
+    s = study
+    counts = {t: tables.prediction_counts(s.big[t]) for t in s.p["teacher_counts"]}
+    s.out.save_figure(figures.prediction_counts_figure(counts), "muschiol2021-figA.6", data=s.data)
+    s.out.record("muschiol2021-figA.6", **verdicts.prediction_counts_record(counts[s.t_max], s.info["kind"], s.scale))
+    return counts[s.t_max]
+
+
+def noise_sweep_section(study: Study05) -> pd.DataFrame:
+    """Figs 5.13 / A.7: GNThreshold over σ_e for big T_max and T_mid, ``release_draws`` noise draws per point scored
+    on ``release_boot`` pool resamples. Shows big T_max's sweep without its per-draw arrays."""
+    s, p = study, study.p
+    kw = dict(n_account=p["n_account"], delta=p["delta"], seed=p["seed"], n_draws=p["release_draws"])
+    sweeps = {
+        t: release.noise_sweep(s.big[t], p["sigmas_e"], n_boot=p["release_boot"], **kw) for t in (s.t_max, s.t_mid)
+    }
+    for t, item in ((s.t_max, "muschiol2021-fig5.13"), (s.t_mid, "muschiol2021-figA.7")):
+        fig = figures.sweep_figure(sweeps[t], f"GNThreshold, big {t}", p["delta"], p["n_account"])
+        s.out.save_figure(fig, item, data=s.data)
+        s.out.record(item, **verdicts.sweep_record(sweeps[t], s.info["n_labels"], s.info["kind"]))
+    s.results["sweeps"] = sweeps
+    return release.summary(sweeps[s.t_max]).round(3)
+
+
+def confidence_sweep_section(study: Study05) -> pd.DataFrame:
+    """Figs 5.14, 5.15, A.8-A.11: Confident-GNThreshold over (σ_c, σ_e) with the release-noise draws of
+    :func:`noise_sweep_section`; each figure's claims beside its ensemble's plain sweep. Shows the claims."""
+    s, p = study, study.p
+    conf = release.confidence_sweeps(
+        s.big,
+        s.t_max,
+        s.t_mid,
+        p["sigmas_e"],
+        p["sigmas_c"],
+        n_account=p["n_account"],
+        delta=p["delta"],
+        seed=p["seed"],
+        n_draws=p["release_draws"],
+        n_boot=p["release_boot"],
+    )
+    for item, t, th, thc in release.confidence_runs(s.t_max, s.t_mid):
+        title = f"Confident-GNThreshold, big {t}, th_e={th}, th_c={thc}"
+        s.out.save_figure(figures.confidence_figure(conf[item], title), item, data=s.data)
+    claims, records = verdicts.confidence_records(s.results["sweeps"], conf, s.t_max, s.t_mid, s.info["kind"], s.scale)
+    for item, rec in records.items():
+        s.out.record(item, **rec)
+    s.results["confidence_claims"] = claims
+    return claims[["claim", "thesis", "ours", "verdict"]]
+
+
+def q_histogram_section(study: Study05) -> list[str]:
+    """Figs 5.16, A.12, A.13: q̃ per log bucket and the bucket's ε, and the break-even claim checked analytically
+    at this run's setting (:func:`.release_verdicts.break_even_verdict`). Shows each item's verdict."""
+    s, p = study, study.p
+    shown = []
+    for sig, item in zip(p["histogram_sigmas"], HISTOGRAM_ITEMS):
+        h = release.q_histogram(s.votes, sig, n_account=p["n_account"], delta=p["delta"])
+        s.out.save_figure(figures.q_histogram_figure(h, sig), item, data=s.data)
+        rec = verdicts.q_histogram_record(
+            h, sig, item, s.info["kind"], s.info["n_labels"], s.scale, n_teachers=s.t_max, delta=p["delta"]
+        )
+        s.out.record(item, **rec)
+        shown.append(f"{item}: {rec['verdict']}")
+    return shown
+
+
+def accounting_section(study: Study05) -> pd.DataFrame:
+    """Every bound side by side on the same votes, the fit of Table 5.4's printed ε, and the adaptive rules at
+    equal ε. Shows the adaptive rules."""
+    s, p = study, study.p
+    bounds = release.bounds_table(s.votes, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
+    s.out.save_table(bounds, "muschiol2021-accounting-bounds", data=s.data, float_format="{:.4g}")
+    fit = multilabel.table54_fit(n_labels=s.info["n_labels"], n_teachers=s.t_max)
+    s.out.record("table54_fit", **verdicts.table54_fit_record(fit))
+    rules = release.adaptive_rules(s.votes, 0.3, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
+    s.out.save_table(rules, "muschiol2021-adaptive-rules", data=s.data, float_format="{:.4g}")
+    s.out.record("muschiol2021-adaptive-rules", **verdicts.adaptive_rules_record(rules))
+    s.results.update(bounds=bounds, rules=rules)
+    return rules.round(3)
+
+
+def students_section(study: Study05) -> pd.DataFrame:
+    """Table 5.4 and Figs 5.17-5.19: students per (n, th_e, th_c) and seed, the references and diagnostics, the σ
+    sweeps of the figures and their claims. Shows Table 5.4 beside the thesis."""
+    s, p = study, study.p
+    cv, pool_x, test_x = s.votes, s.info["pool_features"], s.info["test_features"]
+    t54, _ = pipeline.student_sweep(
+        cv,
+        pool_x,
+        test_x,
+        p["student_sizes"],
+        p["student_thresholds"],
+        p["student_confidences"],
+        s.student_spec,
+        delta=p["delta"],
+        seed=p["seed"],
+        seeds=p["student_seeds"],
+        backend=p["backend"],
+    )
+    single = s.big[1] if 1 in s.big else cv
+    refs = pd.DataFrame(students.reference_rows(single, cv, *tables.best_thresholds(s.results["t51"], s.t_max)))
+    n_max = max(p["student_sizes"])
+    diag = pd.DataFrame(
+        students.student_diagnostics(
+            cv, pool_x, test_x, n_max, p["student_thresholds"][0], s.student_spec, seed=p["seed"]
+        )
+    )
+    stamp = s.data + f"; student seeds {list(p['student_seeds'])}"
+    for frame, item in (
+        (tables.table_5_4_beside(t54), "muschiol2021-table5.4"),
+        (refs, "muschiol2021-table5.4-references"),
+        (diag, "muschiol2021-table5.4-student-diagnostics"),
+    ):
+        s.out.save_table(frame, item, data=stamp, float_format="{:.3f}")
+    rec54, v_q, v54 = verdicts.table_5_4_record(t54, refs, diag, s.info["kind"], s.scale)
+    s.out.record("muschiol2021-table5.4", **rec54)
+    sig = pipeline.sigma_students(
+        cv,
+        pool_x,
+        test_x,
+        verdicts.STUDENT_FIGURES,
+        *p["student_sigmas"],
+        s.student_spec,
+        n_queries=n_max,
+        delta=p["delta"],
+        seed=p["seed"],
+        seeds=p["student_seeds"],
+    )
+    for item, th, thcs in verdicts.STUDENT_FIGURES:
+        rows = verdicts.student_rows(t54, th, thcs)
+        fig = figures.students_figure(rows, refs, th, thcs[0], p["delta"], sig[sig["item"] == item])
+        s.out.save_figure(fig, item, data=s.data)
+        s.out.record(item, **verdicts.student_figure_record(t54, item, th, thcs, v54, s.info["kind"], sig))
+    s.results.update(t54=t54, refs=refs, rec54=rec54, v_q=v_q)
+    return tables.table_5_4_beside(t54).round(3)
+
+
+#: the audit's data stamp: simulated draws on small instances, no data
+AUDIT_DATA = (
+    "simulated draws (no data): GNThreshold 5 teachers x 4 labels, adaptive-k 4 x 3, top-k vote 3 x 3, one query"
+)
+
+
+def audit_section(study: Study05) -> dict[str, Any]:
+    """Every published release against an empirical audit (:func:`.release.gnthreshold_audit`). Shows the record."""
+    s, p = study, study.p
+    aud = release.gnthreshold_audit(p["audit_sigmas"], n_samples=p["audit_samples"], seed=p["seed"])
+    s.out.save_table(aud, "muschiol2021-gnthreshold-audit", data=AUDIT_DATA, float_format="{:.3f}")
+    s.out.save_figure(figures.audit_figure(aud), "muschiol2021-gnthreshold-audit-fig", data=AUDIT_DATA)
+    record = verdicts.audit_record(aud)
+    s.out.record("muschiol2021-gnthreshold-audit", **record)
+    s.results.update(audit_table=aud, audit=record)
+    return record
+
+
+def multiwinner_section(study: Study05) -> pd.DataFrame:
+    """Binary, τ- and powerset PATE on the same votes (Dziedzic et al. 2023), a student per mechanism at σ_e 0.3.
+    Shows the table."""
+    s, p = study, study.p
+    mw, labels = release.multiwinner_sweep(
+        s.votes, p["multiwinner_sigmas"], n_account=p["n_account"], delta=p["delta"], tau=p["tau"], seed=p["seed"]
+    )
+    mw_students = pipeline.multiwinner_students(
+        mw, labels, s.info["pool_features"], s.info["test_features"], s.votes.test_labels, s.student_spec
+    )
+    table = mw.merge(mw_students[["mechanism", "sigma_e", "map"]], on=["mechanism", "sigma_e"], how="left")
+    s.out.save_table(table, "muschiol2021-beyond-multiwinner", data=s.data, float_format="{:.4g}")
+    fig = figures.multiwinner_figure(mw, mw_students, p["delta"], p["n_account"])
+    s.out.save_figure(fig, "muschiol2021-beyond-multiwinner-fig", data=s.data)
+    s.out.record("muschiol2021-beyond-multiwinner", **verdicts.multiwinner_record(mw, mw_students))
+    s.results["multiwinner"] = mw
+    return table.round(4)
+
+
+def frontier_section(study: Study05) -> list[str]:
+    """The privacy-utility frontier on the first ``max(student_sizes)`` pool queries, the choice of its best release
+    charged in ε, and the target judged over release draws × student seeds
+    (:func:`.pipeline.frontier_target_students`, :func:`.students.frontier_targets`). Shows the findings."""
+    s, p = study, study.p
+    cv, pool_x, test_x = s.votes, s.info["pool_features"], s.info["test_features"]
+    n_max = max(p["student_sizes"])
+    settings = release.frontier_settings(p["frontier_sigmas"], p["topk_settings"], p["frontier_multiwinner_sigmas"])
+    front, _ = pipeline.frontier_students(
+        cv,
+        pool_x,
+        test_x,
+        settings,
+        s.student_spec,
+        n_queries=n_max,
+        delta=p["delta"],
+        seed=p["seed"],
+        seeds=p["student_seeds"],
+        backend=p["backend"],
+    )
+    stamp = s.data + f"; {n_max} queries, student seeds {list(p['student_seeds'])}, {p['teacher_steps']} fixed steps"
+    s.out.save_table(front, "pate_study-audioset-frontier", data=stamp, float_format="{:.4g}")
+    fig = figures.frontier_figure(front, s.results["refs"], p["delta"], n_max)
+    s.out.save_figure(fig, "pate_study-audioset-frontier", data=stamp)
+    selection = release.frontier_selection_privacy(
+        front, n_teachers=cv.n_teachers, delta=p["delta"], n_labels=cv.pool_probabilities.shape[2]
+    )
+    target_rows = pipeline.frontier_target_students(
+        cv,
+        pool_x,
+        test_x,
+        front,
+        s.student_spec,
+        n_queries=n_max,
+        delta=p["delta"],
+        release_draws=p["target_release_draws"],
+        seeds=p["student_seeds"],
+        n_boot=p["target_boot"],
+        seed=p["seed"],
+    )
+    targets = students.frontier_targets(front, s.results["t54"], selection=selection, target_rows=target_rows)
+    lines = students.frontier_findings(front, targets)
+    s.out.record("pate_study-audioset-frontier", **targets, findings=lines)
+    return lines
+
+
+def findings_section(study: Study05) -> pd.Series:
+    """The findings computed from this run's numbers (:func:`.release_verdicts.multilabel_findings`), recorded."""
+    s, r = study, study.results
+    lines = verdicts.multilabel_findings(
+        r["sweeps"][s.t_max],
+        r["t54"],
+        r["multiwinner"],
+        r["bounds"],
+        r["rules"],
+        r["audit_table"],
+        pd.concat([r["claims"], r["confidence_claims"]]),
+        r["rec54"],
+        r["audit"],
+        max(s.p["student_sizes"]),
+        s.t_max,
+        r["v_q"],
+    )
+    s.out.record("findings", lines=lines)
+    return pd.Series(lines, name="findings")

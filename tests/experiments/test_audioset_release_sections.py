@@ -1,0 +1,44 @@
+"""Notebook 05's sections: the grouped parameters the notebook and its configs share, spread into the sections'
+names, and bad groups refused in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pate_study.experiments.audioset import release_sections
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "05_audioset_multilabel"
+
+
+def _grouped():
+    return {
+        group: {key: f"{group}.{key}" for key in names} for group, names in release_sections.PARAMETER_GROUPS.items()
+    }
+
+
+def test_groups_are_spread_into_the_names_the_sections_read():
+    flat = release_sections.flat_parameters({**_grouped(), "seed": 3})
+    assert flat["seed"] == 3 and flat["student_seeds"] == "student_runs.seeds"
+    assert flat["release_draws"] == "release_sweeps.draws" and flat["audit_samples"] == "audit.samples"
+    assert not set(release_sections.PARAMETER_GROUPS) & set(flat)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [{"student_runs": [1, 2]}, {"audit": {"sigmas": [0.3]}}, {"frontier": {**_grouped()["frontier"], "extra": 1}}],
+)
+def test_a_bad_group_is_refused_in_one_line_naming_it(broken):
+    with pytest.raises(ValueError) as err:
+        release_sections.flat_parameters({**_grouped(), **broken})
+    (group,) = broken
+    assert f"parameter {group}: expected a mapping with the keys" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("profile", ["smoke", "paper", "gpu"])
+def test_every_profile_gives_every_group_its_keys(profile):
+    config = yaml.safe_load((CONFIGS / f"{profile}.yaml").read_text())
+    flat = release_sections.flat_parameters(config)
+    assert flat["release_draws"] >= 1 and flat["target_release_draws"] >= 1
