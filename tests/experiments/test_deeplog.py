@@ -213,7 +213,7 @@ JITTER = (-0.002, 0.0, 0.002)
 def test_fig43_claims_agree_when_every_interval_is_on_the_thesis_side():
     runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM, JITTER)
     v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
-    assert v.verdict == "agrees" and "t-interval" in v.evidence and "not replicated: model seeds" in v.evidence
+    assert v.verdict == "agrees" and "t-interval" in v.evidence and "not replicated: model training seed" in v.evidence
     assert "whole grid (ε ≤ 1000): inconclusive" in v.reason  # at ε = 1000 the gap to the control is 0 ± noise
 
 
@@ -299,21 +299,23 @@ SHIFTS = (-0.001, 0.0, 0.001)
 def test_cluster_means_interval_is_the_t_interval_of_the_seed_means():
     values = np.array([0.1, 0.2, 0.3, 0.5, 0.6, 0.7, 0.2, 0.2, 0.2])
     seeds = np.repeat([0, 1, 2], 3)
-    est = dv._cluster_means_interval(values, seeds, dv.IDEA_SOURCES)
+    est = dv._cluster_means_interval(values, seeds)
     ref = unc.t_interval([0.2, 0.6, 0.2], dv.IDEA_SOURCES)
     assert (est.value, est.low, est.high, est.n_replicates) == pytest.approx((ref.value, ref.low, ref.high, 3))
     assert est.sources == (dv.MODEL_SEED, unc.RELEASE_NOISE) and not est.unreplicated
-    one = dv._cluster_means_interval(values, np.zeros(9), dv.IDEA_SOURCES)  # one seed: the draws, seed named
-    assert one.n_replicates == 9 and one.unreplicated == (dv.MODEL_SEED_ONCE,)
-    with pytest.raises(ValueError, match="values, clusters"):
-        dv._cluster_means_interval(values, seeds[:3], dv.IDEA_SOURCES)
+    assert est.cluster_sources == (dv.MODEL_SEED,) and est.n_units == 9
+    one = dv._cluster_means_interval(values, np.zeros(9))  # one seed: the draws, the seed named
+    assert one.n_replicates == 9 and one.unreplicated == (dv.MODEL_SEED,)
 
 
 def test_verdicts_over_model_seeds_name_the_seed_as_replicated_and_agree_or_differ():
     agree = _seeded_runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM, SHIFTS)
     v = ex.idea_verdicts(agree, control_accuracy={0: 0.997, 1: 0.998, 2: 0.999}, highlighted_epsilon=100.0)
     f43 = v["visca2021-fig4.3"]
-    assert f43.verdict == "agrees" and "3 replicates of model training seed, release-noise draw" in f43.evidence
+    assert (
+        f43.verdict == "agrees"
+        and "3 replicates of model training seed with 9 replicates of release-noise draw nested" in f43.evidence
+    )
     assert "not replicated" not in f43.evidence
     falls = _seeded_runs(EPS, [0.9, 0.8, 0.7, 0.6, 0.5], HAM, SHIFTS)
     assert ex.idea_verdicts(falls, control_accuracy=0.99)["visca2021-fig4.6"].verdict == "agrees"

@@ -2,7 +2,7 @@
 statements of Figs 4.3-4.6 and the control's ≈ 0.97 as claims (:mod:`pate_study.reporting.claims`) on intervals
 over the model training seeds crossed with the mechanisms' noise draws (and the test split's bootstrap for the
 control). The draws nest in the seeds (every draw of seed ``s`` is scored by the models of seed ``s``), so the
-interval is the two-stage one over the seeds' means (:func:`_cluster_means_interval`)."""
+interval is the two-stage one over the seeds' means (:func:`pate_study.reporting.uncertainty.clustered_interval`)."""
 
 from __future__ import annotations
 
@@ -44,10 +44,9 @@ def first_epsilon_reaching(summary: pd.DataFrame, idea: str, accuracy_level: flo
 #: the thesis's highlighted ε (Fig 4.4 text) and the end of the range its statements are read on
 THESIS_EPSILON_RANGE = 100.0
 
-#: the models' training seed (initialisation, batch order, Idea 5's training noise) when it is replicated
+#: the models' training seed (initialisation, batch order, Idea 5's training noise); with ``n_model_seeds = 1``
+#: each model is trained once and this source is named as not replicated
 MODEL_SEED = "model training seed"
-#: the same source when a run trains each model once (``n_model_seeds = 1``): named as not replicated
-MODEL_SEED_ONCE = "model seeds (each model trained once)"
 #: the sources behind every idea's number: the model seeds and, nested in each, the mechanism's noise draws
 IDEA_SOURCES = (MODEL_SEED, unc.RELEASE_NOISE)
 
@@ -109,26 +108,12 @@ FIG45_ACCURACY_HALF = Claim(
 )
 
 
-def _cluster_means_interval(values, clusters, sources, *, level: float = unc.LEVEL) -> unc.Estimate:
-    """The cluster-means interval of a mean over draws nested in clusters (here: noise draws within model seeds):
-    each cluster's mean over its draws, then the t-interval over the ``C`` cluster means (``C − 1`` degrees of
-    freedom). Two-stage sampling with the first-stage units (the seeds) drawn at random and equal numbers of
-    draws in each: the variance of the overall mean is estimated without bias from the first-stage units' means
-    alone, which carries the within-cluster spread too (Cochran 1977, *Sampling Techniques*, 3rd ed., ch. 10).
-    Draws of one cluster share their model and are not independent, so pooling them as independent replicates
-    would understate the interval. With one cluster nothing above the draws is replicated: the t-interval over
-    the draws, the model seed named as not replicated.
-
-    A private stand-in until :mod:`pate_study.reporting.uncertainty` has the shared cluster-means interval; the
-    lead may swap this for that one."""
-    values, clusters = np.asarray(values, dtype=np.float64), np.asarray(clusters)
-    if values.shape != clusters.shape or values.ndim != 1 or values.size == 0:
-        raise ValueError(f"values, clusters: expected two equal 1-d arrays, got {values.shape} and {clusters.shape}")
-    labels = np.unique(clusters)
-    if labels.size < 2:
-        return unc.t_interval(values, [unc.RELEASE_NOISE], level=level, unreplicated=[MODEL_SEED_ONCE])
-    means = np.array([values[clusters == c].mean() for c in labels])
-    return unc.t_interval(means, sources, level=level)
+def _cluster_means_interval(values, clusters) -> unc.Estimate:
+    """A mean over noise draws nested in model seeds: the t-interval of the seeds' means
+    (:func:`pate_study.reporting.uncertainty.clustered_interval`; two-stage sampling, Cochran 1977, ch. 10). The
+    draws of one seed share its models, so they are not independent replicates of the seed; with one seed, the
+    interval is over the draws and the seed is named as not replicated."""
+    return unc.clustered_interval(values, clusters, [MODEL_SEED], [unc.RELEASE_NOISE])
 
 
 def _seeds(runs: pd.DataFrame) -> np.ndarray:
@@ -147,7 +132,7 @@ def draw_estimate(runs: pd.DataFrame, idea: str, epsilon: float, column: str) ->
     """The mean ``column`` of ``idea`` at ``epsilon`` over model seeds x noise draws
     (:func:`_cluster_means_interval`)."""
     values, seeds = _draws(runs, idea, epsilon, column)
-    return _cluster_means_interval(values, seeds, IDEA_SOURCES)
+    return _cluster_means_interval(values, seeds)
 
 
 def _summary_of(draws: np.ndarray) -> tuple[float, float, int]:
@@ -155,18 +140,23 @@ def _summary_of(draws: np.ndarray) -> tuple[float, float, int]:
 
 
 def draw_difference(runs: pd.DataFrame, idea: str, column: str, first: float, second: float) -> unc.Estimate:
-    """``column`` at ε = ``first`` minus at ε = ``second``. With two or more model seeds: per seed, its mean over
-    the draws at ``first`` minus its mean at ``second`` (one model scores both, so its seed is paired), and the
-    t-interval over the seeds (:func:`_cluster_means_interval`). With one seed: Welch's t-interval over the
-    independent noise draws at the two ε (:func:`pate_study.reporting.uncertainty.welch_difference`), the model
-    seed named as not replicated."""
+    """``column`` at ε = ``first`` minus at ε = ``second``. With two or more model seeds: one model scores both ε,
+    so draw ``r`` of seed ``s`` at ``first`` is set against draw ``r`` of seed ``s`` at ``second`` and the
+    differences are judged on the t-interval of the seeds' mean differences
+    (:func:`pate_study.reporting.uncertainty.clustered_paired_difference`; the mean of the differences is the
+    difference of the means, whichever draws are set against each other). With one seed: Welch's t-interval over
+    the independent noise draws at the two ε (:func:`pate_study.reporting.uncertainty.welch_difference`), the
+    model seed named as not replicated."""
     a, seeds_a = _draws(runs, idea, first, column)
     b, seeds_b = _draws(runs, idea, second, column)
-    labels = np.unique(np.concatenate([seeds_a, seeds_b]))
-    if labels.size < 2:
-        return unc.welch_difference(_summary_of(a), _summary_of(b), [unc.RELEASE_NOISE], unreplicated=[MODEL_SEED_ONCE])
-    per_seed = np.array([a[seeds_a == s].mean() - b[seeds_b == s].mean() for s in labels])
-    return _cluster_means_interval(per_seed, labels, IDEA_SOURCES)
+    if np.unique(np.concatenate([seeds_a, seeds_b])).size < 2:
+        return unc.welch_difference(_summary_of(a), _summary_of(b), [unc.RELEASE_NOISE], unreplicated=[MODEL_SEED])
+    if not np.array_equal(seeds_a, seeds_b):
+        raise ValueError(
+            f"runs: {idea} at ε = {first:g} and ε = {second:g}: expected the same model seeds with the same number of "
+            "draws each, in the same order"
+        )
+    return unc.clustered_paired_difference(a, b, seeds_a, [MODEL_SEED], [unc.RELEASE_NOISE])
 
 
 def _nearest(runs: pd.DataFrame, idea: str, epsilon: float) -> float:
@@ -190,7 +180,7 @@ def gap_to_control(
     scores exactly its control's accuracy gives a gap of exactly 0; interval over model seeds x noise draws
     (:func:`_cluster_means_interval`)."""
     values, seeds = _draws(runs, idea, epsilon, "accuracy")
-    return _cluster_means_interval(_control_of(control_accuracy, seeds) - values, seeds, IDEA_SOURCES)
+    return _cluster_means_interval(_control_of(control_accuracy, seeds) - values, seeds)
 
 
 def fig43_claims(
@@ -235,9 +225,9 @@ def idea_verdicts(
     column, one seed). ``control_accuracy``: the control's accuracy on the real test split per model seed (or one
     number for every seed).
 
-    Figs 4.3-4.6 are claims with intervals over the model seeds crossed with the noise draws
-    (:func:`_cluster_means_interval`; :func:`fig43_claims`, :data:`FIG46_ACCURACY_FALLS`); with one model seed the
-    interval is over the draws and the seed is named as not replicated. Fig 4.3 is judged on
+    Figs 4.3-4.6 are claims with intervals over the model seeds crossed with the noise draws (the t-interval of the
+    seeds' means, :func:`_cluster_means_interval`; :func:`fig43_claims`, :data:`FIG46_ACCURACY_FALLS`); with one
+    model seed the interval is over the draws and the seed is named as not replicated. Fig 4.3 is judged on
     ε ≤ ``highlighted_epsilon`` (the range the thesis discusses); the verdict on the whole grid, and the widest
     range on which it agrees, are given in the reason, because past that range any per-symbol mechanism returns
     the original symbols. Fig 4.5's reason uses ``length_test`` (:func:`length_permutation_test`) when given.
@@ -363,7 +353,7 @@ def control_accuracy_estimate(labels, predictions, *, n_boot: int, seed: int) ->
             [labels, predictions.reshape(-1)],
             n_boot=n_boot,
             seed=seed,
-            unreplicated=[MODEL_SEED_ONCE],
+            unreplicated=[MODEL_SEED],
         )
     if predictions.ndim != 2 or predictions.shape[1] != labels.shape[0]:
         raise ValueError(
