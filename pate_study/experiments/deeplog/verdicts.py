@@ -377,7 +377,7 @@ def control_verdict(control: unc.Estimate, unseen: dict, duplication_stats: dict
     on_unseen = unseen["unseen_accuracy"]
     reason = (
         f"{v.reason}; {share:.0%} of our test sequences occur verbatim in the training split. "
-        f"On the {unseen['unseen_sequences']} unseen ones the control scores {on_unseen:.3f} "
+        f"On the {unseen['unseen_sequences']} unseen ones the control of model seed 0 scores {on_unseen:.3f} "
         f"({unseen['unseen_abnormal_share']:.0%} abnormal), on the seen ones {unseen['seen_accuracy']:.3f}: "
         + (
             "duplicates do not explain the difference (unseen sequences score as high); the thesis's split "
