@@ -13,6 +13,8 @@ import torch
 from pate_study.data import DataSource
 from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
+from pate_study.experiments.deeplog import generators as dg
+from pate_study.experiments.deeplog import verdicts as dv
 from pate_study.learning.sequence_models import Seq2SeqAutoencoder, SequenceClassifier
 from pate_study.privacy.mechanisms import exponential_mechanism_log_probs
 from pate_study.reporting import uncertainty as unc
@@ -106,6 +108,23 @@ def test_latent_generators_keep_length_and_padding():
         assert y.shape == p.tokens.shape and ((y > 0) == p.mask).all() and y.max() <= 5
 
 
+def test_only_what_is_released_is_computed():
+    """The savings are exact: a causal decoder's first L steps do not depend on how many steps follow (so groups
+    are decoded to their own longest length), a row-wise function over distinct rows in length order equals it
+    over every row, and the drawn sequences keep each released length."""
+    torch.manual_seed(0)
+    ae = Seq2SeqAutoencoder(5, embedding_dim=4, hidden=6).eval()
+    z = np.abs(np.random.default_rng(0).normal(size=(4, 6)))
+    z /= z.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(dg.decode_log_probs(ae, z, 7)[:, :3], dg.decode_log_probs(ae, z, 3), atol=1e-12)
+    tokens = _padded([[1, 2, 3], [5, 5, 5, 5, 5, 5], [1, 2, 3], [4]]).tokens
+    clf = SequenceClassifier(5, embedding_dim=4, hidden=6).eval()
+    np.testing.assert_array_equal(ex.runs.classify_unique(clf, tokens), ex.models.classify(clf, tokens))
+    lengths = np.array([6, 1, 3, 2])
+    y = dg.decoded_draws(ae, z, lengths, 6, np.random.default_rng(0))
+    assert y.shape == (4, 6) and ((y > 0) == deeplog_data.padding_mask(lengths, 6)).all()
+
+
 def test_guarantee_table_arithmetic():
     u = ex.cosine_utility(np.random.default_rng(1).normal(size=(6, 3)))
     g = ex.guarantee_table(
@@ -146,6 +165,34 @@ def test_guarantee_table_arithmetic():
     assert summary.set_index("idea").loc[ex.KRR, "training sequences"] == "ε = 0 (not used)"
 
 
+def test_the_guarantee_over_model_seeds_is_the_worst_seeds():
+    """Idea 1's mechanism is built on each seed's embedding, so its exact ε differs by seed: the table keeps the
+    largest, which holds for every seed's mechanism; the other ideas do not depend on the seed."""
+    rng = np.random.default_rng(0)
+    tables = []
+    for _ in range(2):
+        u = ex.cosine_utility(rng.normal(size=(5, 3)))
+        tables.append(
+            ex.guarantee_table(
+                [1.0, 10.0],
+                lengths=np.array([3, 5]),
+                vocabulary_size=5,
+                idea1_utility=u,
+                measured_delta_u=ex.measured_sensitivity(u),
+                latent_dim=4,
+            )
+        )
+    worst = ex.worst_over_seeds(tables)
+    column = "epsilon_symbol"
+    np.testing.assert_array_equal(worst[column], np.maximum(tables[0][column], tables[1][column]))
+    assert not np.array_equal(tables[0][column], tables[1][column])  # the seeds' Idea 1 differ
+    krr = worst["idea"] == ex.KRR
+    np.testing.assert_array_equal(worst.loc[krr, column], tables[0].loc[krr, column])
+    assert worst.attrs == tables[0].attrs
+    with pytest.raises(ValueError, match="same ideas"):
+        ex.worst_over_seeds([tables[0], tables[1].iloc[::-1]])
+
+
 def _summary(rows):
     return pd.DataFrame(rows, columns=["idea", "epsilon", "accuracy", "hamming"])
 
@@ -166,7 +213,7 @@ JITTER = (-0.002, 0.0, 0.002)
 def test_fig43_claims_agree_when_every_interval_is_on_the_thesis_side():
     runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM, JITTER)
     v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
-    assert v.verdict == "agrees" and "t-interval" in v.evidence and "not replicated: model seeds" in v.evidence
+    assert v.verdict == "agrees" and "t-interval" in v.evidence and "not replicated: model training seed" in v.evidence
     assert "whole grid (ε ≤ 1000): inconclusive" in v.reason  # at ε = 1000 the gap to the control is 0 ± noise
 
 
@@ -234,6 +281,99 @@ def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
     assert v["visca2021-fig4.7"].verdict == "not comparable"
 
 
+def _seeded_runs(eps, acc, ham, shifts, jitter=JITTER, ideas=ex.IDEAS):
+    """:func:`_runs` once per model seed ``s``, its accuracy and Hamming shifted by ``shifts[s]`` (the seed's
+    effect, shared by all its draws), with a ``model_seed`` column."""
+    return pd.concat(
+        [
+            _runs(eps, [a + d for a in acc], [h - d for h in ham], jitter, ideas).assign(model_seed=s)
+            for s, d in enumerate(shifts)
+        ],
+        ignore_index=True,
+    )
+
+
+SHIFTS = (-0.001, 0.0, 0.001)
+
+
+def test_cluster_means_interval_is_the_t_interval_of_the_seed_means():
+    values = np.array([0.1, 0.2, 0.3, 0.5, 0.6, 0.7, 0.2, 0.2, 0.2])
+    seeds = np.repeat([0, 1, 2], 3)
+    est = dv._cluster_means_interval(values, seeds)
+    ref = unc.t_interval([0.2, 0.6, 0.2], dv.IDEA_SOURCES)
+    assert (est.value, est.low, est.high, est.n_replicates) == pytest.approx((ref.value, ref.low, ref.high, 3))
+    assert est.sources == (dv.MODEL_SEED, unc.RELEASE_NOISE) and not est.unreplicated
+    assert est.cluster_sources == (dv.MODEL_SEED,) and est.n_units == 9
+    one = dv._cluster_means_interval(values, np.zeros(9))  # one seed: the draws, the seed named
+    assert one.n_replicates == 9 and one.unreplicated == (dv.MODEL_SEED,)
+
+
+def test_verdicts_over_model_seeds_name_the_seed_as_replicated_and_agree_or_differ():
+    agree = _seeded_runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM, SHIFTS)
+    v = ex.idea_verdicts(agree, control_accuracy={0: 0.997, 1: 0.998, 2: 0.999}, highlighted_epsilon=100.0)
+    f43 = v["visca2021-fig4.3"]
+    assert (
+        f43.verdict == "agrees"
+        and "3 replicates of model training seed with 9 replicates of release-noise draw nested" in f43.evidence
+    )
+    assert "not replicated" not in f43.evidence
+    falls = _seeded_runs(EPS, [0.9, 0.8, 0.7, 0.6, 0.5], HAM, SHIFTS)
+    assert ex.idea_verdicts(falls, control_accuracy=0.99)["visca2021-fig4.6"].verdict == "agrees"
+    rises = _seeded_runs(EPS, [0.5, 0.6, 0.7, 0.8, 0.9], HAM, SHIFTS)
+    v46 = ex.idea_verdicts(rises, control_accuracy=0.99)["visca2021-fig4.6"]
+    assert v46.verdict == "differs" and "accuracy falls: differs" in v46.reason
+    below = _seeded_runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.2, 0.2], SHIFTS)
+    assert ex.idea_verdicts(below, control_accuracy=0.99)["visca2021-fig4.4"].verdict == "differs"
+
+
+def test_the_spread_between_model_seeds_widens_the_interval_past_a_decision():
+    """Two seeds whose Hamming at ε = 100 is 0.46 and 0.52 with tiny draw noise: the draws pooled as if independent
+    would put 0.49 ± 0.01 above 0.4's band (agrees); over the seeds' means (1 degree of freedom) it is inconclusive."""
+    runs = _seeded_runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.49, 0.49], (0.03, -0.03))
+    v = ex.idea_verdicts(runs, control_accuracy=0.99)["visca2021-fig4.4"]
+    assert v.verdict == "inconclusive" and "2 replicates of model training seed" in v.evidence
+    pooled = unc.t_interval(runs.loc[(runs.idea == ex.IDEA2) & (runs.epsilon == 100.0), "hamming"], ["pooled"])
+    assert pooled.low > 0.45  # what pooling the nested draws would have decided
+
+
+def test_gap_to_control_reads_each_seeds_own_control():
+    """Idea 1 at ε ≥ 100 returns the original symbols: each seed's draws score exactly that seed's control, a gap of
+    exactly 0 (inconclusive); scored against one mean control instead, the seeds' controls would not cancel."""
+    controls = {0: 0.99, 1: 0.995, 2: 0.998}
+    runs = pd.concat(
+        [_runs(EPS, [0.49, 0.49, 0.94, c, c], HAM, (0.0, 0.0, 0.0)).assign(model_seed=s) for s, c in controls.items()],
+        ignore_index=True,
+    )
+    gap = dv.gap_to_control(runs, ex.IDEA1_MEASURED, 100.0, controls)
+    assert (gap.value, gap.low, gap.high) == pytest.approx((0.0, 0.0, 0.0))
+    v = ex.idea_verdicts(runs, control_accuracy=controls, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert v.verdict == "inconclusive" and "below the control: inconclusive" in v.reason
+    below = dv.gap_to_control(runs, ex.IDEA1_MEASURED, 30.0, controls)
+    assert below.low > 0 and below.n_replicates == 3
+
+
+def test_control_estimate_over_model_seeds_and_the_test_bootstrap():
+    labels = np.array([0, 1] * 10000)
+    rng = np.random.default_rng(0)
+    wrong = [rng.random(labels.size) < p for p in (0.029, 0.030, 0.031)]  # three seeds, each ≈ 0.97
+    near = ex.control_accuracy_estimate(
+        labels, np.stack([np.where(w, 1 - labels, labels) for w in wrong]), n_boot=200, seed=0
+    )
+    assert near.method == "t-interval + percentile bootstrap" and near.n_replicates == 3
+    assert near.sources == (dv.MODEL_SEED, unc.TEST_SET) and not near.unreplicated
+    dup = {"test_share_seen_in_train": 0.79}
+    unseen = {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0}
+    assert ex.control_verdict(near, unseen, dup).verdict == "agrees"
+    wrong = [rng.random(labels.size) < p for p in (0.002, 0.003, 0.002)]  # ≈ 0.998 in every seed
+    high = ex.control_accuracy_estimate(
+        labels, np.stack([np.where(w, 1 - labels, labels) for w in wrong]), n_boot=200, seed=0
+    )
+    v = ex.control_verdict(high, unseen, dup)
+    assert v.verdict == "differs" and "model training seed" in v.evidence
+    with pytest.raises(ValueError, match="predictions"):
+        ex.control_accuracy_estimate(labels, np.zeros((2, 5)), n_boot=10, seed=0)
+
+
 def test_control_verdict_is_read_on_the_test_bootstrap_and_its_reason_tests_duplicates():
     dup = {"test_share_seen_in_train": 0.79}
     unseen = {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0}
@@ -275,6 +415,8 @@ def test_config_rejects_bad_values():
         ex.StudyConfig(test_fraction=0.9, val_fraction=0.2)
     with pytest.raises(ValueError, match="epsilons"):
         ex.StudyConfig(epsilons=(0.0, 1.0))
+    with pytest.raises(ValueError, match="n_model_seeds"):
+        ex.StudyConfig(n_model_seeds=0)
 
 
 def test_shortened_run_finds_one_run_printed_shorter():
@@ -315,5 +457,6 @@ def test_study_config_reads_the_notebook_parameters_named_like_its_fields():
         }
     )
     assert (config.seed, config.hidden, config.epsilons, config.n_repeats) == (3, 8, (0.1, 1.0), 2)
+    assert config.n_model_seeds == 3  # the default when the notebook does not set it
     with pytest.raises(ValueError, match="epsilons"):
         ex.study_config({"epsilons": []})

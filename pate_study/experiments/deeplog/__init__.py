@@ -5,7 +5,8 @@ Pipeline (all sizes are :class:`StudyConfig` parameters; the thesis states none 
 
 1. a balanced subset of the real sessions (4,000 normal + 4,000 abnormal of length ≤ ``max_len``), split
    into train / validation / test (stratified by the shuffle);
-2. the *control*: a GRU classifier trained on the real train split, scored on the real test split;
+2. the *control*: a GRU classifier trained on the real train split, scored on the real test split (every model
+   is trained once per model seed, ``n_model_seeds``; the verdicts' intervals cross the seeds with the noise draws);
 3. each idea is a generator trained (when it has a model) on the train split and applied to the *test*
    split; the control scores the synthetic test sequences against their original labels, and the
    normalised Hamming distance (:func:`normalised_hamming`) measures how far they moved;
@@ -48,9 +49,9 @@ from .generators import (
     output_probabilities,
     per_symbol_sequences,
 )
-from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table
+from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table, worst_over_seeds
 from .listings import locate_listing, run_length_counts, shortened_run, token_edit_distance
-from .models import accuracy, train_models
+from .models import accuracy, train_models, train_seeds
 from .runs import (
     length_permutation_test,
     normalised_hamming,
@@ -119,7 +120,9 @@ __all__ = [
     "summarise",
     "token_edit_distance",
     "train_models",
+    "train_seeds",
     "unseen_test_accuracy",
+    "worst_over_seeds",
     "study_config",
     "data_section",
     "listings_section",

@@ -39,6 +39,7 @@ class StudyConfig:
     patience: int = 3
     epsilons: tuple = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
     n_repeats: int = 10  # independent draws of every synthetic test set (the replicates of the verdicts' intervals)
+    n_model_seeds: int = 3  # each model trained once per seed (the training-seed replicates of the intervals)
     n_boot: int = 1000  # bootstrap resamples of the test split behind the control's interval
     idea5_train_epsilon: float = 100.0  # Laplace noise on the latent while training Idea 5: scale 2/ε
     idea5_classifier_weight: float = 1.0
@@ -59,5 +60,7 @@ class StudyConfig:
             raise ValueError(f"epsilons={self.epsilons!r}: expected a non-empty list of positive numbers")
         if int(self.n_repeats) < 1:
             raise ValueError(f"n_repeats={self.n_repeats!r}: expected at least 1")
+        if int(self.n_model_seeds) < 1:
+            raise ValueError(f"n_model_seeds={self.n_model_seeds!r}: expected at least 1 model seed")
         if int(self.n_boot) < 1:
             raise ValueError(f"n_boot={self.n_boot!r}: expected at least 1 bootstrap resample")

@@ -40,10 +40,42 @@ def with_padding(synthetic_index: np.ndarray, lengths: np.ndarray) -> np.ndarray
     return np.where(mask, synthetic_index + 1, 0)
 
 
+def by_distinct_rows(function, tokens: np.ndarray) -> np.ndarray:
+    """``function(tokens)`` for a function that treats each row on its own (a classifier, an encoder), computed once
+    per distinct row and in order of length (a model that cuts its batch to the longest row then skips the
+    padding steps of short rows); rows ``[n, ...]`` of the result in the order of ``tokens``."""
+    tokens = np.asarray(tokens)
+    compact = tokens.astype(np.min_scalar_type(int(tokens.max(initial=0))))  # fewer bytes per row to sort
+    distinct, inverse = np.unique(compact, axis=0, return_inverse=True)
+    order = np.argsort((distinct != 0).sum(axis=1), kind="stable")
+    values = np.asarray(function(distinct[order]))
+    out = np.empty_like(values)
+    out[order] = values
+    return out[inverse.reshape(-1)]
+
+
+def draw_at_real_positions(draw, values, lengths: np.ndarray, max_len: int) -> np.ndarray:
+    """Tokens ``[n, max_len]``: ``draw`` (``[m, K]`` -> ``m`` indices 0..K−1, one per row) applied to the real
+    positions ``t < lengths[i]`` only, padding 0 after each sequence's end (padding is never drawn nor released).
+    ``values``: an array ``[n, max_len, K]``, or a function of the real positions' ``(rows, columns)`` that returns
+    their ``[m, K]`` rows."""
+    mask = deeplog_data.padding_mask(lengths, max_len)
+    rows, columns = np.nonzero(mask)
+    table = values(rows, columns) if callable(values) else np.asarray(values)[rows, columns]
+    out = np.zeros(mask.shape, dtype=np.int64)
+    out[rows, columns] = np.asarray(draw(table)) + 1
+    return out
+
+
 def per_symbol_sequences(log_probs: np.ndarray, padded: deeplog_data.PaddedSequences, rng) -> np.ndarray:
     """Replace every real symbol a independently by a draw from row a of ``log_probs [K, K]`` (Idea 1, k-RR)."""
-    idx = np.where(padded.mask, padded.tokens - 1, 0)
-    return with_padding(sample_log_probs(log_probs[idx], rng), padded.lengths)
+    tokens = padded.tokens
+    return draw_at_real_positions(
+        lambda lp: sample_log_probs(lp, rng),
+        lambda rows, columns: log_probs[tokens[rows, columns] - 1],
+        padded.lengths,
+        tokens.shape[1],
+    )
 
 
 @torch.no_grad()
@@ -74,25 +106,52 @@ def noisy_latent_sequences(
     :mod:`pate_study.privacy.mechanisms`, ε per sequence), renormalised to unit l1 (post-processing), decoded,
     each position sampled from the output distribution. ``lengths`` (default: the originals) are the released
     lengths, e.g. permuted across sequences by :func:`length_permutation_test`."""
-    z = encode_latents(autoencoder, padded.tokens)
+    z = by_distinct_rows(lambda t: encode_latents(autoencoder, t), padded.tokens)
     z = z / np.abs(z).sum(axis=1, keepdims=True)  # exact unit l1 in float64 (the float32 encoder is within 1e-6)
     noisy = local_laplace(z, rho=epsilon / 2.0, rng=rng)
     noisy = noisy / np.abs(noisy).sum(axis=1, keepdims=True).clip(min=1e-12)
-    return with_padding(
-        sample_log_probs(decode_log_probs(autoencoder, noisy, padded.tokens.shape[1]), rng),
-        padded.lengths if lengths is None else lengths,
+    return decoded_draws(
+        autoencoder, noisy, padded.lengths if lengths is None else lengths, padded.tokens.shape[1], rng
     )
+
+
+#: the rows of a decoding are cut into this many groups of similar length, each decoded to its own longest length
+DECODE_GROUPS = 8
+
+
+def decoded_draws(autoencoder: Seq2SeqAutoencoder, latent: np.ndarray, lengths, max_len: int, rng) -> np.ndarray:
+    """Tokens ``[n, max_len]``: each latent decoded (:func:`decode_log_probs`) and every real position sampled from
+    its output distribution, padding 0. The decoder is causal (step t reads the latent and steps < t only), so
+    rows are decoded in :data:`DECODE_GROUPS` groups sorted by length, each to its own longest length: the steps
+    after a row's end, which are never released, are not computed."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.zeros((len(lengths), int(max_len)), dtype=np.int64)
+    for rows in np.array_split(np.argsort(lengths, kind="stable"), DECODE_GROUPS):
+        if rows.size:
+            steps = int(lengths[rows].max())
+            out[rows, :steps] = draw_at_real_positions(
+                lambda lp: sample_log_probs(lp, rng),
+                decode_log_probs(autoencoder, latent[rows], steps),
+                lengths[rows],
+                steps,
+            )
+    return out
 
 
 def exponential_output_sequences(probs: np.ndarray, lengths: np.ndarray, epsilon: float, rng) -> np.ndarray:
     """Idea 2: at every position the exponential mechanism with utility p_t(r | x) ∈ [0, 1], Δu = 1."""
-    return with_padding(exponential_mechanism(probs, epsilon=epsilon, sensitivity=1.0, rng=rng), lengths)
+    return draw_at_real_positions(
+        lambda p: exponential_mechanism(p, epsilon=epsilon, sensitivity=1.0, rng=rng), probs, lengths, probs.shape[1]
+    )
 
 
 def noisy_output_sequences(probs: np.ndarray, lengths: np.ndarray, epsilon: float, rng) -> np.ndarray:
     """Idea 4: p_t + Lap(2/ε) per coordinate (a probability vector has l1 sensitivity ≤ 2), then the argmax."""
-    return with_padding(
-        np.argmax(laplace_mechanism(probs, sensitivity=2.0, epsilon=epsilon, rng=rng), axis=-1), lengths
+    return draw_at_real_positions(
+        lambda p: np.argmax(laplace_mechanism(p, sensitivity=2.0, epsilon=epsilon, rng=rng), axis=-1),
+        probs,
+        lengths,
+        probs.shape[1],
     )
 
 

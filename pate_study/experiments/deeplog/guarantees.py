@@ -142,6 +142,21 @@ CLAIMS = {
 }
 
 
+def worst_over_seeds(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One :func:`guarantee_table` per model seed (Idea 1's mechanism is built on each seed's own embedding table,
+    so its exact ε differs by seed) -> the guarantee that holds for every seed's mechanism: per row, the largest ε
+    over the seeds (NaN only where every seed has NaN). The tables must list the same ideas and ε in the same
+    order; the attributes of the first are kept."""
+    first = tables[0]
+    if any(list(zip(t["idea"], t["epsilon"])) != list(zip(first["idea"], first["epsilon"])) for t in tables):
+        raise ValueError("tables: expected guarantee tables over the same ideas and ε, in the same order")
+    out = first.copy()
+    for column in (c for c in first.columns if c.startswith("epsilon_")):
+        out[column] = np.fmax.reduce([t[column].to_numpy(dtype=np.float64) for t in tables])
+    out.attrs.update(first.attrs)
+    return out
+
+
 def guarantee_summary(guarantees: pd.DataFrame) -> pd.DataFrame:
     """One row per idea: the plotted unit, how the per-sequence ε scales, the thesis's claim and ours."""
     rows = []

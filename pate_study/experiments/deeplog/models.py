@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from ...learning.sequence_models import (
     Seq2SeqAutoencoder,
@@ -61,17 +62,33 @@ def _fit_classifier(prepared: Prepared, config: StudyConfig, cell: str, seed: in
     return fit.model, fit.epochs
 
 
-def train_models(prepared: Prepared, config: StudyConfig) -> Models:
+#: seeds used by one set of models (control, Idea 1's RNN, autoencoder, joint model): model seed ``s`` trains them
+#: from ``config.seed + MODELS_PER_SEED * s + j``, so seed 0 is the single set the study trained before
+MODELS_PER_SEED = 4
+
+
+def train_models(prepared: Prepared, config: StudyConfig, model_seed: int = 0) -> Models:
     """The control (GRU), Idea 1's simple RNN, the autoencoder (Ideas 2-4) and the joint model (Idea 5),
-    all trained non-privately on the train split (Adam; early stopping on the validation split)."""
+    all trained non-privately on the train split (Adam; early stopping on the validation split), from the
+    seeds of replicate ``model_seed`` (initialisation, batch order and Idea 5's training noise)."""
     with torch_threads(config.torch_threads):
-        return _train_models(prepared, config)
+        return _train_models(prepared, config, config.seed + MODELS_PER_SEED * int(model_seed))
 
 
-def _train_models(prepared: Prepared, config: StudyConfig) -> Models:
-    torch.manual_seed(config.seed)
-    control, control_epochs = _fit_classifier(prepared, config, "gru", config.seed)
-    idea1, idea1_epochs = _fit_classifier(prepared, config, "rnn", config.seed + 1)
+def train_seeds(prepared: Prepared, config: StudyConfig, *, progress: bool = True) -> list[Models]:
+    """:func:`train_models` once per model seed ``0 … n_model_seeds − 1``: the replicates of the training seed
+    that the verdicts' intervals cross with the noise draws. A loop: the four architectures (a GRU, an Elman RNN
+    and two seq2seq GRUs with early stopping per model) are not stacked."""
+    return [
+        train_models(prepared, config, s)
+        for s in tqdm(range(config.n_model_seeds), desc="model seeds", disable=not progress)
+    ]
+
+
+def _train_models(prepared: Prepared, config: StudyConfig, seed: int) -> Models:
+    torch.manual_seed(seed)
+    control, control_epochs = _fit_classifier(prepared, config, "gru", seed)
+    idea1, idea1_epochs = _fit_classifier(prepared, config, "rnn", seed + 1)
     kw = dict(
         val_tokens=prepared.val.padded.tokens,
         lr=config.lr,
@@ -82,7 +99,7 @@ def _train_models(prepared: Prepared, config: StudyConfig) -> Models:
     ae = fit_seq2seq(
         Seq2SeqAutoencoder(prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden),
         prepared.train.padded.tokens,
-        seed=config.seed + 2,
+        seed=seed + 2,
         **kw,
     )
     train_scale = 2.0 / config.idea5_train_epsilon  # Laplace scale on the unit-l1 latent (l1 diameter 2)
@@ -93,7 +110,7 @@ def _train_models(prepared: Prepared, config: StudyConfig) -> Models:
         val_labels=prepared.val.labels,
         noise_scale=train_scale,
         classifier_weight=config.idea5_classifier_weight,
-        seed=config.seed + 3,
+        seed=seed + 3,
         **kw,
     )
     info = {

@@ -3,6 +3,8 @@ with the diagnostics that explain them (reconstruction floor, unseen sequences, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import torch
@@ -13,6 +15,7 @@ from ...privacy.mechanisms import randomized_response
 from .config import IDEA3, IDEA5, IDEAS, KRR, StudyConfig
 from .generators import (
     Idea1Tables,
+    by_distinct_rows,
     decode_log_probs,
     encode_latents,
     idea1_tables,
@@ -48,24 +51,37 @@ def tiled(padded: deeplog_data.PaddedSequences, n_repeats: int) -> deeplog_data.
     )
 
 
-def run_ideas(prepared: Prepared, models: Models, config: StudyConfig, *, progress: bool = True) -> pd.DataFrame:
-    """One row per (idea, ε, repeat): the control's accuracy on the synthetic test split (original labels) and
-    the mean normalised Hamming distance to the originals. The ``n_repeats`` draws of each (idea, ε) are drawn
-    at once, on the test split stacked ``n_repeats`` times (:func:`tiled`), and scored by one pass of the control:
-    the replicates of the mechanism's noise (k-RR, exponential-mechanism and Laplace draws) that the verdicts'
-    intervals read. The models are trained once (one seed per model): their seed is not replicated."""
-    idea1 = idea1_tables(models)
-    probs = output_probabilities(models.autoencoder, prepared.test.padded)
+def classify_unique(control, tokens: np.ndarray) -> np.ndarray:
+    """:func:`pate_study.experiments.deeplog.models.classify` of every row, computed once per distinct row in order
+    of length (:func:`pate_study.experiments.deeplog.generators.by_distinct_rows`: the classifier is deterministic;
+    near-argmax draws and the test split's own duplicates repeat rows)."""
+    return by_distinct_rows(lambda t: classify(control, t), tokens)
+
+
+def run_ideas(
+    prepared: Prepared, models: Models | Sequence[Models], config: StudyConfig, *, progress: bool = True
+) -> pd.DataFrame:
+    """One row per (model seed, idea, ε, repeat): the control's accuracy on the synthetic test split (original
+    labels) and the mean normalised Hamming distance to the originals. ``models``: one set of trained models per
+    model seed (:func:`pate_study.experiments.deeplog.models.train_seeds`; a single set is model seed 0); each
+    seed's ideas are scored by that seed's control. The ``n_repeats`` draws of each (seed, idea, ε) are drawn at
+    once, on the test split stacked ``n_repeats`` times (:func:`tiled`), and scored by one pass of the control:
+    the replicates of the mechanism's noise (k-RR, exponential-mechanism and Laplace draws), nested in the model
+    seeds, that the verdicts' intervals read."""
+    seeds = [models] if isinstance(models, Models) else list(models)
     stacked = tiled(prepared.test.padded, config.n_repeats)
-    stacked_probs = np.tile(probs, (config.n_repeats, 1, 1))
     rng = np.random.default_rng(config.seed + 100)
-    grid = [(idea, float(e)) for idea in IDEAS for e in config.epsilons]
+    rows = []
     with torch_threads(config.torch_threads):
-        rows = [
-            row
-            for idea, eps in tqdm(grid, desc="ideas x epsilon", disable=not progress)
-            for row in _run_repeats(idea, eps, prepared, stacked, models, idea1, stacked_probs, rng, config.n_repeats)
-        ]
+        for s, trained in enumerate(tqdm(seeds, desc="model seeds", disable=not progress or len(seeds) < 2)):
+            idea1 = idea1_tables(trained)
+            probs = np.tile(output_probabilities(trained.autoencoder, prepared.test.padded), (config.n_repeats, 1, 1))
+            grid = [(idea, float(e)) for idea in IDEAS for e in config.epsilons]
+            rows += [
+                {"model_seed": s, **row}
+                for idea, eps in tqdm(grid, desc="ideas x epsilon", disable=not progress, leave=False)
+                for row in _run_repeats(idea, eps, prepared, stacked, trained, idea1, probs, rng, config.n_repeats)
+            ]
     return pd.DataFrame(rows)
 
 
@@ -84,7 +100,7 @@ def _run_repeats(
     Hamming distance."""
     test = prepared.test
     synthetic = synthesize(idea, eps, stacked, prepared.vocabulary.size, models, idea1, probs, rng)
-    correct = (classify(models.control, synthetic) == np.tile(test.labels, n_repeats)).reshape(n_repeats, -1)
+    correct = (classify_unique(models.control, synthetic) == np.tile(test.labels, n_repeats)).reshape(n_repeats, -1)
     hamming = normalised_hamming(stacked.tokens, synthetic, stacked.lengths).reshape(n_repeats, -1)
     return [
         {"idea": idea, "epsilon": eps, "repeat": r, "accuracy": float(correct[r].mean()), "hamming": float(h.mean())}
@@ -93,7 +109,7 @@ def _run_repeats(
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation (ddof 0) over repeats, per idea and ε."""
+    """Mean and standard deviation (ddof 0) over every model seed and repeat, per idea and ε."""
     g = runs.groupby(["idea", "epsilon"], sort=False)[["accuracy", "hamming"]]
     out = g.mean().join(g.std(ddof=0), rsuffix="_std").reset_index()
     return out

@@ -19,9 +19,9 @@ from .config import FIGURE_OF, IDEA2, IDEAS, KRR, StudyConfig
 from .figures import plot_idea
 from .findings import findings_lines, reach_table
 from .generators import Idea1Tables, idea1_tables
-from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table
+from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table, worst_over_seeds
 from .listings import locate_listing
-from .models import Models, accuracy, classify, train_models
+from .models import Models, accuracy, classify, train_seeds
 from .runs import length_permutation_test, reconstruction, run_ideas, summarise, unseen_test_accuracy
 from .subset import Prepared, data_description, duplication, length_only_accuracy, prepare
 from .verdicts import at_epsilon, control_accuracy_estimate, control_verdict, idea_verdicts, listing_verdict
@@ -106,48 +106,59 @@ def listings_section(data: DataSection, out: NotebookOutputs) -> dict[str, pd.Da
 
 @dataclass(frozen=True)
 class ModelSection:
-    """The non-private models and what the control scores on real sequences."""
+    """The non-private models of every model seed and what the controls score on real sequences. ``models`` is
+    model seed 0, the one the single-model diagnostics (Idea 1's Δu and guarantee, the reconstruction floor, the
+    unseen sequences, the length permutation test) read."""
 
-    models: Models
+    seeds: list[Models]
     control_accuracy: float
+    control_by_seed: dict[int, float]
     idea1: Idea1Tables
     reconstruction: dict
     unseen: dict
 
     @property
+    def models(self) -> Models:
+        return self.seeds[0]
+
+    @property
     def table(self) -> pd.DataFrame:
-        return pd.DataFrame(self.models.info).T
+        return pd.concat({s: pd.DataFrame(m.info).T for s, m in enumerate(self.seeds)}, names=["model seed", "model"])
 
 
 def models_section(data: DataSection, config: StudyConfig, out: NotebookOutputs) -> ModelSection:
-    """Train the models, score the control (thesis ≈ 0.97) and measure Idea 1's Δu; recorded under ``control``."""
+    """Train the models once per model seed, score the controls (thesis ≈ 0.97; interval over seeds and the test
+    bootstrap) and measure Idea 1's Δu; recorded under ``control``."""
     test = data.prepared.test
-    models = train_models(data.prepared, config)
-    predictions = classify(models.control, test.padded.tokens)
+    seeds = train_seeds(data.prepared, config)
+    predictions = np.stack([classify(m.control, test.padded.tokens) for m in seeds])
     control = control_accuracy_estimate(test.labels, predictions, n_boot=config.n_boot, seed=config.seed)
-    control_accuracy = control.value
+    control_by_seed = {s: float((p == test.labels).mean()) for s, p in enumerate(predictions)}
+    models = seeds[0]
     idea1 = idea1_tables(models)
     recon = reconstruction(models, data.prepared)
     unseen = unseen_test_accuracy(models, data.prepared)
     v = control_verdict(control, unseen, data.duplicates)
     out.record(
         "control",
-        accuracy=control_accuracy,
+        accuracy=control.value,
+        accuracy_by_model_seed={str(s): a for s, a in control_by_seed.items()},
         paper_accuracy=0.97,
         **unseen,
         idea1_rnn_accuracy=accuracy(models.idea1_rnn, test.padded.tokens, test.labels),
-        models=models.info,
+        models=[m.info for m in seeds],
         measured_delta_u=idea1.measured_delta_u,
+        measured_delta_u_by_model_seed={str(s): idea1_tables(m).measured_delta_u for s, m in enumerate(seeds)},
         paper_delta_u=1.96,
         reconstruction=recon,
         **v.as_record(),
     )
     show_findings(
         f"Control accuracy on the real test split: **{control.render('.4f')}** (thesis ≈ 0.97; {v.verdict}: "
-        f"{v.reason or v.rule}). Idea 1's Δu measured on its embedding table: {idea1.measured_delta_u:.3f} (thesis: "
-        "1.96; any cosine table: ≤ 2)."
+        f"{v.reason or v.rule}). Idea 1's Δu measured on its embedding table (model seed 0): "
+        f"{idea1.measured_delta_u:.3f} (thesis: 1.96; any cosine table: ≤ 2)."
     )
-    return ModelSection(models, control_accuracy, idea1, recon, unseen)
+    return ModelSection(seeds, control.value, control_by_seed, idea1, recon, unseen)
 
 
 @dataclass(frozen=True)
@@ -165,14 +176,20 @@ class GuaranteeSection:
 def guarantees_section(
     data: DataSection, trained: ModelSection, config: StudyConfig, out: NotebookOutputs
 ) -> GuaranteeSection:
-    """The guarantee table and its per-idea summary, saved under every idea figure."""
-    guarantees = guarantee_table(
-        config.epsilons,
-        lengths=data.prepared.test.padded.lengths,
-        vocabulary_size=data.prepared.vocabulary.size,
-        idea1_utility=trained.idea1.utility,
-        measured_delta_u=trained.idea1.measured_delta_u,
-        latent_dim=config.hidden,
+    """The guarantee table (per row the largest ε over the model seeds' mechanisms: Idea 1's is built on each seed's
+    embedding) and its per-idea summary, saved under every idea figure."""
+    guarantees = worst_over_seeds(
+        [
+            guarantee_table(
+                config.epsilons,
+                lengths=data.prepared.test.padded.lengths,
+                vocabulary_size=data.prepared.vocabulary.size,
+                idea1_utility=tables.utility,
+                measured_delta_u=tables.measured_delta_u,
+                latent_dim=config.hidden,
+            )
+            for tables in map(idea1_tables, trained.seeds)
+        ]
     )
     out.save_table(guarantees, ["visca2021-fig4.3-4.7-guarantees", *IDEA_FIGURES], data=data.description)
     summary = guarantee_summary(guarantees)
@@ -229,7 +246,7 @@ def ideas_section(
     data: DataSection, trained: ModelSection, guaranteed: GuaranteeSection, config: StudyConfig, out: NotebookOutputs
 ) -> IdeasSection:
     """Figs 4.3-4.7: run every idea, save the results table and one figure per thesis figure, judge and record."""
-    repeats = run_ideas(data.prepared, trained.models, config)
+    repeats = run_ideas(data.prepared, trained.seeds, config)
     runs = summarise(repeats)
     columns = [
         "idea",
@@ -246,7 +263,7 @@ def ideas_section(
         "length_permutation_test",
         table={f"{i} | {lengths}": m for (i, lengths), m in length_test["mean"].stack().items()},
     )
-    judged = idea_verdicts(repeats, control_accuracy=trained.control_accuracy, length_test=length_test)
+    judged = idea_verdicts(repeats, control_accuracy=trained.control_by_seed, length_test=length_test)
     for item, guarantee in FIGURE_GUARANTEE.items():
         ideas = [i for i, f in FIGURE_OF.items() if f == item]
         fig, (ax_acc, ax_ham) = plt.subplots(1, 2, figsize=(11, 4))

@@ -1,8 +1,12 @@
 """Each thesis statement of Visca (2021) Figs 4.1-4.7 judged by a stated rule on this run's numbers: the
-directional statements of Figs 4.3 and 4.6 as claims (:mod:`pate_study.reporting.claims`) on intervals over the
-repeats' noise draws."""
+statements of Figs 4.3-4.6 and the control's ≈ 0.97 as claims (:mod:`pate_study.reporting.claims`) on intervals
+over the model training seeds crossed with the mechanisms' noise draws (and the test split's bootstrap for the
+control). The draws nest in the seeds (every draw of seed ``s`` is scored by the models of seed ``s``), so the
+interval is the two-stage one over the seeds' means (:func:`pate_study.reporting.uncertainty.clustered_interval`)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -40,43 +44,46 @@ def first_epsilon_reaching(summary: pd.DataFrame, idea: str, accuracy_level: flo
 #: the thesis's highlighted ε (Fig 4.4 text) and the end of the range its statements are read on
 THESIS_EPSILON_RANGE = 100.0
 
-#: the random source behind every idea's curve that one run does not replicate: each model is trained once
-MODEL_SEED = "model seeds (each model trained once)"
+#: the models' training seed (initialisation, batch order, Idea 5's training noise); with ``n_model_seeds = 1``
+#: each model is trained once and this source is named as not replicated
+MODEL_SEED = "model training seed"
+#: the sources behind every idea's number: the model seeds and, nested in each, the mechanism's noise draws
+IDEA_SOURCES = (MODEL_SEED, unc.RELEASE_NOISE)
 
 FIG43_ACCURACY_RISES = Claim(
     "accuracy rises",
     "Visca 2021, §4.1.1, Fig 4.3 (Idea 1): as ε increases the accuracy slowly increases",
     "Idea 1 (Δu measured) accuracy at the largest ε of the range − at the smallest",
     "direction",
-    (unc.RELEASE_NOISE,),
+    IDEA_SOURCES,
 )
 FIG43_HAMMING_FALLS = Claim(
     "Hamming falls",
     "Visca 2021, §4.1.1, Fig 4.3 (Idea 1): the Hamming distance decreases substantially",
     "Idea 1 (Δu measured) Hamming distance at the smallest ε of the range − at the largest",
     "direction",
-    (unc.RELEASE_NOISE,),
+    IDEA_SOURCES,
 )
 FIG43_BELOW_CONTROL = Claim(
     "below the control",
     "Visca 2021, §4.1.1, Fig 4.3 (Idea 1): accuracy quite stable but lower than the control",
     "control accuracy − Idea 1 (Δu measured) accuracy",
     "every-step",
-    (unc.RELEASE_NOISE,),
+    IDEA_SOURCES,
 )
 FIG46_ACCURACY_FALLS = Claim(
     "accuracy falls",
     "Visca 2021, §4.1.1, Fig 4.6 (Idea 4): classification utility decreases as ε increases",
     "Idea 4 accuracy at the smallest ε of the grid − at the largest",
     "direction",
-    (unc.RELEASE_NOISE,),
+    IDEA_SOURCES,
 )
 FIG46_HAMMING_FALLS = Claim(
     "Hamming falls",
     "Visca 2021, §4.1.1, Fig 4.6 (Idea 4): the Hamming distance decreases as ε increases",
     "Idea 4 Hamming distance at the smallest ε of the grid − at the largest",
     "direction",
-    (unc.RELEASE_NOISE,),
+    IDEA_SOURCES,
 )
 
 
@@ -85,7 +92,7 @@ FIG44_HAMMING_ABOVE = Claim(
     "Visca 2021, §4.1.1, Fig 4.4 (Idea 2): for ϵ = 100 ... the hamming distance is still above 0.4",
     "Idea 2 Hamming distance at ε = 100",
     "direction",
-    (unc.RELEASE_NOISE,),
+    IDEA_SOURCES,
     boundary=0.4,
     side="above",
     printed="0.4",
@@ -95,15 +102,37 @@ FIG45_ACCURACY_HALF = Claim(
     "Visca 2021, §4.1.1, Fig 4.5 (Idea 3): accuracy stays around 0.50 whatever ε",
     "Idea 3 accuracy",
     "level",
-    (unc.RELEASE_NOISE,),
+    IDEA_SOURCES,
     boundary=0.5,
     printed="0.50",
 )
 
 
-def _draws(runs: pd.DataFrame, idea: str, epsilon: float, column: str) -> np.ndarray:
-    """``column`` of every repeat (one draw of the mechanism's noise each) of ``idea`` at ``epsilon``."""
-    return runs.loc[(runs["idea"] == idea) & (runs["epsilon"] == epsilon), column].to_numpy(dtype=np.float64)
+def _cluster_means_interval(values, clusters) -> unc.Estimate:
+    """A mean over noise draws nested in model seeds: the t-interval of the seeds' means
+    (:func:`pate_study.reporting.uncertainty.clustered_interval`; two-stage sampling, Cochran 1977, ch. 10). The
+    draws of one seed share its models, so they are not independent replicates of the seed; with one seed, the
+    interval is over the draws and the seed is named as not replicated."""
+    return unc.clustered_interval(values, clusters, [MODEL_SEED], [unc.RELEASE_NOISE])
+
+
+def _seeds(runs: pd.DataFrame) -> np.ndarray:
+    """The model seed of every row (0 for a table from one seed, without the column)."""
+    return runs["model_seed"].to_numpy() if "model_seed" in runs else np.zeros(len(runs), dtype=np.int64)
+
+
+def _draws(runs: pd.DataFrame, idea: str, epsilon: float, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """``column`` of every (model seed, repeat) of ``idea`` at ``epsilon`` (one draw of the mechanism's noise
+    each), and the model seed of each."""
+    rows = ((runs["idea"] == idea) & (runs["epsilon"] == epsilon)).to_numpy()
+    return runs.loc[rows, column].to_numpy(dtype=np.float64), _seeds(runs)[rows]
+
+
+def draw_estimate(runs: pd.DataFrame, idea: str, epsilon: float, column: str) -> unc.Estimate:
+    """The mean ``column`` of ``idea`` at ``epsilon`` over model seeds x noise draws
+    (:func:`_cluster_means_interval`)."""
+    values, seeds = _draws(runs, idea, epsilon, column)
+    return _cluster_means_interval(values, seeds)
 
 
 def _summary_of(draws: np.ndarray) -> tuple[float, float, int]:
@@ -111,14 +140,23 @@ def _summary_of(draws: np.ndarray) -> tuple[float, float, int]:
 
 
 def draw_difference(runs: pd.DataFrame, idea: str, column: str, first: float, second: float) -> unc.Estimate:
-    """``column`` at ε = ``first`` minus at ε = ``second``: Welch's t-interval over the independent noise draws at
-    the two ε (:func:`pate_study.reporting.uncertainty.welch_difference`); the model seed is not replicated."""
-    return unc.welch_difference(
-        _summary_of(_draws(runs, idea, first, column)),
-        _summary_of(_draws(runs, idea, second, column)),
-        [unc.RELEASE_NOISE],
-        unreplicated=[MODEL_SEED],
-    )
+    """``column`` at ε = ``first`` minus at ε = ``second``. With two or more model seeds: one model scores both ε,
+    so draw ``r`` of seed ``s`` at ``first`` is set against draw ``r`` of seed ``s`` at ``second`` and the
+    differences are judged on the t-interval of the seeds' mean differences
+    (:func:`pate_study.reporting.uncertainty.clustered_paired_difference`; the mean of the differences is the
+    difference of the means, whichever draws are set against each other). With one seed: Welch's t-interval over
+    the independent noise draws at the two ε (:func:`pate_study.reporting.uncertainty.welch_difference`), the
+    model seed named as not replicated."""
+    a, seeds_a = _draws(runs, idea, first, column)
+    b, seeds_b = _draws(runs, idea, second, column)
+    if np.unique(np.concatenate([seeds_a, seeds_b])).size < 2:
+        return unc.welch_difference(_summary_of(a), _summary_of(b), [unc.RELEASE_NOISE], unreplicated=[MODEL_SEED])
+    if not np.array_equal(seeds_a, seeds_b):
+        raise ValueError(
+            f"runs: {idea} at ε = {first:g} and ε = {second:g}: expected the same model seeds with the same number of "
+            "draws each, in the same order"
+        )
+    return unc.clustered_paired_difference(a, b, seeds_a, [MODEL_SEED], [unc.RELEASE_NOISE])
 
 
 def _nearest(runs: pd.DataFrame, idea: str, epsilon: float) -> float:
@@ -127,15 +165,27 @@ def _nearest(runs: pd.DataFrame, idea: str, epsilon: float) -> float:
     return float(grid[int(np.argmin(np.abs(np.log(grid) - np.log(epsilon))))])
 
 
-def gap_to_control(runs: pd.DataFrame, idea: str, epsilon: float, control_accuracy: float) -> unc.Estimate:
-    """control accuracy − the idea's accuracy at ``epsilon``: the t-interval of the per-draw gaps (taken draw by
-    draw, so a draw that scores exactly the control's accuracy gives a gap of exactly 0). The control is one trained
-    model scored on the real test split: its seed is not replicated."""
-    gaps = control_accuracy - _draws(runs, idea, epsilon, "accuracy")
-    return unc.t_interval(gaps, [unc.RELEASE_NOISE], unreplicated=[MODEL_SEED])
+def _control_of(control_accuracy: float | Mapping[int, float], seeds: np.ndarray) -> np.ndarray:
+    """The control's accuracy on the real test split for every row's model seed (a number: the same for all)."""
+    if isinstance(control_accuracy, Mapping):
+        return np.array([float(control_accuracy[int(s)]) for s in seeds])
+    return np.full(len(seeds), float(control_accuracy))
 
 
-def fig43_claims(runs: pd.DataFrame, control_accuracy: float, max_epsilon: float) -> verdicts.Verdict:
+def gap_to_control(
+    runs: pd.DataFrame, idea: str, epsilon: float, control_accuracy: float | Mapping[int, float]
+) -> unc.Estimate:
+    """control accuracy − the idea's accuracy at ``epsilon``, taken draw by draw against the control of the draw's
+    own model seed (``control_accuracy``: model seed → accuracy, or one number for every seed), so a draw that
+    scores exactly its control's accuracy gives a gap of exactly 0; interval over model seeds x noise draws
+    (:func:`_cluster_means_interval`)."""
+    values, seeds = _draws(runs, idea, epsilon, "accuracy")
+    return _cluster_means_interval(_control_of(control_accuracy, seeds) - values, seeds)
+
+
+def fig43_claims(
+    runs: pd.DataFrame, control_accuracy: float | Mapping[int, float], max_epsilon: float
+) -> verdicts.Verdict:
     """The three statements of Fig 4.3 on ε ≤ ``max_epsilon``, each judged on its interval
     (:func:`pate_study.reporting.claims.judge`) and combined: accuracy rises (its value at the range's largest ε −
     at its smallest > 0), the Hamming distance falls, and the accuracy stays below the control at every ε."""
@@ -166,15 +216,18 @@ def _means(runs: pd.DataFrame) -> pd.DataFrame:
 def idea_verdicts(
     runs: pd.DataFrame,
     *,
-    control_accuracy: float,
+    control_accuracy: float | Mapping[int, float],
     highlighted_epsilon: float = THESIS_EPSILON_RANGE,
     length_test: pd.DataFrame | None = None,
 ) -> dict:
-    """Each thesis statement of Figs 4.3-4.7 judged on this run's repeats (``runs``: one row per idea, ε and
-    repeat, as :func:`pate_study.experiments.deeplog.runs.run_ideas` returns them).
+    """Each thesis statement of Figs 4.3-4.7 judged on this run's repeats (``runs``: one row per model seed, idea,
+    ε and repeat, as :func:`pate_study.experiments.deeplog.runs.run_ideas` returns them; without a ``model_seed``
+    column, one seed). ``control_accuracy``: the control's accuracy on the real test split per model seed (or one
+    number for every seed).
 
-    Figs 4.3 and 4.6 are claims with intervals over the repeats' noise draws (:func:`fig43_claims`,
-    :data:`FIG46_ACCURACY_FALLS`); the models' seed is named as not replicated. Fig 4.3 is judged on
+    Figs 4.3-4.6 are claims with intervals over the model seeds crossed with the noise draws (the t-interval of the
+    seeds' means, :func:`_cluster_means_interval`; :func:`fig43_claims`, :data:`FIG46_ACCURACY_FALLS`); with one
+    model seed the interval is over the draws and the seed is named as not replicated. Fig 4.3 is judged on
     ε ≤ ``highlighted_epsilon`` (the range the thesis discusses); the verdict on the whole grid, and the widest
     range on which it agrees, are given in the reason, because past that range any per-symbol mechanism returns
     the original symbols. Fig 4.5's reason uses ``length_test`` (:func:`length_permutation_test`) when given.
@@ -182,6 +235,11 @@ def idea_verdicts(
     trained at a fixed ε."""
     out = {}
     summary = _means(runs)
+    control_mean = (
+        float(np.mean(list(control_accuracy.values())))
+        if isinstance(control_accuracy, Mapping)
+        else float(control_accuracy)
+    )
     judged = fig43_claims(runs, control_accuracy, highlighted_epsilon)
     whole = fig43_claims(runs, control_accuracy, float(runs["epsilon"].max()))
     s1 = summary[summary["idea"] == IDEA1_MEASURED].sort_values("epsilon")
@@ -189,7 +247,7 @@ def idea_verdicts(
     agreeing = [e for e in grid[1:] if fig43_claims(runs, control_accuracy, e).verdict == "agrees"]
     shape = (
         f"shape: a step from {s1['accuracy'].iloc[0]:.3f} at ε = {grid[0]:g} to "
-        f"{s1['accuracy'].iloc[-1]:.3f} at ε = {grid[-1]:g} (control {control_accuracy:.3f})"
+        f"{s1['accuracy'].iloc[-1]:.3f} at ε = {grid[-1]:g} (control {control_mean:.3f})"
     )
     context = (
         f"whole grid (ε ≤ {grid[-1]:g}): {whole.verdict}; "
@@ -204,11 +262,7 @@ def idea_verdicts(
     )
     fig44 = judge(
         FIG44_HAMMING_ABOVE,
-        unc.t_interval(
-            _draws(runs, IDEA2, _nearest(runs, IDEA2, highlighted_epsilon), "hamming"),
-            [unc.RELEASE_NOISE],
-            unreplicated=[MODEL_SEED],
-        ),
+        draw_estimate(runs, IDEA2, _nearest(runs, IDEA2, highlighted_epsilon), "hamming"),
     )
     out["visca2021-fig4.4"] = verdicts.Verdict(
         fig44.verdict,
@@ -239,10 +293,7 @@ def idea_verdicts(
     grid3 = sorted(runs.loc[runs["idea"] == IDEA3, "epsilon"].unique())
     fig45 = judge(
         FIG45_ACCURACY_HALF,
-        [
-            unc.t_interval(_draws(runs, IDEA3, e, "accuracy"), [unc.RELEASE_NOISE], unreplicated=[MODEL_SEED])
-            for e in grid3
-        ],
+        [draw_estimate(runs, IDEA3, e, "accuracy") for e in grid3],
         note=f"ε = {', '.join(f'{e:g}' for e in grid3)}",
     )
     out["visca2021-fig4.5"] = verdicts.Verdict(
@@ -282,23 +333,36 @@ CONTROL_LEVEL = Claim(
     "Visca 2021, §4.1: the control's average accuracy ≈ 0.97",
     "control accuracy on the real test split",
     "level",
-    (unc.TEST_SET,),
+    (MODEL_SEED, unc.TEST_SET),
     boundary=0.97,
     printed="0.97",
 )
 
 
 def control_accuracy_estimate(labels, predictions, *, n_boot: int, seed: int) -> unc.Estimate:
-    """The control's accuracy on the real test split with the percentile bootstrap of its test examples
-    (:func:`pate_study.reporting.uncertainty.percentile_bootstrap`, ``n_boot`` resamples from ``seed``); the control
-    is trained once, so its seed is named as not replicated."""
-    return unc.percentile_bootstrap(
-        lambda y, p: float(np.mean(y == p)),
-        [np.asarray(labels), np.asarray(predictions)],
-        n_boot=n_boot,
-        seed=seed,
-        unreplicated=[MODEL_SEED],
-    )
+    """The control's accuracy on the real test split. ``predictions``: ``[n]`` for one trained control, or
+    ``[S, n]`` for one control per model seed. One control: the percentile bootstrap of its test examples
+    (:func:`pate_study.reporting.uncertainty.percentile_bootstrap`), its seed named as not replicated. ``S ≥ 2``
+    controls: the mean over seeds with the t-interval over seeds and the bootstrap of the seed mean (every seed
+    scored on the same resampled rows: the seeds share the test split) added in quadrature
+    (:func:`pate_study.reporting.uncertainty.combined_interval`); ``n_boot`` resamples from ``seed``."""
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    if predictions.ndim == 1 or predictions.shape[0] == 1:
+        return unc.percentile_bootstrap(
+            lambda y, p: float(np.mean(y == p)),
+            [labels, predictions.reshape(-1)],
+            n_boot=n_boot,
+            seed=seed,
+            unreplicated=[MODEL_SEED],
+        )
+    if predictions.ndim != 2 or predictions.shape[1] != labels.shape[0]:
+        raise ValueError(
+            f"predictions: expected [{labels.shape[0]}] or [model seeds, {labels.shape[0]}], got {predictions.shape}"
+        )
+    correct = (predictions == labels[None, :]).astype(np.float64)  # [S, n]
+    weights = unc.bootstrap_weights(unc.bootstrap_rows(labels.shape[0], n_boot, seed))  # [n_boot, n]
+    draws = weights @ correct.T / labels.shape[0]  # [n_boot, S]: each seed's accuracy on each resample
+    return unc.combined_interval(correct.mean(axis=1), draws, [MODEL_SEED])
 
 
 def control_verdict(control: unc.Estimate, unseen: dict, duplication_stats: dict):
@@ -313,7 +377,7 @@ def control_verdict(control: unc.Estimate, unseen: dict, duplication_stats: dict
     on_unseen = unseen["unseen_accuracy"]
     reason = (
         f"{v.reason}; {share:.0%} of our test sequences occur verbatim in the training split. "
-        f"On the {unseen['unseen_sequences']} unseen ones the control scores {on_unseen:.3f} "
+        f"On the {unseen['unseen_sequences']} unseen ones the control of model seed 0 scores {on_unseen:.3f} "
         f"({unseen['unseen_abnormal_share']:.0%} abnormal), on the seen ones {unseen['seen_accuracy']:.3f}: "
         + (
             "duplicates do not explain the difference (unseen sequences score as high); the thesis's split "
