@@ -23,6 +23,7 @@ def check(scalars: dict, params: dict) -> None:
         )
     control = scalars["control"]
     assert 0.0 <= control["accuracy"] <= 1.0 and 0.0 < control["measured_delta_u"] <= 2.0 + 1e-9
+    assert len(control["accuracy_by_model_seed"]) == params["n_model_seeds"]  # every model trained once per seed
     eps = [f"{float(e)}" for e in params["epsilons"]]
     for n in range(1, 8):
         item = scalars[f"visca2021-fig4.{n}"]
