@@ -646,3 +646,11 @@ def test_a_run_cut_off_before_the_lowest_rate_converged_cannot_say_it_is_behind(
     assert cut.verdict == "inconclusive" and cut.reason.startswith("cut off: 60 % of the lr 0.0001 teachers")
     ahead = Verdict("agrees", "r")
     assert teacher_verdicts.cut_off(ahead, 1.0, 1e-4) is ahead  # a lower bound that already clears the other rate
+
+
+def test_teacher_spec_from_a_notebooks_flat_parameters():
+    """Notebooks 04 and 05 declare the recipe as teacher_<field>; one function reads it for both."""
+    params = {f"teacher_{name}": getattr(teachers.TeacherSpec(), name) for name in teachers.RECIPE_PARAMETERS}
+    params["teacher_hidden"] = [16, 8]
+    spec = teachers.teacher_spec_from_parameters({**params, "unrelated": 1})
+    assert spec.hidden == (16, 8) and spec.lr == teachers.TeacherSpec().lr

@@ -13,17 +13,7 @@ CONFIG = "configs/05_audioset_multilabel/paper.yaml"
 def paper_votes() -> tuple[dict, teachers.TeacherSpec, object, dict]:
     """(paper parameters, the teachers' recipe, the largest big-subset ensemble's votes, the subset's info)."""
     p = yaml.safe_load(open(CONFIG))
-    spec = teachers.teacher_spec(
-        hidden=tuple(p["teacher_hidden"]),
-        dropout=p["teacher_dropout"],
-        lr=p["teacher_lr"],
-        batch_size=p["teacher_batch_size"],
-        steps=p["teacher_steps"],
-        eval_every=p["teacher_eval_every"],
-        patience=p["teacher_patience"],
-        sampler=p["teacher_sampler"],
-        mixup_alpha=p["teacher_mixup_alpha"],
-    )
+    spec = teachers.teacher_spec_from_parameters(p)
     big, info = pipeline.ensemble_votes(
         p["teacher_counts"],
         spec,

@@ -116,17 +116,7 @@ def setup(out: NotebookOutputs, params: dict[str, Any]) -> Study05:
     p = flat_parameters(params)
     torch.set_num_threads(int(p["torch_threads"]))
     use_style()
-    spec = teachers.teacher_spec(
-        hidden=tuple(p["teacher_hidden"]),
-        dropout=p["teacher_dropout"],
-        lr=p["teacher_lr"],
-        batch_size=p["teacher_batch_size"],
-        steps=p["teacher_steps"],
-        eval_every=p["teacher_eval_every"],
-        patience=p["teacher_patience"],
-        sampler=p["teacher_sampler"],
-        mixup_alpha=p["teacher_mixup_alpha"],
-    )
+    spec = teachers.teacher_spec_from_parameters(p)
     counts = list(p["teacher_counts"])
     big, info = pipeline.ensemble_votes(
         counts, spec, data=p["data"], subset="big", min_pool=p["min_pool"], **ensemble_kwargs(p)

@@ -102,6 +102,27 @@ def teacher_spec(**settings: Any) -> TeacherSpec:
     return TeacherSpec().replace(**settings)
 
 
+#: the notebooks' parameter names of the teachers' recipe (``teacher_<field>``), as :class:`TeacherSpec` fields
+RECIPE_PARAMETERS = (
+    "hidden",
+    "dropout",
+    "lr",
+    "batch_size",
+    "steps",
+    "eval_every",
+    "patience",
+    "sampler",
+    "mixup_alpha",
+)
+
+
+def teacher_spec_from_parameters(parameters: Mapping[str, Any]) -> TeacherSpec:
+    """The teachers' recipe from a notebook's flat parameters (``teacher_hidden``, ``teacher_lr``, ...: each of
+    :data:`RECIPE_PARAMETERS` prefixed ``teacher_``), as notebooks 04 and 05 declare it."""
+    settings = {name: parameters[f"teacher_{name}"] for name in RECIPE_PARAMETERS}
+    return teacher_spec(**{**settings, "hidden": tuple(settings["hidden"])})
+
+
 @dataclass
 class TeacherRun:
     """One trained ensemble: ``history`` (step, teacher, split, metric, value; split "curve" = the fixed eval
