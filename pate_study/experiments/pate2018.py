@@ -428,7 +428,9 @@ def lnmax_verdicts(lnmax: pd.DataFrame, *, real_data: bool):
     if not comparable:
         return table, verdicts.not_comparable("; ".join(sorted({v.reason for v in judged})), rule=rule)
     failing = [f"{r['dataset']} {r['queries']}: {v.reason}" for r, v in comparable if v.verdict != "agrees"]
-    return table, (verdicts.differs("; ".join(failing), rule=rule) if failing else verdicts.agrees(rule=rule))
+    evidence = "; ".join(f"{r['dataset']} {r['queries']}: {v.evidence}" for r, v in comparable)
+    outcome = "differs" if failing else "agrees"
+    return table, verdicts.Verdict(outcome, rule, "; ".join(failing), evidence=evidence)
 
 
 def reference_data_independent_epsilon(
