@@ -522,7 +522,7 @@ def printed_draw_verdict(printed: str, draws, *, quantity: str, coverage: float 
     claim = Claim(
         quantity,
         "Papernot et al. 2018, Table 2: one run of the confident GNMax on the released votes",
-        f"{quantity} of one run",
+        quantity,
         "one-run",
         (CHECK_NOISE,),
         boundary=value,

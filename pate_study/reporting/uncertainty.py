@@ -111,6 +111,15 @@ class Estimate:
         if not 0 < self.level < 1:
             raise ValueError(f"level={self.level}: expected in (0, 1)")
 
+    def within(self, lower: float, upper: float) -> Estimate:
+        """The estimate with its interval clipped to where the quantity can lie (a rate in ``[0, 1]``, a distance
+        ``>= 0``): a t-interval ignores a quantity's range, so on few replicates it can reach past it; clipping moves
+        only ends that lie where no value can, so a verdict that reads the interval changes only where the claim's
+        band itself reaches past the range."""
+        if not lower <= self.value <= upper:
+            raise ValueError(f"value {self.value} lies outside the quantity's range [{lower}, {upper}]")
+        return dataclasses.replace(self, low=min(max(self.low, lower), upper), high=max(min(self.high, upper), lower))
+
     @property
     def half_width(self) -> float:
         """The larger of the two sides' distances from ``value`` (``inf`` when unbounded)."""
@@ -132,7 +141,7 @@ class Estimate:
                 inner = ", ".join(s for s in self.sources if s not in self.cluster_sources) or "no source"
                 text = (
                     f"{interval} over {self.n_replicates} replicates of {outer} with {self.n_units} replicates of"
-                    f" {inner} nested in them ({self.method}, {self.n_replicates - 1} df, {level})"
+                    f" {inner} in all nested in them ({self.method}, {self.n_replicates - 1} df, {level})"
                 )
             elif self.method == ONE_RUN_METHOD:
                 what = ", ".join(self.sources) or "no source"

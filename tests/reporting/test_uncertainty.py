@@ -154,7 +154,7 @@ def test_clustered_interval_is_the_t_interval_of_the_cluster_means():
     assert (e.value, e.low, e.high) == (pytest.approx(means.mean()), pytest.approx(lo), pytest.approx(hi))
     assert (e.method, e.n_replicates, e.n_units) == (u.CLUSTER_METHOD, 3, 8)
     text = e.render(".3f")
-    assert f"over 3 replicates of {u.TEACHER_SEED} with 8 replicates of {u.STUDENT_SEED} nested in them" in text
+    assert f"over 3 replicates of {u.TEACHER_SEED} with 8 replicates of {u.STUDENT_SEED} in all nested in them" in text
     assert "(t-interval of cluster means, 2 df, 95%)" in text and "not replicated" not in text
     assert e.as_record()["n_units"] == 8 and e.map(lambda v: -v, increasing=False).n_units == 8
 
@@ -208,3 +208,17 @@ def test_cluster_bootstrap_resamples_clusters_then_students_and_is_seeded():
     assert e.high - e.low > flat.high - flat.low
     one = u.clustered_bootstrap(np.median, x, np.zeros(8), [u.TEACHER_SEED], [u.STUDENT_SEED], n_boot=50, seed=0)
     assert one.unreplicated == (u.TEACHER_SEED,)
+
+
+def test_an_interval_is_clipped_only_where_no_value_can_lie():
+    """A rate's t-interval on few replicates can reach past 1; within() clips the ends to the range, keeps the
+    value and the sources, and refuses a value outside the range."""
+    e = u.t_interval([0.97, 0.99, 1.0], [u.STUDENT_SEED])
+    assert e.high > 1.0
+    clipped = e.within(0.0, 1.0)
+    assert clipped.high == 1.0 and clipped.low == e.low and clipped.value == e.value and clipped.sources == e.sources
+    assert u.t_interval([0.3, 0.5, 0.4], [u.STUDENT_SEED]).within(0.0, 1.0) == u.t_interval(
+        [0.3, 0.5, 0.4], [u.STUDENT_SEED]
+    )
+    with pytest.raises(ValueError, match="outside the quantity's range"):
+        u.exact(1.5).within(0.0, 1.0)

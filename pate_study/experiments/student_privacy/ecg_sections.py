@@ -7,6 +7,7 @@ Every section takes the :class:`EcgRun` of :func:`run_designs` and the notebook'
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,10 +144,15 @@ def ensemble_section(run: EcgRun, out: NotebookOutputs, *, gamma: float) -> pd.D
         save_and_show(out, fig, item, data=run.data)
     effects = {name: ecg.ensemble_effects(r.students, run.order) for name, r in run.results.items()}
     main = effects[PAPER_LAYOUT]
+    # the paper's 4-5 % beside the quantity the verdict judges (the decay on the reweighted accuracy, in points);
+    # the decay on the balanced sample's raw accuracy is recorded beside it, not judged
+    judged = [100 * e.value for e in ecg.reweighted_decays(run.results[PAPER_LAYOUT]).values()]
     out.record(
         "make2021-fig8",
-        accuracy_decay_min_pct=float(main["ensemble_decay_pct"].min()),
-        accuracy_decay_max_pct=float(main["ensemble_decay_pct"].max()),
+        accuracy_decay_min_pct=min(judged, default=math.nan),
+        accuracy_decay_max_pct=max(judged, default=math.nan),
+        accuracy_decay_unweighted_min_pct=float(main["ensemble_decay_pct"].min()),
+        accuracy_decay_unweighted_max_pct=float(main["ensemble_decay_pct"].max()),
     )
     out.record(
         "make2021-fig9",

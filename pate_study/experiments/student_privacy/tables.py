@@ -69,13 +69,18 @@ def student_teachers(students: pd.DataFrame, level: str) -> np.ndarray:
 
 
 def level_estimate(
-    students: pd.DataFrame, column: str, level: str, sources: Sequence[str] = STUDENT_SOURCES
+    students: pd.DataFrame,
+    column: str,
+    level: str,
+    sources: Sequence[str] = STUDENT_SOURCES,
+    bounds: tuple[float, float] = (0.0, 1.0),
 ) -> Estimate:
-    """The mean of ``column`` over the students of ``level``, with its two-level interval (students nested in the
-    teacher ensembles: :func:`pate_study.reporting.uncertainty.clustered_interval`)."""
+    """The mean of ``column`` (a rate, in ``bounds``) over the students of ``level``, with its two-level interval
+    (students nested in the teacher ensembles: :func:`pate_study.reporting.uncertainty.clustered_interval`), clipped
+    to ``bounds`` (:meth:`pate_study.reporting.uncertainty.Estimate.within`)."""
     return unc.clustered_interval(
         student_values(students, column, level), student_teachers(students, level), TEACHER_SOURCES, sources
-    )
+    ).within(*bounds)
 
 
 def paired_change(

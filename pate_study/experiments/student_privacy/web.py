@@ -60,6 +60,14 @@ RATES = [
 ]
 
 
+def span(values: pd.Series) -> str:
+    """``"min–max"`` of ``values`` at two decimals, or at as many more as it takes for the two ends to differ (up to
+    four), so a narrow range is not printed as "0.21–0.21"."""
+    lo, hi = float(values.min()), float(values.max())
+    digits = next((d for d in range(2, 5) if f"{lo:.{d}f}" != f"{hi:.{d}f}"), 2)
+    return f"{lo:.{digits}f}–{hi:.{digits}f}"
+
+
 def study_config(
     *,
     n_features: int,
@@ -509,9 +517,9 @@ def findings(
         f" {noisy_signal['linear_readout_snr_bound'].min():.3f}–{noisy_signal['linear_readout_snr_bound'].max():.3f}"
         f" (‖x‖₂/(√2 b), median ‖x‖₂ = {noisy_signal['median_l2_norm'].iloc[0]:.3f}). The teachers agree strongly"
         " on privatised requests (plurality share "
-        f"{noised['mean_top_vote_share'].min():.2f}–{noised['mean_top_vote_share'].max():.2f})"
+        f"{span(noised['mean_top_vote_share'])})"
         f" but on the answer a noise vector gets: their accuracy on the queries is"
-        f" {noised['ensemble_accuracy'].min():.2f}–{noised['ensemble_accuracy'].max():.2f}"
+        f" {span(noised['ensemble_accuracy'])}"
         f" (the queries are {med['query_positive_share'].median():.0%} anomalous)."
     )
     if NO_NOISE in med.index:
@@ -590,7 +598,7 @@ def findings(
             + ")"
             + (
                 f". The teachers agree on privatised requests (plurality share "
-                f"{noised['mean_top_vote_share'].min():.2f}–{noised['mean_top_vote_share'].max():.2f}) whatever"
+                f"{span(noised['mean_top_vote_share'])}) whatever"
                 " they are, which lowers q and ε_dep."
                 if v.verdict == "differs"
                 else "."
