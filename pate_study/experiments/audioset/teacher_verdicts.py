@@ -6,6 +6,7 @@ in: the thesis's values come from :func:`pate_study.reporting.registry.published
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -525,7 +526,7 @@ def similar_teachers_record(
     final = np.asarray(run.map, float)
     if labels is not None and run.probabilities is not None and len(run.probabilities) >= 2:
         z = teacher_spread_ratios(labels, run.probabilities, n_boot=n_boot, seed=seed)
-        est = unc.t_interval(z, FIG_5_6.sources)
+        est = unc.t_interval(z, FIG_5_6.sources).within(0.0, math.inf)  # a ratio of squares: never below 0
         extra = {"spread_ratio_per_teacher": [float(x) for x in z], "n_boot": n_boot}
     else:
         est, extra = None, {}
