@@ -223,7 +223,38 @@ def test_fig43_is_inconclusive_when_the_gap_to_the_control_is_zero():
     runs = _runs(EPS, [0.49, 0.49, 0.94, 0.998, 0.998], HAM, (0.0, 0.0, 0.0))
     v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
     assert v.verdict == "inconclusive" and "below the control: inconclusive" in v.reason
-    assert "the claims agree on ε ≤ 30 at most" in v.reason
+    assert "all three agree on ε ≤ 30 at most" in v.reason
+
+
+def test_fig43_summary_shows_each_claim_on_every_range_not_only_the_combined_cut():
+    """The rises/falls claims compare a range's two ends, so they can fail on a sub-range where the per-step "below
+    the control" still agrees: the summary names each claim's verdict per range (ε ≤ 10, 30, 100, 1000)."""
+    runs = _runs(EPS, [0.49, 0.5, 0.49, 0.95, 0.998], HAM, JITTER)
+    v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
+    assert "each claim on ε ≤ 10, 30, 100, 1000 (from ε = 1)" in v.reason
+    assert "accuracy rises: agrees, inconclusive, agrees, agrees" in v.reason
+    assert "Hamming falls: agrees, agrees, agrees, agrees" in v.reason
+    assert "below the control: agrees, agrees, agrees, inconclusive" in v.reason
+    assert "all three agree on ε ≤ 100 at most" in v.reason
+
+
+def test_findings_phrases_read_the_ends_the_peak_and_the_seed_of_the_floor():
+    s = _summary([(ex.IDEA4, 0.1, 0.478, 0.6), (ex.IDEA4, 30.0, 0.796, 0.3), (ex.IDEA4, 3000.0, 0.784, 0.2)])
+    assert ex.accuracy_course(s, ex.IDEA4) == "rises from 0.478 at ε = 0.1 to 0.784 at ε = 3000 (peak 0.796 at ε = 30)"
+    peak_last = _summary([(ex.IDEA4, 0.1, 0.5, 0.6), (ex.IDEA4, 30.0, 0.7, 0.3)])
+    assert ex.accuracy_course(peak_last, ex.IDEA4) == "rises from 0.500 at ε = 0.1 to 0.700 at ε = 30"
+    below = _summary([(ex.IDEA2, 1.0, 0.5, 0.5), (ex.IDEA2, 100.0, 0.792, 0.163)])
+    note = ex.reconstruction_note(0.212, below, ex.IDEA2, 100.0)
+    assert "model seed 0's" in note and "0.212" in note and "0.163, is below it, so it is no floor" in note
+    assert "floor for every" not in note
+    above = _summary([(ex.IDEA2, 1.0, 0.5, 0.5), (ex.IDEA2, 100.0, 0.792, 0.25)])
+    assert "0.250, is not below it" in ex.reconstruction_note(0.212, above, ex.IDEA2, 100.0)
+
+
+def test_fig47_names_its_trend_statistic():
+    runs = _runs(EPS, [0.5, 0.6, 0.7, 0.8, 0.9], HAM, JITTER)
+    v = ex.idea_verdicts(runs, control_accuracy=0.99)["visca2021-fig4.7"]
+    assert "Spearman's rho of the mean with the release ε: accuracy +1.00, Hamming -1.00" in v.reason
 
 
 def test_fig43_differs_when_the_idea_beats_the_control_in_every_draw():

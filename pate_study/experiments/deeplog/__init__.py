@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from .config import FIGURE_OF, IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR, StudyConfig
 from .figures import plot_idea
-from .findings import findings_lines, reach_table
+from .findings import accuracy_course, findings_lines, reach_table, reconstruction_note
 from .generators import (
     cosine_utility,
     exponential_output_sequences,
@@ -88,6 +88,7 @@ __all__ = [
     "Split",
     "StudyConfig",
     "accuracy",
+    "accuracy_course",
     "at_epsilon",
     "control_accuracy_estimate",
     "control_verdict",
@@ -114,6 +115,7 @@ __all__ = [
     "prepare",
     "reach_table",
     "reconstruction",
+    "reconstruction_note",
     "run_length_counts",
     "shortened_run",
     "run_ideas",

@@ -49,3 +49,10 @@ def check(scalars: dict, params: dict) -> None:
         assert beyond["krr_hamming_by_epsilon"][e] == pytest.approx(p_change, abs=5 * se + 1e-6)
         assert beyond["krr_released_epsilon_by_epsilon"][e] == pytest.approx(float(e) * data["test_length_max"])
     assert len(beyond["reach"]) == 7
+    # Fig 4.3's summary shows each claim per range; Fig 4.7 names its statistic; the findings read the data
+    fig43 = scalars["visca2021-fig4.3"]["verdict_reason"]
+    assert "each claim on ε ≤" in fig43 and "all three agree on" in fig43
+    assert "Spearman's rho" in scalars["visca2021-fig4.7"]["verdict_reason"]
+    text = scalars["findings"]["text"]
+    assert "model seed 0's autoencoder has reconstruction error" in text and "floor for every" not in text
+    assert f"at ε = {float(params['epsilons'][-1]):g}" in text.split("**Idea 4.**")[1].split("\n")[0]
