@@ -131,9 +131,10 @@ def _draws(runs: pd.DataFrame, idea: str, epsilon: float, column: str) -> tuple[
 
 def draw_estimate(runs: pd.DataFrame, idea: str, epsilon: float, column: str) -> unc.Estimate:
     """The mean ``column`` of ``idea`` at ``epsilon`` over model seeds x noise draws
-    (:func:`_cluster_means_interval`)."""
+    (:func:`_cluster_means_interval`), clipped to ``[0, 1]`` where an accuracy and a normalised Hamming distance
+    lie (:meth:`pate_study.reporting.uncertainty.Estimate.within`)."""
     values, seeds = _draws(runs, idea, epsilon, column)
-    return _cluster_means_interval(values, seeds)
+    return _cluster_means_interval(values, seeds).within(0.0, 1.0)
 
 
 def _summary_of(draws: np.ndarray) -> tuple[float, float, int]:
@@ -379,7 +380,7 @@ def control_accuracy_estimate(labels, predictions, *, n_boot: int, seed: int) ->
     correct = (predictions == labels[None, :]).astype(np.float64)  # [S, n]
     weights = unc.bootstrap_weights(unc.bootstrap_rows(labels.shape[0], n_boot, seed))  # [n_boot, n]
     draws = weights @ correct.T / labels.shape[0]  # [n_boot, S]: each seed's accuracy on each resample
-    return unc.combined_interval(correct.mean(axis=1), draws, [MODEL_SEED])
+    return unc.combined_interval(correct.mean(axis=1), draws, [MODEL_SEED]).within(0.0, 1.0)  # an accuracy
 
 
 def control_verdict(control: unc.Estimate, unseen: dict, duplication_stats: dict):
