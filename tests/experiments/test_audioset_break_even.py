@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pate_study.experiments.audioset import release_verdicts
+from pate_study.experiments.audioset.release_claims import analytic as release_analytic
 from pate_study.privacy import multilabel
 from pate_study.privacy.options import Accounting, Bound
 
@@ -85,13 +85,13 @@ def test_break_even_q_solves_for_the_share_and_is_nan_where_the_analysis_never_p
 
 
 def test_break_even_claim_agrees_at_the_thesis_setting_and_is_labelled_analytic():
-    v, values = release_verdicts.break_even_verdict(0.4, n_labels=161, n_teachers=50)
+    v, values = release_analytic.break_even_verdict(0.4, n_labels=161, n_teachers=50)
     assert v.verdict == "agrees" and v.basis == "analytic"
     assert "analytic: holds for any data" in v.reason and "Theorem 12 as printed it never falls" in v.reason
     assert 0.01 <= values["break_even_q_050"] < values["break_even_q_099"] <= 0.1
 
 
 def test_break_even_claim_differs_where_the_setting_moves_it_out_of_the_band():
-    v, values = release_verdicts.break_even_verdict(0.4, n_labels=161, n_teachers=10)  # 10 teachers: below 10⁻²
+    v, values = release_analytic.break_even_verdict(0.4, n_labels=161, n_teachers=10)  # 10 teachers: below 10⁻²
     assert v.verdict == "differs" and v.basis == "analytic"
     assert values["break_even_q_099"] < 0.01

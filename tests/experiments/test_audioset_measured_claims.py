@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 from sklearn.metrics import precision_recall_fscore_support
 
-from pate_study.experiments.audioset import release, release_verdicts, tables, votes
+from pate_study.experiments.audioset import release, tables, votes
+from pate_study.experiments.audioset.release_claims import common as release_common
+from pate_study.experiments.audioset.release_claims import findings as release_findings
+from pate_study.experiments.audioset.release_claims import student_figures
+from pate_study.experiments.audioset.release_claims import students as release_students
+from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
+from pate_study.experiments.audioset.release_claims import tables as release_tables
 from pate_study.experiments.audioset.verdict_rules import direction, seed_tolerance
 from pate_study.learning import metrics
 
@@ -82,9 +88,9 @@ def test_table_claims_read_the_draws_of_the_difference_they_judge():
     assert {"best F1 - average teacher F1 10", "F1 with check / without 20", "recall_true 10 - 20: 0.2"} <= set(
         tol["draws"]
     )
-    c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=tol)
+    c = release_tables.ensemble_claims(t51, t52, t53, tolerance=tol)
     assert all("40 bootstrap resamples" in e for e in c["verdict_estimate"].iloc[:3])
-    first = release_verdicts.pool_min_estimate(
+    first = release_common.pool_min_estimate(
         tol,
         ["mAP 1 - 10", "best F1 1 - 10"],
         [t51["map_raw"][0] - t51["map_raw"][1], t51["ensemble_f1"][0] - t51["ensemble_f1"][1]],
@@ -94,7 +100,7 @@ def test_table_claims_read_the_draws_of_the_difference_they_judge():
     assert "draws" not in tables.tolerance_summary(tol)
     # a spread larger than every margin turns each directional claim inconclusive, never agrees/differs
     wide = {"draws": {k: v + 10 * np.random.default_rng(0).standard_normal(v.size) for k, v in tol["draws"].items()}}
-    c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=wide)
+    c = release_tables.ensemble_claims(t51, t52, t53, tolerance=wide)
     assert set(c["verdict"].iloc[:3]) == {"inconclusive"}
 
 
@@ -134,40 +140,40 @@ def _t54():
 
 
 def test_fig_5_17_judges_noise_and_its_elasticity_on_the_sigma_sweep():
-    values = release_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161)
+    values = release_common.scale_verdict("real", "x", teacher_pool=6214, n_labels=161)
     t54 = _t54()
     # mAP doubles for a third less noise: direction agrees, elasticity ~3 (outside a factor 2 of 1): differs
     sweep = _sweep("muschiol2021-fig5.17", [0.1, 0.2, 0.3], [0.11, 0.052, 0.028], [17000.0, 4500.0, 2100.0])
-    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", sweep)
+    rec = student_figures.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", sweep)
     assert "less noise raises the student's mAP: agrees" in rec["verdict_reason"]
     assert "about +20 % mAP per 20 % less noise: differs" in rec["verdict_reason"]
     assert rec["sigma_sweep"]["sigma_e"] == [0.1, 0.2, 0.3]
     # +20 % per 20 % less noise agrees only when the interval lies within the printed 20 % ± 0.5 %; three seeds with
     # sd 0.002 leave it inconclusive; differences inside the seed spread are inconclusive
     ok = _sweep("muschiol2021-fig5.17", [0.16, 0.2], [0.06, 0.05], [1.0, 1.0], sd=1e-5)
-    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", ok)
+    rec = student_figures.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", ok)
     assert "about +20 % mAP per 20 % less noise: agrees" in rec["verdict_reason"]
     ok = _sweep("muschiol2021-fig5.17", [0.16, 0.2], [0.06, 0.05], [1.0, 1.0])
-    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", ok)
+    rec = student_figures.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", ok)
     assert "about +20 % mAP per 20 % less noise: inconclusive" in rec["verdict_reason"]
     assert "ε close to linear in the samples: agrees, analytic" in rec["verdict_reason"]
     flat = _sweep("muschiol2021-fig5.17", [0.1, 0.2], [0.051, 0.05], [1.0, 1.0], sd=0.004)
-    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", flat)
+    rec = student_figures.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real", flat)
     assert "less noise raises the student's mAP: inconclusive" in rec["verdict_reason"]
     # without a sweep the figure is judged on Table 5.4's rows only (no noise claim)
-    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real")
+    rec = student_figures.student_figure_record(t54, "muschiol2021-fig5.17", "0.2", ("None",), values, "real")
     assert "less noise" not in rec["verdict_reason"] and "sigma_sweep" not in rec
 
 
 def test_fig_5_18_and_5_19_compare_the_sweeps_point_by_point():
-    values = release_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161)
+    values = release_common.scale_verdict("real", "x", teacher_pool=6214, n_labels=161)
     t54 = _t54()
     without = _sweep("muschiol2021-fig5.17", [0.1, 0.2, 0.3], [0.109, 0.052, 0.029], [17000.0, 4500.0, 2100.0])
     with_c = _sweep(
         "muschiol2021-fig5.18", [0.1, 0.2, 0.3], [0.110, 0.062, 0.042], [6200.0, 1700.0, 840.0], sigma_c=0.6
     )
     sweep = pd.concat([without, with_c])
-    rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", sweep)
+    rec = student_figures.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", sweep)
     assert rec["verdict"] == "differs"
     assert "the check costs more ε: differs" in rec["verdict_reason"]
     assert "the check's mAP gain slight (0 to +10 %): differs" in rec["verdict_reason"]  # +10 %, +19 %, +45 %
@@ -178,7 +184,7 @@ def test_fig_5_18_and_5_19_compare_the_sweeps_point_by_point():
             with_c.assign(map=[0.111, 0.053, 0.0295], map_sd=0.0002, eps_data_dependent=[2e4, 5e3, 2.5e3]),
         ]
     )
-    rec = release_verdicts.student_figure_record(
+    rec = student_figures.student_figure_record(
         t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", small_gain
     )
     assert "the check's mAP gain slight (0 to +10 %): agrees" in rec["verdict_reason"]
@@ -188,12 +194,12 @@ def test_fig_5_18_and_5_19_compare_the_sweeps_point_by_point():
         ([0.1085, 0.0519, 0.0289], 0.0005, "inconclusive"),
     ):
         loss = pd.concat([without.assign(map_sd=sd), with_c.assign(map=maps, map_sd=sd)])
-        rec = release_verdicts.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", loss)
+        rec = student_figures.student_figure_record(t54, "muschiol2021-fig5.18", "0.2", ("0.4",), values, "real", loss)
         assert f"the check's mAP gain slight (0 to +10 %): {verdict}" in rec["verdict_reason"]
     adaptive = _sweep(
         "muschiol2021-fig5.19", [0.1, 0.2, 0.3], [0.042, 0.033, 0.030], [1.4e7, 3.6e6, 1.6e6], sigma_c=0.6
     )
-    rec = release_verdicts.student_figure_record(
+    rec = student_figures.student_figure_record(
         t54, "muschiol2021-fig5.19", "adaptive", ("0.4",), values, "real", pd.concat([sweep, adaptive])
     )
     assert "adaptive th_e: lower ε on the σ sweep: differs" in rec["verdict_reason"]
@@ -202,9 +208,9 @@ def test_fig_5_18_and_5_19_compare_the_sweeps_point_by_point():
 
 def test_student_claim_is_inconclusive_inside_the_seed_spread():
     row = lambda m: {"map": m, "map_sd": 0.01, "n_seeds": 3}  # noqa: E731  half-width t(0.975, 2)·0.01/√3 ≈ 0.025
-    assert release_verdicts.student_claim(row(0.26), 0.268).verdict == "inconclusive"
-    assert release_verdicts.student_claim(row(0.20), 0.268).verdict == "agrees"
-    assert release_verdicts.student_claim(row(0.30), 0.268).verdict == "differs"
+    assert release_students.student_claim(row(0.26), 0.268).verdict == "inconclusive"
+    assert release_students.student_claim(row(0.20), 0.268).verdict == "agrees"
+    assert release_students.student_claim(row(0.30), 0.268).verdict == "differs"
 
 
 # ----------------------------------------------------------------------------- Figs A.8-A.11, the audit
@@ -234,7 +240,7 @@ def test_confidence_records_judge_every_appendix_figure_against_its_own_ensemble
         "muschiol2021-figA.11": _conf([0.2, 0.15], [300.0, 120.0]),
         release.A11_FIXED_PARTNER: _conf([0.2, 0.15], [150.0, 60.0]),
     }
-    claims, rec = release_verdicts.confidence_records(
+    claims, rec = release_sweeps.confidence_records(
         {50: plain, 20: plain}, conf, 50, 20, "real", dict(teacher_pool=6214, n_labels=161)
     )
     assert set(rec) == {
@@ -266,7 +272,7 @@ def test_the_audit_table_catches_the_topk_vote_charged_at_sqrt_k():
     aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
     topk = aud[aud["release"].str.startswith("top-k")]
     assert len(topk) == 3 and (topk["delta"] == 0.1).all()
-    rec = release_verdicts.audit_record(aud)
+    rec = release_findings.audit_record(aud)
     assert rec["violations_sound_claims"] == 0
     assert rec["wrong_accounting_caught"] == rec["n_wrong_accounting"] == 1
     assert rec["broken_caught"] == rec["n_broken"]
@@ -282,7 +288,7 @@ def test_a_step_this_run_did_not_evaluate_is_left_out_and_none_left_is_not_compa
         }
     )
     tol = {"draws": {"precision_predicted 10 - 20: 0.2": np.full(50, -0.1)}}
-    v = release_verdicts.trend_verdict_table_5_2(t52, tol)
+    v = release_tables.trend_verdict_table_5_2(t52, tol)
     assert v.verdict == "agrees" and v.evidence.count("[") == 1  # the recall step (NaN) is left out
-    assert release_verdicts.trend_verdict_table_5_2(t52.iloc[:1], tol).verdict == "not comparable"
-    assert release_verdicts.pool_min_estimate(tol, ["x"], [np.nan]) is None
+    assert release_tables.trend_verdict_table_5_2(t52.iloc[:1], tol).verdict == "not comparable"
+    assert release_common.pool_min_estimate(tol, ["x"], [np.nan]) is None

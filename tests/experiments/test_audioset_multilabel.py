@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import release, release_verdicts, tables, votes
+from pate_study.experiments.audioset import release, tables, votes
+from pate_study.experiments.audioset.release_claims import appendix, student_figures
+from pate_study.experiments.audioset.release_claims import common as release_common
+from pate_study.experiments.audioset.release_claims import findings as release_findings
+from pate_study.experiments.audioset.release_claims import students as release_students
+from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
+from pate_study.experiments.audioset.release_claims import tables as release_tables
 
 warnings.filterwarnings("ignore", message=".*edge of the order range.*")
 
@@ -94,7 +100,7 @@ def test_confidence_rules_differ_in_th_e_dependence():
     y = m > 0.5
     ens = {10: _cv(np.broadcast_to(m, (10,) + m.shape), y)}
     t53 = tables.table_5_3(ens, thresholds=(0.2, 0.4), confidences=(0.6,))
-    v = release_verdicts.confidence_rule_verdict(t53).set_index("rule")
+    v = release_tables.confidence_rule_verdict(t53).set_index("rule")
     assert bool(v.loc["max", "answered_share_independent_of_th_e"])
     assert not bool(v.loc["printed", "answered_share_independent_of_th_e"])
 
@@ -155,7 +161,7 @@ def _rare_votes(rare_voters: int, n_teachers=10, n=600, classes=13, seed=0):
 def _fig_a_6(cv, n_boot=60):
     pc = tables.prediction_counts(cv)
     draws = tables.rare_prediction_draws(cv, n_boot=n_boot, seed=1)
-    rec = release_verdicts.prediction_counts_record(pc, "real", dict(teacher_pool=6214, n_labels=13), draws)
+    rec = appendix.prediction_counts_record(pc, "real", dict(teacher_pool=6214, n_labels=13), draws)
     return rec, draws
 
 
@@ -180,9 +186,7 @@ def test_fig_a_6_differs_when_a_fixed_threshold_predicts_them_or_the_adaptive_on
 
 def test_fig_a_6_is_inconclusive_without_the_pool_bootstrap():
     cv = _rare_votes(1)
-    rec = release_verdicts.prediction_counts_record(
-        tables.prediction_counts(cv), "real", dict(teacher_pool=6214, n_labels=13)
-    )
+    rec = appendix.prediction_counts_record(tables.prediction_counts(cv), "real", dict(teacher_pool=6214, n_labels=13))
     assert rec["verdict"] == "inconclusive"
 
 
@@ -236,7 +240,7 @@ def test_findings_are_computed_from_the_tables():
     mw, _ = release.multiwinner_sweep(cv, [0.3], n_account=100)
     import pandas as pd
 
-    text = release_verdicts.findings(sw, pd.DataFrame(), mw, b)
+    text = release_findings.findings(sw, pd.DataFrame(), mw, b)
     assert any("th_e=0.4" in s for s in text) and any("theorem12" in s for s in text)
 
 
@@ -279,7 +283,7 @@ def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_syntheti
             "F1 with check / without 20": 1.11,
         }
     )
-    c = release_verdicts.ensemble_claims(t51, t52, t53, tolerance=tol).set_index("claim")
+    c = release_tables.ensemble_claims(t51, t52, t53, tolerance=tol).set_index("claim")
     v = c["verdict"]
     assert v.filter(like="no ensemble beats").item() == "agrees"
     assert v.filter(like="raw mAP falls").item() == "differs"  # 0.20 -> 0.21 rises beyond the resample spread
@@ -287,13 +291,13 @@ def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_syntheti
     assert v.filter(like="confidence check").item() == "agrees"  # NaN (nothing answered) is left out
     assert "bootstrap resamples of query-pool examples" in c["verdict_estimate"].iloc[0]
     # the same numbers without the draws: nothing resampled, every directional claim inconclusive
-    assert set(release_verdicts.ensemble_claims(t51, t52, t53)["verdict"]) == {"inconclusive"}
+    assert set(release_tables.ensemble_claims(t51, t52, t53)["verdict"]) == {"inconclusive"}
     # a spread wider than every difference: inconclusive, never agrees or differs
     wide = _narrow_draws({k: float(np.mean(x)) for k, x in tol["draws"].items()}, sd=1.0)
-    assert set(release_verdicts.ensemble_claims(t51, t52, t53, tolerance=wide)["verdict"]) == {"inconclusive"}
+    assert set(release_tables.ensemble_claims(t51, t52, t53, tolerance=wide)["verdict"]) == {"inconclusive"}
     t53_none = t53.assign(f1_conf06=np.nan)
-    assert release_verdicts.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
-    assert set(release_verdicts.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
+    assert release_tables.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
+    assert set(release_tables.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
 
 
 def test_saving_contrast_verdict_needs_a_saving_at_04_but_none_at_02_and_the_adaptive_half_is_analytic():
@@ -309,23 +313,23 @@ def test_saving_contrast_verdict_needs_a_saving_at_04_but_none_at_02_and_the_ada
             }
         )
 
-    v, ratio = release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
+    v, ratio = release_sweeps.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10)
     assert v.verdict == "agrees" and ratio["0.4"] == pytest.approx(0.6)
     # the adaptive half is what the mathematics says (no saving once the threshold's sensitivity is charged), never
     # read off the sweep: neither a saving in the data nor one of rounding size turns it into agrees
     assert "a saving with the adaptive threshold: differs, analytic" in v.reason
-    v, _ = release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 1.0 - 1e-14), n_labels=10)
+    v, _ = release_sweeps.saving_contrast_verdict(sweep(1.0, 0.6, 1.0 - 1e-14), n_labels=10)
     assert "a saving with the adaptive threshold: differs, analytic" in v.reason
-    v, _ = release_verdicts.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
+    v, _ = release_sweeps.saving_contrast_verdict(sweep(1.0, 1.0, 1.0), n_labels=161)
     assert v.verdict == "differs" and "161 per-label factors" in v.reason  # no saving at 0.4: the claim differs
     assert "a saving with the adaptive threshold: differs, analytic" in v.reason  # not counted as evidence
-    v, _ = release_verdicts.saving_contrast_verdict(sweep(0.5, 0.6, 0.7), n_labels=10)
+    v, _ = release_sweeps.saving_contrast_verdict(sweep(0.5, 0.6, 0.7), n_labels=10)
     assert v.verdict == "differs" and "161" not in v.reason
     # a saving within the printed precision of ε (one decimal) at th_e 0.2 still counts as none
-    v, _ = release_verdicts.saving_contrast_verdict(sweep(0.9996, 0.6, 0.7), n_labels=10)
+    v, _ = release_sweeps.saving_contrast_verdict(sweep(0.9996, 0.6, 0.7), n_labels=10)
     assert v.verdict == "agrees"
     assert (
-        release_verdicts.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict
+        release_sweeps.saving_contrast_verdict(sweep(1.0, 0.6, 0.7), n_labels=10, kind="synthetic")[0].verdict
         == "not comparable"
     )
 
@@ -334,25 +338,25 @@ def test_q_average_is_the_thesis_own_inconsistency_not_a_difference_of_ours():
     import pandas as pd
 
     ours = pd.DataFrame({"th_e": ["0.2", "0.4", "adaptive"], "q_average": [1.0, 1.0, 1.0]})
-    v, table = release_verdicts.q_average_verdict(ours)
+    v, table = release_students.q_average_verdict(ours)
     below = table.set_index("th_e")["thesis_below_floor"]
     # 0.747 >= 1 - Phi(0.8/0.3)^153 = 0.444; 0.148 < 1 - Phi(2)^153 = 0.970; 0.034 < 1 - Phi(1/0.3)^153 = 0.064
     assert not below["0.2"] and below["0.4"] and below["adaptive"]
     assert (v.verdict, v.basis) == ("not comparable", "source inconsistency") and "0.970" in v.reason
     assert v.reason.startswith("the source's own inconsistency")
     # with far less noise the floors vanish and nothing is flagged
-    assert release_verdicts.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
+    assert release_students.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
 
 
 def test_student_claim_reads_the_seed_interval_of_the_best_student():
     def row(m, sd=0.002, n=3):
         return {"map": m, "map_sd": sd, "n_seeds": n}
 
-    assert release_verdicts.student_claim(row(0.04), 0.28).verdict == "agrees"
-    assert release_verdicts.student_claim(row(0.30), 0.28).verdict == "differs"
-    assert release_verdicts.student_claim(row(0.27, sd=0.02), 0.28).verdict == "inconclusive"  # inside the seeds
-    assert release_verdicts.student_claim(row(0.04, n=1), 0.28).verdict == "inconclusive"  # one seed: no interval
-    assert release_verdicts.student_claim(row(0.04), 0.28, kind="synthetic").verdict == "not comparable"
+    assert release_students.student_claim(row(0.04), 0.28).verdict == "agrees"
+    assert release_students.student_claim(row(0.30), 0.28).verdict == "differs"
+    assert release_students.student_claim(row(0.27, sd=0.02), 0.28).verdict == "inconclusive"  # inside the seeds
+    assert release_students.student_claim(row(0.04, n=1), 0.28).verdict == "inconclusive"  # one seed: no interval
+    assert release_students.student_claim(row(0.04), 0.28, kind="synthetic").verdict == "not comparable"
 
 
 def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():
@@ -411,23 +415,23 @@ def test_confidence_claims_label_the_epsilon_halves_analytic_and_leave_one_draw_
     )
     fixed = pd.DataFrame({"sigma_c": [0.6, 0.6], "sigma_e": [0.1, 0.3], "f1": [0.2, 0.15], "epsilon": [150.0, 60.0]})
     adaptive = fixed.assign(epsilon=[70.0, 30.0])
-    c = release_verdicts.confidence_claims(sweep, fixed, adaptive)
+    c = release_sweeps.confidence_claims(sweep, fixed, adaptive)
     # F1 from one release-noise draw per point: no interval, inconclusive; the ε halves analytic
     assert list(c["verdict"]) == ["inconclusive", "agrees", "agrees"]
     assert list(c["verdict_basis"].fillna("data")) == ["data", "analytic", "analytic"]
     assert "not replicated: release-noise draw" in c["verdict_reason"].iloc[0]
     assert c["verdict_reason"].iloc[1].startswith("analytic: holds for any data")
-    c = release_verdicts.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
+    c = release_sweeps.confidence_claims(sweep, fixed.assign(f1=[0.05, 0.15]), adaptive.assign(epsilon=[150.0, 60.0]))
     assert list(c["verdict"]) == ["inconclusive", "agrees", "differs"]
     assert "q̃ ≈ 1" in c["verdict_reason"].iloc[2]
-    assert set(release_verdicts.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"].iloc[:1]) == {
+    assert set(release_sweeps.confidence_claims(sweep, fixed, adaptive, kind="synthetic")["verdict"].iloc[:1]) == {
         "not comparable"
     }
 
 
 def test_scale_verdict_names_the_thesis_scale_of_the_subset():
-    assert "76,656" in release_verdicts.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
-    assert "274k" in release_verdicts.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
+    assert "76,656" in release_common.scale_verdict("real", "x", teacher_pool=1013, n_labels=15).reason
+    assert "274k" in release_common.scale_verdict("real", "x", teacher_pool=6214, n_labels=161).reason
 
 
 def test_adaptive_privacy_verdict_checks_the_direction():
@@ -441,8 +445,8 @@ def test_adaptive_privacy_verdict_checks_the_direction():
             "eps_data_dependent": [900.0, 950.0, 1.8e6],
         }
     )
-    v = release_verdicts.adaptive_privacy_verdict(t54)
+    v = student_figures.adaptive_privacy_verdict(t54)
     assert (v.verdict, v.basis) == ("differs", "analytic") and "2e+03×" in v.reason
     t54.loc[2, "eps_data_dependent"] = 500.0  # treated as fixed (not a guarantee) the numbers would say otherwise
-    assert release_verdicts.adaptive_privacy_verdict(t54).verdict == "agrees"
-    assert release_verdicts.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"
+    assert student_figures.adaptive_privacy_verdict(t54).verdict == "agrees"
+    assert student_figures.adaptive_privacy_verdict(t54, kind="synthetic").verdict == "not comparable"

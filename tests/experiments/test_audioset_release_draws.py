@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.experiments.audioset import release, release_verdicts, votes
+from pate_study.experiments.audioset import release, votes
+from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
 from pate_study.learning import metrics
 from pate_study.privacy import aggregators
 
@@ -113,7 +114,7 @@ def _f1_frames(plain_f1, conf_f1, n_boot=30, spread=0.002, seed=0):
 
 
 def _raises(frames):
-    claims = release_verdicts.confidence_claims(*frames)
+    claims = release_sweeps.confidence_claims(*frames)
     return claims.iloc[0]
 
 

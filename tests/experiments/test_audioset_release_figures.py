@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pate_study.experiments.audioset import figures, release, release_verdicts, teachers
+from pate_study.experiments.audioset import figures, release, teachers
+from pate_study.experiments.audioset.release_claims import common as release_common
+from pate_study.experiments.audioset.release_claims import student_figures
+from pate_study.experiments.audioset.release_claims import tables as release_tables
 
 
 def _frontier():
@@ -86,10 +89,10 @@ def test_students_without_a_check_never_print_a_sigma_c():
 
 def test_student_figures_say_no_check_with_none_and_pick_the_tables_rows_by_it():
     t54 = pd.DataFrame([dict(th_e="0.2", th_c=release.check_label(c), map=m) for c, m in ((None, 0.1), (0.4, 0.2))])
-    no_check = {item: thcs for item, _, thcs in release_verdicts.STUDENT_FIGURES}["muschiol2021-fig5.17"]
+    no_check = {item: thcs for item, _, thcs in student_figures.STUDENT_FIGURES}["muschiol2021-fig5.17"]
     assert no_check == (None,)
-    assert list(release_verdicts.student_rows(t54, "0.2", no_check)["map"]) == [0.1]
-    assert list(release_verdicts.student_rows(t54, "0.2", (0.4,))["map"]) == [0.2]  # the check's row, not the other
+    assert list(student_figures.student_rows(t54, "0.2", no_check)["map"]) == [0.1]
+    assert list(student_figures.student_rows(t54, "0.2", (0.4,))["map"]) == [0.2]  # the check's row, not the other
 
 
 def _info(kind):
@@ -108,7 +111,7 @@ def _info(kind):
 
 def test_stamps_say_reduced_scale_on_real_data_and_not_on_a_synthetic_stand_in():
     spec = teachers.teacher_spec(hidden=(8,), steps=10, eval_every=10)
-    real, _ = release_verdicts.setup_record(_info("real"), spec, [5])
-    synthetic, _ = release_verdicts.setup_record(_info("synthetic"), spec, [5])
+    real, _ = release_tables.setup_record(_info("real"), spec, [5])
+    synthetic, _ = release_tables.setup_record(_info("synthetic"), spec, [5])
     assert real.startswith("real data at reduced scale") and "reduced scale" not in synthetic
-    assert "reduced scale" in release_verdicts.small_stamp(_info("real"))
+    assert "reduced scale" in release_common.small_stamp(_info("real"))

@@ -3,18 +3,32 @@ source's printed precision, and per rule family one constructed input where it m
 difference without a printed margin, be inconclusive) and one where it must differ."""
 
 import ast
+import importlib
 import inspect
+import pkgutil
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.experiments.audioset import release_verdicts, teacher_verdicts, teachers, verdict_rules
+from pate_study.experiments.audioset import diagnostics, release_claims, teacher_claims, teachers, verdict_rules
+from pate_study.experiments.audioset.teacher_claims import ablations, curves, models
+from pate_study.experiments.audioset.teacher_claims import classes as teacher_classes
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, judge
 
-RULE_MODULES = (teacher_verdicts, release_verdicts, verdict_rules)
+
+def _modules(package) -> tuple:
+    """Every module of ``package``: the scans read each, so a claim moved between them stays checked."""
+    return tuple(
+        importlib.import_module(f"{package.__name__}.{m.name}") for m in pkgutil.iter_modules(package.__path__)
+    )
+
+
+TEACHER_CLAIMS = _modules(teacher_claims)
+RELEASE_CLAIMS = _modules(release_claims)
+RULE_MODULES = (*TEACHER_CLAIMS, *RELEASE_CLAIMS, verdict_rules)
 
 
 def _float_constants_in_comparisons(source: str) -> list[str]:
@@ -30,7 +44,7 @@ def _float_constants_in_comparisons(source: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", RULE_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize("module", RULE_MODULES, ids=lambda m: ".".join(m.__name__.rsplit(".", 2)[-2:]))
 def test_no_constant_tolerance_remains_in_the_audioset_rules(module):
     assert _float_constants_in_comparisons(inspect.getsource(module)) == []
     # the scan finds what it must: the rules as they were (a range below 25 % of the mean, AUC 0.6 / 0.75)
@@ -41,9 +55,9 @@ def test_no_constant_tolerance_remains_in_the_audioset_rules(module):
 def test_every_teacher_claims_band_is_printed_or_exact():
     """A claim's boundary is the source's printed number (its half last digit the only tolerance) or exact by
     definition: 0 for a difference, 1 for a ratio, the no-skill AUC 0.5 (§2.1.3)."""
-    claims = [c for c in vars(teacher_verdicts).values() if isinstance(c, Claim)]
+    claims = [c for m in TEACHER_CLAIMS for c in vars(m).values() if isinstance(c, Claim)]
     assert len(claims) >= 8
-    exact = {0.0, 1.0, teacher_verdicts.NO_SKILL_AUC}
+    exact = {0.0, 1.0, teacher_classes.NO_SKILL_AUC}
     for c in claims:
         assert c.printed or float(c.boundary) in exact, c.name
         assert c.tolerance == (0.0 if not c.printed else c.tolerance)
@@ -52,7 +66,7 @@ def test_every_teacher_claims_band_is_printed_or_exact():
 def test_every_release_claim_judged_on_data_has_a_printed_or_exact_band():
     """Notebook 05's claims judged on data: the boundary is printed (its half last digit the only tolerance) or exact
     (0 for a difference or a count, 1 for a ratio); an analytic claim is checked by the mathematics, not banded."""
-    claims = [c for c in vars(release_verdicts).values() if isinstance(c, Claim) and c.basis == "data"]
+    claims = [c for m in RELEASE_CLAIMS for c in vars(m).values() if isinstance(c, Claim) and c.basis == "data"]
     assert {"no prediction of the least frequent classes at a fixed th_e"} <= {c.name for c in claims}
     for c in claims:
         assert c.printed or float(c.boundary) in (0.0, 1.0), c.name
@@ -68,22 +82,22 @@ def _ensemble(n_teachers=6, n=400, classes=6, *, strong=None, seed=0):
     probs = np.stack(
         [y + rng.normal(0, 0.2 if t in (strong or ()) else 1.0, y.shape) for t in range(n_teachers)]
     ).astype(np.float32)
-    maps = np.array([np.mean(teacher_verdicts.per_class_ap(y, p)) for p in probs])
+    maps = np.array([np.mean(diagnostics.per_class_ap(y, p)) for p in probs])
     return y, SimpleNamespace(map=maps, auc=np.full(n_teachers, 0.8), probabilities=probs)
 
 
 def test_fig_5_6_differs_when_teachers_differ_beyond_the_test_noise_else_inconclusive():
     y, alike = _ensemble()
-    rec = teacher_verdicts.similar_teachers_record(alike, y, n_boot=60)
+    rec = curves.similar_teachers_record(alike, y, n_boot=60)
     assert rec["verdict"] == "inconclusive"
     assert 0 <= rec["spread_ratio_interval"][0] < 1 < rec["spread_ratio_interval"][1]  # a ratio of squares: >= 0
     y, apart = _ensemble(strong=(0, 1, 2))
-    rec = teacher_verdicts.similar_teachers_record(apart, y, n_boot=60)
+    rec = curves.similar_teachers_record(apart, y, n_boot=60)
     assert rec["verdict"] == "differs" and rec["spread_ratio_interval"][0] > 1
     # agreement needs the whole interval inside the band: only an exact ratio of 1 (no printed margin)
-    assert judge(teacher_verdicts.FIG_5_6, unc.exact(1.0)).verdict == "agrees"
+    assert judge(curves.FIG_5_6, unc.exact(1.0)).verdict == "agrees"
     # without the test labels nothing is resampled: not evaluable, never decided on one draw
-    assert teacher_verdicts.similar_teachers_record(alike)["verdict"] == "not comparable"
+    assert curves.similar_teachers_record(alike)["verdict"] == "not comparable"
 
 
 # ----------------------------------------------------------------------------- Figs A.4 / A.5
@@ -98,10 +112,10 @@ def _scored(n=600, classes=30, *, skill, seed=0):
 
 def test_fig_a_4_every_plotted_class_above_no_skill():
     y, p = _scored(skill=np.linspace(1.0, 4.0, 30))
-    rec = teacher_verdicts.class_roc_record(y, p[None], "baseline", n_boot=60)
+    rec = teacher_classes.class_roc_record(y, p[None], "baseline", n_boot=60)
     assert rec["verdict"] == "agrees" and rec["min_auc_plotted_interval"][0] > 0.5
     y, p = _scored(skill=np.r_[np.linspace(1.0, 4.0, 29), -3.0])  # one class scored against its labels
-    rec = teacher_verdicts.class_roc_record(y, p[None], "baseline", n_boot=60)
+    rec = teacher_classes.class_roc_record(y, p[None], "baseline", n_boot=60)
     assert rec["verdict"] == "differs" and rec["min_auc_plotted_interval"][1] < 0.5
 
 
@@ -109,11 +123,11 @@ def test_fig_a_5_only_the_worst_classes_near_the_diagonal():
     skill = np.r_[np.full(10, 4.0), np.full(10, 2.0), np.zeros(10)]  # best, medium skilful; worst at the diagonal
     y = _scored(skill=skill)[0]
     probs = np.stack([skill[None, :] * (y - 0.5) + np.random.default_rng(s).normal(0, 1, y.shape) for s in range(3)])
-    rec = teacher_verdicts.class_roc_record(y, probs, "big 10", n_boot=60)
+    rec = teacher_classes.class_roc_record(y, probs, "big 10", n_boot=60)
     assert rec["verdict"] == "agrees", rec["verdict_reason"]
     # every class at the diagonal: the medium classes show no skill and sit where the worst do
     flat = np.stack([np.random.default_rng(s).normal(0, 1, y.shape) - 0.8 * (y - 0.5) for s in range(3)])
-    rec = teacher_verdicts.class_roc_record(y, flat, "big 10", n_boot=60)
+    rec = teacher_classes.class_roc_record(y, flat, "big 10", n_boot=60)
     assert rec["verdict"] == "differs"
 
 
@@ -130,19 +144,19 @@ def _rising_arm(last_gain, seeds=3, n=2):
 
 
 def test_fig_5_12_cut_off_names_the_end_slope_and_its_interval():
-    rising = teacher_verdicts.final_slope(_rising_arm([0.010, 0.012, 0.011]))
+    rising = ablations.final_slope(_rising_arm([0.010, 0.012, 0.011]))
     assert rising.low > 0 and rising.n_replicates == 3
-    flat = teacher_verdicts.final_slope(_rising_arm([-0.020, -0.022, -0.021]))
+    flat = ablations.final_slope(_rising_arm([-0.020, -0.022, -0.021]))
     assert flat.high < 0
     behind = judge(Claim("b", "s", "q", "direction"), unc.t_interval([-0.01, -0.012, -0.011], ("seed",)))
     assert behind.verdict == "differs"
-    cut = teacher_verdicts.cut_off(behind, 0.0, 1e-4, rising)  # no teacher selects its last step, yet still rising
+    cut = ablations.cut_off(behind, 0.0, 1e-4, rising)  # no teacher selects its last step, yet still rising
     assert cut.verdict == "inconclusive" and "mAP change per 1,000 steps at its end" in cut.reason
-    assert teacher_verdicts.cut_off(behind, 0.0, 1e-4, flat) is behind  # converged: the difference stands
+    assert ablations.cut_off(behind, 0.0, 1e-4, flat) is behind  # converged: the difference stands
 
 
 def test_thesis_length_record_carries_the_slope():
-    assert "lowest_rate_end_slope_interval" in inspect.getsource(teacher_verdicts.learning_rate_record)
+    assert "lowest_rate_end_slope_interval" in inspect.getsource(ablations.learning_rate_record)
     assert teachers.THESIS_ITERATIONS >= 10_000
 
 
@@ -172,15 +186,15 @@ def test_fig_5_4_resnets_up_to_five_times_faster_judged_on_counted_work():
     def flops(vgg11, vgg19):
         return {"resnet18": 1.0, "resnet34": 2.0, "vgg11": vgg11, "vgg19": 2.0 * vgg19}
 
-    assert teacher_verdicts.speed_verdict(flops(3.0, 4.0)).verdict == "agrees"
-    assert teacher_verdicts.speed_verdict(flops(3.0, 5.4)).verdict == "agrees"  # within half the printed digit
-    assert teacher_verdicts.speed_verdict(flops(3.0, 9.0)).verdict == "differs"  # beyond 5 ± 0.5
-    assert teacher_verdicts.speed_verdict(flops(0.5, 0.8)).verdict == "differs"  # VGG the lighter
-    v = teacher_verdicts.speed_verdict(flops(3.0, 9.0))
+    assert models.speed_verdict(flops(3.0, 4.0)).verdict == "agrees"
+    assert models.speed_verdict(flops(3.0, 5.4)).verdict == "agrees"  # within half the printed digit
+    assert models.speed_verdict(flops(3.0, 9.0)).verdict == "differs"  # beyond 5 ± 0.5
+    assert models.speed_verdict(flops(0.5, 0.8)).verdict == "differs"  # VGG the lighter
+    v = models.speed_verdict(flops(3.0, 9.0))
     assert v.basis == "analytic" and v.reason.startswith("analytic: holds for any data") and "not time" in v.reason
-    assert teacher_verdicts.speed_verdict(None).verdict == "not comparable"
-    assert teacher_verdicts.speed_verdict({"resnet18": 1.0}).verdict == "not comparable"  # no comparable pair
-    assert teacher_verdicts.FIG_5_4_SPEED.band() == (1.0, 5.5)
+    assert models.speed_verdict(None).verdict == "not comparable"
+    assert models.speed_verdict({"resnet18": 1.0}).verdict == "not comparable"  # no comparable pair
+    assert models.FIG_5_4_SPEED.band() == (1.0, 5.5)
 
 
 def test_training_flops_are_counted_on_shapes_and_grow_with_the_network():

@@ -7,7 +7,13 @@ import pytest
 
 from pate_study.data import audioset
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import diagnostics, pipeline, shards, tables, teacher_verdicts, teachers, votes
+from pate_study.experiments.audioset import diagnostics, pipeline, shards, tables, teachers, votes
+from pate_study.experiments.audioset.teacher_claims import ablations as teacher_ablations
+from pate_study.experiments.audioset.teacher_claims import classes as teacher_classes
+from pate_study.experiments.audioset.teacher_claims import curves as teacher_curves
+from pate_study.experiments.audioset.teacher_claims import models
+from pate_study.experiments.audioset.teacher_claims import sampler as teacher_sampler
+from pate_study.experiments.audioset.teacher_claims import seeds as teacher_seeds
 from pate_study.learning import metrics
 from pate_study.learning.partitions import Partitions
 from pate_study.reporting import uncertainty as unc
@@ -191,9 +197,9 @@ def test_logmel_cnn_teachers_are_bit_reproducible():
 
 
 def test_verdict_helpers():
-    assert teacher_verdicts.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"
-    assert teacher_verdicts.siren_verdict("real: Audio Set clip x", (1001, 64)).verdict == "not comparable"
-    assert teacher_verdicts.class_curve_verdict(0.8, 0.3, "best").verdict == "not comparable"
+    assert models.siren_verdict("synthetic siren ...", (1001, 64)).verdict == "not comparable"
+    assert models.siren_verdict("real: Audio Set clip x", (1001, 64)).verdict == "not comparable"
+    assert teacher_classes.class_curve_verdict(0.8, 0.3, "best").verdict == "not comparable"
 
     def cnn(values: dict[str, list[tuple[float, float]]]) -> dict:
         """log-Mel arms whose teachers end at (mAP, AUC) on the curve sample."""
@@ -206,12 +212,12 @@ def test_verdict_helpers():
     resnet = {"resnet18": [(0.30, 0.90), (0.31, 0.91), (0.29, 0.905)]}
     vgg_better_map = {"vgg11": [(0.35, 0.80), (0.36, 0.81), (0.355, 0.805)]}
     logmel = cnn({**resnet, **vgg_better_map})
-    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "agrees"
+    assert models.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "agrees"
     logmel = cnn({**resnet, "vgg11": [(0.35, 0.95), (0.36, 0.96), (0.355, 0.955)]})  # VGG's AUC the better
-    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "differs"
+    assert models.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "differs"
     logmel = cnn({"resnet18": [(0.30, 0.90)], "vgg11": [(0.35, 0.80)]})  # one teacher each: no spread measured
-    assert teacher_verdicts.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "inconclusive"
-    assert teacher_verdicts.thesis_baseline_maps() == {"small": 0.486, "big": 0.268}
+    assert models.architecture_verdict(logmel, ["resnet18", "vgg11"]).verdict == "inconclusive"
+    assert models.thesis_baseline_maps() == {"small": 0.486, "big": 0.268}
     assert diagnostics.min_clips_per_class(np.array([[1, 0], [1, 1], [0, 1], [1, 1]])) == 3
 
 
@@ -284,31 +290,31 @@ def fake_arm(final_by_seed, first_by_seed=None, *, n=2, best_step_by_seed=None, 
 
 def test_seed_comparison_tolerance_from_the_spread_the_same_both_ways():
     a = np.array([0.20, 0.21, 0.22])
-    c = teacher_verdicts.seed_comparison(a, a - 0.02)  # the same +0.02 on every seed: a zero-width interval, no floor
+    c = teacher_seeds.seed_comparison(a, a - 0.02)  # the same +0.02 on every seed: a zero-width interval, no floor
     assert c.margin == pytest.approx(0.02) and c.tolerance == pytest.approx(0.0, abs=1e-12)
     assert c.claim("a > b", "x").verdict == "agrees"
-    assert teacher_verdicts.seed_comparison(a, a - 0.0001).claim("a > b", "x").verdict == "agrees"
+    assert teacher_seeds.seed_comparison(a, a - 0.0001).claim("a > b", "x").verdict == "agrees"
     assert "over 3 replicates of teacher training seed" in c.claim("a > b", "x").evidence
-    assert teacher_verdicts.seed_comparison(a - 0.02, a).claim("a > b", "x").verdict == "differs"
+    assert teacher_seeds.seed_comparison(a - 0.02, a).claim("a > b", "x").verdict == "differs"
     # mean +0.01 but the seeds disagree (+0.03, -0.01, +0.01): half-width t(0.975, 2)·0.02/√3 ≈ 0.0497
     b = a - np.array([0.03, -0.01, 0.01])
-    c = teacher_verdicts.seed_comparison(a, b)
+    c = teacher_seeds.seed_comparison(a, b)
     assert c.tolerance == pytest.approx(4.302653 * 0.02 / np.sqrt(3), rel=1e-5)
     assert c.claim("a > b", "x").verdict == "inconclusive"
-    assert teacher_verdicts.seed_comparison(b, a).claim("a > b", "x").verdict == "inconclusive"  # both ways
-    assert teacher_verdicts.seed_comparison(b, a).tolerance == c.tolerance
+    assert teacher_seeds.seed_comparison(b, a).claim("a > b", "x").verdict == "inconclusive"  # both ways
+    assert teacher_seeds.seed_comparison(b, a).tolerance == c.tolerance
     # just inside / just outside the measured tolerance, both directions
     spread = np.array([-0.01, 0.0, 0.01])  # sd 0.01: tolerance t(0.975, 2)·0.01/√3 ≈ 0.0248 for any mean
-    tol = teacher_verdicts.seed_comparison(a, a - spread).tolerance
+    tol = teacher_seeds.seed_comparison(a, a - spread).tolerance
     for margin, verdict in (
         (tol + 1e-4, "agrees"),
         (tol - 1e-4, "inconclusive"),
         (-tol + 1e-4, "inconclusive"),
         (-tol - 1e-4, "differs"),
     ):  # the paired t-interval lies wholly above / across / below 0
-        assert teacher_verdicts.seed_comparison(a, a - spread - margin).claim("r", "x").verdict == verdict
+        assert teacher_seeds.seed_comparison(a, a - spread - margin).claim("r", "x").verdict == verdict
     with pytest.raises(ValueError, match=r'ablation\["seeds"\]'):
-        teacher_verdicts.seed_comparison([0.2], [0.1])
+        teacher_seeds.seed_comparison([0.2], [0.1])
 
 
 def test_ablation_differences_inside_the_seed_spread_are_inconclusive():
@@ -318,14 +324,14 @@ def test_ablation_differences_inside_the_seed_spread_are_inconclusive():
         "recipe": fake_arm([0.20, 0.19, 0.21], [0.05, 0.05, 0.05]),
         "no mixup": fake_arm([0.18, 0.20, 0.196], [0.03, 0.031, 0.029]),
     }
-    rec = teacher_verdicts.mixup_record(ablation)
+    rec = teacher_ablations.mixup_record(ablation)
     assert rec["final_margin"] == pytest.approx(0.008) and rec["final_tolerance"] > 0.008
     assert rec["verdict_slight_improvement"] == "inconclusive"
     assert rec["verdict_learns_faster_early"] == "agrees" and rec["verdict"] == "inconclusive"
     assert rec["seeds"] == 3 and rec["teachers_per_seed"] == 2
     # learning slower early with mixup contradicts "helps to learn faster" whatever the final mAP says
     ablation["no mixup"] = fake_arm([0.18, 0.20, 0.196], [0.06, 0.059, 0.061])
-    rec = teacher_verdicts.mixup_record(ablation)
+    rec = teacher_ablations.mixup_record(ablation)
     assert rec["verdict_learns_faster_early"] == "differs" and rec["verdict"] == "differs"
     assert rec["first_eval_step"] == 4 and rec["first_eval_map_no_mixup"] == pytest.approx(0.06)
 
@@ -341,7 +347,7 @@ def test_batch_size_is_compared_at_equal_steps_and_at_equal_epochs():
         "batch 8": fake_arm([0.15, 0.16, 0.17]),
         "batch 8, equal epochs": fake_arm([0.23, 0.24, 0.25]),
     }
-    rec = teacher_verdicts.batch_size_record(
+    rec = teacher_ablations.batch_size_record(
         ablation, {8: "batch 8", 16: "recipe"}, {8: "batch 8, equal epochs", 16: "recipe"}, recipe_batch=16
     )
     assert rec["verdict_equal_steps"] == "agrees" and rec["verdict_equal_epochs"] == "differs"
@@ -356,7 +362,7 @@ def test_learning_rate_claims_lowest_best_and_larger_converge_earlier():
         "recipe": fake_arm([0.18, 0.19, 0.185], best_step_by_seed=[4, 8, 4]),
         "lr 0.001": fake_arm([0.16, 0.17, 0.165], best_step_by_seed=[8, 8, 8]),
     }
-    rec = teacher_verdicts.learning_rate_record(ablation, {1e-4: "lr 0.0001", 3e-3: "recipe", 1e-3: "lr 0.001"}, 12)
+    rec = teacher_ablations.learning_rate_record(ablation, {1e-4: "lr 0.0001", 3e-3: "recipe", 1e-3: "lr 0.001"}, 12)
     assert rec["compared_lr"] == 3e-3 and rec["best_lr"] == 3e-3
     assert rec["verdict_lowest_rate_best"] == "differs"
     assert rec["best_step_margin"] == pytest.approx(12 - 16 / 3) and rec["best_step_tolerance"] >= SPEC.eval_every
@@ -375,7 +381,7 @@ def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
         "lr 0.0001, thesis length": fake_arm([0.171, 0.172, 0.170]),
         "lr 0.003, thesis length": fake_arm([0.177, 0.173, 0.178]),
     }
-    rec = teacher_verdicts.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
+    rec = teacher_ablations.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
     assert rec["verdict_lowest_rate_best_recipe_schedule"] == "differs"
     # the end slope of the lowest rate (curve mAP from step 4 to 12, per 1,000 steps) and whether it was cut off
     assert rec["lowest_rate_end_slope_per_1000_steps"] == pytest.approx(0.0)
@@ -384,11 +390,11 @@ def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
     assert rec["map_lr_thesis_length"] == {"0.0001": pytest.approx(0.171), "0.003": pytest.approx(0.176)}
     # at the thesis's length the slow rate selects its last step (12), the recipe's rate earlier: converges earlier
     close["lr 0.003, thesis length"] = fake_arm([0.177, 0.173, 0.178], best_step_by_seed=[4, 4, 8])
-    rec = teacher_verdicts.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
+    rec = teacher_ablations.learning_rate_record(close, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
     assert rec["verdict_larger_rates_converge_earlier"] == "agrees"
     assert rec["thesis_length_best_step_margin"] == pytest.approx(12 - 16 / 3)
     ahead = {**close, "lr 0.0001, thesis length": fake_arm([0.20, 0.21, 0.205])}
-    rec = teacher_verdicts.learning_rate_record(ahead, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
+    rec = teacher_ablations.learning_rate_record(ahead, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
     assert rec["verdict_lowest_rate_best"] == "agrees"
     # the arms: the lowest rate and the recipe's at min(10,000, 10x the recipe's steps), no early stopping
     arms = teachers.ablation_settings(SPEC, [SPEC.batch_size], [1e-4, SPEC.lr], [list(SPEC.hidden)])
@@ -418,7 +424,7 @@ def test_ablation_arms_train_seed_replicates_of_the_same_partitions(tiny):
         assert not np.allclose(run.map[:2], run.map[2:4])  # other training seeds, same partitions
     parts = teachers.replicated_partitions(inputs.partitions, 2, 3)
     np.testing.assert_array_equal(parts.train[4:], inputs.partitions.train[:2])
-    assert teacher_verdicts.replicate_values(out["recipe"]).shape == (3,)
+    assert teacher_seeds.replicate_values(out["recipe"]).shape == (3,)
     with pytest.raises(ValueError, match="n_teachers"):
         teachers.replicated_partitions(inputs.partitions, 4, 2)
 
@@ -453,7 +459,7 @@ def test_class_curves_cover_every_evaluation_and_meet_the_selected_checkpoint(ti
     curves_ = {"baseline": (steps + [steps[-1] + 4], np.vstack([ap, ap[-1:] * 0.5])), "big 10": (steps, ap * 0.8)}
     selected = {"baseline": (run.class_ap[0], run.best_step[0]), "big 10": (run.class_ap[0] * 0.8, run.best_step[0])}
     groups = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in selected.items()}
-    a2, a3 = teacher_verdicts.class_curve_records(curves_, selected, groups, [f"c{i}" for i in range(6)])
+    a2, a3 = teacher_classes.class_curve_records(curves_, selected, groups, [f"c{i}" for i in range(6)])
     assert a2["best_classes_ap_approx"] == pytest.approx(run.class_ap[0][groups["baseline"]["best"]].mean())
     assert a2["curve_at_selected_max_abs_diff"] == pytest.approx(0, abs=1e-12)
     assert a2["evaluations"] == len(steps) + 1 and len(a2["best_classes_ap_curve"]) == len(steps) + 1
@@ -469,11 +475,11 @@ def test_class_ap_claims_read_a_paired_bootstrap_of_the_test_clips():
     test = {"baseline": (y, sharp), "big 10": (y, blurred)}
     selected = {k: (metrics.average_precision_per_class(*v), 12) for k, v in test.items()}
     groups = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in selected.items()}
-    worst, drop = teacher_verdicts.class_ap_estimates(selected, groups, test, n_boot=50, seed=1)
+    worst, drop = teacher_classes.class_ap_estimates(selected, groups, test, n_boot=50, seed=1)
     assert drop.method == "percentile bootstrap" and drop.low > 0 and worst.low < worst.value < worst.high
     assert drop.unreplicated == (unc.TEACHER_SEED,)
     curves_ = {k: ([12], v[0][None]) for k, v in selected.items()}
-    a2, a3 = teacher_verdicts.class_curve_records(
+    a2, a3 = teacher_classes.class_curve_records(
         curves_, selected, groups, [f"c{i}" for i in range(6)], test, n_boot=50
     )
     assert a3["verdict"] == "agrees" and a2["verdict"] == "agrees"  # sharp scores: every class's AP far above 0.1
@@ -482,7 +488,7 @@ def test_class_ap_claims_read_a_paired_bootstrap_of_the_test_clips():
     sel2 = {k: (metrics.average_precision_per_class(*v), 12) for k, v in swapped.items()}
     g2 = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in sel2.items()}
     assert (
-        teacher_verdicts.class_curve_records(
+        teacher_classes.class_curve_records(
             {k: ([12], v[0][None]) for k, v in sel2.items()}, sel2, g2, [f"c{i}" for i in range(6)], swapped, n_boot=50
         )[1]["verdict"]
         == "differs"
@@ -573,7 +579,7 @@ def test_sampler_claim_reads_the_spread_over_sampler_seeds():
     occ = pd.DataFrame(
         {"class": ["a", "b", "c"], "balanced": [10, 12, 14], "random": [5, 12, 20], "in_partition": [1, 2, 3]}
     )
-    one = teacher_verdicts.sampler_record(occ, 10, 4)
+    one = teacher_sampler.sampler_record(occ, 10, 4)
     assert one["verdict"] == "inconclusive"  # one sampler seed: no spread measured
     tighter = pd.DataFrame(
         {
@@ -584,17 +590,17 @@ def test_sampler_claim_reads_the_spread_over_sampler_seeds():
             "random_log_sd": [0.2] * 3,
         }
     )
-    assert teacher_verdicts.sampler_record(occ, 10, 4, tighter)["verdict"] == "agrees"
+    assert teacher_sampler.sampler_record(occ, 10, 4, tighter)["verdict"] == "agrees"
     looser = tighter.assign(balanced=[1.7, 1.72, 1.71])
-    rec = teacher_verdicts.sampler_record(occ, 10, 4, looser)
+    rec = teacher_sampler.sampler_record(occ, 10, 4, looser)
     assert rec["verdict"] == "differs" and "over 3 replicates of sampler seed" in rec["verdict_estimate"]
     close = tighter.assign(balanced=[1.5, 1.7, 1.6])
-    assert teacher_verdicts.sampler_record(occ, 10, 4, close)["verdict"] == "inconclusive"
+    assert teacher_sampler.sampler_record(occ, 10, 4, close)["verdict"] == "inconclusive"
     labels = np.random.default_rng(0).random((60, 4)) < 0.3
     spreads = diagnostics.sampler_spreads(labels, np.arange(60), iterations=5, batch_size=8, seeds=[0, 1])
     assert list(spreads.columns) == ["seed", "balanced", "random", "balanced_log_sd", "random_log_sd"]
     assert len(spreads) == 2
-    occ, rec = teacher_verdicts.sampler_item(labels, np.arange(60), list("abcd"), iterations=5, batch_size=8, seed=3)
+    occ, rec = teacher_sampler.sampler_item(labels, np.arange(60), list("abcd"), iterations=5, batch_size=8, seed=3)
     assert list(occ["class"]) == list("abcd") and rec["sampler_seeds"] == [3, 4, 5, 6, 7]
 
 
@@ -602,10 +608,10 @@ def test_no_correlation_claim_differs_only_when_the_class_bootstrap_excludes_zer
     rng = np.random.default_rng(0)
     counts = rng.integers(50, 200, 120).astype(float)
     names = [f"c{i}" for i in range(120)]
-    unrelated = teacher_verdicts.class_ap_record(rng.random(120), counts, names)
+    unrelated = teacher_classes.class_ap_record(rng.random(120), counts, names)
     low, high = unrelated["spearman_interval"]
     assert unrelated["verdict"] == "inconclusive" and low < 0 < high
-    related = teacher_verdicts.class_ap_record(counts / 400 + rng.normal(0, 0.02, 120), counts, names)
+    related = teacher_classes.class_ap_record(counts / 400 + rng.normal(0, 0.02, 120), counts, names)
     assert related["verdict"] == "differs" and "bootstrap resamples of classes" in related["verdict_estimate"]
 
 
@@ -621,31 +627,31 @@ def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():
 
     runs = {(s, 1): run([0.5], probs[s]) for s in ("big", "small")}
     runs.update({(s, 10): run([0.30, 0.31, 0.29, 0.30], probs[s]) for s in ("big", "small")})
-    auc = {(s, t): teacher_verdicts.micro_auc(y[s], probs[s]) for s in ("big", "small") for t in (1, 10)}
-    r52, r53 = teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10], y, n_boot=50)
+    auc = {(s, t): teacher_curves.micro_auc(y[s], probs[s]) for s in ("big", "small") for t in (1, 10)}
+    r52, r53 = teacher_curves.micro_curve_records(runs, auc, ("big", "small"), [1, 10], y, n_boot=50)
     assert r52["verdict"] == "agrees" and r53["verdict"] == "agrees"
     assert r53["micro_auc_difference_interval"][0] > 0
     runs[("big", 10)] = run([0.6, 0.62, 0.61], probs["big"])  # a small-partition teacher above the baseline: differs
-    r52, _ = teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10])
+    r52, _ = teacher_curves.micro_curve_records(runs, auc, ("big", "small"), [1, 10])
     assert r52["verdict"] == "differs"
     swapped = {"big": y["small"], "small": y["big"]}
     runs2 = {**runs, ("big", 1): run([0.5], probs["small"]), ("small", 1): run([0.5], probs["big"])}
     assert (
-        teacher_verdicts.micro_curve_records(runs2, auc, ("big", "small"), [1, 10], swapped, n_boot=50)[1]["verdict"]
+        teacher_curves.micro_curve_records(runs2, auc, ("big", "small"), [1, 10], swapped, n_boot=50)[1]["verdict"]
         == "differs"
     )
-    assert teacher_verdicts.micro_curve_records(runs, auc, ("big", "small"), [1, 10])[1]["verdict"] == "inconclusive"
+    assert teacher_curves.micro_curve_records(runs, auc, ("big", "small"), [1, 10])[1]["verdict"] == "inconclusive"
 
 
 def test_a_run_cut_off_before_the_lowest_rate_converged_cannot_say_it_is_behind():
     from pate_study.reporting.verdicts import Verdict
 
     behind = Verdict("differs", "r", "lowest rate behind")
-    assert teacher_verdicts.cut_off(behind, 0.0, 1e-4).verdict == "differs"  # converged: the difference stands
-    cut = teacher_verdicts.cut_off(behind, 0.6, 1e-4)
+    assert teacher_ablations.cut_off(behind, 0.0, 1e-4).verdict == "differs"  # converged: the difference stands
+    cut = teacher_ablations.cut_off(behind, 0.6, 1e-4)
     assert cut.verdict == "inconclusive" and cut.reason.startswith("cut off: 60 % of the lr 0.0001 teachers")
     ahead = Verdict("agrees", "r")
-    assert teacher_verdicts.cut_off(ahead, 1.0, 1e-4) is ahead  # a lower bound that already clears the other rate
+    assert teacher_ablations.cut_off(ahead, 1.0, 1e-4) is ahead  # a lower bound that already clears the other rate
 
 
 def test_teacher_spec_from_a_notebooks_flat_parameters():

@@ -696,7 +696,7 @@ def sigma_students(
     progress: bool = False,
 ) -> pd.DataFrame:
     """Figs 5.17-5.19 over the thesis's σ ranges: for each ``(item, th_e, th_cs)`` of ``points`` (th_c None: no
-    check; the figures' configurations, e.g. :data:`.release_verdicts.STUDENT_FIGURES`), the releases of
+    check; the figures' configurations, e.g. :data:`.release_claims.student_figures.STUDENT_FIGURES`), the releases of
     :func:`.release.sigma_releases` on the first ``n_queries`` pool queries and a student per release and seed; one row
     per release (seed means and spread, :func:`.students.seed_summary`)."""
 

@@ -2,7 +2,7 @@
 
 :func:`setup` reads the notebook's parameters, loads notebook 04's ensembles' votes and returns a :class:`Study05`;
 every section takes it, computes its tables and figures (:mod:`.tables`, :mod:`.release`, :mod:`.pipeline`,
-:mod:`.figures`), saves them, records its scalars and verdicts (:mod:`.release_verdicts`, :mod:`.students`), keeps
+:mod:`.figures`), saves them, records its scalars and verdicts (:mod:`.release_claims`, :mod:`.students`), keeps
 what a later section reads in ``study.results`` and returns what the notebook cell shows.
 """
 
@@ -19,7 +19,13 @@ from pate_study.reporting.outputs import NotebookOutputs
 from pate_study.reporting.plots import use_style
 
 from . import figures, pipeline, release, students, tables, teachers
-from . import release_verdicts as verdicts
+from .release_claims import analytic, student_figures
+from .release_claims import appendix as release_appendix
+from .release_claims import common as release_common
+from .release_claims import findings as release_findings
+from .release_claims import students as release_students
+from .release_claims import sweeps as release_sweeps
+from .release_claims import tables as release_tables
 from .teachers import TeacherSpec
 from .votes import CachedVotes
 
@@ -121,7 +127,7 @@ def setup(out: NotebookOutputs, params: dict[str, Any]) -> Study05:
     big, info = pipeline.ensemble_votes(
         counts, spec, data=p["data"], subset="big", min_pool=p["min_pool"], **ensemble_kwargs(p)
     )
-    data, record = verdicts.setup_record(info, spec, counts)
+    data, record = release_tables.setup_record(info, spec, counts)
     out.record("setup", **record)
     return Study05(
         out=out,
@@ -143,11 +149,11 @@ def noise_free_section(study: Study05) -> pd.DataFrame:
     s, out = study, study.out
     t51, t52, t53 = tables.noise_free_tables(s.big)
     tol = tables.score_tolerance(s.big, seed=s.p["seed"])
-    claims = verdicts.ensemble_claims(t51, t52, t53, kind=s.info["kind"], tolerance=tol)
+    claims = release_tables.ensemble_claims(t51, t52, t53, kind=s.info["kind"], tolerance=tol)
     out.save_table(tables.table_5_1_beside(t51), "muschiol2021-table5.1", data=s.data, float_format="{:.3f}")
     out.save_table(tables.table_5_2_beside(t52), "muschiol2021-table5.2", data=s.data, float_format="{:.3f}")
-    out.record("muschiol2021-table5.1", **verdicts.table_5_1_record(t51, claims, s.info["kind"], s.scale, tol))
-    out.record("muschiol2021-table5.2", **verdicts.table_5_2_record(t52, tol))
+    out.record("muschiol2021-table5.1", **release_tables.table_5_1_record(t51, claims, s.info["kind"], s.scale, tol))
+    out.record("muschiol2021-table5.2", **release_tables.table_5_2_record(t52, tol))
     s.results.update(t51=t51, t53=t53, claims=claims)
     return claims[["claim", "thesis", "ours", "verdict"]]
 
@@ -158,9 +164,9 @@ def confidence_rule_section(study: Study05) -> pd.DataFrame:
     t53 = s.results["t53"]
     s.out.save_table(tables.table_5_3_beside(t53), "muschiol2021-table5.3", data=s.data, float_format="{:.3f}")
     s.out.record(
-        "muschiol2021-table5.3", **verdicts.table_5_3_record(t53, s.results["claims"], s.info["kind"], s.scale)
+        "muschiol2021-table5.3", **release_tables.table_5_3_record(t53, s.results["claims"], s.info["kind"], s.scale)
     )
-    return verdicts.confidence_rule_verdict(t53)
+    return release_tables.confidence_rule_verdict(t53)
 
 
 def appendix_section(study: Study05) -> list[str]:
@@ -176,10 +182,10 @@ def appendix_section(study: Study05) -> list[str]:
     appendix = tables.appendix_noise_free_tables(small)
     saved = []
     for item, frame in tables.appendix_tables(*appendix).items():
-        s.out.save_table(frame, item, data=verdicts.small_stamp(info_small), float_format="{:.3f}")
+        s.out.save_table(frame, item, data=release_common.small_stamp(info_small), float_format="{:.3f}")
         saved.append(item)
     tol = tables.score_tolerance(small, best_of=tables.APPENDIX_A1_THRESHOLDS, seed=s.p["seed"])
-    for item, rec in verdicts.appendix_records(*appendix, info_small["kind"], scale, tol).items():
+    for item, rec in release_appendix.appendix_records(*appendix, info_small["kind"], scale, tol).items():
         s.out.record(item, **rec)
     return saved
 
@@ -191,7 +197,7 @@ def prediction_counts_section(study: Study05) -> pd.DataFrame:
     counts = {t: tables.prediction_counts(s.big[t]) for t in s.p["teacher_counts"]}
     s.out.save_figure(figures.prediction_counts_figure(counts), "muschiol2021-figA.6", data=s.data)
     draws = tables.rare_prediction_draws(s.votes, n_boot=s.p["release_boot"], seed=s.p["seed"])
-    record = verdicts.prediction_counts_record(counts[s.t_max], s.info["kind"], s.scale, draws)
+    record = release_appendix.prediction_counts_record(counts[s.t_max], s.info["kind"], s.scale, draws)
     s.out.record("muschiol2021-figA.6", **record)
     return counts[s.t_max]
 
@@ -207,7 +213,7 @@ def noise_sweep_section(study: Study05) -> pd.DataFrame:
     for t, item in ((s.t_max, "muschiol2021-fig5.13"), (s.t_mid, "muschiol2021-figA.7")):
         fig = figures.sweep_figure(sweeps[t], f"GNThreshold, big {t}", p["delta"], p["n_account"])
         s.out.save_figure(fig, item, data=s.data)
-        s.out.record(item, **verdicts.sweep_record(sweeps[t], s.info["n_labels"], s.info["kind"]))
+        s.out.record(item, **release_sweeps.sweep_record(sweeps[t], s.info["n_labels"], s.info["kind"]))
     s.results["sweeps"] = sweeps
     return release.summary(sweeps[s.t_max]).round(3)
 
@@ -231,7 +237,9 @@ def confidence_sweep_section(study: Study05) -> pd.DataFrame:
     for item, t, th, thc in release.confidence_runs(s.t_max, s.t_mid):
         title = f"Confident-GNThreshold, big {t}, th_e={th}, th_c={thc}"
         s.out.save_figure(figures.confidence_figure(conf[item], title), item, data=s.data)
-    claims, records = verdicts.confidence_records(s.results["sweeps"], conf, s.t_max, s.t_mid, s.info["kind"], s.scale)
+    claims, records = release_sweeps.confidence_records(
+        s.results["sweeps"], conf, s.t_max, s.t_mid, s.info["kind"], s.scale
+    )
     for item, rec in records.items():
         s.out.record(item, **rec)
     s.results["confidence_claims"] = claims
@@ -240,13 +248,13 @@ def confidence_sweep_section(study: Study05) -> pd.DataFrame:
 
 def q_histogram_section(study: Study05) -> list[str]:
     """Figs 5.16, A.12, A.13: q̃ per log bucket and the bucket's ε, and the break-even claim checked analytically
-    at this run's setting (:func:`.release_verdicts.break_even_verdict`). Shows each item's verdict."""
+    at this run's setting (:func:`.release_claims.analytic.break_even_verdict`). Shows each item's verdict."""
     s, p = study, study.p
     shown = []
     for sig, item in zip(p["histogram_sigmas"], HISTOGRAM_ITEMS):
         h = release.q_histogram(s.votes, sig, n_account=p["n_account"], delta=p["delta"])
         s.out.save_figure(figures.q_histogram_figure(h, sig), item, data=s.data)
-        rec = verdicts.q_histogram_record(
+        rec = analytic.q_histogram_record(
             h, sig, item, s.info["kind"], s.info["n_labels"], s.scale, n_teachers=s.t_max, delta=p["delta"]
         )
         s.out.record(item, **rec)
@@ -261,10 +269,10 @@ def accounting_section(study: Study05) -> pd.DataFrame:
     bounds = release.bounds_table(s.votes, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
     s.out.save_table(bounds, "muschiol2021-accounting-bounds", data=s.data, float_format="{:.4g}")
     fit = multilabel.table54_fit(n_labels=s.info["n_labels"], n_teachers=s.t_max)
-    s.out.record("table54_fit", **verdicts.table54_fit_record(fit))
+    s.out.record("table54_fit", **release_students.table54_fit_record(fit))
     rules = release.adaptive_rules(s.votes, 0.3, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
     s.out.save_table(rules, "muschiol2021-adaptive-rules", data=s.data, float_format="{:.4g}")
-    s.out.record("muschiol2021-adaptive-rules", **verdicts.adaptive_rules_record(rules))
+    s.out.record("muschiol2021-adaptive-rules", **release_students.adaptive_rules_record(rules))
     s.results.update(bounds=bounds, rules=rules)
     return rules.round(3)
 
@@ -302,13 +310,13 @@ def students_section(study: Study05) -> pd.DataFrame:
         (diag, "muschiol2021-table5.4-student-diagnostics"),
     ):
         s.out.save_table(frame, item, data=stamp, float_format="{:.3f}")
-    rec54, v_q, v54 = verdicts.table_5_4_record(t54, refs, diag, s.info["kind"], s.scale)
+    rec54, v_q, v54 = release_students.table_5_4_record(t54, refs, diag, s.info["kind"], s.scale)
     s.out.record("muschiol2021-table5.4", **rec54)
     sig = pipeline.sigma_students(
         cv,
         pool_x,
         test_x,
-        verdicts.STUDENT_FIGURES,
+        student_figures.STUDENT_FIGURES,
         *p["student_sigmas"],
         s.student_spec,
         n_queries=n_max,
@@ -316,11 +324,11 @@ def students_section(study: Study05) -> pd.DataFrame:
         seed=p["seed"],
         seeds=p["student_seeds"],
     )
-    for item, th, thcs in verdicts.STUDENT_FIGURES:
-        rows = verdicts.student_rows(t54, th, thcs)
+    for item, th, thcs in student_figures.STUDENT_FIGURES:
+        rows = student_figures.student_rows(t54, th, thcs)
         fig = figures.students_figure(rows, refs, th, thcs[0], p["delta"], sig[sig["item"] == item])
         s.out.save_figure(fig, item, data=s.data)
-        s.out.record(item, **verdicts.student_figure_record(t54, item, th, thcs, v54, s.info["kind"], sig))
+        s.out.record(item, **student_figures.student_figure_record(t54, item, th, thcs, v54, s.info["kind"], sig))
     s.results.update(t54=t54, refs=refs, rec54=rec54, v_q=v_q)
     return tables.table_5_4_beside(t54).round(3)
 
@@ -337,7 +345,7 @@ def audit_section(study: Study05) -> dict[str, Any]:
     aud = release.gnthreshold_audit(p["audit_sigmas"], n_samples=p["audit_samples"], seed=p["seed"])
     s.out.save_table(aud, "muschiol2021-gnthreshold-audit", data=AUDIT_DATA, float_format="{:.3f}")
     s.out.save_figure(figures.audit_figure(aud), "muschiol2021-gnthreshold-audit-fig", data=AUDIT_DATA)
-    record = verdicts.audit_record(aud)
+    record = release_findings.audit_record(aud)
     s.out.record("muschiol2021-gnthreshold-audit", **record)
     s.results.update(audit_table=aud, audit=record)
     return record
@@ -357,7 +365,7 @@ def multiwinner_section(study: Study05) -> pd.DataFrame:
     s.out.save_table(table, "muschiol2021-beyond-multiwinner", data=s.data, float_format="{:.4g}")
     fig = figures.multiwinner_figure(mw, mw_students, p["delta"], p["n_account"])
     s.out.save_figure(fig, "muschiol2021-beyond-multiwinner-fig", data=s.data)
-    s.out.record("muschiol2021-beyond-multiwinner", **verdicts.multiwinner_record(mw, mw_students))
+    s.out.record("muschiol2021-beyond-multiwinner", **release_findings.multiwinner_record(mw, mw_students))
     s.results["multiwinner"] = mw
     return table.round(4)
 
@@ -409,9 +417,10 @@ def frontier_section(study: Study05) -> list[str]:
 
 
 def findings_section(study: Study05) -> pd.Series:
-    """The findings computed from this run's numbers (:func:`.release_verdicts.multilabel_findings`), recorded."""
+    """The findings computed from this run's numbers (:func:`.release_claims.findings.multilabel_findings`),
+    recorded."""
     s, r = study, study.results
-    lines = verdicts.multilabel_findings(
+    lines = release_findings.multilabel_findings(
         r["sweeps"][s.t_max],
         r["t54"],
         r["multiwinner"],

@@ -24,7 +24,7 @@ from .release import (
     prf,
     threshold_label,
 )
-from .teacher_verdicts import table_4_1_verdict
+from .teacher_claims.models import table_4_1_verdict
 from .votes import CachedVotes, vote_fractions
 
 

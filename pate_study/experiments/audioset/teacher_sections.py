@@ -2,7 +2,7 @@
 
 :func:`data_section` loads the subsets into a :class:`TeacherStudy`; every later section takes that study and the
 notebook's :class:`~pate_study.reporting.outputs.NotebookOutputs`, trains or reads what it needs (:mod:`.pipeline`),
-draws its figures (:mod:`.teacher_figures`), judges its claims (:mod:`.teacher_verdicts`), saves and records them,
+draws its figures (:mod:`.teacher_figures`), judges its claims (:mod:`.teacher_claims`), saves and records them,
 keeps on the study what later sections read, and returns what the notebook cell shows.
 """
 
@@ -18,7 +18,12 @@ from ...reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 from . import data as as_data
 from . import diagnostics, pipeline, tables, teachers
 from . import teacher_figures as figures
-from . import teacher_verdicts as verdicts
+from .teacher_claims import ablations as teacher_ablations
+from .teacher_claims import classes as teacher_classes
+from .teacher_claims import curves as teacher_curves
+from .teacher_claims import findings as teacher_findings
+from .teacher_claims import models
+from .teacher_claims import sampler as teacher_sampler
 
 #: The per-class figures' two teachers: Fig A.2/A.4's "baseline" (big 1) and Fig A.3/A.5's "big 10".
 CONCERNED = {"baseline": ("big", 1), "big 10": ("big", 10)}
@@ -85,7 +90,7 @@ def data_section(
     study = TeacherStudy(
         datasets, table41, scale, stamps, data_stamp, list(teacher_counts), student_fraction, val_fraction, seed
     )
-    _record(study, out, "muschiol2021-table4.1", verdicts.table_4_1_record(table41))
+    _record(study, out, "muschiol2021-table4.1", models.table_4_1_record(table41))
     return study
 
 
@@ -103,7 +108,7 @@ def siren_section(study: TeacherStudy, out: NotebookOutputs, *, data: str) -> di
         frames=int(mel.shape[0]),
         mel_bands=int(mel.shape[1]),
         synthetic=source.startswith("synthetic"),
-        **verdicts.siren_verdict(source, mel.shape).as_record(),
+        **models.siren_verdict(source, mel.shape).as_record(),
     )
     return _record(study, out, "muschiol2021-fig2.1", record)
 
@@ -112,13 +117,13 @@ def sampler_section(
     study: TeacherStudy, out: NotebookOutputs, *, iterations: int, batch_size: int, n_seeds: int
 ) -> MarkdownText:
     """Fig 5.9: the classes the balanced and the random sampler draw from teacher 0's partition of "big 10" in
-    ``iterations`` batches, judged over ``n_seeds`` sampler seeds (:func:`.teacher_verdicts.sampler_item`)."""
+    ``iterations`` batches, judged over ``n_seeds`` sampler seeds (:func:`.teacher_claims.sampler.sampler_item`)."""
     labels = study.big.splits["bal_train"].labels
     split = as_data.pool_split(
         len(labels), student_fraction=study.student_fraction, val_fraction=study.val_fraction, seed=study.seed
     )
     part = as_data.teacher_partitions(split, 10, seed=study.seed).train[0]
-    occ, rec = verdicts.sampler_item(
+    occ, rec = teacher_sampler.sampler_item(
         labels,
         part,
         study.big.class_names,
@@ -170,7 +175,7 @@ def teacher_curves_section(study: TeacherStudy, out: NotebookOutputs) -> Markdow
     """Fig 5.1: the mean teacher curves per ensemble size; "fewer clips, lower mAP" judged at every step."""
     fig = figures.teacher_curves_figure(study.runs, as_data.SUBSETS, study.teacher_counts)
     _save(out, fig, "muschiol2021-fig5.1", study.teacher_stamp)
-    rec = verdicts.teacher_curves_record(study.runs, as_data.SUBSETS, study.teacher_counts, study.table41)
+    rec = teacher_curves.teacher_curves_record(study.runs, as_data.SUBSETS, study.teacher_counts, study.table41)
     _record(study, out, "muschiol2021-fig5.1", rec)
     return MarkdownText(f"**Fig 5.1: {rec['verdict']}**")
 
@@ -180,7 +185,7 @@ def micro_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: i
     largest ensemble's teachers and on ``n_boot`` bootstrap resamples of the test clips."""
     labels = {s: study.inputs[s, 1].Y_test for s in as_data.SUBSETS}
     fig_pr, fig_roc, auc = figures.micro_curve_figures(study.runs, labels, as_data.SUBSETS, study.teacher_counts)
-    rec52, rec53 = verdicts.micro_curve_records(
+    rec52, rec53 = teacher_curves.micro_curve_records(
         study.runs, auc, as_data.SUBSETS, study.teacher_counts, labels, n_boot=n_boot, seed=study.seed
     )
     data = study.teacher_stamp + "; selected checkpoints (not iteration 30,000)"
@@ -192,10 +197,10 @@ def micro_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: i
 
 def similar_teachers_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
     """Fig 5.6: every teacher of "big 10"; "no significant difference between the teachers" judged on their spread
-    against the test set's noise (:func:`.teacher_verdicts.similar_teachers_record`)."""
+    against the test set's noise (:func:`.teacher_claims.curves.similar_teachers_record`)."""
     run = study.runs["big", 10]
     _save(out, figures.all_teachers_figure(run), "muschiol2021-fig5.6", study.teacher_stamp)
-    rec = verdicts.similar_teachers_record(run, study.inputs["big", 10].Y_test, n_boot=n_boot, seed=study.seed)
+    rec = teacher_curves.similar_teachers_record(run, study.inputs["big", 10].Y_test, n_boot=n_boot, seed=study.seed)
     _record(study, out, "muschiol2021-fig5.6", rec)
     return MarkdownText(f"**Fig 5.6: {rec['verdict']}** {rec['verdict_reason']}")
 
@@ -234,9 +239,9 @@ def ablation_section(
 
 def ablation_figures_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     """Figs 5.7, 5.8, 5.10, 5.12, 5.11: each ablation's curves (the recipe arm labelled with its value, every arm's
-    steps in the stamp) and its claims (:func:`.teacher_verdicts.ablation_records`)."""
+    steps in the stamp) and its claims (:func:`.teacher_claims.ablations.ablation_records`)."""
     s = study.ablation_settings
-    items = verdicts.ablation_records(
+    items = teacher_ablations.ablation_records(
         study.ablation, study.spec, s["batch_sizes"], s["learning_rates"], s["weight_max"], s["temperature"]
     )
     lines = []
@@ -304,7 +309,7 @@ def logmel_section(
     fig54 = figures.logmel_figure(logmel, [(a, "random init") for a in arch], "log-Mel CNNs")
     _save(out, fig54, "muschiol2021-fig5.4", stamp)
     hidden = study.ablation_settings["hidden"]
-    rec54 = verdicts.architecture_record(
+    rec54 = models.architecture_record(
         logmel, arch, study.synthetic_clips, study.ablation, hidden, list(study.spec.hidden), flops
     )
     _record(study, out, "muschiol2021-fig5.4", rec54)
@@ -312,7 +317,7 @@ def logmel_section(
     note = "" if len(arms55) > 1 else "; no ImageNet weights given: random-init arm only"
     fig55 = figures.logmel_figure(logmel, arms55, "transfer learning", with_init=True)
     _save(out, fig55, "muschiol2021-fig5.5", stamp + note)
-    rec55 = _record(study, out, "muschiol2021-fig5.5", verdicts.transfer_record(logmel, arms55))
+    rec55 = _record(study, out, "muschiol2021-fig5.5", models.transfer_record(logmel, arms55))
     return markdown_list(
         [
             f"Fig 5.4: **{rec54['verdict']}** (curves: {rec54['verdict_curves']}; ResNets up to five times faster, "
@@ -330,7 +335,9 @@ def class_ap_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     _save(
         out, figures.class_ap_figure(ap, counts, names), "muschiol2021-figA.1", study.teacher_stamp + "; big baseline"
     )
-    rec = _record(study, out, "muschiol2021-figA.1", verdicts.class_ap_record(ap, counts, names, seed=study.seed))
+    rec = _record(
+        study, out, "muschiol2021-figA.1", teacher_classes.class_ap_record(ap, counts, names, seed=study.seed)
+    )
     return MarkdownText(f"**Fig A.1: {rec['verdict']}**")
 
 
@@ -343,7 +350,7 @@ def class_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: i
     selected = {key: (runs[k].class_ap[0], runs[k].best_step[0]) for key, k in CONCERNED.items()}
     groups = {key: diagnostics.ranked_classes(ap) for key, (ap, _) in selected.items()}
     test = {key: (inputs[k].Y_test, runs[k].probabilities[0]) for key, k in CONCERNED.items()}
-    recs = verdicts.class_curve_records(
+    recs = teacher_classes.class_curve_records(
         curves, selected, groups, study.big.class_names, test, n_boot=n_boot, seed=study.seed
     )
     for item, key, rec in zip(("muschiol2021-figA.2", "muschiol2021-figA.3"), CONCERNED, recs):
@@ -359,21 +366,22 @@ def class_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: i
 
 def class_roc_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
     """Figs A.4 / A.5: per-class ROC curves of teacher 0 (the figure), the claims over every teacher of the
-    ensemble and a bootstrap of the test clips (:func:`.teacher_verdicts.class_roc_record`)."""
+    ensemble and a bootstrap of the test clips (:func:`.teacher_claims.classes.class_roc_record`)."""
     lines = []
     for item, key in (("muschiol2021-figA.4", "baseline"), ("muschiol2021-figA.5", "big 10")):
         run, labels = study.runs[CONCERNED[key]], study.inputs[CONCERNED[key]].Y_test
         fig = figures.class_roc_figure(labels, run.probabilities[0], study.big.class_names, key)
         _save(out, fig, item, study.teacher_stamp + f"; {key}, teacher 0, selected checkpoint")
-        rec = verdicts.class_roc_record(labels, run.probabilities, key, n_boot=n_boot, seed=study.seed)
+        rec = teacher_classes.class_roc_record(labels, run.probabilities, key, n_boot=n_boot, seed=study.seed)
         _record(study, out, item, rec)
         lines.append(f"{item.removeprefix('muschiol2021-')}: **{rec['verdict']}**")
     return markdown_list(lines)
 
 
 def findings_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
-    """The findings, each computed from this run (:func:`.teacher_verdicts.teacher_findings`), recorded and shown."""
-    lines = verdicts.teacher_findings(
+    """The findings, each computed from this run (:func:`.teacher_claims.findings.teacher_findings`), recorded and
+    shown."""
+    lines = teacher_findings.teacher_findings(
         study.table41,
         study.runs,
         study.ablation,

@@ -1,4 +1,4 @@
-"""What both Audio Set notebooks' verdicts share (:mod:`.teacher_verdicts` for notebook 04, :mod:`.release_verdicts`
+"""What both Audio Set notebooks' verdicts share (:mod:`.teacher_claims` for notebook 04, :mod:`.release_claims`
 for notebook 05): the random sources behind each kind of number, the estimates built from what the pipeline keeps
 (:mod:`pate_study.reporting.uncertainty`), and the judge every claim goes through
 (:func:`pate_study.reporting.claims.judge`). No constant tolerance: an interval over the replicates the pipeline
