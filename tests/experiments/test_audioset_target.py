@@ -7,22 +7,11 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from test_audioset_students_frontier import TINY
 
 from pate_study.experiments.audioset import pipeline, release, students, teachers
 from pate_study.experiments.audioset.votes import synthetic_votes
 from pate_study.learning import metrics
-
-TINY = dict(
-    hidden=(8,),
-    dropout=0.0,
-    lr=0.01,
-    batch_size=16,
-    steps=12,
-    eval_every=12,
-    patience=None,
-    sampler="random",
-    mixup_alpha=None,
-)
 
 
 def _rows(maps_by_candidate: dict, spread_boot: float = 0.001, n_boot: int = 40) -> pd.DataFrame:

@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from test_web_splits import tiny_config
 
 from pate_study.experiments import student_privacy as study
 from pate_study.experiments.student_privacy import (
@@ -844,28 +845,7 @@ def test_table1_median_interval_resamples_the_teacher_ensembles(monkeypatch):
 def test_duplicate_shares_read_the_rows_of_each_students_own_teacher_ensemble(tmp_path, monkeypatch):
     monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
     pools = study.web_pools("synthetic", seed=0, student_pool_size=1000, split="row")
-    config = web.study_config(
-        n_features=pools.n_features,
-        n_teachers=4,
-        teacher_samples=60,
-        teacher_threshold_samples=30,
-        min_teacher_samples=25,
-        student_queries=60,
-        student_threshold=30,
-        student_validation=100,
-        levels=[None],
-        n_students=2,
-        gamma=0.05,
-        delta=1e-5,
-        max_integer_order=8,
-        hidden=[8],
-        max_epochs=1,
-        batch_size=32,
-        learning_rate=0.003,
-        student_features="clean",
-        seed=0,
-        n_teacher_seeds=2,
-    )
+    config = tiny_config(pools.n_features, max_epochs=1, n_teacher_seeds=2)
     result = study.run_study(pools.X_teacher, pools.y_teacher, pools.X_student, pools.y_student, config, progress=False)
     # URL ids with no repeats on the teachers' side (student row i "shares a URL" with teacher row i): a share then
     # depends on which teacher rows an ensemble holds

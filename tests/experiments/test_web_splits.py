@@ -18,7 +18,8 @@ def _pools(split, seed=0):
     return study.web_pools("synthetic", seed=seed, student_pool_size=POOL, split=split)
 
 
-def _tiny_config(n_features, **changes):
+def tiny_config(n_features, max_epochs=2, **changes):
+    """The smallest web study that runs every step (shared with tests/experiments/test_student_privacy.py)."""
     config = web.study_config(
         n_features=n_features,
         n_teachers=4,
@@ -34,7 +35,7 @@ def _tiny_config(n_features, **changes):
         delta=1e-5,
         max_integer_order=8,
         hidden=[8],
-        max_epochs=2,
+        max_epochs=max_epochs,
         batch_size=32,
         learning_rate=0.003,
         student_features="clean",
@@ -93,7 +94,7 @@ def comparison(tmp_path_factory):
     patch.setenv("PATE_STUDY_CACHE", str(tmp_path_factory.mktemp("cache")))
     n_features = _pools("url").n_features
     arms = splits.split_comparison(
-        "synthetic", seed=0, student_pool_size=POOL, vocabulary="all", config=_tiny_config(n_features)
+        "synthetic", seed=0, student_pool_size=POOL, vocabulary="all", config=tiny_config(n_features)
     )
     yield arms, n_features
     patch.undo()
@@ -143,12 +144,12 @@ def test_web_tables_deterministic_with_sparse_teachers_retrained(comparison, tmp
     arms, n_features = comparison
     monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path))
     again = splits.split_comparison(
-        "synthetic", seed=0, student_pool_size=POOL, vocabulary="all", config=_tiny_config(n_features), splits=("url",)
+        "synthetic", seed=0, student_pool_size=POOL, vocabulary="all", config=tiny_config(n_features), splits=("url",)
     )
     assert list(tmp_path.glob("ensemble-*.pt")), "the teachers should have been trained again"
     pd.testing.assert_frame_equal(arms["url"].students, again["url"].students)
     pools = _pools("url")
-    config = _tiny_config(n_features, noise_levels=(0.5, None))
+    config = tiny_config(n_features, noise_levels=(0.5, None))
     runs = []
     for cache in ("a", "b"):  # each run trains its own teachers
         monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path / cache))
