@@ -259,7 +259,8 @@ class Claim:
             return (
                 f"{self.quantity}: no significant difference between the groups, judged by the Wald chi-squared test"
                 f" of equal means (k − 1 df; the covariance of the k estimates from a shared-test-set bootstrap;"
-                f" Cochran's Q generalised to correlated estimates) at {self.significance:.0%} as the source states it:"
+                f" Cochran's Q generalised to correlated estimates) at {self.significance * 100:g} % as the source"
+                " states it:"
                 " differs when the test finds a significant difference, agrees when it does not ('no significant"
                 " difference found': a failure to reject, not a proof of equal means -- the test detects only"
                 " differences of a few standard errors of the test set's noise)"

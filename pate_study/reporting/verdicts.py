@@ -299,6 +299,11 @@ class Step:
             object.__setattr__(self, "group", self.claim)
 
     @property
+    def family_decided(self) -> bool:
+        """Whether the multiplicity rule decided the step (its outcome read at a stricter level than its own)."""
+        return self.family_divisor != 1
+
+    @property
     def family_level(self) -> float:
         """The two-sided level of the interval that decided the step (a test: one minus the significance level it
         was read at)."""
@@ -314,7 +319,7 @@ class Step:
         judged = {
             "outcome": self.outcome,
             "outcome_alone": self.outcome_alone,
-            "family_decided": self.family_divisor != 1,
+            "family_decided": self.family_decided,
         }
         if isinstance(e, HeterogeneityTest):
             return common | e.as_record() | judged | {"family_level": self.family_level, "rederivable": True}
@@ -492,9 +497,13 @@ class Verdict:
 
 
 def _finite(name: str, value: float) -> float:
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name}={value!r}: expected a finite number")
+    return checks.number(value, name)
+
+
+def _tolerance(name: str, value: float) -> float:
+    value = checks.number(value, name)
+    if value < 0:
+        raise ValueError(f"{name}={value:g}: expected a tolerance >= 0")
     return value
 
 
@@ -506,7 +515,10 @@ def within_tolerance(
     ``why_differs`` is the notebook's explanation, used as the reason when the values differ.
     """
     paper, ours = _finite("paper", paper), _finite("ours", ours)
-    if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
+    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    checks.text(quantity, "quantity")
+    checks.text(why_differs, "why_differs", empty=True)
+    if rtol == 0 and atol == 0:
         raise ValueError(f"rtol={rtol}, atol={atol}: state a tolerance (non-negative, not both 0)")
     rule = f"{quantity}: |ours - paper| <= {atol:g} + {rtol:g}·|paper|"
     if abs(ours - paper) <= atol + rtol * abs(paper):
@@ -519,6 +531,9 @@ def within_range(
 ) -> Verdict:
     """``agrees`` when ours lies in the published range ``[low - slack, high + slack]`` (e.g. a printed spread)."""
     low, high, ours = _finite("low", low), _finite("high", high), _finite("ours", ours)
+    slack = _tolerance("slack", slack)
+    checks.text(quantity, "quantity")
+    checks.text(why_differs, "why_differs", empty=True)
     if high < low:
         raise ValueError(f"low={low} > high={high}: expected low <= high")
     rule = f"{quantity}: ours in paper's [{low:g}, {high:g}]" + (f" ± {slack:g}" if slack else "")
@@ -551,9 +566,8 @@ def direction(margin: float, tolerance: float, *, rule: str, reason: str) -> Ver
     """A directional claim decided by a signed ``margin`` (positive: the claim holds) with one ``tolerance`` for
     both directions: ``agrees`` when ``margin > tolerance``, ``differs`` when ``margin < -tolerance``, else
     ``inconclusive``. ``reason`` (the measured numbers) is kept for the two verdicts that need one."""
-    margin, tolerance = _finite("margin", margin), _finite("tolerance", tolerance)
-    if tolerance < 0:
-        raise ValueError(f"tolerance={tolerance}: expected >= 0")
+    margin, tolerance = _finite("margin", margin), _tolerance("tolerance", tolerance)
+    checks.text(reason, "reason", what="the measured numbers")
     rule = f"{rule} (margin beyond ±{tolerance:g})"
     if margin > tolerance:
         return Verdict("agrees", rule)
