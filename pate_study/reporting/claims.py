@@ -185,8 +185,9 @@ class Claim:
             raise ValueError(
                 f"{where}: significance={sig:g}, expected a test level strictly between 0 and 1, e.g. 0.05"
             )
-        checks.text(self.printed, f"{where}: printed", empty=True)
-        checks.text(self.printed_upper, f"{where}: printed_upper", empty=True)
+        printed_text = "the source's printed text of the number, a string such as '0.104'"
+        checks.text(self.printed, f"{where}: printed", empty=True, what=printed_text)
+        checks.text(self.printed_upper, f"{where}: printed_upper", empty=True, what=printed_text)
         if self.boundary is None:
             if self.kind in ("level", "range", "one-run"):
                 raise ValueError(f"{where}: a {self.kind} claim needs its printed value (boundary)")
