@@ -271,6 +271,7 @@ class Claim:
                 f"{self.quantity}: the printed {b:g}{pm} is one run of the mechanism{where}: agrees when it lies wholly"
                 " inside the range one run falls in over our draws, differs when wholly outside, else inconclusive"
             )
+        tie = ""
         if self.kind == "level":
             target = f"{'≠' if self.negated else '='} {b:g}{pm}"
         elif self.kind == "range":
@@ -284,10 +285,10 @@ class Claim:
             tie = {True: "; a tie at the boundary differs (strict)", False: "; a tie at the boundary agrees"}.get(
                 self.strict, ""
             )
-            target = f"{symbol} {b:g}{pm}{tie}"
+            target = f"{symbol} {b:g}{pm}"
         return (
             f"{self.quantity} {target}{where}: agrees / differs only when the whole interval is on one side, else"
-            " inconclusive"
+            f" inconclusive{tie if self.kind in DIRECTED else ''}"
         )
 
 
@@ -361,9 +362,12 @@ def judge(
     outcome = family.groups[claim.name]
     judged = family.steps
     single = len(items) == 1 and not items[0][0]
-    evidence = "; ".join(f"{s.step}: {s.estimate.render()}" if s.step else s.estimate.render() for s in judged)
+    named = isinstance(estimate, Mapping)  # a sequence's steps are shown in order, unnamed (their keys: "step i")
+    evidence = "; ".join(f"{s.step}: {s.estimate.render()}" if named else s.estimate.render() for s in judged)
     per_step = ", ".join(
-        f"{s.step}: {s.outcome}" + (f" (alone: {s.outcome_alone})" if s.outcome != s.outcome_alone else "")
+        (f"{s.step}: " if named else "")
+        + s.outcome
+        + (f" (alone: {s.outcome_alone})" if s.outcome != s.outcome_alone else "")
         for s in judged
     )
     if claim.kind == "homogeneity":

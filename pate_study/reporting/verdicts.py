@@ -35,8 +35,9 @@ records a verdict under a sub-key, e.g. ``{"noise_tpr": v.as_record()}``):
 ``verdict_basis``
     only when not ``"data"``: ``"analytic"`` or ``"source inconsistency"`` (never counted as evidence).
 ``verdict_evidence``
-    a list, one entry per judged estimate (a claim at one step), in judging order; empty for a verdict read off no
-    interval. Each entry is a mapping with these keys (:meth:`Step.as_record`):
+    always present: a list, one entry per judged estimate (a claim at one step), in judging order; empty for a
+    verdict read off no interval (the tolerance helpers below, analytic claims). Each entry is a mapping with these
+    keys (:meth:`Step.as_record`):
 
     ==================  ==========================================================================================
     ``key``             ``"<claim>"`` for a claim judged on one estimate, ``"<claim>/<step>"`` at several steps
@@ -60,8 +61,12 @@ records a verdict under a sub-key, e.g. ``{"noise_tpr": v.as_record()}``):
     ``family_decided``  ``true`` when the multiplicity rule decided the step: its outcome was read off the
                         interval at ``family_level`` (stricter than ``level``), not at ``level``
     ``family_level``    the two-sided level of the interval that decided the step (= ``level`` when the family
-                        rule did not apply); ``family_low``, ``family_high``: that interval
-    ``p_value``         only for a test (the heterogeneity test): its p-value; ``statistic``: its statistic
+                        rule did not apply; a test: 1 − the significance it was read at); ``family_low``,
+                        ``family_high``: that interval (null when it cannot be recomputed: no replicate data)
+    ``p_value``         only for a test (the heterogeneity test, ``method`` ``"Wald chi-squared test"``): its
+                        p-value; ``statistic``: W (also ``value``; ``low``, ``high``, ``level`` are null);
+                        ``groups``: the groups' names; ``n_examples``: the test examples behind the covariance
+                        (Hotelling's F calibration) or null; ``significance`` instead of the regions
     ``rederivable``     ``true`` when the replicates file holds the rows this interval is computed from (an
                         estimate built outside :mod:`pate_study.reporting.uncertainty`, or through an unnamed
                         transform, is ``false``)
@@ -331,7 +336,7 @@ class Step:
             "rederivable": e.rederivable,
             "transform": e.transform_record(),
         }
-        bounds = interval_at(e, self.family_divisor) or (-math.inf, math.inf)
+        bounds = interval_at(e, self.family_divisor) or (None, None)
         family = {"family_level": self.family_level, "family_low": bounds[0], "family_high": bounds[1]}
         return common | record | judged | family
 
