@@ -626,7 +626,9 @@ def combine(verdicts: Mapping[str, Verdict], *, context: str = "") -> Verdict:
             raise ValueError(f"verdicts[{name!r}]: expected a Verdict, got {type(v).__name__}")
     checks.text(context, "context", empty=True)
     evidence = {n: v for n, v in verdicts.items() if v.basis == "data"}
-    stepped = {n: v for n, v in evidence.items() if v.steps and v.verdict in OUTCOMES}
+    # claims whose verdict their own steps give (a verdict changed after judging keeps its outcome, as one read
+    # off no interval)
+    stepped = {n: v for n, v in evidence.items() if v.steps and v.verdict == _own_outcome(v)}
     outcomes = {n: v.verdict for n, v in verdicts.items()}
     family = None
     if stepped:
@@ -666,6 +668,12 @@ def combine(verdicts: Mapping[str, Verdict], *, context: str = "") -> Verdict:
         decided_by=_item_decided_by(outcome, verdicts, outcomes, family, stepped),
         multiplicity=multiplicity,
     )
+
+
+def _own_outcome(v: Verdict) -> str:
+    """The outcome ``v``'s steps give as a family of their own."""
+    family = judge_family(v.steps)
+    return _precedence(list(family.groups.values()))
 
 
 def _item_decided_by(

@@ -3,6 +3,7 @@ step-down on the side chance can get wrong, at family-wise one-sided 2.5 %, redu
 one step. Simulated, vectorised: the family-wise rate of a false *differs* when the claim holds exactly (on its
 boundary) at every step, at 6 and 12 steps with correlations 0 and 0.9, beside the uncorrected rule."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -192,3 +193,11 @@ def test_combine_judges_an_item_as_one_family():
     item = combine({"a": a, "clear": clear})
     assert item.verdict == "differs" and item.decided_by == "clear"
     assert combine({"a": a, "rule": agrees(rule="stated")}).verdict == "differs"  # a family of one hypothesis
+
+
+def test_a_claim_verdict_changed_after_judging_keeps_its_outcome_in_an_item():
+    marginal = judge(RISES, u.t_interval([-0.10, 0.0, -0.06, -0.05, -0.07], []))
+    other = judge(Claim("falls", "s", "q", "direction", side="below"), u.t_interval([0.10, 0.0, 0.06, 0.05, 0.07], []))
+    overridden = dataclasses.replace(other, verdict="not comparable", reason="another scale")
+    item = combine({"a": marginal, "b": overridden})
+    assert item.verdict == "differs" and [s.key for s in item.steps] == ["a"]
