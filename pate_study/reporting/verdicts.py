@@ -40,8 +40,10 @@ records a verdict under a sub-key, e.g. ``{"noise_tpr": v.as_record()}``):
     keys (:meth:`Step.as_record`):
 
     ==================  ==========================================================================================
-    ``key``             ``"<claim>"`` for a claim judged on one estimate, ``"<claim>/<step>"`` at several steps
-                        (unique within the verdict; the ``estimate`` column of the replicates file)
+    ``key``             ``"<claim>"`` for a claim judged on one estimate, ``"<claim>/<step>"`` at several steps;
+                        in an item that combines claims, ``<claim>`` is the claim's name in :func:`combine`'s
+                        mapping (prefixed to the inner key when that verdict was itself a combination); unique
+                        within the verdict; the ``estimate`` column of the replicates file
     ``claim``           the claim's name; ``step``: the step's label (``""`` for one estimate)
     ``kind``            the claim's kind; ``quantifier``: ``"every"`` or ``"some"`` (how its steps combine)
     ``agree_region``    where the claim holds, ``differ_region`` where it fails: lists of ``[low, high,
@@ -85,24 +87,28 @@ records a verdict under a sub-key, e.g. ``{"noise_tpr": v.as_record()}``):
     hypothesis)"``; present whenever ``verdict_evidence`` is not empty.
 ``verdict_replicates``
     the name of the replicates file beside ``scalars.json``, ``"<item-id>.replicates.csv"`` (present when some
-    evidence entry is ``rederivable``). :meth:`Verdict.as_record` returns a placeholder that carries the rows;
+    judged estimate carries replicate data; every estimate built by :mod:`pate_study.reporting.uncertainty` does).
+    :meth:`Verdict.as_record` returns a placeholder that carries the rows;
     :meth:`pate_study.reporting.outputs.NotebookOutputs.record` writes the file and stores its name.
 
 The replicates file (:mod:`pate_study.reporting.replicates`)
 ------------------------------------------------------------
 One CSV per recorded item, long format, one row per replicate, written atomically. Columns:
 
-``record`` (the dotted path of the verdict inside the item's record, ``""`` at the top), ``estimate`` (the evidence
-``key``), ``row`` (what the row is, below), ``method``, ``level``, ``statistic``, ``pairing``, ``transform``
-(JSON), ``sources``, ``cluster_sources`` (``"; "``-joined), ``digits`` (the significant digits the numbers of this
-estimate are stored with), ``index``, ``cluster``, ``arm``, ``value``, ``a``, ``b``, ``sd``, ``n``, ``draws``.
+``record`` (the dotted path of the verdict's mapping inside the item's record, ``""`` at the top, list positions as
+numbers, e.g. ``"noise.tpr"`` or ``"rows.3"``), ``estimate`` (the evidence ``key``), ``row`` (what the row is, below),
+``method``, ``level``, ``statistic``, ``pairing``, ``transform`` (JSON), ``sources``, ``cluster_sources`` (``";
+"``-joined), ``digits`` (the significant digits the numbers of this estimate are stored with), ``index``, ``cluster``,
+``arm``, ``value``, ``a``, ``b``, ``sd``, ``n``, ``draws``.
 
 Row kinds (``row``): ``estimate`` (one per estimate: the metadata columns), ``replicate`` (one per replicate:
-``index``; ``cluster`` the label of its cluster; ``value`` the per-replicate number the interval reads, NaN when
-that replicate gave none; ``a``/``b`` the two arms when paired), ``point`` (``value``: the full-sample statistic of
+``index``; ``cluster`` the label of its cluster; ``value`` the per-replicate number the interval reads, empty when
+that replicate gave none (NaN: dropped); ``a``/``b`` the two arms when paired; a heterogeneity test: one per group,
+``arm`` its name), ``point`` (``value``: the full-sample statistic of
 a bootstrap, an exact value, one unreplicated run), ``draws`` (``draws``: the bootstrap draws, space-separated;
 ``index`` the group for a heterogeneity test), ``summary`` (``arm``, ``value`` = mean, ``sd``, ``n``: a summary's
-replicates). ``statistic`` says how the interval is computed from the rows; the module docstring of
+replicates). A heterogeneity test's ``estimate`` row has ``n`` = the test examples behind its covariance (or
+empty). ``statistic`` says how the interval is computed from the rows; the module docstring of
 :mod:`pate_study.reporting.replicates` gives each formula.
 
 Multiplicity: one rule for every family
