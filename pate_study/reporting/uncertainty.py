@@ -286,7 +286,7 @@ def _transform_of(function: Callable[[float], float], increasing: bool, points: 
     except (ArithmeticError, ValueError, TypeError):
         a = b = math.nan
     if math.isfinite(a) and math.isfinite(b) and a != 0 and same(lambda x: a * x + b):
-        return ("affine", a, b)
+        return ("affine", a + 0.0, b + 0.0)  # + 0.0: no "-0.0" in the record
     if same(math.exp):
         return ("exp",)
     if all(x > 0 for x in finite) and same(math.log):
