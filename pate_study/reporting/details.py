@@ -153,7 +153,7 @@ def designs_of(judgements: Sequence[Judged]) -> dict[str, str]:
     designs: dict[str, str] = {}
     for judged in judgements:
         for step in judged.steps:
-            if step.is_interval and step.design() not in designs:
+            if (step.is_interval or step.is_test) and step.design() not in designs:
                 designs[step.design()] = _letter(len(designs))
     return designs
 
@@ -237,7 +237,7 @@ def step_rows(judged: Judged, designs: Mapping[str, str]) -> list[str]:
     lines = ["| claim | step | ours [low, high] | design | outcome |", "|---|---|---|---|---|"]
     for k, step in enumerate(judged.steps):
         design = step.design()
-        shown = designs.get(design, design) if step.is_interval else design
+        shown = designs.get(design, design)
         outcome = step.outcome or ("decided the verdict" if k == judged.deciding else "")
         if step.family:
             outcome += " (multiplicity rule)"
@@ -245,8 +245,6 @@ def step_rows(judged: Judged, designs: Mapping[str, str]) -> list[str]:
         if step.family and step.family_low is not None and step.family_high is not None:
             family = Step("", "", step.value, step.family_low, step.family_high, method=step.method)
             ours += f"; at the family level {step.family_level:g}: {full_interval(family)}"
-        if step.p_value is not None:
-            ours += f"; p = {step.p_value:.3g}"
         lines.append(
             f"| {cell(step.claim) or '—'} | {cell(step.step) or '—'} | {ours} | {cell(shown)} | "
             f"{cell(outcome) or '—'} |"

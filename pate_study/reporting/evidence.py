@@ -108,7 +108,17 @@ class Step:
     @property
     def is_interval(self) -> bool:
         """True when the step is an interval over a random source (not an exact number, not one unreplicated run)."""
-        return self.method not in (EXACT, NONE) and math.isfinite(self.low) and math.isfinite(self.high)
+        return (
+            not self.is_test
+            and self.method not in (EXACT, NONE)
+            and math.isfinite(self.low)
+            and math.isfinite(self.high)
+        )
+
+    @property
+    def is_test(self) -> bool:
+        """True for a test (the heterogeneity test's statistic and p-value), not an interval."""
+        return self.p_value is not None
 
     @property
     def deciding_interval(self) -> tuple[float, float, float | None]:
@@ -146,6 +156,8 @@ def _replicates(step: Step) -> str:
     if step.method == "t-interval + percentile bootstrap" and sources:
         replicated = ", ".join(sources[:-1]) or "no source"
         return f"{step.n_replicates} × {replicated}, {step.n_boot} bootstrap resamples of {sources[-1]}"
+    if step.is_test:
+        return f"{step.n_boot} shared bootstrap resamples of {', '.join(sources) or 'no source'}"
     if step.method == "central range of draws":
         return f"{step.n_replicates} draws of {', '.join(sources) or 'no source'} (where one run falls)"
     return f"{step.n_replicates} × {', '.join(sources) or 'no source'}"
@@ -378,8 +390,9 @@ def parse_rendered(text: str) -> tuple[Step, ...]:
 
 # --------------------------------------------------------------------------------------------------- printing
 def compact_number(x: float, digits: int = 2) -> str:
-    """``x`` with ``digits`` significant digits, never in exponent form between 1e-3 and 1e15 (``0.080``,
-    ``0.20``, ``283``, ``20174``), ``∞`` / ``−∞`` for the unbounded ends."""
+    """``x`` with ``digits`` significant digits (``0.080``, ``0.20``), a number up to 10⁴ with all its integer digits
+    (``283``, ``8700``: never more than four significant, the precision the replicates file guarantees), in exponent
+    form below 10⁻³ and from 10⁴ (``2.0e+04``); ``∞`` / ``−∞`` for the unbounded ends."""
     x = float(x)
     if math.isnan(x):
         return "nan"
@@ -387,7 +400,7 @@ def compact_number(x: float, digits: int = 2) -> str:
         return "∞" if x > 0 else "−∞"
     if x == 0:
         return "0"
-    if abs(x) < 1e-3 or abs(x) >= 1e15:
+    if abs(x) < 1e-3 or abs(x) >= 10 ** max(digits, 4):
         return f"{x:.{digits - 1}e}"
     decimals = max(digits - 1 - math.floor(math.log10(abs(x))), 0)
     return f"{x:.{decimals}f}"
@@ -399,6 +412,9 @@ def compact_interval(step: Step, digits: int = 2, *, deciding: bool = False) -> 
     interval)"``. ``deciding``: the interval that decided the step (the multiplicity rule's, when it did)."""
     if step.method == EXACT:
         return f"{step.value:.6g} (exact)"
+    if step.is_test:
+        df = f" on {step.df:g} df" if step.df is not None else ""
+        return f"χ² = {compact_number(step.value, max(digits, 3))}{df}, p = {compact_number(step.p_value, 2)}"
     if not step.is_interval:
         return f"{compact_number(step.value, max(digits, 3))} (one run, no interval)"
     low, high, _ = step.deciding_interval if deciding else (step.low, step.high, step.level)

@@ -224,7 +224,7 @@ def index_row(item: Item, record: Mapping, judged: Judged | None, designs: Mappi
     """One item's row: label (linked to its detail section, with the same figure of another source), status, the
     source's number beside ours, the verdict and the step that decided it; at most :data:`MAX_ROW` characters."""
     step = judged.deciding_step if judged else None
-    design = designs.get(step.design(), "") if step is not None and step.is_interval else ""
+    design = designs.get(step.design(), "") if step is not None else ""
     source, ours = source_numbers(item), our_numbers(item, record, judged, design)
     compared = "; ".join(p for p in (f"source {source}" if source else "", f"ours {ours}" if ours else "") if p)
     label = _item_link(item) + (f" (= {also})" if also else "")
