@@ -165,12 +165,21 @@ def _letter(k: int) -> str:
 def design_lines(judgements: Sequence[Judged], designs: Mapping[str, str]) -> list[str]:
     """Each design once, lettered, then the multiplicity rule(s) the records name: the head of a source's section."""
     lines = [f"- **{letter}**: {cell(design)}" for design, letter in designs.items()]
-    rules = list(dict.fromkeys(j.multiplicity for j in judgements if j.multiplicity))
+    rules = list(dict.fromkeys(rule_name(j.multiplicity) for j in judgements if len(j.steps) > 1 and j.multiplicity))
     if rules:
-        lines.append("- Claims judged at several steps: " + "; ".join(cell(r) for r in rules))
+        lines.append(
+            "- Several judged estimates in one verdict (steps, claims): "
+            + "; ".join(cell(r) for r in rules)
+            + " (the number of hypotheses on each item's detail section)"
+        )
     elif any(sum(s.is_interval for s in j.steps) > 1 for j in judgements):
         lines.append("- Claims judged at several steps: the records name no multiplicity rule")
     return lines
+
+
+def rule_name(multiplicity: str) -> str:
+    """A multiplicity rule's name without the number of hypotheses it was applied to (the record adds it)."""
+    return re.sub(r" over \d+ hypothes[ie]s\b.*$", "", multiplicity).strip()
 
 
 def provenance_line(item: Item, figures_dir: Path) -> str:
@@ -244,7 +253,7 @@ def step_rows(judged: Judged, designs: Mapping[str, str]) -> list[str]:
         ours = full_interval(step)
         if step.family and step.family_low is not None and step.family_high is not None:
             family = Step("", "", step.value, step.family_low, step.family_high, method=step.method)
-            ours += f"; at the family level {step.family_level:g}: {full_interval(family)}"
+            ours += f"; read at {step.family_level:.1%} (multiplicity rule): {full_interval(family)}"
         lines.append(
             f"| {cell(step.claim) or '—'} | {cell(step.step) or '—'} | {ours} | {cell(shown)} | "
             f"{cell(outcome) or '—'} |"
@@ -258,7 +267,11 @@ def _deciding(judged: Judged) -> str:
         return ""
     if judged.every_step:
         return f"; every one of the {len(judged.steps)} steps agrees (closest to the claim's edge: {step.label})"
-    family = f", by the multiplicity rule at level {step.family_level:g}" if step.family and step.family_level else ""
+    family = (
+        f", by the multiplicity rule (interval read at {step.family_level:.1%})"
+        if step.family and step.family_level
+        else ""
+    )
     return f"; decided at {step.label or f'step {judged.deciding + 1}'}{family}"
 
 

@@ -166,7 +166,7 @@ def _replicates(step: Step) -> str:
 def _method_line(step: Step) -> str:
     parts = [step.method or "method not recorded"]
     if step.df is not None:
-        parts.append(f"{step.df:g} df")
+        parts.append(f"{step.df:.3g} df")
     if step.level is not None:
         parts.append(f"{step.level:.0%}")
     return ", ".join(parts)

@@ -151,7 +151,7 @@ def our_numbers(item: Item, record: Mapping, judged: Judged | None, design: str 
     step = judged.deciding_step if judged else None
     if step is not None:
         _, _, level = step.deciding_interval
-        family = f"family level {level:.3g}" if step.family and level is not None else ""
+        family = f"read at {level:.1%}" if step.family and level is not None else ""
         notes = ", ".join(n for n in (design, family) if n)
         return compact_interval(step, deciding=True) + (f" ({notes})" if notes else "")
     values = (item.published or {}).get("values") or {}
@@ -171,7 +171,8 @@ def _step_phrase(judged: Judged) -> str:
     if step is None:
         return ""
     if judged.every_step:
-        return f" at all {len(judged.steps)} steps (closest: {_clip(step.label, 50)})" if step.label else ""
+        closest = f"; closest: {_clip(step.label, 50)}" if step.label else ""
+        return f" (all {len(judged.steps)} judged{closest})"
     where = step.label if len(judged.steps) > 1 or step.step else ""
     family = " (multiplicity rule)" if step.family else ""
     return (f" at {_clip(where, 60)}" if where else "") + family
@@ -226,7 +227,8 @@ def index_row(item: Item, record: Mapping, judged: Judged | None, designs: Mappi
     step = judged.deciding_step if judged else None
     design = designs.get(step.design(), "") if step is not None else ""
     source, ours = source_numbers(item), our_numbers(item, record, judged, design)
-    compared = "; ".join(p for p in (f"source {source}" if source else "", f"ours {ours}" if ours else "") if p)
+    said = source if is_target(item) else f"source {source}" if source else ""
+    compared = "; ".join(p for p in (said, f"ours {ours}" if ours else "") if p)
     label = _item_link(item) + (f" (= {also})" if also else "")
     return fit_row([label, STATUS_SHORT.get(item.status, item.status), compared or "—", verdict_text(item, judged)])
 

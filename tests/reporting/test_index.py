@@ -27,6 +27,7 @@ from pate_study.reporting.registry import load_registry
 
 ITEMS = load_registry()
 TARGET = "pate_study-audioset-target"
+HOLM = "Holm's step-down (Holm 1979), family-wise one-sided 2.5 %"
 LINK = re.compile(r"\]\((details/[^)#]+)#([^)]+)\)")
 HEADING = re.compile(r"^#{1,3} (.+)$", re.M)
 
@@ -215,7 +216,7 @@ def tiny(tmp_path):
             family_high=0.22,
         ),
     ]
-    fig13 = record("differs", evidence, "similar/ρ = 0.3", "Holm's step-down over 2 steps, family-wise 5 %")
+    fig13 = record("differs", evidence, "similar/ρ = 0.3", HOLM + " over 2 hypotheses on the 'differs' side")
     scalars = {"make2021-fig13": fig13, "visca2021-fig4.11": fig13}
     (figures / "02_x" / "scalars.json").write_text(json.dumps(scalars))
     target = record("agrees", [step("mAP at ε ≤ 300", 0.1352, 0.1311, 0.1398, "agrees")], "mAP at ε ≤ 300", "")
@@ -231,15 +232,18 @@ def test_a_structured_record_gives_a_short_row_and_its_full_evidence(tiny):
     write_index(figures, registry)
     index = (figures / "INDEX.md").read_text(encoding="utf-8")
     row = [r for r in table_rows(index) if "#make2021-fig13)" in r][0]
-    assert "ours 0.14 [0.060, 0.22] (A, family level 0.99)" in row
+    assert "ours 0.14 [0.060, 0.22] (A, read at 99.0%)" in row
     assert "**differs** at similar, ρ = 0.3 (multiplicity rule)" in row and "(= Visca 2021 Figure 4.11)" in row
     assert "- **A**: 3 × teacher training seed and partition, 30 units of release-noise draw nested in them; " in index
     assert "t-interval of cluster means, 2 df, 95%; not replicated: ECG sample" in index
-    assert "Claims judged at several steps: Holm's step-down over 2 steps, family-wise 5 %" in index
+    assert f"Several judged estimates in one verdict (steps, claims): {HOLM} (the number of hypotheses" in index
     page = (figures / "details" / "make2021.md").read_text(encoding="utf-8")
-    assert "| similar | ρ = 0.3 | 0.1399 [0.07993, 0.1999]; at the family level 0.99: 0.1399 [0.06000, 0.2200]" in page
+    assert (
+        "| similar | ρ = 0.3 | 0.1399 [0.07993, 0.1999]; read at 99.0% (multiplicity rule): 0.1399 [0.06000, 0.2200]"
+        in page
+    )
     assert "[make2021-fig13.replicates.csv](../02_x/make2021-fig13.replicates.csv)" in page
-    assert "decided at similar, ρ = 0.3, by the multiplicity rule at level 0.99" in page
+    assert "decided at similar, ρ = 0.3, by the multiplicity rule (interval read at 99.0%)" in page
     visca = (figures / "details" / "visca2021.md").read_text(encoding="utf-8")
     assert "Listed once in the index, under MAKE 2021." in visca
     assert check_outputs(load_registry(registry), figures) == ([], []), "replicate rows and details are not outputs"
@@ -252,7 +256,7 @@ def test_the_target_row_reads_met_or_not_met(tiny, verdict, word):
     (figures / "05_x" / "scalars.json").write_text(json.dumps({TARGET: target}))
     index = index_markdown(load_registry(registry), figures)
     row = [r for r in table_rows(index) if f"#{anchor(TARGET)})" in r][0]
-    assert f"**{word}**" in row and "source target student test mAP ≥ 0.13 at ε ≤ 300; ours 0.135 [0.131, 0.140]" in row
+    assert f"**{word}**" in row and "| target student test mAP ≥ 0.13 at ε ≤ 300; ours 0.135 [0.131, 0.140]" in row
     assert f"1 target {word}" in index
 
 
@@ -271,7 +275,7 @@ def test_every_step_agreeing_names_the_step_closest_to_the_claims_edge(tiny):
     ]
     (figures / "02_x" / "scalars.json").write_text(json.dumps({"make2021-fig13": record("agrees", evidence, "")}))
     row = [r for r in table_rows(index_markdown(load_registry(registry), figures)) if "#make2021-fig13)" in r][0]
-    assert "**agrees** at all 2 steps (closest: same, ρ = 0.3)" in row and "ours 0.30 [0.20, 0.45]" in row
+    assert "**agrees** (all 2 judged; closest: same, ρ = 0.3)" in row and "ours 0.30 [0.20, 0.45]" in row
 
 
 # ------------------------------------------------------------------------------------------- reading a record

@@ -30,10 +30,15 @@ from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
+import yaml
 from scipy import stats
 
 from pate_study.core.paths import FIGURES_DIR, REGISTRY_FILE
+from pate_study.reporting import claims, verdicts
+from pate_study.reporting import uncertainty as unc  # only to record the tiny study, never to recompute
 from pate_study.reporting.details import anchor
+from pate_study.reporting.index import write_index
+from pate_study.reporting.outputs import NotebookOutputs
 from pate_study.reporting.registry import load_registry
 
 REPLICATES_SUFFIX = ".replicates.csv"
@@ -366,3 +371,100 @@ def test_printed_digits_are_checked_to_half_their_last_unit():
     assert not agrees_to_printed_digits(("0.14", "0.080", "0.20"), (0.1399, 0.0806, 0.1999))
     assert agrees_to_printed_digits(("2.0e+04", "−∞", "∞"), (20001.0, -math.inf, math.inf))
     assert not agrees_to_printed_digits(("283", "259", "308"), (283.0, 259.0, 306.0))
+
+
+# ---------------------------------------------------------------------- a tiny study recorded through the package
+def fixture_entry(item_id: str) -> dict:
+    document = item_id.split("-")[0]
+    return {
+        "id": item_id,
+        "document": document,
+        "label": item_id.split("-", 1)[1],
+        "type": "figure",
+        "kind": "result",
+        "caption": "c",
+        "same_as": [],
+        "notebook": "09_fixture",
+        "outputs": [],
+        "status": "real data at reduced scale",
+        "published": {"target": "above 0.13"} if document == "pate_study" else {"values": {"x": 1}},
+    }
+
+
+def record_tiny_study(figures: Path) -> Path:
+    """Six items judged and recorded by the package's own API (every kind of estimate the studies build: clustered,
+    clipped, combined, bootstrap, Welch, summary, ratio, one-run range, heterogeneity test), then the index and the
+    detail pages written; returns the registry file."""
+    rng = np.random.default_rng(7)
+    out = NotebookOutputs("09_fixture", figures / "09_fixture", profile="paper", seed=0)
+    noise, teacher, student = unc.RELEASE_NOISE, unc.TEACHER_SEED, unc.STUDENT_SEED
+    clusters = np.repeat([0, 1, 2], 4)
+    steps = {}
+    for rho, shift in (("ρ = 0.1", 0.045), ("ρ = 0.3", 0.12), ("ρ = 0.5", 0.2)):
+        a = 0.8 + rng.normal(0, 0.02, 12)
+        steps[rho] = unc.clustered_paired_difference(
+            a, a - shift + rng.normal(0, 0.01, 12), clusters, [teacher], [noise]
+        )
+    steps["ρ = 0.5"] = steps["ρ = 0.5"].within(0.0, 0.21)
+    decay = claims.Claim("decay", "4-5 %", "accuracy decay", "range", (teacher, noise), 0.04, 0.05, printed="0.04")
+    out.record("make2021-fig8", **claims.judge(decay, steps).as_record())
+
+    replicates = 0.25 + rng.normal(0, 0.01, 3)
+    draws = replicates + rng.normal(0, 0.005, (200, 3))
+    combined = unc.combined_interval(replicates, draws, [student])
+    boot = unc.percentile_bootstrap(np.mean, [rng.normal(0.3, 0.1, 50)], n_boot=200, seed=1)
+    below = claims.Claim("below the single model", "s", "mAP gap", "direction", (student,))
+    above = claims.Claim("above 0.2", "s", "mAP", "direction", (unc.TEST_SET,), 0.2, printed="0.2")
+    both = verdicts.combine({"gap": claims.judge(below, combined), "level": claims.judge(above, boot)})
+    out.record("muschiol2021-table5.4", **both.as_record())
+
+    welch = unc.welch_difference((2.8, 1.2, 3), (1.1, 0.9, 3), [teacher])
+    summary = unc.t_interval_from_summary(0.43, 0.05, 3, [teacher])
+    ratio = unc.ratio_of_paired(1 + rng.random(5), 0.5 + rng.random(5), [noise])
+    lower = claims.Claim("more teachers, lower ε", "s", "ε gap", "direction", (teacher,))
+    level = claims.Claim("TNR", "s", "TNR", "direction", (teacher,), 0.87, printed="0.87")
+    doubled = claims.Claim("ratio", "s", "ratio", "ratio", (noise,))
+    three = {"gap": claims.judge(lower, welch), "tnr": claims.judge(level, summary), "r": claims.judge(doubled, ratio)}
+    out.record("sosa2021-table4.1", **verdicts.combine(three).as_record())
+
+    runs = unc.one_run_range(rng.normal(283, 12, 500), ["check and answer noise draw"])
+    one_run = claims.Claim(
+        "answered", "s", "answered", "one-run", ("check and answer noise draw",), 283.0, printed="283"
+    )
+    out.record("papernot2018-table2", **claims.judge(one_run, runs).as_record())
+
+    groups = 0.4 + rng.normal(0, 0.01, 4)
+    test = unc.heterogeneity_test(groups, groups + rng.normal(0, 0.01, (300, 4)), [unc.TEST_SET])
+    same = claims.Claim("similar teachers", "s", "teacher mAP", "homogeneity", (unc.TEST_SET,))
+    out.record("muschiol2021-fig5.6", **claims.judge(same, test).as_record())
+
+    target = unc.t_interval(0.135 + rng.normal(0, 0.002, 3), [student])
+    goal = claims.Claim("mAP ≥ 0.13", "target", "student mAP", "direction", (student,), 0.13, printed="0.13")
+    out.record("pate_study-audioset-target", **claims.judge(goal, target).as_record())
+
+    ids = ["make2021-fig8", "muschiol2021-table5.4", "sosa2021-table4.1", "papernot2018-table2"]
+    ids += ["muschiol2021-fig5.6", "pate_study-audioset-target"]
+    registry = figures.parent / "registry.yaml"
+    registry.write_text(yaml.safe_dump({"items": [fixture_entry(i) for i in ids]}, allow_unicode=True))
+    write_index(figures, registry)
+    return registry
+
+
+def test_a_tiny_study_recorded_through_the_package_is_recomputed_from_its_rows(tmp_path):
+    figures = tmp_path / "figures"
+    registry = record_tiny_study(figures)
+    printed = printed_by_item(figures, {anchor(i.id): i.id for i in load_registry(registry)})
+    assert sum(len(p) for p in printed.values()) >= 20 and "" not in printed
+    assert any(kind == "test" for p in printed.values() for _, kind, _ in p), "the heterogeneity test is printed"
+    assert problems(figures, registry) == []
+
+    index = figures / "INDEX.md"
+    text = index.read_text(encoding="utf-8")
+    first = INTERVAL.search(text[text.index("| [") :])
+    wrong = first.group(0).replace(f"[{first.group(2)},", f"[{first.group(2)}1,")
+    index.write_text(text.replace(first.group(0), wrong, 1), encoding="utf-8")
+    assert any("is not what its replicate rows give" in p for p in problems(figures, registry))
+    index.write_text(text, encoding="utf-8")
+    (figures / "09_fixture" / f"make2021-fig8{REPLICATES_SUFFIX}").unlink()
+    missing = problems(figures, registry)
+    assert missing and all("make2021-fig8" in p and "has no replicate rows" in p for p in missing)
