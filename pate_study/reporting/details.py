@@ -247,9 +247,7 @@ def step_rows(judged: Judged, designs: Mapping[str, str]) -> list[str]:
     for k, step in enumerate(judged.steps):
         design = step.design()
         shown = designs.get(design, design)
-        outcome = step.outcome or ("decided the verdict" if k == judged.deciding else "")
-        if step.family:
-            outcome += " (multiplicity rule)"
+        outcome = "; ".join(o for o in (step.outcome, "decided the verdict" if k == judged.deciding else "") if o)
         ours = full_interval(step)
         if step.family and step.family_low is not None and step.family_high is not None:
             family = Step("", "", step.value, step.family_low, step.family_high, method=step.method)
@@ -287,7 +285,7 @@ def _same_figure(item: Item, context: Mapping[str, Any]) -> list[str]:
 
 def _replicates_line(item: Item, judged: Judged, record: Mapping, figures_dir: Path) -> list[str]:
     """Where the replicate rows behind the item's intervals are, or that they are not (and which steps)."""
-    if not any(s.is_interval for s in judged.steps):
+    if not any(s.is_interval or s.is_test for s in judged.steps):
         return []
     csv = replicates_file(item, figures_dir, record)
     missing = [s.label or f"step {k + 1}" for k, s in enumerate(judged.steps) if s.rederivable is False]

@@ -271,7 +271,7 @@ def document_section(document: str, items: Sequence[Item], all_items: Sequence[I
     lines += _grouped("Diagrams (nothing to regenerate)", [i for i in rest if i.status == "not applicable (diagram)"])
     lines += _grouped("Not started", [i for i in rest if i.status == "not started"])
     lines += _grouped(
-        "Regenerated, no number of the source to compare",
+        "Regenerated, no number to compare",
         [i for i in rest if i.status in REGENERATED],
     )
     return lines
