@@ -238,7 +238,7 @@ def document_section(document: str, items: Sequence[Item], all_items: Sequence[I
     by_id = {i.id: i for i in all_items}
     judged = {i.id: read_verdict(records.get(i.id, {})) for i in items}
     listed = [i for i in items if i.id not in merged]
-    table = [i for i in listed if judged[i.id] is not None or owes_verdict(i) or _has_numbers(i)]
+    table = [i for i in listed if judged[i.id] is not None or owes_verdict(i) or _has_numbers(i) and not _diagram(i)]
     designs = designs_of([judged[i.id] for i in table if judged[i.id]])
     lines = [
         f"## {DOCUMENT_TITLES.get(document, document)}",
@@ -268,13 +268,17 @@ def document_section(document: str, items: Sequence[Item], all_items: Sequence[I
         lambda i: f" = {short_title(merged[i.id].document)} {merged[i.id].label}",
     )
     rest = [i for i in listed if i not in table]
-    lines += _grouped("Diagrams (nothing to regenerate)", [i for i in rest if i.status == "not applicable (diagram)"])
+    lines += _grouped("Diagrams (nothing to regenerate)", [i for i in rest if _diagram(i)])
     lines += _grouped("Not started", [i for i in rest if i.status == "not started"])
     lines += _grouped(
         "Regenerated, no number to compare",
         [i for i in rest if i.status in REGENERATED],
     )
     return lines
+
+
+def _diagram(item: Item) -> bool:
+    return item.status == "not applicable (diagram)"
 
 
 def _has_numbers(item: Item) -> bool:
@@ -323,7 +327,8 @@ def index_markdown(items: list[Item], figures_dir: Path = FIGURES_DIR) -> str:
         "recorded verdicts. Do not edit by hand.",
         "",
         f"{len(items)} items: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ". "
-        f"Verdicts: {verdict_counts(items, records)}.",
+        f"Verdicts (one per row; a figure of two sources counted once): "
+        f"{verdict_counts([i for i in items if i.id not in merged], records)}.",
         "",
         "How to read a row: the source's number beside ours; ours is the interval of the step that decided the "
         "verdict, `value [low, high]`, built as the design its letter names (at the head of the source's section). "
