@@ -258,14 +258,14 @@ def document_section(document: str, items: Sequence[Item], all_items: Sequence[I
         lines += ["| item | status | source; ours | verdict |", "|---|---|---|---|"]
         for item in table:
             others = [by_id[o] for o in item.same_as if o in merged and merged[o].id == item.id]
-            also = ", ".join(f"{short_title(o.document)} {o.label}" for o in others)
+            also = ", ".join(_item_link(o, f"{short_title(o.document)} {o.label}") for o in others)
             lines.append(index_row(item, records.get(item.id, {}), judged[item.id], designs, also))
         lines.append("")
     same = [i for i in items if i.id in merged]
     lines += _grouped(
         "Listed once, under the other source",
         same,
-        lambda i: f" = {short_title(merged[i.id].document)} {merged[i.id].label}",
+        lambda i: f" = {_item_link(merged[i.id], f'{short_title(merged[i.id].document)} {merged[i.id].label}')}",
     )
     rest = [i for i in listed if i not in table]
     lines += _grouped("Diagrams (nothing to regenerate)", [i for i in rest if _diagram(i)])

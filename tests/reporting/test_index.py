@@ -102,11 +102,13 @@ def test_the_rules_find_a_long_row_an_unlinked_row_and_a_missing_section():
 def test_same_figures_of_two_sources_are_one_row_that_points_to_the_other(generated):
     index, _ = generated
     rows = table_rows(index)
-    assert not [r for r in rows if "#visca2021-fig411)" in r], "Visca Fig 4.11 = MAKE Fig 13: one row"
+    assert not [r for r in rows if LINK.search(r).group(2) == "visca2021-fig411"], "Visca 4.11 = MAKE 13: one row"
     make13 = [r for r in rows if "#make2021-fig13)" in r]
-    assert len(make13) == 1 and "(= Visca 2021 Figure 4.11)" in make13[0]
+    assert len(make13) == 1 and "(= [Visca 2021 Figure 4.11](details/visca2021.md#visca2021-fig411))" in make13[0]
     listed = [line for line in index.splitlines() if line.startswith("Listed once")]
-    assert any("[Figure 4.11](details/visca2021.md#visca2021-fig411) = MAKE 2021 Figure 13" in line for line in listed)
+    pointer = "[Figure 4.11](details/visca2021.md#visca2021-fig411) = "
+    pointer += "[MAKE 2021 Figure 13](details/make2021.md#make2021-fig13)"
+    assert any(pointer in line for line in listed)
 
 
 def test_the_committed_target_row_shows_its_verdict():
@@ -233,7 +235,7 @@ def test_a_structured_record_gives_a_short_row_and_its_full_evidence(tiny):
     index = (figures / "INDEX.md").read_text(encoding="utf-8")
     row = [r for r in table_rows(index) if "#make2021-fig13)" in r][0]
     assert "ours 0.14 [0.060, 0.22] (A, read at 99.0%)" in row
-    assert "**differs** at similar, ρ = 0.3 (multiplicity rule)" in row and "(= Visca 2021 Figure 4.11)" in row
+    assert "**differs** at similar, ρ = 0.3 (multiplicity rule)" in row and "(= [Visca 2021 Figure 4.11](" in row
     assert "- **A**: 3 × teacher training seed and partition, 30 units of release-noise draw nested in them; " in index
     assert "t-interval of cluster means, 2 df, 95%; not replicated: ECG sample" in index
     assert f"Several judged estimates in one verdict (steps, claims): {HOLM} (the number of hypotheses" in index
