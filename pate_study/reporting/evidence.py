@@ -66,7 +66,8 @@ _METHOD = re.compile(r"\((?P<method>[a-z][a-z +-]*?)(?:, \d+(?:\.\d+)? df)?, \d+
 @dataclass(frozen=True)
 class Step:
     """One judged estimate: ``claim`` and ``step`` name it (either may be empty), ``value`` / ``low`` / ``high`` the
-    interval at ``level`` (``None`` when not recorded), ``method`` how it was built, ``df`` its degrees of freedom,
+    interval at ``level`` (a test's statistic, or an exact number: both ends the value), ``method`` how it was
+    built, ``df`` its degrees of freedom,
     ``n_replicates`` / ``n_units`` / ``n_boot`` what it was built from, ``sources`` / ``cluster_sources`` /
     ``unreplicated`` the random sources it covers, makes clusters of, and leaves out; ``outcome`` the step's own
     verdict; ``family`` whether the multiplicity rule decided it, reading the interval ``[family_low, family_high]``
