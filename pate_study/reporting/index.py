@@ -223,14 +223,21 @@ def _grouped(title: str, items: Sequence[Item], suffix=lambda item: "") -> list[
 
 def index_row(item: Item, record: Mapping, judged: Judged | None, designs: Mapping[str, str], also: str = "") -> str:
     """One item's row: label (linked to its detail section, with the same figure of another source), status, the
-    source's number beside ours, the verdict and the step that decided it; at most :data:`MAX_ROW` characters."""
+    source's number beside ours, the verdict and the step that decided it; at most :data:`MAX_ROW` characters as
+    rendered: the source's words and numbers are shortened first, so that ours (the deciding interval) is kept."""
     step = judged.deciding_step if judged else None
     design = designs.get(step.design(), "") if step is not None else ""
-    source, ours = source_numbers(item), our_numbers(item, record, judged, design)
-    said = source if is_target(item) else f"source {source}" if source else ""
-    compared = "; ".join(p for p in (said, f"ours {ours}" if ours else "") if p)
+    ours = our_numbers(item, record, judged, design)
     label = _item_link(item) + (f" (= {also})" if also else "")
-    return fit_row([label, STATUS_SHORT.get(item.status, item.status), compared or "—", verdict_text(item, judged)])
+    status, verdict = STATUS_SHORT.get(item.status, item.status), verdict_text(item, judged)
+    for limit in (140, 100, 70, 40, 20):
+        source = source_numbers(item, limit)
+        said = source if is_target(item) else f"source {source}" if source else ""
+        compared = "; ".join(p for p in (said, f"ours {ours}" if ours else "") if p) or "—"
+        cells = [label, status, compared, verdict]
+        if len(rendered_text("| " + " | ".join(cell(c) for c in cells) + " |")) <= MAX_ROW:
+            break
+    return fit_row(cells)
 
 
 def document_section(document: str, items: Sequence[Item], all_items: Sequence[Item], records, merged) -> list[str]:
