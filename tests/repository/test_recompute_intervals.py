@@ -30,6 +30,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from scipy import stats
 
@@ -49,6 +50,10 @@ ROW_LINK = re.compile(r"\]\(details/[^)#]+#([^)]+)\)")
 
 
 # --------------------------------------------------------------------------------------------- the replicate rows
+class Unrecomputable(Exception):
+    """Rows whose interval this file has no formula for (an unnamed transform): what they print is not re-derived."""
+
+
 @dataclass
 class Rows:
     """One estimate's rows of a replicates file."""
@@ -154,7 +159,7 @@ def raw_interval(rows: Rows, level: float) -> tuple[float, float, float]:
         return rows.points[0], rows.points[0], rows.points[0]
     if stat == "one run":
         return rows.points[0], -math.inf, math.inf
-    raise AssertionError(f"statistic {stat!r}: no formula for it here")
+    raise Unrecomputable(f"statistic {stat!r}: no formula for it here")
 
 
 def transformed(rows: Rows, value: float, low: float, high: float) -> tuple[float, float, float]:
@@ -168,7 +173,7 @@ def transformed(rows: Rows, value: float, low: float, high: float) -> tuple[floa
             f = np.exp if step[0] == "exp" else (lambda x: -math.inf if x == 0 else math.log(x))
             value, low, high = (float(f(x)) for x in (value, low, high))
         else:
-            raise AssertionError(f"transform {step!r} cannot be recomputed from the rows")
+            raise Unrecomputable(f"transform {step!r} cannot be recomputed from the rows")
     return value, low, high
 
 
@@ -255,7 +260,10 @@ def recomputed(figures_dir: Path, item) -> tuple[list[tuple[float, float, float]
             tests.append((w, p))
             continue
         for level in {rows.level, *levels.get(key, ())} - {None}:
-            intervals.append(interval(rows, level))
+            try:
+                intervals.append(interval(rows, level))
+            except Unrecomputable:
+                continue  # a number printed from these rows then matches nothing and is reported
     return intervals, tests
 
 
@@ -349,6 +357,9 @@ def test_each_formula_on_rows_written_by_hand(tmp_path):
     }
     for key, numbers in expect.items():
         assert np.allclose(interval(found[key], 0.95), numbers, rtol=1e-9), key
+    unnamed = Rows("exact", 0.95, "", [["function", "sqrt"]], points=[4.0])
+    with pytest.raises(Unrecomputable, match="cannot be recomputed"):
+        interval(unnamed, 0.95)
     rows_w = [head("w", "Wald chi-squared of equal means", level="")]
     rows_w += [
         dict(estimate="w", row="replicate", index=i, arm=g, value=v)
