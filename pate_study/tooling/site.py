@@ -7,13 +7,14 @@ exactly the committed run; it reads the Markdown of ``figures/INDEX.md`` as it i
 PNG/PDF/CSV files into copied downloads, and checks internal references at build time; and Sphinx writes plain
 static HTML that any web server (or a file browser) opens. Mathematics (``$…$``, ``$$…$$``: MyST's ``dollarmath`` and
 ``amsmath``) is typeset by a MathJax copied into the site from the ``jupyter-server-mathjax`` package, so it renders
-offline. Wide content: the INDEX view is one compact table (item, status, verdict) per source document, each
-item's values and reasons on its document's page; figures use the article's full width. Jupyter Book 2 would need
+offline. Wide content: the index is the committed ``figures/INDEX.md`` (rows of at most 400 characters, four
+columns), each item's full evidence on its source's committed detail page; figures use the article's full width.
+Jupyter Book 2 would need
 Node.js (mystmd); Jupyter Book 1 is the same Sphinx + MyST-NB stack behind a configuration layer this small site does
 not need.
-Navigation: by notebook (one page per executed notebook) and by source document (one page per document of
-``pate_study/reporting/registry.yaml``: every item with its status, caption, figure and a link to its notebook), plus
-the figure index. The source tree is generated under ``build/site-src/`` and the HTML written to ``build/site/``.
+Navigation: by notebook (one page per executed notebook) and by source document (``figures/details/<document>.md``
+as ``make figures`` writes them, :mod:`pate_study.reporting.details`: the site builds no page of its own), plus the
+figure index. The source tree is generated under ``build/site-src/`` and the HTML written to ``build/site/``.
 
     python -m pate_study.tooling.site [--out build/site]
 
@@ -34,14 +35,11 @@ import re
 import shutil
 import sys
 import tempfile
-from collections import defaultdict
 from pathlib import Path
 
 from ..core.errors import one_line
 from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT
-from ..reporting.index import paper_vs_ours, verdict_cell
-from ..reporting.outputs import read_scalars
-from ..reporting.registry import load_registry
+from ..reporting.details import DETAILS_DIR
 from .labcheck import DevTools, start_headless_browser, stop_process
 
 logger = logging.getLogger(__name__)
@@ -50,15 +48,6 @@ SITE_SOURCE = BUILD_DIR / "site-src"
 #: Written into every folder this tool creates; only a folder carrying it is ever emptied and rebuilt.
 SITE_MARKER = ".pate_study-site"
 SITE_DIR = BUILD_DIR / "site"
-DOCUMENT_TITLES = {
-    "make2021": "MAKE 2021 (Yovine, Mayr, Sosa, Visca)",
-    "visca2021": "Visca 2021 (thesis)",
-    "sosa2021": "Sosa 2021 (thesis)",
-    "muschiol2021": "Muschiol 2021 (thesis, Audio Set)",
-    "papernot2017": "Papernot et al. 2017",
-    "papernot2018": "Papernot et al. 2018",
-    "pate_study": "This study's own figures (primer, labs)",
-}
 #: MathJax 2.7 as the ``jupyter-server-mathjax`` package ships it (the ``site`` extra), copied into the site: the
 #: mathematics renders offline, without a CDN the reader may not reach.
 MATHJAX_PACKAGE = "jupyter_server_mathjax"
@@ -175,130 +164,24 @@ def executed_notebooks(figures_dir: Path = FIGURES_DIR) -> list[str]:
     return sorted(p.parent.name for p in figures_dir.glob("*/*.ipynb") if p.stem == p.parent.name)
 
 
-def _scalars_of(items, figures_dir: Path) -> dict[str, dict]:
-    """The recorded scalars of each item's notebook, read once per notebook."""
-    by_notebook: dict[str, dict] = {}
-    for item in items:
-        if item.notebook and item.notebook not in by_notebook:
-            by_notebook[item.notebook] = read_scalars(figures_dir / item.notebook)
-    return by_notebook
-
-
-def verdict_word(item, scalars: dict) -> str:
-    """The item's recorded verdict (agrees, differs, inconclusive, ...) or an em dash when there is none."""
-    return str(scalars.get(item.id, {}).get("verdict", "—"))
-
-
-def _from_documents(markdown: str) -> str:
-    """Links of the index's cells (relative to ``figures/``) made relative to a ``documents/`` page."""
-    return LOCAL_LINK.sub(r"](../figures/\1)", markdown)
-
-
-LOCAL_LINK = re.compile(r"\]\((?!https?://|#|\.\./)([^)]+)\)")
-
-
-def compact_table(items, scalars_by_notebook: dict) -> list[str]:
-    """A three-column Markdown table (item, status, verdict) narrow enough for the site's width; each item links to
-    its section on its document's page."""
-    lines = ["| item | status | verdict |", "|---|---|---|"]
-    for item in items:
-        scalars = scalars_by_notebook.get(item.notebook or "", {})
-        lines.append(f"| {{ref}}`{item.id} <{target(item.id)}>` | {item.status} | {verdict_word(item, scalars)} |")
-    return lines
-
-
-def target(item_id: str) -> str:
-    """The Sphinx label of an item's section on its document page (``item-<id>``)."""
-    return f"item-{item_id}"
-
-
-def document_page(document: str, items, figures_dir: Path = FIGURES_DIR) -> str:
-    """Markdown of one source document's page: a compact table of its items (status, verdict), then each item with
-    its caption, paper vs ours, the verdict with its reason and rule, the data it ran on, its figure and notebook."""
-    scalars_by_notebook = _scalars_of(items, figures_dir)
-    lines = [
-        f"# {DOCUMENT_TITLES.get(document, document)}",
-        "",
-        f"{len(items)} items of `{document}` in the registry: status and verdict first, then each item with the "
-        "paper's values beside ours and the reasons. All sources: the [figure index](../figures/INDEX.md).",
-        "",
-        *compact_table(items, scalars_by_notebook),
-        "",
-    ]
-    for item in items:
-        scalars = scalars_by_notebook.get(item.notebook or "", {})
-        lines += [
-            f"({target(item.id)})=",
-            f"## {item.id}",
-            "",
-            f"**{item.label}**, *{item.kind}, {item.status}.* {item.caption}",
-            "",
-        ]
-        if compared := paper_vs_ours(item, scalars):
-            lines += [f"**Paper vs ours:** {_from_documents(compared)}", ""]
-        if verdict := verdict_cell(item, scalars):
-            lines += [f"**Verdict:** {_from_documents(verdict)}", ""]
-        if item.notebook and (figures_dir / item.notebook / f"{item.notebook}.ipynb").exists():
-            lines += [f"Made by [{item.notebook}](../figures/{item.notebook}/{item.notebook}.ipynb).", ""]
-        for output in item.outputs:
-            if output.endswith(".png") and (figures_dir / output).exists():
-                lines += [f"[![{item.id}: {item.caption}](../figures/{output})](../figures/{output})", ""]
-            elif output.endswith(".md") and (figures_dir / output).exists():
-                lines += [f"Table: [{Path(output).name}](../figures/{output})", ""]
-    return "\n".join(lines)
-
-
-def index_page(by_document: dict, figures_dir: Path = FIGURES_DIR) -> str:
-    """The site's view of ``figures/INDEX.md``: per source document a compact table (item, status, verdict) whose
-    items link to their sections, with the values and reasons, on the document's page. The generated nine-column
-    table is kept beside it (``INDEX-table``) for those who want it whole."""
-    lines = [
-        "# Figure and table index",
-        "",
-        "Every figure and table of the source documents with its status and verdict, by document. Each item links "
-        "to its section on the document's page: the paper's values beside ours, the verdict's reason and rule, "
-        "the data it ran on and the figure. The same as one wide table: [INDEX.md as generated](INDEX-table.md).",
-        "",
-    ]
-    for document, items in by_document.items():
-        lines += [
-            f"## {DOCUMENT_TITLES.get(document, document)}",
-            "",
-            f"Values and reasons: [{document}](../documents/{document}.md).",
-            "",
-            *compact_table(items, _scalars_of(items, figures_dir)),
-            "",
-        ]
-    return "\n".join(lines)
-
-
 #: What of ``figures/`` the site leaves out: a run's staging folders, Jupyter's checkpoints and the git-ignored
 #: ``<notebook>/smoke/`` outputs of ``make smoke`` and the tests (the site shows the committed results only)
 NOT_PUBLISHED = shutil.ignore_patterns(".tmp-*", ".ipynb_checkpoints", "smoke")
 
 
 def build_source(source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR, theme: str = "sphinx_book_theme") -> Path:
-    """Write the Sphinx source tree: a copy of ``figures/``, one page per source document, the landing page. ``source``
-    is claimed as by :func:`claim_output_folder` (never a folder of the user's)."""
+    """Write the Sphinx source tree: a copy of ``figures/`` (the index and the detail pages as committed, one per
+    source document: :mod:`pate_study.reporting.details`), the landing page. ``source`` is claimed as by
+    :func:`claim_output_folder` (never a folder of the user's)."""
     claim_output_folder(source, "the site's source folder")
     shutil.copytree(figures_dir, source / "figures", ignore=NOT_PUBLISHED)
     stems = executed_notebooks(figures_dir)
-    for table in (source / "figures").glob("*/*.md"):  # linked from the document pages, not in the navigation
-        table.write_text(
-            f"---\norphan: true\n---\n# {table.stem}\n\n" + table.read_text(encoding="utf-8"), encoding="utf-8"
-        )
-    by_document = defaultdict(list)
-    for item in load_registry():
-        by_document[item.document].append(item)
-    (source / "documents").mkdir()
-    for document, items in by_document.items():
-        (source / "documents" / f"{document}.md").write_text(
-            document_page(document, items, figures_dir), encoding="utf-8"
-        )
-    generated = source / "figures" / "INDEX.md"
-    whole = "---\norphan: true\n---\n" + generated.read_text(encoding="utf-8")
-    (source / "figures" / "INDEX-table.md").write_text(whole, encoding="utf-8")
-    generated.write_text(index_page(by_document, figures_dir), encoding="utf-8")
+    for table in (source / "figures").glob("*/*.md"):  # linked from the detail pages, not in the navigation
+        if table.parent.name != DETAILS_DIR:
+            table.write_text(
+                f"---\norphan: true\n---\n# {table.stem}\n\n" + table.read_text(encoding="utf-8"), encoding="utf-8"
+            )
+    documents = sorted(p.stem for p in (source / "figures" / DETAILS_DIR).glob("*.md"))
     static = source / "_static"
     shutil.copytree(mathjax_folder(), static / "mathjax")
     (static / "site.css").write_text(SITE_CSS, encoding="utf-8")
@@ -306,8 +189,9 @@ def build_source(source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR, th
         "# pate_study: results",
         "",
         "The committed results of the study, rendered without running anything: every executed notebook with "
-        "its outputs, every figure and table of the source documents, and the figure index with the paper's "
-        "values beside ours. Each output is stamped with its data, profile and seed.",
+        "its outputs, the figure index (every figure and table of the source documents with the source's number "
+        "beside ours and the verdict), and one page per source document with the full evidence of each verdict. "
+        "Each output is stamped with its data, profile and seed.",
         "",
         "```{toctree}",
         ":caption: By notebook",
@@ -320,7 +204,7 @@ def build_source(source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR, th
         ":caption: By source document",
         ":maxdepth: 1",
         "",
-        *[f"documents/{d}" for d in sorted(by_document)],
+        *[f"figures/{DETAILS_DIR}/{d}" for d in documents],
         "```",
         "",
         "```{toctree}",
@@ -393,8 +277,8 @@ PAGE_REPORT = """
 """
 #: The site's width in the browser check: a laptop screen.
 VIEWPORT = (1280, 900)
-#: Pages where every item's verdict must be visible without scrolling sideways: the INDEX view and the document pages.
-NO_SIDEWAYS_SCROLL = re.compile(r"^(figures/INDEX\.html|documents/[^/]+\.html)$")
+#: Pages where every item's verdict must be visible without scrolling sideways: the index and the detail pages.
+NO_SIDEWAYS_SCROLL = re.compile(r"^figures/(INDEX|details/[^/]+)\.html$")
 #: A figure is legible when shown at least this wide (or at its own width, when that is smaller): the site's article
 #: width at :data:`VIEWPORT`, minus margins.
 LEGIBLE_WIDTH = 840
@@ -454,7 +338,7 @@ async def _report_pages(devtools_url: str, site: Path) -> dict[str, dict]:
 def check_site_in_browser(site: Path, browser: str) -> dict[str, list[str]]:
     """Open every page of ``site`` in headless Chromium at :data:`VIEWPORT`; per page, the problems: an image that did
     not load or is shown too small to read, a local link to a missing file, a page without text, mathematics left as
-    dollar text or not typeset by the site's MathJax, and sideways scrolling on the INDEX view and the document pages.
+    dollar text or not typeset by the site's MathJax, and sideways scrolling on the index and the detail pages.
     Empty when the site is whole."""
     with tempfile.TemporaryDirectory(prefix="pate-site-") as scratch:
         chrome, page_url = start_headless_browser(

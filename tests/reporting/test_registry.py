@@ -7,14 +7,19 @@ import pytest
 import yaml
 
 from pate_study.core.paths import FIGURES_DIR, NOTEBOOKS_DIR
-from pate_study.reporting.index import (
+from pate_study.reporting.details import (
     REGENERATED,
+    detail_link,
+    detail_pages,
+    detail_path,
+    has_published_values,
+    paper_vs_ours,
+)
+from pate_study.reporting.index import (
     check_outputs,
     executed_notebooks_line,
-    has_published_values,
     index_markdown,
     missing_verdicts,
-    paper_vs_ours,
     write_index,
 )
 from pate_study.reporting.registry import DOCUMENTS, STATUSES, Item, load_registry
@@ -71,7 +76,15 @@ def test_index_is_current_and_lists_every_item(items):
         "figures/INDEX.md is stale: run `make figures` or `python -m pate_study.tooling.runner index`"
     )
     for item in items:
-        assert f"| {item.id} |" in text
+        assert f"]({detail_link(item)})" in text, f"{item.id} has no link in INDEX.md"
+
+
+def test_detail_pages_are_current(items):
+    for document, text in detail_pages(items, FIGURES_DIR).items():
+        path = FIGURES_DIR / detail_path(document)
+        assert path.is_file() and path.read_text(encoding="utf-8") == text, (
+            f"{path.relative_to(FIGURES_DIR.parent)} is stale: run `python -m pate_study.tooling.runner index`"
+        )
 
 
 def _write(tmp_path, entries):
@@ -143,7 +156,11 @@ def test_check_outputs_and_index_on_a_toy_tree(tmp_path):
         == "epsilon_star: paper 20.1743 / ours 20.1743"
     )
     text = write_index(figures, tmp_path / "registry.yaml").read_text()
-    assert "analytic; profile smoke; seed 0; abc, 2026-01-01" in text and "ours 20.1743" in text
+    assert "ours epsilon_star = 20.1743" in text and "](details/make2021.md#make2021-fig5)" in text
+    detail = (figures / "details" / "make2021.md").read_text()
+    assert "## make2021-fig5" in detail and "analytic; profile smoke; seed 0; abc, 2026-01-01" in detail
+    (figures / "00_dp_primer" / "make2021-fig5.replicates.csv").write_text("record,estimate\n")
+    assert check_outputs(items, figures)[1] == ["00_dp_primer/stray.csv"], "replicate rows are evidence, not outputs"
 
 
 def _notebooks_owing_verdicts():
@@ -192,8 +209,8 @@ def test_missing_verdicts_and_the_index_column(tmp_path):
     record = {"make2021-fig8": {"a": 2, "verdict": "differs", "verdict_rule": "|x| <= 1", "verdict_reason": "why"}}
     (tmp_path / "nb" / "scalars.json").write_text(json.dumps(record))
     assert missing_verdicts([item, exempt], tmp_path) == []
-    row = [line for line in index_markdown([item], tmp_path).splitlines() if line.startswith("| make2021-fig8")][0]
-    assert row.endswith("**differs**: why (rule: \\|x\\| <= 1) |")
+    row = [line for line in index_markdown([item], tmp_path).splitlines() if line.startswith("| [Figure 8]")][0]
+    assert row.endswith("| **differs**: why |")
 
 
 def test_index_links_the_executed_notebooks_that_exist(tmp_path):

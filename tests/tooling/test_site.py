@@ -3,14 +3,13 @@
 The build test (Sphinx + MyST-NB, nothing executed) takes about 30 s here and the browser check about 20 s; it is
 marked ``site`` and skipped, saying why, without Sphinx/MyST-NB/jupyter-server-mathjax (``pip install -e ".[site]"``)
 or Chromium. It fails on dollar mathematics left as text, mathematics MathJax did not typeset, sideways scrolling on the
-INDEX view or a document page, a figure shown too small to read, and a broken link.
+index or a detail page, a figure shown too small to read, and a broken link.
 """
 
 import importlib.util
 
 import pytest
 
-from pate_study.core.paths import FIGURES_DIR
 from pate_study.reporting.registry import load_registry
 from pate_study.tooling import site
 from pate_study.tooling.labcheck import find_browser
@@ -27,7 +26,7 @@ def test_every_page_renders_with_its_figures_and_no_broken_link(tmp_path):
     pages = {p.relative_to(out).as_posix() for p in site.pages(out)}
     stems = site.executed_notebooks()
     assert {f"figures/{s}/{s}.html" for s in stems} <= pages, "one page per executed notebook"
-    assert {f"documents/{i.document}.html" for i in load_registry()} <= pages, "one page per source document"
+    assert {f"figures/details/{i.document}.html" for i in load_registry()} <= pages, "one page per source document"
     assert "figures/INDEX.html" in pages
     warnings = (tmp_path / "site-src" / "sphinx-warnings.log").read_text(encoding="utf-8")
     assert "WARNING" not in warnings and "ERROR" not in warnings, warnings[:2000]
@@ -49,12 +48,24 @@ def test_broken_local_links_are_found(tmp_path):
     assert "outside the site" in site.broken_local_link(page, "../../etc/passwd", tmp_path)
 
 
-def test_document_pages_show_each_item_with_its_figure():
-    items = [i for i in load_registry() if i.id == "make2021-fig5"]
-    text = site.document_page("make2021", items)
-    assert "## make2021-fig5" in text and "../figures/00_dp_primer/make2021-fig5.png" in text
-    assert "[00_dp_primer](../figures/00_dp_primer/00_dp_primer.ipynb)" in text
-    assert (FIGURES_DIR / "00_dp_primer" / "make2021-fig5.png").exists()
+def test_the_source_tree_uses_the_committed_index_and_detail_pages(tmp_path):
+    """The site builds no page of its own: the index and one page per source document are the committed
+    ``figures/INDEX.md`` and ``figures/details/<document>.md`` (written by ``make figures``), in the navigation as
+    they are; the per-notebook tables are orphan pages, the detail pages are not touched."""
+    figures = tmp_path / "figures"
+    (figures / "details").mkdir(parents=True)
+    (figures / "01_x").mkdir()
+    (figures / "INDEX.md").write_text("# Figure and table index\n\n[Fig](details/make2021.md#make2021-fig8)\n")
+    page = "# MAKE 2021\n\n## make2021-fig8\n\nevidence\n"
+    (figures / "details" / "make2021.md").write_text(page)
+    (figures / "01_x" / "make2021-table1.md").write_text("| a |\n|---|\n| 1 |\n")
+    source = site.build_source(tmp_path / "src", figures, theme="alabaster")
+    assert (source / "figures" / "INDEX.md").read_text() == (figures / "INDEX.md").read_text()
+    assert (source / "figures" / "details" / "make2021.md").read_text() == page
+    assert (source / "figures" / "01_x" / "make2021-table1.md").read_text().startswith("---\norphan: true\n---\n")
+    landing = (source / "index.md").read_text()
+    assert "figures/details/make2021" in landing and "figures/INDEX" in landing and "documents/" not in landing
+    assert not (source / "documents").exists()
 
 
 def test_the_site_leaves_out_staging_checkpoints_and_smoke_outputs(tmp_path):
@@ -149,19 +160,10 @@ def test_without_the_mathjax_package_the_site_says_what_to_install(monkeypatch):
         site.mathjax_folder()
 
 
-def test_the_index_view_is_a_compact_table_per_document_with_reasons_on_the_document_pages():
-    """The generated INDEX has nine columns (a sideways scrollbar on the site); the site's view has three, and each
-    item's paper-vs-ours values and verdict reason sit below its document page's table."""
-    by_document = {}
-    for item in load_registry():
-        by_document.setdefault(item.document, []).append(item)
-    index = site.index_page(by_document)
-    rows = [line for line in index.splitlines() if line.startswith("| ")]
-    assert rows and all(line.count(" | ") == 2 for line in rows), "three columns: item, status, verdict"
-    assert "{ref}`make2021-fig5 <item-make2021-fig5>` | regenerated (analytic) | agrees |" in index
-    page = site.document_page("make2021", by_document["make2021"])
-    assert "(item-make2021-fig5)=\n## make2021-fig5" in page
-    assert "**Paper vs ours:** epsilon_star: paper 20.1743" in page and "**Verdict:** **agrees**" in page
+def test_the_no_sideways_scroll_check_covers_the_index_and_the_detail_pages():
+    assert site.NO_SIDEWAYS_SCROLL.match("figures/INDEX.html")
+    assert site.NO_SIDEWAYS_SCROLL.match("figures/details/make2021.html")
+    assert not site.NO_SIDEWAYS_SCROLL.match("figures/01_ecg_student_privacy/01_ecg_student_privacy.html")
 
 
 def test_a_source_tree_generated_before_the_marker_is_recognised_by_its_conf(tmp_path):

@@ -65,7 +65,7 @@ def test_a_toy_notebook_runs_through_the_runner_touching_only_its_own_files(toy_
     summary = (toy_checkout / "build" / "summary.smoke.md").read_text()
     assert "| 90_toy |" in summary and "| 91_toy |" in summary and "FAILED" not in summary
     assert (toy_checkout / "figures" / "INDEX.md").exists()
-    assert sorted(p.name for p in (toy_checkout / "figures").iterdir()) == ["90_toy", "91_toy", "INDEX.md"]
+    assert sorted(p.name for p in (toy_checkout / "figures").iterdir()) == ["90_toy", "91_toy", "INDEX.md", "details"]
     assert not (FIGURES_DIR / "90_toy").exists()
     assert (index.stat().st_mtime_ns if index.exists() else None) == before  # the repository's index untouched
 
