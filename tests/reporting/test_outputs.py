@@ -190,7 +190,8 @@ def test_one_ulp_apart_values_give_identical_csv_markdown_and_scalars(tmp_path):
     assert ONE_ULP_APART[1] == math.nextafter(ONE_ULP_APART[0], math.inf)  # really one unit in the last place
     paths = []
     for i, value in enumerate(ONE_ULP_APART):
-        out = NotebookOutputs("nb", tmp_path / str(i), profile="smoke", seed=0)
+        # one stamp date for both runs: under load the two could otherwise be stamped in different seconds
+        out = NotebookOutputs("nb", tmp_path / str(i), profile="smoke", seed=0, date="2026-01-01T00:00:00Z")
         frame = pd.DataFrame(
             {"level": ["0.1", "no noise"], "eps": [value, float("nan")], "mixed": [value, "no noise"]}
         )  # floats in an object column are fixed too
