@@ -29,13 +29,10 @@ import os
 import re
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +42,15 @@ from papermill.parameterize import parameterize_notebook
 
 from ..core.paths import BUILD_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from ..reporting.session import RUNNER_ENV
+from .browser import (  # noqa: F401 - find_browser: the tests and the command line look the browser up here
+    DevTools,
+    as_root,
+    find_browser,
+    free_port,
+    start_headless_browser,
+    stop_process,
+    wait_for_http,
+)
 from .figures.configs import load_parameters
 from .figures.layout import list_notebooks
 from .labcopies import TEACHING_NOTEBOOKS, student_copy
@@ -53,32 +59,12 @@ logger = logging.getLogger(__name__)
 
 LAB_DIR = BUILD_DIR / "lab-test"
 INTERACTIVE_DIR = BUILD_DIR / "interactive"
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Folders a notebook run may write to: its outputs, build products, prepared data, caches, Python bytecode.
 ALLOWED_WRITES = ("figures", "build", "data", ".cache", ".git", ".venv", ".pytest_cache", ".hypothesis")
 PACKAGE_LOG = re.compile(
     r"(^|\n)(DEBUG|INFO|WARNING|ERROR|CRITICAL)[: ][^\n]*(pate_study|data_recipes)"
     r"|(pate_study|data_recipes)(\.\w+)*: "
 )
-
-
-def find_browser() -> str | None:
-    """Path of a Chromium-family browser, or None."""
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _as_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 # -------------------------------------------------------------------------------------------------- file changes
@@ -165,53 +151,6 @@ def check_saved_notebook(
         if profile != "interactive":
             result.problems.append(f"outputs stamped profile {profile!r}, expected 'interactive' in JupyterLab")
     return result
-
-
-# -------------------------------------------------------------------------------------------------- DevTools
-class DevTools:
-    """A minimal Chrome DevTools Protocol client over tornado's websocket."""
-
-    def __init__(self, url: str):
-        self.url, self.ws, self.next_id = url, None, 0
-
-    async def __aenter__(self):
-        # tornado comes with the lab extra (JupyterLab), needed only by the browser check
-        from tornado.websocket import websocket_connect  # the lab extra's tornado, only for the browser check
-
-        self.ws = await websocket_connect(self.url, max_message_size=256 * 1024 * 1024)
-        return self
-
-    async def __aexit__(self, *exc):
-        self.ws.close()
-
-    async def call(self, method: str, wait: float = 60.0, **params) -> dict:
-        self.next_id += 1
-        message_id = self.next_id
-        self.ws.write_message(json.dumps({"id": message_id, "method": method, "params": params}))
-
-        async def answer():
-            while True:
-                raw = await self.ws.read_message()
-                if raw is None:
-                    raise ConnectionError("the browser closed the DevTools connection")
-                message = json.loads(raw)
-                if message.get("id") == message_id:
-                    if "error" in message:
-                        raise RuntimeError(f"{method}: {message['error']}")
-                    return message.get("result", {})
-
-        return await asyncio.wait_for(answer(), wait)
-
-    async def evaluate(self, expression: str, timeout: float = 60.0):
-        """Evaluate JavaScript (awaiting a promise) and return its value; raise on a JavaScript exception."""
-        result = await self.call(
-            "Runtime.evaluate", wait=timeout, expression=expression, awaitPromise=True, returnByValue=True
-        )
-        if "exceptionDetails" in result:
-            details = result["exceptionDetails"]
-            text = details.get("exception", {}).get("description") or details.get("text")
-            raise RuntimeError(f"JavaScript failed: {text}")
-        return result.get("result", {}).get("value")
 
 
 OPEN_AND_RUN = """
@@ -313,65 +252,6 @@ async def _drive(
     return timings
 
 
-def _wait_for_http(url: str, timeout: float, process: subprocess.Popen, what: str) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {process.returncode} before answering {url}")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                return response.read().decode()
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"{what} did not answer {url} within {timeout:.0f} s")
-
-
-def start_headless_browser(browser: str, profile: Path, *extra_args: str) -> tuple[subprocess.Popen, str]:
-    """Start headless Chromium with a fresh ``profile`` folder and DevTools on a free port; return the process (stop it
-    with :func:`stop_process`) and the DevTools WebSocket URL of its page. Raises if it does not start in 60 s."""
-    command = [
-        browser,
-        "--headless=new",
-        "--disable-gpu",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--remote-debugging-port=0",
-        f"--user-data-dir={profile}",
-        *extra_args,
-        "about:blank",
-    ]
-    if _as_root():
-        command.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
-    chrome = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not (profile / "DevToolsActivePort").exists():
-            if chrome.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{browser} did not start (exit status {chrome.poll()})")
-            time.sleep(0.2)
-        port = (profile / "DevToolsActivePort").read_text().split()[0]
-        targets = json.loads(_wait_for_http(f"http://127.0.0.1:{port}/json/list", 30, chrome, browser))
-        return chrome, next(t for t in targets if t.get("type") == "page")["webSocketDebuggerUrl"]
-    except BaseException:
-        stop_process(chrome)
-        raise
-
-
-def stop_process(process: subprocess.Popen | None) -> None:
-    """Stop a process this module started (and its process group, which it leads), by its id."""
-    if process is None or process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=15)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait(timeout=5)
-
-
 def run_in_lab(
     stems: list[str],
     *,
@@ -388,7 +268,7 @@ def run_in_lab(
     copies = {stem: lab_copy(stem, student=stem in student_stems) for stem in stems}
     before = snapshot()
     token = secrets.token_hex(16)
-    port = _free_port()
+    port = free_port()
     server = chrome = None
     with tempfile.TemporaryDirectory(prefix="pate-lab-") as scratch:
         scratch = Path(scratch)
@@ -415,7 +295,7 @@ def run_in_lab(
             "--LabApp.expose_app_in_browser=True",
             "--ServerApp.log_level=WARN",
         ]
-        if _as_root():
+        if as_root():
             command.append("--allow-root")
         try:
             server = subprocess.Popen(
@@ -426,7 +306,7 @@ def run_in_lab(
                 stderr=open(scratch / "server.log", "w"),
                 start_new_session=True,
             )
-            _wait_for_http(f"http://127.0.0.1:{port}/api/status?token={token}", 120, server, "JupyterLab")
+            wait_for_http(f"http://127.0.0.1:{port}/api/status?token={token}", 120, server, "JupyterLab")
             chrome, page_url = start_headless_browser(browser, scratch / "chromium", "--window-size=1280,900")
             timings = asyncio.run(
                 _drive(page_url, f"http://127.0.0.1:{port}/lab?token={token}", copies, screenshot, per_notebook_timeout)

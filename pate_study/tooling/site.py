@@ -42,7 +42,7 @@ from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT
 from ..reporting.index import paper_vs_ours, verdict_cell
 from ..reporting.outputs import read_scalars
 from ..reporting.registry import load_registry
-from .labcheck import DevTools, start_headless_browser, stop_process
+from .browser import DevTools, start_headless_browser, stop_process
 
 logger = logging.getLogger(__name__)
 
