@@ -53,7 +53,7 @@ from .browser import (  # noqa: F401 - find_browser: the tests and the command l
 )
 from .figures.configs import load_parameters
 from .figures.layout import list_notebooks
-from .labcopies import TEACHING_NOTEBOOKS, student_copy
+from .labcopies import TEACHING_NOTEBOOKS, VOTES_FOLDER, student_copy
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,15 @@ LAB_DIR = BUILD_DIR / "lab-test"
 INTERACTIVE_DIR = BUILD_DIR / "interactive"
 #: Folders a notebook run may write to: its outputs, build products, prepared data, caches, Python bytecode.
 ALLOWED_WRITES = ("figures", "build", "data", ".cache", ".git", ".venv", ".pytest_cache", ".hypothesis")
+#: A log line at INFO level as the package's stdout handler writes it (or Python's default format).
+INFO_LINE = re.compile(r"(^|\n)INFO[: ][^\n]*")
+#: What the votes box of a lab says when it runs on the released votes.
+VOTES_REAL = "**Votes: real**"
+#: Where a browser run records how long each notebook's Run All took (read by instructors/guide.md's author).
+TIMINGS_FILE = BUILD_DIR / "lab-run-all-seconds.json"
+#: The environment a student without network has: every download through urllib fails at once (nothing listens on
+#: the discard port), and no mirror is named.
+OFFLINE_ENV = {name: "http://127.0.0.1:9" for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")}
 PACKAGE_LOG = re.compile(
     r"(^|\n)(DEBUG|INFO|WARNING|ERROR|CRITICAL)[: ][^\n]*(pate_study|data_recipes)"
     r"|(pate_study|data_recipes)(\.\w+)*: "
@@ -118,13 +127,28 @@ class NotebookCheck:
 
 
 def check_saved_notebook(
-    path: Path, stem: str, seconds: float, output_dir: Path, *, strict: bool = False
+    path: Path, stem: str, seconds: float, output_dir: Path, *, strict: bool = False, real_votes: bool = False
 ) -> NotebookCheck:
     """Problems of a notebook saved after Run All: cells not run, errors, package log lines on stderr (with
     ``strict``, any stderr output: what a student sees as a pink box), outputs not where they belong or not
-    stamped as an interactive run."""
+    stamped as an interactive run. With ``strict`` (a lab as a student meets it) also: an INFO line in any output
+    (the labs keep them out of the students' view), and an exercise cell, untouched, whose feedback is not "no answer
+    yet". With ``real_votes``: the votes box must say the run has the real votes."""
     result = NotebookCheck(stem, seconds)
     nb = nbformat.read(str(path), as_version=4)
+    shown = [(index, _output_text(cell)) for index, cell in enumerate(nb.cells) if cell.cell_type == "code"]
+    if strict:
+        result.problems += [
+            f"cell {i}: an INFO line a student sees: {m.group(0)[:120]}" for i, t in shown if (m := INFO_LINE.search(t))
+        ]
+        result.problems += [
+            f"cell {i}: an untouched exercise does not say 'no answer yet': {t.strip()[:160]}"
+            for (i, t), cell in zip(shown, (c for c in nb.cells if c.cell_type == "code"))
+            if "exercises.check_" in cell.source and "no answer yet" not in t
+        ]
+    if real_votes and not any(VOTES_REAL in t for _, t in shown):
+        votes_box = next((t for _, t in shown if "Votes:" in t), "no votes box")
+        result.problems.append(f"the lab did not load the real votes: {votes_box.strip()[:300]}")
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -151,6 +175,19 @@ def check_saved_notebook(
         if profile != "interactive":
             result.problems.append(f"outputs stamped profile {profile!r}, expected 'interactive' in JupyterLab")
     return result
+
+
+def _output_text(cell) -> str:
+    """Everything a cell shows as text: its streams, and the plain, Markdown and HTML forms of its results."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output.get("text", ""))
+        for kind in ("text/plain", "text/markdown", "text/html"):
+            value = output.get("data", {}).get(kind)
+            if value:
+                parts.append(value if isinstance(value, str) else "".join(value))
+    return "\n".join(parts)
 
 
 OPEN_AND_RUN = """
@@ -259,13 +296,25 @@ def run_in_lab(
     screenshot: Path | None = None,
     per_notebook_timeout: float = 240.0,
     student_stems: tuple[str, ...] = TEACHING_NOTEBOOKS,
+    python: str = sys.executable,
+    votes: Path | None = None,
+    offline: bool = False,
 ) -> tuple[list[NotebookCheck], list[str]]:
     """Run ``stems`` in JupyterLab + Chromium (those in ``student_stems`` with their own parameters); return each
-    notebook's check and the files written outside the allowed folders."""
+    notebook's check and the files written outside the allowed folders; record the Run All times in
+    :data:`TIMINGS_FILE`.
+
+    ``python``: the interpreter of JupyterLab and so of the kernel (e.g. the light venv's, ``.venv-lab/bin/python``).
+    ``votes``: a folder of the released vote files, copied into the students' folder as a lecturer would
+    (``labs/pate2018-votes/``); the labs must then say they run on the real votes. ``offline``: the server and its
+    kernels get :data:`OFFLINE_ENV`, no mirror, and an empty data folder of their own, as a student's machine without
+    network (the labs prepare the votes from the copy, or run on the stand-in)."""
     shutil.rmtree(LAB_DIR, ignore_errors=True)
     for stem in student_stems:
         shutil.rmtree(INTERACTIVE_DIR / stem, ignore_errors=True)
     copies = {stem: lab_copy(stem, student=stem in student_stems) for stem in stems}
+    if votes is not None:
+        shutil.copytree(votes, LAB_DIR / "labs" / VOTES_FOLDER)
     before = snapshot()
     token = secrets.token_hex(16)
     port = free_port()
@@ -278,13 +327,16 @@ def run_in_lab(
             "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
             "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
         }
+        if offline:
+            env.update(OFFLINE_ENV, PATE_STUDY_DATA=str(scratch / "data"), no_proxy="", NO_PROXY="")
+            env.pop("PATE_STUDY_MIRROR", None)
         news = scratch / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
         news.parent.mkdir(parents=True)
         news.write_text('{"fetchNews": "false"}')  # no "get notified about Jupyter news?" toast over the cells
         env.pop(RUNNER_ENV, None)  # a student's kernel: interactive
         env.pop("MPLBACKEND", None)  # CI sets Agg; a student's kernel draws inline
         command = [
-            sys.executable,
+            python,
             "-m",
             "jupyterlab",
             "--no-browser",
@@ -321,11 +373,33 @@ def run_in_lab(
             timings.get(stem, float("nan")),
             INTERACTIVE_DIR / stem if stem in student_stems else LAB_DIR / "figures" / stem,
             strict=stem in student_stems,
+            real_votes=votes is not None and stem in student_stems,
         )
         for stem in stems
     ]
+    record_timings(checks, python=python, offline=offline)
     requested = {screenshot.resolve().relative_to(REPO_ROOT).as_posix()} if screenshot else set()
+    requested |= {TIMINGS_FILE.relative_to(REPO_ROOT).as_posix()}
     return checks, [path for path in changed_files(before, snapshot()) if path not in requested]
+
+
+def record_timings(checks: list[NotebookCheck], *, python: str, offline: bool, path: Path = TIMINGS_FILE) -> dict:
+    """Add these notebooks' Run All times to ``path`` (JSON, one entry per notebook: seconds, the interpreter, whether
+    offline, the machine's cores and load average when measured) and return the whole record."""
+    record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    for check in checks:
+        record[check.stem] = {
+            "seconds": round(check.seconds, 1),
+            "python": Path(python).parent.parent.name,
+            "offline": offline,
+            "cores": os.cpu_count(),
+            "load_average_1min": round(load[0], 2),
+            "clean": not check.problems,
+        }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pate_study.tooling.labcheck", description=__doc__.splitlines()[0])
     parser.add_argument("--notebooks", nargs="*", help="notebook stems (default: all)")
     parser.add_argument("--screenshot", type=Path, help="save a screenshot of the primer's first plot here")
+    parser.add_argument("--python", default=sys.executable, help="JupyterLab's interpreter (e.g. .venv-lab/bin/python)")
+    parser.add_argument("--votes", type=Path, help="a folder of the released vote files, copied beside the labs")
+    parser.add_argument("--offline", action="store_true", help="as a machine without network, mirror or data")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     known = list_notebooks()
@@ -344,11 +421,27 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.votes is not None and not args.votes.is_dir():
+        print(f"error: --votes {args.votes}: not a folder; give the folder of the released vote files", file=sys.stderr)
+        return 2
+    if shutil.which(args.python) is None:
+        print(
+            f"error: --python {args.python}: no such interpreter; build the light venv with make lab-venv",
+            file=sys.stderr,
+        )
+        return 2
     browser = find_browser()
     if browser is None:
         print("error: no chromium found; install Debian's package: apt-get install chromium", file=sys.stderr)
         return 2
-    checks, outside = run_in_lab(args.notebooks or known, browser=browser, screenshot=args.screenshot)
+    checks, outside = run_in_lab(
+        args.notebooks or known,
+        browser=browser,
+        screenshot=args.screenshot,
+        python=args.python,
+        votes=args.votes,
+        offline=args.offline,
+    )
     for check in checks:
         print(f"{check.stem}: {check.seconds:.0f} s, " + ("ok" if not check.problems else "; ".join(check.problems)))
         for line in check.other_stderr:
