@@ -36,7 +36,8 @@ TORCH_INDEX  ?=
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.pate_study-installed
 
-.PHONY: venv figures test data data-ecg data-votes lab lab-light lab-venv lab-votes handout site clean-build benchmarks scale
+.PHONY: venv figures test data data-ecg data-votes lab lab-light lab-venv lab-votes handout site site-venv \
+        clean-build benchmarks scale
 
 venv: $(STAMP)
 
@@ -107,6 +108,8 @@ $(SITE_STAMP): pyproject.toml
 	@touch $(SITE_STAMP)
 
 lab-venv: $(LAB_STAMP)
+
+site-venv: $(SITE_STAMP)
 
 lab-votes: $(LAB_STAMP)
 	$(LAB_VENV)/bin/python -m data_recipes prepare pate2018-votes
