@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import html
 import importlib.util
 import json
@@ -560,26 +561,35 @@ def page_problems(site: Path, name: str, report: dict) -> list[str]:
     return found
 
 
-def png_dpi(path: Path, default: float = 100.0) -> float:
-    """The resolution a PNG was saved at (its ``pHYs`` chunk, pixels per metre), ``default`` without one: 150 for
-    the saved figures, 100 for the notebooks' inline ones (matplotlib writes the chunk)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(1 << 16)
-    except OSError:
-        return default
+def png_dpi(head: bytes, default: float = 100.0) -> float:
+    """The resolution a PNG was saved at, from its first bytes (its ``pHYs`` chunk, pixels per metre), ``default``
+    without one: 150 for the saved figures, 100 for the notebooks' inline ones (matplotlib writes the chunk)."""
     at = head.find(b"pHYs")
     if at < 0 or len(head) < at + 13 or head[at + 12] != 1:  # unit 1: metre
         return default
     return int.from_bytes(head[at + 4 : at + 8], "big") * 0.0254
 
 
+def image_head(page: Path, src: str, size: int = 1 << 12) -> bytes:
+    """The first bytes of an image of ``page``: a file beside it, or a ``data:`` URL's content (empty when neither)."""
+    if src.startswith("data:"):
+        encoded = src.split(",", 1)[-1][: size * 4 // 3 + 4]
+        try:
+            return base64.b64decode(encoded[: len(encoded) // 4 * 4])
+        except ValueError:
+            return b""
+    try:
+        with (page.parent / src.split("?", 1)[0]).open("rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
 def stamp_pixels(page: Path, image: dict) -> float:
     """The height in CSS pixels at which a figure's provenance stamp is shown: its font size
     (:data:`~pate_study.reporting.outputs.STAMP_FONTSIZE` points) at the PNG's resolution, scaled as the page scales
     the image."""
-    source = (page.parent / image["src"].split("?", 1)[0]).resolve()
-    return STAMP_FONTSIZE * png_dpi(source) / 72 * image["shown"] / image["natural"]
+    return STAMP_FONTSIZE * png_dpi(image_head(page, image["src"])) / 72 * image["shown"] / image["natural"]
 
 
 def main(argv: list[str] | None = None) -> int:

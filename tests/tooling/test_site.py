@@ -9,6 +9,7 @@ formula off the text's size or baseline, sideways scrolling on the INDEX view or
 provenance stamp is shown too small to read, and a broken link.
 """
 
+import base64
 import json
 import subprocess
 
@@ -213,7 +214,10 @@ def test_a_pages_mathematics_and_figures_are_judged_from_what_the_browser_measur
         fig, ax = plt.subplots(figsize=(12, 4))
         fig.savefig(tmp_path / f"fig{dpi}.png", dpi=dpi)
         plt.close(fig)
-        assert site.png_dpi(tmp_path / f"fig{dpi}.png") == pytest.approx(dpi, abs=0.5)
+        head = (tmp_path / f"fig{dpi}.png").read_bytes()[:4096]
+        assert site.png_dpi(head) == pytest.approx(dpi, abs=0.5)
+        inline = "data:image/png;base64," + base64.b64encode((tmp_path / f"fig{dpi}.png").read_bytes()).decode()
+        assert site.image_head(tmp_path / "page.html", inline)[:4096] == head
     page = tmp_path / "page.html"
     page.write_text("<p>text</p>")
     wide = {"src": "fig150.png", "ok": True, "natural": 1800, "shown": 900}
