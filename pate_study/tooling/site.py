@@ -81,6 +81,7 @@ mathjax_path = "mathjax/{mathjax_script}"
 mathjax3_config = {{"chtml": {{"scale": 1, "mtextInheritFont": True}}, "startup": {{"typeset": True}}}}
 html_static_path = ["_static"]
 html_css_files = ["site.css"]
+html_js_files = ["site.js"]
 html_theme = "{theme}"
 html_title = "pate_study: results"
 exclude_patterns = ["**/.ipynb_checkpoints", "**/*.provenance.json", "_static"]
@@ -91,8 +92,19 @@ suppress_warnings = ["myst.header", "mystnb.unknown_mime_type"]
 SITE_CSS = """.bd-page-width { max-width: 100%; }
 .bd-main .bd-content .bd-article-container { max-width: 100%; }
 .bd-sidebar-secondary { display: none; }
+.bd-sidebar-primary.pst-sidebar-hidden { display: none; }
 .bd-content img { max-width: 100%; height: auto; }
 .cell_output table { font-size: 0.85em; }
+"""
+
+#: Figures use the page's width: a page showing figures opens with the navigation folded (sphinx-book-theme's own
+#: ``pst-sidebar-hidden``; the ☰ button in the article's header unfolds it), so that a wide figure is shown large
+#: enough for its provenance stamp to be read (:data:`LEGIBLE_STAMP_PX`; at 1280 px the navigation took a quarter of
+#: the width and shrank the widest figures 2.3 times).
+SITE_JS = """document.addEventListener("DOMContentLoaded", () => {
+  const sidebar = document.querySelector("#pst-primary-sidebar");
+  if (sidebar && document.querySelector(".bd-article img")) sidebar.classList.add("pst-sidebar-hidden");
+});
 """
 
 
@@ -322,6 +334,7 @@ def build_source(source: Path = SITE_SOURCE, figures_dir: Path = FIGURES_DIR, th
     static = source / "_static"
     copy_mathjax(static)
     (static / "site.css").write_text(SITE_CSS, encoding="utf-8")
+    (static / "site.js").write_text(SITE_JS, encoding="utf-8")
     landing = [
         "# pate_study: results",
         "",
