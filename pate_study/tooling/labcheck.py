@@ -124,6 +124,7 @@ class NotebookCheck:
     seconds: float
     problems: list[str] = field(default_factory=list)
     other_stderr: list[str] = field(default_factory=list)
+    cpu_seconds: float | None = None  # the kernel's CPU time over the Run All (Linux), see kernel_cpu_seconds
 
 
 def check_saved_notebook(
@@ -243,9 +244,43 @@ CLOSE = (
 )
 
 
+def kernel_cpu_seconds(server_pid: int, proc: Path = Path("/proc")) -> float | None:
+    """CPU seconds (user + system) used so far by the Jupyter kernels that the server ``server_pid`` started (its
+    descendants running ``ipykernel``), read from Linux's ``/proc``; None where there is none. A Run All's wall time
+    on a shared machine says how loaded it was; this says how much computing the notebook needs."""
+    if not (proc / str(server_pid)).is_dir():
+        return None
+    parents, commands, cpu = {}, {}, {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        parents[int(entry.name)] = int(stat[1])
+        cpu[int(entry.name)] = (int(stat[11]) + int(stat[12])) / tick
+
+    def descends(pid: int) -> bool:
+        while pid in parents and pid != server_pid:
+            pid = parents[pid]
+        return pid == server_pid
+
+    kernels = [pid for pid in cpu if b"ipykernel" in commands.get(pid, b"") and descends(pid)]
+    return sum(cpu[pid] for pid in kernels) if kernels else None
+
+
 async def _drive(
-    devtools_url: str, lab_url: str, copies: dict[str, Path], screenshot: Path | None, per_notebook_timeout: float
-) -> dict[str, float]:
+    devtools_url: str,
+    lab_url: str,
+    copies: dict[str, Path],
+    screenshot: Path | None,
+    per_notebook_timeout: float,
+    server_pid: int | None = None,
+) -> dict[str, tuple[float, float | None]]:
+    """Open and run each copy in JupyterLab; per notebook, the Run All's wall seconds and its kernel's CPU seconds."""
     timings = {}
     async with DevTools(devtools_url) as browser:
         await browser.call("Page.enable")
@@ -272,7 +307,7 @@ async def _drive(
             opened = json.loads(
                 await browser.evaluate(OPEN_AND_RUN % {"path": json.dumps(path)}, timeout=per_notebook_timeout)
             )
-            timings[stem] = time.monotonic() - start
+            timings[stem] = (time.monotonic() - start, kernel_cpu_seconds(server_pid) if server_pid else None)
             panel = {"id": json.dumps(opened["id"])}
             if screenshot is not None and stem == "00_dp_primer":
                 if await browser.evaluate(SCROLL_TO_FIRST_PLOT % panel, timeout=30):
@@ -361,22 +396,31 @@ def run_in_lab(
             wait_for_http(f"http://127.0.0.1:{port}/api/status?token={token}", 120, server, "JupyterLab")
             chrome, page_url = start_headless_browser(browser, scratch / "chromium", "--window-size=1280,900")
             timings = asyncio.run(
-                _drive(page_url, f"http://127.0.0.1:{port}/lab?token={token}", copies, screenshot, per_notebook_timeout)
+                _drive(
+                    page_url,
+                    f"http://127.0.0.1:{port}/lab?token={token}",
+                    copies,
+                    screenshot,
+                    per_notebook_timeout,
+                    server.pid,
+                )
             )
         finally:
             stop_process(chrome)
             stop_process(server)
-    checks = [
-        check_saved_notebook(
+    checks = []
+    for stem in stems:
+        wall, cpu = timings.get(stem, (float("nan"), None))
+        check = check_saved_notebook(
             copies[stem],
             stem,
-            timings.get(stem, float("nan")),
+            wall,
             INTERACTIVE_DIR / stem if stem in student_stems else LAB_DIR / "figures" / stem,
             strict=stem in student_stems,
             real_votes=votes is not None and stem in student_stems,
         )
-        for stem in stems
-    ]
+        check.cpu_seconds = cpu
+        checks.append(check)
     record_timings(checks, python=python, offline=offline)
     requested = {screenshot.resolve().relative_to(REPO_ROOT).as_posix()} if screenshot else set()
     requested |= {TIMINGS_FILE.relative_to(REPO_ROOT).as_posix()}
@@ -384,13 +428,15 @@ def run_in_lab(
 
 
 def record_timings(checks: list[NotebookCheck], *, python: str, offline: bool, path: Path = TIMINGS_FILE) -> dict:
-    """Add these notebooks' Run All times to ``path`` (JSON, one entry per notebook: seconds, the interpreter, whether
-    offline, the machine's cores and load average when measured) and return the whole record."""
+    """Add these notebooks' Run All times to ``path`` (JSON, one entry per notebook: wall seconds, the kernel's CPU
+    seconds, the interpreter, whether offline, the machine's cores and load average when measured) and return the
+    whole record."""
     record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     for check in checks:
         record[check.stem] = {
             "seconds": round(check.seconds, 1),
+            "kernel_cpu_seconds": None if check.cpu_seconds is None else round(check.cpu_seconds, 1),
             "python": Path(python).parent.parent.name,
             "offline": offline,
             "cores": os.cpu_count(),
@@ -443,7 +489,10 @@ def main(argv: list[str] | None = None) -> int:
         offline=args.offline,
     )
     for check in checks:
-        print(f"{check.stem}: {check.seconds:.0f} s, " + ("ok" if not check.problems else "; ".join(check.problems)))
+        cpu = f" ({check.cpu_seconds:.0f} s of kernel CPU)" if check.cpu_seconds is not None else ""
+        print(
+            f"{check.stem}: {check.seconds:.0f} s{cpu}, " + ("ok" if not check.problems else "; ".join(check.problems))
+        )
         for line in check.other_stderr:
             print(f"    stderr (not the package's): {line}")
     if outside:

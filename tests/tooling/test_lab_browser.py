@@ -222,6 +222,30 @@ def test_run_all_times_are_recorded_per_notebook(tmp_path):
     )
 
 
+def test_the_kernels_cpu_time_is_read_from_proc(tmp_path):
+    """Two processes under the server (a kernel and its grandchild kernel), one elsewhere: only the server's kernels
+    count, in seconds of CPU (user + system ticks)."""
+    import os
+
+    from pate_study.tooling import labcheck
+
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def process(pid, parent, command, user, system):
+        folder = tmp_path / str(pid)
+        folder.mkdir()
+        fields = ["S", str(parent)] + ["0"] * 9 + [str(user), str(system)] + ["0"] * 10
+        (folder / "stat").write_text(f"{pid} (python (x)) " + " ".join(fields))
+        (folder / "cmdline").write_bytes(command)
+
+    process(10, 1, b"python\0-m\0jupyterlab", 5 * tick, 0)
+    process(11, 10, b"python\0-m\0ipykernel_launcher", 40 * tick, 2 * tick)
+    process(12, 11, b"python\0-m\0ipykernel_launcher", tick, 0)
+    process(13, 1, b"python\0-m\0ipykernel_launcher", 99 * tick, 0)
+    assert labcheck.kernel_cpu_seconds(10, proc=tmp_path) == 43.0
+    assert labcheck.kernel_cpu_seconds(77, proc=tmp_path) is None
+
+
 def test_snapshot_sees_new_files_outside_allowed_folders_only(tmp_path):
     from pate_study.tooling.labcheck import changed_files, snapshot
 
