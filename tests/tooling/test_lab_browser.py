@@ -66,11 +66,12 @@ def test_the_labs_run_offline_in_the_light_venv_with_the_votes_copied_beside_the
         pytest.skip(NO_CHROMIUM)
     mirror = os.environ.get("PATE_STUDY_MIRROR", "")
     votes = os.path.join(mirror, "pate2018-votes") if mirror else ""
-    if not votes or not os.path.isdir(votes):
-        pytest.skip("needs the released votes in $PATE_STUDY_MIRROR/pate2018-votes (the mirror .ci/run names)")
     screenshot = os.environ.get("PATE_STUDY_LAB_SCREENSHOT")  # e.g. docs/img/primer-first-plot-jupyterlab.png
     command = [sys.executable, "-m", "pate_study.tooling.labcheck", "--notebooks", *TEACHING_NOTEBOOKS]
-    command += ["--python", str(light_lab), "--votes", votes, "--offline"]
+    command += ["--python", str(light_lab), "--offline"]
+    # with the released votes (the mirror .ci/run names) the labs must load them from the copy; without, they run on
+    # the stand-in and say so
+    command += ["--votes", votes] if votes and os.path.isdir(votes) else []
     command += ["--screenshot", str(REPO_ROOT / screenshot)] if screenshot else []
     run = subprocess.run(own_network(command), cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
