@@ -198,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--votes", type=Path, help="with --handout: a folder of the released vote files to include")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    if args.votes is not None and args.handout is None:
+        print("error: --votes goes with --handout (the votes a handout includes)", file=sys.stderr)
+        return 2
     try:
         if args.handout is not None:
             folder = handout(args.handout, args.votes)

@@ -60,6 +60,7 @@ def test_a_folder_of_the_users_is_never_replaced_and_bad_votes_are_one_line(tmp_
     assert (mine / "notes.md").read_text() == "mine"
     assert labcopies.main(["--handout", str(tmp_path / "other"), "--votes", str(tmp_path / "nowhere")]) == 2
     assert not (tmp_path / "other" / "pate_study-labs").exists()
+    assert labcopies.main(["--votes", str(tmp_path)]) == 2  # --votes without --handout
 
 
 def test_make_handout_site_and_lab_light_use_the_light_path():
