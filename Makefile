@@ -6,9 +6,15 @@
 #                  come from one thread per notebook: 04's CNN arms depend on the count); JOBS=1: one after another
 #   make test      unit tests + every notebook executed with its smoke profile (and in JupyterLab + Chromium)
 #   make lab       JupyterLab on copies of the notebooks in labs/ (git-ignored; adds --allow-root when run as root)
-#   make lab-light the lecturer's path: a light venv (.venv-lab: pip install -e ".[lab]", no torch) and JupyterLab
-#                  on the student's copy labs/00_dp_primer.ipynb; the lab prepares the votes it needs itself
-#   make site      a static results site (build/site/) from the committed executed notebooks, nothing re-executed
+#   make lab-light the lecturer's path: a light venv (.venv-lab: pip install -e ".[lab]", no torch), the released
+#                  teacher votes prepared in it (mirror, then network; a failure is said, the lab says it too), and
+#                  JupyterLab on the student's copy labs/00_dp_primer.ipynb
+#   make lab-votes only the votes, in the light venv (python -m data_recipes prepare pate2018-votes)
+#   make handout   what students get instead of a clone (build/handout/pate_study-labs/ and .zip): the two labs, the
+#                  package and its data recipes, the light requirements, the votes when the mirror has them
+#                  (VOTES=folder to name them); never instructors/
+#   make site      a static results site (build/site/) from the committed executed notebooks, nothing re-executed,
+#                  built in the light venv (.venv-lab with ".[site]": no torch)
 # Each creates or updates the virtual environment .venv from pyproject.toml on first use.
 
 PYTHON       ?= python3
@@ -30,7 +36,8 @@ TORCH_INDEX  ?=
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.pate_study-installed
 
-.PHONY: venv figures test data data-ecg data-votes lab lab-light site clean-build benchmarks scale
+.PHONY: venv figures test data data-ecg data-votes lab lab-light lab-venv lab-votes handout site site-venv \
+        clean-build benchmarks scale
 
 venv: $(STAMP)
 
@@ -84,20 +91,41 @@ lab: $(STAMP)
 	$(VPY) -m pate_study.tooling.labcopies --all
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) labs/
 
+# The light venv: the core dependencies and the lab extra (no torch, no ray, no papermill); `make site` adds the site
+# extra to the same venv.
 LAB_VENV   ?= .venv-lab
 LAB_STAMP  := $(LAB_VENV)/.pate_study-lab-installed
+SITE_STAMP := $(LAB_VENV)/.pate_study-site-installed
 
 $(LAB_STAMP): pyproject.toml
 	@test -x $(LAB_VENV)/bin/python || $(PYTHON) -m venv $(LAB_VENV)
 	$(LAB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ".[lab]"
 	@touch $(LAB_STAMP)
 
+$(SITE_STAMP): pyproject.toml
+	@test -x $(LAB_VENV)/bin/python || $(PYTHON) -m venv $(LAB_VENV)
+	$(LAB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ".[site]"
+	@touch $(SITE_STAMP)
+
+lab-venv: $(LAB_STAMP)
+
+site-venv: $(SITE_STAMP)
+
+lab-votes: $(LAB_STAMP)
+	$(LAB_VENV)/bin/python -m data_recipes prepare pate2018-votes
+
 lab-light: $(LAB_STAMP)
 	$(LAB_VENV)/bin/python -m pate_study.tooling.labcopies
+	@$(LAB_VENV)/bin/python -m data_recipes prepare pate2018-votes || \
+	  echo "the votes could not be prepared now: the lab's first box says so and how to get them"
 	$(LAB_VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) labs/00_dp_primer.ipynb
 
-site: $(STAMP)
-	$(VPY) -m pate_study.tooling.site
+# Standard library only: any Python 3.11+ of the clone writes it
+handout:
+	$(PYTHON) -m pate_study.tooling.labcopies --handout build/handout $(if $(VOTES),--votes $(VOTES))
+
+site: $(SITE_STAMP)
+	$(LAB_VENV)/bin/python -m pate_study.tooling.site
 
 clean-build:
 	rm -rf build/

@@ -7,13 +7,17 @@ ensemble (same shapes).
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 import data_recipes
 from data_recipes.pate2018 import N_TEACHERS, SHAPES, validate_votes
 
+from ..core.env import MIRROR_ENV
 from . import DataSource, manifest_origin, read_manifest, resolve_source
 
 NAME = "pate2018-votes"
@@ -66,11 +70,40 @@ def load(data: str = "auto", *, seed: int = 0, synthetic_scale: float = 1.0) -> 
     )
 
 
-def prepare() -> str | None:
+def prepare(students_folder: Path | None = None) -> str | None:
     """Prepare the released votes the way ``make data-votes`` does (mirror first, then the official URL, each file
-    verified); None when they are ready, else the one-line reason they cannot be had (offline, download failure)."""
+    verified); None when they are ready, else the one-line reason they cannot be had (offline, download failure).
+
+    ``students_folder``: the folder the labs run in. When it holds a copy of the released files in
+    ``pate2018-votes/`` (the layout of a mirror: a lecturer copies or links that folder there), that copy is
+    prepared first, without the network, and checked against the same SHA-256 values: a kernel restart picks it up,
+    where a changed ``PATE_STUDY_MIRROR`` would need JupyterLab itself restarted (a kernel inherits the server's
+    environment)."""
+    reasons = []
+    copy = students_folder / data_recipes.get_recipe(NAME).folder if students_folder is not None else None
+    if copy is not None and copy.is_dir():
+        try:
+            with _as_mirror(students_folder):
+                data_recipes.prepare(NAME, network=False)
+            return None
+        except (data_recipes.NotAvailableError, data_recipes.DataError, OSError) as err:
+            reasons.append(f"the copy in {copy.name}/: {type(err).__name__}: {err}")
     try:
         data_recipes.prepare(NAME, network=True)
     except (data_recipes.NotAvailableError, data_recipes.DataError, OSError) as err:
-        return f"{type(err).__name__}: {err}"
+        return "; ".join([*reasons, f"{type(err).__name__}: {err}"])
     return None
+
+
+@contextmanager
+def _as_mirror(folder: Path):
+    """``folder`` as the mirror (``PATE_STUDY_MIRROR``) while the block runs; the previous value restored after."""
+    saved = os.environ.get(MIRROR_ENV)
+    os.environ[MIRROR_ENV] = str(Path(folder).resolve())
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(MIRROR_ENV, None)
+        else:
+            os.environ[MIRROR_ENV] = saved

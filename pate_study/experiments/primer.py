@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from ..privacy import (
     confident_gnmax_epsilon,
     gnmax,
     gnmax_epsilon,
+    gnmax_logq,
     laplace_noise,
     lnmax,
     lnmax_logq,
@@ -270,8 +272,16 @@ class VoteRows:
         return "real" if self.source.kind == "real" else "SYNTHETIC stand-in"
 
 
-def votes_notice(source: DataSource, dataset: str, n_rows: int, data: str, failure: str | None) -> str:
-    """The Markdown box above the lab: real votes, or a stand-in with the reason and the command that fixes it."""
+#: The command that prepares the votes in whatever environment runs the lab, the light one included.
+PREPARE_VOTES = "python -m data_recipes prepare pate2018-votes"
+
+
+def votes_notice(
+    source: DataSource, dataset: str, n_rows: int, data: str, failure: str | None, students_folder: str = ""
+) -> str:
+    """The Markdown box above the lab: real votes, or a stand-in with the reason and the commands that fix it, all of
+    which work in the lab's light environment (no torch): a copy of the released files beside the notebook, or the
+    recipe's command, then a kernel restart."""
     if source.kind == "real":
         return f"**Votes: real** ({source.stamp()}); this lab uses the first {n_rows:,} {dataset} queries."
     why = (
@@ -281,39 +291,63 @@ def votes_notice(source: DataSource, dataset: str, n_rows: int, data: str, failu
         if failure
         else "the released votes are not prepared"
     )
+    here = f"`{students_folder}/`" if students_folder else "the folder of this notebook"
     return (
         f"⚠️ **Votes: SYNTHETIC stand-in**, because {why}. Every plot and number below that uses votes is computed "
         "on made-up histograms, not on Papernot et al.'s teachers: the shapes are alike, the values are not theirs. "
-        "To use the real votes run `make data-votes` (network, or `PATE_STUDY_MIRROR` pointing at a mirror) and "
-        "restart the kernel."
+        f"To use the real votes, either copy the folder `pate2018-votes/` (the three released `*_250_teachers.npy` "
+        f"files, from a mirror of the data or from your lecturer) into {here}, or run `{PREPARE_VOTES}` with this "
+        "lab's Python (it downloads them; `make lab-votes` in a clone); then restart the kernel and run all cells."
     )
 
 
 def load_votes(
-    dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool = False, rows_name: str = "votes_queries"
+    dataset: str,
+    *,
+    data: str,
+    n_rows: int,
+    seed: int,
+    prepare: bool = False,
+    rows_name: str = "votes_queries",
+    students_folder: Path | None = None,
 ) -> VoteRows:
     """The first ``n_rows`` vote histograms of one PATE 2018 vote matrix (real or synthetic stand-in).
 
     ``prepare``: first fetch the votes if they are missing (:func:`pate_study.data.pate2018.prepare`; the lab does, the
-    runner prepares them itself). ``notice`` says which votes were loaded, and why a stand-in was used. ``rows_name``:
+    runner prepares them itself), from a copy in ``students_folder/pate2018-votes/`` first when there is one (the
+    folder the lab runs in). ``notice`` says which votes were loaded, and why a stand-in was used. ``rows_name``:
     the notebook parameter that set ``n_rows``, named when it is below 1."""
     if n_rows < 1:
         raise ValueError(f"{rows_name}: expected at least 1 vote row, got {n_rows}")
-    failure = pate2018.prepare() if prepare and data != "synthetic" else None
+    failure = pate2018.prepare(students_folder) if prepare and data != "synthetic" else None
     votes = pate2018.load(data, seed=seed)
     if dataset not in votes.counts:
         raise ValueError(f"votes_dataset must be one of {sorted(votes.counts)}, got {dataset!r}")
     counts = votes.counts[dataset][: int(n_rows)]
-    notice = votes_notice(votes.source, dataset, len(counts), data, failure)
+    shown = students_folder.name if students_folder is not None else ""
+    notice = votes_notice(votes.source, dataset, len(counts), data, failure, shown)
     return VoteRows(counts, votes.source, notice, dataset=dataset, n_available=len(votes.counts[dataset]))
 
 
 def least_unanimous_query(counts: np.ndarray) -> int:
     """The row whose plurality count is smallest (the teachers agree least; ties to the first such row)."""
+    counts = _vote_matrix(counts)
+    return int(np.argmin(counts.max(axis=1)))
+
+
+def theorem6_exercise_query(counts: np.ndarray, *, sigma: float, target: float = 0.1) -> int:
+    """The row whose Theorem 6 q (GNMax at ``sigma``, Papernot et al. 2018 Prop. 7) is nearest ``target`` on a log
+    scale (ties to the first): a row where the teachers mostly agree, q is well below the cap 1 − 1/m, and σ in
+    place of √2σ gives a clearly different value, so the primer's exercise 7 can tell those answers apart."""
+    counts = _vote_matrix(counts)
+    return int(np.argmin(np.abs(gnmax_logq(counts, sigma) - np.log(target))))
+
+
+def _vote_matrix(counts) -> np.ndarray:
     counts = np.asarray(counts)
     if counts.ndim != 2 or counts.size == 0:
         raise ValueError(f"counts: expected a non-empty 2-D array [n_queries, n_classes], got shape {counts.shape}")
-    return int(np.argmin(counts.max(axis=1)))
+    return counts
 
 
 def audit_table(*, gamma: float, n_trials: int, confidence: float, seed: int) -> pd.DataFrame:

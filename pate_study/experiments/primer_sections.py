@@ -5,6 +5,8 @@ what the cell shows returned. The computations are in :mod:`pate_study.experimen
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -30,8 +32,18 @@ ANALYTIC = "analytic (no data)"
 def load_votes(
     dataset: str, *, data: str, n_rows: int, seed: int, prepare: bool, rows_name: str = "votes_queries"
 ) -> primer.VoteRows:
-    """The first ``n_rows`` votes of one PATE 2018 vote matrix (:func:`primer.load_votes`), their notice shown."""
-    votes = primer.load_votes(dataset, data=data, n_rows=n_rows, seed=seed, prepare=prepare, rows_name=rows_name)
+    """The first ``n_rows`` votes of one PATE 2018 vote matrix (:func:`primer.load_votes`), their notice shown. With
+    ``prepare`` (a lab in JupyterLab), a copy of the released files in ``pate2018-votes/`` beside the notebook (the
+    kernel's working folder) is tried first."""
+    votes = primer.load_votes(
+        dataset,
+        data=data,
+        n_rows=n_rows,
+        seed=seed,
+        prepare=prepare,
+        rows_name=rows_name,
+        students_folder=Path.cwd() if prepare else None,
+    )
     show_findings(votes.notice)
     return votes
 

@@ -22,7 +22,12 @@ Exercises, in the order the notebook shows them:
 10. :func:`check_unanswered_cost` — why an unanswered confident-GNMax query still costs.
 11. :func:`check_release_reason` — why a data-dependent ε cannot be published as it is.
 12. :func:`check_local_rho` — ρ of the student's local Laplace mechanism; post-processing.
-13. :func:`check_broken_laplace` — audit an LNMax that uses scale γ instead of 1/γ.
+13. :func:`check_buggy_aggregator`, then :func:`check_broken_laplace` — write an LNMax that uses scale γ instead of
+    1/γ, then audit it.
+
+Every check answers an untouched cell (``None``) with "no answer yet", and an answer of the wrong type or shape in
+one line. Each typical mistake listed in ``instructors/mistakes.md`` gets a hint of its own
+(``tests/tooling/test_exercises.py`` runs each one through its check).
 
 Tasks of the second lab, ``notebooks/07_pate2018_lab.ipynb`` (the released PATE 2018 votes):
 
@@ -43,7 +48,9 @@ from typing import Callable
 
 import numpy as np
 from scipy.optimize import brentq
+from scipy.stats import norm
 
+from ..core.errors import one_line
 from ..experiments import pate2018_lab
 from ..experiments.primer import classic_gaussian_sigma, gaussian_tight_delta
 from ..privacy import (
@@ -74,6 +81,7 @@ __all__ = [
     "check_unanswered_cost",
     "check_release_reason",
     "check_local_rho",
+    "check_buggy_aggregator",
     "check_broken_laplace",
     "check_lab2_answered",
     "check_lab2_conversions",
@@ -81,7 +89,10 @@ __all__ = [
     "check_lab2_q_fraction",
     "check_lab2_half_threshold",
     "lnmax_independent_epsilon",
+    "lnmax_integer_order_epsilon",
     "gnmax_independent_epsilon",
+    "conversion_slips",
+    "theorem6_slips",
     "RELEASE_CHOICES",
     "UNANSWERED_CHOICES",
 ]
@@ -155,10 +166,15 @@ def _boolean(answer, exercise: str, what: str) -> bool | Feedback:
     """``True`` or ``False`` (numpy booleans too); anything else, ``"no"`` included, is rejected with a hint."""
     if isinstance(answer, (bool, np.bool_)):
         return bool(answer)
+    if answer is None:
+        return Feedback(exercise, False, f"no answer yet: replace None in {what} with True or False")
     return Feedback(exercise, False, f"{what}: expected True or False, got {answer!r} ({type(answer).__name__})")
 
 
 def _choice(answer, exercise: str, choices: dict) -> str | Feedback:
+    """One of ``choices``' keys (a string, case and spaces ignored), or the Feedback that says what was expected."""
+    if answer is None:
+        return Feedback(exercise, False, f"no answer yet: replace None with one of {sorted(choices)} (a string)")
     if not isinstance(answer, str) or answer.strip().lower() not in choices:
         return Feedback(exercise, False, f"expected one of {sorted(choices)} (a string), got {answer!r}")
     return answer.strip().lower()
@@ -290,21 +306,56 @@ def check_queries_for_budget(
         return Feedback(name, False, f"the number of answers: expected a positive whole number, got {value:g}")
     t = int(value)
     eps_t, eps_next = (lnmax_independent_epsilon(k, gamma, delta) for k in (t, t + 1))
+    if eps_t <= epsilon_budget < eps_next:
+        return Feedback(
+            name,
+            True,
+            f"ε({t}) = {eps_t:.4f} ≤ {epsilon_budget:g} < ε({t + 1}) = {eps_next:.4f} "
+            f"(basic composition would allow only {int(epsilon_budget / (2 * gamma))})",
+        )
+    if t == int(epsilon_budget / (2 * gamma)):
+        return _wrong(
+            name,
+            f"{t} answers is what basic composition allows (2Qγ ≤ {epsilon_budget:g}); the exercise asks for the "
+            "moments bound, which allows more",
+            "ε(Q) = privacy.moments_closed_form(Q, gamma, delta)[0]: the largest Q with ε(Q) ≤ the budget",
+        )
+    if t == _largest_fitting(lambda k: lnmax_integer_order_epsilon(k, gamma, delta), epsilon_budget):
+        return _wrong(
+            name,
+            f"{t} is the largest Q on the integer orders λ = 1..8 of the 2017 reference code; the exercise asks "
+            "for continuous λ, whose minimum is lower, so more answers fit",
+            "ε(Q) = privacy.moments_closed_form(Q, gamma, delta)[0] minimises over continuous λ",
+        )
     if eps_t > epsilon_budget:
         return _wrong(
             name,
             f"ε({number_text(t)}) = {_epsilon_text(eps_t)} exceeds the budget {epsilon_budget:g}: answer fewer queries",
         )
-    if eps_next <= epsilon_budget:
-        return _wrong(
-            name, f"ε({number_text(t + 1)}) = {_epsilon_text(eps_next)} still fits the budget: you can answer more"
-        )
-    return Feedback(
-        name,
-        True,
-        f"ε({t}) = {eps_t:.4f} ≤ {epsilon_budget:g} < ε({t + 1}) = {eps_next:.4f} "
-        f"(basic composition would allow only {int(epsilon_budget / (2 * gamma))})",
+    return _wrong(
+        name, f"ε({number_text(t + 1)}) = {_epsilon_text(eps_next)} still fits the budget: you can answer more"
     )
+
+
+def lnmax_integer_order_epsilon(n_queries: int, gamma: float, delta: float, max_order: int = 8) -> float:
+    """The same data-independent moments bound minimised over the integer orders λ = 1..``max_order`` only, as the
+    2017 reference code evaluates it: min_λ (2Qγ²λ(λ + 1) + ln(1/δ))/λ (Visca 2021 Eqs. 4.10-4.11)."""
+    orders = np.arange(1, max_order + 1, dtype=float)
+    return float(np.min((2 * n_queries * gamma**2 * orders * (orders + 1) + math.log(1 / delta)) / orders))
+
+
+def _largest_fitting(epsilon_of: Callable[[int], float], budget: float) -> int:
+    """The largest whole Q ≥ 0 with ``epsilon_of(Q) ≤ budget``, for an ``epsilon_of`` increasing in Q (doubling,
+    then bisection on the integers)."""
+    if epsilon_of(1) > budget:
+        return 0
+    low, high = 1, 2
+    while epsilon_of(high) <= budget:
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if epsilon_of(middle) <= budget else (low, middle)
+    return low
 
 
 def _epsilon_text(epsilon: float) -> str:
@@ -313,43 +364,92 @@ def _epsilon_text(epsilon: float) -> str:
     return f"{epsilon:.4f}" if abs(epsilon) < 1e12 else number_text(epsilon)
 
 
+def conversion_slips(rdp: float, order: float, delta: float) -> dict[str, dict[str, float]]:
+    """The values the typical slips of exercise 5 give, per conversion: ``{"basic": {slip: ε}, "improved": {...}}``.
+
+    Slips: ``log10`` (log₁₀ for ln throughout), ``sign`` (the δ term with the wrong sign), ``delta`` (the δ term
+    left out), ``alpha`` (dividing by α instead of α − 1); for the improved conversion also ``no-ln(1-1/alpha)``
+    (that term left out) and ``basic`` (the basic formula given as the improved one)."""
+    r, a, ln_1_over_delta = rdp, order, math.log(1 / delta)
+    log_alpha, ln_factor = math.log(a), math.log(1 - 1 / a)
+    return {
+        "basic": {
+            "log10": r + math.log10(1 / delta) / (a - 1),
+            "sign": r - ln_1_over_delta / (a - 1),
+            "delta": r,
+            "alpha": r + ln_1_over_delta / a,
+        },
+        "improved": {
+            "log10": r + math.log10(1 - 1 / a) - (math.log10(delta) + math.log10(a)) / (a - 1),
+            "sign": r + ln_factor - (ln_1_over_delta + log_alpha) / (a - 1),
+            "sign-whole": r + ln_factor + (-ln_1_over_delta + log_alpha) / (a - 1),
+            "delta": r + ln_factor - log_alpha / (a - 1),
+            "alpha": r + ln_factor - (-ln_1_over_delta + log_alpha) / a,
+            "no-ln(1-1/alpha)": r - (-ln_1_over_delta + log_alpha) / (a - 1),
+            "basic": r + ln_1_over_delta / (a - 1),
+        },
+    }
+
+
+#: What a student hears for each slip of exercise 5 (:func:`conversion_slips`), naming the quantity.
+CONVERSION_SLIP_HINTS = {
+    "log10": "that is log₁₀ (np.log10): both conversions use the natural logarithm ln (np.log)",
+    "sign": "check the sign of the δ term: ln(1/δ) = −ln δ is positive for δ < 1, so δ makes ε larger",
+    "sign-whole": "check the sign of the δ term: −(ln δ + ln α)/(α − 1) is positive here, it makes ε larger",
+    "delta": "the δ term is missing: ε pays for δ through ln δ",
+    "alpha": "divide by α − 1, not by α",
+    "no-ln(1-1/alpha)": "the term ln(1 − 1/α) (negative) is missing",
+    "basic": "that is the basic conversion's value; the improved one adds ln(1 − 1/α) and divides ln δ + ln α by α − 1",
+}
+CONVERSION_RULES = {
+    "basic": "basic ε = r + ln(1/δ)/(α − 1)",
+    "improved": "improved ε = r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)",
+}
+
+
 def check_rdp_conversion(
     basic, improved, rdp: float = 12.5, order: float = 20.0, delta: float = 1e-5, decimals: int = 2
 ) -> Feedback:
     """Exercise 5. A mechanism is (α, r)-RDP. Convert to (ε, δ) by hand at this one order, with the basic
     conversion (Mironov 2017, Prop. 3) and the improved one (Canonne, Kamath & Steinke 2020, Prop. 12).
     Right at the precision the notebook asks (``decimals``, two: within 0.005, so 13.11 and 12.90 pass), computed by
-    :func:`pate_study.privacy.epsilon_curve`."""
+    :func:`pate_study.privacy.epsilon_curve`. A wrong value is named (basic, improved or both), and each typical slip
+    (:func:`conversion_slips`: log₁₀ for ln, the sign of the δ term, δ left out, α for α − 1) gets its own hint."""
     name = "exercise 5 (RDP → (ε, δ))"
     values = [_number(v, name) for v in (basic, improved)]
     for v in values:
         if isinstance(v, Feedback):
             return v
+    answers = dict(zip(("basic", "improved"), values))
     truth = {c: float(epsilon_curve([order], [rdp], delta, conversion=c)[0]) for c in ("basic", "improved")}
-    ok_basic, ok_improved = (
-        _within_printed_precision(v, truth[c], decimals) for v, c in zip(values, ("basic", "improved"))
-    )
-    if ok_basic and ok_improved:
+    right = {c: _within_printed_precision(answers[c], truth[c], decimals) for c in truth}
+    if all(right.values()):
         return Feedback(
             name,
             True,
             f"basic {truth['basic']:.4f}, improved {truth['improved']:.4f}: the improved "
             f"conversion saves {truth['basic'] - truth['improved']:.4f} at the same RDP",
         )
-    close = [c for v, c in zip(values, ("basic", "improved")) if abs(v - truth[c]) < 0.05]
-    if close and (ok_basic or "basic" in close) and (ok_improved or "improved" in close):
-        return _wrong(name, f"close: give both values to {decimals} decimals, as the exercise asks")
-    if not ok_basic:
-        return _wrong(
-            name,
-            "the basic conversion is wrong: ε = r + (a term that pays for δ, shrinking with α)",
-            "ε = r + ln(1/δ)/(α − 1)",
-        )
-    return _wrong(
-        name,
-        "basic is right; the improved one adds ln(1 − 1/α) and divides ln(1/δ) + … differently",
-        "ε = r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)",
-    )
+    if _within_printed_precision(answers["basic"], truth["improved"], decimals) and _within_printed_precision(
+        answers["improved"], truth["basic"], decimals
+    ):
+        return _wrong(name, "the two are swapped: the improved conversion is never larger than the basic one")
+    slips = conversion_slips(rdp, order, delta)
+    parts, rules = [], []
+    for conversion in ("basic", "improved"):
+        if right[conversion]:
+            parts.append(f"{conversion} is right")
+            continue
+        value = answers[conversion]
+        slip = next((k for k, v in slips[conversion].items() if _within_printed_precision(value, v, decimals)), None)
+        if slip is not None:
+            parts.append(f"{conversion} {value:g} is off: {CONVERSION_SLIP_HINTS[slip]}")
+        elif abs(value - truth[conversion]) < 0.05:
+            parts.append(f"{conversion} {value:g} is close: give it to {decimals} decimals, as the exercise asks")
+        else:
+            parts.append(f"{conversion} {value:g} is off")
+        rules.append(CONVERSION_RULES[conversion])
+    return _wrong(name, "; ".join(parts), "; ".join(rules))
 
 
 def check_gnmax_rdp(l2_sensitivity, rdp_at_order, order: float = 8.0, sigma: float = 40.0) -> Feedback:
@@ -363,33 +463,59 @@ def check_gnmax_rdp(l2_sensitivity, rdp_at_order, order: float = 8.0, sigma: flo
             return v
     delta2, rdp = values
     if not math.isclose(delta2, math.sqrt(2.0), rel_tol=1e-6):
-        hint = (
-            "2 is the l1 distance (and Δ₂²): the l2 norm takes a square root"
-            if math.isclose(delta2, 2.0)
-            else "which coordinates change, and by how much? Then take the Euclidean norm"
-        )
+        if math.isclose(delta2, 2.0):
+            hint = "2 is the l1 distance (and Δ₂²): the l2 norm takes a square root"
+        elif math.isclose(delta2, 1.0):
+            hint = "one vote moves, but two counts change (one down, one up): both enter the norm"
+        else:
+            hint = "which coordinates change, and by how much? Then take the Euclidean norm"
         return _wrong(name, hint, "two counts change by 1: Δ₂ = √(1² + 1²) = √2")
     truth = order / sigma**2
     if math.isclose(rdp, truth, rel_tol=1e-6):
         return Feedback(name, True, f"α·Δ₂²/(2σ²) = α·2/(2σ²) = α/σ² = {truth:.6g}; the argmax is post-processing")
-    return _wrong(
-        name,
-        f"Δ₂ is right; {rdp:g} is not α·Δ₂²/(2σ²) at α = {order:g}, σ = {sigma:g}",
-        "with Δ₂² = 2 the 2 cancels: α/σ²",
-    )
+    if math.isclose(rdp, order / (2 * sigma**2), rel_tol=1e-6):
+        hint = f"{rdp:g} is α/(2σ²), the RDP of Δ₂ = 1: put your Δ₂² = 2 into αΔ₂²/(2σ²)"
+    elif math.isclose(rdp, 2 * order / sigma**2, rel_tol=1e-6):
+        hint = f"{rdp:g} is α·4/(2σ²): Δ₂² = (√2)² = 2, not 4"
+    elif math.isclose(rdp, math.sqrt(2) * order / (2 * sigma**2), rel_tol=1e-6):
+        hint = f"{rdp:g} uses Δ₂ where the formula squares it: αΔ₂²/(2σ²)"
+    else:
+        hint = f"Δ₂ is right; {rdp:g} is not α·Δ₂²/(2σ²) at α = {order:g}, σ = {sigma:g}"
+    return _wrong(name, hint, "with Δ₂² = 2 the 2 cancels: α/σ²")
+
+
+def theorem6_slips(votes_row, sigma: float) -> dict[str, float]:
+    """The values exercise 7's typical slips give on one vote row: ``sigma`` (σ where the two noisy counts' difference
+    has √2σ), ``with-top`` (the plurality j* kept in the sum: Φ̄(0) = 1/2 more), ``cdf`` (Φ for Φ̄, uncapped) and
+    ``uncapped`` (the union bound without the cap 1 − 1/m); the others capped as Theorem 6's q is."""
+    row = np.asarray(votes_row, dtype=float)
+    top = int(np.argmax(row))
+    gaps = np.delete(row[top] - row, top)
+    cap = 1.0 - 1.0 / row.size
+    union = float(np.sum(norm.sf(gaps / (math.sqrt(2) * sigma))))
+    return {
+        "sigma": min(float(np.sum(norm.sf(gaps / sigma))), cap),
+        "with-top": min(union + 0.5, cap),
+        "cdf": float(np.sum(norm.cdf(gaps / (math.sqrt(2) * sigma)))),
+        "uncapped": union,
+    }
 
 
 def check_theorem6_q(answer, votes_row, sigma: float = 40.0, rtol: float = 0.01) -> Feedback:
     """Exercise 7. For one vote row n, what is Theorem 6's q, the bound on Pr[GNMax ≠ plurality j*]?
     q = min(Σ_{j≠j*} Φ̄((n_{j*} − n_j)/(√2σ)), 1 − 1/m) (Papernot et al. 2018, Prop. 7; m classes; the cap as in the
-    paper's reference code). Computed by :func:`pate_study.privacy.gnmax_logq`; right within ``rtol``. The uncapped
-    union bound (above 1 on a split row) gets a hint naming the cap."""
+    paper's reference code). Computed by :func:`pate_study.privacy.gnmax_logq`; right within ``rtol``.
+
+    Each typical slip (:func:`theorem6_slips`) gets its own hint: σ for √2σ, the plurality kept in the sum, Φ for Φ̄,
+    the uncapped union bound on a split row; and on a row whose q is below the cap, an answer that only copies the
+    cap 1 − 1/m is refused as such. The primer asks it on a row where σ and √2σ give different answers
+    (:func:`pate_study.experiments.primer.theorem6_exercise_query`)."""
     name = "exercise 7 (Theorem 6's q)"
     value = _number(answer, name)
     if isinstance(value, Feedback):
         return value
     row = np.asarray(votes_row)
-    if row.ndim != 1:
+    if row.ndim != 1 or row.size < 2:
         return Feedback(name, False, f"votes_row: expected one row of vote counts (1-D), got shape {row.shape}")
     truth = float(np.exp(gnmax_logq(row[None, :], sigma))[0])
     cap = 1.0 - 1.0 / row.size
@@ -405,13 +531,26 @@ def check_theorem6_q(answer, votes_row, sigma: float = 40.0, rtol: float = 0.01)
             f"q = {truth:.4g}{capped}: {'small enough' if truth < 0.1 else 'too large'} for "
             "the data-dependent bound to help (it needs q small, Thm 6's condition)",
         )
-    if value > cap:
+    slips = theorem6_slips(row, sigma)
+    hints = {
+        "sigma": "the two noisy counts n_j* + Z and n_j + Z' each carry N(0, σ²): their difference has standard "
+        "deviation √2σ, not σ",
+        "with-top": "the sum runs over the other classes j ≠ j*: the plurality cannot be beaten by itself",
+        "cdf": "that sums Φ (norm.cdf): Pr[n_j + noise beats n_j*] is the upper tail Φ̄ = 1 − Φ (norm.sf)",
+        "uncapped": f"{value:.4g} is above 1 − 1/m = {cap:.4g}: on a split row the union bound exceeds it, but the "
+        "plurality wins with probability at least 1/m, so Theorem 6's q is capped at 1 − 1/m",
+    }
+    for slip, slipped in slips.items():
+        if not math.isclose(slipped, truth, rel_tol=rtol) and math.isclose(value, slipped, rel_tol=rtol):
+            return _wrong(name, hints[slip], rule)
+    if math.isclose(value, cap, rel_tol=1e-3) and truth < cap * (1 - rtol):
         return _wrong(
             name,
-            f"{value:.4g} is above 1 − 1/m = {cap:.4g}: on a split row the union bound exceeds it, but "
-            "the plurality wins with probability at least 1/m, so Theorem 6's q is capped at 1 − 1/m",
+            f"{value:.4g} is only the cap 1 − 1/m; on this row the union bound is below it: compute the sum",
             rule,
         )
+    if value > cap:
+        return _wrong(name, hints["uncapped"], rule)
     if value < 0:
         return _wrong(name, "q bounds a probability: it cannot be negative", rule)
     return _wrong(name, f"{value:.4g} is not the union bound for this row (σ = {sigma:g})", rule)
@@ -424,30 +563,54 @@ def check_expected_answered(
     sigma1: float = 150.0,
     rtol: float = 0.05,
     name: str = "exercise 8 (expected answered)",
+    sigma2: float = 40.0,
 ) -> Feedback:
     """Exercise 8. Confident GNMax answers a query when max_j n_j + N(0, σ1²) ≥ the threshold. How many of these
     ``votes``' queries does it answer on average? (Σ_i Pr[answered_i], Papernot et al. 2018 §4.2)
 
     Right within ``rtol`` (5 %) relative, so that a Monte Carlo estimate of 20 runs (standard error about 1 %)
-    passes as well as the closed form."""
+    passes as well as the closed form. The typical slips get their own hints: the answer as a fraction of the
+    queries or as a percentage, the clean count of maxima reaching the threshold, and the answer's noise ``sigma2``
+    used in place of the check's σ1."""
     value = _number(answer, name)
     if isinstance(value, Feedback):
         return value
     counts = check_counts(votes, name="votes")  # one line naming votes for an empty or malformed matrix
-    truth = float(np.exp(threshold_logpr(counts.max(axis=1), threshold, sigma1)).sum())
+    n = len(counts)
+    top = counts.max(axis=1)
+    truth = float(np.exp(threshold_logpr(top, threshold, sigma1)).sum())
     if math.isclose(value, truth, rel_tol=rtol):
-        return Feedback(name, True, f"Σ Φ((max_j n_j − threshold)/σ1) = {truth:.2f} of {len(counts)} queries")
-    if value == int(value) and value == np.count_nonzero(counts.max(axis=1) >= threshold):
+        return Feedback(name, True, f"Σ Φ((max_j n_j − threshold)/σ1) = {truth:.2f} of {n} queries")
+    rule = "Pr[answered_i] = Φ((max_j n_ij − threshold)/σ1); add them up over the queries"
+    if math.isclose(value, truth / n, rel_tol=rtol):
+        return _wrong(
+            name,
+            f"{value:g} looks like the fraction answered (the mean of Pr[answered]); the exercise asks for the "
+            f"number of queries: multiply by the {n} queries (or sum instead of averaging)",
+            rule,
+        )
+    if math.isclose(value, 100 * truth / n, rel_tol=rtol):
+        return _wrong(
+            name,
+            f"{value:g} looks like a percentage of the queries; the exercise asks for the number of queries "
+            f"answered on average (out of {n})",
+            rule,
+        )
+    if value == int(value) and value == np.count_nonzero(top >= threshold):
         return _wrong(
             name,
             "that counts the queries whose clean maximum reaches the threshold; the check adds noise",
             "sum over queries the probability that the noisy maximum reaches it: Φ((max_j n_j − threshold)/σ1)",
         )
-    return _wrong(
-        name,
-        f"{value:g} is more than {rtol:.0%} away; what is Pr[answered] for one query?",
-        "Pr[answered_i] = Φ((max_j n_ij − threshold)/σ1); add them up",
-    )
+    if sigma2 != sigma1 and math.isclose(
+        value, float(np.exp(threshold_logpr(top, threshold, sigma2)).sum()), rel_tol=rtol
+    ):
+        return _wrong(
+            name,
+            f"that uses σ2 = {sigma2:g}, the noise of the answer; the check's noise is σ1 = {sigma1:g}",
+            rule,
+        )
+    return _wrong(name, f"{value:g} is more than {rtol:.0%} away; what is Pr[answered] for one query?", rule)
 
 
 def gnmax_independent_epsilon(sigma: float, n_queries: int = 1000, delta: float = 1e-5) -> float:
@@ -573,44 +736,86 @@ def _flip_probability(gap: float, scale: float) -> float:
     return (2.0 + x) * math.exp(-x) / 4.0
 
 
+#: The rule exercise 13's aggregator follows, told from the second wrong try.
+BUGGY_RULE = "rng.laplace(0.0, gamma, size=votes.shape) added to the votes, then np.argmax(..., axis=1)"
+
+
+def check_buggy_aggregator(aggregator, gamma: float = 0.5, n: int = 200_000, seed: int = 0) -> Feedback:
+    """Exercise 13, first part. Write ``aggregator(votes, gamma, rng) -> labels``: LNMax with the classic bug, Laplace
+    scale γ instead of 1/γ. Tested by what it does: on ``n`` rows of votes [g, 0] it must release class 1 with
+    probability (2 + g/b)e^{−g/b}/4 (closed form, b = γ), within five standard errors.
+
+    Refused in one line each, never with a traceback: an untouched answer (it returns None: "no answer yet"), a call
+    that raises (e.g. noise whose shape does not broadcast against the votes), labels of the wrong shape, one noise
+    draw per query shared by the classes (the winner never changes), the scale in ``loc`` (``rng.laplace(gamma)``:
+    scale 1), and the correct scale 1/γ."""
+    name = "exercise 13 (the broken LNMax)"
+    if not callable(aggregator):
+        return Feedback(name, False, "aggregator must be a function (votes, gamma, rng) -> labels")
+    g = 1
+    votes = np.broadcast_to(np.array([g, 0]), (n, 2))
+    try:
+        labels = aggregator(votes, gamma, np.random.default_rng(seed))
+    except Exception as err:  # the student's code: report in one line, do not crash the notebook
+        return Feedback(
+            name,
+            False,
+            f"calling it on votes of shape {votes.shape} raised {type(err).__name__}: {one_line(err)}; the noise "
+            "needs one draw per vote count, size=votes.shape",
+        )
+    if labels is None:
+        return Feedback(name, False, "no answer yet: the function returns None; return one label per row of votes")
+    labels = np.asarray(labels)
+    if labels.shape != (n,):
+        return Feedback(
+            name,
+            False,
+            f"it must return one label per row of votes, shape ({n},), got shape {labels.shape}: "
+            "np.argmax(..., axis=1)",
+        )
+    flipped = float(np.mean(labels == 1))
+    rates = {
+        "buggy": _flip_probability(g, gamma),
+        "correct": _flip_probability(g, 1.0 / gamma),
+        "loc": _flip_probability(g, 1.0),
+        "shared": 0.0,
+    }
+    matches = {k for k, p in rates.items() if abs(flipped - p) <= 5 * math.sqrt(max(p * (1 - p), 1 / n) / n)}
+    if "buggy" in matches:
+        return Feedback(name, True, f"on votes [{g}, 0] it flips {flipped:.4f} of labels, as scale γ = {gamma:g} does")
+    hints = {
+        "correct": f"it flips {flipped:.4f} of labels on votes [{g}, 0]: that is the correct scale 1/γ; "
+        "the exercise wants the bug, scale γ",
+        "loc": f"it flips {flipped:.4f} of labels, as scale 1 would: rng.laplace(gamma) puts γ in loc (the mean); "
+        "the scale is the second argument",
+        "shared": "the winner never changes: one noise draw per query added to every class shifts them all alike; "
+        "draw one per vote count, size=votes.shape",
+    }
+    hint = next(
+        (hints[k] for k in ("correct", "loc", "shared") if k in matches),
+        f"on votes [{g}, 0] it flips {flipped:.4f} of labels, which matches neither scale; with scale γ = {gamma:g} "
+        f"it would flip {rates['buggy']:.4f}",
+    )
+    return _wrong(name, hint, BUGGY_RULE)
+
+
 def check_broken_laplace(
     aggregator: Callable, result, caught, gamma: float = 0.5, n_samples: int = 200_000, seed: int = 0
 ) -> Feedback:
-    """Exercise 13. Write ``aggregator(votes, gamma, rng) -> labels``: LNMax with the classic bug, Laplace scale γ
-    instead of 1/γ. Audit it, ``result = privacy.audit_lnmax(0.5, aggregator=...)``, and report ``caught``
-    (True/False): does the audit's lower bound exceed the claimed ε = 2γ?
+    """Exercise 13, second part. Audit the buggy aggregator, ``result = privacy.audit_lnmax(0.5, aggregator=...)``,
+    and report ``caught`` (True/False): does the audit's lower bound exceed the claimed ε = 2γ?
 
-    The check first tests that the aggregator is the buggy one: on votes [g, 0] it releases class 1 with
-    probability (2 + g/b)e^{−g/b}/4 (closed form, b = γ). Then it tests that ``result`` is that audit's result
-    (an :class:`~pate_study.privacy.AuditResult` for γ = 0.5) and that ``caught`` is what it says; finally it runs the
-    audit itself.
+    The check first tests the aggregator (:func:`check_buggy_aggregator`), then that ``result`` is that audit's
+    result (an :class:`~pate_study.privacy.AuditResult` for γ = 0.5) and that ``caught`` is what it says; finally it
+    runs the audit itself.
     """
     name = "exercise 13 (audit the broken LNMax)"
-    if not callable(aggregator):
-        return Feedback(name, False, "aggregator must be a function (votes, gamma, rng) -> labels")
-    g, n = 1, 200_000
-    try:
-        labels = np.asarray(aggregator(np.broadcast_to(np.array([g, 0]), (n, 2)), gamma, np.random.default_rng(seed)))
-    except Exception as err:  # the student's code: report, do not crash the notebook
-        return Feedback(name, False, f"calling aggregator(votes, gamma, rng) raised {type(err).__name__}: {err}")
-    if labels.shape != (n,):
-        return Feedback(
-            name, False, f"aggregator must return one label per row of votes, shape ({n},), got {labels.shape}"
-        )
-    flipped = float(np.mean(labels == 1))
-    buggy, correct = _flip_probability(g, gamma), _flip_probability(g, 1.0 / gamma)
-    if abs(flipped - buggy) > 5 * math.sqrt(buggy * (1 - buggy) / n):
-        which = (
-            "the correct scale 1/γ"
-            if abs(flipped - correct) <= 5 * math.sqrt(correct * (1 - correct) / n)
-            else "neither scale"
-        )
-        return _wrong(
-            name,
-            f"on votes [{g}, 0] your aggregator flips {flipped:.4f} of labels, which matches {which}; "
-            f"with scale γ = {gamma:g} it would flip {buggy:.4f}",
-            "rng.laplace(0.0, gamma, size=votes.shape) added to the votes, then argmax over axis 1",
-        )
+    first = check_buggy_aggregator(aggregator, gamma=gamma, seed=seed)
+    if not first:
+        prefix = "" if first.message.startswith("no answer yet") else "first part not yet: "
+        return Feedback(name, False, prefix + first.message)
+    if result is None:
+        return Feedback(name, False, "no answer yet: result is None; run the audit, privacy.audit_lnmax(...)")
     if not isinstance(result, AuditResult):
         return Feedback(
             name,
@@ -648,10 +853,13 @@ def check_broken_laplace(
 # ----------------------------------------------------------------------------------------- second lab (07)
 
 
-def check_lab2_answered(answer, votes, threshold: float = 200.0, sigma1: float = 150.0) -> Feedback:
+def check_lab2_answered(
+    answer, votes, threshold: float = 200.0, sigma1: float = 150.0, sigma2: float = 40.0
+) -> Feedback:
     """Task 1 of the second lab. On these votes, how many queries does confident GNMax answer on average?
-    (The paper's Table 2 reports the number for its MNIST setting; compare after answering.)"""
-    return check_expected_answered(answer, votes, threshold, sigma1, name="task 1 (expected answered)")
+    (The paper's Table 2 reports the number for its MNIST setting; compare after answering.) The same check, and
+    the same hints for a fraction, a percentage, the clean count and σ2 for σ1, as exercise 8 of the primer."""
+    return check_expected_answered(answer, votes, threshold, sigma1, name="task 1 (expected answered)", sigma2=sigma2)
 
 
 def check_lab2_conversions(
@@ -723,6 +931,9 @@ def check_lab2_ratio(
         return Feedback(name, True, f"{basic['data-independent']:.3f} / {basic['data-dependent']:.3f} = {truth:.3f}")
     if math.isclose(value, 1 / truth, rel_tol=rtol):
         return _wrong(name, "that is the inverse: independent over dependent")
+    improved = table[table["conversion"] == "improved"].set_index("analysis")["epsilon"]
+    if math.isclose(value, improved["data-independent"] / improved["data-dependent"], rel_tol=rtol):
+        return _wrong(name, "that is the ratio with the improved conversion; the task asks for the basic one")
     return _wrong(
         name,
         f"{value:g} is not ε_independent/ε_dependent here",
@@ -730,29 +941,49 @@ def check_lab2_ratio(
     )
 
 
-def check_lab2_q_fraction(answer, votes, sigma: float = 40.0, cutoff: float = 1e-3, atol: float = 1e-3) -> Feedback:
-    """Task 4. Which fraction of these queries has Theorem 6's q (GNMax, σ) below ``cutoff``? Within ``atol``."""
+def check_lab2_q_fraction(
+    answer, votes, sigma: float = 40.0, cutoff: float = 1e-3, atol: float = 1e-3, sigma1: float = 150.0
+) -> Feedback:
+    """Task 4. Which fraction of these queries has Theorem 6's q (GNMax, σ) below ``cutoff``? Within ``atol``.
+
+    Typical slips with their own hints: a percentage, ln q (what ``privacy.gnmax_logq`` returns) compared with
+    log₁₀ of the cut-off, and the check's noise ``sigma1`` used for the answer's σ."""
     name = "task 4 (nearly free queries)"
     value = _number(answer, name)
     if isinstance(value, Feedback):
         return value
-    if not 0 <= value <= 1:
-        return Feedback(name, False, f"a fraction: expected a number in [0, 1], got {value:g}")
-    truth = float(np.mean(pate2018_lab.log10_q(np.asarray(votes), sigma=sigma) < np.log10(cutoff)))
+    counts = np.asarray(votes)
+    log_q = gnmax_logq(counts, sigma)
+    truth = float(np.mean(log_q < math.log(cutoff)))
     if abs(value - truth) <= atol:
         return Feedback(
             name, True, f"{truth:.3f} of the queries have q < {cutoff:g}: their answers cost almost nothing"
         )
-    return _wrong(
-        name,
-        f"{value:.3f} is not the fraction with q < {cutoff:g}",
-        "np.mean(np.exp(privacy.gnmax_logq(votes, sigma)) < cutoff)",
-    )
+    rule = "np.mean(np.exp(privacy.gnmax_logq(votes, sigma2)) < q_cutoff)"
+    if value > 1 and abs(value / 100 - truth) <= atol:
+        return _wrong(name, f"{value:g} looks like a percentage; the task asks for a fraction in [0, 1]", rule)
+    slips = {
+        "privacy.gnmax_logq gives the natural logarithm ln q: compare it with np.log(q_cutoff), not log₁₀": float(
+            np.mean(log_q < math.log10(cutoff))
+        ),
+        f"that uses σ1 = {sigma1:g}, the check's noise; the answer, whose q this is, has σ2 = {sigma:g}": float(
+            np.mean(gnmax_logq(counts, sigma1) < math.log(cutoff))
+        ),
+    }
+    for hint, slipped in slips.items():
+        if abs(slipped - truth) > atol and abs(value - slipped) <= atol:
+            return _wrong(name, hint, rule)
+    if not 0 <= value <= 1:
+        return Feedback(name, False, f"a fraction: expected a number in [0, 1], got {value:g}")
+    return _wrong(name, f"{value:.3f} is not the fraction with q < {cutoff:g}", rule)
 
 
-def check_lab2_half_threshold(answer, votes, sigma1: float = 150.0, rtol: float = 0.01) -> Feedback:
+def check_lab2_half_threshold(
+    answer, votes, sigma1: float = 150.0, rtol: float = 0.01, sigma2: float = 40.0
+) -> Feedback:
     """Task 5. At which threshold T does confident GNMax answer half of these queries on average? (Σ Pr[answered]
-    decreases with T: the root of expected_answered(T) − n/2, within ``rtol``.)"""
+    decreases with T: the root of expected_answered(T) − n/2, within ``rtol``.) The answer's noise ``sigma2`` used
+    for the check's σ1 gets its own hint."""
     name = "task 5 (threshold for half)"
     value = _number(answer, name)
     if isinstance(value, Feedback):
@@ -767,9 +998,20 @@ def check_lab2_half_threshold(answer, votes, sigma1: float = 150.0, rtol: float 
     truth = brentq(excess, -10 * sigma1, top + 10 * sigma1)
     if math.isclose(value, truth, rel_tol=rtol):
         return Feedback(name, True, f"T = {truth:.1f}: half of {len(counts)} queries answered on average")
+    rule = "bisect (scipy.optimize.brentq) on expected_answered(T) − n/2, with σ1"
+    if sigma2 != sigma1:
+        with_sigma2 = brentq(
+            lambda t: pate2018_lab.expected_answered(counts, threshold=t, sigma1=sigma2) - half,
+            -10 * sigma2,
+            top + 10 * sigma2,
+        )
+        if math.isclose(value, with_sigma2, rel_tol=rtol) and not math.isclose(with_sigma2, truth, rel_tol=rtol):
+            return _wrong(
+                name, f"that uses σ2 = {sigma2:g}, the answer's noise; the check that decides has σ1 = {sigma1:g}", rule
+            )
     more = excess(value) > 0
     return _wrong(
         name,
         f"at T = {value:g} about {excess(value) + half:.0f} are answered: {'raise' if more else 'lower'} the threshold",
-        "bisect (scipy.optimize.brentq) on expected_answered(T) − n/2",
+        rule,
     )

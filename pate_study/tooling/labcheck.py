@@ -29,13 +29,10 @@ import os
 import re
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,40 +42,38 @@ from papermill.parameterize import parameterize_notebook
 
 from ..core.paths import BUILD_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from ..reporting.session import RUNNER_ENV
+from .browser import (  # noqa: F401 - find_browser: the tests and the command line look the browser up here
+    DevTools,
+    as_root,
+    find_browser,
+    free_port,
+    start_headless_browser,
+    stop_process,
+    wait_for_http,
+)
 from .figures.configs import load_parameters
 from .figures.layout import list_notebooks
-from .labcopies import TEACHING_NOTEBOOKS, student_copy
+from .labcopies import TEACHING_NOTEBOOKS, VOTES_FOLDER, student_copy
 
 logger = logging.getLogger(__name__)
 
 LAB_DIR = BUILD_DIR / "lab-test"
 INTERACTIVE_DIR = BUILD_DIR / "interactive"
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Folders a notebook run may write to: its outputs, build products, prepared data, caches, Python bytecode.
 ALLOWED_WRITES = ("figures", "build", "data", ".cache", ".git", ".venv", ".pytest_cache", ".hypothesis")
+#: A log line at INFO level as the package's stdout handler writes it (or Python's default format).
+INFO_LINE = re.compile(r"(^|\n)INFO[: ][^\n]*")
+#: What the votes box of a lab says when it runs on the released votes.
+VOTES_REAL = "**Votes: real**"
+#: Where a browser run records how long each notebook's Run All took (read by instructors/guide.md's author).
+TIMINGS_FILE = BUILD_DIR / "lab-run-all-seconds.json"
+#: The environment a student without network has: every download through urllib fails at once (nothing listens on
+#: the discard port), and no mirror is named.
+OFFLINE_ENV = {name: "http://127.0.0.1:9" for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")}
 PACKAGE_LOG = re.compile(
     r"(^|\n)(DEBUG|INFO|WARNING|ERROR|CRITICAL)[: ][^\n]*(pate_study|data_recipes)"
     r"|(pate_study|data_recipes)(\.\w+)*: "
 )
-
-
-def find_browser() -> str | None:
-    """Path of a Chromium-family browser, or None."""
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _as_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 # -------------------------------------------------------------------------------------------------- file changes
@@ -129,16 +124,32 @@ class NotebookCheck:
     seconds: float
     problems: list[str] = field(default_factory=list)
     other_stderr: list[str] = field(default_factory=list)
+    cpu_seconds: float | None = None  # the kernel's CPU time over the Run All (Linux), see kernel_cpu_seconds
 
 
 def check_saved_notebook(
-    path: Path, stem: str, seconds: float, output_dir: Path, *, strict: bool = False
+    path: Path, stem: str, seconds: float, output_dir: Path, *, strict: bool = False, real_votes: bool = False
 ) -> NotebookCheck:
     """Problems of a notebook saved after Run All: cells not run, errors, package log lines on stderr (with
     ``strict``, any stderr output: what a student sees as a pink box), outputs not where they belong or not
-    stamped as an interactive run."""
+    stamped as an interactive run. With ``strict`` (a lab as a student meets it) also: an INFO line in any output
+    (the labs keep them out of the students' view), and an exercise cell, untouched, whose feedback is not "no answer
+    yet". With ``real_votes``: the votes box must say the run has the real votes."""
     result = NotebookCheck(stem, seconds)
     nb = nbformat.read(str(path), as_version=4)
+    shown = [(index, _output_text(cell)) for index, cell in enumerate(nb.cells) if cell.cell_type == "code"]
+    if strict:
+        result.problems += [
+            f"cell {i}: an INFO line a student sees: {m.group(0)[:120]}" for i, t in shown if (m := INFO_LINE.search(t))
+        ]
+        result.problems += [
+            f"cell {i}: an untouched exercise does not say 'no answer yet': {t.strip()[:160]}"
+            for (i, t), cell in zip(shown, (c for c in nb.cells if c.cell_type == "code"))
+            if "exercises.check_" in cell.source and "no answer yet" not in t
+        ]
+    if real_votes and not any(VOTES_REAL in t for _, t in shown):
+        votes_box = next((t for _, t in shown if "Votes:" in t), "no votes box")
+        result.problems.append(f"the lab did not load the real votes: {votes_box.strip()[:300]}")
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -167,51 +178,17 @@ def check_saved_notebook(
     return result
 
 
-# -------------------------------------------------------------------------------------------------- DevTools
-class DevTools:
-    """A minimal Chrome DevTools Protocol client over tornado's websocket."""
-
-    def __init__(self, url: str):
-        self.url, self.ws, self.next_id = url, None, 0
-
-    async def __aenter__(self):
-        # tornado comes with the lab extra (JupyterLab), needed only by the browser check
-        from tornado.websocket import websocket_connect  # the lab extra's tornado, only for the browser check
-
-        self.ws = await websocket_connect(self.url, max_message_size=256 * 1024 * 1024)
-        return self
-
-    async def __aexit__(self, *exc):
-        self.ws.close()
-
-    async def call(self, method: str, wait: float = 60.0, **params) -> dict:
-        self.next_id += 1
-        message_id = self.next_id
-        self.ws.write_message(json.dumps({"id": message_id, "method": method, "params": params}))
-
-        async def answer():
-            while True:
-                raw = await self.ws.read_message()
-                if raw is None:
-                    raise ConnectionError("the browser closed the DevTools connection")
-                message = json.loads(raw)
-                if message.get("id") == message_id:
-                    if "error" in message:
-                        raise RuntimeError(f"{method}: {message['error']}")
-                    return message.get("result", {})
-
-        return await asyncio.wait_for(answer(), wait)
-
-    async def evaluate(self, expression: str, timeout: float = 60.0):
-        """Evaluate JavaScript (awaiting a promise) and return its value; raise on a JavaScript exception."""
-        result = await self.call(
-            "Runtime.evaluate", wait=timeout, expression=expression, awaitPromise=True, returnByValue=True
-        )
-        if "exceptionDetails" in result:
-            details = result["exceptionDetails"]
-            text = details.get("exception", {}).get("description") or details.get("text")
-            raise RuntimeError(f"JavaScript failed: {text}")
-        return result.get("result", {}).get("value")
+def _output_text(cell) -> str:
+    """Everything a cell shows as text: its streams, and the plain, Markdown and HTML forms of its results."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output.get("text", ""))
+        for kind in ("text/plain", "text/markdown", "text/html"):
+            value = output.get("data", {}).get(kind)
+            if value:
+                parts.append(value if isinstance(value, str) else "".join(value))
+    return "\n".join(parts)
 
 
 OPEN_AND_RUN = """
@@ -267,9 +244,43 @@ CLOSE = (
 )
 
 
+def kernel_cpu_seconds(server_pid: int, proc: Path = Path("/proc")) -> float | None:
+    """CPU seconds (user + system) used so far by the Jupyter kernels that the server ``server_pid`` started (its
+    descendants running ``ipykernel``), read from Linux's ``/proc``; None where there is none. A Run All's wall time
+    on a shared machine says how loaded it was; this says how much computing the notebook needs."""
+    if not (proc / str(server_pid)).is_dir():
+        return None
+    parents, commands, cpu = {}, {}, {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        parents[int(entry.name)] = int(stat[1])
+        cpu[int(entry.name)] = (int(stat[11]) + int(stat[12])) / tick
+
+    def descends(pid: int) -> bool:
+        while pid in parents and pid != server_pid:
+            pid = parents[pid]
+        return pid == server_pid
+
+    kernels = [pid for pid in cpu if b"ipykernel" in commands.get(pid, b"") and descends(pid)]
+    return sum(cpu[pid] for pid in kernels) if kernels else None
+
+
 async def _drive(
-    devtools_url: str, lab_url: str, copies: dict[str, Path], screenshot: Path | None, per_notebook_timeout: float
-) -> dict[str, float]:
+    devtools_url: str,
+    lab_url: str,
+    copies: dict[str, Path],
+    screenshot: Path | None,
+    per_notebook_timeout: float,
+    server_pid: int | None = None,
+) -> dict[str, tuple[float, float | None]]:
+    """Open and run each copy in JupyterLab; per notebook, the Run All's wall seconds and its kernel's CPU seconds."""
     timings = {}
     async with DevTools(devtools_url) as browser:
         await browser.call("Page.enable")
@@ -296,7 +307,7 @@ async def _drive(
             opened = json.loads(
                 await browser.evaluate(OPEN_AND_RUN % {"path": json.dumps(path)}, timeout=per_notebook_timeout)
             )
-            timings[stem] = time.monotonic() - start
+            timings[stem] = (time.monotonic() - start, kernel_cpu_seconds(server_pid) if server_pid else None)
             panel = {"id": json.dumps(opened["id"])}
             if screenshot is not None and stem == "00_dp_primer":
                 if await browser.evaluate(SCROLL_TO_FIRST_PLOT % panel, timeout=30):
@@ -313,65 +324,6 @@ async def _drive(
     return timings
 
 
-def _wait_for_http(url: str, timeout: float, process: subprocess.Popen, what: str) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {process.returncode} before answering {url}")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                return response.read().decode()
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"{what} did not answer {url} within {timeout:.0f} s")
-
-
-def start_headless_browser(browser: str, profile: Path, *extra_args: str) -> tuple[subprocess.Popen, str]:
-    """Start headless Chromium with a fresh ``profile`` folder and DevTools on a free port; return the process (stop it
-    with :func:`stop_process`) and the DevTools WebSocket URL of its page. Raises if it does not start in 60 s."""
-    command = [
-        browser,
-        "--headless=new",
-        "--disable-gpu",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--remote-debugging-port=0",
-        f"--user-data-dir={profile}",
-        *extra_args,
-        "about:blank",
-    ]
-    if _as_root():
-        command.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
-    chrome = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not (profile / "DevToolsActivePort").exists():
-            if chrome.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{browser} did not start (exit status {chrome.poll()})")
-            time.sleep(0.2)
-        port = (profile / "DevToolsActivePort").read_text().split()[0]
-        targets = json.loads(_wait_for_http(f"http://127.0.0.1:{port}/json/list", 30, chrome, browser))
-        return chrome, next(t for t in targets if t.get("type") == "page")["webSocketDebuggerUrl"]
-    except BaseException:
-        stop_process(chrome)
-        raise
-
-
-def stop_process(process: subprocess.Popen | None) -> None:
-    """Stop a process this module started (and its process group, which it leads), by its id."""
-    if process is None or process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=15)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait(timeout=5)
-
-
 def run_in_lab(
     stems: list[str],
     *,
@@ -379,16 +331,28 @@ def run_in_lab(
     screenshot: Path | None = None,
     per_notebook_timeout: float = 240.0,
     student_stems: tuple[str, ...] = TEACHING_NOTEBOOKS,
+    python: str = sys.executable,
+    votes: Path | None = None,
+    offline: bool = False,
 ) -> tuple[list[NotebookCheck], list[str]]:
     """Run ``stems`` in JupyterLab + Chromium (those in ``student_stems`` with their own parameters); return each
-    notebook's check and the files written outside the allowed folders."""
+    notebook's check and the files written outside the allowed folders; record the Run All times in
+    :data:`TIMINGS_FILE`.
+
+    ``python``: the interpreter of JupyterLab and so of the kernel (e.g. the light venv's, ``.venv-lab/bin/python``).
+    ``votes``: a folder of the released vote files, copied into the students' folder as a lecturer would
+    (``labs/pate2018-votes/``); the labs must then say they run on the real votes. ``offline``: the server and its
+    kernels get :data:`OFFLINE_ENV`, no mirror, and an empty data folder of their own, as a student's machine without
+    network (the labs prepare the votes from the copy, or run on the stand-in)."""
     shutil.rmtree(LAB_DIR, ignore_errors=True)
     for stem in student_stems:
         shutil.rmtree(INTERACTIVE_DIR / stem, ignore_errors=True)
     copies = {stem: lab_copy(stem, student=stem in student_stems) for stem in stems}
+    if votes is not None:
+        shutil.copytree(votes, LAB_DIR / "labs" / VOTES_FOLDER)
     before = snapshot()
     token = secrets.token_hex(16)
-    port = _free_port()
+    port = free_port()
     server = chrome = None
     with tempfile.TemporaryDirectory(prefix="pate-lab-") as scratch:
         scratch = Path(scratch)
@@ -398,13 +362,16 @@ def run_in_lab(
             "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
             "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
         }
+        if offline:
+            env.update(OFFLINE_ENV, PATE_STUDY_DATA=str(scratch / "data"), no_proxy="", NO_PROXY="")
+            env.pop("PATE_STUDY_MIRROR", None)
         news = scratch / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
         news.parent.mkdir(parents=True)
         news.write_text('{"fetchNews": "false"}')  # no "get notified about Jupyter news?" toast over the cells
         env.pop(RUNNER_ENV, None)  # a student's kernel: interactive
         env.pop("MPLBACKEND", None)  # CI sets Agg; a student's kernel draws inline
         command = [
-            sys.executable,
+            python,
             "-m",
             "jupyterlab",
             "--no-browser",
@@ -415,7 +382,7 @@ def run_in_lab(
             "--LabApp.expose_app_in_browser=True",
             "--ServerApp.log_level=WARN",
         ]
-        if _as_root():
+        if as_root():
             command.append("--allow-root")
         try:
             server = subprocess.Popen(
@@ -426,26 +393,59 @@ def run_in_lab(
                 stderr=open(scratch / "server.log", "w"),
                 start_new_session=True,
             )
-            _wait_for_http(f"http://127.0.0.1:{port}/api/status?token={token}", 120, server, "JupyterLab")
+            wait_for_http(f"http://127.0.0.1:{port}/api/status?token={token}", 120, server, "JupyterLab")
             chrome, page_url = start_headless_browser(browser, scratch / "chromium", "--window-size=1280,900")
             timings = asyncio.run(
-                _drive(page_url, f"http://127.0.0.1:{port}/lab?token={token}", copies, screenshot, per_notebook_timeout)
+                _drive(
+                    page_url,
+                    f"http://127.0.0.1:{port}/lab?token={token}",
+                    copies,
+                    screenshot,
+                    per_notebook_timeout,
+                    server.pid,
+                )
             )
         finally:
             stop_process(chrome)
             stop_process(server)
-    checks = [
-        check_saved_notebook(
+    checks = []
+    for stem in stems:
+        wall, cpu = timings.get(stem, (float("nan"), None))
+        check = check_saved_notebook(
             copies[stem],
             stem,
-            timings.get(stem, float("nan")),
+            wall,
             INTERACTIVE_DIR / stem if stem in student_stems else LAB_DIR / "figures" / stem,
             strict=stem in student_stems,
+            real_votes=votes is not None and stem in student_stems,
         )
-        for stem in stems
-    ]
+        check.cpu_seconds = cpu
+        checks.append(check)
+    record_timings(checks, python=python, offline=offline)
     requested = {screenshot.resolve().relative_to(REPO_ROOT).as_posix()} if screenshot else set()
+    requested |= {TIMINGS_FILE.relative_to(REPO_ROOT).as_posix()}
     return checks, [path for path in changed_files(before, snapshot()) if path not in requested]
+
+
+def record_timings(checks: list[NotebookCheck], *, python: str, offline: bool, path: Path = TIMINGS_FILE) -> dict:
+    """Add these notebooks' Run All times to ``path`` (JSON, one entry per notebook: wall seconds, the kernel's CPU
+    seconds, the interpreter, whether offline, the machine's cores and load average when measured) and return the
+    whole record."""
+    record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    for check in checks:
+        record[check.stem] = {
+            "seconds": round(check.seconds, 1),
+            "kernel_cpu_seconds": None if check.cpu_seconds is None else round(check.cpu_seconds, 1),
+            "python": Path(python).parent.parent.name,
+            "offline": offline,
+            "cores": os.cpu_count(),
+            "load_average_1min": round(load[0], 2),
+            "clean": not check.problems,
+        }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -453,6 +453,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pate_study.tooling.labcheck", description=__doc__.splitlines()[0])
     parser.add_argument("--notebooks", nargs="*", help="notebook stems (default: all)")
     parser.add_argument("--screenshot", type=Path, help="save a screenshot of the primer's first plot here")
+    parser.add_argument("--python", default=sys.executable, help="JupyterLab's interpreter (e.g. .venv-lab/bin/python)")
+    parser.add_argument("--votes", type=Path, help="a folder of the released vote files, copied beside the labs")
+    parser.add_argument("--offline", action="store_true", help="as a machine without network, mirror or data")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     known = list_notebooks()
@@ -464,13 +467,32 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.votes is not None and not args.votes.is_dir():
+        print(f"error: --votes {args.votes}: not a folder; give the folder of the released vote files", file=sys.stderr)
+        return 2
+    if shutil.which(args.python) is None:
+        print(
+            f"error: --python {args.python}: no such interpreter; build the light venv with make lab-venv",
+            file=sys.stderr,
+        )
+        return 2
     browser = find_browser()
     if browser is None:
         print("error: no chromium found; install Debian's package: apt-get install chromium", file=sys.stderr)
         return 2
-    checks, outside = run_in_lab(args.notebooks or known, browser=browser, screenshot=args.screenshot)
+    checks, outside = run_in_lab(
+        args.notebooks or known,
+        browser=browser,
+        screenshot=args.screenshot,
+        python=args.python,
+        votes=args.votes,
+        offline=args.offline,
+    )
     for check in checks:
-        print(f"{check.stem}: {check.seconds:.0f} s, " + ("ok" if not check.problems else "; ".join(check.problems)))
+        cpu = f" ({check.cpu_seconds:.0f} s of kernel CPU)" if check.cpu_seconds is not None else ""
+        print(
+            f"{check.stem}: {check.seconds:.0f} s{cpu}, " + ("ok" if not check.problems else "; ".join(check.problems))
+        )
         for line in check.other_stderr:
             print(f"    stderr (not the package's): {line}")
     if outside:

@@ -53,3 +53,34 @@ def test_the_docs_say_where_students_work_and_it_is_ignored():
         assert "labs/00_dp_primer.ipynb" in text, page
         assert "never changes a committed file" not in text, page
     assert "/labs/" in (REPO_ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def _written_answer_cells(stem):
+    import json
+
+    cells = json.loads((REPO_ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+    return [c for c in cells if "written-answer" in c.get("metadata", {}).get("tags", [])]
+
+
+def test_every_written_answer_has_its_own_cell_and_a_row_in_the_rubric():
+    """Exercises 6 and 10 of the primer, task 2's explanation, task 5's discussion and the try-it comparison of lab
+    07: each a Markdown cell of its own (the student writes there) and a row of instructors/rubric.md."""
+    rubric = (REPO_ROOT / "instructors" / "rubric.md").read_text(encoding="utf-8")
+    expected = {"00_dp_primer": ["exercise 6", "exercise 10"], "07_pate2018_lab": ["task 2", "task 5", "try it"]}
+    for stem, answers in expected.items():
+        cells = _written_answer_cells(stem)
+        assert len(cells) == len(answers), stem
+        for cell, what in zip(cells, answers):
+            text = "".join(cell["source"])
+            assert cell["cell_type"] == "markdown" and text.startswith("*Your ") and what in text, (stem, text)
+            kind = re.match(r"\*Your (\w+)", text).group(1)
+            assert f"(*Your {kind}*)" in rubric, (stem, kind)
+            assert "#" not in text, "a heading in an answer cell would be edited away with the answer"
+
+
+def test_the_instructors_pages_name_the_handout_the_mistakes_and_the_rubric():
+    guide = (REPO_ROOT / "instructors" / "guide.md").read_text(encoding="utf-8")
+    for part in ("make handout", "mistakes.md", "rubric.md", "lab-run-all-seconds.json", "pate2018-votes/"):
+        assert part in guide, part
+    teaching = (REPO_ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+    assert "make handout" in teaching and "instructors/" in teaching and "make lab-votes" in teaching
