@@ -37,6 +37,7 @@ __all__ = [
     "FolderNotWritableError",
     "WriteFailedError",
     "one_line",
+    "describe_path",
     "env_folder",
     "data_dir",
     "cache_dir",
@@ -69,6 +70,28 @@ def one_line(message: object) -> str:
     stays on one line (so ``2>err.txt; head -1`` or a log grep sees the whole message).
     """
     return "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+
+
+def describe_path(path: Path) -> str:
+    """What is at ``path`` when it is not what was expected: a folder, a regular file, a symbolic link that loops or
+    points nowhere, or something else (for one-line messages)."""
+    path = Path(path)
+    if not path.is_symlink() and not path.exists():
+        return "nothing (missing)"
+    if path.is_symlink():
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return "a symbolic link that loops"
+        except OSError as exc:
+            return (
+                "a symbolic link that loops"
+                if "loop" in str(exc).lower()
+                else f"a symbolic link to a missing {os.readlink(path)}"
+            )
+    if path.is_dir():
+        return "a folder"
+    return "a regular file" if path.is_file() else "not a regular file"
 
 
 class EnvPathError(ValueError):

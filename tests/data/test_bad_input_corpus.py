@@ -355,6 +355,21 @@ def test_a_folder_or_a_symlink_loop_in_place_of_a_mirror_file_is_named(fake_mirr
         resolve_source("pate2018-votes", "auto")
 
 
+def test_a_file_where_the_mirror_folder_of_a_dataset_belongs_is_named(fake_mirror, data_dir):
+    """``$PATE_STUDY_MIRROR/pate2018-votes`` a regular file (or a link that loops): named as such, not "not in the
+    mirror"; the file is kept."""
+    (fake_mirror / "pate2018-votes").write_text("not a folder")
+    with pytest.raises(
+        fw.DataError, match=r"pate2018-votes: a regular file in the mirror \(PATE_STUDY_MIRROR=.*folder"
+    ):
+        resolve_source("pate2018-votes", "auto")
+    assert (fake_mirror / "pate2018-votes").read_text() == "not a folder"
+    (fake_mirror / "pate2018-votes").unlink()
+    (fake_mirror / "pate2018-votes").symlink_to(fake_mirror / "pate2018-votes")
+    with pytest.raises(fw.DataError, match="pate2018-votes: a symbolic link that loops in the mirror"):
+        resolve_source("pate2018-votes", "auto")
+
+
 def test_a_regular_file_where_the_dataset_folder_belongs_is_named(data_dir):
     data_dir.mkdir()
     (data_dir / "pate2018-votes").write_text("not a folder")
