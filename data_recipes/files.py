@@ -321,13 +321,22 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_bytes(data), needed=len(data))
 
 
-def replace_folder(new: str | os.PathLike, final: str | os.PathLike, *, marker: str | None = None) -> Path:
+def replace_folder(
+    new: str | os.PathLike,
+    final: str | os.PathLike,
+    *,
+    marker: str | None = None,
+    discard: Callable[[Path, Path], bool] | None = None,
+) -> Path:
     """Swap the complete folder ``new`` in for ``final`` (directory renames; the old folder is deleted only
     once the new one is in place, and put back if the second rename fails). Returns ``final``.
 
     ``marker``: a suffix; the file ``.old-<name>-<pid><marker>`` is written beside the old folder before it is
     moved aside and removed after it is deleted, so that a later run can tell a swap of its own cut short from a
-    folder of the user's that happens to have such a name (only marked folders are removed as left-overs)."""
+    folder of the user's that happens to have such a name (only marked folders are removed as left-overs).
+    ``discard(old, final)``: removes the moved-aside folder instead of deleting it whole (a tool that owns its
+    output folder file by file keeps what it did not write: :func:`pate_study.core.owned.discard_moved_aside`);
+    it returns whether the folder is gone, and when it is not, the folder and its marker stay."""
     new, final = Path(new), Path(final)
     old = None
     if final.exists():
@@ -348,7 +357,10 @@ def replace_folder(new: str | os.PathLike, final: str | os.PathLike, *, marker: 
                 old.with_name(old.name + marker).unlink(missing_ok=True)
         raise
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        if discard is None:
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            discard(old, final)
         if marker and not old.exists():
             old.with_name(old.name + marker).unlink(missing_ok=True)
     return final
