@@ -53,13 +53,14 @@ class OwnedFolderError(ValueError):
     """An output folder the tool will not use as it is, or a write that failed there (message: one line)."""
 
 
-def io_error_line(exc: OSError, action: str = "cannot write") -> str:
+def io_error_line(exc: OSError, action: str = "cannot write", where: object = None) -> str:
     """One line for an ``OSError``: the path it names and the cause (``No space left on device``, ``Permission
     denied``, ``Not a directory``, ``Too many levels of symbolic links``, ...); an error that already is one line
-    naming its path (:class:`~data_recipes.files.WriteFailedError`) as it is."""
+    naming its path (:class:`~data_recipes.files.WriteFailedError`) as it is. ``where``: what to name when the
+    error names no path (a write through an open file: "a file in <where>")."""
     if exc.filename is None and exc.strerror is None:
         return one_line(exc) or type(exc).__name__
-    where = exc.filename if exc.filename is not None else "a file"
+    where = exc.filename if exc.filename is not None else f"a file in {where}" if where is not None else "a file"
     cause = exc.strerror or one_line(exc) or type(exc).__name__
     if exc.errno == errno.ENOSPC:
         cause += "; free space and run again"

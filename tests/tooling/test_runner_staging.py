@@ -1,6 +1,9 @@
 """A notebook's outputs are swapped in whole when it succeeds: a failure keeps the previous outputs, and a run of
 another profile writes beside the paper outputs, which a later paper run keeps."""
 
+import errno
+import os
+
 import pytest
 
 from pate_study.core.owned import manifest_header
@@ -174,3 +177,38 @@ def test_a_swap_cut_short_is_put_back_and_a_finished_one_removed_file_by_file(tm
     staging.remove_stale_staging(figures)
     assert tree(old2) == {"unique.md": "only here\n"}  # the only copy of a user's file is never removed
     assert staging.staging_marker(old2).exists()
+
+
+# ------------------------------------------------------------------------- a write that fails: path and cause
+def test_a_full_disk_under_a_notebooks_outputs_is_one_line_naming_the_path(
+    stand_in_runner, monkeypatch, tmp_path, file_size_limit
+):
+    figures = stand_in_runner
+    (figures / "01_x" / "fig.csv").write_text("previous\n")
+
+    def write_a_large_figure(stem, profile, output_dir, **kw):
+        target = layout.current().root / output_dir
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "fig.png").write_bytes(b"x" * 50_000)
+
+    monkeypatch.setattr(staging, "execute_notebook", write_a_large_figure)
+    with file_size_limit(20_000):
+        assert cli.run_figures("paper", ["01_x"], data_mode="skip") == 1
+    assert (figures / "01_x" / "fig.csv").read_text() == "previous\n"
+    line = next(x for x in (tmp_path / "build" / "summary.paper.md").read_text().splitlines() if "FAILED" in x)
+    assert "a file in " in line and ".tmp-01_x-paper: cannot write (File too large" in line
+
+
+@pytest.mark.parametrize("errno_name", ["ENOSPC", "EACCES", "ENOTDIR"])
+def test_a_write_that_fails_after_the_notebooks_is_one_line_not_a_traceback(
+    stand_in_runner, monkeypatch, capsys, errno_name
+):
+    def fail(folder):
+        code = getattr(errno, errno_name)
+        raise OSError(code, os.strerror(code), str(folder / "INDEX.md"))
+
+    monkeypatch.setattr(staging, "execute_notebook", writes("fig.csv"))
+    monkeypatch.setattr(cli, "write_index", fail)
+    assert cli.main(["figures", "--profile", "paper", "--notebooks", "01_x", "--data", "skip"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "INDEX.md: cannot write (" in err[0]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import papermill
 
+from ...core.owned import describe_path
 from .layout import RUNNER_PARAMETERS, current, relative_label
 from .yamlfile import ConfigError, kind, quoted_name, read_config, shown
 
@@ -24,8 +25,14 @@ def load_parameters(stem: str, profile: str, configs_dir: Path | None = None) ->
     """The papermill parameters of notebook ``stem`` for ``profile`` (``configs/<stem>/<profile>.yaml``;
     ``configs_dir`` defaults to the layout's configs folder at call time, the folder the checks read)."""
     path = Path(current().configs if configs_dir is None else configs_dir) / stem / f"{profile}.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"no parameter file {path}: every notebook needs configs/{stem}/{{smoke,paper}}.yaml")
+    if not path.is_file():
+        found = f"{describe_path(path)} where" if path.exists() or path.is_symlink() else "no"
+        raise ConfigError(
+            [
+                f"{relative_label(path)}: {found} parameter file (a YAML file); every notebook needs "
+                f"configs/{stem}/{{smoke,paper}}.yaml"
+            ]
+        )
     params = read_config(path)
     clash = [k for k in RUNNER_PARAMETERS if k in params]
     if clash:

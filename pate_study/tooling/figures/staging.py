@@ -223,7 +223,7 @@ def run_notebook(stem: str, profile: str, progress: str | None = None) -> Notebo
         final.parent.mkdir(parents=True, exist_ok=True)
         replace_folder(staging, final, marker=STAGING_MARKER, discard=discard_old_outputs)
     except Exception as err:  # report every failing notebook, then fail
-        run.error = io_error_line(err) if isinstance(err, OSError) else error_line(err)
+        run.error = io_error_line(err, where=staging) if isinstance(err, OSError) else error_line(err)
         partial = current().build / f"{stem}.{profile}.ipynb"
         run.partial_copy = partial.relative_to(root) if partial.exists() else None
         logger.error(
