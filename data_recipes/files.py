@@ -142,6 +142,11 @@ def env_folder(variable: str, default: Path | None, *, must_exist: bool = False)
             f"(make runs in the repository root, JupyterLab in notebooks/); give an absolute path, "
             f"e.g. {variable}={Path.cwd() / path}"
         )
+    if path.is_symlink() and not path.exists():  # a link that loops or points nowhere: never "no such folder"
+        raise EnvPathError(
+            f"{variable}={value}: {describe_path(path)}, expected a folder; point {variable} at a folder "
+            f"(or unset it to use the default)"
+        )
     blocker = _file_in_the_way(path)
     if blocker is not None:
         where = "is a regular file" if blocker == path else f"lies below the regular file {blocker}"

@@ -275,6 +275,20 @@ def test_env_path_pointing_at_a_file(tmp_path, monkeypatch, variable, getter, wh
     assert message.startswith(f"{variable}={value}: ") and "regular file" in message and "\n" not in message
 
 
+@pytest.mark.parametrize("variable", [env.DATA_ENV, env.CACHE_ENV, env.MIRROR_ENV])
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_env_path_that_is_a_link_to_nowhere_is_named_as_such(tmp_path, monkeypatch, variable, kind):
+    """It used to read "cannot create files (File exists)" or "no such folder"."""
+    link = tmp_path / "link"
+    link.symlink_to(link if kind == "loop" else tmp_path / "nowhere")
+    monkeypatch.setenv(variable, str(link))
+    getter = {env.DATA_ENV: env.data_dir, env.CACHE_ENV: env.cache_dir, env.MIRROR_ENV: env.mirror_dir}[variable]
+    with pytest.raises(env.EnvPathError) as info:
+        getter()
+    expected = "a symbolic link that loops" if kind == "loop" else "a symbolic link to a missing"
+    assert str(info.value).startswith(f"{variable}={link}: {expected}") and "\n" not in str(info.value)
+
+
 def test_env_paths_accepted(tmp_path, monkeypatch):
     monkeypatch.setenv(env.DATA_ENV, str(tmp_path / "new" / "data"))  # created on first write
     assert env.data_dir() == tmp_path / "new" / "data"
