@@ -39,6 +39,7 @@ import re
 import shutil
 import sys
 import tempfile
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -429,7 +430,10 @@ def build_site(out: Path = SITE_DIR, source: Path = SITE_SOURCE, figures_dir: Pa
             claimed.append(claim_output_folder(source, "the site's source folder"))
             build_source(source, figures_dir, theme=theme)
             claimed.append(claim_output_folder(out))
-            with open(warnings_file, "w", encoding="utf-8") as warnings_log:
+            with open(warnings_file, "w", encoding="utf-8") as warnings_log, warnings.catch_warnings():
+                # the theme's and MyST's own deprecation notices about Sphinx's API are not the reader's concern
+                warnings.simplefilter("ignore", DeprecationWarning)
+                warnings.simplefilter("ignore", PendingDeprecationWarning)
                 app = Sphinx(
                     str(source),
                     str(source),
