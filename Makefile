@@ -33,6 +33,14 @@ OMP_NUM_THREADS ?= 1
 TORCH_SPEC   ?= torch==2.13.0
 TORCH_INDEX  ?=
 
+# make splits a target or prerequisite at spaces: a VENV or LOCK path holding one would name other files (a venv
+# built at the wrong path). Refused at once, naming the variable.
+$(if $(word 2,$(VENV)),$(error VENV="$(VENV)": a path with a space, which make cannot use as a target; \
+  give one without spaces, e.g. VENV=.venv))
+$(if $(word 2,$(LOCK)),$(error LOCK="$(LOCK)": a path with a space, which make cannot use as a prerequisite; \
+  give one without spaces, or LOCK= to install from pyproject.toml's ranges))
+$(if $(VENV),,$(error VENV is empty; give the virtual environment's folder, e.g. VENV=.venv))
+
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.pate_study-installed
 
@@ -47,7 +55,13 @@ venv: $(STAMP)
 # LOCK= (empty) installs from pyproject.toml's ranges instead, e.g. on a Python other than the lock's 3.11.
 LOCK         ?= requirements.lock
 
+# The lock is checked before the venv is created: an empty lock (or one without hashes) would install nothing but
+# the package itself and leave a venv without its dependencies.
 $(STAMP): pyproject.toml $(LOCK)
+	@if [ -n "$(LOCK)" ] && ! grep -q -e '--hash=sha256:' "$(LOCK)"; then \
+	  echo "error: LOCK=$(LOCK): empty, or no pinned package with a hash in it; restore it" \
+	    "(git checkout -- $(LOCK)) or pass LOCK= to install from pyproject.toml's ranges; nothing was installed" >&2; \
+	  exit 2; fi
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	@$(VPY) -c "import torch" 2>/dev/null && echo "torch already present: $$($(VPY) -c 'import torch; print(torch.__version__)')" || \

@@ -37,6 +37,7 @@ __all__ = [
     "FolderNotWritableError",
     "WriteFailedError",
     "one_line",
+    "describe_path",
     "env_folder",
     "data_dir",
     "cache_dir",
@@ -69,6 +70,28 @@ def one_line(message: object) -> str:
     stays on one line (so ``2>err.txt; head -1`` or a log grep sees the whole message).
     """
     return "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+
+
+def describe_path(path: Path) -> str:
+    """What is at ``path`` when it is not what was expected: a folder, a regular file, a symbolic link that loops or
+    points nowhere, or something else (for one-line messages)."""
+    path = Path(path)
+    if not path.is_symlink() and not path.exists():
+        return "nothing (missing)"
+    if path.is_symlink():
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return "a symbolic link that loops"
+        except OSError as exc:
+            return (
+                "a symbolic link that loops"
+                if "loop" in str(exc).lower()
+                else f"a symbolic link to a missing {os.readlink(path)}"
+            )
+    if path.is_dir():
+        return "a folder"
+    return "a regular file" if path.is_file() else "not a regular file"
 
 
 class EnvPathError(ValueError):
@@ -118,6 +141,11 @@ def env_folder(variable: str, default: Path | None, *, must_exist: bool = False)
             f"{variable}={value}: a relative path names another folder from each working folder "
             f"(make runs in the repository root, JupyterLab in notebooks/); give an absolute path, "
             f"e.g. {variable}={Path.cwd() / path}"
+        )
+    if path.is_symlink() and not path.exists():  # a link that loops or points nowhere: never "no such folder"
+        raise EnvPathError(
+            f"{variable}={value}: {describe_path(path)}, expected a folder; point {variable} at a folder "
+            f"(or unset it to use the default)"
         )
     blocker = _file_in_the_way(path)
     if blocker is not None:
@@ -298,13 +326,22 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_bytes(data), needed=len(data))
 
 
-def replace_folder(new: str | os.PathLike, final: str | os.PathLike, *, marker: str | None = None) -> Path:
+def replace_folder(
+    new: str | os.PathLike,
+    final: str | os.PathLike,
+    *,
+    marker: str | None = None,
+    discard: Callable[[Path, Path], bool] | None = None,
+) -> Path:
     """Swap the complete folder ``new`` in for ``final`` (directory renames; the old folder is deleted only
     once the new one is in place, and put back if the second rename fails). Returns ``final``.
 
     ``marker``: a suffix; the file ``.old-<name>-<pid><marker>`` is written beside the old folder before it is
     moved aside and removed after it is deleted, so that a later run can tell a swap of its own cut short from a
-    folder of the user's that happens to have such a name (only marked folders are removed as left-overs)."""
+    folder of the user's that happens to have such a name (only marked folders are removed as left-overs).
+    ``discard(old, final)``: removes the moved-aside folder instead of deleting it whole (a tool that owns its
+    output folder file by file keeps what it did not write: :func:`pate_study.core.owned.discard_moved_aside`);
+    it returns whether the folder is gone, and when it is not, the folder and its marker stay."""
     new, final = Path(new), Path(final)
     old = None
     if final.exists():
@@ -325,7 +362,10 @@ def replace_folder(new: str | os.PathLike, final: str | os.PathLike, *, marker: 
                 old.with_name(old.name + marker).unlink(missing_ok=True)
         raise
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        if discard is None:
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            discard(old, final)
         if marker and not old.exists():
             old.with_name(old.name + marker).unlink(missing_ok=True)
     return final

@@ -57,6 +57,7 @@ from .files import (
     atomic_write,
     check_writable,
     data_dir,
+    describe_path,
     mirror_dir,
     no_room,
     one_line,
@@ -303,6 +304,12 @@ def find_in_mirror(folder: str, spec: SourceFile, mirror: Path | None = None) ->
     mirror = mirror if mirror is not None else mirror_root()
     if mirror is None:
         return None
+    dataset_folder = mirror / folder
+    if (dataset_folder.exists() or dataset_folder.is_symlink()) and not dataset_folder.is_dir():
+        raise DataError(
+            f"{dataset_folder}: {describe_path(dataset_folder)} in the mirror ({MIRROR_ENV}={mirror}) where the "
+            f"folder of the {folder} files belongs; replace it with a folder holding them (or remove it)"
+        )
     for candidate in spec.mirror_candidates():
         path = mirror / folder / candidate
         if path.is_file():
@@ -313,26 +320,6 @@ def find_in_mirror(folder: str, spec: SourceFile, mirror: Path | None = None) ->
                 f"{spec.name} belongs; replace it with the file (or remove it)"
             )
     return None
-
-
-def describe_path(path: Path) -> str:
-    """What is at ``path`` when it is not what was expected: a folder, a regular file, a symbolic link that loops or
-    points nowhere, or something else (for one-line messages)."""
-    path = Path(path)
-    if path.is_symlink():
-        try:
-            path.resolve(strict=True)
-        except RuntimeError:
-            return "a symbolic link that loops"
-        except OSError as exc:
-            return (
-                "a symbolic link that loops"
-                if "loop" in str(exc).lower()
-                else f"a symbolic link to a missing {os.readlink(path)}"
-            )
-    if path.is_dir():
-        return "a folder"
-    return "a regular file" if path.is_file() else "not a regular file"
 
 
 def verify_copy(path: Path, spec: SourceFile) -> tuple[str, bool]:

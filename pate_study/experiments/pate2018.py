@@ -187,8 +187,8 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
     charged α/(2σ1²) + α/σ2² (``cost="all_answered"``), and, for comparison at the same expected number of
     answers, α/(2σ1²) per query plus α/σ2² per expected answer.
     Basic (Mironov 2017 Prop. 3) and improved (Canonne et al. 2020 Prop. 12) conversions. Beside them, what the
-    paper's data-independent script prints (:func:`reference_data_independent_epsilon`: step 2 weighted by the
-    data-dependent Pr[answered]), named ``epsilon_reference_script_independent_*``.
+    paper's data-independent script prints (:func:`reference_script_expected_epsilon`: step 2 weighted by the
+    data-dependent Pr[answered]), named ``expected_epsilon_reference_script_*``.
     """
     votes = first_queries(counts, setting.n_queries, name=setting.dataset)
     kw = dict(threshold=setting.threshold, sigma1=setting.sigma1, sigma2=setting.sigma2, delta=setting.delta)
@@ -205,12 +205,12 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
             dep = confident_gnmax_epsilon(votes=votes, conversion=conversion, cost="expected", **kw)
             ind = confident_gnmax_epsilon(n_queries=setting.n_queries, conversion=conversion, **kw)
             row["expected_answered"] = dep.expected_answered
-            row[f"epsilon_{conversion}"] = dep.expected_epsilon  # Table 2's expected cost, not a guarantee
+            row[f"expected_epsilon_{conversion}"] = dep.expected_epsilon  # Table 2's expected cost, not a guarantee
             row[f"order_{conversion}"] = dep.order
             row[f"epsilon_independent_{conversion}"] = ind.epsilon
-            row[f"epsilon_reference_script_independent_{conversion}"] = reference_data_independent_epsilon(
+            row[f"expected_epsilon_reference_script_{conversion}"] = reference_script_expected_epsilon(
                 counts, setting, conversion
-            )["epsilon"]
+            )["expected_epsilon"]
     return row
 
 
@@ -324,7 +324,7 @@ def smooth_sensitivity_confident(
         "sigma_ss": setting.ss_sigma,
         "conditions_C5_C6": bool(ok5 and ok6),
         "expected_answered": at_order.expected_answered,
-        "epsilon_before_release": rdp + conversion,
+        "expected_epsilon_before_release": rdp + conversion,
         "rdp_data_dependent": rdp,
         "rdp_gnss": gnss,
         "smooth_sensitivity": smooth,
@@ -433,15 +433,14 @@ def lnmax_verdicts(lnmax: pd.DataFrame, *, real_data: bool):
     return table, verdicts.Verdict(outcome, rule, "; ".join(failing), evidence=evidence)
 
 
-def reference_data_independent_epsilon(
-    counts: np.ndarray, setting: ConfidentSetting, conversion: str = "basic"
-) -> dict:
+def reference_script_expected_epsilon(counts: np.ndarray, setting: ConfidentSetting, conversion: str = "basic") -> dict:
     """What the paper's ``generate_table_data_independent.sh`` prints: the data-independent per-step RDP
     α/(2σ1²) + Pr[answered]·α/σ2², summed over the queries (``smooth_sensitivity_table.py``, ``_compute_rdp`` with
     ``--data_independent``: ``rdp = rdp_step1 + rdp_step2 * q_step1`` where ``q_step1`` is the *data-dependent*
     Pr[answered]). It weights step 2 by a function of the private votes, so it is an expected cost, not a
-    data-independent guarantee; the guarantee charges every query both steps (:func:`confident_gnmax_rows`).
-    Same order grid (the 2018 scripts') and conversions as the data-dependent rows."""
+    data-independent guarantee (hence ``expected_epsilon`` in the returned dict); the guarantee charges every query
+    both steps (:func:`confident_gnmax_rows`). Same order grid (the 2018 scripts') and conversions as the
+    data-dependent rows."""
     votes = first_queries(counts, setting.n_queries, name=setting.dataset)
     orders = paper2018_orders()
     expected = float(np.exp(threshold_logpr(votes.max(axis=1), setting.threshold, setting.sigma1)).sum())
@@ -450,7 +449,7 @@ def reference_data_independent_epsilon(
         + rdp_gnmax_data_independent(setting.sigma2, orders) * expected
     )
     eps, order, _, _ = select_order(orders, epsilon_curve(orders, rdp, setting.delta, conversion), warn=False)
-    return {"epsilon": eps, "order": order, "expected_answered": expected}
+    return {"expected_epsilon": eps, "order": order, "expected_answered": expected}
 
 
 def answered_count_tests(

@@ -31,8 +31,8 @@ TABLE2_COLUMNS = [
     "run_answered_low",
     "run_answered_high",
     "paper_epsilon",
-    "epsilon_basic",
-    "epsilon_improved",
+    "expected_epsilon_basic",
+    "expected_epsilon_improved",
     "realised_epsilon_mean",
     "realised_epsilon_mean_low",
     "realised_epsilon_mean_high",
@@ -40,8 +40,8 @@ TABLE2_COLUMNS = [
     "run_epsilon_high",
     "epsilon_independent_basic",
     "epsilon_independent_improved",
-    "epsilon_reference_script_independent_basic",
-    "epsilon_reference_script_independent_improved",
+    "expected_epsilon_reference_script_basic",
+    "expected_epsilon_reference_script_improved",
     "verdict",
 ]
 #: what the notebook shows of Table 2 (the saved CSV has every column), as (group, column) headers with the number of
@@ -52,7 +52,7 @@ TABLE2_SHOWN = {
     "expected_answered": (("answered", "expected"), 1),
     "realised_answered_mean": (("answered", "runs (mean)"), 1),
     "paper_epsilon": (("ε", "paper"), 2),
-    "epsilon_basic": (("ε", "expected"), 3),
+    "expected_epsilon_basic": (("ε", "expected"), 3),
     "realised_epsilon_mean": (("ε", "runs (mean)"), 3),
     "verdict": (("", "verdict"), None),
 }
@@ -114,9 +114,9 @@ def table2_section(votes: votes_data.Votes, n_seeds: int, seed: int, out: Notebo
         rows=table2.to_dict("records"),
         **overall.as_record(),
         **{f"{r.dataset}_expected_answered": r.expected_answered for r in table2.itertuples()},
-        **{f"{r.dataset}_epsilon_expected": r.epsilon_basic for r in table2.itertuples()},
+        **{f"{r.dataset}_epsilon_expected": r.expected_epsilon_basic for r in table2.itertuples()},
         **{
-            f"{r.dataset}_epsilon_reference_script_independent": r.epsilon_reference_script_independent_basic
+            f"{r.dataset}_expected_epsilon_reference_script": r.expected_epsilon_reference_script_basic
             for r in table2.itertuples()
         },
     )
@@ -133,7 +133,7 @@ def seeds_section(table2: Table2, votes: votes_data.Votes, n_seeds: int, out: No
         for i, (col, expected, paper, label) in enumerate(
             [
                 ("answered", row["expected_answered"], row["paper_answered"], "answered queries"),
-                ("epsilon", row["epsilon_basic"], row["paper_epsilon"], "realised ε (basic conversion)"),
+                ("epsilon", row["expected_epsilon_basic"], row["paper_epsilon"], "realised ε (basic conversion)"),
             ]
         ):
             ax = axes[i, j]

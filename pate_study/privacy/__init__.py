@@ -100,6 +100,7 @@ _EXPORTS = {
         "clip_votes",
     ),
     "selection": (
+        "DataIndependentRdp",
         "compose_candidates",
         "poisson_rdp",
         "random_stopping_spent",

@@ -22,6 +22,9 @@ the noisy check answers, the check's noise drawn from ``--seed`` (default 0, pri
 expected cost (step 2 weighted by Pr[answered]) as ``expected_epsilon`` with ``note`` and no ``epsilon``: it is
 not a guarantee.
 
+A data-dependent ``epsilon`` (``--votes``) is printed with a ``note`` saying that it is not publishable as is
+(:data:`DATA_DEPENDENT_NOTE`): it is a guarantee for the votes it was computed on, and itself a function of them.
+
 Invalid combinations exit with status 2 and a one-line message on stderr naming the flag; so do a library
 refusal (its parameter shown as the flag), an overflow (naming the numeric flags given) and a grid of orders too
 long for memory (naming ``--orders``). Ctrl-C prints one line and exits with status 130.
@@ -73,6 +76,14 @@ from ._validation import (
 from .moments import moments_epsilon
 from .options import Accounting, Conversion, Cost
 from .rdp import Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
+
+#: The ``note`` printed beside a data-dependent ``epsilon``, as :class:`~.accounting.ExpectedCost` prints its own
+#: beside an expectation: the number is a guarantee for these votes, but publishing it reveals something about them.
+DATA_DEPENDENT_NOTE = (
+    "data-dependent: the guarantee of a run on these votes, not publishable as is (the epsilon is itself a function "
+    "of the private votes; release it privately, e.g. with smooth sensitivity, Papernot et al. 2018, Sec. 4.3 and "
+    "App. B)"
+)
 
 
 class Aggregator(enum.StrEnum):
@@ -423,6 +434,8 @@ def run(args: argparse.Namespace) -> dict:
                 **data,
             )
     out = spent.to_dict(include_curves=args.include_curves)
+    if "epsilon" in out and spent.data_dependent:
+        out["note"] = DATA_DEPENDENT_NOTE
     if seed is not None:
         out["seed"] = seed
     out["aggregator"] = Aggregator(args.aggregator).value

@@ -190,10 +190,25 @@ def _light_requirements() -> str:
     return header + "\n".join(listed) + "\n"
 
 
+def copies_folder(text: str) -> Path:
+    """The ``--folder`` argument: a path that names a folder (new or existing). An empty value (an unset shell
+    variable) would be the current folder, and a file cannot hold copies: both refused, naming the flag."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; give the folder the copies go to (default labs/)")
+    folder = Path(text).expanduser()
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                where = "is a file" if candidate == folder else f"lies below the file {candidate}"
+                raise argparse.ArgumentTypeError(f"{text} {where}, not a folder; give a folder for the copies")
+            break
+    return folder
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pate_study.tooling.labcopies", description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true", help="copy every notebook, not only the two labs")
-    parser.add_argument("--folder", type=Path, default=LABS_DIR, help="where the copies go (default labs/)")
+    parser.add_argument("--folder", type=copies_folder, default=LABS_DIR, help="where the copies go (default labs/)")
     parser.add_argument("--handout", type=Path, help="write the students' handout (no solutions) into this folder")
     parser.add_argument("--votes", type=Path, help="with --handout: a folder of the released vote files to include")
     args = parser.parse_args(argv)
@@ -207,8 +222,12 @@ def main(argv: list[str] | None = None) -> int:
             logger.info("handout: %s and %s.zip (no solutions; see its README.md)", folder, folder)
         else:
             student_copies(all_notebooks() if args.all else TEACHING_NOTEBOOKS, args.folder)
-    except (ValueError, OSError) as err:
+    except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a read-only or full folder: the path and the cause
+        flag, folder = ("--handout", args.handout) if args.handout is not None else ("--folder", args.folder)
+        print(f"error: {flag} {folder}: cannot write the copies ({err.strerror or err})", file=sys.stderr)
         return 2
     return 0
 

@@ -19,9 +19,13 @@ figure index. The source tree is generated under ``build/site-src/`` and the HTM
 
     python -m pate_study.tooling.site [--out build/site]
 
-Nothing the user owns is removed: the tool writes a marker file (:data:`SITE_MARKER`) into each folder it creates and
-replaces a folder only when it carries that marker (its own previous output); an existing non-empty folder without
-it, a file, a link, an empty ``--out`` or a folder overlapping ``figures/`` or the source tree is refused in one line.
+Nothing the user owns is removed: each folder the tool writes (``--out`` and the source tree) carries
+:data:`SITE_MARKER`, the list of the files the tool wrote there (:mod:`pate_study.core.owned`), and a rebuild
+removes those files only. A folder holding any other file (the user's, added since), a non-empty folder without
+the list (or with the plain marker of a version that did not list its files), a file, a link, a place below a file
+or one that cannot take files, an empty ``--out`` or a folder overlapping ``figures/`` or the source tree is refused
+in one line before anything is written; a write that fails during the build (a full disk) is one line naming the
+path and the cause.
 """
 
 from __future__ import annotations
@@ -33,13 +37,25 @@ import html
 import importlib.util
 import json
 import logging
+import os
 import re
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from ..core.errors import one_line
+from ..core.owned import (
+    OwnedFolderError,
+    folder_entries,
+    io_error_line,
+    not_written,
+    read_manifest,
+    remove_written,
+    shown_files,
+    write_manifest,
+)
 from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT
 from ..reporting.details import DETAILS_DIR
 from ..reporting.outputs import STAMP_FONTSIZE
@@ -48,8 +64,12 @@ from .browser import DevTools, start_headless_browser, stop_process
 logger = logging.getLogger(__name__)
 
 SITE_SOURCE = BUILD_DIR / "site-src"
-#: Written into every folder this tool creates; only a folder carrying it is ever emptied and rebuilt.
+#: Written into every folder this tool creates: the list of the files it wrote there, the only files a rebuild removes.
 SITE_MARKER = ".pate_study-site"
+#: The tool the list names (its first line, :func:`pate_study.core.owned.manifest_header`).
+SITE_TOOL = "python -m pate_study.tooling.site"
+#: What the marker held before it listed the files (a folder carrying it cannot be told apart from the user's).
+UNLISTED_MARKER = "written by python -m pate_study.tooling.site; rebuilt in full on each run"
 SITE_DIR = BUILD_DIR / "site"
 #: MathJax 3 (CHTML output, the TeX fonts in WOFF 2) as the ``django-static-mathjax`` package ships it (the ``site``
 #: extra; its Python module is ``mathjax``; it depends on nothing, not even Django), copied into the site: every
@@ -109,48 +129,97 @@ def _overlaps(a: Path, b: Path) -> bool:
 
 
 def check_output_folder(folder: Path, what: str = "--out") -> None:
-    """Raise :class:`SiteError` unless ``folder`` may be used as this tool's output: missing, empty, or carrying
-    :data:`SITE_MARKER` (the tool's previous output). Refused: a non-empty folder without the marker (the user's), a
-    file or a symbolic link in its place. Changes nothing."""
+    """Raise :class:`SiteError` unless ``folder`` may be used as this tool's output: missing (and creatable), empty,
+    or holding only the files its :data:`SITE_MARKER` lists (the tool's previous output). Refused: a file or a link
+    in its place, a place below a file or that cannot take files, a non-empty folder without the list (the user's,
+    or a site of a version that did not list its files), any file the list does not name. Changes nothing."""
     if folder.is_symlink():
         raise SiteError(f"{what} {folder} is a symbolic link; give a new or empty folder (nothing was changed)")
     if folder.exists() and not folder.is_dir():
         raise SiteError(f"{what} {folder} is a file, not a folder; give a new or empty folder (nothing was changed)")
-    if folder.exists() and any(folder.iterdir()) and not _written_by_this_tool(folder):
+    _check_can_create(folder, what)
+    if not folder.exists():
+        return
+    written = _written_by_this_tool(folder, what)
+    if written is None:
+        if any(folder.iterdir()):
+            raise SiteError(
+                f"{what} {folder} exists, is not empty and is not a site this tool wrote (no {SITE_MARKER} listing "
+                "its files); give a new or empty folder (nothing was changed)"
+            )
+        return
+    try:
+        users = not_written(folder, written, skip=[SITE_MARKER])
+    except OwnedFolderError as err:
+        raise SiteError(f"{what}: {err} (nothing was changed)") from None
+    if users:
         raise SiteError(
-            f"{what} {folder} exists, is not empty and is not a site this tool wrote (no "
-            f"{SITE_MARKER} in it); give a new or empty folder, or delete this one yourself if it is a "
-            "site built before the marker existed (nothing was changed)"
+            f"{what} {folder} holds files this tool did not write ({shown_files(users)}); move them away or give "
+            "another folder; if a build was interrupted, delete the folder yourself (nothing was changed)"
         )
 
 
-def _written_by_this_tool(folder: Path) -> bool:
-    """Whether ``folder`` carries :data:`SITE_MARKER`, or is a source tree this tool generated before the marker
-    existed (its ``conf.py`` opens with the line this tool writes first)."""
-    if (folder / SITE_MARKER).is_file():
-        return True
+def _check_can_create(folder: Path, what: str) -> None:
+    """``folder`` (or, while it does not exist, its nearest existing ancestor) is a folder that can take files:
+    tried with a temporary file, removed at once. SiteError naming ``what`` otherwise."""
+    existing = next((p for p in (folder, *folder.parents) if p.exists() or p.is_symlink()), None)
+    if existing is not None and not existing.is_dir():
+        raise SiteError(f"{what} {folder} lies below the file {existing}; give a folder (nothing was changed)")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".site-write-check-", dir=existing or Path.cwd())
+        os.close(fd)
+        os.unlink(name)
+    except OSError as err:
+        raise SiteError(
+            f"{what} {folder}: {existing} cannot take files ({err.strerror or one_line(err)}); make it writable or "
+            "give another folder (nothing was changed)"
+        ) from None
+
+
+def _written_by_this_tool(folder: Path, what: str = "--out") -> frozenset[str] | None:
+    """The files :data:`SITE_MARKER` in ``folder`` lists as this tool's, or None when there is no marker. A marker
+    that does not list the files (a version before the list; a source tree recognised only by its ``conf.py``)
+    or that is not a readable list is refused (SiteError): the tool's files cannot be told from the user's."""
+    marker = folder / SITE_MARKER
     conf = folder / "conf.py"
     try:
-        return (
-            conf.is_file()
+        unlisted = marker.is_file() and marker.read_text(encoding="utf-8").startswith(UNLISTED_MARKER)
+        unlisted = unlisted or (
+            not marker.exists()
+            and conf.is_file()
             and not conf.is_symlink()
             and conf.read_text(encoding="utf-8").startswith(CONF.splitlines()[0] + "\n")
         )
     except (OSError, UnicodeDecodeError):
-        return False
+        unlisted = False
+    if unlisted:
+        raise SiteError(
+            f"{what} {folder} is a site an earlier version of this tool wrote without listing its files, so they "
+            "cannot be told from yours: look through it and delete it yourself, then run again (nothing was changed)"
+        )
+    try:
+        return read_manifest(folder, SITE_MARKER, SITE_TOOL)
+    except OwnedFolderError as err:
+        raise SiteError(f"{what}: {err}") from None
 
 
 def claim_output_folder(folder: Path, what: str = "--out") -> Path:
-    """Make ``folder`` an empty output folder of this tool carrying :data:`SITE_MARKER` and return it; only this
-    tool's previous output is emptied (see :func:`check_output_folder`, which refuses anything else first)."""
+    """Make ``folder`` an output folder of this tool holding only an empty :data:`SITE_MARKER` list and return it;
+    only the files the list names are removed (see :func:`check_output_folder`, which refuses anything else first).
+    :func:`record_output_files` lists what the build then writes."""
     check_output_folder(folder, what)
-    if folder.exists() and any(folder.iterdir()):  # this tool's own previous output (checked just above)
-        shutil.rmtree(folder)
+    written = _written_by_this_tool(folder, what) if folder.exists() else None
+    remove_written(folder, written or ())
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / SITE_MARKER).write_text(
-        "written by python -m pate_study.tooling.site; rebuilt in full on each run\n", encoding="utf-8"
-    )
+    write_manifest(folder, SITE_MARKER, SITE_TOOL, [])
     return folder
+
+
+def record_output_files(folder: Path) -> None:
+    """List every file now in ``folder`` (claimed empty by :func:`claim_output_folder`) in its :data:`SITE_MARKER`:
+    the files this build wrote, the only ones a rebuild removes."""
+    files, _ = folder_entries(folder, skip=[SITE_MARKER])
+    write_manifest(folder, SITE_MARKER, SITE_TOOL, files)
 
 
 def check_folders(out: Path, source: Path, figures_dir: Path) -> None:
@@ -264,7 +333,8 @@ def build_site(out: Path = SITE_DIR, source: Path = SITE_SOURCE, figures_dir: Pa
     check_output_folder(out)
     check_output_folder(source, "the site's source folder")
     mathjax_folder()  # before anything is written: the site renders its mathematics itself
-    from sphinx.cmd.build import build_main  # sphinx is the optional site extra
+    from sphinx.application import Sphinx  # sphinx is the optional site extra
+    from sphinx.errors import SphinxError  # sphinx is the optional site extra
 
     try:
         import sphinx_book_theme  # noqa: F401  (optional: the plain theme otherwise)
@@ -272,12 +342,40 @@ def build_site(out: Path = SITE_DIR, source: Path = SITE_SOURCE, figures_dir: Pa
         theme = "sphinx_book_theme"
     except ImportError:
         theme = "alabaster"
-    build_source(source, figures_dir, theme=theme)
-    claim_output_folder(out)
     warnings_file = source / "sphinx-warnings.log"
-    status = build_main(["-b", "html", "-q", "-w", str(warnings_file), str(source), str(out)])
-    if status != 0:
-        raise RuntimeError(f"sphinx-build failed (status {status}); see {warnings_file}")
+    claimed: list[Path] = []  # the folders this run may list as its own (never one it was refused)
+    try:
+        try:
+            claimed.append(claim_output_folder(source, "the site's source folder"))
+            build_source(source, figures_dir, theme=theme)
+            claimed.append(claim_output_folder(out))
+            with open(warnings_file, "w", encoding="utf-8") as warnings_log, warnings.catch_warnings():
+                # the theme's and MyST's own deprecation notices about Sphinx's API are not the reader's concern
+                warnings.simplefilter("ignore", DeprecationWarning)
+                warnings.simplefilter("ignore", PendingDeprecationWarning)
+                app = Sphinx(
+                    str(source),
+                    str(source),
+                    str(out),
+                    str(out / ".doctrees"),
+                    "html",
+                    status=None,
+                    warning=warnings_log,
+                    freshenv=True,
+                )
+                app.build(force_all=True)
+        finally:
+            for folder in claimed:
+                record_output_files(folder)
+    except OSError as err:  # a full disk, a folder that became read-only: the path and the cause, in one line
+        raise SiteError(io_error_line(err)) from None
+    except SphinxError as err:
+        cause = getattr(err, "orig_exc", None)
+        if isinstance(cause, OSError):
+            raise SiteError(io_error_line(cause)) from None
+        raise RuntimeError(f"sphinx-build failed ({one_line(err)}); warnings in {warnings_file}") from None
+    if app.statuscode != 0:
+        raise RuntimeError(f"sphinx-build failed (status {app.statuscode}); see {warnings_file}")
     logger.info(
         "site written to %s (open index.html)", out.relative_to(REPO_ROOT) if out.is_relative_to(REPO_ROOT) else out
     )
@@ -510,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
             f'error: the site needs Sphinx + MyST-NB ({err.name} is missing): pip install -e ".[site]"', file=sys.stderr
         )
         return 2
-    except (SiteError, RuntimeError) as err:
+    except (SiteError, OwnedFolderError, RuntimeError) as err:
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
     return 0

@@ -275,6 +275,20 @@ def test_env_path_pointing_at_a_file(tmp_path, monkeypatch, variable, getter, wh
     assert message.startswith(f"{variable}={value}: ") and "regular file" in message and "\n" not in message
 
 
+@pytest.mark.parametrize("variable", [env.DATA_ENV, env.CACHE_ENV, env.MIRROR_ENV])
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_env_path_that_is_a_link_to_nowhere_is_named_as_such(tmp_path, monkeypatch, variable, kind):
+    """It used to read "cannot create files (File exists)" or "no such folder"."""
+    link = tmp_path / "link"
+    link.symlink_to(link if kind == "loop" else tmp_path / "nowhere")
+    monkeypatch.setenv(variable, str(link))
+    getter = {env.DATA_ENV: env.data_dir, env.CACHE_ENV: env.cache_dir, env.MIRROR_ENV: env.mirror_dir}[variable]
+    with pytest.raises(env.EnvPathError) as info:
+        getter()
+    expected = "a symbolic link that loops" if kind == "loop" else "a symbolic link to a missing"
+    assert str(info.value).startswith(f"{variable}={link}: {expected}") and "\n" not in str(info.value)
+
+
 def test_env_paths_accepted(tmp_path, monkeypatch):
     monkeypatch.setenv(env.DATA_ENV, str(tmp_path / "new" / "data"))  # created on first write
     assert env.data_dir() == tmp_path / "new" / "data"
@@ -352,6 +366,21 @@ def test_a_folder_or_a_symlink_loop_in_place_of_a_mirror_file_is_named(fake_mirr
     (folder / "mnist_250_teachers.npy").rmdir()
     (folder / "mnist_250_teachers.npy").symlink_to(folder / "mnist_250_teachers.npy")
     with pytest.raises(fw.DataError, match="mnist_250_teachers.npy: a symbolic link that loops"):
+        resolve_source("pate2018-votes", "auto")
+
+
+def test_a_file_where_the_mirror_folder_of_a_dataset_belongs_is_named(fake_mirror, data_dir):
+    """``$PATE_STUDY_MIRROR/pate2018-votes`` a regular file (or a link that loops): named as such, not "not in the
+    mirror"; the file is kept."""
+    (fake_mirror / "pate2018-votes").write_text("not a folder")
+    with pytest.raises(
+        fw.DataError, match=r"pate2018-votes: a regular file in the mirror \(PATE_STUDY_MIRROR=.*folder"
+    ):
+        resolve_source("pate2018-votes", "auto")
+    assert (fake_mirror / "pate2018-votes").read_text() == "not a folder"
+    (fake_mirror / "pate2018-votes").unlink()
+    (fake_mirror / "pate2018-votes").symlink_to(fake_mirror / "pate2018-votes")
+    with pytest.raises(fw.DataError, match="pate2018-votes: a symbolic link that loops in the mirror"):
         resolve_source("pate2018-votes", "auto")
 
 

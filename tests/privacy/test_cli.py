@@ -60,6 +60,7 @@ def test_integer_moments_default(capsys):
     d = json.loads(out)
     assert code == 0 and d["accountant"] == "moments2017" and d["order"] == 2
     assert d["epsilon"] == pytest.approx(20.4078, abs=5e-5)
+    assert "note" not in d  # a data-independent guarantee needs no caveat
 
 
 def test_rdp_gnmax_conversions(capsys):
@@ -93,6 +94,7 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
     api = gnmax_epsilon(sigma=40, delta=1e-5, votes=votes[:100])
     assert code == 0 and d["n_queries"] == 100 and d["data_dependent"]
     assert d["epsilon"] == api.epsilon and d["order"] == api.order
+    assert "not publishable as is" in d["note"]  # a data-dependent epsilon is said to be one, like an expectation
     common = [
         "--aggregator",
         "confident-gnmax",

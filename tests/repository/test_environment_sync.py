@@ -1,10 +1,13 @@
 """environment.yml (conda route) and pyproject.toml (pip route) must list the same dependencies."""
 
 import re
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -138,3 +141,27 @@ def test_the_lock_record_names_what_differs_from_the_lock(tmp_path):
     )
     record = outputs.lock_record(lock)
     assert record["differs"] == ["no-such-package installed not at all, locked 1.0"]
+
+
+def run_make(*arguments: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *arguments], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+@pytest.mark.parametrize("variable", ["VENV", "LOCK"])
+def test_make_refuses_a_venv_or_lock_path_with_a_space_naming_the_variable(tmp_path, variable):
+    """``make VENV="a path/with space"`` used to build venvs at the wrong paths (make splits targets at spaces)."""
+    spaced = tmp_path / "a path" / "with space"
+    done = run_make("venv", f"{variable}={spaced}", *([] if variable == "VENV" else [f"VENV={tmp_path / 'venv'}"]))
+    assert done.returncode == 2 and f'{variable}="{spaced}": a path with a space' in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+@pytest.mark.parametrize("content", ["", "# only a comment\nnumpy==2.0\n"])
+def test_make_venv_names_an_empty_lock_and_creates_no_venv(tmp_path, content):
+    lock = tmp_path / "empty.lock"
+    lock.write_text(content)
+    done = run_make("venv", f"LOCK={lock}", f"VENV={tmp_path / 'venv'}")
+    assert done.returncode == 2 and f"LOCK={lock}: empty, or no pinned package with a hash" in done.stderr
+    assert not (tmp_path / "venv").exists()

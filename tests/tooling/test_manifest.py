@@ -41,6 +41,7 @@ def test_a_complete_manifest_has_no_problem():
         ({"datasets": [], "reference_seconds": {"paper": -1}}, "paper: expected a positive number of seconds"),
         ({"datasets": [], "reference_seconds": {"paper": float("nan")}}, "paper: expected a positive number"),
         ({"datasets": [], "reference_seconds": {"paper": True}}, "paper: expected a positive number"),
+        ({"datasets": [], "reference_seconds": {"paper": 10**400}}, "paper: expected a positive number"),
     ],
 )
 def test_each_mistake_is_one_line_naming_file_key_and_expectation(raw, expected):
@@ -101,4 +102,24 @@ def test_a_manifest_is_read_as_strictly_as_a_parameter_file(checkout):
         manifest.load_manifest("90_a")
     path.write_text("datasets: &d []\nwaits_for: *d\n")
     with pytest.raises(ConfigError, match=r"alias \*d: aliases are not accepted in a parameter file or manifest"):
+        manifest.load_manifest("90_a")
+
+
+@pytest.mark.parametrize("what", ["folder", "loop"])
+def test_a_manifest_that_is_a_folder_or_a_link_that_loops_is_named_as_such(checkout, what):
+    """It used to read "missing" (a folder) or stop with a raw traceback (a link that loops)."""
+    path = checkout / "configs" / "90_a" / "notebook.yaml"
+    path.mkdir() if what == "folder" else path.symlink_to(path)
+    with pytest.raises(ConfigError) as err:
+        manifest.load_manifest("90_a")
+    [line] = err.value.problems
+    assert line.startswith("configs/90_a/notebook.yaml: a ") and "where the notebook's manifest belongs" in line
+    assert ("a folder" if what == "folder" else "a symbolic link that loops") in line
+
+
+def test_a_manifest_number_too_large_for_a_float_is_one_line(checkout):
+    (checkout / "configs" / "90_a" / "notebook.yaml").write_text(
+        "datasets: []\nreference_seconds:\n  paper: 1" + "0" * 400 + "\n"
+    )
+    with pytest.raises(ConfigError, match=r"90_a/notebook.yaml: reference_seconds: paper: expected a positive number"):
         manifest.load_manifest("90_a")

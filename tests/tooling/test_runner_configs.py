@@ -129,8 +129,9 @@ def test_stale_staging_folders_of_an_interrupted_run_are_removed(tmp_path):
     for folder in (".tmp-00_dp_primer", ".old-01_ecg-1234"):
         staging.staging_marker(tmp_path / folder).write_text("")
     (tmp_path / "00_dp_primer").mkdir()
+    (tmp_path / "01_ecg").mkdir()  # the swap had put the new outputs in place (else the old ones are put back)
     removed = staging.remove_stale_staging(tmp_path)
-    assert len(removed) == 2 and [p.name for p in tmp_path.iterdir()] == ["00_dp_primer"]
+    assert len(removed) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["00_dp_primer", "01_ecg"]
 
 
 def test_a_swap_marks_the_folder_it_moves_aside_and_leaves_nothing(tmp_path):
@@ -280,3 +281,37 @@ def test_a_nan_or_infinity_is_refused_before_any_kernel_starts(configs, text):
     _append(configs, "07_pate2018_lab", text)
     [line] = _problems(configs, "07_pate2018_lab")
     assert "07_pate2018_lab/smoke.yaml: delta: expected a finite number like the notebook's default" in line
+
+
+# ---------------------------------------------------------------- counts bounded, mappings checked key by key
+@pytest.mark.parametrize("text", ["n_runs: 1000000000000\n", "n_runs: " + "9" * 400 + "\n"])
+def test_an_astronomical_count_is_refused_before_any_kernel_starts(configs, text):
+    """``n_runs: 10^12`` used to pass the check and loop in the notebook for days."""
+    _append(configs, "07_pate2018_lab", text)
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert "07_pate2018_lab/smoke.yaml: n_runs: expected a count from 1 to " in line
+    assert "times the notebook's default" in line and len(line) < 300
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("replicates: {n_boot: .nan, sampler_seeds: 3}\n", "replicates.n_boot: expected an integer like"),
+        ("replicates: {n_boot: 0, sampler_seeds: 3}\n", "replicates.n_boot: expected a count of at least 1"),
+        ("replicates: {n_boot: 100000000, sampler_seeds: 3}\n", "replicates.n_boot: expected a count from 1 to"),
+        ("replicates: {n_boot: twenty, sampler_seeds: 3}\n", "replicates.n_boot: expected an integer"),
+        ("replicates: {n_bot: 20, sampler_seeds: 3}\n", "did you mean replicates.n_boot?"),
+    ],
+)
+def test_a_mapping_is_checked_key_by_key_with_the_top_level_rules(configs, text, expected):
+    """``replicates: {n_boot: .nan}`` used to pass, and notebook 04 trained its ensembles before failing."""
+    _append(configs, "04_audioset_teachers", text)
+    [line] = _problems(configs, "04_audioset_teachers")
+    assert "04_audioset_teachers/smoke.yaml: " in line and expected in line
+
+
+def test_a_nan_inside_a_mapping_is_named_by_its_dotted_key(configs):
+    path = configs / "05_audioset_multilabel" / "smoke.yaml"
+    path.write_text(path.read_text().replace("  delta: 1.0e-08\n", "  delta: .nan\n", 1))
+    [line] = _problems(configs, "05_audioset_multilabel")
+    assert "05_audioset_multilabel/smoke.yaml: accounting.delta: expected a finite number" in line

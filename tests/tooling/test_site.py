@@ -10,6 +10,7 @@ provenance stamp is shown too small to read, and a broken link.
 """
 
 import base64
+import errno
 import json
 import subprocess
 
@@ -131,15 +132,62 @@ def test_a_file_or_a_link_in_place_of_the_output_folder_is_refused(tmp_path):
     assert (tmp_path / "file").read_text() == "x" and (tmp_path / "target" / "keep").exists()
 
 
-def test_only_the_tools_own_previous_output_is_emptied(tmp_path):
-    out = site.claim_output_folder(tmp_path / "new" / "site")  # created, marked
+def test_only_the_files_the_tool_wrote_are_removed_on_a_rebuild(tmp_path):
+    out = site.claim_output_folder(tmp_path / "new" / "site")  # created, with an empty list of its files
     assert (out / site.SITE_MARKER).is_file()
     (out / "old.html").write_text("old page")
-    site.claim_output_folder(out)  # its own previous output: emptied and marked again
-    assert not (out / "old.html").exists() and (out / site.SITE_MARKER).is_file()
+    (out / "_static").mkdir()
+    (out / "_static" / "site.css").write_text("css")
+    site.record_output_files(out)  # what a build does once it has written them
+    site.claim_output_folder(out)  # its own previous output: its files removed, the list emptied
+    assert sorted(p.name for p in out.iterdir()) == [site.SITE_MARKER]
     empty = tmp_path / "empty"
     empty.mkdir()
     assert (site.claim_output_folder(empty) / site.SITE_MARKER).is_file()
+
+
+def test_a_users_file_added_to_a_site_the_tool_wrote_is_refused_and_kept(tmp_path, capsys):
+    """The marker used to mean "rebuilt in full": a file the user had since put into the site was deleted."""
+    out = site.claim_output_folder(tmp_path / "site")
+    (out / "index.html").write_text("built")
+    site.record_output_files(out)
+    (out / "notes").mkdir()
+    (out / "notes" / "mine.md").write_text("my notes")
+    with pytest.raises(site.SiteError, match=r"holds files this tool did not write \(notes/mine.md\)"):
+        site.claim_output_folder(out)
+    assert site.main(["--out", str(out)]) == 2
+    assert (out / "notes" / "mine.md").read_text() == "my notes" and (out / "index.html").exists()
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_site_marked_without_the_list_of_its_files_is_refused_and_kept(tmp_path):
+    old = tmp_path / "site"
+    old.mkdir()
+    (old / site.SITE_MARKER).write_text(site.UNLISTED_MARKER + "\n")
+    (old / "index.html").write_text("old build")
+    with pytest.raises(site.SiteError, match="without listing its files.*delete it yourself"):
+        site.claim_output_folder(old)
+    assert (old / "index.html").read_text() == "old build"
+
+
+@pytest.mark.parametrize("where", ["below a file", "read-only"])
+def test_an_out_that_cannot_take_files_is_refused_before_anything_is_built(tmp_path, monkeypatch, where):
+    """It used to be found only after the whole source tree was built."""
+    if where == "below a file":
+        (tmp_path / "file").write_text("x")
+        out = tmp_path / "file" / "site"
+        match = "lies below the file"
+    else:
+        out = tmp_path / "ro" / "site"
+        (tmp_path / "ro").mkdir()
+
+        def refuse(*args, **kwargs):
+            raise OSError(errno.EROFS, "Read-only file system")
+
+        monkeypatch.setattr(site.tempfile, "mkstemp", refuse)
+        match = "cannot take files \\(Read-only file system\\)"
+    with pytest.raises(site.SiteError, match=match):
+        site.check_output_folder(out)
 
 
 def test_an_output_overlapping_figures_or_the_source_is_refused(tmp_path):
@@ -190,12 +238,14 @@ def test_the_no_sideways_scroll_check_covers_the_index_and_the_detail_pages():
     assert not site.NO_SIDEWAYS_SCROLL.match("figures/01_ecg_student_privacy/01_ecg_student_privacy.html")
 
 
-def test_a_source_tree_generated_before_the_marker_is_recognised_by_its_conf(tmp_path):
+def test_a_source_tree_generated_before_the_marker_is_refused_and_kept(tmp_path):
+    """Recognised by its ``conf.py``, but its files were never listed: refused, kept, and the user told why."""
     old = tmp_path / "site-src"
     old.mkdir()
     (old / "conf.py").write_text(site.CONF.format(theme="alabaster"))
-    site.claim_output_folder(old, "the site's source folder")
-    assert not (old / "conf.py").exists() and (old / site.SITE_MARKER).is_file()
+    with pytest.raises(site.SiteError, match="without listing its files"):
+        site.claim_output_folder(old, "the site's source folder")
+    assert (old / "conf.py").exists()
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "conf.py").write_text("project = 'my book'\n")
@@ -256,3 +306,21 @@ def test_a_pages_mathematics_and_figures_are_judged_from_what_the_browser_measur
     assert "mathematics not typeset: the site's MathJax did not load" in site.page_problems(
         tmp_path, "page.html", {**clean, "mathjax": -1}
     )
+
+
+def test_a_full_disk_during_the_build_is_one_line_naming_the_path_and_the_cause(tmp_path, monkeypatch, capsys):
+    """It used to point to Sphinx's log, which did not hold the error."""
+    pytest.importorskip("sphinx")
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "INDEX.md").write_text("# index")
+
+    def full_disk(source, figures_dir, theme):
+        raise OSError(errno.ENOSPC, "No space left on device", str(source / "figures" / "fig.png"))
+
+    monkeypatch.setattr(site, "mathjax_folder", lambda: tmp_path)
+    monkeypatch.setattr(site, "build_source", full_disk)
+    with pytest.raises(site.SiteError, match=r"src/figures/fig.png: cannot write \(No space left on device; free"):
+        site.build_site(tmp_path / "out", source=tmp_path / "src", figures_dir=figures)
+    assert not (tmp_path / "out").exists()  # nothing claimed after the failure
+    assert (tmp_path / "src" / site.SITE_MARKER).is_file()  # what it wrote there is listed, for the next run

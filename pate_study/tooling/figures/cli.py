@@ -1,7 +1,8 @@
 """The command line of ``make figures`` and its run lock: checks first (every parameter file against its notebook,
 every notebook's manifest, the folders), then one run per checkout (``build/figures.lock``), the stale staging
 folders removed, the datasets prepared, the notebooks run, ``figures/INDEX.md``, the timings and the summary written.
-A user's mistake is one line per problem and exit status 2, never a traceback; Ctrl-C is one line and 130."""
+A user's mistake is one line per problem and exit status 2, never a traceback, and so is a write that fails (a full
+disk, a read-only folder: the path and the cause); Ctrl-C is one line and 130."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from ...core.env import DATA_ENV, check_writable, data_dir
 from ...core.errors import one_line
 from ...core.io import atomic_write_text, cache_writable
+from ...core.owned import io_error_line
 from ...reporting.index import write_index
 from .configs import check_configs
 from .datasets import prepare_datasets
@@ -232,5 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         print("nothing was run; fix the files above", file=sys.stderr)
         return 2
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {one_line(err)}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a full disk, a read-only folder, a file where a folder belongs: path and cause
+        print(f"error: {io_error_line(err)}", file=sys.stderr)
         return 2

@@ -1,18 +1,22 @@
 """Parameter files checked against their notebook: ``configs/<stem>/<profile>.yaml`` sets the names of the notebook's
 ``parameters`` cell (papermill's reading of it); an unknown name (with the nearest known one), a value of another type
-than the notebook's default, a count below 1 or a NaN is one line each, naming the file, the parameter, what was
-expected and what was found. Nothing runs until all are fixed."""
+than the notebook's default, a count below 1 or above :data:`COUNT_FACTOR` times the notebook's default, or a NaN is
+one line each, naming the file, the parameter, what was expected and what was found. A mapping (``replicates:
+{n_boot: 200}``) is checked key by key with the same rules, against the notebook's default mapping, its keys named
+with dots (``replicates.n_boot``). Nothing runs until all are fixed."""
 
 from __future__ import annotations
 
 import ast
 import difflib
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import papermill
 
+from ...core.owned import describe_path
 from .layout import RUNNER_PARAMETERS, current, relative_label
 from .yamlfile import ConfigError, kind, quoted_name, read_config, shown
 
@@ -21,8 +25,14 @@ def load_parameters(stem: str, profile: str, configs_dir: Path | None = None) ->
     """The papermill parameters of notebook ``stem`` for ``profile`` (``configs/<stem>/<profile>.yaml``;
     ``configs_dir`` defaults to the layout's configs folder at call time, the folder the checks read)."""
     path = Path(current().configs if configs_dir is None else configs_dir) / stem / f"{profile}.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"no parameter file {path}: every notebook needs configs/{stem}/{{smoke,paper}}.yaml")
+    if not path.is_file():
+        found = f"{describe_path(path)} where" if path.exists() or path.is_symlink() else "no"
+        raise ConfigError(
+            [
+                f"{relative_label(path)}: {found} parameter file (a YAML file); every notebook needs "
+                f"configs/{stem}/{{smoke,paper}}.yaml"
+            ]
+        )
     params = read_config(path)
     clash = [k for k in RUNNER_PARAMETERS if k in params]
     if clash:
@@ -76,6 +86,14 @@ def fits(default: object, value: object) -> bool:
     return isinstance(value, type(default))
 
 
+#: A count may be at most this many times the notebook's default (the defaults are smoke-sized; the sources' own
+#: settings stay below a few hundred times them): a larger value is a typo or a run of days (``n_runs: 1e12``), refused
+#: before anything runs or is allocated.
+COUNT_FACTOR = 1000
+#: Names of counts bounded above (:func:`count_limit`): ``n_<things>`` and the loops' own words.
+COUNT_NAME = re.compile(r"^n_|(^|_)(boot|draws|samples|steps|runs|seeds|epochs|repeats|resamples|queries)$")
+
+
 def is_count(name: object, default: object) -> bool:
     """Whether a parameter is a count (``n_<things>``, the notebooks' naming) whose default is a positive integer:
     such a value below 1 is refused here, naming the file and the parameter, instead of failing inside the
@@ -89,20 +107,79 @@ def is_count(name: object, default: object) -> bool:
     )
 
 
+def count_limit(name: object, default: object) -> int | None:
+    """The largest value a count parameter accepts (:data:`COUNT_FACTOR` times the notebook's positive integer
+    default), None for a parameter that is not a count (:data:`COUNT_NAME`)."""
+    if not isinstance(name, str) or not COUNT_NAME.search(name):
+        return None
+    if not isinstance(default, int) or isinstance(default, bool) or default < 1:
+        return None
+    return COUNT_FACTOR * default
+
+
 def finite(value: object) -> bool:
-    """Whether ``value`` holds no NaN or infinity (YAML's ``.nan``, ``.inf``), in a list at any depth: no notebook
-    takes one, and NaN passes every comparison a notebook's own check makes (``nan < 0`` is false)."""
+    """Whether ``value`` holds no NaN or infinity (YAML's ``.nan``, ``.inf``), in a list or mapping at any depth: no
+    notebook takes one, and NaN passes every comparison a notebook's own check makes (``nan < 0`` is false)."""
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, (list, tuple)):
         return all(finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(finite(v) for v in value.values())
     return True
 
 
+def value_problems(label: str, name: str, value: object, want: Declared) -> list[str]:
+    """What is wrong with ``value`` of the parameter ``name`` (dotted inside a mapping) declared as ``want``: a count
+    out of range, a NaN or infinity, another type; a mapping key by key against the default mapping (an unknown
+    key with the nearest known one). One line each."""
+    key = name.rsplit(".", 1)[-1]
+    default = want.default
+    typed = fits(default, value)
+    limit = count_limit(key, default)
+    if is_count(key, default) and typed and value < 1:
+        return [
+            f"{label}: {quoted_name(name)}: expected a count of at least 1 like the notebook's default "
+            f"{default}, found {shown(value)}"
+        ]
+    if limit is not None and typed and isinstance(value, int) and not 1 <= value <= limit:
+        return [
+            f"{label}: {quoted_name(name)}: expected a count from 1 to {limit:,} ({COUNT_FACTOR} times the notebook's "
+            f"default {default}; more is a run of days), found {shown(value)}"
+        ]
+    mapping = isinstance(value, dict) and isinstance(default, dict)  # checked key by key below
+    if typed and not mapping and not finite(value):
+        return [
+            f"{label}: {quoted_name(name)}: expected a finite number like the notebook's default "
+            f"{shown(default)}, found {shown(value)}"
+        ]
+    if value is None and want.nullable:
+        return []
+    if not typed:
+        return [
+            f"{label}: {quoted_name(name)}: expected {kind(default)}{' or null' if want.nullable else ''} "
+            f"like the notebook's default {shown(default)}, found {kind(value)} {shown(value)}"
+        ]
+    if mapping:
+        return [line for k, v in value.items() for line in nested_problems(label, name, k, v, default)]
+    return []
+
+
+def nested_problems(label: str, name: str, key: object, value: object, default: dict) -> list[str]:
+    """:func:`value_problems` of one key of a mapping parameter ``name`` against the notebook's default mapping."""
+    dotted = f"{name}.{key}"
+    if key not in default:
+        near = difflib.get_close_matches(str(key), [str(k) for k in default], n=1, cutoff=0.6)
+        hint = f"did you mean {name}.{near[0]}?" if near else f"known: {', '.join(str(k) for k in default)}"
+        return [f"{label}: {quoted_name(dotted)}: not a key of the notebook's {name}; {hint}"]
+    inner = default[key]
+    return value_problems(label, dotted, value, Declared(inner, inner is None))
+
+
 def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> list[str]:
-    """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name),
-    whose value has another type than the notebook's default, that is a count below 1 (:func:`is_count`) or a
-    NaN or infinity (:func:`finite`): file, parameter, expected, found."""
+    """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name), or
+    whose value breaks a rule of :func:`value_problems` (mappings walked key by key): file, parameter, expected,
+    found."""
     label = relative_label(path)
     known = [k for k in declared if k not in RUNNER_PARAMETERS]
     problems = []
@@ -114,25 +191,7 @@ def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> lis
                 f"{label}: {quoted_name(name)}: not a parameter of notebooks/{Path(path).parent.name}.ipynb; {hint}"
             )
             continue
-        want = declared[name]
-        if is_count(name, want.default) and fits(want.default, value) and value < 1:
-            problems.append(
-                f"{label}: {quoted_name(name)}: expected a count of at least 1 like the notebook's default "
-                f"{want.default}, found {shown(value)}"
-            )
-            continue
-        if fits(want.default, value) and not finite(value):
-            problems.append(
-                f"{label}: {quoted_name(name)}: expected a finite number like the notebook's default "
-                f"{shown(want.default)}, found {shown(value)}"
-            )
-            continue
-        if value is None and want.nullable or fits(want.default, value):
-            continue
-        problems.append(
-            f"{label}: {quoted_name(name)}: expected {kind(want.default)}{' or null' if want.nullable else ''} "
-            f"like the notebook's default {shown(want.default)}, found {kind(value)} {shown(value)}"
-        )
+        problems += value_problems(label, str(name), value, declared[name])
     return problems
 
 

@@ -62,7 +62,11 @@ def relative_label(path: Path) -> str:
     """``path`` relative to the checkout's root when it is inside it (as messages name files), else as given."""
     path = Path(path)
     try:
-        return str(path.resolve().relative_to(current().root.resolve()))
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a link that loops (RuntimeError before Python 3.13): its parent resolved
+        resolved = path.parent.resolve() / path.name
+    try:
+        return str(resolved.relative_to(current().root.resolve()))
     except ValueError:
         return str(path)
 

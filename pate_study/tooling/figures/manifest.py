@@ -21,6 +21,7 @@ from pathlib import Path
 
 import data_recipes
 
+from ...core.owned import describe_path
 from .layout import PROFILES, current, list_notebooks, relative_label
 from .yamlfile import ConfigError, kind, quoted_name, read_config, shown
 
@@ -80,6 +81,14 @@ def waits_for_problems(label: str, stem: str, value: object, notebooks: list[str
     return problems
 
 
+def _as_float(number: int | float) -> float:
+    """``number`` as a float; an integer too large for one (``1`` followed by 400 zeros) as infinity."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
+
+
 def reference_problems(label: str, value: object) -> list[str]:
     """What is wrong with a manifest's ``reference_seconds`` (one line each)."""
     if not isinstance(value, dict):
@@ -91,7 +100,9 @@ def reference_problems(label: str, value: object) -> list[str]:
     for profile, seconds in value.items():
         if profile not in PROFILES:
             problems.append(f"{label}: reference_seconds: {shown(profile)}: expected a profile, one of {PROFILES}")
-        elif isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:
+        elif (
+            isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < _as_float(seconds) < math.inf
+        ):
             problems.append(
                 f"{label}: reference_seconds: {profile}: expected a positive number of seconds, found {shown(seconds)}"
             )
@@ -122,6 +133,13 @@ def load_manifest(stem: str, configs_dir: Path | None = None) -> Manifest:
     path = manifest_path(stem, configs_dir)
     label = relative_label(path)
     if not path.is_file():
+        if path.exists() or path.is_symlink():
+            raise ConfigError(
+                [
+                    f"{label}: {describe_path(path)} where the notebook's manifest belongs (a YAML file); "
+                    f"{MANIFEST_ADVICE}"
+                ]
+            )
         raise ConfigError([f"{label}: missing; every notebook needs its manifest: {MANIFEST_ADVICE}"])
     raw = read_config(path, what="manifest keys", advice=MANIFEST_ADVICE)
     problems = manifest_problems(label, stem, raw, list_notebooks(), data_recipes.names())

@@ -14,8 +14,8 @@ def check(scalars: dict, params: dict) -> None:
     orders = paper2018_orders()
     for row in table["rows"]:
         assert 0 < row["expected_answered"] <= row["queries"]
-        assert row["epsilon_basic"] <= row["epsilon_independent_basic"] + 1e-9  # data-dependent <= independent
-        assert row["epsilon_improved"] <= row["epsilon_basic"] + 1e-9
+        assert row["expected_epsilon_basic"] <= row["epsilon_independent_basic"] + 1e-9  # data-dependent <= independent
+        assert row["expected_epsilon_improved"] <= row["expected_epsilon_basic"] + 1e-9
         per_query = 1 / (2 * row["sigma1"] ** 2) + 1 / row["sigma2"] ** 2  # α/(2σ1²) + α/σ2², every query answered
         closed = min(row["queries"] * per_query * a + math.log(1 / row["delta"]) / (a - 1) for a in orders)
         assert row["epsilon_independent_basic"] == pytest.approx(closed, rel=1e-9)
@@ -29,8 +29,8 @@ def check(scalars: dict, params: dict) -> None:
         assert r["rdp_gnss"] == pytest.approx(rdp_gnss(r["beta"], r["sigma_ss"], r["order"]), rel=1e-9)
         delta = {x["dataset"]: x["delta"] for x in table["rows"]}[r["dataset"]]
         conversion = math.log(1 / delta) / (r["order"] - 1)
-        assert r["epsilon_before_release"] == pytest.approx(r["rdp_data_dependent"] + conversion, rel=1e-9)
-        assert r["epsilon_expected"] == pytest.approx(r["epsilon_before_release"] + r["rdp_gnss"], rel=1e-9)
+        assert r["expected_epsilon_before_release"] == pytest.approx(r["rdp_data_dependent"] + conversion, rel=1e-9)
+        assert r["epsilon_expected"] == pytest.approx(r["expected_epsilon_before_release"] + r["rdp_gnss"], rel=1e-9)
         assert r["epsilon_std"] == pytest.approx(r["smooth_sensitivity"] * r["sigma_ss"], rel=1e-9)
     lnmax = scalars["papernot2017-table2"]
     assert lnmax["verdict"] in ("agrees", "differs", "not comparable")
