@@ -289,12 +289,12 @@ def fig8_verdict(result, gamma: float) -> judge.Verdict:
     judged = per_step(FIG8_DECAY, decays, "ρ = {}", context=BALANCED_SAMPLE)
     if not why:
         return judged
-    values = [100 * e.value for e in decays.values()]
+    low, high = (f"{100 * f(e.value for e in decays.values()):.1f}" for f in (min, max))
+    shown = low if low == high else f"{low}–{high}"
     return judge.Verdict(
         "not comparable",
         f"scale, data or definition differ; at the paper's scale: {judged.rule}",
-        f"{why}; ours, shown and not judged: a decay of {min(values):.1f}–{max(values):.1f} points over ρ on the"
-        f" {BALANCED_SAMPLE}",
+        f"{why}; ours, shown and not judged: a decay of {shown} points over ρ on the {BALANCED_SAMPLE}",
     )
 
 

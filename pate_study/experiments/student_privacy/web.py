@@ -259,9 +259,12 @@ SOSA_MORE_TEACHERS = Claim(
 
 def rate_changes(result) -> dict[str, dict[str, Estimate]]:
     """Per rate ("TPR", "TNR", "balanced accuracy") and noised level: the paired change with student noise minus
-    without (:func:`.tables.level_changes`)."""
+    without (:func:`.tables.level_changes`), its interval clipped to ``[-1, 1]`` where a change of a rate lies."""
     columns = {"TPR": "student_tpr", "TNR": "student_tnr", "balanced accuracy": "student_balanced_accuracy"}
-    return {name: level_changes(result, column) for name, column in columns.items()}
+    return {
+        name: {level: e.within(-1.0, 1.0) for level, e in level_changes(result, column).items()}  # a change of a rate
+        for name, column in columns.items()
+    }
 
 
 def noise_direction_verdicts(result) -> dict[str, judge.Verdict]:
