@@ -185,8 +185,9 @@ class Claim:
             raise ValueError(
                 f"{where}: significance={sig:g}, expected a test level strictly between 0 and 1, e.g. 0.05"
             )
-        checks.text(self.printed, f"{where}: printed", empty=True)
-        checks.text(self.printed_upper, f"{where}: printed_upper", empty=True)
+        printed_text = "the source's printed text of the number, a string such as '0.104'"
+        checks.text(self.printed, f"{where}: printed", empty=True, what=printed_text)
+        checks.text(self.printed_upper, f"{where}: printed_upper", empty=True, what=printed_text)
         if self.boundary is None:
             if self.kind in ("level", "range", "one-run"):
                 raise ValueError(f"{where}: a {self.kind} claim needs its printed value (boundary)")
@@ -259,7 +260,8 @@ class Claim:
             return (
                 f"{self.quantity}: no significant difference between the groups, judged by the Wald chi-squared test"
                 f" of equal means (k − 1 df; the covariance of the k estimates from a shared-test-set bootstrap;"
-                f" Cochran's Q generalised to correlated estimates) at {self.significance:.0%} as the source states it:"
+                f" Cochran's Q generalised to correlated estimates) at {self.significance * 100:g} % as the source"
+                " states it:"
                 " differs when the test finds a significant difference, agrees when it does not ('no significant"
                 " difference found': a failure to reject, not a proof of equal means -- the test detects only"
                 " differences of a few standard errors of the test set's noise)"
@@ -269,6 +271,7 @@ class Claim:
                 f"{self.quantity}: the printed {b:g}{pm} is one run of the mechanism{where}: agrees when it lies wholly"
                 " inside the range one run falls in over our draws, differs when wholly outside, else inconclusive"
             )
+        tie = ""
         if self.kind == "level":
             target = f"{'≠' if self.negated else '='} {b:g}{pm}"
         elif self.kind == "range":
@@ -282,10 +285,10 @@ class Claim:
             tie = {True: "; a tie at the boundary differs (strict)", False: "; a tie at the boundary agrees"}.get(
                 self.strict, ""
             )
-            target = f"{symbol} {b:g}{pm}{tie}"
+            target = f"{symbol} {b:g}{pm}"
         return (
             f"{self.quantity} {target}{where}: agrees / differs only when the whole interval is on one side, else"
-            " inconclusive"
+            f" inconclusive{tie if self.kind in DIRECTED else ''}"
         )
 
 
@@ -359,9 +362,12 @@ def judge(
     outcome = family.groups[claim.name]
     judged = family.steps
     single = len(items) == 1 and not items[0][0]
-    evidence = "; ".join(f"{s.step}: {s.estimate.render()}" if s.step else s.estimate.render() for s in judged)
+    named = isinstance(estimate, Mapping)  # a sequence's steps are shown in order, unnamed (their keys: "step i")
+    evidence = "; ".join(f"{s.step}: {s.estimate.render()}" if named else s.estimate.render() for s in judged)
     per_step = ", ".join(
-        f"{s.step}: {s.outcome}" + (f" (alone: {s.outcome_alone})" if s.outcome != s.outcome_alone else "")
+        (f"{s.step}: " if named else "")
+        + s.outcome
+        + (f" (alone: {s.outcome_alone})" if s.outcome != s.outcome_alone else "")
         for s in judged
     )
     if claim.kind == "homogeneity":

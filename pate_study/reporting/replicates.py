@@ -27,7 +27,8 @@ rows of one ``(record, estimate)`` pair, with numpy's default (linear) quantiles
 - ``exact``: the ``point`` value, zero width; ``one run``: the ``point`` value, unbounded.
 - ``Wald chi-squared of equal means``: ``replicate`` rows (one per group, ``arm`` its name) and one ``draws`` row
   per group (``index``): ``W`` and its p-value with the covariance of the draws
-  (:func:`pate_study.reporting.uncertainty.wald_equal_means`).
+  (:func:`pate_study.reporting.uncertainty.wald_equal_means`; the ``estimate`` row's ``n``, when given, is the
+  number of test examples behind the covariance: Hotelling's F calibration).
 
 Then ``transform`` (JSON) applies in order: ``["clip", lo, hi]`` to the ends only, ``["affine", a, b]`` (ends
 swap when ``a < 0``), ``["exp"]``, ``["log"]``.
@@ -159,7 +160,7 @@ def _numbers(estimate: Any, derivation: Any, levels: tuple[float, ...]) -> list[
     """The numbers a reader sees of ``estimate`` recomputed from ``derivation`` (rounded or not)."""
     if isinstance(estimate, HeterogeneityTest):
         values, draws = derivation
-        statistic, _, p = wald_equal_means(values, draws)
+        statistic, _, p = wald_equal_means(values, draws, estimate.n_examples)
         return [statistic, p]
     out: list[float] = []
     for level in levels:
@@ -208,6 +209,7 @@ def estimate_rows(record: str, key: str, estimate: Any, levels: tuple[float, ...
                 transform="[]",
                 sources="; ".join(estimate.sources),
                 digits=digits,
+                n="" if estimate.n_examples is None else estimate.n_examples,
             )
         ]
         names = estimate.groups or tuple(str(i) for i in range(estimate.values.size))

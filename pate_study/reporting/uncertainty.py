@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 from scipy.stats import chi2
+from scipy.stats import f as f_law
 from scipy.stats import t as student_t
 
 from . import checks
@@ -285,7 +286,7 @@ def _transform_of(function: Callable[[float], float], increasing: bool, points: 
     except (ArithmeticError, ValueError, TypeError):
         a = b = math.nan
     if math.isfinite(a) and math.isfinite(b) and a != 0 and same(lambda x: a * x + b):
-        return ("affine", a, b)
+        return ("affine", a + 0.0, b + 0.0)  # + 0.0: no "-0.0" in the record
     if same(math.exp):
         return ("exp",)
     if all(x > 0 for x in finite) and same(math.log):
@@ -1054,12 +1055,16 @@ def clustered_bootstrap(
     )
 
 
-def wald_equal_means(values: np.ndarray, draws: np.ndarray) -> tuple[float, int, float]:
+def wald_equal_means(values: np.ndarray, draws: np.ndarray, n_examples: int | None = None) -> tuple[float, int, float]:
     """``(W, df, p)``: the Wald chi-squared statistic of "the ``k`` means are equal" for estimates ``values``
     (``[k]``) whose covariance is that of ``draws`` (``[n_boot, k]``, the same resamples for every group), its
     degrees of freedom and p-value. ``W = (Cθ)ᵀ (C Σ Cᵀ)⁺ (Cθ)`` with ``C`` the ``k − 1`` contrasts of each group
-    against the last (any basis of contrasts gives the same ``W``), df the rank of ``C Σ Cᵀ`` (``k − 1`` unless the
-    draws leave a contrast without noise; a non-zero difference along such a contrast gives ``W = inf``)."""
+    against the last (any basis of contrasts gives the same ``W``), df the rank ``r`` of ``C Σ Cᵀ`` (``k − 1``
+    unless the draws leave a contrast without noise; a non-zero difference along such a contrast gives
+    ``W = inf``). p: ``P[χ²_r > W]``; with ``n_examples`` (the resampled units behind the covariance, ``ν = n − 1``)
+    Hotelling's calibration for a covariance estimated from them (Hotelling 1931, *Ann. Math. Statist.* 2:360-378):
+    ``P[F_{r, ν−r+1} > W (ν − r + 1) / (ν r)]``, which a covariance from a few hundred examples needs (χ² alone
+    then rejects a true null 6-8 % of the time at 5 %)."""
     k = values.size
     cov = np.cov(draws, rowvar=False, ddof=1).reshape(k, k)
     contrasts = np.hstack([np.eye(k - 1), -np.ones((k - 1, 1))])
@@ -1074,7 +1079,10 @@ def wald_equal_means(values: np.ndarray, draws: np.ndarray) -> tuple[float, int,
     if df == 0:
         return 0.0, 1, 1.0
     statistic = float(np.sum(z**2 / eigen[keep]))
-    return statistic, df, float(chi2.sf(statistic, df))
+    if n_examples is None:
+        return statistic, df, float(chi2.sf(statistic, df))
+    nu = n_examples - 1
+    return statistic, df, float(f_law.sf(statistic * (nu - df + 1) / (nu * df), df, nu - df + 1))
 
 
 @dataclass(frozen=True, eq=False)
@@ -1094,6 +1102,7 @@ class HeterogeneityTest:
     groups: tuple[str, ...] = ()
     unreplicated: tuple[str, ...] = ()
     method: str = WALD_METHOD
+    n_examples: int | None = None
 
     @property
     def n_boot(self) -> int:
@@ -1128,6 +1137,7 @@ class HeterogeneityTest:
             "unreplicated": list(self.unreplicated),
             "cluster_sources": [],
             "groups": list(self.groups),
+            "n_examples": self.n_examples,
             "transform": [],
         }
 
@@ -1139,6 +1149,7 @@ def heterogeneity_test(
     *,
     groups: Sequence[str] = (),
     unreplicated: Sequence[str] = (),
+    n_examples: int | None = None,
 ) -> HeterogeneityTest:
     """Test that ``k`` groups' estimates have equal means when they share one test set: ``values`` ``[k]`` each
     group's statistic on the full test set, ``draws`` ``[n_boot, k]`` each group's statistic on the same resampled
@@ -1148,7 +1159,9 @@ def heterogeneity_test(
     §6e) is Cochran's Q (Cochran 1954, *Biometrics* 10:101-129: ``Σ w_i (θ_i − θ̄_w)²`` with ``w_i`` the inverse
     variances) when the estimates are independent, and generalises it to correlated ones; under equal means ``W``
     is approximately chi-squared with ``k − 1`` df. ``n_boot`` must exceed ``k`` (a covariance of full rank); a
-    few hundred per group keep the estimated covariance's noise small."""
+    few hundred per group keep the estimated covariance's noise small. ``n_examples``: the number of test examples
+    the bootstrap resamples; given, the p-value takes Hotelling's F calibration for a covariance estimated from them
+    (:func:`wald_equal_means`), which keeps the size near 5 % on a test set of a few hundred examples."""
     v = checks.array(values, "values", ndim=1, min_size=2)
     d = checks.array(draws, "draws", ndim=2)
     k = v.size
@@ -1162,7 +1175,17 @@ def heterogeneity_test(
     groups = checks.names(groups, "groups")
     if groups and len(groups) != k:
         raise ValueError(f"groups: expected {k} names (one per value), got {len(groups)}")
-    statistic, df, p = wald_equal_means(v, d)
+    if n_examples is not None:
+        n_examples = checks.count(n_examples, "n_examples", minimum=k + 1, maximum=checks.MAX_CELLS)
+    statistic, df, p = wald_equal_means(v, d, n_examples)
     return HeterogeneityTest(
-        statistic, df, p, v, d, checks.names(sources, "sources"), groups, checks.names(unreplicated, "unreplicated")
+        statistic,
+        df,
+        p,
+        v,
+        d,
+        checks.names(sources, "sources"),
+        groups,
+        checks.names(unreplicated, "unreplicated"),
+        n_examples=n_examples,
     )

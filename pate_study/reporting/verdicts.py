@@ -35,12 +35,15 @@ records a verdict under a sub-key, e.g. ``{"noise_tpr": v.as_record()}``):
 ``verdict_basis``
     only when not ``"data"``: ``"analytic"`` or ``"source inconsistency"`` (never counted as evidence).
 ``verdict_evidence``
-    a list, one entry per judged estimate (a claim at one step), in judging order; empty for a verdict read off no
-    interval. Each entry is a mapping with these keys (:meth:`Step.as_record`):
+    always present: a list, one entry per judged estimate (a claim at one step), in judging order; empty for a
+    verdict read off no interval (the tolerance helpers below, analytic claims). Each entry is a mapping with these
+    keys (:meth:`Step.as_record`):
 
     ==================  ==========================================================================================
-    ``key``             ``"<claim>"`` for a claim judged on one estimate, ``"<claim>/<step>"`` at several steps
-                        (unique within the verdict; the ``estimate`` column of the replicates file)
+    ``key``             ``"<claim>"`` for a claim judged on one estimate, ``"<claim>/<step>"`` at several steps;
+                        in an item that combines claims, ``<claim>`` is the claim's name in :func:`combine`'s
+                        mapping (prefixed to the inner key when that verdict was itself a combination); unique
+                        within the verdict; the ``estimate`` column of the replicates file
     ``claim``           the claim's name; ``step``: the step's label (``""`` for one estimate)
     ``kind``            the claim's kind; ``quantifier``: ``"every"`` or ``"some"`` (how its steps combine)
     ``agree_region``    where the claim holds, ``differ_region`` where it fails: lists of ``[low, high,
@@ -60,8 +63,12 @@ records a verdict under a sub-key, e.g. ``{"noise_tpr": v.as_record()}``):
     ``family_decided``  ``true`` when the multiplicity rule decided the step: its outcome was read off the
                         interval at ``family_level`` (stricter than ``level``), not at ``level``
     ``family_level``    the two-sided level of the interval that decided the step (= ``level`` when the family
-                        rule did not apply); ``family_low``, ``family_high``: that interval
-    ``p_value``         only for a test (the heterogeneity test): its p-value; ``statistic``: its statistic
+                        rule did not apply; a test: 1 − the significance it was read at); ``family_low``,
+                        ``family_high``: that interval (null when it cannot be recomputed: no replicate data)
+    ``p_value``         only for a test (the heterogeneity test, ``method`` ``"Wald chi-squared test"``): its
+                        p-value; ``statistic``: W (also ``value``; ``low``, ``high``, ``level`` are null);
+                        ``groups``: the groups' names; ``n_examples``: the test examples behind the covariance
+                        (Hotelling's F calibration) or null; ``significance`` instead of the regions
     ``rederivable``     ``true`` when the replicates file holds the rows this interval is computed from (an
                         estimate built outside :mod:`pate_study.reporting.uncertainty`, or through an unnamed
                         transform, is ``false``)
@@ -80,24 +87,28 @@ records a verdict under a sub-key, e.g. ``{"noise_tpr": v.as_record()}``):
     hypothesis)"``; present whenever ``verdict_evidence`` is not empty.
 ``verdict_replicates``
     the name of the replicates file beside ``scalars.json``, ``"<item-id>.replicates.csv"`` (present when some
-    evidence entry is ``rederivable``). :meth:`Verdict.as_record` returns a placeholder that carries the rows;
+    judged estimate carries replicate data; every estimate built by :mod:`pate_study.reporting.uncertainty` does).
+    :meth:`Verdict.as_record` returns a placeholder that carries the rows;
     :meth:`pate_study.reporting.outputs.NotebookOutputs.record` writes the file and stores its name.
 
 The replicates file (:mod:`pate_study.reporting.replicates`)
 ------------------------------------------------------------
 One CSV per recorded item, long format, one row per replicate, written atomically. Columns:
 
-``record`` (the dotted path of the verdict inside the item's record, ``""`` at the top), ``estimate`` (the evidence
-``key``), ``row`` (what the row is, below), ``method``, ``level``, ``statistic``, ``pairing``, ``transform``
-(JSON), ``sources``, ``cluster_sources`` (``"; "``-joined), ``digits`` (the significant digits the numbers of this
-estimate are stored with), ``index``, ``cluster``, ``arm``, ``value``, ``a``, ``b``, ``sd``, ``n``, ``draws``.
+``record`` (the dotted path of the verdict's mapping inside the item's record, ``""`` at the top, list positions as
+numbers, e.g. ``"noise.tpr"`` or ``"rows.3"``), ``estimate`` (the evidence ``key``), ``row`` (what the row is, below),
+``method``, ``level``, ``statistic``, ``pairing``, ``transform`` (JSON), ``sources``, ``cluster_sources`` (``";
+"``-joined), ``digits`` (the significant digits the numbers of this estimate are stored with), ``index``, ``cluster``,
+``arm``, ``value``, ``a``, ``b``, ``sd``, ``n``, ``draws``.
 
 Row kinds (``row``): ``estimate`` (one per estimate: the metadata columns), ``replicate`` (one per replicate:
-``index``; ``cluster`` the label of its cluster; ``value`` the per-replicate number the interval reads, NaN when
-that replicate gave none; ``a``/``b`` the two arms when paired), ``point`` (``value``: the full-sample statistic of
+``index``; ``cluster`` the label of its cluster; ``value`` the per-replicate number the interval reads, empty when
+that replicate gave none (NaN: dropped); ``a``/``b`` the two arms when paired; a heterogeneity test: one per group,
+``arm`` its name), ``point`` (``value``: the full-sample statistic of
 a bootstrap, an exact value, one unreplicated run), ``draws`` (``draws``: the bootstrap draws, space-separated;
 ``index`` the group for a heterogeneity test), ``summary`` (``arm``, ``value`` = mean, ``sd``, ``n``: a summary's
-replicates). ``statistic`` says how the interval is computed from the rows; the module docstring of
+replicates). A heterogeneity test's ``estimate`` row has ``n`` = the test examples behind its covariance (or
+empty). ``statistic`` says how the interval is computed from the rows; the module docstring of
 :mod:`pate_study.reporting.replicates` gives each formula.
 
 Multiplicity: one rule for every family
@@ -299,6 +310,11 @@ class Step:
             object.__setattr__(self, "group", self.claim)
 
     @property
+    def family_decided(self) -> bool:
+        """Whether the multiplicity rule decided the step (its outcome read at a stricter level than its own)."""
+        return self.family_divisor != 1
+
+    @property
     def family_level(self) -> float:
         """The two-sided level of the interval that decided the step (a test: one minus the significance level it
         was read at)."""
@@ -314,7 +330,7 @@ class Step:
         judged = {
             "outcome": self.outcome,
             "outcome_alone": self.outcome_alone,
-            "family_decided": self.family_divisor != 1,
+            "family_decided": self.family_decided,
         }
         if isinstance(e, HeterogeneityTest):
             return common | e.as_record() | judged | {"family_level": self.family_level, "rederivable": True}
@@ -326,7 +342,7 @@ class Step:
             "rederivable": e.rederivable,
             "transform": e.transform_record(),
         }
-        bounds = interval_at(e, self.family_divisor) or (-math.inf, math.inf)
+        bounds = interval_at(e, self.family_divisor) or (None, None)
         family = {"family_level": self.family_level, "family_low": bounds[0], "family_high": bounds[1]}
         return common | record | judged | family
 
@@ -492,9 +508,13 @@ class Verdict:
 
 
 def _finite(name: str, value: float) -> float:
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name}={value!r}: expected a finite number")
+    return checks.number(value, name)
+
+
+def _tolerance(name: str, value: float) -> float:
+    value = checks.number(value, name)
+    if value < 0:
+        raise ValueError(f"{name}={value:g}: expected a tolerance >= 0")
     return value
 
 
@@ -506,7 +526,10 @@ def within_tolerance(
     ``why_differs`` is the notebook's explanation, used as the reason when the values differ.
     """
     paper, ours = _finite("paper", paper), _finite("ours", ours)
-    if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
+    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    checks.text(quantity, "quantity")
+    checks.text(why_differs, "why_differs", empty=True)
+    if rtol == 0 and atol == 0:
         raise ValueError(f"rtol={rtol}, atol={atol}: state a tolerance (non-negative, not both 0)")
     rule = f"{quantity}: |ours - paper| <= {atol:g} + {rtol:g}·|paper|"
     if abs(ours - paper) <= atol + rtol * abs(paper):
@@ -519,6 +542,9 @@ def within_range(
 ) -> Verdict:
     """``agrees`` when ours lies in the published range ``[low - slack, high + slack]`` (e.g. a printed spread)."""
     low, high, ours = _finite("low", low), _finite("high", high), _finite("ours", ours)
+    slack = _tolerance("slack", slack)
+    checks.text(quantity, "quantity")
+    checks.text(why_differs, "why_differs", empty=True)
     if high < low:
         raise ValueError(f"low={low} > high={high}: expected low <= high")
     rule = f"{quantity}: ours in paper's [{low:g}, {high:g}]" + (f" ± {slack:g}" if slack else "")
@@ -551,9 +577,8 @@ def direction(margin: float, tolerance: float, *, rule: str, reason: str) -> Ver
     """A directional claim decided by a signed ``margin`` (positive: the claim holds) with one ``tolerance`` for
     both directions: ``agrees`` when ``margin > tolerance``, ``differs`` when ``margin < -tolerance``, else
     ``inconclusive``. ``reason`` (the measured numbers) is kept for the two verdicts that need one."""
-    margin, tolerance = _finite("margin", margin), _finite("tolerance", tolerance)
-    if tolerance < 0:
-        raise ValueError(f"tolerance={tolerance}: expected >= 0")
+    margin, tolerance = _finite("margin", margin), _tolerance("tolerance", tolerance)
+    checks.text(reason, "reason", what="the measured numbers")
     rule = f"{rule} (margin beyond ±{tolerance:g})"
     if margin > tolerance:
         return Verdict("agrees", rule)
@@ -607,7 +632,9 @@ def combine(verdicts: Mapping[str, Verdict], *, context: str = "") -> Verdict:
             raise ValueError(f"verdicts[{name!r}]: expected a Verdict, got {type(v).__name__}")
     checks.text(context, "context", empty=True)
     evidence = {n: v for n, v in verdicts.items() if v.basis == "data"}
-    stepped = {n: v for n, v in evidence.items() if v.steps and v.verdict in OUTCOMES}
+    # claims whose verdict their own steps give (a verdict changed after judging keeps its outcome, as one read
+    # off no interval)
+    stepped = {n: v for n, v in evidence.items() if v.steps and v.verdict == _own_outcome(v)}
     outcomes = {n: v.verdict for n, v in verdicts.items()}
     family = None
     if stepped:
@@ -647,6 +674,12 @@ def combine(verdicts: Mapping[str, Verdict], *, context: str = "") -> Verdict:
         decided_by=_item_decided_by(outcome, verdicts, outcomes, family, stepped),
         multiplicity=multiplicity,
     )
+
+
+def _own_outcome(v: Verdict) -> str:
+    """The outcome ``v``'s steps give as a family of their own."""
+    family = judge_family(v.steps)
+    return _precedence(list(family.groups.values()))
 
 
 def _item_decided_by(
