@@ -189,6 +189,16 @@ def test_the_guarantee_over_model_seeds_is_the_worst_seeds():
     krr = worst["idea"] == ex.KRR
     np.testing.assert_array_equal(worst.loc[krr, column], tables[0].loc[krr, column])
     assert worst.attrs == tables[0].attrs
+    # each seed's own test split has its own lengths: the worst guarantee is at the longest
+    longer = ex.guarantee_table(
+        [1.0, 10.0],
+        lengths=np.array([3, 7]),
+        vocabulary_size=5,
+        idea1_utility=u,
+        measured_delta_u=ex.measured_sensitivity(u),
+        latent_dim=4,
+    )
+    assert ex.worst_over_seeds([tables[0], longer]).attrs["max_length"] == 7
     with pytest.raises(ValueError, match="same ideas"):
         ex.worst_over_seeds([tables[0], tables[1].iloc[::-1]])
 
@@ -210,26 +220,48 @@ HAM = [0.95, 0.9, 0.2, 0.1, 0.0]
 JITTER = (-0.002, 0.0, 0.002)
 
 
+def _draws(eps, acc, ham, *, sd=0.002, n_seeds=3, n_draws=3, ideas=ex.IDEAS, seed=0):
+    """One row per idea, ε, model seed and noise draw: the given mean accuracy and Hamming distance plus independent
+    normal noise (``sd``) per row, drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    rows = [
+        (i, e, s, r, a + rng.normal(0, sd), h + rng.normal(0, sd))
+        for i in ideas
+        for e, a, h in zip(eps, acc, ham)
+        for s in range(n_seeds)
+        for r in range(n_draws)
+    ]
+    return pd.DataFrame(rows, columns=["idea", "epsilon", "model_seed", "repeat", "accuracy", "hamming"])
+
+
+def _copies(runs, n_seeds=3):
+    """``runs`` (one seed) repeated for ``n_seeds`` model seeds with the same values."""
+    return pd.concat([runs.assign(model_seed=s) for s in range(n_seeds)], ignore_index=True)
+
+
 def test_fig43_claims_agree_when_every_interval_is_on_the_thesis_side():
-    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM, JITTER)
+    runs = _draws(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM)
     v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
-    assert v.verdict == "agrees" and "t-interval" in v.evidence and "not replicated: model training seed" in v.evidence
+    assert v.verdict == "agrees" and "t-interval of cluster means" in v.evidence and "not replicated" not in v.evidence
+    assert "replicates of model training seed, balanced subset and its train/validation/test split" in v.evidence
     assert "whole grid (ε ≤ 1000): inconclusive" in v.reason  # at ε = 1000 the gap to the control is 0 ± noise
 
 
-def test_fig43_is_inconclusive_when_the_gap_to_the_control_is_zero():
+def test_fig43_differs_when_the_gap_to_the_control_is_exactly_zero():
     """Idea 1 at ε = 100 returns the original symbols: accuracy equals the control's in every draw, a gap of exactly
-    0, on neither side of the claim (the old one-sided rule, "below the control by > 0.01", said differs)."""
-    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.998, 0.998], HAM, (0.0, 0.0, 0.0))
+    0 [0, 0]: the strict "lower than the control" is false there, so the claim differs (a tie decided by the strict
+    claim; the previous rule left it inconclusive)."""
+    runs = _copies(_runs(EPS, [0.49, 0.49, 0.94, 0.998, 0.998], HAM, (0.0, 0.0, 0.0)))
     v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
-    assert v.verdict == "inconclusive" and "below the control: inconclusive" in v.reason
+    assert v.verdict == "differs" and "below the control: differs" in v.reason and "ε = 100: differs" in v.reason
+    assert "a tie at the boundary differs (strict)" in v.rule
     assert "all three agree on ε ≤ 30 at most" in v.reason
 
 
 def test_fig43_summary_shows_each_claim_on_every_range_not_only_the_combined_cut():
     """The rises/falls claims compare a range's two ends, so they can fail on a sub-range where the per-step "below
     the control" still agrees: the summary names each claim's verdict per range (ε ≤ 10, 30, 100, 1000)."""
-    runs = _runs(EPS, [0.49, 0.5, 0.49, 0.95, 0.998], HAM, JITTER)
+    runs = _draws(EPS, [0.49, 0.5, 0.49, 0.95, 0.998], HAM)
     v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
     assert "each claim on ε ≤ 10, 30, 100, 1000 (from ε = 1)" in v.reason
     assert "accuracy rises: agrees, inconclusive, agrees, agrees" in v.reason
@@ -258,46 +290,50 @@ def test_fig47_names_its_trend_statistic():
 
 
 def test_fig43_differs_when_the_idea_beats_the_control_in_every_draw():
-    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.999, 0.999], HAM, (0.0, 0.0005, 0.001))
+    runs = _copies(_runs(EPS, [0.49, 0.49, 0.94, 0.999, 0.999], HAM, (0.0, 0.0005, 0.001)))
     v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
     assert v.verdict == "differs" and "below the control: differs" in v.reason
 
 
-def test_fig43_on_one_draw_is_inconclusive_not_decided_inside_unmeasured_noise():
-    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM)
+def test_one_model_seed_decides_nothing_its_seed_and_subset_left_out():
+    """One model seed (one subset and split): the intervals cover the noise draws only, and leave out the training
+    seed and the data's draw that every claim depends on, so no claim is decided, even where the draws agree."""
+    runs = _runs(EPS, [0.49, 0.49, 0.94, 0.95, 0.998], HAM, JITTER)
     v = ex.idea_verdicts(runs, control_accuracy=0.998, highlighted_epsilon=100.0)["visca2021-fig4.3"]
-    assert v.verdict == "inconclusive" and "no interval" in v.evidence
+    assert v.verdict == "inconclusive" and "leaves out model training seed, balanced subset" in v.reason
+    fig44 = ex.idea_verdicts(runs, control_accuracy=0.998)["visca2021-fig4.4"]  # 0.1 vs 0.4: far, yet not decided
+    assert fig44.verdict == "inconclusive" and "leaves out model training seed" in fig44.reason
 
 
 def test_fig46_claims_agree_when_both_fall_and_differ_when_accuracy_rises():
-    falls = _runs(EPS, [0.9, 0.8, 0.7, 0.6, 0.5], HAM, JITTER)
+    falls = _draws(EPS, [0.9, 0.8, 0.7, 0.6, 0.5], HAM)
     assert ex.idea_verdicts(falls, control_accuracy=0.99)["visca2021-fig4.6"].verdict == "agrees"
-    rises = _runs(EPS, [0.5, 0.6, 0.7, 0.8, 0.9], HAM, JITTER)
+    rises = _draws(EPS, [0.5, 0.6, 0.7, 0.8, 0.9], HAM)
     v = ex.idea_verdicts(rises, control_accuracy=0.99)["visca2021-fig4.6"]
     assert v.verdict == "differs" and "accuracy falls: differs" in v.reason and "Hamming falls: agrees" in v.reason
     assert "accuracy rises as ε grows" in v.reason
 
 
 def test_fig44_claim_agrees_above_04_and_differs_below_on_its_interval():
-    above = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.6, 0.5], JITTER)
+    above = _draws(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.6, 0.5])
     assert ex.idea_verdicts(above, control_accuracy=0.99)["visca2021-fig4.4"].verdict == "agrees"
-    below = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.2, 0.2], JITTER)
+    below = _draws(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.2, 0.2])
     v = ex.idea_verdicts(below, control_accuracy=0.99)["visca2021-fig4.4"]
     assert v.verdict == "differs" and "reconstruction error" in v.reason and "t-interval" in v.evidence
-    edge = _runs(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.42, 0.42], JITTER)  # 0.42 ± noise inside 0.4's printed ± 0.05
+    edge = _draws(EPS, [0.5] * 5, [0.9, 0.8, 0.7, 0.42, 0.42])  # 0.42 ± noise inside 0.4's printed ± 0.05
     assert ex.idea_verdicts(edge, control_accuracy=0.99)["visca2021-fig4.4"].verdict == "inconclusive"
 
 
 def test_fig45_claim_agrees_at_half_and_differs_above_at_every_step():
-    half = _runs([0.1, 1.0, 100.0], [0.5] * 3, [0.5] * 3, (-0.001, 0.0, 0.001))
+    half = _draws([0.1, 1.0, 100.0], [0.5] * 3, [0.5] * 3, sd=0.0005)
     assert ex.idea_verdicts(half, control_accuracy=0.99)["visca2021-fig4.5"].verdict == "agrees"
-    lifted = _runs([0.1, 1.0, 100.0], [0.5, 0.5, 0.6], [0.5] * 3, (-0.001, 0.0, 0.001))
+    lifted = _draws([0.1, 1.0, 100.0], [0.5, 0.5, 0.6], [0.5] * 3, sd=0.0005)
     v = ex.idea_verdicts(lifted, control_accuracy=0.99)["visca2021-fig4.5"]
-    assert v.verdict == "differs" and "per step: agrees, agrees, differs" in v.reason
+    assert v.verdict == "differs" and "per step: ε = 0.1: agrees, ε = 1: agrees, ε = 100: differs" in v.reason
 
 
 def test_fig45_reason_uses_the_length_permutation_and_fig47_is_not_comparable():
-    rows = _runs([0.1, 1.0, 100.0], [0.6] * 3, [0.5] * 3, JITTER)
+    rows = _draws([0.1, 1.0, 100.0], [0.6] * 3, [0.5] * 3)
     lt = pd.DataFrame(
         {("mean", "original lengths"): [0.49, 0.62, 0.6], ("mean", "permuted lengths"): [0.5, 0.51, 0.5]},
         index=[ex.KRR, ex.IDEA3, ex.IDEA5],
@@ -333,10 +369,10 @@ def test_cluster_means_interval_is_the_t_interval_of_the_seed_means():
     est = dv._cluster_means_interval(values, seeds)
     ref = unc.t_interval([0.2, 0.6, 0.2], dv.IDEA_SOURCES)
     assert (est.value, est.low, est.high, est.n_replicates) == pytest.approx((ref.value, ref.low, ref.high, 3))
-    assert est.sources == (dv.MODEL_SEED, unc.RELEASE_NOISE) and not est.unreplicated
-    assert est.cluster_sources == (dv.MODEL_SEED,) and est.n_units == 9
-    one = dv._cluster_means_interval(values, np.zeros(9))  # one seed: the draws, the seed named
-    assert one.n_replicates == 9 and one.unreplicated == (dv.MODEL_SEED,)
+    assert est.sources == (dv.MODEL_SEED, dv.DATA_SPLIT, unc.RELEASE_NOISE) and not est.unreplicated
+    assert est.cluster_sources == dv.SEED_SOURCES and est.n_units == 9
+    one = dv._cluster_means_interval(values, np.zeros(9))  # one seed: the draws, the seed and its data named
+    assert one.n_replicates == 9 and one.unreplicated == dv.SEED_SOURCES
 
 
 def test_verdicts_over_model_seeds_name_the_seed_as_replicated_and_agree_or_differ():
@@ -345,7 +381,9 @@ def test_verdicts_over_model_seeds_name_the_seed_as_replicated_and_agree_or_diff
     f43 = v["visca2021-fig4.3"]
     assert (
         f43.verdict == "agrees"
-        and "3 replicates of model training seed with 9 replicates of release-noise draw in all nested" in f43.evidence
+        and "3 replicates of model training seed, balanced subset and its train/validation/test split with 9"
+        " replicates of release-noise draw in all nested"
+        in f43.evidence
     )
     assert "not replicated" not in f43.evidence
     falls = _seeded_runs(EPS, [0.9, 0.8, 0.7, 0.6, 0.5], HAM, SHIFTS)
@@ -369,7 +407,8 @@ def test_the_spread_between_model_seeds_widens_the_interval_past_a_decision():
 
 def test_gap_to_control_reads_each_seeds_own_control():
     """Idea 1 at ε ≥ 100 returns the original symbols: each seed's draws score exactly that seed's control, a gap of
-    exactly 0 (inconclusive); scored against one mean control instead, the seeds' controls would not cancel."""
+    exactly 0 (the strict "lower than the control" fails: differs); scored against one mean control instead, the
+    seeds' controls would not cancel."""
     controls = {0: 0.99, 1: 0.995, 2: 0.998}
     runs = pd.concat(
         [_runs(EPS, [0.49, 0.49, 0.94, c, c], HAM, (0.0, 0.0, 0.0)).assign(model_seed=s) for s, c in controls.items()],
@@ -378,51 +417,66 @@ def test_gap_to_control_reads_each_seeds_own_control():
     gap = dv.gap_to_control(runs, ex.IDEA1_MEASURED, 100.0, controls)
     assert (gap.value, gap.low, gap.high) == pytest.approx((0.0, 0.0, 0.0))
     v = ex.idea_verdicts(runs, control_accuracy=controls, highlighted_epsilon=100.0)["visca2021-fig4.3"]
-    assert v.verdict == "inconclusive" and "below the control: inconclusive" in v.reason
+    assert v.verdict == "differs" and "below the control: differs" in v.reason
     below = dv.gap_to_control(runs, ex.IDEA1_MEASURED, 30.0, controls)
     assert below.low > 0 and below.n_replicates == 3
 
 
-def test_control_estimate_over_model_seeds_and_the_test_bootstrap():
-    labels = np.array([0, 1] * 10000)
-    rng = np.random.default_rng(0)
-    wrong = [rng.random(labels.size) < p for p in (0.029, 0.030, 0.031)]  # three seeds, each ≈ 0.97
-    near = ex.control_accuracy_estimate(
-        labels, np.stack([np.where(w, 1 - labels, labels) for w in wrong]), n_boot=200, seed=0
-    )
-    assert near.method == "t-interval + percentile bootstrap" and near.n_replicates == 3
-    assert near.sources == (dv.MODEL_SEED, unc.TEST_SET) and not near.unreplicated
-    dup = {"test_share_seen_in_train": 0.79}
-    unseen = {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0}
-    assert ex.control_verdict(near, unseen, dup).verdict == "agrees"
-    wrong = [rng.random(labels.size) < p for p in (0.002, 0.003, 0.002)]  # ≈ 0.998 in every seed
-    high = ex.control_accuracy_estimate(
-        labels, np.stack([np.where(w, 1 - labels, labels) for w in wrong]), n_boot=200, seed=0
-    )
-    v = ex.control_verdict(high, unseen, dup)
-    assert v.verdict == "differs" and "model training seed" in v.evidence
+def _seed_splits(error_rates, n=1600, seed=0):
+    """Per model seed its own test split (labels) and its control's predictions, wrong on a share ``error_rate``."""
+    rng = np.random.default_rng(seed)
+    labels = [rng.integers(0, 2, n) for _ in error_rates]
+    return labels, [np.where(rng.random(n) < p, 1 - y, y) for y, p in zip(labels, error_rates)]
+
+
+DUP = {"test_share_seen_in_train": 0.79}
+UNSEEN = {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0}
+
+
+def test_control_estimate_over_model_seeds_each_on_its_own_test_split():
+    """Each model seed draws its own subset and split: the seeds' accuracies are independent replicates of the seed,
+    the data's draw and the test examples together, so their t-interval covers all three."""
+    labels, predictions = _seed_splits((0.0295, 0.030, 0.0305), n=50000)  # three seeds, each ≈ 0.97
+    near = ex.control_accuracy_estimate(labels, predictions, n_boot=200, seed=0)
+    assert near.method == "t-interval" and near.n_replicates == 3
+    assert near.sources == dv.SEED_SOURCES and not near.unreplicated
+    assert ex.control_verdict(near, UNSEEN, DUP).verdict == "agrees"
+    labels, predictions = _seed_splits((0.002, 0.003, 0.002))  # ≈ 0.998 in every seed
+    high = ex.control_accuracy_estimate(labels, predictions, n_boot=200, seed=0)
+    v = ex.control_verdict(high, UNSEEN, DUP)
+    assert v.verdict == "differs" and "balanced subset" in v.evidence and "do not explain" in v.reason
+    v = ex.control_verdict(high, {**UNSEEN, "unseen_accuracy": 0.97}, DUP)
+    assert "sufficient explanation" in v.reason
+    with pytest.raises(ValueError, match="predictions"):
+        ex.control_accuracy_estimate(labels, predictions[:2], n_boot=10, seed=0)
+
+
+def test_a_control_on_one_shared_split_or_one_seed_leaves_the_datas_draw_out_and_decides_nothing():
+    labels = np.array([0, 1] * 800)
+    wrong = np.random.default_rng(0).random((3, 1600)) < 0.002
+    shared = ex.control_accuracy_estimate(labels, np.where(wrong, 1 - labels, labels), n_boot=200, seed=0)
+    assert shared.method == "t-interval + percentile bootstrap" and shared.unreplicated == (dv.DATA_SPLIT,)
+    one = ex.control_accuracy_estimate(labels, np.where(np.arange(1600) < 3, 1 - labels, labels), n_boot=200, seed=0)
+    assert one.method == "percentile bootstrap" and one.value == pytest.approx(1597 / 1600)
+    assert one.unreplicated == dv.SEED_SOURCES
+    for estimate in (shared, one):  # 0.998 against 0.97, yet without the data's draw replicated: not decided
+        v = ex.control_verdict(estimate, UNSEEN, DUP)
+        assert v.verdict == "inconclusive" and "leaves out" in v.reason and "balanced subset" in v.reason
+    exact = ex.control_verdict(unc.exact(0.97), UNSEEN, DUP)  # no random source: inside the printed ± 0.005
+    assert exact.verdict == "agrees"
     with pytest.raises(ValueError, match="predictions"):
         ex.control_accuracy_estimate(labels, np.zeros((2, 5)), n_boot=10, seed=0)
 
 
-def test_control_verdict_is_read_on_the_test_bootstrap_and_its_reason_tests_duplicates():
-    dup = {"test_share_seen_in_train": 0.79}
-    unseen = {"unseen_sequences": 300, "unseen_accuracy": 0.995, "unseen_abnormal_share": 0.8, "seen_accuracy": 1.0}
-    labels = np.array([0, 1] * 800)
-    high = ex.control_accuracy_estimate(labels, np.where(np.arange(1600) < 3, 1 - labels, labels), n_boot=200, seed=0)
-    assert high.method == "percentile bootstrap" and high.value == pytest.approx(1597 / 1600)
-    assert high.low < high.value <= high.high
-    v = ex.control_verdict(high, unseen, dup)
-    assert v.verdict == "differs" and "do not explain" in v.reason and "bootstrap" in v.evidence
-    v = ex.control_verdict(high, {**unseen, "unseen_accuracy": 0.97}, dup)
-    assert "sufficient explanation" in v.reason
-    v = ex.control_verdict(high, {**unseen, "unseen_accuracy": 0.5}, dup)  # a smoke-sized control: far below
-    assert "below the thesis's value" in v.reason and "sufficient" not in v.reason
-    wrong = np.random.default_rng(0).random(1600) < 0.03  # 3 % wrong: 0.97 with a bootstrap interval of ± 0.008
-    near = ex.control_accuracy_estimate(labels, np.where(wrong, 1 - labels, labels), n_boot=200, seed=0)
-    assert ex.control_verdict(near, unseen, dup).verdict == "inconclusive"
-    exact = ex.control_verdict(unc.exact(0.97), unseen, dup)  # no random source: inside the printed ± 0.005
-    assert exact.verdict == "agrees"
+def test_each_model_seed_draws_its_own_subset_and_split_and_the_first_keeps_the_single_design():
+    logs = deeplog_data.load("synthetic", seed=0)
+    config = ex.StudyConfig(n_sequences=200, n_model_seeds=2)
+    first, second = ex.prepare_replicates(logs, config)
+    single = ex.prepare(logs, config)
+    np.testing.assert_array_equal(first.test.padded.tokens, single.test.padded.tokens)
+    assert not np.array_equal(first.test.padded.tokens, second.test.padded.tokens)
+    assert first.counts["test_size"] == second.counts["test_size"] and first.vocabulary.size == second.vocabulary.size
+    assert "one subset and split per model seed (2)" in ex.data_description(first, config)
 
 
 def test_reach_table_is_grid_limited():

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from test_web_splits import tiny_config
 
+from pate_study.data import DataSource
 from pate_study.experiments import student_privacy as study
 from pate_study.experiments.student_privacy import (
     ecg,
@@ -324,17 +325,10 @@ def test_ecg_verdicts_not_comparable_at_reduced_scale(small_study):
     }
     verdicts = ecg.verdicts(result, 0.5, published)
     assert set(verdicts) == {"make2021-fig8", "make2021-fig9", "make2021-fig10", "make2021-table1", "make2021-fig11"}
-    assert all(
-        v.verdict == "not comparable" and "8 teachers" in v.reason for k, v in verdicts.items() if k != "make2021-fig8"
-    )
-    # Fig. 8 is judged on the reweighted decay with its interval, the scale and the sample's balance named
+    assert all(v.verdict == "not comparable" and "8 teachers" in v.reason for v in verdicts.values())
+    # Fig. 8 carries the same scale reason as Figs 9 and 10; its reweighted decay is shown with its interval, not judged
     fig8 = verdicts["make2021-fig8"]
-    assert (
-        fig8.verdict in ("differs", "inconclusive")
-        and "8 teachers" in fig8.reason
-        and "100 beats per class" in fig8.reason
-    )
-    assert "replicates of release-noise draw" in fig8.evidence
+    assert "100 beats per class" in fig8.reason and "shown and not judged" in fig8.reason
     # at the paper's scale (200 teachers, T = 900) the published range decides instead
     at_scale = dataclasses.replace(
         result,
@@ -373,10 +367,10 @@ def test_table_verdicts_per_row_and_summary():
         ),
     )
     assert list(judged["verdict"]) == ["agrees", "", "differs"]
-    summary = summarise_verdicts([Verdict("agrees", "r"), Verdict("differs", "r", "why"), None], "rule")
-    assert summary.verdict == "differs" and "1 agrees, 1 differs" in summary.rule
-    same = summarise_verdicts([Verdict("not comparable", "r", "data")] * 3, "rule")
-    assert same.verdict == "not comparable" and same.reason == "3 rows: data"
+    same = summarise_verdicts([Verdict("not comparable", "r", "data")] * 3 + [None], "rule")
+    assert same.verdict == "not comparable" and same.reason == "3 rows: data" and "3 not comparable" in same.rule
+    with pytest.raises(ValueError, match="one family"):  # a judged row is never summarised by a rule of its own
+        summarise_verdicts([Verdict("agrees", "r"), Verdict("differs", "r", "why")], "rule")
 
 
 def test_sosa_row_verdicts_name_the_definition_or_the_data():
@@ -431,7 +425,11 @@ def test_class_collapse_and_lnmax_degeneracy():
     assert ecg.lnmax_degenerate(result, 0.05) and not ecg.lnmax_degenerate(result, 0.1)
 
 
-_Run = dataclasses.make_dataclass("_Run", ["students", "level_order", "data_independent", "teachers", "config"])
+_Run = dataclasses.make_dataclass(
+    "_Run",
+    ["students", "level_order", "data_independent", "teachers", "config", ("n_student_pool", int, 0)]
+    + [("unreplicated", tuple, ())],
+)
 
 
 def _arms(columns: dict, levels=("0.1", "no noise")) -> "_Run":
@@ -461,13 +459,13 @@ def test_make_similar_rates_rule_agrees_only_on_no_change_and_differs_on_a_clear
     base = [0.80, 0.70, 0.90, 0.60]
     same = _arms({"student_tpr": {"0.1": base, NO: base}})
     claim = web.SIMILAR["TPR"]
-    v = tables.per_step(claim, tables.level_changes(same.students, "student_tpr", same.level_order), "ρ = {}")
+    v = tables.per_step(claim, tables.level_changes(same, "student_tpr"), "ρ = {}")
     assert v.verdict == "agrees"
     moved = _arms({"student_tpr": {"0.1": [b + 0.2 + 0.01 * i for i, b in enumerate(base)], NO: base}})
-    v = tables.per_step(claim, tables.level_changes(moved.students, "student_tpr", moved.level_order), "ρ = {}")
+    v = tables.per_step(claim, tables.level_changes(moved, "student_tpr"), "ρ = {}")
     assert v.verdict == "differs" and "ρ = 0.1" in v.evidence and "replicates of student training seed" in v.evidence
     noisy = _arms({"student_tpr": {"0.1": [b + d for b, d in zip(base, (0.2, -0.2, 0.1, -0.15))], NO: base}})
-    v = tables.per_step(claim, tables.level_changes(noisy.students, "student_tpr", noisy.level_order), "ρ = {}")
+    v = tables.per_step(claim, tables.level_changes(noisy, "student_tpr"), "ρ = {}")
     assert v.verdict == "inconclusive"
 
 
@@ -495,29 +493,55 @@ def test_noise_direction_agrees_when_noise_raises_tpr_and_differs_when_it_lowers
     assert v["noise raises TPR"].verdict == "differs" and v["noise lowers TNR"].verdict == "differs"
 
 
-def test_fig15_some_level_rule_and_the_existence_over_students():
-    low, high = [3.8, 3.9, 4.0], [12.3, 12.4, 12.6]
-    lower = _arms({"eps_moments_int": {"0.1": low, "1": [4.1, 4.0, 4.2], NO: high}}, ("0.1", "1", NO))
-    v = web.fig15_verdict(lower)
-    assert v.verdict == "differs" and "(a) ε_dep higher with noise at some ρ: differs" in v.reason
+def test_fig15_share_of_cases_above_the_same_students_no_noise_and_the_existence_over_students():
+    """MAKE Fig. 15 (a) reads cases (a student at a noised ρ) against the same student without noise: the claim
+    "in some cases higher" agrees when the share of such cases is above 0 beyond its interval, and an exact 0 (no
+    case higher, in every student) is its negation, decided by the strict-claim rule."""
+    high = [12.3, 12.4, 12.6]
+    none = _arms({"eps_moments_int": {"0.1": [3.8, 3.9, 4.0], "1": [4.1, 4.0, 4.2], NO: high}}, ("0.1", "1", NO))
+    share = web.cases_above_no_noise(none)
+    assert (share.value, share.low, share.high) == (0.0, 0.0, 0.0)
+    v = web.fig15_verdict(none)
+    assert v.verdict == "differs" and "(a) ε_dep higher with noise in some cases: differs" in v.reason
     assert "(b) some ε_dep above ε*_ind: inconclusive" in v.reason
-    # one level clearly above, one below: "in some cases" holds; one student above ε*_ind confirms (b)
-    some = _arms({"eps_moments_int": {"0.1": low, "1": [20.5, 19.0, 18.5], NO: high}}, ("0.1", "1", NO))
+    # every student higher at ρ = 1 (half its cases): the share 0.5 is above 0; one student above ε*_ind confirms (b)
+    some = _arms({"eps_moments_int": {"0.1": [3.8, 3.9, 4.0], "1": [20.5, 19.0, 18.5], NO: high}}, ("0.1", "1", NO))
+    share = web.cases_above_no_noise(some)
+    assert share.value == pytest.approx(0.5) and share.low > 0
     assert web.fig15_verdict(some).verdict == "agrees"
-    # no level clearly above, not every level clearly below: inconclusive
-    unclear = _arms({"eps_moments_int": {"0.1": [10.0, 14.0, 13.0], NO: high}})
-    assert tables.some_step(web.EPSILON_RISES_SOMEWHERE, web.epsilon_changes(unclear)).verdict == "inconclusive"
-
-
-def test_sosa_fig44_direction_per_ensemble_size():
-    clean = [0.4, 0.5, 0.45]
-    rising = _arms({"eps_moments_int": {"0.1": [1.0, 1.1, 1.2], "10": [7.2, 7.0, 7.5], NO: clean}}, ("0.1", "10", NO))
-    assert web.sosa_epsilon_direction_verdict({250: rising}).verdict == "agrees"
-    falling = _arms(
-        {"eps_moments_int": {"0.1": [4.3, 4.2, 4.4], "10": [3.7, 3.6, 3.9], NO: [14, 14.2, 13.9]}}, ("0.1", "10", NO)
+    # one student of three higher: a share that could be 0: inconclusive
+    one = _arms({"eps_moments_int": {"0.1": [13.0, 4.0, 4.1], NO: high}})
+    assert (
+        web.judge_with_sources(web.EPSILON_HIGHER_IN_SOME_CASES, web.cases_above_no_noise(one)).verdict
+        == "inconclusive"
     )
+
+
+def _sosa(columns: dict, levels) -> "_Run":
+    """:func:`_arms` with Sosa's parametrisation: a level is the Laplace scale b (larger, more noise)."""
+    run = _arms(columns, levels)
+    return dataclasses.replace(run, config=dataclasses.replace(run.config, parametrisation="scale"))
+
+
+def test_sosa_fig44_reads_the_rank_correlation_of_epsilon_with_the_noise_per_ensemble_size():
+    """Sosa Fig. 4.4: "as the noise increases, so does the teacher ε": each student's rank correlation of its ε with
+    the noise (no noise the least, then b ascending), judged > 0 per ensemble size."""
+    levels = ("0.1", "10", NO)
+    rising = _sosa({"eps_moments_int": {"0.1": [1.0, 1.1, 1.2], "10": [7.2, 7.0, 7.5], NO: [0.4, 0.5, 0.45]}}, levels)
+    trend = web.sosa_epsilon_trend(rising)
+    assert (trend.value, trend.low, trend.high) == pytest.approx((1.0, 1.0, 1.0))
+    assert web.sosa_epsilon_direction_verdict({250: rising}).verdict == "agrees"
+    # above the no-noise value at every noised scale, but falling as the noise grows: higher than without noise, yet
+    # not rising with the noise (the old "mean over the noised scales − no noise" would have agreed)
+    peaked = _sosa({"eps_moments_int": {"0.1": [9.0, 9.2, 9.1], "10": [7.2, 7.0, 7.5], NO: [0.4, 0.5, 0.45]}}, levels)
+    assert web.sosa_epsilon_trend(peaked).value == pytest.approx(0.5)
+    falling = _sosa({"eps_moments_int": {"0.1": [4.3, 4.2, 4.4], "10": [3.7, 3.6, 3.9], NO: [14, 14.2, 13.9]}}, levels)
     v = web.sosa_epsilon_direction_verdict({100: rising, 250: falling})
-    assert v.verdict == "differs" and "250 teachers: differs" in v.reason and "100 teachers: agrees" in v.reason
+    assert v.verdict == "differs" and "250 teachers" in v.reason and "rank correlation" in v.rule
+    # the rank of a level is its noise: with MAKE's ρ, a larger ρ is less noise
+    assert web.noise_amount(NO, "rho") == 0.0 and web.noise_amount("0.5", "rho") > web.noise_amount("1", "rho")
+    assert web.noise_amount("10", "scale") > web.noise_amount("0.1", "scale")
+    assert list(web.rank_correlations(np.array([0.0, 1.0, 2.0]), np.array([[3.0, 3.0, 3.0], [1, 2, 3]]))) == [0, 1]
 
 
 def test_sosa_level_claim_at_250_teachers_and_b_01():
@@ -556,13 +580,17 @@ def test_fig8_reweighted_decay_agrees_inside_4_to_5_points_and_differs_outside()
         return {f"ensemble_recall_class{c}": {lvl: v for lvl, v in value.items()} for c in range(5)}
 
     clean = [0.90, 0.80, 0.85, 0.88]
-    mild = _arms(recalls({"0.1": [c - 0.045 + 0.001 * i for i, c in enumerate(clean)], NO: clean}))
-    decays = ecg.reweighted_decays(mild)
+    mild = recalls({"0.1": [c - 0.045 + 0.001 * i for i, c in enumerate(clean)], NO: clean})
+    decays = ecg.reweighted_decays(_at_scale(mild))
     assert decays["0.1"].value == pytest.approx(0.0435)
-    v = ecg.fig8_verdict(mild, 0.05)
-    assert v.verdict == "agrees" and "100 beats per class" in v.reason and "scale: 20 teachers" in v.reason
-    steep = _arms(recalls({"0.1": [c - 0.3 + 0.01 * i for i, c in enumerate(clean)], NO: clean}))
-    assert ecg.fig8_verdict(steep, 0.05).verdict == "differs"
+    v = ecg.fig8_verdict(_at_scale(mild), 0.05)
+    assert v.verdict == "agrees" and "100 beats per class" in v.reason
+    steep = recalls({"0.1": [c - 0.3 + 0.01 * i for i, c in enumerate(clean)], NO: clean})
+    assert ecg.fig8_verdict(_at_scale(steep), 0.05).verdict == "differs"
+    # at another scale, like Figs 9 and 10: not comparable, the decay shown with its interval
+    small = ecg.fig8_verdict(_arms(mild), 0.05)
+    assert small.verdict == "not comparable" and "scale: 20 teachers" in small.reason
+    assert "points over ρ" in small.reason and not small.evidence
 
 
 def test_reweighted_accuracy_weighs_classes_by_the_full_data_priors():
@@ -714,7 +742,7 @@ def test_epsilon_directions_are_not_comparable_when_every_epsilon_sits_on_the_da
     v = web.fig15_verdict(flat)
     assert (
         v.verdict == "not comparable"
-        and "(a) ε_dep higher with noise at some ρ: not comparable (by construction" in v.reason
+        and "(a) ε_dep higher with noise in some cases: not comparable (by construction" in v.reason
     )
     assert "(b) some ε_dep above ε*_ind: agrees, analytic" in v.reason
     assert web.sosa_epsilon_direction_verdict({6: flat, 12: flat}).verdict == "not comparable"
@@ -756,6 +784,11 @@ def test_table1_rows_judge_the_median_with_its_bootstrap_interval_against_the_pr
     table = ecg.table1(near, rows, 0.05)
     assert list(table["verdict"]) == ["agrees", "differs"]
     assert "bootstrap resamples" in table.loc[1, "verdict_reason"]
+    # the table's verdict: its rows as one family, by the one multiplicity rule
+    v = ecg.table1_verdict(near, rows, 0.05)
+    assert v.verdict == "differs" and "Holm" in v.rule and "ρ = no noise: differs" in v.reason
+    only = ecg.table1_verdict(near, rows[:1], 0.05)
+    assert only.verdict == "agrees" and only.multiplicity == "none (one hypothesis)"
 
 
 def test_each_teacher_seed_has_its_own_partition_and_training_seed_and_the_first_keeps_the_single_design():
@@ -791,7 +824,7 @@ def test_students_are_split_across_teacher_ensembles_and_keep_theirs_at_every_le
         b = single[single["student"] == 0].set_index("level")[column]
         assert a.to_dict() == b.to_dict(), column
     # every interval of a level covers the teacher seed: two ensembles of two students each
-    changes = tables.level_changes(s, "student_accuracy", nested_study.level_order)
+    changes = tables.level_changes(nested_study, "student_accuracy")
     (e,) = changes.values()
     assert e.method == unc.CLUSTER_METHOD and (e.n_replicates, e.n_units) == (2, 4)
     assert unc.TEACHER_SEED in e.sources and not e.unreplicated
@@ -811,19 +844,63 @@ def test_level_changes_judge_on_the_teacher_ensembles_means_both_ways():
     claim = web.NOISE_DIRECTION["TPR"]
     # every student of both ensembles gains about 0.1: the ensemble means agree, noise raises TPR
     up = _nested({"student_tpr": {"0.1": [b + 0.1 + 0.005 * i for i, b in enumerate(base)], NO: base}})
-    v = tables.per_step(claim, tables.level_changes(up.students, "student_tpr", up.level_order), "ρ = {}")
+    v = tables.per_step(claim, tables.level_changes(up, "student_tpr"), "ρ = {}")
     assert v.verdict == "agrees" and "replicates of teacher training seed and partition" in v.evidence
     down = _nested({"student_tpr": {"0.1": [b - 0.1 - 0.005 * i for i, b in enumerate(base)], NO: base}})
-    v = tables.per_step(claim, tables.level_changes(down.students, "student_tpr", down.level_order), "ρ = {}")
+    v = tables.per_step(claim, tables.level_changes(down, "student_tpr"), "ρ = {}")
     assert v.verdict == "differs"
     # the students of ensemble 0 gain 0.2, those of ensemble 1 gain 0.02: read over students alone the change is
     # clearly positive; over the two ensembles' means it is not decided
     gains = [0.20, 0.02, 0.21, 0.03, 0.19, 0.02]
     split = _nested({"student_tpr": {"0.1": [b + g for b, g in zip(base, gains)], NO: base}})
-    nested = tables.level_changes(split.students, "student_tpr", split.level_order)["0.1"]
+    nested = tables.level_changes(split, "student_tpr")["0.1"]
     flat = unc.paired_difference(np.add(base, gains), base, tables.STUDENT_SOURCES)
     assert flat.low > 0 and nested.low < 0 < nested.high
     assert tables.per_step(claim, {"0.1": nested}, "ρ = {}").verdict == "inconclusive"
+
+
+def test_row_sources_name_what_a_students_rows_vary_in_each_design():
+    """The ECG sample's students need every row of a 500-beat pool (450 queries + 50 validation beats): what varies
+    between them is which rows are queries and which validate, not which rows they read."""
+    run = _arms({"student_tpr": {"0.1": [0.5, 0.6, 0.7], NO: [0.5, 0.6, 0.6]}})  # 450 + 50 rows per student
+    whole = dataclasses.replace(run, n_student_pool=500)
+    assert tables.row_source(whole) == tables.POOL_ROLES
+    assert tables.row_source(dataclasses.replace(run, n_student_pool=15000)) == tables.STUDENT_ROWS
+    disjoint = dataclasses.replace(whole, config=dataclasses.replace(whole.config, disjoint_students=True))
+    assert tables.row_source(disjoint) == tables.OWN_BLOCK
+    e = tables.level_changes(whole, "student_tpr")["0.1"]
+    assert tables.POOL_ROLES in e.sources and tables.STUDENT_ROWS not in e.sources
+    assert tables.vote_sources(whole) == (unc.RELEASE_NOISE, tables.POOL_ROLES)
+
+
+def test_the_pools_own_draw_is_named_as_not_replicated_on_every_interval():
+    pools = study.web_pools("synthetic", seed=0, student_pool_size=1000)
+    assert pools.unreplicated == (study.pools.SYNTHETIC_DRAW, study.pools.POOL_SPLIT)
+    run = dataclasses.replace(
+        _arms({"student_tpr": {"0.1": [0.5, 0.6, 0.7], NO: [0.5, 0.6, 0.6]}}), unreplicated=pools.unreplicated
+    )
+    e = tables.level_changes(run, "student_tpr")["0.1"]
+    assert e.unreplicated[:2] == pools.unreplicated and "not replicated: synthetic data draw, pool split" in e.render()
+    sample = DataSource("real", "MIT-BIH heartbeats", "500 + 500 beats", "stratified sample: 500 + 500 rows")
+    assert study.pools.data_draws(sample, study.pools.ECG_SAMPLE) == (study.pools.ECG_SAMPLE,)
+    full = dataclasses.replace(sample, scale="full")
+    assert study.pools.data_draws(full, study.pools.ECG_SAMPLE) == () and study.pools.data_draws(full) == ()
+
+
+def test_a_level_against_a_printed_number_needs_the_pool_split_but_a_paired_change_does_not():
+    """Sosa's "TPR and TNR above 87 %" is a level on these pools: the pool split is a source its claim needs, so
+    without it replicated the level is not decided; "noise raises TPR" compares two arms on the same pools."""
+    good = {
+        "student_tpr": {"0.1": [0.95, 0.94, 0.96], NO: [0.85, 0.84, 0.86]},
+        "student_tnr": {"0.1": [0.93, 0.92, 0.94], NO: [0.9] * 3},
+        "student_balanced_accuracy": {"0.1": [0.9] * 3, NO: [0.9] * 3},
+    }
+    assert {x.verdict for x in web.sosa_level_verdicts({250: _arms(good)}).values()} == {"agrees"}
+    held = dataclasses.replace(_arms(good), unreplicated=(study.pools.POOL_SPLIT,))
+    levels = web.sosa_level_verdicts({250: held})
+    assert {x.verdict for x in levels.values()} == {"inconclusive"}
+    assert all("pool split" in x.reason for x in levels.values())
+    assert web.noise_direction_verdicts(held)["noise raises TPR"].verdict == "agrees"
 
 
 def test_sosa_teachers_direction_pairs_students_across_ensemble_sizes_with_their_ensembles():

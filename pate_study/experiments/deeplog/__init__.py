@@ -6,7 +6,8 @@ Pipeline (all sizes are :class:`StudyConfig` parameters; the thesis states none 
 1. a balanced subset of the real sessions (4,000 normal + 4,000 abnormal of length ≤ ``max_len``), split
    into train / validation / test (stratified by the shuffle);
 2. the *control*: a GRU classifier trained on the real train split, scored on the real test split (every model
-   is trained once per model seed, ``n_model_seeds``; the verdicts' intervals cross the seeds with the noise draws);
+   is trained once per model seed, ``n_model_seeds``, each seed on its own subset and split, so the seeds replicate
+   the data's draw too; the verdicts' intervals cross the seeds with the noise draws);
 3. each idea is a generator trained (when it has a model) on the train split and applied to the *test*
    split; the control scores the synthetic test sequences against their original labels, and the
    normalised Hamming distance (:func:`normalised_hamming`) measures how far they moved;
@@ -70,7 +71,7 @@ from .sections import (
     models_section,
     study_config,
 )
-from .subset import Split, data_description, duplication, length_only_accuracy, prepare
+from .subset import Split, data_description, duplication, length_only_accuracy, prepare, prepare_replicates
 from .verdicts import at_epsilon, control_accuracy_estimate, control_verdict, idea_verdicts, listing_verdict
 
 __all__ = [
@@ -113,6 +114,7 @@ __all__ = [
     "per_symbol_sequences",
     "plot_idea",
     "prepare",
+    "prepare_replicates",
     "reach_table",
     "reconstruction",
     "reconstruction_note",

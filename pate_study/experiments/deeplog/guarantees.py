@@ -144,9 +144,10 @@ CLAIMS = {
 
 def worst_over_seeds(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """One :func:`guarantee_table` per model seed (Idea 1's mechanism is built on each seed's own embedding table,
-    so its exact ε differs by seed) -> the guarantee that holds for every seed's mechanism: per row, the largest ε
-    over the seeds (NaN only where every seed has NaN). The tables must list the same ideas and ε in the same
-    order; the attributes of the first are kept."""
+    so its exact ε differs by seed, and each seed's test split has its own lengths) -> the guarantee that holds for
+    every seed's mechanism: per row, the largest ε over the seeds (NaN only where every seed has NaN). The tables must
+    list the same ideas and ε in the same order; the attributes of the first are kept, but ``max_length`` is the
+    largest over the seeds (the length the worst guarantee is computed at)."""
     first = tables[0]
     if any(list(zip(t["idea"], t["epsilon"])) != list(zip(first["idea"], first["epsilon"])) for t in tables):
         raise ValueError("tables: expected guarantee tables over the same ideas and ε, in the same order")
@@ -154,6 +155,8 @@ def worst_over_seeds(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
     for column in (c for c in first.columns if c.startswith("epsilon_")):
         out[column] = np.fmax.reduce([t[column].to_numpy(dtype=np.float64) for t in tables])
     out.attrs.update(first.attrs)
+    if all("max_length" in t.attrs for t in tables):
+        out.attrs["max_length"] = max(t.attrs["max_length"] for t in tables)
     return out
 
 

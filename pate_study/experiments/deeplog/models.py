@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,12 +76,16 @@ def train_models(prepared: Prepared, config: StudyConfig, model_seed: int = 0) -
         return _train_models(prepared, config, config.seed + MODELS_PER_SEED * int(model_seed))
 
 
-def train_seeds(prepared: Prepared, config: StudyConfig, *, progress: bool = True) -> list[Models]:
-    """:func:`train_models` once per model seed ``0 … n_model_seeds − 1``: the replicates of the training seed
-    that the verdicts' intervals cross with the noise draws. A loop: the four architectures (a GRU, an Elman RNN
-    and two seq2seq GRUs with early stopping per model) are not stacked."""
+def train_seeds(prepared: Prepared | Sequence[Prepared], config: StudyConfig, *, progress: bool = True) -> list[Models]:
+    """:func:`train_models` once per model seed ``0 … n_model_seeds − 1``, seed ``s`` on ``prepared[s]`` (its own
+    subset and split, :func:`.subset.prepare_replicates`; one :class:`Prepared` for every seed if given one): the
+    replicates that the verdicts' intervals cross with the noise draws. A loop: the four architectures (a GRU, an
+    Elman RNN and two seq2seq GRUs with early stopping per model) are not stacked."""
+    data = [prepared] * config.n_model_seeds if isinstance(prepared, Prepared) else list(prepared)
+    if len(data) != config.n_model_seeds:
+        raise ValueError(f"prepared: expected one per model seed ({config.n_model_seeds}), got {len(data)}")
     return [
-        train_models(prepared, config, s)
+        train_models(data[s], config, s)
         for s in tqdm(range(config.n_model_seeds), desc="model seeds", disable=not progress)
     ]
 

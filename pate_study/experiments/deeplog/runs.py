@@ -59,21 +59,30 @@ def classify_unique(control, tokens: np.ndarray) -> np.ndarray:
 
 
 def run_ideas(
-    prepared: Prepared, models: Models | Sequence[Models], config: StudyConfig, *, progress: bool = True
+    prepared: Prepared | Sequence[Prepared],
+    models: Models | Sequence[Models],
+    config: StudyConfig,
+    *,
+    progress: bool = True,
 ) -> pd.DataFrame:
     """One row per (model seed, idea, ε, repeat): the control's accuracy on the synthetic test split (original
     labels) and the mean normalised Hamming distance to the originals. ``models``: one set of trained models per
     model seed (:func:`pate_study.experiments.deeplog.models.train_seeds`; a single set is model seed 0); each
-    seed's ideas are scored by that seed's control. The ``n_repeats`` draws of each (seed, idea, ε) are drawn at
-    once, on the test split stacked ``n_repeats`` times (:func:`tiled`), and scored by one pass of the control:
-    the replicates of the mechanism's noise (k-RR, exponential-mechanism and Laplace draws), nested in the model
-    seeds, that the verdicts' intervals read."""
+    seed's ideas run on that seed's own test split (``prepared``: one per seed, or one for all) and are scored by
+    that seed's control. The ``n_repeats`` draws of each (seed, idea, ε) are drawn at once, on the test split stacked
+    ``n_repeats`` times (:func:`tiled`), and scored by one pass of the control: the replicates of the mechanism's
+    noise (k-RR, exponential-mechanism and Laplace draws), nested in the model seeds, that the verdicts' intervals
+    read."""
     seeds = [models] if isinstance(models, Models) else list(models)
-    stacked = tiled(prepared.test.padded, config.n_repeats)
+    data = [prepared] * len(seeds) if isinstance(prepared, Prepared) else list(prepared)
+    if len(data) != len(seeds):
+        raise ValueError(f"prepared: expected one per model seed ({len(seeds)}), got {len(data)}")
     rng = np.random.default_rng(config.seed + 100)
     rows = []
     with torch_threads(config.torch_threads):
         for s, trained in enumerate(tqdm(seeds, desc="model seeds", disable=not progress or len(seeds) < 2)):
+            prepared = data[s]
+            stacked = tiled(prepared.test.padded, config.n_repeats)
             idea1 = idea1_tables(trained)
             probs = np.tile(output_probabilities(trained.autoencoder, prepared.test.padded), (config.n_repeats, 1, 1))
             grid = [(idea, float(e)) for idea in IDEAS for e in config.epsilons]

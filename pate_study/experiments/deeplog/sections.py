@@ -23,7 +23,7 @@ from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guaran
 from .listings import locate_listing
 from .models import Models, accuracy, classify, train_seeds
 from .runs import length_permutation_test, reconstruction, run_ideas, summarise, unseen_test_accuracy
-from .subset import Prepared, data_description, duplication, length_only_accuracy, prepare
+from .subset import Prepared, data_description, duplication, length_only_accuracy, prepare_replicates
 from .verdicts import at_epsilon, control_accuracy_estimate, control_verdict, idea_verdicts, listing_verdict
 
 logger = logging.getLogger(__name__)
@@ -45,13 +45,19 @@ def study_config(parameters: dict) -> StudyConfig:
 
 @dataclass(frozen=True)
 class DataSection:
-    """The balanced subset and what a classifier gets for free (duplicates, the length alone)."""
+    """The balanced subsets (one per model seed, :func:`.subset.prepare_replicates`) and what a classifier gets for
+    free on the first (duplicates, the length alone). ``prepared`` is model seed 0's subset and split, the one the
+    single-model diagnostics read."""
 
     logs: deeplog_data.LogSequences
-    prepared: Prepared
+    replicates: list[Prepared]
     description: str
     duplicates: dict
     length_only: float
+
+    @property
+    def prepared(self) -> Prepared:
+        return self.replicates[0]
 
     @property
     def table(self) -> pd.Series:
@@ -59,10 +65,12 @@ class DataSection:
 
 
 def data_section(data: str, config: StudyConfig, out: NotebookOutputs) -> DataSection:
-    """The sessions (``data``: auto, real or synthetic; :func:`pate_study.data.deeplog.load`), the subset, the split,
-    duplicates and the length-only rule; recorded under ``data``."""
+    """The sessions (``data``: auto, real or synthetic; :func:`pate_study.data.deeplog.load`), one subset and split per
+    model seed, and on model seed 0's the duplicates and the length-only rule; recorded under ``data`` (the longest
+    test sequence over every seed's split, which the released test sets' guarantees read)."""
     logs = deeplog_data.load(data, seed=config.seed)
-    prepared = prepare(logs, config)
+    replicates = prepare_replicates(logs, config)
+    prepared = replicates[0]
     description = data_description(prepared, config)
     show_findings(description)
     dup = duplication(prepared)
@@ -75,9 +83,9 @@ def data_section(data: str, config: StudyConfig, out: NotebookOutputs) -> DataSe
         **dup,
         length_only_accuracy=length_only,
         test_length_median=float(np.median(lengths)),
-        test_length_max=int(lengths.max()),
+        test_length_max=max(int(p.test.padded.lengths.max()) for p in replicates),  # the guarantees' length
     )
-    return DataSection(logs, prepared, description, dup, length_only)
+    return DataSection(logs, replicates, description, dup, length_only)
 
 
 def listings_section(data: DataSection, out: NotebookOutputs) -> dict[str, pd.DataFrame]:
@@ -127,13 +135,14 @@ class ModelSection:
 
 
 def models_section(data: DataSection, config: StudyConfig, out: NotebookOutputs) -> ModelSection:
-    """Train the models once per model seed, score the controls (thesis ≈ 0.97; interval over seeds and the test
-    bootstrap) and measure Idea 1's Δu; recorded under ``control``."""
+    """Train the models once per model seed on its own subset and split, score each seed's control on its own test
+    split (thesis ≈ 0.97; interval over the seeds) and measure Idea 1's Δu; recorded under ``control``."""
     test = data.prepared.test
-    seeds = train_seeds(data.prepared, config)
-    predictions = np.stack([classify(m.control, test.padded.tokens) for m in seeds])
-    control = control_accuracy_estimate(test.labels, predictions, n_boot=config.n_boot, seed=config.seed)
-    control_by_seed = {s: float((p == test.labels).mean()) for s, p in enumerate(predictions)}
+    seeds = train_seeds(data.replicates, config)
+    labels = [p.test.labels for p in data.replicates]
+    predictions = [classify(m.control, p.test.padded.tokens) for m, p in zip(seeds, data.replicates)]
+    control = control_accuracy_estimate(labels, predictions, n_boot=config.n_boot, seed=config.seed)
+    control_by_seed = {s: float((p == y).mean()) for s, (y, p) in enumerate(zip(labels, predictions))}
     models = seeds[0]
     idea1 = idea1_tables(models)
     recon = reconstruction(models, data.prepared)
@@ -182,13 +191,13 @@ def guarantees_section(
         [
             guarantee_table(
                 config.epsilons,
-                lengths=data.prepared.test.padded.lengths,
-                vocabulary_size=data.prepared.vocabulary.size,
+                lengths=prepared.test.padded.lengths,
+                vocabulary_size=prepared.vocabulary.size,
                 idea1_utility=tables.utility,
                 measured_delta_u=tables.measured_delta_u,
                 latent_dim=config.hidden,
             )
-            for tables in map(idea1_tables, trained.seeds)
+            for tables, prepared in zip(map(idea1_tables, trained.seeds), data.replicates)
         ]
     )
     out.save_table(guarantees, ["visca2021-fig4.3-4.7-guarantees", *IDEA_FIGURES], data=data.description)
@@ -246,7 +255,7 @@ def ideas_section(
     data: DataSection, trained: ModelSection, guaranteed: GuaranteeSection, config: StudyConfig, out: NotebookOutputs
 ) -> IdeasSection:
     """Figs 4.3-4.7: run every idea, save the results table and one figure per thesis figure, judge and record."""
-    repeats = run_ideas(data.prepared, trained.seeds, config)
+    repeats = run_ideas(data.replicates, trained.seeds, config)
     runs = summarise(repeats)
     columns = [
         "idea",

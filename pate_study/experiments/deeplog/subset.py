@@ -29,11 +29,20 @@ class Prepared:
     counts: dict  # sessions in the files, excluded long sessions, subset and split sizes
 
 
-def prepare(logs: deeplog_data.LogSequences, config: StudyConfig) -> Prepared:
+def subset_seed(config: StudyConfig, replicate: int = 0) -> int:
+    """The seed of replicate ``replicate``'s balanced subset and split: ``config.seed`` for replicate 0 (the
+    single-subset design's), one derived from it and the replicate otherwise."""
+    if replicate == 0:
+        return int(config.seed)
+    return int(np.random.SeedSequence([config.seed, 9, replicate]).generate_state(1)[0])
+
+
+def prepare(logs: deeplog_data.LogSequences, config: StudyConfig, replicate: int = 0) -> Prepared:
     """Balanced subset (:func:`~pate_study.data.deeplog.balanced_subset`), vocabulary over both files, and the
-    train / validation / test split (the subset is already shuffled; the split takes consecutive blocks)."""
+    train / validation / test split (the subset is already shuffled; the split takes consecutive blocks), drawn for
+    replicate ``replicate`` (:func:`subset_seed`)."""
     subset = deeplog_data.balanced_subset(
-        logs.normal, logs.abnormal, config.n_sequences, max_len=config.max_len, seed=config.seed
+        logs.normal, logs.abnormal, config.n_sequences, max_len=config.max_len, seed=subset_seed(config, replicate)
     )
     vocab = deeplog_data.build_vocabulary(logs.normal, logs.abnormal)
     n = len(subset.sequences)
@@ -59,12 +68,19 @@ def prepare(logs: deeplog_data.LogSequences, config: StudyConfig) -> Prepared:
     return Prepared(vocab, splits["train"], splits["val"], splits["test"], logs.source, counts)
 
 
+def prepare_replicates(logs: deeplog_data.LogSequences, config: StudyConfig) -> list[Prepared]:
+    """One :func:`prepare` per model seed: model seed ``s`` trains and is scored on replicate ``s``'s own balanced
+    subset and split, so the seeds replicate the data's draw too (the subset, which sessions train, which test)."""
+    return [prepare(logs, config, s) for s in range(config.n_model_seeds)]
+
+
 def data_description(prepared: Prepared, config: StudyConfig) -> str:
-    """The stamp for every output: the data source and the subset actually used."""
+    """The stamp for every output: the data source and the subsets actually used."""
     c = prepared.counts
+    per_seed = f", one subset and split per model seed ({config.n_model_seeds})" if config.n_model_seeds > 1 else ""
     return (
         f"{prepared.source.stamp()}; balanced subset of {config.n_sequences:,} sessions of length ≤ {config.max_len}"
-        f" (train {c['train_size']:,} / val {c['val_size']:,} / test {c['test_size']:,})"
+        f" (train {c['train_size']:,} / val {c['val_size']:,} / test {c['test_size']:,}){per_seed}"
     )
 
 

@@ -1,8 +1,11 @@
 """Each thesis statement of Visca (2021) Figs 4.1-4.7 judged by a stated rule on this run's numbers: the
 statements of Figs 4.3-4.6 and the control's ≈ 0.97 as claims (:mod:`pate_study.reporting.claims`) on intervals
-over the model training seeds crossed with the mechanisms' noise draws (and the test split's bootstrap for the
-control). The draws nest in the seeds (every draw of seed ``s`` is scored by the models of seed ``s``), so the
-interval is the two-stage one over the seeds' means (:func:`pate_study.reporting.uncertainty.clustered_interval`)."""
+over the model seeds crossed with the mechanisms' noise draws. Model seed ``s`` draws its own balanced subset and
+split (:func:`pate_study.experiments.deeplog.subset.prepare_replicates`) and trains its models on it, so a seed
+replicates the data's draw (which sessions, which of them train, which test) with the training seed. The draws nest
+in the seeds (every draw of seed ``s`` is made on seed ``s``'s test split and scored by its models), so the
+interval is the two-stage one over the seeds' means (:func:`pate_study.reporting.uncertainty.clustered_interval`);
+the control's, the t-interval over the seeds' accuracies, each on its own test split."""
 
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ from scipy.stats import spearmanr
 from ...data import DataSource
 from ...reporting import uncertainty as unc
 from ...reporting import verdicts
-from ...reporting.claims import Claim, judge
+from ...reporting.claims import Claim
+from ..needed_sources import judge_with_sources
 from .config import IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, KRR
 from .listings import run_length_counts, shortened_run
 
@@ -48,8 +52,12 @@ THESIS_EPSILON_RANGE = 100.0
 #: the models' training seed (initialisation, batch order, Idea 5's training noise); with ``n_model_seeds = 1``
 #: each model is trained once and this source is named as not replicated
 MODEL_SEED = "model training seed"
-#: the sources behind every idea's number: the model seeds and, nested in each, the mechanism's noise draws
-IDEA_SOURCES = (MODEL_SEED, unc.RELEASE_NOISE)
+#: the data's draw, one per model seed: the balanced subset of sessions and its train / validation / test split
+DATA_SPLIT = "balanced subset and its train/validation/test split"
+#: what one model seed replicates (a cluster of noise draws)
+SEED_SOURCES = (MODEL_SEED, DATA_SPLIT)
+#: the sources behind every idea's number: the model seeds with their data and, nested in each, the noise draws
+IDEA_SOURCES = (*SEED_SOURCES, unc.RELEASE_NOISE)
 
 FIG43_ACCURACY_RISES = Claim(
     "accuracy rises",
@@ -57,6 +65,7 @@ FIG43_ACCURACY_RISES = Claim(
     "Idea 1 (Δu measured) accuracy at the largest ε of the range − at the smallest",
     "direction",
     IDEA_SOURCES,
+    strict=True,
 )
 FIG43_HAMMING_FALLS = Claim(
     "Hamming falls",
@@ -64,6 +73,7 @@ FIG43_HAMMING_FALLS = Claim(
     "Idea 1 (Δu measured) Hamming distance at the smallest ε of the range − at the largest",
     "direction",
     IDEA_SOURCES,
+    strict=True,
 )
 FIG43_BELOW_CONTROL = Claim(
     "below the control",
@@ -71,6 +81,7 @@ FIG43_BELOW_CONTROL = Claim(
     "control accuracy − Idea 1 (Δu measured) accuracy",
     "every-step",
     IDEA_SOURCES,
+    strict=True,
 )
 FIG46_ACCURACY_FALLS = Claim(
     "accuracy falls",
@@ -78,6 +89,7 @@ FIG46_ACCURACY_FALLS = Claim(
     "Idea 4 accuracy at the smallest ε of the grid − at the largest",
     "direction",
     IDEA_SOURCES,
+    strict=True,
 )
 FIG46_HAMMING_FALLS = Claim(
     "Hamming falls",
@@ -85,6 +97,7 @@ FIG46_HAMMING_FALLS = Claim(
     "Idea 4 Hamming distance at the smallest ε of the grid − at the largest",
     "direction",
     IDEA_SOURCES,
+    strict=True,
 )
 
 
@@ -97,6 +110,7 @@ FIG44_HAMMING_ABOVE = Claim(
     boundary=0.4,
     side="above",
     printed="0.4",
+    strict=True,
 )
 FIG45_ACCURACY_HALF = Claim(
     "accuracy ≈ 0.50",
@@ -112,9 +126,9 @@ FIG45_ACCURACY_HALF = Claim(
 def _cluster_means_interval(values, clusters) -> unc.Estimate:
     """A mean over noise draws nested in model seeds: the t-interval of the seeds' means
     (:func:`pate_study.reporting.uncertainty.clustered_interval`; two-stage sampling, Cochran 1977, ch. 10). The
-    draws of one seed share its models, so they are not independent replicates of the seed; with one seed, the
-    interval is over the draws and the seed is named as not replicated."""
-    return unc.clustered_interval(values, clusters, [MODEL_SEED], [unc.RELEASE_NOISE])
+    draws of one seed share its models and its data, so they are not independent replicates of the seed; with one
+    seed, the interval is over the draws and the seed and its data are named as not replicated."""
+    return unc.clustered_interval(values, clusters, SEED_SOURCES, [unc.RELEASE_NOISE])
 
 
 def _seeds(runs: pd.DataFrame) -> np.ndarray:
@@ -137,28 +151,22 @@ def draw_estimate(runs: pd.DataFrame, idea: str, epsilon: float, column: str) ->
     return _cluster_means_interval(values, seeds).within(0.0, 1.0)
 
 
-def _summary_of(draws: np.ndarray) -> tuple[float, float, int]:
-    return float(draws.mean()), float(draws.std(ddof=1)) if draws.size > 1 else float("nan"), int(draws.size)
-
-
 def draw_difference(runs: pd.DataFrame, idea: str, column: str, first: float, second: float) -> unc.Estimate:
-    """``column`` at ε = ``first`` minus at ε = ``second``. With two or more model seeds: one model scores both ε,
-    so draw ``r`` of seed ``s`` at ``first`` is set against draw ``r`` of seed ``s`` at ``second`` and the
-    differences are judged on the t-interval of the seeds' mean differences
+    """``column`` at ε = ``first`` minus at ε = ``second``: one model (and one test split) scores both ε, so draw
+    ``r`` of seed ``s`` at ``first`` is set against draw ``r`` of seed ``s`` at ``second`` and the differences are
+    judged on the t-interval of the seeds' mean differences
     (:func:`pate_study.reporting.uncertainty.clustered_paired_difference`; the mean of the differences is the
-    difference of the means, whichever draws are set against each other). With one seed: Welch's t-interval over
-    the independent noise draws at the two ε (:func:`pate_study.reporting.uncertainty.welch_difference`), the
-    model seed named as not replicated."""
+    difference of the means, whichever draws are set against each other). With one seed it is the t-interval over
+    the draws' differences (independent draws at each ε: their differences are independent too), the seed and its
+    data named as not replicated."""
     a, seeds_a = _draws(runs, idea, first, column)
     b, seeds_b = _draws(runs, idea, second, column)
-    if np.unique(np.concatenate([seeds_a, seeds_b])).size < 2:
-        return unc.welch_difference(_summary_of(a), _summary_of(b), [unc.RELEASE_NOISE], unreplicated=[MODEL_SEED])
     if not np.array_equal(seeds_a, seeds_b):
         raise ValueError(
             f"runs: {idea} at ε = {first:g} and ε = {second:g}: expected the same model seeds with the same number of "
             "draws each, in the same order"
         )
-    return unc.clustered_paired_difference(a, b, seeds_a, [MODEL_SEED], [unc.RELEASE_NOISE])
+    return unc.clustered_paired_difference(a, b, seeds_a, SEED_SOURCES, [unc.RELEASE_NOISE])
 
 
 def _nearest(runs: pd.DataFrame, idea: str, epsilon: float) -> float:
@@ -194,14 +202,14 @@ def fig43_claim_verdicts(
     grid = sorted(e for e in runs.loc[runs["idea"] == IDEA1_MEASURED, "epsilon"].unique() if e <= max_epsilon)
     lo, hi = grid[0], grid[-1]
     return {
-        FIG43_ACCURACY_RISES.name: judge(
+        FIG43_ACCURACY_RISES.name: judge_with_sources(
             FIG43_ACCURACY_RISES, draw_difference(runs, IDEA1_MEASURED, "accuracy", hi, lo)
         ),
-        FIG43_HAMMING_FALLS.name: judge(FIG43_HAMMING_FALLS, draw_difference(runs, IDEA1_MEASURED, "hamming", lo, hi)),
-        FIG43_BELOW_CONTROL.name: judge(
-            FIG43_BELOW_CONTROL,
-            [gap_to_control(runs, IDEA1_MEASURED, e, control_accuracy) for e in grid],
-            note=f"ε = {', '.join(f'{e:g}' for e in grid)}",
+        FIG43_HAMMING_FALLS.name: judge_with_sources(
+            FIG43_HAMMING_FALLS, draw_difference(runs, IDEA1_MEASURED, "hamming", lo, hi)
+        ),
+        FIG43_BELOW_CONTROL.name: judge_with_sources(
+            FIG43_BELOW_CONTROL, {f"ε = {e:g}": gap_to_control(runs, IDEA1_MEASURED, e, control_accuracy) for e in grid}
         ),
     }
 
@@ -271,24 +279,19 @@ def idea_verdicts(
         f"{s1['accuracy'].iloc[-1]:.3f} at ε = {grid[-1]:g} (control {control_mean:.3f})"
     )
     context = f"whole grid (ε ≤ {grid[-1]:g}): {whole.verdict}; {fig43_ranges_summary(runs, control_accuracy)}; {shape}"
-    out["visca2021-fig4.3"] = verdicts.Verdict(
-        judged.verdict,
-        judged.rule,
-        f"{judged.reason}; {context}" if judged.reason else context,
-        evidence=judged.evidence,
+    out["visca2021-fig4.3"] = dataclasses.replace(
+        judged, reason=f"{judged.reason}; {context}" if judged.reason else context
     )
-    fig44 = judge(
+    fig44 = judge_with_sources(
         FIG44_HAMMING_ABOVE,
         draw_estimate(runs, IDEA2, _nearest(runs, IDEA2, highlighted_epsilon), "hamming"),
     )
-    out["visca2021-fig4.4"] = verdicts.Verdict(
-        fig44.verdict,
-        fig44.rule,
-        f"{fig44.reason}; at ε = {highlighted_epsilon:g} the EM is nearly the argmax, so the distance is the "
+    out["visca2021-fig4.4"] = dataclasses.replace(
+        fig44,
+        reason=f"{fig44.reason}; at ε = {highlighted_epsilon:g} the EM is nearly the argmax, so the distance is the "
         "autoencoder's own reconstruction error, which depends on its (unstated) size and training"
         if fig44.verdict != "agrees"
         else "",
-        evidence=fig44.evidence,
     )
     acc3 = summary[summary["idea"] == IDEA3]["accuracy"]
     if length_test is not None and IDEA3 in length_test.index:
@@ -308,24 +311,24 @@ def idea_verdicts(
     else:
         cause = "length permutation test not run"
     grid3 = sorted(runs.loc[runs["idea"] == IDEA3, "epsilon"].unique())
-    fig45 = judge(
-        FIG45_ACCURACY_HALF,
-        [draw_estimate(runs, IDEA3, e, "accuracy") for e in grid3],
-        note=f"ε = {', '.join(f'{e:g}' for e in grid3)}",
+    fig45 = judge_with_sources(
+        FIG45_ACCURACY_HALF, {f"ε = {e:g}": draw_estimate(runs, IDEA3, e, "accuracy") for e in grid3}
     )
-    out["visca2021-fig4.5"] = verdicts.Verdict(
-        fig45.verdict,
-        fig45.rule + " at every ε of the grid",
-        f"{fig45.reason}; ours {acc3.min():.3f}–{acc3.max():.3f}: above chance even where the latent is pure noise; "
-        f"{cause}"
+    out["visca2021-fig4.5"] = dataclasses.replace(
+        fig45,
+        reason=f"{fig45.reason}; ours {acc3.min():.3f}–{acc3.max():.3f}: above chance even where the latent is pure"
+        f" noise; {cause}"
         if fig45.verdict != "agrees"
         else "",
-        evidence=fig45.evidence,
     )
     e_lo, e_hi = float(runs["epsilon"].min()), float(runs["epsilon"].max())
     fig46 = {
-        FIG46_ACCURACY_FALLS.name: judge(FIG46_ACCURACY_FALLS, draw_difference(runs, IDEA4, "accuracy", e_lo, e_hi)),
-        FIG46_HAMMING_FALLS.name: judge(FIG46_HAMMING_FALLS, draw_difference(runs, IDEA4, "hamming", e_lo, e_hi)),
+        FIG46_ACCURACY_FALLS.name: judge_with_sources(
+            FIG46_ACCURACY_FALLS, draw_difference(runs, IDEA4, "accuracy", e_lo, e_hi)
+        ),
+        FIG46_HAMMING_FALLS.name: judge_with_sources(
+            FIG46_HAMMING_FALLS, draw_difference(runs, IDEA4, "hamming", e_lo, e_hi)
+        ),
     }
     out["visca2021-fig4.6"] = verdicts.combine(
         fig46,
@@ -351,19 +354,37 @@ CONTROL_LEVEL = Claim(
     "Visca 2021, §4.1: the control's average accuracy ≈ 0.97",
     "control accuracy on the real test split",
     "level",
-    (MODEL_SEED, unc.TEST_SET),
+    SEED_SOURCES,
     boundary=0.97,
     printed="0.97",
 )
 
 
 def control_accuracy_estimate(labels, predictions, *, n_boot: int, seed: int) -> unc.Estimate:
-    """The control's accuracy on the real test split. ``predictions``: ``[n]`` for one trained control, or
-    ``[S, n]`` for one control per model seed. One control: the percentile bootstrap of its test examples
-    (:func:`pate_study.reporting.uncertainty.percentile_bootstrap`), its seed named as not replicated. ``S ≥ 2``
-    controls: the mean over seeds with the t-interval over seeds and the bootstrap of the seed mean (every seed
-    scored on the same resampled rows: the seeds share the test split) added in quadrature
-    (:func:`pate_study.reporting.uncertainty.combined_interval`); ``n_boot`` resamples from ``seed``."""
+    """The control's accuracy on the real test split; ``n_boot`` bootstrap resamples from ``seed`` where a test split
+    is shared.
+
+    - ``labels`` and ``predictions`` one array per model seed (each seed's own test split,
+      :func:`pate_study.experiments.deeplog.subset.prepare_replicates`), ``S ≥ 2``: the mean of the seeds' accuracies
+      with the t-interval over the seeds (:func:`pate_study.reporting.uncertainty.t_interval`); each seed is an
+      independent replicate of its training seed, its subset and split, and so of its test examples.
+    - one ``labels`` array and ``predictions`` ``[S, n]`` (``S ≥ 2`` seeds sharing one test split): the mean over seeds
+      with the t-interval over seeds and the bootstrap of the seed mean (every seed scored on the same resampled rows)
+      added in quadrature (:func:`pate_study.reporting.uncertainty.combined_interval`), the subset's draw named as
+      not replicated.
+    - one control: the percentile bootstrap of its test examples
+      (:func:`pate_study.reporting.uncertainty.percentile_bootstrap`), its seed and the subset's draw named as not
+      replicated."""
+    if isinstance(labels, (list, tuple)):
+        if not isinstance(predictions, (list, tuple)) or len(predictions) != len(labels):
+            raise ValueError(f"predictions: expected one array per model seed ({len(labels)}), like labels")
+        pairs = [(np.asarray(y), np.asarray(p)) for y, p in zip(labels, predictions)]
+        if any(y.shape != p.shape or y.ndim != 1 for y, p in pairs):
+            raise ValueError("predictions: expected each model seed's predictions to match its labels' shape")
+        if len(pairs) > 1:
+            accuracies = [float(np.mean(y == p)) for y, p in pairs]
+            return unc.t_interval(accuracies, SEED_SOURCES).within(0.0, 1.0)  # an accuracy
+        labels, predictions = pairs[0]
     labels, predictions = np.asarray(labels), np.asarray(predictions)
     if predictions.ndim == 1 or predictions.shape[0] == 1:
         return unc.percentile_bootstrap(
@@ -371,7 +392,7 @@ def control_accuracy_estimate(labels, predictions, *, n_boot: int, seed: int) ->
             [labels, predictions.reshape(-1)],
             n_boot=n_boot,
             seed=seed,
-            unreplicated=[MODEL_SEED],
+            unreplicated=SEED_SOURCES,
         )
     if predictions.ndim != 2 or predictions.shape[1] != labels.shape[0]:
         raise ValueError(
@@ -380,14 +401,14 @@ def control_accuracy_estimate(labels, predictions, *, n_boot: int, seed: int) ->
     correct = (predictions == labels[None, :]).astype(np.float64)  # [S, n]
     weights = unc.bootstrap_weights(unc.bootstrap_rows(labels.shape[0], n_boot, seed))  # [n_boot, n]
     draws = weights @ correct.T / labels.shape[0]  # [n_boot, S]: each seed's accuracy on each resample
-    return unc.combined_interval(correct.mean(axis=1), draws, [MODEL_SEED]).within(0.0, 1.0)  # an accuracy
+    return unc.combined_interval(correct.mean(axis=1), draws, [MODEL_SEED], unreplicated=[DATA_SPLIT]).within(0.0, 1.0)
 
 
 def control_verdict(control: unc.Estimate, unseen: dict, duplication_stats: dict):
     """Control accuracy vs the thesis's ≈ 0.97 (:data:`CONTROL_LEVEL`: 0.97 ± 0.005, its printed precision, judged on
     the bootstrap interval of our accuracy); the reason reports the control on the test sequences absent from the
     train split, which tests whether duplicates carry the difference."""
-    v = judge(CONTROL_LEVEL, control)
+    v = judge_with_sources(CONTROL_LEVEL, control)
     if v.verdict == "agrees":
         return v
     share = duplication_stats["test_share_seen_in_train"]
@@ -407,7 +428,7 @@ def control_verdict(control: unc.Estimate, unseen: dict, duplication_stats: dict
             "lower than the thesis's; the thesis's split and model are unstated"
         )
     )
-    return verdicts.Verdict(v.verdict, v.rule, reason, evidence=v.evidence)
+    return dataclasses.replace(v, reason=reason)
 
 
 def _shortening_note(bad: pd.DataFrame, sessions) -> str:

@@ -375,6 +375,8 @@ class StudyResult:
     scale_notes: list = field(default_factory=list)
     validation_overlap: dict = field(default_factory=dict)  # level -> mean pairwise overlap of validation rows
     student_rows: dict = field(default_factory=dict)  # level -> each student's StudentRows (student-pool indices)
+    n_student_pool: int = 0  # rows of the student pool the students draw from
+    unreplicated: tuple = ()  # random sources behind every number that no replicate varies (the pools' own draw)
 
     @property
     def level_order(self) -> list[str]:
@@ -409,12 +411,15 @@ def run_study(
     config: StudyConfig,
     *,
     student_groups: np.ndarray | None = None,
+    unreplicated: tuple = (),
     progress: bool = True,
 ) -> StudyResult:
     """Run the whole study (the teacher ensembles once, one per teacher seed, then every noise level). Inputs must
     be unit-l1 rows.
 
-    ``student_groups``: optional group of each student-pool row (see :func:`student_rows`).
+    ``student_groups``: optional group of each student-pool row (see :func:`student_rows`). ``unreplicated``: the
+    random sources behind the pools themselves that no replicate of this run varies (:attr:`.pools.Pools.unreplicated`),
+    kept on the result so that every interval names them.
     """
     config, notes = fit_sizes(config, X_teacher_pool.shape[0], X_student_pool.shape[0], config.min_teacher_train)
     for note in notes:
@@ -451,4 +456,6 @@ def run_study(
         notes,
         {label: r.validation_overlap for label, r in levels.items()},
         {label: r.rows for label, r in levels.items()},
+        int(X_student_pool.shape[0]),
+        tuple(unreplicated),
     )

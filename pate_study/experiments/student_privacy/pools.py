@@ -14,6 +14,24 @@ from ...learning.features import l1_normalize, url_tfidf
 
 logger = logging.getLogger(__name__)
 
+#: The mirror's ECG sample: one stratified draw of 100 beats per class from each MIT-BIH file, fixed in the mirror
+#: (data_recipes/ecg_heartbeat.py), so no run of ours varies it.
+ECG_SAMPLE = "data sample (the mirror's stratified 500 + 500 beats: one fixed draw of MIT-BIH)"
+#: The web pools: CSIC 2010's distinct URLs (or rows) split at random between the teachers' and the students' pools
+#: (:func:`student_pool_mask`, seeded by the run's seed), one split per run.
+POOL_SPLIT = "pool split (the requests split at random between the teachers' and the students' pools)"
+#: A synthetic stand-in is itself one random draw (seeded by the run's seed).
+SYNTHETIC_DRAW = "synthetic data draw"
+
+
+def data_draws(source: Any, sample: str = "") -> tuple[str, ...]:
+    """The random draw behind a loaded dataset that a run cannot vary: the synthetic stand-in's draw; ``sample`` (its
+    name) when the real data are a sample of the files (``source.scale`` other than "full", e.g. the mirror's ECG
+    sample); nothing for the full real files (``source``: a :class:`pate_study.data.DataSource`)."""
+    if source.kind == "synthetic":
+        return (SYNTHETIC_DRAW,)
+    return (sample,) if sample and source.scale != "full" else ()
+
 
 @dataclass(frozen=True)
 class Pools:
@@ -29,6 +47,9 @@ class Pools:
     split: str = "file"  # how the pools were separated: "file" (ECG), "url" or "row" (web, see web_pools)
     teacher_urls: np.ndarray | None = None  # URL id per teacher-pool row (web; identical requests share one)
     student_urls: np.ndarray | None = None  # URL id per student-pool row (web)
+    #: the random draws behind the pools themselves that no replicate of a run varies (every student and every
+    #: teacher ensemble of the run reads the same pools): named as not replicated on every interval
+    unreplicated: tuple[str, ...] = ()
 
     @property
     def student_groups(self) -> np.ndarray | None:
@@ -50,6 +71,7 @@ def ecg_pools(data: str, *, seed: int) -> Pools:
         beats.X_train.shape[1],
         beats.source,
         f"teachers: train file ({len(beats.y_train):,} beats); students: test file ({len(beats.y_test):,} beats)",
+        unreplicated=data_draws(beats.source, ECG_SAMPLE),
     )
 
 
@@ -134,4 +156,5 @@ def web_pools(data: str, *, seed: int, student_pool_size: int, vocabulary: str =
         split=split,
         teacher_urls=url_codes[teacher_rows],
         student_urls=url_codes[student_rows],
+        unreplicated=(*data_draws(requests.source), POOL_SPLIT),
     )

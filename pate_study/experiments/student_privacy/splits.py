@@ -143,6 +143,7 @@ def split_comparison(
             pools.y_student,
             config,
             student_groups=pools.student_groups,
+            unreplicated=pools.unreplicated,
             progress=progress,
         )
         students = result.students.merge(duplicate_shares(pools, result), on="student")

@@ -5,7 +5,10 @@ The intervals (:mod:`pate_study.reporting.uncertainty`): the students of a level
 own rows of the student pool (queries, threshold and validation rows: the test rows are resampled with it), is its
 own member of the student stack (its own initialisation and shuffling seed) and gets its own noise draws (curator B,
 LNMax). Student ``k`` keeps its rows, seed and teacher ensemble at every level (:func:`.pipeline.run_level`), so a
-level's effect is read off per-student differences (:func:`level_changes`).
+level's effect is read off per-student differences (:func:`level_changes`). What a student's rows replicate depends on
+the design (:func:`row_source`): its own draw from the pool; where every student reads the whole pool (the ECG
+sample: 450 queries + 50 validation beats of a 500-beat pool), only which rows are its queries and which validate it;
+with disjoint students, its own block of the pool.
 
 The teacher ensemble is replicated too: ``n_teacher_seeds`` ensembles, each with its own training seed and partition,
 label the students (student ``k`` by ensemble ``k mod n_teacher_seeds``, its ``teacher_seed`` column). The students of
@@ -13,7 +16,14 @@ one ensemble share its draw, so the interval is two-level: the t-interval of the
 values (or paired differences), with the number of ensembles as its degrees-of-freedom basis
 (:func:`pate_study.reporting.uncertainty.clustered_interval`), naming both the teacher seed and the students' sources.
 With one ensemble (``n_teacher_seeds=1``, or a frame without ``teacher_seed``) it is the t-interval over the
-students, and the teacher seed is named as not replicated."""
+students, and the teacher seed is named as not replicated.
+
+The pools themselves are one draw that every student and ensemble of a run shares (the mirror's ECG sample, the web
+pool split: :attr:`.pools.Pools.unreplicated`): every interval names them as not replicated
+(``StudyResult.unreplicated``). A comparison between two arms of one run (a level against no noise, one ensemble
+size against another) reads the same pools in both arms, so it is a statement about these pools; a level judged
+against a printed number is not, and its claim names the pool draw among the sources it needs
+(:data:`LEVEL_SOURCES`)."""
 
 from __future__ import annotations
 
@@ -25,19 +35,46 @@ import pandas as pd
 
 from ...reporting import uncertainty as unc
 from ...reporting.claims import Claim
-from ...reporting.claims import judge as judge_claim
 from ...reporting.uncertainty import Estimate
-from ...reporting.verdicts import Verdict, combine
+from ...reporting.verdicts import Verdict
+from ..needed_sources import judge_with_sources
 from .config import NO_NOISE, level_key
+from .pools import POOL_SPLIT
 
 #: The rows a student draws from the student pool (its queries, threshold rows and validation rows).
-STUDENT_ROWS = "student rows (queries, threshold, validation)"
-#: What each student replicates for a metric of the trained student (TPR, TNR, accuracy).
+STUDENT_ROWS = "student rows (queries, threshold, validation) drawn from the student pool"
+#: Every student reads every row of the pool: what varies is which rows are its queries and which validate it.
+POOL_ROLES = "student's split of the whole student pool into its queries and validation rows"
+#: Disjoint students: each its own block of one random partition of the pool.
+OWN_BLOCK = "student's own block of the student pool (one random partition into disjoint blocks)"
+#: What each student replicates for a metric of the trained student (TPR, TNR, accuracy), as a claim names it.
 STUDENT_SOURCES = (unc.STUDENT_SEED, unc.RELEASE_NOISE, STUDENT_ROWS)
 #: What each student replicates for a number computed from the teachers' votes (ε_dep, the ensemble's accuracy).
 VOTE_SOURCES = (unc.RELEASE_NOISE, STUDENT_ROWS)
+#: A student metric's level against a printed number: it depends on the pools as well (which requests trained the
+#: teachers and which the students are scored on), so the pool split is a source it needs replicated.
+LEVEL_SOURCES = (*STUDENT_SOURCES, POOL_SPLIT)
 #: The random source that makes the clusters: each teacher ensemble's training seed and partition.
 TEACHER_SOURCES = (unc.TEACHER_SEED,)
+
+
+def row_source(result) -> str:
+    """What a student's rows replicate in ``result``'s design: its own block (disjoint students), which rows of the
+    whole pool are its queries and which validate it (a student needs every row of the pool), or its own draw."""
+    config = result.config
+    if config.disjoint_students:
+        return OWN_BLOCK
+    return POOL_ROLES if config.rows_per_student >= result.n_student_pool > 0 else STUDENT_ROWS
+
+
+def student_sources(result) -> tuple[str, ...]:
+    """The sources a student replicates for a metric of the trained student in ``result``'s design."""
+    return (unc.STUDENT_SEED, unc.RELEASE_NOISE, row_source(result))
+
+
+def vote_sources(result) -> tuple[str, ...]:
+    """The sources a student replicates for a number computed from the teachers' votes in ``result``'s design."""
+    return (unc.RELEASE_NOISE, row_source(result))
 
 
 def median_iqr(students: pd.DataFrame, columns: Sequence[str], levels_order: Sequence[str]) -> pd.DataFrame:
@@ -69,54 +106,60 @@ def student_teachers(students: pd.DataFrame, level: str) -> np.ndarray:
 
 
 def level_estimate(
-    students: pd.DataFrame,
-    column: str,
-    level: str,
-    sources: Sequence[str] = STUDENT_SOURCES,
-    bounds: tuple[float, float] = (0.0, 1.0),
+    result, column: str, level: str, sources: Sequence[str] | None = None, bounds: tuple[float, float] = (0.0, 1.0)
 ) -> Estimate:
     """The mean of ``column`` (a rate, in ``bounds``) over the students of ``level``, with its two-level interval
     (students nested in the teacher ensembles: :func:`pate_study.reporting.uncertainty.clustered_interval`), clipped
-    to ``bounds`` (:meth:`pate_study.reporting.uncertainty.Estimate.within`)."""
+    to ``bounds`` (:meth:`pate_study.reporting.uncertainty.Estimate.within`). ``sources``: what a student replicates
+    (default :func:`student_sources`); the pools' draw is named as not replicated."""
+    students = result.students
     return unc.clustered_interval(
-        student_values(students, column, level), student_teachers(students, level), TEACHER_SOURCES, sources
+        student_values(students, column, level),
+        student_teachers(students, level),
+        TEACHER_SOURCES,
+        student_sources(result) if sources is None else sources,
+        unreplicated=result.unreplicated,
     ).within(*bounds)
 
 
 def paired_change(
-    students: pd.DataFrame,
+    result,
     a: np.ndarray,
     b: np.ndarray,
     level: str,
-    sources: Sequence[str] = STUDENT_SOURCES,
-    other: pd.DataFrame | None = None,
+    sources: Sequence[str] | None = None,
+    other=None,
 ) -> Estimate:
     """The mean of ``a − b`` over paired students (per-student arrays in student order), nested in the teacher
     ensembles of ``level`` (:func:`pate_study.reporting.uncertainty.clustered_paired_difference`). ``other``: the
-    frame of ``b`` when it comes from another study (e.g. another ensemble size): a student's cluster is then the
-    pair of its two ensembles."""
-    clusters = student_teachers(students, level)
+    result of ``b`` when it comes from another study on the same pools (e.g. another ensemble size): a student's
+    cluster is then the pair of its two ensembles. ``sources``: default :func:`student_sources`."""
+    clusters = student_teachers(result.students, level)
     if other is not None:
-        clusters = np.array([f"{x}/{y}" for x, y in zip(clusters, student_teachers(other, level))])
-    return unc.clustered_paired_difference(a, b, clusters, TEACHER_SOURCES, sources)
+        clusters = np.array([f"{x}/{y}" for x, y in zip(clusters, student_teachers(other.students, level))])
+    return unc.clustered_paired_difference(
+        a,
+        b,
+        clusters,
+        TEACHER_SOURCES,
+        student_sources(result) if sources is None else sources,
+        unreplicated=result.unreplicated,
+    )
 
 
 def level_changes(
-    students: pd.DataFrame,
-    column: str,
-    levels_order: Sequence[str],
-    sources: Sequence[str] = STUDENT_SOURCES,
-    reference: str = NO_NOISE,
+    result, column: str, sources: Sequence[str] | None = None, reference: str = NO_NOISE
 ) -> dict[str, Estimate]:
     """Per level other than ``reference``: the mean over students of ``column`` at that level minus at
     ``reference``, paired over students (student ``k`` keeps its rows, seed and teacher ensemble across levels),
     with its two-level interval (:func:`paired_change`); empty when ``reference`` was not run."""
+    students = result.students
     if reference not in set(students["level"]):
         return {}
     base = student_values(students, column, reference)
     return {
-        level: paired_change(students, student_values(students, column, level), base, reference, sources)
-        for level in levels_order
+        level: paired_change(result, student_values(students, column, level), base, reference, sources)
+        for level in result.level_order
         if level != reference
     }
 
@@ -138,39 +181,16 @@ def estimates_record(estimates: dict[str, Estimate]) -> dict:
     return {level: e.as_record() for level, e in estimates.items()}
 
 
-def some_step(claim: Claim, estimates: dict[str, Estimate]) -> Verdict:
-    """A claim that holds "in some cases": agrees when one step's whole interval is beyond the boundary, differs
-    when every step's whole interval is on the other side, else inconclusive (:func:`~pate_study.reporting.claims.judge`
-    on each step; the reverse of the every-step rule)."""
-    if not estimates:
-        return judge_claim(claim, None, note="no step of ours to compare")
-    sides = {step: judge_claim(claim, e).verdict for step, e in estimates.items()}
-    outcome = (
-        "agrees"
-        if "agrees" in sides.values()
-        else ("differs" if set(sides.values()) == {"differs"} else "inconclusive")
-    )
-    evidence = "; ".join(f"{step}: {e.render()}" for step, e in estimates.items())
-    rule = (
-        f"{claim.quantity} {'>' if claim.side == 'above' else '<'} {float(claim.boundary):g} at some step: agrees when"
-        " one step's whole interval is beyond it, differs when every step's is on the other side, else inconclusive"
-    )
-    reason = "" if outcome == "agrees" else f"ours {evidence}; per step: {', '.join(sides.values())}"
-    return Verdict(outcome, rule, reason, evidence=evidence)
-
-
 def per_step(claim: Claim, estimates: dict[str, Estimate], label: str, *, context: str = "") -> Verdict:
-    """``claim`` judged at every step (``label`` names a step, e.g. "ρ = {}"), combined
-    (:func:`~pate_study.reporting.verdicts.combine`): differs when one step differs, inconclusive when one is, agrees
-    when all agree; the rule stated once."""
+    """``claim`` judged at every step (``label`` names a step, e.g. "ρ = {}"; ``estimates``: step -> estimate) as one
+    family, by the one rule :func:`pate_study.reporting.claims.judge` applies to a claim judged at several steps
+    (Holm's step-down, named in the verdict's rule; :func:`pate_study.reporting.verdicts.judge_family`), through
+    :func:`pate_study.experiments.needed_sources.judge_with_sources`; ``context`` (e.g. a scale difference) follows
+    the reason."""
     if not estimates:
-        return judge_claim(claim, None, note="no step of ours to compare")
-    v = combine({label.format(step): judge_claim(claim, e) for step, e in estimates.items()}, context=context)
-    return dataclasses.replace(
-        v,
-        rule=f"{claim.rule()}; at every step ({label.format('…')}): differs when one step differs, inconclusive when"
-        " one is, agrees when every step agrees",
-    )
+        return judge_with_sources(claim, None, note="no step of ours to compare")
+    v = judge_with_sources(claim, {label.format(step): e for step, e in estimates.items()})
+    return dataclasses.replace(v, reason="; ".join(x for x in (v.reason, context) if x))
 
 
 def with_verdicts(table: pd.DataFrame, judge: Callable[[pd.Series], Verdict], column: str = "verdict") -> pd.DataFrame:
@@ -186,21 +206,17 @@ def with_verdicts(table: pd.DataFrame, judge: Callable[[pd.Series], Verdict], co
 
 
 def summarise_verdicts(verdicts: Sequence[Verdict], rule: str) -> Verdict:
-    """One verdict for a table from its rows': ``not comparable`` if every row is, ``differs`` if any
-    comparable row differs (the reasons counted), else ``agrees``."""
+    """One *not comparable* verdict for a table whose every row is not comparable, the rows' reasons counted. A table
+    with a judged row is judged as one family instead (:func:`pate_study.reporting.verdicts.combine`), never here."""
     verdicts = [v for v in verdicts if v]
-    counts = {name: sum(v.verdict == name for v in verdicts) for name in ("agrees", "differs", "not comparable")}
-    summary = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
+    judged = [v.verdict for v in verdicts if v.verdict != "not comparable"]
+    if judged:
+        raise ValueError(f"verdicts: a judged row ({judged[0]}) belongs in one family (combine), not in a summary")
     tally: dict[str, int] = {}
     for v in verdicts:
-        if v.reason:
-            tally[v.reason] = tally.get(v.reason, 0) + 1
+        tally[v.reason] = tally.get(v.reason, 0) + 1
     reasons = [f"{n} rows: {reason}" if n > 1 else reason for reason, n in tally.items()]
-    if counts["agrees"] + counts["differs"] == 0:
-        return Verdict("not comparable", f"{rule} ({summary})", "; ".join(reasons))
-    if counts["differs"]:
-        return Verdict("differs", f"{rule} ({summary})", "; ".join(reasons))
-    return Verdict("agrees", f"{rule} ({summary})")
+    return Verdict("not comparable", f"{rule} ({len(verdicts)} not comparable)", "; ".join(reasons))
 
 
 def epsilon_table_vs_paper(

@@ -85,7 +85,13 @@ def run_make_study(
     levels = noise_levels(rhos, include_no_noise)
     config = web.study_config(n_features=pools.n_features, levels=levels, seed=seed, **settings)
     result = run_study(
-        pools.X_teacher, pools.y_teacher, pools.X_student, pools.y_student, config, student_groups=pools.student_groups
+        pools.X_teacher,
+        pools.y_teacher,
+        pools.X_student,
+        pools.y_student,
+        config,
+        student_groups=pools.student_groups,
+        unreplicated=pools.unreplicated,
     )
     out.record(
         "scale",
@@ -205,6 +211,7 @@ def sosa_section(
             run.pools.y_student,
             web.sosa_config(run.config, t, sosa_scales, include_no_noise),
             student_groups=run.pools.student_groups,
+            unreplicated=run.pools.unreplicated,
         )
         for t in sosa_teachers
     }

@@ -1,0 +1,50 @@
+"""A claim judged only on an interval over every random source its own rule needs (notebooks 01, 02 and 03).
+
+A :class:`~pate_study.reporting.claims.Claim` names the random sources behind our number (``sources``); an
+:class:`~pate_study.reporting.uncertainty.Estimate` names the sources its interval covers and those it leaves out
+(``unreplicated``). When an estimate leaves out a source that its claim names, its interval does not measure a
+variation the claim says matters, so it cannot decide the claim either way: :func:`judge_with_sources` returns
+*inconclusive* with that reason instead of reading the interval, and the interval is not judged (the verdict has no
+judged step, so an item combining it keeps it inconclusive: :func:`pate_study.reporting.verdicts.combine`). A source
+that a study names as not replicated but that its claim does not need (the data draw both arms of a paired
+comparison share, for example) is shown and does not hold the verdict back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..reporting.claims import Claim, judge
+from ..reporting.uncertainty import Estimate
+from ..reporting.verdicts import Verdict, inconclusive
+
+
+def estimates_of(estimate: Any) -> list[Estimate]:
+    """The estimates of one estimate, a sequence or a mapping of steps (``None`` entries left out)."""
+    if isinstance(estimate, Mapping):
+        return [e for e in estimate.values() if isinstance(e, Estimate)]
+    if isinstance(estimate, Sequence) and not isinstance(estimate, str):
+        return [e for e in estimate if isinstance(e, Estimate)]
+    return [estimate] if isinstance(estimate, Estimate) else []
+
+
+def missing_sources(claim: Claim, estimate: Any) -> tuple[str, ...]:
+    """The sources ``claim`` names that some estimate of ``estimate`` leaves out (its ``unreplicated``), in order."""
+    return tuple(dict.fromkeys(s for e in estimates_of(estimate) for s in e.unreplicated if s in claim.sources))
+
+
+def judge_with_sources(claim: Claim, estimate: Any, *, note: str = "", quantifier: str | None = None) -> Verdict:
+    """:func:`pate_study.reporting.claims.judge`, unless an estimate leaves out a source the claim names
+    (:func:`missing_sources`): then *inconclusive*, the reason naming the sources and our value, the interval not
+    read."""
+    missing = missing_sources(claim, estimate)
+    if not missing:
+        return judge(claim, estimate, note=note, quantifier=quantifier)
+    values = ", ".join(f"{e.value:.4g}" for e in estimates_of(estimate))
+    return inconclusive(
+        f"not decided: the interval leaves out {', '.join(missing)}, which this claim's number depends on and no"
+        f" replicate of this run varies (ours {values}{'; ' + note if note else ''})",
+        rule=claim.rule(quantifier, max(1, len(estimates_of(estimate))))
+        + "; an interval that leaves out a source the claim depends on decides nothing (inconclusive)",
+    )
