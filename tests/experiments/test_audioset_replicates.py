@@ -8,6 +8,8 @@ import pytest
 from pate_study.data import audioset
 from pate_study.experiments.audioset import data as as_data
 from pate_study.experiments.audioset import pipeline, teachers, votes
+from pate_study.experiments.audioset import students as as_students
+from pate_study.experiments.audioset.student_stacks import Release, train_release_students
 from pate_study.learning.training import teacher_seeds
 
 SPEC = teachers.TeacherSpec(hidden=(8,), dropout=0.5, steps=8, eval_every=4, batch_size=16, patience=1)
@@ -82,3 +84,33 @@ def test_a_replicate_in_a_stack_keeps_its_training_seeds(ds):
     alone = pipeline.train_ensemble(stack.members[1], spec, curve_clips=20)
     np.testing.assert_allclose(runs[1].probabilities, alone.probabilities, rtol=0, atol=2e-5)
     np.testing.assert_array_equal(runs[1].best_step, alone.best_step)
+
+
+def test_students_of_different_releases_train_in_one_stack():
+    """Students of releases that answered different queries share one stacked model: without dropout each is the
+    student :func:`students.train_student` trains alone on its release (to float rounding), in the order asked."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 4)).astype(np.float32)
+    xt, yt = rng.normal(size=(50, 4)).astype(np.float32), rng.random((50, 6)) < 0.3
+    spec = teachers.TeacherSpec(hidden=(8,), dropout=0.0, lr=0.01, batch_size=16, steps=12, eval_every=12)
+    rels = [
+        Release(rng.random((100, 6)) < 0.3, np.ones(100, bool)),
+        Release(rng.random((80, 6)) < 0.3, rng.random(80) < 0.5),  # a check answered about half
+    ]
+    rows = train_release_students(x, rels, [(1, 5), (0, 3), (1, 7)], xt, yt, spec)
+    assert [r["seed"] for r in rows] == [5, 3, 7] and rows[0]["n_train"] == int(rels[1].answered.sum())
+    for row, (k, seed) in zip(rows, [(1, 5), (0, 3), (1, 7)]):
+        n = len(rels[k].labels)
+        alone = as_students.train_student(x[:n], rels[k].labels, rels[k].answered, xt, yt, spec, seeds=[seed])[0]
+        for key in ("map", "macro_f1", "micro_f1", "n_train", "labels_per_query"):
+            assert row[key] == pytest.approx(alone[key], abs=1e-6), key
+    with pytest.raises(ValueError, match="10"):
+        train_release_students(x, [Release(rels[0].labels, np.arange(100) < 3)], [(0, 1)], xt, yt, spec)
+
+
+def test_replicate_units_pair_ensembles_draws_and_seeds():
+    assert pipeline.replicate_units(3, [0, 1, 2]) == [(0, 0), (1, 1), (2, 2)]
+    assert pipeline.replicate_units(1, [0, 1, 2]) == [(0, 0), (0, 1), (0, 2)]
+    assert pipeline.replicate_units(3, [7]) == [(0, 7), (1, 7), (2, 7)]
+    with pytest.raises(ValueError, match="at least one"):
+        pipeline.replicate_units(0, [1])

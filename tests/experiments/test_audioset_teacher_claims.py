@@ -111,11 +111,21 @@ def _scored(n=600, classes=30, *, skill, seed=0):
 
 
 def test_fig_a_4_every_plotted_class_above_no_skill():
-    y, p = _scored(skill=np.linspace(1.0, 4.0, 30))
-    rec = teacher_classes.class_roc_record(y, p[None], "baseline", n_boot=60)
+    """Over three replicate single models and the test bootstrap: agrees, or differs with a class scored against its
+    labels; one model alone leaves its training seed unreplicated (a source the claim names): inconclusive."""
+
+    def replicates(skill):
+        y = _scored(skill=skill)[0]
+        return y, np.stack(
+            [skill[None, :] * (y - 0.5) + np.random.default_rng(s).normal(0, 1, y.shape) for s in range(3)]
+        )
+
+    y, p = replicates(np.linspace(1.0, 4.0, 30))
+    rec = teacher_classes.class_roc_record(y, p, "baseline", n_boot=60)
     assert rec["verdict"] == "agrees" and rec["min_auc_plotted_interval"][0] > 0.5
-    y, p = _scored(skill=np.r_[np.linspace(1.0, 4.0, 29), -3.0])  # one class scored against its labels
-    rec = teacher_classes.class_roc_record(y, p[None], "baseline", n_boot=60)
+    assert teacher_classes.class_roc_record(y, p[:1], "baseline", n_boot=60)["verdict"] == "inconclusive"
+    y, p = replicates(np.r_[np.linspace(1.0, 4.0, 29), -3.0])  # one class scored against its labels
+    rec = teacher_classes.class_roc_record(y, p, "baseline", n_boot=60)
     assert rec["verdict"] == "differs" and rec["min_auc_plotted_interval"][1] < 0.5
 
 

@@ -38,15 +38,15 @@ from pate_study.learning.partitions import Partitions
 from pate_study.learning.training import teacher_seeds
 from pate_study.reporting import uncertainty as unc
 
-from .data import EnsembleInputs, query_test_split, replicate_members, replicate_seeds
+from .data import EnsembleInputs, first_teachers, query_test_split, replicate_members, replicate_seeds
 from .release import frontier_releases, released_labels, sigma_releases
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
+from .student_stacks import Release, train_release_students
 from .students import seed_summary, train_student
 from .teachers import (
     TeacherRun,
     TeacherSpec,
     cnn_speed_options,
-    replicated_partitions,
     train_logmel_teachers,
     train_teachers,
 )
@@ -775,6 +775,18 @@ def train_logmel_ensemble(
 
 
 # ----------------------------------------------------------------------------- notebook 05: Table 5.4 students
+def replicate_units(n_ensembles: int, seeds: Sequence[int]) -> list[tuple[int, int]]:
+    """The replicate units of a student sweep: ``R = max(G, S)`` units for ``G`` replicate teacher ensembles and the
+    ``S`` student seeds of ``seeds``; unit ``r`` releases from ensemble ``r mod G`` with its own release-noise draw
+    (release seed ``seed + r``) and trains one student with seed ``seeds[r mod S]``. With as many ensembles as
+    seeds every unit is one replicate of all three sources (teachers, release noise, student seed); one ensemble:
+    the units replicate the release noise and the student seed, the teachers named as not replicated."""
+    if n_ensembles < 1 or len(seeds) < 1:
+        raise ValueError(f"n_ensembles={n_ensembles}, seeds={list(seeds)}: expected at least one of each")
+    n = max(int(n_ensembles), len(seeds))
+    return [(r % int(n_ensembles), int(seeds[r % len(seeds)])) for r in range(n)]
+
+
 def train_students(
     privacy: Sequence[dict],
     releases: Sequence[dict],
@@ -783,35 +795,66 @@ def train_students(
     test_labels: np.ndarray,
     spec: TeacherSpec,
     *,
-    seeds: Sequence[int] = (0, 1, 2),
+    seeds: Sequence[int] | None = (0, 1, 2),
+    student_seeds: Sequence[int] | None = None,
     keys: Sequence[str] = ("n_samples", "th_e", "th_c"),
     backend: str = "local",
     address: str | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """One student per release and seed of ``seeds``, the seeds of a release in one stacked call (one task per
-    release on Ray; fixed schedule, see :mod:`.students`); rows = privacy row | student scores | seed, release by
-    release, seeds in order."""
-    if len(seeds) < 1:
-        raise ValueError("seeds: expected at least one student seed")
-    seeds = [int(s) for s in seeds]
+    """Students on released labels; rows = privacy row | student scores | seed, release by release. Either one
+    student per release and seed of ``seeds``, or, with ``student_seeds`` (one per release), one student per release
+    with its own seed (the replicate units of :func:`replicate_units`). In this process every student of the call
+    is ONE stacked model (:func:`.student_stacks.train_release_students`); on Ray one task per release."""
+    per_release = (
+        [[int(s)] for s in student_seeds] if student_seeds is not None else [[int(s) for s in seeds]] * len(releases)
+    )
+    if not per_release or min(len(x) for x in per_release) < 1 or len(per_release) != len(releases):
+        raise ValueError("seeds: expected at least one student seed (and one per release with student_seeds)")
 
     def label(p):
         return ", ".join(f"{k}={p[k]}" for k in keys if k in p)
 
+    if backend == "local":
+        students = [(i, st) for i, ss in enumerate(per_release) for st in ss]
+        rows = train_release_students(
+            pool_features,
+            [Release(r["labels"], r["answered"]) for r in releases],
+            students,
+            test_features,
+            test_labels,
+            spec,
+            name=f"{len(students)} students",
+        )
+        return pd.DataFrame([privacy[i] | row for (i, _), row in zip(students, rows)])
     shards = [
-        distributed.Shard(label(p), dict(a, seeds=seeds, name=f"students {label(p)}"))
-        for p, a in zip(privacy, releases)
+        distributed.Shard(label(p), dict(a, seeds=ss, name=f"students {label(p)}"))
+        for p, a, ss in zip(privacy, releases, per_release)
     ]
     shared = {"pool_features": pool_features, "test_features": test_features, "test_labels": test_labels, "spec": spec}
-    students = distributed.map_shards(
+    out = distributed.map_shards(
         student_point, shards, shared=shared, backend=backend, address=address, desc="students", progress=progress
     )
-    return pd.DataFrame([p | s for p, per_seed in zip(privacy, students) for s in per_seed])
+    return pd.DataFrame([p | s for p, per_seed in zip(privacy, out) for s in per_seed])
+
+
+def unit_summary(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """:func:`.students.seed_summary` of student rows that carry their replicate unit (``release_draw``) and teacher
+    ensemble (``replicate``): ``n_seeds`` counts the units (each a replicate of the sources it varies), and beside
+    the mean ``map`` its per-unit values ``map_units`` and their ensembles ``map_clusters`` (what
+    :func:`.verdict_rules.student_estimate` reads as a clustered interval over the ensembles)."""
+    out = seed_summary(rows, keys)
+    if "release_draw" not in rows or "replicate" not in rows:
+        return out
+    g = rows.groupby(list(keys), sort=False, dropna=False)
+    out["n_seeds"] = g["release_draw"].nunique().to_numpy()
+    out["map_units"] = [list(map(float, v)) for v in g["map"].agg(list)]
+    out["map_clusters"] = [list(map(int, v)) for v in g["replicate"].agg(list)]
+    return out
 
 
 def student_sweep(
-    cv: CachedVotes,
+    cvs: CachedVotes | Sequence[CachedVotes],
     pool_features: np.ndarray,
     test_features: np.ndarray,
     sizes: Sequence[int],
@@ -826,54 +869,75 @@ def student_sweep(
     address: str | None = None,
     progress: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 5.4: the releases and their privacy (:func:`.release.released_labels` with the release seed ``seed``,
-    in this process) and a student per release and student seed (:func:`train_students`). Returns (one row per
-    release: scores averaged over seeds with their spread, :func:`.students.seed_summary`; one row per student)."""
-    privacy, releases = released_labels(cv, sizes, thresholds, confidences, delta=delta, seed=seed)
+    """Table 5.4 over the replicate units of :func:`replicate_units` (``cvs``: the replicate ensembles of big T_max,
+    or one): per unit ``r`` the releases and their privacy (:func:`.release.released_labels` on ensemble ``r mod G``
+    with release seed ``seed + r``) and one student per release with seed ``seeds[r mod S]``, every student in one
+    stacked call (:func:`train_students`). Returns (one row per release: scores averaged over the units with their
+    spread and per-unit values, :func:`unit_summary`; one row per student with ``replicate`` and
+    ``release_draw``)."""
+    cvs = [cvs] if isinstance(cvs, CachedVotes) else list(cvs)
+    privacy, releases, student_seeds = [], [], []
+    for r, (g, st) in enumerate(replicate_units(len(cvs), seeds)):
+        p, rel = released_labels(cvs[g], sizes, thresholds, confidences, delta=delta, seed=seed + r)
+        privacy += [dict(row, replicate=g, release_draw=r) for row in p]
+        releases += rel
+        student_seeds += [st] * len(rel)
     rows = train_students(
         privacy,
         releases,
         pool_features,
         test_features,
-        cv.test_labels,
+        cvs[0].test_labels,
         spec,
-        seeds=seeds,
+        student_seeds=student_seeds,
         backend=backend,
         address=address,
         progress=progress,
     )
-    return seed_summary(rows, ["n_samples", "th_e", "th_c"]), rows
+    return unit_summary(rows, ["n_samples", "th_e", "th_c"]), rows
 
 
 def ablation_arms(
-    inputs: EnsembleInputs,
+    stack: ReplicateStack,
     spec: TeacherSpec,
     arms: dict[str, dict],
     *,
     n_teachers: int,
-    seeds: int = 1,
     curve_clips: int = 2000,
     device: str | None = None,
     backend: str = "local",
     teachers_per_task: int | None = None,
 ) -> dict[str, TeacherRun]:
     """Notebook 04's ablations (Figs 5.7-5.12): per arm, with ``spec`` changed by the arm's settings
-    (``{"no mixup": {"mixup_alpha": None}, ...}``), the first ``n_teachers`` teachers of ``inputs`` trained
-    ``seeds`` times over, all in ONE stacked call (:func:`.teachers.replicated_partitions`: replicate ``r`` is
-    teachers ``r·n_teachers ...``, the same partitions with its own training seeds, the same in every arm, so arms
-    compare replicate by replicate). Each run's ``replicate`` names every teacher's replicate."""
-    parts = replicated_partitions(inputs.partitions, n_teachers, seeds)
-    tiled = dataclasses.replace(inputs, partitions=parts)
-    replicate = np.repeat(np.arange(seeds), n_teachers)
+    (``{"no mixup": {"mixup_alpha": None}, ...}``), the first ``n_teachers`` teachers of every replicate ensemble of
+    ``stack`` (its own pool split, partitions and training seeds: :func:`.data.replicate_members`), all in ONE stacked
+    call (replicate ``r`` is teachers ``r·n_teachers ...``). Every arm trains the same teachers on the same
+    partitions with the same seeds, so arms compare replicate by replicate, and the replicates are draws of the
+    teachers' training seed AND partition. Each run's ``replicate`` names every teacher's replicate."""
+    if not 1 <= n_teachers <= stack.n_teachers:
+        raise ValueError(f'n_teachers (ablation["teachers"])={n_teachers}: expected 1 to {stack.n_teachers}')
+    first = ReplicateStack(
+        tuple(dataclasses.replace(m, partitions=first_teachers(m.partitions, n_teachers)) for m in stack.members),
+        stack.replicate_seeds,
+    )
+    replicate = np.repeat(np.arange(len(first.members)), first.n_teachers)
+    inputs = first.stacked_inputs()
+    val, seeds = first.val_rows(), first.train_seeds()
     return {
         name: dataclasses.replace(
-            train_ensemble(
-                dataclasses.replace(tiled, name=name),
+            _train_rows(
+                dataclasses.replace(inputs, name=name),
                 spec.replace(**settings),
                 curve_clips=curve_clips,
+                last=False,
                 device=device,
                 backend=backend,
                 teachers_per_task=teachers_per_task,
+                address=None,
+                cache_dir=None,
+                progress=True,
+                val_rows=val,
+                train_seeds=seeds,
             ),
             replicate=replicate,
         )
@@ -945,33 +1009,27 @@ def multiwinner_students(
 ) -> pd.DataFrame:
     """Beyond the thesis: students per mechanism of :func:`.release.multiwinner_sweep` on its released labels at
     ``sigma_e`` (the largest σ_e of the sweep when it did not run ``sigma_e``), one per seed and averaged
-    (:func:`.students.seed_summary`), with the mechanism's ε beside."""
-    rows = []
+    (:func:`.students.seed_summary`), with the mechanism's ε beside; every student in one stacked call
+    (:func:`train_students`)."""
+    privacy, releases = [], []
     for mech in ("gnthreshold", "binary", "tau", "powerset"):
         key = (mech, sigma_e) if (mech, sigma_e) in mw_labels else (mech, float(mw["sigma_e"].iloc[-1]))
         labels = mw_labels[key]
         row = mw[(mw["mechanism"] == mech) & (mw["sigma_e"] == key[1])].iloc[0]
-        for st in train_student(
-            pool_features[: len(labels)],
-            labels,
-            np.ones(len(labels), bool),
-            test_features,
-            test_labels,
-            spec,
-            seeds=seeds,
-            name=f"students {mech}",
-        ):
-            rows.append(
-                {
-                    "mechanism": mech,
-                    "sigma_e": key[1],
-                    "epsilon": row["epsilon"],
-                    "epsilon_data_independent": row["epsilon_data_independent"],
-                    "release_f1": row["f1"],
-                    **st,
-                }
-            )
-    return seed_summary(pd.DataFrame(rows), ["mechanism", "sigma_e"])
+        privacy.append(
+            {
+                "mechanism": mech,
+                "sigma_e": key[1],
+                "epsilon": row["epsilon"],
+                "epsilon_data_independent": row["epsilon_data_independent"],
+                "release_f1": row["f1"],
+            }
+        )
+        releases.append({"labels": labels, "answered": np.ones(len(labels), bool)})
+    rows = train_students(
+        privacy, releases, pool_features, test_features, test_labels, spec, seeds=seeds, keys=["mechanism"]
+    )
+    return seed_summary(rows, ["mechanism", "sigma_e"])
 
 
 def frontier_students(
@@ -1060,7 +1118,7 @@ def frontier_target_students(
 
 
 def sigma_students(
-    cv: CachedVotes,
+    cvs: CachedVotes | Sequence[CachedVotes],
     pool_features: np.ndarray,
     test_features: np.ndarray,
     points: Sequence[tuple[Any, Any, Sequence[str]]],
@@ -1075,33 +1133,73 @@ def sigma_students(
     backend: str = "local",
     address: str | None = None,
     progress: bool = False,
+    table54_rows: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Figs 5.17-5.19 over the thesis's σ ranges: for each ``(item, th_e, th_cs)`` of ``points`` (th_c None: no
     check; the figures' configurations, e.g. :data:`.release_claims.student_figures.STUDENT_FIGURES`), the releases of
-    :func:`.release.sigma_releases` on the first ``n_queries`` pool queries and a student per release and seed; one row
-    per release (seed means and spread, :func:`.students.seed_summary`)."""
+    :func:`.release.sigma_releases` on the first ``n_queries`` pool queries, per replicate unit of
+    :func:`replicate_units` (as :func:`student_sweep`: ensemble ``r mod G``, release seed ``seed + r``, student seed
+    ``seeds[r mod S]``), and one student per release, all in one stacked call; one row per release (unit means,
+    spread and per-unit values, :func:`unit_summary`). A point at Table 5.4's own noise (σ_e 0.3, σ_c 0.6) is the
+    release Table 5.4 made with the same seed: its students are taken from ``table54_rows`` (:func:`student_sweep`'s
+    rows) instead of being trained again."""
 
     def parse(x):
         return x if x == "adaptive" else float(x)
 
-    privacy, releases = [], []
-    for item, th, thcs in points:
-        thc = None if thcs[0] is None else float(thcs[0])
-        p, r = sigma_releases(cv, n_queries, parse(th), thc, sigmas_e, sigmas_c, delta=delta, seed=seed)
-        privacy += [dict(row, item=item) for row in p]
-        releases += r
+    cvs = [cvs] if isinstance(cvs, CachedVotes) else list(cvs)
+    privacy, releases, student_seeds, reused = [], [], [], []
+    for r, (g, st) in enumerate(replicate_units(len(cvs), seeds)):
+        for item, th, thcs in points:
+            thc = None if thcs[0] is None else float(thcs[0])
+            p, rel = sigma_releases(cvs[g], n_queries, parse(th), thc, sigmas_e, sigmas_c, delta=delta, seed=seed + r)
+            for row, a in zip(p, rel):
+                row = dict(row, item=item, replicate=g, release_draw=r)
+                same = _table54_student(table54_rows, row, r)
+                if same is not None:
+                    reused.append(row | same)
+                    continue
+                privacy.append(row)
+                releases.append(a)
+                student_seeds.append(st)
     keys = ["item", "sigma_e", "sigma_c"]
     rows = train_students(
         privacy,
         releases,
         pool_features,
         test_features,
-        cv.test_labels,
+        cvs[0].test_labels,
         spec,
-        seeds=seeds,
+        student_seeds=student_seeds,
         keys=keys,
         backend=backend,
         address=address,
         progress=progress,
     )
-    return seed_summary(rows, keys)
+    rows = pd.concat([rows, pd.DataFrame(reused)], ignore_index=True) if reused else rows
+    order = {(p["item"], p["sigma_e"], str(p["sigma_c"])): i for i, p in enumerate(privacy + reused)}
+    rows = rows.iloc[
+        np.argsort(
+            [order[(a, b, str(c))] for a, b, c in zip(rows["item"], rows["sigma_e"], rows["sigma_c"])], kind="stable"
+        )
+    ]
+    return unit_summary(rows.reset_index(drop=True), keys)
+
+
+def _table54_student(rows: pd.DataFrame | None, point: dict, unit: int) -> dict | None:
+    """The Table 5.4 student of replicate unit ``unit`` whose release is the σ-sweep ``point``'s (Table 5.4 releases at
+    σ_e 0.3 and σ_c 0.6, :func:`.release.table_5_4_privacy`'s defaults, with the same seed): its scores, or None."""
+    if rows is None or not np.isclose(point["sigma_e"], 0.3):
+        return None
+    if point["th_c"] != "None" and not np.isclose(point["sigma_c"], 0.6):
+        return None
+    hit = rows[
+        (rows["n_samples"] == point["n_samples"])
+        & (rows["th_e"] == point["th_e"])
+        & (rows["th_c"].astype(str) == str(point["th_c"]))
+        & (rows["release_draw"] == unit)
+    ]
+    if len(hit) != 1:
+        return None
+    scores = ("map", "macro_f1", "micro_f1", "n_train", "labels_per_query", "steps", "seed")
+    return {k: hit.iloc[0][k] for k in scores}

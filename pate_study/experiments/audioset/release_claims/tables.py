@@ -17,7 +17,14 @@ from pate_study.reporting.verdicts import Verdict, combine
 
 from ..tables import tolerance_summary
 from ..verdict_rules import judged
-from .common import POOL, claims_or_scale_verdict, judged_claim_row, pool_estimate, pool_min_estimate, scale_prefix
+from .common import (
+    ENSEMBLE_POOL,
+    claims_or_scale_verdict,
+    judged_claim_row,
+    pool_estimate,
+    pool_min_estimate,
+    scale_prefix,
+)
 
 
 def confidence_rule_verdict(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") -> pd.DataFrame:
@@ -45,7 +52,7 @@ TEACHER_TREND = Claim(
     "Muschiol 2021, §5.2 / Table 5.2: more teachers give higher precision and lower recall",
     f"per fixed threshold and step 10 → 20 → 50 teachers: precision rise, recall fall ({PRESENT_CLASSES})",
     "every-step",
-    (POOL,),
+    ENSEMBLE_POOL,
 )
 
 
@@ -78,28 +85,28 @@ ENSEMBLE_CLAIMS = {
         "Muschiol 2021, Table 5.1 / §5.2: the single model on all data above every ensemble",
         f"min over ensembles and over (best F1, raw mAP) of single model − ensemble (F1: {PRESENT_CLASSES})",
         "direction",
-        (POOL,),
+        ENSEMBLE_POOL,
     ),
     "map falls": Claim(
         "raw mAP falls as teachers get more and smaller partitions",
         "Muschiol 2021, Table 5.1: 0.219 > 0.199 > 0.186 for 10 > 20 > 50 teachers",
         "raw mAP(T) − raw mAP(next larger T)",
         "every-step",
-        (POOL,),
+        ENSEMBLE_POOL,
     ),
     "beats teacher": Claim(
         "the ensemble beats its average teacher (F1 at the ensemble's best threshold)",
         "Muschiol 2021, Table 5.1: 0.228 vs 0.167, 0.204 vs 0.136, 0.173 vs 0.112",
         f"ensemble best-threshold F1 − its average teacher's F1 at that threshold ({PRESENT_CLASSES})",
         "every-step",
-        (POOL,),
+        ENSEMBLE_POOL,
     ),
     "check": Claim(
         "the confidence check (th_c = 0.6) raises F1 on the answered queries (th_e = 0.2)",
         "Muschiol 2021, Table 5.3: +35 % (10 teachers) to +64 % (50 teachers)",
         f"F1 with the check / F1 without, per teacher count ({PRESENT_CLASSES})",
         "every-step",
-        (POOL,),
+        ENSEMBLE_POOL,
         boundary=1.0,
     ),
 }
@@ -284,7 +291,7 @@ THRESHOLD_TREND = Claim(
     "Muschiol 2021, §5.2 / Table 5.2: a higher ensemble threshold gives higher precision and lower recall",
     f"per teacher count and step th_e 0.2 → 0.4 → 0.6: precision rise, recall fall ({PRESENT_CLASSES})",
     "every-step",
-    (POOL,),
+    ENSEMBLE_POOL,
 )
 
 

@@ -28,13 +28,27 @@ FIG_5_1 = Claim(
 )
 
 
+def teacher_maps(runs: Any) -> np.ndarray:
+    """Every teacher's final mAP over the replicate ensembles of one (subset, T) (``runs``: a list of
+    :class:`.teachers.TeacherRun`, or one): each teacher one draw of its partition and training seed (a single model
+    replicated over its seeds, a replicate ensemble's teachers over their own partitions)."""
+    runs = runs if isinstance(runs, (list, tuple)) else [runs]
+    return np.concatenate([np.asarray(r.map, float) for r in runs])
+
+
+def _summary(runs: Any) -> tuple[float, float, int]:
+    m = teacher_maps(runs)
+    return float(m.mean()), float(m.std(ddof=1)) if m.size > 1 else float("nan"), int(m.size)
+
+
 def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataFrame) -> dict[str, Any]:
     """Fig 5.1: the baselines' mAP beside the thesis's (not comparable: models, inputs, scale), and whether fewer
-    clips per teacher give a lower mean teacher mAP at every step up in the teacher count (:data:`FIG_5_1`; the
-    teachers of an ensemble are its replicates of partition and training seed, the single baseline enters as a
-    constant)."""
+    clips per teacher give a lower mean teacher mAP at every step up in the teacher count (:data:`FIG_5_1`: Welch
+    intervals over the teachers of every replicate ensemble of the two counts, :func:`teacher_maps`; a single model
+    enters with its replicates, or as one run -- its seed named as not replicated, the step undecided -- when it has
+    one). ``runs[subset, T]``: the replicate ensembles (a list) or one run."""
     pub = published("muschiol2021-fig5.1")["values"]
-    ours_small, ours_big = runs["small", 1].map[0], runs["big", 1].map[0]
+    ours_small, ours_big = float(teacher_maps(runs["small", 1]).mean()), float(teacher_maps(runs["big", 1]).mean())
     raw = thesis_baseline_maps()
     pools = table41.query("data_set == 'baseline'").set_index("block")
     why = (
@@ -45,17 +59,15 @@ def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataF
         f"selected on validation; its own tables print {raw['small']} / {raw['big']}"
     )
 
-    def summary(run) -> tuple[float, float, int]:
-        m = np.asarray(run.map, float)
-        return float(m.mean()), float(m.std(ddof=1)) if m.size > 1 else float("nan"), int(m.size)
-
     drops = [
-        unc.welch_difference(summary(runs[s, a]), summary(runs[s, b]), TEACHER)
+        unc.welch_difference(_summary(runs[s, a]), _summary(runs[s, b]), TEACHER)
         for s in subsets
         for a, b in zip(teacher_counts, teacher_counts[1:])
     ]
     ordered = all(d.value > 0 for d in drops)
-    steps = ", ".join(f"{s}: " + " > ".join(f"{runs[s, t].map.mean():.3f}" for t in teacher_counts) for s in subsets)
+    steps = ", ".join(
+        f"{s}: " + " > ".join(f"{teacher_maps(runs[s, t]).mean():.3f}" for t in teacher_counts) for s in subsets
+    )
     v = judged(FIG_5_1, drops, note=f"mean teacher mAP {steps}")
     v = combine(
         {"fewer clips, lower mAP": v},
@@ -64,12 +76,19 @@ def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataF
             f"{ours_big:.3f} vs ~{pub['big_baseline_map_approx']}: {why}"
         ),
     )
+
+    def auc(reps):
+        reps = reps if isinstance(reps, (list, tuple)) else [reps]
+        return float(np.mean([r.auc[0] for r in reps]))
+
     return dict(
-        small_baseline_map_approx=float(ours_small),
-        big_baseline_map_approx=float(ours_big),
-        small_baseline_auc=float(runs["small", 1].auc[0]),
-        big_baseline_auc=float(runs["big", 1].auc[0]),
-        **{f"{s}_{t}_mean_teacher_map": float(runs[s, t].map.mean()) for s in subsets for t in teacher_counts},
+        small_baseline_map_approx=ours_small,
+        big_baseline_map_approx=ours_big,
+        small_baseline_auc=auc(runs["small", 1]),
+        big_baseline_auc=auc(runs["big", 1]),
+        **{
+            f"{s}_{t}_mean_teacher_map": float(teacher_maps(runs[s, t]).mean()) for s in subsets for t in teacher_counts
+        },
         fewer_clips_lower_map=bool(ordered),
         **v.as_record(),
     )
@@ -88,7 +107,7 @@ FIG_5_3 = Claim(
     "Muschiol 2021, Fig 5.3",
     "micro ROC-AUC big baseline − small baseline",
     "direction",
-    (unc.TEST_SET,),
+    (unc.TEACHER_SEED, unc.TEST_SET),
 )
 
 
@@ -98,17 +117,30 @@ def micro_auc(labels: np.ndarray, probs: np.ndarray) -> float:
 
 
 def micro_auc_difference(test: dict, *, n_boot: int = 200, seed: int = 0) -> unc.Estimate:
-    """Fig 5.3's difference, micro ROC-AUC big baseline − small baseline, with the percentile interval of independent
-    bootstraps of the two test sets (``test[subset]``: labels and the baseline's probabilities; resamples from
-    ``seed`` and ``seed + 1``); the baselines' training seeds are named as not replicated."""
-    value = micro_auc(*test["big"]) - micro_auc(*test["small"])
-    draws = [
-        np.array(
-            [micro_auc(test[s][0][r], test[s][1][r]) for r in unc.bootstrap_rows(len(test[s][0]), n_boot, seed + i)]
-        )
-        for i, s in enumerate(("big", "small"))
+    """Fig 5.3's difference, micro ROC-AUC big baseline − small baseline. ``test[subset]``: the labels and the
+    baseline's probabilities ``[n, C]``, or one per replicate single model ``[G, n, C]`` (the two subsets' replicates
+    paired by replicate seed): per replicate the difference on the full test sets and on independent bootstraps of
+    the two test sets (resamples from ``seed`` and ``seed + 1``, the same rows for every replicate), combined by
+    :func:`pate_study.reporting.uncertainty.combined_interval` (t over the replicates, the test bootstrap); one
+    model per subset: the bootstrap alone, its training seed named as not replicated."""
+    probs = {s: np.asarray(test[s][1]) for s in ("big", "small")}
+    probs = {s: p[None] if p.ndim == 2 else p for s, p in probs.items()}
+    g = min(p.shape[0] for p in probs.values())
+    values = [
+        micro_auc(test["big"][0], probs["big"][k]) - micro_auc(test["small"][0], probs["small"][k]) for k in range(g)
     ]
-    return unc.from_bootstrap(value, draws[0] - draws[1], unreplicated=[unc.TEACHER_SEED])
+    rows = {s: unc.bootstrap_rows(len(test[s][0]), n_boot, seed + i) for i, s in enumerate(("big", "small"))}
+    draws = np.array(
+        [
+            [
+                micro_auc(test["big"][0][rb], probs["big"][k][rb])
+                - micro_auc(test["small"][0][rs], probs["small"][k][rs])
+                for k in range(g)
+            ]
+            for rb, rs in zip(rows["big"], rows["small"])
+        ]
+    )
+    return unc.combined_interval(values, draws, [unc.TEACHER_SEED])
 
 
 def micro_curve_records(
@@ -122,32 +154,40 @@ def micro_curve_records(
     seed: int = 0,
 ) -> tuple[dict, dict]:
     """Figs 5.2 / 5.3: the baseline teacher beats the largest ensemble's teachers on both subsets (:data:`FIG_5_2`:
-    Welch intervals over that ensemble's teachers, the single baseline a constant), and the big baseline's micro
-    ROC-AUC exceeds the small one's (:data:`FIG_5_3`: a bootstrap of both test sets, ``test_labels[subset]``; without
-    them unbounded, inconclusive)."""
+    Welch intervals over the replicate single models and that count's teachers of every replicate,
+    :func:`teacher_maps`), and the big baseline's micro ROC-AUC exceeds the small one's (:data:`FIG_5_3`: over the
+    replicate single models and a bootstrap of both test sets, :func:`micro_auc_difference`, ``test_labels[subset]``;
+    without them unbounded, inconclusive). ``runs[subset, T]``: the replicate ensembles (a list) or one run;
+    ``auc_micro``: the figure's values (first replicates)."""
     t_max = teacher_counts[-1]
-
-    def summary(run) -> tuple[float, float, int]:
-        m = np.asarray(run.map, float)
-        return float(m.mean()), float(m.std(ddof=1)) if m.size > 1 else float("nan"), int(m.size)
-
-    steps = [unc.welch_difference(summary(runs[s, 1]), summary(runs[s, t_max]), TEACHER) for s in subsets]
+    steps = [unc.welch_difference(_summary(runs[s, 1]), _summary(runs[s, t_max]), TEACHER) for s in subsets]
     v2 = judged(
         FIG_5_2,
         steps,
         note=", ".join(
-            f"{s}: baseline {runs[s, 1].map[0]:.3f} vs mean {runs[s, t_max].map.mean():.3f}" for s in subsets
+            f"{s}: baseline {teacher_maps(runs[s, 1]).mean():.3f} vs mean {teacher_maps(runs[s, t_max]).mean():.3f}"
+            for s in subsets
         ),
     )
+
+    def baselines(s):
+        reps = runs[s, 1] if isinstance(runs[s, 1], (list, tuple)) else [runs[s, 1]]
+        return np.stack([r.probabilities[0] for r in reps])
+
     if test_labels is not None and {"big", "small"} <= set(subsets):
         diff = micro_auc_difference(
-            {s: (test_labels[s], runs[s, 1].probabilities[0]) for s in ("big", "small")}, n_boot=n_boot, seed=seed
+            {s: (test_labels[s], baselines(s)) for s in ("big", "small")}, n_boot=n_boot, seed=seed
         )
     else:
         diff = unc.unreplicated(auc_micro["big", 1] - auc_micro["small", 1], [unc.TEST_SET, unc.TEACHER_SEED])
     v3 = judged(FIG_5_3, diff, note=f"micro ROC-AUC big {auc_micro['big', 1]:.3f}, small {auc_micro['small', 1]:.3f}")
+
+    def first(reps):
+        return reps[0] if isinstance(reps, (list, tuple)) else reps
+
     fig52 = dict(
-        **{f"{s}_{t}_teacher0_map": float(runs[s, t].map[0]) for s in subsets for t in teacher_counts}, **v2.as_record()
+        **{f"{s}_{t}_teacher0_map": float(first(runs[s, t]).map[0]) for s in subsets for t in teacher_counts},
+        **v2.as_record(),
     )
     fig53 = dict(
         **{f"{s}_{t}_micro_auc": auc_micro[s, t] for s in subsets for t in teacher_counts},
