@@ -33,6 +33,7 @@ SAME = {
 def test_05_asks_for_04s_teachers(profile):
     nb04 = yaml.safe_load((CONFIGS / "04_audioset_teachers" / f"{profile}.yaml").read_text())
     nb05 = yaml.safe_load((CONFIGS / "05_audioset_multilabel" / f"{profile}.yaml").read_text())
+
     def of04(key):  # a flat key, or (group, key) of a grouped parameter
         return nb04.get(key) if isinstance(key, str) else (nb04.get(key[0]) or {}).get(key[1])
 

@@ -110,13 +110,13 @@ def teacher_findings(
         ),
         *(
             [
-                "* **Similar teachers (Fig 5.6)**: their spread of final mAP is "
-                f"{records['fig5.6']['spread_ratio']:.2f} times what the test set's noise alone gives "
-                "[{:.2f}, {:.2f}]".format(*records["fig5.6"]["spread_ratio_interval"])
-                + f" ({records['fig5.6']['verdict']} with 'no significant difference'; without a printed margin "
-                "it cannot agree)."
+                "* **Similar teachers (Fig 5.6)**: the Wald test that big 10's teachers have equal final mAP "
+                f"(covariance from a shared bootstrap of the test clips) gives χ² = "
+                f"{records['fig5.6']['heterogeneity_statistic']:.1f} on {records['fig5.6']['heterogeneity_df']} df, "
+                f"p = {records['fig5.6']['heterogeneity_p_value']:.2g} ({records['fig5.6']['verdict']} with 'no "
+                "significant difference'; a failure to reject would not prove the teachers equal)."
             ]
-            if records.get("fig5.6", {}).get("spread_ratio_interval")
+            if "heterogeneity_p_value" in records.get("fig5.6", {})
             else []
         ),
         f"* **Adaptive class weights (Fig 5.11)** change the big-10 final mAP by {-r511['final_margin']:+.3f} ± "
