@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover - depends on the install
 
 from ..core.io import atomic_write, atomic_write_text
 from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
-from . import session
+from . import replicates, session
 from .registry import FIGURE_FORMATS, TABLE_FORMATS, load_registry
 
 logger = logging.getLogger(__name__)
@@ -379,9 +379,21 @@ class NotebookOutputs:
         return [csv_path, md_path]
 
     def record(self, key: str, **values: Any) -> dict:
-        """Merge ``values`` under ``key`` (a registry id or a free name) into ``scalars.json``; return them."""
+        """Merge ``values`` under ``key`` (a registry id or a free name) into ``scalars.json``; return them.
+
+        A verdict's record (``**verdict.as_record()``, at any depth of ``values``) carries the replicate rows of the
+        estimates it judged: they are written to ``<key>.replicates.csv`` beside ``scalars.json``
+        (:func:`pate_study.reporting.replicates.write_replicates`, atomically) and the file's name is recorded in
+        their place (``verdict_replicates``)."""
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"key={key!r}: expected a registry id or a free name")
         if not values:
             raise ValueError(f"record({key!r}) needs at least one value")
+        _, found = replicates.extract(values)
+        if found:
+            name = replicates.replicates_file(key)
+            replicates.write_replicates(self.output_dir / name, found)
+            values = replicates.replace_placeholders(values, name)
         path = self.output_dir / SCALARS_FILE
         scalars = read_scalars(self.output_dir) if path.exists() else {}
         scalars.setdefault(key, {}).update(_json_ready(values, rounded=True))

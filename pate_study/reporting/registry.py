@@ -69,6 +69,31 @@ class Item:
     notes: str = ""
 
 
+def _string_list(entry: dict, key: str, where: str) -> tuple[str, ...]:
+    """``entry[key]`` as a tuple of non-empty strings: a YAML list (``[]`` or null for none). A bare string is
+    refused, never read character by character."""
+    value = entry.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        hint = f" (write [{value!r}])" if isinstance(value, str) else ""
+        raise ValueError(f"{where}: {key} must be a list, got {type(value).__name__} {value!r}{hint}"[:300])
+    bad = [v for v in value if not isinstance(v, str) or not v]
+    if bad:
+        raise ValueError(f"{where}: {key} must list non-empty strings, got {bad[0]!r}")
+    return tuple(value)
+
+
+def _string(entry: dict, key: str, where: str, *, optional: bool = False) -> str | None:
+    """``entry[key]`` as a non-empty string (``None`` allowed when ``optional``); a number is refused."""
+    value = entry.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where}: {key} must be a non-empty string, got {value!r}"[:300])
+    return value
+
+
 def _validate_entry(entry: Any, position: int, source: Path) -> Item:
     where = f"{source} entry {position}"
     if not isinstance(entry, dict):
@@ -76,38 +101,56 @@ def _validate_entry(entry: Any, position: int, source: Path) -> Item:
     missing = [k for k in REQUIRED_KEYS if k not in entry]
     if missing:
         raise ValueError(f"{where} ({entry.get('id', '?')}): missing keys {missing}")
+    item_id = _string(entry, "id", where)
+    where = f"{where} ({item_id})"
     checks = [("document", DOCUMENTS), ("kind", KINDS), ("type", TYPES), ("status", STATUSES)]
     for key, allowed in checks:
-        if entry[key] not in allowed:
-            raise ValueError(f"{where} ({entry['id']}): {key}={entry[key]!r}, expected one of {list(allowed)}")
-    if not str(entry["id"]).startswith(entry["document"] + "-"):
-        raise ValueError(f"{where}: id {entry['id']!r} must start with its document '{entry['document']}-'")
-    outputs = tuple(entry["outputs"] or ())
+        if not isinstance(entry[key], str) or entry[key] not in allowed:
+            raise ValueError(f"{where}: {key}={entry[key]!r}, expected one of {list(allowed)}")
+    if not item_id.startswith(entry["document"] + "-"):
+        raise ValueError(
+            f"{source} entry {position}: id {item_id!r} must start with its document '{entry['document']}-'"
+        )
+    outputs = _string_list(entry, "outputs", where)
     bad = [o for o in outputs if not o.endswith(OUTPUT_SUFFIXES)]
     if bad:
-        raise ValueError(f"{where} ({entry['id']}): outputs {bad} must end with one of {OUTPUT_SUFFIXES}")
+        raise ValueError(f"{where}: outputs {bad} must end with one of {OUTPUT_SUFFIXES}")
+    published = entry.get("published")
+    if published is not None and not isinstance(published, dict):
+        raise ValueError(
+            f"{where}: published must be a mapping (values:, rows:, text:), got {type(published).__name__}"
+        )
+    for key in ("label", "caption"):
+        if not isinstance(entry[key], (str, int, float)) or isinstance(entry[key], bool):
+            raise ValueError(f"{where}: {key} must be text, got {type(entry[key]).__name__}")
+    notes = entry.get("notes")
+    if notes is not None and not isinstance(notes, str):
+        raise ValueError(f"{where}: notes must be text, got {type(notes).__name__}")
     return Item(
-        id=entry["id"],
+        id=item_id,
         document=entry["document"],
         label=str(entry["label"]),
         type=entry["type"],
         kind=entry["kind"],
         caption=str(entry["caption"]),
-        same_as=tuple(entry["same_as"] or ()),
-        notebook=entry["notebook"],
+        same_as=_string_list(entry, "same_as", where),
+        notebook=_string(entry, "notebook", where, optional=True),
         outputs=outputs,
         status=entry["status"],
-        published=entry.get("published") or {},
-        notes=str(entry.get("notes") or ""),
+        published=published or {},
+        notes=str(notes or ""),
     )
 
 
 def load_registry(path: Path = REGISTRY_FILE) -> list[Item]:
     """Read and validate the registry: known documents/kinds/statuses, unique ids, symmetric ``same_as``."""
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"registry file {path} not found")
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not path.is_file():
+        raise FileNotFoundError(f"registry file {path} not found (or not a file)")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("items"), list):
         raise ValueError(f"{path}: expected a top-level 'items:' list")
     items = [_validate_entry(e, i, path) for i, e in enumerate(raw["items"])]
@@ -127,6 +170,8 @@ def load_registry(path: Path = REGISTRY_FILE) -> list[Item]:
 
 def published(item_id: str, path: Path = REGISTRY_FILE) -> dict:
     """The numbers a source prints for ``item_id`` (``{"values": ..., "rows": ..., "text": ...}``)."""
+    if not isinstance(item_id, str) or not item_id:
+        raise ValueError(f"item_id={item_id!r}: expected a registry id such as 'make2021-fig8'")
     for item in load_registry(path):
         if item.id == item_id:
             return item.published

@@ -92,11 +92,22 @@ def test_every_rule_family_can_agree_differ_or_be_inconclusive(claim, estimate, 
 
 
 def test_every_step_needs_every_step():
-    up, down, unsure = est(0.01, 0.02), est(-0.02, -0.01), est(-0.01, 0.01)
+    up = u.t_interval([0.010, 0.012, 0.011, 0.013], [u.STUDENT_SEED])
+    down = u.t_interval([-0.020, -0.021, -0.019, -0.022], [u.STUDENT_SEED])
+    unsure = u.t_interval([-0.01, 0.01, 0.0, 0.005], [u.STUDENT_SEED])
     assert c.judge(STEP, [up, up]).verdict == "agrees"
     assert c.judge(STEP, [up, down, unsure]).verdict == "differs"
     v = c.judge(STEP, [up, unsure])
     assert v.verdict == "inconclusive" and "per step: agrees, inconclusive" in v.reason
+
+
+def test_an_interval_built_without_its_data_cannot_decide_a_family():
+    """A step whose interval was typed in (no replicate data) cannot be re-read at the family's stricter level, so
+    it never makes a family of several steps differ; alone it is judged as before."""
+    up, down = est(0.01, 0.02), est(-0.02, -0.01)
+    assert c.judge(STEP, [down]).verdict == "differs"
+    v = c.judge(STEP, [up, down])
+    assert v.verdict == "inconclusive" and "per step: agrees, inconclusive (alone: differs)" in v.reason
 
 
 def test_an_unreplicated_number_is_never_decided():
@@ -202,3 +213,46 @@ def test_one_run_claim_reads_where_one_run_falls_and_comes_out_each_way():
         c.judge(one_run("286"), u.t_interval(draws, [u.RELEASE_NOISE]))
     with pytest.raises(ValueError, match="at least 2"):
         u.one_run_range([1.0], [u.RELEASE_NOISE])
+
+
+LOWER_THAN = c.Claim(
+    "ours lower than control", "Visca 2021, Fig 4.3", "gap ours − control", "direction", side="below", strict=True
+)
+AT_MOST = c.Claim("ours at most control", "s", "gap ours − control", "direction", side="below", strict=False)
+UNSTATED = c.Claim("ours below control", "s", "gap ours − control", "direction", side="below")
+ABOVE = c.Claim("above", "s", "q", "direction", boundary=0.5, printed="0.5", strict=True)
+AT_LEAST = c.Claim("at least", "s", "q", "direction", boundary=0.5, printed="0.5", strict=False)
+
+
+@pytest.mark.parametrize(
+    "claim, estimate, verdict",
+    [
+        (LOWER_THAN, u.exact(0.0), "differs"),  # a gap of 0 [0, 0]: "lower than" is false
+        (LOWER_THAN, u.t_interval([0.0, 0.0, 0.0], [u.STUDENT_SEED]), "differs"),  # every replicate tied
+        (AT_MOST, u.exact(0.0), "agrees"),  # "at most": a tie holds
+        (AT_MOST, u.t_interval([0.0, 0.0, 0.0], [u.STUDENT_SEED]), "agrees"),
+        (UNSTATED, u.exact(0.0), "inconclusive"),  # strictness not stated: a tie decides nothing
+        (LOWER_THAN, u.exact(-0.01), "agrees"),
+        (AT_MOST, u.exact(0.01), "differs"),
+        (ABOVE, u.exact(0.45), "differs"),  # at the printed boundary's lower end: "above 0.5" cannot hold
+        (ABOVE, u.exact(0.55), "inconclusive"),  # the printed 0.5 may stand for up to 0.55
+        (AT_LEAST, u.exact(0.55), "agrees"),
+        (AT_LEAST, u.exact(0.45), "inconclusive"),
+    ],
+)
+def test_a_tie_is_decided_by_the_strictness_of_the_claim(claim, estimate, verdict):
+    assert c.judge(claim, estimate).verdict == verdict
+
+
+def test_a_tie_at_every_step_of_a_strict_claim_differs_under_the_family_rule():
+    ties = {f"ε = {e}": u.t_interval([0.0, 0.0, 0.0], [u.STUDENT_SEED]) for e in (1, 10, 100)}
+    assert c.judge(LOWER_THAN, ties).verdict == "differs"
+    assert c.judge(AT_MOST, ties).verdict == "agrees"
+    assert "a tie at the boundary differs (strict)" in c.judge(LOWER_THAN, ties).rule
+
+
+def test_strictness_applies_to_a_boundary_with_a_side_only():
+    with pytest.raises(ValueError, match="strict applies to"):
+        c.Claim("x", "s", "q", "level", boundary=0.2, strict=True)
+    with pytest.raises(ValueError, match="strict"):
+        c.Claim("x", "s", "q", "direction", strict="yes")

@@ -191,7 +191,7 @@ def test_clustered_paired_difference_judged_both_ways():
     assert u.paired_difference(base + [0.2, 0.21, -0.1, -0.09, 0.05, 0.06], base, []).half_width < mixed.half_width
     with pytest.raises(ValueError, match="same units"):
         u.clustered_paired_difference([1, 2], [1, 2, 3], [0, 1], [], [])
-    with pytest.raises(ValueError, match="one cluster label per value"):
+    with pytest.raises(ValueError, match="clusters: expected one label per value"):
         u.clustered_interval([1.0, 2.0, 3.0], [0, 1], [], [])
 
 

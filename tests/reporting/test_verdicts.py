@@ -14,7 +14,8 @@ def test_within_tolerance_agrees_and_differs():
 def test_within_range_and_record_keys():
     v = verdicts.within_range(7, 8, 9.5, quantity="accuracy drop")
     assert v.verdict == "differs"
-    assert set(v.as_record()) == {"verdict", "verdict_rule", "verdict_reason"}
+    assert set(v.as_record()) == {"verdict", "verdict_rule", "verdict_reason", "verdict_evidence"}
+    assert v.as_record()["verdict_evidence"] == []  # a tolerance rule reads no interval
     assert verdicts.within_range(7, 8, 8.2, slack=0.5).verdict == "agrees"
 
 
