@@ -38,6 +38,9 @@ def test_replicates_have_their_own_split_partitions_and_seeds(ds):
     assert as_data.replicate_seeds([], 4) == (4,) and as_data.replicate_seeds(None, 0) == (0,)
     assert pipeline.replicated_seeds(SEEDS, 10, [50]) == SEEDS[:1]
     assert pipeline.replicated_seeds(SEEDS, 50, [50]) == SEEDS == pipeline.replicated_seeds(SEEDS, 1, None)
+    per_subset = {"big": [1, 50], "small": [1]}
+    assert pipeline.replicated_seeds(SEEDS, 50, per_subset, "big") == SEEDS
+    assert pipeline.replicated_seeds(SEEDS, 50, per_subset, "small") == SEEDS[:1]
 
 
 def test_one_stack_trains_every_replicate_and_caches_each(ds, tmp_path):

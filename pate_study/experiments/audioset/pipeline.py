@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+from collections.abc import Mapping
 from typing import Any, Sequence
 
 import numpy as np
@@ -390,11 +391,17 @@ def replicate_stack(
     return ReplicateStack(tuple(members), tuple(int(s) for s in seeds))
 
 
-def replicated_seeds(seeds: Sequence[int], n_teachers: int, replicate_counts: Sequence[int] | None) -> tuple[int, ...]:
-    """The seeds a teacher count is trained with: every seed of ``seeds`` when ``n_teachers`` is one of
-    ``replicate_counts`` (None: every count), else the first seed only (one ensemble, its seed named as not
-    replicated)."""
-    if replicate_counts is None or int(n_teachers) in {int(c) for c in replicate_counts}:
+def replicated_seeds(
+    seeds: Sequence[int],
+    n_teachers: int,
+    replicate_counts: Sequence[int] | Mapping[str, Sequence[int]] | None,
+    subset: str = "",
+) -> tuple[int, ...]:
+    """The seeds a teacher count of ``subset`` is trained with: every seed of ``seeds`` when ``n_teachers`` is one of
+    ``replicate_counts`` (a list for every subset, or ``{subset: counts}``; None: every count), else the first seed
+    only (one ensemble, its seed named as not replicated)."""
+    counts = replicate_counts.get(subset, ()) if isinstance(replicate_counts, Mapping) else replicate_counts
+    if counts is None or int(n_teachers) in {int(c) for c in counts}:
         return tuple(seeds)
     return tuple(seeds[:1])
 
@@ -409,7 +416,7 @@ def teacher_ensembles(
     curve_clips: int = 2000,
     seed: int = 0,
     replicates: Sequence[int] | None = None,
-    replicate_counts: Sequence[int] | None = None,
+    replicate_counts: Sequence[int] | Mapping[str, Sequence[int]] | None = None,
     device: str | None = None,
     backend: str = "local",
     teachers_per_task: int | None = None,
@@ -427,7 +434,7 @@ def teacher_ensembles(
                 ds,
                 subset,
                 t,
-                replicated_seeds(seeds, t, replicate_counts),
+                replicated_seeds(seeds, t, replicate_counts, subset),
                 student_fraction=student_fraction,
                 val_fraction=val_fraction,
             )
@@ -527,7 +534,7 @@ def ensemble_votes(
     curve_clips: int = 2000,
     seed: int = 0,
     replicates: Sequence[int] | None = None,
-    replicate_counts: Sequence[int] | None = None,
+    replicate_counts: Sequence[int] | Mapping[str, Sequence[int]] | None = None,
     device: str | None = None,
     backend: str = "local",
     teachers_per_task: int | None = None,
@@ -558,7 +565,7 @@ def ensemble_votes(
             ds,
             subset,
             t,
-            replicated_seeds(seeds, t, replicate_counts),
+            replicated_seeds(seeds, t, replicate_counts, subset),
             student_fraction=student_fraction,
             val_fraction=val_fraction,
         )

@@ -179,15 +179,15 @@ def teachers_section(
     )
     study.spec, study.runs, study.inputs = spec, runs, inputs
     study.replicate_seeds = as_data.replicate_seeds(rep.get("seeds"), study.seed)
-    counts = {k: len(v) for k, v in runs.items()}
-    replicated = sorted({t for (_, t), g in counts.items() if g > 1})
+    replicated = {s: [t for (s2, t), v in runs.items() if s2 == s and len(v) > 1] for s in as_data.SUBSETS}
+    which = "; ".join(f"{s} {v}" for s, v in replicated.items() if v)
     study.teacher_stamp = (
         f"{study.scale}: {study.stamps['big']} / {study.stamps['small']}; "
         + teachers.spec_stamp(spec)
         + (
-            f"; {len(study.replicate_seeds)} replicate ensembles (seeds {list(study.replicate_seeds)}) of "
-            f"{replicated} teachers, one of the others"
-            if replicated
+            f"; {len(study.replicate_seeds)} replicate ensembles (seeds {list(study.replicate_seeds)}) of {which} "
+            "teachers, one (the first seed) of the other counts"
+            if which
             else f"; one ensemble per count (seed {study.replicate_seeds[0]})"
         )
     )
