@@ -195,12 +195,22 @@ def ensemble_claims(
 # ----------------------------------------------------------------------------- notebook 05: one record per item
 def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]:
     """Notebook 05's data stamp (what every output says it was computed from) and its recorded set-up: split sizes,
-    mean selected step and the share of teachers whose best checkpoint was their last step (still improving)."""
+    the replicate ensembles' seeds per teacher count, mean selected step and the share of teachers whose best
+    checkpoint was their last step (still improving)."""
+    seeds = info.get("replicate_seeds", {})
+    replicated = [t for t in teacher_counts if len(seeds.get(t, ())) > 1]
+    replicas = (
+        f"{len(seeds[replicated[0]])} replicate ensembles (seeds {list(seeds[replicated[0]])}) of {replicated} "
+        "teachers, one of the others"
+        if replicated
+        else "one ensemble per teacher count"
+    )
     data = (
         f"{scale_prefix(info)}{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,} bal_train "
         f"clips, validation "
         f"{info['validation']:,}; up to {spec.steps} steps (early stop: {spec.patience} evaluations), {spec.sampler} "
-        f"sampler, mixup {spec.mixup_alpha}); query pool {info['query_pool']:,}, test {info['test']:,} eval clips"
+        f"sampler, mixup {spec.mixup_alpha}; {replicas}); query pool {info['query_pool']:,}, test {info['test']:,} "
+        "eval clips"
     )
     record = dict(
         data=data,
@@ -211,6 +221,7 @@ def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]
         query_pool=info["query_pool"],
         test=info["test"],
         teacher_counts=list(teacher_counts),
+        replicate_seeds={t: list(seeds.get(t, ())) for t in teacher_counts},
         mean_best_step={t: float(np.mean(info["best_step"][t])) for t in teacher_counts},
         share_best_at_last_step={t: float(np.mean(info["best_step"][t] == info["steps"][t])) for t in teacher_counts},
     )
