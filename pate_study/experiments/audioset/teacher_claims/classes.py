@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
-from pate_study.learning.metrics import average_precision_per_class, roc_auc_per_class
+from pate_study.learning.metrics import resampled_average_precision, roc_auc_per_class
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
 from pate_study.reporting.registry import published
@@ -134,16 +134,11 @@ def class_ap_estimates(
             unc.unreplicated(float(np.mean(worst)), [unc.TEST_SET, unc.TEACHER_SEED]),
             unc.unreplicated(float(np.mean(drop)), [unc.TEST_SET, unc.TEACHER_SEED]),
         )
-    rows = unc.bootstrap_rows(sizes.pop(), n_boot, seed)
+    weights = unc.bootstrap_weights(unc.bootstrap_rows(sizes.pop(), n_boot, seed))
     probs = {k: np.asarray(test[k][1]) for k in ("baseline", "big 10")}
     probs = {k: (p[None] if p.ndim == 2 else p)[:g] for k, p in probs.items()}
-    ap = {  # [n_boot, G, C]
-        k: np.stack(
-            [
-                average_precision_per_class(np.broadcast_to(test[k][0][r], probs[k][:, r].shape), probs[k][:, r])
-                for r in rows
-            ]
-        )
+    ap = {  # [n_boot, G, C]: every replicate on the same resamples (one product per class)
+        k: np.stack([resampled_average_precision(test[k][0], p, weights) for p in probs[k]], axis=1)
         for k in ("baseline", "big 10")
     }
     with np.errstate(invalid="ignore"):

@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pate_study.learning.metrics import average_precision_per_class, roc_auc_per_class
+from pate_study.learning.metrics import average_precision_per_class, resampled_average_precision, roc_auc_per_class
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, judge
 from pate_study.reporting.registry import published
@@ -221,18 +222,10 @@ def teacher_map_draws(labels: np.ndarray, probs: np.ndarray, *, n_boot: int = 10
             f"got {probs.shape}"
         )
     full = np.nanmean(average_precision_per_class(np.broadcast_to(labels, probs.shape), probs), axis=-1)
-    rows = unc.bootstrap_rows(labels.shape[0], n_boot, seed)
-    draws = np.concatenate(
-        [  # a few resamples x every teacher in one stacked call
-            np.nanmean(
-                average_precision_per_class(
-                    np.broadcast_to(labels[chunk][:, None], (len(chunk), *probs.shape)), probs[:, chunk].swapaxes(0, 1)
-                ),
-                axis=-1,
-            )
-            for chunk in np.array_split(rows, max(1, n_boot // 4))
-        ]
-    )
+    weights = unc.bootstrap_weights(unc.bootstrap_rows(labels.shape[0], n_boot, seed))
+    with warnings.catch_warnings():  # a class without a positive in a resample is NaN, left out of its mAP
+        warnings.simplefilter("ignore", RuntimeWarning)
+        draws = np.stack([np.nanmean(resampled_average_precision(labels, p, weights), axis=1) for p in probs], axis=1)
     return full, draws
 
 
