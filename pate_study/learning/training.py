@@ -620,7 +620,27 @@ def _evaluate(
 # --------------------------------------------------------------------------------------------
 # the loop
 # --------------------------------------------------------------------------------------------
-def _check_rows(train_rows: np.ndarray, val_rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+def ragged_rows(train_rows: Any) -> list[np.ndarray] | None:
+    """``train_rows`` as one int64 array per teacher when they are given as a list of 1-d arrays of different sizes
+    (ragged: the step schedule only; each teacher's sampler reads its own rows), else None (a rectangular
+    ``[N, m]`` array, the usual case)."""
+    if isinstance(train_rows, np.ndarray) or not isinstance(train_rows, (list, tuple)):
+        return None
+    rows = [np.asarray(r, dtype=np.int64) for r in train_rows]
+    if not rows or any(r.ndim != 1 or r.size < 1 for r in rows):
+        raise ValueError("train_rows: expected one non-empty 1-d int array of row ids per teacher")
+    return rows if len({r.size for r in rows}) > 1 else None
+
+
+def _check_rows(train_rows: Any, val_rows: np.ndarray, n_rows: int) -> tuple[Any, np.ndarray]:
+    ragged = ragged_rows(train_rows)
+    if ragged is not None:
+        n = len(ragged)
+        flat = np.concatenate(ragged)
+        if flat.min() < 0 or flat.max() >= n_rows:
+            raise ValueError(f"train_rows: row ids must lie in [0, {n_rows}) (the rows of X)")
+        _, val_rows = _check_rows(np.zeros((n, 1), np.int64), val_rows, n_rows)
+        return ragged, val_rows
     train_rows = np.asarray(train_rows, dtype=np.int64)
     if train_rows.ndim != 2 or train_rows.shape[0] < 1 or train_rows.shape[1] < 1:
         raise ValueError(f"train_rows: expected int [n_teachers, size >= 1], got shape {train_rows.shape}")
@@ -638,10 +658,11 @@ def _check_rows(train_rows: np.ndarray, val_rows: np.ndarray, n_rows: int) -> tu
     return train_rows, val_rows
 
 
-def _check_labels_present(y: np.ndarray, train_rows: np.ndarray, task: str, allow_empty: bool) -> None:
+def _check_labels_present(y: np.ndarray, train_rows: Any, task: str, allow_empty: bool) -> None:
     if task != "multilabel" or allow_empty:
         return
-    present = (np.asarray(y)[np.unique(train_rows)] > 0).any(0)
+    flat = np.concatenate(list(train_rows)) if isinstance(train_rows, list) else train_rows
+    present = (np.asarray(y)[np.unique(flat)] > 0).any(0)
     if not present.all():
         empty = np.flatnonzero(~present)
         raise ValueError(
@@ -651,14 +672,14 @@ def _check_labels_present(y: np.ndarray, train_rows: np.ndarray, task: str, allo
         )
 
 
-def _streams(config: TrainConfig, y: np.ndarray, train_rows: np.ndarray, seeds: np.ndarray) -> list[Any]:
+def _streams(config: TrainConfig, y: np.ndarray, train_rows: Any, seeds: np.ndarray) -> list[Any]:
     if config.sampler == "random":
         return [
             PermutationStream(train_rows[i], torch.Generator().manual_seed(int(seeds[i, 1])))
-            for i in range(train_rows.shape[0])
+            for i in range(len(train_rows))
         ]
     streams = []
-    for i in range(train_rows.shape[0]):
+    for i in range(len(train_rows)):
         rng = np.random.default_rng([int(s) for s in seeds[i]] + [0])
         streams.append(
             LabelBalancedStream(
@@ -681,7 +702,7 @@ class LoopInputs:
     n_outputs: int
     target: torch.Tensor  # training targets of every row (soft one-hot under mixup)
     eval_target: torch.Tensor  # evaluation targets (hard labels)
-    train_idx: torch.Tensor  # [N, m] each teacher's training rows
+    train_idx: torch.Tensor  # [N, m] each teacher's training rows (ragged rows: [N, 0], see train_sizes)
     val_idx: torch.Tensor  # [N, m_val] its validation rows
     val_truth: np.ndarray | None  # [N, m_val, k] their 0/1 labels (None: no validation rows)
     test_set: tuple | None  # (source, rows, targets, truth) of the shared test set
@@ -689,6 +710,7 @@ class LoopInputs:
     mix_rngs: list[np.random.Generator] | None
     on_evaluate: Callable[[EvaluationEvent], Any] | None
     loss_fn: Callable[..., torch.Tensor]  # step_loss, or its torch.compile-d version (TrainConfig.compile_step)
+    train_sizes: np.ndarray  # [N] each teacher's number of training rows
 
     @property
     def n_train(self) -> int:
@@ -776,7 +798,12 @@ def _prepare(
     source = model.source(X, "X")
     n_rows = source.n_rows
     train_rows, val_rows = _check_rows(train_rows, val_rows, n_rows)
-    n = train_rows.shape[0]
+    ragged = isinstance(train_rows, list)
+    if ragged and not config.step_schedule:
+        raise ValueError(
+            "train_rows: teachers with training sets of different sizes need the step schedule (max_steps)"
+        )
+    n = len(train_rows)
     seeds = np.asarray(seeds)
     if seeds.shape != (n, 3):
         raise ValueError(f"seeds: expected [{n}, 3] (teacher_seeds(seed, {n})), got shape {seeds.shape}")
@@ -802,7 +829,7 @@ def _prepare(
         k,
         target,
         eval_target,
-        torch.as_tensor(train_rows, device=device),
+        torch.zeros((n, 0), dtype=torch.int64, device=device) if ragged else torch.as_tensor(train_rows, device=device),
         torch.as_tensor(val_rows, device=device),
         _label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None,
         test_set,
@@ -810,6 +837,7 @@ def _prepare(
         [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None,
         on_evaluate,
         compiled_step_loss(model, device) if config.compile_step else step_loss,
+        np.array([len(r) for r in train_rows], dtype=np.int64),
     )
     params = [p.detach().clone().requires_grad_() for p in model.params()]
     buffers = [b.detach().clone() for b in model.buffers()]
@@ -1082,7 +1110,7 @@ def run_steps(run: LoopInputs, state: LoopState, *, progress: bool, desc: str) -
                 keep = torch.isin(before, state.active).to(run.device)
                 rows, lam = rows[keep], None if lam is None else lam[keep]
     bar.close()
-    state.epochs[:] = state.steps * config.batch_size // run.n_train
+    state.epochs[:] = state.steps * config.batch_size // run.train_sizes
 
 
 def _result(run: LoopInputs, state: LoopState, selection: str) -> TrainResult:
@@ -1137,7 +1165,8 @@ def train_stacked(
     :class:`pate_study.learning.stacked.StackedModule`) on their own rows; see the module docstring.
 
     ``X``: inputs ``[n, ...]`` (numpy, torch, or scipy.sparse for the MLP); ``y``: labels for
-    ``config.task``; ``train_rows``: int ``[N, m]`` row ids of each teacher's training data;
+    ``config.task``; ``train_rows``: int ``[N, m]`` row ids of each teacher's training data (or, on the step
+    schedule, a list of ``N`` 1-d arrays of different sizes: each teacher's sampler draws from its own rows);
     ``val_rows``: int ``[N, m_val]`` (or None) its validation rows; ``seeds``: ``[N, 3]``
     (:func:`teacher_seeds`); ``test``: optional shared ``(X_test, y_test)`` evaluated by every teacher;
     ``class_weights``: initial positive-class weights (Eq. 4.9) ``[k]`` or ``[N, k]`` (None: plain BCE);

@@ -25,6 +25,7 @@ SAME = {
     "seed": "seed",
     "data": "data",
     "teacher_counts": "teacher_counts",
+    "teacher_replicates": ("replicates", "teachers"),
 }
 
 
@@ -32,5 +33,9 @@ SAME = {
 def test_05_asks_for_04s_teachers(profile):
     nb04 = yaml.safe_load((CONFIGS / "04_audioset_teachers" / f"{profile}.yaml").read_text())
     nb05 = yaml.safe_load((CONFIGS / "05_audioset_multilabel" / f"{profile}.yaml").read_text())
-    different = {k: (nb05.get(k), nb04.get(v)) for k, v in SAME.items() if nb05.get(k) != nb04.get(v)}
+
+    def of04(key):  # a flat key, or (group, key) of a grouped parameter
+        return nb04.get(key) if isinstance(key, str) else (nb04.get(key[0]) or {}).get(key[1])
+
+    different = {k: (nb05.get(k), of04(v)) for k, v in SAME.items() if nb05.get(k) != of04(v)}
     assert not different, f"05's {profile} profile would train other teachers than 04's: {different}"

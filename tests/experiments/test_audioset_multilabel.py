@@ -158,21 +158,27 @@ def _rare_votes(rare_voters: int, n_teachers=10, n=600, classes=13, seed=0):
     return _cv(probs, y)
 
 
-def _fig_a_6(cv, n_boot=60):
-    pc = tables.prediction_counts(cv)
-    draws = tables.rare_prediction_draws(cv, n_boot=n_boot, seed=1)
+def _fig_a_6(cv, n_boot=60, replicates=3):
+    """Fig A.6's record over ``replicates`` replicate ensembles (the votes scaled by 0.95, 1.0, 1.05: the same
+    structure, other values) on the same pool."""
+    reps = [_cv(cv.pool_probabilities * f, cv.pool_labels) for f in (1.0, 0.95, 1.05)[:replicates]]
+    pc = tables.prediction_counts(reps[0])
+    draws = tables.replicated_rare_draws(reps, n_boot=n_boot, seed=1)
     rec = appendix.prediction_counts_record(pc, "real", dict(teacher_pool=6214, n_labels=13), draws)
     return rec, draws
 
 
 def test_fig_a_6_agrees_when_only_the_adaptive_threshold_predicts_the_rare_classes():
     """One teacher in ten votes for a rare class: below every fixed th_e (0.2-0.6), above the adaptive one (the
-    query's median vote is 0): no prediction at a fixed th_e in any resample, some with the adaptive one in all."""
+    query's median vote is 0): no prediction at a fixed th_e in any resample of any replicate ensemble, some with
+    the adaptive one in all. One ensemble alone leaves the teachers unreplicated: undecided."""
     rec, draws = _fig_a_6(_rare_votes(1))
     assert rec["verdict"] == "agrees", rec["verdict_reason"]
     assert rec["rare_predictions_fixed"] == 0 and rec["rare_predictions_adaptive"] > 0
     assert rec["rare_predictions_interval"]["0.2"] == [0.0, 0.0] and rec["rare_predictions_interval"]["adaptive"][0] > 0
-    assert len(draws["adaptive"]["draws"]) == 60
+    assert draws["adaptive"]["draws"].shape == (60, 3)
+    one = _fig_a_6(_rare_votes(1), replicates=1)[0]
+    assert one["verdict"] == "inconclusive" and "teacher training seed and partition" in one["verdict_reason"]
 
 
 def test_fig_a_6_differs_when_a_fixed_threshold_predicts_them_or_the_adaptive_one_does_not():
@@ -251,10 +257,18 @@ def _t51(rows):
     return pd.DataFrame(rows, columns=["n_teachers", "map_raw", "ensemble_f1", "teacher_avg_f1"])
 
 
-def _narrow_draws(values: dict, sd: float = 0.002, n: int = 200) -> dict:
-    """Bootstrap draws around each difference (a stand-in for :func:`.tables.score_tolerance`'s)."""
+def _narrow_draws(values: dict, sd: float = 0.002, n: int = 200, replicates: int = 3) -> dict:
+    """Per replicate ensemble, each difference and its bootstrap draws around it (a stand-in for
+    :func:`.tables.replicated_tolerance`'s; ``replicates=1``: one ensemble, :func:`.tables.score_tolerance`'s draws
+    alone)."""
     rng = np.random.default_rng(0)
-    return {"draws": {k: v + sd * rng.standard_normal(n) for k, v in values.items()}}
+    if replicates == 1:
+        return {"draws": {k: v + sd * rng.standard_normal(n) for k, v in values.items()}}
+    reps = {k: v + sd * rng.standard_normal(replicates) for k, v in values.items()}
+    return {
+        "draws": {k: reps[k][None] + sd * rng.standard_normal((n, replicates)) for k in values},
+        "values": reps,
+    }
 
 
 def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_synthetic_is_not_comparable():
@@ -272,17 +286,16 @@ def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_syntheti
             "f1_conf06": [0.25, 0.20, np.nan],
         }
     )
-    tol = _narrow_draws(
-        {
-            **{f"mAP 1 - {t}": 0.30 - m for t, m in ((10, 0.22), (20, 0.20), (50, 0.21))},
-            **{f"best F1 1 - {t}": 0.25 - f for t, f in ((10, 0.20), (20, 0.18), (50, 0.17))},
-            "mAP 10 - 20": 0.02,
-            "mAP 20 - 50": -0.01,
-            **{f"best F1 - average teacher F1 {t}": d for t, d in ((10, 0.05), (20, 0.06), (50, -0.01))},
-            "F1 with check / without 10": 1.25,
-            "F1 with check / without 20": 1.11,
-        }
-    )
+    values = {
+        **{f"mAP 1 - {t}": 0.30 - m for t, m in ((10, 0.22), (20, 0.20), (50, 0.21))},
+        **{f"best F1 1 - {t}": 0.25 - f for t, f in ((10, 0.20), (20, 0.18), (50, 0.17))},
+        "mAP 10 - 20": 0.02,
+        "mAP 20 - 50": -0.01,
+        **{f"best F1 - average teacher F1 {t}": d for t, d in ((10, 0.05), (20, 0.06), (50, -0.01))},
+        "F1 with check / without 10": 1.25,
+        "F1 with check / without 20": 1.11,
+    }
+    tol = _narrow_draws(values)
     c = release_tables.ensemble_claims(t51, t52, t53, tolerance=tol).set_index("claim")
     v = c["verdict"]
     assert v.filter(like="no ensemble beats").item() == "agrees"
@@ -290,10 +303,14 @@ def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_syntheti
     assert v.filter(like="beats its average").item() == "differs"  # 50 teachers: 0.17 < 0.18
     assert v.filter(like="confidence check").item() == "agrees"  # NaN (nothing answered) is left out
     assert "bootstrap resamples of query-pool examples" in c["verdict_estimate"].iloc[0]
+    assert "3 replicates of teacher training seed and partition" in c["verdict_estimate"].iloc[0]
+    # one ensemble per count: the pool resampled, the teachers not: every directional claim undecided
+    one = release_tables.ensemble_claims(t51, t52, t53, tolerance=_narrow_draws(values, replicates=1))
+    assert set(one["verdict"]) == {"inconclusive"} and "teacher training seed" in one["verdict_reason"].iloc[0]
     # the same numbers without the draws: nothing resampled, every directional claim inconclusive
     assert set(release_tables.ensemble_claims(t51, t52, t53)["verdict"]) == {"inconclusive"}
     # a spread wider than every difference: inconclusive, never agrees or differs
-    wide = _narrow_draws({k: float(np.mean(x)) for k, x in tol["draws"].items()}, sd=1.0)
+    wide = _narrow_draws(values, sd=1.0)
     assert set(release_tables.ensemble_claims(t51, t52, t53, tolerance=wide)["verdict"]) == {"inconclusive"}
     t53_none = t53.assign(f1_conf06=np.nan)
     assert release_tables.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
@@ -348,15 +365,23 @@ def test_q_average_is_the_thesis_own_inconsistency_not_a_difference_of_ours():
     assert release_students.q_average_verdict(ours, sigma_e=0.01)[0].verdict == "agrees"
 
 
-def test_student_claim_reads_the_seed_interval_of_the_best_student():
-    def row(m, sd=0.002, n=3):
-        return {"map": m, "map_sd": sd, "n_seeds": n}
+def test_student_claim_reads_the_units_of_the_best_student_paired_with_the_single_models():
+    """The best student's replicate units (teacher ensemble, release draw, student seed) paired with the single
+    model of the same replicate seed: decided either way; a seed summary alone, or one single model, leaves the
+    teachers unreplicated: undecided."""
 
-    assert release_students.student_claim(row(0.04), 0.28).verdict == "agrees"
-    assert release_students.student_claim(row(0.30), 0.28).verdict == "differs"
-    assert release_students.student_claim(row(0.27, sd=0.02), 0.28).verdict == "inconclusive"  # inside the seeds
-    assert release_students.student_claim(row(0.04, n=1), 0.28).verdict == "inconclusive"  # one seed: no interval
-    assert release_students.student_claim(row(0.04), 0.28, kind="synthetic").verdict == "not comparable"
+    def row(m, sd=0.002, n=3):
+        units = [m - sd, m, m + sd][:n]
+        return {"map": m, "map_sd": sd, "n_seeds": n, "map_units": units, "map_clusters": list(range(n))}
+
+    single = {"map": 0.28, "map_units": [0.279, 0.28, 0.281], "map_clusters": [0, 1, 2]}
+    assert release_students.student_claim(row(0.04), single).verdict == "agrees"
+    assert release_students.student_claim(row(0.30), single).verdict == "differs"
+    assert release_students.student_claim(row(0.27, sd=0.02), single).verdict == "inconclusive"  # inside the units
+    assert release_students.student_claim(row(0.04), 0.28).verdict == "inconclusive"  # one single model
+    summary = {"map": 0.04, "map_sd": 0.002, "n_seeds": 3}
+    assert release_students.student_claim(summary, single).verdict == "inconclusive"  # seeds only
+    assert release_students.student_claim(row(0.04), single, kind="synthetic").verdict == "not comparable"
 
 
 def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():

@@ -88,14 +88,17 @@ def test_sweeps_are_seeded_and_one_draw_without_resamples_is_the_old_single_rele
     )
 
 
-def _f1_frames(plain_f1, conf_f1, n_boot=30, spread=0.002, seed=0):
-    """A plain sweep (th_e 0.4) and two confident sweeps with the given per-draw present-class F1."""
+def _f1_frames(plain_f1, conf_f1, n_boot=30, spread=0.002, seed=0, ensembles=1):
+    """A plain sweep (th_e 0.4) and two confident sweeps with the given per-draw present-class F1, the draws nested
+    in ``ensembles`` replicate teacher ensembles (``draw_replicate``, as :func:`release.replicate_sweeps` gives)."""
     rng = np.random.default_rng(seed)
 
     def row(values, **extra):
         values = np.asarray(values, float)
         boot = values[None] + rng.normal(0, spread, (n_boot, len(values)))
+        nested = {"draw_replicate": np.arange(len(values)) % ensembles} if ensembles > 1 else {}
         return {
+            **nested,
             "sigma_e": 0.3,
             "f1": values.mean(),
             "f1_present": values.mean(),
@@ -118,19 +121,30 @@ def _raises(frames):
     return claims.iloc[0]
 
 
-def test_check_raises_f1_agrees_when_every_draw_is_clearly_higher():
-    r = _raises(_f1_frames([0.20, 0.21, 0.19, 0.20, 0.205], [0.40, 0.41, 0.39, 0.40, 0.395]))
+def test_check_doubles_f1_agrees_when_every_ensemble_and_draw_about_doubles_it():
+    """Fig 5.14's "F1 about doubles" at its printed precision (2 ± 0.5), over three replicate ensembles' draws."""
+    r = _raises(_f1_frames([0.20, 0.21, 0.19, 0.20, 0.205, 0.2], [0.40, 0.41, 0.39, 0.40, 0.395, 0.4], ensembles=3))
     assert r["verdict"] == "agrees", r.to_dict()
+    assert "teacher training seed and partition" in r["verdict_estimate"]
 
 
-def test_check_raises_f1_differs_when_every_draw_is_clearly_lower():
-    r = _raises(_f1_frames([0.40, 0.41, 0.39, 0.40, 0.395], [0.20, 0.21, 0.19, 0.20, 0.205]))
+def test_check_doubles_f1_differs_when_the_ratio_is_clearly_not_two():
+    """A gain of 10 % "raises" F1 (the old rule, > 1, agreed) but does not double it: differs; so does a fall."""
+    r = _raises(_f1_frames([0.20, 0.21, 0.19, 0.20, 0.205, 0.2], [0.22, 0.231, 0.209, 0.22, 0.2255, 0.22], ensembles=3))
+    assert r["verdict"] == "differs"
+    r = _raises(_f1_frames([0.40, 0.41, 0.39, 0.40, 0.395, 0.4], [0.20, 0.21, 0.19, 0.20, 0.205, 0.2], ensembles=3))
     assert r["verdict"] == "differs"
     assert "release-noise draw" in r["verdict_estimate"] and "bootstrap" in r["verdict_estimate"]
 
 
-def test_check_raises_f1_is_inconclusive_inside_the_noise():
-    r = _raises(_f1_frames([0.20, 0.30, 0.10, 0.25, 0.15], [0.21, 0.11, 0.31, 0.16, 0.24]))
+def test_check_doubles_f1_needs_the_teachers_replicated():
+    """One ensemble's draws measure the release noise, not the teachers the claim is about: undecided."""
+    r = _raises(_f1_frames([0.20, 0.21, 0.19, 0.20, 0.205], [0.40, 0.41, 0.39, 0.40, 0.395]))
+    assert r["verdict"] == "inconclusive" and "teacher training seed and partition" in r["verdict_reason"]
+
+
+def test_check_doubles_f1_is_inconclusive_inside_the_noise():
+    r = _raises(_f1_frames([0.20, 0.30, 0.10, 0.25, 0.15, 0.2], [0.41, 0.21, 0.61, 0.31, 0.49, 0.4], ensembles=3))
     assert r["verdict"] == "inconclusive"
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 import pate_study.experiments.audioset as package
 from pate_study.experiments.audioset import shards, teachers
+from pate_study.learning.partitions import Partitions
 
 ROOT = Path(package.__file__).parent
 MODULES = sorted(p.stem for p in ROOT.glob("*.py") if p.stem != "__init__")
@@ -115,7 +116,7 @@ def test_a_shard_and_its_result_pickle_and_give_the_local_run():
     local = teachers.train_teachers(
         X,
         Y,
-        teachers.Partitions(np.arange(40).reshape(2, 20)),
+        Partitions(np.arange(40).reshape(2, 20)),
         np.arange(50, 60),
         X[:20],
         Y[:20],

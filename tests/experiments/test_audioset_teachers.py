@@ -404,29 +404,22 @@ def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
     assert arms[f"lr {SPEC.lr:g}, thesis length"]["lr"] == SPEC.lr
 
 
-def test_ablation_arms_train_seed_replicates_of_the_same_partitions(tiny):
-    X, Y, Xt, Yt, split = tiny
-    inputs = as_data.EnsembleInputs(
-        X=X,
-        Y=Y,
-        partitions=as_data.teacher_partitions(split, 3, seed=0),
-        val=split.val,
-        X_test=Xt,
-        Y_test=Yt,
-        seed=0,
-        name="big 3",
-        teacher_pool=split.teacher,
-    )
+def test_ablation_arms_replicate_the_partitions_and_the_training_seeds():
+    """Replicate r of every arm is the first teachers of replicate ensemble r (its own pool split, partitions and
+    training seeds), the same in every arm: arms compare replicate by replicate, over partition AND seed."""
+    ds = audioset.load("synthetic", subset="big", seed=0, n_synthetic=(400, 160))
+    stack = pipeline.replicate_stack(ds, "big", 3, (4, 5, 6))
     arms = {"recipe": {}, "no mixup": {"mixup_alpha": None}}
-    out = pipeline.ablation_arms(inputs, SPEC, arms, n_teachers=2, seeds=3, curve_clips=40)
+    out = pipeline.ablation_arms(stack, SPEC, arms, n_teachers=2, curve_clips=40)
     for run in out.values():
         assert run.n_teachers == 6 and list(run.replicate) == [0, 0, 1, 1, 2, 2]
-        assert not np.allclose(run.map[:2], run.map[2:4])  # other training seeds, same partitions
-    parts = teachers.replicated_partitions(inputs.partitions, 2, 3)
-    np.testing.assert_array_equal(parts.train[4:], inputs.partitions.train[:2])
+        assert not np.allclose(run.map[:2], run.map[2:4])
+    parts = [m.partitions.train[:2] for m in stack.members]
+    np.testing.assert_array_equal(out["recipe"].train_counts[4:], ds.splits["bal_train"].labels[parts[2]].sum(1))
+    assert not np.array_equal(parts[0], parts[1])  # the partitions are replicated, not only the seeds
     assert teacher_seeds.replicate_values(out["recipe"]).shape == (3,)
     with pytest.raises(ValueError, match="n_teachers"):
-        teachers.replicated_partitions(inputs.partitions, 4, 2)
+        pipeline.ablation_arms(stack, SPEC, arms, n_teachers=4)
 
 
 # ----------------------------------------------------------------------------- Figs A.2/A.3: curves over evaluations
@@ -468,31 +461,44 @@ def test_class_curves_cover_every_evaluation_and_meet_the_selected_checkpoint(ti
     assert a3["verdict"] == a2["verdict"] == "inconclusive" and "not replicated" in a3["verdict_reason"]
 
 
-def test_class_ap_claims_read_a_paired_bootstrap_of_the_test_clips():
+def test_class_ap_claims_need_the_teachers_replicated_and_read_a_paired_bootstrap():
+    """Figs A.2 / A.3 over replicate models (each its own teacher 0) and a paired bootstrap of the test clips: decided
+    either way over three replicates; one model per set leaves its training seed unreplicated, which the claims
+    name as behind their number, so the same scores cannot decide (inconclusive, the seed named)."""
     rng = np.random.default_rng(0)
     y = rng.random((400, 6)) < 0.3
-    sharp, blurred = y + rng.normal(0, 0.3, y.shape), y + rng.normal(0, 1.5, y.shape)
-    test = {"baseline": (y, sharp), "big 10": (y, blurred)}
-    selected = {k: (metrics.average_precision_per_class(*v), 12) for k, v in test.items()}
-    groups = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in selected.items()}
-    worst, drop = teacher_classes.class_ap_estimates(selected, groups, test, n_boot=50, seed=1)
-    assert drop.method == "percentile bootstrap" and drop.low > 0 and worst.low < worst.value < worst.high
-    assert drop.unreplicated == (unc.TEACHER_SEED,)
-    curves_ = {k: ([12], v[0][None]) for k, v in selected.items()}
-    a2, a3 = teacher_classes.class_curve_records(
-        curves_, selected, groups, [f"c{i}" for i in range(6)], test, n_boot=50
+
+    def models(noise):  # three replicate models per set: [G, n, C]
+        return np.stack([y + rng.normal(0, noise, y.shape) for _ in range(3)])
+
+    names = [f"c{i}" for i in range(6)]
+
+    def records(test):
+        selected = {
+            k: (np.stack([metrics.average_precision_per_class(v[0], p) for p in v[1]]), 12) for k, v in test.items()
+        }
+        groups = {k: diagnostics.ranked_classes(v[0][0], k=2) for k, v in selected.items()}
+        curves_ = {k: ([12], v[0][:1]) for k, v in selected.items()}
+        return teacher_classes.class_curve_records(curves_, selected, groups, names, test, n_boot=50)
+
+    test = {"baseline": (y, models(0.3)), "big 10": (y, models(1.5))}
+    worst, drop = teacher_classes.class_ap_estimates(
+        {k: (np.stack([metrics.average_precision_per_class(y, p) for p in v[1]]), 12) for k, v in test.items()},
+        None,
+        test,
+        n_boot=50,
+        seed=1,
     )
+    assert drop.method == "t-interval + percentile bootstrap" and drop.n_replicates == 3 and drop.low > 0
+    assert unc.TEACHER_SEED in drop.sources and not drop.unreplicated
+    a2, a3 = records(test)
     assert a3["verdict"] == "agrees" and a2["verdict"] == "agrees"  # sharp scores: every class's AP far above 0.1
-    # the other way round the drop is wholly negative: differs
     swapped = {"baseline": test["big 10"], "big 10": test["baseline"]}
-    sel2 = {k: (metrics.average_precision_per_class(*v), 12) for k, v in swapped.items()}
-    g2 = {k: diagnostics.ranked_classes(v[0], k=2) for k, v in sel2.items()}
-    assert (
-        teacher_classes.class_curve_records(
-            {k: ([12], v[0][None]) for k, v in sel2.items()}, sel2, g2, [f"c{i}" for i in range(6)], swapped, n_boot=50
-        )[1]["verdict"]
-        == "differs"
-    )
+    assert records(swapped)[1]["verdict"] == "differs"  # the drop wholly negative
+    one = {k: (v[0], v[1][:1]) for k, v in test.items()}  # one model per set: the seed is not replicated
+    a2, a3 = records(one)
+    assert a3["verdict"] == a2["verdict"] == "inconclusive"
+    assert "not replicated, so undecided: teacher training seed and partition" in a3["verdict_reason"]
 
 
 def test_cnn_speed_options_are_checked_and_stamped():
@@ -605,42 +611,59 @@ def test_sampler_claim_reads_the_spread_over_sampler_seeds():
 
 
 def test_no_correlation_claim_differs_only_when_the_class_bootstrap_excludes_zero():
+    """Fig A.1 over three replicate single models (each its own counts and AP) and a bootstrap of the classes:
+    no relation, inconclusive; a clear one, differs; one model alone leaves its seed unreplicated: undecided."""
     rng = np.random.default_rng(0)
-    counts = rng.integers(50, 200, 120).astype(float)
+    counts = np.stack([rng.integers(50, 200, 120).astype(float) for _ in range(3)])
     names = [f"c{i}" for i in range(120)]
-    unrelated = teacher_classes.class_ap_record(rng.random(120), counts, names)
+    unrelated = teacher_classes.class_ap_record(rng.random((3, 120)), counts, names)
     low, high = unrelated["spearman_interval"]
     assert unrelated["verdict"] == "inconclusive" and low < 0 < high
-    related = teacher_classes.class_ap_record(counts / 400 + rng.normal(0, 0.02, 120), counts, names)
+    ap = counts / 400 + rng.normal(0, 0.02, counts.shape)
+    related = teacher_classes.class_ap_record(ap, counts, names)
     assert related["verdict"] == "differs" and "bootstrap resamples of classes" in related["verdict_estimate"]
+    alone = teacher_classes.class_ap_record(ap[0], counts[0], names)
+    assert alone["verdict"] == "inconclusive" and "teacher training seed" in alone["verdict_reason"]
 
 
 def test_micro_curve_claims_read_intervals_over_teachers_and_test_clips():
+    """Figs 5.2 / 5.3 over three replicate single models per subset (and the teachers of the largest count): decided
+    either way; one single model per subset leaves its seed unreplicated, which both claims name: undecided."""
     from types import SimpleNamespace
 
     rng = np.random.default_rng(0)
     y = {s: rng.random((300, 5)) < 0.3 for s in ("big", "small")}
-    probs = {"big": y["big"] + rng.normal(0, 0.3, (300, 5)), "small": y["small"] + rng.normal(0, 1.5, (300, 5))}
+    noise = {"big": 0.3, "small": 1.5}
+
+    def probs(s):
+        return y[s] + rng.normal(0, noise[s], (300, 5))
 
     def run(maps, p):
         return SimpleNamespace(map=np.asarray(maps, float), probabilities=p[None])
 
-    runs = {(s, 1): run([0.5], probs[s]) for s in ("big", "small")}
-    runs.update({(s, 10): run([0.30, 0.31, 0.29, 0.30], probs[s]) for s in ("big", "small")})
-    auc = {(s, t): teacher_curves.micro_auc(y[s], probs[s]) for s in ("big", "small") for t in (1, 10)}
+    def replicates(s, maps=(0.5, 0.51, 0.49)):
+        return [run([m], probs(s)) for m in maps]
+
+    runs = {(s, 1): replicates(s) for s in ("big", "small")}
+    runs.update({(s, 10): [run([0.30, 0.31, 0.29, 0.30], probs(s))] for s in ("big", "small")})
+    auc = {(s, t): teacher_curves.micro_auc(y[s], probs(s)) for s in ("big", "small") for t in (1, 10)}
     r52, r53 = teacher_curves.micro_curve_records(runs, auc, ("big", "small"), [1, 10], y, n_boot=50)
     assert r52["verdict"] == "agrees" and r53["verdict"] == "agrees"
     assert r53["micro_auc_difference_interval"][0] > 0
-    runs[("big", 10)] = run([0.6, 0.62, 0.61], probs["big"])  # a small-partition teacher above the baseline: differs
+    runs[("big", 10)] = [run([0.6, 0.62, 0.61], probs("big"))]  # a small-partition teacher above the baseline
     r52, _ = teacher_curves.micro_curve_records(runs, auc, ("big", "small"), [1, 10])
     assert r52["verdict"] == "differs"
     swapped = {"big": y["small"], "small": y["big"]}
-    runs2 = {**runs, ("big", 1): run([0.5], probs["small"]), ("small", 1): run([0.5], probs["big"])}
+    runs2 = {**runs, ("big", 1): runs["small", 1], ("small", 1): runs["big", 1]}
     assert (
         teacher_curves.micro_curve_records(runs2, auc, ("big", "small"), [1, 10], swapped, n_boot=50)[1]["verdict"]
         == "differs"
     )
     assert teacher_curves.micro_curve_records(runs, auc, ("big", "small"), [1, 10])[1]["verdict"] == "inconclusive"
+    one = {**runs, ("big", 1): runs["big", 1][:1], ("small", 1): runs["small", 1][:1]}
+    r52, r53 = teacher_curves.micro_curve_records(one, auc, ("big", "small"), [1, 10], y, n_boot=50)
+    assert r52["verdict"] == r53["verdict"] == "inconclusive"
+    assert "teacher training seed" in r53["verdict_reason"]
 
 
 def test_a_run_cut_off_before_the_lowest_rate_converged_cannot_say_it_is_behind():

@@ -4,13 +4,16 @@ from scipy.stats import rankdata
 from sklearn import metrics as skm
 
 from pate_study.learning.metrics import (
+    average_precision_per_class,
     binary_report,
     mean_average_precision,
     mean_roc_auc,
     multiclass_report,
     multilabel_report,
+    resampled_average_precision,
     tpr_tnr,
 )
+from pate_study.reporting import uncertainty as unc
 
 
 def test_binary_matches_sklearn_on_random_inputs():
@@ -151,3 +154,22 @@ def test_ap_and_auc_with_non_finite_scores_follow_rankdata():
     ref_ap, ref_auc = _rankdata_ap_auc(Y, S)
     assert np.array_equal(ap, ref_ap, equal_nan=True) and np.array_equal(auc, ref_auc, equal_nan=True)
     assert np.isnan(ap[1]) and np.isnan(auc[1])  # a NaN score makes its column NaN
+
+
+def test_resampled_average_precision_is_the_resampled_rows_ap():
+    """AP of every class on every bootstrap resample from row multiplicities (one product per class) equals
+    average_precision_per_class on the resampled rows: duplicated rows, ties and classes a resample misses (NaN)."""
+    rng = np.random.default_rng(0)
+    y = rng.random((300, 12)) < 0.05
+    y[:, 0] = False  # a class with no positive at all
+    s = np.round(rng.random((300, 12)) + 0.3 * y, 2).astype(np.float32)  # rounded: many ties
+    rows = unc.bootstrap_rows(300, 30, 1)
+    fast = resampled_average_precision(y, s, unc.bootstrap_weights(rows))
+    slow = np.stack([average_precision_per_class(y[r], s[r]) for r in rows])
+    np.testing.assert_array_equal(np.isnan(fast), np.isnan(slow))
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12, equal_nan=True)
+    assert np.isnan(fast[:, 0]).all() and np.isnan(slow).any()
+    with pytest.raises(ValueError, match="weights"):
+        resampled_average_precision(y, s, np.ones((2, 299)))
+    with pytest.raises(ValueError, match="multiplicities"):
+        resampled_average_precision(y, s, np.full((2, 300), 0.5))

@@ -18,7 +18,14 @@ from pate_study.learning.samplers import (
 )
 from pate_study.learning.stacked import StackedMLP
 from pate_study.learning.student import fit_model
-from pate_study.learning.training import HISTORY_COLUMNS, TrainConfig, as_targets, per_teacher_loss, teacher_seeds
+from pate_study.learning.training import (
+    HISTORY_COLUMNS,
+    TrainConfig,
+    as_targets,
+    per_teacher_loss,
+    teacher_seeds,
+    train_stacked,
+)
 
 
 def _multilabel(n=900, d=12, labels=5, seed=0):
@@ -449,3 +456,46 @@ def test_compiled_step_draws_the_same_and_selects_the_same_checkpoints():
         )
     with pytest.raises(ValueError, match="compile_step"):
         TrainConfig(compile_step="yes")
+
+
+# ------------------------------------------------------------------------------------------
+# training sets of different sizes in one stack (students of releases that answered different queries)
+# ------------------------------------------------------------------------------------------
+def test_teachers_with_training_sets_of_different_sizes_train_in_one_stack():
+    """Ragged rows: each teacher's sampler reads only its own rows; without dropout every teacher of the stack is the
+    teacher trained alone (to float rounding), and its completed passes count its own rows. The epoch schedule,
+    which walks rows in lock-step, refuses them in one line."""
+    X, Y = _multilabel()
+    rows = [np.arange(0, 100), np.arange(100, 160), np.arange(200, 330)]
+    config = TrainConfig(
+        task="multilabel",
+        lr=1e-2,
+        batch_size=16,
+        max_steps=30,
+        eval_every=10,
+        sampler="balanced",
+        mixup_alpha=0.4,
+        selection="last",
+        allow_empty_labels=True,
+    )
+    seeds = teacher_seeds(3, 3)
+    cpu = torch.device("cpu")
+    res = train_stacked(StackedMLP((12, 8, 5), seeds), X, Y, rows, None, config, seeds, device=cpu, progress=False)
+    for i, r in enumerate(rows):
+        one = seeds[i : i + 1]
+        alone = train_stacked(StackedMLP((12, 8, 5), one), X, Y, r[None], None, config, one, device=cpu, progress=False)
+        for a, b in zip(res.params, alone.params):
+            torch.testing.assert_close(a[i : i + 1], b, rtol=1e-5, atol=1e-5)
+    assert res.epochs.tolist() == [30 * 16 // 100, 30 * 16 // 60, 30 * 16 // 130]
+    with pytest.raises(ValueError, match="step schedule"):
+        train_stacked(
+            StackedMLP((12, 8, 5), seeds),
+            X,
+            Y,
+            rows,
+            None,
+            TrainConfig(task="multilabel", batch_size=16, max_epochs=1, allow_empty_labels=True),
+            seeds,
+            device=cpu,
+            progress=False,
+        )

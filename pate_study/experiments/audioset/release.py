@@ -87,9 +87,66 @@ def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
     }
 
 
-#: the per-draw columns a sweep carries for the verdicts (arrays: ``[R]`` per draw, ``[B, R]`` per pool resample);
-#: :func:`summary` drops them for display and tables.
-DRAW_COLUMNS = ("f1_draws", "f1_boot", "f1_present_draws", "f1_present_boot", "epsilon_draws")
+#: the per-draw columns a sweep carries for the verdicts (arrays: ``[R]`` per draw, ``[B, R]`` per pool resample;
+#: ``draw_replicate`` ``[R]``: the replicate ensemble of each draw, ``epsilon_replicates`` ``[G]``: each ensemble's ε,
+#: :func:`replicate_sweeps`); :func:`summary` drops them for display and tables.
+DRAW_COLUMNS = (
+    "f1_draws",
+    "f1_boot",
+    "f1_present_draws",
+    "f1_present_boot",
+    "epsilon_draws",
+    "draw_replicate",
+    "epsilon_replicates",
+)
+#: the columns :func:`replicate_sweeps` joins along the draws (axis -1) instead of averaging
+_DRAW_ARRAYS = ("f1_draws", "f1_boot", "f1_present_draws", "f1_present_boot", "epsilon_draws")
+
+
+def draws_per_replicate(n_draws: int, n_replicates: int) -> int:
+    """Release-noise draws per replicate ensemble when a sweep point has ``n_draws`` (``release_sweeps["draws"]``)
+    spread over ``n_replicates`` ensembles: ``ceil(n_draws / G)`` (at least 1), so the replicates cost about what
+    one ensemble's draws cost and every ensemble has its own draws (the draws are nested in the ensembles)."""
+    if int(n_draws) != n_draws or n_draws < 1 or n_replicates < 1:
+        raise ValueError(f"n_draws={n_draws!r}, n_replicates={n_replicates!r}: expected positive integers")
+    return max(1, -(-int(n_draws) // int(n_replicates)))
+
+
+def replicate_sweeps(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One sweep from the same sweep run on every replicate ensemble (``frames``: the same rows in the same order,
+    from :func:`noise_sweep` or :func:`confidence_sweep`): the per-draw arrays joined along the draws with
+    ``draw_replicate`` (the ensemble of each draw) beside, so the verdicts read the draws as nested in the ensembles
+    (:func:`.release_claims.sweeps.release_ratio_estimate`); ε per ensemble in ``epsilon_replicates`` (it depends on
+    the votes), its mean in ``epsilon``; every other number the mean over the ensembles; ``f1`` / ``f1_present``
+    the mean of the ensembles' means with the t-interval over the ensembles in ``*_low`` / ``*_high``
+    (``n_replicates``). One frame: returned as it is, with ``draw_replicate`` all 0."""
+    frames = [f.reset_index(drop=True) for f in frames]
+    first = frames[0]
+    for f in frames[1:]:
+        if len(f) != len(first) or list(f.columns) != list(first.columns):
+            raise ValueError("frames: expected the same sweep (rows and columns) for every replicate ensemble")
+    rows = []
+    for i in range(len(first)):
+        reps = [f.iloc[i] for f in frames]
+        row = {}
+        for c in first.columns:
+            values = [r[c] for r in reps]
+            if c in _DRAW_ARRAYS:
+                row[c] = np.concatenate([np.asarray(v, float) for v in values], axis=-1)
+            elif pd.api.types.is_numeric_dtype(first[c]) and not isinstance(values[0], np.ndarray):
+                row[c] = float(np.mean(values)) if np.all(np.isfinite(values)) else values[0]
+            else:
+                row[c] = values[0]
+        n = [np.asarray(r.get("f1_draws", np.zeros(0))).size for r in reps]
+        row["draw_replicate"] = np.repeat(np.arange(len(reps)), n)
+        row["epsilon_replicates"] = np.array([float(r["epsilon"]) for r in reps])
+        row["n_replicates"] = len(reps)
+        for key in ("f1", "f1_present"):
+            means = np.array([float(r[key]) for r in reps])
+            if len(reps) > 1 and np.isfinite(means).all() and int(row.get("n_draws", 1)) > 0:
+                row[key], row[f"{key}_low"], row[f"{key}_high"] = (float(x) for x in unc.t_bounds(means))
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def stacked_draws(m: np.ndarray, n_draws: int) -> np.ndarray:
@@ -235,6 +292,7 @@ def noise_sweep(
     seed: int = 0,
     n_draws: int = 1,
     n_boot: int = 0,
+    draw_seed: int | None = None,
 ) -> pd.DataFrame:
     """Figs 5.13 / A.7: GNThreshold (adaptive or fixed th_e) on the first ``n_account`` queries per σ_e:
     macro F1 of the released labels, data-dependent and data-independent ε (``bound``), and the
@@ -245,7 +303,9 @@ def noise_sweep(
     Release noise: ``n_draws`` independent draws per σ_e, stacked in one call (:func:`stacked_draws`); the scores
     are means over draws with their t-interval and per-draw arrays (:func:`draw_summary`), each draw also scored on
     ``n_boot`` resamples of the queries (:func:`pool_weights`, seeded by ``seed``; the same rows in every sweep).
-    The ε here depend on the votes only, not on the draw."""
+    The ε here depend on the votes only, not on the draw. ``draw_seed``: the release noise's seed when it is not
+    ``seed`` (each replicate ensemble its own draws, the same pool resamples)."""
+    draw_seed = seed if draw_seed is None else int(draw_seed)
     m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
     y = cv.pool_labels[:n_account]
     weights = pool_weights(len(m), n_boot, seed) if n_boot else np.zeros((0, len(m)))
@@ -266,7 +326,7 @@ def noise_sweep(
         rows[-1].update(f1_low=rows[-1]["f1"], f1_high=rows[-1]["f1"], n_draws=0)  # no release noise at σ_e = 0
         rows[-1].update(f1_present_low=rows[-1]["f1_present"], f1_present_high=rows[-1]["f1_present"])
         for i, s in enumerate(sigmas):
-            rel = aggregators.gnthreshold(stacked_draws(m, n_draws), th, s, np.random.default_rng([seed, i]))
+            rel = aggregators.gnthreshold(stacked_draws(m, n_draws), th, s, np.random.default_rng([draw_seed, i]))
             released = rel.labels.reshape(n_draws, *m.shape)
             dd, di = _epsilons(m, th, s, cv.n_teachers, bound, delta)
             ref = multilabel.gnthreshold_epsilon(
@@ -310,6 +370,7 @@ def confidence_sweep(
     seed: int = 0,
     n_draws: int = 1,
     n_boot: int = 0,
+    draw_seed: int | None = None,
 ) -> pd.DataFrame:
     """Figs 5.14, 5.15, A.8-A.11: Confident-GNThreshold per (σ_c, σ_e): answered share, macro F1 on the
     answered queries, ε data-dependent (realised cost: the GNThreshold step charged on the answered
@@ -318,7 +379,8 @@ def confidence_sweep(
     ``n_draws`` release-noise draws per point, stacked (:func:`stacked_draws`), scored as in :func:`noise_sweep`
     (means over draws, their t-interval, per-draw and per-resample arrays). The realised ε depends on the draw (its
     answered set): ``epsilon`` is the largest over the draws (a guarantee for every one of the runs),
-    ``epsilon_min`` the smallest, ``epsilon_draws`` each."""
+    ``epsilon_min`` the smallest, ``epsilon_draws`` each. ``draw_seed``: as in :func:`noise_sweep`."""
+    draw_seed = seed if draw_seed is None else int(draw_seed)
     m = vote_fractions(cv.pool_probabilities, vote)[:n_account]
     y = cv.pool_labels[:n_account]
     weights = pool_weights(len(m), n_boot, seed) if n_boot else np.zeros((0, len(m)))
@@ -326,7 +388,13 @@ def confidence_sweep(
     for j, sc in enumerate(sigmas_c):
         for i, se in enumerate(sigmas_e):
             rel = aggregators.confident_gnthreshold(
-                stacked_draws(m, n_draws), threshold, se, confidence, sc, np.random.default_rng([seed, j, i]), rule=rule
+                stacked_draws(m, n_draws),
+                threshold,
+                se,
+                confidence,
+                sc,
+                np.random.default_rng([draw_seed, j, i]),
+                rule=rule,
             )
             answered = rel.answered.reshape(n_draws, len(m))
             released = rel.labels.reshape(n_draws, *m.shape)
@@ -862,7 +930,7 @@ A11_FIXED_PARTNER = "fixed th_e=0.4 beside muschiol2021-figA.11"
 
 
 def confidence_sweeps(
-    ensembles: dict[int, CachedVotes],
+    ensembles: dict[int, list[CachedVotes]],
     t_max: int,
     t_mid: int,
     sigmas_e: Sequence[float],
@@ -875,11 +943,24 @@ def confidence_sweeps(
     n_boot: int = 0,
 ) -> dict[str, pd.DataFrame]:
     """:func:`confidence_sweep` for every run of :func:`confidence_runs` (keyed by item) and the fixed-threshold
-    partner Fig A.11's claim needs (:data:`A11_FIXED_PARTNER`: big ``t_max``, th_e = 0.4, th_c = 0.4), each with
-    ``n_draws`` release-noise draws per point scored on ``n_boot`` pool resamples."""
+    partner Fig A.11's claim needs (:data:`A11_FIXED_PARTNER`: big ``t_max``, th_e = 0.4, th_c = 0.4), on every
+    replicate ensemble of the run's teacher count (``ensembles[t]``: :func:`draws_per_replicate` of ``n_draws``
+    release-noise draws per point each, release seed ``seed + g``, the same ``n_boot`` pool resamples), joined by
+    :func:`replicate_sweeps`."""
     runs = confidence_runs(t_max, t_mid) + [(A11_FIXED_PARTNER, t_max, 0.4, 0.4)]
-    kw = dict(n_account=n_account, delta=delta, seed=seed, n_draws=n_draws, n_boot=n_boot)
-    return {item: confidence_sweep(ensembles[t], th, thc, sigmas_e, sigmas_c, **kw) for item, t, th, thc in runs}
+    kw = dict(n_account=n_account, delta=delta, seed=seed, n_boot=n_boot)
+
+    def one(t, th, thc):
+        reps = ensembles[t]
+        per = draws_per_replicate(n_draws, len(reps))
+        return replicate_sweeps(
+            [
+                confidence_sweep(cv, th, thc, sigmas_e, sigmas_c, n_draws=per, draw_seed=seed + g, **kw)
+                for g, cv in enumerate(reps)
+            ]
+        )
+
+    return {item: one(t, th, thc) for item, t, th, thc in runs}
 
 
 def bounds_table(cv: CachedVotes, *, n_account: int = 1000, delta: float = DELTA, seed: int = 0) -> pd.DataFrame:

@@ -37,13 +37,13 @@ HISTOGRAM_ITEMS = ("muschiol2021-fig5.16", "muschiol2021-figA.12", "muschiol2021
 class Study05:
     """What every section of notebook 05 reads: the outputs, the parameters (``p``, by flat name,
     :func:`flat_parameters`), the big subset's
-    ensembles (``big``, by teacher count) and their set-up (``info``), the teachers' and the students' recipes, the
-    data stamp, the largest and second-largest teacher counts, the scale for the verdicts, and ``results``: what a
-    section computed that a later one reads (by name)."""
+    ensembles (``big``, by teacher count: one per replicate seed, :func:`.pipeline.ensemble_votes`) and their set-up
+    (``info``), the teachers' and the students' recipes, the data stamp, the largest and second-largest teacher
+    counts, the scale for the verdicts, and ``results``: what a section computed that a later one reads (by name)."""
 
     out: NotebookOutputs
     p: dict[str, Any]
-    big: dict[int, CachedVotes]
+    big: dict[int, list[CachedVotes]]
     info: dict[str, Any]
     spec: TeacherSpec
     student_spec: TeacherSpec
@@ -55,7 +55,13 @@ class Study05:
 
     @property
     def votes(self) -> CachedVotes:
-        """The largest ensemble's votes (big T_max): what the releases and students use."""
+        """The first replicate of the largest ensemble (big T_max): what a single-ensemble table shows (the q̃
+        histograms, the bounds side by side, the audit's companions), stamped so."""
+        return self.big[self.t_max][0]
+
+    @property
+    def replicates(self) -> list[CachedVotes]:
+        """Every replicate ensemble of big T_max: what the releases and students are replicated over."""
         return self.big[self.t_max]
 
     def ensemble_kwargs(self) -> dict[str, Any]:
@@ -67,7 +73,8 @@ def ensemble_kwargs(p: dict[str, Any]) -> dict[str, Any]:
     """The parameters of :func:`.pipeline.ensemble_votes` beside the recipe that name notebook 04's teachers (the
     curve sample, seed, device and shard plan enter the votes' cache key)."""
     keys = ("curve_clips", "seed", "device", "backend", "teachers_per_task")
-    return {k: p[k] for k in keys}
+    rep = p.get("teacher_replicates") or {}
+    return {k: p[k] for k in keys} | {"replicates": rep.get("seeds"), "replicate_counts": rep.get("counts")}
 
 
 #: The notebook's grouped parameters (``group -> {key -> the name the sections read}``): one parameter per group
@@ -87,6 +94,7 @@ PARAMETER_GROUPS: dict[str, dict[str, str]] = {
         "confidences": "student_confidences",
         "seeds": "student_seeds",
         "sigmas": "student_sigmas",
+        "min_pool": "min_pool",
     },
     "multiwinner": {"sigmas": "multiwinner_sigmas", "tau": "tau"},
     "frontier": {
@@ -144,11 +152,13 @@ def setup(out: NotebookOutputs, params: dict[str, Any]) -> Study05:
 
 
 def noise_free_section(study: Study05) -> pd.DataFrame:
-    """Tables 5.1 / 5.2: the noise-free ensembles, their claims judged on the pool-query bootstrap
-    (:func:`.tables.score_tolerance`); Table 5.3's frame kept for the next section. Shows the claims."""
+    """Tables 5.1 / 5.2: the noise-free ensembles (each table the mean over the replicate ensembles,
+    :func:`.tables.replicated_noise_free_tables`), their claims judged over the replicate ensembles and the
+    pool-query bootstrap (:func:`.tables.replicated_tolerance`); Table 5.3's frame kept for the next section. Shows
+    the claims."""
     s, out = study, study.out
-    t51, t52, t53 = tables.noise_free_tables(s.big)
-    tol = tables.score_tolerance(s.big, seed=s.p["seed"])
+    t51, t52, t53 = tables.replicated_noise_free_tables(s.big)
+    tol = tables.replicated_tolerance(s.big, seed=s.p["seed"])
     claims = release_tables.ensemble_claims(t51, t52, t53, kind=s.info["kind"], tolerance=tol)
     out.save_table(tables.table_5_1_beside(t51), "muschiol2021-table5.1", data=s.data, float_format="{:.3f}")
     out.save_table(tables.table_5_2_beside(t52), "muschiol2021-table5.2", data=s.data, float_format="{:.3f}")
@@ -179,36 +189,54 @@ def appendix_section(study: Study05) -> list[str]:
         list(s.p["teacher_counts"]), s.spec, data=s.p["data"], subset="small", min_pool=0, **s.ensemble_kwargs()
     )
     scale = dict(teacher_pool=info_small["teacher_pool"], n_labels=info_small["n_labels"])
-    appendix = tables.appendix_noise_free_tables(small)
+    appendix = tables.replicated_noise_free_tables(small, appendix=True)
     saved = []
     for item, frame in tables.appendix_tables(*appendix).items():
         s.out.save_table(frame, item, data=release_common.small_stamp(info_small), float_format="{:.3f}")
         saved.append(item)
-    tol = tables.score_tolerance(small, best_of=tables.APPENDIX_A1_THRESHOLDS, seed=s.p["seed"])
+    tol = tables.replicated_tolerance(small, best_of=tables.APPENDIX_A1_THRESHOLDS, seed=s.p["seed"])
     for item, rec in release_appendix.appendix_records(*appendix, info_small["kind"], scale, tol).items():
         s.out.record(item, **rec)
     return saved
 
 
 def prediction_counts_section(study: Study05) -> pd.DataFrame:
-    """Fig A.6: predictions vs labels of the most and least frequent classes, noise-free; the claims judged on
-    ``release_boot`` pool-query resamples of big T_max's counts. Shows big T_max's counts."""
+    """Fig A.6: predictions vs labels of the most and least frequent classes, noise-free (the figure: each count's
+    first replicate ensemble); the claims judged over big T_max's replicate ensembles and ``release_boot`` pool-query
+    resamples of their counts. Shows big T_max's counts (first replicate)."""
     s = study
-    counts = {t: tables.prediction_counts(s.big[t]) for t in s.p["teacher_counts"]}
-    s.out.save_figure(figures.prediction_counts_figure(counts), "muschiol2021-figA.6", data=s.data)
-    draws = tables.rare_prediction_draws(s.votes, n_boot=s.p["release_boot"], seed=s.p["seed"])
+    counts = {t: tables.prediction_counts(s.big[t][0]) for t in s.p["teacher_counts"]}
+    stamp = s.data + "; counts of each count's first replicate ensemble"
+    s.out.save_figure(figures.prediction_counts_figure(counts), "muschiol2021-figA.6", data=stamp)
+    draws = tables.replicated_rare_draws(s.replicates, n_boot=s.p["release_boot"], seed=s.p["seed"])
     record = release_appendix.prediction_counts_record(counts[s.t_max], s.info["kind"], s.scale, draws)
     s.out.record("muschiol2021-figA.6", **record)
     return counts[s.t_max]
 
 
 def noise_sweep_section(study: Study05) -> pd.DataFrame:
-    """Figs 5.13 / A.7: GNThreshold over σ_e for big T_max and T_mid, ``release_draws`` noise draws per point scored
-    on ``release_boot`` pool resamples. Shows big T_max's sweep without its per-draw arrays."""
+    """Figs 5.13 / A.7: GNThreshold over σ_e for big T_max and T_mid, on every replicate ensemble (its own noise
+    draws, :func:`.release.draws_per_replicate` of ``release_draws`` per point, and release-noise seed ``seed + g``;
+    the same ``release_boot`` pool resamples for all), joined by :func:`.release.replicate_sweeps`. Shows big T_max's
+    sweep without its per-draw arrays."""
     s, p = study, study.p
-    kw = dict(n_account=p["n_account"], delta=p["delta"], seed=p["seed"], n_draws=p["release_draws"])
     sweeps = {
-        t: release.noise_sweep(s.big[t], p["sigmas_e"], n_boot=p["release_boot"], **kw) for t in (s.t_max, s.t_mid)
+        t: release.replicate_sweeps(
+            [
+                release.noise_sweep(
+                    cv,
+                    p["sigmas_e"],
+                    n_account=p["n_account"],
+                    delta=p["delta"],
+                    seed=p["seed"],
+                    draw_seed=p["seed"] + g,
+                    n_draws=release.draws_per_replicate(p["release_draws"], len(s.big[t])),
+                    n_boot=p["release_boot"],
+                )
+                for g, cv in enumerate(s.big[t])
+            ]
+        )
+        for t in (s.t_max, s.t_mid)
     }
     for t, item in ((s.t_max, "muschiol2021-fig5.13"), (s.t_mid, "muschiol2021-figA.7")):
         fig = figures.sweep_figure(sweeps[t], f"GNThreshold, big {t}", p["delta"], p["n_account"])
@@ -277,13 +305,29 @@ def accounting_section(study: Study05) -> pd.DataFrame:
     return rules.round(3)
 
 
+def replicated_references(study: Study05, thresholds: tuple, units: list[tuple[int, int]]) -> pd.DataFrame:
+    """Beside Table 5.4 (:func:`.students.reference_rows`): the first replicate's single model, aggregate and class
+    prior, the single model's row carrying its mAP on every replicate unit's ensemble (``map_units``, the unit's
+    ensemble in ``map_clusters``: replicate ``g`` of the single model beside the students of ensemble ``g``, paired
+    in the claim that the students stay below it) when the single model has one replicate per ensemble."""
+    singles = study.big.get(1, [study.votes])
+    refs = pd.DataFrame(students.reference_rows(singles[0], study.votes, *thresholds))
+    if len(singles) == len(study.replicates) > 1:
+        per = [students.reference_rows(one, cv, *thresholds)[0]["map"] for one, cv in zip(singles, study.replicates)]
+        refs["map_units"] = [[per[g] for g, _ in units]] + [None] * (len(refs) - 1)
+        refs["map_clusters"] = [[g for g, _ in units]] + [None] * (len(refs) - 1)
+    return refs
+
+
 def students_section(study: Study05) -> pd.DataFrame:
-    """Table 5.4 and Figs 5.17-5.19: students per (n, th_e, th_c) and seed, the references and diagnostics, the σ
-    sweeps of the figures and their claims. Shows Table 5.4 beside the thesis."""
+    """Table 5.4 and Figs 5.17-5.19: students per (n, th_e, th_c) over the replicate units of
+    :func:`.pipeline.replicate_units` (a teacher ensemble, its own release-noise draw and a student seed each), the
+    references and diagnostics (first ensemble), the σ sweeps of the figures (Table 5.4's point reused) and their
+    claims. Shows Table 5.4 beside the thesis."""
     s, p = study, study.p
     cv, pool_x, test_x = s.votes, s.info["pool_features"], s.info["test_features"]
-    t54, _ = pipeline.student_sweep(
-        cv,
+    t54, rows54 = pipeline.student_sweep(
+        s.replicates,
         pool_x,
         test_x,
         p["student_sizes"],
@@ -295,25 +339,33 @@ def students_section(study: Study05) -> pd.DataFrame:
         seeds=p["student_seeds"],
         backend=p["backend"],
     )
-    single = s.big[1] if 1 in s.big else cv
-    refs = pd.DataFrame(students.reference_rows(single, cv, *tables.best_thresholds(s.results["t51"], s.t_max)))
+    thresholds = tables.best_thresholds(s.results["t51"], s.t_max)
+    refs = replicated_references(s, thresholds, pipeline.replicate_units(len(s.replicates), p["student_seeds"]))
     n_max = max(p["student_sizes"])
     diag = pd.DataFrame(
         students.student_diagnostics(
             cv, pool_x, test_x, n_max, p["student_thresholds"][0], s.student_spec, seed=p["seed"]
         )
     )
-    stamp = s.data + f"; student seeds {list(p['student_seeds'])}"
+    units = pipeline.replicate_units(len(s.replicates), p["student_seeds"])
+    stamp = s.data + (
+        f"; {len(units)} replicate units per release (teacher ensemble, release-noise draw, student seed): "
+        + ", ".join(f"ensemble {g} / seed {st}" for g, st in units)
+        + "; references and diagnostics on the first ensemble"
+    )
     for frame, item in (
-        (tables.table_5_4_beside(t54), "muschiol2021-table5.4"),
-        (refs, "muschiol2021-table5.4-references"),
+        (
+            tables.table_5_4_beside(t54.drop(columns=["map_units", "map_clusters"], errors="ignore")),
+            "muschiol2021-table5.4",
+        ),
+        (refs.drop(columns=["map_units", "map_clusters"], errors="ignore"), "muschiol2021-table5.4-references"),
         (diag, "muschiol2021-table5.4-student-diagnostics"),
     ):
         s.out.save_table(frame, item, data=stamp, float_format="{:.3f}")
     rec54, v_q, v54 = release_students.table_5_4_record(t54, refs, diag, s.info["kind"], s.scale)
     s.out.record("muschiol2021-table5.4", **rec54)
     sig = pipeline.sigma_students(
-        cv,
+        s.replicates,
         pool_x,
         test_x,
         student_figures.STUDENT_FIGURES,
@@ -323,6 +375,7 @@ def students_section(study: Study05) -> pd.DataFrame:
         delta=p["delta"],
         seed=p["seed"],
         seeds=p["student_seeds"],
+        table54_rows=rows54,
     )
     for item, th, thcs in student_figures.STUDENT_FIGURES:
         rows = student_figures.student_rows(t54, th, thcs)
@@ -330,7 +383,7 @@ def students_section(study: Study05) -> pd.DataFrame:
         s.out.save_figure(fig, item, data=s.data)
         s.out.record(item, **student_figures.student_figure_record(t54, item, th, thcs, v54, s.info["kind"], sig))
     s.results.update(t54=t54, refs=refs, rec54=rec54, v_q=v_q)
-    return tables.table_5_4_beside(t54).round(3)
+    return tables.table_5_4_beside(t54.drop(columns=["map_units", "map_clusters"], errors="ignore")).round(3)
 
 
 #: the audit's data stamp: simulated draws on small instances, no data
@@ -362,9 +415,10 @@ def multiwinner_section(study: Study05) -> pd.DataFrame:
         mw, labels, s.info["pool_features"], s.info["test_features"], s.votes.test_labels, s.student_spec
     )
     table = mw.merge(mw_students[["mechanism", "sigma_e", "map"]], on=["mechanism", "sigma_e"], how="left")
-    s.out.save_table(table, "muschiol2021-beyond-multiwinner", data=s.data, float_format="{:.4g}")
+    stamp = s.data + "; first replicate ensemble, one release-noise draw, one student seed (not replicated)"
+    s.out.save_table(table, "muschiol2021-beyond-multiwinner", data=stamp, float_format="{:.4g}")
     fig = figures.multiwinner_figure(mw, mw_students, p["delta"], p["n_account"])
-    s.out.save_figure(fig, "muschiol2021-beyond-multiwinner-fig", data=s.data)
+    s.out.save_figure(fig, "muschiol2021-beyond-multiwinner-fig", data=stamp)
     s.out.record("muschiol2021-beyond-multiwinner", **release_findings.multiwinner_record(mw, mw_students))
     s.results["multiwinner"] = mw
     return table.round(4)

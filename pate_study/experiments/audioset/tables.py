@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -204,7 +205,9 @@ def score_tolerance(
     per-class counts (:func:`pate_study.learning.metrics.macro_scores_from_counts`), mAP from the resampled rows.
     It measures the spread of the evaluation sample, not of the teachers' training seeds (one ensemble per teacher
     count). ``best_of``: the candidates of the best-F1 threshold when they are not ``thresholds`` (Table A.1 adds
-    0.3; the adjacent-threshold differences stay those of ``thresholds``)."""
+    0.3; the adjacent-threshold differences stay those of ``thresholds``). ``"values"``: ``{difference: float}``, each
+    difference on the full pool (what the draws resample; the replicate value when the ensembles are one replicate
+    of several, :func:`replicated_tolerance`)."""
     rng = np.random.default_rng(seed)
     fixed = [th for th in thresholds if th != "adaptive"]
     candidates = list(thresholds if best_of is None else best_of)
@@ -213,8 +216,9 @@ def score_tolerance(
         for t, cv in sorted(ensembles.items())
     }
     n = min(len(y) for _, y in votes.values())
-    rows = rng.integers(0, n, (n_boot, n))
-    weights = np.stack([np.bincount(r, minlength=n) for r in rows]).astype(np.float64)  # [n_boot, n]
+    # row 0: the full sample (every query once), the values the draws are resamples of; then the resamples
+    rows = np.concatenate([np.arange(n)[None], rng.integers(0, n, (n_boot, n))])
+    weights = np.stack([np.bincount(r, minlength=n) for r in rows]).astype(np.float64)  # [1 + n_boot, n]
 
     def counts(w, y, p):
         return metrics.macro_scores_from_counts(w @ (y & p), w @ (~y & p), w @ (y & ~p))
@@ -222,7 +226,9 @@ def score_tolerance(
     maps, scores, full, teacher_f1, check_ratio = {}, {}, {}, {}, {}
     for t, (m, y) in votes.items():
         m, y = m[:n], y[:n]
-        maps[t] = np.array([metrics.mean_average_precision(y[r], m[r]) for r in rows])
+        with warnings.catch_warnings():  # a class without a positive in a resample is left out of its mAP
+            warnings.simplefilter("ignore", RuntimeWarning)
+            maps[t] = np.nanmean(metrics.resampled_average_precision(y, m, weights), axis=1)
         for th in dict.fromkeys([*thresholds, *candidates]):
             p = noise_free_release(m, th)
             scores[t, th], full[t, th] = counts(weights, y, p), counts(np.ones((1, n)), y, p)
@@ -253,14 +259,79 @@ def score_tolerance(
         for th in fixed:
             for k in ("precision_predicted", "recall_predicted", "recall_true"):
                 draws[f"{k} {a} - {b}: {th}"] = scores[a, th][k] - scores[b, th][k]
+    values = {k: float(v[0]) for k, v in draws.items()}
+    draws = {k: v[1:] for k, v in draws.items()}
     sd = {k: float(np.nanstd(v, ddof=1)) for k, v in draws.items() if np.isfinite(v).sum() > 1}
     top = max(sd.values()) if sd else float("nan")
-    return {"tolerance": 2 * top, "n_boot": int(n_boot), "seed": int(seed), "max_sd": top, "sd": sd, "draws": draws}
+    return {
+        "tolerance": 2 * top,
+        "n_boot": int(n_boot),
+        "seed": int(seed),
+        "max_sd": top,
+        "sd": sd,
+        "draws": draws,
+        "values": values,
+    }
 
 
 def tolerance_summary(tolerance: dict[str, Any] | None) -> dict[str, Any] | None:
-    """:func:`score_tolerance` without its draws (what a record keeps)."""
-    return None if tolerance is None else {k: v for k, v in tolerance.items() if k != "draws"}
+    """:func:`score_tolerance` (or :func:`replicated_tolerance`) without its draws and values (what a record keeps)."""
+    return None if tolerance is None else {k: v for k, v in tolerance.items() if k not in ("draws", "values")}
+
+
+#: the rows' keys of the noise-free tables (Tables 5.1 / A.1, 5.2 / A.2, 5.3 / A.3), by table
+TABLE_KEYS = {"5.1": ("n_teachers",), "5.2": ("n_teachers", "threshold"), "5.3": ("rule", "n_teachers", "threshold")}
+
+
+def replicate_mean(frames: Sequence[pd.DataFrame], keys: Sequence[str]) -> pd.DataFrame:
+    """One table from the same table of every replicate ensemble (``frames``, replicate 0 first; a row of a teacher
+    count with fewer replicates is in fewer frames): per row (``keys``, in replicate 0's order) the mean of every
+    numeric column over the replicates that have it, the most frequent value of any other column (e.g. a best
+    threshold that differs between replicates), and ``n_replicates``."""
+    tagged = pd.concat([f.assign(_replicate=g) for g, f in enumerate(frames)], ignore_index=True)
+    groups = tagged.groupby(list(keys), sort=False, dropna=False)
+    numeric = [
+        c for c in tagged.columns if c not in keys and c != "_replicate" and pd.api.types.is_numeric_dtype(tagged[c])
+    ]
+    other = [c for c in tagged.columns if c not in keys and c != "_replicate" and c not in numeric]
+    out = groups[numeric].mean() if numeric else groups.size().to_frame("_n").drop(columns="_n")
+    for c in other:
+        out[c] = groups[c].agg(lambda x: x.mode().iloc[0] if x.notna().any() else x.iloc[0])
+    out["n_replicates"] = groups["_replicate"].nunique()
+    return out.reset_index()[[*keys, *[c for c in frames[0].columns if c not in keys], "n_replicates"]]
+
+
+def replicates_of(ensembles: dict[int, list[CachedVotes]], g: int) -> dict[int, CachedVotes]:
+    """Replicate ``g`` of every teacher count that has one (``{T: [CachedVotes per replicate]}``; replicate 0 is
+    every count's first seed, so the counts of replicate ``g`` share their replicate seed)."""
+    return {t: reps[g] for t, reps in ensembles.items() if len(reps) > g}
+
+
+def replicated_tolerance(ensembles: dict[int, list[CachedVotes]], **kwargs: Any) -> dict[str, Any]:
+    """:func:`score_tolerance` on every replicate of the ensembles (``{T: [CachedVotes per replicate]}``; replicate
+    ``g`` holds the counts with a ``g``-th replicate, :func:`replicates_of`), every replicate scored on the same pool
+    resamples (the same ``seed``): ``"draws"`` ``{difference: [n_boot, G]}`` and ``"values"`` ``{difference: [G]}``
+    with ``G`` the replicates the difference has (a difference involving a count with one ensemble has one); what
+    :func:`.release_claims.common.pool_estimate` reads as a t-interval over the replicate ensembles combined with the
+    pool bootstrap. ``"n_replicates"``: the largest ``G``."""
+    n_rep = max(len(v) for v in ensembles.values())
+    per = [score_tolerance(replicates_of(ensembles, g), **kwargs) for g in range(n_rep)]
+    keys = list(per[0]["draws"])
+    draws = {k: np.stack([p["draws"][k] for p in per if k in p["draws"]], axis=1) for k in keys}
+    values = {k: np.array([p["values"][k] for p in per if k in p["values"]]) for k in keys}
+    sd = {k: float(np.nanstd(np.nanmean(v, axis=1), ddof=1)) for k, v in draws.items()}
+    sd = {k: v for k, v in sd.items() if np.isfinite(v)}
+    top = max(sd.values()) if sd else float("nan")
+    return {
+        "tolerance": 2 * top,
+        "n_boot": per[0]["n_boot"],
+        "seed": per[0]["seed"],
+        "max_sd": top,
+        "sd": sd,
+        "n_replicates": n_rep,
+        "draws": draws,
+        "values": values,
+    }
 
 
 def table_5_3(
@@ -376,23 +447,30 @@ def prediction_counts(
 
 
 def ensemble_summary(runs: dict, inputs: dict) -> pd.DataFrame:
-    """Notebook 04's teachers per (subset, T): clips per teacher, mean / min / max teacher mAP, mean AUC, mean
-    selected step."""
-    return pd.DataFrame(
-        [
+    """Notebook 04's teachers per (subset, T) over its replicate ensembles (``runs[s, t]``: a list of runs, or one):
+    replicates, clips per teacher, mean / min / max teacher mAP, mean AUC, mean selected step."""
+
+    def listed(x):
+        return x if isinstance(x, (list, tuple)) else [x]
+
+    rows = []
+    for (s, t), reps in runs.items():
+        reps = listed(reps)
+        m = np.concatenate([r.map for r in reps])
+        rows.append(
             {
                 "subset": s,
                 "teachers": t,
-                "clips_per_teacher": inputs[s, t].partitions.train.shape[1],
-                "mean_teacher_mAP": r.map.mean(),
-                "min_teacher_mAP": r.map.min(),
-                "max_teacher_mAP": r.map.max(),
-                "mean_teacher_AUC": r.auc.mean(),
-                "mean_best_step": r.best_step.mean(),
+                "replicates": len(reps),
+                "clips_per_teacher": listed(inputs[s, t])[0].partitions.train.shape[1],
+                "mean_teacher_mAP": m.mean(),
+                "min_teacher_mAP": m.min(),
+                "max_teacher_mAP": m.max(),
+                "mean_teacher_AUC": np.concatenate([r.auc for r in reps]).mean(),
+                "mean_best_step": np.concatenate([r.best_step for r in reps]).mean(),
             }
-            for (s, t), r in runs.items()
-        ]
-    )
+        )
+    return pd.DataFrame(rows)
 
 
 def ablation_table(ablation: dict) -> pd.DataFrame:
@@ -456,6 +534,33 @@ def appendix_noise_free_tables(small: dict[int, CachedVotes]) -> tuple[pd.DataFr
     t51, t52_all, t53 = noise_free_tables(small, APPENDIX_A1_THRESHOLDS)
     keep = t52_all["threshold"].isin([threshold_label(th) for th in THRESHOLDS])
     return t51, t52_all[keep].reset_index(drop=True), t53
+
+
+def replicated_noise_free_tables(
+    ensembles: dict[int, list[CachedVotes]], *, appendix: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Tables 5.1-5.3 (``appendix``: A.1-A.3, :func:`appendix_noise_free_tables`) of every replicate ensemble
+    (:func:`replicates_of`), each table the mean over the replicates (:func:`replicate_mean`, with
+    ``n_replicates``): what the tables print; the claims read each replicate's own values
+    (:func:`replicated_tolerance`)."""
+    n_rep = max(len(v) for v in ensembles.values())
+    make = appendix_noise_free_tables if appendix else noise_free_tables
+    per = [make(replicates_of(ensembles, g)) for g in range(n_rep)]
+    return tuple(replicate_mean(frames, TABLE_KEYS[k]) for frames, k in zip(zip(*per), ("5.1", "5.2", "5.3")))
+
+
+def replicated_rare_draws(replicates: Sequence[CachedVotes], **kwargs: Any) -> dict[str, dict[str, Any]]:
+    """:func:`rare_prediction_draws` of every replicate ensemble of one teacher count (the same pool resamples): per
+    threshold ``"value"`` (the mean over the replicates), ``"values"`` ``[G]`` and ``"draws"`` ``[n_boot, G]``."""
+    per = [rare_prediction_draws(cv, **kwargs) for cv in replicates]
+    return {
+        th: {
+            "value": float(np.mean([p[th]["value"] for p in per])),
+            "values": np.array([p[th]["value"] for p in per]),
+            "draws": np.stack([p[th]["draws"] for p in per], axis=1),
+        }
+        for th in per[0]
+    }
 
 
 def appendix_tables(t51: pd.DataFrame, t52: pd.DataFrame, t53: pd.DataFrame) -> dict[str, pd.DataFrame]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from ...reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
@@ -32,7 +33,8 @@ CONCERNED = {"baseline": ("big", 1), "big 10": ("big", 10)}
 @dataclass
 class TeacherStudy:
     """What notebook 04's sections share: the subsets and Table 4.1 (:func:`data_section`), the split settings and
-    the seed; then the teachers (:func:`teachers_section`), the ablations (:func:`ablation_section`), the log-Mel CNNs
+    the seed; then the teachers (:func:`teachers_section`: ``runs`` / ``inputs`` by (subset, T), one per replicate
+    ensemble, replicate 0 first; ``replicate_seeds``), the ablations (:func:`ablation_section`), the log-Mel CNNs
     and every item's record (``records``, by item id without the ``muschiol2021-`` prefix) the findings read."""
 
     datasets: dict
@@ -47,6 +49,7 @@ class TeacherStudy:
     spec: teachers.TeacherSpec | None = None
     runs: dict | None = None
     inputs: dict | None = None
+    replicate_seeds: tuple[int, ...] = ()
     teacher_stamp: str = ""
     ablation: dict | None = None
     ablation_settings: dict = field(default_factory=dict)
@@ -56,6 +59,10 @@ class TeacherStudy:
     @property
     def big(self):
         return self.datasets["big"]
+
+    def first(self) -> dict:
+        """Every ensemble's first replicate, by (subset, T): what a figure draws (one ensemble per curve)."""
+        return {k: v[0] for k, v in self.runs.items()}
 
 
 def _save(out: NotebookOutputs, fig, item: str, data: str) -> None:
@@ -147,11 +154,15 @@ def teachers_section(
     device: str | None,
     backend: str,
     teachers_per_task: int | None,
+    replicates: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """The teachers of every ensemble size on both subsets, one stacked training call per ensemble
-    (:func:`.pipeline.teacher_ensembles`; their votes are cached, where notebook 05 reads them). ``recipe``: the
-    :class:`.teachers.TeacherSpec` fields. Returns the ensembles' summary."""
+    """The teachers of every ensemble size on both subsets, the replicate ensembles of a size in one stacked
+    training call (:func:`.pipeline.teacher_ensembles`; their votes are cached, where notebook 05 reads them).
+    ``recipe``: the :class:`.teachers.TeacherSpec` fields; ``replicates``: the notebook's ``teacher_replicates``
+    (``seeds``: one replicate ensemble per seed; ``counts``: the teacher counts trained once per seed, the others
+    with the first seed only). Returns the ensembles' summary."""
     spec = teachers.TeacherSpec(**recipe)
+    rep = replicates or {}
     runs, inputs = pipeline.teacher_ensembles(
         {s: study.datasets[s] for s in as_data.SUBSETS},
         spec,
@@ -160,21 +171,33 @@ def teachers_section(
         val_fraction=study.val_fraction,
         curve_clips=curve_clips,
         seed=study.seed,
+        replicates=rep.get("seeds"),
+        replicate_counts=rep.get("counts"),
         device=device,
         backend=backend,
         teachers_per_task=teachers_per_task,
     )
     study.spec, study.runs, study.inputs = spec, runs, inputs
-    study.teacher_stamp = f"{study.scale}: {study.stamps['big']} / {study.stamps['small']}; " + teachers.spec_stamp(
-        spec
+    study.replicate_seeds = as_data.replicate_seeds(rep.get("seeds"), study.seed)
+    replicated = {s: [t for (s2, t), v in runs.items() if s2 == s and len(v) > 1] for s in as_data.SUBSETS}
+    which = "; ".join(f"{s} {v}" for s, v in replicated.items() if v)
+    study.teacher_stamp = (
+        f"{study.scale}: {study.stamps['big']} / {study.stamps['small']}; "
+        + teachers.spec_stamp(spec)
+        + (
+            f"; {len(study.replicate_seeds)} replicate ensembles (seeds {list(study.replicate_seeds)}) of {which} "
+            "teachers, one (the first seed) of the other counts"
+            if which
+            else f"; one ensemble per count (seed {study.replicate_seeds[0]})"
+        )
     )
     return tables.ensemble_summary(runs, inputs)
 
 
 def teacher_curves_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     """Fig 5.1: the mean teacher curves per ensemble size; "fewer clips, lower mAP" judged at every step."""
-    fig = figures.teacher_curves_figure(study.runs, as_data.SUBSETS, study.teacher_counts)
-    _save(out, fig, "muschiol2021-fig5.1", study.teacher_stamp)
+    fig = figures.teacher_curves_figure(study.first(), as_data.SUBSETS, study.teacher_counts)
+    _save(out, fig, "muschiol2021-fig5.1", study.teacher_stamp + "; curves of each count's first replicate")
     rec = teacher_curves.teacher_curves_record(study.runs, as_data.SUBSETS, study.teacher_counts, study.table41)
     _record(study, out, "muschiol2021-fig5.1", rec)
     return MarkdownText(f"**Fig 5.1: {rec['verdict']}**")
@@ -183,12 +206,12 @@ def teacher_curves_section(study: TeacherStudy, out: NotebookOutputs) -> Markdow
 def micro_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
     """Figs 5.2 / 5.3: micro-averaged PR and ROC curves of each ensemble's teacher 0, judged on intervals over the
     largest ensemble's teachers and on ``n_boot`` bootstrap resamples of the test clips."""
-    labels = {s: study.inputs[s, 1].Y_test for s in as_data.SUBSETS}
-    fig_pr, fig_roc, auc = figures.micro_curve_figures(study.runs, labels, as_data.SUBSETS, study.teacher_counts)
+    labels = {s: study.inputs[s, 1][0].Y_test for s in as_data.SUBSETS}
+    fig_pr, fig_roc, auc = figures.micro_curve_figures(study.first(), labels, as_data.SUBSETS, study.teacher_counts)
     rec52, rec53 = teacher_curves.micro_curve_records(
         study.runs, auc, as_data.SUBSETS, study.teacher_counts, labels, n_boot=n_boot, seed=study.seed
     )
-    data = study.teacher_stamp + "; selected checkpoints (not iteration 30,000)"
+    data = study.teacher_stamp + "; selected checkpoints (not iteration 30,000); curves of each first replicate"
     for item, fig, rec in (("muschiol2021-fig5.2", fig_pr, rec52), ("muschiol2021-fig5.3", fig_roc, rec53)):
         _save(out, fig, item, data)
         _record(study, out, item, rec)
@@ -198,9 +221,9 @@ def micro_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: i
 def similar_teachers_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
     """Fig 5.6: every teacher of "big 10"; "no significant difference between the teachers" judged on their spread
     against the test set's noise (:func:`.teacher_claims.curves.similar_teachers_record`)."""
-    run = study.runs["big", 10]
-    _save(out, figures.all_teachers_figure(run), "muschiol2021-fig5.6", study.teacher_stamp)
-    rec = teacher_curves.similar_teachers_record(run, study.inputs["big", 10].Y_test, n_boot=n_boot, seed=study.seed)
+    run = study.runs["big", 10][0]
+    _save(out, figures.all_teachers_figure(run), "muschiol2021-fig5.6", study.teacher_stamp + "; big 10, replicate 0")
+    rec = teacher_curves.similar_teachers_record(run, study.inputs["big", 10][0].Y_test, n_boot=n_boot, seed=study.seed)
     _record(study, out, "muschiol2021-fig5.6", rec)
     return MarkdownText(f"**Fig 5.6: {rec['verdict']}** {rec['verdict_reason']}")
 
@@ -216,18 +239,27 @@ def ablation_section(
     backend: str,
     teachers_per_task: int | None,
 ) -> pd.DataFrame:
-    """The ablation arms on "big 10" (:func:`.teachers.ablation_settings`, :func:`.pipeline.ablation_arms`): its
-    first ``settings["teachers"]`` teachers, ``settings["seeds"]`` training seeds each, one stacked call per arm.
-    ``settings``: ``teachers``, ``seeds``, ``hidden`` (the MLP sizes), ``weight_max``, ``temperature`` (the
-    adaptive class weights' bound and scale, :class:`.teachers.TeacherSpec`). Returns the arms' table."""
+    """The ablation arms on "big 10" (:func:`.teachers.ablation_settings`, :func:`.pipeline.ablation_arms`): the
+    first ``settings["teachers"]`` teachers of ``settings["seeds"]`` replicate big-10 ensembles (the first replicate
+    seeds: each its own pool split, partitions and training seeds), one stacked call per arm. ``settings``:
+    ``teachers``, ``seeds``, ``hidden`` (the MLP sizes), ``weight_max``, ``temperature`` (the adaptive class weights'
+    bound and scale, :class:`.teachers.TeacherSpec`). Returns the arms' table."""
     spec = study.spec.replace(weight_max=settings["weight_max"], weight_temperature=settings["temperature"])
     arms = teachers.ablation_settings(spec, batch_sizes, learning_rates, settings["hidden"])
+    seeds = study.replicate_seeds[: int(settings["seeds"])]
+    if len(seeds) < int(settings["seeds"]) or len(seeds) < 2:
+        raise ValueError(
+            f'ablation["seeds"]={settings["seeds"]}: expected 2 to {len(study.replicate_seeds)} (the replicate '
+            'ensembles of teacher_replicates["seeds"], whose big-10 partitions the ablations replicate)'
+        )
+    stack = pipeline.replicate_stack(
+        study.big, "big", 10, seeds, student_fraction=study.student_fraction, val_fraction=study.val_fraction
+    )
     study.ablation = pipeline.ablation_arms(
-        study.inputs["big", 10],
+        stack,
         spec,
         arms,
         n_teachers=settings["teachers"],
-        seeds=settings["seeds"],
         curve_clips=curve_clips,
         device=device,
         backend=backend,
@@ -248,7 +280,8 @@ def ablation_figures_section(study: TeacherStudy, out: NotebookOutputs) -> Markd
     for item, arm_names, title, rec in items:
         n = s["teachers"] * s["seeds"]
         stamp = (
-            f"{study.teacher_stamp}; big 10, first {s['teachers']} teachers x {s['seeds']} training seeds; "
+            f"{study.teacher_stamp}; the first {s['teachers']} teachers of {s['seeds']} replicate big-10 ensembles "
+            "(each its own pool split, partitions and training seeds); "
             + figures.arm_steps_stamp(study.ablation, arm_names)
         )
         _save(out, figures.ablation_figure(study.ablation, arm_names, title, n), item, stamp)
@@ -328,12 +361,16 @@ def logmel_section(
 
 
 def class_ap_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
-    """Fig A.1: the big baseline's AP per class beside its training clips; "no correlation" judged on a bootstrap
-    over the classes."""
-    ap, names = study.runs["big", 1].class_ap[0], study.big.class_names
-    counts = study.inputs["big", 1].Y[study.inputs["big", 1].teacher_pool].sum(0)
+    """Fig A.1: the big baseline's AP per class beside its training clips (the figure: the first replicate);
+    "no correlation" judged over the replicate single models and a bootstrap over the classes."""
+    names = study.big.class_names
+    ap = np.stack([r.class_ap[0] for r in study.runs["big", 1]])
+    counts = np.stack([i.Y[i.teacher_pool].sum(0) for i in study.inputs["big", 1]])
     _save(
-        out, figures.class_ap_figure(ap, counts, names), "muschiol2021-figA.1", study.teacher_stamp + "; big baseline"
+        out,
+        figures.class_ap_figure(ap[0], counts[0], names),
+        "muschiol2021-figA.1",
+        study.teacher_stamp + "; big baseline, first replicate",
     )
     rec = _record(
         study, out, "muschiol2021-figA.1", teacher_classes.class_ap_record(ap, counts, names, seed=study.seed)
@@ -342,14 +379,18 @@ def class_ap_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
 
 
 def class_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
-    """Figs A.2 / A.3: teacher 0 of the baseline and of "big 10" scored per class at every evaluation of its run
-    (:func:`.teachers.class_ap_at_evaluations`); the headline values at its selected checkpoint, judged on a paired
-    bootstrap of the test clips."""
+    """Figs A.2 / A.3: teacher 0 of the baseline and of "big 10" (first replicates) scored per class at every
+    evaluation of its run (:func:`.teachers.class_ap_at_evaluations`); the headline values at the selected
+    checkpoint, judged over the replicates (teacher 0 of each) and a paired bootstrap of the test clips."""
     runs, inputs = study.runs, study.inputs
-    curves = {key: teachers.class_ap_at_evaluations(inputs[k], runs[k], study.spec) for key, k in CONCERNED.items()}
-    selected = {key: (runs[k].class_ap[0], runs[k].best_step[0]) for key, k in CONCERNED.items()}
-    groups = {key: diagnostics.ranked_classes(ap) for key, (ap, _) in selected.items()}
-    test = {key: (inputs[k].Y_test, runs[k].probabilities[0]) for key, k in CONCERNED.items()}
+    curves = {
+        key: teachers.class_ap_at_evaluations(inputs[k][0], runs[k][0], study.spec) for key, k in CONCERNED.items()
+    }
+    selected = {
+        key: (np.stack([r.class_ap[0] for r in runs[k]]), runs[k][0].best_step[0]) for key, k in CONCERNED.items()
+    }
+    groups = {key: diagnostics.ranked_classes(ap[0]) for key, (ap, _) in selected.items()}
+    test = {key: (inputs[k][0].Y_test, np.stack([r.probabilities[0] for r in runs[k]])) for key, k in CONCERNED.items()}
     recs = teacher_classes.class_curve_records(
         curves, selected, groups, study.big.class_names, test, n_boot=n_boot, seed=study.seed
     )
@@ -369,10 +410,12 @@ def class_roc_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int)
     ensemble and a bootstrap of the test clips (:func:`.teacher_claims.classes.class_roc_record`)."""
     lines = []
     for item, key in (("muschiol2021-figA.4", "baseline"), ("muschiol2021-figA.5", "big 10")):
-        run, labels = study.runs[CONCERNED[key]], study.inputs[CONCERNED[key]].Y_test
-        fig = figures.class_roc_figure(labels, run.probabilities[0], study.big.class_names, key)
-        _save(out, fig, item, study.teacher_stamp + f"; {key}, teacher 0, selected checkpoint")
-        rec = teacher_classes.class_roc_record(labels, run.probabilities, key, n_boot=n_boot, seed=study.seed)
+        reps, labels = study.runs[CONCERNED[key]], study.inputs[CONCERNED[key]][0].Y_test
+        # the baseline over its replicate single models; big 10 over the teachers of its first replicate
+        probs = np.stack([r.probabilities[0] for r in reps]) if key == "baseline" else reps[0].probabilities
+        fig = figures.class_roc_figure(labels, probs[0], study.big.class_names, key)
+        _save(out, fig, item, study.teacher_stamp + f"; {key}, teacher 0 of the first replicate, selected checkpoint")
+        rec = teacher_classes.class_roc_record(labels, probs, key, n_boot=n_boot, seed=study.seed)
         _record(study, out, item, rec)
         lines.append(f"{item.removeprefix('muschiol2021-')}: **{rec['verdict']}**")
     return markdown_list(lines)

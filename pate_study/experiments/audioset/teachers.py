@@ -25,7 +25,6 @@ from torch.utils.flop_counter import FlopCounterMode
 from pate_study.core.device import choose_device
 from pate_study.learning.metrics import average_precision_per_class, mean_roc_auc
 from pate_study.learning.models import load_imagenet_weights, logmel_model, weights_stamp
-from pate_study.learning.partitions import Partitions
 from pate_study.learning.stacked import (
     StackedMLP,
     StackedModule,
@@ -131,8 +130,8 @@ class TeacherRun:
     test-set probabilities, float32 ``[T, n_test, C]``: the votes notebook 05 aggregates) and ``train_counts``
     ``[T, C]`` (positives per teacher); ``seconds``: wall time (volatile: logged, not a result);
     ``weight_trace``: with adaptive class weights, per evaluation and teacher the min / mean / max weight
-    (:class:`pate_study.learning.training.AdaptiveClassWeights`); ``replicate``: for the ablations' seed replicates
-    (:func:`replicated_partitions`), the replicate of every teacher (int ``[T]``; None: one replicate)."""
+    (:class:`pate_study.learning.training.AdaptiveClassWeights`); ``replicate``: for the ablations' replicates
+    (:func:`.pipeline.ablation_arms`), the replicate of every teacher (int ``[T]``; None: one replicate)."""
 
     name: str
     n_teachers: int
@@ -191,6 +190,13 @@ def teacher_stack(
     return model, teacher_config(spec, last=last)
 
 
+def training_rows(partitions: Any) -> Any:
+    """Every teacher's training rows: ``partitions.train`` (``[N, m]``) of a
+    :class:`~pate_study.learning.partitions.Partitions`, or a list of 1-d arrays (students on releases that answered
+    different numbers of queries, stacked: :mod:`.student_stacks`)."""
+    return list(partitions) if isinstance(partitions, (list, tuple)) else partitions.train
+
+
 def train_teachers(
     X: np.ndarray,
     Y: np.ndarray,
@@ -215,11 +221,15 @@ def train_teachers(
     (:func:`pate_study.core.device.choose_device`: CUDA when available, else the CPU; the same seed gives the
     same CPU results as before). ``spec.class_weights="adaptive"`` updates per-class loss weights at every
     evaluation (Fig 5.11). ``train_seeds``: explicit (init, shuffle, dropout) seeds ``[n_teachers, 3]`` instead of
-    :func:`~pate_study.learning.training.teacher_seeds` of ``seed``. The wall time is logged (and kept in
-    ``seconds``), never recorded as a result."""
+    :func:`~pate_study.learning.training.teacher_seeds` of ``seed``. ``partitions``: a
+    :class:`~pate_study.learning.partitions.Partitions`, or one array of rows per teacher (:func:`training_rows`).
+    ``val``: the validation rows every teacher
+    selects on (``[m]``), or one row of them per teacher (``[n_teachers, m]``: replicate ensembles stacked, each with
+    its own pool split). The wall time is logged (and kept in ``seconds``), never recorded as a result."""
     start = time.perf_counter()
     dev = choose_device(device)
-    n = partitions.n_teachers
+    rows = training_rows(partitions)
+    n = len(rows)
     seeds = teacher_seeds(seed, n) if train_seeds is None else np.asarray(train_seeds, dtype=np.uint32)
     if seeds.shape != (n, 3):
         raise ValueError(
@@ -227,12 +237,16 @@ def train_teachers(
         )
     model, config = teacher_stack(X.shape[1], Y.shape[1], seeds, spec, dev, last=last)
     curve = np.sort(np.random.default_rng(seed).permutation(len(X_test))[:curve_clips])
-    val_rows = np.tile(np.asarray(val, dtype=np.int64), (n, 1))
+    val_rows = np.asarray(val, dtype=np.int64)
+    if val_rows.ndim == 1:
+        val_rows = np.tile(val_rows, (n, 1))
+    if val_rows.shape[0] != n:
+        raise ValueError(f"val: shape {val_rows.shape}, expected [m] (shared) or [{n}, m] (one row per teacher)")
     res = train_stacked(
         model,
         X,
         Y.astype(np.float32),
-        partitions.train,
+        rows,
         val_rows,
         config,
         seeds,
@@ -258,23 +272,10 @@ def train_teachers(
         auc,
         ap,
         probs.astype(np.float32),
-        Y[partitions.train].sum(1),
+        np.stack([Y[r].sum(0) for r in rows]),
         seconds,
         pd.DataFrame(hook.trace) if hook is not None else None,
     )
-
-
-def replicated_partitions(partitions: Partitions, n_teachers: int, seeds: int) -> Partitions:
-    """The first ``n_teachers`` training partitions repeated ``seeds`` times (replicate ``r`` = teachers
-    ``r·n_teachers ... (r+1)·n_teachers − 1``): trained in one stacked call, every teacher gets its own training seeds
-    (:func:`pate_study.learning.training.teacher_seeds`: child ``t`` of ``SeedSequence(seed)``), so the replicates are
-    training seeds of the same partitions. Deliberately not disjoint across replicates: an ablation, not an ensemble."""
-    if n_teachers < 1 or seeds < 1 or n_teachers > partitions.n_teachers:
-        raise ValueError(
-            f"n_teachers={n_teachers}, seeds={seeds}: expected 1 <= n_teachers <= {partitions.n_teachers} "
-            "and seeds >= 1"
-        )
-    return Partitions(np.tile(partitions.train[:n_teachers], (seeds, 1)))
 
 
 class ClassAPAtSteps:

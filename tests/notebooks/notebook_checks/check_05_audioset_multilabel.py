@@ -8,7 +8,7 @@ from pate_study.reporting.verdicts import VERDICTS
 def check(scalars: dict, params: dict) -> None:
     """05_audioset_multilabel: set-up, the confidence rules, the accounting invariants and the Table 5.4 fit."""
     setup = scalars["setup"]
-    assert setup["query_pool"] >= min(params["min_pool"], setup["query_pool"] + setup["test"] - 200)
+    assert setup["query_pool"] >= min(params["student_runs"]["min_pool"], setup["query_pool"] + setup["test"] - 200)
     assert setup["test"] > 0
     # the "max" rule's answered share cannot depend on th_e; it is the one that matches the thesis's constant shares
     assert scalars["muschiol2021-table5.3"]["max_rule_constant"] is True

@@ -15,7 +15,7 @@ from pate_study.reporting.verdicts import combine
 
 from ..tables import tolerance_summary
 from ..verdict_rules import judged
-from .common import POOL, claims_or_scale_verdict, scale_verdict
+from .common import ENSEMBLE_POOL, POOL, claims_or_scale_verdict, scale_verdict
 from .tables import ensemble_claims, threshold_trend_verdict, trend_verdict_table_5_2
 
 
@@ -77,7 +77,7 @@ FIG_A_6_FIXED = Claim(
     "labels at all ... not in a way that 20%, 40%, or 60% of the teachers of the ensemble agree on such a label”",
     "the largest ensemble's positive predictions of the 5 least frequent pool classes, per fixed th_e, noise-free",
     "level",
-    (POOL,),
+    ENSEMBLE_POOL,
     boundary=0.0,
 )
 FIG_A_6_ADAPTIVE = Claim(
@@ -85,7 +85,7 @@ FIG_A_6_ADAPTIVE = Claim(
     "Muschiol 2021, App. A on Fig A.6: “Only for the adaptive threshold mechanism tends to predict some classes”",
     "the largest ensemble's positive predictions of the 5 least frequent pool classes, adaptive th_e, noise-free",
     "level",
-    (POOL,),
+    ENSEMBLE_POOL,
     boundary=0.0,
     negated=True,
 )
@@ -93,11 +93,14 @@ FIG_A_6_ADAPTIVE = Claim(
 
 def rare_count_estimate(draws: dict[str, Any] | None, label: str, value: float) -> unc.Estimate:
     """A count of Fig A.6 with the percentile interval of its pool-query bootstrap (``draws[label]``:
-    :func:`.tables.rare_prediction_draws`); the teachers' training seeds named as not replicated (one ensemble per
-    teacher count). Without the draws: unbounded (inconclusive)."""
+    :func:`.tables.rare_prediction_draws`; the teachers' training seeds named as not replicated), or over the replicate
+    ensembles combined with it (:func:`.tables.replicated_rare_draws`: the mean count over the ensembles). Without the
+    draws: unbounded (inconclusive)."""
     if not draws or label not in draws:
         return unc.unreplicated(float(value), [POOL, unc.TEACHER_SEED])
     d = draws[label]
+    if "values" in d:  # replicate ensembles (:func:`.tables.replicated_rare_draws`)
+        return unc.combined_interval(d["values"], d["draws"], [unc.TEACHER_SEED], resampled=POOL)
     return unc.from_bootstrap(d["value"], d["draws"], sources=[POOL], unreplicated=[unc.TEACHER_SEED])
 
 

@@ -15,16 +15,51 @@ from ..verdict_rules import judged, synthetic
 
 #: The random source a noise-free table's bootstrap resamples (the pool queries the ensembles are scored on).
 POOL = "query-pool examples"
+#: Behind a noise-free table's number: the teachers' training seed and partition (the replicate ensembles) and the
+#: pool queries it is scored on; an interval without the first cannot decide a claim
+#: (:func:`.verdict_rules.needs_source`).
+ENSEMBLE_POOL = (unc.TEACHER_SEED, POOL)
+
+
+def _replicated(tolerance: dict | None, keys: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The replicate values ``[G]`` and pool draws ``[n_boot, G]`` of ``keys`` (:func:`.tables.replicated_tolerance`;
+    the first ``G`` replicates every key has, stacked ``[len(keys), ...]``), or None without replicate values."""
+    values = (tolerance or {}).get("values", {}) if isinstance(tolerance, dict) else {}
+    draws = tolerance.get("draws", {}) if values else {}
+    if not keys or any(np.ndim(values.get(k)) != 1 or k not in draws for k in keys):
+        return None
+    g = min(len(values[k]) for k in keys)
+    return (
+        np.stack([np.asarray(values[k], float)[:g] for k in keys]),
+        np.stack([np.asarray(draws[k], float).reshape(-1, len(values[k]))[:, :g] for k in keys]),
+    )
+
+
+def _replicated_estimate(values: np.ndarray, draws: np.ndarray) -> unc.Estimate | None:
+    """A mean over the replicate ensembles that share the pool: the t-interval over the ``G`` ensembles (``G − 1``
+    df) combined with the percentile bootstrap of the pool queries (:func:`pate_study.reporting.uncertainty.
+    combined_interval`); one ensemble: the bootstrap alone, the teachers named as not replicated. None when no
+    replicate gave a number."""
+    ok = np.isfinite(values)
+    if not ok.any() or not np.isfinite(draws[:, ok]).any():
+        return None
+    return unc.combined_interval(values[ok], draws[:, ok], [unc.TEACHER_SEED], resampled=POOL)
 
 
 def pool_estimate(tolerance: dict | None, key: str, value: float, sign: float = 1.0) -> unc.Estimate | None:
-    """``sign · value`` (a difference on our noise-free tables) with the percentile interval of its bootstrap draws
-    ``sign · tolerance["draws"][key]`` (:func:`.tables.score_tolerance`); the teachers' training seeds are named as
-    not replicated (one ensemble per teacher count). Without those draws: unbounded (inconclusive); a NaN value (a
-    step this run did not evaluate): None."""
+    """``sign · value`` (a difference on our noise-free tables) with its interval: over the replicate teacher
+    ensembles and the pool bootstrap when ``tolerance`` holds replicate values (:func:`.tables.replicated_tolerance`;
+    the estimate's value is then the mean of the replicates' own values, :func:`_replicated_estimate`), else the
+    percentile interval of the bootstrap draws ``sign · tolerance["draws"][key]`` (:func:`.tables.score_tolerance`)
+    with the teachers' training seeds named as not replicated. Without draws: unbounded (inconclusive); a NaN value
+    (a step this run did not evaluate): None."""
     draws = (tolerance or {}).get("draws", {}) if isinstance(tolerance, dict) else {}
     if not np.isfinite(value):
         return None  # a step this run did not evaluate
+    rep = _replicated(tolerance, [key])
+    if rep is not None:
+        est = _replicated_estimate(sign * rep[0][0], sign * rep[1][0])
+        return est if est is not None else unc.unreplicated(sign * value, [POOL, unc.TEACHER_SEED])
     if key not in draws:
         return unc.unreplicated(sign * value, [POOL, unc.TEACHER_SEED])
     return unc.from_bootstrap(
@@ -33,12 +68,16 @@ def pool_estimate(tolerance: dict | None, key: str, value: float, sign: float = 
 
 
 def pool_min_estimate(tolerance: dict | None, keys: list[str], values: list[float]) -> unc.Estimate | None:
-    """The smallest of several differences (a claim that must hold for each) with the percentile interval of the
-    per-resample minimum (the draws share their resamples)."""
+    """The smallest of several differences (a claim that must hold for each) with the interval of the
+    per-replicate and per-resample minimum (the draws share their resamples; the replicates their seeds)."""
     draws = (tolerance or {}).get("draws", {}) if isinstance(tolerance, dict) else {}
     value = float(np.min(values))
     if not np.isfinite(value):
         return None
+    rep = _replicated(tolerance, keys)
+    if rep is not None:
+        est = _replicated_estimate(np.min(rep[0], axis=0), np.min(rep[1], axis=0))
+        return est if est is not None else unc.unreplicated(value, [POOL, unc.TEACHER_SEED])
     if not keys or any(k not in draws for k in keys):
         return unc.unreplicated(value, [POOL, unc.TEACHER_SEED])
     return unc.from_bootstrap(

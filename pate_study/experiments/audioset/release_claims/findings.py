@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.verdicts import Verdict
 
 from ..release import DELTA
@@ -126,8 +127,11 @@ def audit_record(aud: pd.DataFrame) -> dict[str, Any]:
 
 
 def multiwinner_record(mw: pd.DataFrame, mw_students: pd.DataFrame) -> dict[str, Any]:
-    """Beyond the thesis: each mechanism's student mAP and ε, and how many queries τ voting capped."""
+    """Beyond the thesis: each mechanism's student mAP and ε, and how many queries τ voting capped; recorded, not
+    judged (one release draw on the first replicate ensemble, one student seed: the sources named in
+    ``not_replicated``)."""
     return dict(
+        not_replicated=[unc.TEACHER_SEED, unc.RELEASE_NOISE, unc.STUDENT_SEED, unc.TEST_SET],
         **{f"{r.mechanism}_student_map": float(r.map) for r in mw_students.itertuples()},
         **{f"{r.mechanism}_epsilon": float(r.epsilon) for r in mw_students.itertuples()},
         tau_capped_queries=int(np.nansum(mw[mw["mechanism"] == "tau"]["n_capped"].astype(float))),

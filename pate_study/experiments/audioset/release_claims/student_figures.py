@@ -293,7 +293,9 @@ def _adaptive_claims(adaptive_rows: pd.DataFrame, fixed_rows: pd.DataFrame) -> d
     eps = (m["eps_data_dependent_ad"] / m["eps_data_dependent_fx"]).to_numpy(float)
 
     def side(r, sfx):
-        return {k: r[f"{k}_{sfx}"] for k in ("map", "map_sd", "n_seeds")}
+        return {
+            k: r[f"{k}_{sfx}"] for k in ("map", "map_sd", "n_seeds", "map_units", "map_clusters") if f"{k}_{sfx}" in r
+        }
 
     drops = [student_difference(side(r, "fx"), side(r, "ad")) for _, r in m.iterrows()]
     where = [f"σ_e {a:g}, σ_c {b:g}" for a, b in zip(m["sigma_e"], m["sigma_c"])]

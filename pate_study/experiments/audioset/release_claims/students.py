@@ -5,6 +5,7 @@ and whether the students stay below the single model.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -84,11 +85,15 @@ def student_claim(best: Any, single_model_map: float, kind: str = "real") -> Ver
     selection the interval does not charge)."""
     if kind == "synthetic":
         return synthetic(STUDENTS_BELOW_SINGLE)
-    single = {"map": float(single_model_map), "map_sd": float("nan"), "n_seeds": 1}
+    single = (  # the single models paired with the students' units (their ensembles' replicate), or one run
+        dict(single_model_map)
+        if isinstance(single_model_map, Mapping)
+        else {"map": float(single_model_map), "map_sd": float("nan"), "n_seeds": 1}
+    )
     return judged(
         STUDENTS_BELOW_SINGLE,
         student_difference(single, best),
-        note=f"best student mAP {best['map']:.3f} vs single model {single_model_map:.3f}",
+        note=f"best student mAP {best['map']:.3f} vs single model {float(single['map']):.3f}",
     )
 
 
@@ -122,7 +127,7 @@ def table_5_4_record(
     v_q, _ = q_average_verdict(t54)
     best = t54.loc[t54["map"].idxmax()]
     single_map = float(refs["map"].iloc[0])
-    v_student = student_claim(best, single_map, kind)
+    v_student = student_claim(best, refs.iloc[0].to_dict() if "map_units" in refs else single_map, kind)
     v = scale_verdict(
         kind,
         "student mAP/F1 and ε",

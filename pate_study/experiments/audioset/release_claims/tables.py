@@ -17,7 +17,14 @@ from pate_study.reporting.verdicts import Verdict, combine
 
 from ..tables import tolerance_summary
 from ..verdict_rules import judged
-from .common import POOL, claims_or_scale_verdict, judged_claim_row, pool_estimate, pool_min_estimate, scale_prefix
+from .common import (
+    ENSEMBLE_POOL,
+    claims_or_scale_verdict,
+    judged_claim_row,
+    pool_estimate,
+    pool_min_estimate,
+    scale_prefix,
+)
 
 
 def confidence_rule_verdict(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") -> pd.DataFrame:
@@ -45,7 +52,7 @@ TEACHER_TREND = Claim(
     "Muschiol 2021, §5.2 / Table 5.2: more teachers give higher precision and lower recall",
     f"per fixed threshold and step 10 → 20 → 50 teachers: precision rise, recall fall ({PRESENT_CLASSES})",
     "every-step",
-    (POOL,),
+    ENSEMBLE_POOL,
 )
 
 
@@ -78,28 +85,28 @@ ENSEMBLE_CLAIMS = {
         "Muschiol 2021, Table 5.1 / §5.2: the single model on all data above every ensemble",
         f"min over ensembles and over (best F1, raw mAP) of single model − ensemble (F1: {PRESENT_CLASSES})",
         "direction",
-        (POOL,),
+        ENSEMBLE_POOL,
     ),
     "map falls": Claim(
         "raw mAP falls as teachers get more and smaller partitions",
         "Muschiol 2021, Table 5.1: 0.219 > 0.199 > 0.186 for 10 > 20 > 50 teachers",
         "raw mAP(T) − raw mAP(next larger T)",
         "every-step",
-        (POOL,),
+        ENSEMBLE_POOL,
     ),
     "beats teacher": Claim(
         "the ensemble beats its average teacher (F1 at the ensemble's best threshold)",
         "Muschiol 2021, Table 5.1: 0.228 vs 0.167, 0.204 vs 0.136, 0.173 vs 0.112",
         f"ensemble best-threshold F1 − its average teacher's F1 at that threshold ({PRESENT_CLASSES})",
         "every-step",
-        (POOL,),
+        ENSEMBLE_POOL,
     ),
     "check": Claim(
         "the confidence check (th_c = 0.6) raises F1 on the answered queries (th_e = 0.2)",
         "Muschiol 2021, Table 5.3: +35 % (10 teachers) to +64 % (50 teachers)",
         f"F1 with the check / F1 without, per teacher count ({PRESENT_CLASSES})",
         "every-step",
-        (POOL,),
+        ENSEMBLE_POOL,
         boundary=1.0,
     ),
 }
@@ -188,12 +195,22 @@ def ensemble_claims(
 # ----------------------------------------------------------------------------- notebook 05: one record per item
 def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]:
     """Notebook 05's data stamp (what every output says it was computed from) and its recorded set-up: split sizes,
-    mean selected step and the share of teachers whose best checkpoint was their last step (still improving)."""
+    the replicate ensembles' seeds per teacher count, mean selected step and the share of teachers whose best
+    checkpoint was their last step (still improving)."""
+    seeds = info.get("replicate_seeds", {})
+    replicated = [t for t in teacher_counts if len(seeds.get(t, ())) > 1]
+    replicas = (
+        f"{len(seeds[replicated[0]])} replicate ensembles (seeds {list(seeds[replicated[0]])}) of {replicated} "
+        "teachers, one of the others"
+        if replicated
+        else "one ensemble per teacher count"
+    )
     data = (
         f"{scale_prefix(info)}{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,} bal_train "
         f"clips, validation "
         f"{info['validation']:,}; up to {spec.steps} steps (early stop: {spec.patience} evaluations), {spec.sampler} "
-        f"sampler, mixup {spec.mixup_alpha}); query pool {info['query_pool']:,}, test {info['test']:,} eval clips"
+        f"sampler, mixup {spec.mixup_alpha}; {replicas}); query pool {info['query_pool']:,}, test {info['test']:,} "
+        "eval clips"
     )
     record = dict(
         data=data,
@@ -204,6 +221,7 @@ def setup_record(info: dict, spec, teacher_counts) -> tuple[str, dict[str, Any]]
         query_pool=info["query_pool"],
         test=info["test"],
         teacher_counts=list(teacher_counts),
+        replicate_seeds={t: list(seeds.get(t, ())) for t in teacher_counts},
         mean_best_step={t: float(np.mean(info["best_step"][t])) for t in teacher_counts},
         share_best_at_last_step={t: float(np.mean(info["best_step"][t] == info["steps"][t])) for t in teacher_counts},
     )
@@ -284,7 +302,7 @@ THRESHOLD_TREND = Claim(
     "Muschiol 2021, §5.2 / Table 5.2: a higher ensemble threshold gives higher precision and lower recall",
     f"per teacher count and step th_e 0.2 → 0.4 → 0.6: precision rise, recall fall ({PRESENT_CLASSES})",
     "every-step",
-    (POOL,),
+    ENSEMBLE_POOL,
 )
 
 

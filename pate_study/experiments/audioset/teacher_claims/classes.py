@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
-from pate_study.learning.metrics import average_precision_per_class, roc_auc_per_class
+from pate_study.learning.metrics import resampled_average_precision, roc_auc_per_class
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
 from pate_study.reporting.registry import published
@@ -34,30 +34,40 @@ FIG_A_1 = Claim(
     'Muschiol 2021, Fig A.1: "no correlation" between a class\'s number of training clips and its average precision',
     "Spearman rho(training clips per class, AP per class)",
     "level",
-    ("classes",),
+    (unc.TEACHER_SEED, "classes"),
     boundary=0.0,
 )
 
 
-def spearman_estimate(counts: np.ndarray, ap: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> unc.Estimate:
-    """Spearman's rho between per-class training clips and AP with the percentile interval of a bootstrap over the
-    classes (``n_boot`` resamples from ``seed``); the teacher's seed and the test set are named as not replicated."""
-    ok = np.isfinite(ap)
-    c, a = np.asarray(counts, float)[ok], np.asarray(ap, float)[ok]
-    rows = unc.bootstrap_rows(len(a), n_boot, seed)
+def _spearman(counts: np.ndarray, ap: np.ndarray, rows: np.ndarray | None = None) -> float:
+    """Spearman's rho of the classes ``rows`` (None: all) with a finite AP."""
+    c, a = (counts, ap) if rows is None else (counts[rows], ap[rows])
+    ok = np.isfinite(a)
     with np.errstate(invalid="ignore"):
-        draws = np.array([spearmanr(c[r], a[r]).statistic for r in rows], float)
-    return unc.from_bootstrap(
-        float(spearmanr(c, a).statistic), draws, sources=FIG_A_1.sources, unreplicated=[unc.TEACHER_SEED, unc.TEST_SET]
-    )
+        return float(spearmanr(c[ok], a[ok]).statistic)
+
+
+def spearman_estimate(counts: np.ndarray, ap: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> unc.Estimate:
+    """Spearman's rho between per-class training clips and AP, ``counts`` / ``ap`` ``[C]`` for one model or ``[G, C]``
+    for the replicate single models (each its own teacher pool's counts), with a bootstrap over the classes
+    (``n_boot`` resamples from ``seed``, the same classes for every replicate): over the replicates the t-interval
+    combined with it (:func:`pate_study.reporting.uncertainty.combined_interval`), for one model the percentile
+    interval with its training seed named as not replicated. The test set is named as not replicated (one set)."""
+    counts, ap = np.atleast_2d(np.asarray(counts, float)), np.atleast_2d(np.asarray(ap, float))
+    rows = unc.bootstrap_rows(ap.shape[1], n_boot, seed)
+    values = [_spearman(c, a) for c, a in zip(counts, ap)]
+    draws = np.array([[_spearman(c, a, r) for c, a in zip(counts, ap)] for r in rows], float)
+    return unc.combined_interval(values, draws, [unc.TEACHER_SEED], unreplicated=[unc.TEST_SET], resampled="classes")
 
 
 def class_ap_record(ap: np.ndarray, counts: np.ndarray, names, *, seed: int = 0) -> dict[str, Any]:
     """Fig A.1: "no correlation" between a class's training clips and its AP (:data:`FIG_A_1`): rho = 0, judged on
-    the bootstrap interval over classes (:func:`spearman_estimate`). The thesis prints no number, so no band: the
+    the interval over the replicate single models and a bootstrap over classes (:func:`spearman_estimate`;
+    ``ap`` / ``counts`` ``[G, C]``, or ``[C]`` for one model). The thesis prints no number, so no band: the
     claim differs when the interval excludes 0 and is otherwise inconclusive (absence of a correlation cannot be
     shown without a margin the thesis does not give). Boing vs male speech AP and clip factors beside."""
     rho = spearman_estimate(counts, ap, seed=seed)
+    ap, counts = np.atleast_2d(ap).mean(0), np.atleast_2d(counts).mean(0)  # the replicates' mean per class
     ap_of, n_of = dict(zip(names, ap)), dict(zip(names, counts))
     boing, male = "Boing", "Male speech, man speaking"
     ratio_ap = float(ap_of[boing] / ap_of[male]) if boing in ap_of and ap_of.get(male, 0) > 0 else float("nan")
@@ -93,40 +103,57 @@ def _class_curve_summary(curve: np.ndarray, steps, selected: tuple, groups: dict
     )
 
 
-#: The random sources behind one teacher's per-class AP on the test set.
-ENSEMBLE_TEST = (unc.TEST_SET,)
+#: The random sources behind a teacher's per-class AP on the test set: its training seed and partition (the
+#: replicate single models, the replicate ensembles' teacher 0) and the test clips.
+REPLICATED_TEST = (unc.TEACHER_SEED, unc.TEST_SET)
 
 
 def class_ap_estimates(
     selected: dict, groups: dict, test: dict | None, *, n_boot: int = 100, seed: int = 0
 ) -> tuple[unc.Estimate, unc.Estimate]:
     """Figs A.2 / A.3's two numbers with their intervals: the big baseline's worst per-class AP, and the mean AP of
-    the 10 best classes (ranked once, on the full test set) baseline − big 10. ``test[key]``: ``(labels, teacher 0's
-    probabilities)`` on the same test clips for "baseline" and "big 10": a paired percentile bootstrap of the test
-    clips (``n_boot`` resamples from ``seed``). Without ``test`` (or with test sets of different sizes) nothing is
-    resampled: unbounded, inconclusive. The teacher's own training seed is not replicated (one teacher 0 per set)."""
-    sel = {k: np.asarray(v[0], float) for k, v in selected.items()}
-    best = {k: groups[k]["best"] for k in ("baseline", "big 10")}
-    worst = float(np.nanmin(sel["baseline"]))
-    drop = float(sel["baseline"][best["baseline"]].mean() - sel["big 10"][best["big 10"]].mean())
+    the 10 best classes (each model's own best 10, ranked on the full test set) baseline − big 10. ``selected[key]``:
+    ``(per-class AP [C] or, one per replicate, [G, C], step)``; ``test[key]``: ``(labels, teacher 0's probabilities
+    [n, C] or [G, n, C])`` on the same test clips for "baseline" and "big 10". Per replicate (replicate ``g`` of
+    both, paired by seed) the two numbers on the full test set and on paired bootstrap resamples of the test clips
+    (``n_boot`` from ``seed``, the same rows for all), combined over the replicates
+    (:func:`pate_study.reporting.uncertainty.combined_interval`; one replicate: the bootstrap alone, the training
+    seed named as not replicated). Without ``test`` (or test sets of different sizes) nothing is resampled:
+    unbounded, inconclusive."""
+    sel = {k: np.atleast_2d(np.asarray(v[0], float)) for k, v in selected.items()}
+    g = min(sel["baseline"].shape[0], sel["big 10"].shape[0])
+    best = {k: [ranked_classes(a)["best"] for a in sel[k][:g]] for k in ("baseline", "big 10")}
+    worst = [float(np.nanmin(a)) for a in sel["baseline"][:g]]
+    drop = [
+        float(sel["baseline"][i][best["baseline"][i]].mean() - sel["big 10"][i][best["big 10"][i]].mean())
+        for i in range(g)
+    ]
     sizes = {len(test[k][0]) for k in ("baseline", "big 10")} if test else set()
     if len(sizes) != 1:
         return (
-            unc.unreplicated(worst, [unc.TEST_SET, unc.TEACHER_SEED]),
-            unc.unreplicated(drop, [unc.TEST_SET, unc.TEACHER_SEED]),
+            unc.unreplicated(float(np.mean(worst)), [unc.TEST_SET, unc.TEACHER_SEED]),
+            unc.unreplicated(float(np.mean(drop)), [unc.TEST_SET, unc.TEACHER_SEED]),
         )
-    rows = unc.bootstrap_rows(sizes.pop(), n_boot, seed)
-    ap = {
-        k: np.stack([average_precision_per_class(test[k][0][r], test[k][1][r]) for r in rows])
+    weights = unc.bootstrap_weights(unc.bootstrap_rows(sizes.pop(), n_boot, seed))
+    probs = {k: np.asarray(test[k][1]) for k in ("baseline", "big 10")}
+    probs = {k: (p[None] if p.ndim == 2 else p)[:g] for k, p in probs.items()}
+    ap = {  # [n_boot, G, C]: every replicate on the same resamples (one product per class)
+        k: np.stack([resampled_average_precision(test[k][0], p, weights) for p in probs[k]], axis=1)
         for k in ("baseline", "big 10")
     }
-    worst_draws = np.nanmin(ap["baseline"], axis=1)
-    drop_draws = np.nanmean(ap["baseline"][:, best["baseline"]], axis=1) - np.nanmean(
-        ap["big 10"][:, best["big 10"]], axis=1
-    )
+    with np.errstate(invalid="ignore"):
+        worst_draws = np.nanmin(ap["baseline"], axis=2)
+        drop_draws = np.stack(
+            [
+                np.nanmean(ap["baseline"][:, i, best["baseline"][i]], axis=1)
+                - np.nanmean(ap["big 10"][:, i, best["big 10"][i]], axis=1)
+                for i in range(g)
+            ],
+            axis=1,
+        )
     return (
-        unc.from_bootstrap(worst, worst_draws, unreplicated=[unc.TEACHER_SEED]),
-        unc.from_bootstrap(drop, drop_draws, unreplicated=[unc.TEACHER_SEED]),
+        unc.combined_interval(worst, worst_draws, [unc.TEACHER_SEED]),
+        unc.combined_interval(drop, drop_draws, [unc.TEACHER_SEED]),
     )
 
 
@@ -146,8 +173,9 @@ def class_curve_records(
     Fig A.1 use; ``groups``: the best / medium / worst 10 by the selected AP (:func:`.diagnostics.ranked_classes`).
     Claims: every class of the baseline reaches the thesis's floor; a tenth of the data lowers the best classes' AP
     (both directional, on the intervals of :func:`class_ap_estimates`; ``test``, ``n_boot``, ``seed``: its
-    bootstrap)."""
-    sel = {k: np.asarray(v[0], float) for k, v in selected.items()}
+    bootstrap). ``selected[key][0]`` and ``test[key][1]`` may hold one row per replicate (``[G, C]``, ``[G, n, C]``):
+    the curves, groups and the shown values are replicate 0's, the claims read every replicate."""
+    sel = {k: np.atleast_2d(np.asarray(v[0], float))[0] for k, v in selected.items()}
     best_b, worst_b = float(sel["baseline"][groups["baseline"]["best"]].mean()), float(np.nanmin(sel["baseline"]))
     best_10 = float(sel["big 10"][groups["big 10"]["best"]].mean())
     worst_10 = float(sel["big 10"][groups["big 10"]["worst"]].mean())
@@ -165,7 +193,7 @@ def class_curve_records(
         f'Muschiol 2021, Fig A.2: "at least an average precision of {floor:g} is achieved for every class"',
         "big baseline, selected checkpoint: the worst class's AP",
         "direction",
-        ENSEMBLE_TEST,
+        REPLICATED_TEST,
         boundary=float(floor),
         printed=repr(float(floor)),
     )
@@ -174,7 +202,7 @@ def class_curve_records(
         "Muschiol 2021, Fig A.3 against Fig A.2",
         "mean AP of the 10 best classes at the selected checkpoints: big baseline − big 10",
         "direction",
-        ENSEMBLE_TEST,
+        REPLICATED_TEST,
     )
     v2 = combine(
         {claim2.name: judged(claim2, worst, note=f"worst class AP {worst_b:.3f}")},
@@ -214,7 +242,7 @@ FIG_A_4 = Claim(
     'bump in the top-left direction for all classes"',
     "big baseline: the smallest ROC-AUC over the plotted best, medium and worst 10 classes",
     "direction",
-    (unc.TEST_SET,),
+    (unc.TEACHER_SEED, unc.TEST_SET),
     boundary=NO_SKILL_AUC,
 )
 FIG_A_5_SKILL = Claim(
@@ -283,15 +311,12 @@ def class_roc_record(
     labels: np.ndarray, probs: np.ndarray, key: str, *, n_boot: int = 100, seed: int = 0
 ) -> dict[str, Any]:
     """Figs A.4 / A.5 on intervals (classes ranked by AP, :func:`.diagnostics.ranked_classes`). ``"baseline"``
-    (:data:`FIG_A_4`): the smallest AUC over the plotted classes > 0.5 (one teacher by design: a bootstrap of the
-    test clips). ``"big 10"`` (:data:`FIG_A_5_SKILL`, :data:`FIG_A_5_WORST`): the best and medium classes all above
-    0.5, and the worst 10 closer to the diagonal than the medium 10 (mean AUC medium − worst > 0); over the
-    ensemble's teachers (``probs`` ``[T, n_test, C]``) and a bootstrap of the test clips. The worst 10 are ranked on
-    the same test clips they are scored on (their AUC is biased low; the claims read the best / medium ones and a
-    gap)."""
-    if key == "baseline":
-        probs = np.asarray(probs)
-        probs = probs[:1] if probs.ndim == 3 else probs
+    (:data:`FIG_A_4`): the smallest AUC over the plotted classes > 0.5, over the replicate single models (``probs``
+    ``[G, n_test, C]``: one per replicate seed) and a bootstrap of the test clips. ``"big 10"``
+    (:data:`FIG_A_5_SKILL`, :data:`FIG_A_5_WORST`): the best and medium classes all above 0.5, and the worst 10
+    closer to the diagonal than the medium 10 (mean AUC medium − worst > 0); over the ensemble's teachers
+    (``probs`` ``[T, n_test, C]``) and a bootstrap of the test clips. The worst 10 are ranked on the same test clips
+    they are scored on (their AUC is biased low; the claims read the best / medium ones and a gap)."""
     rec, est = class_roc_estimates(labels, probs, n_boot=n_boot, seed=seed)
     if key == "baseline":
         v = judged(FIG_A_4, est["min_auc_plotted"], note=f"smallest plotted AUC {rec['min_auc_plotted']:.3f}")

@@ -4,15 +4,15 @@
 
 from __future__ import annotations
 
-import math
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pate_study.learning.metrics import average_precision_per_class, roc_auc_per_class
+from pate_study.learning.metrics import average_precision_per_class, resampled_average_precision, roc_auc_per_class
 from pate_study.reporting import uncertainty as unc
-from pate_study.reporting.claims import Claim
+from pate_study.reporting.claims import Claim, judge
 from pate_study.reporting.registry import published
 from pate_study.reporting.verdicts import combine
 
@@ -28,13 +28,27 @@ FIG_5_1 = Claim(
 )
 
 
+def teacher_maps(runs: Any) -> np.ndarray:
+    """Every teacher's final mAP over the replicate ensembles of one (subset, T) (``runs``: a list of
+    :class:`.teachers.TeacherRun`, or one): each teacher one draw of its partition and training seed (a single model
+    replicated over its seeds, a replicate ensemble's teachers over their own partitions)."""
+    runs = runs if isinstance(runs, (list, tuple)) else [runs]
+    return np.concatenate([np.asarray(r.map, float) for r in runs])
+
+
+def _summary(runs: Any) -> tuple[float, float, int]:
+    m = teacher_maps(runs)
+    return float(m.mean()), float(m.std(ddof=1)) if m.size > 1 else float("nan"), int(m.size)
+
+
 def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataFrame) -> dict[str, Any]:
     """Fig 5.1: the baselines' mAP beside the thesis's (not comparable: models, inputs, scale), and whether fewer
-    clips per teacher give a lower mean teacher mAP at every step up in the teacher count (:data:`FIG_5_1`; the
-    teachers of an ensemble are its replicates of partition and training seed, the single baseline enters as a
-    constant)."""
+    clips per teacher give a lower mean teacher mAP at every step up in the teacher count (:data:`FIG_5_1`: Welch
+    intervals over the teachers of every replicate ensemble of the two counts, :func:`teacher_maps`; a single model
+    enters with its replicates, or as one run -- its seed named as not replicated, the step undecided -- when it has
+    one). ``runs[subset, T]``: the replicate ensembles (a list) or one run."""
     pub = published("muschiol2021-fig5.1")["values"]
-    ours_small, ours_big = runs["small", 1].map[0], runs["big", 1].map[0]
+    ours_small, ours_big = float(teacher_maps(runs["small", 1]).mean()), float(teacher_maps(runs["big", 1]).mean())
     raw = thesis_baseline_maps()
     pools = table41.query("data_set == 'baseline'").set_index("block")
     why = (
@@ -45,17 +59,15 @@ def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataF
         f"selected on validation; its own tables print {raw['small']} / {raw['big']}"
     )
 
-    def summary(run) -> tuple[float, float, int]:
-        m = np.asarray(run.map, float)
-        return float(m.mean()), float(m.std(ddof=1)) if m.size > 1 else float("nan"), int(m.size)
-
     drops = [
-        unc.welch_difference(summary(runs[s, a]), summary(runs[s, b]), TEACHER)
+        unc.welch_difference(_summary(runs[s, a]), _summary(runs[s, b]), TEACHER)
         for s in subsets
         for a, b in zip(teacher_counts, teacher_counts[1:])
     ]
     ordered = all(d.value > 0 for d in drops)
-    steps = ", ".join(f"{s}: " + " > ".join(f"{runs[s, t].map.mean():.3f}" for t in teacher_counts) for s in subsets)
+    steps = ", ".join(
+        f"{s}: " + " > ".join(f"{teacher_maps(runs[s, t]).mean():.3f}" for t in teacher_counts) for s in subsets
+    )
     v = judged(FIG_5_1, drops, note=f"mean teacher mAP {steps}")
     v = combine(
         {"fewer clips, lower mAP": v},
@@ -64,12 +76,19 @@ def teacher_curves_record(runs: dict, subsets, teacher_counts, table41: pd.DataF
             f"{ours_big:.3f} vs ~{pub['big_baseline_map_approx']}: {why}"
         ),
     )
+
+    def auc(reps):
+        reps = reps if isinstance(reps, (list, tuple)) else [reps]
+        return float(np.mean([r.auc[0] for r in reps]))
+
     return dict(
-        small_baseline_map_approx=float(ours_small),
-        big_baseline_map_approx=float(ours_big),
-        small_baseline_auc=float(runs["small", 1].auc[0]),
-        big_baseline_auc=float(runs["big", 1].auc[0]),
-        **{f"{s}_{t}_mean_teacher_map": float(runs[s, t].map.mean()) for s in subsets for t in teacher_counts},
+        small_baseline_map_approx=ours_small,
+        big_baseline_map_approx=ours_big,
+        small_baseline_auc=auc(runs["small", 1]),
+        big_baseline_auc=auc(runs["big", 1]),
+        **{
+            f"{s}_{t}_mean_teacher_map": float(teacher_maps(runs[s, t]).mean()) for s in subsets for t in teacher_counts
+        },
         fewer_clips_lower_map=bool(ordered),
         **v.as_record(),
     )
@@ -88,7 +107,7 @@ FIG_5_3 = Claim(
     "Muschiol 2021, Fig 5.3",
     "micro ROC-AUC big baseline − small baseline",
     "direction",
-    (unc.TEST_SET,),
+    (unc.TEACHER_SEED, unc.TEST_SET),
 )
 
 
@@ -98,17 +117,30 @@ def micro_auc(labels: np.ndarray, probs: np.ndarray) -> float:
 
 
 def micro_auc_difference(test: dict, *, n_boot: int = 200, seed: int = 0) -> unc.Estimate:
-    """Fig 5.3's difference, micro ROC-AUC big baseline − small baseline, with the percentile interval of independent
-    bootstraps of the two test sets (``test[subset]``: labels and the baseline's probabilities; resamples from
-    ``seed`` and ``seed + 1``); the baselines' training seeds are named as not replicated."""
-    value = micro_auc(*test["big"]) - micro_auc(*test["small"])
-    draws = [
-        np.array(
-            [micro_auc(test[s][0][r], test[s][1][r]) for r in unc.bootstrap_rows(len(test[s][0]), n_boot, seed + i)]
-        )
-        for i, s in enumerate(("big", "small"))
+    """Fig 5.3's difference, micro ROC-AUC big baseline − small baseline. ``test[subset]``: the labels and the
+    baseline's probabilities ``[n, C]``, or one per replicate single model ``[G, n, C]`` (the two subsets' replicates
+    paired by replicate seed): per replicate the difference on the full test sets and on independent bootstraps of
+    the two test sets (resamples from ``seed`` and ``seed + 1``, the same rows for every replicate), combined by
+    :func:`pate_study.reporting.uncertainty.combined_interval` (t over the replicates, the test bootstrap); one
+    model per subset: the bootstrap alone, its training seed named as not replicated."""
+    probs = {s: np.asarray(test[s][1]) for s in ("big", "small")}
+    probs = {s: p[None] if p.ndim == 2 else p for s, p in probs.items()}
+    g = min(p.shape[0] for p in probs.values())
+    values = [
+        micro_auc(test["big"][0], probs["big"][k]) - micro_auc(test["small"][0], probs["small"][k]) for k in range(g)
     ]
-    return unc.from_bootstrap(value, draws[0] - draws[1], unreplicated=[unc.TEACHER_SEED])
+    rows = {s: unc.bootstrap_rows(len(test[s][0]), n_boot, seed + i) for i, s in enumerate(("big", "small"))}
+    draws = np.array(
+        [
+            [
+                micro_auc(test["big"][0][rb], probs["big"][k][rb])
+                - micro_auc(test["small"][0][rs], probs["small"][k][rs])
+                for k in range(g)
+            ]
+            for rb, rs in zip(rows["big"], rows["small"])
+        ]
+    )
+    return unc.combined_interval(values, draws, [unc.TEACHER_SEED])
 
 
 def micro_curve_records(
@@ -122,32 +154,40 @@ def micro_curve_records(
     seed: int = 0,
 ) -> tuple[dict, dict]:
     """Figs 5.2 / 5.3: the baseline teacher beats the largest ensemble's teachers on both subsets (:data:`FIG_5_2`:
-    Welch intervals over that ensemble's teachers, the single baseline a constant), and the big baseline's micro
-    ROC-AUC exceeds the small one's (:data:`FIG_5_3`: a bootstrap of both test sets, ``test_labels[subset]``; without
-    them unbounded, inconclusive)."""
+    Welch intervals over the replicate single models and that count's teachers of every replicate,
+    :func:`teacher_maps`), and the big baseline's micro ROC-AUC exceeds the small one's (:data:`FIG_5_3`: over the
+    replicate single models and a bootstrap of both test sets, :func:`micro_auc_difference`, ``test_labels[subset]``;
+    without them unbounded, inconclusive). ``runs[subset, T]``: the replicate ensembles (a list) or one run;
+    ``auc_micro``: the figure's values (first replicates)."""
     t_max = teacher_counts[-1]
-
-    def summary(run) -> tuple[float, float, int]:
-        m = np.asarray(run.map, float)
-        return float(m.mean()), float(m.std(ddof=1)) if m.size > 1 else float("nan"), int(m.size)
-
-    steps = [unc.welch_difference(summary(runs[s, 1]), summary(runs[s, t_max]), TEACHER) for s in subsets]
+    steps = [unc.welch_difference(_summary(runs[s, 1]), _summary(runs[s, t_max]), TEACHER) for s in subsets]
     v2 = judged(
         FIG_5_2,
         steps,
         note=", ".join(
-            f"{s}: baseline {runs[s, 1].map[0]:.3f} vs mean {runs[s, t_max].map.mean():.3f}" for s in subsets
+            f"{s}: baseline {teacher_maps(runs[s, 1]).mean():.3f} vs mean {teacher_maps(runs[s, t_max]).mean():.3f}"
+            for s in subsets
         ),
     )
+
+    def baselines(s):
+        reps = runs[s, 1] if isinstance(runs[s, 1], (list, tuple)) else [runs[s, 1]]
+        return np.stack([r.probabilities[0] for r in reps])
+
     if test_labels is not None and {"big", "small"} <= set(subsets):
         diff = micro_auc_difference(
-            {s: (test_labels[s], runs[s, 1].probabilities[0]) for s in ("big", "small")}, n_boot=n_boot, seed=seed
+            {s: (test_labels[s], baselines(s)) for s in ("big", "small")}, n_boot=n_boot, seed=seed
         )
     else:
         diff = unc.unreplicated(auc_micro["big", 1] - auc_micro["small", 1], [unc.TEST_SET, unc.TEACHER_SEED])
     v3 = judged(FIG_5_3, diff, note=f"micro ROC-AUC big {auc_micro['big', 1]:.3f}, small {auc_micro['small', 1]:.3f}")
+
+    def first(reps):
+        return reps[0] if isinstance(reps, (list, tuple)) else reps
+
     fig52 = dict(
-        **{f"{s}_{t}_teacher0_map": float(runs[s, t].map[0]) for s in subsets for t in teacher_counts}, **v2.as_record()
+        **{f"{s}_{t}_teacher0_map": float(first(runs[s, t]).map[0]) for s in subsets for t in teacher_counts},
+        **v2.as_record(),
     )
     fig53 = dict(
         **{f"{s}_{t}_micro_auc": auc_micro[s, t] for s in subsets for t in teacher_counts},
@@ -157,71 +197,63 @@ def micro_curve_records(
     return fig52, fig53
 
 
-#: Fig 5.6's claim: the teachers of "big 10" differ no more than the finite test set alone makes them differ.
+#: Fig 5.6's claim, as the thesis states it: no significant difference between the teachers of "big 10" (their
+#: final mAPs equal up to the finite test set's noise), judged by a heterogeneity test at the usual 5 %.
 FIG_5_6 = Claim(
     "no significant difference between the teachers",
     'Muschiol 2021, §5.1.2 / Fig 5.6: "all teachers of the possible ensemble have similar learning progress and '
     "maximum scores ... There is no significant difference between the teachers if the training parameters remain the "
     'same"',
-    "between-teacher spread of final mAP / the spread the test set's noise alone gives (mean of d_i² / v_i over the "
-    "teachers; 1 when the teachers do not differ)",
-    "level",
+    "the teachers' final test mAPs",
+    "homogeneity",
     (unc.TEACHER_SEED, unc.TEST_SET),
-    boundary=1.0,
 )
 
 
-def teacher_spread_ratios(labels: np.ndarray, probs: np.ndarray, *, n_boot: int = 100, seed: int = 0) -> np.ndarray:
-    """Per teacher ``z_i = d_i² / v_i``: ``d_i`` its final mAP minus the ensemble's mean on the full test set, ``v_i``
-    the variance of that deviation over ``n_boot`` paired bootstrap resamples of the test clips (every teacher scored on
-    the same rows, from ``seed``). If the teachers' true mAPs are equal, ``E[z_i] ≈ 1`` (the deviation is test-set
-    noise alone; Cochran 1954's heterogeneity statistic per member); a teacher that truly differs has ``z_i > 1``.
-    ``probs``: ``[T, n_test, C]``, ``labels``: ``[n_test, C]``; needs ``T >= 2``."""
+def teacher_map_draws(labels: np.ndarray, probs: np.ndarray, *, n_boot: int = 100, seed: int = 0) -> tuple:
+    """Every teacher's final mAP on the full test set ``[T]`` and on ``n_boot`` bootstrap resamples of the test
+    clips ``[n_boot, T]`` (the same rows for every teacher, from ``seed``: the teachers' estimates are correlated
+    through the shared test set, which the draws' covariance carries). ``probs``: ``[T, n_test, C]``, ``labels``:
+    ``[n_test, C]``; needs ``T >= 2``."""
     probs, labels = np.asarray(probs), np.asarray(labels)
     if probs.ndim != 3 or probs.shape[0] < 2 or probs.shape[1] != labels.shape[0]:
         raise ValueError(
-            f"teacher_spread_ratios: expected probs [T >= 2, n_test, C] over labels' {labels.shape[0]} test clips, "
+            f"teacher_map_draws: expected probs [T >= 2, n_test, C] over labels' {labels.shape[0]} test clips, "
             f"got {probs.shape}"
         )
     full = np.nanmean(average_precision_per_class(np.broadcast_to(labels, probs.shape), probs), axis=-1)
-    rows = unc.bootstrap_rows(labels.shape[0], n_boot, seed)
-    draws = np.concatenate(
-        [  # a few resamples x every teacher in one stacked call
-            np.nanmean(
-                average_precision_per_class(
-                    np.broadcast_to(labels[chunk][:, None], (len(chunk), *probs.shape)), probs[:, chunk].swapaxes(0, 1)
-                ),
-                axis=-1,
-            )
-            for chunk in np.array_split(rows, max(1, n_boot // 4))
-        ]
-    )
-    dev = draws - draws.mean(1, keepdims=True)  # [n_boot, T]: each teacher's deviation on the same resample
-    v = dev.var(0, ddof=1)
-    return (full - full.mean()) ** 2 / np.maximum(v, np.finfo(float).tiny)
+    weights = unc.bootstrap_weights(unc.bootstrap_rows(labels.shape[0], n_boot, seed))
+    with warnings.catch_warnings():  # a class without a positive in a resample is NaN, left out of its mAP
+        warnings.simplefilter("ignore", RuntimeWarning)
+        draws = np.stack([np.nanmean(resampled_average_precision(labels, p, weights), axis=1) for p in probs], axis=1)
+    return full, draws
 
 
 def similar_teachers_record(
     run, labels: np.ndarray | None = None, *, n_boot: int = 100, seed: int = 0
 ) -> dict[str, Any]:
-    """Fig 5.6: "no significant difference between the teachers" (:data:`FIG_5_6`): the mean over the teachers of
-    :func:`teacher_spread_ratios` (a t-interval over the teachers, the replicates of partition and training seed; the
-    test set enters through each ``v_i``), judged at 1 with no margin (the thesis prints none): *differs* when the
-    interval lies wholly above 1 (the teachers differ beyond the test set's noise), else *inconclusive* (agreement
-    would need a margin the thesis does not print, as for Fig A.1). Without ``labels`` nothing is resampled:
-    unbounded, inconclusive. Range and mean of the final mAP / AUC recorded beside."""
+    """Fig 5.6: "no significant difference between the teachers" (:data:`FIG_5_6`), judged as the thesis states it,
+    by the Wald chi-squared test that the ``T`` teachers' final mAPs are equal
+    (:func:`pate_study.reporting.uncertainty.heterogeneity_test`; their covariance from ``n_boot`` shared bootstrap
+    resamples of the test clips, :func:`teacher_map_draws`): *differs* when it finds a significant difference at 5 %,
+    *agrees* when it does not (a failure to reject: the rule says how little it can detect). The teachers are the
+    ensemble's replicates of partition and training seed. Without ``labels`` nothing is resampled: not evaluable.
+    Range and mean of the final mAP / AUC recorded beside."""
     final = np.asarray(run.map, float)
+    test, extra = None, {}
     if labels is not None and run.probabilities is not None and len(run.probabilities) >= 2:
-        z = teacher_spread_ratios(labels, run.probabilities, n_boot=n_boot, seed=seed)
-        est = unc.t_interval(z, FIG_5_6.sources).within(0.0, math.inf)  # a ratio of squares: never below 0
-        extra = {"spread_ratio_per_teacher": [float(x) for x in z], "n_boot": n_boot}
-    else:
-        est, extra = None, {}
-    v = judged(
+        full, draws = teacher_map_draws(labels, run.probabilities, n_boot=n_boot, seed=seed)
+        test = unc.heterogeneity_test(full, draws, [unc.TEST_SET], groups=[f"teacher {i}" for i in range(full.size)])
+        extra = {
+            "heterogeneity_statistic": float(test.statistic),
+            "heterogeneity_df": int(test.df),
+            "heterogeneity_p_value": float(test.p_value),
+            "n_boot": n_boot,
+        }
+    v = judge(
         FIG_5_6,
-        est,
-        note=f"final mAP {final.min():.3f}-{final.max():.3f} (mean {final.mean():.3f}) over {final.size} teachers; "
-        "a ratio at 1 cannot agree without a margin the thesis does not print",
+        test,
+        note=f"final mAP {final.min():.3f}-{final.max():.3f} (mean {final.mean():.3f}) over {final.size} teachers",
     )
     return dict(
         map_min=float(final.min()),
@@ -229,8 +261,6 @@ def similar_teachers_record(
         map_mean=float(final.mean()),
         auc_min=float(run.auc.min()),
         auc_max=float(run.auc.max()),
-        spread_ratio=est.value if est else float("nan"),
-        spread_ratio_interval=[est.low, est.high] if est else None,
         **extra,
         **v.as_record(),
     )
