@@ -18,7 +18,7 @@ from pate_study.privacy import multilabel
 from pate_study.reporting.outputs import NotebookOutputs
 from pate_study.reporting.plots import use_style
 
-from . import figures, pipeline, release, students, tables, teachers
+from . import figures, pipeline, release, students, tables, target, target_figures, teachers
 from .release_claims import analytic, student_figures
 from .release_claims import appendix as release_appendix
 from .release_claims import common as release_common
@@ -93,9 +93,8 @@ PARAMETER_GROUPS: dict[str, dict[str, str]] = {
         "sigmas": "frontier_sigmas",
         "topk_settings": "topk_settings",
         "multiwinner_sigmas": "frontier_multiwinner_sigmas",
-        "target_release_draws": "target_release_draws",
-        "target_boot": "target_boot",
     },
+    "target": {"protocol": "target_protocol"},
     "audit": {"sigmas": "audit_sigmas", "samples": "audit_samples"},
 }
 
@@ -371,9 +370,10 @@ def multiwinner_section(study: Study05) -> pd.DataFrame:
 
 
 def frontier_section(study: Study05) -> list[str]:
-    """The privacy-utility frontier on the first ``max(student_sizes)`` pool queries, the choice of its best release
-    charged in ε, and the target judged over release draws × student seeds
-    (:func:`.pipeline.frontier_target_students`, :func:`.students.frontier_targets`). Shows the findings."""
+    """The privacy-utility frontier on the first ``max(student_sizes)`` pool queries (one release per setting, three
+    student seeds), what choosing its best release by test mAP would cost (charged: the composition of the
+    candidates within the budget), the thesis's settings beside it. Shows the findings; the figure is drawn with the
+    target (:func:`target_section`)."""
     s, p = study, study.p
     cv, pool_x, test_x = s.votes, s.info["pool_features"], s.info["test_features"]
     n_max = max(p["student_sizes"])
@@ -392,28 +392,48 @@ def frontier_section(study: Study05) -> list[str]:
     )
     stamp = s.data + f"; {n_max} queries, student seeds {list(p['student_seeds'])}, {p['teacher_steps']} fixed steps"
     s.out.save_table(front, "pate_study-audioset-frontier", data=stamp, float_format="{:.4g}")
-    fig = figures.frontier_figure(front, s.results["refs"], p["delta"], n_max)
-    s.out.save_figure(fig, "pate_study-audioset-frontier", data=stamp)
     selection = release.frontier_selection_privacy(
         front, n_teachers=cv.n_teachers, delta=p["delta"], n_labels=cv.pool_probabilities.shape[2]
     )
-    target_rows = pipeline.frontier_target_students(
-        cv,
-        pool_x,
-        test_x,
-        front,
-        s.student_spec,
-        n_queries=n_max,
-        delta=p["delta"],
-        release_draws=p["target_release_draws"],
-        seeds=p["student_seeds"],
-        n_boot=p["target_boot"],
-        seed=p["seed"],
-    )
-    targets = students.frontier_targets(front, s.results["t54"], selection=selection, target_rows=target_rows)
-    lines = students.frontier_findings(front, targets)
-    s.out.record("pate_study-audioset-frontier", **targets, findings=lines)
+    summary = students.frontier_summary(front, s.results["t54"], selection=selection)
+    lines = students.frontier_findings(front, summary)
+    s.out.record("pate_study-audioset-frontier", **summary, findings=lines)
+    s.results.update(frontier=front, frontier_stamp=stamp)
     return lines
+
+
+def target_section(study: Study05) -> pd.Series:
+    """The study's target, by the pre-registered protocol (``target["protocol"]``, :mod:`.target`): the fresh
+    replicate ensembles' votes on the target's query pool, the random search selected on the validation split, the
+    reporting split read once after it; recorded under :data:`.target.TARGET_ITEM` with the runs table, and the
+    frontier figure drawn with the procedure's point. Shows the record's main lines."""
+    s, p = study, study.p
+    run = target.run_target(
+        p["target_protocol"], s.spec, s.student_spec, data=p["data"], curve_clips=p["curve_clips"], seed=p["seed"]
+    )
+    record = run["record"]
+    stamp = run["stamp"]
+    s.out.save_table(run["runs"], target.TARGET_ITEM, data=stamp, float_format="{:.4g}")
+    s.out.record(target.TARGET_ITEM, **record)
+    fig = target_figures.frontier_figure(
+        s.results["frontier"], s.results["t54"], s.results["refs"], record, delta=p["delta"]
+    )
+    s.out.save_figure(
+        fig,
+        ["pate_study-audioset-frontier", target.TARGET_ITEM],
+        data=s.results["frontier_stamp"] + "; target: " + stamp,
+    )
+    keys = (
+        "target_verdict",
+        "target_estimate",
+        "procedure_epsilon",
+        "one_run_epsilon",
+        "one_run_epsilon_exact_gaussian",
+        "n_teacher_ensembles",
+        "n_runs",
+        "protocol_commit",
+    )
+    return pd.Series({k: record[k] for k in keys}, name=target.TARGET_ITEM)
 
 
 def findings_section(study: Study05) -> pd.Series:
