@@ -25,6 +25,7 @@ SAME = {
     "seed": "seed",
     "data": "data",
     "teacher_counts": "teacher_counts",
+    "teacher_replicates": "teacher_replicates",
 }
 
 

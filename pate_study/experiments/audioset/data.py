@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -302,3 +303,33 @@ def ensemble_inputs(
         f"{subset} {n_teachers}",
         split.teacher,
     )
+
+
+def replicate_seeds(seeds: Sequence[int] | None, seed: int) -> tuple[int, ...]:
+    """The seeds of the replicate ensembles (a notebook's ``teacher_replicates["seeds"]``): each distinct, none
+    negative; None or empty: the study's ``seed`` alone (one ensemble per teacher count, as before replicates)."""
+    if seeds is None or len(seeds) == 0:
+        return (int(seed),)
+    out = tuple(int(s) for s in seeds)
+    if any(s < 0 for s in out) or len(set(out)) != len(out) or any(s != x for s, x in zip(out, seeds)):
+        raise ValueError(f'teacher_replicates["seeds"]={list(seeds)!r}: expected distinct non-negative integers')
+    return out
+
+
+def replicate_members(
+    ds: audioset.AudioSetEmbeddings,
+    subset: str,
+    n_teachers: int,
+    seeds: Sequence[int],
+    *,
+    student_fraction: float = 0.2,
+    val_fraction: float = 0.1,
+) -> list[EnsembleInputs]:
+    """The inputs of the replicate ensembles of ``subset`` with ``n_teachers`` teachers, one per seed of ``seeds``
+    (:func:`ensemble_inputs` with that seed): each replicate draws its own pool split (teacher pool, validation,
+    student pool), its own partitions and its own training seeds, so the replicates are independent draws of
+    everything random on the teachers' side (the bal_train clips and the eval clips are the same)."""
+    return [
+        ensemble_inputs(ds, subset, n_teachers, student_fraction=student_fraction, val_fraction=val_fraction, seed=s)
+        for s in seeds
+    ]

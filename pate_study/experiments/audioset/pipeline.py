@@ -6,10 +6,16 @@ trained together as one stacked computation in one task; None: all of them in on
 into the shards of :func:`.shards.shard_plan` and mapped by :func:`pate_study.learning.distributed.map_shards` over
 :mod:`.shards`' units (every shard cached under a key of :mod:`pate_study.core.cache`).
 
-* :func:`teacher_ensembles` -- notebook 04's ensembles (1 = the single model, 10, 20, 50 per subset); their votes
-  are stored in the votes cache (:mod:`.votes`);
+* :func:`teacher_ensembles` -- notebook 04's ensembles (1 = the single model, 10, 20, 50 per subset), one per
+  replicate seed (a notebook's ``teacher_replicates``): the replicate ensembles of a teacher count are ONE stacked
+  model (:class:`ReplicateStack`, :func:`train_stack`), each with its own seed, pool split, partitions and training
+  seeds; every replicate's votes are stored in the votes cache under its own key (:mod:`.votes`);
 * :func:`ensemble_votes` -- notebook 05's votes: the same ensembles (same inputs, recipe and seeds, so the same
-  cache key), read from the cache when notebook 04 trained them, else trained through the same call;
+  cache keys), read from the cache when notebook 04 trained them, else trained through the same call;
+* :func:`replicate_eval_votes` -- for the target procedure: per replicate ensemble, every teacher's vote
+  probabilities on any eval clips it asks for, with the replicate seeds, the rows' labels and features (cached:
+  the same entries as notebooks 04 and 05; ``replicates=[0]`` is seed 0's single ensemble, the one the notebooks
+  reported on before replicates);
 * :func:`train_logmel_ensemble` -- notebook 04's log-Mel CNN teachers (the GPU path; one GPU per task on Ray; the
   clips may be a path on shared storage, each task reads only its rows);
 * :func:`student_sweep` -- notebook 05's Table 5.4 students, one task per (n, th_e, th_c) point.
@@ -28,9 +34,11 @@ import pandas as pd
 from pate_study.core import cache
 from pate_study.data import audioset
 from pate_study.learning import distributed
+from pate_study.learning.partitions import Partitions
+from pate_study.learning.training import teacher_seeds
 from pate_study.reporting import uncertainty as unc
 
-from .data import EnsembleInputs, ensemble_inputs, query_test_split
+from .data import EnsembleInputs, query_test_split, replicate_members, replicate_seeds
 from .release import frontier_releases, released_labels, sigma_releases
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
 from .students import seed_summary, train_student
@@ -57,26 +65,105 @@ def _identity(value: Any) -> Any:
 
 
 def plan_shards(
-    partitions: Any, teachers_per_task: int | None, seed: int, data_key: str, device: str, label: str
+    partitions: Any,
+    teachers_per_task: int | None,
+    seed: int,
+    data_key: str,
+    device: str,
+    label: str,
+    per_teacher: dict[str, np.ndarray] | None = None,
 ) -> tuple[list[tuple[range, int]], list[distributed.Shard]]:
     """The plan and one :class:`pate_study.learning.distributed.Shard` per entry: the shard's training partitions and
-    seed, cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.core.cache`)."""
+    seed, cached under (``data_key``, partitions, seed) on the resolved ``device`` (:mod:`pate_study.core.cache`).
+    ``per_teacher``: further arrays with one row per teacher (a replicate stack's validation rows and training
+    seeds), cut like the partitions and part of each shard's data and key."""
     plan = shard_plan(partitions.n_teachers, teachers_per_task, seed)
-    shards = [
-        distributed.Shard(
-            f"{label} {r.start}-{r.stop - 1}",
-            {"train_rows": partitions.train[r.start : r.stop], "seed": s},
-            units=len(r),
-            key=cache.cache_key(
-                "shard", device=device, data=data_key, train_rows=partitions.train[r.start : r.stop], seed=s
-            ),
-        )
-        for r, s in plan
-    ]
+    extra = per_teacher or {}
+    shards = []
+    for r, s in plan:
+        data = {"train_rows": partitions.train[r.start : r.stop], "seed": s}
+        data.update({k: np.asarray(v)[r.start : r.stop] for k, v in extra.items()})
+        key = cache.cache_key("shard", device=device, data=data_key, **data)
+        shards.append(distributed.Shard(f"{label} {r.start}-{r.stop - 1}", data, units=len(r), key=key))
     return plan, shards
 
 
 # ----------------------------------------------------------------------------- ensembles and their votes
+def _train_rows(
+    i: EnsembleInputs,
+    spec: TeacherSpec,
+    *,
+    curve_clips: int,
+    last: bool,
+    device: str | None,
+    backend: str,
+    teachers_per_task: int | None,
+    address: str | None,
+    cache_dir: Any,
+    progress: bool,
+    val_rows: np.ndarray | None = None,
+    train_seeds: np.ndarray | None = None,
+) -> TeacherRun:
+    """One stacked :func:`.teachers.train_teachers` call on ``i`` in this process, or its teachers in shards of
+    ``teachers_per_task`` (one task each on Ray), assembled in teacher order. ``val_rows`` / ``train_seeds``: one
+    row per teacher (a :class:`ReplicateStack`), else ``i.val`` shared and the seeds of ``i.seed``."""
+    if backend == "local" and teachers_per_task is None:
+        return train_teachers(
+            i.X,
+            i.Y,
+            i.partitions,
+            i.val if val_rows is None else val_rows,
+            i.X_test,
+            i.Y_test,
+            spec,
+            seed=i.seed,
+            curve_clips=curve_clips,
+            name=i.name,
+            last=last,
+            device=device,
+            train_seeds=train_seeds,
+        )
+    shared = {
+        "X": i.X,
+        "Y": i.Y,
+        "val": np.asarray(i.val, np.int64),
+        "X_test": i.X_test,
+        "Y_test": i.Y_test,
+        "spec": spec,
+        "curve_clips": int(curve_clips),
+        "name": i.name,
+        "last": bool(last),
+    }
+    where = cache.resolved_device(device, backend)
+    data_key = cache.cache_key(
+        "shard data",
+        device=where,
+        **{k: v for k, v in shared.items() if k not in ("name", "spec")},
+        spec=repr(spec),
+        method="audioset.teachers.train_teachers shard",
+    )
+    per_teacher = {}
+    if val_rows is not None:
+        per_teacher["val_rows"] = np.asarray(val_rows, np.int64)
+    if train_seeds is not None:
+        per_teacher["train_seeds"] = np.asarray(train_seeds, np.uint32)
+    plan, shards = plan_shards(
+        i.partitions, teachers_per_task, i.seed, data_key, where, i.name or "teachers", per_teacher
+    )
+    parts = distributed.map_shards(
+        teacher_run_shard,
+        shards,
+        shared={**shared, "device": device},
+        backend=backend,
+        address=address,
+        device=device,
+        cache_dir=cache_dir,
+        desc=f"train {i.name or 'teachers'}",
+        progress=progress,
+    )
+    return assemble_run(i.name, spec, parts, plan)
+
+
 def train_ensemble(
     inputs: EnsembleInputs,
     spec: TeacherSpec,
@@ -96,54 +183,18 @@ def train_ensemble(
     teacher's probabilities on ``inputs.X_test`` in the votes cache (:func:`.votes.store_votes`, key
     :func:`.votes.votes_key`), where :func:`ensemble_votes` finds them."""
     i = inputs
-    if backend == "local" and teachers_per_task is None:
-        run = train_teachers(
-            i.X,
-            i.Y,
-            i.partitions,
-            i.val,
-            i.X_test,
-            i.Y_test,
-            spec,
-            seed=i.seed,
-            curve_clips=curve_clips,
-            name=i.name,
-            last=last,
-            device=device,
-        )
-    else:
-        shared = {
-            "X": i.X,
-            "Y": i.Y,
-            "val": np.asarray(i.val, np.int64),
-            "X_test": i.X_test,
-            "Y_test": i.Y_test,
-            "spec": spec,
-            "curve_clips": int(curve_clips),
-            "name": i.name,
-            "last": bool(last),
-        }
-        where = cache.resolved_device(device, backend)
-        data_key = cache.cache_key(
-            "shard data",
-            device=where,
-            **{k: v for k, v in shared.items() if k not in ("name", "spec")},
-            spec=repr(spec),
-            method="audioset.teachers.train_teachers shard",
-        )
-        plan, shards = plan_shards(i.partitions, teachers_per_task, i.seed, data_key, where, i.name or "teachers")
-        parts = distributed.map_shards(
-            teacher_run_shard,
-            shards,
-            shared={**shared, "device": device},
-            backend=backend,
-            address=address,
-            device=device,
-            cache_dir=cache_dir,
-            desc=f"train {i.name or 'teachers'}",
-            progress=progress,
-        )
-        run = assemble_run(i.name, spec, parts, plan)
+    run = _train_rows(
+        i,
+        spec,
+        curve_clips=curve_clips,
+        last=last,
+        device=device,
+        backend=backend,
+        teachers_per_task=teachers_per_task,
+        address=address,
+        cache_dir=cache_dir,
+        progress=progress,
+    )
     if keep_votes:
         key = votes_key(
             i.X,
@@ -164,6 +215,190 @@ def train_ensemble(
     return run
 
 
+@dataclasses.dataclass(frozen=True)
+class ReplicateStack:
+    """``G`` replicate ensembles of one subset and teacher count (:func:`.data.replicate_members`: each with its own
+    seed, pool split, partitions and training seeds) trained as ONE stacked model of ``G·T`` teachers: the
+    partitions laid end to end (replicate ``g`` = teachers ``g·T ... (g+1)·T − 1``), each teacher's own validation
+    rows (its replicate's) and training seeds (:func:`pate_study.learning.training.teacher_seeds` of its replicate's
+    seed, exactly those the ensemble would get trained alone). The stack's dropout stream and curve sample come from
+    the first replicate's seed (:class:`pate_study.learning.stacked.StackedMLP`), so a replicate's numbers depend on
+    the stack it was trained in; one replicate alone is :func:`train_ensemble`'s ensemble, bit for bit."""
+
+    members: tuple[EnsembleInputs, ...]
+    replicate_seeds: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        m = self.members
+        if not m or len(self.replicate_seeds) != len(m):
+            raise ValueError(
+                f"members: expected one replicate ensemble per seed of {self.replicate_seeds}, got {len(m)}"
+            )
+        shapes = {(x.partitions.train.shape, len(x.val), x.X.shape, x.X_test.shape) for x in m}
+        if len(shapes) != 1:
+            raise ValueError(f"members: the replicate ensembles must share their shapes, got {sorted(shapes)}")
+        if len({x.seed for x in m}) != len(m):
+            raise ValueError(f"members: expected one seed per replicate, got {[x.seed for x in m]}")
+
+    @property
+    def n_teachers(self) -> int:
+        """Teachers per replicate ensemble (T)."""
+        return int(self.members[0].partitions.n_teachers)
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The replicate seeds (a notebook's ``teacher_replicates["seeds"]``; each member's ensemble seed derives
+        from its replicate seed, :func:`.data.run_seed`)."""
+        return tuple(int(s) for s in self.replicate_seeds)
+
+    def stacked_inputs(self) -> EnsembleInputs:
+        """What the one stacked call trains: the first replicate's inputs with every replicate's partitions."""
+        first = self.members[0]
+        parts = Partitions(np.concatenate([x.partitions.train for x in self.members]))
+        return dataclasses.replace(first, partitions=parts, name=f"{first.name} x {len(self.members)} replicates")
+
+    def val_rows(self) -> np.ndarray:
+        """``[G·T, m]``: every teacher's validation rows (its replicate's)."""
+        return np.concatenate([np.tile(np.asarray(x.val, np.int64), (self.n_teachers, 1)) for x in self.members])
+
+    def train_seeds(self) -> np.ndarray:
+        """``[G·T, 3]``: every teacher's (init, shuffle, dropout) seeds, its replicate's."""
+        return np.concatenate([teacher_seeds(x.seed, self.n_teachers) for x in self.members])
+
+    def votes_key(self, g: int, spec: TeacherSpec, **kw: Any) -> str:
+        """The votes cache key of replicate ``g`` (:func:`.votes.votes_key`; one replicate alone: the key of
+        :func:`train_ensemble`'s ensemble)."""
+        if len(self.members) == 1:
+            i = self.members[0]
+            return votes_key(i.X, i.Y, i.partitions, i.val, i.X_test, i.Y_test, spec, seed=i.seed, **kw)
+        i = self.stacked_inputs()
+        return votes_key(
+            i.X,
+            i.Y,
+            i.partitions,
+            self.val_rows(),
+            i.X_test,
+            i.Y_test,
+            spec,
+            seed=i.seed,
+            train_seeds=self.train_seeds(),
+            replicate=g,
+            **kw,
+        )
+
+
+def split_stacked_run(run: TeacherRun, stack: ReplicateStack) -> list[TeacherRun]:
+    """The stacked run of ``stack`` cut into its ``G`` replicate ensembles (teacher ids from 0 in each, the
+    replicate's own name)."""
+    t = stack.n_teachers
+    out = []
+    for g, member in enumerate(stack.members):
+        lo, hi = g * t, (g + 1) * t
+
+        def own(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+            if frame is None:
+                return None
+            keep = frame[(frame["teacher"] >= lo) & (frame["teacher"] < hi)]
+            return keep.assign(teacher=keep["teacher"] - lo).reset_index(drop=True)
+
+        out.append(
+            dataclasses.replace(
+                run,
+                name=member.name,
+                n_teachers=t,
+                history=own(run.history),
+                best_step=run.best_step[lo:hi],
+                map=run.map[lo:hi],
+                auc=run.auc[lo:hi],
+                class_ap=run.class_ap[lo:hi],
+                probabilities=run.probabilities[lo:hi],
+                train_counts=run.train_counts[lo:hi],
+                weight_trace=own(run.weight_trace),
+                replicate=None,
+            )
+        )
+    return out
+
+
+def train_stack(
+    stack: ReplicateStack,
+    spec: TeacherSpec,
+    *,
+    curve_clips: int = 2000,
+    device: str | None = None,
+    backend: str = "local",
+    teachers_per_task: int | None = None,
+    address: str | None = None,
+    cache_dir: Any = None,
+    keep_votes: bool = False,
+    progress: bool = True,
+) -> list[TeacherRun]:
+    """The replicate ensembles of ``stack``, trained as one stacked model (one replicate: :func:`train_ensemble`),
+    one :class:`.teachers.TeacherRun` each. ``keep_votes``: every replicate's probabilities on the eval clips stored
+    under its own key (:meth:`ReplicateStack.votes_key`), where :func:`ensemble_votes` and
+    :func:`replicate_eval_votes` find them."""
+    if len(stack.members) == 1:
+        run = train_ensemble(
+            stack.members[0],
+            spec,
+            curve_clips=curve_clips,
+            device=device,
+            backend=backend,
+            teachers_per_task=teachers_per_task,
+            address=address,
+            cache_dir=cache_dir,
+            keep_votes=keep_votes,
+            progress=progress,
+        )
+        return [run]
+    run = _train_rows(
+        stack.stacked_inputs(),
+        spec,
+        curve_clips=curve_clips,
+        last=False,
+        device=device,
+        backend=backend,
+        teachers_per_task=teachers_per_task,
+        address=address,
+        cache_dir=cache_dir,
+        progress=progress,
+        val_rows=stack.val_rows(),
+        train_seeds=stack.train_seeds(),
+    )
+    runs = split_stacked_run(run, stack)
+    if keep_votes:
+        kw = dict(curve_clips=curve_clips, device=device, backend=backend, teachers_per_task=teachers_per_task)
+        for g, r in enumerate(runs):
+            store_votes(stack.votes_key(g, spec, **kw), EnsembleVotes(r.probabilities, r.best_step), cache_dir, r.name)
+    return runs
+
+
+def replicate_stack(
+    ds: audioset.AudioSetEmbeddings,
+    subset: str,
+    n_teachers: int,
+    seeds: Sequence[int],
+    *,
+    student_fraction: float = 0.2,
+    val_fraction: float = 0.1,
+) -> ReplicateStack:
+    """The :class:`ReplicateStack` of ``subset``'s ``n_teachers``-teacher ensembles, one per seed of ``seeds``
+    (:func:`.data.replicate_members`)."""
+    members = replicate_members(
+        ds, subset, n_teachers, seeds, student_fraction=student_fraction, val_fraction=val_fraction
+    )
+    return ReplicateStack(tuple(members), tuple(int(s) for s in seeds))
+
+
+def replicated_seeds(seeds: Sequence[int], n_teachers: int, replicate_counts: Sequence[int] | None) -> tuple[int, ...]:
+    """The seeds a teacher count is trained with: every seed of ``seeds`` when ``n_teachers`` is one of
+    ``replicate_counts`` (None: every count), else the first seed only (one ensemble, its seed named as not
+    replicated)."""
+    if replicate_counts is None or int(n_teachers) in {int(c) for c in replicate_counts}:
+        return tuple(seeds)
+    return tuple(seeds[:1])
+
+
 def teacher_ensembles(
     datasets: dict[str, audioset.AudioSetEmbeddings],
     spec: TeacherSpec,
@@ -173,22 +408,32 @@ def teacher_ensembles(
     val_fraction: float = 0.1,
     curve_clips: int = 2000,
     seed: int = 0,
+    replicates: Sequence[int] | None = None,
+    replicate_counts: Sequence[int] | None = None,
     device: str | None = None,
     backend: str = "local",
     teachers_per_task: int | None = None,
     cache_dir: Any = None,
-) -> tuple[dict[tuple[str, int], TeacherRun], dict[tuple[str, int], EnsembleInputs]]:
-    """Notebook 04's ensembles: per subset of ``datasets`` and teacher count, its inputs
-    (:func:`.data.ensemble_inputs`) and its run (:func:`train_ensemble`, votes kept for notebook 05). Returns
-    ``({(subset, T): run}, {(subset, T): inputs})``."""
+) -> tuple[dict[tuple[str, int], list[TeacherRun]], dict[tuple[str, int], list[EnsembleInputs]]]:
+    """Notebook 04's ensembles: per subset of ``datasets`` and teacher count, its replicate ensembles (one per seed
+    of ``replicates``, :func:`.data.replicate_seeds`; only the first for a count not in ``replicate_counts``,
+    :func:`replicated_seeds`), trained as one stacked model (:func:`train_stack`, votes kept for notebook 05).
+    Returns ``({(subset, T): [run per replicate]}, {(subset, T): [inputs per replicate]})``."""
     runs, inputs = {}, {}
+    seeds = replicate_seeds(replicates, seed)
     for subset, ds in datasets.items():
         for t in teacher_counts:
-            inputs[subset, t] = ensemble_inputs(
-                ds, subset, t, student_fraction=student_fraction, val_fraction=val_fraction, seed=seed
+            stack = replicate_stack(
+                ds,
+                subset,
+                t,
+                replicated_seeds(seeds, t, replicate_counts),
+                student_fraction=student_fraction,
+                val_fraction=val_fraction,
             )
-            runs[subset, t] = train_ensemble(
-                inputs[subset, t],
+            inputs[subset, t] = list(stack.members)
+            runs[subset, t] = train_stack(
+                stack,
                 spec,
                 curve_clips=curve_clips,
                 device=device,
@@ -198,6 +443,31 @@ def teacher_ensembles(
                 keep_votes=True,
             )
     return runs, inputs
+
+
+def stack_votes(
+    stack: ReplicateStack,
+    spec: TeacherSpec,
+    *,
+    curve_clips: int = 2000,
+    device: str | None = None,
+    backend: str = "local",
+    teachers_per_task: int | None = None,
+    cache_dir: Any = None,
+) -> list[EnsembleVotes]:
+    """Every replicate's votes on the eval clips from the votes cache, or the stack trained by :func:`train_stack`
+    (the call notebook 04 makes, so the same keys) and stored."""
+    kw = dict(curve_clips=curve_clips, device=device, backend=backend, teachers_per_task=teachers_per_task)
+    t, i = stack.n_teachers, stack.members[0]
+    found = [
+        load_votes(stack.votes_key(g, spec, **kw), t, len(i.X_test), i.Y.shape[1], cache_dir)
+        for g in range(len(stack.members))
+    ]
+    if all(f is not None for f in found):
+        return found
+    logger.info("%s: no cached votes (notebook 04 not run with these settings); training the ensembles", i.name)
+    runs = train_stack(stack, spec, cache_dir=cache_dir, keep_votes=True, **kw)
+    return [EnsembleVotes(r.probabilities, r.best_step) for r in runs]
 
 
 def cached_ensemble_votes(
@@ -256,17 +526,22 @@ def ensemble_votes(
     val_fraction: float = 0.1,
     curve_clips: int = 2000,
     seed: int = 0,
+    replicates: Sequence[int] | None = None,
+    replicate_counts: Sequence[int] | None = None,
     device: str | None = None,
     backend: str = "local",
     teachers_per_task: int | None = None,
     cache_dir: Any = None,
-) -> tuple[dict[int, CachedVotes], dict]:
-    """Notebook 04's ensembles of ``subset`` (1 = the single model on the whole teacher pool, 10, 20, 50) and
-    their :class:`.votes.CachedVotes` on the eval clips, cut by :func:`.data.query_test_split` into query pool and
-    test set (:func:`cached_ensemble_votes`: notebook 04's cached votes when it ran with the same settings).
+) -> tuple[dict[int, list[CachedVotes]], dict]:
+    """Notebook 04's ensembles of ``subset`` (1 = the single model on the whole teacher pool, 10, 20, 50), one per
+    replicate seed (:func:`teacher_ensembles`' seeds: ``replicates``, ``replicate_counts``), and their
+    :class:`.votes.CachedVotes` on the eval clips, cut by :func:`.data.query_test_split` (seeded by ``seed``, the
+    same cut for every replicate) into query pool and test set (:func:`stack_votes`: notebook 04's cached votes
+    when it ran with the same settings).
 
-    Returns ``({T: CachedVotes}, info)`` with the data description, split sizes, the pool/test features, the
-    schedule ``steps`` and ``best_step`` per teacher count (selected step of every teacher).
+    Returns ``({T: [CachedVotes per replicate]}, info)`` with the data description, split sizes, the pool/test
+    features, the replicate seeds per teacher count (``replicate_seeds``), the schedule ``steps`` and ``best_step``
+    per teacher count (``[G, T]``: the selected step of every teacher of every replicate).
     """
     ds = audioset.load(data, subset=subset, seed=seed)
     ev = ds.splits["eval"]
@@ -276,11 +551,19 @@ def ensemble_votes(
         if ds.source.kind == "real"
         else f"synthetic stand-in for Audio Set ({ds.source.description})"
     )
-    out, best_steps, inputs = {}, {}, None
+    seeds = replicate_seeds(replicates, seed)
+    out, best_steps, used, first = {}, {}, {}, None
     for t in teacher_counts:
-        inputs = ensemble_inputs(ds, subset, t, student_fraction=student_fraction, val_fraction=val_fraction, seed=seed)
-        votes = cached_ensemble_votes(
-            inputs,
+        stack = replicate_stack(
+            ds,
+            subset,
+            t,
+            replicated_seeds(seeds, t, replicate_counts),
+            student_fraction=student_fraction,
+            val_fraction=val_fraction,
+        )
+        found = stack_votes(
+            stack,
             spec,
             curve_clips=curve_clips,
             device=device,
@@ -288,25 +571,123 @@ def ensemble_votes(
             teachers_per_task=teachers_per_task,
             cache_dir=cache_dir,
         )
-        best_steps[t] = votes.best_step
-        prior = inputs.Y[inputs.teacher_pool].mean(0)  # label frequencies of the teacher pool (class prior)
-        out[t] = split_votes(votes, ev.labels, pool, test, prior, ds.class_names, ds.source.kind)
+        first = stack.members[0]
+        used[t] = stack.seeds
+        best_steps[t] = np.stack([v.best_step for v in found])
+        out[t] = [
+            split_votes(v, ev.labels, pool, test, m.Y[m.teacher_pool].mean(0), ds.class_names, ds.source.kind)
+            for v, m in zip(found, stack.members)
+        ]  # each replicate's class prior: the label frequencies of its own teacher pool
     info = {
         "data": label,
         "kind": ds.source.kind,
         "n_labels": ds.splits["bal_train"].labels.shape[1],
-        "teacher_pool": None if inputs is None else len(inputs.teacher_pool),
-        "validation": None if inputs is None else len(inputs.val),
+        "teacher_pool": None if first is None else len(first.teacher_pool),
+        "validation": None if first is None else len(first.val),
         "query_pool": len(pool),
         "test": len(test),
         "pool_index": pool,
         "test_index": test,
-        "pool_features": inputs.X_test[pool] if inputs else None,
-        "test_features": inputs.X_test[test] if inputs else None,
+        "pool_features": first.X_test[pool] if first else None,
+        "test_features": first.X_test[test] if first else None,
+        "replicate_seeds": used,
         "steps": {t: spec.steps for t in teacher_counts},
         "best_step": best_steps,
     }
     return out, info
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplicateVotes:
+    """The replicate teacher ensembles' votes on requested eval clips (:func:`replicate_eval_votes`):
+    ``seeds`` (one per replicate ensemble, in order), ``rows`` (indices into the subset's eval clips),
+    ``probabilities`` (one float32 ``[T, len(rows), C]`` per replicate: every teacher at its selected checkpoint),
+    ``best_step`` (``[G, T]``), the rows' true ``labels`` ``[len(rows), C]`` and clip ``features``
+    ``[len(rows), 128]`` (:func:`.data.clip_features`), the ``class_names``, the data ``kind`` ("real" or
+    "synthetic") and its one-line ``stamp``, and each replicate's ``train_label_rate`` ``[G, C]`` (the label
+    frequencies of its own teacher pool: the class prior)."""
+
+    seeds: tuple[int, ...]
+    rows: np.ndarray
+    probabilities: tuple[np.ndarray, ...]
+    best_step: np.ndarray
+    labels: np.ndarray
+    features: np.ndarray
+    class_names: tuple[str, ...]
+    kind: str
+    stamp: str
+    train_label_rate: np.ndarray
+
+    @property
+    def n_teachers(self) -> int:
+        return int(self.probabilities[0].shape[0])
+
+
+def replicate_eval_votes(
+    spec: TeacherSpec,
+    replicates: Sequence[int],
+    rows: Sequence[int] | None = None,
+    *,
+    n_teachers: int = 50,
+    data: str = "auto",
+    subset: str = "big",
+    student_fraction: float = 0.2,
+    val_fraction: float = 0.1,
+    curve_clips: int = 2000,
+    seed: int = 0,
+    device: str | None = None,
+    backend: str = "local",
+    teachers_per_task: int | None = None,
+    cache_dir: Any = None,
+) -> ReplicateVotes:
+    """Per replicate ensemble (one per seed of ``replicates``: its own pool split, partitions and training seeds,
+    :func:`.data.replicate_members`), every teacher's vote probabilities on the eval clips ``rows`` of ``subset``
+    (None: all of them, in order), with the rows' labels and features: the teachers of notebooks 04 and 05
+    (:func:`teacher_ensembles` with the same recipe ``spec``, ``curve_clips``, ``seed`` (the notebooks' ``seed``:
+    it draws the synthetic stand-in) and device settings trains them as one stacked model and caches each
+    replicate's votes on every eval clip; read from that cache here, or trained through the same call and stored).
+    ``replicates=[0]`` gives seed 0's single ensemble, the one notebooks 04 and 05 reported on before replicates
+    (the same cache entry). The eval clips are never read by a teacher's training or checkpoint
+    selection, so any split of them (query pool, validation, reporting) may be cut on top.
+
+    How the target procedure uses it (the notebooks' parameters give the recipe and the seeds)::
+
+        spec = teachers.teacher_spec_from_parameters(p)                 # notebook 05's teacher_* keys
+        rv = pipeline.replicate_eval_votes(spec, p["teacher_replicates"]["seeds"], rows, curve_clips=p["curve_clips"])
+        for seed, probs in zip(rv.seeds, rv.probabilities):              # probs: [T, len(rows), C]
+            m = probs.mean(0)                                            # this ensemble's averaged votes
+    """
+    if n_teachers < 1:
+        raise ValueError(f"n_teachers={n_teachers}: expected a positive teacher count")
+    seeds = replicate_seeds(replicates, seed)
+    ds = audioset.load(data, subset=subset, seed=seed)
+    n_eval = len(ds.splits["eval"].labels)
+    chosen = np.arange(n_eval) if rows is None else np.asarray(rows, dtype=np.int64)
+    if chosen.ndim != 1 or (chosen.size and (chosen.min() < 0 or chosen.max() >= n_eval)):
+        raise ValueError(f"rows: expected indices into the {n_eval} eval clips of {subset!r}, got {np.shape(rows)}")
+    stack = replicate_stack(ds, subset, n_teachers, seeds, student_fraction=student_fraction, val_fraction=val_fraction)
+    found = stack_votes(
+        stack,
+        spec,
+        curve_clips=curve_clips,
+        device=device,
+        backend=backend,
+        teachers_per_task=teachers_per_task,
+        cache_dir=cache_dir,
+    )
+    m = stack.members[0]
+    return ReplicateVotes(
+        seeds=stack.seeds,
+        rows=chosen,
+        probabilities=tuple(np.ascontiguousarray(v.probabilities[:, chosen]) for v in found),
+        best_step=np.stack([v.best_step for v in found]),
+        labels=np.asarray(m.Y_test)[chosen],
+        features=m.X_test[chosen],
+        class_names=tuple(ds.class_names),
+        kind=ds.source.kind,
+        stamp=ds.source.stamp(),
+        train_label_rate=np.stack([x.Y[x.teacher_pool].mean(0) for x in stack.members]),
+    )
 
 
 # ----------------------------------------------------------------------------- log-Mel CNN teachers

@@ -67,7 +67,8 @@ def ensemble_kwargs(p: dict[str, Any]) -> dict[str, Any]:
     """The parameters of :func:`.pipeline.ensemble_votes` beside the recipe that name notebook 04's teachers (the
     curve sample, seed, device and shard plan enter the votes' cache key)."""
     keys = ("curve_clips", "seed", "device", "backend", "teachers_per_task")
-    return {k: p[k] for k in keys}
+    rep = p.get("teacher_replicates") or {}
+    return {k: p[k] for k in keys} | {"replicates": rep.get("seeds"), "replicate_counts": rep.get("counts")}
 
 
 #: The notebook's grouped parameters (``group -> {key -> the name the sections read}``): one parameter per group
@@ -126,6 +127,7 @@ def setup(out: NotebookOutputs, params: dict[str, Any]) -> Study05:
     big, info = pipeline.ensemble_votes(
         counts, spec, data=p["data"], subset="big", min_pool=p["min_pool"], **ensemble_kwargs(p)
     )
+    big = {t: v[0] for t, v in big.items()}
     data, record = release_tables.setup_record(info, spec, counts)
     out.record("setup", **record)
     return Study05(
@@ -177,6 +179,7 @@ def appendix_section(study: Study05) -> list[str]:
     small, info_small = pipeline.ensemble_votes(
         list(s.p["teacher_counts"]), s.spec, data=s.p["data"], subset="small", min_pool=0, **s.ensemble_kwargs()
     )
+    small = {t: v[0] for t, v in small.items()}
     scale = dict(teacher_pool=info_small["teacher_pool"], n_labels=info_small["n_labels"])
     appendix = tables.appendix_noise_free_tables(small)
     saved = []

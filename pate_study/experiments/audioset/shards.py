@@ -102,13 +102,17 @@ def teacher_run_shard(
     name: str,
     last: bool,
     device: str | None = None,
+    val_rows: np.ndarray | None = None,
+    train_seeds: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """One shard of an ensemble: :func:`~.teachers.train_teachers` on the shard's partitions, as plain data."""
+    """One shard of an ensemble: :func:`~.teachers.train_teachers` on the shard's partitions, as plain data.
+    Replicate ensembles stacked (:class:`.pipeline.ReplicateStack`): the shard's own validation rows ``val_rows``
+    (one row per teacher, instead of the shared ``val``) and its teachers' ``train_seeds``."""
     run = train_teachers(
         X,
         Y,
         Partitions(np.asarray(train_rows)),
-        val,
+        val if val_rows is None else val_rows,
         X_test,
         Y_test,
         spec,
@@ -117,6 +121,7 @@ def teacher_run_shard(
         name=name,
         last=last,
         device=device,
+        train_seeds=train_seeds,
     )
     return run_state(run)
 

@@ -147,11 +147,15 @@ def teachers_section(
     device: str | None,
     backend: str,
     teachers_per_task: int | None,
+    replicates: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """The teachers of every ensemble size on both subsets, one stacked training call per ensemble
-    (:func:`.pipeline.teacher_ensembles`; their votes are cached, where notebook 05 reads them). ``recipe``: the
-    :class:`.teachers.TeacherSpec` fields. Returns the ensembles' summary."""
+    """The teachers of every ensemble size on both subsets, the replicate ensembles of a size in one stacked
+    training call (:func:`.pipeline.teacher_ensembles`; their votes are cached, where notebook 05 reads them).
+    ``recipe``: the :class:`.teachers.TeacherSpec` fields; ``replicates``: the notebook's ``teacher_replicates``
+    (``seeds``: one replicate ensemble per seed; ``counts``: the teacher counts trained once per seed, the others
+    with the first seed only). Returns the ensembles' summary."""
     spec = teachers.TeacherSpec(**recipe)
+    rep = replicates or {}
     runs, inputs = pipeline.teacher_ensembles(
         {s: study.datasets[s] for s in as_data.SUBSETS},
         spec,
@@ -160,10 +164,13 @@ def teachers_section(
         val_fraction=study.val_fraction,
         curve_clips=curve_clips,
         seed=study.seed,
+        replicates=rep.get("seeds"),
+        replicate_counts=rep.get("counts"),
         device=device,
         backend=backend,
         teachers_per_task=teachers_per_task,
     )
+    runs, inputs = {k: v[0] for k, v in runs.items()}, {k: v[0] for k, v in inputs.items()}
     study.spec, study.runs, study.inputs = spec, runs, inputs
     study.teacher_stamp = f"{study.scale}: {study.stamps['big']} / {study.stamps['small']}; " + teachers.spec_stamp(
         spec

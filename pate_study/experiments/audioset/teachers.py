@@ -215,8 +215,9 @@ def train_teachers(
     (:func:`pate_study.core.device.choose_device`: CUDA when available, else the CPU; the same seed gives the
     same CPU results as before). ``spec.class_weights="adaptive"`` updates per-class loss weights at every
     evaluation (Fig 5.11). ``train_seeds``: explicit (init, shuffle, dropout) seeds ``[n_teachers, 3]`` instead of
-    :func:`~pate_study.learning.training.teacher_seeds` of ``seed``. The wall time is logged (and kept in
-    ``seconds``), never recorded as a result."""
+    :func:`~pate_study.learning.training.teacher_seeds` of ``seed``. ``val``: the validation rows every teacher
+    selects on (``[m]``), or one row of them per teacher (``[n_teachers, m]``: replicate ensembles stacked, each with
+    its own pool split). The wall time is logged (and kept in ``seconds``), never recorded as a result."""
     start = time.perf_counter()
     dev = choose_device(device)
     n = partitions.n_teachers
@@ -227,7 +228,11 @@ def train_teachers(
         )
     model, config = teacher_stack(X.shape[1], Y.shape[1], seeds, spec, dev, last=last)
     curve = np.sort(np.random.default_rng(seed).permutation(len(X_test))[:curve_clips])
-    val_rows = np.tile(np.asarray(val, dtype=np.int64), (n, 1))
+    val_rows = np.asarray(val, dtype=np.int64)
+    if val_rows.ndim == 1:
+        val_rows = np.tile(val_rows, (n, 1))
+    if val_rows.shape[0] != n:
+        raise ValueError(f"val: shape {val_rows.shape}, expected [m] (shared) or [{n}, m] (one row per teacher)")
     res = train_stacked(
         model,
         X,

@@ -58,11 +58,19 @@ def votes_key(
     device: str | None = None,
     backend: str = "local",
     teachers_per_task: int | None = None,
+    train_seeds: np.ndarray | None = None,
+    replicate: int | None = None,
 ) -> str:
     """The cache key of the votes of :func:`.teachers.train_teachers` with these arguments: every input that
     changes the probabilities (the shard plan ``teachers_per_task`` too: the teachers of a shard share one
     stack's random streams), the code version and the resolved device (:func:`pate_study.core.cache.resolved_device`:
-    ``device`` as training resolves it; on Ray with ``device=None`` the cluster's choice)."""
+    ``device`` as training resolves it; on Ray with ``device=None`` the cluster's choice). Replicate ensembles
+    trained as one stack (:class:`.pipeline.ReplicateStack`): ``partitions``, ``val`` (one row per teacher) and
+    ``train_seeds`` are the whole stack's, ``replicate`` the ensemble's place in it (each ensemble has its own
+    entry); both None for an ensemble trained alone (the keys as before replicates)."""
+    stacked = {} if train_seeds is None else {"train_seeds": np.asarray(train_seeds, dtype=np.uint32)}
+    if replicate is not None:
+        stacked["replicate"] = int(replicate)
     return cache.cache_key(
         VOTES_KIND,
         device=cache.resolved_device(device, backend),
@@ -77,6 +85,7 @@ def votes_key(
         curve_clips=int(curve_clips),
         last=bool(last),
         teachers_per_task=teachers_per_task,
+        **stacked,
     )
 
 
