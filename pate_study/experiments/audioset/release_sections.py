@@ -11,14 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 
+from pate_study.data import audioset
 from pate_study.privacy import multilabel
 from pate_study.reporting.outputs import NotebookOutputs
 from pate_study.reporting.plots import use_style
 
 from . import figures, pipeline, release, students, tables, target, target_figures, teachers
+from .data import clip_features, query_test_split
 from .release_claims import analytic, student_figures
 from .release_claims import appendix as release_appendix
 from .release_claims import common as release_common
@@ -405,26 +408,51 @@ def frontier_section(study: Study05) -> list[str]:
     return lines
 
 
-def target_section(study: Study05) -> pd.Series:
-    """The study's target, by the pre-registered protocol (``target["protocol"]``, :mod:`.target`): the fresh
-    replicate ensembles' votes on the target's query pool, the random search selected on the validation split, the
-    reporting split read once after it; recorded under :data:`.target.TARGET_ITEM` with the runs table, and the
-    frontier figure drawn with the procedure's point. Shows the record's main lines."""
-    s, p = study, study.p
-    run = target.run_target(
-        p["target_protocol"], s.spec, s.student_spec, data=p["data"], curve_clips=p["curve_clips"], seed=p["seed"]
+def target_run(p: dict[str, Any], spec: TeacherSpec, student_spec: TeacherSpec) -> dict[str, Any]:
+    """The confirming run of the study's target from the notebook's flat parameters ``p`` alone (so that a script
+    runs exactly what the notebook runs): the protocol (``target_protocol``), the big subset's eval clips with their
+    features and labels, notebook 05's former query pool (:func:`.data.query_test_split` with ``min_pool`` and
+    ``seed``: the clips the reporting split is drawn from), the protocol's splits, the fresh replicate ensembles'
+    votes on the query pool (``teacher_replicates["seeds"]``, :func:`.pipeline.replicate_eval_votes`) and
+    :func:`.target.run_target`. Returns its result with the replicate seeds and the data stamp."""
+    protocol = target.load_protocol(p["target_protocol"])
+    ds = audioset.load(p["data"], subset="big", seed=p["seed"])
+    ev = ds.splits["eval"]
+    former_pool, _ = query_test_split(len(ev.labels), min_pool=p["min_pool"], seed=p["seed"])
+    splits = protocol.splits(len(ev.labels), former_pool)
+    rv = pipeline.replicate_eval_votes(
+        spec,
+        (p.get("teacher_replicates") or {}).get("seeds"),
+        splits.query,
+        n_teachers=protocol.n_teachers,
+        data=p["data"],
+        **{k: p[k] for k in ("curve_clips", "seed", "device", "backend", "teachers_per_task")},
     )
+    x_eval = clip_features(ev)
+    if not np.array_equal(rv.features, x_eval[splits.query]):
+        raise ValueError("teacher_replicates: the replicate ensembles' eval clips are not this subset's")
+    run = target.run_target(protocol, splits, rv.probabilities, x_eval, ev.labels, student_spec)
+    run["record"]["teacher_replicate_seeds"] = [int(x) for x in rv.seeds]
+    run["stamp"] = (
+        f"{ds.source.stamp()}; {protocol.path} at {protocol.commit}; teacher replicate seeds {list(rv.seeds)}"
+    )
+    return run
+
+
+def target_section(study: Study05) -> pd.Series:
+    """The study's target, by the pre-registered protocol (``target["protocol"]``, :func:`target_run`): recorded
+    under :data:`.target.TARGET_ITEM` with the runs table, and the frontier figure drawn with the procedure's point.
+    Shows the record's main lines."""
+    s, p = study, study.p
+    run = target_run(p, s.spec, s.student_spec)
     record = run["record"]
-    stamp = run["stamp"]
-    s.out.save_table(run["runs"], target.TARGET_ITEM, data=stamp, float_format="{:.4g}")
+    s.out.save_table(run["runs"], target.TARGET_ITEM, data=run["stamp"], float_format="{:.4g}")
     s.out.record(target.TARGET_ITEM, **record)
     fig = target_figures.frontier_figure(
         s.results["frontier"], s.results["t54"], s.results["refs"], record, delta=p["delta"]
     )
     s.out.save_figure(
-        fig,
-        ["pate_study-audioset-frontier", target.TARGET_ITEM],
-        data=s.results["frontier_stamp"] + "; target: " + stamp,
+        fig, "pate_study-audioset-frontier", data=s.results["frontier_stamp"] + "; target: " + run["stamp"]
     )
     keys = (
         "target_verdict",

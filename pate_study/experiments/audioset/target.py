@@ -560,11 +560,12 @@ def published_scores(
 
 def target_estimate(scores: pd.DataFrame, boot: np.ndarray) -> unc.Estimate:
     """The mean over ensembles of each ensemble's mean mAP over its executions, with the t-interval over the
-    ensemble means combined with the bootstrap of the reporting rows (module docstring)."""
+    ensemble means combined with the bootstrap of the reporting rows (module docstring), clipped to [0, 1] where an
+    mAP can lie (:meth:`pate_study.reporting.uncertainty.Estimate.within`)."""
     ensembles = np.sort(scores["ensemble"].unique())
     means = np.array([scores.loc[scores["ensemble"] == e, "map"].mean() for e in ensembles])
     draws = np.stack([boot[:, (scores["ensemble"] == e).to_numpy()].mean(1) for e in ensembles], axis=1)
-    return unc.combined_interval(means, draws, TARGET_SOURCES, resampled=REPORTING_ROWS)
+    return unc.combined_interval(means, draws, TARGET_SOURCES, resampled=REPORTING_ROWS).within(0.0, 1.0)
 
 
 def report(
