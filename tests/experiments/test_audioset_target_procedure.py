@@ -27,7 +27,7 @@ def _protocol(tmp_path, **changes) -> target.Protocol:
     data = {
         "target": {"map": 0.13, "epsilon": 300, "delta": 1e-8},
         "splits": {"seed": 1, "reporting_fraction": 0.3, "validation_fraction": 0.2},
-        "teachers": {"n_teachers": 8, "min_ensembles": 2},
+        "teachers": {"n_teachers": 8, "min_ensembles": 2, "replicate_seeds": [1, 2]},
         "candidates": [
             dict(mechanism="topk", k=2, sigma_e=0.3, th_e=0.3, n_queries=40, query_choice="random", self_training=None),
             dict(mechanism="tau", k=2, sigma_e=0.4, th_e=0.3, n_queries=60, query_choice="diverse", self_training=1.0),
@@ -57,13 +57,21 @@ def _instance(n_eval=300, n_labels=6, d=8, n_ensembles=2, n_teachers=8, seed=0):
 def test_the_committed_protocol_loads_and_names_its_commit():
     p = target.load_protocol(PROTOCOL_FILE)
     assert p.path == PROTOCOL_FILE and len(p.sha256) == 64 and p.commit not in ("", "unknown")
-    assert p.min_ensembles >= 3 and p.delta == 1e-8 and p.epsilon_max == 300 and p.target_map == 0.13
+    assert (
+        p.min_ensembles >= 3
+        and len(p.replicate_seeds) >= 3
+        and p.delta == 1e-8
+        and p.epsilon_max == 300
+        and p.target_map == 0.13
+    )
     assert p.disclosure and p.candidates
 
 
 def test_a_bad_protocol_is_refused_in_one_line(tmp_path):
     with pytest.raises(ValueError, match="section 'charge'"):
         _protocol(tmp_path, charge={"distribution": "truncated_negative_binomial", "eta": 1})
+    with pytest.raises(ValueError, match="replicate_seeds"):
+        _protocol(tmp_path, teachers={"n_teachers": 8, "min_ensembles": 2, "replicate_seeds": [1, 1]})
     with pytest.raises(ValueError, match=r"candidates\[0\]"):
         _protocol(tmp_path, candidates=[{"mechanism": "gnthreshold"}])
     with pytest.raises(ValueError, match="expected the sections"):

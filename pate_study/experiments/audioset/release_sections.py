@@ -412,8 +412,9 @@ def target_run(p: dict[str, Any], spec: TeacherSpec, student_spec: TeacherSpec) 
     """The confirming run of the study's target from the notebook's flat parameters ``p`` alone (so that a script
     runs exactly what the notebook runs): the protocol (``target_protocol``), the big subset's eval clips with their
     features and labels, notebook 05's former query pool (:func:`.data.query_test_split` with ``min_pool`` and
-    ``seed``: the clips the reporting split is drawn from), the protocol's splits, the fresh replicate ensembles'
-    votes on the query pool (``teacher_replicates["seeds"]``, :func:`.pipeline.replicate_eval_votes`) and
+    ``seed``: the clips the reporting split is drawn from), the protocol's splits, the votes on the query pool of the
+    fresh replicate ensembles the protocol names (:func:`.pipeline.replicate_eval_votes`; notebook 04 trains the
+    same seeds when its ``teacher_replicates`` lists them, so they are read from its cache) and
     :func:`.target.run_target`. Returns its result with the replicate seeds and the data stamp."""
     protocol = target.load_protocol(p["target_protocol"])
     ds = audioset.load(p["data"], subset="big", seed=p["seed"])
@@ -422,7 +423,7 @@ def target_run(p: dict[str, Any], spec: TeacherSpec, student_spec: TeacherSpec) 
     splits = protocol.splits(len(ev.labels), former_pool)
     rv = pipeline.replicate_eval_votes(
         spec,
-        (p.get("teacher_replicates") or {}).get("seeds"),
+        list(protocol.replicate_seeds),
         splits.query,
         n_teachers=protocol.n_teachers,
         data=p["data"],

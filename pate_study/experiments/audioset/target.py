@@ -85,7 +85,7 @@ TARGET_ITEM = "pate_study-audioset-target"
 PROTOCOL_KEYS = {
     "target": ("map", "epsilon", "delta"),
     "splits": ("seed", "reporting_fraction", "validation_fraction"),
-    "teachers": ("n_teachers", "min_ensembles"),
+    "teachers": ("n_teachers", "min_ensembles", "replicate_seeds"),
     "candidates": None,
     "student": ("steps",),
     "charge": ("distribution", "eta", "expected_runs"),
@@ -152,6 +152,7 @@ class Protocol:
     validation_fraction: float
     n_teachers: int
     min_ensembles: int
+    replicate_seeds: tuple[int, ...]
     candidates: tuple[Candidate, ...]
     student_steps: int
     distribution: str
@@ -223,6 +224,20 @@ def _candidates(entries: Any, where: str) -> tuple[Candidate, ...]:
     return tuple(out)
 
 
+def _seeds(seeds: Any, minimum: int, where: str) -> tuple[int, ...]:
+    if (
+        not isinstance(seeds, list)
+        or len(seeds) < minimum
+        or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in seeds)
+        or len(set(seeds)) != len(seeds)
+    ):
+        raise ValueError(
+            f"{where}: teachers.replicate_seeds: expected at least {minimum} distinct non-negative integers, got "
+            f"{seeds!r}"
+        )
+    return tuple(int(x) for x in seeds)
+
+
 def load_protocol(path: Any) -> Protocol:
     """The protocol file (YAML; a relative path is taken from the repository root), checked: every section of
     :data:`PROTOCOL_KEYS` with exactly its keys, the candidates with :data:`CANDIDATE_KEYS`; a bad file is refused
@@ -261,6 +276,7 @@ def load_protocol(path: Any) -> Protocol:
         validation_fraction=float(s["splits"]["validation_fraction"]),
         n_teachers=int(s["teachers"]["n_teachers"]),
         min_ensembles=int(s["teachers"]["min_ensembles"]),
+        replicate_seeds=_seeds(s["teachers"]["replicate_seeds"], int(s["teachers"]["min_ensembles"]), where),
         candidates=_candidates(s["candidates"], where),
         student_steps=int(s["student"]["steps"]),
         distribution=str(s["charge"]["distribution"]),
