@@ -97,8 +97,8 @@ PARAMETER_GROUPS: dict[str, dict[str, str]] = {
         "sigmas": "frontier_sigmas",
         "topk_settings": "topk_settings",
         "multiwinner_sigmas": "frontier_multiwinner_sigmas",
+        "target_protocol": "target_protocol",
     },
-    "target": {"protocol": "target_protocol"},
     "audit": {"sigmas": "audit_sigmas", "samples": "audit_samples"},
 }
 
@@ -441,9 +441,9 @@ def target_run(p: dict[str, Any], spec: TeacherSpec, student_spec: TeacherSpec) 
 
 
 def target_section(study: Study05) -> pd.Series:
-    """The study's target, by the pre-registered protocol (``target["protocol"]``, :func:`target_run`): recorded
-    under :data:`.target.TARGET_ITEM` with the runs table, and the frontier figure drawn with the procedure's point.
-    Shows the record's main lines."""
+    """The study's target, by the pre-registered protocol (``frontier["target_protocol"]``, :func:`target_run`):
+    recorded under :data:`.target.TARGET_ITEM` with the runs table, and the frontier figure drawn with the
+    procedure's point. Shows the record's main lines."""
     s, p = study, study.p
     run = target_run(p, s.spec, s.student_spec)
     record = run["record"]
