@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.experiments.audioset import figures, pipeline, release, students, teachers
+from pate_study.experiments.audioset import figures, pipeline, release, students, target_figures, teachers
 from pate_study.experiments.audioset.votes import synthetic_votes
 from pate_study.learning import metrics, training
 from pate_study.learning.partitions import Partitions
@@ -247,7 +247,8 @@ def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):
     figures.students_figure(a.assign(eps_data_dependent=a["eps_data_dependent"]), refs, "0.2", "None", 1e-8, a)
     front = release.frontier_releases(cv, release.frontier_settings([0.2], [(2, 0.1, 0.3)], []), 100)[0]
     f = pd.DataFrame(front).assign(map=0.1, map_min=0.09, map_max=0.11)
-    figures.frontier_figure(f, refs, 1e-8, 100).savefig(tmp_path / "f.png")
+    t54 = pd.DataFrame([{"eps_data_independent": 900.0, "map": 0.05, "map_sd": 0.01}])
+    target_figures.frontier_figure(f, t54, refs, None, delta=1e-8).savefig(tmp_path / "f.png")
 
 
 def test_a_setting_on_both_noise_axes_is_released_once():
