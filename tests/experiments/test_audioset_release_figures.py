@@ -11,38 +11,8 @@ from pate_study.experiments.audioset.release_claims import student_figures
 from pate_study.experiments.audioset.release_claims import tables as release_tables
 
 
-def _frontier():
-    rows = []
-    for mech, k, eps, m in (
-        ("topk", 2, 100.0, 0.10),
-        ("topk", 2, 255.0, 0.12),
-        ("topk", 3, 255.0, 0.125),
-        ("topk", 3, 900.0, 0.14),
-        ("gnthreshold", 0, 2000.0, 0.05),
-    ):
-        rows.append(
-            dict(mechanism=mech, k=k, sigma_e=0.2, th_e=0.4, epsilon=eps, map=m, map_min=m - 0.01, map_max=m + 0.01)
-        )
-    return pd.DataFrame(rows)
-
-
 def _texts(fig):
     return [t.get_text() for ax in fig.axes for t in ax.texts]
-
-
-def test_frontier_lines_never_join_releases_of_different_k_and_the_target_and_budget_are_labelled():
-    front = _frontier()
-    fig = figures.frontier_figure(front, pd.DataFrame([{"reference": "single model", "map": 0.3}]), 1e-8, 5000)
-    ax = fig.axes[0]
-    data_lines = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
-    assert set(data_lines) == {"topk k=2", "topk k=3", "gnthreshold"}
-    np.testing.assert_array_equal(data_lines["topk k=2"].get_xdata(), [100.0, 255.0])
-    np.testing.assert_array_equal(data_lines["topk k=3"].get_xdata(), [255.0, 900.0])
-    texts = _texts(fig)
-    assert "target mAP 0.13" in texts and any("ε = 300 (budget)" in t for t in texts)
-    # the two labels at ε 255 sit on opposite sides of their points
-    offsets = [a.xyann[1] for a in ax.texts if getattr(a, "xy", (None,))[0] == 255.0]
-    assert len(offsets) == 2 and offsets[0] * offsets[1] < 0
 
 
 def _students(map_level=0.02):

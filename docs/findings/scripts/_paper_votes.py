@@ -24,4 +24,4 @@ def paper_votes() -> tuple[dict, teachers.TeacherSpec, object, dict]:
         seed=p["seed"],
         device=p["device"],
     )
-    return p, spec, big[max(p["teacher_counts"])], info
+    return p, spec, big[max(p["teacher_counts"])][0], info  # seed 0's ensemble (the first of its one replicate)

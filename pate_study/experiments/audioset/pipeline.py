@@ -37,7 +37,6 @@ from pate_study.data import audioset
 from pate_study.learning import distributed
 from pate_study.learning.partitions import Partitions
 from pate_study.learning.training import teacher_seeds
-from pate_study.reporting import uncertainty as unc
 
 from .data import EnsembleInputs, first_teachers, query_test_split, replicate_members, replicate_seeds
 from .release import frontier_releases, released_labels, sigma_releases
@@ -1073,55 +1072,6 @@ def frontier_students(
         progress=progress,
     )
     return seed_summary(rows, keys), rows
-
-
-def frontier_target_students(
-    cv: CachedVotes,
-    pool_features: np.ndarray,
-    test_features: np.ndarray,
-    frontier: pd.DataFrame,
-    spec: TeacherSpec,
-    *,
-    n_queries: int,
-    delta: float,
-    epsilon_max: float = 300.0,
-    release_draws: int = 3,
-    seeds: Sequence[int] = (0, 1, 2),
-    n_boot: int = 100,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """The students the target is judged on (:func:`.students.frontier_targets` with ``target_rows``): every
-    candidate release of ``frontier`` (:func:`frontier_students`' summary) whose data-independent ε is within
-    ``epsilon_max``, released ``release_draws`` times (release seeds ``seed``, ``seed + 1``, ...: draw 0 is the
-    frontier's own release) with a student per seed of ``seeds`` on each draw (one stacked call per draw), every
-    student scored on the test set and on ``n_boot`` resamples of its rows (seeded by ``seed``; the same rows for
-    every student, :func:`.students.bootstrap_map`). Runs in this process (the students carry their resamples'
-    mAP). Returns one row per (candidate, draw, student seed): the release's privacy row, ``release_draw``, the
-    student's scores and ``map_boot``."""
-    if int(release_draws) != release_draws or release_draws < 1:
-        raise ValueError(f"release_draws (target_release_draws): expected a positive integer, got {release_draws!r}")
-    within = frontier[frontier["epsilon"] <= epsilon_max]
-    settings = [{k: r[k] for k in ("mechanism", "sigma_e", "k", "th_e")} for r in within.to_dict("records")]
-    if not settings:
-        return pd.DataFrame()
-    rows = unc.bootstrap_rows(len(cv.test_labels), int(n_boot), int(seed))
-    out = []
-    for draw in range(int(release_draws)):
-        privacy, releases = frontier_releases(cv, settings, n_queries, delta=delta, seed=int(seed) + draw)
-        for p, r in zip(privacy, releases):
-            per_seed = train_student(
-                pool_features[: len(r["labels"])],
-                r["labels"],
-                r["answered"],
-                test_features,
-                cv.test_labels,
-                spec,
-                seeds=[int(s) for s in seeds],
-                name=f"target student {p['mechanism']} σ_e {p['sigma_e']:g} draw {draw}",
-                boot_rows=rows,
-            )
-            out += [p | {"release_draw": draw} | s for s in per_seed]
-    return pd.DataFrame(out)
 
 
 def sigma_students(

@@ -1053,6 +1053,31 @@ def frontier_spent(
     return multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS)
 
 
+def frontier_labels(probabilities: np.ndarray, setting: dict, rng: np.random.Generator) -> np.ndarray:
+    """The released labels ``bool [n, C]`` of one frontier setting (:func:`frontier_release`) on the teachers'
+    probabilities ``[T, n, C]`` of the queries answered, noise from ``rng``. σ_e is on vote fractions (σ = σ_e·T on
+    counts); τ voting's release threshold is th_e·T on clipped calibrated votes (τ = √k)."""
+    mech, se, k, th = _check_setting(setting)
+    t = probabilities.shape[0]
+    s = se * t
+    if mech == "gnthreshold":
+        labels = aggregators.gnthreshold(vote_fractions(probabilities), th, se, rng).labels
+    elif mech == "topk":
+        labels = topk_vote.topk_release(
+            topk_vote.topk_fractions(probabilities, k), k=k, n_teachers=t, threshold=th, sigma=se, rng=rng
+        ).labels
+    elif mech == "binary":
+        labels = multiwinner.binary_pate(
+            multiwinner.positive_votes(topk_vote.topk_votes(probabilities, k)), t, s, rng
+        ).labels
+    elif mech == "tau":
+        sums = multiwinner.clip_votes(topk_vote.calibrated_votes(probabilities, k), math.sqrt(k))
+        labels = multiwinner.tau_pate(sums, th * t, s, rng).labels
+    else:  # powerset
+        labels = multiwinner.powerset_pate(topk_vote.topk_votes(probabilities, k), s, rng).labels
+    return np.asarray(labels, dtype=bool)
+
+
 def frontier_release(
     cv: CachedVotes, setting: dict, n_queries: int, *, delta: float = DELTA, seed: int = 0
 ) -> tuple[dict, np.ndarray]:
@@ -1071,22 +1096,8 @@ def frontier_release(
     t, probs = cv.n_teachers, cv.pool_probabilities[:, :n_queries]
     n, n_labels = probs.shape[1], probs.shape[2]
     gen = np.random.default_rng([seed, FRONTIER_MECHANISMS.index(mech), int(round(se * 1000)), k])
-    s = se * t
-    if mech == "gnthreshold":
-        labels = aggregators.gnthreshold(vote_fractions(probs), th, se, gen).labels
-    elif mech == "topk":
-        labels = topk_vote.topk_release(
-            topk_vote.topk_fractions(probs, k), k=k, n_teachers=t, threshold=th, sigma=se, rng=gen
-        ).labels
-    elif mech == "binary":
-        labels = multiwinner.binary_pate(multiwinner.positive_votes(topk_vote.topk_votes(probs, k)), t, s, gen).labels
-    elif mech == "tau":
-        sums = multiwinner.clip_votes(topk_vote.calibrated_votes(probs, k), math.sqrt(k))
-        labels = multiwinner.tau_pate(sums, th * t, s, gen).labels
-    else:  # powerset
-        labels = multiwinner.powerset_pate(topk_vote.topk_votes(probs, k), s, gen).labels
+    labels = frontier_labels(probs, setting, gen)
     spent = frontier_spent(setting, n_teachers=t, n_queries=n, n_labels=n_labels, delta=delta)
-    labels = np.asarray(labels, dtype=bool)
     row = {
         "mechanism": mech,
         "sigma_e": se,

@@ -11,14 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 
+from pate_study.data import audioset
 from pate_study.privacy import multilabel
 from pate_study.reporting.outputs import NotebookOutputs
 from pate_study.reporting.plots import use_style
 
-from . import figures, pipeline, release, students, tables, teachers
+from . import figures, pipeline, release, students, tables, target, target_figures, teachers
+from .data import clip_features, query_test_split
 from .release_claims import analytic, student_figures
 from .release_claims import appendix as release_appendix
 from .release_claims import common as release_common
@@ -101,8 +104,7 @@ PARAMETER_GROUPS: dict[str, dict[str, str]] = {
         "sigmas": "frontier_sigmas",
         "topk_settings": "topk_settings",
         "multiwinner_sigmas": "frontier_multiwinner_sigmas",
-        "target_release_draws": "target_release_draws",
-        "target_boot": "target_boot",
+        "target_protocol": "target_protocol",
     },
     "audit": {"sigmas": "audit_sigmas", "samples": "audit_samples"},
 }
@@ -425,9 +427,10 @@ def multiwinner_section(study: Study05) -> pd.DataFrame:
 
 
 def frontier_section(study: Study05) -> list[str]:
-    """The privacy-utility frontier on the first ``max(student_sizes)`` pool queries, the choice of its best release
-    charged in ε, and the target judged over release draws × student seeds
-    (:func:`.pipeline.frontier_target_students`, :func:`.students.frontier_targets`). Shows the findings."""
+    """The privacy-utility frontier on the first ``max(student_sizes)`` pool queries (one release per setting, three
+    student seeds), what choosing its best release by test mAP would cost (charged: the composition of the
+    candidates within the budget), the thesis's settings beside it. Shows the findings; the figure is drawn with the
+    target (:func:`target_section`)."""
     s, p = study, study.p
     cv, pool_x, test_x = s.votes, s.info["pool_features"], s.info["test_features"]
     n_max = max(p["student_sizes"])
@@ -446,28 +449,74 @@ def frontier_section(study: Study05) -> list[str]:
     )
     stamp = s.data + f"; {n_max} queries, student seeds {list(p['student_seeds'])}, {p['teacher_steps']} fixed steps"
     s.out.save_table(front, "pate_study-audioset-frontier", data=stamp, float_format="{:.4g}")
-    fig = figures.frontier_figure(front, s.results["refs"], p["delta"], n_max)
-    s.out.save_figure(fig, "pate_study-audioset-frontier", data=stamp)
     selection = release.frontier_selection_privacy(
         front, n_teachers=cv.n_teachers, delta=p["delta"], n_labels=cv.pool_probabilities.shape[2]
     )
-    target_rows = pipeline.frontier_target_students(
-        cv,
-        pool_x,
-        test_x,
-        front,
-        s.student_spec,
-        n_queries=n_max,
-        delta=p["delta"],
-        release_draws=p["target_release_draws"],
-        seeds=p["student_seeds"],
-        n_boot=p["target_boot"],
-        seed=p["seed"],
-    )
-    targets = students.frontier_targets(front, s.results["t54"], selection=selection, target_rows=target_rows)
-    lines = students.frontier_findings(front, targets)
-    s.out.record("pate_study-audioset-frontier", **targets, findings=lines)
+    summary = students.frontier_summary(front, s.results["t54"], selection=selection)
+    lines = students.frontier_findings(front, summary)
+    s.out.record("pate_study-audioset-frontier", **summary, findings=lines)
+    s.results.update(frontier=front, frontier_stamp=stamp)
     return lines
+
+
+def target_run(p: dict[str, Any], spec: TeacherSpec, student_spec: TeacherSpec) -> dict[str, Any]:
+    """The confirming run of the study's target from the notebook's flat parameters ``p`` alone (so that a script
+    runs exactly what the notebook runs): the protocol (``target_protocol``), the big subset's eval clips with their
+    features and labels, notebook 05's former query pool (:func:`.data.query_test_split` with ``min_pool`` and
+    ``seed``: the clips the reporting split is drawn from), the protocol's splits, the votes on the query pool of the
+    fresh replicate ensembles the protocol names (:func:`.pipeline.replicate_eval_votes`; notebook 04 trains the
+    same seeds when its ``teacher_replicates`` lists them, so they are read from its cache) and
+    :func:`.target.run_target`. Returns its result with the replicate seeds and the data stamp."""
+    protocol = target.load_protocol(p["target_protocol"])
+    ds = audioset.load(p["data"], subset="big", seed=p["seed"])
+    ev = ds.splits["eval"]
+    former_pool, _ = query_test_split(len(ev.labels), min_pool=p["min_pool"], seed=p["seed"])
+    splits = protocol.splits(len(ev.labels), former_pool)
+    rv = pipeline.replicate_eval_votes(
+        spec,
+        list(protocol.replicate_seeds),
+        splits.query,
+        n_teachers=protocol.n_teachers,
+        data=p["data"],
+        **{k: p[k] for k in ("curve_clips", "seed", "device", "backend", "teachers_per_task")},
+    )
+    x_eval = clip_features(ev)
+    if not np.array_equal(rv.features, x_eval[splits.query]):
+        raise ValueError("teacher_replicates: the replicate ensembles' eval clips are not this subset's")
+    run = target.run_target(protocol, splits, rv.probabilities, x_eval, ev.labels, student_spec)
+    run["record"]["teacher_replicate_seeds"] = [int(x) for x in rv.seeds]
+    run["stamp"] = (
+        f"{ds.source.stamp()}; {protocol.path} at {protocol.commit}; teacher replicate seeds {list(rv.seeds)}"
+    )
+    return run
+
+
+def target_section(study: Study05) -> pd.Series:
+    """The study's target, by the pre-registered protocol (``frontier["target_protocol"]``, :func:`target_run`):
+    recorded under :data:`.target.TARGET_ITEM` with the runs table, and the frontier figure drawn with the
+    procedure's point. Shows the record's main lines."""
+    s, p = study, study.p
+    run = target_run(p, s.spec, s.student_spec)
+    record = run["record"]
+    s.out.save_table(run["runs"], target.TARGET_ITEM, data=run["stamp"], float_format="{:.4g}")
+    s.out.record(target.TARGET_ITEM, **record)
+    fig = target_figures.frontier_figure(
+        s.results["frontier"], s.results["t54"], s.results["refs"], record, delta=p["delta"]
+    )
+    s.out.save_figure(
+        fig, "pate_study-audioset-frontier", data=s.results["frontier_stamp"] + "; target: " + run["stamp"]
+    )
+    keys = (
+        "target_verdict",
+        "target_estimate",
+        "procedure_epsilon",
+        "one_run_epsilon",
+        "one_run_epsilon_exact_gaussian",
+        "n_teacher_ensembles",
+        "n_runs",
+        "protocol_commit",
+    )
+    return pd.Series({k: record[k] for k in keys}, name=target.TARGET_ITEM)
 
 
 def findings_section(study: Study05) -> pd.Series:
