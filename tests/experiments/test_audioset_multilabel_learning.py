@@ -21,12 +21,13 @@ def test_ensemble_votes_split_the_eval_clips_and_reuse_the_cache(tmp_path):
     ensembles, info = pipeline.ensemble_votes([1, 3], spec, **kw)
     assert set(ensembles) == {1, 3} and info["steps"] == {1: 4, 3: 4}
     assert not np.intersect1d(info["pool_index"], info["test_index"]).size
-    cv = ensembles[3]
+    assert [len(ensembles[t]) for t in (1, 3)] == [1, 1]  # no replicate seeds: one ensemble per teacher count
+    cv = ensembles[3][0]
     assert cv.pool_probabilities.shape == (3, info["query_pool"], info["n_labels"])
     assert cv.test_probabilities.shape == (3, info["test"], info["n_labels"])
-    assert info["best_step"][3].shape == (3,) and (info["best_step"][3] <= 4).all()
+    assert info["best_step"][3].shape == (1, 3) and (info["best_step"][3] <= 4).all()
     again, _ = pipeline.ensemble_votes([3], spec, **kw)  # loaded from the cache: identical
-    np.testing.assert_array_equal(again[3].pool_probabilities, cv.pool_probabilities)
+    np.testing.assert_array_equal(again[3][0].pool_probabilities, cv.pool_probabilities)
     assert len(list(tmp_path.glob(f"{votes.VOTES_KIND}-*.pt"))) == 2
 
 
@@ -47,9 +48,9 @@ def test_05_after_04_reads_its_votes_without_training(tmp_path, monkeypatch):
     assert calls == ["big 1", "big 3"]  # 05 trained nothing
     for t in (1, 3):
         np.testing.assert_array_equal(
-            ensembles[t].pool_probabilities, runs["big", t].probabilities[:, info["pool_index"]].astype(np.float64)
+            ensembles[t][0].pool_probabilities, runs["big", t][0].probabilities[:, info["pool_index"]].astype(np.float64)
         )
-        np.testing.assert_array_equal(info["best_step"][t], runs["big", t].best_step)
+        np.testing.assert_array_equal(info["best_step"][t][0], runs["big", t][0].best_step)
     # another recipe is another ensemble: trained through the same call
     pipeline.ensemble_votes(
         [3], spec.replace(steps=6), data="synthetic", subset="big", min_pool=300, curve_clips=20, cache_dir=tmp_path

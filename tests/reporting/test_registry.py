@@ -225,8 +225,10 @@ def test_index_links_the_executed_notebooks_that_exist(tmp_path):
 
 def cited_item_ids(text: str) -> set[str]:
     """Every token of ``text`` shaped like a registry id of a source document (``papernot2018-table2`` ...), file
-    names (``...-fig8.png``) left out: the link test opens those."""
+    names (``...-fig8.png``) and link targets (``](details/make2021.md#make2021-fig8)``, whose anchors drop the dots of
+    an id) left out: the link test opens those."""
     documents = "|".join(re.escape(d) for d in DOCUMENTS)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
     tokens = {m.rstrip(".-,;:") for m in re.findall(rf"\b(?:{documents})-[\w.-]+", text)}
     return {t for t in tokens if not t.endswith((".png", ".pdf", ".csv", ".md", ".json", ".ipynb"))}
 

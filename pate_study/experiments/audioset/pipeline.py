@@ -42,7 +42,7 @@ from .data import EnsembleInputs, first_teachers, query_test_split, replicate_me
 from .release import frontier_releases, released_labels, sigma_releases
 from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
 from .student_stacks import Release, train_release_students
-from .students import seed_summary, train_student
+from .students import seed_summary
 from .teachers import (
     TeacherRun,
     TeacherSpec,
