@@ -108,8 +108,8 @@ def test_notebook_05_teacher_votes_identical_on_both_backends(local_ray, tmp_pat
     spec = teachers.TeacherSpec(hidden=(8,), steps=4, eval_every=2)
     local, _ = pipeline.ensemble_votes([3], spec, **kw, cache_dir=tmp_path / "local")
     on_ray, _ = pipeline.ensemble_votes([3], spec, **kw, cache_dir=tmp_path / "ray", backend="ray")
-    np.testing.assert_array_equal(on_ray[3].pool_probabilities, local[3].pool_probabilities)
-    np.testing.assert_array_equal(on_ray[3].test_probabilities, local[3].test_probabilities)
+    np.testing.assert_array_equal(on_ray[3][0].pool_probabilities, local[3][0].pool_probabilities)
+    np.testing.assert_array_equal(on_ray[3][0].test_probabilities, local[3][0].test_probabilities)
     assert len(list((tmp_path / "ray").glob("shard-*.pt"))) == 1  # one task, cached by the driver
 
 
