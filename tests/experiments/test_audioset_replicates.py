@@ -117,3 +117,24 @@ def test_replicate_units_pair_ensembles_draws_and_seeds():
     assert pipeline.replicate_units(3, [7]) == [(0, 7), (1, 7), (2, 7)]
     with pytest.raises(ValueError, match="at least one"):
         pipeline.replicate_units(0, [1])
+
+
+def test_the_students_of_every_release_draw_go_to_ray_as_shards_with_their_own_names(monkeypatch):
+    """With replicate units, one setting (n, th_e, th_c) is released once per draw: the Ray shards' names (unique
+    by :func:`pate_study.learning.distributed.map_shards`' rule) tell the draws apart."""
+    seen = []
+
+    def fake_map_shards(fn, shards, **kw):
+        seen.extend(s.name for s in shards)
+        assert len(set(seen)) == len(seen), seen
+        return [[{"map": 0.1, "seed": s.args["seeds"][0]}] for s in shards]
+
+    monkeypatch.setattr(pipeline.distributed, "map_shards", fake_map_shards)
+    setting = {"n_samples": 300, "th_e": 0.4, "th_c": None}
+    privacy = [dict(setting, replicate=g, release_draw=r) for r, g in enumerate([0, 1, 0, 1])]
+    releases = [{"labels": np.zeros((4, 2), bool), "answered": np.ones(4, bool)} for _ in privacy]
+    x = np.zeros((4, 3), np.float32)
+    rows = pipeline.train_students(
+        privacy, releases, x, x, np.zeros((4, 2), bool), None, student_seeds=[0, 1, 2, 0], backend="ray"
+    )
+    assert len(seen) == 4 and list(rows["release_draw"]) == [0, 1, 2, 3]

@@ -818,8 +818,9 @@ def train_students(
     if not per_release or min(len(x) for x in per_release) < 1 or len(per_release) != len(releases):
         raise ValueError("seeds: expected at least one student seed (and one per release with student_seeds)")
 
-    def label(p):
-        return ", ".join(f"{k}={p[k]}" for k in keys if k in p)
+    def label(p):  # unique per release: the replicate unit's draw names the releases of one setting apart
+        shown = [k for k in (*keys, "release_draw") if k in p]
+        return ", ".join(f"{k}={p[k]}" for k in dict.fromkeys(shown))
 
     if backend == "local":
         students = [(i, st) for i, ss in enumerate(per_release) for st in ss]
