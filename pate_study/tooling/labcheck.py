@@ -329,7 +329,7 @@ def run_in_lab(
     *,
     browser: str,
     screenshot: Path | None = None,
-    per_notebook_timeout: float = 240.0,
+    per_notebook_timeout: float = 900.0,
     student_stems: tuple[str, ...] = TEACHING_NOTEBOOKS,
     python: str = sys.executable,
     votes: Path | None = None,
