@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 from pate_study.experiments.audioset import release_sections
+from pate_study.experiments.audioset.release_claims.sweeps import sweep_record
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "05_audioset_multilabel"
 
@@ -42,3 +44,15 @@ def test_every_profile_gives_every_group_its_keys(profile):
     config = yaml.safe_load((CONFIGS / f"{profile}.yaml").read_text())
     flat = release_sections.flat_parameters(config)
     assert flat["release_draws"] >= 1 and flat["target_protocol"].endswith(".yaml")
+
+
+def test_the_halving_ratio_reads_the_grid_value_of_a_computed_sigma():
+    """A sigma_e computed on the way (0.1 + 1e-12, as replicate sweeps give it) is the grid's 0.1: the record of
+    Fig 5.13 has its sigma 0.1 / 0.2 ratio instead of a KeyError."""
+    rows = [
+        {"sigma_e": sigma, "threshold": th, "epsilon": eps, "epsilon_data_independent": 10.0, "f1": 0.5}
+        for th in ("0.2", "0.4", "adaptive")
+        for sigma, eps in ((0.1 + 1e-12, 8.0), (0.2, 2.0))
+    ]
+    record = sweep_record(pd.DataFrame(rows), n_labels=5, kind="synthetic")
+    assert record["privacy_cost_ratio_sigma01_to_sigma02_by_threshold"] == {"0.2": 4.0, "0.4": 4.0, "adaptive": 4.0}

@@ -303,10 +303,13 @@ def sweep_record(sweep: pd.DataFrame, n_labels: int, kind: str) -> dict[str, Any
     :func:`saving_contrast_verdict`."""
     s = sweep[sweep["sigma_e"] > 0]
     v, by_th = saving_contrast_verdict(sweep, n_labels, kind=kind)
-    eps = s.pivot_table(index="sigma_e", columns="threshold", values="epsilon")
+    # sigma_e as the grid states it (a value computed on the way, 0.1 + 1e-17, is the grid's 0.1)
+    eps = s.assign(sigma_e=s["sigma_e"].astype(float).round(6)).pivot_table(
+        index="sigma_e", columns="threshold", values="epsilon"
+    )
     halving = (
         {str(th): float(eps.loc[HALVING_SIGMAS[0], th] / eps.loc[HALVING_SIGMAS[1], th]) for th in eps.columns}
-        if set(HALVING_SIGMAS) <= set(np.round(eps.index, 6))
+        if set(HALVING_SIGMAS) <= set(eps.index)
         else {}
     )
     extra = {}
