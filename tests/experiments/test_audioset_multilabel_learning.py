@@ -48,7 +48,8 @@ def test_05_after_04_reads_its_votes_without_training(tmp_path, monkeypatch):
     assert calls == ["big 1", "big 3"]  # 05 trained nothing
     for t in (1, 3):
         np.testing.assert_array_equal(
-            ensembles[t][0].pool_probabilities, runs["big", t][0].probabilities[:, info["pool_index"]].astype(np.float64)
+            ensembles[t][0].pool_probabilities,
+            runs["big", t][0].probabilities[:, info["pool_index"]].astype(np.float64),
         )
         np.testing.assert_array_equal(info["best_step"][t][0], runs["big", t][0].best_step)
     # another recipe is another ensemble: trained through the same call
