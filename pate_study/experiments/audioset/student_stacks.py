@@ -21,9 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pate_study.learning import metrics
-
-from .students import bootstrap_map, rate_matched_thresholds, student_training_seeds
+from .students import student_row, student_training_seeds
 from .teachers import TeacherSpec, train_teachers
 
 
@@ -84,19 +82,5 @@ def train_release_students(
     for (k, seed), probabilities in zip(students, run.probabilities):
         scores = probabilities.astype(np.float64)
         tr, released = trained[k], np.asarray(releases[k].labels, dtype=bool)
-        train_scores, test_scores = scores[tr], scores[max(sizes) :]
-        th = rate_matched_thresholds(train_scores, released[tr])
-        r = metrics.multilabel_report(y_test, test_scores > th, test_scores)
-        out.append(
-            {
-                "map": r["mAP"],
-                "macro_f1": r["macro_f1"],
-                "micro_f1": r["micro_f1"],
-                "n_train": int(tr.size),
-                "labels_per_query": float(released[tr].sum(1).mean()),
-                "steps": int(spec.steps),
-                "seed": int(seed),
-                **({} if boot_rows is None else {"map_boot": bootstrap_map(y_test, test_scores, boot_rows)}),
-            }
-        )
+        out.append(student_row(scores[tr], released[tr], scores[max(sizes) :], y_test, spec, seed, boot_rows))
     return out

@@ -90,22 +90,34 @@ def train_student(
     rows = []
     for seed, probabilities in zip(seeds, run.probabilities):
         scores = probabilities.astype(np.float64)
-        train_scores, test_scores = scores[: tr.size], scores[tr.size :]
-        th = rate_matched_thresholds(train_scores, released[tr])
-        r = metrics.multilabel_report(y_test, test_scores > th, test_scores)
-        rows.append(
-            {
-                "map": r["mAP"],
-                "macro_f1": r["macro_f1"],
-                "micro_f1": r["micro_f1"],
-                "n_train": int(tr.size),
-                "labels_per_query": float(released[tr].sum(1).mean()),
-                "steps": int(spec.steps),
-                "seed": int(seed),
-                **({} if boot_rows is None else {"map_boot": bootstrap_map(y_test, test_scores, boot_rows)}),
-            }
-        )
+        rows.append(student_row(scores[: tr.size], released[tr], scores[tr.size :], y_test, spec, seed, boot_rows))
     return rows
+
+
+def student_row(
+    train_scores: np.ndarray,
+    released_train: np.ndarray,
+    test_scores: np.ndarray,
+    y_test: np.ndarray,
+    spec: TeacherSpec,
+    seed: int,
+    boot_rows: np.ndarray | None = None,
+) -> dict[str, Any]:
+    """One trained student's row: its test scores thresholded per class at the rate of the labels it was trained
+    on (:func:`rate_matched_thresholds`), its mAP, macro and micro F1, training size, labels per query, steps and
+    seed, and with ``boot_rows`` its mAP on those bootstrap resamples of the test rows (:func:`bootstrap_map`)."""
+    th = rate_matched_thresholds(train_scores, released_train)
+    r = metrics.multilabel_report(y_test, test_scores > th, test_scores)
+    return {
+        "map": r["mAP"],
+        "macro_f1": r["macro_f1"],
+        "micro_f1": r["micro_f1"],
+        "n_train": int(released_train.shape[0]),
+        "labels_per_query": float(released_train.sum(1).mean()),
+        "steps": int(spec.steps),
+        "seed": int(seed),
+        **({} if boot_rows is None else {"map_boot": bootstrap_map(y_test, test_scores, boot_rows)}),
+    }
 
 
 def bootstrap_map(y_test: np.ndarray, scores: np.ndarray, rows: np.ndarray, chunk: int = 10) -> np.ndarray:
