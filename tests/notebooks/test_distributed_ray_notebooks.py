@@ -1,7 +1,11 @@
-"""Notebooks 04 and 05 (smoke profile) with ``backend="ray"`` against a local Ray instance started here.
+"""Notebook 05 (smoke profile) with ``backend="ray"`` against a local Ray instance started here.
 
-Kept apart from tests/learning/test_distributed_ray.py so that module stays fast. Both notebooks declare ``backend``
-(checked: the test fails, not skips, if a parameters cell loses it).
+Kept apart from tests/learning/test_distributed_ray.py so that module stays fast. Notebook 05 runs every Audio Set
+path that goes through Ray in a notebook: single ensembles per teacher count, the replicate ensembles as stacked
+shards, their votes, and the release draws beside them. Notebook 04's own Ray paths (teachers per count, sharded with
+``teachers_per_task``, and the log-Mel CNNs) are compared with the local backend value by value in
+tests/learning/test_distributed_ray.py; its whole smoke run on Ray (about 2 minutes) is left out of the suite. Both
+notebooks must still declare ``backend`` (checked below: the test fails, not skips, if a parameters cell loses it).
 """
 
 import json
@@ -16,7 +20,8 @@ from pate_study.learning import distributed  # noqa: E402 - only once importorsk
 from pate_study.reporting.outputs import read_scalars  # noqa: E402 - only once importorskip found ray
 from pate_study.tooling.figures.execution import execute_notebook  # noqa: E402 - only once importorskip found ray
 
-STEMS = ["04_audioset_teachers", "05_audioset_multilabel"]
+STEMS = ["05_audioset_multilabel"]
+BACKEND_STEMS = ["04_audioset_teachers", "05_audioset_multilabel"]
 #: The most one cell of a smoke run may take here (the slowest takes well under a minute on two busy cores): a
 #: cell stuck on a cluster that lost its workers fails the test instead of hanging the suite.
 CELL_LIMIT_S = 600
@@ -33,6 +38,11 @@ def ray_address():
     longer waits and tried again (:func:`pate_study.learning.distributed._start_local`)."""
     with distributed.local_ray(num_cpus=2) as address:
         yield address
+
+
+@pytest.mark.parametrize("stem", BACKEND_STEMS)
+def test_audioset_notebooks_declare_a_backend(stem):
+    assert notebook_has_backend(stem), f"{stem}: its parameters cell must declare `backend`"
 
 
 @pytest.mark.notebook

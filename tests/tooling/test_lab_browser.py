@@ -1,6 +1,9 @@
 """Every notebook in JupyterLab, as a student meets it: headless Chromium, Run All Cells.
 
-The study notebooks (01-06) run in the full venv with their smoke parameters. The teaching notebooks (00, 07) run as
+The study notebooks run in the full venv with their smoke parameters, except Audio Set's 04 and 05: their smoke runs
+take about 100 s each and already run twice elsewhere in the suite (papermill, whose test also fails on the package's
+log lines in a stderr box, and 05 on Ray), while what this test adds (the front end, the interactive stamp, files
+written only under figures/ and build/, widgets) does not depend on the notebook. The teaching notebooks (00, 07) run as
 a lecturer's class next week does: in JupyterLab and a kernel of the light venv ``.venv-lab`` (no torch), with the
 parameters a student gets (their own parameters cell), **offline** (in a network namespace of their own where the
 machine allows it, as root; else with every download failing at once), no mirror and an empty data folder, and the
@@ -33,12 +36,17 @@ NO_CHROMIUM = (
 )
 
 
+#: Study notebooks left to the papermill smoke test (see the module's docstring): the longest smoke runs of the suite.
+RUN_ELSEWHERE = ("04_audioset_teachers", "05_audioset_multilabel")
+
+
 @pytest.mark.lab
-def test_every_study_notebook_runs_clean_in_jupyterlab_and_chromium():
+def test_study_notebooks_run_clean_in_jupyterlab_and_chromium():
     browser = find_browser()
     if browser is None:
         pytest.skip(NO_CHROMIUM)
-    stems = [stem for stem in list_notebooks() if stem not in TEACHING_NOTEBOOKS]
+    stems = [stem for stem in list_notebooks() if stem not in TEACHING_NOTEBOOKS + RUN_ELSEWHERE]
+    assert stems, "no study notebook left for the JupyterLab test"
     checks, outside = run_in_lab(stems, browser=browser)
     problems = {check.stem: check.problems for check in checks if check.problems}
     assert not problems
