@@ -506,6 +506,22 @@ CHECK_NOISE = "check and answer noise draw"
 EPSILON_PRINTED_DECIMALS = 2
 
 
+def table2_printed_estimates(runs: dict[str, pd.DataFrame], coverage: float = 0.95) -> dict[str, unc.Estimate]:
+    """The estimates Table 2's verdicts print for each dataset with a printed value (``runs``:
+    :func:`realised_runs`): for its answered count and realised ε, the central ``coverage`` range of one run
+    (``<dataset>.<column>.one_run``) and the mean over runs (``<dataset>.<column>.mean``), as
+    :func:`printed_draw_verdict` computes them, so their replicate rows can be recorded."""
+    out: dict[str, unc.Estimate] = {}
+    for name, run in runs.items():
+        if PAPER2018_CONFIDENT[name].paper_answered is None:
+            continue
+        for column in ("answered", "epsilon"):
+            draws = np.asarray(run[column], dtype=np.float64)
+            out[f"{name}.{column}.one_run"] = unc.one_run_range(draws, [CHECK_NOISE], coverage)
+            out[f"{name}.{column}.mean"] = unc.t_interval(draws, [CHECK_NOISE])
+    return out
+
+
 def printed_draw_verdict(printed: str, draws, *, quantity: str, coverage: float = 0.95) -> verdicts.Verdict:
     """Is a printed number one run's outcome of the mechanism whose ``draws`` (one per run of its noise) we have?
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..data import pate2018 as votes_data
 from ..reporting.outputs import NotebookOutputs, show_findings
+from ..reporting.replicates import printed_rows
 from . import pate2018
 
 #: Table 2's saved columns: the paper's values beside the expected cost, the realised runs (their mean with its
@@ -113,6 +114,7 @@ def table2_section(votes: votes_data.Votes, n_seeds: int, seed: int, out: Notebo
         "papernot2018-table2",
         rows=table2.to_dict("records"),
         **overall.as_record(),
+        printed_replicates=printed_rows(pate2018.table2_printed_estimates(runs)),
         **{f"{r.dataset}_expected_answered": r.expected_answered for r in table2.itertuples()},
         **{f"{r.dataset}_epsilon_expected": r.expected_epsilon_basic for r in table2.itertuples()},
         **{

@@ -4,7 +4,9 @@
 :meth:`pate_study.reporting.verdicts.Verdict.as_record` puts a :class:`ReplicateRows` under ``verdict_replicates``
 (a string placeholder that carries the judged estimates); :meth:`pate_study.reporting.outputs.NotebookOutputs.record`
 finds it wherever it sits in the recorded values (:func:`extract`), writes the file (:func:`write_replicates`,
-atomically) and stores the file's name in its place. Studies call nothing else.
+atomically) and stores the file's name in its place. An estimate printed beside a verdict without being one of its
+steps (a mean quoted in the evidence, say) goes into a record the same way through :func:`printed_rows`. Studies
+call nothing else.
 
 The file (long format, one row per replicate; the columns are listed in :data:`COLUMNS` and in
 :mod:`pate_study.reporting.verdicts`'s docstring). How each ``statistic`` gives the interval at ``level`` from the
@@ -121,6 +123,12 @@ class ReplicateRows(str):
 
     def __reduce__(self) -> tuple:
         return (ReplicateRows, (self.estimates,))
+
+
+def printed_rows(estimates: dict[str, Any]) -> ReplicateRows:
+    """The placeholder for estimates that a record prints but no verdict step holds (``key -> estimate``), read at
+    their own level only; those without replicate data are left out."""
+    return ReplicateRows((key, estimate, ()) for key, estimate in estimates.items())
 
 
 def has_rows(estimate: Any) -> bool:

@@ -213,16 +213,21 @@ class Derivation:
         return [list(t[:2]) if t[0] == "function" else list(t) for t in self.transforms]
 
     def rounded(self, digits: int) -> Derivation:
-        """The same derivation with every stored number rounded to ``digits`` significant digits (as written)."""
+        """The same derivation with every stored number rounded to ``digits`` significant digits (as written); paired
+        values are re-paired from the rounded arms, as a reader of the rows pairs them."""
 
         def r(a: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else round_array(a, digits)
 
+        a, b, values = r(self.a), r(self.b), r(self.values)
+        if self.pairing and a is not None and b is not None:  # a reader pairs the written arms, not the values
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values = a - b if self.pairing == "a − b" else np.log(a) - np.log(b)
         return dataclasses.replace(
             self,
-            values=r(self.values),
-            a=r(self.a),
-            b=r(self.b),
+            values=values,
+            a=a,
+            b=b,
             draws=r(self.draws),
             point=None if self.point is None else float(round_array(np.array([self.point]), digits)[0]),
             summaries=tuple(

@@ -16,6 +16,9 @@ from pate_study.experiments.audioset.release_claims import sweeps as release_swe
 from pate_study.experiments.audioset.release_claims import tables as release_tables
 from pate_study.experiments.audioset.verdict_rules import direction, seed_tolerance
 from pate_study.learning import metrics
+from pate_study.reporting import uncertainty as unc
+from pate_study.reporting.claims import Claim
+from pate_study.reporting.outputs import NotebookOutputs
 
 
 def _cv(probs, labels):
@@ -353,3 +356,18 @@ def test_a_step_this_run_did_not_evaluate_is_left_out_and_none_left_is_not_compa
     one = {"draws": {key: np.full(50, -0.1)}}  # one ensemble per count: the teachers not replicated
     assert release_tables.trend_verdict_table_5_2(t52, one).verdict == "inconclusive"
     assert release_common.pool_min_estimate(tol, ["x"], [np.nan]) is None
+
+
+def test_an_items_record_keeps_the_rows_of_every_claim_its_verdict_was_combined_from(tmp_path):
+    """The combined verdict is rebuilt from the claims' text; the estimates behind the claims' printed intervals
+    still reach the replicates file, keyed by claim, and re-derive what the claims print."""
+    above = Claim("F1 doubles", "thesis", "F1 ratio", "ratio", boundary=1.0)
+    row = release_common.judged_claim_row(above, "about 2×", "ours", [unc.t_interval([1.2, 1.3, 1.25], [])])
+    analytic = {"claim": "ε costs more", "thesis": "", "ours": "", "verdict": "agrees", "verdict_rule": "r"}
+    claims = pd.DataFrame([row, {**analytic, "verdict_reason": ""}])
+    assert release_common.claims_rows(claims.iloc[1:]) == {}
+    record = {**release_common.claims_verdict(claims).as_record(), **release_common.claims_rows(claims)}
+    out = NotebookOutputs("nb", tmp_path, profile="smoke", seed=0)
+    out.record("item", **record)
+    written = (tmp_path / "item.replicates.csv").read_text()
+    assert "F1 doubles/" in written and written.count(",replicate,") == 3

@@ -387,6 +387,16 @@ def test_learning_rate_at_the_thesis_length_decides_the_lowest_rate_claim():
     assert rec["lowest_rate_end_slope_per_1000_steps"] == pytest.approx(0.0)
     assert rec["lowest_rate_cut_off"] is True  # every lr 1e-4 teacher selects its last step
     assert rec["verdict_lowest_rate_best"] == "inconclusive"
+    # what the cut-off reason prints keeps its rows: the end slope, and the estimate of a claim that cut_off rebuilt
+    # (a 'differs' of a run still improving: inconclusive, without steps)
+    printed = dict((k, e) for k, e, _ in rec["printed_replicates"].estimates)
+    assert set(printed) == {"lowest rate end slope per 1000 steps"}
+    behind = {**close, "lr 0.0001, thesis length": fake_arm([0.160, 0.161, 0.162])}
+    rec_behind = teacher_ablations.learning_rate_record(behind, {1e-4: "lr 0.0001", 3e-3: "recipe"}, 12, long_arms)
+    assert rec_behind["verdict_lowest_rate_best"] == "inconclusive" and "cut off" in rec_behind["verdict_reason"]
+    printed = dict((k, e) for k, e, _ in rec_behind["printed_replicates"].estimates)
+    assert set(printed) == {"lowest rate end slope per 1000 steps", "lowest rate best (cut off)"}
+    assert printed["lowest rate best (cut off)"].render().split(" over ")[0] in rec_behind["verdict_reason"]
     assert rec["map_lr_thesis_length"] == {"0.0001": pytest.approx(0.171), "0.003": pytest.approx(0.176)}
     # at the thesis's length the slow rate selects its last step (12), the recipe's rate earlier: converges earlier
     close["lr 0.003, thesis length"] = fake_arm([0.177, 0.173, 0.178], best_step_by_seed=[4, 4, 8])
@@ -600,6 +610,8 @@ def test_sampler_claim_reads_the_spread_over_sampler_seeds():
     looser = tighter.assign(balanced=[1.7, 1.72, 1.71])
     rec = teacher_sampler.sampler_record(occ, 10, 4, looser)
     assert rec["verdict"] == "differs" and "over 3 replicates of sampler seed" in rec["verdict_estimate"]
+    ((key, log_sd, _),) = rec["printed_replicates"].estimates  # the sd ratio the reason prints, with its rows
+    assert log_sd.render(".3f") in rec["verdict_reason"] and log_sd.value == pytest.approx(0.5)
     close = tighter.assign(balanced=[1.5, 1.7, 1.6])
     assert teacher_sampler.sampler_record(occ, 10, 4, close)["verdict"] == "inconclusive"
     labels = np.random.default_rng(0).random((60, 4)) < 0.3

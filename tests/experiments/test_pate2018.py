@@ -331,3 +331,13 @@ def test_no_expected_cost_is_recorded_under_an_epsilon_name(votes, setting):
     released = {"epsilon_std", "epsilon_released_draws"}  # the release's spread and its private draws
     named = {k for k in [*row, *release] if "epsilon" in k and "expected" not in k}
     assert named == guarantees | released
+
+
+def test_table2_records_the_rows_of_every_interval_its_verdicts_print(votes, setting):
+    """The one-run ranges and the means over runs printed in Table 2's evidence are the recorded estimates."""
+    runs = {"mnist": pd.DataFrame({"answered": np.arange(270, 300), "epsilon": np.linspace(1.9, 2.1, 30)})}
+    estimates = p.table2_printed_estimates(runs)
+    assert set(estimates) == {f"mnist.{c}.{k}" for c in ("answered", "epsilon") for k in ("one_run", "mean")}
+    verdict = p.printed_draw_verdict("286", runs["mnist"]["answered"], quantity="answered queries of one run")
+    for key in ("mnist.answered.one_run", "mnist.answered.mean"):
+        assert estimates[key].render().split(" over ")[0] in verdict.evidence, key

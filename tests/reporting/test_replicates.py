@@ -196,3 +196,42 @@ def test_the_replicates_file_is_named_by_the_key_and_refuses_a_path():
     assert rep.replicates_file("muschiol2021-fig5.6") == "muschiol2021-fig5.6.replicates.csv"
     with pytest.raises(ValueError, match="without '/'"):
         rep.replicates_file("../x")
+
+
+def test_estimates_printed_beside_a_verdict_get_rows_in_the_same_file(tmp_path):
+    """An estimate the evidence quotes but no step holds (``printed_rows``): its rows re-derive it; one without
+    replicate data gets none."""
+    mean = u.t_interval([1.0, 2.0, 4.0], [u.STUDENT_SEED])
+    out = NotebookOutputs("nb", tmp_path, profile="smoke", seed=0)
+    out.record(
+        "item",
+        printed_replicates=rep.printed_rows({"mean": mean, "typed": u.Estimate(0.5, 0.4, 0.6, 3, (), "t-interval")}),
+    )
+    record = json.loads((tmp_path / "scalars.json").read_text())["item"]
+    assert record["printed_replicates"] == "item.replicates.csv"
+    rows = read_rows(tmp_path / "item.replicates.csv")
+    assert set(rows) == {("", "mean")}
+    assert [printed(x) for x in rederive(rows[("", "mean")], 0.95)] == [
+        printed(x) for x in (mean.value, mean.low, mean.high)
+    ]
+
+
+def test_paired_arms_get_the_digits_their_difference_needs(tmp_path):
+    """The reader pairs the written arms: a difference of 0.0008 between arms near 0.8 must survive their rounding
+    (the arms once went out at 6 significant digits, chosen on the unrounded differences, and a printed fourth digit
+    of the difference was lost)."""
+    rng = np.random.default_rng(3)
+    b = 0.8 + rng.normal(0, 0.01, size=6)
+    a = b + 0.0008 + rng.normal(0, 4e-5, size=6) + 1.23456789e-8
+    estimate = u.paired_difference(a, b, [u.STUDENT_SEED])
+    out = NotebookOutputs("nb", tmp_path, profile="smoke", seed=0)
+    out.record("item", printed_replicates=rep.printed_rows({"gap": estimate}))
+    (rows,) = read_rows(tmp_path / "item.replicates.csv").values()
+    arms = [(float(r["a"]), float(r["b"])) for r in rows if r["row"] == "replicate"]
+    diff = np.array([x - y for x, y in arms])
+    mean = diff.mean()
+    half = stats.t.ppf(0.975, diff.size - 1) * diff.std(ddof=1) / math.sqrt(diff.size)
+    for fmt in (".2g", ".3g", ".4g"):
+        assert [format(x, fmt) for x in (mean, mean - half, mean + half)] == [
+            format(x, fmt) for x in (estimate.value, estimate.low, estimate.high)
+        ]

@@ -15,7 +15,7 @@ from pate_study.reporting.verdicts import combine
 
 from ..tables import tolerance_summary
 from ..verdict_rules import judged
-from .common import ENSEMBLE_POOL, POOL, claims_or_scale_verdict, scale_verdict
+from .common import ENSEMBLE_POOL, POOL, claims_or_scale_verdict, claims_rows, scale_verdict
 from .tables import ensemble_claims, threshold_trend_verdict, trend_verdict_table_5_2
 
 
@@ -63,11 +63,15 @@ def appendix_records(
         claims={r.claim: f"{r.verdict}: {r.ours}" for r in a1.itertuples()},
         score_tolerance=tolerance_summary(tolerance),
         **claims_or_scale_verdict(a1, kind, "muschiol2021-tableA.1", scale).as_record(),
+        **claims_rows(a1),
     )
     return {
         "muschiol2021-tableA.1": a1_rec,
         "muschiol2021-tableA.2": appendix_claims_record(t51, t52, t53, kind, tolerance),
-        "muschiol2021-tableA.3": claims_or_scale_verdict(a3, kind, "muschiol2021-tableA.3", scale).as_record(),
+        "muschiol2021-tableA.3": {
+            **claims_or_scale_verdict(a3, kind, "muschiol2021-tableA.3", scale).as_record(),
+            **claims_rows(a3),
+        },
     }
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
+from pate_study.reporting.replicates import ReplicateRows
 from pate_study.reporting.verdicts import Verdict, combine, not_comparable
 
 from ..verdict_rules import judged, synthetic
@@ -158,6 +159,17 @@ def small_stamp(info: dict) -> str:
         f"{scale_prefix(info)}{info['data']}; notebook 04's teachers (teacher pool {info['teacher_pool']:,}); "
         f"query pool {info['query_pool']:,}, test {info['test']:,}"
     )
+
+
+def claims_rows(claims: pd.DataFrame) -> dict[str, ReplicateRows]:
+    """``{"claims_replicates": rows}`` for a record: the replicate rows of every estimate the claims' rows judged
+    (each key prefixed by its claim, ``<claim>/<step>``), which the item's combined verdict, rebuilt from the rows'
+    text (:func:`claims_verdict`), no longer carries; empty when no claim has rows."""
+    found = []
+    for claim, rows in zip(claims["claim"], claims.get("verdict_replicates", pd.Series(dtype=object))):
+        if isinstance(rows, ReplicateRows):
+            found += [(f"{claim}/{key}", estimate, levels) for key, estimate, levels in rows.estimates]
+    return {"claims_replicates": ReplicateRows(found)} if found else {}
 
 
 def claims_or_scale_verdict(claims: pd.DataFrame, kind: str, what: str, scale: dict, extra: str = "") -> Verdict:

@@ -16,7 +16,7 @@ from pate_study.reporting.verdicts import Verdict, combine, not_comparable
 
 from ..release import A11_FIXED_PARTNER
 from ..verdict_rules import judged
-from .common import POOL, claims_verdict, judged_claim_row, scale_verdict
+from .common import POOL, claims_rows, claims_verdict, judged_claim_row, scale_verdict
 
 HALVING_SIGMAS = (0.1, 0.2)
 
@@ -387,6 +387,7 @@ def confidence_records(
                     "crawled clips; ε is the realised cost of §4.2.4 on both sides",
                 ).as_record()
             )
+            rec.update(claims_rows(claims))
         if item == "muschiol2021-fig5.15":
             at = lambda c: c[np.isclose(c["sigma_c"], 0.6)]["epsilon"].to_numpy(float)  # noqa: E731 (the claims' σ_c)
             rec["privacy_cost_factor_vs_fixed_threshold_confident_approx"] = float(

@@ -20,6 +20,7 @@ from ..verdict_rules import judged
 from .common import (
     ENSEMBLE_POOL,
     claims_or_scale_verdict,
+    claims_rows,
     judged_claim_row,
     pool_estimate,
     pool_min_estimate,
@@ -240,6 +241,7 @@ def table_5_1_record(
     (:func:`ensemble_claims`),
     the measured tolerance they were judged with (:func:`.tables.score_tolerance`) and the values' verdict
     (:func:`scale_verdict`)."""
+    judged = claims[claims["claim"].str.startswith(("no ensemble", "raw mAP", "the ensemble"))]
     return dict(
         score_tolerance=tolerance_summary(tolerance),
         baseline_map=float(t51["map_raw"].iloc[0]),
@@ -250,12 +252,8 @@ def table_5_1_record(
         claim_ensemble_below_single_model=_claim_row(claims, "no ensemble beats")["verdict"],
         claim_ensemble_beats_average_teacher=_claim_row(claims, "the ensemble beats")["verdict"],
         claim_map_falls_with_teachers=_claim_row(claims, "raw mAP falls")["verdict"],
-        **claims_or_scale_verdict(
-            claims[claims["claim"].str.startswith(("no ensemble", "raw mAP", "the ensemble"))],
-            kind,
-            "Table 5.1 values",
-            scale,
-        ).as_record(),
+        **claims_or_scale_verdict(judged, kind, "Table 5.1 values", scale).as_record(),
+        **claims_rows(judged),
     )
 
 
@@ -379,8 +377,9 @@ def table_5_3_record(t53: pd.DataFrame, claims: pd.DataFrame, kind: str, scale: 
         else "undecided"
     )
     c_conf = _claim_row(claims, "the confidence check")
+    judged = claims[claims["claim"].str.startswith("the confidence check")]
     v = claims_or_scale_verdict(
-        claims[claims["claim"].str.startswith("the confidence check")],
+        judged,
         kind,
         "answered shares and F1 values",
         scale,
@@ -396,4 +395,5 @@ def table_5_3_record(t53: pd.DataFrame, claims: pd.DataFrame, kind: str, scale: 
         claim_check_raises_f1=c_conf["verdict"],
         claim_check_raises_f1_ours=c_conf["ours"],
         **v.as_record(),
+        **claims_rows(judged),
     )

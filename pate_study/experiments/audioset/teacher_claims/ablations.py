@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from pate_study.reporting import uncertainty as unc
+from pate_study.reporting.replicates import printed_rows
 from pate_study.reporting.verdicts import Verdict, combine, not_comparable
 
 from ..diagnostics import curve_wobble, curves
@@ -256,6 +257,14 @@ def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: di
             lowest_rate_cut_off=bool(still > 0 or slope.low > 0),
             verdict_lowest_rate_best_recipe_schedule=v_short.verdict,
             verdict_larger_rates_converge_earlier_recipe_schedule=v_conv_short.verdict,
+            # what the reason prints beside the verdict: the end slope, and a cut-off claim's estimate (a verdict
+            # rebuilt by cut_off no longer holds it as a step)
+            printed_replicates=printed_rows(
+                {
+                    "lowest rate end slope per 1000 steps": slope,
+                    **({"lowest rate best (cut off)": v_best.estimate} if not v_best.steps and v_best.estimate else {}),
+                }
+            ),
         )
     v = combine(
         {"lowest rate best": v_best, "larger rates converge earlier": v_conv},

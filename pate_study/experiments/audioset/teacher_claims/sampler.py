@@ -11,6 +11,7 @@ import pandas as pd
 
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
+from pate_study.reporting.replicates import printed_rows
 
 from ..diagnostics import occurrence_spread, sampler_spreads, sampler_statistics, top_class
 from ..verdict_rules import judged
@@ -46,6 +47,7 @@ def sampler_record(
             "sampler_seeds": [int(x) for x in spreads["seed"]],
             "log_count_sd_ratio": log_sd.value,
             "log_count_sd_ratio_interval": [log_sd.low, log_sd.high],
+            "printed_replicates": printed_rows({"sd of log counts, balanced / random": log_sd}),
         }
         second = f"; sd of log counts, balanced / random: {log_sd.render('.3f')}"
     else:
