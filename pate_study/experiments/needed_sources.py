@@ -5,7 +5,8 @@ A :class:`~pate_study.reporting.claims.Claim` names the random sources behind ou
 (``unreplicated``). When an estimate leaves out a source that its claim names, its interval does not measure a
 variation the claim says matters, so it cannot decide the claim either way: :func:`judge_with_sources` returns
 *inconclusive* with that reason instead of reading the interval, and the interval is not judged (the verdict has no
-judged step, so an item combining it keeps it inconclusive: :func:`pate_study.reporting.verdicts.combine`). A source
+judged step, so an item combining it keeps it inconclusive: :func:`pate_study.reporting.verdicts.combine`); the
+interval is still shown, over the sources it covers, with its replicate rows (``Verdict.shown``). A source
 that a study names as not replicated but that its claim does not need (the data draw both arms of a paired
 comparison share, for example) is shown and does not hold the verdict back.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 from ..reporting.claims import Claim, judge
 from ..reporting.uncertainty import Estimate
-from ..reporting.verdicts import Verdict, inconclusive
+from ..reporting.verdicts import Verdict
 
 
 def estimates_of(estimate: Any) -> list[Estimate]:
@@ -42,9 +43,22 @@ def judge_with_sources(claim: Claim, estimate: Any, *, note: str = "", quantifie
     if not missing:
         return judge(claim, estimate, note=note, quantifier=quantifier)
     values = ", ".join(f"{e.value:.4g}" for e in estimates_of(estimate))
-    return inconclusive(
+    shown = _keyed(estimate)
+    return Verdict(
+        "inconclusive",
+        claim.rule(quantifier, max(1, len(estimates_of(estimate))))
+        + "; an interval that leaves out a source the claim depends on decides nothing (inconclusive)",
         f"not decided: the interval leaves out {', '.join(missing)}, which this claim's number depends on and no"
         f" replicate of this run varies (ours {values}{'; ' + note if note else ''})",
-        rule=claim.rule(quantifier, max(1, len(estimates_of(estimate))))
-        + "; an interval that leaves out a source the claim depends on decides nothing (inconclusive)",
+        evidence="; ".join(e.render() if len(shown) == 1 else f"{k}: {e.render()}" for k, e in shown),
+        shown=shown,
     )
+
+
+def _keyed(estimate: Any) -> tuple[tuple[str, Estimate], ...]:
+    """The estimates of ``estimate`` with keys as :func:`pate_study.reporting.claims.judge` names its steps (a
+    mapping's labels, else ``step i``; one estimate: ``estimate``)."""
+    if isinstance(estimate, Mapping):
+        return tuple((str(k), e) for k, e in estimate.items() if isinstance(e, Estimate))
+    found = estimates_of(estimate)
+    return (("estimate", found[0]),) if len(found) == 1 else tuple((f"step {i + 1}", e) for i, e in enumerate(found))

@@ -456,8 +456,11 @@ class Verdict:
     rendering, "estimate [low, high] over N replicates of SOURCES" (set from ``estimate`` when not given; for a
     combined verdict, every claim's, named); ``basis``: one of :data:`BASES`; ``steps``: every judged estimate
     with its outcome (:class:`Step`, set by :func:`pate_study.reporting.claims.judge` and :func:`combine`);
-    ``decided_by``: the key of the step that decided; ``multiplicity``: the family rule's name. Change a
-    verdict's reason or rule with :func:`dataclasses.replace`, which keeps its steps."""
+    ``decided_by``: the key of the step that decided; ``multiplicity``: the family rule's name; ``shown``:
+    ``(key, estimate)`` of the estimates its evidence prints that no step holds (a claim not decided because its
+    interval leaves out a source it needs, a claim of an item whose family did not re-read it), whose replicate rows
+    are written beside the steps'. Change a verdict's reason or rule with :func:`dataclasses.replace`, which keeps
+    its steps."""
 
     verdict: str
     rule: str
@@ -468,6 +471,7 @@ class Verdict:
     steps: tuple[Step, ...] = ()
     decided_by: str = ""
     multiplicity: str = ""
+    shown: tuple[tuple[str, Estimate], ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -484,6 +488,9 @@ class Verdict:
         if not all(isinstance(s, Step) for s in self.steps):
             raise ValueError("steps: expected a tuple of Step")
         object.__setattr__(self, "steps", tuple(self.steps))
+        object.__setattr__(self, "shown", tuple((str(k), e) for k, e in self.shown))
+        if not all(isinstance(e, Estimate) for _, e in self.shown):
+            raise ValueError("shown: expected (key, Estimate) pairs")
         if self.estimate is not None and not self.evidence:
             object.__setattr__(self, "evidence", self.estimate.render())
 
@@ -501,9 +508,11 @@ class Verdict:
         if self.steps:
             out["verdict_decided_by"] = self.decided_by
             out["verdict_multiplicity"] = self.multiplicity or NO_MULTIPLICITY
-            rows = ReplicateRows((s.key, s.estimate, (s.family_level,)) for s in self.steps)
-            if rows.estimates:
-                out["verdict_replicates"] = rows
+        rows = ReplicateRows(
+            [(s.key, s.estimate, (s.family_level,)) for s in self.steps] + [(k, e, ()) for k, e in self.shown]
+        )
+        if rows.estimates:
+            out["verdict_replicates"] = rows
         return out
 
 
@@ -664,6 +673,13 @@ def combine(verdicts: Mapping[str, Verdict], *, context: str = "") -> Verdict:
         rule += f"; {family_rule_text(multiplicity)}"
     reason = parts + (f". {context}" if context else "")
     intervals = "; ".join(f"{name}: {v.evidence}" for name, v in verdicts.items() if v.evidence)
+    # what the evidence prints but the family's steps do not hold: the steps of claims it did not re-read, and
+    # every claim's own shown estimates
+    shown = [
+        (f"{n}/{key}", e)
+        for n, v in verdicts.items()
+        for key, e in [*([] if n in stepped else [(s.key, s.estimate) for s in v.steps]), *v.shown]
+    ]
     return Verdict(
         outcome,
         rule,
@@ -673,6 +689,7 @@ def combine(verdicts: Mapping[str, Verdict], *, context: str = "") -> Verdict:
         steps=family.steps if family else (),
         decided_by=_item_decided_by(outcome, verdicts, outcomes, family, stepped),
         multiplicity=multiplicity,
+        shown=tuple(shown),
     )
 
 

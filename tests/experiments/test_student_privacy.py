@@ -23,7 +23,7 @@ from pate_study.experiments.student_privacy.tables import summarise_verdicts, wi
 from pate_study.learning.ensemble import EnsembleConfig
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.outputs import NotebookOutputs, read_scalars
-from pate_study.reporting.verdicts import Verdict
+from pate_study.reporting.verdicts import Verdict, combine
 
 
 def _blobs(n, d=20, n_classes=3, seed=0):
@@ -901,6 +901,13 @@ def test_a_level_against_a_printed_number_needs_the_pool_split_but_a_paired_chan
     assert {x.verdict for x in levels.values()} == {"inconclusive"}
     assert all("pool split" in x.reason for x in levels.values())
     assert web.noise_direction_verdicts(held)["noise raises TPR"].verdict == "agrees"
+    # not decided, yet shown: the interval over the sources it covers, with its replicate rows, also once the
+    # item's claims are combined (Sosa Table 4.2 once recorded "ours 0.8513" and no interval)
+    for v in (*levels.values(), combine(levels)):
+        assert v.evidence and "[" in v.evidence and " over " in v.evidence
+        record = v.as_record()
+        assert record["verdict_estimate"] and record["verdict_replicates"].estimates
+        assert len(record["verdict_replicates"].estimates) == len(v.shown) >= 1
 
 
 def test_sosa_teachers_direction_pairs_students_across_ensemble_sizes_with_their_ensembles():

@@ -15,7 +15,7 @@ from pate_study.reporting import replicates as rep
 from pate_study.reporting import uncertainty as u
 from pate_study.reporting.claims import Claim, judge
 from pate_study.reporting.outputs import NotebookOutputs
-from pate_study.reporting.verdicts import combine
+from pate_study.reporting.verdicts import Verdict, combine
 
 RNG = np.random.default_rng(0)
 ABOVE = Claim("above", "s", "q", "direction", (u.STUDENT_SEED,))
@@ -235,3 +235,21 @@ def test_paired_arms_get_the_digits_their_difference_needs(tmp_path):
         assert [format(x, fmt) for x in (mean, mean - half, mean + half)] == [
             format(x, fmt) for x in (estimate.value, estimate.low, estimate.high)
         ]
+
+
+def test_a_verdict_shows_estimates_no_step_holds_and_their_rows_are_written(tmp_path):
+    """``Verdict.shown``: printed in the evidence without being judged (a claim not decided for a source its interval
+    leaves out); its rows reach the file like a step's, and combining keeps them under the claim's name."""
+    mean = u.t_interval([0.84, 0.85, 0.86], [u.STUDENT_SEED])
+    held = Verdict("inconclusive", "rule", "not decided", evidence=mean.render(), shown=(("estimate", mean),))
+    item = combine({"TPR above 87 %": held, "noise raises TPR": judge(ABOVE, u.t_interval([0.3, 0.2, 0.25], []))})
+    assert [k for k, _ in item.shown] == ["TPR above 87 %/estimate"]
+    out = NotebookOutputs("nb", tmp_path, profile="smoke", seed=0)
+    out.record("item", **item.as_record())
+    rows = read_rows(tmp_path / "item.replicates.csv")
+    assert ("", "TPR above 87 %/estimate") in rows
+    assert [printed(x) for x in rederive(rows[("", "TPR above 87 %/estimate")], 0.95)] == [
+        printed(x) for x in (mean.value, mean.low, mean.high)
+    ]
+    with pytest.raises(ValueError, match="shown"):
+        Verdict("inconclusive", "rule", "r", shown=(("x", 0.5),))
