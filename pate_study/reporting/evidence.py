@@ -74,7 +74,8 @@ class Step:
     at ``family_level``; ``key`` the step's key in the record (the replicates file's ``estimate``); ``p_value`` a
     test's; ``rederivable`` whether the replicates file holds its rows (``None``: not recorded). ``design_text``: a
     legacy record's rendered design ("over 3 replicates of ... (t-interval, 95%)"), read where the structured fields
-    are missing."""
+    are missing; ``printed_digits``: the significant digits its numbers were read with from such a text (they are
+    never printed with fewer: rounding a rounded number again can move its last digit, 1.2505 → 1.25 → 1.2)."""
 
     claim: str
     step: str
@@ -100,6 +101,7 @@ class Step:
     rederivable: bool | None = None
     agree_region: tuple[tuple[float, float], ...] = ()
     design_text: str = ""
+    printed_digits: int | None = None
 
     @property
     def label(self) -> str:
@@ -372,6 +374,7 @@ def parse_rendered(text: str) -> tuple[Step, ...]:
             low, high, method = _float(match.group("low")), _float(match.group("high")), ""
         fields = _design_fields(design)
         claim, _, step = label.strip().removesuffix(":").strip().rpartition(": ")
+        numbers = [match.group("value")] + ([] if exact else [match.group("low"), match.group("high")])
         steps.append(
             Step(
                 claim=claim,
@@ -383,6 +386,7 @@ def parse_rendered(text: str) -> tuple[Step, ...]:
                 level=fields["level"],
                 df=fields["df"],
                 design_text=design.removeprefix(":").strip().removeprefix("over ").strip(),
+                printed_digits=max(significant_digits(n) for n in numbers),
             )
         )
         label = next_label
@@ -390,6 +394,13 @@ def parse_rendered(text: str) -> tuple[Step, ...]:
 
 
 # --------------------------------------------------------------------------------------------------- printing
+def significant_digits(text: str) -> int:
+    """The significant digits of a printed number (``"1.250"``: 4, ``"0.08"``: 1, ``"2.0e+04"``: 2; ``∞``: 0)."""
+    mantissa = re.split(r"[eE]", text.strip().lstrip("+-−"))[0]
+    digits = mantissa.replace(".", "").lstrip("0")
+    return len(digits) if any(c.isdigit() for c in digits) else (1 if "0" in mantissa else 0)
+
+
 def compact_number(x: float, digits: int = 2) -> str:
     """``x`` with ``digits`` significant digits (``0.080``, ``0.20``), a number up to 10⁴ with all its integer digits
     (``283``, ``8700``: never more than four significant, the precision the replicates file guarantees), in exponent
@@ -420,6 +431,7 @@ def compact_interval(step: Step, digits: int = 2, *, deciding: bool = False) -> 
         return f"{compact_number(step.value, max(digits, 3))} (one run, no interval)"
     low, high, _ = step.deciding_interval if deciding else (step.low, step.high, step.level)
     numbers = (low, step.value, high)
+    digits = max(digits, min(step.printed_digits or 0, 4))
     for d in range(digits, 5):
         printed = [compact_number(x, d) for x in numbers]
         distinct = all(printed[i] != printed[j] or numbers[i] == numbers[j] for i in range(3) for j in range(i + 1, 3))

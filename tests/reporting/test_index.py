@@ -5,6 +5,7 @@ verdict in its row (met / not met), the same figure of two sources listed once, 
 Each rule is checked on the index generated from the committed records (what ``make figures`` would write now) and on
 the committed files (stale until the outputs are regenerated: ``python -m pate_study.tooling.runner index``)."""
 
+import dataclasses
 import json
 import re
 
@@ -293,7 +294,8 @@ def test_a_legacy_record_is_read_off_its_rendered_intervals():
         | {"verdict_estimate": rendered}
     )
     assert [s.step for s in judged.steps] == ["ρ = 0.1", "ρ = 0.3"] and judged.deciding == 1
-    assert ev.compact_interval(judged.deciding_step) == "0.14 [0.080, 0.20]"
+    # read from text: printed with the digits it was read with (never rounded twice)
+    assert ev.compact_interval(judged.deciding_step) == "0.1399 [0.07993, 0.1999]"
     assert judged.steps[0].df == 2 and judged.steps[0].level == 0.95
     assert judged.steps[0].design().startswith("3 replicates of teacher training seed and partition with 10")
     exact = ev.parse_rendered("svhn 500: 5.041 (exact: no random source); svhn 1000: 8.192 (exact: no random source)")
@@ -350,3 +352,15 @@ def test_bad_input_is_refused_in_one_line_naming_the_parameter(tmp_path, call, n
         call(tmp_path)
     message = str(err.value)
     assert name in message and "\n" not in message, message
+
+
+def test_a_number_read_from_rendered_text_is_not_rounded_a_second_time():
+    """A legacy record's text holds 1.25 for a low end of 1.2505; printed again at 2 digits it would read 1.2, which
+    the unrounded end does not give: numbers read from text keep the digits they were read with."""
+    (step,) = ev.parse_rendered("1.893 [1.25, 2.596] over 3 replicates of student training seed (t-interval, 95%)")
+    assert step.printed_digits == 4
+    assert ev.compact_interval(step, deciding=True) == "1.893 [1.250, 2.596]"
+    fresh = dataclasses.replace(step, printed_digits=None)  # a structured step: the compact two digits
+    assert ev.compact_interval(fresh, deciding=True) == "1.9 [1.2, 2.6]"
+    texts = ("1.250", "0.08", "2.0e+04", "∞", "−0.01365", "283")
+    assert [ev.significant_digits(t) for t in texts] == [4, 1, 2, 0, 4, 3]

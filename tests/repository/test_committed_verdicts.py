@@ -43,19 +43,7 @@ def test_the_rule_finds_a_judged_verdict_without_its_interval_and_passes_the_res
     assert without_evidence(scalars) == ["b"]
 
 
-#: Committed verdicts known to lack their interval, by notebook, each with why (the list may only shrink: a listed
-#: verdict that shows its interval fails the test until removed from here).
-NOT_YET = {
-    "02_web_requests": {
-        "sosa2021-table4.2": "left undecided because the pool split is not replicated; the engine then records the "
-        "reason (ours 0.8513) but not the interval over the sources it does replicate: record it, rerun 02",
-    },
-}
-
-
 @pytest.mark.parametrize("path", sorted(FIGURES_DIR.glob("*/scalars.json")), ids=lambda p: p.parent.name)
 def test_every_committed_judged_verdict_shows_its_interval(path):
-    missing = set(without_evidence(json.loads(path.read_text(encoding="utf-8"))))
-    known = set(NOT_YET.get(path.parent.name, {}))
-    assert not missing - known, f"{path.parent.name}: verdicts without an interval or exact value: {missing - known}"
-    assert not known - missing, f"{path.parent.name}: shows its interval now, remove from NOT_YET: {known - missing}"
+    missing = without_evidence(json.loads(path.read_text(encoding="utf-8")))
+    assert not missing, f"{path.parent.name}: verdicts without an interval or exact value: {missing}"

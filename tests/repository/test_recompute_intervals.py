@@ -17,9 +17,8 @@ The recomputation is this file's own, from the formulas the replicates file stat
 - the Wald chi-squared test of equal means: W = (Cθ)ᵀ (C Σ Cᵀ)⁺ (Cθ), Σ the covariance of the shared draws, C the
   contrasts against the last group, df the rank, p from the chi-squared law.
 
-The intervals the committed outputs do not yet re-derive are listed, with the reason, in ``not_yet_rederived.txt``
-beside this file (the list may only shrink); the same check runs on a tiny study recorded through the package's own
-API in a temporary folder.
+Every printed interval of the committed outputs is held to it (none is excused); the same check runs on a tiny study
+recorded through the package's own API in a temporary folder.
 """
 
 import csv
@@ -287,30 +286,9 @@ def problems(figures_dir: Path, registry_file: Path = REGISTRY_FILE) -> list[str
     return found
 
 
-#: Printed intervals of the committed outputs known not to be re-derived yet, one a line as :func:`problems` words
-#: them without the line number (``<file>: <item>: <numbers> <what is wrong>``), each group under a comment saying
-#: why. Listed so that every other printed interval is held to the rule now; the list must only shrink: a listed
-#: interval that is re-derived (or no longer printed) fails the test until its line is removed.
-NOT_YET_REDERIVED_FILE = Path(__file__).with_name("not_yet_rederived.txt")
-
-
-def without_line_number(problem: str) -> str:
-    """``details/x.md:12: item: ...`` -> ``details/x.md: item: ...``."""
-    return re.sub(r"^([^:]+):\d+: ", r"\1: ", problem)
-
-
-def not_yet_rederived() -> set[str]:
-    lines = NOT_YET_REDERIVED_FILE.read_text(encoding="utf-8").splitlines()
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
-
-
 def test_every_committed_interval_is_recomputed_from_its_replicate_rows():
-    found = {without_line_number(p) for p in problems(FIGURES_DIR)}
-    known = not_yet_rederived()
-    new = sorted(found - known)
-    assert not new, f"{len(new)} printed intervals not re-derived, e.g. {new[:5]}"
-    stale = sorted(known - found)
-    assert not stale, f"re-derived now (or no longer printed): remove from {NOT_YET_REDERIVED_FILE.name}: {stale[:5]}"
+    found = problems(FIGURES_DIR)
+    assert not found, f"{len(found)} printed intervals not re-derived, e.g. {found[:5]}"
 
 
 # ------------------------------------------------------------------------------------------- the formulas alone
