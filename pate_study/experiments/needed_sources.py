@@ -21,13 +21,22 @@ from ..reporting.uncertainty import Estimate
 from ..reporting.verdicts import Verdict
 
 
+def keyed_estimates(estimate: Any) -> tuple[tuple[str, Estimate], ...]:
+    """The estimates of one estimate, a sequence or a mapping of steps (``None`` entries left out), keyed as
+    :func:`pate_study.reporting.claims.judge` names its steps: a mapping's labels, else ``step i`` (one estimate:
+    ``estimate``)."""
+    if isinstance(estimate, Mapping):
+        return tuple((str(k), e) for k, e in estimate.items() if isinstance(e, Estimate))
+    if isinstance(estimate, Sequence) and not isinstance(estimate, str):
+        found = [e for e in estimate if isinstance(e, Estimate)]
+    else:
+        found = [estimate] if isinstance(estimate, Estimate) else []
+    return (("estimate", found[0]),) if len(found) == 1 else tuple((f"step {i + 1}", e) for i, e in enumerate(found))
+
+
 def estimates_of(estimate: Any) -> list[Estimate]:
     """The estimates of one estimate, a sequence or a mapping of steps (``None`` entries left out)."""
-    if isinstance(estimate, Mapping):
-        return [e for e in estimate.values() if isinstance(e, Estimate)]
-    if isinstance(estimate, Sequence) and not isinstance(estimate, str):
-        return [e for e in estimate if isinstance(e, Estimate)]
-    return [estimate] if isinstance(estimate, Estimate) else []
+    return [e for _, e in keyed_estimates(estimate)]
 
 
 def missing_sources(claim: Claim, estimate: Any) -> tuple[str, ...]:
@@ -42,23 +51,14 @@ def judge_with_sources(claim: Claim, estimate: Any, *, note: str = "", quantifie
     missing = missing_sources(claim, estimate)
     if not missing:
         return judge(claim, estimate, note=note, quantifier=quantifier)
-    values = ", ".join(f"{e.value:.4g}" for e in estimates_of(estimate))
-    shown = _keyed(estimate)
+    shown = keyed_estimates(estimate)
+    values = ", ".join(f"{e.value:.4g}" for _, e in shown)
     return Verdict(
         "inconclusive",
-        claim.rule(quantifier, max(1, len(estimates_of(estimate))))
+        claim.rule(quantifier, max(1, len(shown)))
         + "; an interval that leaves out a source the claim depends on decides nothing (inconclusive)",
         f"not decided: the interval leaves out {', '.join(missing)}, which this claim's number depends on and no"
         f" replicate of this run varies (ours {values}{'; ' + note if note else ''})",
         evidence="; ".join(e.render() if len(shown) == 1 else f"{k}: {e.render()}" for k, e in shown),
         shown=shown,
     )
-
-
-def _keyed(estimate: Any) -> tuple[tuple[str, Estimate], ...]:
-    """The estimates of ``estimate`` with keys as :func:`pate_study.reporting.claims.judge` names its steps (a
-    mapping's labels, else ``step i``; one estimate: ``estimate``)."""
-    if isinstance(estimate, Mapping):
-        return tuple((str(k), e) for k, e in estimate.items() if isinstance(e, Estimate))
-    found = estimates_of(estimate)
-    return (("estimate", found[0]),) if len(found) == 1 else tuple((f"step {i + 1}", e) for i, e in enumerate(found))
