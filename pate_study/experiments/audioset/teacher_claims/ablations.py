@@ -173,6 +173,7 @@ def cut_off(v: Verdict, still_improving: float, lr: float, slope: unc.Estimate |
         basis=v.basis,
         estimate=v.estimate,
         evidence=v.evidence,
+        shown=(*v.shown, *((s.key, s.estimate) for s in v.steps)),  # no longer judged, still printed
     )
 
 
@@ -257,14 +258,8 @@ def learning_rate_record(ablation: dict, by_arm: dict, steps: int, long_arms: di
             lowest_rate_cut_off=bool(still > 0 or slope.low > 0),
             verdict_lowest_rate_best_recipe_schedule=v_short.verdict,
             verdict_larger_rates_converge_earlier_recipe_schedule=v_conv_short.verdict,
-            # what the reason prints beside the verdict: the end slope, and a cut-off claim's estimate (a verdict
-            # rebuilt by cut_off no longer holds it as a step)
-            printed_replicates=printed_rows(
-                {
-                    "lowest rate end slope per 1000 steps": slope,
-                    **({"lowest rate best (cut off)": v_best.estimate} if not v_best.steps and v_best.estimate else {}),
-                }
-            ),
+            # the end slope the reason prints beside the verdict (a cut-off claim's estimate is in its shown)
+            printed_replicates=printed_rows({"lowest rate end slope per 1000 steps": slope}),
         )
     v = combine(
         {"lowest rate best": v_best, "larger rates converge earlier": v_conv},
