@@ -44,7 +44,7 @@ $(if $(VENV),,$(error VENV is empty; give the virtual environment's folder, e.g.
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.pate_study-installed
 
-.PHONY: venv figures test data data-ecg data-votes lab lab-light lab-venv lab-votes handout site site-venv \
+.PHONY: venv figures test test-fast data data-ecg data-votes lab lab-light lab-venv lab-votes handout site site-venv \
         clean-build benchmarks scale
 
 venv: $(STAMP)
@@ -78,6 +78,12 @@ figures: $(STAMP)
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)
+
+# A contributor's tier: no notebook, no browser, no Ray cluster, no test marked slow (under 3 minutes on 2 quiet
+# cores); `make test` stays the full suite and what CI runs.
+FAST_MARKERS := not notebook and not lab and not site and not light and not ray and not slow
+test-fast: $(STAMP)
+	$(VPY) -m pytest -q -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
 
 data: $(STAMP)
 	$(VPY) -m data_recipes prepare all

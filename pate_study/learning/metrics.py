@@ -9,7 +9,8 @@
 Every report includes the same metrics for the majority-class baseline (binary / multi-class:
 always the most frequent class of ``y_true`` -- or of ``y_train`` when given; multi-label: each
 label set to its majority value, scores constant) so that a number can always be judged against
-the trivial predictor (MAKE 2021 notes §6 item 2).
+the trivial predictor (MAKE 2021 §4.2 reports small utility losses on inputs that are nearly pure noise, which
+only a majority-class baseline can put in context).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
   Fig 4.14; layer sizes are only in a figure image, so widths are parameters).
 * :func:`web_fc_net` -- Sosa (2021) Fig 4.1 fully connected net with one real output.
   500-512-128-1 has 322,305 parameters, which fits the thesis' "322.000 trainable parameters"
-  (an inference, see notes/sosa2021-web-requests.md).
+  (our inference: the thesis prints the count, and its Fig 4.1 is an image without widths).
 * :class:`ResNetLogMel` -- ResNet-18 layout (BasicBlocks, Muschiol 2021 Table 4.2) for a 1-channel
   log-Mel "image" (time x Mel), with the thesis' classifier head FC-ReLU-BN-Dropout. Written in
   plain torch (no torchvision), randomly initialised (the thesis fine-tuned ImageNet weights).

@@ -32,7 +32,8 @@ teacher's validation rows and, when given, on a shared ``test`` set, into a tidy
 (``pandas.DataFrame``: step, teacher, split, metric, value), plus the mean training loss since the
 previous evaluation (split "train"). The checkpoint of each teacher is selected on its **validation**
 split by default (``select_on``: loss, mAP or auc); ``selection="test"`` selects on the shared test set,
-as Muschiol (2021) apparently did (notes §9.2 item 8) -- offered as an explicitly labelled option,
+as Muschiol (2021) apparently did (its best checkpoints and early stopping read the official Audio Set eval set,
+which is also its reported test set) -- offered as an explicitly labelled option,
 optimistic by construction, never the default; ``selection="last"`` keeps the final parameters.
 A teacher that never got a finite score keeps its final parameters (e.g. no validation rows).
 

@@ -53,7 +53,6 @@ __all__ = [
     "select_order",
     "warn_grid_edge",
     "external_stacklevel",
-    "spent_from_curve",
     "resolve_rdp_orders",
     "query_mode",
     "account",
@@ -190,8 +189,38 @@ def warn_grid_edge(order: float, first: float, last: float) -> None:
     )
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class PrivacySpent:
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class _PerOrderResult:
+    """The fields a guarantee (:class:`PrivacySpent`) and an expected cost (:class:`ExpectedCost`) share: the order
+    grid, the composed per-order total, the curve minimised and what was accounted. Attributes as
+    :class:`PrivacySpent`."""
+
+    order: float
+    delta: float
+    orders: np.ndarray
+    curve: np.ndarray
+    rdp_or_logmgf: np.ndarray
+    accountant: str
+    conversion: str
+    n_queries: int
+    mechanism: str
+    data_dependent: bool
+    at_grid_edge: bool = False
+    expected_answered: float | None = None
+    details: dict = dataclasses.field(default_factory=dict)
+
+    def at_order(self, order: float) -> tuple[float, float]:
+        """Return (ε, composed RDP or log-MGF) at a given order of the grid (expected ε and expected RDP for an
+        :class:`ExpectedCost`)."""
+        hits = np.flatnonzero(np.isclose(self.orders, order, rtol=0, atol=1e-9))
+        if hits.size == 0:
+            raise ValueError(f"order: {order} is not in the order grid of this result")
+        i = int(hits[0])
+        return float(self.curve[i]), float(self.rdp_or_logmgf[i])
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class PrivacySpent(_PerOrderResult):
     """An (ε, δ) guarantee with the per-order curve it was minimised from.
 
     Attributes:
@@ -220,28 +249,7 @@ class PrivacySpent:
     """
 
     epsilon: float
-    order: float
-    delta: float
-    orders: np.ndarray
-    curve: np.ndarray
-    rdp_or_logmgf: np.ndarray
-    accountant: str
-    conversion: str
-    n_queries: int
-    mechanism: str
-    data_dependent: bool
-    at_grid_edge: bool = False
     cost: str | None = None
-    expected_answered: float | None = None
-    details: dict = dataclasses.field(default_factory=dict)
-
-    def at_order(self, order: float) -> tuple[float, float]:
-        """Return (ε, composed RDP or log-MGF) at a given order of the grid."""
-        hits = np.flatnonzero(np.isclose(self.orders, order, rtol=0, atol=1e-9))
-        if hits.size == 0:
-            raise ValueError(f"order: {order} is not in the order grid of this result")
-        i = int(hits[0])
-        return float(self.curve[i]), float(self.rdp_or_logmgf[i])
 
     def to_dict(self, include_curves: bool = False) -> dict:
         """JSON-friendly dict; per-order arrays only when ``include_curves``."""
@@ -279,8 +287,8 @@ def _result_dict(result: Any, head: dict, include_curves: bool) -> dict:
 EXPECTED_NOTE = "expected, not a guarantee"
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ExpectedCost:
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class ExpectedCost(_PerOrderResult):
     """An *expected* privacy cost: NOT an (ε, δ) guarantee for any run of the mechanism.
 
     Two-step (check, then answer) mechanisms charged with their second step weighted by Pr[answered]
@@ -292,25 +300,8 @@ class ExpectedCost:
     """
 
     expected_epsilon: float
-    order: float
-    delta: float
-    orders: np.ndarray
-    curve: np.ndarray
-    rdp_or_logmgf: np.ndarray
-    accountant: str
-    conversion: str
-    n_queries: int
-    mechanism: str
-    data_dependent: bool
-    at_grid_edge: bool = False
-    expected_answered: float | None = None
-    details: dict = dataclasses.field(default_factory=dict)
     cost: str = "expected"
     note: str = EXPECTED_NOTE
-
-    def at_order(self, order: float) -> tuple[float, float]:
-        """Return (expected ε, composed expected RDP) at a given order of the grid."""
-        return PrivacySpent.at_order(self, order)  # type: ignore[arg-type]
 
     def to_dict(self, include_curves: bool = False) -> dict:
         """JSON-friendly dict: ``expected_epsilon`` and ``note`` in place of ``epsilon``."""
@@ -345,17 +336,6 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: _jsonable(x) for k, x in v.items()}
     return v
-
-
-def spent_from_curve(
-    orders: np.ndarray, total: np.ndarray, delta: float, conversion: str, **kwargs: Any
-) -> PrivacySpent:
-    """Convert a composed per-order total on a resolved grid to a :class:`PrivacySpent` (same as :func:`account`).
-
-    ``conversion`` is ``"basic"`` or ``"improved"`` for RDP totals (orders > 1)
-    and ``"moments"`` for a 2017 log-MGF total (orders λ > 0).
-    """
-    return account(total, delta=delta, orders=orders, conversion=conversion, **kwargs)
 
 
 def resolve_rdp_orders(orders: Any) -> np.ndarray:

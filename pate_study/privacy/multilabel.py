@@ -9,7 +9,7 @@ data-dependent one, with q̃ of Theorem 13,
 q̃ = 1 − Π_i Φ(|s_i − th|/σ) (labels treated as independent, as the thesis does;
 :func:`multilabel_logq`).
 
-What the thesis prints (seed 004, §4.2.3; notes §4.4 and §9 items 12–13):
+What the thesis prints (Muschiol 2021 §4.2.3, Theorems 11–14 and Eq. 4.8):
 
 * Theorem 12: GNThreshold is (λ, nλ/(2σ²))-RDP, n = number of labels.
 * Theorem 14: μ2 = √(2σ² log(1/q̃)/n), μ1 = 1 + μ2 (the orders minimising A
@@ -70,7 +70,7 @@ are :class:`~pate_study.privacy.options.Bound` (each equal to its string, which 
 
 Table 5.4 of the thesis matches none of these: its entries fit
 ε = 0.2·N + ln(10⁸) exactly, i.e. order 2 and a per-query RDP of 0.2 at order
-2 (notes §4.4, §9 item 12). Every accountant here exposes its order grid, the
+2 (our fit to Muschiol 2021 Table 5.4). Every accountant here exposes its order grid, the
 composed per-order RDP (``rdp_or_logmgf``) and ``PrivacySpent.at_order(2)``
 so that those numbers can be examined.
 
@@ -123,7 +123,9 @@ from .options import (
     ConfidenceRule,
     Cost,
     Threshold,
+    charge_of,
     choice,
+    confidence_check_of,
     resolve_accounting,
 )
 from .rdp import step2_weights
@@ -184,23 +186,6 @@ def is_adaptive(threshold: Any) -> bool:
     """Whether ``threshold`` is :attr:`~pate_study.privacy.options.Threshold.ADAPTIVE` (or its string); any other
     string is refused naming ``threshold``; a number or one number per query is a fixed threshold."""
     return isinstance(threshold, str) and choice("threshold", threshold, Threshold) is Threshold.ADAPTIVE
-
-
-def _check_of(check: Any) -> ConfidenceCheck:
-    """``check`` when it is a :class:`~pate_study.privacy.options.ConfidenceCheck`, else a one-line refusal."""
-    if not isinstance(check, ConfidenceCheck):
-        raise ValueError(
-            f"check: expected a ConfidenceCheck(threshold, sigma, rule, top_n) (pate_study.privacy.options), "
-            f"got {type(check).__name__}"
-        )
-    return check
-
-
-def _charge_of(charge: Any) -> Charge:
-    """``charge`` when it is a :class:`~pate_study.privacy.options.Charge`, else a one-line refusal."""
-    if not isinstance(charge, Charge):
-        raise ValueError(f"charge: expected a Charge(cost, answered, rng), got {type(charge).__name__}")
-    return charge
 
 
 def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray:
@@ -410,7 +395,7 @@ def confidence_logpr(fractions: Any, threshold: Any, check: ConfidenceCheck) -> 
     labels of Φ̄((th_c − (m_j − th_e))/σ_c) (independent noises).
     """
     m = check_fractions(fractions)
-    check = _check_of(check)
+    check = confidence_check_of(check)
     if check.rule is ConfidenceRule.MAX:
         z = (m.max(axis=1) - check.threshold) / check.sigma
         return gaussian_tail_logsf(-z, 1.0), gaussian_tail_logsf(z, 1.0)
@@ -549,7 +534,7 @@ def confident_gnthreshold_epsilon(
     :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee). ``accounting``: orders and
     conversion.
     """
-    check, charge = _check_of(check), _charge_of(charge)
+    check, charge = confidence_check_of(check), charge_of(charge)
     accounting = resolve_accounting(accounting)
     bound = choice("bound", bound, Bound)
     m = np.ascontiguousarray(check_fractions(fractions))
@@ -635,7 +620,7 @@ def confident_gnthreshold_data_independent(
     """
     n = check_n_queries(n_queries)
     n_lab = check_n_queries(n_labels, name="n_labels")
-    check = _check_of(check)
+    check = confidence_check_of(check)
     accounting = resolve_accounting(accounting)
     bound = choice("bound", bound, Bound)
     _, cap, _ = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
@@ -728,7 +713,7 @@ def multilabel_bounds(
     computed once and shared by the bounds. The data-independent value charges every query the cap c·λ of the bound
     (and, with a check, the check's data-independent slope too). Uncharged leaks are listed per result.
     """
-    charge = _charge_of(charge)
+    charge = charge_of(charge)
     accounting = resolve_accounting(accounting)
     m = np.ascontiguousarray(check_fractions(fractions))
     n, n_lab = m.shape

@@ -178,6 +178,23 @@ class Charge:
         object.__setattr__(self, "cost", choice("charge.cost", self.cost, Cost))
 
 
+def confidence_check_of(check: Any) -> ConfidenceCheck:
+    """``check`` when it is a :class:`ConfidenceCheck`, else a one-line refusal naming ``check``."""
+    if not isinstance(check, ConfidenceCheck):
+        raise ValueError(
+            f"check: expected a ConfidenceCheck(threshold, sigma, rule, top_n) (pate_study.privacy.options), "
+            f"got {type(check).__name__}"
+        )
+    return check
+
+
+def charge_of(charge: Any) -> Charge:
+    """``charge`` when it is a :class:`Charge`, else a one-line refusal naming ``charge``."""
+    if not isinstance(charge, Charge):
+        raise ValueError(f"charge: expected a Charge(cost, answered, rng), got {type(charge).__name__}")
+    return charge
+
+
 @dataclasses.dataclass(frozen=True)
 class Accounting:
     """The order grid and the conversion an accountant uses (:func:`~pate_study.privacy.accounting.account`).

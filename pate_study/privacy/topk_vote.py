@@ -92,7 +92,7 @@ from .aggregators import (
     resolve_thresholds,
 )
 from .multilabel import confidence_logpr, multilabel_logq
-from .options import Accounting, Charge, ConfidenceCheck, ConfidenceRule, Cost, resolve_accounting
+from .options import Accounting, Charge, ConfidenceCheck, ConfidenceRule, Cost, confidence_check_of, resolve_accounting
 from .rdp import rdp_linear_data_independent, step2_weights
 from .rdp_curves import log1mexp, total_rdp_data_dependent
 
@@ -333,21 +333,11 @@ def topk_epsilon(
     )
 
 
-def _check_of(check: Any) -> ConfidenceCheck:
-    """``check`` when it is a :class:`~pate_study.privacy.options.ConfidenceCheck`, else a one-line refusal."""
-    if not isinstance(check, ConfidenceCheck):
-        raise ValueError(
-            f"check: expected a ConfidenceCheck(threshold, sigma, rule, top_n) (pate_study.privacy.options), "
-            f"got {type(check).__name__}"
-        )
-    return check
-
-
 def confidence_check_slope(check: ConfidenceCheck, k: int, n_labels: int, n_teachers: int) -> float:
     """RDP slope of the confidence check on top-k vote fractions: min(n_checked, 2·min(k, n − k))/(2T²σ_c²),
     n_checked = 1 for ``ConfidenceRule.MAX`` and min(top_n, n) for ``PRINTED`` (module docstring; Mironov 2017
     Prop. 7); σ_c, the rule and top_n are ``check``'s."""
-    check = _check_of(check)
+    check = confidence_check_of(check)
     n = check_n_queries(n_labels, name="n_labels")
     k = check_k(k, n)
     t = check_n_queries(n_teachers, name="n_teachers")
@@ -369,7 +359,7 @@ def confident_topk_release(
     :func:`~pate_study.privacy.aggregators.confident_gnthreshold`)
     on top-k vote fractions: the check's noise is drawn first, then the labels' noise for every query. ``check``:
     the confidence check (:class:`~pate_study.privacy.options.ConfidenceCheck`: th_c, σ_c, rule, top_n)."""
-    check = _check_of(check)
+    check = confidence_check_of(check)
     m = check_topk_fractions(fractions, k, n_teachers)
     _fixed_threshold(threshold, m)
     out = confident_gnthreshold(
@@ -406,7 +396,7 @@ def confident_topk_epsilon(
     :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee). ``check``: the confidence
     check (:class:`~pate_study.privacy.options.ConfidenceCheck`); ``accounting``: orders and conversion.
     """
-    check = _check_of(check)
+    check = confidence_check_of(check)
     if not isinstance(charge, Charge):
         raise ValueError(f"charge: expected a Charge(cost, answered, rng), got {type(charge).__name__}")
     accounting = resolve_accounting(accounting)

@@ -100,11 +100,6 @@ NUMERIC_PACKAGES = ("numpy", "scipy", "torch", "scikit-learn", "pandas", "libros
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^ \\;]+)")
 
 
-def _canonical(name: str) -> str:
-    """A distribution name as PEP 503 normalises it (``Scikit_Learn`` -> ``scikit-learn``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _installed(name: str) -> str | None:
     try:
         return importlib.metadata.version(name)

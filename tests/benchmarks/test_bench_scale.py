@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_scale.py"
 
@@ -31,6 +32,7 @@ def test_thesis_sizes_are_table_4_1_big_50():
     assert len(mod._student_sizes(len(public))) * 9 == 18
 
 
+@pytest.mark.slow
 def test_every_stage_reports_time_and_memory(tmp_path):
     mod = _module()
     out = tmp_path / "scale.json"

@@ -60,6 +60,7 @@ def test_class_occurrences_counts_positive_labels_of_drawn_clips():
         class_occurrences(labels, np.array([[3]]))
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_real_big_subset_matches_the_thesis_statements(audioset_prepared, monkeypatch):
     monkeypatch.setenv("PATE_STUDY_DATA", str(audioset_prepared))

@@ -44,6 +44,7 @@ def test_resolve_source_modes(data_dir):
 
 
 # ----------------------------------------------------------------------------- synthetic stand-ins
+@pytest.mark.slow
 def test_synthetic_loaders_have_real_schemas(data_dir):
     e = ecg.load("synthetic", seed=1)
     assert e.X_train.shape[1] == 187 and e.X_train.dtype == np.float32 and set(np.unique(e.y_train)) <= set(range(5))
@@ -96,6 +97,7 @@ def test_csic_no_requests_is_an_error():
         csic2010.parse_requests("hello\nworld\n", where="x.txt")
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_csic_real_and_web_loader(mirror, data_dir):
     w = web.load("real")
@@ -272,6 +274,7 @@ def test_audioset_real_prepare_and_subsets(audioset_prepared, monkeypatch):
     assert small.splits["eval"].labels.any(1).all()
 
 
+@pytest.mark.slow
 def test_audio_path_with_mocked_download(tmp_path):
     """Raw-audio recipe on synthetic audio: the download is mocked, one video 'removed'."""
     import soundfile as sf

@@ -95,6 +95,7 @@ def _replicate_ensembles(replicates=3, n=400, k=6, noise=(0.3, 0.4, 0.5)):
     }
 
 
+@pytest.mark.slow
 def test_table_claims_read_the_draws_of_the_difference_they_judge():
     ens = _replicate_ensembles()
     t51, t52, t53 = tables.replicated_noise_free_tables(ens)
@@ -326,6 +327,7 @@ def test_confidence_records_judge_every_appendix_figure_against_its_own_ensemble
     assert rec["muschiol2021-fig5.15"]["privacy_cost_factor_vs_fixed_threshold_confident_approx"] == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_the_audit_table_catches_the_topk_vote_charged_at_sqrt_k():
     aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
     topk = aud[aud["release"].str.startswith("top-k")]

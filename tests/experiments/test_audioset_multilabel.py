@@ -384,6 +384,7 @@ def test_student_claim_reads_the_units_of_the_best_student_paired_with_the_singl
     assert release_students.student_claim(row(0.04), single, kind="synthetic").verdict == "not comparable"
 
 
+@pytest.mark.slow
 def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():
     aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
     ok = aud[aud["mechanism"] == "as implemented"]

@@ -207,6 +207,7 @@ def test_fig_5_4_resnets_up_to_five_times_faster_judged_on_counted_work():
     assert models.FIG_5_4_SPEED.band() == (1.0, 5.5)
 
 
+@pytest.mark.slow
 def test_training_flops_are_counted_on_shapes_and_grow_with_the_network():
     f = teachers.training_flops(["resnet18", "resnet34", "vgg11"], n_classes=5, frames=32, width_scale=16, head=[8])
     again = teachers.training_flops(["resnet18", "resnet34", "vgg11"], n_classes=5, frames=32, width_scale=16, head=[8])

@@ -473,6 +473,7 @@ def test_class_curves_cover_every_evaluation_and_meet_the_selected_checkpoint(ti
     assert a3["verdict"] == a2["verdict"] == "inconclusive" and "not replicated" in a3["verdict_reason"]
 
 
+@pytest.mark.slow
 def test_class_ap_claims_need_the_teachers_replicated_and_read_a_paired_bootstrap():
     """Figs A.2 / A.3 over replicate models (each its own teacher 0) and a paired bootstrap of the test clips: decided
     either way over three replicates; one model per set leaves its training seed unreplicated, which the claims
@@ -624,6 +625,7 @@ def test_sampler_claim_reads_the_spread_over_sampler_seeds():
     assert list(occ["class"]) == list("abcd") and rec["sampler_seeds"] == [3, 4, 5, 6, 7]
 
 
+@pytest.mark.slow
 def test_no_correlation_claim_differs_only_when_the_class_bootstrap_excludes_zero():
     """Fig A.1 over three replicate single models (each its own counts and AP) and a bootstrap of the classes:
     no relation, inconclusive; a clear one, differs; one model alone leaves its seed unreplicated: undecided."""

@@ -468,6 +468,7 @@ def test_a_control_on_one_shared_split_or_one_seed_leaves_the_datas_draw_out_and
         ex.control_accuracy_estimate(labels, np.zeros((2, 5)), n_boot=10, seed=0)
 
 
+@pytest.mark.slow
 def test_each_model_seed_draws_its_own_subset_and_split_and_the_first_keeps_the_single_design():
     logs = deeplog_data.load("synthetic", seed=0)
     config = ex.StudyConfig(n_sequences=200, n_model_seeds=2)

@@ -69,6 +69,7 @@ def test_fig5_verdict_is_labelled_analytic_and_never_counted_as_evidence():
     assert primer.fig5_verdict(curve, paper_lambda=1.6).verdict == "differs"
 
 
+@pytest.mark.slow
 def test_a_figure_on_the_first_rows_says_so_in_its_stamp():
     """The primer's aggregator and smooth-sensitivity figures use the first rows of a vote matrix: their stamp says
     how many of how many (reduced scale); on the whole matrix, the plain stamp."""

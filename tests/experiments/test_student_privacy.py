@@ -659,6 +659,7 @@ def _ecg_run(small_study):
     return ecg_sections.EcgRun(pools, {"paper layout": result}, [1000.0, None], "synthetic: toy blobs")
 
 
+@pytest.mark.slow
 def test_ecg_sections_save_record_and_return_what_the_cell_shows(small_study, tmp_path):
     """Each section writes its figures and tables and records the numbers it returns (one place for each)."""
     run = _ecg_run(small_study)

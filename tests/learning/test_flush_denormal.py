@@ -52,6 +52,7 @@ def one_intra_op_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_flushing_denormals_leaves_the_trained_ensemble_unchanged(monkeypatch, one_intra_op_thread):
     denormal_moments = []
     original_step = torch.optim.Adam.step

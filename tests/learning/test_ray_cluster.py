@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: pip install -e '.[ray]'")
+pytestmark = pytest.mark.ray
 from ray.cluster_utils import Cluster  # noqa: E402 - only once importorskip found ray
 
 from pate_study.core.io import hash_inputs, load_cache_entry  # noqa: E402 - only once importorskip found ray

@@ -200,6 +200,7 @@ def inductor():
         pytest.skip(f"torch.compile does not work on this machine: {type(exc).__name__}: {exc}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1])  # n = 2 (vmap) compiled: the loop test below
 def test_compiled_forward_equals_default(inductor, n):
     X = torch.randn(8, 1, 8, 8, generator=torch.Generator().manual_seed(1))
@@ -211,6 +212,7 @@ def test_compiled_forward_equals_default(inductor, n):
     )
 
 
+@pytest.mark.slow
 def test_compiled_through_the_training_loop(inductor):
     """Compiled forward, backward, Adam and evaluation batches of other sizes, through ``train_stacked``."""
     X = np.random.default_rng(0).normal(size=(22, 1, 8, 8)).astype(np.float32)

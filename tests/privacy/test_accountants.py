@@ -27,7 +27,7 @@ def test_edge_warning_and_flag():
     with pytest.warns(OrderAtGridEdgeWarning, match="edge"):
         s = moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes)
     assert s.at_grid_edge and s.order == 8
-    assert s.epsilon == pytest.approx(1.443, abs=5e-4)  # notes §8: web, 250 unanimous teachers
+    assert s.epsilon == pytest.approx(1.443, abs=5e-4)  # web setting, 250 unanimous teachers (computed apart)
     with warnings.catch_warnings():
         warnings.simplefilter("error", OrderAtGridEdgeWarning)
         inner = moments.moments_epsilon(gamma=0.05, delta=1e-5, n_queries=1000)
@@ -38,8 +38,9 @@ def test_edge_warning_and_flag():
     "top, expected",
     [(200, 1.854), (180, 2.158), (160, 3.454), (150, 5.338), (140, 9.336), (130, 17.372), (120, 20.4078)],
 )
-def test_notes_ecg_table(top, expected):
-    # notes §8: ECG, 200 teachers, 5 classes, T = 900, δ = 1e-6, rest of votes in one class
+def test_ecg_setting_table(top, expected):
+    # ECG setting of Visca 2021 §4.2.3: 200 teachers, 5 classes, T = 900, δ = 1e-6, the rest of the votes in one class;
+    # the expected values were computed independently of this package (Papernot et al. 2017's data-dependent bound)
     votes = np.tile([top, 200 - top, 0, 0, 0], (900, 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
@@ -263,6 +264,7 @@ def test_paper2018_grid_differs_from_the_scripts_only_by_100_5_and_the_duplicate
     assert missing == [100.5]
 
 
+@pytest.mark.slow
 def test_lnmax_totals_are_blocked_and_match_per_query_sums():
     rng = np.random.default_rng(11)
     top = rng.integers(0, 251, 6000)

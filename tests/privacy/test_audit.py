@@ -85,6 +85,7 @@ def test_scale_gamma_instead_of_inverse_is_caught_at_the_defaults():
     assert not fixed.violation and fixed.epsilon_lower > 0
 
 
+@pytest.mark.slow
 def test_noise_scale_08_caught_for_local_laplace_and_lnmax():
     assert audit.audit_local_laplace(noise_scale_factor=0.8).violation
     # LNMax's worst case is in the tail of the label distribution: 2M samples needed (module docstring)
@@ -105,6 +106,7 @@ def test_standard_audits_keep_their_call():
     assert all(r.n_samples == 20_000 for r in results)
 
 
+@pytest.mark.slow
 def test_adaptive_threshold_audit_catches_the_as_fixed_accounting_and_passes_the_sound_one():
     as_fixed = audit.audit_gnthreshold_adaptive(claim="as_fixed", seed=0)
     sound = audit.audit_gnthreshold_adaptive(claim="sound", seed=0)

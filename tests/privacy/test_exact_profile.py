@@ -59,6 +59,7 @@ def test_enumeration_is_a_distribution_and_pairs_are_symmetric(pairs):
     np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0, rtol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threshold", [0.2, 0.5])
 @pytest.mark.parametrize("bound", ["vote_fraction", "theorem12", "eq4_8_corrected", "gnmax_slope"])
 def test_fixed_threshold_claims_cover_the_exact_profile(pairs, threshold, bound):
@@ -71,6 +72,7 @@ def test_fixed_threshold_claims_cover_the_exact_profile(pairs, threshold, bound)
         assert slope * lam >= d, (lam, d)
 
 
+@pytest.mark.slow
 def test_exact_values_of_the_reference_instance(pairs):
     # the numbers of the independent check: fixed th = 0.5 exact ε 3.75, adaptive 9.22, claim 5.86 (basic)
     grid, i, j = pairs
@@ -82,6 +84,7 @@ def test_exact_values_of_the_reference_instance(pairs):
     )
 
 
+@pytest.mark.slow
 def test_adaptive_threshold_as_fixed_fails_and_the_sound_claim_passes(pairs):
     grid, i, j = pairs
     lp = exact_profile.gnthreshold_output_logprobs(grid, "adaptive", SIGMA)

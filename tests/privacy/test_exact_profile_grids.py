@@ -51,6 +51,7 @@ def test_finer_grid_and_its_neighbours(resolution):
         assert all((tuple(coarse[0][a]), tuple(coarse[0][b])) in fine for a, b in zip(coarse[1], coarse[2]))
 
 
+@pytest.mark.slow
 def test_adaptive_threshold_on_the_half_grid_refutes_the_one_over_t_value():
     coarse, half = exact_max("adaptive", 1), exact_max("adaptive", 2)
     assert coarse == pytest.approx(2.528, abs=2e-3)
@@ -60,6 +61,7 @@ def test_adaptive_threshold_on_the_half_grid_refutes_the_one_over_t_value():
     assert sound.epsilon >= half
 
 
+@pytest.mark.slow
 def test_fixed_threshold_worst_case_is_already_on_the_one_over_t_grid():
     # with a fixed threshold the release is the Gaussian mechanism: its worst pair moves every label by 1/T, which
     # the 1/T grid already contains
@@ -67,6 +69,7 @@ def test_fixed_threshold_worst_case_is_already_on_the_one_over_t_grid():
     assert claim(0.5).epsilon >= exact_max(0.5, 2)
 
 
+@pytest.mark.slow
 def test_third_grid_still_covered_by_the_sound_claim():
     # T = 3, n = 3: 1/T grid 2.683, 1/(2T) 2.765, 1/(3T) 2.737 (the 1/(3T) grid does not contain the 1/(2T) one)
     coarse = exact_max("adaptive", 1, n_teachers=3)

@@ -114,6 +114,7 @@ def test_bad_input_names_the_parameter(call, match):
         call()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fn", [audit.audit_randomized_response, audit.audit_exponential_mechanism], ids=lambda f: f.__name__
 )

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_import_does_not_load_torch():
     code = (
         "import pate_study.privacy, pate_study.privacy.audit, sys; assert 'torch' not in sys.modules, 'torch imported'"

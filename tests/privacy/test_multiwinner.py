@@ -147,6 +147,7 @@ def test_powerset_equals_gnmax_over_the_explicit_powerset():
         assert got == want
 
 
+@pytest.mark.slow
 def test_powerset_release_matches_explicit_gnmax_in_distribution():
     # 3 teachers, k = 2: sets {0} twice and {0, 1} once; 4 candidates, two without votes
     n = 40_000
@@ -237,6 +238,7 @@ def _bernoulli_renyi(p, q, lam):
     )
 
 
+@pytest.mark.slow
 def test_tau_per_label_composition_covers_the_exact_renyi_divergence_and_is_tighter():
     # every ordered vote matrix of T = 4 teachers on L = 3 labels; neighbours replace one teacher's vector
     t, k, tau, sigma, th = 4, 3, 1.2, 0.6, 2.0

@@ -180,11 +180,12 @@ def test_rdp_gnss():
     assert_printed(smooth_sensitivity.rdp_gnss(0.0329, 10, 15), "0.35055218")
 
 
-# ---------------------------------------------------------------- thesis values (notes §2.15, §8)
+# ------------------------------------------ thesis values (Visca 2021 §4.2.3, Table 4.1 and its worked examples)
 
 
 def test_visca_integer_grid_values():
-    # notes §2.15: λ = 1..8 values for (T=1000, δ=1e-5) and (T=900, δ=1e-6)
+    # the data-independent bound (T·2γ²λ(λ+1) + ln(1/δ))/λ at λ = 1..8 (Papernot et al. 2017 Theorem 2's per-query
+    # moment bound) for (T=1000, δ=1e-5) and (T=900, δ=1e-6); λ = 2's 20.4078 is Visca 2021 Table 4.1's median 20.41
     web = ["21.5129", "20.7565", "23.8376", "27.8782", "32.3026", "36.9188", "41.6447", "46.4391"]
     ecg = ["22.8155", "20.4078", "22.6052", "25.9539", "29.7631", "33.8026", "37.9736", "42.2269"]
     for (n, d), vals in (((1000, 1e-5), web), ((900, 1e-6), ecg)):

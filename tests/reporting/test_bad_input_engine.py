@@ -147,6 +147,7 @@ def test_out_of_range_numbers_name_the_parameter(call, message):
         (lambda: u.from_bootstrap(0.5, np.zeros(2 * 10**6)), "draws: expected at most 1,000,000 draws"),
     ],
 )
+@pytest.mark.slow
 def test_counts_are_bounded_before_any_loop_or_allocation(call, message):
     """A cluster bootstrap of 10^9 resamples is refused at once, with the bound stated, instead of looping for
     days."""

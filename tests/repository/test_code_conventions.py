@@ -31,6 +31,9 @@ LAB_NOTEBOOKS = {"00_dp_primer", "07_pate2018_lab"}
 STUDY_LIMIT, LAB_LIMIT = 150, 300
 EXERCISE_MARK = "# your code"
 ISSUE_REFERENCE = re.compile(r"\b[Ii]ssues? #?\d+\b|\(#\d+\)")
+#: Places a reader of the repository cannot open: the planners' extractions ("notes §4.4", "notes/x.md") and the
+#: numbered source files they were made from ("seed 004").
+UNOPENABLE_REFERENCE = re.compile(r"\bnotes ?§|\bnotes/[a-z]+\d{4}[\w.-]*\.md\b|\b[Ss]eeds? 0\d\d\b")
 #: one package call per working cell: the call, and the line that shows what it returns
 STATEMENT_LIMIT, LINE_WIDTH = 2, 120
 #: parameters the parameters cell declares (one a line, a long mapping wrapped over two counting once; 05 declares 28)
@@ -183,6 +186,23 @@ def test_no_issue_tracker_references():
         for m in ISSUE_REFERENCE.finditer(p.read_text(encoding="utf-8"))
     ]
     assert not found, "cite the source or the reason, not the issue tracker:\n" + "\n".join(found)
+
+
+def test_no_reference_a_reader_cannot_open():
+    found = [
+        f"{p.relative_to(REPO)}: {m.group(0)}"
+        for p in project_sources()
+        if p.name != Path(__file__).name
+        for m in UNOPENABLE_REFERENCE.finditer(p.read_text(encoding="utf-8"))
+    ]
+    assert not found, "cite the paper or thesis by section, or a file in the repository:\n" + "\n".join(found)
+
+
+def test_unopenable_reference_pattern():
+    for text in ("notes §9.2 item 8", "see notes/sosa2021-web-requests.md", "seed 004, §4.2.3"):
+        assert UNOPENABLE_REFERENCE.search(text), text
+    for text in ("Muschiol 2021 §4.2.3", "release notes", "seed 0 of the run", "notes=''", "notes/mine.md"):
+        assert not UNOPENABLE_REFERENCE.search(text), text
 
 
 def architecture_page_modules(page: str) -> set[str]:

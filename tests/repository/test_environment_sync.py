@@ -165,3 +165,20 @@ def test_make_venv_names_an_empty_lock_and_creates_no_venv(tmp_path, content):
     done = run_make("venv", f"LOCK={lock}", f"VENV={tmp_path / 'venv'}")
     assert done.returncode == 2 and f"LOCK={lock}: empty, or no pinned package with a hash" in done.stderr
     assert not (tmp_path / "venv").exists()
+
+
+def registered_markers() -> set[str]:
+    """The marker names pyproject.toml registers for pytest."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return {entry.split(":", 1)[0].strip() for entry in config["tool"]["pytest"]["ini_options"]["markers"]}
+
+
+def test_the_fast_tier_leaves_out_every_marker_but_mirror():
+    """``make test-fast`` runs no notebook, browser, light venv, Ray cluster or slow test: every registered marker
+    but ``mirror`` (which only skips without the data) is negated in its expression."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    expression = re.search(r"^FAST_MARKERS := (.+)$", makefile, re.M)
+    assert expression, "the Makefile defines FAST_MARKERS for make test-fast"
+    left_out = set(re.findall(r"not (\w+)", expression.group(1)))
+    assert left_out == registered_markers() - {"mirror"}
+    assert re.search(r'^test-fast: .*\n\t.*-m "\$\(FAST_MARKERS\)"', makefile, re.M)

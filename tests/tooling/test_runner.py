@@ -176,6 +176,7 @@ out.record("determinism-table", rows=rows)
 """
 
 
+@pytest.mark.slow
 def test_accounting_tables_identical_across_thread_counts_and_memory_layout(tmp_path):
     """Two same-seed runs once differed by one ulp in five ε cells. Tables must not depend on threads or
     memory layout (a different summation order); see also the one-ulp test in test_outputs.py."""
@@ -278,6 +279,7 @@ def test_the_summary_points_at_the_copy_this_profile_wrote():
     assert summary.results_folder_text("paper") == "`figures/<stem>/<stem>.ipynb` (committed)"
 
 
+@pytest.mark.slow
 def test_the_runner_is_small_modules_started_by_its_old_name():
     """``make figures`` calls ``python -m pate_study.tooling.runner``; the runner behind it is a package of modules
     of at most 300 lines, one concern each (docs/architecture.md lists them)."""

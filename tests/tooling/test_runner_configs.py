@@ -239,6 +239,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once_with_a_short_message(configs):
     assert "line 2, column" in line and "alias *a0: aliases are not accepted" in line and len(line) < 300
 
 
+@pytest.mark.slow
 def test_a_huge_value_is_quoted_bounded_in_a_type_error(configs):
     _append(configs, "07_pate2018_lab", "n_queries: [" + ", ".join(["[1, 2, 3, 4, 5, 6, 7, 8]"] * 5000) + "]\n")
     [line] = _problems(configs, "07_pate2018_lab")

@@ -190,6 +190,7 @@ def fake_notebooks(tmp_path, monkeypatch, point_layout, write_manifests):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_two_jobs_run_side_by_side_each_into_its_own_folder_and_a_failure_stops_no_other(fake_notebooks):
     tmp_path = fake_notebooks
     figures = tmp_path / "figures"
@@ -242,6 +243,7 @@ with cli.run_lock(Path(sys.argv[1])):
 """
 
 
+@pytest.mark.slow
 def test_one_figures_run_per_checkout(tmp_path):
     lock = tmp_path / cli.RUN_LOCK
     with cli.run_lock(tmp_path) as held:
@@ -320,6 +322,7 @@ sys.exit(cli.main(["figures", "--profile", "paper", "--data", "skip", "--jobs", 
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ignores_ctrl_c", [False, True])
 def test_ctrl_c_with_two_jobs_stops_every_worker_and_leaves_no_staging_folder(tmp_path, ignores_ctrl_c):
     """Ctrl-C stops both workers; one that ignores it (a hung kernel) is terminated after the grace period and the

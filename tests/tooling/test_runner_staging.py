@@ -96,6 +96,7 @@ def tree(folder):
     return {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_a_run_keeps_every_file_it_did_not_write_and_drops_only_its_own_old_outputs(stand_in_runner, monkeypatch):
     """A paper run used to swap ``figures/<stem>/`` whole, deleting a file the user had put there."""
     figures = stand_in_runner

@@ -48,6 +48,7 @@ def toy_checkout(tmp_path, monkeypatch, point_layout):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_toy_notebook_runs_through_the_runner_touching_only_its_own_files(toy_checkout, caplog):
     index = FIGURES_DIR / "INDEX.md"
     before = index.stat().st_mtime_ns if index.exists() else None

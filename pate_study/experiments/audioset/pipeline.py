@@ -196,15 +196,9 @@ def train_ensemble(
         progress=progress,
     )
     if keep_votes:
-        key = votes_key(
-            i.X,
-            i.Y,
-            i.partitions,
-            i.val,
-            i.X_test,
-            i.Y_test,
+        key = ensemble_votes_key(
+            i,
             spec,
-            seed=i.seed,
             curve_clips=curve_clips,
             last=last,
             device=device,
@@ -213,6 +207,14 @@ def train_ensemble(
         )
         store_votes(key, EnsembleVotes(run.probabilities, run.best_step), cache_dir, name=i.name)
     return run
+
+
+def ensemble_votes_key(inputs: EnsembleInputs, spec: TeacherSpec, **settings: Any) -> str:
+    """The votes cache key of the ensemble ``inputs`` describes, trained alone (:func:`.votes.votes_key` of its
+    data, partitions, validation rows and seed; ``settings`` the training call's: ``curve_clips``, ``last``,
+    ``device``, ``backend``, ``teachers_per_task``). Storing and loading read this one key."""
+    i = inputs
+    return votes_key(i.X, i.Y, i.partitions, i.val, i.X_test, i.Y_test, spec, seed=i.seed, **settings)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,8 +271,7 @@ class ReplicateStack:
         """The votes cache key of replicate ``g`` (:func:`.votes.votes_key`; one replicate alone: the key of
         :func:`train_ensemble`'s ensemble)."""
         if len(self.members) == 1:
-            i = self.members[0]
-            return votes_key(i.X, i.Y, i.partitions, i.val, i.X_test, i.Y_test, spec, seed=i.seed, **kw)
+            return ensemble_votes_key(self.members[0], spec, **kw)
         i = self.stacked_inputs()
         return votes_key(
             i.X,
@@ -489,19 +490,8 @@ def cached_ensemble_votes(
     """The ensemble's votes on ``inputs.X_test`` from the votes cache, or trained by :func:`train_ensemble` (the
     call notebook 04 makes, so the same key) and stored."""
     i = inputs
-    key = votes_key(
-        i.X,
-        i.Y,
-        i.partitions,
-        i.val,
-        i.X_test,
-        i.Y_test,
-        spec,
-        seed=i.seed,
-        curve_clips=curve_clips,
-        device=device,
-        backend=backend,
-        teachers_per_task=teachers_per_task,
+    key = ensemble_votes_key(
+        i, spec, curve_clips=curve_clips, device=device, backend=backend, teachers_per_task=teachers_per_task
     )
     found = load_votes(key, i.partitions.n_teachers, len(i.X_test), i.Y.shape[1], cache_dir)
     if found is not None:

@@ -64,7 +64,7 @@ def siren_verdict(source: str, shape: tuple[int, ...]) -> Verdict:
 
 def thesis_baseline_maps() -> dict[str, float]:
     """The baseline teachers' mAP printed in the thesis' tables: small from Table A.1, big from Table 5.1
-    (its Fig 5.1 text says ~0.65 / ~0.35 instead; notes §9)."""
+    (its text on Fig 5.1 says ~0.65 / ~0.35 instead)."""
     small = {r["n_teachers"]: r for r in published("muschiol2021-tableA.1")["rows"]}["baseline"]["map"]
     big = {r["n_teachers"]: r for r in published("muschiol2021-table5.1")["rows"]}["baseline"]["map_raw"]
     return {"small": float(small), "big": float(big)}
