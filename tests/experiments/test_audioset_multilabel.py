@@ -1,5 +1,6 @@
 """Audio Set II pipeline on crafted and synthetic votes: set-up, noise-free tables, sweeps, accounting."""
 
+import math
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ from pate_study.experiments.audioset.release_claims import findings as release_f
 from pate_study.experiments.audioset.release_claims import students as release_students
 from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
 from pate_study.experiments.audioset.release_claims import tables as release_tables
+from pate_study.reporting import uncertainty as unc
 
 warnings.filterwarnings("ignore", message=".*edge of the order range.*")
 
@@ -188,6 +190,19 @@ def test_fig_a_6_differs_when_a_fixed_threshold_predicts_them_or_the_adaptive_on
     none = _fig_a_6(_rare_votes(0))[0]  # no teacher votes: never predicted, not even with the adaptive threshold
     assert none["verdict"] == "differs" and none["rare_predictions_interval"]["adaptive"] == [0.0, 0.0]
     assert "the adaptive threshold predicts some of them: differs" in none["verdict_reason"]
+
+
+def test_fig_a_6_count_interval_never_reaches_below_zero():
+    """A rare class predicted by one replicate ensemble only (counts 0, 0 and some): the t part of the combined
+    interval reaches below 0 on three ensembles, but a count cannot; the interval is clipped to [0, ∞) and the
+    clip is kept in its derivation, so the claim "no prediction" stays undecided rather than read off a negative
+    end."""
+    draws = {"0.2": {"values": np.array([0.0, 0.0, 12.0]), "draws": np.tile([0.0, 0.0, 12.0], (40, 1))}}
+    raw = unc.combined_interval(draws["0.2"]["values"], draws["0.2"]["draws"], [unc.TEACHER_SEED], resampled="pool")
+    assert raw.low < 0
+    clipped = appendix.rare_count_estimate(draws, "0.2", 12)
+    assert clipped.low == 0.0 and clipped.high == raw.high and clipped.value == raw.value
+    assert ("clip", 0.0, math.inf) in clipped.derivation.transforms
 
 
 def test_fig_a_6_is_inconclusive_without_the_pool_bootstrap():

@@ -135,6 +135,12 @@ def test_fig_a_5_only_the_worst_classes_near_the_diagonal():
     probs = np.stack([skill[None, :] * (y - 0.5) + np.random.default_rng(s).normal(0, 1, y.shape) for s in range(3)])
     rec = teacher_classes.class_roc_record(y, probs, "big 10", n_boot=60)
     assert rec["verdict"] == "agrees", rec["verdict_reason"]
+    # each judged statistic is recorded as its estimate, inside its interval, the plotted teacher's value beside it
+    figure, est = teacher_classes.class_roc_estimates(y, probs, n_boot=60)
+    for k in ("min_auc_plotted", "min_auc_best_medium", "medium_minus_worst_auc"):
+        low, high = rec[f"{k}_interval"]
+        assert rec[k] == est[k].value and low <= rec[k] <= high
+        assert rec[f"{k}_figure_teacher"] == figure[k]
     # every class at the diagonal: the medium classes show no skill and sit where the worst do
     flat = np.stack([np.random.default_rng(s).normal(0, 1, y.shape) - 0.8 * (y - 0.5) for s in range(3)])
     rec = teacher_classes.class_roc_record(y, flat, "big 10", n_boot=60)

@@ -4,6 +4,7 @@ releases' prediction counts of the least frequent classes).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -98,14 +99,17 @@ FIG_A_6_ADAPTIVE = Claim(
 def rare_count_estimate(draws: dict[str, Any] | None, label: str, value: float) -> unc.Estimate:
     """A count of Fig A.6 with the percentile interval of its pool-query bootstrap (``draws[label]``:
     :func:`.tables.rare_prediction_draws`; the teachers' training seeds named as not replicated), or over the replicate
-    ensembles combined with it (:func:`.tables.replicated_rare_draws`: the mean count over the ensembles). Without the
-    draws: unbounded (inconclusive)."""
+    ensembles combined with it (:func:`.tables.replicated_rare_draws`: the mean count over the ensembles), clipped to
+    ``[0, ∞)`` where a count lies (the t part of a combined interval can reach below 0 on three ensembles). Without
+    the draws: unbounded (inconclusive)."""
     if not draws or label not in draws:
         return unc.unreplicated(float(value), [POOL, unc.TEACHER_SEED])
     d = draws[label]
     if "values" in d:  # replicate ensembles (:func:`.tables.replicated_rare_draws`)
-        return unc.combined_interval(d["values"], d["draws"], [unc.TEACHER_SEED], resampled=POOL)
-    return unc.from_bootstrap(d["value"], d["draws"], sources=[POOL], unreplicated=[unc.TEACHER_SEED])
+        estimate = unc.combined_interval(d["values"], d["draws"], [unc.TEACHER_SEED], resampled=POOL)
+    else:
+        estimate = unc.from_bootstrap(d["value"], d["draws"], sources=[POOL], unreplicated=[unc.TEACHER_SEED])
+    return estimate.within(0.0, math.inf)  # a count
 
 
 def prediction_counts_record(

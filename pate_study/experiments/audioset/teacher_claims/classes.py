@@ -316,22 +316,29 @@ def class_roc_record(
     (:data:`FIG_A_5_SKILL`, :data:`FIG_A_5_WORST`): the best and medium classes all above 0.5, and the worst 10
     closer to the diagonal than the medium 10 (mean AUC medium − worst > 0); over the ensemble's teachers
     (``probs`` ``[T, n_test, C]``) and a bootstrap of the test clips. The worst 10 are ranked on the same test clips
-    they are scored on (their AUC is biased low; the claims read the best / medium ones and a gap)."""
-    rec, est = class_roc_estimates(labels, probs, n_boot=n_boot, seed=seed)
+    they are scored on (their AUC is biased low; the claims read the best / medium ones and a gap).
+
+    Recorded: each judged statistic's estimate (the mean over the teachers or replicate models) beside its interval,
+    and the plotted teacher's own value (teacher 0, the figure's) as ``<statistic>_figure_teacher``; the per-group
+    mean AUCs are the plotted teacher's."""
+    figure, est = class_roc_estimates(labels, probs, n_boot=n_boot, seed=seed)
+    rec = {k: v for k, v in figure.items() if k not in est}
     if key == "baseline":
-        v = judged(FIG_A_4, est["min_auc_plotted"], note=f"smallest plotted AUC {rec['min_auc_plotted']:.3f}")
+        v = judged(FIG_A_4, est["min_auc_plotted"], note=f"smallest plotted AUC {figure['min_auc_plotted']:.3f}")
     else:
         v = combine(
             {
                 FIG_A_5_SKILL.name: judged(
-                    FIG_A_5_SKILL, est["min_auc_best_medium"], note=f"teacher 0: {rec['min_auc_best_medium']:.3f}"
+                    FIG_A_5_SKILL, est["min_auc_best_medium"], note=f"teacher 0: {figure['min_auc_best_medium']:.3f}"
                 ),
                 FIG_A_5_WORST.name: judged(
                     FIG_A_5_WORST,
                     est["medium_minus_worst_auc"],
-                    note=f"teacher 0: medium {rec['mean_auc_medium']:.3f} vs worst {rec['mean_auc_worst']:.3f}",
+                    note=f"teacher 0: medium {figure['mean_auc_medium']:.3f} vs worst {figure['mean_auc_worst']:.3f}",
                 ),
             }
         )
+    judged_values = {k: e.value for k, e in est.items()}
     intervals = {f"{k}_interval": [e.low, e.high] for k, e in est.items()}
-    return dict(**rec, **intervals, n_boot=n_boot, **v.as_record())
+    figure_teacher = {f"{k}_figure_teacher": figure[k] for k in est}
+    return dict(**rec, **judged_values, **intervals, **figure_teacher, n_boot=n_boot, **v.as_record())
