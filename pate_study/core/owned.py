@@ -3,7 +3,7 @@ and removes or replaces only those; anything else in the folder is the user's an
 
 A marker alone ("this tool wrote this folder once") does not say that the tool owns everything in the folder now:
 a user may have added notes, a figure of their own, a whole subfolder since. So the figures runner
-(:mod:`pate_study.tooling.figures.staging`: ``figures/<stem>/`` and ``figures/<stem>/<profile>/``) and the site
+(:mod:`pate_study.tooling.notebook_runner.staging`: ``figures/<stem>/`` and ``figures/<stem>/<profile>/``) and the site
 (:mod:`pate_study.tooling.site`: ``--out`` and its source tree) both keep the list of what they wrote:
 
 * :func:`write_manifest` records the files (relative paths, one per line under a header naming the tool);

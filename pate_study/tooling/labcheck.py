@@ -51,9 +51,9 @@ from .browser import (  # noqa: F401 - find_browser: the tests and the command l
     stop_process,
     wait_for_http,
 )
-from .figures.configs import load_parameters
-from .figures.layout import list_notebooks
 from .labcopies import TEACHING_NOTEBOOKS, VOTES_FOLDER, student_copy
+from .notebook_runner.configs import load_parameters
+from .notebook_runner.layout import list_notebooks
 
 logger = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
 """``python -m pate_study.tooling.runner figures|index``: the command line of ``make figures``, kept at this name;
-the runner itself is the package :mod:`pate_study.tooling.figures`."""
+the runner itself is the package :mod:`pate_study.tooling.notebook_runner`."""
 
 import sys
 
-from .figures.cli import main
+from .notebook_runner.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -18,7 +18,7 @@ ray = pytest.importorskip("ray", reason="the Ray backend needs the 'ray' extra: 
 from pate_study.core.paths import NOTEBOOKS_DIR  # noqa: E402 - only once importorskip found ray
 from pate_study.learning import distributed  # noqa: E402 - only once importorskip found ray
 from pate_study.reporting.outputs import read_scalars  # noqa: E402 - only once importorskip found ray
-from pate_study.tooling.figures.execution import execute_notebook  # noqa: E402 - only once importorskip found ray
+from pate_study.tooling.notebook_runner.execution import execute_notebook  # noqa: E402 - only once importorskip found ray
 
 STEMS = ["05_audioset_multilabel"]
 BACKEND_STEMS = ["04_audioset_teachers", "05_audioset_multilabel"]

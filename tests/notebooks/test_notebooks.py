@@ -16,10 +16,10 @@ import pytest
 
 from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
 from pate_study.reporting.outputs import read_scalars
-from pate_study.tooling.figures.configs import load_parameters
-from pate_study.tooling.figures.execution import execute_notebook
-from pate_study.tooling.figures.layout import PROFILES, REQUIRED_PROFILES, RUNNER_PARAMETERS, list_notebooks
 from pate_study.tooling.labcheck import PACKAGE_LOG
+from pate_study.tooling.notebook_runner.configs import load_parameters
+from pate_study.tooling.notebook_runner.execution import execute_notebook
+from pate_study.tooling.notebook_runner.layout import PROFILES, REQUIRED_PROFILES, RUNNER_PARAMETERS, list_notebooks
 
 #: one check file per notebook (``check_<stem>.py``, a function ``check(scalars, params)``), imported as
 #: ``notebook_checks.check_<stem>`` (pytest puts this folder on the import path)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pate_study.core.paths import REPO_ROOT
-from pate_study.tooling.figures import layout
+from pate_study.tooling.notebook_runner import layout
 
 
 @pytest.fixture

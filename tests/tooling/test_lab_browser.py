@@ -26,9 +26,9 @@ import sys
 import pytest
 
 from pate_study.core.paths import REPO_ROOT
-from pate_study.tooling.figures.layout import list_notebooks
 from pate_study.tooling.labcheck import TIMINGS_FILE, find_browser, run_in_lab
 from pate_study.tooling.labcopies import TEACHING_NOTEBOOKS
+from pate_study.tooling.notebook_runner.layout import list_notebooks
 
 NO_CHROMIUM = (
     "no chromium on this machine: install Debian's package (apt-get install chromium), as .ci/run does, to run the "

@@ -3,8 +3,8 @@ and every mistake is one line naming the file, the key, what was expected and wh
 
 import pytest
 
-from pate_study.tooling.figures import layout, manifest
-from pate_study.tooling.figures.yamlfile import ConfigError
+from pate_study.tooling.notebook_runner import layout, manifest
+from pate_study.tooling.notebook_runner.yamlfile import ConfigError
 
 NOTEBOOKS = ["00_dp_primer", "04_audioset_teachers", "05_audioset_multilabel"]
 KNOWN = ["pate2018-votes", "audioset"]

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from pate_study.core.paths import REPO_ROOT
-from pate_study.tooling.figures import datasets, execution, layout, manifest, schedule, summary
+from pate_study.tooling.notebook_runner import datasets, execution, layout, manifest, schedule, summary
 
 
 def _executed_notebook() -> dict:
@@ -283,7 +283,7 @@ def test_the_summary_points_at_the_copy_this_profile_wrote():
 def test_the_runner_is_small_modules_started_by_its_old_name():
     """``make figures`` calls ``python -m pate_study.tooling.runner``; the runner behind it is a package of modules
     of at most 300 lines, one concern each (docs/architecture.md lists them)."""
-    package = REPO_ROOT / "pate_study" / "tooling" / "figures"
+    package = REPO_ROOT / "pate_study" / "tooling" / "notebook_runner"
     lengths = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in package.glob("*.py")}
     assert len(lengths) >= 10 and max(lengths.values()) <= 300, lengths
     assert len((REPO_ROOT / "pate_study" / "tooling" / "runner.py").read_text(encoding="utf-8").splitlines()) <= 10

@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from pate_study.core.paths import CONFIGS_DIR
-from pate_study.tooling.figures import cli, layout, staging
-from pate_study.tooling.figures import configs as checks
+from pate_study.tooling.notebook_runner import cli, layout, staging
+from pate_study.tooling.notebook_runner import configs as checks
 
 
 @pytest.mark.parametrize("profile", layout.PROFILES)

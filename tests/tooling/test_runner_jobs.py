@@ -11,7 +11,7 @@ import time
 import pytest
 
 from pate_study.core.paths import REPO_ROOT
-from pate_study.tooling.figures import cli, jobs, layout, manifest, schedule, staging
+from pate_study.tooling.notebook_runner import cli, jobs, layout, manifest, schedule, staging
 
 #: A fixed set of notebook times (the sequential paper run of 2026-11-24 before notebook 04's ablations grew), so the
 #: expected schedules below do not move when the manifests' reference_seconds are re-measured
@@ -236,7 +236,7 @@ def test_a_worker_that_dies_is_reported_as_failed(fake_notebooks, monkeypatch):
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from pate_study.tooling.figures import cli
+from pate_study.tooling.notebook_runner import cli
 with cli.run_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(120)
@@ -295,7 +295,7 @@ from pathlib import Path
 # as a terminal's foreground job: a test suite started in the background (a non-interactive shell's `&`) passes
 # SIGINT on ignored, and an ignored SIGINT stays ignored across exec (POSIX)
 signal.signal(signal.SIGINT, signal.default_int_handler)
-from pate_study.tooling.figures import cli, jobs, layout, staging
+from pate_study.tooling.notebook_runner import cli, jobs, layout, staging
 tmp = Path(sys.argv[1])
 layout.LAYOUT = layout.Layout.under(tmp)
 for stem in ("00_a", "02_b"):  # stand-in notebooks with their manifests; no parameter files, no index

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from pate_study.core.owned import manifest_header
-from pate_study.tooling.figures import cli, layout, staging
+from pate_study.tooling.notebook_runner import cli, layout, staging
 
 
 @pytest.fixture

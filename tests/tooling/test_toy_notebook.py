@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from pate_study.core.paths import FIGURES_DIR
-from pate_study.tooling.figures import cli, layout
+from pate_study.tooling.notebook_runner import cli, layout
 
 PARAMETERS = 'seed = 0\nn_draws = 3\nprofile = "smoke"\noutput_dir = "figures/90_toy"\n'
 WORK = (
