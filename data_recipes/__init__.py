@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from .framework import (
+from data_recipes.framework import (
     ChecksumError,
     DataError,
     IncompleteDataError,

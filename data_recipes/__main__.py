@@ -21,9 +21,9 @@ import enum
 import logging
 import sys
 
-from . import get_recipe, names, prepare
-from .files import EnvPathError, WriteFailedError, one_line
-from .framework import DataError, NotAvailableError, data_root, find_in_mirror, mirror_root, read_manifest
+from data_recipes import get_recipe, names, prepare
+from data_recipes.files import EnvPathError, WriteFailedError, one_line
+from data_recipes.framework import DataError, NotAvailableError, data_root, find_in_mirror, mirror_root, read_manifest
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE, EXIT_NOT_AVAILABLE = 0, 1, 2, 3
 

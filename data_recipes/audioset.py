@@ -27,7 +27,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .framework import (
+from data_recipes.framework import (
     Fetched,
     MalformedDataError,
     Recipe,
@@ -37,7 +37,7 @@ from .framework import (
     read_source_bytes,
     require,
 )
-from .tfrecord import check_crcs, parse_sequence_example, split_records
+from data_recipes.tfrecord import check_crcs, parse_sequence_example, split_records
 
 N_CLASSES = 527
 N_FRAMES = 10

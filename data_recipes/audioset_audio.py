@@ -27,8 +27,8 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 from tqdm.auto import tqdm
 
-from .audioset import BAL_SEGMENTS, LABELS, N_CLASSES, read_class_labels
-from .framework import Fetched, Recipe, Variant, atomic_save_npy, read_source_bytes, require
+from data_recipes.audioset import BAL_SEGMENTS, LABELS, N_CLASSES, read_class_labels
+from data_recipes.framework import Fetched, Recipe, Variant, atomic_save_npy, read_source_bytes, require
 
 logger = logging.getLogger(__name__)
 SR = 44_100

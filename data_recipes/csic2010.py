@@ -19,7 +19,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, read_source_bytes, require
+from data_recipes.framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, read_source_bytes, require
 
 _BASE = "https://www.isi.csic.es/dataset/"
 FILES = (

@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .framework import Fetched, Recipe, SourceFile, Variant, atomic_save_npy, read_source_bytes, require
+from data_recipes.framework import Fetched, Recipe, SourceFile, Variant, atomic_save_npy, read_source_bytes, require
 
 _BASE = "https://raw.githubusercontent.com/wuyifan18/DeepLog/master/data/"
 FILES = (

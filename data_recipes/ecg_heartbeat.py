@@ -26,7 +26,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .framework import (
+from data_recipes.framework import (
     Fetched,
     MalformedDataError,
     Recipe,

@@ -20,7 +20,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, read_source_bytes, require
+from data_recipes.framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, read_source_bytes, require
 
 FILES = (SourceFile("learning_dataset.xml"),)
 ATTACK_CLASSES = ("XSS", "SqlInjection", "LdapInjection", "XPathInjection", "PathTransversal", "OsCommanding", "SSI")

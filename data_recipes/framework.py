@@ -50,7 +50,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 from tqdm.auto import tqdm
 
-from .files import (
+from data_recipes.files import (
     DATA_ENV,
     MIRROR_ENV,
     WriteFailedError,

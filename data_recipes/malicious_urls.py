@@ -16,7 +16,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, read_source_bytes, require
+from data_recipes.framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, read_source_bytes, require
 
 FILES = (SourceFile("malicious_phish.csv"),)
 TYPES = ("benign", "defacement", "phishing", "malware")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import one_line
+from data_recipes.files import one_line
 
 __all__ = ["NpyFileError", "NpyHeader", "read_npy_header", "load_npy"]
 

@@ -14,9 +14,9 @@ from typing import Mapping
 
 import numpy as np
 
-from .framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, atomic_save_npy, require
-from .npyfile import NpyFileError, load_npy
-from .votes import check_counts
+from data_recipes.framework import Fetched, MalformedDataError, Recipe, SourceFile, Variant, atomic_save_npy, require
+from data_recipes.npyfile import NpyFileError, load_npy
+from data_recipes.votes import check_counts
 
 _BASE = (
     "https://raw.githubusercontent.com/frhrdr/patepy/c1c0c5ec7d042283a661685729ed89bb0b50a32f/"

@@ -18,7 +18,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .framework import MalformedDataError
+from data_recipes.framework import MalformedDataError
 
 _POLY = 0x82F63B78
 _MASK_DELTA = 0xA282EAD8

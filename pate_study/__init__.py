@@ -19,6 +19,6 @@ import sys as _sys
 __version__ = "0.1.0"
 
 if "ipykernel" in _sys.modules:  # cheap test first: scripts and tests never import ipykernel
-    from .reporting import session as _session
+    from pate_study.reporting import session as _session
 
     _session.configure()

@@ -36,8 +36,7 @@ from data_recipes.files import (
     sha256_file,
     variable_for,
 )
-
-from .env import cache_dir
+from pate_study.core.env import cache_dir
 
 logger = logging.getLogger(__name__)
 

@@ -21,8 +21,7 @@ import numpy as np
 import data_recipes
 from data_recipes.audioset import LABELS, ONTOLOGY, read_class_labels, read_ontology
 from data_recipes.framework import MalformedDataError
-
-from . import DataSource, manifest_origin, read_manifest, resolve_source
+from pate_study.data import DataSource, manifest_origin, read_manifest, resolve_source
 
 LABELS_FILE, ONTOLOGY_FILE = LABELS.name, ONTOLOGY.name
 _REPREPARE = "prepare it again: python -m data_recipes prepare audioset --force"

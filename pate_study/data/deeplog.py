@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import DataSource, manifest_origin, read_manifest, resolve_source
+from pate_study.data import DataSource, manifest_origin, read_manifest, resolve_source
 
 NAME = "deeplog-hdfs"
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from data_recipes.ecg_heartbeat import CLASS_NAMES, N_SAMPLES
-
-from . import DataSource, manifest_origin, read_manifest, resolve_source
+from pate_study.data import DataSource, manifest_origin, read_manifest, resolve_source
 
 NAME = "ecg-heartbeat"
 #: class shares of mitbih_train.csv (N 72,471 / S 2,223 / V 5,788 / F 641 / Q 6,431 of 87,554)

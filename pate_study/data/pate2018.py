@@ -16,9 +16,8 @@ import numpy as np
 
 import data_recipes
 from data_recipes.pate2018 import N_TEACHERS, SHAPES, validate_votes
-
-from ..core.env import MIRROR_ENV
-from . import DataSource, manifest_origin, read_manifest, resolve_source
+from pate_study.core.env import MIRROR_ENV
+from pate_study.data import DataSource, manifest_origin, read_manifest, resolve_source
 
 NAME = "pate2018-votes"
 

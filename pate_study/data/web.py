@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import DataSource, manifest_origin, read_manifest, resolve_source
+from pate_study.data import DataSource, manifest_origin, read_manifest, resolve_source
 
 SOURCES = ("csic2010", "ecml-pkdd2007", "malicious-urls")
 NAMES = {"csic2010": "CSIC 2010", "ecml-pkdd2007": "ECML/PKDD 2007", "malicious-urls": "Malicious URLs"}

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..reporting.claims import Claim, judge
-from ..reporting.uncertainty import Estimate
-from ..reporting.verdicts import Verdict
+from pate_study.reporting.claims import Claim, judge
+from pate_study.reporting.uncertainty import Estimate
+from pate_study.reporting.verdicts import Verdict
 
 
 def keyed_estimates(estimate: Any) -> tuple[tuple[str, Estimate], ...]:

@@ -37,19 +37,19 @@ import pandas as pd
 from scipy.optimize import brentq
 from tqdm.auto import tqdm
 
-from ..privacy import ThresholdRangeWarning, confident_gnmax_epsilon, moments_epsilon
-from ..privacy import smooth_sensitivity as ss
-from ..privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, paper2018_orders, select_order
-from ..privacy.rdp import (
+from pate_study.privacy import ThresholdRangeWarning, confident_gnmax_epsilon, moments_epsilon
+from pate_study.privacy import smooth_sensitivity as ss
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, paper2018_orders, select_order
+from pate_study.privacy.rdp import (
     rdp_gnmax,
     rdp_gnmax_data_independent,
     rdp_threshold,
     rdp_threshold_data_independent,
     threshold_logpr,
 )
-from ..reporting import uncertainty as unc
-from ..reporting import verdicts
-from ..reporting.claims import Claim, judge, printed_number
+from pate_study.reporting import uncertainty as unc
+from pate_study.reporting import verdicts
+from pate_study.reporting.claims import Claim, judge, printed_number
 
 logger = logging.getLogger(__name__)
 

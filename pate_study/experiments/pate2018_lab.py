@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..privacy import confident_gnmax, confident_gnmax_epsilon, gnmax_logq
-from ..privacy.rdp import threshold_logpr
+from pate_study.privacy import confident_gnmax, confident_gnmax_epsilon, gnmax_logq
+from pate_study.privacy.rdp import threshold_logpr
 
 
 def expected_answered(counts: np.ndarray, *, threshold: float, sigma1: float) -> float:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..data import pate2018 as votes_data
-from ..reporting.outputs import NotebookOutputs, show_findings
-from ..reporting.replicates import printed_rows
-from . import pate2018
+from pate_study.data import pate2018 as votes_data
+from pate_study.experiments import pate2018
+from pate_study.reporting.outputs import NotebookOutputs, show_findings
+from pate_study.reporting.replicates import printed_rows
 
 #: Table 2's saved columns: the paper's values beside the expected cost, the realised runs (their mean with its
 #: t-interval, and the central 95% range of one run, against which a printed value is judged) and the independent

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..data import DataSource, pate2018
-from ..privacy import (
+from pate_study.data import DataSource, pate2018
+from pate_study.privacy import (
     audit,
     confident_gnmax,
     confident_gnmax_epsilon,
@@ -34,10 +34,10 @@ from ..privacy import (
     logmgf_lnmax,
     rdp_pure_dp,
 )
-from ..privacy import smooth_sensitivity as ss
-from ..privacy.accounting import OrderAtGridEdgeWarning
-from ..privacy.moments import moments_epsilon
-from ..reporting import claims, verdicts
+from pate_study.privacy import smooth_sensitivity as ss
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from pate_study.privacy.moments import moments_epsilon
+from pate_study.reporting import claims, verdicts
 
 # The four densities of the Wikipedia figure that Visca (2021) reproduces as Fig. 2.4.
 WIKIPEDIA_LAPLACE_CURVES = ((0.0, 1.0), (0.0, 2.0), (0.0, 4.0), (-5.0, 4.0))

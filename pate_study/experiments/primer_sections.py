@@ -11,9 +11,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..reporting.outputs import NotebookOutputs, show_findings
-from ..reporting.plots import compact_ticks, hist_with_atoms
-from . import pate2018_lab, primer
+from pate_study.experiments import pate2018_lab, primer
+from pate_study.reporting.outputs import NotebookOutputs, show_findings
+from pate_study.reporting.plots import compact_ticks, hist_with_atoms
 
 #: One colour per mechanism across the primer's figures.
 COLOR = {

@@ -64,8 +64,7 @@ from pathlib import Path
 import numpy as np
 
 from pate_study.core.errors import one_line
-
-from ._validation import (
+from pate_study.privacy._validation import (
     PARAMETER_CONSTRAINTS,
     PARAMETER_KINDS,
     ThresholdRangeWarning,
@@ -73,9 +72,9 @@ from ._validation import (
     load_votes_file,
     number_text,
 )
-from .moments import moments_epsilon
-from .options import Accounting, Conversion, Cost
-from .rdp import Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
+from pate_study.privacy.moments import moments_epsilon
+from pate_study.privacy.options import Accounting, Conversion, Cost
+from pate_study.privacy.rdp import Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
 
 #: The ``note`` printed beside a data-dependent ``epsilon``, as :class:`~.accounting.ExpectedCost` prints its own
 #: beside an expectation: the number is a guarantee for these votes, but publishing it reveals something about them.

@@ -36,8 +36,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_n_queries, check_orders
-from .options import Conversion
+from pate_study.privacy._validation import check_choice, check_delta, check_n_queries, check_orders
+from pate_study.privacy.options import Conversion
 
 __all__ = [
     "OrderAtGridEdgeWarning",

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import (
+from pate_study.privacy._validation import (
     PARAMETER_CONSTRAINTS,
     as_generator,
     check_fractions,
@@ -48,7 +48,7 @@ from ._validation import (
     check_parameter,
     check_positive,
 )
-from .accounting import PrivacySpent, account, query_mode
+from pate_study.privacy.accounting import PrivacySpent, account, query_mode
 
 __all__ = [
     "gaps_with_sentinels",

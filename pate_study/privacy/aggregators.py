@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import (
+from pate_study.privacy._validation import (
     as_generator,
     check_choice,
     check_counts,
@@ -54,7 +54,7 @@ from ._validation import (
     check_positive,
     check_threshold,
 )
-from .options import ConfidenceRule
+from pate_study.privacy.options import ConfidenceRule
 
 __all__ = [
     "ABSTAIN",

@@ -63,20 +63,26 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from . import exact_profile
-from ._validation import as_generator, check_n_queries, check_noise_scale, check_positive, check_probability
-from .adaptive_k import adaptive_k_epsilon, adaptive_k_params, adaptive_k_release
-from .aggregators import gnmax, gnthreshold, lnmax
-from .mechanisms import (
+from pate_study.privacy import exact_profile
+from pate_study.privacy._validation import (
+    as_generator,
+    check_n_queries,
+    check_noise_scale,
+    check_positive,
+    check_probability,
+)
+from pate_study.privacy.adaptive_k import adaptive_k_epsilon, adaptive_k_params, adaptive_k_release
+from pate_study.privacy.aggregators import gnmax, gnthreshold, lnmax
+from pate_study.privacy.mechanisms import (
     exponential_mechanism,
     exponential_mechanism_log_probs,
     local_laplace,
     local_laplace_epsilon,
     randomized_response,
 )
-from .multilabel import gnthreshold_epsilon, multilabel_slope
-from .rdp import gnmax_epsilon
-from .topk_vote import topk_epsilon, topk_release, topk_vote_grid
+from pate_study.privacy.multilabel import gnthreshold_epsilon, multilabel_slope
+from pate_study.privacy.rdp import gnmax_epsilon
+from pate_study.privacy.topk_vote import topk_epsilon, topk_release, topk_vote_grid
 
 __all__ = [
     "AuditResult",

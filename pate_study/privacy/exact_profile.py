@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr, logsumexp, ndtr
 
-from ._validation import check_n_queries, check_noise_scale, check_positive
-from .adaptive_k import gaps_with_sentinels
-from .aggregators import resolve_thresholds
+from pate_study.privacy._validation import check_n_queries, check_noise_scale, check_positive
+from pate_study.privacy.adaptive_k import gaps_with_sentinels
+from pate_study.privacy.aggregators import resolve_thresholds
 
 __all__ = [
     "fraction_grid",

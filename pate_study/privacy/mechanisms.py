@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_noise_scale, check_positive
+from pate_study.privacy._validation import as_generator, check_noise_scale, check_positive
 
 __all__ = [
     "laplace_noise",

@@ -38,10 +38,24 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_counts, check_delta, check_n_queries, check_orders, check_positive
-from .accounting import OrderAtGridEdgeWarning, PrivacySpent, account, parse_orders, query_mode, with_optimum
-from .rdp import Q_VARIANTS, lnmax_logq
-from .rdp_curves import Q_CONDITIONS, rdp_pure_dp, total_rdp_pure_dp
+from pate_study.privacy._validation import (
+    check_choice,
+    check_counts,
+    check_delta,
+    check_n_queries,
+    check_orders,
+    check_positive,
+)
+from pate_study.privacy.accounting import (
+    OrderAtGridEdgeWarning,
+    PrivacySpent,
+    account,
+    parse_orders,
+    query_mode,
+    with_optimum,
+)
+from pate_study.privacy.rdp import Q_VARIANTS, lnmax_logq
+from pate_study.privacy.rdp_curves import Q_CONDITIONS, rdp_pure_dp, total_rdp_pure_dp
 
 __all__ = [
     "lnmax_q",

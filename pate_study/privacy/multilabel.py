@@ -103,8 +103,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ._validation import check_fractions, check_n_queries, check_noise_scale, check_positive
-from .accounting import (
+from pate_study.privacy._validation import check_fractions, check_n_queries, check_noise_scale, check_positive
+from pate_study.privacy.accounting import (
     ExpectedCost,
     PrivacySpent,
     account,
@@ -114,8 +114,8 @@ from .accounting import (
     query_mode,
     resolve_rdp_orders,
 )
-from .aggregators import confident_gnthreshold_check, resolve_thresholds
-from .options import (
+from pate_study.privacy.aggregators import confident_gnthreshold_check, resolve_thresholds
+from pate_study.privacy.options import (
     Accounting,
     Bound,
     Charge,
@@ -128,8 +128,13 @@ from .options import (
     confidence_check_of,
     resolve_accounting,
 )
-from .rdp import step2_weights
-from .rdp_curves import gaussian_tail_logsf, log_prod_ndtr, rdp_data_dependent, total_rdp_data_dependent
+from pate_study.privacy.rdp import step2_weights
+from pate_study.privacy.rdp_curves import (
+    gaussian_tail_logsf,
+    log_prod_ndtr,
+    rdp_data_dependent,
+    total_rdp_data_dependent,
+)
 
 __all__ = [
     "BOUNDS",

@@ -63,9 +63,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, check_n_queries, check_noise_scale, check_positive
-from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
-from .options import (
+from pate_study.privacy._validation import as_generator, check_n_queries, check_noise_scale, check_positive
+from pate_study.privacy.accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
+from pate_study.privacy.options import (
     Accounting,
     Charge,
     ConfidenceCheck,
@@ -77,8 +77,8 @@ from .options import (
     choice,
     resolve_accounting,
 )
-from .rdp import step2_weights
-from .rdp_curves import (
+from pate_study.privacy.rdp import step2_weights
+from pate_study.privacy.rdp_curves import (
     gaussian_tail_logsf,
     gnmax_logq_counts,
     log1mexp,

@@ -28,7 +28,7 @@ import dataclasses
 import enum
 from typing import Any
 
-from ._validation import PARAMETER_KINDS, check_parameter
+from pate_study.privacy._validation import PARAMETER_KINDS, check_parameter
 
 __all__ = [
     "Accounting",

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import (
+from pate_study.privacy._validation import (
     as_generator,
     check_choice,
     check_counts,
@@ -56,10 +56,17 @@ from ._validation import (
     check_positive,
     check_threshold,
 )
-from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode, resolve_rdp_orders
-from .aggregators import confident_check
-from .options import Cost
-from .rdp_curves import (
+from pate_study.privacy.accounting import (
+    ExpectedCost,
+    PrivacySpent,
+    account,
+    expected_cost,
+    query_mode,
+    resolve_rdp_orders,
+)
+from pate_study.privacy.aggregators import confident_check
+from pate_study.privacy.options import Cost
+from pate_study.privacy.rdp_curves import (
     Q_CONDITIONS,
     THEOREM6_VARIANTS,
     argmax_gaps,

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import check_choice, check_orders, check_positive
+from pate_study.privacy._validation import check_choice, check_orders, check_positive
 
 __all__ = [
     "THEOREM6_VARIANTS",

@@ -62,8 +62,8 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import optimize, special
 
-from ._validation import check_choice, check_delta, check_orders
-from .accounting import PrivacySpent, account, resolve_rdp_orders
+from pate_study.privacy._validation import check_choice, check_delta, check_orders
+from pate_study.privacy.accounting import PrivacySpent, account, resolve_rdp_orders
 
 __all__ = [
     "DISTRIBUTIONS",

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ._validation import (
+from pate_study.privacy._validation import (
     as_generator,
     check_choice,
     check_counts,
@@ -51,9 +51,9 @@ from ._validation import (
     check_noise_scale,
     check_positive,
 )
-from .accounting import external_stacklevel
-from .rdp import rdp_threshold
-from .rdp_curves import gaussian_tail_logsf, gnmax_logq_counts, theorem6_bound, theorem6_terms
+from pate_study.privacy.accounting import external_stacklevel
+from pate_study.privacy.rdp import rdp_threshold
+from pate_study.privacy.rdp_curves import gaussian_tail_logsf, gnmax_logq_counts, theorem6_bound, theorem6_terms
 
 __all__ = [
     "CONDITION_CHECKS",

@@ -82,19 +82,33 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from ._validation import check_delta, check_fractions, check_n_queries, check_noise_scale, check_parameter
-from .accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
-from .aggregators import (
+from pate_study.privacy._validation import (
+    check_delta,
+    check_fractions,
+    check_n_queries,
+    check_noise_scale,
+    check_parameter,
+)
+from pate_study.privacy.accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
+from pate_study.privacy.aggregators import (
     MultiLabelAggregation,
     confident_gnthreshold,
     confident_gnthreshold_check,
     gnthreshold,
     resolve_thresholds,
 )
-from .multilabel import confidence_logpr, multilabel_logq
-from .options import Accounting, Charge, ConfidenceCheck, ConfidenceRule, Cost, confidence_check_of, resolve_accounting
-from .rdp import rdp_linear_data_independent, step2_weights
-from .rdp_curves import log1mexp, total_rdp_data_dependent
+from pate_study.privacy.multilabel import confidence_logpr, multilabel_logq
+from pate_study.privacy.options import (
+    Accounting,
+    Charge,
+    ConfidenceCheck,
+    ConfidenceRule,
+    Cost,
+    confidence_check_of,
+    resolve_accounting,
+)
+from pate_study.privacy.rdp import rdp_linear_data_independent, step2_weights
+from pate_study.privacy.rdp_curves import log1mexp, total_rdp_data_dependent
 
 __all__ = [
     "check_probabilities",

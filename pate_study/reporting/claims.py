@@ -76,9 +76,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from . import checks
-from .uncertainty import ONE_RUN_METHOD, Estimate, HeterogeneityTest
-from .verdicts import (
+from pate_study.reporting import checks
+from pate_study.reporting.uncertainty import ONE_RUN_METHOD, Estimate, HeterogeneityTest
+from pate_study.reporting.verdicts import (
     BASES,
     QUANTIFIERS,
     Region,

@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .evidence import REPLICATES_KEY, Judged, Step, full_interval, read_verdict
-from .outputs import read_provenance, read_scalars
-from .registry import DOCUMENTS, Item
-from .replicates import REPLICATES_SUFFIX
+from pate_study.reporting.evidence import REPLICATES_KEY, Judged, Step, full_interval, read_verdict
+from pate_study.reporting.outputs import read_provenance, read_scalars
+from pate_study.reporting.registry import DOCUMENTS, Item
+from pate_study.reporting.replicates import REPLICATES_SUFFIX
 
 #: The folder of the detail pages, under ``figures/``.
 DETAILS_DIR = "details"

@@ -23,9 +23,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..core.io import atomic_write_text
-from ..core.paths import FIGURES_DIR, REGISTRY_FILE
-from .details import (
+from pate_study.core.io import atomic_write_text
+from pate_study.core.paths import FIGURES_DIR, REGISTRY_FILE
+from pate_study.reporting.details import (
     DETAILS_DIR,
     DOCUMENT_TITLES,
     REGENERATED,
@@ -47,10 +47,10 @@ from .details import (
     short_title,
     verdict_word,
 )
-from .evidence import Judged, compact_interval, read_verdict, rendered_text
-from .outputs import read_scalars
-from .registry import DOCUMENTS, OUTPUT_SUFFIXES, STATUSES, Item, load_registry
-from .replicates import REPLICATES_SUFFIX
+from pate_study.reporting.evidence import Judged, compact_interval, read_verdict, rendered_text
+from pate_study.reporting.outputs import read_scalars
+from pate_study.reporting.registry import DOCUMENTS, OUTPUT_SUFFIXES, STATUSES, Item, load_registry
+from pate_study.reporting.replicates import REPLICATES_SUFFIX
 
 logger = logging.getLogger(__name__)
 

@@ -53,10 +53,10 @@ try:  # IPython comes with the notebook dependencies (ipykernel); without it sho
 except ImportError:  # pragma: no cover - depends on the install
     Markdown = display = None
 
-from ..core.io import atomic_write, atomic_write_text
-from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
-from . import replicates, session
-from .registry import FIGURE_FORMATS, TABLE_FORMATS, load_registry
+from pate_study.core.io import atomic_write, atomic_write_text
+from pate_study.core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT, resolve_from_root
+from pate_study.reporting import replicates, session
+from pate_study.reporting.registry import FIGURE_FORMATS, TABLE_FORMATS, load_registry
 
 logger = logging.getLogger(__name__)
 

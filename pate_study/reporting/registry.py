@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from ..core.paths import REGISTRY_FILE
+from pate_study.core.paths import REGISTRY_FILE
 
 logger = logging.getLogger(__name__)
 

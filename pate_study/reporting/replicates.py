@@ -55,9 +55,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.io import atomic_write_text
-from . import checks
-from .uncertainty import (
+from pate_study.core.io import atomic_write_text
+from pate_study.reporting import checks
+from pate_study.reporting.uncertainty import (
     CENTRAL_RANGE,
     CLUSTER_MEANS,
     COMBINED,

@@ -66,7 +66,7 @@ from scipy.stats import chi2
 from scipy.stats import f as f_law
 from scipy.stats import t as student_t
 
-from . import checks
+from pate_study.reporting import checks
 
 #: The two-sided level of every interval unless a caller states another.
 LEVEL = 0.95

@@ -158,9 +158,9 @@ from typing import Any
 
 import numpy as np
 
-from . import checks
-from .replicates import ReplicateRows
-from .uncertainty import Estimate, HeterogeneityTest
+from pate_study.reporting import checks
+from pate_study.reporting.replicates import ReplicateRows
+from pate_study.reporting.uncertainty import Estimate, HeterogeneityTest
 
 VERDICTS = ("agrees", "differs", "not comparable", "inconclusive")
 #: The outcomes a judged step can have.

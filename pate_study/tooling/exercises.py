@@ -50,10 +50,10 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from ..core.errors import one_line
-from ..experiments import pate2018_lab
-from ..experiments.primer import classic_gaussian_sigma, gaussian_tight_delta
-from ..privacy import (
+from pate_study.core.errors import one_line
+from pate_study.experiments import pate2018_lab
+from pate_study.experiments.primer import classic_gaussian_sigma, gaussian_tight_delta
+from pate_study.privacy import (
     AuditResult,
     OrderAtGridEdgeWarning,
     audit_lnmax,
@@ -63,8 +63,8 @@ from ..privacy import (
     local_laplace_epsilon,
     moments_closed_form,
 )
-from ..privacy._validation import check_counts, number_text
-from ..privacy.rdp import threshold_logpr
+from pate_study.privacy._validation import check_counts, number_text
+from pate_study.privacy.rdp import threshold_logpr
 
 __all__ = [
     "Feedback",

@@ -40,9 +40,9 @@ import nbformat
 from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
 
-from ..core.paths import BUILD_DIR, NOTEBOOKS_DIR, REPO_ROOT
-from ..reporting.session import RUNNER_ENV
-from .browser import (  # noqa: F401 - find_browser: the tests and the command line look the browser up here
+from pate_study.core.paths import BUILD_DIR, NOTEBOOKS_DIR, REPO_ROOT
+from pate_study.reporting.session import RUNNER_ENV
+from pate_study.tooling.browser import (
     DevTools,
     as_root,
     find_browser,
@@ -51,9 +51,9 @@ from .browser import (  # noqa: F401 - find_browser: the tests and the command l
     stop_process,
     wait_for_http,
 )
-from .labcopies import TEACHING_NOTEBOOKS, VOTES_FOLDER, student_copy
-from .notebook_runner.configs import load_parameters
-from .notebook_runner.layout import list_notebooks
+from pate_study.tooling.labcopies import TEACHING_NOTEBOOKS, VOTES_FOLDER, student_copy
+from pate_study.tooling.notebook_runner.configs import load_parameters
+from pate_study.tooling.notebook_runner.layout import list_notebooks
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..core.paths import NOTEBOOKS_DIR, REPO_ROOT
+from pate_study.core.paths import NOTEBOOKS_DIR, REPO_ROOT
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ the runner itself is the package :mod:`pate_study.tooling.notebook_runner`."""
 
 import sys
 
-from .notebook_runner.cli import main
+from pate_study.tooling.notebook_runner.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -45,8 +45,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from ..core.errors import one_line
-from ..core.owned import (
+from pate_study.core.errors import one_line
+from pate_study.core.owned import (
     OwnedFolderError,
     folder_entries,
     io_error_line,
@@ -56,10 +56,10 @@ from ..core.owned import (
     shown_files,
     write_manifest,
 )
-from ..core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT
-from ..reporting.details import DETAILS_DIR
-from ..reporting.outputs import STAMP_FONTSIZE
-from .browser import DevTools, start_headless_browser, stop_process
+from pate_study.core.paths import BUILD_DIR, FIGURES_DIR, REPO_ROOT
+from pate_study.reporting.details import DETAILS_DIR
+from pate_study.reporting.outputs import STAMP_FONTSIZE
+from pate_study.tooling.browser import DevTools, start_headless_browser, stop_process
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
 
-from ..experiments import primer
-from ..reporting.session import in_kernel, runner_profile
+from pate_study.experiments import primer
+from pate_study.reporting.session import in_kernel, runner_profile
 
 #: name -> (minimum, maximum, step, starting value)
 Slider = tuple[float, float, float, float]

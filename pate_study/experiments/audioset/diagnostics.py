@@ -10,10 +10,9 @@ import pandas as pd
 import torch
 from sklearn.metrics import precision_recall_curve, roc_curve
 
+from pate_study.experiments.audioset.teachers import TeacherRun
 from pate_study.learning.metrics import average_precision_per_class
 from pate_study.learning.samplers import LabelBalancedStream, PermutationStream
-
-from .teachers import TeacherRun
 
 
 def curves(run: TeacherRun | pd.DataFrame, metric: str = "mAP", split: str = "curve") -> pd.DataFrame:

@@ -34,23 +34,42 @@ import pandas as pd
 
 from pate_study.core import cache
 from pate_study.data import audioset
-from pate_study.learning import distributed
-from pate_study.learning.partitions import Partitions
-from pate_study.learning.training import teacher_seeds
-
-from .data import EnsembleInputs, first_teachers, query_test_split, replicate_members, replicate_seeds
-from .release import frontier_releases, released_labels, sigma_releases
-from .shards import assemble_run, by_teacher, logmel_shard, shard_plan, student_point, teacher_run_shard
-from .student_stacks import Release, train_release_students
-from .students import seed_summary
-from .teachers import (
+from pate_study.experiments.audioset.data import (
+    EnsembleInputs,
+    first_teachers,
+    query_test_split,
+    replicate_members,
+    replicate_seeds,
+)
+from pate_study.experiments.audioset.release import frontier_releases, released_labels, sigma_releases
+from pate_study.experiments.audioset.shards import (
+    assemble_run,
+    by_teacher,
+    logmel_shard,
+    shard_plan,
+    student_point,
+    teacher_run_shard,
+)
+from pate_study.experiments.audioset.student_stacks import Release, train_release_students
+from pate_study.experiments.audioset.students import seed_summary
+from pate_study.experiments.audioset.teachers import (
     TeacherRun,
     TeacherSpec,
     cnn_speed_options,
     train_logmel_teachers,
     train_teachers,
 )
-from .votes import CachedVotes, EnsembleVotes, load_votes, split_votes, store_votes, votes_key
+from pate_study.experiments.audioset.votes import (
+    CachedVotes,
+    EnsembleVotes,
+    load_votes,
+    split_votes,
+    store_votes,
+    votes_key,
+)
+from pate_study.learning import distributed
+from pate_study.learning.partitions import Partitions
+from pate_study.learning.training import teacher_seeds
 
 logger = logging.getLogger(__name__)
 

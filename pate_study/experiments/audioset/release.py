@@ -21,14 +21,13 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.votes import CachedVotes, vote_fractions
 from pate_study.learning import metrics
 from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner, topk_vote
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent
 from pate_study.privacy.options import Accounting, Bound, Charge, ConfidenceCheck, Cost
 from pate_study.privacy.selection import selection_spent
 from pate_study.reporting import uncertainty as unc
-
-from .votes import CachedVotes, vote_fractions
 
 logger = logging.getLogger(__name__)
 

@@ -16,21 +16,29 @@ import pandas as pd
 import torch
 
 from pate_study.data import audioset
+from pate_study.experiments.audioset import (
+    figures,
+    pipeline,
+    release,
+    students,
+    tables,
+    target,
+    target_figures,
+    teachers,
+)
+from pate_study.experiments.audioset.data import clip_features, query_test_split
+from pate_study.experiments.audioset.release_claims import analytic, student_figures
+from pate_study.experiments.audioset.release_claims import appendix as release_appendix
+from pate_study.experiments.audioset.release_claims import common as release_common
+from pate_study.experiments.audioset.release_claims import findings as release_findings
+from pate_study.experiments.audioset.release_claims import students as release_students
+from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
+from pate_study.experiments.audioset.release_claims import tables as release_tables
+from pate_study.experiments.audioset.teachers import TeacherSpec
+from pate_study.experiments.audioset.votes import CachedVotes
 from pate_study.privacy import multilabel
 from pate_study.reporting.outputs import NotebookOutputs
 from pate_study.reporting.plots import use_style
-
-from . import figures, pipeline, release, students, tables, target, target_figures, teachers
-from .data import clip_features, query_test_split
-from .release_claims import analytic, student_figures
-from .release_claims import appendix as release_appendix
-from .release_claims import common as release_common
-from .release_claims import findings as release_findings
-from .release_claims import students as release_students
-from .release_claims import sweeps as release_sweeps
-from .release_claims import tables as release_tables
-from .teachers import TeacherSpec
-from .votes import CachedVotes
 
 #: Figs 5.16, A.12, A.13: the q̃ histograms, one per σ_e of the ``histogram_sigmas`` parameter, in this order.
 HISTOGRAM_ITEMS = ("muschiol2021-fig5.16", "muschiol2021-figA.12", "muschiol2021-figA.13")

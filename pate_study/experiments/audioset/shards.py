@@ -22,11 +22,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.students import train_student
+from pate_study.experiments.audioset.teachers import TeacherRun, TeacherSpec, train_logmel_teachers, train_teachers
 from pate_study.learning import distributed
 from pate_study.learning.partitions import Partitions
-
-from .students import train_student
-from .teachers import TeacherRun, TeacherSpec, train_logmel_teachers, train_teachers
 
 
 def shard_plan(n_teachers: int, teachers_per_task: int | None, seed: int) -> list[tuple[range, int]]:

@@ -21,8 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .students import student_row, student_training_seeds
-from .teachers import TeacherSpec, train_teachers
+from pate_study.experiments.audioset.students import student_row, student_training_seeds
+from pate_study.experiments.audioset.teachers import TeacherSpec, train_teachers
 
 
 @dataclass(frozen=True)

@@ -27,15 +27,14 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.release import noise_free_release
+from pate_study.experiments.audioset.teachers import TeacherSpec, train_teachers
+from pate_study.experiments.audioset.verdict_rules import seed_tolerance
+from pate_study.experiments.audioset.votes import CachedVotes, vote_fractions
 from pate_study.learning import metrics
 from pate_study.learning.partitions import Partitions
 from pate_study.learning.semisupervised import rate_matched_thresholds
 from pate_study.learning.training import teacher_seeds
-
-from .release import noise_free_release
-from .teachers import TeacherSpec, train_teachers
-from .verdict_rules import seed_tolerance
-from .votes import CachedVotes, vote_fractions
 
 #: the scores :func:`seed_summary` averages over seeds (with sd, min and max beside).
 STUDENT_SCORES = ("map", "macro_f1", "micro_f1")

@@ -11,12 +11,9 @@ import numpy as np
 import pandas as pd
 
 from pate_study.data import audioset
-from pate_study.learning import metrics
-from pate_study.reporting.registry import published
-
-from .data import TEACHER_COUNTS, pool_split
-from .diagnostics import curve_stats
-from .release import (
+from pate_study.experiments.audioset.data import TEACHER_COUNTS, pool_split
+from pate_study.experiments.audioset.diagnostics import curve_stats
+from pate_study.experiments.audioset.release import (
     CONFIDENCE_LEVELS,
     THRESHOLDS,
     noise_free_confident,
@@ -25,8 +22,10 @@ from .release import (
     prf,
     threshold_label,
 )
-from .teacher_claims.models import table_4_1_verdict
-from .votes import CachedVotes, vote_fractions
+from pate_study.experiments.audioset.teacher_claims.models import table_4_1_verdict
+from pate_study.experiments.audioset.votes import CachedVotes, vote_fractions
+from pate_study.learning import metrics
+from pate_study.reporting.registry import published
 
 
 def _row_label(subset: str, n_teachers: int) -> str:

@@ -53,6 +53,11 @@ import pandas as pd
 import yaml
 
 from pate_study.core.paths import REPO_ROOT, resolve_from_root
+from pate_study.experiments.audioset.release import ORDERS, frontier_labels, frontier_spent
+from pate_study.experiments.audioset.students import bootstrap_map
+from pate_study.experiments.audioset.target_splits import SealedLabels, TargetSplits, target_splits
+from pate_study.experiments.audioset.target_students import StudentTask, self_training_tasks, stacked_students
+from pate_study.experiments.audioset.teachers import TeacherSpec
 from pate_study.learning import metrics
 from pate_study.learning.semisupervised import LabelledPool
 from pate_study.privacy import selection, topk_vote
@@ -60,12 +65,6 @@ from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent, 
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, judge
 from pate_study.reporting.verdicts import Verdict, combine
-
-from .release import ORDERS, frontier_labels, frontier_spent
-from .students import bootstrap_map
-from .target_splits import SealedLabels, TargetSplits, target_splits
-from .target_students import StudentTask, self_training_tasks, stacked_students
-from .teachers import TeacherSpec
 
 logger = logging.getLogger(__name__)
 

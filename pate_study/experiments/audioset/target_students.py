@@ -20,11 +20,10 @@ from typing import Sequence
 import numpy as np
 
 from pate_study.core.device import choose_device
+from pate_study.experiments.audioset.students import student_training_seeds
+from pate_study.experiments.audioset.teachers import TeacherSpec, stacked_probabilities, teacher_stack
 from pate_study.learning.semisupervised import LabelledPool, self_training_set
 from pate_study.learning.training import train_stacked
-
-from .students import student_training_seeds
-from .teachers import TeacherSpec, stacked_probabilities, teacher_stack
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_curve
 
-from .diagnostics import curve_stats, curves, micro_curves, per_class_ap, ranked_classes
-from .teachers import TeacherSpec
+from pate_study.experiments.audioset.diagnostics import curve_stats, curves, micro_curves, per_class_ap, ranked_classes
+from pate_study.experiments.audioset.teachers import TeacherSpec
 
 #: Per ablation figure (its title), the recipe's value of the setting the figure varies: the recipe arm's legend.
 RECIPE_SETTING = {

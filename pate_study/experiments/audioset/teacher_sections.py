@@ -15,16 +15,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
-from . import data as as_data
-from . import diagnostics, pipeline, tables, teachers
-from . import teacher_figures as figures
-from .teacher_claims import ablations as teacher_ablations
-from .teacher_claims import classes as teacher_classes
-from .teacher_claims import curves as teacher_curves
-from .teacher_claims import findings as teacher_findings
-from .teacher_claims import models
-from .teacher_claims import sampler as teacher_sampler
+from pate_study.experiments.audioset import data as as_data
+from pate_study.experiments.audioset import diagnostics, pipeline, tables, teachers
+from pate_study.experiments.audioset import teacher_figures as figures
+from pate_study.experiments.audioset.teacher_claims import ablations as teacher_ablations
+from pate_study.experiments.audioset.teacher_claims import classes as teacher_classes
+from pate_study.experiments.audioset.teacher_claims import curves as teacher_curves
+from pate_study.experiments.audioset.teacher_claims import findings as teacher_findings
+from pate_study.experiments.audioset.teacher_claims import models
+from pate_study.experiments.audioset.teacher_claims import sampler as teacher_sampler
+from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 
 #: The per-class figures' two teachers: Fig A.2/A.4's "baseline" (big 1) and Fig A.3/A.5's "big 10".
 CONCERNED = {"baseline": ("big", 1), "big 10": ("big", 10)}

@@ -37,10 +37,21 @@ The names the notebook reads are re-exported here (``from pate_study.experiments
 
 from __future__ import annotations
 
-from .config import FIGURE_OF, IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR, StudyConfig
-from .figures import plot_idea
-from .findings import accuracy_course, findings_lines, reach_table, reconstruction_note
-from .generators import (
+from pate_study.experiments.deeplog.config import (
+    FIGURE_OF,
+    IDEA1_ANALYTIC,
+    IDEA1_MEASURED,
+    IDEA2,
+    IDEA3,
+    IDEA4,
+    IDEA5,
+    IDEAS,
+    KRR,
+    StudyConfig,
+)
+from pate_study.experiments.deeplog.figures import plot_idea
+from pate_study.experiments.deeplog.findings import accuracy_course, findings_lines, reach_table, reconstruction_note
+from pate_study.experiments.deeplog.generators import (
     cosine_utility,
     exponential_output_sequences,
     idea1_tables,
@@ -50,10 +61,21 @@ from .generators import (
     output_probabilities,
     per_symbol_sequences,
 )
-from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table, worst_over_seeds
-from .listings import locate_listing, run_length_counts, shortened_run, token_edit_distance
-from .models import accuracy, train_models, train_seeds
-from .runs import (
+from pate_study.experiments.deeplog.guarantees import (
+    FIGURE_GUARANTEE,
+    LENGTH_NOTE,
+    guarantee_summary,
+    guarantee_table,
+    worst_over_seeds,
+)
+from pate_study.experiments.deeplog.listings import (
+    locate_listing,
+    run_length_counts,
+    shortened_run,
+    token_edit_distance,
+)
+from pate_study.experiments.deeplog.models import accuracy, train_models, train_seeds
+from pate_study.experiments.deeplog.runs import (
     length_permutation_test,
     normalised_hamming,
     reconstruction,
@@ -61,7 +83,7 @@ from .runs import (
     summarise,
     unseen_test_accuracy,
 )
-from .sections import (
+from pate_study.experiments.deeplog.sections import (
     beyond_thesis_section,
     data_section,
     findings_section,
@@ -71,8 +93,21 @@ from .sections import (
     models_section,
     study_config,
 )
-from .subset import Split, data_description, duplication, length_only_accuracy, prepare, prepare_replicates
-from .verdicts import at_epsilon, control_accuracy_estimate, control_verdict, idea_verdicts, listing_verdict
+from pate_study.experiments.deeplog.subset import (
+    Split,
+    data_description,
+    duplication,
+    length_only_accuracy,
+    prepare,
+    prepare_replicates,
+)
+from pate_study.experiments.deeplog.verdicts import (
+    at_epsilon,
+    control_accuracy_estimate,
+    control_verdict,
+    idea_verdicts,
+    listing_verdict,
+)
 
 __all__ = [
     "FIGURE_GUARANTEE",

@@ -6,8 +6,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from ...reporting.plots import reference_line
-from .config import KRR
+from pate_study.experiments.deeplog.config import KRR
+from pate_study.reporting.plots import reference_line
 
 
 def plot_idea(

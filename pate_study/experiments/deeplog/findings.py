@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .config import IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR
-from .generators import Idea1Tables
-from .verdicts import at_epsilon, first_epsilon_reaching
+from pate_study.experiments.deeplog.config import IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR
+from pate_study.experiments.deeplog.generators import Idea1Tables
+from pate_study.experiments.deeplog.verdicts import at_epsilon, first_epsilon_reaching
 
 
 def reach_table(summary: pd.DataFrame, accuracy_level: float) -> pd.DataFrame:

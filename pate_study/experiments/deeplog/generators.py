@@ -7,9 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...data import deeplog as deeplog_data
-from ...learning.sequence_models import Seq2SeqAutoencoder
-from ...privacy.mechanisms import (
+from pate_study.data import deeplog as deeplog_data
+from pate_study.experiments.deeplog.config import IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR
+from pate_study.experiments.deeplog.models import Models
+from pate_study.learning.sequence_models import Seq2SeqAutoencoder
+from pate_study.privacy.mechanisms import (
     exponential_mechanism,
     exponential_mechanism_log_probs,
     laplace_mechanism,
@@ -17,8 +19,6 @@ from ...privacy.mechanisms import (
     randomized_response,
     sample_log_probs,
 )
-from .config import IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR
-from .models import Models
 
 
 def cosine_utility(embeddings: np.ndarray) -> np.ndarray:

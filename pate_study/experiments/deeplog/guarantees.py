@@ -7,7 +7,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ...privacy.mechanisms import (
+from pate_study.experiments.deeplog.config import IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR
+from pate_study.privacy.mechanisms import (
     basic_composition,
     exponential_mechanism_log_probs,
     finite_mechanism_epsilon,
@@ -15,7 +16,6 @@ from ...privacy.mechanisms import (
     local_laplace_epsilon,
     randomized_response_log_probs,
 )
-from .config import IDEA1_ANALYTIC, IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, IDEAS, KRR
 
 
 def guarantee_table(

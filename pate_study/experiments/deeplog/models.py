@@ -10,16 +10,16 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ...learning.sequence_models import (
+from pate_study.experiments.deeplog.config import StudyConfig
+from pate_study.experiments.deeplog.subset import Prepared
+from pate_study.learning.sequence_models import (
     Seq2SeqAutoencoder,
     Seq2SeqClassifier,
     SequenceClassifier,
     count_parameters,
     fit_seq2seq,
 )
-from ...learning.student import fit_model, predict_scores
-from .config import StudyConfig
-from .subset import Prepared
+from pate_study.learning.student import fit_model, predict_scores
 
 
 @contextlib.contextmanager

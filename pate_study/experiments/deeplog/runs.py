@@ -10,10 +10,9 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from ...data import deeplog as deeplog_data
-from ...privacy.mechanisms import randomized_response
-from .config import IDEA3, IDEA5, IDEAS, KRR, StudyConfig
-from .generators import (
+from pate_study.data import deeplog as deeplog_data
+from pate_study.experiments.deeplog.config import IDEA3, IDEA5, IDEAS, KRR, StudyConfig
+from pate_study.experiments.deeplog.generators import (
     Idea1Tables,
     by_distinct_rows,
     decode_log_probs,
@@ -24,8 +23,9 @@ from .generators import (
     synthesize,
     with_padding,
 )
-from .models import Models, accuracy, classify, torch_threads
-from .subset import Prepared
+from pate_study.experiments.deeplog.models import Models, accuracy, classify, torch_threads
+from pate_study.experiments.deeplog.subset import Prepared
+from pate_study.privacy.mechanisms import randomized_response
 
 
 def normalised_hamming(original: np.ndarray, synthetic: np.ndarray, lengths: np.ndarray) -> np.ndarray:

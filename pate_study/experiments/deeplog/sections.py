@@ -12,19 +12,43 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...data import deeplog as deeplog_data
-from ...reporting.outputs import NotebookOutputs, show_findings
-from ...reporting.registry import published
-from .config import FIGURE_OF, IDEA2, IDEAS, KRR, StudyConfig
-from .figures import plot_idea
-from .findings import findings_lines, reach_table
-from .generators import Idea1Tables, idea1_tables
-from .guarantees import FIGURE_GUARANTEE, LENGTH_NOTE, guarantee_summary, guarantee_table, worst_over_seeds
-from .listings import locate_listing
-from .models import Models, accuracy, classify, train_seeds
-from .runs import length_permutation_test, reconstruction, run_ideas, summarise, unseen_test_accuracy
-from .subset import Prepared, data_description, duplication, length_only_accuracy, prepare_replicates
-from .verdicts import at_epsilon, control_accuracy_estimate, control_verdict, idea_verdicts, listing_verdict
+from pate_study.data import deeplog as deeplog_data
+from pate_study.experiments.deeplog.config import FIGURE_OF, IDEA2, IDEAS, KRR, StudyConfig
+from pate_study.experiments.deeplog.figures import plot_idea
+from pate_study.experiments.deeplog.findings import findings_lines, reach_table
+from pate_study.experiments.deeplog.generators import Idea1Tables, idea1_tables
+from pate_study.experiments.deeplog.guarantees import (
+    FIGURE_GUARANTEE,
+    LENGTH_NOTE,
+    guarantee_summary,
+    guarantee_table,
+    worst_over_seeds,
+)
+from pate_study.experiments.deeplog.listings import locate_listing
+from pate_study.experiments.deeplog.models import Models, accuracy, classify, train_seeds
+from pate_study.experiments.deeplog.runs import (
+    length_permutation_test,
+    reconstruction,
+    run_ideas,
+    summarise,
+    unseen_test_accuracy,
+)
+from pate_study.experiments.deeplog.subset import (
+    Prepared,
+    data_description,
+    duplication,
+    length_only_accuracy,
+    prepare_replicates,
+)
+from pate_study.experiments.deeplog.verdicts import (
+    at_epsilon,
+    control_accuracy_estimate,
+    control_verdict,
+    idea_verdicts,
+    listing_verdict,
+)
+from pate_study.reporting.outputs import NotebookOutputs, show_findings
+from pate_study.reporting.registry import published
 
 logger = logging.getLogger(__name__)
 

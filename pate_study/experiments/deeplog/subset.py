@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...data import DataSource
-from ...data import deeplog as deeplog_data
-from .config import StudyConfig
+from pate_study.data import DataSource
+from pate_study.data import deeplog as deeplog_data
+from pate_study.experiments.deeplog.config import StudyConfig
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from ...data import DataSource
-from ...reporting import uncertainty as unc
-from ...reporting import verdicts
-from ...reporting.claims import Claim
-from ..needed_sources import judge_with_sources
-from .config import IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, KRR
-from .listings import run_length_counts, shortened_run
+from pate_study.data import DataSource
+from pate_study.experiments.deeplog.config import IDEA1_MEASURED, IDEA2, IDEA3, IDEA4, IDEA5, KRR
+from pate_study.experiments.deeplog.listings import run_length_counts, shortened_run
+from pate_study.experiments.needed_sources import judge_with_sources
+from pate_study.reporting import uncertainty as unc
+from pate_study.reporting import verdicts
+from pate_study.reporting.claims import Claim
 
 
 def _trend(summary: pd.DataFrame, idea: str, column: str) -> float:

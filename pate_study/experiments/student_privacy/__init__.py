@@ -43,7 +43,7 @@ Choices where the sources are silent (each is a field of :class:`StudyConfig` or
   every change is reported in :attr:`StudyResult.scale_notes`.
 """
 
-from .accounting import (
+from pate_study.experiments.student_privacy.accounting import (
     consensus_summary,
     data_dependent_epsilons,
     data_independent_epsilons,
@@ -51,8 +51,15 @@ from .accounting import (
     noise_signal_table,
     sosa_setting_hypotheses,
 )
-from .config import NO_NOISE, PARAMETRISATIONS, STUDENT_FEATURES, StudyConfig, fit_sizes, level_key
-from .pipeline import (
+from pate_study.experiments.student_privacy.config import (
+    NO_NOISE,
+    PARAMETRISATIONS,
+    STUDENT_FEATURES,
+    StudyConfig,
+    fit_sizes,
+    level_key,
+)
+from pate_study.experiments.student_privacy.pipeline import (
     LevelResult,
     StudentDraw,
     StudentRows,
@@ -67,8 +74,8 @@ from .pipeline import (
     train_teacher_ensembles,
     train_teachers,
 )
-from .pools import WEB_SPLITS, Pools, ecg_pools, web_pools
-from .tables import (
+from pate_study.experiments.student_privacy.pools import WEB_SPLITS, Pools, ecg_pools, web_pools
+from pate_study.experiments.student_privacy.tables import (
     epsilon_table_vs_paper,
     median_iqr,
     per_level_medians,

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ...privacy.accounting import OrderAtGridEdgeWarning
-from ...privacy.mechanisms import local_laplace_epsilon, local_laplace_scale
-from ...privacy.moments import lnmax_q, moments_closed_form, moments_epsilon, theorem3_q_limit
-from ...privacy.rdp import lnmax_rdp_epsilon
-from .config import NO_NOISE, noise_keyword
+from pate_study.experiments.student_privacy.config import NO_NOISE, noise_keyword
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from pate_study.privacy.mechanisms import local_laplace_epsilon, local_laplace_scale
+from pate_study.privacy.moments import lnmax_q, moments_closed_form, moments_epsilon, theorem3_q_limit
+from pate_study.privacy.rdp import lnmax_rdp_epsilon
 
 
 def data_dependent_epsilons(counts: np.ndarray, *, gamma: float, delta: float, max_integer_order: int = 8) -> dict:

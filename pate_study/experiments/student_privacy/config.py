@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...learning.ensemble import EnsembleConfig
+from pate_study.learning.ensemble import EnsembleConfig
 
 NO_NOISE = "no noise"
 PARAMETRISATIONS = ("rho", "scale")

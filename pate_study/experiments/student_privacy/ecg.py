@@ -15,18 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...data.ecg import TRAIN_CLASS_COUNTS
-from ...learning.ensemble import EnsembleConfig
-from ...privacy.moments import theorem3_q_limit
-from ...reporting import uncertainty as unc
-from ...reporting import verdicts as judge
-from ...reporting.claims import Claim
-from ...reporting.uncertainty import Estimate
-from ...reporting.verdicts import combine
-from ..needed_sources import judge_with_sources
-from .config import NO_NOISE, StudyConfig
-from .pools import ECG_SAMPLE
-from .tables import (
+from pate_study.data.ecg import TRAIN_CLASS_COUNTS
+from pate_study.experiments.needed_sources import judge_with_sources
+from pate_study.experiments.student_privacy.config import NO_NOISE, StudyConfig
+from pate_study.experiments.student_privacy.pools import ECG_SAMPLE
+from pate_study.experiments.student_privacy.tables import (
     STUDENT_SOURCES,
     TEACHER_SOURCES,
     VOTE_SOURCES,
@@ -43,6 +36,13 @@ from .tables import (
     vote_sources,
     with_verdicts,
 )
+from pate_study.learning.ensemble import EnsembleConfig
+from pate_study.privacy.moments import theorem3_q_limit
+from pate_study.reporting import uncertainty as unc
+from pate_study.reporting import verdicts as judge
+from pate_study.reporting.claims import Claim
+from pate_study.reporting.uncertainty import Estimate
+from pate_study.reporting.verdicts import combine
 
 N_CLASSES = 5
 PAPER_TEACHERS, PAPER_BEATS, PAPER_QUERIES, PAPER_VALIDATION = 200, 5000, 900, 100

@@ -13,13 +13,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
-from ...reporting.registry import published
-from . import ecg, figures
-from .notebook_sections import noise_levels, record_accounting, record_verdicts, save_and_show
-from .pipeline import StudyResult, run_study
-from .pools import Pools, ecg_pools
-from .tables import per_level_medians
+from pate_study.experiments.student_privacy import ecg, figures
+from pate_study.experiments.student_privacy.notebook_sections import (
+    noise_levels,
+    record_accounting,
+    record_verdicts,
+    save_and_show,
+)
+from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study
+from pate_study.experiments.student_privacy.pools import Pools, ecg_pools
+from pate_study.experiments.student_privacy.tables import per_level_medians
+from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
+from pate_study.reporting.registry import published
 
 PAPER_LAYOUT, SMALL_SAMPLE = "paper layout", "small-sample design"
 #: the same published figure or table under Visca 2021's id

@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...reporting.plots import box_by_level, reference_line
-from .config import NO_NOISE
+from pate_study.experiments.student_privacy.config import NO_NOISE
+from pate_study.reporting.plots import box_by_level, reference_line
 
 ACCURACY_LIMITS = (-0.02, 1.02)
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ...reporting.outputs import MarkdownText, NotebookOutputs
-from ...reporting.verdicts import Verdict
-from .accounting import noise_signal_table
-from .pipeline import StudyResult
+from pate_study.experiments.student_privacy.accounting import noise_signal_table
+from pate_study.experiments.student_privacy.pipeline import StudyResult
+from pate_study.reporting.outputs import MarkdownText, NotebookOutputs
+from pate_study.reporting.verdicts import Verdict
 
 
 def noise_levels(rhos: Sequence[float], include_no_noise: bool) -> list:

@@ -18,13 +18,17 @@ import pandas as pd
 import scipy.sparse as sp
 from tqdm.auto import tqdm
 
-from ...learning.ensemble import cached_ensemble, query_ensemble, train_ensemble
-from ...learning.metrics import binary_report, multiclass_report
-from ...learning.partitions import Partitions, make_partitions
-from ...privacy.aggregators import lnmax
-from ...privacy.mechanisms import local_laplace, local_laplace_epsilon
-from .accounting import consensus_summary, data_dependent_epsilons, data_independent_epsilons
-from .config import StudyConfig, fit_sizes, noise_keyword
+from pate_study.experiments.student_privacy.accounting import (
+    consensus_summary,
+    data_dependent_epsilons,
+    data_independent_epsilons,
+)
+from pate_study.experiments.student_privacy.config import StudyConfig, fit_sizes, noise_keyword
+from pate_study.learning.ensemble import cached_ensemble, query_ensemble, train_ensemble
+from pate_study.learning.metrics import binary_report, multiclass_report
+from pate_study.learning.partitions import Partitions, make_partitions
+from pate_study.privacy.aggregators import lnmax
+from pate_study.privacy.mechanisms import local_laplace, local_laplace_epsilon
 
 logger = logging.getLogger(__name__)
 

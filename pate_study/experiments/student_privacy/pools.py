@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...data import ecg, web
-from ...learning.features import l1_normalize, url_tfidf
+from pate_study.data import ecg, web
+from pate_study.learning.features import l1_normalize, url_tfidf
 
 logger = logging.getLogger(__name__)
 

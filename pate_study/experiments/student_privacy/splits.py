@@ -19,10 +19,15 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ...reporting import verdicts as judge
-from .config import NO_NOISE, StudyConfig
-from .pipeline import StudyResult, run_study, teacher_of_student, teacher_partitions
-from .pools import Pools, web_pools
+from pate_study.experiments.student_privacy.config import NO_NOISE, StudyConfig
+from pate_study.experiments.student_privacy.pipeline import (
+    StudyResult,
+    run_study,
+    teacher_of_student,
+    teacher_partitions,
+)
+from pate_study.experiments.student_privacy.pools import Pools, web_pools
+from pate_study.reporting import verdicts as judge
 
 #: This package's own earlier claim, not a published value: README at commit ff9fb31 (before a review found its
 #: students' validation rows biased) said that going from a row-wise to the URL-disjoint split, the noise-free

@@ -33,13 +33,13 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ...reporting import uncertainty as unc
-from ...reporting.claims import Claim
-from ...reporting.uncertainty import Estimate
-from ...reporting.verdicts import Verdict
-from ..needed_sources import judge_with_sources
-from .config import NO_NOISE, level_key
-from .pools import POOL_SPLIT
+from pate_study.experiments.needed_sources import judge_with_sources
+from pate_study.experiments.student_privacy.config import NO_NOISE, level_key
+from pate_study.experiments.student_privacy.pools import POOL_SPLIT
+from pate_study.reporting import uncertainty as unc
+from pate_study.reporting.claims import Claim
+from pate_study.reporting.uncertainty import Estimate
+from pate_study.reporting.verdicts import Verdict
 
 #: The rows a student draws from the student pool (its queries, threshold rows and validation rows).
 STUDENT_ROWS = "student rows (queries, threshold, validation) drawn from the student pool"

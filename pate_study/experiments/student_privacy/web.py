@@ -13,16 +13,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from ...learning.ensemble import EnsembleConfig
-from ...reporting import uncertainty as unc
-from ...reporting import verdicts as judge
-from ...reporting.claims import Claim, analytic
-from ...reporting.uncertainty import Estimate
-from ...reporting.verdicts import combine
-from ..needed_sources import judge_with_sources
-from .accounting import epsilon_gap_explanations, sosa_setting_hypotheses
-from .config import NO_NOISE, StudyConfig
-from .tables import (
+from pate_study.experiments.needed_sources import judge_with_sources
+from pate_study.experiments.student_privacy.accounting import epsilon_gap_explanations, sosa_setting_hypotheses
+from pate_study.experiments.student_privacy.config import NO_NOISE, StudyConfig
+from pate_study.experiments.student_privacy.tables import (
     LEVEL_SOURCES,
     STUDENT_SOURCES,
     TEACHER_SOURCES,
@@ -41,6 +35,12 @@ from .tables import (
     vote_sources,
     with_verdicts,
 )
+from pate_study.learning.ensemble import EnsembleConfig
+from pate_study.reporting import uncertainty as unc
+from pate_study.reporting import verdicts as judge
+from pate_study.reporting.claims import Claim, analytic
+from pate_study.reporting.uncertainty import Estimate
+from pate_study.reporting.verdicts import combine
 
 PAPER_QUERIES, PAPER_THRESHOLD_ROWS = 1000, 200
 SOSA_DELTAS, SOSA_QUERIES = (1e-5, 0.05), (1000, 1200)

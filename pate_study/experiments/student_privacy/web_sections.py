@@ -13,15 +13,20 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ...reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
-from ...reporting.registry import published
-from . import figures, splits, web
-from .accounting import epsilon_gap_explanations
-from .config import StudyConfig
-from .notebook_sections import noise_levels, record_accounting, record_verdicts, save_and_show
-from .pipeline import StudyResult, run_study
-from .pools import Pools, web_pools
-from .tables import estimates_record, median_iqr, scale_description
+from pate_study.experiments.student_privacy import figures, splits, web
+from pate_study.experiments.student_privacy.accounting import epsilon_gap_explanations
+from pate_study.experiments.student_privacy.config import StudyConfig
+from pate_study.experiments.student_privacy.notebook_sections import (
+    noise_levels,
+    record_accounting,
+    record_verdicts,
+    save_and_show,
+)
+from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study
+from pate_study.experiments.student_privacy.pools import Pools, web_pools
+from pate_study.experiments.student_privacy.tables import estimates_record, median_iqr, scale_description
+from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
+from pate_study.reporting.registry import published
 
 #: the same published figure under Visca 2021's id
 SAME_AS = {

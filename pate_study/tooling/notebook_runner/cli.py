@@ -16,20 +16,33 @@ import os
 import sys
 from pathlib import Path
 
-from ...core.env import DATA_ENV, check_writable, data_dir
-from ...core.errors import one_line
-from ...core.io import atomic_write_text, cache_writable
-from ...core.owned import io_error_line
-from ...reporting.index import write_index
-from .configs import check_configs
-from .datasets import prepare_datasets
-from .jobs import run_one_after_another, run_side_by_side
-from .layout import DATA_MODES, PROFILES, REQUIRED_PROFILES, config_path, current, list_notebooks
-from .manifest import Manifest, datasets_for, load_manifests, reference_table, waits_table
-from .schedule import read_timings
-from .staging import remove_stale_staging
-from .summary import summary_markdown
-from .yamlfile import ConfigError
+from pate_study.core.env import DATA_ENV, check_writable, data_dir
+from pate_study.core.errors import one_line
+from pate_study.core.io import atomic_write_text, cache_writable
+from pate_study.core.owned import io_error_line
+from pate_study.reporting.index import write_index
+from pate_study.tooling.notebook_runner.configs import check_configs
+from pate_study.tooling.notebook_runner.datasets import prepare_datasets
+from pate_study.tooling.notebook_runner.jobs import run_one_after_another, run_side_by_side
+from pate_study.tooling.notebook_runner.layout import (
+    DATA_MODES,
+    PROFILES,
+    REQUIRED_PROFILES,
+    config_path,
+    current,
+    list_notebooks,
+)
+from pate_study.tooling.notebook_runner.manifest import (
+    Manifest,
+    datasets_for,
+    load_manifests,
+    reference_table,
+    waits_table,
+)
+from pate_study.tooling.notebook_runner.schedule import read_timings
+from pate_study.tooling.notebook_runner.staging import remove_stale_staging
+from pate_study.tooling.notebook_runner.summary import summary_markdown
+from pate_study.tooling.notebook_runner.yamlfile import ConfigError
 
 logger = logging.getLogger(__name__)
 

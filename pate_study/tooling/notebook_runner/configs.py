@@ -16,9 +16,9 @@ from pathlib import Path
 
 import papermill
 
-from ...core.owned import describe_path
-from .layout import RUNNER_PARAMETERS, current, relative_label
-from .yamlfile import ConfigError, kind, quoted_name, read_config, shown
+from pate_study.core.owned import describe_path
+from pate_study.tooling.notebook_runner.layout import RUNNER_PARAMETERS, current, relative_label
+from pate_study.tooling.notebook_runner.yamlfile import ConfigError, kind, quoted_name, read_config, shown
 
 
 def load_parameters(stem: str, profile: str, configs_dir: Path | None = None) -> dict:

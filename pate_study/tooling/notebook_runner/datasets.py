@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 import data_recipes
 from data_recipes import read_manifest
-
-from .layout import DATA_MODES, current
+from pate_study.tooling.notebook_runner.layout import DATA_MODES, current
 
 logger = logging.getLogger(__name__)
 

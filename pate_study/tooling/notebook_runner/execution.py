@@ -14,11 +14,11 @@ from pathlib import Path
 import nbformat
 import papermill
 
-from ...core.io import atomic_write_text
-from ...reporting.session import RUNNER_ENV
-from .configs import check_config, load_parameters, notebook_parameters
-from .layout import PROFILES, config_path, current, list_notebooks
-from .yamlfile import ConfigError
+from pate_study.core.io import atomic_write_text
+from pate_study.reporting.session import RUNNER_ENV
+from pate_study.tooling.notebook_runner.configs import check_config, load_parameters, notebook_parameters
+from pate_study.tooling.notebook_runner.layout import PROFILES, config_path, current, list_notebooks
+from pate_study.tooling.notebook_runner.yamlfile import ConfigError
 
 #: How long a notebook's kernel may take to start (papermill's default, 60 s, ran out on two cores kept busy).
 KERNEL_START_S = 180

@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from .layout import current, log_path, staging_folder
-from .schedule import (
+from pate_study.tooling.notebook_runner.layout import current, log_path, staging_folder
+from pate_study.tooling.notebook_runner.schedule import (
     THREAD_VARIABLES,
     After,
     chain_seconds,
@@ -29,8 +29,8 @@ from .schedule import (
     thread_environment,
     waits_for,
 )
-from .staging import remove_own_staging, run_notebook
-from .summary import NotebookRun
+from pate_study.tooling.notebook_runner.staging import remove_own_staging, run_notebook
+from pate_study.tooling.notebook_runner.summary import NotebookRun
 
 logger = logging.getLogger(__name__)
 

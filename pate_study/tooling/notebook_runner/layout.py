@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
+from pate_study.core.paths import BUILD_DIR, CONFIGS_DIR, FIGURES_DIR, NOTEBOOKS_DIR, REPO_ROOT
 
 PROFILES = ("smoke", "paper", "gpu")
 #: Profiles every notebook must have; ``gpu`` (the sources' settings for a CUDA machine) only where a notebook has

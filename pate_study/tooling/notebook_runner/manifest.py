@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import data_recipes
-
-from ...core.owned import describe_path
-from .layout import PROFILES, current, list_notebooks, relative_label
-from .yamlfile import ConfigError, kind, quoted_name, read_config, shown
+from pate_study.core.owned import describe_path
+from pate_study.tooling.notebook_runner.layout import PROFILES, current, list_notebooks, relative_label
+from pate_study.tooling.notebook_runner.yamlfile import ConfigError, kind, quoted_name, read_config, shown
 
 MANIFEST_NAME = "notebook.yaml"
 #: The keys a manifest may set, with what each holds (the messages quote it).

@@ -18,8 +18,8 @@ import shutil
 import time
 from pathlib import Path
 
-from ...core.io import replace_folder
-from ...core.owned import (
+from pate_study.core.io import replace_folder
+from pate_study.core.owned import (
     OwnedFolderError,
     describe_path,
     discard_moved_aside,
@@ -30,9 +30,9 @@ from ...core.owned import (
     shown_files,
     write_manifest,
 )
-from .execution import execute_notebook, point_at_final_folder, write_stripped
-from .layout import PROFILES, RESULTS_PROFILE, current, output_folder, staging_folder
-from .summary import NotebookRun, error_line, notebook_outputs
+from pate_study.tooling.notebook_runner.execution import execute_notebook, point_at_final_folder, write_stripped
+from pate_study.tooling.notebook_runner.layout import PROFILES, RESULTS_PROFILE, current, output_folder, staging_folder
+from pate_study.tooling.notebook_runner.summary import NotebookRun, error_line, notebook_outputs
 
 logger = logging.getLogger(__name__)
 

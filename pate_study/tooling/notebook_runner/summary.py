@@ -7,13 +7,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.errors import one_line
-from ...reporting.outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
-from ...reporting.registry import load_registry
-from .datasets import DataPreparation, real_data_commands
-from .layout import RESULTS_PROFILE, current, output_folder
-from .manifest import Manifest, load_manifests
-from .schedule import format_duration
+from pate_study.core.errors import one_line
+from pate_study.reporting.outputs import NOT_RUN_KEY, PROVENANCE_SUFFIX, read_scalars
+from pate_study.reporting.registry import load_registry
+from pate_study.tooling.notebook_runner.datasets import DataPreparation, real_data_commands
+from pate_study.tooling.notebook_runner.layout import RESULTS_PROFILE, current, output_folder
+from pate_study.tooling.notebook_runner.manifest import Manifest, load_manifests
+from pate_study.tooling.notebook_runner.schedule import format_duration
 
 STATUS_GROUPS = (
     "real data at paper scale",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from ...core.errors import one_line
-from .layout import relative_label
+from pate_study.core.errors import one_line
+from pate_study.tooling.notebook_runner.layout import relative_label
 
 
 class ConfigError(ValueError):

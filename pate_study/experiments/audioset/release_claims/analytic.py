@@ -9,13 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.release import DELTA
+from pate_study.experiments.audioset.release_claims.common import scale_verdict
 from pate_study.privacy import multilabel
 from pate_study.privacy.options import Accounting, Bound
 from pate_study.reporting.claims import Claim, analytic
 from pate_study.reporting.verdicts import Verdict, combine
-
-from ..release import DELTA
-from .common import scale_verdict
 
 Q_SHARE_EDGE = 0.1
 

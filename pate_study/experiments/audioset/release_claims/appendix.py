@@ -9,15 +9,24 @@ from typing import Any
 
 import pandas as pd
 
+from pate_study.experiments.audioset.release_claims.common import (
+    ENSEMBLE_POOL,
+    POOL,
+    claims_or_scale_verdict,
+    claims_rows,
+    scale_verdict,
+)
+from pate_study.experiments.audioset.release_claims.tables import (
+    ensemble_claims,
+    threshold_trend_verdict,
+    trend_verdict_table_5_2,
+)
+from pate_study.experiments.audioset.tables import tolerance_summary
+from pate_study.experiments.audioset.verdict_rules import judged
 from pate_study.learning.metrics import PRESENT_CLASSES
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
 from pate_study.reporting.verdicts import combine
-
-from ..tables import tolerance_summary
-from ..verdict_rules import judged
-from .common import ENSEMBLE_POOL, POOL, claims_or_scale_verdict, claims_rows, scale_verdict
-from .tables import ensemble_claims, threshold_trend_verdict, trend_verdict_table_5_2
 
 
 def appendix_claims_record(

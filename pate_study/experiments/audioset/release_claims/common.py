@@ -7,12 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.verdict_rules import judged, synthetic
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
 from pate_study.reporting.replicates import ReplicateRows
 from pate_study.reporting.verdicts import Verdict, combine, not_comparable
-
-from ..verdict_rules import judged, synthetic
 
 #: The random source a noise-free table's bootstrap resamples (the pool queries the ensembles are scored on).
 POOL = "query-pool examples"

@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.release import DELTA
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.verdicts import Verdict
-
-from ..release import DELTA
 
 #: Numbers below that are read, not judged (no verdict rests on them, so none is a tolerance): the relative precision
 #: of the σ solver that brings every rule to the budget ε (equal ε up to it), the σ_e pair of the thesis's halving

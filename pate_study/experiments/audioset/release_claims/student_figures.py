@@ -9,13 +9,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.release import check_label
+from pate_study.experiments.audioset.release_claims.sweeps import ADAPTIVE_SENSITIVITY, REALISED_COST
+from pate_study.experiments.audioset.students import sigma_sweep_record
+from pate_study.experiments.audioset.verdict_rules import (
+    STUDENT,
+    judged,
+    relative,
+    student_difference,
+    student_estimate,
+)
 from pate_study.reporting.claims import Claim, analytic
 from pate_study.reporting.verdicts import Verdict, combine, not_comparable
-
-from ..release import check_label
-from ..students import sigma_sweep_record
-from ..verdict_rules import STUDENT, judged, relative, student_difference, student_estimate
-from .sweeps import ADAPTIVE_SENSITIVITY, REALISED_COST
 
 ADAPTIVE_PRIVACY = Claim(
     "adaptive th_e: much stronger privacy",

@@ -11,13 +11,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.release_claims.common import scale_verdict
+from pate_study.experiments.audioset.verdict_rules import (
+    STUDENT,
+    judged,
+    student_difference,
+    student_estimate,
+    synthetic,
+)
 from pate_study.privacy import multilabel
 from pate_study.reporting.claims import Claim, source_inconsistency
 from pate_study.reporting.registry import published
 from pate_study.reporting.verdicts import Verdict, agrees, combine
-
-from ..verdict_rules import STUDENT, judged, student_difference, student_estimate, synthetic
-from .common import scale_verdict
 
 Q_AVERAGE = Claim(
     "q average",

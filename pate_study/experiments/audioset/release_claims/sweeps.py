@@ -10,13 +10,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.release import A11_FIXED_PARTNER
+from pate_study.experiments.audioset.release_claims.common import (
+    POOL,
+    claims_rows,
+    claims_verdict,
+    judged_claim_row,
+    scale_verdict,
+)
+from pate_study.experiments.audioset.verdict_rules import judged
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, analytic
 from pate_study.reporting.verdicts import Verdict, combine, not_comparable
-
-from ..release import A11_FIXED_PARTNER
-from ..verdict_rules import judged
-from .common import POOL, claims_rows, claims_verdict, judged_claim_row, scale_verdict
 
 HALVING_SIGMAS = (0.1, 0.2)
 

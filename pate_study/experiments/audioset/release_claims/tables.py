@@ -10,14 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pate_study.learning.metrics import PRESENT_CLASSES
-from pate_study.reporting.claims import Claim
-from pate_study.reporting.registry import published
-from pate_study.reporting.verdicts import Verdict, combine
-
-from ..tables import tolerance_summary
-from ..verdict_rules import judged
-from .common import (
+from pate_study.experiments.audioset.release_claims.common import (
     ENSEMBLE_POOL,
     claims_or_scale_verdict,
     claims_rows,
@@ -26,6 +19,12 @@ from .common import (
     pool_min_estimate,
     scale_prefix,
 )
+from pate_study.experiments.audioset.tables import tolerance_summary
+from pate_study.experiments.audioset.verdict_rules import judged
+from pate_study.learning.metrics import PRESENT_CLASSES
+from pate_study.reporting.claims import Claim
+from pate_study.reporting.registry import published
+from pate_study.reporting.verdicts import Verdict, combine
 
 
 def confidence_rule_verdict(t53: pd.DataFrame, item_id: str = "muschiol2021-table5.3") -> pd.DataFrame:

@@ -8,14 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from pate_study.experiments.audioset.diagnostics import curve_wobble, curves
+from pate_study.experiments.audioset.teacher_claims.seeds import replicate_values, seed_comparison
+from pate_study.experiments.audioset.teachers import thesis_length_arms
+from pate_study.experiments.audioset.verdict_rules import TEACHER
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.replicates import printed_rows
 from pate_study.reporting.verdicts import Verdict, combine, not_comparable
-
-from ..diagnostics import curve_wobble, curves
-from ..teachers import thesis_length_arms
-from ..verdict_rules import TEACHER
-from .seeds import replicate_values, seed_comparison
 
 
 def _best_other(ablation: dict, arms: dict, keep) -> Any:

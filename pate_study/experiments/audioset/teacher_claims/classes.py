@@ -9,14 +9,13 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
+from pate_study.experiments.audioset.diagnostics import per_class_ap, ranked_classes
+from pate_study.experiments.audioset.verdict_rules import judged
 from pate_study.learning.metrics import resampled_average_precision, roc_auc_per_class
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
 from pate_study.reporting.registry import published
 from pate_study.reporting.verdicts import Verdict, combine, not_comparable
-
-from ..diagnostics import per_class_ap, ranked_classes
-from ..verdict_rules import judged
 
 
 def class_curve_verdict(thesis_value: float, ours: float, what: str) -> Verdict:

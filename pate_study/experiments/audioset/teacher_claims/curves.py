@@ -10,14 +10,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.teacher_claims.models import thesis_baseline_maps
+from pate_study.experiments.audioset.verdict_rules import TEACHER, judged
 from pate_study.learning.metrics import average_precision_per_class, resampled_average_precision, roc_auc_per_class
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, judge
 from pate_study.reporting.registry import published
 from pate_study.reporting.verdicts import combine
-
-from ..verdict_rules import TEACHER, judged
-from .models import thesis_baseline_maps
 
 FIG_5_1 = Claim(
     "fewer clips, lower mAP",

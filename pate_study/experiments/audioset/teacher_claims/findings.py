@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from pate_study.experiments.audioset.teacher_claims.curves import teacher_maps
+from pate_study.experiments.audioset.teacher_claims.models import scale_range, thesis_baseline_maps
 from pate_study.reporting.registry import published
-
-from .curves import teacher_maps
-from .models import scale_range, thesis_baseline_maps
 
 
 def _margin(record: dict, name: str, fmt: str = ".3f") -> str:

@@ -9,13 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.diagnostics import curves, final_curve_means
+from pate_study.experiments.audioset.verdict_rules import judged
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, analytic, printed_half_unit
 from pate_study.reporting.registry import published
 from pate_study.reporting.verdicts import Verdict, combine, not_comparable, within_tolerance
-
-from ..diagnostics import curves, final_curve_means
-from ..verdict_rules import judged
 
 
 def table_4_1_verdict(subset: str, label: str, paper: dict, ours: dict, kind: str) -> Verdict:

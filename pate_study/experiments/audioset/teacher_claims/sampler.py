@@ -9,12 +9,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset.diagnostics import (
+    occurrence_spread,
+    sampler_spreads,
+    sampler_statistics,
+    top_class,
+)
+from pate_study.experiments.audioset.verdict_rules import judged
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
 from pate_study.reporting.replicates import printed_rows
-
-from ..diagnostics import occurrence_spread, sampler_spreads, sampler_statistics, top_class
-from ..verdict_rules import judged
 
 #: Sampler seeds Fig 5.9's spreads are replicated over (cheap: a sampler draws indices only).
 SAMPLER_SEEDS = 5

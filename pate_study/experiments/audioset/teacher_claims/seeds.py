@@ -9,12 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from pate_study.experiments.audioset.diagnostics import curves
+from pate_study.experiments.audioset.verdict_rules import TEACHER, judged
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim
 from pate_study.reporting.verdicts import Verdict
-
-from ..diagnostics import curves
-from ..verdict_rules import TEACHER, judged
 
 
 @dataclass(frozen=True)
