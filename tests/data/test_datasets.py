@@ -243,6 +243,7 @@ def test_audioset_bad_crc_and_missing_label_file(mirror, fake_mirror, data_dir, 
     assert _tree(out) == before
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 def test_audioset_real_prepare_and_subsets(audioset_prepared, monkeypatch):
     monkeypatch.setenv("PATE_STUDY_DATA", str(audioset_prepared))

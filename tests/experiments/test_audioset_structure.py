@@ -8,6 +8,7 @@ import pickle
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import pate_study.experiments.audioset as package
 from pate_study.experiments.audioset import shards, teachers
@@ -62,6 +63,7 @@ def test_modules_import_each_other_without_a_cycle():
     assert graph["teachers"] <= {"data"} and "pipeline" not in set().union(*(graph[m] for m in above))
 
 
+@pytest.mark.slow
 def test_no_import_inside_a_function_without_its_reason_and_no_private_names():
     for m in MODULES:
         tree, lines = _tree(m)

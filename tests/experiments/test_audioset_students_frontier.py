@@ -218,6 +218,7 @@ def test_frontier_targets_and_findings_pick_the_best_within_the_budget():
     assert any(line.startswith("At the thesis's settings the best student reaches 0.030") for line in lines)
 
 
+@pytest.mark.slow
 def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):
     cv = synthetic_votes(5, n_pool=150, n_test=60, n_labels=6, seed=0)
     rng = np.random.default_rng(0)

@@ -81,6 +81,7 @@ def test_a_bad_protocol_is_refused_in_one_line(tmp_path):
         target.load_protocol(tmp_path / "missing.yaml")
 
 
+@pytest.mark.slow
 def test_the_runs_are_drawn_before_any_data_and_k_follows_the_stated_distribution(tmp_path):
     p = _protocol(tmp_path)
     runs = target.draw_runs(p, 2)

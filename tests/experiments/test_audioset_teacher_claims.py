@@ -110,6 +110,7 @@ def _scored(n=600, classes=30, *, skill, seed=0):
     return y, (np.asarray(skill)[None, :] * (y - 0.5) + rng.normal(0, 1, y.shape)).astype(np.float32)
 
 
+@pytest.mark.slow
 def test_fig_a_4_every_plotted_class_above_no_skill():
     """Over three replicate single models and the test bootstrap: agrees, or differs with a class scored against its
     labels; one model alone leaves its training seed unreplicated (a source the claim names): inconclusive."""
@@ -129,6 +130,7 @@ def test_fig_a_4_every_plotted_class_above_no_skill():
     assert rec["verdict"] == "differs" and rec["min_auc_plotted_interval"][1] < 0.5
 
 
+@pytest.mark.slow
 def test_fig_a_5_only_the_worst_classes_near_the_diagonal():
     skill = np.r_[np.full(10, 4.0), np.full(10, 2.0), np.zeros(10)]  # best, medium skilful; worst at the diagonal
     y = _scored(skill=skill)[0]

@@ -179,6 +179,7 @@ def test_early_stopping_and_curve_stats(tiny):
     assert same.equals(stats)
 
 
+@pytest.mark.slow
 def test_logmel_cnn_teachers_are_bit_reproducible():
     X, Y = as_data.synthetic_log_mel_clips(40, 3, frames=16, seed=0)
     split = as_data.pool_split(len(Y), seed=0)
@@ -435,6 +436,7 @@ def test_ablation_arms_replicate_the_partitions_and_the_training_seeds():
 
 
 # ----------------------------------------------------------------------------- Figs A.2/A.3: curves over evaluations
+@pytest.mark.slow
 def test_class_curves_cover_every_evaluation_and_meet_the_selected_checkpoint(tiny):
     X, Y, Xt, Yt, split = tiny
     rows = split.teacher[:80]
@@ -540,6 +542,7 @@ def test_cnn_speed_options_are_checked_and_stamped():
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("teachers_per_task", [None, 1])  # in this process; in shards (one task per teacher)
 def test_cnn_speed_options_reach_the_teachers_and_key_the_shards(teachers_per_task, tmp_path, monkeypatch):
     """``speed`` reaches :func:`train_logmel_teachers` in this process and through the shards, and keys the shards'

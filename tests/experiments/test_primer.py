@@ -91,6 +91,7 @@ def test_least_unanimous_query_and_the_neighbouring_histograms():
         primer.least_unanimous_query(np.array([3, 4]))
 
 
+@pytest.mark.slow
 def test_votes_notice_says_visibly_when_the_real_votes_cannot_be_had(monkeypatch):
     """The lab prepares the votes itself; when that fails the notice names the reason and the fix, and the rows
     are the stamped stand-in (never presented as real)."""

@@ -686,6 +686,7 @@ def test_ecg_sections_save_record_and_return_what_the_cell_shows(small_study, tm
     assert verdicts.count("\n* `") == 4  # five items, one bullet each
 
 
+@pytest.mark.slow
 def test_web_epsilon_section_counts_students_above_the_continuous_bound(small_study, tmp_path):
     result, (X_t, y_t, X_s, y_s) = small_study
     pools = study.Pools(X_t, y_t, X_s, y_s, X_t.shape[1], source=None, description="toy blobs")

@@ -100,6 +100,7 @@ def comparison(tmp_path_factory):
     patch.undo()
 
 
+@pytest.mark.slow
 def test_split_comparison_duplicates_and_table(comparison):
     arms, _ = comparison
     assert list(arms) == ["row", "url"]
@@ -138,6 +139,7 @@ def test_sosa_no_noise_rates():
         splits.sosa_no_noise_rates(rows, 7)
 
 
+@pytest.mark.slow
 def test_web_tables_deterministic_with_sparse_teachers_retrained(comparison, tmp_path, monkeypatch):
     """The web path (sparse-input teachers, two noise levels): same seed, teachers retrained from an empty cache,
     identical student tables, votes included (a flipped vote would move ensemble_accuracy or the ε columns)."""

@@ -61,6 +61,7 @@ def test_youden_threshold_picks_separating_point():
     assert 0.3 < t <= 0.7
 
 
+@pytest.mark.slow
 def test_vectorised_learns_agrees_with_loop_and_is_deterministic(separable):
     X, y, parts, Xq, yq = _setup(separable)
     cfg = EnsembleConfig(task="binary", **CFG)
@@ -210,6 +211,7 @@ def test_votes_state_roundtrip():
     assert w.task == "binary" and w.counts.dtype == np.int64 and w.fractions is None
 
 
+@pytest.mark.slow
 def test_module_ensemble_vmap_matches_loop_with_batchnorm():
     from pate_study.learning.ensemble import train_module_ensemble
     from pate_study.learning.models import ResNetLogMel

@@ -39,6 +39,7 @@ def test_url_tfidf_l1_rows_and_vocab_choice():
         url_tfidf(URLS, fit_on=[True])
 
 
+@pytest.mark.slow
 def test_log_mel_shape_and_torch_matches_librosa():
     rng = np.random.default_rng(0)
     sr = 44_100

@@ -421,6 +421,7 @@ def test_single_model_with_data_dependent_control_flow_trains():
     assert fit.epochs == 2 and isinstance(fit.model, Checked)
 
 
+@pytest.mark.slow
 def test_compiled_step_draws_the_same_and_selects_the_same_checkpoints():
     """compile_step: the forward and loss through torch.compile (inductor on the CPU), dropout masks drawn outside
     the graph from the stack's generator -- the same draws as the eager step, so only rounding differs (fused

@@ -92,6 +92,7 @@ def test_noise_scale_08_caught_for_local_laplace_and_lnmax():
     assert audit.audit_lnmax(noise_scale_factor=0.8, n_samples=2_000_000).violation
 
 
+@pytest.mark.slow
 def test_documented_limits_at_noise_scale_08():
     # A lower bound is not a proof: these broken mechanisms pass at the default sample sizes
     # (documented in the audit module and benchmarks/HISTORY.md).
@@ -116,6 +117,7 @@ def test_adaptive_threshold_audit_catches_the_as_fixed_accounting_and_passes_the
         audit.audit_gnthreshold_adaptive(claim="fixed")
 
 
+@pytest.mark.slow
 def test_adaptive_k_audit_passes_and_catches_half_the_noise():
     ok = audit.audit_adaptive_k(seed=0)
     broken = audit.audit_adaptive_k(seed=0, noise_scale_factor=0.5)

@@ -65,6 +65,7 @@ def test_the_help_has_two_examples_one_data_independent_one_on_a_vote_file(help_
     assert "numpy.save" in help_text and "pate2018-votes" in help_text  # how to use one's own votes, or the paper's
 
 
+@pytest.mark.slow
 def test_each_example_runs_as_printed_and_prints_what_it_says(help_text, votes, tmp_path):
     lnmax, confident = printed_examples(help_text)
     results = []

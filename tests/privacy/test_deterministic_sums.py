@@ -143,6 +143,7 @@ print(json.dumps([rdp.gnmax_epsilon(sigma=40.0, delta=1e-5, votes=v).epsilon.hex
 """
 
 
+@pytest.mark.slow
 def test_accountants_are_bit_identical_across_thread_counts():
     outputs = []
     for threads in ("1", "2"):

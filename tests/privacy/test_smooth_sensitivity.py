@@ -40,6 +40,7 @@ def _loop_ls_gnmax(votes, t, sigma, order):
     return np.array(res)
 
 
+@pytest.mark.slow
 def test_vectorised_walk_and_release_equal_the_loop():
     rng = np.random.default_rng(7)
     t, sigma, order = 60, 8.0, 5.0

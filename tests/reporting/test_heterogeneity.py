@@ -56,6 +56,7 @@ def shared_test_set_runs(runs, k, outlier=0.0, n=200, n_boot=300, seed=0, calibr
     return tests
 
 
+@pytest.mark.slow
 def test_size_under_the_null_is_close_to_nominal():
     """600 studies under equal means, 200 test examples, 8 groups: the F-calibrated test rejects about 5 % (the
     chi-squared reference alone, with a covariance from 200 examples, about 7 %)."""

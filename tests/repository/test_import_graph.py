@@ -126,6 +126,7 @@ def graph() -> tuple[dict[str, set[str]], list[str], list[str], list[str]]:
     return edges, upward, hidden, private
 
 
+@pytest.mark.slow
 def test_no_import_cycle():
     edges, *_ = graph()
     try:
@@ -134,21 +135,25 @@ def test_no_import_cycle():
         pytest.fail(f"import cycle: {' -> '.join(err.args[1])}")
 
 
+@pytest.mark.slow
 def test_no_upward_import():
     _, upward, _, _ = graph()
     assert not upward, "\n".join(upward)
 
 
+@pytest.mark.slow
 def test_no_hidden_import_inside_a_function():
     _, _, hidden, _ = graph()
     assert not hidden, "\n".join(hidden)
 
 
+@pytest.mark.slow
 def test_no_private_name_imported_from_another_module():
     *_, private = graph()
     assert not private, "\n".join(private)
 
 
+@pytest.mark.slow
 def test_data_recipes_import_nothing_from_pate_study():
     """The file-level primitives live in data_recipes, which pate_study may import, never the reverse."""
     edges, *_ = graph()

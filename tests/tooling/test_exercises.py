@@ -589,6 +589,7 @@ def _exercise_cells(stem):
     return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", ["00_dp_primer", "07_pate2018_lab"])
 def test_every_untouched_exercise_cell_says_no_answer_yet(stem):
     """Each exercise cell as committed (answers None, the function returning None), run after the cells it needs:

@@ -213,6 +213,7 @@ def test_two_jobs_run_side_by_side_each_into_its_own_folder_and_a_failure_stops_
     assert (tmp_path / "build" / "02_long.paper.log").read_text() == "progress of 02_long\n"  # not the terminal
 
 
+@pytest.mark.slow
 def test_jobs_1_runs_the_notebooks_here_in_the_old_order(fake_notebooks, monkeypatch):
     tmp_path = fake_notebooks
     monkeypatch.setattr(cli, "list_notebooks", lambda: ["00_a", "04_audioset_teachers", "05_audioset_multilabel"])

@@ -200,6 +200,7 @@ def test_a_full_disk_under_a_notebooks_outputs_is_one_line_naming_the_path(
     assert "a file in " in line and ".tmp-01_x-paper: cannot write (File too large" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("errno_name", ["ENOSPC", "EACCES", "ENOTDIR"])
 def test_a_write_that_fails_after_the_notebooks_is_one_line_not_a_traceback(
     stand_in_runner, monkeypatch, capsys, errno_name
