@@ -178,23 +178,23 @@ def project_sources() -> list[Path]:
     return [p for root in roots for p in sorted((REPO / root).rglob("*.py"))] + NOTEBOOKS
 
 
-def test_no_issue_tracker_references():
-    found = [
+def matches_in_sources(pattern: re.Pattern) -> list[str]:
+    """``path: match`` for every match of ``pattern`` in the project's sources (this file left out: it names them)."""
+    return [
         f"{p.relative_to(REPO)}: {m.group(0)}"
         for p in project_sources()
         if p.name != Path(__file__).name
-        for m in ISSUE_REFERENCE.finditer(p.read_text(encoding="utf-8"))
+        for m in pattern.finditer(p.read_text(encoding="utf-8"))
     ]
+
+
+def test_no_issue_tracker_references():
+    found = matches_in_sources(ISSUE_REFERENCE)
     assert not found, "cite the source or the reason, not the issue tracker:\n" + "\n".join(found)
 
 
 def test_no_reference_a_reader_cannot_open():
-    found = [
-        f"{p.relative_to(REPO)}: {m.group(0)}"
-        for p in project_sources()
-        if p.name != Path(__file__).name
-        for m in UNOPENABLE_REFERENCE.finditer(p.read_text(encoding="utf-8"))
-    ]
+    found = matches_in_sources(UNOPENABLE_REFERENCE)
     assert not found, "cite the paper or thesis by section, or a file in the repository:\n" + "\n".join(found)
 
 
