@@ -320,10 +320,8 @@ def expected_cost(spent: PrivacySpent) -> ExpectedCost:
     """``spent`` (computed with the second step weighted by Pr[answered]) relabelled as an :class:`ExpectedCost`."""
     if spent.cost != "expected":
         raise ValueError(f"spent: expected a result charged with cost='expected', got cost={spent.cost!r}")
-    fields = {
-        f.name: getattr(spent, f.name) for f in dataclasses.fields(PrivacySpent) if f.name not in ("epsilon", "cost")
-    }
-    return ExpectedCost(expected_epsilon=float(spent.epsilon), **fields)
+    shared = {f.name: getattr(spent, f.name) for f in dataclasses.fields(_PerOrderResult)}
+    return ExpectedCost(expected_epsilon=float(spent.epsilon), **shared)
 
 
 def _jsonable(v: Any) -> Any:
