@@ -3,8 +3,8 @@
 One run, on ``--device``, for each architecture of ``--architectures`` (ResNet-18/34, VGG-11/19 of
 :func:`pate_study.learning.models.logmel_model`), a bare training step of the teachers' loop (the forward of
 :class:`pate_study.learning.stacked.StackedModule`, the per-teacher BCE of
-:func:`pate_study.learning.training.per_teacher_loss`, backward, one Adam step with
-:func:`~pate_study.learning.training.adam_kwargs`; no sampler, mixup or evaluation, which are host-side and the same
+:func:`pate_study.learning.losses.per_teacher_loss`, backward, one Adam step with
+:func:`~pate_study.learning.optimiser.adam_kwargs`; no sampler, mixup or evaluation, which are host-side and the same
 for every variant):
 
 * **one teacher** under each speed option of ``StackedModule``: today's path (CUDA: the loop's bf16 autocast;
@@ -48,9 +48,10 @@ from tqdm import tqdm
 
 from pate_study.core.device import autocast, choose_device, describe_device, use_mixed_precision
 from pate_study.experiments.audioset.teachers import deterministic_kernels
+from pate_study.learning.losses import per_teacher_loss
 from pate_study.learning.models import logmel_model
+from pate_study.learning.optimiser import adam_kwargs
 from pate_study.learning.stacked import StackedModule
-from pate_study.learning.training import adam_kwargs, per_teacher_loss
 
 logger = logging.getLogger(__name__)
 

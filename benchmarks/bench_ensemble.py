@@ -63,9 +63,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pate_study.core.device import choose_device, describe_device, tune_cpu_allocator  # noqa: E402 - after the checkout is put first on sys.path
 from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop  # noqa: E402 - after the checkout is put first on sys.path
+from pate_study.learning.losses import per_teacher_loss  # noqa: E402 - after the checkout is put first on sys.path
+from pate_study.learning.optimiser import adam_kwargs  # noqa: E402 - after the checkout is put first on sys.path
 from pate_study.learning.partitions import Partitions, make_partitions  # noqa: E402 - after the checkout is put first on sys.path
 from pate_study.learning.stacked import hidden_layers, init_stacked_params  # noqa: E402 - after the checkout is put first on sys.path
-from pate_study.learning.training import adam_kwargs, per_teacher_loss, teacher_seeds  # noqa: E402 - after the checkout is put first on sys.path
+from pate_study.learning.train_config import teacher_seeds  # noqa: E402 - after the checkout is put first on sys.path
 
 
 def matmul_peak(

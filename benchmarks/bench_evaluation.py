@@ -8,7 +8,7 @@
    evaluation of ``benchmarks/bench_step.py``'s stack), and the ECG teachers' (40 beats x 5 classes, many calls).
 2. **Adam's step with denormal moments**: one fused Adam step over the ECG students' stacked parameters (10 MLPs
    187-128-64-5, 326k parameters) whose moments have decayed into the denormal range (zero-padded inputs give
-   zero gradients), with and without ``pate_study.learning.training.flush_denormal_on_cpu``; and, as the reference, the
+   zero gradients), with and without ``pate_study.learning.optimiser.flush_denormal_on_cpu``; and, as the reference, the
    same step with ordinary (normal-range) moments.
 
 Every timing is the best of ``--repeats`` runs. Run from the repository root: ``python benchmarks/bench_evaluation.py``.
@@ -26,7 +26,7 @@ from pate_study.learning.metrics import (
     average_precision_and_roc_auc_by_ranks,
     average_precision_and_roc_auc_per_class,
 )
-from pate_study.learning.training import adam_kwargs, flush_denormal_on_cpu
+from pate_study.learning.optimiser import adam_kwargs, flush_denormal_on_cpu
 
 
 def best_of(repeats: int, fn) -> float:

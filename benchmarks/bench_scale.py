@@ -367,7 +367,7 @@ def stage_query(folder: Path, sz: dict, seed: int, **_) -> dict:
 
     from pate_study.experiments.audioset import votes as am
     from pate_study.learning.stacked import StackedMLP
-    from pate_study.learning.training import teacher_seeds
+    from pate_study.learning.train_config import teacher_seeds
 
     X, Y = _open(folder, "features"), _open(folder, "labels")
     n_train, t = sz["train_clips"], sz["teachers"]

@@ -45,7 +45,8 @@ from pate_study.core import cache
 from pate_study.core.device import autocast, choose_device, tune_cpu_allocator
 from pate_study.learning.partitions import Partitions, check_partitions
 from pate_study.learning.stacked import StackedMLP, StackedModule, copy_module_to_meta
-from pate_study.learning.training import TASKS, TrainConfig, TrainResult, teacher_seeds, train_stacked
+from pate_study.learning.train_config import TASKS, TrainConfig, TrainResult, teacher_seeds
+from pate_study.learning.training import train_stacked
 from pate_study.learning.voting import TeacherVotes, votes_from_probabilities, youden_threshold
 
 logger = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ class EnsembleConfig(TrainConfig):
     (``n_outputs`` logits, vote = argmax) or "multilabel" (``n_outputs`` independent logits).
     Defaults follow Sosa (2021): 500 TF-IDF inputs, 500-512-128-1 (322,305 parameters).
     The training fields (learning rate, batch size, schedule, sampler, mixup, checkpoint selection)
-    are those of :class:`pate_study.learning.training.TrainConfig`, which this extends; their defaults are the
+    are those of :class:`pate_study.learning.train_config.TrainConfig`, which this extends; their defaults are the
     epoch schedule the ECG and web studies use. Learning rate, batch size and patience are not stated
     in the sources (documented choices). Construct with keywords.
     """
@@ -354,7 +355,7 @@ class TeacherEnsemble(_TrainingFacts):
 
     ``epochs``/``steps``: what each teacher ran; ``best_val_loss``: its selection score (the validation
     loss by default; nan where there was none); ``best_step``: the step of its kept checkpoint (-1:
-    final); ``history``: the tidy training history (:data:`pate_study.learning.training.HISTORY_COLUMNS`).
+    final); ``history``: the tidy training history (:data:`pate_study.learning.train_config.HISTORY_COLUMNS`).
     """
 
     config: EnsembleConfig
@@ -471,7 +472,7 @@ def train_ensemble(
     ``X``: ``[n, in_features]`` numpy / torch / scipy.sparse (teachers' data; with
     ``config.sparse_input`` the first layer uses the sparse ``embedding_bag`` path).
     ``y``: labels for the task. Schedule, sampler, mixup and checkpoint selection: ``config``'s training
-    fields (:class:`pate_study.learning.training.TrainConfig`); selection on ``partitions.val`` by default;
+    fields (:class:`pate_study.learning.train_config.TrainConfig`); selection on ``partitions.val`` by default;
     ``test``: an optional shared ``(X_test, y_test)`` evaluated (history) or selected on
     (``selection="test"``). Per-teacher Youden thresholds on ``partitions.threshold`` (binary).
     Mixed precision only on CUDA.
@@ -583,7 +584,7 @@ def train_module_ensemble(
     ``vectorised=True``: parameters and buffers stacked with ``torch.func.stack_module_state`` and one
     ``vmap``-ed forward/backward per step for all teachers (BatchNorm running statistics are per-teacher
     buffers; dropout masks differ per teacher). ``vectorised=False``: the same loop once per teacher.
-    Training settings: ``config`` (:class:`pate_study.learning.training.TrainConfig`), or its fields as keywords
+    Training settings: ``config`` (:class:`pate_study.learning.train_config.TrainConfig`), or its fields as keywords
     (``lr``, ``batch_size`` (default 64), ``max_epochs``, ``patience``, ``max_steps``, ``eval_every``,
     ``sampler``, ``mixup_alpha``, ``selection``, ``select_on``, ...). ``X``: array ``[n, ...]`` of model
     inputs (e.g. log-Mel ``[n, frames, mels]``, embeddings ``[n, frames, 128]``); ``test``: optional

@@ -16,7 +16,7 @@ choices, every size a parameter:
   Laplace noise on the latent (Idea 5).
 
 :func:`fit_seq2seq` trains either seq2seq model (Adam, early stopping on a validation split with
-:class:`pate_study.learning.training.EarlyStopping`). Masking: losses count real positions only.
+:class:`pate_study.learning.evaluation.EarlyStopping`). Masking: losses count real positions only.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from pate_study.learning.training import EarlyStopping
+from pate_study.learning.evaluation import EarlyStopping
 
 logger = logging.getLogger(__name__)
 

@@ -31,7 +31,8 @@ from torch import nn
 from pate_study.core.device import autocast, choose_device
 from pate_study.learning.samplers import BatchBalancedSampler, mixup_pairs
 from pate_study.learning.stacked import StackedModule
-from pate_study.learning.training import TASKS, TrainConfig, teacher_seeds, train_stacked
+from pate_study.learning.train_config import TASKS, TrainConfig, teacher_seeds
+from pate_study.learning.training import train_stacked
 from pate_study.learning.voting import youden_threshold
 
 logger = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def fit_model(
 
     Adam; epochs with early stopping on the validation loss (best parameters restored) by default, or
     a step schedule (``max_steps``, ``eval_every``, ... in ``training``, see
-    :class:`pate_study.learning.training.TrainConfig`). ``sampler``: "random" or "balanced"
+    :class:`pate_study.learning.train_config.TrainConfig`). ``sampler``: "random" or "balanced"
     (:class:`pate_study.learning.samplers.LabelBalancedStream`, multi-label / multi-class); ``mixup_alpha``
     enables mixup (multi-class labels become one-hot). Without a validation split the final
     parameters are kept.

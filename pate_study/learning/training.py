@@ -18,7 +18,7 @@ the loop of single models used as reference and baseline, and the student traine
 4. one fused Adam step over the stacked tensors (Adam is elementwise, so each teacher's slice is
    updated exactly as by its own optimiser).
 
-Schedules (:class:`TrainConfig`):
+Schedules (:class:`~pate_study.learning.train_config.TrainConfig`):
 
 * **epochs** (``max_steps=None``; ECG and web): one shuffled pass over the partition per epoch, an
   evaluation after every epoch and early stopping with ``patience`` epochs on the selection score;
@@ -49,30 +49,32 @@ compacted), so stopped teachers cost nothing.
 
 Per-class loss weights (binary and multi-label tasks): ``class_weights`` sets positive-class weights
 ``p`` of Muschiol (2021) Eq. (4.9) per teacher (``[k]`` or ``[N, k]``; None: plain BCE, Eq. 2.2), and
-an ``on_evaluate`` hook, called after every evaluation with an :class:`EvaluationEvent` (the scores and
-the validation probabilities of every active teacher), may return new weights that apply from the
-next step on -- e.g. :class:`AdaptiveClassWeights`, the performance-adaptive weights of §5.1.3
-(:func:`adaptive_class_weights`). Evaluation losses stay unweighted, so scores are comparable across arms.
+an ``on_evaluate`` hook, called after every evaluation with an
+:class:`~pate_study.learning.class_weights.EvaluationEvent` (the scores and the validation probabilities of every active
+teacher), may return new weights that apply from the next step on -- e.g.
+:class:`~pate_study.learning.class_weights.AdaptiveClassWeights`, the performance-adaptive weights of §5.1.3
+(:func:`~pate_study.learning.class_weights.adaptive_class_weights`). Evaluation losses stay unweighted, so scores are
+comparable across arms.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from pate_study.core.device import autocast
-from pate_study.learning.metrics import average_precision_per_class, mean_average_precision_and_roc_auc
+from pate_study.learning.class_weights import EvaluationEvent, check_class_weights
+from pate_study.learning.evaluation import evaluate_stacked, label_truth, record_stacked_losses
+from pate_study.learning.losses import as_targets, per_teacher_loss
+from pate_study.learning.optimiser import adam_kwargs, compact_optimizer, flush_denormal_on_cpu
 from pate_study.learning.samplers import (
     PLAN_STEPS,
     LabelBalancedStream,
@@ -82,545 +84,11 @@ from pate_study.learning.samplers import (
     mix_pairs,
     mixup_coefficients,
 )
+from pate_study.learning.train_config import HISTORY_COLUMNS, TrainConfig, TrainResult
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "TASKS",
-    "SAMPLERS",
-    "SELECTIONS",
-    "SELECT_ON",
-    "TrainConfig",
-    "TrainResult",
-    "teacher_seeds",
-    "as_targets",
-    "per_teacher_loss",
-    "EarlyStopping",
-    "record_stacked_losses",
-    "compact_optimizer",
-    "flush_denormal_enabled",
-    "flush_denormal_on_cpu",
-    "adam_kwargs",
-    "train_stacked",
-    "HISTORY_COLUMNS",
-    "weighted_bce_with_logits",
-    "EvaluationEvent",
-    "adaptive_class_weights",
-    "AdaptiveClassWeights",
-    "LoopInputs",
-    "LoopState",
-    "step_loss",
-    "train_step",
-    "evaluate_active",
-    "select_checkpoints",
-    "evaluation_point",
-    "run_epochs",
-    "run_steps",
-]
 
-TASKS = ("binary", "multiclass", "multilabel")
-SAMPLERS = ("random", "balanced")
-SELECTIONS = ("validation", "test", "last")
-SELECT_ON = ("loss", "mAP", "auc")
-HISTORY_COLUMNS = ("step", "teacher", "split", "metric", "value")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Training settings of one stacked run (architecture-free; see the module docstring).
-
-    ``max_steps=None``: epoch schedule (``max_epochs``, ``patience`` epochs). ``max_steps`` set: step
-    schedule, evaluation every ``eval_every`` steps (default: ``max(1, max_steps // 20)``), early
-    stopping after ``step_patience`` evaluations without improvement (default: none, the best
-    checkpoint of all ``max_steps`` is kept). ``sampler``: "random" (shuffled cycles) or "balanced"
-    (Muschiol 2021 §4.4.2). ``mixup_alpha``: None (off) or the Beta parameter (the thesis states none;
-    :data:`pate_study.learning.samplers.MIXUP_ALPHA_DEFAULT` = 1.0 follows PANNs). ``selection``/``select_on``:
-    which split and score pick each teacher's checkpoint. ``allow_empty_labels``: a multi-label column
-    with no positive row in any teacher's training rows is an error unless this is set. ``compile_step``: the
-    forward and loss of a training step (:func:`step_loss`) through ``torch.compile`` -- on CUDA with
-    ``mode="reduce-overhead"`` (CUDA graphs), elsewhere inductor's default -- for the stacked MLP only; the same
-    draws as the eager step, float results equal to rounding (fused kernels), never used by a committed output.
-    """
-
-    task: str = "binary"
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    batch_size: int = 128
-    max_epochs: int = 20
-    patience: int = 3
-    max_steps: int | None = None
-    eval_every: int | None = None
-    step_patience: int | None = None
-    sampler: str = "random"
-    mixup_alpha: float | None = None
-    selection: str = "validation"
-    select_on: str = "loss"
-    allow_empty_labels: bool = False
-    compile_step: bool = False
-
-    def __post_init__(self) -> None:
-        if self.task not in TASKS:
-            raise ValueError(f"task={self.task!r}: expected one of {TASKS}")
-        for name in ("batch_size", "max_epochs", "patience"):
-            _check_positive_int(name, getattr(self, name))
-        for name in ("max_steps", "eval_every", "step_patience"):
-            if getattr(self, name) is not None:
-                _check_positive_int(name, getattr(self, name))
-        if not self.lr > 0:
-            raise ValueError(f"lr={self.lr!r}: expected a positive learning rate")
-        if not self.weight_decay >= 0:
-            raise ValueError(f"weight_decay={self.weight_decay!r}: expected a non-negative value")
-        if self.sampler not in SAMPLERS:
-            raise ValueError(f"sampler={self.sampler!r}: expected one of {SAMPLERS}")
-        if self.sampler == "balanced" and self.task == "binary":
-            raise ValueError("sampler='balanced': needs labels to balance (multiclass or multilabel), task is binary")
-        if self.mixup_alpha is not None and not self.mixup_alpha > 0:
-            raise ValueError(f"mixup_alpha={self.mixup_alpha!r}: expected a positive Beta parameter or None")
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"selection={self.selection!r}: expected one of {SELECTIONS}")
-        if self.select_on not in SELECT_ON:
-            raise ValueError(f"select_on={self.select_on!r}: expected one of {SELECT_ON}")
-        if not isinstance(self.compile_step, bool):
-            raise ValueError(f"compile_step={self.compile_step!r}: expected True or False")
-
-    @property
-    def step_schedule(self) -> bool:
-        return self.max_steps is not None
-
-    @property
-    def evaluation_interval(self) -> int:
-        """Steps between evaluations in a step schedule."""
-        return int(self.eval_every or max(1, int(self.max_steps or 0) // 20))
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-def _check_positive_int(name: str, value: Any) -> None:
-    if isinstance(value, bool) or int(value) != value or value < 1:
-        raise ValueError(f"{name}={value!r}: expected a positive integer")
-
-
-@dataclass
-class TrainResult:
-    """What :func:`train_stacked` returns (tensors on the CPU, leading dimension ``N``).
-
-    ``params``/``buffers``: the selected checkpoint of every teacher; ``epochs``: epochs run (epoch
-    schedule; step schedule: completed passes over the partition); ``steps``: optimiser steps run;
-    ``best_score``: the selection score of the kept checkpoint (loss: lower is better; mAP/auc: higher;
-    nan where none was evaluated); ``best_step``: its step (-1: final parameters kept);
-    ``history``: tidy DataFrame (:data:`HISTORY_COLUMNS`); ``selection``: a label of how checkpoints were chosen.
-    """
-
-    params: list[torch.Tensor]
-    buffers: list[torch.Tensor]
-    epochs: np.ndarray
-    steps: np.ndarray
-    best_score: np.ndarray
-    best_step: np.ndarray
-    history: pd.DataFrame
-    selection: str
-
-
-def teacher_seeds(seed: int, n_teachers: int) -> np.ndarray:
-    """``uint32 [n_teachers, 3]``: (init, shuffle, dropout) seeds of each teacher from ``SeedSequence(seed).spawn``."""
-    children = np.random.SeedSequence(seed).spawn(n_teachers)
-    return np.stack([c.generate_state(3) for c in children])
-
-
-# --------------------------------------------------------------------------------------------
-# labels -> targets, and the loss
-# --------------------------------------------------------------------------------------------
-def as_targets(
-    y: Any,
-    task: str,
-    n_outputs: int,
-    n_rows: int,
-    device: torch.device | str = "cpu",
-    *,
-    soft: bool = False,
-    name: str = "y",
-) -> torch.Tensor:
-    """Labels -> training targets, checked (the one conversion of the package).
-
-    binary: 0/1 ``[n]`` -> float ``[n, 1]``; multiclass: class indices ``[n]`` -> int64 ``[n]``, or float
-    ``[n, C]`` (one-hot / soft) as given, or one-hot when ``soft`` (mixup); multilabel: ``[n, L]`` in
-    [0, 1] -> float.
-    """
-    y = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
-    if y.ndim == 0 or y.shape[0] != n_rows:
-        raise ValueError(f"{name}: expected {n_rows} rows (one per sample of X), got shape {y.shape}")
-    if task == "binary":
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        if y.ndim != 1 or not np.isin(y, (0, 1)).all():
-            raise ValueError(f"{name}: a binary task expects a 1-d array of 0/1 labels")
-        return torch.as_tensor(y.astype(np.float32), device=device).unsqueeze(-1)
-    if task == "multiclass":
-        if y.ndim == 2:
-            if y.shape[1] != n_outputs or (y < 0).any():
-                raise ValueError(f"{name}: multiclass targets as a matrix must be [n, {n_outputs}] non-negative")
-            return torch.as_tensor(y.astype(np.float32), device=device)
-        if (
-            y.ndim != 1
-            or y.size
-            and (
-                not np.issubdtype(y.dtype, np.integer)
-                and not np.all(y == np.round(y))
-                or y.min() < 0
-                or y.max() >= n_outputs
-            )
-        ):
-            raise ValueError(f"{name}: a multiclass task expects 1-d integer labels in [0, {n_outputs})")
-        if soft:
-            return torch.as_tensor(np.eye(n_outputs, dtype=np.float32)[y.astype(np.int64)], device=device)
-        return torch.as_tensor(y.astype(np.int64), device=device)
-    if task != "multilabel":
-        raise ValueError(f"task={task!r}: expected one of {TASKS}")
-    if y.ndim != 2 or y.shape[1] != n_outputs:
-        raise ValueError(f"{name}: a multilabel task expects shape [n, {n_outputs}], got {y.shape}")
-    if y.size and (y.min() < 0 or y.max() > 1):
-        raise ValueError(f"{name}: multilabel targets must lie in [0, 1]")
-    return torch.as_tensor(y.astype(np.float32), device=device)
-
-
-def weighted_bce_with_logits(logits: torch.Tensor, target: torch.Tensor, pos_weight: torch.Tensor) -> torch.Tensor:
-    """Elementwise BCE with positive-class weights, Muschiol (2021) Eq. (4.9):
-    ``-(p_c t log sigmoid(z) + (1 - t) log(1 - sigmoid(z)))``, written as plain BCE (Eq. 2.2) plus
-    ``(p_c - 1) t softplus(-z)``, so that ``p = 1`` gives exactly the unweighted loss and gradient (the added
-    term and its gradient are exact zeros). ``pos_weight`` broadcasts against ``logits`` (``[N, 1, k]``)."""
-    bce = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
-    return bce + (pos_weight - 1.0) * target * F.softplus(-logits)
-
-
-def per_teacher_loss(
-    logits: torch.Tensor, target: torch.Tensor, task: str, pos_weight: torch.Tensor | None = None
-) -> torch.Tensor:
-    """Mean loss of each teacher over its batch: ``logits [N, B, k]`` -> ``[N]``.
-
-    BCE with logits (Muschiol 2021 Eq. 2.2) for binary/multilabel -- with ``pos_weight`` ``[N, 1, k]``
-    the positive-class weighted BCE of Eq. (4.9) (:func:`weighted_bce_with_logits`), still the mean over
-    the ``|t|`` outputs; cross-entropy for integer multiclass targets; ``-sum_c t_c log softmax_c`` for
-    float (one-hot, soft or mixed) multiclass targets.
-    """
-    logits = logits.float()
-    if pos_weight is not None and task != "multiclass":
-        return weighted_bce_with_logits(logits, target, pos_weight).mean(dim=(1, 2))
-    if task == "multiclass":
-        n, bsz, k = logits.shape
-        if target.is_floating_point():
-            return -(target * F.log_softmax(logits, -1)).sum(-1).mean(1)
-        return F.cross_entropy(logits.reshape(n * bsz, k), target.reshape(-1), reduction="none").view(n, bsz).mean(1)
-    return F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(dim=(1, 2))
-
-
-# --------------------------------------------------------------------------------------------
-# per-class loss weights updated at each evaluation (Muschiol 2021 §4.4.4, §5.1.3)
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class EvaluationEvent:
-    """What an ``on_evaluate`` hook of :func:`train_stacked` sees after one evaluation.
-
-    ``teachers``: ids of the active teachers (row ``j`` of every array below is teacher ``teachers[j]``);
-    ``scores``: split -> metric -> ``[n_active]`` (as recorded in the history); ``val_probs`` /
-    ``val_truth``: ``[n_active, m_val, k]`` validation probabilities and 0/1 labels (None without
-    validation rows); ``class_weights``: the current positive-class weights ``[n_active, k]`` (None: unweighted);
-    ``params``: the active teachers' parameters at this step (stacked tensors, to read, never to change -- e.g. to
-    score them on data of the hook's own). The hook returns None (keep the weights) or new weights ``[k]`` or
-    ``[n_active, k]`` for the next steps.
-    """
-
-    step: int
-    teachers: np.ndarray
-    scores: dict[str, dict[str, np.ndarray]]
-    val_probs: np.ndarray | None
-    val_truth: np.ndarray | None
-    class_weights: np.ndarray | None
-    params: tuple[torch.Tensor, ...] = ()
-
-
-def adaptive_class_weights(class_ap: np.ndarray, *, max_weight: float = 4.0, temperature: float = 0.1) -> np.ndarray:
-    """Performance-adaptive positive-class weights (Muschiol 2021 §5.1.3, bounded as in §4.4.4).
-
-    The thesis states the idea only: weights "updated after a test step ... according to the performance
-    of the class", favouring "classes with lousy performance", and (§4.4.4) weights passed "into a
-    sigmoid function to bind the weights by a maximum and minimum value". Our rule (a decision, no formula
-    is printed): with ``d_c = mean_c'(AP_c') - AP_c`` the class's AP deficit against the teacher's mAP,
-
-        ``p_c = max_weight ** tanh(d_c / temperature)``,
-
-    a sigmoid (``tanh(x) = 2 sigmoid(2x) - 1``) in log space: bounded in ``[1/max_weight, max_weight]``,
-    1 for a class at the mean, decreasing in ``AP_c``, all ones when every class scores the same or
-    ``max_weight = 1``. Recomputed from the current scores at every evaluation (not accumulated).
-    Classes without an AP (NaN: no positive validation clip) keep weight 1. Vectorised over leading axes
-    (``class_ap [..., k]``, one row per teacher).
-    """
-    if not max_weight >= 1:
-        raise ValueError(
-            f"max_weight={max_weight!r}: expected a bound >= 1 (weights lie in [1/max_weight, max_weight])"
-        )
-    if not temperature > 0:
-        raise ValueError(f"temperature={temperature!r}: expected a positive AP scale")
-    ap = np.asarray(class_ap, dtype=np.float64)
-    finite = np.isfinite(ap)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a teacher row without any finite AP
-        mean = np.nanmean(np.where(finite, ap, np.nan), axis=-1, keepdims=True)
-    deficit = np.where(finite, mean - np.where(finite, ap, 0.0), 0.0)
-    return np.exp(np.log(max_weight) * np.tanh(deficit / temperature))
-
-
-class AdaptiveClassWeights:
-    """``on_evaluate`` hook of :func:`train_stacked`: per teacher, per-class AP on its validation rows
-    (:func:`pate_study.learning.metrics.average_precision_per_class`) -> :func:`adaptive_class_weights`.
-
-    The thesis scored its classes on the test set; here the validation split is used (the test set is
-    never used for training decisions). ``trace`` records per evaluation and teacher the step and the
-    min / mean / max weight handed back (for the figure)."""
-
-    def __init__(self, max_weight: float = 4.0, temperature: float = 0.1) -> None:
-        adaptive_class_weights(np.zeros(1), max_weight=max_weight, temperature=temperature)  # checks the settings
-        self.max_weight, self.temperature = float(max_weight), float(temperature)
-        self.trace: list[dict[str, float]] = []
-
-    def __call__(self, event: EvaluationEvent) -> np.ndarray | None:
-
-        if event.val_probs is None:
-            return None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ap = np.stack([average_precision_per_class(t, p) for t, p in zip(event.val_truth, event.val_probs)])
-        w = adaptive_class_weights(ap, max_weight=self.max_weight, temperature=self.temperature)
-        self.trace.extend(
-            {
-                "step": event.step,
-                "teacher": int(t),
-                "min": float(r.min()),
-                "mean": float(r.mean()),
-                "max": float(r.max()),
-            }
-            for t, r in zip(event.teachers, w)
-        )
-        return w
-
-
-def _check_class_weights(weights: Any, n: int, k: int, name: str) -> np.ndarray:
-    """``[k]`` or ``[n, k]`` finite positive weights -> float32 ``[n, k]``."""
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape == (k,):
-        w = np.broadcast_to(w, (n, k))
-    if w.shape != (n, k) or not np.all(np.isfinite(w)) or not np.all(w > 0):
-        raise ValueError(
-            f"{name}: expected finite positive per-class weights of shape [{k}] or [{n}, {k}] "
-            f"(one row per active teacher), got shape {np.shape(weights)}"
-        )
-    return np.ascontiguousarray(w, dtype=np.float32)
-
-
-# --------------------------------------------------------------------------------------------
-# checkpoint selection and early stopping
-# --------------------------------------------------------------------------------------------
-@dataclass
-class EarlyStopping:
-    """The patience rule on one score sequence (lower is better).
-
-    A score strictly below the best so far resets the count and keeps ``snapshot()`` as ``state``;
-    ``patience`` evaluations in a row without one stop training. :func:`record_stacked_losses`
-    applies the same rule to stacked teachers (the loop uses that one).
-    """
-
-    patience: int
-    best: float = float("inf")
-    bad: int = 0
-    state: Any = None
-
-    def update(self, loss: float, snapshot: Callable[[], Any]) -> bool:
-        """Record one evaluation's score; True when training should stop."""
-        if loss < self.best:
-            self.best, self.bad, self.state = loss, 0, snapshot()
-            return False
-        self.bad += 1
-        return self.bad >= self.patience
-
-
-def record_stacked_losses(
-    val_loss: torch.Tensor,
-    active: torch.Tensor,
-    best_loss: torch.Tensor,
-    bad: torch.Tensor,
-    patience: int | None,
-    best: Sequence[torch.Tensor],
-    live: Sequence[torch.Tensor],
-) -> torch.Tensor:
-    """:class:`EarlyStopping` for stacked teachers, in place; returns the stop mask over ``active``.
-
-    ``val_loss[j]`` (lower is better; nan never improves) belongs to teacher ``active[j]`` (row ``j`` of
-    every ``live`` tensor); improved rows are copied into the full-size ``best`` tensors and
-    ``best_loss``, and ``bad`` counts the evaluations without improvement per teacher (a nan score
-    leaves the count as it is). ``patience=None``: never stop.
-    """
-    improved = val_loss < best_loss[active]
-    rows = improved.nonzero().squeeze(1)
-    if rows.numel():
-        dev = best[0].device if len(best) else torch.device("cpu")
-        ids = active[rows].to(dev)
-        for target, source in zip(best, live):
-            target.index_copy_(0, ids, source.detach()[rows.to(dev)])
-        best_loss[active[rows]] = val_loss[rows]
-    counted = ~torch.isnan(val_loss)  # a teacher without a score this time (e.g. no positive label) is not "worse"
-    bad[active] = torch.where(improved, torch.zeros_like(bad[active]), bad[active] + counted.to(bad.dtype))
-    if patience is None:
-        return torch.zeros_like(improved)
-    return bad[active] >= patience
-
-
-def compact_optimizer(
-    opt: torch.optim.Adam, old: list[torch.Tensor], new: list[torch.Tensor], keep: torch.Tensor
-) -> torch.optim.Adam:
-    """New Adam over ``new`` (= ``old`` rows ``keep``) carrying over the kept rows' moments."""
-    group = {k: v for k, v in opt.param_groups[0].items() if k != "params"}
-    new_opt = torch.optim.Adam(new, **group)
-    for po, pn in zip(old, new):
-        st = opt.state.get(po)
-        if st:
-            new_opt.state[pn] = {
-                k: (v[keep].clone() if torch.is_tensor(v) and v.dim() > 0 else (v.clone() if torch.is_tensor(v) else v))
-                for k, v in st.items()
-            }
-    return new_opt
-
-
-def _fused_adam_available(device: torch.device) -> bool:
-    """Fused Adam exists on CUDA and, since torch 2.4, on the CPU."""
-    if device.type == "cuda":
-        return True
-    major, minor = (int(v) for v in torch.__version__.split(".")[:2])
-    return (major, minor) >= (2, 4)
-
-
-def flush_denormal_enabled() -> bool:
-    """Whether the calling thread's CPU flushes denormal floats to zero (a denormal times 2 comes out 0)."""
-    return bool((torch.tensor([1e-39], dtype=torch.float32) * 2.0).item() == 0.0)
-
-
-@contextlib.contextmanager
-def flush_denormal_on_cpu(device: torch.device) -> Iterator[None]:
-    """Within the block, the calling thread flushes denormal float32 values to zero on the CPU (x86 FTZ/DAZ,
-    :func:`torch.set_flush_denormal`); the previous setting is restored after it. Nothing changes on a GPU.
-
-    Why: Adam's moments of a parameter whose gradient is (near) zero decay geometrically
-    (m <- 0.9 m, v <- 0.999 v; Kingma & Ba 2015, Algorithm 1) and pass through the denormal range, where
-    every x86 floating-point operation takes a slow microcode path: measured 14 ms against 0.8 ms for one
-    fused Adam step over the ECG students' 326k parameters, and half of a student run in notebook 01.
-    What it can change: a moment below 1.2e-38 becomes 0. A first moment that small moves a parameter by at most
-    lr * 1.2e-38 / (1 - 0.9) / eps = 1.2e-32 (bias correction, eps = 1e-8, Adam's default), below the rounding
-    step of any float32 parameter larger than about 1e-25; a second moment that small has sqrt(v) < 1.1e-19, lost
-    against eps in float32 either way. So the trained parameters, votes and tables stay the same (checked:
-    ``tests/learning/test_flush_denormal.py``, ``tests/learning/test_legacy_votes.py`` and notebooks 01-03's
-    outputs, benchmarks/HISTORY.md). It applies to the calling thread only: with more intra-op threads, the others
-    keep denormals (slower there, same values).
-    """
-    if device.type != "cpu":
-        yield
-        return
-    before = flush_denormal_enabled()
-    torch.set_flush_denormal(True)
-    try:
-        yield
-    finally:
-        torch.set_flush_denormal(before)
-
-
-def adam_kwargs(lr: float, weight_decay: float, device: torch.device) -> dict[str, Any]:
-    """One fused Adam kernel over the stacked tensors (elementwise, so per-teacher exact)."""
-    kw: dict[str, Any] = {"lr": lr, "weight_decay": weight_decay}
-    kw["fused" if _fused_adam_available(device) else "foreach"] = True
-    return kw
-
-
-# --------------------------------------------------------------------------------------------
-# evaluation
-# --------------------------------------------------------------------------------------------
-def _label_truth(y: np.ndarray, task: str, n_outputs: int) -> np.ndarray:
-    """0/1 ``[n, k]`` truth for mAP/AUC: binary ``[n, 1]``, multiclass one-hot, multilabel ``> 0.5``."""
-    if task == "binary":
-        return np.asarray(y).reshape(-1, 1) > 0.5
-    if task == "multiclass" and np.ndim(y) == 1:
-        return np.eye(n_outputs, dtype=bool)[np.asarray(y, dtype=np.int64)]
-    return np.asarray(y) > 0.5
-
-
-def _probabilities(z: torch.Tensor, task: str) -> np.ndarray:
-    return (torch.softmax(z, -1) if task == "multiclass" else torch.sigmoid(z)).numpy()
-
-
-def _score_metrics(truth: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return mean_average_precision_and_roc_auc(truth, probs)
-
-
-@torch.no_grad()
-def _evaluate(
-    model: Any,
-    params: Sequence[torch.Tensor],
-    buffers: Sequence[torch.Tensor],
-    source: Any,
-    rows: torch.Tensor,
-    target: torch.Tensor,
-    truth: np.ndarray,
-    task: str,
-    device: torch.device,
-    amp: bool | None,
-    max_rows: int = 1 << 16,
-    keep_probs: bool = False,
-) -> dict[str, np.ndarray]:
-    """Per-teacher loss, mAP and AUC on ``rows`` (``[N, m]`` own rows or ``[m]`` shared rows).
-
-    ``target``: the rows' targets (``[N, m, ...]`` or ``[m, ...]``); ``truth``: their 0/1 label matrix
-    (``[N, m, k]`` or ``[m, k]``). One forward pass for all teachers when ``N * m <= max_rows``; else
-    blocks of teachers and chunks of rows (a shared test set of 20,000 clips x 50 teachers), the loss
-    then being the row-weighted mean of the chunks' means. ``keep_probs``: also return the
-    probabilities ``[N, m, k]`` under "probs" (for an ``on_evaluate`` hook).
-    """
-    n = params[0].shape[0]
-    shared = rows.dim() == 1
-    m = rows.shape[-1]
-    k = int(truth.shape[-1])
-    block = n if n * m <= max_rows else max(1, min(n, max_rows // max(m, 1)))
-    chunk = m if block > 1 or m <= max_rows else max_rows
-    out = {"loss": np.zeros(n), "mAP": np.zeros(n), "auc": np.zeros(n)}
-    kept = []
-    for j0 in range(0, n, block):
-        j1 = min(n, j0 + block)
-        p = [t[j0:j1] for t in params]
-        b = [t[j0:j1] for t in buffers]
-        loss = torch.zeros(j1 - j0, dtype=torch.float64)
-        probs = []
-        for c0 in range(0, m, chunk):
-            r = rows[c0 : c0 + chunk] if shared else rows[j0:j1, c0 : c0 + chunk]
-            with autocast(device, amp):
-                z = model.forward(p, b, source, r, training=False)
-            t = target[c0 : c0 + chunk] if shared else target[j0:j1, c0 : c0 + chunk]
-            if shared:
-                t = t.expand(j1 - j0, *t.shape)  # a view: the loss reads the shared targets N times, no copy
-            loss += per_teacher_loss(z, t, task).double().cpu() * (r.shape[-1] / m if chunk < m else 1.0)
-            probs.append(_probabilities(z.float().cpu(), task))
-        out["loss"][j0:j1] = loss.numpy()
-        probs = np.concatenate(probs, axis=1) if len(probs) > 1 else probs[0]
-        for i in range(j1 - j0):
-            tr = truth if shared else truth[j0 + i]
-            out["mAP"][j0 + i], out["auc"][j0 + i] = _score_metrics(tr, probs[i].reshape(m, k))
-        if keep_probs:
-            kept.append(probs.reshape(j1 - j0, m, k))
-    if keep_probs:
-        return {**out, "probs": np.concatenate(kept, axis=0)}
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# the loop
-# --------------------------------------------------------------------------------------------
 def ragged_rows(train_rows: Any) -> list[np.ndarray] | None:
     """``train_rows`` as one int64 array per teacher when they are given as a list of 1-d arrays of different sizes
     (ragged: the step schedule only; each teacher's sampler reads its own rows), else None (a rectangular
@@ -751,7 +219,7 @@ def _test_set(model: Any, test: tuple[Any, Any] | None, task: str, k: int, devic
     X_test, y_test = test
     source = model.source(X_test, "test[0] (X_test)")
     target = as_targets(y_test, task, k, source.n_rows, device, name="test[1] (y_test)")
-    return source, torch.arange(source.n_rows, device=device), target, _label_truth(np.asarray(y_test), task, k)
+    return source, torch.arange(source.n_rows, device=device), target, label_truth(np.asarray(y_test), task, k)
 
 
 def _selection_label(config: TrainConfig, has_test: bool) -> str:
@@ -778,7 +246,7 @@ def _initial_weights(
         )
     if class_weights is None:
         return None
-    return torch.as_tensor(_check_class_weights(class_weights, n, k, "class_weights"), device=device).unsqueeze(1)
+    return torch.as_tensor(check_class_weights(class_weights, n, k, "class_weights"), device=device).unsqueeze(1)
 
 
 def _prepare(
@@ -832,7 +300,7 @@ def _prepare(
         eval_target,
         torch.zeros((n, 0), dtype=torch.int64, device=device) if ragged else torch.as_tensor(train_rows, device=device),
         torch.as_tensor(val_rows, device=device),
-        _label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None,
+        label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None,
         test_set,
         _streams(config, y_np, train_rows, seeds),
         [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None,
@@ -883,8 +351,8 @@ def step_loss(
 ) -> torch.Tensor:
     """Per-teacher training loss ``[n_active]`` of one step: the rows' targets (mixed with ``lam`` under mixup), the
     forward pass (autocast as ``amp`` says; dropout masks ``keep`` drawn beforehand, or drawn by the model when None)
-    and :func:`per_teacher_loss`. The targets are gathered with one ``index_select`` (the same values as
-    ``target[rows]``, a third of its time on the CPU)."""
+    and :func:`~pate_study.learning.losses.per_teacher_loss`. The targets are gathered with one ``index_select`` (the
+    same values as ``target[rows]``, a third of its time on the CPU)."""
     t = target.index_select(0, rows.reshape(-1)).view(*rows.shape, *target.shape[1:])
     if lam is not None:
         t = mix_pairs(t, lam)
@@ -953,7 +421,7 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
         run.model.set_training(False)
     if run.n_val:
         vidx = run.val_idx[state.active.to(run.device)]
-        scores["validation"] = _evaluate(
+        scores["validation"] = evaluate_stacked(
             run.model,
             state.params,
             state.buffers,
@@ -969,7 +437,7 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
     val_probs = scores["validation"].pop("probs", None) if run.n_val else None
     if run.test_set is not None:
         ts, trows, ttarget, ttruth = run.test_set
-        scores["test"] = _evaluate(
+        scores["test"] = evaluate_stacked(
             run.model,
             state.params,
             state.buffers,
@@ -1002,13 +470,14 @@ def _apply_hook(run: LoopInputs, state: LoopState, at_step: int, scores: dict, v
     new_weights = run.on_evaluate(event)
     if new_weights is not None:
         state.pos_weight = torch.as_tensor(
-            _check_class_weights(new_weights, len(ids), run.n_outputs, "on_evaluate's return"), device=run.device
+            check_class_weights(new_weights, len(ids), run.n_outputs, "on_evaluate's return"), device=run.device
         ).unsqueeze(1)
 
 
 def select_checkpoints(run: LoopInputs, state: LoopState, scores: dict, at_step: int) -> torch.Tensor | None:
-    """Keep each active teacher's parameters where its selection score improved (:func:`record_stacked_losses`);
-    returns the early-stopping mask over the active teachers (None: nothing selected this time)."""
+    """Keep each active teacher's parameters where its selection score improved
+    (:func:`~pate_study.learning.evaluation.record_stacked_losses`); returns the early-stopping mask over the active
+    teachers (None: nothing selected this time)."""
     config = run.config
     if config.selection == "last" or config.selection not in scores:
         return None
@@ -1115,8 +584,8 @@ def run_steps(run: LoopInputs, state: LoopState, *, progress: bool, desc: str) -
 
 
 def _result(run: LoopInputs, state: LoopState, selection: str) -> TrainResult:
-    """The selected checkpoints as a :class:`TrainResult`; teachers without a finite selection score (and
-    all under ``selection="last"``) keep their final parameters."""
+    """The selected checkpoints as a :class:`~pate_study.learning.train_config.TrainResult`; teachers without a finite
+    selection score (and all under ``selection="last"``) keep their final parameters."""
     config, best, active = run.config, state.best, state.active
     final = active.to(best[0].device) if best else active
     never = torch.isinf(state.best_score)
@@ -1169,10 +638,11 @@ def train_stacked(
     ``config.task``; ``train_rows``: int ``[N, m]`` row ids of each teacher's training data (or, on the step
     schedule, a list of ``N`` 1-d arrays of different sizes: each teacher's sampler draws from its own rows);
     ``val_rows``: int ``[N, m_val]`` (or None) its validation rows; ``seeds``: ``[N, 3]``
-    (:func:`teacher_seeds`); ``test``: optional shared ``(X_test, y_test)`` evaluated by every teacher;
-    ``class_weights``: initial positive-class weights (Eq. 4.9) ``[k]`` or ``[N, k]`` (None: plain BCE);
-    ``on_evaluate``: a hook called after every evaluation with an :class:`EvaluationEvent`, returning
-    None or new class weights (see the module docstring).
+    (:func:`pate_study.learning.train_config.teacher_seeds`); ``test``: optional shared ``(X_test, y_test)``
+    evaluated by every teacher; ``class_weights``: initial positive-class weights (Eq. 4.9) ``[k]`` or ``[N, k]`` (None:
+    plain BCE); ``on_evaluate``: a hook called after every evaluation with an
+    :class:`~pate_study.learning.class_weights.EvaluationEvent`, returning None or new class weights (see the module
+    docstring).
     """
     run, state, selection = _prepare(
         model, X, y, train_rows, val_rows, config, seeds, device, test, mixed_precision, class_weights, on_evaluate

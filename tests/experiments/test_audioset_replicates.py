@@ -10,7 +10,7 @@ from pate_study.experiments.audioset import data as as_data
 from pate_study.experiments.audioset import pipeline, teachers, votes
 from pate_study.experiments.audioset import students as as_students
 from pate_study.experiments.audioset.student_stacks import Release, train_release_students
-from pate_study.learning.training import teacher_seeds
+from pate_study.learning.train_config import teacher_seeds
 
 SPEC = teachers.TeacherSpec(hidden=(8,), dropout=0.5, steps=8, eval_every=4, batch_size=16, patience=1)
 SEEDS = (5, 6, 7)

@@ -8,7 +8,7 @@ import pytest
 
 from pate_study.experiments.audioset import figures, pipeline, release, students, target_figures, teachers
 from pate_study.experiments.audioset.votes import synthetic_votes
-from pate_study.learning import metrics, training
+from pate_study.learning import metrics, train_config
 from pate_study.learning.partitions import Partitions
 from pate_study.privacy import topk_vote
 
@@ -60,7 +60,7 @@ def test_students_train_to_the_last_step_and_never_select_on_released_labels(mon
     x, y = _data()
     spec = teachers.teacher_spec(**TINY)
     s = students.train_student(x, y, np.ones(len(y), bool), x[:40], y[:40], spec, seeds=(3,))
-    assert calls == [(True, (1, len(y)), training.teacher_seeds(3, 1).tolist())]  # the last parameters, no selection
+    assert calls == [(True, (1, len(y)), train_config.teacher_seeds(3, 1).tolist())]  # the last parameters, unselected
     assert [r["seed"] for r in s] == [3] and s[0]["steps"] == spec.steps and s[0]["n_train"] == len(y)
     # the answered queries are all trained on: no held-out split of noisy labels exists to select on
     noisy = y.copy()
@@ -68,7 +68,7 @@ def test_students_train_to_the_last_step_and_never_select_on_released_labels(mon
     a = students.train_student(x, noisy, np.arange(len(y)) >= 12, x[:40], y[:40], spec, seeds=(3, 5))
     # both seeds in one stacked call on the same answered rows, each with the seeds a student alone would get
     assert calls[1][:2] == (True, (2, len(y) - 12))
-    assert calls[1][2] == np.concatenate([training.teacher_seeds(3, 1), training.teacher_seeds(5, 1)]).tolist()
+    assert calls[1][2] == np.concatenate([train_config.teacher_seeds(3, 1), train_config.teacher_seeds(5, 1)]).tolist()
     assert [r["seed"] for r in a] == [3, 5] and all(r["n_train"] == len(y) - 12 for r in a)
 
 

@@ -11,8 +11,9 @@ from pate_study.learning.ensemble import (
     train_ensemble,
     train_ensemble_loop,
 )
+from pate_study.learning.evaluation import EarlyStopping, record_stacked_losses
 from pate_study.learning.partitions import Partitions, make_partitions
-from pate_study.learning.training import teacher_seeds
+from pate_study.learning.train_config import teacher_seeds
 from pate_study.learning.voting import TeacherVotes, vote_counts, youden_threshold
 
 CFG = dict(in_features=20, hidden=(16, 8), batch_size=32, max_epochs=12, patience=2, lr=5e-3)
@@ -238,8 +239,6 @@ def test_module_ensemble_vmap_matches_loop_with_batchnorm():
 
 
 def test_early_stopping_rule_single_and_stacked_agree():
-    from pate_study.learning.training import EarlyStopping, record_stacked_losses
-
     losses = [1.0, 0.8, 0.8, 0.9, 0.7, 0.75, 0.71, 0.72]  # equal is not an improvement
     single = EarlyStopping(patience=3)
     stops = [single.update(v, lambda v=v: v) for v in losses]

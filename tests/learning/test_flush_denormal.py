@@ -6,25 +6,25 @@ import numpy as np
 import pytest
 import torch
 
-from pate_study.learning import training
+from pate_study.learning import optimiser, training
 from pate_study.learning.ensemble import EnsembleConfig, train_ensemble
 from pate_study.learning.partitions import make_partitions
 
 
 def test_flush_denormal_is_scoped_and_restored():
-    assert not training.flush_denormal_enabled()  # torch's default
-    with training.flush_denormal_on_cpu(torch.device("cpu")):
-        assert training.flush_denormal_enabled() == torch.set_flush_denormal(True)  # on where the CPU supports it
-    assert not training.flush_denormal_enabled()
+    assert not optimiser.flush_denormal_enabled()  # torch's default
+    with optimiser.flush_denormal_on_cpu(torch.device("cpu")):
+        assert optimiser.flush_denormal_enabled() == torch.set_flush_denormal(True)  # on where the CPU supports it
+    assert not optimiser.flush_denormal_enabled()
     torch.set_flush_denormal(True)
     try:  # an enclosing setting is kept, not reset to the default
-        with training.flush_denormal_on_cpu(torch.device("cpu")):
+        with optimiser.flush_denormal_on_cpu(torch.device("cpu")):
             pass
-        assert training.flush_denormal_enabled()
+        assert optimiser.flush_denormal_enabled()
     finally:
         torch.set_flush_denormal(False)
-    with training.flush_denormal_on_cpu(torch.device("meta")):  # not the CPU: nothing changes
-        assert not training.flush_denormal_enabled()
+    with optimiser.flush_denormal_on_cpu(torch.device("meta")):  # not the CPU: nothing changes
+        assert not optimiser.flush_denormal_enabled()
 
 
 def _train_with_zero_columns():

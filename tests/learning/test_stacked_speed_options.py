@@ -22,7 +22,8 @@ from pate_study.learning.stacked import (
     memory_format_option,
     stack_in_format,
 )
-from pate_study.learning.training import TrainConfig, train_stacked
+from pate_study.learning.train_config import TrainConfig
+from pate_study.learning.training import train_stacked
 
 F32 = dict(atol=1e-4, rtol=1e-4)
 

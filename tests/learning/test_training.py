@@ -6,6 +6,7 @@ import torch
 import torch._dynamo.utils
 
 from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
+from pate_study.learning.losses import as_targets, per_teacher_loss
 from pate_study.learning.models import EmbeddingMLP
 from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.learning.samplers import (
@@ -18,14 +19,8 @@ from pate_study.learning.samplers import (
 )
 from pate_study.learning.stacked import StackedMLP
 from pate_study.learning.student import fit_model
-from pate_study.learning.training import (
-    HISTORY_COLUMNS,
-    TrainConfig,
-    as_targets,
-    per_teacher_loss,
-    teacher_seeds,
-    train_stacked,
-)
+from pate_study.learning.train_config import HISTORY_COLUMNS, TrainConfig, teacher_seeds
+from pate_study.learning.training import train_stacked
 
 
 def _multilabel(n=900, d=12, labels=5, seed=0):

@@ -5,17 +5,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from pate_study.learning.class_weights import AdaptiveClassWeights, EvaluationEvent, adaptive_class_weights
+from pate_study.learning.losses import per_teacher_loss, weighted_bce_with_logits
 from pate_study.learning.stacked import StackedMLP
-from pate_study.learning.training import (
-    AdaptiveClassWeights,
-    EvaluationEvent,
-    TrainConfig,
-    adaptive_class_weights,
-    per_teacher_loss,
-    teacher_seeds,
-    train_stacked,
-    weighted_bce_with_logits,
-)
+from pate_study.learning.train_config import TrainConfig, teacher_seeds
+from pate_study.learning.training import train_stacked
 
 
 def _data(n=600, d=10, labels=4, seed=0):

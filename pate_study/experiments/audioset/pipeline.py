@@ -69,7 +69,7 @@ from pate_study.experiments.audioset.votes import (
 )
 from pate_study.learning import distributed
 from pate_study.learning.partitions import Partitions
-from pate_study.learning.training import teacher_seeds
+from pate_study.learning.train_config import teacher_seeds
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ class ReplicateStack:
     """``G`` replicate ensembles of one subset and teacher count (:func:`.data.replicate_members`: each with its own
     seed, pool split, partitions and training seeds) trained as ONE stacked model of ``G·T`` teachers: the
     partitions laid end to end (replicate ``g`` = teachers ``g·T ... (g+1)·T − 1``), each teacher's own validation
-    rows (its replicate's) and training seeds (:func:`pate_study.learning.training.teacher_seeds` of its replicate's
+    rows (its replicate's) and training seeds (:func:`pate_study.learning.train_config.teacher_seeds` of its replicate's
     seed, exactly those the ensemble would get trained alone). The stack's dropout stream and curve sample come from
     the first replicate's seed (:class:`pate_study.learning.stacked.StackedMLP`), so a replicate's numbers depend on
     the stack it was trained in; one replicate alone is :func:`train_ensemble`'s ensemble, bit for bit."""

@@ -34,7 +34,7 @@ from pate_study.experiments.audioset.votes import CachedVotes, vote_fractions
 from pate_study.learning import metrics
 from pate_study.learning.partitions import Partitions
 from pate_study.learning.semisupervised import rate_matched_thresholds
-from pate_study.learning.training import teacher_seeds
+from pate_study.learning.train_config import teacher_seeds
 
 #: the scores :func:`seed_summary` averages over seeds (with sd, min and max beside).
 STUDENT_SCORES = ("map", "macro_f1", "micro_f1")
@@ -42,7 +42,7 @@ STUDENT_SCORES = ("map", "macro_f1", "micro_f1")
 
 def student_training_seeds(seeds: Sequence[int]) -> np.ndarray:
     """``[len(seeds), 3]``: the (init, shuffle, dropout) seeds of a student trained alone with each seed
-    (:func:`pate_study.learning.training.teacher_seeds` of that seed, first teacher), stacked."""
+    (:func:`pate_study.learning.train_config.teacher_seeds` of that seed, first teacher), stacked."""
     if len(seeds) < 1:
         raise ValueError("seeds: expected at least one student seed")
     return np.concatenate([teacher_seeds(int(s), 1) for s in seeds])

@@ -23,6 +23,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from pate_study.core.device import choose_device
+from pate_study.learning.class_weights import AdaptiveClassWeights
 from pate_study.learning.metrics import average_precision_per_class, mean_roc_auc
 from pate_study.learning.models import load_imagenet_weights, logmel_model, weights_stamp
 from pate_study.learning.stacked import (
@@ -32,7 +33,8 @@ from pate_study.learning.stacked import (
     compiled_option,
     memory_format_option,
 )
-from pate_study.learning.training import AdaptiveClassWeights, TrainConfig, teacher_seeds, train_stacked
+from pate_study.learning.train_config import TrainConfig, teacher_seeds
+from pate_study.learning.training import train_stacked
 
 logger = logging.getLogger(__name__)
 
@@ -46,9 +48,9 @@ class TeacherSpec:
     validation split (``select_on``). ``patience``: early stopping after that many evaluations without
     a better validation score (the thesis stops "after a decrease in performance ... is detected";
     None: all ``steps``). ``class_weights``: None (plain BCE, the thesis' final recipe) or "adaptive"
-    (§5.1.3, Fig 5.11: :class:`pate_study.learning.training.AdaptiveClassWeights` with ``weight_max`` and
+    (§5.1.3, Fig 5.11: :class:`pate_study.learning.class_weights.AdaptiveClassWeights` with ``weight_max`` and
     ``weight_temperature``). ``compile_step``: the training step through ``torch.compile``
-    (:class:`pate_study.learning.training.TrainConfig`): a speed setting, not part of the recipe, so not in
+    (:class:`pate_study.learning.train_config.TrainConfig`): a speed setting, not part of the recipe, so not in
     its ``repr`` (nor in the cache keys built from it); its results equal the eager step's to rounding."""
 
     hidden: tuple[int, ...] = (256, 256)
@@ -130,7 +132,7 @@ class TeacherRun:
     test-set probabilities, float32 ``[T, n_test, C]``: the votes notebook 05 aggregates) and ``train_counts``
     ``[T, C]`` (positives per teacher); ``seconds``: wall time (volatile: logged, not a result);
     ``weight_trace``: with adaptive class weights, per evaluation and teacher the min / mean / max weight
-    (:class:`pate_study.learning.training.AdaptiveClassWeights`); ``replicate``: for the ablations' replicates
+    (:class:`pate_study.learning.class_weights.AdaptiveClassWeights`); ``replicate``: for the ablations' replicates
     (:func:`.pipeline.ablation_arms`), the replicate of every teacher (int ``[T]``; None: one replicate)."""
 
     name: str
@@ -221,7 +223,7 @@ def train_teachers(
     (:func:`pate_study.core.device.choose_device`: CUDA when available, else the CPU; the same seed gives the
     same CPU results as before). ``spec.class_weights="adaptive"`` updates per-class loss weights at every
     evaluation (Fig 5.11). ``train_seeds``: explicit (init, shuffle, dropout) seeds ``[n_teachers, 3]`` instead of
-    :func:`~pate_study.learning.training.teacher_seeds` of ``seed``. ``partitions``: a
+    :func:`~pate_study.learning.train_config.teacher_seeds` of ``seed``. ``partitions``: a
     :class:`~pate_study.learning.partitions.Partitions`, or one array of rows per teacher (:func:`training_rows`).
     ``val``: the validation rows every teacher
     selects on (``[m]``), or one row of them per teacher (``[n_teachers, m]``: replicate ensembles stacked, each with
@@ -279,7 +281,7 @@ def train_teachers(
 
 
 class ClassAPAtSteps:
-    """An ``on_evaluate`` hook (:class:`pate_study.learning.training.EvaluationEvent`) that scores teacher 0 of a
+    """An ``on_evaluate`` hook (:class:`pate_study.learning.class_weights.EvaluationEvent`) that scores teacher 0 of a
     stack on a test set at the evaluations of ``steps`` -- :func:`stacked_probabilities` of the parameters the
     event carries, then :func:`pate_study.learning.metrics.average_precision_per_class` -- into ``class_ap``
     (step -> ``[C]``); ``inner``: a hook it calls first and whose return (class weights or None) it passes on."""
