@@ -21,7 +21,7 @@ timing is the best of ``--repeats`` runs (the machine may be shared).
 
 ``--multilabel`` times the multi-label accountants instead: 5,000 queries × 160
 labels of 50 seeded teachers × the paper2018 grid, one configuration per line:
-``multilabel.multilabel_bounds`` (all five bounds, data-dependent and data-independent) for
+``bound_forensics.multilabel_bounds`` (all five bounds, data-dependent and data-independent) for
 GNThreshold and Confident-GNThreshold, and the three later mechanisms of ``multiwinner``
 (Binary voting plain and confident with both costs, τ voting jointly and per label, Powerset voting
 from cached set counts) and the adaptive-k release's accountant. Vote summaries (counts, clipped sums, set counts) are
@@ -43,7 +43,8 @@ import warnings
 import numpy as np
 from scipy.special import log_ndtr
 
-from pate_study.privacy import adaptive_k, multilabel, multiwinner, rdp
+from pate_study.experiments.audioset import bound_forensics
+from pate_study.privacy import adaptive_k, multiwinner, rdp
 from pate_study.privacy.accounting import ExpectedCost, OrderAtGridEdgeWarning, paper2018_orders
 from pate_study.privacy.options import Charge, ConfidenceCheck, ConfidenceRule, Threshold
 from pate_study.privacy.rdp_curves import theorem6_terms
@@ -158,25 +159,25 @@ def multilabel_main(args) -> None:
     configs = [
         (
             "multilabel_bounds GNThreshold th=0.4 sigma=0.3 (5 bounds)",
-            lambda: multilabel.multilabel_bounds(
+            lambda: bound_forensics.multilabel_bounds(
                 fractions=fractions, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=teachers
             ),
         ),
         (
             "multilabel_bounds GNThreshold adaptive sigma=0.3 (5 bounds)",
-            lambda: multilabel.multilabel_bounds(
+            lambda: bound_forensics.multilabel_bounds(
                 fractions=fractions, threshold=Threshold.ADAPTIVE, sigma=0.3, delta=1e-8, n_teachers=teachers
             ),
         ),
         (
             "multilabel_bounds GNThreshold th=0.5 sigma=0.05 (5 bounds, Theorem 6 possible for vote_fraction)",
-            lambda: multilabel.multilabel_bounds(
+            lambda: bound_forensics.multilabel_bounds(
                 fractions=fractions, threshold=0.5, sigma=0.05, delta=1e-8, n_teachers=teachers
             ),
         ),
         (
             "multilabel_bounds Confident th=0.4 sigma=0.3 th_c=0.6 sigma_c=0.6 (5 bounds)",
-            lambda: multilabel.multilabel_bounds(
+            lambda: bound_forensics.multilabel_bounds(
                 fractions=fractions,
                 threshold=0.4,
                 sigma=0.3,

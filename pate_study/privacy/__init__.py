@@ -87,8 +87,6 @@ _EXPORTS = {
         "confident_gnthreshold_epsilon",
         "gnthreshold_epsilon",
         "multilabel_logq",
-        "multilabel_bounds",
-        "table54_fit",
     ),
     "multiwinner": (
         "binary_pate",

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from pate_study.experiments.audioset import bound_forensics
 from pate_study.privacy import aggregators, multilabel, multiwinner, rdp, topk_vote
 from pate_study.privacy.accounting import EXPECTED_NOTE, ExpectedCost, OrderAtGridEdgeWarning, PrivacySpent
 from pate_study.privacy.options import Bound, Charge, ConfidenceCheck, ConfidenceRule, Cost
@@ -78,7 +79,7 @@ def test_binary_default_does_not_report_the_expected_cost():
         topk_vote.confident_topk_epsilon,
         multiwinner.binary_pate_epsilon,
         multilabel.confident_gnthreshold_epsilon,
-        multilabel.multilabel_bounds,
+        bound_forensics.multilabel_bounds,
     ],
 )
 def test_default_charge_is_the_realized_one(fn):
@@ -98,7 +99,7 @@ def _calls():
             sigma=2.0, delta=1e-5, positive_votes=[[1, 3]], n_teachers=5, charge=Charge(c)
         ),
         "binary (check)": lambda c: multiwinner.binary_pate_epsilon(charge=Charge(c, rng=0), **BINARY),
-        "multilabel_bounds (no check)": lambda c: multilabel.multilabel_bounds(
+        "multilabel_bounds (no check)": lambda c: bound_forensics.multilabel_bounds(
             fractions=m, threshold=0.4, sigma=0.3, delta=1e-8, n_teachers=50, charge=Charge(c)
         ),
         "confident_gnthreshold": lambda c: multilabel.confident_gnthreshold_epsilon(
@@ -183,7 +184,7 @@ def test_bounds_table_row_of_an_expected_cost_says_so():
     m = np.random.default_rng(0).random((30, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        rows = multilabel.multilabel_bounds(
+        rows = bound_forensics.multilabel_bounds(
             fractions=m,
             threshold=0.4,
             sigma=0.3,

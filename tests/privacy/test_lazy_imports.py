@@ -32,7 +32,7 @@ def test_lazy_attributes_resolve_to_the_submodules():
     from pate_study.privacy import multilabel, multiwinner, rdp
 
     assert privacy.gnmax_epsilon is rdp.gnmax_epsilon
-    assert privacy.multilabel_bounds is multilabel.multilabel_bounds
+    assert privacy.gnthreshold_epsilon is multilabel.gnthreshold_epsilon
     assert privacy.tau_pate_epsilon is multiwinner.tau_pate_epsilon
     assert set(privacy.__all__) <= set(dir(privacy))
     for name in privacy.__all__:

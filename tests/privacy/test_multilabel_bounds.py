@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
+from pate_study.experiments.audioset import bound_forensics
 from pate_study.privacy import aggregators, audit
 from pate_study.privacy import multilabel as ml
 from pate_study.privacy import multiwinner as mw
@@ -49,7 +50,7 @@ def test_every_bound_finite_nonnegative_capped_and_nondecreasing(setting):
     m = _fractions(400, 12)
     previous = None
     for n in (100, 250, 400):
-        rows = ml.multilabel_bounds(fractions=m[:n], delta=1e-8, n_teachers=50, **setting)
+        rows = bound_forensics.multilabel_bounds(fractions=m[:n], delta=1e-8, n_teachers=50, **setting)
         assert [r.bound for r in rows] == list(ml.BOUNDS)
         eps = np.array([r.data_dependent.epsilon for r in rows])
         for r in rows:
@@ -72,7 +73,10 @@ def test_every_bound_finite_nonnegative_capped_and_nondecreasing(setting):
 
 def test_vote_fraction_bound_saves_where_theorem6_can_apply():
     m = _fractions(400, 12)
-    rows = {r.bound: r for r in ml.multilabel_bounds(fractions=m, threshold=0.5, sigma=0.02, delta=1e-8, n_teachers=50)}
+    rows = {
+        r.bound: r
+        for r in bound_forensics.multilabel_bounds(fractions=m, threshold=0.5, sigma=0.02, delta=1e-8, n_teachers=50)
+    }
     vf = rows["vote_fraction"]
     assert vf.theorem6_possible and vf.data_dependent.epsilon < 0.9 * vf.data_independent.epsilon
     # the same value as the single-bound accountant
@@ -117,7 +121,7 @@ def test_multiwinner_bounds_finite_nonnegative_capped_and_nondecreasing(name):
 
 
 def test_table54_fit_and_what_the_stated_formulas_give():
-    out = ml.table54_fit()
+    out = bound_forensics.table54_fit()
     assert [row["fit_rounds_to_printed"] for row in out["fit"]] == [True, True]
     assert out["fit"][0]["fit"] == pytest.approx(0.2 * 2000 + math.log(1e8))
     assert out["rdp_per_query_least_squares"] == pytest.approx(0.2, abs=1e-4)
@@ -129,7 +133,7 @@ def test_table54_fit_and_what_the_stated_formulas_give():
     eq48 = next(f for f in out["formulas"] if f["formula"] == "eq4_8")
     assert eq48["sigma_matching_fit"] == pytest.approx(math.sqrt(10))  # λ/σ² = 0.2 at λ = 2 needs σ = √10
     # a different rate does not reproduce the printed values
-    assert not all(row["fit_rounds_to_printed"] for row in ml.table54_fit(rate=0.21)["fit"])
+    assert not all(row["fit_rounds_to_printed"] for row in bound_forensics.table54_fit(rate=0.21)["fit"])
 
 
 def test_audit_gnthreshold_at_the_thesis_noise():
@@ -189,16 +193,16 @@ def test_audit_confident_gnthreshold_at_sigma_c_06():
 )
 def test_bad_votes_name_the_parameter(bad, match):
     with pytest.raises(ValueError, match=match):
-        ml.multilabel_bounds(fractions=bad, threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50)
+        bound_forensics.multilabel_bounds(fractions=bad, threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50)
 
 
 def test_bad_bound_and_teachers():
     with pytest.raises(ValueError, match="^bounds: expected one of"):
-        ml.multilabel_bounds(
+        bound_forensics.multilabel_bounds(
             fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=50, bounds=("thm12",)
         )
     with pytest.raises(ValueError, match="n_teachers: expected a positive integer"):
-        ml.multilabel_bounds(fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=0)
+        bound_forensics.multilabel_bounds(fractions=[[0.1, 0.9]], threshold=0.5, sigma=0.3, delta=1e-8, n_teachers=0)
 
 
 @pytest.mark.parametrize("rule", list(ConfidenceRule))
@@ -209,7 +213,7 @@ def test_confident_data_independent_from_n_queries_equals_the_bounds_table(bound
     kw = dict(sigma=0.3, check=check, delta=1e-8, n_teachers=50, bound=bound)
     direct = ml.confident_gnthreshold_data_independent(n_queries=300, n_labels=12, **kw)
     for m in (np.zeros((300, 12)), _fractions(300, 12, seed=3)):
-        row = ml.multilabel_bounds(
+        row = bound_forensics.multilabel_bounds(
             fractions=m,
             threshold=0.4,
             sigma=0.3,
@@ -259,12 +263,14 @@ def test_enumerations_and_their_strings_give_the_same_bounds():
     choice is refused in one line naming the parameter."""
     m = _fractions(50, 6)
     kw = dict(fractions=m, sigma=0.3, delta=1e-8, n_teachers=50)
-    by_enum = ml.multilabel_bounds(threshold=Threshold.ADAPTIVE, bounds=(Bound.THEOREM12, Bound.VOTE_FRACTION), **kw)
-    by_text = ml.multilabel_bounds(threshold="adaptive", bounds=("theorem12", "vote_fraction"), **kw)
+    by_enum = bound_forensics.multilabel_bounds(
+        threshold=Threshold.ADAPTIVE, bounds=(Bound.THEOREM12, Bound.VOTE_FRACTION), **kw
+    )
+    by_text = bound_forensics.multilabel_bounds(threshold="adaptive", bounds=("theorem12", "vote_fraction"), **kw)
     assert [r.to_dict() for r in by_enum] == [r.to_dict() for r in by_text]
     assert ml.BOUNDS == tuple(Bound) and [r.bound for r in by_enum] == ["theorem12", "vote_fraction"]
     assert by_enum[0].data_dependent.details["threshold"] == "adaptive"
     with pytest.raises(ValueError, match=r"^threshold: expected one of \['adaptive'\], got 'median'$"):
-        ml.multilabel_bounds(threshold="median", **kw)
+        bound_forensics.multilabel_bounds(threshold="median", **kw)
     with pytest.raises(ValueError, match=r"^bound: expected one of"):
         ml.gnthreshold_epsilon(sigma=0.3, delta=1e-8, n_queries=5, n_labels=6, bound="thm12")

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from pate_study.privacy import multilabel, rdp
+from pate_study.experiments.audioset import bound_forensics
+from pate_study.privacy import rdp
 from pate_study.privacy._validation import NOISE_SCALE_RANGE
 
 
@@ -33,6 +34,6 @@ def test_epsilon_is_finite_and_ordered_at_the_ends_of_the_range(sigma):
 
 def test_multilabel_accountant_refuses_an_underflowing_sigma():
     with pytest.raises(ValueError, match=r"^sigma: expected a noise scale in"):
-        multilabel.multilabel_bounds(
+        bound_forensics.multilabel_bounds(
             fractions=np.full((2, 3), 0.5), threshold=0.5, sigma=1e-300, delta=1e-8, n_teachers=5
         )

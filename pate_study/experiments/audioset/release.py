@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset import bound_forensics
 from pate_study.experiments.audioset.votes import CachedVotes, vote_fractions
 from pate_study.learning import metrics
 from pate_study.privacy import adaptive_k, aggregators, audit, multilabel, multiwinner, topk_vote
@@ -730,7 +731,7 @@ def bounds_side_by_side(
             m, threshold, sigma_e, confidence, sigma_c, np.random.default_rng(seed), rule=rule
         )
         kw = dict(check=ConfidenceCheck(confidence, sigma_c, rule), charge=Charge(Cost.REALIZED, answered=rel.answered))
-    res = multilabel.multilabel_bounds(
+    res = bound_forensics.multilabel_bounds(
         fractions=m,
         threshold=threshold,
         sigma=sigma_e,

@@ -17,6 +17,7 @@ import torch
 
 from pate_study.data import audioset
 from pate_study.experiments.audioset import (
+    bound_forensics,
     figures,
     pipeline,
     release,
@@ -36,7 +37,6 @@ from pate_study.experiments.audioset.release_claims import sweeps as release_swe
 from pate_study.experiments.audioset.release_claims import tables as release_tables
 from pate_study.experiments.audioset.teachers import TeacherSpec
 from pate_study.experiments.audioset.votes import CachedVotes
-from pate_study.privacy import multilabel
 from pate_study.reporting.outputs import NotebookOutputs
 from pate_study.reporting.plots import use_style
 
@@ -306,7 +306,7 @@ def accounting_section(study: Study05) -> pd.DataFrame:
     s, p = study, study.p
     bounds = release.bounds_table(s.votes, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
     s.out.save_table(bounds, "muschiol2021-accounting-bounds", data=s.data, float_format="{:.4g}")
-    fit = multilabel.table54_fit(n_labels=s.info["n_labels"], n_teachers=s.t_max)
+    fit = bound_forensics.table54_fit(n_labels=s.info["n_labels"], n_teachers=s.t_max)
     s.out.record("table54_fit", **release_students.table54_fit_record(fit))
     rules = release.adaptive_rules(s.votes, 0.3, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
     s.out.save_table(rules, "muschiol2021-adaptive-rules", data=s.data, float_format="{:.4g}")

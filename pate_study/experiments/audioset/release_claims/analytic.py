@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pate_study.experiments.audioset import bound_forensics
 from pate_study.experiments.audioset.release import DELTA
 from pate_study.experiments.audioset.release_claims.common import scale_verdict
 from pate_study.privacy import multilabel
@@ -21,7 +22,8 @@ Q_SHARE_EDGE = 0.1
 
 #: Fig 5.16's reading (§5.3): the ε of 1,000 queries like a bucket's flattens between q̃ = 10⁻² and 10⁻¹, the
 #: break-even of the data-dependent analysis. It depends on the setting only (σ_e, labels, teachers, queries, δ), so
-#: it is checked analytically (:func:`pate_study.privacy.multilabel.break_even_q`), never on our votes.
+#: it is checked analytically (:func:`pate_study.experiments.audioset.bound_forensics.break_even_q`), never on our
+#: votes.
 BREAK_EVEN = Claim(
     "break-even q̃ between 10⁻² and 10⁻¹",
     "Muschiol 2021, §5.3 (Fig 5.16): the curve flattens between 10^-2 and 10^-1; the break-even of the PATE "
@@ -64,8 +66,8 @@ def break_even_verdict(
         n_teachers=n_teachers,
         accounting=Accounting(orders=multilabel.extended_orders() if orders is None else orders),
     )
-    q = {r: multilabel.break_even_q(r, bound=Bound.VOTE_FRACTION, **kw) for r in BREAK_EVEN_RATIOS}
-    printed_bound = multilabel.break_even_q(BREAK_EVEN_RATIOS[0], bound=Bound.THEOREM12, **kw)
+    q = {r: bound_forensics.break_even_q(r, bound=Bound.VOTE_FRACTION, **kw) for r in BREAK_EVEN_RATIOS}
+    printed_bound = bound_forensics.break_even_q(BREAK_EVEN_RATIOS[0], bound=Bound.THEOREM12, **kw)
     holds = all(np.isfinite(x) and BREAK_EVEN.boundary <= x <= BREAK_EVEN.upper for x in q.values())
     shown = ", ".join(f"{r:g}× at q̃ = {x:.3g}" for r, x in q.items())
     derivation = (

@@ -103,7 +103,7 @@ def student_claim(best: Any, single_model_map: float, kind: str = "real") -> Ver
 
 
 def table54_fit_record(fit: dict) -> dict[str, Any]:
-    """The fit of Table 5.4's printed ε (:func:`pate_study.privacy.multilabel.table54_fit`)."""
+    """The fit of Table 5.4's printed ε (:func:`pate_study.experiments.audioset.bound_forensics.table54_fit`)."""
     rows = pd.DataFrame(fit["fit"])
     return dict(
         rdp_per_query_fit=fit["rdp_per_query_fit"],
