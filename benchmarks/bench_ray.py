@@ -47,7 +47,7 @@ import numpy as np
 import torch
 
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import pipeline, release
+from pate_study.experiments.audioset import pipeline, release_privacy
 from pate_study.learning import distributed
 from pate_study.learning.partitions import make_partitions
 
@@ -92,7 +92,7 @@ def bench_backends(args: argparse.Namespace) -> None:
     labels = np.concatenate([cv.pool_labels, cv.test_labels]).astype(np.float32)
     feats += 2.0 * labels @ np.random.default_rng(2).normal(size=(args.labels, 128)).astype(np.float32) / 4  # learnable
     student = at.TeacherSpec(hidden=(256,), batch_size=64, steps=args.student_steps, eval_every=100)
-    privacy, releases = release.released_labels(
+    privacy, releases = release_privacy.released_labels(
         cv, [2000, 5000], [0.2, 0.3, 0.4, 0.5, "adaptive"], [None, 0.6], delta=1e-8, seed=0
     )  # the privacy side is not distributed: once
     tpt = args.teachers_per_task

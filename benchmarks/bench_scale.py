@@ -437,12 +437,12 @@ def stage_aggregate(folder: Path, sz: dict, seed: int, **_) -> dict:
     """Table 5.4's 18 releases and their privacy on the stored votes."""
     import pickle
 
-    from pate_study.experiments.audioset import release
+    from pate_study.experiments.audioset import release_privacy
 
     cv, _, n_pool = _cached_votes(folder, sz)
     sizes_ = _student_sizes(n_pool)
     start = time.perf_counter()
-    privacy, releases = release.released_labels(
+    privacy, releases = release_privacy.released_labels(
         cv, sizes_, THESIS["student_thresholds"], THESIS["student_confidences"], delta=THESIS["delta"], seed=seed
     )
     secs = time.perf_counter() - start

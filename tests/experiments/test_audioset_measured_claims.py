@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import precision_recall_fscore_support
 
-from pate_study.experiments.audioset import release, tables, votes
+from pate_study.experiments.audioset import release, release_privacy, tables, votes
 from pate_study.experiments.audioset.release_claims import common as release_common
 from pate_study.experiments.audioset.release_claims import findings as release_findings
 from pate_study.experiments.audioset.release_claims import student_figures
@@ -329,7 +329,7 @@ def test_confidence_records_judge_every_appendix_figure_against_its_own_ensemble
 
 @pytest.mark.slow
 def test_the_audit_table_catches_the_topk_vote_charged_at_sqrt_k():
-    aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
+    aud = release_privacy.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
     topk = aud[aud["release"].str.startswith("top-k")]
     assert len(topk) == 3 and (topk["delta"] == 0.1).all()
     rec = release_findings.audit_record(aud)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import release, tables, votes
+from pate_study.experiments.audioset import release, release_frontier, release_privacy, tables, votes
 from pate_study.experiments.audioset.release_claims import appendix, student_figures
 from pate_study.experiments.audioset.release_claims import common as release_common
 from pate_study.experiments.audioset.release_claims import findings as release_findings
@@ -231,23 +231,23 @@ def test_confident_realised_cost_at_most_data_independent_and_answered_share_mat
 
 def test_table_5_4_privacy_reports_theorem12_far_above_vote_fraction():
     cv = votes.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=4)
-    r = release.table_5_4_privacy(cv, 200, 0.4, None)
+    r = release_privacy.table_5_4_privacy(cv, 200, 0.4, None)
     assert r["eps_data_dependent"] <= r["eps_data_independent"] + 1e-9 < r["eps_theorem12_data_independent"]
     assert r["labels"].shape == (200, 10) and r["answered"].all()
-    rc = release.table_5_4_privacy(cv, 200, "adaptive", 0.6)
+    rc = release_privacy.table_5_4_privacy(cv, 200, "adaptive", 0.6)
     assert not rc["labels"][~rc["answered"]].any()
 
 
 def test_q_histogram_counts_every_query_once():
     cv = votes.synthetic_votes(50, n_pool=250, n_test=20, n_labels=8, seed=5)
-    h = release.q_histogram(cv, 0.2, n_account=250)
+    h = release_privacy.q_histogram(cv, 0.2, n_account=250)
     for _, sub in h.groupby("threshold"):
         assert sub["n_queries"].sum() == 250
 
 
 def test_multiwinner_sweep_runs_every_mechanism_on_the_same_votes():
     cv = votes.synthetic_votes(20, n_pool=120, n_test=10, n_labels=6, seed=6)
-    mw, released = release.multiwinner_sweep(cv, [0.3], n_account=100)
+    mw, released = release_frontier.multiwinner_sweep(cv, [0.3], n_account=100)
     assert set(mw["mechanism"]) == {"gnthreshold", "binary", "tau", "powerset"}
     assert all(v.shape == (100, 6) for v in released.values())
     assert np.isfinite(mw["epsilon"]).all()
@@ -257,8 +257,8 @@ def test_multiwinner_sweep_runs_every_mechanism_on_the_same_votes():
 def test_findings_are_computed_from_the_tables():
     cv = votes.synthetic_votes(50, n_pool=200, n_test=20, n_labels=8, seed=7)
     sw = release.noise_sweep(cv, [0.3], thresholds=(0.4,), n_account=150)
-    b = release.bounds_side_by_side(cv, 0.4, 0.3, n_account=150)
-    mw, _ = release.multiwinner_sweep(cv, [0.3], n_account=100)
+    b = release_privacy.bounds_side_by_side(cv, 0.4, 0.3, n_account=150)
+    mw, _ = release_frontier.multiwinner_sweep(cv, [0.3], n_account=100)
     import pandas as pd
 
     text = release_findings.findings(sw, pd.DataFrame(), mw, b)
@@ -401,7 +401,7 @@ def test_student_claim_reads_the_units_of_the_best_student_paired_with_the_singl
 
 @pytest.mark.slow
 def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fixed_accounting():
-    aud = release.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
+    aud = release_privacy.gnthreshold_audit([0.3], n_samples=200_000, seed=0)
     ok = aud[aud["mechanism"] == "as implemented"]
     sound = ok[~ok["claim"].str.startswith(("thesis", "wrong"))]
     assert set(aud["release"]) == {
@@ -420,7 +420,7 @@ def test_audit_passes_sound_claims_and_catches_half_noise_and_the_adaptive_as_fi
 
 def test_adaptive_rules_compare_at_equal_epsilon_and_definition_11_is_charged():
     cv = votes.synthetic_votes(50, n_pool=300, n_test=20, n_labels=10, seed=8)
-    rules = release.adaptive_rules(cv, 0.3, n_account=200, delta=1e-8)
+    rules = release_privacy.adaptive_rules(cv, 0.3, n_account=200, delta=1e-8)
     budget = rules["budget_epsilon"].iloc[0]
     fixed = rules[rules["rule"].str.startswith("fixed")]
     np.testing.assert_allclose(fixed["epsilon"], budget)
@@ -439,7 +439,9 @@ def test_adaptive_rows_are_sound_with_the_thesis_value_beside_and_orders_go_belo
     row = sw[(sw["threshold"] == "adaptive") & (sw["sigma_e"] > 0)].iloc[0]
     fixed = sw[(sw["threshold"] == "0.4") & (sw["sigma_e"] > 0)].iloc[0]
     assert row["epsilon_threshold_as_fixed"] < row["epsilon"] and np.isnan(fixed["epsilon_threshold_as_fixed"])
-    r = release.table_5_4_privacy(cv, 300, 0.4, None, sigma_e=0.1)  # slope·N well above log(1/δ): best order < 2
+    r = release_privacy.table_5_4_privacy(
+        cv, 300, 0.4, None, sigma_e=0.1
+    )  # slope·N well above log(1/δ): best order < 2
     assert r["order"] < 2 and r["eps_data_dependent"] < r["eps_thesis_grid"]
 
 

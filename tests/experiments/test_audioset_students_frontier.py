@@ -6,7 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.experiments.audioset import figures, pipeline, release, students, target_figures, teachers
+from pate_study.experiments.audioset import (
+    figures,
+    pipeline,
+    release,
+    release_frontier,
+    release_privacy,
+    students,
+    target_figures,
+    teachers,
+)
 from pate_study.experiments.audioset.votes import synthetic_votes
 from pate_study.learning import metrics, train_config
 from pate_study.learning.partitions import Partitions
@@ -121,9 +130,9 @@ def test_seeds_give_identical_tables_and_a_spread():
 
 def test_frontier_releases_print_the_data_independent_epsilon_of_each_mechanism():
     cv = synthetic_votes(10, n_pool=200, n_test=50, n_labels=12, seed=0)
-    settings = release.frontier_settings([0.2], [(2, 0.1, 0.3)], [0.2])
+    settings = release_frontier.frontier_settings([0.2], [(2, 0.1, 0.3)], [0.2])
     assert [s["mechanism"] for s in settings] == ["gnthreshold", "topk", "binary", "tau", "powerset"]
-    rows, rel = release.frontier_releases(cv, settings, 100, delta=1e-8, seed=0)
+    rows, rel = release_frontier.frontier_releases(cv, settings, 100, delta=1e-8, seed=0)
     by = {r["mechanism"]: r for r in rows}
     assert by["topk"]["epsilon"] == pytest.approx(
         topk_vote.topk_epsilon(
@@ -136,18 +145,20 @@ def test_frontier_releases_print_the_data_independent_epsilon_of_each_mechanism(
         ).epsilon
     )
     # more queries cost more (data-independent: monotone in n)
-    more, _ = release.frontier_releases(cv, settings, 200, delta=1e-8, seed=0)
+    more, _ = release_frontier.frontier_releases(cv, settings, 200, delta=1e-8, seed=0)
     assert all(b["epsilon"] > a["epsilon"] for a, b in zip(rows, more))
     assert all(r["labels"].shape == (100, 12) and r["answered"].all() for r in rel)
     # top-k's sensitivity is below GNThreshold's at equal sigma: lower epsilon
-    g = release.frontier_releases(cv, release.frontier_settings([0.1], [(2, 0.1, 0.3)], []), 100, delta=1e-8)[0]
+    g = release_frontier.frontier_releases(
+        cv, release_frontier.frontier_settings([0.1], [(2, 0.1, 0.3)], []), 100, delta=1e-8
+    )[0]
     assert g[1]["epsilon"] < g[0]["epsilon"]
-    again, rel2 = release.frontier_releases(cv, settings, 100, delta=1e-8, seed=0)
+    again, rel2 = release_frontier.frontier_releases(cv, settings, 100, delta=1e-8, seed=0)
     assert all(np.array_equal(a["labels"], b["labels"]) for a, b in zip(rel, rel2))
     with pytest.raises(ValueError, match="mechanism"):
-        release.frontier_release(cv, {"mechanism": "lnmax", "sigma_e": 0.1, "k": 1, "th_e": 0.5}, 10)
+        release_frontier.frontier_release(cv, {"mechanism": "lnmax", "sigma_e": 0.1, "k": 1, "th_e": 0.5}, 10)
     with pytest.raises(ValueError, match="topk"):
-        release.frontier_settings([0.1], [(2, 0.1)], [])
+        release_frontier.frontier_settings([0.1], [(2, 0.1)], [])
 
 
 def test_frontier_targets_and_findings_pick_the_best_within_the_budget():
@@ -246,7 +257,9 @@ def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):
     assert rec["sigma_c"] == [0.6, 0.6, 0.3, 0.9] and len(rec["map"]) == 4
     refs = pd.DataFrame([{"reference": "r", "map": 0.1}])
     figures.students_figure(a.assign(eps_data_dependent=a["eps_data_dependent"]), refs, "0.2", "None", 1e-8, a)
-    front = release.frontier_releases(cv, release.frontier_settings([0.2], [(2, 0.1, 0.3)], []), 100)[0]
+    front = release_frontier.frontier_releases(cv, release_frontier.frontier_settings([0.2], [(2, 0.1, 0.3)], []), 100)[
+        0
+    ]
     f = pd.DataFrame(front).assign(map=0.1, map_min=0.09, map_max=0.11)
     t54 = pd.DataFrame([{"eps_data_independent": 900.0, "map": 0.05, "map_sd": 0.01}])
     target_figures.frontier_figure(f, t54, refs, None, delta=1e-8).savefig(tmp_path / "f.png")
@@ -255,5 +268,5 @@ def test_sigma_students_sweep_the_thesis_ranges_with_epsilon_beside(tmp_path):
 def test_a_setting_on_both_noise_axes_is_released_once():
     """σ_c equal to the default σ_c (0.6) is on the σ_e axis already: one release, one shard name per seed."""
     cv = synthetic_votes(5, n_pool=150, n_test=60, n_labels=6, seed=0)
-    privacy, releases = release.sigma_releases(cv, 100, 0.4, 0.4, [0.3], [0.6], delta=1e-8)
+    privacy, releases = release_privacy.sigma_releases(cv, 100, 0.4, 0.4, [0.3], [0.6], delta=1e-8)
     assert [(p["sigma_e"], p["sigma_c"]) for p in privacy] == [(0.3, 0.6)] and len(releases) == 1

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from test_audioset_students_frontier import TINY
 
-from pate_study.experiments.audioset import release, target, teachers
+from pate_study.experiments.audioset import release_frontier, target, teachers
 from pate_study.experiments.audioset.target_splits import SealedLabels, TargetSplits
 from pate_study.experiments.audioset.votes import synthetic_teacher_probabilities
 from pate_study.privacy import selection
@@ -101,7 +101,7 @@ def test_the_charged_epsilon_is_privacy_selections_for_the_procedure_run(tmp_pat
     # by hand: each candidate's data-independent curve, their maximum per order, random stopping with the same
     # distribution and E[K]
     curves = [
-        release.frontier_spent(c.release, n_teachers=8, n_queries=c.n_queries, n_labels=6, delta=1e-8)
+        release_frontier.frontier_spent(c.release, n_teachers=8, n_queries=c.n_queries, n_labels=6, delta=1e-8)
         for c in p.candidates
     ]
     worst = np.max([c.rdp_or_logmgf for c in curves], axis=0)

@@ -10,13 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_study.experiments.audioset import release, students
+from pate_study.experiments.audioset import release_frontier, students
 from pate_study.experiments.audioset.votes import synthetic_votes
 from pate_study.privacy import topk_vote
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 
 #: the committed frontier's 13 settings (T = 50 teachers, 161 labels, 5,000 queries, δ = 1e-8)
-SETTINGS = release.frontier_settings(
+SETTINGS = release_frontier.frontier_settings(
     [0.1, 0.2, 0.3], [[2, 0.1, 0.3], [3, 0.1, 0.3], [2, 0.2, 0.4], [3, 0.2, 0.4]], [0.1, 0.2]
 )
 
@@ -26,7 +26,7 @@ def committed_frontier() -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         for s in SETTINGS:
-            spent = release.frontier_spent(s, n_teachers=50, n_queries=5000, n_labels=161)
+            spent = release_frontier.frontier_spent(s, n_teachers=50, n_queries=5000, n_labels=161)
             rows.append({**s, "n_samples": 5000, "epsilon": spent.epsilon})
     return pd.DataFrame(rows)
 
@@ -36,7 +36,7 @@ def test_selection_of_the_committed_frontier_is_charged():
     # the per-release values printed today (RDP, basic conversion): 4 releases within ε ≤ 300
     within = front[front["epsilon"] <= 300]
     assert sorted(round(e, 1) for e in within["epsilon"]) == [110.7, 185.9, 255.1, 255.1]
-    sel = release.frontier_selection_privacy(front, n_teachers=50, n_labels=161, epsilon_max=300.0, delta=1e-8)
+    sel = release_frontier.frontier_selection_privacy(front, n_teachers=50, n_labels=161, epsilon_max=300.0, delta=1e-8)
     assert sel["selection_within_n_candidates"] == 4 and sel["selection_all_n_candidates"] == 13
     assert sel["selection_within_epsilon"] == pytest.approx(632.2, abs=0.05)
     assert sel["selection_all_epsilon"] == pytest.approx(27039.1, abs=0.05)
@@ -47,7 +47,7 @@ def test_selection_of_the_committed_frontier_is_charged():
 
 
 def test_exact_gaussian_beside_the_rdp_epsilon_of_the_5000_query_topk_release():
-    spent = release.frontier_spent(
+    spent = release_frontier.frontier_spent(
         {"mechanism": "topk", "sigma_e": 0.2, "k": 3, "th_e": 0.4}, n_teachers=50, n_queries=5000, n_labels=161
     )
     assert spent.epsilon == pytest.approx(255.1, abs=0.05)
@@ -60,8 +60,8 @@ def test_exact_gaussian_beside_the_rdp_epsilon_of_the_5000_query_topk_release():
 
 def test_frontier_rows_carry_the_exact_gaussian_epsilon():
     cv = synthetic_votes(10, n_pool=120, n_test=30, n_labels=8, seed=0)
-    rows, _ = release.frontier_releases(
-        cv, release.frontier_settings([0.2], [(2, 0.1, 0.3)], [0.2]), 100, delta=1e-8, seed=0
+    rows, _ = release_frontier.frontier_releases(
+        cv, release_frontier.frontier_settings([0.2], [(2, 0.1, 0.3)], [0.2]), 100, delta=1e-8, seed=0
     )
     for r in rows:
         assert 0 < r["epsilon_exact_gaussian"] < r["epsilon"]
@@ -85,7 +85,7 @@ def test_the_summary_carries_the_selection_charge():
             }
         ]
     )
-    sel = release.frontier_selection_privacy(front, n_teachers=50, n_labels=161)
+    sel = release_frontier.frontier_selection_privacy(front, n_teachers=50, n_labels=161)
     t = students.frontier_summary(front, t54, selection=sel)
     assert t["best_epsilon"] == pytest.approx(110.7, abs=0.05)  # the chosen release's own ε
     assert t["best_epsilon_selection_charged"] == sel["selection_within_epsilon"]
@@ -101,6 +101,6 @@ def test_the_summary_carries_the_selection_charge():
 
 def test_no_candidate_within_the_budget():
     front = committed_frontier()
-    sel = release.frontier_selection_privacy(front, n_teachers=50, n_labels=161, epsilon_max=50.0)
+    sel = release_frontier.frontier_selection_privacy(front, n_teachers=50, n_labels=161, epsilon_max=50.0)
     assert sel["selection_within_n_candidates"] == 0 and math.isnan(sel["selection_within_epsilon"])
     assert np.isfinite(sel["selection_all_epsilon"])

@@ -15,7 +15,7 @@ import logging
 import numpy as np
 from _paper_votes import paper_votes
 
-from pate_study.experiments.audioset import release, students
+from pate_study.experiments.audioset import release_privacy, students
 
 N_QUERIES, SEEDS, SCHEDULES = 5000, (0, 1, 2), (600, 3000)
 
@@ -23,7 +23,7 @@ N_QUERIES, SEEDS, SCHEDULES = 5000, (0, 1, 2), (600, 3000)
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     p, spec, cv, info = paper_votes()
-    _, (no_check, check) = release.released_labels(
+    _, (no_check, check) = release_privacy.released_labels(
         cv, [N_QUERIES], [0.2], [None, 0.4], delta=p["delta"], seed=p["seed"]
     )
     answered = np.asarray(check["answered"], dtype=bool)

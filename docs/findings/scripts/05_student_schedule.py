@@ -16,7 +16,7 @@ import logging
 import numpy as np
 from _paper_votes import paper_votes
 
-from pate_study.experiments.audioset import release, teachers
+from pate_study.experiments.audioset import release_frontier, teachers
 from pate_study.learning.partitions import Partitions
 
 SETTINGS = (
@@ -33,7 +33,7 @@ def main() -> None:
     x = np.concatenate([x_pool, x_test]).astype(np.float32)
     curve_spec = spec.replace(eval_every=EVERY, patience=None)
     for setting in SETTINGS:
-        row, labels = release.frontier_release(cv, setting, N_QUERIES, seed=p["seed"])
+        row, labels = release_frontier.frontier_release(cv, setting, N_QUERIES, seed=p["seed"])
         y = np.concatenate([labels, cv.test_labels]).astype(bool)
         for seed in SEEDS:
             run = teachers.train_teachers(

@@ -23,7 +23,7 @@ import yaml
 from _paper_votes import paper_votes
 
 from pate_study.data import audioset
-from pate_study.experiments.audioset import release, target, target_students
+from pate_study.experiments.audioset import release, release_frontier, target, target_students
 from pate_study.experiments.audioset.data import clip_features
 from pate_study.experiments.audioset.target_splits import target_splits
 from pate_study.learning import metrics
@@ -74,7 +74,7 @@ def run(arms, probs, xq, xv, yv, spec):
     for a in arms:
         rows = target.choose_queries(xq, a["n"], a.get("choice", "random"), seed=a["draw"])
         setting = {"mechanism": a["mech"], "sigma_e": a["sigma_e"], "k": a["k"], "th_e": a["th_e"]}
-        labels = release.frontier_labels(probs[:, rows], setting, np.random.default_rng([a["draw"], 1]))
+        labels = release_frontier.frontier_labels(probs[:, rows], setting, np.random.default_rng([a["draw"], 1]))
         a["labels_per_query"] = float(labels.sum(1).mean())
         tasks.append(target_students.StudentTask(rows, labels, a["draw"]))
         pools.append(LabelledPool(len(xq), rows, labels))

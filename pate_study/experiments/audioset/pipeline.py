@@ -41,7 +41,8 @@ from pate_study.experiments.audioset.data import (
     replicate_members,
     replicate_seeds,
 )
-from pate_study.experiments.audioset.release import frontier_releases, released_labels, sigma_releases
+from pate_study.experiments.audioset.release_frontier import frontier_releases
+from pate_study.experiments.audioset.release_privacy import released_labels, sigma_releases
 from pate_study.experiments.audioset.shards import (
     assemble_run,
     by_teacher,
@@ -886,8 +887,8 @@ def student_sweep(
     progress: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 5.4 over the replicate units of :func:`replicate_units` (``cvs``: the replicate ensembles of big T_max,
-    or one): per unit ``r`` the releases and their privacy (:func:`.release.released_labels` on ensemble ``r mod G``
-    with release seed ``seed + r``) and one student per release with seed ``seeds[r mod S]``, every student in one
+    or one): per unit ``r`` the releases and their privacy (:func:`.release_privacy.released_labels` on ensemble ``r mod
+    G`` with release seed ``seed + r``) and one student per release with seed ``seeds[r mod S]``, every student in one
     stacked call (:func:`train_students`). Returns (one row per release: scores averaged over the units with their
     spread and per-unit values, :func:`unit_summary`; one row per student with ``replicate`` and
     ``release_draw``)."""
@@ -1023,8 +1024,8 @@ def multiwinner_students(
     sigma_e: float = 0.3,
     seeds: Sequence[int] = (0,),
 ) -> pd.DataFrame:
-    """Beyond the thesis: students per mechanism of :func:`.release.multiwinner_sweep` on its released labels at
-    ``sigma_e`` (the largest σ_e of the sweep when it did not run ``sigma_e``), one per seed and averaged
+    """Beyond the thesis: students per mechanism of :func:`.release_frontier.multiwinner_sweep` on its released labels
+    at ``sigma_e`` (the largest σ_e of the sweep when it did not run ``sigma_e``), one per seed and averaged
     (:func:`.students.seed_summary`), with the mechanism's ε beside; every student in one stacked call
     (:func:`train_students`)."""
     privacy, releases = [], []
@@ -1063,7 +1064,7 @@ def frontier_students(
     address: str | None = None,
     progress: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The privacy-utility frontier on the same teachers: every release of :func:`.release.frontier_releases`
+    """The privacy-utility frontier on the same teachers: every release of :func:`.release_frontier.frontier_releases`
     (data-independent ε) and a student per release and student seed (:func:`train_students`). Returns (one row per
     release, scores averaged over seeds with their spread; one row per student)."""
     privacy, releases = frontier_releases(cv, settings, n_queries, delta=delta, seed=seed)
@@ -1104,7 +1105,7 @@ def sigma_students(
 ) -> pd.DataFrame:
     """Figs 5.17-5.19 over the thesis's σ ranges: for each ``(item, th_e, th_cs)`` of ``points`` (th_c None: no
     check; the figures' configurations, e.g. :data:`.release_claims.student_figures.STUDENT_FIGURES`), the releases of
-    :func:`.release.sigma_releases` on the first ``n_queries`` pool queries, per replicate unit of
+    :func:`.release_privacy.sigma_releases` on the first ``n_queries`` pool queries, per replicate unit of
     :func:`replicate_units` (as :func:`student_sweep`: ensemble ``r mod G``, release seed ``seed + r``, student seed
     ``seeds[r mod S]``), and one student per release, all in one stacked call; one row per release (unit means,
     spread and per-unit values, :func:`unit_summary`). A point at Table 5.4's own noise (σ_e 0.3, σ_c 0.6) is the
@@ -1155,7 +1156,8 @@ def sigma_students(
 
 def _table54_student(rows: pd.DataFrame | None, point: dict, unit: int) -> dict | None:
     """The Table 5.4 student of replicate unit ``unit`` whose release is the σ-sweep ``point``'s (Table 5.4 releases at
-    σ_e 0.3 and σ_c 0.6, :func:`.release.table_5_4_privacy`'s defaults, with the same seed): its scores, or None."""
+    σ_e 0.3 and σ_c 0.6, :func:`.release_privacy.table_5_4_privacy`'s defaults, with the same seed): its scores, or
+    None."""
     if rows is None or not np.isclose(point["sigma_e"], 0.3):
         return None
     if point["th_c"] != "None" and not np.isclose(point["sigma_c"], 0.6):

@@ -21,6 +21,8 @@ from pate_study.experiments.audioset import (
     figures,
     pipeline,
     release,
+    release_frontier,
+    release_privacy,
     students,
     tables,
     target,
@@ -290,7 +292,7 @@ def q_histogram_section(study: Study05) -> list[str]:
     s, p = study, study.p
     shown = []
     for sig, item in zip(p["histogram_sigmas"], HISTOGRAM_ITEMS):
-        h = release.q_histogram(s.votes, sig, n_account=p["n_account"], delta=p["delta"])
+        h = release_privacy.q_histogram(s.votes, sig, n_account=p["n_account"], delta=p["delta"])
         s.out.save_figure(figures.q_histogram_figure(h, sig), item, data=s.data)
         rec = analytic.q_histogram_record(
             h, sig, item, s.info["kind"], s.info["n_labels"], s.scale, n_teachers=s.t_max, delta=p["delta"]
@@ -304,11 +306,11 @@ def accounting_section(study: Study05) -> pd.DataFrame:
     """Every bound side by side on the same votes, the fit of Table 5.4's printed ε, and the adaptive rules at
     equal ε. Shows the adaptive rules."""
     s, p = study, study.p
-    bounds = release.bounds_table(s.votes, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
+    bounds = release_privacy.bounds_table(s.votes, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
     s.out.save_table(bounds, "muschiol2021-accounting-bounds", data=s.data, float_format="{:.4g}")
     fit = bound_forensics.table54_fit(n_labels=s.info["n_labels"], n_teachers=s.t_max)
     s.out.record("table54_fit", **release_students.table54_fit_record(fit))
-    rules = release.adaptive_rules(s.votes, 0.3, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
+    rules = release_privacy.adaptive_rules(s.votes, 0.3, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
     s.out.save_table(rules, "muschiol2021-adaptive-rules", data=s.data, float_format="{:.4g}")
     s.out.record("muschiol2021-adaptive-rules", **release_students.adaptive_rules_record(rules))
     s.results.update(bounds=bounds, rules=rules)
@@ -403,9 +405,10 @@ AUDIT_DATA = (
 
 
 def audit_section(study: Study05) -> dict[str, Any]:
-    """Every published release against an empirical audit (:func:`.release.gnthreshold_audit`). Shows the record."""
+    """Every published release against an empirical audit (:func:`.release_privacy.gnthreshold_audit`). Shows the
+    record."""
     s, p = study, study.p
-    aud = release.gnthreshold_audit(p["audit_sigmas"], n_samples=p["audit_samples"], seed=p["seed"])
+    aud = release_privacy.gnthreshold_audit(p["audit_sigmas"], n_samples=p["audit_samples"], seed=p["seed"])
     s.out.save_table(aud, "muschiol2021-gnthreshold-audit", data=AUDIT_DATA, float_format="{:.3f}")
     s.out.save_figure(figures.audit_figure(aud), "muschiol2021-gnthreshold-audit-fig", data=AUDIT_DATA)
     record = release_findings.audit_record(aud)
@@ -418,7 +421,7 @@ def multiwinner_section(study: Study05) -> pd.DataFrame:
     """Binary, τ- and powerset PATE on the same votes (Dziedzic et al. 2023), a student per mechanism at σ_e 0.3.
     Shows the table."""
     s, p = study, study.p
-    mw, labels = release.multiwinner_sweep(
+    mw, labels = release_frontier.multiwinner_sweep(
         s.votes, p["multiwinner_sigmas"], n_account=p["n_account"], delta=p["delta"], tau=p["tau"], seed=p["seed"]
     )
     mw_students = pipeline.multiwinner_students(
@@ -442,7 +445,9 @@ def frontier_section(study: Study05) -> list[str]:
     s, p = study, study.p
     cv, pool_x, test_x = s.votes, s.info["pool_features"], s.info["test_features"]
     n_max = max(p["student_sizes"])
-    settings = release.frontier_settings(p["frontier_sigmas"], p["topk_settings"], p["frontier_multiwinner_sigmas"])
+    settings = release_frontier.frontier_settings(
+        p["frontier_sigmas"], p["topk_settings"], p["frontier_multiwinner_sigmas"]
+    )
     front, _ = pipeline.frontier_students(
         cv,
         pool_x,
@@ -457,7 +462,7 @@ def frontier_section(study: Study05) -> list[str]:
     )
     stamp = s.data + f"; {n_max} queries, student seeds {list(p['student_seeds'])}, {p['teacher_steps']} fixed steps"
     s.out.save_table(front, "pate_study-audioset-frontier", data=stamp, float_format="{:.4g}")
-    selection = release.frontier_selection_privacy(
+    selection = release_frontier.frontier_selection_privacy(
         front, n_teachers=cv.n_teachers, delta=p["delta"], n_labels=cv.pool_probabilities.shape[2]
     )
     summary = students.frontier_summary(front, s.results["t54"], selection=selection)

@@ -202,10 +202,10 @@ def best_within(frontier: pd.DataFrame, epsilon_max: float) -> dict:
     """The frontier row (seed means, :func:`seed_summary`) with the highest mean student mAP at ε ≤ ``epsilon_max``
     (an empty dict when none qualifies), as plain values.
 
-    This is a selection on test results among private releases (:data:`.release.FRONTIER_SELECTION`): the row's
+    This is a selection on test results among private releases (:data:`.release_frontier.FRONTIER_SELECTION`): the row's
     own ε is not the privacy of publishing it as "the best"; that is
-    :func:`.release.frontier_selection_privacy` (the composition of every candidate within the budget). The study's
-    target is judged by the pre-registered procedure of :mod:`.target`, not by this choice."""
+    :func:`.release_frontier.frontier_selection_privacy` (the composition of every candidate within the budget). The
+    study's target is judged by the pre-registered procedure of :mod:`.target`, not by this choice."""
     ok = frontier[frontier["epsilon"] <= epsilon_max]
     if ok.empty:
         return {}
@@ -218,9 +218,9 @@ def frontier_summary(
 ) -> dict:
     """The frontier's record beside the target (:mod:`.target` judges the target): the best student (mean over
     seeds, on the former test set) at a data-independent ε ≤ ``epsilon_max`` (:func:`best_within`), what choosing
-    it costs when charged (``selection``: :func:`.release.frontier_selection_privacy` at the same ``epsilon_max``;
-    ``best_epsilon_selection_charged`` and whether it stays within the budget) and the best student at the
-    thesis's own settings (Table 5.4's rows, σ_e 0.3, σ_c 0.6) with its ε, for contrast."""
+    it costs when charged (``selection``: :func:`.release_frontier.frontier_selection_privacy` at the same
+    ``epsilon_max``; ``best_epsilon_selection_charged`` and whether it stays within the budget) and the best student at
+    the thesis's own settings (Table 5.4's rows, σ_e 0.3, σ_c 0.6) with its ε, for contrast."""
     best = best_within(frontier, epsilon_max)
     thesis = table54.loc[table54["map"].idxmax()]
     return {

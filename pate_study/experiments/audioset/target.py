@@ -9,7 +9,7 @@ differential privacy", §3: run one randomised algorithm Q a random number K of 
    protocol's seed, independently of the data (:func:`draw_runs`);
 2. each run draws one candidate setting uniformly from the protocol's candidate space, answers that setting's
    number of queries (chosen from public information only, :func:`choose_queries`) with its release mechanism
-   (:func:`.release.frontier_labels`) on the ensemble's votes, and trains a student on the released labels (the
+   (:func:`.release_frontier.frontier_labels`) on the ensemble's votes, and trains a student on the released labels (the
    teachers' recipe on its fixed schedule, kept at the last step; with the semi-supervised option a second student
    on every pool row, pseudo-labels on the unanswered ones: :mod:`.target_students`);
 3. every run's student is scored on the **validation split**; the run with the highest validation mAP is
@@ -20,7 +20,7 @@ releases, followed by post-processing (the student, its validation score). Its R
 largest candidate's: for two mixtures with the same weights, exp((α − 1)·D_α) is a weighted sum of the components'
 (each jointly convex in its pair: van Erven & Harremoës 2014, "Rényi divergence and Kullback-Leibler divergence",
 Theorem 13), so D_α of the mixtures is at most the largest component's. Each candidate's curve is
-data-independent (Gaussian mechanisms of fixed sensitivity, :func:`.release.frontier_spent`), so their maximum
+data-independent (Gaussian mechanisms of fixed sensitivity, :func:`.release_frontier.frontier_spent`), so their maximum
 holds for every pair of neighbouring datasets in both directions, what Papernot & Steinke's Theorem 2 needs. The
 whole procedure is charged by :func:`pate_study.privacy.selection.random_stopping_spent` on that curve with the
 protocol's distribution and E[K]. Beside it: the exact ε of one run (the largest candidate's exact Gaussian ε; a
@@ -53,7 +53,8 @@ import pandas as pd
 import yaml
 
 from pate_study.core.paths import REPO_ROOT, resolve_from_root
-from pate_study.experiments.audioset.release import ORDERS, frontier_labels, frontier_spent
+from pate_study.experiments.audioset.release import ORDERS
+from pate_study.experiments.audioset.release_frontier import frontier_labels, frontier_spent
 from pate_study.experiments.audioset.students import bootstrap_map
 from pate_study.experiments.audioset.target_splits import SealedLabels, TargetSplits, target_splits
 from pate_study.experiments.audioset.target_students import StudentTask, self_training_tasks, stacked_students
@@ -124,7 +125,8 @@ class Candidate:
 
     @property
     def release(self) -> dict:
-        """The release setting of :func:`.release.frontier_labels` and :func:`.release.frontier_spent`."""
+        """The release setting of :func:`.release_frontier.frontier_labels` and
+        :func:`.release_frontier.frontier_spent`."""
         return {"mechanism": self.mechanism, "sigma_e": float(self.sigma_e), "k": int(self.k), "th_e": float(self.th_e)}
 
     def label(self) -> str:
@@ -375,7 +377,8 @@ def draw_runs(protocol: Protocol, n_ensembles: int) -> list[Run]:
 # ----------------------------------------------------------------------------------------------- the privacy
 def one_run_spent(candidates: Sequence[Candidate], *, n_teachers: int, n_labels: int, delta: float) -> PrivacySpent:
     """The data-independent RDP guarantee of one run (module docstring): at each order of
-    :data:`.release.ORDERS` the largest candidate's RDP (:func:`.release.frontier_spent`), converted at ``delta``."""
+    :data:`.release.ORDERS` the largest candidate's RDP (:func:`.release_frontier.frontier_spent`), converted at
+    ``delta``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         spent = [

@@ -102,7 +102,7 @@ def findings(
 
 
 def audit_record(aud: pd.DataFrame) -> dict[str, Any]:
-    """The empirical audits (:func:`.release.gnthreshold_audit`): violations of the package's sound claims, the
+    """The empirical audits (:func:`.release_privacy.gnthreshold_audit`): violations of the package's sound claims, the
     half-noise twins caught, the thesis's accounting of Definition 11 caught, the deliberately wrong accountings
     (claims labelled ``wrong: ...``, e.g. the top-k vote charged at √k/T) caught, every claimed ε and lower bound."""
     ok, broken = aud[aud["mechanism"] == "as implemented"], aud[aud["mechanism"] != "as implemented"]
