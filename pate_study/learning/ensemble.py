@@ -21,10 +21,8 @@ its own initialisation, shuffling and dropout seeds from ``numpy.random.SeedSequ
 (:func:`teacher_seeds`), so a stack and a loop start from the same weights and see the same batches.
 
 Partitions are drawn in :mod:`pate_study.learning.partitions`. The vote array is the interface to
-:mod:`pate_study.privacy` (:mod:`pate_study.learning.voting`). Trained ensembles of both families and their votes go
-through one cached-or-train path (:func:`cached_ensemble`, :func:`cached_module_ensemble`,
-:func:`cached_teacher_votes`, :func:`cached_module_votes`) into :mod:`pate_study.core.cache`, keyed by data,
-partitions, configuration, seed, method, code version and the resolved device.
+:mod:`pate_study.privacy` (:mod:`pate_study.learning.voting`). Trained ensembles of both families and their votes are
+cached by :mod:`pate_study.learning.ensemble_cache`.
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,7 +38,6 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from pate_study.core import cache
 from pate_study.core.device import autocast, choose_device, tune_cpu_allocator
 from pate_study.learning.partitions import Partitions, check_partitions
 from pate_study.learning.stacked import StackedMLP, StackedModule, copy_module_to_meta
@@ -59,10 +55,6 @@ __all__ = [
     "query_ensemble",
     "ModuleEnsemble",
     "train_module_ensemble",
-    "cached_ensemble",
-    "cached_teacher_votes",
-    "cached_module_ensemble",
-    "cached_module_votes",
 ]
 
 
@@ -553,7 +545,10 @@ class ModuleEnsemble(_TrainingFacts):
         )
 
 
-def _module_config(task: str, config: TrainConfig | None, training: dict[str, Any]) -> TrainConfig:
+def module_train_config(task: str, config: TrainConfig | None, training: dict[str, Any]) -> TrainConfig:
+    """The training settings of a module ensemble: ``config`` as given (its task must be ``task``), or a
+    :class:`~pate_study.learning.train_config.TrainConfig` of ``task`` with batch size 64 and the keyword settings
+    ``training``; never both."""
     if config is None:
         return TrainConfig(**{"task": task, "batch_size": 64, **training})
     if training:
@@ -592,7 +587,7 @@ def train_module_ensemble(
     """
     if task not in TASKS:
         raise ValueError(f"task={task!r}: expected one of {TASKS}")
-    cfg = _module_config(task, config, training)
+    cfg = module_train_config(task, config, training)
     check_partitions(X, partitions)
     dev = choose_device(device)
 
@@ -619,221 +614,3 @@ def train_module_ensemble(
         z = _own_logits(model, p, b, model.source(X), partitions.threshold, dev)
         ens.thresholds = _youden_thresholds(task, z, y, partitions)
     return ens
-
-
-# --------------------------------------------------------------------------------------------
-# both families through one cached-or-train path (pate_study.core.cache)
-# --------------------------------------------------------------------------------------------
-def _data_inputs(
-    X: Any, y: Any, partitions: Partitions, seed: int, method: str, test: tuple[Any, Any] | None
-) -> dict[str, Any]:
-    """What every ensemble's key holds besides its model and training settings."""
-    parts = dict(
-        X=X,
-        y=np.asarray(y),
-        train=partitions.train,
-        val=partitions.val,
-        threshold=partitions.threshold,
-        seed=int(seed),
-        method=method,
-    )
-    if test is not None:
-        parts["test"] = [np.asarray(test[0]), np.asarray(test[1])]
-    return parts
-
-
-def _cached_or_train(
-    kind: str,
-    inputs: dict[str, Any],
-    device: str | torch.device | None,
-    train: Callable[[], Any],
-    from_state: Callable[[dict[str, Any]], Any],
-    cache_dir: str | Path | None,
-) -> tuple[Any, str]:
-    """``(ensemble, key)``: the cached ensemble of ``kind`` for ``inputs`` on the resolved ``device``, or
-    ``train()``'s, stored (:func:`pate_study.core.cache.cached`)."""
-    key = cache.cache_key(kind, device=cache.resolved_device(device), **inputs)
-    ens = cache.cached(kind, key, train, to_state=lambda e: e.state(), from_state=from_state, cache_dir=cache_dir)
-    return ens, key
-
-
-def _cached_votes(
-    ensemble_key: str,
-    queries: Any,
-    compute: Callable[[], TeacherVotes],
-    device: str | torch.device | None,
-    cache_dir: str | Path | None,
-) -> TeacherVotes:
-    """The votes of the ensemble ``ensemble_key`` on ``queries``, cached like the ensemble."""
-    key = cache.cache_key("votes", device=cache.resolved_device(device), ensemble=ensemble_key, queries=queries)
-    n_queries = int(queries.shape[0])  # dense arrays and sparse TF-IDF matrices alike
-    # [N, Q] (binary, multiclass) or [N, Q, L] (multilabel): the rank depends on the task, the query count does not
-    expect = {name: cache.CacheExpectation((None, n_queries, ...)) for name in ("probabilities", "teacher_votes")}
-    return cache.cached(
-        "votes",
-        key,
-        compute,
-        to_state=TeacherVotes.state,
-        from_state=TeacherVotes.from_state,
-        cache_dir=cache_dir,
-        expect=expect,
-        ensemble_key=ensemble_key,
-    )
-
-
-def _check_method(method: str) -> str:
-    if method not in ("vectorised", "loop"):
-        raise ValueError(f"method={method!r}: expected 'vectorised' or 'loop'")
-    return method
-
-
-def cached_ensemble(
-    X: Any,
-    y: Any,
-    partitions: Partitions,
-    config: EnsembleConfig,
-    seed: int = 0,
-    method: str = "vectorised",
-    cache_dir: str | Path | None = None,
-    device: str | torch.device | None = None,
-    progress: bool = True,
-    test: tuple[Any, Any] | None = None,
-) -> tuple[TeacherEnsemble, str]:
-    """Load the trained ensemble for these inputs from the cache, or train and store it.
-
-    Returns ``(ensemble, key)``; ``method`` is "vectorised" or "loop" (part of the key, with the device).
-    """
-    train = train_ensemble if _check_method(method) == "vectorised" else train_ensemble_loop
-    inputs = {**_data_inputs(X, y, partitions, seed, method, test), "config": config.to_dict()}
-    return _cached_or_train(
-        "ensemble",
-        inputs,
-        device,
-        lambda: train(X, y, partitions, config, seed=seed, device=device, progress=progress, test=test),
-        TeacherEnsemble.from_state,
-        cache_dir,
-    )
-
-
-def cached_teacher_votes(
-    X: Any,
-    y: Any,
-    partitions: Partitions,
-    config: EnsembleConfig,
-    queries: Any,
-    seed: int = 0,
-    method: str = "vectorised",
-    cache_dir: str | Path | None = None,
-    device: str | torch.device | None = None,
-    progress: bool = True,
-    test: tuple[Any, Any] | None = None,
-) -> TeacherVotes:
-    """Teacher votes (and per-teacher probabilities) on ``queries`` for the ensemble defined by (data,
-    partitions, config, seed), training and querying only what is not already cached."""
-    inputs = {**_data_inputs(X, y, partitions, seed, _check_method(method), test), "config": config.to_dict()}
-    key = cache.cache_key("ensemble", device=cache.resolved_device(device), **inputs)
-
-    def compute() -> TeacherVotes:
-        ens, _ = cached_ensemble(X, y, partitions, config, seed, method, cache_dir, device, progress, test)
-        return query_ensemble(ens, queries, device=device)
-
-    return _cached_votes(key, queries, compute, device, cache_dir)
-
-
-def _module_inputs(
-    model_fn: Callable[[], torch.nn.Module],
-    X: Any,
-    y: Any,
-    partitions: Partitions,
-    task: str,
-    config: TrainConfig,
-    seed: int,
-    vectorised: bool,
-    test: tuple[Any, Any] | None,
-) -> dict[str, Any]:
-    return {
-        **_data_inputs(np.asarray(X), y, partitions, seed, "vectorised" if vectorised else "loop", test),
-        "architecture": repr(model_fn()),
-        "task": task,
-        "config": config.to_dict(),
-    }
-
-
-def cached_module_ensemble(
-    model_fn: Callable[[], torch.nn.Module],
-    X: Any,
-    y: Any,
-    partitions: Partitions,
-    task: str,
-    *,
-    config: TrainConfig | None = None,
-    seed: int = 0,
-    vectorised: bool = True,
-    test: tuple[Any, Any] | None = None,
-    cache_dir: str | Path | None = None,
-    device: str | torch.device | None = None,
-    progress: bool = True,
-    mixed_precision: bool | None = None,
-    **training: Any,
-) -> tuple[ModuleEnsemble, str]:
-    """:func:`train_module_ensemble` through the cache; returns ``(ensemble, key)``. The key includes
-    ``repr(model_fn())`` (the architecture), the data, partitions, training settings, seed, method and device."""
-    cfg = _module_config(task, config, training)
-    inputs = _module_inputs(model_fn, X, y, partitions, task, cfg, seed, vectorised, test)
-    return _cached_or_train(
-        "modules",
-        inputs,
-        device,
-        lambda: train_module_ensemble(
-            model_fn,
-            X,
-            y,
-            partitions,
-            task,
-            config=cfg,
-            seed=seed,
-            device=device,
-            progress=progress,
-            mixed_precision=mixed_precision,
-            vectorised=vectorised,
-            test=test,
-        ),
-        lambda state: ModuleEnsemble.from_state(state, model_fn),
-        cache_dir,
-    )
-
-
-def cached_module_votes(
-    model_fn: Callable[[], torch.nn.Module],
-    X: Any,
-    y: Any,
-    partitions: Partitions,
-    task: str,
-    queries: Any,
-    *,
-    multilabel_vote_threshold: float = 0.5,
-    cache_dir: str | Path | None = None,
-    device: str | torch.device | None = None,
-    **kw: Any,
-) -> TeacherVotes:
-    """Per-teacher probabilities and votes of a module ensemble on ``queries``, cached like
-    :func:`cached_teacher_votes` (``kw``: :func:`cached_module_ensemble`'s settings)."""
-    cfg = _module_config(
-        task,
-        kw.pop("config", None),
-        {k: kw.pop(k) for k in list(kw) if k in {f.name for f in dataclasses.fields(TrainConfig)}},
-    )
-    inputs = _module_inputs(
-        model_fn, X, y, partitions, task, cfg, kw.get("seed", 0), kw.get("vectorised", True), kw.get("test")
-    )
-    key = cache.cache_key("modules", device=cache.resolved_device(device), **inputs)
-
-    def compute() -> TeacherVotes:
-        ens, _ = cached_module_ensemble(
-            model_fn, X, y, partitions, task, config=cfg, cache_dir=cache_dir, device=device, **kw
-        )
-        return votes_from_probabilities(
-            task, ens.probabilities(queries, device=device), ens.thresholds, multilabel_vote_threshold
-        )
-
-    return _cached_votes(f"{key}-vote{multilabel_vote_threshold!r}", queries, compute, device, cache_dir)

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from pate_study.core import cache
-from pate_study.learning.ensemble import EnsembleConfig, cached_ensemble, cached_teacher_votes
+from pate_study.learning.ensemble import EnsembleConfig
+from pate_study.learning.ensemble_cache import cached_ensemble, cached_teacher_votes
 from pate_study.learning.partitions import make_partitions
 
 CUDA = torch.cuda.is_available()

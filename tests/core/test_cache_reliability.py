@@ -16,6 +16,7 @@ import torch
 from data_recipes import files
 from pate_study.core import io
 from pate_study.core.io import CacheExpectation, load_cache_entry, save_cache_entry
+from pate_study.learning.ensemble_cache import _cached_votes
 
 
 def _forge(path, payload_bytes: bytes):
@@ -132,7 +133,6 @@ def test_the_package_caches_refuse_a_forged_entry_of_the_wrong_shape(tmp_path):
     import numpy as np
 
     from pate_study.core import cache
-    from pate_study.learning.ensemble import _cached_votes
     from pate_study.learning.voting import TeacherVotes
 
     queries = np.zeros((5, 2), dtype=np.float32)

@@ -4,13 +4,8 @@ import scipy.sparse as sp
 import torch
 
 from pate_study.core.io import load_cache_entry, save_cache_entry
-from pate_study.learning.ensemble import (
-    EnsembleConfig,
-    cached_teacher_votes,
-    query_ensemble,
-    train_ensemble,
-    train_ensemble_loop,
-)
+from pate_study.learning.ensemble import EnsembleConfig, query_ensemble, train_ensemble, train_ensemble_loop
+from pate_study.learning.ensemble_cache import cached_teacher_votes
 from pate_study.learning.evaluation import EarlyStopping, record_stacked_losses
 from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.learning.train_config import teacher_seeds

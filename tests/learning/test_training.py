@@ -6,6 +6,7 @@ import torch
 import torch._dynamo.utils
 
 from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
+from pate_study.learning.ensemble_cache import cached_ensemble, cached_module_votes
 from pate_study.learning.losses import as_targets, per_teacher_loss
 from pate_study.learning.models import EmbeddingMLP
 from pate_study.learning.partitions import Partitions, make_partitions
@@ -348,7 +349,6 @@ def test_bad_input_names_the_parameter():
 
 
 def test_history_and_module_probabilities_survive_the_cache(tmp_path):
-    from pate_study.learning.ensemble import cached_ensemble, cached_module_votes
 
     X, Y = _multilabel(n=500)
     parts = make_partitions(400, 2, 80, val_size=20, seed=0)

@@ -24,7 +24,8 @@ from pate_study.experiments.student_privacy.accounting import (
     data_independent_epsilons,
 )
 from pate_study.experiments.student_privacy.config import StudyConfig, fit_sizes, noise_keyword
-from pate_study.learning.ensemble import cached_ensemble, query_ensemble, train_ensemble
+from pate_study.learning.ensemble import query_ensemble, train_ensemble
+from pate_study.learning.ensemble_cache import cached_ensemble
 from pate_study.learning.metrics import binary_report, multiclass_report
 from pate_study.learning.partitions import Partitions, make_partitions
 from pate_study.privacy.aggregators import lnmax
