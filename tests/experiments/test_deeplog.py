@@ -471,7 +471,7 @@ def test_a_control_on_one_shared_split_or_one_seed_leaves_the_datas_draw_out_and
 @pytest.mark.slow
 def test_each_model_seed_draws_its_own_subset_and_split_and_the_first_keeps_the_single_design():
     logs = deeplog_data.load("synthetic", seed=0)
-    config = ex.StudyConfig(n_sequences=200, n_model_seeds=2)
+    config = ex.DeepLogConfig(n_sequences=200, n_model_seeds=2)
     first, second = ex.prepare_replicates(logs, config)
     single = ex.prepare(logs, config)
     np.testing.assert_array_equal(first.test.padded.tokens, single.test.padded.tokens)
@@ -498,11 +498,11 @@ def test_length_only_rule():
 
 def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="test_fraction"):
-        ex.StudyConfig(test_fraction=0.9, val_fraction=0.2)
+        ex.DeepLogConfig(test_fraction=0.9, val_fraction=0.2)
     with pytest.raises(ValueError, match="epsilons"):
-        ex.StudyConfig(epsilons=(0.0, 1.0))
+        ex.DeepLogConfig(epsilons=(0.0, 1.0))
     with pytest.raises(ValueError, match="n_model_seeds"):
-        ex.StudyConfig(n_model_seeds=0)
+        ex.DeepLogConfig(n_model_seeds=0)
 
 
 def test_shortened_run_finds_one_run_printed_shorter():

@@ -41,7 +41,7 @@ def _config(**changes):
     model = EnsembleConfig(
         task="multiclass", in_features=20, n_outputs=3, hidden=(16,), lr=0.01, batch_size=32, max_epochs=15
     )
-    base = study.StudyConfig(
+    base = study.StudentPrivacyConfig(
         task="multiclass",
         n_classes=3,
         n_teachers=8,

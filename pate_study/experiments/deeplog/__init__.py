@@ -1,7 +1,7 @@
 """Computations behind ``notebooks/03_deeplog_synthetic.ipynb``: Visca (2021) §4.1, DP synthetic DeepLog
 HDFS log-key sequences (Figs 4.1-4.7), with the guarantee each idea really gives.
 
-Pipeline (all sizes are :class:`StudyConfig` parameters; the thesis states none of them):
+Pipeline (all sizes are :class:`DeepLogConfig` parameters; the thesis states none of them):
 
 1. a balanced subset of the real sessions (4,000 normal + 4,000 abnormal of length ≤ ``max_len``), split
    into train / validation / test (stratified by the shuffle);
@@ -22,7 +22,7 @@ jointly with a classifier and latent noise).
 
 Module by module (the shape of :mod:`pate_study.experiments.student_privacy`):
 
-* :mod:`.config`: the ideas' names and :class:`StudyConfig` (every size and ε grid; the thesis states none);
+* :mod:`.config`: the ideas' names and :class:`DeepLogConfig` (every size and ε grid; the thesis states none);
 * :mod:`.subset`: the balanced subset, its split, duplicates and the length-only rule;
 * :mod:`.listings`: where the published listings of Figs 4.1/4.2 sit in the files;
 * :mod:`.models`: the non-private control, Idea 1's RNN, the autoencoder and the joint model;
@@ -47,7 +47,7 @@ from pate_study.experiments.deeplog.config import (
     IDEA5,
     IDEAS,
     KRR,
-    StudyConfig,
+    DeepLogConfig,
 )
 from pate_study.experiments.deeplog.figures import plot_idea
 from pate_study.experiments.deeplog.findings import accuracy_course, findings_lines, reach_table, reconstruction_note
@@ -122,7 +122,7 @@ __all__ = [
     "KRR",
     "LENGTH_NOTE",
     "Split",
-    "StudyConfig",
+    "DeepLogConfig",
     "accuracy",
     "accuracy_course",
     "at_epsilon",

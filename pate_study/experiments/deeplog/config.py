@@ -1,4 +1,4 @@
-"""The ideas compared and every choice Visca (2021) §4.1 leaves open (:class:`StudyConfig`)."""
+"""The ideas compared and every choice Visca (2021) §4.1 leaves open (:class:`DeepLogConfig`)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ FIGURE_OF = {
 
 
 @dataclass(frozen=True)
-class StudyConfig:
+class DeepLogConfig:
     """Every choice the thesis leaves open (Visca 2021 §4.1 states none of them)."""
 
     n_sequences: int = 8000  # "a balanced subset of 8000 sequences"

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from pate_study.experiments.deeplog.config import StudyConfig
+from pate_study.experiments.deeplog.config import DeepLogConfig
 from pate_study.experiments.deeplog.subset import Prepared
 from pate_study.learning.sequence_models import (
     Seq2SeqAutoencoder,
@@ -42,7 +42,7 @@ class Models:
     info: dict = field(default_factory=dict)
 
 
-def _fit_classifier(prepared: Prepared, config: StudyConfig, cell: str, seed: int) -> tuple[SequenceClassifier, int]:
+def _fit_classifier(prepared: Prepared, config: DeepLogConfig, cell: str, seed: int) -> tuple[SequenceClassifier, int]:
     model = SequenceClassifier(
         prepared.vocabulary.size, embedding_dim=config.embedding_dim, hidden=config.hidden, cell=cell
     )
@@ -68,7 +68,7 @@ def _fit_classifier(prepared: Prepared, config: StudyConfig, cell: str, seed: in
 MODELS_PER_SEED = 4
 
 
-def train_models(prepared: Prepared, config: StudyConfig, model_seed: int = 0) -> Models:
+def train_models(prepared: Prepared, config: DeepLogConfig, model_seed: int = 0) -> Models:
     """The control (GRU), Idea 1's simple RNN, the autoencoder (Ideas 2-4) and the joint model (Idea 5),
     all trained non-privately on the train split (Adam; early stopping on the validation split), from the
     seeds of replicate ``model_seed`` (initialisation, batch order and Idea 5's training noise)."""
@@ -76,7 +76,9 @@ def train_models(prepared: Prepared, config: StudyConfig, model_seed: int = 0) -
         return _train_models(prepared, config, config.seed + MODELS_PER_SEED * int(model_seed))
 
 
-def train_seeds(prepared: Prepared | Sequence[Prepared], config: StudyConfig, *, progress: bool = True) -> list[Models]:
+def train_seeds(
+    prepared: Prepared | Sequence[Prepared], config: DeepLogConfig, *, progress: bool = True
+) -> list[Models]:
     """:func:`train_models` once per model seed ``0 … n_model_seeds − 1``, seed ``s`` on ``prepared[s]`` (its own
     subset and split, :func:`.subset.prepare_replicates`; one :class:`Prepared` for every seed if given one): the
     replicates that the verdicts' intervals cross with the noise draws. A loop: the four architectures (a GRU, an
@@ -90,7 +92,7 @@ def train_seeds(prepared: Prepared | Sequence[Prepared], config: StudyConfig, *,
     ]
 
 
-def _train_models(prepared: Prepared, config: StudyConfig, seed: int) -> Models:
+def _train_models(prepared: Prepared, config: DeepLogConfig, seed: int) -> Models:
     torch.manual_seed(seed)
     control, control_epochs = _fit_classifier(prepared, config, "gru", seed)
     idea1, idea1_epochs = _fit_classifier(prepared, config, "rnn", seed + 1)

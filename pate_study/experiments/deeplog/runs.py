@@ -11,7 +11,7 @@ import torch
 from tqdm.auto import tqdm
 
 from pate_study.data import deeplog as deeplog_data
-from pate_study.experiments.deeplog.config import IDEA3, IDEA5, IDEAS, KRR, StudyConfig
+from pate_study.experiments.deeplog.config import IDEA3, IDEA5, IDEAS, KRR, DeepLogConfig
 from pate_study.experiments.deeplog.generators import (
     Idea1Tables,
     by_distinct_rows,
@@ -61,7 +61,7 @@ def classify_unique(control, tokens: np.ndarray) -> np.ndarray:
 def run_ideas(
     prepared: Prepared | Sequence[Prepared],
     models: Models | Sequence[Models],
-    config: StudyConfig,
+    config: DeepLogConfig,
     *,
     progress: bool = True,
 ) -> pd.DataFrame:
@@ -159,7 +159,7 @@ def unseen_test_accuracy(models: Models, prepared: Prepared) -> dict:
 
 
 def length_permutation_test(
-    prepared: Prepared, models: Models, config: StudyConfig, *, epsilon: float | None = None
+    prepared: Prepared, models: Models, config: DeepLogConfig, *, epsilon: float | None = None
 ) -> pd.DataFrame:
     """Does the released length lift the control above chance where the content carries no information?
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from pate_study.data import deeplog as deeplog_data
-from pate_study.experiments.deeplog.config import FIGURE_OF, IDEA2, IDEAS, KRR, StudyConfig
+from pate_study.experiments.deeplog.config import FIGURE_OF, IDEA2, IDEAS, KRR, DeepLogConfig
 from pate_study.experiments.deeplog.figures import plot_idea
 from pate_study.experiments.deeplog.findings import findings_lines, reach_table
 from pate_study.experiments.deeplog.generators import Idea1Tables, idea1_tables
@@ -58,13 +58,13 @@ IDEA_FIGURES = ["visca2021-fig4.3", "visca2021-fig4.4", "visca2021-fig4.5", "vis
 USEFUL_SHARE_OF_CONTROL = 0.95
 
 
-def study_config(parameters: dict) -> StudyConfig:
-    """The :class:`StudyConfig` of the notebook's parameters (those named like its fields; the rest are ignored)."""
-    fields = {f.name for f in dataclasses.fields(StudyConfig)}
+def study_config(parameters: dict) -> DeepLogConfig:
+    """The :class:`DeepLogConfig` of the notebook's parameters (those named like its fields; the rest are ignored)."""
+    fields = {f.name for f in dataclasses.fields(DeepLogConfig)}
     values = {name: value for name, value in parameters.items() if name in fields}
     if "epsilons" in values:
         values["epsilons"] = tuple(values["epsilons"])
-    return StudyConfig(**values)
+    return DeepLogConfig(**values)
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class DataSection:
         return pd.Series({**self.prepared.counts, **self.duplicates, "length-only accuracy": self.length_only})
 
 
-def data_section(data: str, config: StudyConfig, out: NotebookOutputs) -> DataSection:
+def data_section(data: str, config: DeepLogConfig, out: NotebookOutputs) -> DataSection:
     """The sessions (``data``: auto, real or synthetic; :func:`pate_study.data.deeplog.load`), one subset and split per
     model seed, and on model seed 0's the duplicates and the length-only rule; recorded under ``data`` (the longest
     test sequence over every seed's split, which the released test sets' guarantees read)."""
@@ -158,7 +158,7 @@ class ModelSection:
         return pd.concat({s: pd.DataFrame(m.info).T for s, m in enumerate(self.seeds)}, names=["model seed", "model"])
 
 
-def models_section(data: DataSection, config: StudyConfig, out: NotebookOutputs) -> ModelSection:
+def models_section(data: DataSection, config: DeepLogConfig, out: NotebookOutputs) -> ModelSection:
     """Train the models once per model seed on its own subset and split, score each seed's control on its own test
     split (thesis ≈ 0.97; interval over the seeds) and measure Idea 1's Δu; recorded under ``control``."""
     test = data.prepared.test
@@ -207,7 +207,7 @@ class GuaranteeSection:
 
 
 def guarantees_section(
-    data: DataSection, trained: ModelSection, config: StudyConfig, out: NotebookOutputs
+    data: DataSection, trained: ModelSection, config: DeepLogConfig, out: NotebookOutputs
 ) -> GuaranteeSection:
     """The guarantee table (per row the largest ε over the model seeds' mechanisms: Idea 1's is built on each seed's
     embedding) and its per-idea summary, saved under every idea figure."""
@@ -249,7 +249,7 @@ def _figure_values(
     judged: dict,
     control_accuracy: float,
     guaranteed: GuaranteeSection,
-    config: StudyConfig,
+    config: DeepLogConfig,
 ) -> dict:
     """What ``scalars.json`` keeps for one idea figure: its first idea's curves, the guarantee and the verdict."""
     first_idea = [i for i, f in FIGURE_OF.items() if f == item][0]
@@ -276,7 +276,7 @@ def _figure_values(
 
 
 def ideas_section(
-    data: DataSection, trained: ModelSection, guaranteed: GuaranteeSection, config: StudyConfig, out: NotebookOutputs
+    data: DataSection, trained: ModelSection, guaranteed: GuaranteeSection, config: DeepLogConfig, out: NotebookOutputs
 ) -> IdeasSection:
     """Figs 4.3-4.7: run every idea, save the results table and one figure per thesis figure, judge and record."""
     repeats = run_ideas(data.replicates, trained.seeds, config)
@@ -354,7 +354,7 @@ def findings_section(
     guaranteed: GuaranteeSection,
     ideas: IdeasSection,
     reach: pd.DataFrame,
-    config: StudyConfig,
+    config: DeepLogConfig,
     out: NotebookOutputs,
 ) -> str:
     """The findings written from this run's numbers, recorded under ``findings`` and shown; returns the text."""

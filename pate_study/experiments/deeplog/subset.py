@@ -9,7 +9,7 @@ import numpy as np
 
 from pate_study.data import DataSource
 from pate_study.data import deeplog as deeplog_data
-from pate_study.experiments.deeplog.config import StudyConfig
+from pate_study.experiments.deeplog.config import DeepLogConfig
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Prepared:
     counts: dict  # sessions in the files, excluded long sessions, subset and split sizes
 
 
-def subset_seed(config: StudyConfig, replicate: int = 0) -> int:
+def subset_seed(config: DeepLogConfig, replicate: int = 0) -> int:
     """The seed of replicate ``replicate``'s balanced subset and split: ``config.seed`` for replicate 0 (the
     single-subset design's), one derived from it and the replicate otherwise."""
     if replicate == 0:
@@ -37,7 +37,7 @@ def subset_seed(config: StudyConfig, replicate: int = 0) -> int:
     return int(np.random.SeedSequence([config.seed, 9, replicate]).generate_state(1)[0])
 
 
-def prepare(logs: deeplog_data.LogSequences, config: StudyConfig, replicate: int = 0) -> Prepared:
+def prepare(logs: deeplog_data.LogSequences, config: DeepLogConfig, replicate: int = 0) -> Prepared:
     """Balanced subset (:func:`~pate_study.data.deeplog.balanced_subset`), vocabulary over both files, and the
     train / validation / test split (the subset is already shuffled; the split takes consecutive blocks), drawn for
     replicate ``replicate`` (:func:`subset_seed`)."""
@@ -68,13 +68,13 @@ def prepare(logs: deeplog_data.LogSequences, config: StudyConfig, replicate: int
     return Prepared(vocab, splits["train"], splits["val"], splits["test"], logs.source, counts)
 
 
-def prepare_replicates(logs: deeplog_data.LogSequences, config: StudyConfig) -> list[Prepared]:
+def prepare_replicates(logs: deeplog_data.LogSequences, config: DeepLogConfig) -> list[Prepared]:
     """One :func:`prepare` per model seed: model seed ``s`` trains and is scored on replicate ``s``'s own balanced
     subset and split, so the seeds replicate the data's draw too (the subset, which sessions train, which test)."""
     return [prepare(logs, config, s) for s in range(config.n_model_seeds)]
 
 
-def data_description(prepared: Prepared, config: StudyConfig) -> str:
+def data_description(prepared: Prepared, config: DeepLogConfig) -> str:
     """The stamp for every output: the data source and the subsets actually used."""
     c = prepared.counts
     per_seed = f", one subset and split per model seed ({config.n_model_seeds})" if config.n_model_seeds > 1 else ""

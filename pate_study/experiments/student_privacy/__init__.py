@@ -2,7 +2,7 @@
 
 The pipeline both case studies share (ECG heartbeats, web requests), module by module:
 
-* :mod:`.config`: :class:`StudyConfig` (sizes, noise levels, models) and :func:`fit_sizes` (the largest
+* :mod:`.config`: :class:`StudentPrivacyConfig` (sizes, noise levels, models) and :func:`fit_sizes` (the largest
   sizes the data hold, with a note for every change);
 * :mod:`.pools`: the data: unit-l1 rows split into a teacher pool and a student pool;
 * :mod:`.pipeline`: teachers on disjoint partitions (cached), ``n_teacher_seeds`` ensembles each with its own
@@ -23,7 +23,7 @@ The pipeline both case studies share (ECG heartbeats, web requests), module by m
   figures and tables, records its scalars and returns what the cell shows); :mod:`.notebook_sections`: the
   steps both notebooks take alike (signal table, accounting invariants, verdicts under both sources' ids).
 
-Choices where the sources are silent (each is a field of :class:`StudyConfig` or a parameter):
+Choices where the sources are silent (each is a field of :class:`StudentPrivacyConfig` or a parameter):
 
 * the student trains on its *clean* features with the returned labels (``student_features="clean"``; Sosa
   2021 §4.2.1 says so; the MAKE paper does not say), ``"privatized"`` is the alternative;
@@ -55,7 +55,7 @@ from pate_study.experiments.student_privacy.config import (
     NO_NOISE,
     PARAMETRISATIONS,
     STUDENT_FEATURES,
-    StudyConfig,
+    StudentPrivacyConfig,
     fit_sizes,
     level_key,
 )
@@ -93,7 +93,7 @@ __all__ = [
     "Pools",
     "StudentDraw",
     "StudentRows",
-    "StudyConfig",
+    "StudentPrivacyConfig",
     "StudyResult",
     "consensus_summary",
     "data_dependent_epsilons",

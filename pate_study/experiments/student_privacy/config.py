@@ -1,6 +1,6 @@
 """Configuration of one student-privacy study (sizes, noise levels, models) and fitting it to the data.
 
-Choices where the sources are silent are fields of :class:`StudyConfig` (see the package docstring).
+Choices where the sources are silent are fields of :class:`StudentPrivacyConfig` (see the package docstring).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ STUDENT_FEATURES = ("clean", "privatized")
 
 
 @dataclass(frozen=True)
-class StudyConfig:
+class StudentPrivacyConfig:
     """Sizes, noise levels and models of one student-privacy study.
 
     ``noise_levels``: ρ values (``parametrisation="rho"``, noise Lap(1/ρ), MAKE/Visca) or Laplace scales b
@@ -108,8 +108,8 @@ def noise_keyword(level: float, parametrisation: str) -> dict:
 
 
 def fit_sizes(
-    config: StudyConfig, n_teacher_pool: int, n_student_pool: int, min_teacher_train: int = 25
-) -> tuple[StudyConfig, list[str]]:
+    config: StudentPrivacyConfig, n_teacher_pool: int, n_student_pool: int, min_teacher_train: int = 25
+) -> tuple[StudentPrivacyConfig, list[str]]:
     """The largest feasible sizes for the available data, and a note for every change.
 
     Teachers need ``n_teachers × (train + threshold)`` disjoint rows: first the per-teacher sizes shrink

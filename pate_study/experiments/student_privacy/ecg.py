@@ -17,7 +17,7 @@ import pandas as pd
 
 from pate_study.data.ecg import TRAIN_CLASS_COUNTS
 from pate_study.experiments.needed_sources import judge_with_sources
-from pate_study.experiments.student_privacy.config import NO_NOISE, StudyConfig
+from pate_study.experiments.student_privacy.config import NO_NOISE, StudentPrivacyConfig
 from pate_study.experiments.student_privacy.pools import ECG_SAMPLE
 from pate_study.experiments.student_privacy.tables import (
     STUDENT_SOURCES,
@@ -81,9 +81,9 @@ def study_config(
     student_features: str,
     seed: int,
     n_teacher_seeds: int = 1,
-) -> StudyConfig:
-    """The :class:`StudyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students);
-    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudyConfig`)."""
+) -> StudentPrivacyConfig:
+    """The :class:`StudentPrivacyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students);
+    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudentPrivacyConfig`)."""
     model = EnsembleConfig(
         task="multiclass",
         in_features=n_features,
@@ -93,7 +93,7 @@ def study_config(
         batch_size=batch_size,
         max_epochs=max_epochs,
     )
-    return StudyConfig(
+    return StudentPrivacyConfig(
         task="multiclass",
         n_classes=N_CLASSES,
         n_teachers=design.n_teachers,

@@ -23,7 +23,7 @@ from pate_study.experiments.student_privacy.accounting import (
     data_dependent_epsilons,
     data_independent_epsilons,
 )
-from pate_study.experiments.student_privacy.config import StudyConfig, fit_sizes, noise_keyword
+from pate_study.experiments.student_privacy.config import StudentPrivacyConfig, fit_sizes, noise_keyword
 from pate_study.learning.ensemble import query_ensemble, train_ensemble
 from pate_study.learning.ensemble_cache import cached_ensemble
 from pate_study.learning.metrics import binary_report, multiclass_report
@@ -34,7 +34,7 @@ from pate_study.privacy.mechanisms import local_laplace, local_laplace_epsilon
 logger = logging.getLogger(__name__)
 
 
-def teacher_partitions(n_pool: int, config: StudyConfig, replicate: int = 0) -> Partitions:
+def teacher_partitions(n_pool: int, config: StudentPrivacyConfig, replicate: int = 0) -> Partitions:
     """Disjoint per-teacher train / threshold index sets into the teacher pool for teacher ensemble ``replicate``
     (seeded by ``config.seed`` and the replicate; replicate 0 keeps the single-ensemble design's partition)."""
     need = config.n_teachers * (config.teacher_train + config.teacher_threshold)
@@ -46,7 +46,7 @@ def teacher_partitions(n_pool: int, config: StudyConfig, replicate: int = 0) -> 
     )
 
 
-def teacher_training_seed(config: StudyConfig, replicate: int = 0) -> int:
+def teacher_training_seed(config: StudentPrivacyConfig, replicate: int = 0) -> int:
     """The training seed (initialisation, shuffling) of teacher ensemble ``replicate``: ``config.seed`` for
     replicate 0 (the single-ensemble design's), one derived from it and the replicate otherwise."""
     if replicate == 0:
@@ -54,7 +54,7 @@ def teacher_training_seed(config: StudyConfig, replicate: int = 0) -> int:
     return int(np.random.SeedSequence([config.seed, 6, replicate]).generate_state(1)[0])
 
 
-def teacher_of_student(student: int, config: StudyConfig) -> int:
+def teacher_of_student(student: int, config: StudentPrivacyConfig) -> int:
     """The teacher ensemble that labels student ``student`` at every level: ``student mod n_teacher_seeds``."""
     return int(student) % int(config.n_teacher_seeds)
 
@@ -117,7 +117,7 @@ def _fits(candidates: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> boo
 
 
 def student_rows(
-    y_pool: np.ndarray, config: StudyConfig, rng: np.random.Generator, groups: np.ndarray | None = None
+    y_pool: np.ndarray, config: StudentPrivacyConfig, rng: np.random.Generator, groups: np.ndarray | None = None
 ) -> StudentRows:
     """A student's query, threshold and validation rows of the student pool, disjoint, drawn independently of
     every other student.
@@ -153,7 +153,7 @@ def student_rows(
     )
 
 
-def disjoint_student_rows(n_pool: int, config: StudyConfig, rng: np.random.Generator) -> list[StudentRows]:
+def disjoint_student_rows(n_pool: int, config: StudentPrivacyConfig, rng: np.random.Generator) -> list[StudentRows]:
     """``n_students`` students with no row in common (a random partition of the pool into equal blocks)."""
     q, t, per = config.student_queries, config.student_threshold, config.rows_per_student
     if config.n_students * per > n_pool:
@@ -216,7 +216,7 @@ def query_teachers(
     X_student_pool: Any,
     y_student_pool: np.ndarray,
     rows: StudentRows,
-    config: StudyConfig,
+    config: StudentPrivacyConfig,
     level: float | None,
     student: int,
     rng: np.random.Generator,
@@ -267,7 +267,7 @@ def query_teachers(
 
 def train_and_score(
     draws: list[StudentDraw],
-    config: StudyConfig,
+    config: StudentPrivacyConfig,
     seed: int,
     labels: list[np.ndarray],
     prefix: str,
@@ -318,7 +318,7 @@ def run_level(
     ensembles,
     X_student_pool: Any,
     y_student_pool: np.ndarray,
-    config: StudyConfig,
+    config: StudentPrivacyConfig,
     level_index: int,
     level: float | None,
     *,
@@ -372,7 +372,7 @@ def run_level(
 class StudyResult:
     """Tidy outputs of :func:`run_study`."""
 
-    config: StudyConfig
+    config: StudentPrivacyConfig
     students: pd.DataFrame  # one row per (noise level, student)
     top_vote_shares: pd.DataFrame  # per level: share of teachers voting for the plurality, per query
     data_independent: dict
@@ -388,7 +388,9 @@ class StudyResult:
         return self.config.level_order
 
 
-def train_teachers(X_pool: Any, y_pool: np.ndarray, config: StudyConfig, *, progress: bool = True, replicate: int = 0):
+def train_teachers(
+    X_pool: Any, y_pool: np.ndarray, config: StudentPrivacyConfig, *, progress: bool = True, replicate: int = 0
+):
     """Train (or load from the cache) teacher ensemble ``replicate`` on its disjoint partitions of the teacher pool,
     with its own training seed (:func:`teacher_partitions`, :func:`teacher_training_seed`)."""
     partitions = teacher_partitions(X_pool.shape[0], config, replicate)
@@ -401,7 +403,9 @@ def train_teachers(X_pool: Any, y_pool: np.ndarray, config: StudyConfig, *, prog
     return ensemble, partitions
 
 
-def train_teacher_ensembles(X_pool: Any, y_pool: np.ndarray, config: StudyConfig, *, progress: bool = True) -> list:
+def train_teacher_ensembles(
+    X_pool: Any, y_pool: np.ndarray, config: StudentPrivacyConfig, *, progress: bool = True
+) -> list:
     """``[(ensemble, partitions)]``, one per teacher seed (``config.n_teacher_seeds``; :func:`train_teachers`)."""
     return [
         train_teachers(X_pool, y_pool, config, progress=progress, replicate=r) for r in range(config.n_teacher_seeds)
@@ -413,7 +417,7 @@ def run_study(
     y_teacher_pool: np.ndarray,
     X_student_pool: Any,
     y_student_pool: np.ndarray,
-    config: StudyConfig,
+    config: StudentPrivacyConfig,
     *,
     student_groups: np.ndarray | None = None,
     unreplicated: tuple = (),

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from pate_study.experiments.student_privacy.config import NO_NOISE, StudyConfig
+from pate_study.experiments.student_privacy.config import NO_NOISE, StudentPrivacyConfig
 from pate_study.experiments.student_privacy.pipeline import (
     StudyResult,
     run_study,
@@ -129,7 +129,7 @@ def split_comparison(
     seed: int,
     student_pool_size: int,
     vocabulary: str,
-    config: StudyConfig,
+    config: StudentPrivacyConfig,
     splits: tuple = ("row", "url"),
     progress: bool = False,
 ) -> dict[str, SplitArm]:

@@ -15,7 +15,7 @@ from scipy.stats import rankdata
 
 from pate_study.experiments.needed_sources import judge_with_sources
 from pate_study.experiments.student_privacy.accounting import epsilon_gap_explanations, sosa_setting_hypotheses
-from pate_study.experiments.student_privacy.config import NO_NOISE, StudyConfig
+from pate_study.experiments.student_privacy.config import NO_NOISE, StudentPrivacyConfig
 from pate_study.experiments.student_privacy.tables import (
     LEVEL_SOURCES,
     STUDENT_SOURCES,
@@ -95,9 +95,9 @@ def study_config(
     student_features: str,
     seed: int,
     n_teacher_seeds: int = 1,
-) -> StudyConfig:
-    """The MAKE study's :class:`StudyConfig` (teachers read sparse TF-IDF; students their dense rows);
-    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudyConfig`)."""
+) -> StudentPrivacyConfig:
+    """The MAKE study's :class:`StudentPrivacyConfig` (teachers read sparse TF-IDF; students their dense rows);
+    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudentPrivacyConfig`)."""
     teacher = EnsembleConfig(
         task="binary",
         in_features=n_features,
@@ -108,7 +108,7 @@ def study_config(
         max_epochs=max_epochs,
         sparse_input=True,
     )
-    return StudyConfig(
+    return StudentPrivacyConfig(
         task="binary",
         n_classes=2,
         n_teachers=n_teachers,
@@ -133,7 +133,9 @@ def study_config(
     )
 
 
-def sosa_config(config: StudyConfig, n_teachers: int, scales: list, include_no_noise: bool) -> StudyConfig:
+def sosa_config(
+    config: StudentPrivacyConfig, n_teachers: int, scales: list, include_no_noise: bool
+) -> StudentPrivacyConfig:
     """Sosa's runs: the same study with ``n_teachers`` and the noise given as Laplace scales b."""
     return dataclasses.replace(
         config,

@@ -15,7 +15,7 @@ import pandas as pd
 
 from pate_study.experiments.student_privacy import figures, splits, web
 from pate_study.experiments.student_privacy.accounting import epsilon_gap_explanations
-from pate_study.experiments.student_privacy.config import StudyConfig
+from pate_study.experiments.student_privacy.config import StudentPrivacyConfig
 from pate_study.experiments.student_privacy.notebook_sections import (
     noise_levels,
     record_accounting,
@@ -48,7 +48,7 @@ class WebRun:
     the data cannot be compared with the sources'."""
 
     pools: Pools
-    config: StudyConfig
+    config: StudentPrivacyConfig
     result: StudyResult
     levels: list
     data: str
