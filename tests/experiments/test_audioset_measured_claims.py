@@ -7,13 +7,12 @@ import pandas as pd
 import pytest
 from sklearn.metrics import precision_recall_fscore_support
 
-from pate_study.experiments.audioset import release, release_privacy, tables, votes
+from pate_study.experiments.audioset import release, release_privacy, thesis_tables, votes
 from pate_study.experiments.audioset.release_claims import common as release_common
 from pate_study.experiments.audioset.release_claims import findings as release_findings
-from pate_study.experiments.audioset.release_claims import student_figures
+from pate_study.experiments.audioset.release_claims import noise_free, student_figures
 from pate_study.experiments.audioset.release_claims import students as release_students
 from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
-from pate_study.experiments.audioset.release_claims import tables as release_tables
 from pate_study.experiments.audioset.verdict_rules import direction, seed_tolerance
 from pate_study.learning import metrics
 from pate_study.reporting import uncertainty as unc
@@ -61,17 +60,17 @@ def test_macro_scores_from_counts_equal_sklearn_on_both_conventions():
 
 def test_score_tolerance_is_seeded_paired_and_shrinks_with_the_pool():
     ens = _ensembles()
-    a, b = tables.score_tolerance(ens, n_boot=40, seed=3), tables.score_tolerance(ens, n_boot=40, seed=3)
-    assert tables.tolerance_summary(a) == tables.tolerance_summary(b)
+    a, b = thesis_tables.score_tolerance(ens, n_boot=40, seed=3), thesis_tables.score_tolerance(ens, n_boot=40, seed=3)
+    assert thesis_tables.tolerance_summary(a) == thesis_tables.tolerance_summary(b)
     for k in a["draws"]:
         np.testing.assert_array_equal(a["draws"][k], b["draws"][k])
     assert a["tolerance"] == pytest.approx(2 * a["max_sd"]) and a["tolerance"] > 0
     # paired: an ensemble compared with a copy of itself differs by exactly 0 on every resample
-    same = tables.score_tolerance({1: ens[1], 10: ens[1]}, n_boot=20, seed=0)
+    same = thesis_tables.score_tolerance({1: ens[1], 10: ens[1]}, n_boot=20, seed=0)
     assert same["sd"]["mAP 1 - 10"] == 0 and same["sd"]["best F1 1 - 10"] == 0
     # a quarter of the pool: a larger spread of the mAP difference (about twice)
     small = {t: _cv(cv.pool_probabilities[:, :100], cv.pool_labels[:100]) for t, cv in ens.items()}
-    s = tables.score_tolerance(small, n_boot=40, seed=3)
+    s = thesis_tables.score_tolerance(small, n_boot=40, seed=3)
     assert s["sd"]["mAP 1 - 10"] > 1.3 * a["sd"]["mAP 1 - 10"]
 
 
@@ -98,13 +97,13 @@ def _replicate_ensembles(replicates=3, n=400, k=6, noise=(0.3, 0.4, 0.5)):
 @pytest.mark.slow
 def test_table_claims_read_the_draws_of_the_difference_they_judge():
     ens = _replicate_ensembles()
-    t51, t52, t53 = tables.replicated_noise_free_tables(ens)
-    tol = tables.replicated_tolerance(ens, n_boot=40, seed=0)
+    t51, t52, t53 = thesis_tables.replicated_noise_free_tables(ens)
+    tol = thesis_tables.replicated_tolerance(ens, n_boot=40, seed=0)
     assert {"best F1 - average teacher F1 10", "F1 with check / without 20", "recall_true 10 - 20: 0.2"} <= set(
         tol["draws"]
     )
     assert tol["draws"]["mAP 1 - 10"].shape == (40, 3) and tol["values"]["mAP 1 - 10"].shape == (3,)
-    c = release_tables.ensemble_claims(t51, t52, t53, tolerance=tol)
+    c = noise_free.ensemble_claims(t51, t52, t53, tolerance=tol)
     assert all(
         "3 replicates of teacher training seed and partition and 40 bootstrap resamples" in e
         for e in c["verdict_estimate"].iloc[:3]
@@ -112,9 +111,9 @@ def test_table_claims_read_the_draws_of_the_difference_they_judge():
     first = release_common.pool_min_estimate(tol, ["mAP 1 - 10", "best F1 1 - 10"], [0.0, 0.0])
     per = np.minimum(tol["values"]["mAP 1 - 10"], tol["values"]["best F1 1 - 10"])
     assert first.value == pytest.approx(per.mean()) and first.n_replicates == 3
-    assert "draws" not in tables.tolerance_summary(tol) and "values" not in tables.tolerance_summary(tol)
+    assert "draws" not in thesis_tables.tolerance_summary(tol) and "values" not in thesis_tables.tolerance_summary(tol)
     # the tables print the replicates' mean; each replicate's full-pool value is what its draws resample
-    one = tables.score_tolerance(tables.replicates_of(ens, 1), n_boot=40, seed=0)
+    one = thesis_tables.score_tolerance(thesis_tables.replicates_of(ens, 1), n_boot=40, seed=0)
     assert one["values"]["mAP 1 - 10"] == pytest.approx(tol["values"]["mAP 1 - 10"][1])
     np.testing.assert_allclose(one["draws"]["mAP 1 - 10"], tol["draws"]["mAP 1 - 10"][:, 1])
     assert t51["n_replicates"].tolist() == [3, 3, 3]
@@ -124,7 +123,7 @@ def test_table_claims_read_the_draws_of_the_difference_they_judge():
         "draws": {k: v + 10 * rng.standard_normal(v.shape) for k, v in tol["draws"].items()},
         "values": {k: v + 10 * rng.standard_normal(v.shape) for k, v in tol["values"].items()},
     }
-    c = release_tables.ensemble_claims(t51, t52, t53, tolerance=wide)
+    c = noise_free.ensemble_claims(t51, t52, t53, tolerance=wide)
     assert set(c["verdict"].iloc[:3]) == {"inconclusive"}
 
 
@@ -352,11 +351,11 @@ def test_a_step_this_run_did_not_evaluate_is_left_out_and_none_left_is_not_compa
         "draws": {key: np.full((50, 3), -0.1) + [0.0, 0.001, -0.001]},
         "values": {key: np.array([-0.1, -0.099, -0.101])},
     }
-    v = release_tables.trend_verdict_table_5_2(t52, tol)
+    v = noise_free.trend_verdict_table_5_2(t52, tol)
     assert v.verdict == "agrees" and v.evidence.count("[") == 1  # the recall step (NaN) is left out
-    assert release_tables.trend_verdict_table_5_2(t52.iloc[:1], tol).verdict == "not comparable"
+    assert noise_free.trend_verdict_table_5_2(t52.iloc[:1], tol).verdict == "not comparable"
     one = {"draws": {key: np.full(50, -0.1)}}  # one ensemble per count: the teachers not replicated
-    assert release_tables.trend_verdict_table_5_2(t52, one).verdict == "inconclusive"
+    assert noise_free.trend_verdict_table_5_2(t52, one).verdict == "inconclusive"
     assert release_common.pool_min_estimate(tol, ["x"], [np.nan]) is None
 
 

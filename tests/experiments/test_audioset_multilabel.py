@@ -7,13 +7,12 @@ import numpy as np
 import pytest
 
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import release, release_frontier, release_privacy, tables, votes
-from pate_study.experiments.audioset.release_claims import appendix, student_figures
+from pate_study.experiments.audioset import release, release_frontier, release_privacy, thesis_tables, votes
+from pate_study.experiments.audioset.release_claims import appendix, noise_free, student_figures
 from pate_study.experiments.audioset.release_claims import common as release_common
 from pate_study.experiments.audioset.release_claims import findings as release_findings
 from pate_study.experiments.audioset.release_claims import students as release_students
 from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
-from pate_study.experiments.audioset.release_claims import tables as release_tables
 from pate_study.reporting import uncertainty as unc
 
 warnings.filterwarnings("ignore", message=".*edge of the order range.*")
@@ -101,8 +100,8 @@ def test_confidence_rules_differ_in_th_e_dependence():
     m = np.array([[0.9, 0.9, 0.9, 0.9, 0.0, 0.0], [0.9, 0.1, 0.0, 0.0, 0.0, 0.0]])
     y = m > 0.5
     ens = {10: _cv(np.broadcast_to(m, (10,) + m.shape), y)}
-    t53 = tables.table_5_3(ens, thresholds=(0.2, 0.4), confidences=(0.6,))
-    v = release_tables.confidence_rule_verdict(t53).set_index("rule")
+    t53 = thesis_tables.table_5_3(ens, thresholds=(0.2, 0.4), confidences=(0.6,))
+    v = noise_free.confidence_rule_verdict(t53).set_index("rule")
     assert bool(v.loc["max", "answered_share_independent_of_th_e"])
     assert not bool(v.loc["printed", "answered_share_independent_of_th_e"])
 
@@ -111,11 +110,11 @@ def test_confidence_rules_differ_in_th_e_dependence():
 def test_table_5_1_selects_best_f1_threshold_and_perfect_teachers_score_one():
     y = np.eye(6, dtype=bool)[np.arange(40) % 6]
     cv = _cv(np.broadcast_to(y * 0.9 + 0.05, (3, 40, 6)), y)
-    t51 = tables.table_5_1({3: cv})
+    t51 = thesis_tables.table_5_1({3: cv})
     row = t51.iloc[0]
     assert row["ensemble_f1"] == pytest.approx(1.0) and row["map_raw"] == pytest.approx(1.0)
     assert row["teacher_avg_f1"] == pytest.approx(1.0)
-    t52 = tables.table_5_2({3: cv})
+    t52 = thesis_tables.table_5_2({3: cv})
     assert t52["f1"].max() == pytest.approx(row["ensemble_f1"])
 
 
@@ -125,20 +124,20 @@ def test_table_5_1_drops_absent_classes_like_tables_5_2_and_5_3_and_keeps_the_al
     y = np.zeros((40, 6), dtype=bool)
     y[np.arange(40), np.arange(40) % 3] = True
     cv = _cv(np.broadcast_to(y * 0.9 + 0.05, (3, 40, 6)), y)
-    row = tables.table_5_1({3: cv}).iloc[0]
+    row = thesis_tables.table_5_1({3: cv}).iloc[0]
     assert row["ensemble_f1"] == pytest.approx(1.0) and row["teacher_avg_f1"] == pytest.approx(1.0)
     assert row["ensemble_f1_all_classes"] == pytest.approx(0.5) and row["teacher_avg_f1_all_classes"] == 0.5
     assert row["ensemble_precision"] == row["ensemble_recall"] == pytest.approx(1.0)
     synthetic = votes.synthetic_votes(10, n_pool=300, n_test=20, n_labels=15, seed=1)
-    t52 = tables.table_5_2({10: synthetic})
-    best = tables.table_5_1({10: synthetic}, t52=t52).iloc[0]
+    t52 = thesis_tables.table_5_2({10: synthetic})
+    best = thesis_tables.table_5_1({10: synthetic}, t52=t52).iloc[0]
     assert best["ensemble_f1"] == pytest.approx(t52["f1_present"].max())
     assert best["ensemble_threshold"] == t52.loc[t52["f1_present"].idxmax(), "threshold"]
 
 
 def test_prediction_counts_picks_most_and_least_frequent():
     cv = votes.synthetic_votes(10, n_pool=400, n_test=20, n_labels=15, seed=0)
-    pc = tables.prediction_counts(cv, k=3)
+    pc = thesis_tables.prediction_counts(cv, k=3)
     assert list(pc["group"]) == ["most frequent"] * 3 + ["least frequent"] * 3
     assert pc["labels"].iloc[0] >= pc["labels"].iloc[-1]
     # higher threshold, never more predictions
@@ -164,8 +163,8 @@ def _fig_a_6(cv, n_boot=60, replicates=3):
     """Fig A.6's record over ``replicates`` replicate ensembles (the votes scaled by 0.95, 1.0, 1.05: the same
     structure, other values) on the same pool."""
     reps = [_cv(cv.pool_probabilities * f, cv.pool_labels) for f in (1.0, 0.95, 1.05)[:replicates]]
-    pc = tables.prediction_counts(reps[0])
-    draws = tables.replicated_rare_draws(reps, n_boot=n_boot, seed=1)
+    pc = thesis_tables.prediction_counts(reps[0])
+    draws = thesis_tables.replicated_rare_draws(reps, n_boot=n_boot, seed=1)
     rec = appendix.prediction_counts_record(pc, "real", dict(teacher_pool=6214, n_labels=13), draws)
     return rec, draws
 
@@ -207,7 +206,9 @@ def test_fig_a_6_count_interval_never_reaches_below_zero():
 
 def test_fig_a_6_is_inconclusive_without_the_pool_bootstrap():
     cv = _rare_votes(1)
-    rec = appendix.prediction_counts_record(tables.prediction_counts(cv), "real", dict(teacher_pool=6214, n_labels=13))
+    rec = appendix.prediction_counts_record(
+        thesis_tables.prediction_counts(cv), "real", dict(teacher_pool=6214, n_labels=13)
+    )
     assert rec["verdict"] == "inconclusive"
 
 
@@ -274,8 +275,8 @@ def _t51(rows):
 
 def _narrow_draws(values: dict, sd: float = 0.002, n: int = 200, replicates: int = 3) -> dict:
     """Per replicate ensemble, each difference and its bootstrap draws around it (a stand-in for
-    :func:`.tables.replicated_tolerance`'s; ``replicates=1``: one ensemble, :func:`.tables.score_tolerance`'s draws
-    alone)."""
+    :func:`.thesis_tables.replicated_tolerance`'s; ``replicates=1``: one ensemble,
+    :func:`.thesis_tables.score_tolerance`'s draws alone)."""
     rng = np.random.default_rng(0)
     if replicates == 1:
         return {"draws": {k: v + sd * rng.standard_normal(n) for k, v in values.items()}}
@@ -311,7 +312,7 @@ def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_syntheti
         "F1 with check / without 20": 1.11,
     }
     tol = _narrow_draws(values)
-    c = release_tables.ensemble_claims(t51, t52, t53, tolerance=tol).set_index("claim")
+    c = noise_free.ensemble_claims(t51, t52, t53, tolerance=tol).set_index("claim")
     v = c["verdict"]
     assert v.filter(like="no ensemble beats").item() == "agrees"
     assert v.filter(like="raw mAP falls").item() == "differs"  # 0.20 -> 0.21 rises beyond the resample spread
@@ -320,16 +321,16 @@ def test_ensemble_claims_check_each_direction_on_the_pool_bootstrap_and_syntheti
     assert "bootstrap resamples of query-pool examples" in c["verdict_estimate"].iloc[0]
     assert "3 replicates of teacher training seed and partition" in c["verdict_estimate"].iloc[0]
     # one ensemble per count: the pool resampled, the teachers not: every directional claim undecided
-    one = release_tables.ensemble_claims(t51, t52, t53, tolerance=_narrow_draws(values, replicates=1))
+    one = noise_free.ensemble_claims(t51, t52, t53, tolerance=_narrow_draws(values, replicates=1))
     assert set(one["verdict"]) == {"inconclusive"} and "teacher training seed" in one["verdict_reason"].iloc[0]
     # the same numbers without the draws: nothing resampled, every directional claim inconclusive
-    assert set(release_tables.ensemble_claims(t51, t52, t53)["verdict"]) == {"inconclusive"}
+    assert set(noise_free.ensemble_claims(t51, t52, t53)["verdict"]) == {"inconclusive"}
     # a spread wider than every difference: inconclusive, never agrees or differs
     wide = _narrow_draws(values, sd=1.0)
-    assert set(release_tables.ensemble_claims(t51, t52, t53, tolerance=wide)["verdict"]) == {"inconclusive"}
+    assert set(noise_free.ensemble_claims(t51, t52, t53, tolerance=wide)["verdict"]) == {"inconclusive"}
     t53_none = t53.assign(f1_conf06=np.nan)
-    assert release_tables.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
-    assert set(release_tables.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
+    assert noise_free.ensemble_claims(t51, t52, t53_none).iloc[-1]["verdict"] == "not comparable"
+    assert set(noise_free.ensemble_claims(t51, t52, t53, kind="synthetic")["verdict"]) == {"not comparable"}
 
 
 def test_saving_contrast_verdict_needs_a_saving_at_04_but_none_at_02_and_the_adaptive_half_is_analytic():

@@ -7,8 +7,7 @@ import pandas as pd
 
 from pate_study.experiments.audioset import figures, release, teachers
 from pate_study.experiments.audioset.release_claims import common as release_common
-from pate_study.experiments.audioset.release_claims import student_figures
-from pate_study.experiments.audioset.release_claims import tables as release_tables
+from pate_study.experiments.audioset.release_claims import noise_free, student_figures
 
 
 def _texts(fig):
@@ -81,7 +80,7 @@ def _info(kind):
 
 def test_stamps_say_reduced_scale_on_real_data_and_not_on_a_synthetic_stand_in():
     spec = teachers.teacher_spec(hidden=(8,), steps=10, eval_every=10)
-    real, _ = release_tables.setup_record(_info("real"), spec, [5])
-    synthetic, _ = release_tables.setup_record(_info("synthetic"), spec, [5])
+    real, _ = noise_free.setup_record(_info("real"), spec, [5])
+    synthetic, _ = noise_free.setup_record(_info("synthetic"), spec, [5])
     assert real.startswith("real data at reduced scale") and "reduced scale" not in synthetic
     assert "reduced scale" in release_common.small_stamp(_info("real"))

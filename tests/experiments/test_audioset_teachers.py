@@ -7,7 +7,7 @@ import pytest
 
 from pate_study.data import audioset
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import diagnostics, pipeline, shards, tables, teachers, votes
+from pate_study.experiments.audioset import diagnostics, pipeline, shards, teachers, thesis_tables, votes
 from pate_study.experiments.audioset.teacher_claims import ablations as teacher_ablations
 from pate_study.experiments.audioset.teacher_claims import classes as teacher_classes
 from pate_study.experiments.audioset.teacher_claims import curves as teacher_curves
@@ -106,7 +106,7 @@ def test_bad_input_and_helpers(tiny):
 
 def test_table_4_1_on_synthetic_data_is_not_comparable():
     datasets = as_data.load_subsets("synthetic", n_synthetic=(400, 200))
-    table = tables.table_4_1(datasets, teacher_counts=(1, 10))
+    table = thesis_tables.table_4_1(datasets, teacher_counts=(1, 10))
     assert len(table) == 4 and set(table.verdict) == {"not comparable"}
     big = table.query("block == 'big'")
     assert (big.individual_teacher_train_ours.to_numpy() == big.overall_teacher_train_ours.to_numpy() // [1, 10]).all()

@@ -14,12 +14,12 @@ from pate_study.experiments.student_privacy import (
     ecg_sections,
     figures,
     notebook_sections,
+    paper_tables,
     splits,
-    tables,
     web,
     web_sections,
 )
-from pate_study.experiments.student_privacy.tables import summarise_verdicts, with_verdicts
+from pate_study.experiments.student_privacy.paper_tables import summarise_verdicts, with_verdicts
 from pate_study.learning.ensemble import EnsembleConfig
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.outputs import NotebookOutputs, read_scalars
@@ -459,13 +459,13 @@ def test_make_similar_rates_rule_agrees_only_on_no_change_and_differs_on_a_clear
     base = [0.80, 0.70, 0.90, 0.60]
     same = _arms({"student_tpr": {"0.1": base, NO: base}})
     claim = web.SIMILAR["TPR"]
-    v = tables.per_step(claim, tables.level_changes(same, "student_tpr"), "ρ = {}")
+    v = paper_tables.per_step(claim, paper_tables.level_changes(same, "student_tpr"), "ρ = {}")
     assert v.verdict == "agrees"
     moved = _arms({"student_tpr": {"0.1": [b + 0.2 + 0.01 * i for i, b in enumerate(base)], NO: base}})
-    v = tables.per_step(claim, tables.level_changes(moved, "student_tpr"), "ρ = {}")
+    v = paper_tables.per_step(claim, paper_tables.level_changes(moved, "student_tpr"), "ρ = {}")
     assert v.verdict == "differs" and "ρ = 0.1" in v.evidence and "replicates of student training seed" in v.evidence
     noisy = _arms({"student_tpr": {"0.1": [b + d for b, d in zip(base, (0.2, -0.2, 0.1, -0.15))], NO: base}})
-    v = tables.per_step(claim, tables.level_changes(noisy, "student_tpr"), "ρ = {}")
+    v = paper_tables.per_step(claim, paper_tables.level_changes(noisy, "student_tpr"), "ρ = {}")
     assert v.verdict == "inconclusive"
 
 
@@ -826,12 +826,12 @@ def test_students_are_split_across_teacher_ensembles_and_keep_theirs_at_every_le
         b = single[single["student"] == 0].set_index("level")[column]
         assert a.to_dict() == b.to_dict(), column
     # every interval of a level covers the teacher seed: two ensembles of two students each
-    changes = tables.level_changes(nested_study, "student_accuracy")
+    changes = paper_tables.level_changes(nested_study, "student_accuracy")
     (e,) = changes.values()
     assert e.method == unc.CLUSTER_METHOD and (e.n_replicates, e.n_units) == (2, 4)
     assert unc.TEACHER_SEED in e.sources and not e.unreplicated
     assert "over 2 replicates of teacher training seed and partition with 4 replicates" in e.render()
-    assert "2 teacher ensembles (own seed and partition each)" in tables.scale_description(nested_study, "x", 1)
+    assert "2 teacher ensembles (own seed and partition each)" in paper_tables.scale_description(nested_study, "x", 1)
 
 
 def _nested(columns: dict, levels=("0.1", "no noise"), n_teacher_seeds=2) -> "_Run":
@@ -846,19 +846,19 @@ def test_level_changes_judge_on_the_teacher_ensembles_means_both_ways():
     claim = web.NOISE_DIRECTION["TPR"]
     # every student of both ensembles gains about 0.1: the ensemble means agree, noise raises TPR
     up = _nested({"student_tpr": {"0.1": [b + 0.1 + 0.005 * i for i, b in enumerate(base)], NO: base}})
-    v = tables.per_step(claim, tables.level_changes(up, "student_tpr"), "ρ = {}")
+    v = paper_tables.per_step(claim, paper_tables.level_changes(up, "student_tpr"), "ρ = {}")
     assert v.verdict == "agrees" and "replicates of teacher training seed and partition" in v.evidence
     down = _nested({"student_tpr": {"0.1": [b - 0.1 - 0.005 * i for i, b in enumerate(base)], NO: base}})
-    v = tables.per_step(claim, tables.level_changes(down, "student_tpr"), "ρ = {}")
+    v = paper_tables.per_step(claim, paper_tables.level_changes(down, "student_tpr"), "ρ = {}")
     assert v.verdict == "differs"
     # the students of ensemble 0 gain 0.2, those of ensemble 1 gain 0.02: read over students alone the change is
     # clearly positive; over the two ensembles' means it is not decided
     gains = [0.20, 0.02, 0.21, 0.03, 0.19, 0.02]
     split = _nested({"student_tpr": {"0.1": [b + g for b, g in zip(base, gains)], NO: base}})
-    nested = tables.level_changes(split, "student_tpr")["0.1"]
-    flat = unc.paired_difference(np.add(base, gains), base, tables.STUDENT_SOURCES)
+    nested = paper_tables.level_changes(split, "student_tpr")["0.1"]
+    flat = unc.paired_difference(np.add(base, gains), base, paper_tables.STUDENT_SOURCES)
     assert flat.low > 0 and nested.low < 0 < nested.high
-    assert tables.per_step(claim, {"0.1": nested}, "ρ = {}").verdict == "inconclusive"
+    assert paper_tables.per_step(claim, {"0.1": nested}, "ρ = {}").verdict == "inconclusive"
 
 
 def test_row_sources_name_what_a_students_rows_vary_in_each_design():
@@ -866,13 +866,13 @@ def test_row_sources_name_what_a_students_rows_vary_in_each_design():
     between them is which rows are queries and which validate, not which rows they read."""
     run = _arms({"student_tpr": {"0.1": [0.5, 0.6, 0.7], NO: [0.5, 0.6, 0.6]}})  # 450 + 50 rows per student
     whole = dataclasses.replace(run, n_student_pool=500)
-    assert tables.row_source(whole) == tables.POOL_ROLES
-    assert tables.row_source(dataclasses.replace(run, n_student_pool=15000)) == tables.STUDENT_ROWS
+    assert paper_tables.row_source(whole) == paper_tables.POOL_ROLES
+    assert paper_tables.row_source(dataclasses.replace(run, n_student_pool=15000)) == paper_tables.STUDENT_ROWS
     disjoint = dataclasses.replace(whole, config=dataclasses.replace(whole.config, disjoint_students=True))
-    assert tables.row_source(disjoint) == tables.OWN_BLOCK
-    e = tables.level_changes(whole, "student_tpr")["0.1"]
-    assert tables.POOL_ROLES in e.sources and tables.STUDENT_ROWS not in e.sources
-    assert tables.vote_sources(whole) == (unc.RELEASE_NOISE, tables.POOL_ROLES)
+    assert paper_tables.row_source(disjoint) == paper_tables.OWN_BLOCK
+    e = paper_tables.level_changes(whole, "student_tpr")["0.1"]
+    assert paper_tables.POOL_ROLES in e.sources and paper_tables.STUDENT_ROWS not in e.sources
+    assert paper_tables.vote_sources(whole) == (unc.RELEASE_NOISE, paper_tables.POOL_ROLES)
 
 
 def test_the_pools_own_draw_is_named_as_not_replicated_on_every_interval():
@@ -881,7 +881,7 @@ def test_the_pools_own_draw_is_named_as_not_replicated_on_every_interval():
     run = dataclasses.replace(
         _arms({"student_tpr": {"0.1": [0.5, 0.6, 0.7], NO: [0.5, 0.6, 0.6]}}), unreplicated=pools.unreplicated
     )
-    e = tables.level_changes(run, "student_tpr")["0.1"]
+    e = paper_tables.level_changes(run, "student_tpr")["0.1"]
     assert e.unreplicated[:2] == pools.unreplicated and "not replicated: synthetic data draw, pool split" in e.render()
     sample = DataSource("real", "MIT-BIH heartbeats", "500 + 500 beats", "stratified sample: 500 + 500 rows")
     assert study.pools.data_draws(sample, study.pools.ECG_SAMPLE) == (study.pools.ECG_SAMPLE,)

@@ -11,7 +11,7 @@ their accounting and the students (notebook 05), module by module, each importin
 * :mod:`.release`: noise-free and noisy aggregation, the confidence check, accounting, Table 5.4's releases and
   the later mechanisms;
 * :mod:`.verdict_rules`, :mod:`.teacher_claims` (notebook 04), :mod:`.release_claims` (notebook 05): every rule
-  that compares a number with the thesis's; :mod:`.tables`: the thesis's tables,
+  that compares a number with the thesis's; :mod:`.thesis_tables`: the thesis's tables,
   ours beside theirs; :mod:`.figures`: notebook 05's figures;
 * :mod:`.students`: students on the released labels;
 * :mod:`.shards`: picklable units (plain data in, plain data out) a cluster runs;

@@ -85,7 +85,7 @@ def audit_figure(aud: pd.DataFrame):
 
 # ----------------------------------------------------------------------------- notebook 05
 def prediction_counts_figure(counts: dict):
-    """Fig A.6: per ensemble (``counts[T]``: :func:`.tables.prediction_counts`), the true label count and the
+    """Fig A.6: per ensemble (``counts[T]``: :func:`.thesis_tables.prediction_counts`), the true label count and the
     noise-free ensemble's positive predictions per threshold of the most and least frequent classes."""
     fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharey=True)
     for ax, (t, pc) in zip(axes.ravel(), counts.items()):

@@ -1,7 +1,7 @@
 """Notebook 05's sections (Muschiol 2021 §4.2, §5.2-5.4 and the frontier beyond it), one call each.
 
 :func:`setup` reads the notebook's parameters, loads notebook 04's ensembles' votes and returns a :class:`Study05`;
-every section takes it, computes its tables and figures (:mod:`.tables`, :mod:`.release`, :mod:`.pipeline`,
+every section takes it, computes its tables and figures (:mod:`.thesis_tables`, :mod:`.release`, :mod:`.pipeline`,
 :mod:`.figures`), saves them, records its scalars and verdicts (:mod:`.release_claims`, :mod:`.students`), keeps
 what a later section reads in ``study.results`` and returns what the notebook cell shows.
 """
@@ -24,19 +24,18 @@ from pate_study.experiments.audioset import (
     release_frontier,
     release_privacy,
     students,
-    tables,
     target,
     target_figures,
     teachers,
+    thesis_tables,
 )
 from pate_study.experiments.audioset.data import clip_features, query_test_split
-from pate_study.experiments.audioset.release_claims import analytic, student_figures
+from pate_study.experiments.audioset.release_claims import analytic, noise_free, student_figures
 from pate_study.experiments.audioset.release_claims import appendix as release_appendix
 from pate_study.experiments.audioset.release_claims import common as release_common
 from pate_study.experiments.audioset.release_claims import findings as release_findings
 from pate_study.experiments.audioset.release_claims import students as release_students
 from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
-from pate_study.experiments.audioset.release_claims import tables as release_tables
 from pate_study.experiments.audioset.teachers import TeacherSpec
 from pate_study.experiments.audioset.votes import CachedVotes
 from pate_study.reporting.outputs import NotebookOutputs
@@ -147,7 +146,7 @@ def setup(out: NotebookOutputs, params: dict[str, Any]) -> Study05:
     big, info = pipeline.ensemble_votes(
         counts, spec, data=p["data"], subset="big", min_pool=p["min_pool"], **ensemble_kwargs(p)
     )
-    data, record = release_tables.setup_record(info, spec, counts)
+    data, record = noise_free.setup_record(info, spec, counts)
     out.record("setup", **record)
     return Study05(
         out=out,
@@ -165,17 +164,17 @@ def setup(out: NotebookOutputs, params: dict[str, Any]) -> Study05:
 
 def noise_free_section(study: Study05) -> pd.DataFrame:
     """Tables 5.1 / 5.2: the noise-free ensembles (each table the mean over the replicate ensembles,
-    :func:`.tables.replicated_noise_free_tables`), their claims judged over the replicate ensembles and the
-    pool-query bootstrap (:func:`.tables.replicated_tolerance`); Table 5.3's frame kept for the next section. Shows
-    the claims."""
+    :func:`.thesis_tables.replicated_noise_free_tables`), their claims judged over the replicate ensembles and the
+    pool-query bootstrap (:func:`.thesis_tables.replicated_tolerance`); Table 5.3's frame kept for the next section.
+    Shows the claims."""
     s, out = study, study.out
-    t51, t52, t53 = tables.replicated_noise_free_tables(s.big)
-    tol = tables.replicated_tolerance(s.big, seed=s.p["seed"])
-    claims = release_tables.ensemble_claims(t51, t52, t53, kind=s.info["kind"], tolerance=tol)
-    out.save_table(tables.table_5_1_beside(t51), "muschiol2021-table5.1", data=s.data, float_format="{:.3f}")
-    out.save_table(tables.table_5_2_beside(t52), "muschiol2021-table5.2", data=s.data, float_format="{:.3f}")
-    out.record("muschiol2021-table5.1", **release_tables.table_5_1_record(t51, claims, s.info["kind"], s.scale, tol))
-    out.record("muschiol2021-table5.2", **release_tables.table_5_2_record(t52, tol))
+    t51, t52, t53 = thesis_tables.replicated_noise_free_tables(s.big)
+    tol = thesis_tables.replicated_tolerance(s.big, seed=s.p["seed"])
+    claims = noise_free.ensemble_claims(t51, t52, t53, kind=s.info["kind"], tolerance=tol)
+    out.save_table(thesis_tables.table_5_1_beside(t51), "muschiol2021-table5.1", data=s.data, float_format="{:.3f}")
+    out.save_table(thesis_tables.table_5_2_beside(t52), "muschiol2021-table5.2", data=s.data, float_format="{:.3f}")
+    out.record("muschiol2021-table5.1", **noise_free.table_5_1_record(t51, claims, s.info["kind"], s.scale, tol))
+    out.record("muschiol2021-table5.2", **noise_free.table_5_2_record(t52, tol))
     s.results.update(t51=t51, t53=t53, claims=claims)
     return claims[["claim", "thesis", "ours", "verdict"]]
 
@@ -184,11 +183,11 @@ def confidence_rule_section(study: Study05) -> pd.DataFrame:
     """Table 5.3: the confidence check under both rules, and which reproduces the printed answered shares."""
     s = study
     t53 = s.results["t53"]
-    s.out.save_table(tables.table_5_3_beside(t53), "muschiol2021-table5.3", data=s.data, float_format="{:.3f}")
+    s.out.save_table(thesis_tables.table_5_3_beside(t53), "muschiol2021-table5.3", data=s.data, float_format="{:.3f}")
     s.out.record(
-        "muschiol2021-table5.3", **release_tables.table_5_3_record(t53, s.results["claims"], s.info["kind"], s.scale)
+        "muschiol2021-table5.3", **noise_free.table_5_3_record(t53, s.results["claims"], s.info["kind"], s.scale)
     )
-    return release_tables.confidence_rule_verdict(t53)
+    return noise_free.confidence_rule_verdict(t53)
 
 
 def appendix_section(study: Study05) -> list[str]:
@@ -201,12 +200,12 @@ def appendix_section(study: Study05) -> list[str]:
         list(s.p["teacher_counts"]), s.spec, data=s.p["data"], subset="small", min_pool=0, **s.ensemble_kwargs()
     )
     scale = dict(teacher_pool=info_small["teacher_pool"], n_labels=info_small["n_labels"])
-    appendix = tables.replicated_noise_free_tables(small, appendix=True)
+    appendix = thesis_tables.replicated_noise_free_tables(small, appendix=True)
     saved = []
-    for item, frame in tables.appendix_tables(*appendix).items():
+    for item, frame in thesis_tables.appendix_tables(*appendix).items():
         s.out.save_table(frame, item, data=release_common.small_stamp(info_small), float_format="{:.3f}")
         saved.append(item)
-    tol = tables.replicated_tolerance(small, best_of=tables.APPENDIX_A1_THRESHOLDS, seed=s.p["seed"])
+    tol = thesis_tables.replicated_tolerance(small, best_of=thesis_tables.APPENDIX_A1_THRESHOLDS, seed=s.p["seed"])
     for item, rec in release_appendix.appendix_records(*appendix, info_small["kind"], scale, tol).items():
         s.out.record(item, **rec)
     return saved
@@ -217,10 +216,10 @@ def prediction_counts_section(study: Study05) -> pd.DataFrame:
     first replicate ensemble); the claims judged over big T_max's replicate ensembles and ``release_boot`` pool-query
     resamples of their counts. Shows big T_max's counts (first replicate)."""
     s = study
-    counts = {t: tables.prediction_counts(s.big[t][0]) for t in s.p["teacher_counts"]}
+    counts = {t: thesis_tables.prediction_counts(s.big[t][0]) for t in s.p["teacher_counts"]}
     stamp = s.data + "; counts of each count's first replicate ensemble"
     s.out.save_figure(figures.prediction_counts_figure(counts), "muschiol2021-figA.6", data=stamp)
-    draws = tables.replicated_rare_draws(s.replicates, n_boot=s.p["release_boot"], seed=s.p["seed"])
+    draws = thesis_tables.replicated_rare_draws(s.replicates, n_boot=s.p["release_boot"], seed=s.p["seed"])
     record = release_appendix.prediction_counts_record(counts[s.t_max], s.info["kind"], s.scale, draws)
     s.out.record("muschiol2021-figA.6", **record)
     return counts[s.t_max]
@@ -351,7 +350,7 @@ def students_section(study: Study05) -> pd.DataFrame:
         seeds=p["student_seeds"],
         backend=p["backend"],
     )
-    thresholds = tables.best_thresholds(s.results["t51"], s.t_max)
+    thresholds = thesis_tables.best_thresholds(s.results["t51"], s.t_max)
     refs = replicated_references(s, thresholds, pipeline.replicate_units(len(s.replicates), p["student_seeds"]))
     n_max = max(p["student_sizes"])
     diag = pd.DataFrame(
@@ -367,7 +366,7 @@ def students_section(study: Study05) -> pd.DataFrame:
     )
     for frame, item in (
         (
-            tables.table_5_4_beside(t54.drop(columns=["map_units", "map_clusters"], errors="ignore")),
+            thesis_tables.table_5_4_beside(t54.drop(columns=["map_units", "map_clusters"], errors="ignore")),
             "muschiol2021-table5.4",
         ),
         (refs.drop(columns=["map_units", "map_clusters"], errors="ignore"), "muschiol2021-table5.4-references"),
@@ -395,7 +394,7 @@ def students_section(study: Study05) -> pd.DataFrame:
         s.out.save_figure(fig, item, data=s.data)
         s.out.record(item, **student_figures.student_figure_record(t54, item, th, thcs, v54, s.info["kind"], sig))
     s.results.update(t54=t54, refs=refs, rec54=rec54, v_q=v_q)
-    return tables.table_5_4_beside(t54.drop(columns=["map_units", "map_clusters"], errors="ignore")).round(3)
+    return thesis_tables.table_5_4_beside(t54.drop(columns=["map_units", "map_clusters"], errors="ignore")).round(3)
 
 
 #: the audit's data stamp: simulated draws on small instances, no data

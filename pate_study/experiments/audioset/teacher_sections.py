@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from pate_study.experiments.audioset import data as as_data
-from pate_study.experiments.audioset import diagnostics, pipeline, tables, teachers
+from pate_study.experiments.audioset import diagnostics, pipeline, teachers, thesis_tables
 from pate_study.experiments.audioset import teacher_figures as figures
 from pate_study.experiments.audioset.teacher_claims import ablations as teacher_ablations
 from pate_study.experiments.audioset.teacher_claims import classes as teacher_classes
@@ -90,7 +90,7 @@ def data_section(
     recorded; returns the study the later sections share (its ``table41_view`` is what the cell shows)."""
     datasets = as_data.load_subsets(data, seed=seed)
     scale, stamps, data_stamp = as_data.source_stamps(datasets)
-    table41 = tables.table_4_1(
+    table41 = thesis_tables.table_4_1(
         datasets, teacher_counts=teacher_counts, student_fraction=student_fraction, val_fraction=val_fraction, seed=seed
     )
     out.save_table(table41.drop(columns=["verdict_rule"]), "muschiol2021-table4.1", data=data_stamp)
@@ -191,7 +191,7 @@ def teachers_section(
             else f"; one ensemble per count (seed {study.replicate_seeds[0]})"
         )
     )
-    return tables.ensemble_summary(runs, inputs)
+    return thesis_tables.ensemble_summary(runs, inputs)
 
 
 def teacher_curves_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
@@ -266,7 +266,7 @@ def ablation_section(
         teachers_per_task=teachers_per_task,
     )
     study.ablation_settings = dict(settings, batch_sizes=list(batch_sizes), learning_rates=list(learning_rates))
-    return tables.ablation_table(study.ablation)
+    return thesis_tables.ablation_table(study.ablation)
 
 
 def ablation_figures_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:

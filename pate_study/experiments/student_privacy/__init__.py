@@ -14,7 +14,7 @@ The pipeline both case studies share (ECG heartbeats, web requests), module by m
   same students trained on their labels shuffled, so what a student scores above it is what PATE's labels
   taught it). One record per student (:class:`StudentDraw`);
 * :mod:`.accounting`: the privacy numbers, all from :mod:`pate_study.privacy`;
-* :mod:`.tables`: the papers' table layouts, ours beside theirs, with a verdict per row;
+* :mod:`.paper_tables`: the papers' table layouts, ours beside theirs, with a verdict per row;
 * :mod:`.ecg`, :mod:`.web`: what each study's figures describe, its verdicts and its findings;
 * :mod:`.figures`: the figures;
 * :mod:`.splits`: repeated web requests: the no-noise study on a row-wise and on the URL-disjoint split, side
@@ -59,6 +59,14 @@ from pate_study.experiments.student_privacy.config import (
     fit_sizes,
     level_key,
 )
+from pate_study.experiments.student_privacy.paper_tables import (
+    epsilon_table_vs_paper,
+    median_iqr,
+    per_level_medians,
+    scale_description,
+    sosa_table_4_1,
+    sosa_table_4_2,
+)
 from pate_study.experiments.student_privacy.pipeline import (
     LevelResult,
     StudentDraw,
@@ -75,14 +83,6 @@ from pate_study.experiments.student_privacy.pipeline import (
     train_teachers,
 )
 from pate_study.experiments.student_privacy.pools import WEB_SPLITS, Pools, ecg_pools, web_pools
-from pate_study.experiments.student_privacy.tables import (
-    epsilon_table_vs_paper,
-    median_iqr,
-    per_level_medians,
-    scale_description,
-    sosa_table_4_1,
-    sosa_table_4_2,
-)
 
 __all__ = [
     "LevelResult",

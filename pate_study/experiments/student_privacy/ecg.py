@@ -18,8 +18,7 @@ import pandas as pd
 from pate_study.data.ecg import TRAIN_CLASS_COUNTS
 from pate_study.experiments.needed_sources import judge_with_sources
 from pate_study.experiments.student_privacy.config import NO_NOISE, StudentPrivacyConfig
-from pate_study.experiments.student_privacy.pools import ECG_SAMPLE
-from pate_study.experiments.student_privacy.tables import (
+from pate_study.experiments.student_privacy.paper_tables import (
     STUDENT_SOURCES,
     TEACHER_SOURCES,
     VOTE_SOURCES,
@@ -36,6 +35,7 @@ from pate_study.experiments.student_privacy.tables import (
     vote_sources,
     with_verdicts,
 )
+from pate_study.experiments.student_privacy.pools import ECG_SAMPLE
 from pate_study.learning.ensemble import EnsembleConfig
 from pate_study.privacy.moments import theorem3_q_limit
 from pate_study.reporting import uncertainty as unc
@@ -276,7 +276,7 @@ def reweighted_decays(result) -> dict[str, Estimate]:
 
 def fig8_verdict(result, gamma: float) -> judge.Verdict:
     """MAKE Fig. 8's "mild decay of 4–5 %" (:data:`FIG8_DECAY`) judged per ρ on :func:`reweighted_decays` (one
-    family: :func:`.tables.per_step`); the reason names the reweighting (:data:`BALANCED_SAMPLE`).
+    family: :func:`.paper_tables.per_step`); the reason names the reweighting (:data:`BALANCED_SAMPLE`).
 
     Not comparable, like Figs 9 and 10, when the scale differs (:func:`comparability`): the decay is the clean
     ensemble's accuracy minus what it keeps on near-signal-free privatised queries, and the first depends on how many
@@ -329,7 +329,7 @@ N_BOOT = 1000
 
 def drops(result, column: str, sources) -> dict[str, Estimate]:
     """Per noised ρ: the mean over students of ``column`` without student noise minus with it, paired
-    (:func:`.tables.level_changes`, reversed)."""
+    (:func:`.paper_tables.level_changes`, reversed)."""
     changes = level_changes(result, column, sources)
     return {level: e.map(lambda x: -x, increasing=False) for level, e in changes.items()}
 

@@ -20,9 +20,9 @@ from pate_study.experiments.student_privacy.notebook_sections import (
     record_verdicts,
     save_and_show,
 )
+from pate_study.experiments.student_privacy.paper_tables import per_level_medians
 from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study
 from pate_study.experiments.student_privacy.pools import Pools, ecg_pools
-from pate_study.experiments.student_privacy.tables import per_level_medians
 from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 from pate_study.reporting.registry import published
 

@@ -16,7 +16,7 @@ from scipy.stats import rankdata
 from pate_study.experiments.needed_sources import judge_with_sources
 from pate_study.experiments.student_privacy.accounting import epsilon_gap_explanations, sosa_setting_hypotheses
 from pate_study.experiments.student_privacy.config import NO_NOISE, StudentPrivacyConfig
-from pate_study.experiments.student_privacy.tables import (
+from pate_study.experiments.student_privacy.paper_tables import (
     LEVEL_SOURCES,
     STUDENT_SOURCES,
     TEACHER_SOURCES,
@@ -261,7 +261,7 @@ SOSA_MORE_TEACHERS = Claim(
 
 def rate_changes(result) -> dict[str, dict[str, Estimate]]:
     """Per rate ("TPR", "TNR", "balanced accuracy") and noised level: the paired change with student noise minus
-    without (:func:`.tables.level_changes`), its interval clipped to ``[-1, 1]`` where a change of a rate lies."""
+    without (:func:`.paper_tables.level_changes`), its interval clipped to ``[-1, 1]`` where a change of a rate lies."""
     columns = {"TPR": "student_tpr", "TNR": "student_tnr", "balanced accuracy": "student_balanced_accuracy"}
     return {
         name: {level: e.within(-1.0, 1.0) for level, e in level_changes(result, column).items()}  # a change of a rate
@@ -279,7 +279,7 @@ def verdicts(
     result, sosa: dict, published: dict, *, gamma: float, delta: float, data_reason: str, sosa_reasons: dict
 ) -> dict:
     """A verdict for every web item, keyed by item id, each from a :class:`~pate_study.reporting.claims.Claim`
-    judged on our interval (:mod:`.tables` says what the students replicate).
+    judged on our interval (:mod:`.paper_tables` says what the students replicate).
 
     * Figs 13/14: the paper's "TPR / TNR similar for all ρ" (:data:`SIMILAR`) per ρ on the paired changes;
     * Fig. 15: (a) ε_dep higher with noise in some cases (:func:`cases_above_no_noise`), (b) some student above
@@ -441,7 +441,7 @@ def sosa_epsilon_trend(result) -> Estimate | None:
 
 def sosa_epsilon_direction_verdict(sosa: dict) -> judge.Verdict:
     """Sosa Fig. 4.4: the teacher ε rises with the student noise (:data:`SOSA_EPSILON_RISES`), judged per ensemble size
-    on :func:`sosa_epsilon_trend`, one family (:func:`.tables.per_step`); a size whose every ε_dep sits on the
+    on :func:`sosa_epsilon_trend`, one family (:func:`.paper_tables.per_step`); a size whose every ε_dep sits on the
     data-independent bound (:func:`saturated`) is left out and named (not comparable when every size is)."""
     why = {n: saturated(r) for n, r in sosa.items()}
     estimates = {n: e for n, e in ((n, sosa_epsilon_trend(r)) for n, r in sosa.items() if not why[n]) if e is not None}

@@ -22,9 +22,9 @@ from pate_study.experiments.student_privacy.notebook_sections import (
     record_verdicts,
     save_and_show,
 )
+from pate_study.experiments.student_privacy.paper_tables import estimates_record, median_iqr, scale_description
 from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study
 from pate_study.experiments.student_privacy.pools import Pools, web_pools
-from pate_study.experiments.student_privacy.tables import estimates_record, median_iqr, scale_description
 from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 from pate_study.reporting.registry import published
 

@@ -5,7 +5,7 @@ function that judges it. Each function states its rule; none reads a number type
 :func:`pate_study.reporting.registry.published`. Callers import the module they use:
 
 * :mod:`.common`: the query pool's estimates, the scale verdict, the claims tables' rows, the stamps;
-* :mod:`.tables`: Tables 5.1 to 5.3, the setup;
+* :mod:`.noise_free`: Tables 5.1 to 5.3, the setup;
 * :mod:`.appendix`: Tables A.1 to A.3, Fig A.6;
 * :mod:`.sweeps`: Figs 5.13 to 5.15 and A.8 to A.11, the release-noise sweeps;
 * :mod:`.analytic`: the break-even q~ and Figs 5.16, A.12, A.13;

@@ -16,12 +16,12 @@ from pate_study.experiments.audioset.release_claims.common import (
     claims_rows,
     scale_verdict,
 )
-from pate_study.experiments.audioset.release_claims.tables import (
+from pate_study.experiments.audioset.release_claims.noise_free import (
     ensemble_claims,
     threshold_trend_verdict,
     trend_verdict_table_5_2,
 )
-from pate_study.experiments.audioset.tables import tolerance_summary
+from pate_study.experiments.audioset.thesis_tables import tolerance_summary
 from pate_study.experiments.audioset.verdict_rules import judged
 from pate_study.learning.metrics import PRESENT_CLASSES
 from pate_study.reporting import uncertainty as unc
@@ -65,7 +65,8 @@ def appendix_records(
 ) -> dict[str, dict[str, Any]]:
     """Tables A.1-A.3 (small subset): A.1 carries Table 5.1's claims checked on the small subset, A.2
     :func:`appendix_claims_record`, A.3 the confidence check's claim; each with the values' scale beside.
-    ``tolerance``: the small subset's :func:`.tables.score_tolerance` (its summary recorded under A.1)."""
+    ``tolerance``: the small subset's :func:`~pate_study.experiments.audioset.thesis_tables.score_tolerance` (its
+    summary recorded under A.1)."""
     claims = ensemble_claims(t51, t52, t53, kind=kind, tolerance=tolerance)
     a1 = claims[claims["claim"].str.startswith(("no ensemble", "raw mAP", "the ensemble"))]
     a3 = claims[claims["claim"].str.startswith("the confidence check")]
@@ -107,14 +108,15 @@ FIG_A_6_ADAPTIVE = Claim(
 
 def rare_count_estimate(draws: dict[str, Any] | None, label: str, value: float) -> unc.Estimate:
     """A count of Fig A.6 with the percentile interval of its pool-query bootstrap (``draws[label]``:
-    :func:`.tables.rare_prediction_draws`; the teachers' training seeds named as not replicated), or over the replicate
-    ensembles combined with it (:func:`.tables.replicated_rare_draws`: the mean count over the ensembles), clipped to
-    ``[0, ∞)`` where a count lies (the t part of a combined interval can reach below 0 on three ensembles). Without
-    the draws: unbounded (inconclusive)."""
+    :func:`~pate_study.experiments.audioset.thesis_tables.rare_prediction_draws`; the teachers' training seeds named as
+    not replicated), or over the replicate ensembles combined with it
+    (:func:`~pate_study.experiments.audioset.thesis_tables.replicated_rare_draws`: the mean count over the ensembles),
+    clipped to ``[0, ∞)`` where a count lies (the t part of a combined interval can reach below 0 on three ensembles).
+    Without the draws: unbounded (inconclusive)."""
     if not draws or label not in draws:
         return unc.unreplicated(float(value), [POOL, unc.TEACHER_SEED])
     d = draws[label]
-    if "values" in d:  # replicate ensembles (:func:`.tables.replicated_rare_draws`)
+    if "values" in d:  # replicate ensembles (thesis_tables.replicated_rare_draws)
         estimate = unc.combined_interval(d["values"], d["draws"], [unc.TEACHER_SEED], resampled=POOL)
     else:
         estimate = unc.from_bootstrap(d["value"], d["draws"], sources=[POOL], unreplicated=[unc.TEACHER_SEED])
@@ -127,8 +129,9 @@ def prediction_counts_record(
     """Fig A.6: how many times the largest ensemble predicts the least frequent classes, per threshold, judged on
     the thesis's two sentences (:data:`FIG_A_6_FIXED`: none at any fixed th_e, the count 0 with no tolerance -- "no
     predictions" is exact; :data:`FIG_A_6_ADAPTIVE`: some with the adaptive one, the count not 0) on the percentile
-    interval of the pool-query bootstrap (``draws``: :func:`.tables.rare_prediction_draws`; the rarest classes chosen
-    again in each resample). Without ``draws`` every claim is inconclusive (nothing resampled)."""
+    interval of the pool-query bootstrap (``draws``:
+    :func:`~pate_study.experiments.audioset.thesis_tables.rare_prediction_draws`; the rarest classes chosen again in
+    each resample). Without ``draws`` every claim is inconclusive (nothing resampled)."""
     rare = pc[pc["group"] == "least frequent"]
     fixed = [c for c in pc.columns if c.startswith("predicted_") and c != "predicted_adaptive"]
     at_fixed = int(rare[fixed].to_numpy().sum())

@@ -22,8 +22,9 @@ ENSEMBLE_POOL = (unc.TEACHER_SEED, POOL)
 
 
 def _replicated(tolerance: dict | None, keys: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The replicate values ``[G]`` and pool draws ``[n_boot, G]`` of ``keys`` (:func:`.tables.replicated_tolerance`;
-    the first ``G`` replicates every key has, stacked ``[len(keys), ...]``), or None without replicate values."""
+    """The replicate values ``[G]`` and pool draws ``[n_boot, G]`` of ``keys``
+    (:func:`~pate_study.experiments.audioset.thesis_tables.replicated_tolerance`; the first ``G`` replicates every key
+    has, stacked ``[len(keys), ...]``), or None without replicate values."""
     values = (tolerance or {}).get("values", {}) if isinstance(tolerance, dict) else {}
     draws = tolerance.get("draws", {}) if values else {}
     if not keys or any(np.ndim(values.get(k)) != 1 or k not in draws for k in keys):
@@ -48,11 +49,12 @@ def _replicated_estimate(values: np.ndarray, draws: np.ndarray) -> unc.Estimate 
 
 def pool_estimate(tolerance: dict | None, key: str, value: float, sign: float = 1.0) -> unc.Estimate | None:
     """``sign · value`` (a difference on our noise-free tables) with its interval: over the replicate teacher
-    ensembles and the pool bootstrap when ``tolerance`` holds replicate values (:func:`.tables.replicated_tolerance`;
-    the estimate's value is then the mean of the replicates' own values, :func:`_replicated_estimate`), else the
-    percentile interval of the bootstrap draws ``sign · tolerance["draws"][key]`` (:func:`.tables.score_tolerance`)
-    with the teachers' training seeds named as not replicated. Without draws: unbounded (inconclusive); a NaN value
-    (a step this run did not evaluate): None."""
+    ensembles and the pool bootstrap when ``tolerance`` holds replicate values
+    (:func:`~pate_study.experiments.audioset.thesis_tables.replicated_tolerance`; the estimate's value is then the mean
+    of the replicates' own values, :func:`_replicated_estimate`), else the percentile interval of the bootstrap draws
+    ``sign · tolerance["draws"][key]`` (:func:`~pate_study.experiments.audioset.thesis_tables.score_tolerance`) with the
+    teachers' training seeds named as not replicated. Without draws: unbounded (inconclusive); a NaN value (a step this
+    run did not evaluate): None."""
     draws = (tolerance or {}).get("draws", {}) if isinstance(tolerance, dict) else {}
     if not np.isfinite(value):
         return None  # a step this run did not evaluate

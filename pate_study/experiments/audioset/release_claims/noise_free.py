@@ -19,7 +19,7 @@ from pate_study.experiments.audioset.release_claims.common import (
     pool_min_estimate,
     scale_prefix,
 )
-from pate_study.experiments.audioset.tables import tolerance_summary
+from pate_study.experiments.audioset.thesis_tables import tolerance_summary
 from pate_study.experiments.audioset.verdict_rules import judged
 from pate_study.learning.metrics import PRESENT_CLASSES
 from pate_study.reporting.claims import Claim
@@ -116,10 +116,11 @@ def ensemble_claims(
     t51: pd.DataFrame, t52: pd.DataFrame, t53: pd.DataFrame, kind: str = "real", tolerance: dict | None = None
 ) -> pd.DataFrame:
     """The thesis's qualitative readings of Tables 5.1-5.3 (§5.2, §5.5; :data:`ENSEMBLE_CLAIMS`), each judged on our
-    tables with the percentile interval of the pool bootstrap (``tolerance``: :func:`.tables.score_tolerance`, whose
-    draws every difference reads; without it every claim is inconclusive): the directions are comparable even where
-    the values are not (different teachers and scale); on the synthetic stand-in (``kind="synthetic"``) every claim
-    is *not comparable*. F1 of the confidence check on :data:`pate_study.learning.metrics.PRESENT_CLASSES`."""
+    tables with the percentile interval of the pool bootstrap (``tolerance``:
+    :func:`~pate_study.experiments.audioset.thesis_tables.score_tolerance`, whose draws every difference reads; without
+    it every claim is inconclusive): the directions are comparable even where the values are not (different teachers and
+    scale); on the synthetic stand-in (``kind="synthetic"``) every claim is *not comparable*. F1 of the confidence check
+    on :data:`pate_study.learning.metrics.PRESENT_CLASSES`."""
     base = t51[t51["n_teachers"] == "baseline"]
     ens = t51[t51["n_teachers"] != "baseline"].copy()
     ens["t"] = ens["n_teachers"].astype(int)
@@ -238,7 +239,8 @@ def table_5_1_record(
     """Table 5.1: the single model's and the best ensemble's mAP / F1 (F1 on
     :data:`pate_study.learning.metrics.PRESENT_CLASSES`, stated as ``f1_convention``), the claims' verdicts
     (:func:`ensemble_claims`),
-    the measured tolerance they were judged with (:func:`.tables.score_tolerance`) and the values' verdict
+    the measured tolerance they were judged with
+    (:func:`~pate_study.experiments.audioset.thesis_tables.score_tolerance`) and the values' verdict
     (:func:`scale_verdict`)."""
     judged = claims[claims["claim"].str.startswith(("no ensemble", "raw mAP", "the ensemble"))]
     return dict(
