@@ -2,17 +2,40 @@
 Papernot et al. (2018): confident GNMax's answered queries (expected and realised), the basic and improved
 RDP conversions, data-dependent against data-independent ε, and Theorem 6's q over a whole vote matrix.
 
-The accountants are in :mod:`pate_study.privacy`; the lab's checks in :mod:`pate_study.tooling.exercises`
-(``check_lab2_*``).
+The lab's settings are one contract, :class:`Lab2Config` (defaults: Papernot et al. 2018 Table 2's MNIST setting, the
+paper profile). The accountants are in :mod:`pate_study.privacy`; the lab's checks in
+:mod:`pate_study.tooling.exercises` (``check_lab2_*``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
 import numpy as np
 import pandas as pd
 
+from pate_study.core.contract import POSITIVE, Range, StudyContract
 from pate_study.privacy import confident_gnmax, confident_gnmax_epsilon, gnmax_logq
 from pate_study.privacy.rdp import threshold_logpr
+
+#: An open interval (0, 1): δ and Theorem 6's q cutoff.
+OPEN_UNIT = Range(0, 1, low_inclusive=False, high_inclusive=False)
+
+
+@dataclass(frozen=True)
+class Lab2Config(StudyContract):
+    """The second lab's settings; the defaults are Papernot et al. 2018 Table 2's MNIST setting (their
+    ``generate_table.sh``: 640 queries, T = 200, σ1 = 150, σ2 = 40, δ = 10⁻⁵), the paper profile."""
+
+    votes_dataset: Literal["mnist", "svhn", "adult"] = "mnist"  # the released vote matrix the lab reads
+    n_queries: Annotated[int, Range(1, 100_000)] = 640  # Q: the first Q student queries
+    threshold: Annotated[float, POSITIVE] = 200.0  # T, the confidence check's threshold
+    sigma1: Annotated[float, POSITIVE] = 150.0  # the check's noise
+    sigma2: Annotated[float, POSITIVE] = 40.0  # the answer's noise
+    delta: Annotated[float, OPEN_UNIT] = 1e-5
+    n_runs: Annotated[int, Range(1, 20_000)] = 20  # runs of the noisy check (seeds seed .. seed + n_runs - 1)
+    q_cutoff: Annotated[float, OPEN_UNIT] = 1e-3  # Theorem 6's q below which a query is nearly free
 
 
 def expected_answered(counts: np.ndarray, *, threshold: float, sigma1: float) -> float:

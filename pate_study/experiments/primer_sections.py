@@ -14,6 +14,7 @@ import pandas as pd
 from pate_study.experiments import pate2018_lab, primer
 from pate_study.reporting.outputs import NotebookOutputs, show_findings
 from pate_study.reporting.plots import compact_ticks, hist_with_atoms
+from pate_study.reporting.session import runner_profile
 
 #: One colour per mechanism across the primer's figures.
 COLOR = {
@@ -46,6 +47,21 @@ def load_votes(
     )
     show_findings(votes.notice)
     return votes
+
+
+def lab2_votes(config: pate2018_lab.Lab2Config, *, data: str, seed: int) -> tuple[primer.VoteRows, np.ndarray]:
+    """The second lab's votes: the first ``config.n_queries`` rows of ``config.votes_dataset`` (:func:`load_votes`,
+    the released files beside the notebook tried first when a student runs it, not the runner), and their count
+    matrix, the ``votes`` the exercises read (one row per query, one column per class)."""
+    rows = load_votes(
+        config.votes_dataset,
+        data=data,
+        n_rows=config.n_queries,
+        seed=seed,
+        prepare=runner_profile() is None,
+        rows_name="n_queries",
+    )
+    return rows, rows.counts
 
 
 # ------------------------------------------------------------------------------------------------ notebook 00

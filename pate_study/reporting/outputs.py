@@ -262,6 +262,15 @@ def notebook_parameters(namespace: dict) -> dict:
     }
 
 
+def contract_parameters(namespace: dict, config: Any) -> dict:
+    """The parameters of a notebook whose settings are a study contract
+    (:class:`pate_study.core.contract.StudyContract`): its parameters cell's own names (:func:`notebook_parameters`;
+    ``overrides`` left out) and then every field of ``config``, so that the provenance records the whole run, the fields
+    a profile leaves at the paper values too."""
+    cell = {k: v for k, v in notebook_parameters(namespace).items() if k != "overrides"}
+    return {**cell, **config.as_record()}
+
+
 def markdown_table(frame, float_format: str = "{:.6g}") -> str:
     """A GitHub-flavoured Markdown table of a pandas DataFrame (index dropped)."""
 

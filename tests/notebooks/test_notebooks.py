@@ -17,9 +17,10 @@ import pytest
 from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
 from pate_study.reporting.outputs import read_scalars
 from pate_study.tooling.labcheck import PACKAGE_LOG
-from pate_study.tooling.notebook_runner.configs import load_parameters
+from pate_study.tooling.notebook_runner.configs import effective_parameters, load_parameters
 from pate_study.tooling.notebook_runner.execution import execute_notebook
 from pate_study.tooling.notebook_runner.layout import PROFILES, REQUIRED_PROFILES, RUNNER_PARAMETERS, list_notebooks
+from pate_study.tooling.notebook_runner.manifest import load_manifest
 
 #: one check file per notebook (``check_<stem>.py``, a function ``check(scalars, params)``), imported as
 #: ``notebook_checks.check_<stem>`` (pytest puts this folder on the import path)
@@ -45,6 +46,8 @@ def test_every_notebook_has_a_check_configs_and_a_parameters_cell():
         optional = [p for p in PROFILES if p not in REQUIRED_PROFILES and (CONFIGS_DIR / stem / f"{p}.yaml").exists()]
         for profile in (*REQUIRED_PROFILES, *optional):  # e.g. 04's gpu.yaml must name real parameters too
             params = load_parameters(stem, profile)
+            if load_manifest(stem).contract is not None:  # the other names are overrides, checked by the contract
+                params = {name: v for name, v in params.items() if name in declared}
             for name in list(params) + list(RUNNER_PARAMETERS):
                 assert name in declared, f"{stem}: papermill cannot find parameter {name!r} in the parameters cell"
 
@@ -102,8 +105,8 @@ def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
     scalars = read_scalars(output_dir)
     assert scalars["_provenance"]["profile"] == "smoke"
     recorded = json.loads(next(output_dir.glob("*.provenance.json")).read_text())["parameters"]
-    assert recorded == {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
-    notebook_check(stem)(scalars, load_parameters(stem, "smoke"))
+    assert recorded == {**effective_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
+    notebook_check(stem)(scalars, effective_parameters(stem, "smoke"))
     timings = recorded_timings(scalars)
     assert not timings, (
         f"timings in scalars.json (the same seed must give the same bytes; time in benchmarks/): {timings}"

@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from pate_study.core.paths import CONFIGS_DIR
+from pate_study.experiments.pate2018_lab import Lab2Config
 from pate_study.tooling.notebook_runner import cli, layout, staging
 from pate_study.tooling.notebook_runner import configs as checks
 
@@ -269,29 +270,46 @@ def test_index_without_a_figures_folder_is_refused(tmp_path, monkeypatch, capsys
 
 
 def test_a_count_below_one_names_the_file_and_the_parameter(configs):
-    _append(configs, "07_pate2018_lab", "n_queries: -5\n")
-    [line] = _problems(configs, "07_pate2018_lab")
+    _append(configs, "00_dp_primer", "n_queries: -5\n")
+    [line] = _problems(configs, "00_dp_primer")
     assert line.endswith(
-        "07_pate2018_lab/smoke.yaml: n_queries: expected a count of at least 1 like the notebook's "
-        "default 640, found -5"
+        "00_dp_primer/smoke.yaml: n_queries: expected a count of at least 1 like the notebook's default 1000, found -5"
     )
 
 
 @pytest.mark.parametrize("text", ["delta: .nan\n", "delta: .inf\n", "delta: -.inf\n"])
 def test_a_nan_or_infinity_is_refused_before_any_kernel_starts(configs, text):
-    _append(configs, "07_pate2018_lab", text)
-    [line] = _problems(configs, "07_pate2018_lab")
-    assert "07_pate2018_lab/smoke.yaml: delta: expected a finite number like the notebook's default" in line
+    _append(configs, "00_dp_primer", text)
+    [line] = _problems(configs, "00_dp_primer")
+    assert "00_dp_primer/smoke.yaml: delta: expected a finite number like the notebook's default" in line
 
 
 # ---------------------------------------------------------------- counts bounded, mappings checked key by key
-@pytest.mark.parametrize("text", ["n_runs: 1000000000000\n", "n_runs: " + "9" * 400 + "\n"])
+@pytest.mark.parametrize("text", ["n_seeds: 1000000000000\n", "n_seeds: " + "9" * 400 + "\n"])
 def test_an_astronomical_count_is_refused_before_any_kernel_starts(configs, text):
     """``n_runs: 10^12`` used to pass the check and loop in the notebook for days."""
+    _append(configs, "06_pate2018_votes", text)
+    [line] = _problems(configs, "06_pate2018_votes")
+    assert "06_pate2018_votes/smoke.yaml: n_seeds: expected a count from 1 to " in line
+    assert "times the notebook's default" in line and len(line) < 300
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("n_queries: -5\n", "n_queries: expected an integer in [1, 100000], found -5"),
+        ("delta: .nan\n", "delta: expected a number in (0, 1), found nan"),
+        ("delta: -.inf\n", "delta: expected a number in (0, 1), found -inf"),
+        ("n_runs: 1000000000000\n", "n_runs: expected an integer in [1, 20000], found 1000000000000"),
+    ],
+)
+def test_a_contract_notebook_refuses_the_same_values_by_its_declared_ranges(configs, text, expected):
+    """The lab's settings are a contract: a count below one, a NaN or an astronomical count is refused by the range
+    its field declares, before any kernel starts."""
     _append(configs, "07_pate2018_lab", text)
     [line] = _problems(configs, "07_pate2018_lab")
-    assert "07_pate2018_lab/smoke.yaml: n_runs: expected a count from 1 to " in line
-    assert "times the notebook's default" in line and len(line) < 300
+    assert line == f"{configs}/07_pate2018_lab/smoke.yaml: {expected}"
+    assert len(line) < 300
 
 
 @pytest.mark.parametrize(
@@ -316,3 +334,43 @@ def test_a_nan_inside_a_mapping_is_named_by_its_dotted_key(configs):
     path.write_text(path.read_text().replace("  delta: 1.0e-08\n", "  delta: .nan\n", 1))
     [line] = _problems(configs, "05_audioset_multilabel")
     assert "05_audioset_multilabel/smoke.yaml: accounting.delta: expected a finite number" in line
+
+
+def test_a_contract_notebooks_overrides_are_checked_against_its_contract(configs):
+    _append(configs, "07_pate2018_lab", "n_runs: 0\nsigma: 3.0\n")
+    problems = _problems(configs, "07_pate2018_lab")
+    assert problems == [
+        f"{configs}/07_pate2018_lab/smoke.yaml: n_runs: expected an integer in [1, 20000], found 0",
+        f"{configs}/07_pate2018_lab/smoke.yaml: sigma: not a field of Lab2Config; did you mean sigma2?",
+    ]
+
+
+def test_a_contract_notebooks_valid_overrides_pass_and_reach_papermill_as_one_mapping(configs):
+    _append(configs, "07_pate2018_lab", "n_runs: 5\nvotes_dataset: svhn\n")
+    checks.check_configs(["07_pate2018_lab"], "smoke", configs_dir=configs)
+    params = checks.load_parameters("07_pate2018_lab", "smoke", configs)
+    declared = checks.notebook_parameters(layout.current().notebooks / "07_pate2018_lab.ipynb")
+    assert set(declared) == {"profile", "output_dir", "seed", "data", "overrides"}  # the cell: four names and overrides
+    injected = checks.papermill_parameters(params, declared, Lab2Config)
+    assert injected == {"seed": 0, "data": "auto", "overrides": {"n_runs": 5, "votes_dataset": "svhn"}}
+
+
+def test_a_contract_notebook_records_every_field_of_its_contract():
+    recorded = checks.effective_parameters("07_pate2018_lab", "paper")
+    assert recorded == {"seed": 0, "data": "auto", **Lab2Config().as_record()}
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("pate_study.experiments.pate2018_lab:Nope", "does not import (AttributeError)"),
+        ("pate_study.nowhere:Lab2Config", "does not import (ModuleNotFoundError)"),
+        ("os.path:join", "(a class of the package), found 'os.path:join'"),
+        ("pate_study.experiments.pate2018_lab:OPEN_UNIT", "is not one"),
+    ],
+)
+def test_a_manifest_contract_that_is_not_a_study_contract_is_named(configs, value, expected):
+    path = configs / "07_pate2018_lab" / "notebook.yaml"
+    path.write_text(path.read_text().replace("pate_study.experiments.pate2018_lab:Lab2Config", value))
+    [line] = _problems(configs, "07_pate2018_lab")
+    assert line.startswith(f"{configs}/07_pate2018_lab/notebook.yaml: contract: expected") and expected in line

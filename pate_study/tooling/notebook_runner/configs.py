@@ -3,7 +3,13 @@
 than the notebook's default, a count below 1 or above :data:`COUNT_FACTOR` times the notebook's default, or a NaN is
 one line each, naming the file, the parameter, what was expected and what was found. A mapping (``replicates:
 {n_boot: 200}``) is checked key by key with the same rules, against the notebook's default mapping, its keys named
-with dots (``replicates.n_boot``). Nothing runs until all are fixed."""
+with dots (``replicates.n_boot``). Nothing runs until all are fixed.
+
+A notebook whose manifest names a study contract (``contract:``, :mod:`pate_study.core.contract`) declares only
+``profile, output_dir, seed, data`` and ``overrides`` in its parameters cell: the names of its profile file that the
+cell declares are checked as above, every other name is an override, checked against the contract's annotations
+(:func:`pate_study.core.contract.contract_problems`) and handed to the notebook as the one mapping ``overrides``
+(:func:`papermill_parameters`)."""
 
 from __future__ import annotations
 
@@ -16,8 +22,10 @@ from pathlib import Path
 
 import papermill
 
+from pate_study.core.contract import contract_problems
 from pate_study.core.owned import describe_path
 from pate_study.tooling.notebook_runner.layout import RUNNER_PARAMETERS, current, relative_label
+from pate_study.tooling.notebook_runner.manifest import load_manifest
 from pate_study.tooling.notebook_runner.yamlfile import ConfigError, kind, quoted_name, read_config, shown
 
 
@@ -176,11 +184,51 @@ def nested_problems(label: str, name: str, key: object, value: object, default: 
     return value_problems(label, dotted, value, Declared(inner, inner is None))
 
 
-def check_config(path: Path, params: dict, declared: dict[str, Declared]) -> list[str]:
+#: The parameters cell's name for a contract notebook's overrides.
+OVERRIDES = "overrides"
+
+
+def split_overrides(params: dict, declared: dict[str, Declared]) -> tuple[dict, dict]:
+    """A contract notebook's profile ``params`` as (the names its parameters cell declares, the overrides)."""
+    cell = {k: v for k, v in params.items() if k in declared and k != OVERRIDES}
+    return cell, {k: v for k, v in params.items() if k not in cell}
+
+
+def papermill_parameters(params: dict, declared: dict[str, Declared], contract: type | None) -> dict:
+    """What papermill injects from a profile's ``params``: the file's names as they are, or, for a contract
+    notebook, the cell's names and the other names as the one mapping ``overrides``."""
+    if contract is None:
+        return dict(params)
+    cell, overrides = split_overrides(params, declared)
+    return {**cell, OVERRIDES: overrides}
+
+
+def effective_parameters(stem: str, profile: str) -> dict:
+    """The parameters a run of notebook ``stem`` at ``profile`` records: its profile file's names, or, for a contract
+    notebook, the file's names that its parameters cell declares and then every field of the contract with the
+    file's other names (the overrides) in place (:meth:`pate_study.core.contract.StudyContract.from_overrides`)."""
+    params = load_parameters(stem, profile)
+    contract = load_manifest(stem).contract
+    if contract is None:
+        return params
+    cell, overrides = split_overrides(params, notebook_parameters(current().notebooks / f"{stem}.ipynb"))
+    return {**cell, **contract.from_overrides(overrides, source=f"configs/{stem}/{profile}.yaml").as_record()}
+
+
+def check_config(path: Path, params: dict, declared: dict[str, Declared], contract: type | None = None) -> list[str]:
     """One line per parameter of ``params`` that its notebook does not declare (with the nearest known name), or
     whose value breaks a rule of :func:`value_problems` (mappings walked key by key): file, parameter, expected,
-    found."""
+    found. With a ``contract``, the names the cell does not declare are overrides, checked against the contract."""
     label = relative_label(path)
+    if contract is not None:
+        if OVERRIDES not in declared:
+            return [
+                f"{label}: notebooks/{Path(path).parent.name}.ipynb: its manifest names a contract but its "
+                f"parameters cell declares no {OVERRIDES!r} mapping"
+            ]
+        params, overrides = split_overrides(params, declared)
+        problems = check_config(path, params, declared)
+        return problems + contract_problems(contract, overrides, label)
     known = [k for k in declared if k not in RUNNER_PARAMETERS]
     problems = []
     for name, value in params.items():
@@ -210,6 +258,11 @@ def check_configs(
         except ConfigError as err:
             problems += err.problems
             continue
-        problems += check_config(path, params, notebook_parameters(notebooks_dir / f"{stem}.ipynb"))
+        try:
+            contract = load_manifest(stem, configs_dir).contract
+        except ConfigError as err:
+            problems += err.problems
+            continue
+        problems += check_config(path, params, notebook_parameters(notebooks_dir / f"{stem}.ipynb"), contract)
     if problems:
         raise ConfigError(problems)

@@ -16,8 +16,14 @@ import papermill
 
 from pate_study.core.io import atomic_write_text
 from pate_study.reporting.session import RUNNER_ENV
-from pate_study.tooling.notebook_runner.configs import check_config, load_parameters, notebook_parameters
+from pate_study.tooling.notebook_runner.configs import (
+    check_config,
+    load_parameters,
+    notebook_parameters,
+    papermill_parameters,
+)
 from pate_study.tooling.notebook_runner.layout import PROFILES, config_path, current, list_notebooks
+from pate_study.tooling.notebook_runner.manifest import load_manifest
 from pate_study.tooling.notebook_runner.yamlfile import ConfigError
 
 #: How long a notebook's kernel may take to start (papermill's default, 60 s, ran out on two cores kept busy).
@@ -70,10 +76,17 @@ def execute_notebook(
     if not source.exists():
         raise FileNotFoundError(f"notebook {source} not found; known: {list_notebooks()}")
     params = load_parameters(stem, profile)
-    problems = check_config(config_path(stem, profile), params, notebook_parameters(source))
+    declared = notebook_parameters(source)
+    contract = load_manifest(stem).contract
+    problems = check_config(config_path(stem, profile), params, declared, contract)
     if problems:
         raise ConfigError(problems)
-    parameters = {**params, **(extra_parameters or {}), "profile": profile, "output_dir": str(Path(output_dir))}
+    parameters = {
+        **papermill_parameters(params, declared, contract),
+        **(extra_parameters or {}),
+        "profile": profile,
+        "output_dir": str(Path(output_dir)),
+    }
     build_dir = Path(current().build if build_dir is None else build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     executed = build_dir / f"{stem}.{profile}.ipynb"

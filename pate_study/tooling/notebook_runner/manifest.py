@@ -6,6 +6,9 @@ besides its parameters. Read and checked here, and nowhere else::
       04_audioset_teachers: 05 reads the votes of 04's teacher ensembles from the cache
     reference_seconds:              # optional: one fresh-clone run's time per profile (the schedule's estimate
       paper: 502.0                  # while build/timings.<profile>.json lacks the notebook)
+    contract: pate_study.experiments.pate2018_lab:Lab2Config
+                                    # optional: the study's contract (pate_study.core.contract): its profile files
+                                    # hold only overrides, checked against the class before any kernel starts
 
 A bad manifest is one line per problem naming the file, the key, what was expected and what was found
 (:class:`~.yamlfile.ConfigError`); a notebook without one cannot run.
@@ -13,13 +16,16 @@ A bad manifest is one line per problem naming the file, the key, what was expect
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import graphlib
+import importlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import data_recipes
+from pate_study.core.contract import StudyContract
 from pate_study.core.owned import describe_path
 from pate_study.tooling.notebook_runner.layout import PROFILES, current, list_notebooks, relative_label
 from pate_study.tooling.notebook_runner.yamlfile import ConfigError, kind, quoted_name, read_config, shown
@@ -30,6 +36,7 @@ MANIFEST_KEYS = {
     "datasets": "a list of data_recipes dataset names ([] for a notebook that reads none)",
     "waits_for": "a mapping of notebook stems to the reason this notebook waits for them",
     "reference_seconds": f"a mapping of profiles ({', '.join(PROFILES)}) to a positive number of seconds",
+    "contract": "the study's configuration class as `package.module:ClassName`, a frozen StudyContract",
 }
 REQUIRED_KEYS = ("datasets",)
 MANIFEST_ADVICE = "a manifest sets at least `datasets: [...]` (docs/architecture.md, Adding a notebook)"
@@ -44,6 +51,7 @@ class Manifest:
     datasets: tuple[str, ...] = ()
     waits_for: dict[str, str] = field(default_factory=dict)
     reference_seconds: dict[str, float] = field(default_factory=dict)
+    contract: type | None = None
 
 
 def manifest_path(stem: str, configs_dir: Path | None = None) -> Path:
@@ -108,6 +116,28 @@ def reference_problems(label: str, value: object) -> list[str]:
     return problems
 
 
+def load_contract(value: str) -> type:
+    """The class named ``package.module:ClassName`` (a manifest's ``contract``)."""
+    module, _, name = value.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def contract_problems(label: str, value: object) -> list[str]:
+    """Whether ``value`` names an importable frozen :class:`~pate_study.core.contract.StudyContract` whose defaults
+    build (the paper profile)."""
+    want = f"{label}: contract: expected {MANIFEST_KEYS['contract']}"
+    if not isinstance(value, str) or value.count(":") != 1 or not value.startswith("pate_study."):
+        return [f"{want} (a class of the package), found {shown(value)}"]
+    try:
+        contract = load_contract(value)
+    except (ImportError, AttributeError, ValueError) as err:
+        return [f"{want}; {shown(value)} does not import ({type(err).__name__})"]
+    frozen = dataclasses.is_dataclass(contract) and contract.__dataclass_params__.frozen
+    if not (isinstance(contract, type) and issubclass(contract, StudyContract) and frozen):
+        return [f"{want}; {shown(value)} is not one"]
+    return []
+
+
 def manifest_problems(label: str, stem: str, raw: dict, notebooks: list[str], known: list[str]) -> list[str]:
     """Every problem of the manifest ``raw`` of notebook ``stem`` (``notebooks``: the notebooks there are;
     ``known``: the data_recipes names), one line each, naming ``label`` (its file) and the key."""
@@ -124,6 +154,8 @@ def manifest_problems(label: str, stem: str, raw: dict, notebooks: list[str], kn
         problems += waits_for_problems(label, stem, raw["waits_for"], notebooks)
     if "reference_seconds" in raw:
         problems += reference_problems(label, raw["reference_seconds"])
+    if "contract" in raw:
+        problems += contract_problems(label, raw["contract"])
     return problems
 
 
@@ -149,6 +181,7 @@ def load_manifest(stem: str, configs_dir: Path | None = None) -> Manifest:
         tuple(raw["datasets"]),
         dict(raw.get("waits_for") or {}),
         {profile: float(seconds) for profile, seconds in (raw.get("reference_seconds") or {}).items()},
+        load_contract(raw["contract"]) if "contract" in raw else None,
     )
 
 
