@@ -22,6 +22,8 @@ goes through :mod:`pate_study.privacy`; this module arranges it into tables:
   (Appendix B/C) with the expected local sensitivity step 1 + Pr[answered]·step 2, as the paper's table
   script accumulates it;
 * :func:`lnmax_moments_rows` — LNMax under the 2017 moments accountant (Papernot et al. 2017, Thm 2–3).
+
+The notebook's settings are one contract, :class:`Pate2018VotesConfig` (defaults: the paper profile).
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ import dataclasses
 import logging
 import warnings
 from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 from tqdm.auto import tqdm
 
+from pate_study.core.contract import Range, StudyContract
 from pate_study.privacy import ThresholdRangeWarning, confident_gnmax_epsilon, moments_epsilon
 from pate_study.privacy import smooth_sensitivity as ss
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, paper2018_orders, select_order
@@ -86,6 +90,17 @@ PAPER2018_CONFIDENT = {
     "svhn": ConfidentSetting("svhn", 300, 200, 40, 8500, 1e-6, 3098, 4.96, 7.5, 0.0533, 4.88),
     "adult": ConfidentSetting("adult", 300, 200, 40, 1500, 1e-5, 524, 1.90),
 }
+
+
+@dataclass(frozen=True)
+class Pate2018VotesConfig(StudyContract):
+    """Notebook 06's settings; the defaults are the paper profile (Papernot et al. 2018 Table 2 as their
+    ``generate_table.sh`` computes it, 500 seeds of the noisy check per row)."""
+
+    n_seeds: Annotated[int, Range(1, 100_000)] = 500  # seeds of the noisy check per dataset (the realised cost)
+    # datasets whose data-dependent ε is released with smooth sensitivity (Appendix B: MNIST and SVHN print its
+    # parameters, Adult does not)
+    ss_datasets: tuple[Literal["mnist", "svhn"], ...] = ("mnist", "svhn")
 
 
 @dataclass(frozen=True)

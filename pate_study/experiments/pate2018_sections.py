@@ -4,6 +4,7 @@ through the notebook's :class:`~pate_study.reporting.outputs.NotebookOutputs`, a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -182,7 +183,7 @@ def answered_tests_section(table2: Table2, votes: votes_data.Votes, seed: int, o
 
 
 def smooth_sensitivity_section(
-    votes: votes_data.Votes, datasets: list[str], seed: int, out: NotebookOutputs
+    votes: votes_data.Votes, datasets: Sequence[str], seed: int, out: NotebookOutputs
 ) -> pd.DataFrame:
     """The data-dependent ε of ``datasets`` released with smooth sensitivity (Papernot et al. 2018, App. B), five
     draws of the release noise each; saved and recorded under ``papernot2018-ss-release``."""

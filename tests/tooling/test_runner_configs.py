@@ -285,12 +285,12 @@ def test_a_nan_or_infinity_is_refused_before_any_kernel_starts(configs, text):
 
 
 # ---------------------------------------------------------------- counts bounded, mappings checked key by key
-@pytest.mark.parametrize("text", ["n_seeds: 1000000000000\n", "n_seeds: " + "9" * 400 + "\n"])
+@pytest.mark.parametrize("text", ["ss_draws: 1000000000000\n", "ss_draws: " + "9" * 400 + "\n"])
 def test_an_astronomical_count_is_refused_before_any_kernel_starts(configs, text):
     """``n_runs: 10^12`` used to pass the check and loop in the notebook for days."""
-    _append(configs, "06_pate2018_votes", text)
-    [line] = _problems(configs, "06_pate2018_votes")
-    assert "06_pate2018_votes/smoke.yaml: n_seeds: expected a count from 1 to " in line
+    _append(configs, "00_dp_primer", text)
+    [line] = _problems(configs, "00_dp_primer")
+    assert "00_dp_primer/smoke.yaml: ss_draws: expected a count from 1 to " in line
     assert "times the notebook's default" in line and len(line) < 300
 
 
@@ -301,6 +301,7 @@ def test_an_astronomical_count_is_refused_before_any_kernel_starts(configs, text
         ("delta: .nan\n", "delta: expected a number in (0, 1), found nan"),
         ("delta: -.inf\n", "delta: expected a number in (0, 1), found -inf"),
         ("n_runs: 1000000000000\n", "n_runs: expected an integer in [1, 20000], found 1000000000000"),
+        ("n_runs: " + "9" * 400 + "\n", "n_runs: expected an integer in [1, 20000], found 99999999999999999999"),
     ],
 )
 def test_a_contract_notebook_refuses_the_same_values_by_its_declared_ranges(configs, text, expected):
@@ -308,7 +309,7 @@ def test_a_contract_notebook_refuses_the_same_values_by_its_declared_ranges(conf
     its field declares, before any kernel starts."""
     _append(configs, "07_pate2018_lab", text)
     [line] = _problems(configs, "07_pate2018_lab")
-    assert line == f"{configs}/07_pate2018_lab/smoke.yaml: {expected}"
+    assert line.startswith(f"{configs}/07_pate2018_lab/smoke.yaml: {expected}")
     assert len(line) < 300
 
 
