@@ -153,6 +153,7 @@ __all__ = [
     "confident_gnthreshold_data_independent",
     "min_logq",
     "gnthreshold_epsilon_at_logq",
+    "gnthreshold_spent_at_logq",
 ]
 
 #: Every bound (:class:`~pate_study.privacy.options.Bound`), in the order the tables show them.
@@ -446,11 +447,12 @@ def gnthreshold_epsilon(
     accounting = resolve_accounting(accounting, orders, conversion)
     n, n_lab, m = _data(fractions, n_queries, n_labels)
     logq = None if m is None else multilabel_logq(m, threshold, sigma)
-    return _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting)
+    return gnthreshold_spent_at_logq(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting)
 
 
-def _gnthreshold_spent(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting) -> PrivacySpent:
-    """:func:`gnthreshold_epsilon` from log q̃ (None: data-independent).
+def gnthreshold_spent_at_logq(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting) -> PrivacySpent:
+    """:func:`gnthreshold_epsilon` from log q̃ (:func:`multilabel_logq`; None: data-independent), for callers that
+    compare several bounds on the same votes and compute log q̃ once (arguments positional, already checked).
 
     With ``threshold="adaptive"`` the result charges the threshold's sensitivity (:func:`theorem6_params`) and
     ``details["epsilon_threshold_as_fixed"]`` keeps what the thesis's analysis gives (the threshold treated as

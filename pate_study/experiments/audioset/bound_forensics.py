@@ -19,8 +19,9 @@ from pate_study.privacy.multilabel import (
     BOUNDS,
     confident_gnthreshold_data_independent,
     confident_gnthreshold_epsilon,
-    gnthreshold_epsilon,
     gnthreshold_epsilon_at_logq,
+    gnthreshold_spent_at_logq,
+    multilabel_logq,
     theorem6_possible,
 )
 from pate_study.privacy.options import Accounting, Bound, Charge, ConfidenceCheck, charge_of, choice, resolve_accounting
@@ -96,7 +97,7 @@ def multilabel_bounds(
     :class:`~pate_study.privacy.options.ConfidenceCheck` and ``charge`` as in
     :func:`~pate_study.privacy.multilabel.confident_gnthreshold_epsilon` (with ``Cost.REALIZED``, the default, give
     ``charge.answered`` so that every bound charges the same run; ``Cost.EXPECTED`` puts an expected cost, not a
-    guarantee, in ``data_dependent``). log q̃ (Theorem 13) is computed by each bound from the same votes. The
+    guarantee, in ``data_dependent``). log q̃ (Theorem 13) is computed once and shared by the bounds. The
     data-independent value charges every query the cap c·λ of the bound (and, with a check, the check's data-independent
     slope too). Uncharged leaks are listed per result.
     """
@@ -108,6 +109,7 @@ def multilabel_bounds(
     bounds = tuple(choice("bounds", b, Bound) for b in bounds)
     confident = check is not None
     out = []
+    logq = None if confident else multilabel_logq(m, threshold, sigma)  # once, shared by the bounds
     for b in bounds:
         if confident:
             dd = confident_gnthreshold_epsilon(
@@ -133,9 +135,8 @@ def multilabel_bounds(
                 accounting=accounting,
             )
         else:
-            common = dict(sigma=sigma, delta=delta, threshold=threshold, bound=b, n_teachers=t, accounting=accounting)
-            dd = gnthreshold_epsilon(fractions=m, **common)
-            di = gnthreshold_epsilon(n_queries=n, n_labels=n_lab, **common)
+            dd = gnthreshold_spent_at_logq(logq, n, n_lab, sigma, delta, threshold, b, t, accounting)
+            di = gnthreshold_spent_at_logq(None, n, n_lab, sigma, delta, threshold, b, t, accounting)
         out.append(
             BoundComparison(
                 b.value,
