@@ -237,7 +237,18 @@ def _plain(value: object) -> object:
 
 
 class StudyContract:
-    """The base of every study's configuration (a frozen dataclass deriving from it; see the module docstring)."""
+    """The base of every study's configuration (a frozen dataclass deriving from it; see the module docstring).
+
+    Every instance is checked against the annotations when it is made (:meth:`__post_init__`), so a study called
+    from code rather than from a profile gets the same one-line problems; a subclass with rules across fields
+    calls ``super().__post_init__()`` first."""
+
+    def __post_init__(self) -> None:
+        """:class:`ContractError` naming every field whose value breaks its annotation."""
+        values = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        problems = contract_problems(type(self), values, type(self).__name__)
+        if problems:
+            raise ContractError(problems)
 
     @classmethod
     def from_overrides(cls, overrides: Mapping | None = None, *, source: str = "overrides") -> Any:

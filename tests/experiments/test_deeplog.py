@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from pate_study.core.contract import ContractError
 from pate_study.data import DataSource
 from pate_study.data import deeplog as deeplog_data
 from pate_study.experiments import deeplog as ex
@@ -497,7 +498,7 @@ def test_length_only_rule():
 
 
 def test_config_rejects_bad_values():
-    with pytest.raises(ValueError, match="test_fraction"):
+    with pytest.raises(ContractError, match="test_fraction"):
         ex.DeepLogConfig(test_fraction=0.9, val_fraction=0.2)
     with pytest.raises(ValueError, match="epsilons"):
         ex.DeepLogConfig(epsilons=(0.0, 1.0))
@@ -530,22 +531,14 @@ def test_listing_verdict_agrees_on_exact_lines_and_names_the_shortened_run():
     assert "transcription slip" in ex.listing_verdict(other, real, sessions).reason  # not a shortened run
 
 
-def test_study_config_reads_the_notebook_parameters_named_like_its_fields():
-    config = ex.study_config(
-        {
-            "profile": "smoke",
-            "output_dir": "x",
-            "data": "auto",
-            "seed": 3,
-            "hidden": 8,
-            "epsilons": [0.1, 1.0],
-            "n_repeats": 2,
-        }
-    )
+def test_the_contract_reads_overrides_and_names_a_bad_one():
+    config = ex.DeepLogConfig.from_overrides({"seed": 3, "hidden": 8, "epsilons": [0.1, 1], "n_repeats": 2})
     assert (config.seed, config.hidden, config.epsilons, config.n_repeats) == (3, 8, (0.1, 1.0), 2)
-    assert config.n_model_seeds == 3  # the default when the notebook does not set it
-    with pytest.raises(ValueError, match="epsilons"):
-        ex.study_config({"epsilons": []})
+    assert config.n_model_seeds == 3 and config.max_epochs == 60  # the paper profile where the overrides are silent
+    with pytest.raises(ContractError, match="epsilons: expected a non-empty"):
+        ex.DeepLogConfig.from_overrides({"epsilons": []})
+    with pytest.raises(ContractError, match="hiden: not a field of DeepLogConfig; did you mean hidden"):
+        ex.DeepLogConfig.from_overrides({"hiden": 8})
 
 
 def test_accuracies_and_distances_keep_their_intervals_inside_zero_one():

@@ -91,7 +91,6 @@ from pate_study.experiments.deeplog.sections import (
     ideas_section,
     listings_section,
     models_section,
-    study_config,
 )
 from pate_study.experiments.deeplog.subset import (
     Split,
@@ -162,7 +161,6 @@ __all__ = [
     "train_seeds",
     "unseen_test_accuracy",
     "worst_over_seeds",
-    "study_config",
     "data_section",
     "listings_section",
     "models_section",

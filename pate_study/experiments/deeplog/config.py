@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
+
+from pate_study.core.contract import COUNT, POSITIVE, ContractError, Range, StudyContract
+
+#: an open fraction, in (0, 1)
+FRACTION = Range(0, 1, low_inclusive=False, high_inclusive=False)
 
 KRR = "k-RR per symbol (baseline)"
 IDEA1_MEASURED = "Idea 1: EM on embedding cosine, Δu measured"
@@ -24,43 +30,39 @@ FIGURE_OF = {
 
 
 @dataclass(frozen=True)
-class DeepLogConfig:
-    """Every choice the thesis leaves open (Visca 2021 §4.1 states none of them)."""
+class DeepLogConfig(StudyContract):
+    """Notebook 03's settings: every choice Visca (2021) §4.1 leaves open (it states none of them). The defaults are
+    the paper profile (the thesis's scale: a balanced subset of 8,000 sessions); the profile files hold only
+    overrides (:mod:`pate_study.core.contract`). ``seed`` is the notebook's seed, handed in by the notebook."""
 
-    n_sequences: int = 8000  # "a balanced subset of 8000 sequences"
-    max_len: int = 50  # model limit; longer sessions are left out of the subset (counted)
-    test_fraction: float = 0.2
-    val_fraction: float = 0.1  # of the whole subset, taken from the non-test part
-    embedding_dim: int = 16
-    hidden: int = 32  # recurrent width = latent dimension of the seq2seq models
-    lr: float = 3e-3
-    batch_size: int = 128
-    max_epochs: int = 30
-    patience: int = 3
-    epsilons: tuple = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
-    n_repeats: int = 10  # independent draws of every synthetic test set (the replicates of the verdicts' intervals)
-    n_model_seeds: int = 3  # each model trained once per seed (the training-seed replicates of the intervals)
-    n_boot: int = 1000  # bootstrap resamples of the test split behind the control's interval
-    idea5_train_epsilon: float = 100.0  # Laplace noise on the latent while training Idea 5: scale 2/ε
-    idea5_classifier_weight: float = 1.0
-    torch_threads: int = 1  # these models are tiny: one thread avoids OpenMP spinning on a shared CPU
-    seed: int = 0
+    n_sequences: Annotated[int, Range(10)] = 8000  # "a balanced subset of 8000 sequences"
+    max_len: Annotated[int, COUNT] = 50  # model limit; longer sessions are left out of the subset (counted)
+    test_fraction: Annotated[float, FRACTION] = 0.2  # the synthetic release is made of the test split
+    val_fraction: Annotated[float, FRACTION] = 0.1  # of the whole subset, taken from the non-test part (early stopping)
+    embedding_dim: Annotated[int, COUNT] = 16
+    hidden: Annotated[int, COUNT] = 32  # recurrent width = latent dimension of the seq2seq models
+    lr: Annotated[float, POSITIVE] = 3e-3  # Adam
+    batch_size: Annotated[int, COUNT] = 128
+    max_epochs: Annotated[int, COUNT] = 60
+    patience: Annotated[int, COUNT] = 3
+    epsilons: tuple[Annotated[float, POSITIVE], ...] = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
+    n_repeats: Annotated[int, COUNT] = 10  # independent draws of every synthetic test set (the intervals' replicates)
+    n_model_seeds: Annotated[int, COUNT] = 3  # each model trained once per seed, each on its own subset and split
+    n_boot: Annotated[int, COUNT] = 1000  # bootstrap resamples of the test split behind the control's interval
+    idea5_train_epsilon: Annotated[float, POSITIVE] = 100.0  # Laplace noise on Idea 5's latent in training: 2/ε
+    idea5_classifier_weight: Annotated[float, Range(0)] = 1.0
+    torch_threads: Annotated[int, COUNT] = 1  # these models are tiny: one thread avoids OpenMP spinning on a shared CPU
+    seed: Annotated[int, Range(0)] = 0
 
     def __post_init__(self) -> None:
-        if (
-            not 0 < self.test_fraction < 1
-            or not 0 < self.val_fraction < 1
-            or self.test_fraction + self.val_fraction >= 1
-        ):
-            raise ValueError(
-                f"test_fraction={self.test_fraction}, val_fraction={self.val_fraction}: expected two "
-                "fractions in (0, 1) summing to less than 1"
+        """The annotations' checks, then the two fractions' sum and a non-empty ε grid."""
+        super().__post_init__()
+        if self.test_fraction + self.val_fraction >= 1:
+            raise ContractError(
+                [
+                    f"DeepLogConfig: test_fraction={self.test_fraction}, val_fraction={self.val_fraction}: expected "
+                    "two fractions in (0, 1) summing to less than 1"
+                ]
             )
-        if not self.epsilons or any(float(e) <= 0 for e in self.epsilons):
-            raise ValueError(f"epsilons={self.epsilons!r}: expected a non-empty list of positive numbers")
-        if int(self.n_repeats) < 1:
-            raise ValueError(f"n_repeats={self.n_repeats!r}: expected at least 1")
-        if int(self.n_model_seeds) < 1:
-            raise ValueError(f"n_model_seeds={self.n_model_seeds!r}: expected at least 1 model seed")
-        if int(self.n_boot) < 1:
-            raise ValueError(f"n_boot={self.n_boot!r}: expected at least 1 bootstrap resample")
+        if not self.epsilons:
+            raise ContractError(["DeepLogConfig: epsilons: expected a non-empty list of positive numbers, found ()"])

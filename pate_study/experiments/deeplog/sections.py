@@ -4,7 +4,6 @@ returned. Each section returns a small record that the next sections read (Visca
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -56,15 +55,6 @@ logger = logging.getLogger(__name__)
 IDEA_FIGURES = ["visca2021-fig4.3", "visca2021-fig4.4", "visca2021-fig4.5", "visca2021-fig4.6", "visca2021-fig4.7"]
 #: "useful": a mean accuracy within 5 % of the control's on real sequences (the reach of the last section)
 USEFUL_SHARE_OF_CONTROL = 0.95
-
-
-def study_config(parameters: dict) -> DeepLogConfig:
-    """The :class:`DeepLogConfig` of the notebook's parameters (those named like its fields; the rest are ignored)."""
-    fields = {f.name for f in dataclasses.fields(DeepLogConfig)}
-    values = {name: value for name, value in parameters.items() if name in fields}
-    if "epsilons" in values:
-        values["epsilons"] = tuple(values["epsilons"])
-    return DeepLogConfig(**values)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ cell declares are checked as above, every other name is an override, checked aga
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import math
 import re
@@ -206,13 +207,16 @@ def papermill_parameters(params: dict, declared: dict[str, Declared], contract: 
 def effective_parameters(stem: str, profile: str) -> dict:
     """The parameters a run of notebook ``stem`` at ``profile`` records: its profile file's names, or, for a contract
     notebook, the file's names that its parameters cell declares and then every field of the contract with the
-    file's other names (the overrides) in place (:meth:`pate_study.core.contract.StudyContract.from_overrides`)."""
+    file's other names (the overrides) in place (:meth:`pate_study.core.contract.StudyContract.from_overrides`). A
+    field the contract shares with the cell (03's ``seed``) takes the cell's value, as the notebook hands it in."""
     params = load_parameters(stem, profile)
     contract = load_manifest(stem).contract
     if contract is None:
         return params
     cell, overrides = split_overrides(params, notebook_parameters(current().notebooks / f"{stem}.ipynb"))
-    return {**cell, **contract.from_overrides(overrides, source=f"configs/{stem}/{profile}.yaml").as_record()}
+    shared = {f.name: cell[f.name] for f in dataclasses.fields(contract) if f.name in cell}
+    config = contract.from_overrides({**overrides, **shared}, source=f"configs/{stem}/{profile}.yaml")
+    return {**cell, **config.as_record()}
 
 
 def check_config(path: Path, params: dict, declared: dict[str, Declared], contract: type | None = None) -> list[str]:
