@@ -31,7 +31,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["Range", "COUNT", "POSITIVE", "PROBABILITY", "ContractError", "StudyContract", "contract_problems"]
+__all__ = [
+    "Range",
+    "COUNT",
+    "POSITIVE",
+    "PROBABILITY",
+    "OPEN_UNIT",
+    "ContractError",
+    "StudyContract",
+    "contract_problems",
+]
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,8 @@ COUNT = Range(1)
 POSITIVE = Range(0, low_inclusive=False)
 #: A probability or fraction in [0, 1].
 PROBABILITY = Range(0, 1)
+#: A probability or fraction strictly between 0 and 1 (a δ, a split's share).
+OPEN_UNIT = Range(0, 1, low_inclusive=False, high_inclusive=False)
 
 
 class ContractError(ValueError):

@@ -15,12 +15,9 @@ from typing import Annotated, Literal
 import numpy as np
 import pandas as pd
 
-from pate_study.core.contract import POSITIVE, Range, StudyContract
+from pate_study.core.contract import OPEN_UNIT, POSITIVE, Range, StudyContract
 from pate_study.privacy import confident_gnmax, confident_gnmax_epsilon, gnmax_logq
 from pate_study.privacy.rdp import threshold_logpr
-
-#: An open interval (0, 1): δ and Theorem 6's q cutoff.
-OPEN_UNIT = Range(0, 1, low_inclusive=False, high_inclusive=False)
 
 
 @dataclass(frozen=True)

@@ -632,18 +632,11 @@ def test_record_verdicts_records_each_under_both_sources_ids_and_returns_markdow
 
 
 def test_ecg_designs_add_the_small_sample_design_on_request():
-    sizes = dict(
-        n_teachers=200,
-        n_students=10,
-        student_queries=900,
-        student_validation=100,
-        alt_n_teachers=5,
-        alt_n_students=5,
-        alt_student_queries=80,
-        alt_student_validation=20,
-    )
-    assert [d.name for d in ecg_sections.designs(alt_design=False, **sizes)] == ["paper layout"]
-    paper, small = ecg_sections.designs(alt_design=True, **sizes)
+    paper_profile = ecg.EcgStudyConfig()
+    assert [d.name for d in ecg_sections.designs(dataclasses.replace(paper_profile, alt_design=False))] == [
+        "paper layout"
+    ]
+    paper, small = ecg_sections.designs(paper_profile)
     assert (paper.n_teachers, paper.disjoint_students) == (200, False)
     assert (small.name, small.n_teachers, small.student_queries, small.disjoint_students) == (
         "small-sample design",
@@ -664,10 +657,10 @@ def test_ecg_sections_save_record_and_return_what_the_cell_shows(small_study, tm
     """Each section writes its figures and tables and records the numbers it returns (one place for each)."""
     run = _ecg_run(small_study)
     out = NotebookOutputs("toy", tmp_path, profile="smoke", seed=0)
-    effects = ecg_sections.ensemble_section(run, out, gamma=0.5)
-    table1 = ecg_sections.privacy_section(run, out, gamma=0.5, delta=1e-5, max_integer_order=8)
+    effects = ecg_sections.ensemble_section(run, out)
+    table1 = ecg_sections.privacy_section(run, out)
     consensus = ecg_sections.consensus_section(run, out)
-    verdicts = ecg_sections.verdicts_section(run, out, gamma=0.5)
+    verdicts = ecg_sections.verdicts_section(run, out)
     scalars = read_scalars(tmp_path)
     paper = effects.loc["paper layout"]
     # beside the paper's 4-5 %: the judged decay (reweighted accuracy, points); the raw one recorded apart

@@ -5,10 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from pate_study.core.contract import COUNT, POSITIVE, ContractError, Range, StudyContract
-
-#: an open fraction, in (0, 1)
-FRACTION = Range(0, 1, low_inclusive=False, high_inclusive=False)
+from pate_study.core.contract import COUNT, OPEN_UNIT, POSITIVE, ContractError, Range, StudyContract
 
 KRR = "k-RR per symbol (baseline)"
 IDEA1_MEASURED = "Idea 1: EM on embedding cosine, Δu measured"
@@ -37,8 +34,10 @@ class DeepLogConfig(StudyContract):
 
     n_sequences: Annotated[int, Range(10)] = 8000  # "a balanced subset of 8000 sequences"
     max_len: Annotated[int, COUNT] = 50  # model limit; longer sessions are left out of the subset (counted)
-    test_fraction: Annotated[float, FRACTION] = 0.2  # the synthetic release is made of the test split
-    val_fraction: Annotated[float, FRACTION] = 0.1  # of the whole subset, taken from the non-test part (early stopping)
+    test_fraction: Annotated[float, OPEN_UNIT] = 0.2  # the synthetic release is made of the test split
+    val_fraction: Annotated[float, OPEN_UNIT] = (
+        0.1  # of the whole subset, taken from the non-test part (early stopping)
+    )
     embedding_dim: Annotated[int, COUNT] = 16
     hidden: Annotated[int, COUNT] = 32  # recurrent width = latent dimension of the seq2seq models
     lr: Annotated[float, POSITIVE] = 3e-3  # Adam

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
 
+from pate_study.core.contract import COUNT, OPEN_UNIT, POSITIVE, Range, StudyContract
 from pate_study.data.ecg import TRAIN_CLASS_COUNTS
 from pate_study.experiments.needed_sources import judge_with_sources
 from pate_study.experiments.student_privacy.config import NO_NOISE, StudentPrivacyConfig
@@ -64,40 +66,59 @@ class Design:
     disjoint_students: bool
 
 
-def study_config(
-    design: Design,
-    *,
-    n_features: int,
-    teacher_beats: int,
-    min_teacher_beats: int,
-    levels: list,
-    gamma: float,
-    delta: float,
-    max_integer_order: int,
-    hidden: list,
-    max_epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    student_features: str,
-    seed: int,
-    n_teacher_seeds: int = 1,
-) -> StudentPrivacyConfig:
-    """The :class:`StudentPrivacyConfig` of one design (models see d·x; 187-…-5 MLPs for teachers and students);
-    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudentPrivacyConfig`)."""
+@dataclass(frozen=True)
+class EcgStudyConfig(StudyContract):
+    """Notebook 01's settings; the defaults are the paper profile (MAKE 2021 §4.1 = Visca 2021 §4.2.3.2: 200
+    teachers of 5,000 beats, T = 900 queries, 100 validation beats per student). With only the mirror's 500 + 500
+    beats the pipeline shrinks the sizes and says so in every stamp (:func:`.pipeline.fit_sizes`). ``seed`` is the
+    notebook's seed, handed in by the notebook."""
+
+    n_teachers: Annotated[int, COUNT] = PAPER_TEACHERS
+    teacher_beats: Annotated[int, COUNT] = PAPER_BEATS  # per teacher, as printed (infeasible on the files: shrunk)
+    min_teacher_beats: Annotated[int, COUNT] = 25  # below this, fewer teachers rather than smaller partitions
+    student_queries: Annotated[int, COUNT] = PAPER_QUERIES  # T
+    student_validation: Annotated[int, COUNT] = PAPER_VALIDATION
+    rhos: tuple[Annotated[float, POSITIVE], ...] = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)  # curator B's noise levels
+    include_no_noise: bool = True
+    # the students of a level (each its own rows, stack seed and noise draws, paired across levels)
+    n_students: Annotated[int, COUNT] = 10
+    # teacher ensembles, each its own seed and partition; student k is labelled by ensemble k mod n_teacher_seeds,
+    # so every interval is two-level: the t-interval of the ensembles' means
+    n_teacher_seeds: Annotated[int, COUNT] = 3
+    gamma: Annotated[float, POSITIVE] = 0.05  # LNMax: Laplace scale 1/γ on the teachers' counts
+    delta: Annotated[float, OPEN_UNIT] = 1e-6
+    max_integer_order: Annotated[int, Range(2)] = 8
+    hidden: tuple[Annotated[int, COUNT], ...] = (128, 64)
+    max_epochs: Annotated[int, COUNT] = 300
+    batch_size: Annotated[int, COUNT] = 32
+    learning_rate: Annotated[float, POSITIVE] = 0.001
+    student_features: Literal["clean", "privatized"] = "clean"
+    # a second design for small samples: fewer teachers with more beats each, students on disjoint rows
+    alt_design: bool = True
+    alt_n_teachers: Annotated[int, COUNT] = 5
+    alt_n_students: Annotated[int, COUNT] = 5
+    alt_student_queries: Annotated[int, COUNT] = 80
+    alt_student_validation: Annotated[int, COUNT] = 20
+    seed: Annotated[int, Range(0)] = 0
+
+
+def study_config(design: Design, settings: EcgStudyConfig, *, n_features: int, levels: list) -> StudentPrivacyConfig:
+    """The :class:`StudentPrivacyConfig` of one design of notebook 01's ``settings`` (models see d·x; 187-…-5 MLPs
+    for teachers and students); ``settings.n_teacher_seeds`` teacher ensembles, each its own seed and partition."""
     model = EnsembleConfig(
         task="multiclass",
         in_features=n_features,
         n_outputs=N_CLASSES,
-        hidden=tuple(hidden),
-        lr=learning_rate,
-        batch_size=batch_size,
-        max_epochs=max_epochs,
+        hidden=tuple(settings.hidden),
+        lr=settings.learning_rate,
+        batch_size=settings.batch_size,
+        max_epochs=settings.max_epochs,
     )
     return StudentPrivacyConfig(
         task="multiclass",
         n_classes=N_CLASSES,
         n_teachers=design.n_teachers,
-        teacher_train=teacher_beats,
+        teacher_train=settings.teacher_beats,
         teacher_threshold=0,
         student_queries=design.student_queries,
         student_threshold=0,
@@ -105,17 +126,17 @@ def study_config(
         noise_levels=tuple(levels),
         parametrisation="rho",
         n_students=design.n_students,
-        gamma=gamma,
-        delta=delta,
-        max_integer_order=max_integer_order,
+        gamma=settings.gamma,
+        delta=settings.delta,
+        max_integer_order=settings.max_integer_order,
         teacher=model,
         student=model,
-        student_features=student_features,
+        student_features=settings.student_features,
         feature_scale=float(n_features),
-        min_teacher_train=min_teacher_beats,
+        min_teacher_train=settings.min_teacher_beats,
         disjoint_students=design.disjoint_students,
-        seed=seed,
-        n_teacher_seeds=n_teacher_seeds,
+        seed=settings.seed,
+        n_teacher_seeds=settings.n_teacher_seeds,
     )
 
 

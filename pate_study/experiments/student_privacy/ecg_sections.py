@@ -64,52 +64,32 @@ class EcgRun:
         return self.main.level_order
 
 
-def designs(
-    *,
-    n_teachers: int,
-    n_students: int,
-    student_queries: int,
-    student_validation: int,
-    alt_design: bool,
-    alt_n_teachers: int,
-    alt_n_students: int,
-    alt_student_queries: int,
-    alt_student_validation: int,
-) -> list[ecg.Design]:
-    """The paper layout (students drawing independently), and with ``alt_design`` the small-sample design
+def designs(settings: ecg.EcgStudyConfig) -> list[ecg.Design]:
+    """The paper layout (students drawing independently), and with ``settings.alt_design`` the small-sample design
     (fewer teachers with more beats each, students on disjoint rows)."""
-    chosen = [ecg.Design(PAPER_LAYOUT, n_teachers, n_students, student_queries, student_validation, False)]
-    if alt_design:
-        chosen.append(
-            ecg.Design(SMALL_SAMPLE, alt_n_teachers, alt_n_students, alt_student_queries, alt_student_validation, True)
-        )
+    s = settings
+    chosen = [ecg.Design(PAPER_LAYOUT, s.n_teachers, s.n_students, s.student_queries, s.student_validation, False)]
+    if s.alt_design:
+        small = (s.alt_n_teachers, s.alt_n_students, s.alt_student_queries, s.alt_student_validation)
+        chosen.append(ecg.Design(SMALL_SAMPLE, *small, True))
     return chosen
 
 
-def run_designs(
-    data: str,
-    out: NotebookOutputs,
-    designs: list[ecg.Design],
-    *,
-    seed: int,
-    rhos: list,
-    include_no_noise: bool,
-    **settings,
-) -> EcgRun:
-    """Run the study once per design on the ECG pools (``settings``: the remaining keywords of
-    :func:`.ecg.study_config`); record the paper layout's scale under ``scale``."""
-    pools = ecg_pools(data, seed=seed)
-    levels = noise_levels(rhos, include_no_noise)
+def run_designs(data: str, settings: ecg.EcgStudyConfig, out: NotebookOutputs) -> EcgRun:
+    """Run the study once per design of notebook 01's ``settings`` (:func:`designs`) on the ECG pools; record the
+    paper layout's scale under ``scale``."""
+    pools = ecg_pools(data, seed=settings.seed)
+    levels = noise_levels(settings.rhos, settings.include_no_noise)
     results = {
         d.name: run_study(
             pools.X_teacher,
             pools.y_teacher,
             pools.X_student,
             pools.y_student,
-            ecg.study_config(d, n_features=pools.n_features, levels=levels, seed=seed, **settings),
+            ecg.study_config(d, settings, n_features=pools.n_features, levels=levels),
             unreplicated=pools.unreplicated,
         )
-        for d in designs
+        for d in designs(settings)
     }
     main = results[PAPER_LAYOUT]
     out.record(
@@ -129,9 +109,10 @@ def data_notes(run: EcgRun) -> MarkdownText:
     return markdown_list([run.data, run.pools.description, *run.main.scale_notes])
 
 
-def ensemble_section(run: EcgRun, out: NotebookOutputs, *, gamma: float) -> pd.DataFrame:
+def ensemble_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
     """Figs 8 and 9 (noise-free argmax and LNMax accuracy on the student's queries), their decays recorded;
     returns :func:`.ecg.ensemble_effects` per design."""
+    gamma = run.main.config.gamma
     titles = {
         "make2021-fig8": "Fig. 8: ensemble accuracy (noise-free argmax) on the T student queries",
         "make2021-fig9": f"Fig. 9: PATE accuracy (LNMax, γ = {gamma:g}) on the T student queries",
@@ -207,20 +188,19 @@ def collapse_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
     return pd.concat(collapse, names=["design"])
 
 
-def privacy_section(
-    run: EcgRun, out: NotebookOutputs, *, gamma: float, delta: float, max_integer_order: int
-) -> pd.DataFrame:
+def privacy_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
     """Fig. 11 (ε_dep per level beside ε*_ind) and Table 1 (ours beside the paper's, a verdict per row), their
     statistics and the accounting invariants recorded; returns Table 1."""
+    config = run.main.config
     fig = figures.epsilon_panels(
         run.results,
-        delta=delta,
-        max_integer_order=max_integer_order,
+        delta=config.delta,
+        max_integer_order=config.max_integer_order,
         title="Fig. 11: data-dependent privacy loss",
         design_label=ecg.design_label,
     )
     save_and_show(out, fig, ["make2021-fig11", "visca2021-fig4.16"], data=run.data)
-    table1 = ecg.table1(run.main, published("make2021-table1")["rows"], gamma)
+    table1 = ecg.table1(run.main, published("make2021-table1")["rows"], config.gamma)
     out.save_table(table1, ["make2021-table1", "visca2021-table4.1"], data=run.data)
     summary = ecg.epsilon_summary(run.main)
     for item in ("make2021-fig11", "visca2021-fig4.16"):
@@ -244,13 +224,13 @@ def consensus_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
     return consensus
 
 
-def verdicts_section(run: EcgRun, out: NotebookOutputs, *, gamma: float) -> MarkdownText:
+def verdicts_section(run: EcgRun, out: NotebookOutputs) -> MarkdownText:
     """Every published value judged by :func:`.ecg.verdicts`, recorded (MAKE and Visca ids); returns Markdown."""
-    verdicts = ecg.verdicts(run.main, gamma, {item: published(item) for item in PUBLISHED_ITEMS})
+    verdicts = ecg.verdicts(run.main, run.main.config.gamma, {item: published(item) for item in PUBLISHED_ITEMS})
     return record_verdicts(out, verdicts, SAME_AS)
 
 
-def findings_section(run: EcgRun, signal: pd.DataFrame, *, gamma: float) -> MarkdownText:
+def findings_section(run: EcgRun, signal: pd.DataFrame) -> MarkdownText:
     """The findings (:func:`.ecg.findings`) from this run's numbers, in Markdown."""
     majority_share = float(np.bincount(run.pools.y_teacher).max() / len(run.pools.y_teacher))
-    return MarkdownText(ecg.findings(run.results, signal, run.data, gamma, majority_share))
+    return MarkdownText(ecg.findings(run.results, signal, run.data, run.main.config.gamma, majority_share))
