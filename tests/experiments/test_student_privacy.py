@@ -683,9 +683,12 @@ def test_ecg_sections_save_record_and_return_what_the_cell_shows(small_study, tm
 def test_web_epsilon_section_counts_students_above_the_continuous_bound(small_study, tmp_path):
     result, (X_t, y_t, X_s, y_s) = small_study
     pools = study.Pools(X_t, y_t, X_s, y_s, X_t.shape[1], source=None, description="toy blobs")
-    run = web_sections.WebRun(pools, result.config, result, [1000.0, None], "synthetic: toy blobs", "toy data")
+    settings = web.WebStudyConfig()
+    run = web_sections.WebRun(
+        pools, settings, result.config, result, [1000.0, None], "synthetic: toy blobs", "toy data"
+    )
     out = NotebookOutputs("toy", tmp_path, profile="smoke", seed=0)
-    eps = web_sections.epsilon_section(run, out, gamma=0.5, delta=1e-5, max_integer_order=8)
+    eps = web_sections.epsilon_section(run, out)
     scalars = read_scalars(tmp_path)
     above = int((result.students["eps_moments_int"] > result.data_independent["eps_moments_cont"] + 1e-9).sum())
     assert scalars["make2021-fig15"]["n_students_above_continuous_ind"] == above

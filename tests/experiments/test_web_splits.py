@@ -20,27 +20,21 @@ def _pools(split, seed=0):
 
 def tiny_config(n_features, max_epochs=2, **changes):
     """The smallest web study that runs every step (shared with tests/experiments/test_student_privacy.py)."""
-    config = web.study_config(
-        n_features=n_features,
+    settings = web.WebStudyConfig(
         n_teachers=4,
         teacher_samples=60,
         teacher_threshold_samples=30,
-        min_teacher_samples=25,
         student_queries=60,
         student_threshold=30,
         student_validation=100,
-        levels=[None],
         n_students=2,
-        gamma=0.05,
-        delta=1e-5,
-        max_integer_order=8,
-        hidden=[8],
+        n_teacher_seeds=1,
+        hidden=(8,),
         max_epochs=max_epochs,
         batch_size=32,
         learning_rate=0.003,
-        student_features="clean",
-        seed=0,
     )
+    config = web.study_config(settings, n_features=n_features, levels=[None])
     return dataclasses.replace(config, **changes)
 
 

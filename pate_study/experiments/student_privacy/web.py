@@ -8,11 +8,14 @@ the notebook's conclusions from the numbers.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from pate_study.core.contract import COUNT, OPEN_UNIT, POSITIVE, Range, StudyContract
 from pate_study.experiments.needed_sources import judge_with_sources
 from pate_study.experiments.student_privacy.accounting import epsilon_gap_explanations, sosa_setting_hypotheses
 from pate_study.experiments.student_privacy.config import NO_NOISE, StudentPrivacyConfig
@@ -73,63 +76,79 @@ def span(values: pd.Series) -> str:
     return f"{lo:.{digits}f}–{hi:.{digits}f}"
 
 
-def study_config(
-    *,
-    n_features: int,
-    n_teachers: int,
-    teacher_samples: int,
-    teacher_threshold_samples: int,
-    min_teacher_samples: int,
-    student_queries: int,
-    student_threshold: int,
-    student_validation: int,
-    levels: list,
-    n_students: int,
-    gamma: float,
-    delta: float,
-    max_integer_order: int,
-    hidden: list,
-    max_epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    student_features: str,
-    seed: int,
-    n_teacher_seeds: int = 1,
-) -> StudentPrivacyConfig:
-    """The MAKE study's :class:`StudentPrivacyConfig` (teachers read sparse TF-IDF; students their dense rows);
-    ``n_teacher_seeds`` teacher ensembles, each its own seed and partition (:class:`StudentPrivacyConfig`)."""
+@dataclass(frozen=True)
+class WebStudyConfig(StudyContract):
+    """Notebook 02's settings; the defaults are the paper profile (MAKE 2021 §4.2 = Visca 2021 §4.2.3.1: 250
+    teachers of 930 + 800 requests, T = 1,000; Sosa 2021 §4: 100 and 250 teachers over his nine noise scales). With
+    CSIC 2010 alone (97,065 requests) the per-teacher sizes shrink, said in every stamp. ``seed`` is the notebook's
+    seed, handed in by the notebook."""
+
+    n_teachers: Annotated[int, COUNT] = 250
+    teacher_samples: Annotated[int, COUNT] = 930
+    teacher_threshold_samples: Annotated[int, Range(0)] = 800
+    min_teacher_samples: Annotated[int, COUNT] = 25  # below this, fewer teachers rather than smaller partitions
+    student_pool_size: Annotated[int, COUNT] = 15000  # requests set aside for the students (the rest: teachers')
+    student_queries: Annotated[int, COUNT] = 1000  # T
+    student_threshold: Annotated[int, Range(0)] = 200
+    student_validation: Annotated[int, COUNT] = 5000
+    rhos: tuple[Annotated[float, POSITIVE], ...] = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)  # curator B's noise levels
+    include_no_noise: bool = True
+    # the students of a level (each its own rows, stack seed and noise draws, paired across levels)
+    n_students: Annotated[int, COUNT] = 10
+    # teacher ensembles, each its own seed and partition; student k is labelled by ensemble k mod n_teacher_seeds,
+    # so every interval is two-level (each extra seed trains one more 250- and one more 100-teacher ensemble: about
+    # 75 s on 2 busy cores; the split comparison keeps one)
+    n_teacher_seeds: Annotated[int, COUNT] = 3
+    gamma: Annotated[float, POSITIVE] = 0.05  # LNMax: Laplace scale 1/γ on the teachers' counts
+    delta: Annotated[float, OPEN_UNIT] = 1e-5
+    max_integer_order: Annotated[int, Range(2)] = 8
+    hidden: tuple[Annotated[int, COUNT], ...] = (512, 128)
+    max_epochs: Annotated[int, COUNT] = 20
+    batch_size: Annotated[int, COUNT] = 64
+    learning_rate: Annotated[float, POSITIVE] = 0.001
+    student_features: Literal["clean", "privatized"] = "clean"
+    vocabulary: Literal["all", "students"] = "all"  # all: fitted on every row, as the sources did
+    sosa_teachers: tuple[Annotated[int, COUNT], ...] = (100, 250)
+    sosa_scales: tuple[Annotated[float, POSITIVE], ...] = (0.001, 0.01, 0.1, 0.5, 1.0, 5.0, 10.0, 50.0, 100.0)
+    seed: Annotated[int, Range(0)] = 0
+
+
+def study_config(settings: WebStudyConfig, *, n_features: int, levels: list) -> StudentPrivacyConfig:
+    """The MAKE study's :class:`StudentPrivacyConfig` of notebook 02's ``settings`` (teachers read sparse TF-IDF;
+    students their dense rows); ``settings.n_teacher_seeds`` teacher ensembles, each its own seed and partition."""
+    s = settings
     teacher = EnsembleConfig(
         task="binary",
         in_features=n_features,
         n_outputs=1,
-        hidden=tuple(hidden),
-        lr=learning_rate,
-        batch_size=batch_size,
-        max_epochs=max_epochs,
+        hidden=tuple(s.hidden),
+        lr=s.learning_rate,
+        batch_size=s.batch_size,
+        max_epochs=s.max_epochs,
         sparse_input=True,
     )
     return StudentPrivacyConfig(
         task="binary",
         n_classes=2,
-        n_teachers=n_teachers,
-        teacher_train=teacher_samples,
-        teacher_threshold=teacher_threshold_samples,
-        student_queries=student_queries,
-        student_threshold=student_threshold,
-        student_validation=student_validation,
+        n_teachers=s.n_teachers,
+        teacher_train=s.teacher_samples,
+        teacher_threshold=s.teacher_threshold_samples,
+        student_queries=s.student_queries,
+        student_threshold=s.student_threshold,
+        student_validation=s.student_validation,
         noise_levels=tuple(levels),
         parametrisation="rho",
-        n_students=n_students,
-        gamma=gamma,
-        delta=delta,
-        max_integer_order=max_integer_order,
+        n_students=s.n_students,
+        gamma=s.gamma,
+        delta=s.delta,
+        max_integer_order=s.max_integer_order,
         teacher=teacher,
         student=dataclasses.replace(teacher, sparse_input=False),
-        student_features=student_features,
+        student_features=s.student_features,
         feature_scale=float(n_features),
-        min_teacher_train=min_teacher_samples,
-        seed=seed,
-        n_teacher_seeds=n_teacher_seeds,
+        min_teacher_train=s.min_teacher_samples,
+        seed=s.seed,
+        n_teacher_seeds=s.n_teacher_seeds,
     )
 
 

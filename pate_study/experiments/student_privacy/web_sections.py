@@ -44,10 +44,11 @@ EPSILON_COLUMNS = ["eps_moments_int", "eps_moments_cont", "eps_rdp"]
 
 @dataclass(frozen=True)
 class WebRun:
-    """The MAKE study on the URL-disjoint pools: its configuration as asked, its result, the data stamp and why
-    the data cannot be compared with the sources'."""
+    """The MAKE study on the URL-disjoint pools: notebook 02's settings, the study's configuration as asked, its
+    result, the data stamp and why the data cannot be compared with the sources'."""
 
     pools: Pools
+    settings: web.WebStudyConfig
     config: StudentPrivacyConfig
     result: StudyResult
     levels: list
@@ -73,22 +74,12 @@ def published_items() -> dict:
     return {item: published(item) for item in PUBLISHED_ITEMS}
 
 
-def run_make_study(
-    data: str,
-    out: NotebookOutputs,
-    *,
-    seed: int,
-    student_pool_size: int,
-    vocabulary: str,
-    rhos: list,
-    include_no_noise: bool,
-    **settings,
-) -> WebRun:
-    """The MAKE study on the web pools (``settings``: the remaining keywords of :func:`.web.study_config`); the
-    scale recorded under ``scale``."""
-    pools = web_pools(data, seed=seed, student_pool_size=student_pool_size, vocabulary=vocabulary)
-    levels = noise_levels(rhos, include_no_noise)
-    config = web.study_config(n_features=pools.n_features, levels=levels, seed=seed, **settings)
+def run_make_study(data: str, settings: web.WebStudyConfig, out: NotebookOutputs) -> WebRun:
+    """The MAKE study of notebook 02's ``settings`` on the web pools; the scale recorded under ``scale``."""
+    s = settings
+    pools = web_pools(data, seed=s.seed, student_pool_size=s.student_pool_size, vocabulary=s.vocabulary)
+    levels = noise_levels(s.rhos, s.include_no_noise)
+    config = web.study_config(settings, n_features=pools.n_features, levels=levels)
     result = run_study(
         pools.X_teacher,
         pools.y_teacher,
@@ -106,7 +97,7 @@ def run_make_study(
         **result.teachers,
     )
     stamp = f"{pools.source.stamp()}; {scale_description(result, PAPER_SCALE, PAPER_QUERIES)}"
-    return WebRun(pools, config, result, levels, stamp, data_reason(pools, result))
+    return WebRun(pools, settings, config, result, levels, stamp, data_reason(pools, result))
 
 
 def data_reason(pools: Pools, result: StudyResult) -> str:
@@ -161,26 +152,25 @@ def rates_section(run: WebRun, out: NotebookOutputs) -> None:
     )
 
 
-def epsilon_section(
-    run: WebRun, out: NotebookOutputs, *, gamma: float, delta: float, max_integer_order: int
-) -> pd.DataFrame:
+def epsilon_section(run: WebRun, out: NotebookOutputs) -> pd.DataFrame:
     """Fig. 15 (ε_dep per level beside ε*_ind), how many students exceed ε*_ind and the two explanations of the
     paper's "ε_dep > ε*_ind" (:func:`.accounting.epsilon_gap_explanations`), and the accounting invariants
     recorded; returns the median and IQR of ε_dep per level and accountant."""
+    config = run.config
     fig = figures.epsilon_panels(
         {"web requests": run.result},
-        delta=delta,
-        max_integer_order=max_integer_order,
+        delta=config.delta,
+        max_integer_order=config.max_integer_order,
         title="Fig. 15: data-dependent privacy loss",
     )
     save_and_show(out, fig, ["make2021-fig15", "visca2021-fig4.13"], data=run.data)
     result, independent = run.result, run.result.data_independent
     explanations = epsilon_gap_explanations(
         n_queries=result.config.student_queries,
-        gamma=gamma,
-        delta=delta,
+        gamma=config.gamma,
+        delta=config.delta,
         extra_queries=result.config.student_threshold,
-        max_integer_order=max_integer_order,
+        max_integer_order=config.max_integer_order,
     )
     above = result.students["eps_moments_int"] > independent["eps_moments_cont"] + 1e-9
     values = dict(
@@ -196,29 +186,21 @@ def epsilon_section(
     return median_iqr(result.students, EPSILON_COLUMNS, result.level_order).set_index("level")
 
 
-def sosa_section(
-    run: WebRun,
-    out: NotebookOutputs,
-    *,
-    sosa_teachers: list,
-    sosa_scales: list,
-    include_no_noise: bool,
-    gamma: float,
-    delta: float,
-) -> SosaRun:
+def sosa_section(run: WebRun, out: NotebookOutputs) -> SosaRun:
     """Sosa's runs (each ensemble size, noise as Laplace scales), Tables 4.1 and 4.2 saved and recorded with the
     (order grid, δ, T) hypotheses on his teacher ε (:func:`.web.sosa_hypotheses`)."""
+    settings, gamma, delta = run.settings, run.config.gamma, run.config.delta
     sosa = {
         int(t): run_study(
             run.pools.X_teacher,
             run.pools.y_teacher,
             run.pools.X_student,
             run.pools.y_student,
-            web.sosa_config(run.config, t, sosa_scales, include_no_noise),
+            web.sosa_config(run.config, t, settings.sosa_scales, settings.include_no_noise),
             student_groups=run.pools.student_groups,
             unreplicated=run.pools.unreplicated,
         )
-        for t in sosa_teachers
+        for t in settings.sosa_teachers
     }
     stamp = f"{run.pools.source.stamp()}; " + "; ".join(
         scale_description(r, SOSA_SCALE, PAPER_QUERIES) for r in sosa.values()
@@ -245,10 +227,10 @@ def sosa_section(
     return SosaRun(sosa, stamp, table41, table42, hypotheses, reasons)
 
 
-def sosa_figure_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs, *, delta: float) -> dict:
+def sosa_figure_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs) -> dict:
     """Sosa Fig. 4.4 (median teacher ε per student noise scale), saved and shown, its range per ensemble size
     recorded; returns the recorded summary."""
-    fig = figures.sosa_teacher_epsilon(sosa.table42, delta=delta, n_students=run.result.config.n_students)
+    fig = figures.sosa_teacher_epsilon(sosa.table42, delta=run.config.delta, n_students=run.result.config.n_students)
     save_and_show(out, fig, "sosa2021-fig4.4", data=sosa.data)
     ours = sosa.table42.dropna(subset=["ours_teacher_epsilon"])
     ranges = ours.groupby("n_teachers")["ours_teacher_epsilon"].agg(["min", "max"])
@@ -260,13 +242,13 @@ def sosa_figure_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs, *, del
     )
 
 
-def split_section(
-    run: WebRun, out: NotebookOutputs, *, data: str, seed: int, student_pool_size: int, vocabulary: str
-) -> pd.DataFrame:
-    """The no-noise study on a row-wise and on the URL-disjoint split (:func:`.splits.split_comparison`), side by
-    side with Sosa's no-noise rates (250 teachers), saved and recorded with its verdict; returns the table."""
+def split_section(data: str, run: WebRun, out: NotebookOutputs) -> pd.DataFrame:
+    """The no-noise study on a row-wise and on the URL-disjoint split (:func:`.splits.split_comparison`) of the
+    ``data`` the run read, side by side with Sosa's no-noise rates (250 teachers), saved and recorded with its
+    verdict; returns the table."""
+    s = run.settings
     arms = splits.split_comparison(
-        data, seed=seed, student_pool_size=student_pool_size, vocabulary=vocabulary, config=run.config
+        data, seed=s.seed, student_pool_size=s.student_pool_size, vocabulary=s.vocabulary, config=run.config
     )
     paper = splits.sosa_no_noise_rates(published_items()["sosa2021-beyond-split"]["rows"], 250)
     table = splits.split_table(arms, paper=paper)
@@ -289,21 +271,21 @@ def split_findings(table: pd.DataFrame) -> MarkdownText:
     return MarkdownText(splits.split_findings(table))
 
 
-def verdicts_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs, *, gamma: float, delta: float) -> MarkdownText:
+def verdicts_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs) -> MarkdownText:
     """Every comparison judged by :func:`.web.verdicts`, recorded (MAKE and Visca ids); returns Markdown."""
     verdicts = web.verdicts(
         run.result,
         sosa.results,
         published_items(),
-        gamma=gamma,
-        delta=delta,
+        gamma=run.config.gamma,
+        delta=run.config.delta,
         data_reason=run.data_reason,
         sosa_reasons=sosa.data_reasons,
     )
     return record_verdicts(out, verdicts, SAME_AS)
 
 
-def findings_section(run: WebRun, sosa: SosaRun, signal: pd.DataFrame, *, gamma: float, delta: float) -> MarkdownText:
+def findings_section(run: WebRun, sosa: SosaRun, signal: pd.DataFrame) -> MarkdownText:
     """The findings (:func:`.web.findings`) from this run's numbers, in Markdown."""
     pools = run.pools
     return MarkdownText(
@@ -316,8 +298,8 @@ def findings_section(run: WebRun, sosa: SosaRun, signal: pd.DataFrame, *, gamma:
             pool_description=pools.description,
             pool_positive_share=float(pools.y_student.mean()),
             teacher_positive_share=float(pools.y_teacher.mean()),
-            gamma=gamma,
-            delta=delta,
+            gamma=run.config.gamma,
+            delta=run.config.delta,
             dataset=pools.source.dataset,
         )
     )
