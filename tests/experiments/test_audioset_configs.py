@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pate_study.tooling.notebook_runner.configs import effective_parameters
+
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 # 05's key -> 04's key: the recipe, the curve sample, the device and the shard plan all enter the votes' cache key
 SAME = {
@@ -31,7 +33,7 @@ SAME = {
 
 @pytest.mark.parametrize("profile", ["paper", "gpu"])
 def test_05_asks_for_04s_teachers(profile):
-    nb04 = yaml.safe_load((CONFIGS / "04_audioset_teachers" / f"{profile}.yaml").read_text())
+    nb04 = effective_parameters("04_audioset_teachers", profile)  # its contract's fields with the profile's overrides
     nb05 = yaml.safe_load((CONFIGS / "05_audioset_multilabel" / f"{profile}.yaml").read_text())
 
     def of04(key):  # a flat key, or (group, key) of a grouped parameter

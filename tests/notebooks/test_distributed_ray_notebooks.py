@@ -5,9 +5,11 @@ path that goes through Ray in a notebook: single ensembles per teacher count, th
 shards, their votes, and the release draws beside them. Notebook 04's own Ray paths (teachers per count, sharded with
 ``teachers_per_task``, and the log-Mel CNNs) are compared with the local backend value by value in
 tests/learning/test_distributed_ray.py; its whole smoke run on Ray (about 2 minutes) is left out of the suite. Both
-notebooks must still declare ``backend`` (checked below: the test fails, not skips, if a parameters cell loses it).
+notebooks must still take a ``backend`` setting, in their parameters cell or as a field of their study's contract
+(checked below: the test fails, not skips, if a notebook loses it).
 """
 
+import dataclasses
 import json
 
 import papermill
@@ -19,6 +21,7 @@ from pate_study.core.paths import NOTEBOOKS_DIR  # noqa: E402 - only once import
 from pate_study.learning import distributed  # noqa: E402 - only once importorskip found ray
 from pate_study.reporting.outputs import read_scalars  # noqa: E402 - only once importorskip found ray
 from pate_study.tooling.notebook_runner.execution import execute_notebook  # noqa: E402 - only once importorskip found ray
+from pate_study.tooling.notebook_runner.manifest import load_manifest  # noqa: E402 - only once importorskip found ray
 
 STEMS = ["05_audioset_multilabel"]
 BACKEND_STEMS = ["04_audioset_teachers", "05_audioset_multilabel"]
@@ -28,7 +31,11 @@ CELL_LIMIT_S = 600
 
 
 def notebook_has_backend(stem: str) -> bool:
-    """Whether notebook ``stem``'s parameters cell declares ``backend``."""
+    """Whether notebook ``stem`` takes a ``backend`` setting: its parameters cell declares it, or its study's
+    contract (``configs/<stem>/notebook.yaml``) has it as a field."""
+    contract = load_manifest(stem).contract
+    if contract is not None:
+        return "backend" in {f.name for f in dataclasses.fields(contract)}
     return "backend" in papermill.inspect_notebook(str(NOTEBOOKS_DIR / f"{stem}.ipynb"))
 
 
@@ -42,7 +49,7 @@ def ray_address():
 
 @pytest.mark.parametrize("stem", BACKEND_STEMS)
 def test_audioset_notebooks_declare_a_backend(stem):
-    assert notebook_has_backend(stem), f"{stem}: its parameters cell must declare `backend`"
+    assert notebook_has_backend(stem), f"{stem}: its parameters cell or its contract must declare `backend`"
 
 
 @pytest.mark.notebook

@@ -9,7 +9,6 @@ keeps on the study what later sections read, and returns what the notebook cell 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,6 +23,7 @@ from pate_study.experiments.audioset.teacher_claims import curves as teacher_cur
 from pate_study.experiments.audioset.teacher_claims import findings as teacher_findings
 from pate_study.experiments.audioset.teacher_claims import models
 from pate_study.experiments.audioset.teacher_claims import sampler as teacher_sampler
+from pate_study.experiments.audioset.teacher_config import TeachersConfig
 from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 
 #: The per-class figures' two teachers: Fig A.2/A.4's "baseline" (big 1) and Fig A.3/A.5's "big 10".
@@ -32,8 +32,8 @@ CONCERNED = {"baseline": ("big", 1), "big 10": ("big", 10)}
 
 @dataclass
 class TeacherStudy:
-    """What notebook 04's sections share: the subsets and Table 4.1 (:func:`data_section`), the split settings and
-    the seed; then the teachers (:func:`teachers_section`: ``runs`` / ``inputs`` by (subset, T), one per replicate
+    """What notebook 04's sections share: the subsets and Table 4.1 (:func:`data_section`), the notebook's settings
+    (``config``); then the teachers (:func:`teachers_section`: ``runs`` / ``inputs`` by (subset, T), one per replicate
     ensemble, replicate 0 first; ``replicate_seeds``), the ablations (:func:`ablation_section`), the log-Mel CNNs
     and every item's record (``records``, by item id without the ``muschiol2021-`` prefix) the findings read."""
 
@@ -42,10 +42,7 @@ class TeacherStudy:
     scale: str
     stamps: dict[str, str]
     data_stamp: str
-    teacher_counts: list[int]
-    student_fraction: float
-    val_fraction: float
-    seed: int
+    config: TeachersConfig
     spec: teachers.TeacherSpec | None = None
     runs: dict | None = None
     inputs: dict | None = None
@@ -59,6 +56,22 @@ class TeacherStudy:
     @property
     def big(self):
         return self.datasets["big"]
+
+    @property
+    def teacher_counts(self) -> list[int]:
+        return list(self.config.teacher_counts)
+
+    @property
+    def student_fraction(self) -> float:
+        return self.config.student_fraction
+
+    @property
+    def val_fraction(self) -> float:
+        return self.config.val_fraction
+
+    @property
+    def seed(self) -> int:
+        return self.config.seed
 
     def first(self) -> dict:
         """Every ensemble's first replicate, by (subset, T): what a figure draws (one ensemble per curve)."""
@@ -77,26 +90,21 @@ def _record(study: TeacherStudy, out: NotebookOutputs, item: str, record: dict) 
     return record
 
 
-def data_section(
-    out: NotebookOutputs,
-    *,
-    data: str,
-    teacher_counts: list[int],
-    student_fraction: float,
-    val_fraction: float,
-    seed: int,
-) -> TeacherStudy:
+def data_section(data: str, config: TeachersConfig, out: NotebookOutputs) -> TeacherStudy:
     """Table 4.1: the two label subsets (:func:`.data.load_subsets`), their sizes beside the thesis's, saved and
-    recorded; returns the study the later sections share (its ``table41_view`` is what the cell shows)."""
-    datasets = as_data.load_subsets(data, seed=seed)
+    recorded; returns the study of notebook 04's settings ``config`` that the later sections share (its
+    ``table41_view`` is what the cell shows)."""
+    datasets = as_data.load_subsets(data, seed=config.seed)
     scale, stamps, data_stamp = as_data.source_stamps(datasets)
     table41 = thesis_tables.table_4_1(
-        datasets, teacher_counts=teacher_counts, student_fraction=student_fraction, val_fraction=val_fraction, seed=seed
+        datasets,
+        teacher_counts=list(config.teacher_counts),
+        student_fraction=config.student_fraction,
+        val_fraction=config.val_fraction,
+        seed=config.seed,
     )
     out.save_table(table41.drop(columns=["verdict_rule"]), "muschiol2021-table4.1", data=data_stamp)
-    study = TeacherStudy(
-        datasets, table41, scale, stamps, data_stamp, list(teacher_counts), student_fraction, val_fraction, seed
-    )
+    study = TeacherStudy(datasets, table41, scale, stamps, data_stamp, config)
     _record(study, out, "muschiol2021-table4.1", models.table_4_1_record(table41))
     return study
 
@@ -120,11 +128,11 @@ def siren_section(study: TeacherStudy, out: NotebookOutputs, *, data: str) -> di
     return _record(study, out, "muschiol2021-fig2.1", record)
 
 
-def sampler_section(
-    study: TeacherStudy, out: NotebookOutputs, *, iterations: int, batch_size: int, n_seeds: int
-) -> MarkdownText:
+def sampler_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     """Fig 5.9: the classes the balanced and the random sampler draw from teacher 0's partition of "big 10" in
-    ``iterations`` batches, judged over ``n_seeds`` sampler seeds (:func:`.teacher_claims.sampler.sampler_item`)."""
+    ``sampler_iterations`` batches, judged over ``replicates.sampler_seeds`` sampler seeds
+    (:func:`.teacher_claims.sampler.sampler_item`)."""
+    iterations, batch_size = study.config.sampler_iterations, study.config.sampler_batch
     labels = study.big.splits["bal_train"].labels
     split = as_data.pool_split(
         len(labels), student_fraction=study.student_fraction, val_fraction=study.val_fraction, seed=study.seed
@@ -137,7 +145,7 @@ def sampler_section(
         iterations=iterations,
         batch_size=batch_size,
         seed=study.seed,
-        n_seeds=n_seeds,
+        n_seeds=study.config.replicates.sampler_seeds,
     )
     title = f"big 10, teacher 0 ({len(part)} clips): top class balanced = {rec['top_class_balanced']}"
     data = f"{study.scale}: {study.stamps['big']}; teacher 0 of big 10"
@@ -146,36 +154,43 @@ def sampler_section(
     return MarkdownText(f"**Fig 5.9: {rec['verdict']}** ({rec['verdict_rule']})")
 
 
-def teachers_section(
-    study: TeacherStudy,
-    *,
-    recipe: dict[str, Any],
-    curve_clips: int,
-    device: str | None,
-    backend: str,
-    teachers_per_task: int | None,
-    replicates: dict[str, Any] | None = None,
-) -> pd.DataFrame:
+def recipe(config: TeachersConfig) -> teachers.TeacherSpec:
+    """The embedding-MLP teachers' recipe (:class:`.teachers.TeacherSpec`) of notebook 04's settings."""
+    return teachers.TeacherSpec(
+        hidden=tuple(config.hidden),
+        dropout=config.dropout,
+        lr=config.learning_rate,
+        batch_size=config.batch_size,
+        steps=config.steps,
+        eval_every=config.eval_every,
+        sampler=config.sampler,
+        mixup_alpha=config.mixup_alpha,
+        patience=config.patience,
+    )
+
+
+def teachers_section(study: TeacherStudy) -> pd.DataFrame:
     """The teachers of every ensemble size on both subsets, the replicate ensembles of a size in one stacked
-    training call (:func:`.pipeline.teacher_ensembles`; their votes are cached, where notebook 05 reads them).
-    ``recipe``: the :class:`.teachers.TeacherSpec` fields; ``replicates``: the notebook's ``teacher_replicates``
-    (``seeds``: one replicate ensemble per seed; ``counts``: the teacher counts trained once per seed, the others
-    with the first seed only). Returns the ensembles' summary."""
-    spec = teachers.TeacherSpec(**recipe)
-    rep = replicates or {}
+    training call (:func:`.pipeline.teacher_ensembles`; their votes are cached, where notebook 05 reads them), by
+    the settings' :func:`recipe` and ``replicates.teachers`` (``seeds``: one replicate ensemble per seed;
+    ``counts``: the teacher counts trained once per seed, the others with the first seed only). Returns the
+    ensembles' summary."""
+    config = study.config
+    spec = recipe(config)
+    rep = config.replicates.teachers.as_record()
     runs, inputs = pipeline.teacher_ensembles(
         {s: study.datasets[s] for s in as_data.SUBSETS},
         spec,
         study.teacher_counts,
         student_fraction=study.student_fraction,
         val_fraction=study.val_fraction,
-        curve_clips=curve_clips,
+        curve_clips=config.curve_clips,
         seed=study.seed,
         replicates=rep.get("seeds"),
         replicate_counts=rep.get("counts"),
-        device=device,
-        backend=backend,
-        teachers_per_task=teachers_per_task,
+        device=config.device,
+        backend=config.backend,
+        teachers_per_task=config.teachers_per_task,
     )
     study.spec, study.runs, study.inputs = spec, runs, inputs
     study.replicate_seeds = as_data.replicate_seeds(rep.get("seeds"), study.seed)
@@ -203,13 +218,19 @@ def teacher_curves_section(study: TeacherStudy, out: NotebookOutputs) -> Markdow
     return MarkdownText(f"**Fig 5.1: {rec['verdict']}**")
 
 
-def micro_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
+def micro_curves_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     """Figs 5.2 / 5.3: micro-averaged PR and ROC curves of each ensemble's teacher 0, judged on intervals over the
     largest ensemble's teachers and on ``n_boot`` bootstrap resamples of the test clips."""
     labels = {s: study.inputs[s, 1][0].Y_test for s in as_data.SUBSETS}
     fig_pr, fig_roc, auc = figures.micro_curve_figures(study.first(), labels, as_data.SUBSETS, study.teacher_counts)
     rec52, rec53 = teacher_curves.micro_curve_records(
-        study.runs, auc, as_data.SUBSETS, study.teacher_counts, labels, n_boot=n_boot, seed=study.seed
+        study.runs,
+        auc,
+        as_data.SUBSETS,
+        study.teacher_counts,
+        labels,
+        n_boot=study.config.replicates.n_boot,
+        seed=study.seed,
     )
     data = study.teacher_stamp + "; selected checkpoints (not iteration 30,000); curves of each first replicate"
     for item, fig, rec in (("muschiol2021-fig5.2", fig_pr, rec52), ("muschiol2021-fig5.3", fig_roc, rec53)):
@@ -218,32 +239,28 @@ def micro_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: i
     return MarkdownText(f"**Fig 5.2: {rec52['verdict']}; Fig 5.3: {rec53['verdict']}**")
 
 
-def similar_teachers_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
+def similar_teachers_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     """Fig 5.6: every teacher of "big 10"; "no significant difference between the teachers" judged on their spread
     against the test set's noise (:func:`.teacher_claims.curves.similar_teachers_record`)."""
     run = study.runs["big", 10][0]
     _save(out, figures.all_teachers_figure(run), "muschiol2021-fig5.6", study.teacher_stamp + "; big 10, replicate 0")
-    rec = teacher_curves.similar_teachers_record(run, study.inputs["big", 10][0].Y_test, n_boot=n_boot, seed=study.seed)
+    rec = teacher_curves.similar_teachers_record(
+        run, study.inputs["big", 10][0].Y_test, n_boot=study.config.replicates.n_boot, seed=study.seed
+    )
     _record(study, out, "muschiol2021-fig5.6", rec)
     return MarkdownText(f"**Fig 5.6: {rec['verdict']}** {rec['verdict_reason']}")
 
 
-def ablation_section(
-    study: TeacherStudy,
-    *,
-    batch_sizes: list[int],
-    learning_rates: list[float],
-    settings: dict[str, Any],
-    curve_clips: int,
-    device: str | None,
-    backend: str,
-    teachers_per_task: int | None,
-) -> pd.DataFrame:
-    """The ablation arms on "big 10" (:func:`.teachers.ablation_settings`, :func:`.pipeline.ablation_arms`): the
-    first ``settings["teachers"]`` teachers of ``settings["seeds"]`` replicate big-10 ensembles (the first replicate
-    seeds: each its own pool split, partitions and training seeds), one stacked call per arm. ``settings``:
-    ``teachers``, ``seeds``, ``hidden`` (the MLP sizes), ``weight_max``, ``temperature`` (the adaptive class weights'
-    bound and scale, :class:`.teachers.TeacherSpec`). Returns the arms' table."""
+def ablation_section(study: TeacherStudy) -> pd.DataFrame:
+    """The ablation arms on "big 10" (:func:`.teachers.ablation_settings`, :func:`.pipeline.ablation_arms`) over
+    ``ablation_batch_sizes`` and ``ablation_learning_rates``: the first ``ablation.teachers`` teachers of
+    ``ablation.seeds`` replicate big-10 ensembles (the first replicate seeds: each its own pool split, partitions and
+    training seeds), one stacked call per arm; ``ablation.hidden``: the MLP sizes, ``weight_max`` and
+    ``temperature``: the adaptive class weights' bound and scale (:class:`.teachers.TeacherSpec`). Returns the arms'
+    table."""
+    config = study.config
+    settings = config.ablation.as_record()
+    batch_sizes, learning_rates = list(config.ablation_batch_sizes), list(config.ablation_learning_rates)
     spec = study.spec.replace(weight_max=settings["weight_max"], weight_temperature=settings["temperature"])
     arms = teachers.ablation_settings(spec, batch_sizes, learning_rates, settings["hidden"])
     seeds = study.replicate_seeds[: int(settings["seeds"])]
@@ -260,10 +277,10 @@ def ablation_section(
         spec,
         arms,
         n_teachers=settings["teachers"],
-        curve_clips=curve_clips,
-        device=device,
-        backend=backend,
-        teachers_per_task=teachers_per_task,
+        curve_clips=config.curve_clips,
+        device=config.device,
+        backend=config.backend,
+        teachers_per_task=config.teachers_per_task,
     )
     study.ablation_settings = dict(settings, batch_sizes=list(batch_sizes), learning_rates=list(learning_rates))
     return thesis_tables.ablation_table(study.ablation)
@@ -290,24 +307,15 @@ def ablation_figures_section(study: TeacherStudy, out: NotebookOutputs) -> Markd
     return markdown_list(lines)
 
 
-def logmel_section(
-    study: TeacherStudy,
-    out: NotebookOutputs,
-    *,
-    clips: dict[str, Any],
-    training: dict[str, Any],
-    head: list[int] | None,
-    imagenet_weights: dict,
-    device: str | None,
-    backend: str,
-    teachers_per_task: int | None,
-) -> MarkdownText:
-    """Figs 5.4 / 5.5: the log-Mel CNNs (:func:`.pipeline.logmel_arms`), and Fig 5.4's "ResNets train up to five
-    times faster than VGG" on the CNNs' training work per clip at the thesis's widths and input
-    (:func:`.teachers.training_flops`, deterministic). ``clips``: ``data``, ``architectures``, ``clips``,
-    ``classes``; ``training``: ``frames``, ``width_scale``, ``teachers``, ``steps``, ``eval_every``, ``lr``,
-    ``speed`` (the CNNs' speed options)."""
-    arch, t = clips["architectures"], training
+def logmel_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
+    """Figs 5.4 / 5.5: the log-Mel CNNs (:func:`.pipeline.logmel_arms`) on the settings' ``logmel`` clips, trained
+    as ``logmel_run`` says with the head ``logmel_head``, and Fig 5.4's "ResNets train up to five times faster than
+    VGG" on the CNNs' training work per clip at the thesis's widths and input (:func:`.teachers.training_flops`,
+    deterministic)."""
+    config = study.config
+    clips, t = config.logmel.as_record(), config.logmel_run.as_record()
+    head = None if config.logmel_head is None else list(config.logmel_head)
+    arch = clips["architectures"]
     X, Y, source = as_data.load_logmel_clips(
         clips["data"], "big", n_clips=clips["clips"], n_classes=clips["classes"], frames=t["frames"], seed=study.seed
     )
@@ -327,13 +335,13 @@ def logmel_section(
         val,
         test,
         spec,
-        imagenet_weights=imagenet_weights,
+        imagenet_weights=dict(config.imagenet_weights),
         width_scale=t["width_scale"],
         head=head,
         seed=study.seed,
-        device=device,
-        backend=backend,
-        teachers_per_task=teachers_per_task,
+        device=config.device,
+        backend=config.backend,
+        teachers_per_task=config.teachers_per_task,
         speed=t["speed"],
     )
     stamp = teachers.logmel_stamp(source, t["width_scale"], head, t["steps"], t["teachers"], t["speed"])
@@ -378,7 +386,7 @@ def class_ap_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     return MarkdownText(f"**Fig A.1: {rec['verdict']}**")
 
 
-def class_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
+def class_curves_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     """Figs A.2 / A.3: teacher 0 of the baseline and of "big 10" (first replicates) scored per class at every
     evaluation of its run (:func:`.teachers.class_ap_at_evaluations`); the headline values at the selected
     checkpoint, judged over the replicates (teacher 0 of each) and a paired bootstrap of the test clips."""
@@ -392,7 +400,7 @@ def class_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: i
     groups = {key: diagnostics.ranked_classes(ap[0]) for key, (ap, _) in selected.items()}
     test = {key: (inputs[k][0].Y_test, np.stack([r.probabilities[0] for r in runs[k]])) for key, k in CONCERNED.items()}
     recs = teacher_classes.class_curve_records(
-        curves, selected, groups, study.big.class_names, test, n_boot=n_boot, seed=study.seed
+        curves, selected, groups, study.big.class_names, test, n_boot=study.config.replicates.n_boot, seed=study.seed
     )
     for item, key, rec in zip(("muschiol2021-figA.2", "muschiol2021-figA.3"), CONCERNED, recs):
         fig = figures.class_curves_figure(*curves[key][::-1], groups[key], study.big.class_names, key)
@@ -405,7 +413,7 @@ def class_curves_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: i
     return MarkdownText(f"**Fig A.2: {recs[0]['verdict']}; Fig A.3: {recs[1]['verdict']}**")
 
 
-def class_roc_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int) -> MarkdownText:
+def class_roc_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     """Figs A.4 / A.5: per-class ROC curves of teacher 0 (the figure), the claims over every teacher of the
     ensemble and a bootstrap of the test clips (:func:`.teacher_claims.classes.class_roc_record`)."""
     lines = []
@@ -415,7 +423,9 @@ def class_roc_section(study: TeacherStudy, out: NotebookOutputs, *, n_boot: int)
         probs = np.stack([r.probabilities[0] for r in reps]) if key == "baseline" else reps[0].probabilities
         fig = figures.class_roc_figure(labels, probs[0], study.big.class_names, key)
         _save(out, fig, item, study.teacher_stamp + f"; {key}, teacher 0 of the first replicate, selected checkpoint")
-        rec = teacher_classes.class_roc_record(labels, probs, key, n_boot=n_boot, seed=study.seed)
+        rec = teacher_classes.class_roc_record(
+            labels, probs, key, n_boot=study.config.replicates.n_boot, seed=study.seed
+        )
         _record(study, out, item, rec)
         lines.append(f"{item.removeprefix('muschiol2021-')}: **{rec['verdict']}**")
     return markdown_list(lines)

@@ -65,9 +65,11 @@ def execute_notebook(
 ) -> Path:
     """Run one notebook with papermill; return the executed notebook's path (HTML beside it if ``html``).
 
-    ``progress``: show papermill's per-cell bar with this description (None: no bar). ``cell_timeout_s``: stop
-    the notebook when one cell runs longer (papermill's ``execution_timeout``; None: no limit). The executed copy
-    in ``build_dir`` (default: the layout's ``build/``) is stripped of volatile metadata once the notebook succeeds
+    ``extra_parameters``: values in place of the profile file's, checked with them (for a contract notebook, a
+    field of the contract reaches the notebook as an override). ``progress``: show papermill's per-cell bar with
+    this description (None: no bar). ``cell_timeout_s``: stop the notebook when one cell runs longer (papermill's
+    ``execution_timeout``; None: no limit). The executed copy in ``build_dir`` (default: the layout's ``build/``) is
+    stripped of volatile metadata once the notebook succeeds
     (see :func:`strip_volatile`).
     """
     if profile not in PROFILES:
@@ -75,7 +77,7 @@ def execute_notebook(
     source = current().notebooks / f"{stem}.ipynb"
     if not source.exists():
         raise FileNotFoundError(f"notebook {source} not found; known: {list_notebooks()}")
-    params = load_parameters(stem, profile)
+    params = {**load_parameters(stem, profile), **(extra_parameters or {})}
     declared = notebook_parameters(source)
     contract = load_manifest(stem).contract
     problems = check_config(config_path(stem, profile), params, declared, contract)
@@ -83,7 +85,6 @@ def execute_notebook(
         raise ConfigError(problems)
     parameters = {
         **papermill_parameters(params, declared, contract),
-        **(extra_parameters or {}),
         "profile": profile,
         "output_dir": str(Path(output_dir)),
     }
