@@ -124,7 +124,10 @@ def expected(annotation: Any) -> str:
     if origin in (tuple, list):
         args = get_args(base)
         inner = args[0] if args else Any
-        return f"a list of {expected(inner).removeprefix('a ').removeprefix('an ')}s"
+        words = expected(inner)
+        if words in ("an integer", "a number", "a string", "a mapping"):  # a bare type: "a list of integers"
+            return f"a list of {words.removeprefix('a ').removeprefix('an ')}s"
+        return f"a list, each {words}"
     if origin is dict or base is dict:
         return "a mapping"
     if _is_contract(base):

@@ -31,7 +31,6 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 #: notebooks whose settings are not a contract yet, and why
 NOT_YET_A_CONTRACT: dict[str, str] = {
     "00_dp_primer": "the primer's exercise cells and the instructors' material name its settings one by one",
-    "05_audioset_multilabel": "its cell defaults are not yet the paper profile",
 }
 #: the most lines a contract notebook's parameters cell holds besides comments
 PARAMETERS_CELL_LINES = 8

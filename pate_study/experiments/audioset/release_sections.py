@@ -36,6 +36,7 @@ from pate_study.experiments.audioset.release_claims import common as release_com
 from pate_study.experiments.audioset.release_claims import findings as release_findings
 from pate_study.experiments.audioset.release_claims import students as release_students
 from pate_study.experiments.audioset.release_claims import sweeps as release_sweeps
+from pate_study.experiments.audioset.release_config import MultilabelConfig
 from pate_study.experiments.audioset.teachers import TeacherSpec
 from pate_study.experiments.audioset.votes import CachedVotes
 from pate_study.reporting.outputs import NotebookOutputs
@@ -133,12 +134,12 @@ def flat_parameters(params: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def setup(out: NotebookOutputs, params: dict[str, Any]) -> Study05:
-    """Torch threads and the plot style from the parameters (grouped as :data:`PARAMETER_GROUPS`), notebook 04's
-    teacher recipe, the big subset's ensembles' votes (read from the cache notebook 04 filled, or trained through the
-    same call), the data stamp and the recorded set-up; the students' recipe is the teachers' on its full schedule,
-    kept at the last step."""
-    p = flat_parameters(params)
+def setup(data: str, config: MultilabelConfig, out: NotebookOutputs) -> Study05:
+    """Torch threads and the plot style from notebook 05's settings ``config`` (its groups spread by
+    :func:`flat_parameters`), notebook 04's teacher recipe, the big subset's ensembles' votes on the ``data`` asked
+    for (read from the cache notebook 04 filled, or trained through the same call), the data stamp and the recorded
+    set-up; the students' recipe is the teachers' on its full schedule, kept at the last step."""
+    p = flat_parameters({**config.as_record(), "data": data})
     torch.set_num_threads(int(p["torch_threads"]))
     use_style()
     spec = teachers.teacher_spec_from_parameters(p)

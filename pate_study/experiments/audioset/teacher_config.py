@@ -93,8 +93,8 @@ class TeacherReplicates(StudyContract):
 class Replicates(StudyContract):
     """The claims' replicates: bootstrap resamples of the test clips, sampler seeds (Fig 5.9), the teachers."""
 
-    n_boot: Annotated[int, COUNT] = 200
-    sampler_seeds: Annotated[int, COUNT] = 5
+    n_boot: Annotated[int, Range(1, 100_000)] = 200
+    sampler_seeds: Annotated[int, Range(1, 1000)] = 5
     teachers: TeacherReplicates = TeacherReplicates()
 
 
