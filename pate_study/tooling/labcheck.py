@@ -52,7 +52,7 @@ from pate_study.tooling.browser import (
     wait_for_http,
 )
 from pate_study.tooling.labcopies import TEACHING_NOTEBOOKS, VOTES_FOLDER, student_copy
-from pate_study.tooling.notebook_runner.configs import load_parameters
+from pate_study.tooling.notebook_runner.configs import injected_parameters
 from pate_study.tooling.notebook_runner.layout import list_notebooks
 
 logger = logging.getLogger(__name__)
@@ -104,11 +104,11 @@ def changed_files(before: dict, after: dict) -> list[str]:
 def lab_copy(stem: str, lab_dir: Path = LAB_DIR, *, student: bool = False) -> Path:
     """A copy of ``notebooks/<stem>.ipynb``: with ``student``, the student's own copy as ``make lab-light`` makes it
     (:func:`pate_study.tooling.labcopies.student_copy`, in ``<lab_dir>/labs/``: the parameters a student gets);
-    else with the smoke parameters injected, as papermill would."""
+    else with the smoke parameters injected, as the runner injects them (:func:`.configs.injected_parameters`)."""
     if student:
         return student_copy(stem, lab_dir / "labs")[0]
     output_dir = (lab_dir / "figures" / stem).relative_to(REPO_ROOT)  # relative: resolved from the root
-    parameters = {**load_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
+    parameters = {**injected_parameters(stem, "smoke"), "profile": "smoke", "output_dir": str(output_dir)}
     nb = parameterize_notebook(load_notebook_node(str(NOTEBOOKS_DIR / f"{stem}.ipynb")), parameters)
     target = lab_dir / "notebooks" / f"{stem}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)

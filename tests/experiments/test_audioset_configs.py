@@ -1,14 +1,11 @@
 """Notebook 05 reads notebook 04's ensembles from the votes cache only when it asks for the same teachers: its
-teacher keys must equal 04's in the profiles where 05 runs on 04's data (paper, gpu)."""
-
-from pathlib import Path
+teacher keys must equal 04's in the profiles where 05 runs on 04's data (paper, gpu): both read as their
+contracts' fields with the profile's overrides in place."""
 
 import pytest
-import yaml
 
 from pate_study.tooling.notebook_runner.configs import effective_parameters
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 # 05's key -> 04's key: the recipe, the curve sample, the device and the shard plan all enter the votes' cache key
 SAME = {
     "teacher_hidden": "hidden",
@@ -33,8 +30,8 @@ SAME = {
 
 @pytest.mark.parametrize("profile", ["paper", "gpu"])
 def test_05_asks_for_04s_teachers(profile):
-    nb04 = effective_parameters("04_audioset_teachers", profile)  # its contract's fields with the profile's overrides
-    nb05 = yaml.safe_load((CONFIGS / "05_audioset_multilabel" / f"{profile}.yaml").read_text())
+    nb04 = effective_parameters("04_audioset_teachers", profile)
+    nb05 = effective_parameters("05_audioset_multilabel", profile)
 
     def of04(key):  # a flat key, or (group, key) of a grouped parameter
         return nb04.get(key) if isinstance(key, str) else (nb04.get(key[0]) or {}).get(key[1])

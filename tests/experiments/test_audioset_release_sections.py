@@ -3,16 +3,12 @@ names, and bad groups refused in one line."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
-import yaml
 
 from pate_study.experiments.audioset import release_sections
 from pate_study.experiments.audioset.release_claims.sweeps import sweep_record
-
-CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "05_audioset_multilabel"
+from pate_study.tooling.notebook_runner.configs import effective_parameters
 
 
 def _grouped():
@@ -41,8 +37,7 @@ def test_a_bad_group_is_refused_in_one_line_naming_it(broken):
 
 @pytest.mark.parametrize("profile", ["smoke", "paper", "gpu"])
 def test_every_profile_gives_every_group_its_keys(profile):
-    config = yaml.safe_load((CONFIGS / f"{profile}.yaml").read_text())
-    flat = release_sections.flat_parameters(config)
+    flat = release_sections.flat_parameters(effective_parameters("05_audioset_multilabel", profile))
     assert flat["release_draws"] >= 1 and flat["target_protocol"].endswith(".yaml")
 
 

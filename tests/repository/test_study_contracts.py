@@ -23,7 +23,7 @@ import pytest
 
 from pate_study.core.contract import StudyContract
 from pate_study.tooling.notebook_runner.configs import OVERRIDES, load_parameters, notebook_parameters
-from pate_study.tooling.notebook_runner.layout import RUNNER_PARAMETERS
+from pate_study.tooling.notebook_runner.layout import PROFILES, RUNNER_PARAMETERS
 from pate_study.tooling.notebook_runner.manifest import load_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,8 +42,8 @@ CONTRACT_NOTEBOOKS = [p for p in NOTEBOOKS if p.stem not in NOT_YET_A_CONTRACT]
 
 
 def profiles(stem: str) -> list[str]:
-    """The profile files of notebook ``stem`` (``paper``, ``smoke``, ``gpu``, ...), the manifest left out."""
-    return sorted(p.stem for p in (REPO / "configs" / stem).glob("*.yaml") if p.stem != "notebook")
+    """The profile files of notebook ``stem`` (``paper``, ``smoke``, ``gpu``: those of :data:`PROFILES` it has)."""
+    return [p for p in PROFILES if (REPO / "configs" / stem / f"{p}.yaml").exists()]
 
 
 def echoes(path: Path) -> int:

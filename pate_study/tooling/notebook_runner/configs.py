@@ -25,7 +25,7 @@ import papermill
 
 from pate_study.core.contract import contract_problems
 from pate_study.core.owned import describe_path
-from pate_study.tooling.notebook_runner.layout import RUNNER_PARAMETERS, current, relative_label
+from pate_study.tooling.notebook_runner.layout import RUNNER_PARAMETERS, config_path, current, relative_label
 from pate_study.tooling.notebook_runner.manifest import load_manifest
 from pate_study.tooling.notebook_runner.yamlfile import ConfigError, kind, quoted_name, read_config, shown
 
@@ -202,6 +202,21 @@ def papermill_parameters(params: dict, declared: dict[str, Declared], contract: 
         return dict(params)
     cell, overrides = split_overrides(params, declared)
     return {**cell, OVERRIDES: overrides}
+
+
+def injected_parameters(stem: str, profile: str, extra: dict | None = None) -> dict:
+    """What papermill injects into notebook ``stem`` for ``profile`` (:func:`papermill_parameters` of its profile
+    file with ``extra`` in place, a contract notebook's overrides as one mapping), after checking them
+    (:func:`check_config`; :class:`ConfigError` with every problem). The runner's ``profile`` and ``output_dir`` are
+    the caller's to add."""
+    params = {**load_parameters(stem, profile), **(extra or {})}
+    source = current().notebooks / f"{stem}.ipynb"
+    declared = notebook_parameters(source)
+    contract = load_manifest(stem).contract
+    problems = check_config(config_path(stem, profile), params, declared, contract)
+    if problems:
+        raise ConfigError(problems)
+    return papermill_parameters(params, declared, contract)
 
 
 def effective_parameters(stem: str, profile: str) -> dict:

@@ -16,15 +16,8 @@ import papermill
 
 from pate_study.core.io import atomic_write_text
 from pate_study.reporting.session import RUNNER_ENV
-from pate_study.tooling.notebook_runner.configs import (
-    check_config,
-    load_parameters,
-    notebook_parameters,
-    papermill_parameters,
-)
-from pate_study.tooling.notebook_runner.layout import PROFILES, config_path, current, list_notebooks
-from pate_study.tooling.notebook_runner.manifest import load_manifest
-from pate_study.tooling.notebook_runner.yamlfile import ConfigError
+from pate_study.tooling.notebook_runner.configs import injected_parameters
+from pate_study.tooling.notebook_runner.layout import PROFILES, current, list_notebooks
 
 #: How long a notebook's kernel may take to start (papermill's default, 60 s, ran out on two cores kept busy).
 KERNEL_START_S = 180
@@ -77,14 +70,8 @@ def execute_notebook(
     source = current().notebooks / f"{stem}.ipynb"
     if not source.exists():
         raise FileNotFoundError(f"notebook {source} not found; known: {list_notebooks()}")
-    params = {**load_parameters(stem, profile), **(extra_parameters or {})}
-    declared = notebook_parameters(source)
-    contract = load_manifest(stem).contract
-    problems = check_config(config_path(stem, profile), params, declared, contract)
-    if problems:
-        raise ConfigError(problems)
     parameters = {
-        **papermill_parameters(params, declared, contract),
+        **injected_parameters(stem, profile, extra_parameters),
         "profile": profile,
         "output_dir": str(Path(output_dir)),
     }
