@@ -60,14 +60,18 @@ class Range:
         return self.high is None or not (value > self.high or (value == self.high and not self.high_inclusive))
 
     def describe(self) -> str:
-        """The interval in words (``at least 1``, ``in (0, 1)``)."""
+        """The interval in words (``at least 1``, ``in (0, 1)``, ``in [1, 1000000]``)."""
         if self.high is None:
-            return f"{'at least' if self.low_inclusive else 'above'} {self.low:g}"
+            return f"{'at least' if self.low_inclusive else 'above'} {_number(self.low)}"
         if self.low is None:
-            return f"{'at most' if self.high_inclusive else 'below'} {self.high:g}"
-        return (
-            f"in {'[' if self.low_inclusive else '('}{self.low:g}, {self.high:g}{']' if self.high_inclusive else ')'}"
-        )
+            return f"{'at most' if self.high_inclusive else 'below'} {_number(self.high)}"
+        low, high = _number(self.low), _number(self.high)
+        return f"in {'[' if self.low_inclusive else '('}{low}, {high}{']' if self.high_inclusive else ')'}"
+
+
+def _number(value: float) -> str:
+    """A bound as a message writes it: a whole number in full (``1000000``), any other briefly (``0.05``)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 #: A count: an integer of at least 1.

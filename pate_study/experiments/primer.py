@@ -13,11 +13,13 @@ import dataclasses
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from pate_study.core.contract import OPEN_UNIT, POSITIVE, Range, StudyContract
 from pate_study.data import DataSource, pate2018
 from pate_study.privacy import (
     audit,
@@ -38,6 +40,38 @@ from pate_study.privacy import smooth_sensitivity as ss
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 from pate_study.privacy.moments import moments_epsilon
 from pate_study.reporting import claims, verdicts
+
+
+@dataclass(frozen=True)
+class PrimerConfig(StudyContract):
+    """The primer's settings; the defaults are the paper profile: MAKE 2021 Fig. 5 = Visca 2021 Fig. 4.8 (LNMax,
+    γ = 0.05, δ = 1e-5, 1,000 queries, moments at the integer orders 1..8 as the 2017 reference code), and GNMax,
+    confident GNMax and the smooth-sensitivity release with Papernot et al. 2018's MNIST values. A cell that calls a
+    section passes these by name, so a student changes one there (the lab's *Try it* lines). ``seed`` is the notebook's
+    seed, handed in by the notebook."""
+
+    gamma: Annotated[float, POSITIVE] = 0.05  # LNMax inverse Laplace scale: noise Lap(1/γ), per-query pure ε 2γ
+    delta: Annotated[float, OPEN_UNIT] = 1e-5
+    n_queries: Annotated[int, Range(1, 1_000_000)] = 1000  # Q, the student queries answered by the teachers
+    max_integer_order: Annotated[int, Range(2, 1000)] = 8  # the 2017 reference code: integer λ from 1 to 8
+    loss_samples: Annotated[int, Range(1, 100_000_000)] = 200_000  # Monte Carlo samples of the privacy loss
+    audit_trials: Annotated[int, Range(1, 100_000_000)] = 2_000_000  # Monte Carlo trials per data set in the audit
+    audit_confidence: Annotated[float, OPEN_UNIT] = 0.95
+    votes_dataset: Literal["mnist", "svhn", "adult"] = "mnist"  # Papernot et al. 2018's released vote matrices
+    votes_queries: Annotated[int, Range(1, 1_000_000)] = 9000  # vote rows used in section 5 (the first queries)
+    sigma: Annotated[float, POSITIVE] = 40.0  # GNMax noise (Papernot et al. 2018 use 40 on MNIST)
+    threshold: Annotated[float, Range(0)] = 200.0  # T, confident GNMax's threshold (Papernot et al. 2018, MNIST)
+    sigma1: Annotated[float, POSITIVE] = 150.0  # confident GNMax's noise on the check
+    sigma2: Annotated[float, POSITIVE] = 40.0  # and on the answer
+    ss_queries: Annotated[int, Range(1, 1_000_000)] = 640  # the smooth-sensitivity release: the first queries
+    ss_order: Annotated[float, Range(1, low_inclusive=False)] = 14.0
+    ss_beta: Annotated[float, POSITIVE] = 0.0329
+    ss_sigma: Annotated[float, POSITIVE] = 6.23
+    ss_draws: Annotated[int, Range(1, 10_000_000)] = 2000
+    rhos: tuple[Annotated[float, POSITIVE], ...] = (0.1, 0.25, 0.5, 1.0)  # the student's local Laplace mechanism
+    local_audit_samples: Annotated[int, Range(1, 100_000_000)] = 200_000
+    seed: Annotated[int, Range(0)] = 0
+
 
 # The four densities of the Wikipedia figure that Visca (2021) reproduces as Fig. 2.4.
 WIKIPEDIA_LAPLACE_CURVES = ((0.0, 1.0), (0.0, 2.0), (0.0, 4.0), (-5.0, 4.0))

@@ -8,9 +8,9 @@
   a call spread over several lines is one statement and ``a; b`` on one line is two): at most two per cell (the
   call and the line that shows what it returns), no ``:=`` to pack calls into one statement, no code line over
   120 columns in any cell. The parameters cell is counted apart (parameters); a cell of imports only, and the
-  set-up cell that builds ``out = NotebookOutputs(...)`` (imports plus a few set-up statements), are exempt, and
-  so is a lab's exercise cell (it says ``# your code``: the student's own code), which keeps the width limit.
-  Notebooks not yet in this form are listed, each with why, in ``NOT_YET_ONE_CALL_PER_CELL``.
+  set-up cell that builds ``out = NotebookOutputs.for_notebook(...)`` (imports plus a few set-up statements), are
+  exempt, and so is a lab's exercise cell (it says ``# your code``: the student's own code), which keeps the width
+  limit. Notebooks not yet in this form are listed, each with why, in ``NOT_YET_ONE_CALL_PER_CELL``.
 - Docstrings and comments cite sources and equations, never the project's issue tracker, which a reader of the
   repository cannot open.
 """
@@ -65,12 +65,14 @@ def notebook_code_cells(path: Path) -> list[dict]:
 
 
 def is_setup(statements: list[ast.stmt]) -> bool:
-    """The set-up cell: the one that binds ``out = NotebookOutputs(...)``."""
+    """The set-up cell: the one that binds ``out = NotebookOutputs(...)`` or ``NotebookOutputs.for_notebook(...)``."""
+
+    def builds_outputs(func: ast.expr) -> bool:
+        owner = func.value if isinstance(func, ast.Attribute) else func
+        return getattr(owner, "id", None) == "NotebookOutputs"
+
     return any(
-        isinstance(s, ast.Assign)
-        and isinstance(s.value, ast.Call)
-        and getattr(s.value.func, "id", None) == "NotebookOutputs"
-        for s in statements
+        isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and builds_outputs(s.value.func) for s in statements
     )
 
 

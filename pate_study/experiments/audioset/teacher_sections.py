@@ -154,19 +154,14 @@ def sampler_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     return MarkdownText(f"**Fig 5.9: {rec['verdict']}** ({rec['verdict_rule']})")
 
 
+#: the settings of notebook 04 that are fields of :class:`.teachers.TeacherSpec` under the same name
+RECIPE_FIELDS = ("hidden", "dropout", "batch_size", "steps", "eval_every", "patience", "sampler", "mixup_alpha")
+
+
 def recipe(config: TeachersConfig) -> teachers.TeacherSpec:
     """The embedding-MLP teachers' recipe (:class:`.teachers.TeacherSpec`) of notebook 04's settings."""
-    return teachers.TeacherSpec(
-        hidden=tuple(config.hidden),
-        dropout=config.dropout,
-        lr=config.learning_rate,
-        batch_size=config.batch_size,
-        steps=config.steps,
-        eval_every=config.eval_every,
-        sampler=config.sampler,
-        mixup_alpha=config.mixup_alpha,
-        patience=config.patience,
-    )
+    same = {name: getattr(config, name) for name in RECIPE_FIELDS}
+    return teachers.teacher_spec(**same, lr=config.learning_rate)
 
 
 def teachers_section(study: TeacherStudy) -> pd.DataFrame:
