@@ -45,9 +45,9 @@ def test_every_notebook_has_a_check_configs_and_a_parameters_cell():
         declared = papermill.inspect_notebook(str(NOTEBOOKS_DIR / f"{stem}.ipynb"))  # what papermill can parse
         optional = [p for p in PROFILES if p not in REQUIRED_PROFILES and (CONFIGS_DIR / stem / f"{p}.yaml").exists()]
         for profile in (*REQUIRED_PROFILES, *optional):  # e.g. 04's gpu.yaml must name real parameters too
-            params = load_parameters(stem, profile)
-            if load_manifest(stem).contract is not None:  # the other names are overrides, checked by the contract
-                params = {name: v for name, v in params.items() if name in declared}
+            params = load_parameters(stem, profile)  # the cell's names; the others are overrides of the contract
+            assert load_manifest(stem).contract is not None, f"{stem}: its manifest names no contract"
+            params = {name: v for name, v in params.items() if name in declared}
             for name in list(params) + list(RUNNER_PARAMETERS):
                 assert name in declared, f"{stem}: papermill cannot find parameter {name!r} in the parameters cell"
 

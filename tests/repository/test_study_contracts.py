@@ -83,8 +83,8 @@ def test_run_all_gives_the_paper_profile(path):
     paper = load_parameters(path.stem, "paper")
     assert set(paper) <= set(declared) - {OVERRIDES}, f"{path.stem}: paper.yaml overrides {set(paper) - set(declared)}"
     for name, value in paper.items():
-        assert declared[name].default == value, f"{path.stem}: {name} = {declared[name].default!r}, paper {value!r}"
-    assert declared[OVERRIDES].default == {}
+        assert declared[name] == value, f"{path.stem}: {name} = {declared[name]!r}, paper {value!r}"
+    assert declared[OVERRIDES] == {}
 
 
 @pytest.mark.parametrize("path", CONTRACT_NOTEBOOKS, ids=lambda p: p.stem)

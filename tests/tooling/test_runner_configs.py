@@ -350,7 +350,7 @@ def test_a_contract_notebooks_valid_overrides_pass_and_reach_papermill_as_one_ma
     params = checks.load_parameters("07_pate2018_lab", "smoke", configs)
     declared = checks.notebook_parameters(layout.current().notebooks / "07_pate2018_lab.ipynb")
     assert set(declared) == {"profile", "output_dir", "seed", "data", "overrides"}  # the cell: four names and overrides
-    injected = checks.papermill_parameters(params, declared, Lab2Config)
+    injected = checks.papermill_parameters(params, declared)
     assert injected == {"seed": 0, "data": "auto", "overrides": {"n_runs": 5, "votes_dataset": "svhn"}}
 
 
@@ -364,7 +364,8 @@ def test_a_contract_notebook_records_every_field_of_its_contract():
     [
         ("pate_study.experiments.pate2018_lab:Nope", "does not import (AttributeError)"),
         ("pate_study.nowhere:Lab2Config", "does not import (ModuleNotFoundError)"),
-        ("os.path:join", "(a class of the package), found 'os.path:join'"),
+        ("os.path:join", "'os.path:join' is not one"),
+        ("Lab2Config", "(module:ClassName), found 'Lab2Config'"),
         ("pate_study.experiments.pate2018_lab:OPEN_UNIT", "is not one"),
     ],
 )
@@ -373,3 +374,24 @@ def test_a_manifest_contract_that_is_not_a_study_contract_is_named(configs, valu
     path.write_text(path.read_text().replace("pate_study.experiments.pate2018_lab:Lab2Config", value))
     [line] = _problems(configs, "07_pate2018_lab")
     assert line.startswith(f"{configs}/07_pate2018_lab/notebook.yaml: contract: expected") and expected in line
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("data: reel\n", "data: expected one of 'auto', 'real', 'synthetic', found 'reel'"),
+        ("seed: -1\n", "seed: expected an integer at least 0, found -1"),
+        ("seed: ten\n", "seed: expected an integer at least 0, found 'ten'"),
+    ],
+)
+def test_the_cells_own_seed_and_data_are_checked_by_their_declaration(configs, text, expected):
+    _append(configs, "03_deeplog_synthetic", text)
+    [line] = _problems(configs, "03_deeplog_synthetic")
+    assert line == f"{configs}/03_deeplog_synthetic/smoke.yaml: {expected}"
+
+
+def test_a_notebook_whose_manifest_names_no_contract_is_refused(configs):
+    manifest = configs / "06_pate2018_votes" / "notebook.yaml"
+    manifest.write_text("".join(line for line in manifest.read_text().splitlines(True) if "contract:" not in line))
+    [line] = _problems(configs, "06_pate2018_votes")
+    assert "configs/06_pate2018_votes/notebook.yaml names no contract; every notebook's settings are a study" in line

@@ -1,4 +1,4 @@
-"""Adding a notebook touches only its own files: a toy notebook with its parameter files and manifest, in a
+"""Adding a notebook touches only its own files: a toy notebook with its contract, parameter files and manifest, in a
 temporary checkout, runs through the runner (listing, checks, schedule, execution, staging, summary) with the
 runner pointed at that checkout, and nothing in this repository is written."""
 
@@ -10,11 +10,22 @@ import pytest
 from pate_study.core.paths import FIGURES_DIR
 from pate_study.tooling.notebook_runner import cli, layout
 
-PARAMETERS = 'seed = 0\nn_draws = 3\nprofile = "smoke"\noutput_dir = "figures/90_toy"\n'
+PARAMETERS = 'seed = 0\ndata = "auto"\noverrides = {}\nprofile = "smoke"\noutput_dir = "figures/90_toy"\n'
+#: the toy study's contract, a module of the toy checkout (the kernel and the runner import it from there)
+CONTRACT = (
+    "from dataclasses import dataclass\n"
+    "from typing import Annotated\n\n"
+    "from pate_study.core.contract import COUNT, StudyContract\n\n\n"
+    "@dataclass(frozen=True)\n"
+    "class ToyConfig(StudyContract):\n"
+    "    n_draws: Annotated[int, COUNT] = 40\n"
+)
 WORK = (
     "import json, random, pathlib\n"
+    "from toy_study import ToyConfig\n"
+    "config = ToyConfig.from_overrides(overrides)\n"
     "rng = random.Random(seed)\n"
-    "draws = [rng.randint(0, 9) for _ in range(n_draws)]\n"
+    "draws = [rng.randint(0, 9) for _ in range(config.n_draws)]\n"
     "pathlib.Path(output_dir).mkdir(parents=True, exist_ok=True)\n"
     "(pathlib.Path(output_dir) / 'draws.json').write_text(json.dumps({'seed': seed, 'draws': draws}))\n"
 )
@@ -33,6 +44,8 @@ def toy_checkout(tmp_path, monkeypatch, point_layout):
     """A checkout at ``tmp_path`` holding two toy notebooks, 90 and 91 (91 waits for 90), with their parameter
     files and manifests, and nothing else; the runner points at it."""
     point_layout(**vars(layout.Layout.under(tmp_path)))
+    (tmp_path / "toy_study.py").write_text(CONTRACT)
+    monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "figures").mkdir()
     for stem in ("90_toy", "91_toy"):
@@ -40,10 +53,13 @@ def toy_checkout(tmp_path, monkeypatch, point_layout):
         configs = tmp_path / "configs" / stem
         configs.mkdir(parents=True)
         (configs / "smoke.yaml").write_text("seed: 1\nn_draws: 4\n")
-        (configs / "paper.yaml").write_text("seed: 1\nn_draws: 40\n")
-        (configs / "notebook.yaml").write_text("datasets: []\nreference_seconds:\n  smoke: 5.0\n")
+        (configs / "paper.yaml").write_text("seed: 1\n")
+        (configs / "notebook.yaml").write_text(
+            "datasets: []\nreference_seconds:\n  smoke: 5.0\ncontract: toy_study:ToyConfig\n"
+        )
     (tmp_path / "configs" / "91_toy" / "notebook.yaml").write_text(
         "datasets: []\nwaits_for:\n  90_toy: it reads nothing of 90's, but the test checks the order\n"
+        "contract: toy_study:ToyConfig\n"
     )
     return tmp_path
 

@@ -126,8 +126,9 @@ def contract_problems(label: str, value: object) -> list[str]:
     """Whether ``value`` names an importable frozen :class:`~pate_study.core.contract.StudyContract` whose defaults
     build (the paper profile)."""
     want = f"{label}: contract: expected {MANIFEST_KEYS['contract']}"
-    if not isinstance(value, str) or value.count(":") != 1 or not value.startswith("pate_study."):
-        return [f"{want} (a class of the package), found {shown(value)}"]
+    module, _, name = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if not (all(part.isidentifier() for part in module.split(".")) and name.isidentifier()):
+        return [f"{want} (module:ClassName), found {shown(value)}"]
     try:
         contract = load_contract(value)
     except (ImportError, AttributeError, ValueError) as err:
