@@ -14,7 +14,7 @@ import pandas as pd
 from pate_study.experiments import pate2018_lab, primer
 from pate_study.reporting.outputs import NotebookOutputs, show_findings
 from pate_study.reporting.plots import compact_ticks, hist_with_atoms
-from pate_study.reporting.session import runner_profile
+from pate_study.reporting.session import run_by_runner
 
 #: One colour per mechanism across the primer's figures.
 COLOR = {
@@ -58,7 +58,7 @@ def lab2_votes(config: pate2018_lab.Lab2Config, *, data: str, seed: int) -> tupl
         data=data,
         n_rows=config.n_queries,
         seed=seed,
-        prepare=runner_profile() is None,
+        prepare=not run_by_runner(),
         rows_name="n_queries",
     )
     return rows, rows.counts

@@ -314,9 +314,7 @@ class NotebookOutputs:
         self.profile = str(profile)
         self.seed = int(seed)
         self.parameters = _json_ready(dict(parameters or {}))
-        if (
-            session.in_kernel() and session.runner_profile() is None
-        ):  # JupyterLab, not make figures: say so on every output
+        if session.in_kernel() and not session.run_by_runner():  # JupyterLab, not make figures: say so on every output
             self.parameters["requested_profile"] = self.profile
             self.profile = session.INTERACTIVE_PROFILE
             self.output_dir = interactive_output_dir(self.output_dir)

@@ -9,9 +9,10 @@ Imported by ``pate_study/__init__.py`` only when an IPython kernel is running, s
   (nbconvert writes it into the HTML's ``<img alt=...>``): the description given to
   :meth:`pate_study.reporting.outputs.NotebookOutputs.save_figure`, else one built from the figure's titles and axis
   labels.
-- **Interactive or runner.** The runner (``make figures``) sets ``$PATE_STUDY_RUNNER`` to the profile it runs in the
-  kernel's environment. Without it, a notebook running in a kernel is an *interactive* run: its outputs are
-  stamped ``profile: interactive`` (see :class:`pate_study.reporting.outputs.NotebookOutputs`).
+- **Interactive or runner.** The runner (``make figures``) sets ``$PATE_STUDY_RUNNER=1`` in the kernel's
+  environment; the profile itself reaches the notebook by one channel, its ``profile`` parameter. Without the flag,
+  a notebook running in a kernel is an *interactive* run: its outputs are stamped ``profile: interactive`` (see
+  :class:`pate_study.reporting.outputs.NotebookOutputs`).
 - **The package's warnings in words, once.** A warning whose class the package defines (e.g. an order at the edge
   of the RDP order range) is said once per distinct message, as a log record on stdout (``WARNING <category>:
   <message>``), without the file path and source line Python's default display prints (a path of the machine that
@@ -49,9 +50,9 @@ def in_kernel() -> bool:
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
-def runner_profile() -> str | None:
-    """The profile the runner executes this kernel's notebook with, or None for an interactive run."""
-    return os.environ.get(RUNNER_ENV) or None
+def run_by_runner() -> bool:
+    """Whether the runner executes this kernel's notebook (``$PATE_STUDY_RUNNER`` set), not a person interactively."""
+    return bool(os.environ.get(RUNNER_ENV))
 
 
 class _CurrentStdout(logging.StreamHandler):
@@ -193,7 +194,7 @@ def configure() -> None:
         return
     for name in PROJECT_LOGGERS:  # the data recipes log too when a notebook prepares data on first use
         log_to_stdout(name)
-    if runner_profile():
+    if run_by_runner():
         text_progress_bars_to_terminal()
     warnings.showwarning = package_warnings_in_words()
     if "matplotlib" in sys.modules and "inline" in str(sys.modules["matplotlib"].get_backend()):

@@ -15,7 +15,7 @@ import numpy as np
 from IPython.display import display
 
 from pate_study.experiments import primer
-from pate_study.reporting.session import in_kernel, runner_profile
+from pate_study.reporting.session import in_kernel, run_by_runner
 
 #: name -> (minimum, maximum, step, starting value)
 Slider = tuple[float, float, float, float]
@@ -28,7 +28,7 @@ def _show(fig) -> None:
 
 def widgets_available() -> bool:
     """True in an interactive kernel with ipywidgets installed (not under the runner, papermill or a script)."""
-    if runner_profile() is not None or not in_kernel():
+    if run_by_runner() or not in_kernel():
         return False
     try:
         import ipywidgets  # noqa: F401  (optional at import time: the light install has it, scripts need not)

@@ -239,7 +239,7 @@ def test_kernel_without_the_runner_is_stamped_interactive(tmp_path, monkeypatch)
     out = NotebookOutputs("nb", tmp_path, profile="paper", seed=0, parameters={"profile": "paper"})
     assert out.profile == "interactive" and out.parameters["requested_profile"] == "paper"
     assert "profile: interactive" in out.provenance("d").stamp()
-    monkeypatch.setenv(session.RUNNER_ENV, "paper")  # the runner's kernel keeps the profile it was given
+    monkeypatch.setenv(session.RUNNER_ENV, "1")  # the runner's kernel keeps the profile parameter it was given
     assert NotebookOutputs("nb", tmp_path, profile="paper", seed=0).profile == "paper"
 
 

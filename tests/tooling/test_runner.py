@@ -268,8 +268,8 @@ def test_runner_environment_marks_the_kernel_and_draws_inline(monkeypatch):
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.delenv(RUNNER_ENV, raising=False)
-    with execution.runner_environment("paper"):
-        assert os.environ[RUNNER_ENV] == "paper" and "MPLBACKEND" not in os.environ
+    with execution.runner_environment():
+        assert os.environ[RUNNER_ENV] == "1" and "MPLBACKEND" not in os.environ
     assert os.environ["MPLBACKEND"] == "Agg" and RUNNER_ENV not in os.environ
 
 

@@ -29,12 +29,12 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 
 
 @contextlib.contextmanager
-def runner_environment(profile: str):
-    """The kernel's environment: it runs under the runner (outputs stamped with ``profile``, not as an interactive
-    run), and draws figures inline whatever ``$MPLBACKEND`` says (CI sets Agg, which would leave the executed
-    notebooks without their figures)."""
+def runner_environment():
+    """The kernel's environment: it runs under the runner (``$PATE_STUDY_RUNNER=1``: its outputs are stamped with the
+    profile parameter, not as an interactive run), and draws figures inline whatever ``$MPLBACKEND`` says (CI sets
+    Agg, which would leave the executed notebooks without their figures)."""
     previous = {name: os.environ.get(name) for name in (RUNNER_ENV, "MPLBACKEND")}
-    os.environ[RUNNER_ENV] = profile
+    os.environ[RUNNER_ENV] = "1"
     os.environ.pop("MPLBACKEND", None)
     try:
         yield
@@ -79,7 +79,7 @@ def execute_notebook(
     build_dir.mkdir(parents=True, exist_ok=True)
     executed = build_dir / f"{stem}.{profile}.ipynb"
     bar = {"desc": progress, "unit": "cell", "file": sys.stderr, "leave": True} if progress else False
-    with runner_environment(profile):
+    with runner_environment():
         papermill.execute_notebook(
             str(source),
             str(executed),
