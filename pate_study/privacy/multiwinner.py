@@ -1,5 +1,9 @@
 """Later multi-label PATE: Binary, τ and Powerset voting (Dziedzic et al. 2023), releases and accountants.
 
+One module of over 800 lines on purpose: the three mechanisms share the vote tensors, the per-label GNMax
+bound and the composition, and each release stands beside the accountant that charges it (split apart, a
+reader would check a release against an accountant in another file).
+
 Source: A. Dziedzic, C. A. Choquette-Choo, N. Dullerud, V. Suriyakumar, A. Shahin Shamsabadi,
 M. A. Kaleem, S. Jha, N. Papernot, X. Wang, "Private Multi-Winner Voting for Machine
 Learning", PoPETs 2023(1), 527–555 (arXiv 2211.15410). Their public code

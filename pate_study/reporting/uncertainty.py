@@ -1,6 +1,9 @@
 """One uncertainty model for every "paper vs ours" number: an :class:`Estimate` is our value with an interval over
 the random sources behind it, and the verdict rules (:mod:`pate_study.reporting.claims`) read only that interval.
 
+One module of over 800 lines on purpose: every interval a verdict reads is computed here, by the three methods
+below, so an independent reader re-derives any interval from one file and the replicate rows.
+
 Three interval methods, each stated in the estimate it produces (``method``):
 
 - ``"t-interval"`` over ``R >= 2`` replicates of the named sources (training seeds, sampler seeds, release-noise

@@ -1,5 +1,8 @@
 """Checks for the exercises of ``notebooks/00_dp_primer.ipynb``: each says right or not yet, and why.
 
+One module of over 800 lines on purpose: it reads as the lab does, one check after another in the notebook's
+order, each with its hint and its rule, and an instructor reviews them in one place.
+
 A student calls ``check_<exercise>(answer, ...)`` in the notebook and gets a :class:`Feedback` (shown as one line:
 "right: …" or "not yet: …"). Every check *computes* the right answer from the package (closed forms, the
 accountants, the audit), never from a stored number, so changing an exercise's parameters keeps its check correct.

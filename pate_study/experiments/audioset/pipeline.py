@@ -1,5 +1,8 @@
 """The Audio Set studies end to end: ensembles → votes → students. The only module that picks where things run.
 
+One module of over 800 lines on purpose: every choice between this process and Ray (and the shard plans and cache
+keys that make both give the same numbers) stays in one place, so no other module needs to know the backend.
+
 Every entry point takes ``backend="local"`` (in this process) or ``"ray"`` and ``teachers_per_task`` (teachers
 trained together as one stacked computation in one task; None: all of them in one task). Locally with
 ``teachers_per_task=None`` an ensemble is one :func:`.teachers.train_teachers` call; otherwise the ensemble is cut
