@@ -324,16 +324,15 @@ class NotebookOutputs:
         self.output_dir.mkdir(parents=True, exist_ok=True)
 
     @classmethod
-    def for_notebook(cls, notebook: str, namespace: dict, config: Any = None) -> NotebookOutputs:
+    def for_notebook(cls, notebook: str, namespace: dict, config: Any) -> NotebookOutputs:
         """The outputs of notebook ``notebook`` whose parameters cell bound ``profile``, ``output_dir`` and ``seed``
-        in ``namespace`` (its ``globals()``), recording its parameters: the cell's and, with the study's contract
-        ``config``, every field of it (:func:`contract_parameters`; without one, :func:`notebook_parameters`).
-        ValueError naming the names the namespace lacks."""
+        in ``namespace`` (its ``globals()``), recording its parameters: the cell's and every field of the study's
+        contract ``config`` (:func:`contract_parameters`). ValueError naming the names the namespace lacks."""
         missing = [name for name in ("profile", "output_dir", "seed") if name not in namespace]
         if missing:
             raise ValueError(f"{notebook}: the parameters cell binds no {', '.join(missing)}; run it first")
-        parameters = notebook_parameters(namespace) if config is None else contract_parameters(namespace, config)
         profile, seed = namespace["profile"], namespace["seed"]
+        parameters = contract_parameters(namespace, config)
         return cls(notebook, namespace["output_dir"], profile=profile, seed=seed, parameters=parameters)
 
     def provenance(self, data: str) -> Provenance:
