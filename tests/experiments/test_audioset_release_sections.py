@@ -1,5 +1,4 @@
-"""Notebook 05's sections: the grouped parameters the notebook and its configs share, spread into the sections'
-names, and bad groups refused in one line."""
+"""Notebook 05's sections: the settings they read from its contract, and the records they write."""
 
 from __future__ import annotations
 
@@ -8,37 +7,27 @@ import pytest
 
 from pate_study.experiments.audioset import release_sections
 from pate_study.experiments.audioset.release_claims.sweeps import sweep_record
-from pate_study.tooling.notebook_runner.configs import effective_parameters
-
-
-def _grouped():
-    return {
-        group: {key: f"{group}.{key}" for key in names} for group, names in release_sections.PARAMETER_GROUPS.items()
-    }
-
-
-def test_groups_are_spread_into_the_names_the_sections_read():
-    flat = release_sections.flat_parameters({**_grouped(), "seed": 3})
-    assert flat["seed"] == 3 and flat["student_seeds"] == "student_runs.seeds"
-    assert flat["release_draws"] == "release_sweeps.draws" and flat["audit_samples"] == "audit.samples"
-    assert not set(release_sections.PARAMETER_GROUPS) & set(flat)
-
-
-@pytest.mark.parametrize(
-    "broken",
-    [{"student_runs": [1, 2]}, {"audit": {"sigmas": [0.3]}}, {"frontier": {**_grouped()["frontier"], "extra": 1}}],
-)
-def test_a_bad_group_is_refused_in_one_line_naming_it(broken):
-    with pytest.raises(ValueError) as err:
-        release_sections.flat_parameters({**_grouped(), **broken})
-    (group,) = broken
-    assert f"parameter {group}: expected a mapping with the keys" in str(err.value) and "\n" not in str(err.value)
+from pate_study.experiments.audioset.release_config import MultilabelConfig
+from pate_study.tooling.notebook_runner.configs import cell_and_config
 
 
 @pytest.mark.parametrize("profile", ["smoke", "paper", "gpu"])
-def test_every_profile_gives_every_group_its_keys(profile):
-    flat = release_sections.flat_parameters(effective_parameters("05_audioset_multilabel", profile))
-    assert flat["release_draws"] >= 1 and flat["target_protocol"].endswith(".yaml")
+def test_every_profile_gives_the_sections_their_settings(profile):
+    """The sections read notebook 05's contract by its own names (no flat renaming): every profile's settings build
+    one, and the teacher settings the votes' cache key reads are its fields."""
+    _, config = cell_and_config("05_audioset_multilabel", profile)
+    assert config.release_sweeps.draws >= 1 and config.frontier.target_protocol.endswith(".yaml")
+    kwargs = release_sections.ensemble_kwargs(config)
+    assert {k: kwargs[k] for k in release_sections.TEACHER_SETTINGS} == {
+        k: getattr(config, k) for k in release_sections.TEACHER_SETTINGS
+    }
+    assert kwargs["replicates"] == list(config.teacher_replicates.seeds)
+
+
+def test_the_students_recipe_is_the_teachers_on_its_full_schedule():
+    spec, student_spec = release_sections.teacher_recipes(MultilabelConfig())
+    assert spec.steps == student_spec.steps == student_spec.eval_every == MultilabelConfig().teacher_steps
+    assert student_spec.patience is None and spec.patience == MultilabelConfig().teacher_patience
 
 
 def test_the_halving_ratio_reads_the_grid_value_of_a_computed_sigma():

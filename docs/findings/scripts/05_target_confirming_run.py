@@ -1,8 +1,10 @@
 """The Audio Set target's confirming run, alone: exactly what notebook 05's target cell computes
-(``experiments.audioset.release_sections.target_run`` with the paper profile's parameters), without the thesis
-sections around it. Run once, after the protocol (``configs/05_audioset_multilabel/target_protocol.yaml``) was
-committed; never re-run to pass. Writes the record (JSON) and the runs table (CSV) into OUT_DIR and logs the wall
-time of the procedure. From the repository root:
+(``experiments.audioset.release_sections.target_run`` with the paper profile's settings: the defaults of
+``MultilabelConfig``, and ``data = "auto"`` as the notebook's parameters cell has it), without the thesis sections
+around it. Run once, after the protocol (``configs/05_audioset_multilabel/target_protocol.yaml``) was committed;
+never re-run to pass. (It then read the settings from the paper profile's file, which has since become an empty list
+of overrides of the same contract: the same values.) Writes the record (JSON) and the runs table (CSV) into OUT_DIR
+and logs the wall time of the procedure. From the repository root:
 
     PATE_STUDY_MIRROR=... OMP_NUM_THREADS=1 .venv/bin/python docs/findings/scripts/05_target_confirming_run.py OUT_DIR
 """
@@ -16,23 +18,21 @@ import time
 from pathlib import Path
 
 import torch
-import yaml
 
-from pate_study.experiments.audioset import release_sections, teachers
+from pate_study.experiments.audioset import release_sections
+from pate_study.experiments.audioset.release_config import MultilabelConfig
 
-CONFIG = "configs/05_audioset_multilabel/paper.yaml"
+#: notebook 05's paper profile: its contract's defaults, and the parameters cell's ``data``
+CONFIG, DATA = MultilabelConfig(), "auto"
 
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    p = release_sections.flat_parameters(yaml.safe_load(open(CONFIG)))
-    torch.set_num_threads(int(p["torch_threads"]))
-    spec = teachers.teacher_spec_from_parameters(p)
-    student_spec = spec.replace(eval_every=p["teacher_steps"], patience=None)  # as release_sections.setup
+    torch.set_num_threads(CONFIG.torch_threads)
     start = time.perf_counter()
-    run = release_sections.target_run(p, spec, student_spec)
+    run = release_sections.target_run(CONFIG, DATA)
     logging.info(
         "target_run: %.1f s wall in all (replicate votes included); the procedure %.1f s",
         time.perf_counter() - start,

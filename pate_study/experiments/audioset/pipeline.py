@@ -671,8 +671,8 @@ def replicate_eval_votes(
 
     How the target procedure uses it (the notebooks' parameters give the recipe and the seeds)::
 
-        spec = teachers.teacher_spec_from_parameters(p)                 # notebook 05's teacher_* keys
-        rv = pipeline.replicate_eval_votes(spec, p["teacher_replicates"]["seeds"], rows, curve_clips=p["curve_clips"])
+        spec, _ = release_sections.teacher_recipes(config)              # notebook 05's teacher_* settings
+        rv = pipeline.replicate_eval_votes(spec, config.teacher_replicates.seeds, rows, curve_clips=config.curve_clips)
         for seed, probs in zip(rv.seeds, rv.probabilities):              # probs: [T, len(rows), C]
             m = probs.mean(0)                                            # this ensemble's averaged votes
     """

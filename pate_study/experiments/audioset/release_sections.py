@@ -48,14 +48,15 @@ HISTOGRAM_ITEMS = ("muschiol2021-fig5.16", "muschiol2021-figA.12", "muschiol2021
 
 @dataclass
 class Study05:
-    """What every section of notebook 05 reads: the outputs, the parameters (``p``, by flat name,
-    :func:`flat_parameters`), the big subset's
-    ensembles (``big``, by teacher count: one per replicate seed, :func:`.pipeline.ensemble_votes`) and their set-up
-    (``info``), the teachers' and the students' recipes, the data stamp, the largest and second-largest teacher
-    counts, the scale for the verdicts, and ``results``: what a section computed that a later one reads (by name)."""
+    """What every section of notebook 05 reads: the outputs, the settings (``config``, :class:`MultilabelConfig`),
+    the data asked for (``requested_data``: auto, real or synthetic), the big subset's ensembles (``big``, by
+    teacher count: one per replicate seed, :func:`.pipeline.ensemble_votes`) and their set-up (``info``), the
+    teachers' and the students' recipes, the data stamp (``data``), the largest and second-largest teacher counts,
+    the scale for the verdicts, and ``results``: what a section computed that a later one reads (by name)."""
 
     out: NotebookOutputs
-    p: dict[str, Any]
+    config: MultilabelConfig
+    requested_data: str
     big: dict[int, list[CachedVotes]]
     info: dict[str, Any]
     spec: TeacherSpec
@@ -79,84 +80,52 @@ class Study05:
 
     def ensemble_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of :func:`.pipeline.ensemble_votes` that name notebook 04's teachers."""
-        return ensemble_kwargs(self.p)
+        return ensemble_kwargs(self.config)
 
 
-def ensemble_kwargs(p: dict[str, Any]) -> dict[str, Any]:
-    """The parameters of :func:`.pipeline.ensemble_votes` beside the recipe that name notebook 04's teachers (the
-    curve sample, seed, device and shard plan enter the votes' cache key)."""
-    keys = ("curve_clips", "seed", "device", "backend", "teachers_per_task")
-    rep = p.get("teacher_replicates") or {}
-    return {k: p[k] for k in keys} | {"replicates": rep.get("seeds"), "replicate_counts": rep.get("counts")}
+#: the settings of notebook 05 that name notebook 04's teachers beside their recipe, under the names
+#: :func:`.pipeline.ensemble_votes` and :func:`.pipeline.replicate_eval_votes` take
+TEACHER_SETTINGS = ("curve_clips", "seed", "device", "backend", "teachers_per_task")
 
 
-#: The notebook's grouped parameters (``group -> {key -> the name the sections read}``): one parameter per group
-#: keeps the parameters cell short; notebook 04's teacher keys stay flat (05's configs must equal 04's there).
-PARAMETER_GROUPS: dict[str, dict[str, str]] = {
-    "accounting": {"n_account": "n_account", "delta": "delta"},
-    "release_sweeps": {
-        "sigmas_e": "sigmas_e",
-        "sigmas_c": "sigmas_c",
-        "histogram_sigmas": "histogram_sigmas",
-        "draws": "release_draws",
-        "boot": "release_boot",
-    },
-    "student_runs": {
-        "sizes": "student_sizes",
-        "thresholds": "student_thresholds",
-        "confidences": "student_confidences",
-        "seeds": "student_seeds",
-        "sigmas": "student_sigmas",
-        "min_pool": "min_pool",
-    },
-    "multiwinner": {"sigmas": "multiwinner_sigmas", "tau": "tau"},
-    "frontier": {
-        "sigmas": "frontier_sigmas",
-        "topk_settings": "topk_settings",
-        "multiwinner_sigmas": "frontier_multiwinner_sigmas",
-        "target_protocol": "target_protocol",
-    },
-    "audit": {"sigmas": "audit_sigmas", "samples": "audit_samples"},
-}
+def ensemble_kwargs(config: MultilabelConfig) -> dict[str, Any]:
+    """The keyword arguments of :func:`.pipeline.ensemble_votes` beside the recipe that name notebook 04's teachers
+    (the curve sample, seed, device and shard plan enter the votes' cache key; ``teacher_replicates`` the replicate
+    ensembles)."""
+    replicates = config.teacher_replicates.as_record()
+    named = {k: getattr(config, k) for k in TEACHER_SETTINGS}
+    return named | {"replicates": replicates["seeds"], "replicate_counts": replicates["counts"]}
 
 
-def flat_parameters(params: dict[str, Any]) -> dict[str, Any]:
-    """The notebook's parameters with every group of :data:`PARAMETER_GROUPS` spread into the names the sections
-    read (e.g. ``student_runs["seeds"]`` -> ``student_seeds``). A group that is not a mapping, misses a key or has
-    an unknown one is refused in one line naming the parameter and the keys expected."""
-    flat = {k: v for k, v in params.items() if k not in PARAMETER_GROUPS}
-    for group, names in PARAMETER_GROUPS.items():
-        given = params.get(group)
-        if not isinstance(given, dict) or set(given) != set(names):
-            have = sorted(given) if isinstance(given, dict) else repr(given)
-            raise ValueError(f"parameter {group}: expected a mapping with the keys {sorted(names)}, got {have}")
-        flat.update({names[k]: v for k, v in given.items()})
-    return flat
+def teacher_recipes(config: MultilabelConfig) -> tuple[TeacherSpec, TeacherSpec]:
+    """Notebook 04's teacher recipe from notebook 05's ``teacher_*`` settings, and the students' recipe: the
+    teachers' on its full schedule (``teacher_steps``), kept at the last step (no early stopping)."""
+    spec = teachers.teacher_spec_from_parameters(config.as_record())
+    return spec, spec.replace(eval_every=config.teacher_steps, patience=None)
 
 
 def setup(data: str, config: MultilabelConfig, out: NotebookOutputs) -> Study05:
-    """Torch threads and the plot style from notebook 05's settings ``config`` (its groups spread by
-    :func:`flat_parameters`), notebook 04's teacher recipe, the big subset's ensembles' votes on the ``data`` asked
-    for (read from the cache notebook 04 filled, or trained through the same call), the data stamp and the recorded
-    set-up; the students' recipe is the teachers' on its full schedule, kept at the last step."""
-    p = flat_parameters({**config.as_record(), "data": data})
-    torch.set_num_threads(int(p["torch_threads"]))
+    """Torch threads and the plot style from notebook 05's settings ``config``, the teachers' and the students'
+    recipes (:func:`teacher_recipes`), the big subset's ensembles' votes on the ``data`` asked for (read from the
+    cache notebook 04 filled, or trained through the same call), the data stamp and the recorded set-up."""
+    torch.set_num_threads(int(config.torch_threads))
     use_style()
-    spec = teachers.teacher_spec_from_parameters(p)
-    counts = list(p["teacher_counts"])
+    spec, student_spec = teacher_recipes(config)
+    counts = list(config.teacher_counts)
     big, info = pipeline.ensemble_votes(
-        counts, spec, data=p["data"], subset="big", min_pool=p["min_pool"], **ensemble_kwargs(p)
+        counts, spec, data=data, subset="big", min_pool=config.student_runs.min_pool, **ensemble_kwargs(config)
     )
-    data, record = noise_free.setup_record(info, spec, counts)
+    stamp, record = noise_free.setup_record(info, spec, counts)
     out.record("setup", **record)
     return Study05(
         out=out,
-        p=p,
+        config=config,
+        requested_data=data,
         big=big,
         info=info,
         spec=spec,
-        student_spec=spec.replace(eval_every=p["teacher_steps"], patience=None),
-        data=data,
+        student_spec=student_spec,
+        data=stamp,
         t_max=max(counts),
         t_mid=sorted(counts)[-2],
         scale=dict(teacher_pool=info["teacher_pool"], n_labels=info["n_labels"]),
@@ -170,7 +139,7 @@ def noise_free_section(study: Study05) -> pd.DataFrame:
     Shows the claims."""
     s, out = study, study.out
     t51, t52, t53 = thesis_tables.replicated_noise_free_tables(s.big)
-    tol = thesis_tables.replicated_tolerance(s.big, seed=s.p["seed"])
+    tol = thesis_tables.replicated_tolerance(s.big, seed=s.config.seed)
     claims = noise_free.ensemble_claims(t51, t52, t53, kind=s.info["kind"], tolerance=tol)
     out.save_table(thesis_tables.table_5_1_beside(t51), "muschiol2021-table5.1", data=s.data, float_format="{:.3f}")
     out.save_table(thesis_tables.table_5_2_beside(t52), "muschiol2021-table5.2", data=s.data, float_format="{:.3f}")
@@ -195,10 +164,10 @@ def appendix_section(study: Study05) -> list[str]:
     """Tables A.1-A.3 on the 15-class "small" subset (when ``run_small``): computed once, printed and judged from
     the same frames. Shows the items saved."""
     s = study
-    if not s.p["run_small"]:
+    if not s.config.run_small:
         return []
     small, info_small = pipeline.ensemble_votes(
-        list(s.p["teacher_counts"]), s.spec, data=s.p["data"], subset="small", min_pool=0, **s.ensemble_kwargs()
+        list(s.config.teacher_counts), s.spec, data=s.requested_data, subset="small", min_pool=0, **s.ensemble_kwargs()
     )
     scale = dict(teacher_pool=info_small["teacher_pool"], n_labels=info_small["n_labels"])
     appendix = thesis_tables.replicated_noise_free_tables(small, appendix=True)
@@ -206,7 +175,7 @@ def appendix_section(study: Study05) -> list[str]:
     for item, frame in thesis_tables.appendix_tables(*appendix).items():
         s.out.save_table(frame, item, data=release_common.small_stamp(info_small), float_format="{:.3f}")
         saved.append(item)
-    tol = thesis_tables.replicated_tolerance(small, best_of=thesis_tables.APPENDIX_A1_THRESHOLDS, seed=s.p["seed"])
+    tol = thesis_tables.replicated_tolerance(small, best_of=thesis_tables.APPENDIX_A1_THRESHOLDS, seed=s.config.seed)
     for item, rec in release_appendix.appendix_records(*appendix, info_small["kind"], scale, tol).items():
         s.out.record(item, **rec)
     return saved
@@ -214,13 +183,13 @@ def appendix_section(study: Study05) -> list[str]:
 
 def prediction_counts_section(study: Study05) -> pd.DataFrame:
     """Fig A.6: predictions vs labels of the most and least frequent classes, noise-free (the figure: each count's
-    first replicate ensemble); the claims judged over big T_max's replicate ensembles and ``release_boot`` pool-query
-    resamples of their counts. Shows big T_max's counts (first replicate)."""
+    first replicate ensemble); the claims judged over big T_max's replicate ensembles and ``release_sweeps.boot``
+    pool-query resamples of their counts. Shows big T_max's counts (first replicate)."""
     s = study
-    counts = {t: thesis_tables.prediction_counts(s.big[t][0]) for t in s.p["teacher_counts"]}
+    counts = {t: thesis_tables.prediction_counts(s.big[t][0]) for t in s.config.teacher_counts}
     stamp = s.data + "; counts of each count's first replicate ensemble"
     s.out.save_figure(figures.prediction_counts_figure(counts), "muschiol2021-figA.6", data=stamp)
-    draws = thesis_tables.replicated_rare_draws(s.replicates, n_boot=s.p["release_boot"], seed=s.p["seed"])
+    draws = thesis_tables.replicated_rare_draws(s.replicates, n_boot=s.config.release_sweeps.boot, seed=s.config.seed)
     record = release_appendix.prediction_counts_record(counts[s.t_max], s.info["kind"], s.scale, draws)
     s.out.record("muschiol2021-figA.6", **record)
     return counts[s.t_max]
@@ -228,22 +197,22 @@ def prediction_counts_section(study: Study05) -> pd.DataFrame:
 
 def noise_sweep_section(study: Study05) -> pd.DataFrame:
     """Figs 5.13 / A.7: GNThreshold over σ_e for big T_max and T_mid, on every replicate ensemble (its own noise
-    draws, :func:`.release.draws_per_replicate` of ``release_draws`` per point, and release-noise seed ``seed + g``;
-    the same ``release_boot`` pool resamples for all), joined by :func:`.release.replicate_sweeps`. Shows big T_max's
-    sweep without its per-draw arrays."""
-    s, p = study, study.p
+    draws, :func:`.release.draws_per_replicate` of ``release_sweeps.draws`` per point, and release-noise seed
+    ``seed + g``; the same ``release_sweeps.boot`` pool resamples for all), joined by
+    :func:`.release.replicate_sweeps`. Shows big T_max's sweep without its per-draw arrays."""
+    s, c = study, study.config
     sweeps = {
         t: release.replicate_sweeps(
             [
                 release.noise_sweep(
                     cv,
-                    p["sigmas_e"],
-                    n_account=p["n_account"],
-                    delta=p["delta"],
-                    seed=p["seed"],
-                    draw_seed=p["seed"] + g,
-                    n_draws=release.draws_per_replicate(p["release_draws"], len(s.big[t])),
-                    n_boot=p["release_boot"],
+                    c.release_sweeps.sigmas_e,
+                    n_account=c.accounting.n_account,
+                    delta=c.accounting.delta,
+                    seed=c.seed,
+                    draw_seed=c.seed + g,
+                    n_draws=release.draws_per_replicate(c.release_sweeps.draws, len(s.big[t])),
+                    n_boot=c.release_sweeps.boot,
                 )
                 for g, cv in enumerate(s.big[t])
             ]
@@ -251,7 +220,7 @@ def noise_sweep_section(study: Study05) -> pd.DataFrame:
         for t in (s.t_max, s.t_mid)
     }
     for t, item in ((s.t_max, "muschiol2021-fig5.13"), (s.t_mid, "muschiol2021-figA.7")):
-        fig = figures.sweep_figure(sweeps[t], f"GNThreshold, big {t}", p["delta"], p["n_account"])
+        fig = figures.sweep_figure(sweeps[t], f"GNThreshold, big {t}", c.accounting.delta, c.accounting.n_account)
         s.out.save_figure(fig, item, data=s.data)
         s.out.record(item, **release_sweeps.sweep_record(sweeps[t], s.info["n_labels"], s.info["kind"]))
     s.results["sweeps"] = sweeps
@@ -261,18 +230,18 @@ def noise_sweep_section(study: Study05) -> pd.DataFrame:
 def confidence_sweep_section(study: Study05) -> pd.DataFrame:
     """Figs 5.14, 5.15, A.8-A.11: Confident-GNThreshold over (σ_c, σ_e) with the release-noise draws of
     :func:`noise_sweep_section`; each figure's claims beside its ensemble's plain sweep. Shows the claims."""
-    s, p = study, study.p
+    s, c = study, study.config
     conf = release.confidence_sweeps(
         s.big,
         s.t_max,
         s.t_mid,
-        p["sigmas_e"],
-        p["sigmas_c"],
-        n_account=p["n_account"],
-        delta=p["delta"],
-        seed=p["seed"],
-        n_draws=p["release_draws"],
-        n_boot=p["release_boot"],
+        c.release_sweeps.sigmas_e,
+        c.release_sweeps.sigmas_c,
+        n_account=c.accounting.n_account,
+        delta=c.accounting.delta,
+        seed=c.seed,
+        n_draws=c.release_sweeps.draws,
+        n_boot=c.release_sweeps.boot,
     )
     for item, t, th, thc in release.confidence_runs(s.t_max, s.t_mid):
         title = f"Confident-GNThreshold, big {t}, th_e={th}, th_c={thc}"
@@ -289,13 +258,13 @@ def confidence_sweep_section(study: Study05) -> pd.DataFrame:
 def q_histogram_section(study: Study05) -> list[str]:
     """Figs 5.16, A.12, A.13: q̃ per log bucket and the bucket's ε, and the break-even claim checked analytically
     at this run's setting (:func:`.release_claims.analytic.break_even_verdict`). Shows each item's verdict."""
-    s, p = study, study.p
+    s, c = study, study.config
     shown = []
-    for sig, item in zip(p["histogram_sigmas"], HISTOGRAM_ITEMS):
-        h = release_privacy.q_histogram(s.votes, sig, n_account=p["n_account"], delta=p["delta"])
+    for sig, item in zip(c.release_sweeps.histogram_sigmas, HISTOGRAM_ITEMS):
+        h = release_privacy.q_histogram(s.votes, sig, n_account=c.accounting.n_account, delta=c.accounting.delta)
         s.out.save_figure(figures.q_histogram_figure(h, sig), item, data=s.data)
         rec = analytic.q_histogram_record(
-            h, sig, item, s.info["kind"], s.info["n_labels"], s.scale, n_teachers=s.t_max, delta=p["delta"]
+            h, sig, item, s.info["kind"], s.info["n_labels"], s.scale, n_teachers=s.t_max, delta=c.accounting.delta
         )
         s.out.record(item, **rec)
         shown.append(f"{item}: {rec['verdict']}")
@@ -305,12 +274,16 @@ def q_histogram_section(study: Study05) -> list[str]:
 def accounting_section(study: Study05) -> pd.DataFrame:
     """Every bound side by side on the same votes, the fit of Table 5.4's printed ε, and the adaptive rules at
     equal ε. Shows the adaptive rules."""
-    s, p = study, study.p
-    bounds = release_privacy.bounds_table(s.votes, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
+    s, c = study, study.config
+    bounds = release_privacy.bounds_table(
+        s.votes, n_account=c.accounting.n_account, delta=c.accounting.delta, seed=c.seed
+    )
     s.out.save_table(bounds, "muschiol2021-accounting-bounds", data=s.data, float_format="{:.4g}")
     fit = bound_forensics.table54_fit(n_labels=s.info["n_labels"], n_teachers=s.t_max)
     s.out.record("table54_fit", **release_students.table54_fit_record(fit))
-    rules = release_privacy.adaptive_rules(s.votes, 0.3, n_account=p["n_account"], delta=p["delta"], seed=p["seed"])
+    rules = release_privacy.adaptive_rules(
+        s.votes, 0.3, n_account=c.accounting.n_account, delta=c.accounting.delta, seed=c.seed
+    )
     s.out.save_table(rules, "muschiol2021-adaptive-rules", data=s.data, float_format="{:.4g}")
     s.out.record("muschiol2021-adaptive-rules", **release_students.adaptive_rules_record(rules))
     s.results.update(bounds=bounds, rules=rules)
@@ -336,30 +309,30 @@ def students_section(study: Study05) -> pd.DataFrame:
     :func:`.pipeline.replicate_units` (a teacher ensemble, its own release-noise draw and a student seed each), the
     references and diagnostics (first ensemble), the σ sweeps of the figures (Table 5.4's point reused) and their
     claims. Shows Table 5.4 beside the thesis."""
-    s, p = study, study.p
+    s, c = study, study.config
     cv, pool_x, test_x = s.votes, s.info["pool_features"], s.info["test_features"]
     t54, rows54 = pipeline.student_sweep(
         s.replicates,
         pool_x,
         test_x,
-        p["student_sizes"],
-        p["student_thresholds"],
-        p["student_confidences"],
+        c.student_runs.sizes,
+        c.student_runs.thresholds,
+        c.student_runs.confidences,
         s.student_spec,
-        delta=p["delta"],
-        seed=p["seed"],
-        seeds=p["student_seeds"],
-        backend=p["backend"],
+        delta=c.accounting.delta,
+        seed=c.seed,
+        seeds=c.student_runs.seeds,
+        backend=c.backend,
     )
     thresholds = thesis_tables.best_thresholds(s.results["t51"], s.t_max)
-    refs = replicated_references(s, thresholds, pipeline.replicate_units(len(s.replicates), p["student_seeds"]))
-    n_max = max(p["student_sizes"])
+    refs = replicated_references(s, thresholds, pipeline.replicate_units(len(s.replicates), c.student_runs.seeds))
+    n_max = max(c.student_runs.sizes)
     diag = pd.DataFrame(
         students.student_diagnostics(
-            cv, pool_x, test_x, n_max, p["student_thresholds"][0], s.student_spec, seed=p["seed"]
+            cv, pool_x, test_x, n_max, c.student_runs.thresholds[0], s.student_spec, seed=c.seed
         )
     )
-    units = pipeline.replicate_units(len(s.replicates), p["student_seeds"])
+    units = pipeline.replicate_units(len(s.replicates), c.student_runs.seeds)
     stamp = s.data + (
         f"; {len(units)} replicate units per release (teacher ensemble, release-noise draw, student seed): "
         + ", ".join(f"ensemble {g} / seed {st}" for g, st in units)
@@ -381,17 +354,17 @@ def students_section(study: Study05) -> pd.DataFrame:
         pool_x,
         test_x,
         student_figures.STUDENT_FIGURES,
-        *p["student_sigmas"],
+        *c.student_runs.sigmas,
         s.student_spec,
         n_queries=n_max,
-        delta=p["delta"],
-        seed=p["seed"],
-        seeds=p["student_seeds"],
+        delta=c.accounting.delta,
+        seed=c.seed,
+        seeds=c.student_runs.seeds,
         table54_rows=rows54,
     )
     for item, th, thcs in student_figures.STUDENT_FIGURES:
         rows = student_figures.student_rows(t54, th, thcs)
-        fig = figures.students_figure(rows, refs, th, thcs[0], p["delta"], sig[sig["item"] == item])
+        fig = figures.students_figure(rows, refs, th, thcs[0], c.accounting.delta, sig[sig["item"] == item])
         s.out.save_figure(fig, item, data=s.data)
         s.out.record(item, **student_figures.student_figure_record(t54, item, th, thcs, v54, s.info["kind"], sig))
     s.results.update(t54=t54, refs=refs, rec54=rec54, v_q=v_q)
@@ -407,8 +380,8 @@ AUDIT_DATA = (
 def audit_section(study: Study05) -> dict[str, Any]:
     """Every published release against an empirical audit (:func:`.release_privacy.gnthreshold_audit`). Shows the
     record."""
-    s, p = study, study.p
-    aud = release_privacy.gnthreshold_audit(p["audit_sigmas"], n_samples=p["audit_samples"], seed=p["seed"])
+    s, c = study, study.config
+    aud = release_privacy.gnthreshold_audit(c.audit.sigmas, n_samples=c.audit.samples, seed=c.seed)
     s.out.save_table(aud, "muschiol2021-gnthreshold-audit", data=AUDIT_DATA, float_format="{:.3f}")
     s.out.save_figure(figures.audit_figure(aud), "muschiol2021-gnthreshold-audit-fig", data=AUDIT_DATA)
     record = release_findings.audit_record(aud)
@@ -420,9 +393,14 @@ def audit_section(study: Study05) -> dict[str, Any]:
 def multiwinner_section(study: Study05) -> pd.DataFrame:
     """Binary, τ- and powerset PATE on the same votes (Dziedzic et al. 2023), a student per mechanism at σ_e 0.3.
     Shows the table."""
-    s, p = study, study.p
+    s, c = study, study.config
     mw, labels = release_frontier.multiwinner_sweep(
-        s.votes, p["multiwinner_sigmas"], n_account=p["n_account"], delta=p["delta"], tau=p["tau"], seed=p["seed"]
+        s.votes,
+        c.multiwinner.sigmas,
+        n_account=c.accounting.n_account,
+        delta=c.accounting.delta,
+        tau=c.multiwinner.tau,
+        seed=c.seed,
     )
     mw_students = pipeline.multiwinner_students(
         mw, labels, s.info["pool_features"], s.info["test_features"], s.votes.test_labels, s.student_spec
@@ -430,7 +408,7 @@ def multiwinner_section(study: Study05) -> pd.DataFrame:
     table = mw.merge(mw_students[["mechanism", "sigma_e", "map"]], on=["mechanism", "sigma_e"], how="left")
     stamp = s.data + "; first replicate ensemble, one release-noise draw, one student seed (not replicated)"
     s.out.save_table(table, "muschiol2021-beyond-multiwinner", data=stamp, float_format="{:.4g}")
-    fig = figures.multiwinner_figure(mw, mw_students, p["delta"], p["n_account"])
+    fig = figures.multiwinner_figure(mw, mw_students, c.accounting.delta, c.accounting.n_account)
     s.out.save_figure(fig, "muschiol2021-beyond-multiwinner-fig", data=stamp)
     s.out.record("muschiol2021-beyond-multiwinner", **release_findings.multiwinner_record(mw, mw_students))
     s.results["multiwinner"] = mw
@@ -442,11 +420,11 @@ def frontier_section(study: Study05) -> list[str]:
     student seeds), what choosing its best release by test mAP would cost (charged: the composition of the
     candidates within the budget), the thesis's settings beside it. Shows the findings; the figure is drawn with the
     target (:func:`target_section`)."""
-    s, p = study, study.p
+    s, c = study, study.config
     cv, pool_x, test_x = s.votes, s.info["pool_features"], s.info["test_features"]
-    n_max = max(p["student_sizes"])
+    n_max = max(c.student_runs.sizes)
     settings = release_frontier.frontier_settings(
-        p["frontier_sigmas"], p["topk_settings"], p["frontier_multiwinner_sigmas"]
+        c.frontier.sigmas, c.frontier.topk_settings, c.frontier.multiwinner_sigmas
     )
     front, _ = pipeline.frontier_students(
         cv,
@@ -455,15 +433,15 @@ def frontier_section(study: Study05) -> list[str]:
         settings,
         s.student_spec,
         n_queries=n_max,
-        delta=p["delta"],
-        seed=p["seed"],
-        seeds=p["student_seeds"],
-        backend=p["backend"],
+        delta=c.accounting.delta,
+        seed=c.seed,
+        seeds=c.student_runs.seeds,
+        backend=c.backend,
     )
-    stamp = s.data + f"; {n_max} queries, student seeds {list(p['student_seeds'])}, {p['teacher_steps']} fixed steps"
+    stamp = s.data + f"; {n_max} queries, student seeds {list(c.student_runs.seeds)}, {c.teacher_steps} fixed steps"
     s.out.save_table(front, "pate_study-audioset-frontier", data=stamp, float_format="{:.4g}")
     selection = release_frontier.frontier_selection_privacy(
-        front, n_teachers=cv.n_teachers, delta=p["delta"], n_labels=cv.pool_probabilities.shape[2]
+        front, n_teachers=cv.n_teachers, delta=c.accounting.delta, n_labels=cv.pool_probabilities.shape[2]
     )
     summary = students.frontier_summary(front, s.results["t54"], selection=selection)
     lines = students.frontier_findings(front, summary)
@@ -472,26 +450,28 @@ def frontier_section(study: Study05) -> list[str]:
     return lines
 
 
-def target_run(p: dict[str, Any], spec: TeacherSpec, student_spec: TeacherSpec) -> dict[str, Any]:
-    """The confirming run of the study's target from the notebook's flat parameters ``p`` alone (so that a script
-    runs exactly what the notebook runs): the protocol (``target_protocol``), the big subset's eval clips with their
-    features and labels, notebook 05's former query pool (:func:`.data.query_test_split` with ``min_pool`` and
+def target_run(config: MultilabelConfig, data: str) -> dict[str, Any]:
+    """The confirming run of the study's target from notebook 05's settings ``config`` and the ``data`` asked for
+    alone (so that a script runs exactly what the notebook runs): the protocol (``frontier.target_protocol``), the
+    teachers' and students' recipes (:func:`teacher_recipes`), the big subset's eval clips with their features and
+    labels, notebook 05's former query pool (:func:`.data.query_test_split` with ``student_runs.min_pool`` and
     ``seed``: the clips the reporting split is drawn from), the protocol's splits, the votes on the query pool of the
     fresh replicate ensembles the protocol names (:func:`.pipeline.replicate_eval_votes`; notebook 04 trains the
     same seeds when its ``teacher_replicates`` lists them, so they are read from its cache) and
     :func:`.target.run_target`. Returns its result with the replicate seeds and the data stamp."""
-    protocol = target.load_protocol(p["target_protocol"])
-    ds = audioset.load(p["data"], subset="big", seed=p["seed"])
+    spec, student_spec = teacher_recipes(config)
+    protocol = target.load_protocol(config.frontier.target_protocol)
+    ds = audioset.load(data, subset="big", seed=config.seed)
     ev = ds.splits["eval"]
-    former_pool, _ = query_test_split(len(ev.labels), min_pool=p["min_pool"], seed=p["seed"])
+    former_pool, _ = query_test_split(len(ev.labels), min_pool=config.student_runs.min_pool, seed=config.seed)
     splits = protocol.splits(len(ev.labels), former_pool)
     rv = pipeline.replicate_eval_votes(
         spec,
         list(protocol.replicate_seeds),
         splits.query,
         n_teachers=protocol.n_teachers,
-        data=p["data"],
-        **{k: p[k] for k in ("curve_clips", "seed", "device", "backend", "teachers_per_task")},
+        data=data,
+        **{k: getattr(config, k) for k in TEACHER_SETTINGS},
     )
     x_eval = clip_features(ev)
     if not np.array_equal(rv.features, x_eval[splits.query]):
@@ -508,13 +488,13 @@ def target_section(study: Study05) -> pd.Series:
     """The study's target, by the pre-registered protocol (``frontier["target_protocol"]``, :func:`target_run`):
     recorded under :data:`.target.TARGET_ITEM` with the runs table, and the frontier figure drawn with the
     procedure's point. Shows the record's main lines."""
-    s, p = study, study.p
-    run = target_run(p, s.spec, s.student_spec)
+    s, c = study, study.config
+    run = target_run(c, s.requested_data)
     record = run["record"]
     s.out.save_table(run["runs"], target.TARGET_ITEM, data=run["stamp"], float_format="{:.4g}")
     s.out.record(target.TARGET_ITEM, **record)
     fig = target_figures.frontier_figure(
-        s.results["frontier"], s.results["t54"], s.results["refs"], record, delta=p["delta"]
+        s.results["frontier"], s.results["t54"], s.results["refs"], record, delta=c.accounting.delta
     )
     s.out.save_figure(
         fig, "pate_study-audioset-frontier", data=s.results["frontier_stamp"] + "; target: " + run["stamp"]
@@ -546,7 +526,7 @@ def findings_section(study: Study05) -> pd.Series:
         pd.concat([r["claims"], r["confidence_claims"]]),
         r["rec54"],
         r["audit"],
-        max(s.p["student_sizes"]),
+        max(s.config.student_runs.sizes),
         s.t_max,
         r["v_q"],
     )

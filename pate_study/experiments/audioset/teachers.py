@@ -118,8 +118,9 @@ RECIPE_PARAMETERS = (
 
 
 def teacher_spec_from_parameters(parameters: Mapping[str, Any]) -> TeacherSpec:
-    """The teachers' recipe from a notebook's flat parameters (``teacher_hidden``, ``teacher_lr``, ...: each of
-    :data:`RECIPE_PARAMETERS` prefixed ``teacher_``), as notebooks 04 and 05 declare it."""
+    """The teachers' recipe from settings named as notebook 05 names them (``teacher_hidden``, ``teacher_lr``, ...:
+    each of :data:`RECIPE_PARAMETERS` prefixed ``teacher_``; a record of its contract, as
+    :func:`.release_sections.teacher_recipes` passes it)."""
     settings = {name: parameters[f"teacher_{name}"] for name in RECIPE_PARAMETERS}
     return teacher_spec(**{**settings, "hidden": tuple(settings["hidden"])})
 

@@ -17,7 +17,7 @@ import ast
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import papermill
 
@@ -99,16 +99,22 @@ def injected_parameters(stem: str, profile: str, extra: dict | None = None) -> d
     return papermill_parameters(params, declared)
 
 
-def effective_parameters(stem: str, profile: str) -> dict:
-    """The parameters a run of notebook ``stem`` at ``profile`` records: the profile file's names that its parameters
-    cell declares, then every field of its contract with the file's other names (the overrides) in place
+def cell_and_config(stem: str, profile: str) -> tuple[dict, Any]:
+    """What a run of notebook ``stem`` at ``profile`` uses: the profile file's names that its parameters cell
+    declares, and its study's settings, the contract with the file's other names (the overrides) in place
     (:meth:`pate_study.core.contract.StudyContract.from_overrides`). A field the contract shares with the cell
     (``seed``, where the study reads it from its settings) takes the cell's value, as the notebook hands it in."""
     params = load_parameters(stem, profile)
     contract = load_manifest(stem).contract
     cell, overrides = split_overrides(params, notebook_parameters(current().notebooks / f"{stem}.ipynb"))
     shared = {f.name: cell[f.name] for f in dataclasses.fields(contract) if f.name in cell}
-    config = contract.from_overrides({**overrides, **shared}, source=f"configs/{stem}/{profile}.yaml")
+    return cell, contract.from_overrides({**overrides, **shared}, source=f"configs/{stem}/{profile}.yaml")
+
+
+def effective_parameters(stem: str, profile: str) -> dict:
+    """The parameters a run of notebook ``stem`` at ``profile`` records: its parameters cell's names, then every field
+    of its study's settings (:func:`cell_and_config`)."""
+    cell, config = cell_and_config(stem, profile)
     return {**cell, **config.as_record()}
 
 
