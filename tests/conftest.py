@@ -37,3 +37,15 @@ def file_size_limit():
             signal.signal(signal.SIGXFSZ, previous)
 
     return limit
+
+
+@pytest.fixture
+def two_torch_threads():
+    """torch runs at least two threads for the test, restored after it: channels-last training on the CPU is refused
+    with one thread (:func:`pate_study.learning.stacked.check_channels_last_threads`), as ``OMP_NUM_THREADS=1`` or a
+    one-core machine would give."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(max(2, before))
+    yield
+    torch.set_num_threads(before)

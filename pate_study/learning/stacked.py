@@ -60,6 +60,7 @@ __all__ = [
     "memory_format_option",
     "autocast_dtype_option",
     "compiled_option",
+    "check_channels_last_threads",
     "stack_in_format",
     "MEMORY_FORMATS",
     "AUTOCAST_DTYPES",
@@ -357,6 +358,20 @@ def autocast_dtype_option(value: str | None) -> torch.dtype | None:
     return AUTOCAST_DTYPES[value]
 
 
+def check_channels_last_threads(memory_format: torch.memory_format, device: torch.device) -> None:
+    """Refuse channels-last weights on the CPU when torch runs one thread: there torch 2.13's oneDNN (mkldnn)
+    channels-last convolution corrupts the heap in training (a resnet18 of :func:`~.models.logmel_model` at width / 16
+    on 8 clips of 16 x 64 aborts in its backward with "corrupted double-linked list"; 64 x 64 and 200 x 64 clips too;
+    with ``torch.backends.mkldnn.enabled = False`` or two threads it runs clean under ``MALLOC_CHECK_=3``). A
+    one-line ValueError naming ``memory_format`` and the ways out."""
+    if memory_format is torch.channels_last and device.type == "cpu" and torch.get_num_threads() == 1:
+        raise ValueError(
+            "memory_format='channels_last': refused on the CPU with one torch thread (torch 2.13's oneDNN "
+            "channels-last convolution corrupts memory there); use 'contiguous', or two or more threads "
+            "(OMP_NUM_THREADS=2 or torch.set_num_threads(2))"
+        )
+
+
 def compiled_option(value: bool) -> bool:
     """``compiled``: a bool; True compiles the per-teacher functional forward (``vmap``-ed over the stack, or
     alone for one model) with ``torch.compile`` (torch docs, "torch.compile"; TorchInductor on CPU and CUDA)."""
@@ -422,6 +437,7 @@ class StackedModule:
         self.device = torch.device(device)
         self.device_bytes = int(device_bytes)
         self._set_options(memory_format, autocast_dtype, compiled)
+        check_channels_last_threads(self.memory_format, self.device)
         mods = [m.to(self.device) for m in modules]
         params, buffers = stack_module_state(mods)
         self.base = copy_module_to_meta(mods[0])

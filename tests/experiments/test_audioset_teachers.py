@@ -543,6 +543,7 @@ def test_cnn_speed_options_are_checked_and_stamped():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("two_torch_threads")  # channels-last training is refused on one CPU thread
 @pytest.mark.parametrize("teachers_per_task", [None, 1])  # in this process; in shards (one task per teacher)
 def test_cnn_speed_options_reach_the_teachers_and_key_the_shards(teachers_per_task, tmp_path, monkeypatch):
     """``speed`` reaches :func:`train_logmel_teachers` in this process and through the shards, and keys the shards'

@@ -28,6 +28,10 @@ from pate_study.learning.training import train_stacked
 F32 = dict(atol=1e-4, rtol=1e-4)
 
 
+#: channels-last training on the CPU is refused with one torch thread (a torch 2.13 oneDNN fault): these tests run two
+pytestmark = pytest.mark.usefixtures("two_torch_threads")
+
+
 def resnet() -> nn.Module:
     return logmel_model("resnet18", 5, width_scale=16, head=(8,))
 
@@ -99,6 +103,17 @@ def test_bad_option_fails_before_training_starts():
             device="cpu",
             memory_format="NHWC",
         )
+
+
+def test_channels_last_is_refused_on_the_cpu_with_one_thread_and_taken_with_two():
+    """torch 2.13's oneDNN channels-last convolution corrupts the heap in a single-threaded CPU backward (aborts with
+    "corrupted double-linked list"): refused in one line naming the option; two threads build the stack."""
+    torch.set_num_threads(1)  # the fixture restores the count
+    with pytest.raises(ValueError, match=r"^memory_format='channels_last': refused on the CPU with one torch thread"):
+        stack(1, memory_format="channels_last")
+    stack(1)  # the default layout is unaffected
+    torch.set_num_threads(2)
+    assert stack(1, memory_format="channels_last").memory_format is torch.channels_last
 
 
 def test_option_functions_map_values():
