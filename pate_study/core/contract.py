@@ -38,6 +38,7 @@ __all__ = [
     "PROBABILITY",
     "OPEN_UNIT",
     "ContractError",
+    "CellParameters",
     "StudyContract",
     "contract_problems",
 ]
@@ -277,6 +278,23 @@ class StudyContract:
             raise ContractError(problems)
         return _merged(cls(), overrides or {})
 
+    @classmethod
+    def from_cell(cls, cell: Mapping[str, Any]) -> Any:
+        """The settings a notebook's parameters cell gives (``cell``: its namespace, ``globals()`` once the cell has
+        run): its ``overrides`` in place (:meth:`from_overrides`, refusals naming the cell's ``profile``), and every
+        field the contract shares with the cell's own names (:class:`CellParameters`: ``seed`` in a study that reads
+        it from its settings) taking the cell's value, as the notebook hands it in. The one place that rule is
+        written: the notebooks' set-up cells and the runner's record of a run both call it. A ValueError naming the
+        names the cell has not bound."""
+        shared = [
+            f.name for f in dataclasses.fields(CellParameters) if f.name in {g.name for g in dataclasses.fields(cls)}
+        ]
+        missing = [name for name in ("profile", "overrides", *shared) if name not in cell]
+        if missing:
+            raise ValueError(f"{cls.__name__}: the parameters cell binds no {', '.join(missing)}; run it first")
+        overrides = {**(cell["overrides"] or {}), **{name: cell[name] for name in shared}}
+        return cls.from_overrides(overrides, source=f"overrides of profile {cell['profile']!r}")
+
     def as_record(self) -> dict:
         """Every field and its value, as JSON writes it (a record's ``parameters``)."""
         return _plain(self)
@@ -285,3 +303,13 @@ class StudyContract:
         """The fields whose values differ from the paper profile's, as JSON writes them."""
         paper, mine = _plain(type(self)()), _plain(self)
         return {k: v for k, v in mine.items() if paper[k] != v}
+
+
+@dataclass(frozen=True)
+class CellParameters(StudyContract):
+    """What a notebook's parameters cell declares besides the runner's ``profile`` and ``output_dir`` and the study's
+    ``overrides``: the run's seed and which data it reads (``auto``: the real data where prepared, else the synthetic
+    stand-in, said in every stamp)."""
+
+    seed: Annotated[int, Range(0)] = 0
+    data: Literal["auto", "real", "synthetic"] = "auto"

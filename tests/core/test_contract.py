@@ -105,3 +105,24 @@ def test_the_labs_contract_defaults_are_table_2s_mnist_setting_and_refuse_a_bad_
     assert svhn.threshold == 300.0 and isinstance(svhn.threshold, float)
     with pytest.raises(ContractError, match="delta: expected a number in \\(0, 1\\), found 2"):
         Lab2Config.from_overrides({"delta": 2})
+
+
+@dataclass(frozen=True)
+class SeededToy(StudyContract):
+    n_queries: Annotated[int, Range(1, 1000)] = 640
+    seed: Annotated[int, Range(0)] = 0
+
+
+def test_from_cell_puts_the_overrides_in_place_and_takes_the_seed_it_shares_with_the_cell():
+    """One rule for every notebook's set-up cell: the overrides in place, and a field shared with the cell's own names
+    (the seed) taking the cell's value; a contract without a seed ignores the cell's."""
+    cell = {"profile": "smoke", "output_dir": "x", "seed": 7, "data": "auto", "overrides": {"n_queries": 10}, "np": 1}
+    assert SeededToy.from_cell(cell) == SeededToy(n_queries=10, seed=7)
+    assert Toy.from_cell({**cell, "overrides": {"dataset": "svhn"}}) == Toy(dataset="svhn")
+
+
+def test_from_cell_refuses_in_one_line_naming_the_profile_or_what_the_cell_has_not_bound():
+    with pytest.raises(ContractError, match=r"overrides of profile 'smoke'.*n_queries"):
+        SeededToy.from_cell({"profile": "smoke", "seed": 1, "overrides": {"n_queries": 0}})
+    with pytest.raises(ValueError, match=r"^SeededToy: the parameters cell binds no overrides, seed; run it first$"):
+        SeededToy.from_cell({"profile": "paper"})

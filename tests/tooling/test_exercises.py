@@ -1,6 +1,5 @@
 """The primer's exercise checks: the instructors' solutions pass, wrong answers are rejected with a reason."""
 
-import dataclasses
 import importlib.util
 
 import numpy as np
@@ -605,9 +604,7 @@ def test_every_untouched_exercise_cell_says_no_answer_yet(stem):
     namespace = {"np": np, "ex": ex, "exercises": ex, "privacy": privacy, "primer": primer}
     exec(cells[0], namespace)  # the parameters cell
     if "overrides" in namespace:  # a contract notebook: the setup cell (skipped below) builds its config
-        contract = load_manifest(stem).contract  # a field shared with the cell (the primer's seed) as handed in
-        shared = {f.name: namespace[f.name] for f in dataclasses.fields(contract) if f.name in namespace}
-        namespace["config"] = contract.from_overrides({**namespace["overrides"], **shared})
+        namespace["config"] = load_manifest(stem).contract.from_cell(namespace)
     rows = primer.load_votes("mnist", data="synthetic", n_rows=2000, seed=0)
     namespace["votes"] = rows if stem == "00_dp_primer" else rows.counts[:640]
     checked = 0

@@ -23,7 +23,7 @@ CONTRACT = (
 WORK = (
     "import json, random, pathlib\n"
     "from toy_study import ToyConfig\n"
-    "config = ToyConfig.from_overrides(overrides)\n"
+    "config = ToyConfig.from_cell(globals())\n"
     "rng = random.Random(seed)\n"
     "draws = [rng.randint(0, 9) for _ in range(config.n_draws)]\n"
     "pathlib.Path(output_dir).mkdir(parents=True, exist_ok=True)\n"

@@ -14,14 +14,12 @@ file, the name, what was expected and what was found; nothing runs until all are
 from __future__ import annotations
 
 import ast
-import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import papermill
 
-from pate_study.core.contract import Range, StudyContract, contract_problems
+from pate_study.core.contract import CellParameters, contract_problems
 from pate_study.core.owned import describe_path
 from pate_study.tooling.notebook_runner.layout import RUNNER_PARAMETERS, config_path, current, relative_label
 from pate_study.tooling.notebook_runner.manifest import load_manifest
@@ -29,15 +27,6 @@ from pate_study.tooling.notebook_runner.yamlfile import ConfigError, read_config
 
 #: The parameters cell's name for a notebook's overrides of its contract.
 OVERRIDES = "overrides"
-
-
-@dataclass(frozen=True)
-class CellParameters(StudyContract):
-    """What a notebook's parameters cell declares besides the runner's names and ``overrides``: the run's seed and
-    which data it reads (``auto``: the real data where prepared, else the synthetic stand-in, said in every stamp)."""
-
-    seed: Annotated[int, Range(0)] = 0
-    data: Literal["auto", "real", "synthetic"] = "auto"
 
 
 def load_parameters(stem: str, profile: str, configs_dir: Path | None = None) -> dict:
@@ -105,10 +94,8 @@ def cell_and_config(stem: str, profile: str) -> tuple[dict, Any]:
     (:meth:`pate_study.core.contract.StudyContract.from_overrides`). A field the contract shares with the cell
     (``seed``, where the study reads it from its settings) takes the cell's value, as the notebook hands it in."""
     params = load_parameters(stem, profile)
-    contract = load_manifest(stem).contract
     cell, overrides = split_overrides(params, notebook_parameters(current().notebooks / f"{stem}.ipynb"))
-    shared = {f.name: cell[f.name] for f in dataclasses.fields(contract) if f.name in cell}
-    return cell, contract.from_overrides({**overrides, **shared}, source=f"configs/{stem}/{profile}.yaml")
+    return cell, load_manifest(stem).contract.from_cell({**cell, "profile": profile, "overrides": overrides})
 
 
 def effective_parameters(stem: str, profile: str) -> dict:
