@@ -46,7 +46,7 @@ from scipy.special import log_ndtr
 from pate_study.experiments.audioset import bound_forensics
 from pate_study.privacy import adaptive_k, multiwinner, rdp
 from pate_study.privacy.accounting import ExpectedCost, OrderAtGridEdgeWarning, paper2018_orders
-from pate_study.privacy.options import Charge, ConfidenceCheck, ConfidenceRule, Threshold
+from pate_study.privacy.options import Accounting, Charge, ConfidenceCheck, ConfidenceRule, Threshold
 from pate_study.privacy.rdp_curves import theorem6_terms
 
 
@@ -280,7 +280,8 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)  # the best order may be 2, the grid's first
         t_vec, spent = best_time(
-            lambda: rdp.gnmax_epsilon(sigma=args.sigma, delta=args.delta, votes=votes, orders=orders), args.repeats
+            lambda: rdp.gnmax_epsilon(sigma=args.sigma, delta=args.delta, votes=votes, accounting=Accounting(orders)),
+            args.repeats,
         )
     logq = rdp.gnmax_logq(votes, args.sigma)
     n_valid = int(np.count_nonzero(theorem6_terms(logq, 1 / args.sigma**2).valid))

@@ -44,6 +44,7 @@ from pate_study.core.contract import Range, StudyContract
 from pate_study.privacy import ThresholdRangeWarning, confident_gnmax_epsilon, moments_epsilon
 from pate_study.privacy import smooth_sensitivity as ss
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, paper2018_orders, select_order
+from pate_study.privacy.options import Accounting
 from pate_study.privacy.rdp import (
     rdp_gnmax,
     rdp_gnmax_data_independent,
@@ -150,7 +151,7 @@ def window_epsilons(counts: np.ndarray, setting: LnmaxSetting, step: int = WINDO
     n = setting.n_queries
     return np.array(
         [
-            moments_epsilon(gamma=setting.gamma, delta=setting.delta, votes=counts[i : i + n], orders=8).epsilon
+            moments_epsilon(gamma=setting.gamma, delta=setting.delta, votes=counts[i : i + n]).epsilon
             for i in range(0, len(counts) - n + 1, step)
         ]
     )
@@ -217,8 +218,9 @@ def confident_gnmax_rows(counts: np.ndarray, setting: ConfidentSetting) -> dict:
     }
     with published_threshold(setting, votes):
         for conversion in ("basic", "improved"):
-            dep = confident_gnmax_epsilon(votes=votes, conversion=conversion, cost="expected", **kw)
-            ind = confident_gnmax_epsilon(n_queries=setting.n_queries, conversion=conversion, **kw)
+            accounting = Accounting(conversion=conversion)
+            dep = confident_gnmax_epsilon(votes=votes, accounting=accounting, cost="expected", **kw)
+            ind = confident_gnmax_epsilon(n_queries=setting.n_queries, accounting=accounting, **kw)
             row["expected_answered"] = dep.expected_answered
             row[f"expected_epsilon_{conversion}"] = dep.expected_epsilon  # Table 2's expected cost, not a guarantee
             row[f"order_{conversion}"] = dep.order
@@ -320,7 +322,7 @@ def smooth_sensitivity_confident(
             sigma1=setting.sigma1,
             sigma2=setting.sigma2,
             delta=setting.delta,
-            orders=[order],
+            accounting=Accounting([order]),
             cost="expected",
         )
     rdp = float(at_order.rdp_or_logmgf[0])
@@ -357,9 +359,9 @@ def lnmax_moments_rows(counts_by_dataset: dict, settings=PAPER2017_LNMAX) -> pd.
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         for s in settings:
             votes = first_queries(counts_by_dataset[s.dataset], s.n_queries, name=s.dataset)
-            theorem = moments_epsilon(gamma=s.gamma, delta=s.delta, votes=votes, orders=8)
-            code = moments_epsilon(gamma=s.gamma, delta=s.delta, votes=votes, orders=8, q_condition="reference_code")
-            ind = moments_epsilon(gamma=s.gamma, delta=s.delta, n_queries=s.n_queries, orders=8)
+            theorem = moments_epsilon(gamma=s.gamma, delta=s.delta, votes=votes)
+            code = moments_epsilon(gamma=s.gamma, delta=s.delta, votes=votes, q_condition="reference_code")
+            ind = moments_epsilon(gamma=s.gamma, delta=s.delta, n_queries=s.n_queries)
             windows = (
                 window_epsilons(counts_by_dataset[s.dataset], s) if not s.first_rows_are_the_queries else np.array([])
             )
@@ -463,7 +465,9 @@ def reference_script_expected_epsilon(counts: np.ndarray, setting: ConfidentSett
         rdp_threshold_data_independent(setting.sigma1, orders) * setting.n_queries
         + rdp_gnmax_data_independent(setting.sigma2, orders) * expected
     )
-    eps, order, _, _ = select_order(orders, epsilon_curve(orders, rdp, setting.delta, conversion), warn=False)
+    eps, order, _, _ = select_order(
+        orders, epsilon_curve(orders, rdp, setting.delta, accounting=Accounting(conversion=conversion)), warn=False
+    )
     return {"expected_epsilon": eps, "order": order, "expected_answered": expected}
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from pate_study.core.contract import OPEN_UNIT, POSITIVE, Range, StudyContract
 from pate_study.privacy import confident_gnmax, confident_gnmax_epsilon, gnmax_logq
+from pate_study.privacy.options import Accounting
 from pate_study.privacy.rdp import threshold_logpr
 
 
@@ -80,7 +81,12 @@ def conversions(counts: np.ndarray, *, threshold: float, sigma1: float, sigma2: 
             ("data-independent", {"n_queries": len(counts)}),
         ):
             spent = confident_gnmax_epsilon(
-                threshold=threshold, sigma1=sigma1, sigma2=sigma2, delta=delta, conversion=conversion, **kwargs
+                threshold=threshold,
+                sigma1=sigma1,
+                sigma2=sigma2,
+                delta=delta,
+                accounting=Accounting(conversion=conversion),
+                **kwargs,
             )
             value = spent.expected_epsilon if mode == "data-dependent" else spent.epsilon
             rows.append(

@@ -39,6 +39,7 @@ from pate_study.privacy import (
 from pate_study.privacy import smooth_sensitivity as ss
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 from pate_study.privacy.moments import moments_epsilon
+from pate_study.privacy.options import Accounting
 from pate_study.reporting import claims, verdicts
 
 
@@ -225,9 +226,11 @@ def mgf_bound_curve(
     fine = np.linspace(*plot_range, n_points)
     with warnings.catch_warnings():  # the plotting grid is not an accounting grid: its edges do not matter
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        on_fine = moments_epsilon(gamma=gamma, delta=delta, n_queries=n_queries, orders=fine)
-    on_integers = moments_epsilon(gamma=gamma, delta=delta, n_queries=n_queries, orders=int(max_integer_order))
-    best = moments_epsilon(gamma=gamma, delta=delta, n_queries=n_queries, orders="continuous")
+        on_fine = moments_epsilon(gamma=gamma, delta=delta, n_queries=n_queries, accounting=Accounting(fine))
+    on_integers = moments_epsilon(
+        gamma=gamma, delta=delta, n_queries=n_queries, accounting=Accounting(int(max_integer_order))
+    )
+    best = moments_epsilon(gamma=gamma, delta=delta, n_queries=n_queries, accounting=Accounting("continuous"))
     return MgfBoundCurve(
         continuous=pd.DataFrame({"order": on_fine.orders, "epsilon": on_fine.curve}),
         integer_orders=pd.DataFrame({"order": on_integers.orders.astype(int), "epsilon": on_integers.curve}),
@@ -464,10 +467,10 @@ def aggregator_comparison(
             rows.append(
                 {
                     "n_queries": int(t),
-                    "lnmax_moments_2017": moments_epsilon(gamma=gamma, delta=delta, votes=v, orders=8).epsilon,
+                    "lnmax_moments_2017": moments_epsilon(gamma=gamma, delta=delta, votes=v).epsilon,
                     "lnmax_rdp_2018": lnmax_rdp_epsilon(gamma=gamma, delta=delta, votes=v).epsilon,
                     "lnmax_independent": moments_epsilon(
-                        gamma=gamma, delta=delta, n_queries=int(t), orders="continuous"
+                        gamma=gamma, delta=delta, n_queries=int(t), accounting=Accounting("continuous")
                     ).epsilon,
                     "gnmax_dependent": gnmax_epsilon(sigma=sigma, delta=delta, votes=v).epsilon,
                     "gnmax_independent": gnmax_epsilon(sigma=sigma, delta=delta, n_queries=int(t)).epsilon,

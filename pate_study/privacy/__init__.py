@@ -19,6 +19,11 @@ Modules:
 * :mod:`~pate_study.privacy.selection`  the cost of publishing the best of several private runs: composition of
   fixed candidates, and Papernot & Steinke 2022's random-stopping bounds (Theorems 2 and 6).
 * :mod:`~pate_study.privacy.audit`  Monte Carlo lower bounds on ε (empirical audits).
+* :mod:`~pate_study.privacy.options`  the option objects; :class:`~pate_study.privacy.options.Accounting` (the order
+  grid and the conversion) is the one way every accountant takes them (``accounting=``).
+
+Every public function declares its parameters' constraints beside its definition and checks them once, where the
+call enters the library (:mod:`~pate_study.privacy._boundary`).
 
 Command line: ``python -m pate_study.privacy epsilon --help``.
 """
@@ -82,12 +87,13 @@ _EXPORTS = {
         "randomized_response",
         "randomized_response_log_probs",
     ),
-    "moments": ("logmgf_lnmax", "moments_closed_form", "moments_epsilon"),
+    "moments": ("MOMENTS_ACCOUNTING", "logmgf_lnmax", "moments_closed_form", "moments_epsilon"),
     "multilabel": (
         "confident_gnthreshold_epsilon",
         "gnthreshold_epsilon",
         "multilabel_logq",
     ),
+    "options": ("Accounting", "Conversion", "DEFAULT_ACCOUNTING"),
     "multiwinner": (
         "binary_pate",
         "binary_pate_epsilon",

@@ -72,8 +72,8 @@ from pate_study.privacy._validation import (
     load_votes_file,
     number_text,
 )
-from pate_study.privacy.moments import moments_epsilon
-from pate_study.privacy.options import Accounting, Conversion, Cost
+from pate_study.privacy.moments import MOMENTS_ACCOUNTING, moments_epsilon
+from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting, Conversion, Cost
 from pate_study.privacy.rdp import Q_CONDITIONS, Q_VARIANTS, confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon
 
 #: The ``note`` printed beside a data-dependent ``epsilon``, as :class:`~.accounting.ExpectedCost` prints its own
@@ -305,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--conversion",
         choices=[c.value for c in Conversion],
-        help=f"RDP -> (eps, delta) (rdp2018 only; default {Accounting().conversion.value})",
+        help=f"RDP -> (eps, delta) (rdp2018 only; default {DEFAULT_ACCOUNTING.conversion.value})",
     )
     p.add_argument(
         "--cost",
@@ -410,14 +410,14 @@ def run(args: argparse.Namespace) -> dict:
     _check_threshold(args, data.get("votes"))
     lnmax_opts = {k: v for k, v in (("q_condition", args.q_condition), ("q_variant", args.q_variant)) if v}
     if accountant is Accountant.MOMENTS2017:
-        spent = moments_epsilon(
-            gamma=args.gamma, delta=args.delta, orders=args.orders or "int:1:8", **lnmax_opts, **data
-        )
+        accounting = MOMENTS_ACCOUNTING if args.orders is None else Accounting(orders=args.orders)
+        spent = moments_epsilon(gamma=args.gamma, delta=args.delta, accounting=accounting, **lnmax_opts, **data)
     else:
         accounting = Accounting(
-            orders=args.orders or Accounting().orders, conversion=args.conversion or Accounting().conversion
+            orders=args.orders or DEFAULT_ACCOUNTING.orders,
+            conversion=args.conversion or DEFAULT_ACCOUNTING.conversion,
         )
-        common = {"delta": args.delta, **accounting.as_kwargs()}
+        common = {"delta": args.delta, "accounting": accounting}
         if args.aggregator == Aggregator.LNMAX:
             spent = lnmax_rdp_epsilon(gamma=args.gamma, **lnmax_opts, **common, **data)
         elif args.aggregator == Aggregator.GNMAX:

@@ -2,7 +2,9 @@
 
 Every public function of ``pate_study.privacy`` checks its inputs at the
 boundary with these helpers, so that a bad value raises a ``ValueError`` whose
-message names the parameter and says what was expected. Nothing here computes
+message names the parameter and says what was expected: its parameters through the constraints it declares
+(:func:`pate_study.privacy._boundary.constrained`, checked once where the call enters the library), its data
+arrays (votes, vote fractions, orders) in its body, against their shapes. Nothing here computes
 privacy; it only turns user input into clean numpy arrays.
 
 Where a quantity has a range, the range is written once, in :data:`PARAMETER_CONSTRAINTS` (one declarative
@@ -47,6 +49,10 @@ __all__ = [
     "check_row_totals",
     "check_path_resolves",
     "check_threshold",
+    "check_threshold_value",
+    "check_fixed_threshold",
+    "check_threshold_number",
+    "warn_threshold_range",
     "ThresholdRangeWarning",
     "load_votes_file",
     "check_fractions",
@@ -145,6 +151,8 @@ PARAMETER_CONSTRAINTS: dict[str, Interval] = {
     # The Gaussian mechanism's μ = Δ₂/σ (Dong, Roth & Su 2019): its exact profile's ε grows like μ²/2.
     "gaussian_mu": Interval(0.0, 1e150, "a Gaussian mechanism's μ = Δ₂/σ", "μ² must be finite", closed="right"),
     "delta": Interval(0.0, 1.0, "a number", closed="neither"),
+    # an audit's δ (Monte Carlo lower bounds on ε at δ = 0 are pure-DP audits)
+    "delta_or_zero": Interval(0.0, 1.0, "a number", closed="left"),
     "share": Interval(0.0, 1.0, "a share", closed="neither"),
     "count": Interval(
         1, MAX_COUNT, "a positive integer", "at most the largest double: counts become floats", integer=True
@@ -252,18 +260,10 @@ class ThresholdRangeWarning(UserWarning):
     """A threshold lies outside the range of the quantity it is compared with (see :func:`check_threshold`)."""
 
 
-def check_threshold(name: str, value: Any, low: float, high: float, what: str) -> Any:
-    """Return a threshold as a finite float (or float array); warn when it lies outside ``[low, high]``.
-
-    One rule for every thresholded aggregator (confident and interactive GNMax,
-    Papernot et al. 2018 Algorithms 1-2; GNThreshold and Confident-GNThreshold,
-    Muschiol 2021 Definitions 10-12): the threshold is compared with a noisy
-    copy of a quantity (``what``) that can only take values in ``[low, high]``.
-    Outside that range the outcome no longer depends on the votes, only on the
-    noise. That is allowed (Papernot et al. 2018 use T = 300 with 250 teachers
-    and σ1 = 200 for SVHN), but rarely intended, so a ThresholdRangeWarning says
-    so; a non-finite or non-numeric value raises ValueError.
-    """
+def check_threshold_value(name: str, value: Any) -> Any:
+    """Return a threshold as a finite float (or float array) within ``PARAMETER_CONSTRAINTS["threshold"]``; a
+    non-finite or non-numeric value raises ValueError naming ``name``. What every threshold must be, whatever it is
+    compared with (the range of that quantity is :func:`warn_threshold_range`'s)."""
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -274,6 +274,53 @@ def check_threshold(name: str, value: Any, low: float, high: float, what: str) -
     beyond = (arr < limits.low) | (arr > limits.high)
     if np.any(beyond):
         limits.check(name, float(arr[beyond].flat[0]))
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_threshold_number(name: str, value: Any) -> float:
+    """Return a threshold that is one number (a count threshold such as τ voting's T/2) as a finite float within
+    ``PARAMETER_CONSTRAINTS["threshold"]``; anything else refused naming ``name``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return PARAMETER_CONSTRAINTS["threshold"].check(name, number)
+
+
+def check_fixed_threshold(name: str, value: Any) -> Any:
+    """Return a release threshold fixed before the votes are seen (what the top-k vote accountants cover): finite
+    numbers, one or one per query (1-D), within ``PARAMETER_CONSTRAINTS["threshold"]``; never a rule computed from
+    the votes (``"adaptive"``) nor None, refused naming ``name`` without offering one."""
+    if value is None or isinstance(value, str):
+        raise ValueError(
+            f"{name}: expected a fixed number (or one per query) chosen without the votes, got "
+            f"{value!r}; a vote-dependent threshold is not covered by topk_epsilon"
+        )
+    try:
+        th = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        th = np.array(np.nan)
+    if th.ndim > 1 or not np.all(np.isfinite(th)):
+        raise ValueError(f"{name}: expected a finite fixed number in [0, 1] (or one per query), got {value!r}")
+    return check_threshold_value(name, value)
+
+
+def warn_threshold_range(name: str, value: Any, low: float, high: float, what: str, stacklevel: int = 3) -> None:
+    """Warn (:class:`ThresholdRangeWarning`) when a checked threshold (:func:`check_threshold_value`) lies outside
+    ``[low, high]``, the range of the quantity ``what`` it is compared with.
+
+    One rule for every thresholded aggregator (confident and interactive GNMax,
+    Papernot et al. 2018 Algorithms 1-2; GNThreshold and Confident-GNThreshold,
+    Muschiol 2021 Definitions 10-12): the threshold is compared with a noisy
+    copy of a quantity that can only take values in ``[low, high]``.
+    Outside that range the outcome no longer depends on the votes, only on the
+    noise. That is allowed (Papernot et al. 2018 use T = 300 with 250 teachers
+    and σ1 = 200 for SVHN), but rarely intended, so the warning says so.
+    ``stacklevel`` as :func:`warnings.warn`'s, counted from the caller of this function.
+    """
+    arr = np.asarray(value, dtype=np.float64)
     outside = (arr < low) | (arr > high)
     if np.any(outside):
         v = float(arr[outside].flat[0])
@@ -287,9 +334,16 @@ def check_threshold(name: str, value: Any, low: float, high: float, what: str) -
                 f"{name}={v:g} lies {side[0]} the range [{low:g}, {high:g}] of {what}: the check {side[1]}, "
                 f"whatever the votes; choose {name} in [{low:g}, {high:g}] unless that is intended"
             ),
-            stacklevel=3,
+            stacklevel=stacklevel + 1,
         )
-    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_threshold(name: str, value: Any, low: float, high: float, what: str) -> Any:
+    """Return a threshold as a finite float (or float array) (:func:`check_threshold_value`); warn when it lies
+    outside ``[low, high]``, the range of ``what`` (:func:`warn_threshold_range`)."""
+    checked = check_threshold_value(name, value)
+    warn_threshold_range(name, checked, low, high, what, stacklevel=3)
+    return checked
 
 
 def check_vote_totals_fit(votes: Any, name: str = "votes") -> None:

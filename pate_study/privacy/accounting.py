@@ -17,7 +17,11 @@ Conversions implemented (formulas from the papers, not from code):
 * moments (Abadi et al. 2016, Theorem 2; Papernot et al. 2017, §3; Visca 2021
   Eq. 4.9): ε = min_λ (α(λ) − ln δ)/λ for a log-MGF α(λ). This is exactly the
   basic conversion at RDP order λ + 1 with RDP = α(λ)/λ, and is computed that
-  way here.
+  way here (so the moments accountant's Accounting has the basic conversion).
+
+Every accountant takes its order grid and conversion in one
+:class:`~pate_study.privacy.options.Accounting` (``accounting=``; default
+:data:`~pate_study.privacy.options.DEFAULT_ACCOUNTING`, Papernot et al. 2018's grid and the basic conversion).
 
 When the minimising order is the first or last order of the grid (or the grid
 has a single order), the true optimum may lie outside it; an
@@ -36,8 +40,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pate_study.privacy._validation import check_choice, check_delta, check_n_queries, check_orders
-from pate_study.privacy.options import Conversion
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import check_orders
+from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting, Conversion
 
 __all__ = [
     "OrderAtGridEdgeWarning",
@@ -54,6 +59,7 @@ __all__ = [
     "warn_grid_edge",
     "external_stacklevel",
     "resolve_rdp_orders",
+    "resolve_moment_orders",
     "query_mode",
     "account",
     "with_optimum",
@@ -61,7 +67,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: the choices of ``conversion=`` (:class:`~pate_study.privacy.options.Conversion`, one place for them)
+#: the choices of an Accounting's conversion (:class:`~pate_study.privacy.options.Conversion`, one place for them)
 CONVERSIONS = tuple(c.value for c in Conversion)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -117,24 +123,33 @@ def parse_orders(spec: Any) -> np.ndarray | str:
     return np.atleast_1d(np.asarray(spec, dtype=np.float64))
 
 
-def epsilon_curve(orders: Any, rdp: Any, delta: float, conversion: str = "basic") -> np.ndarray:
+@constrained(delta="delta", accounting="curve_accounting")
+def epsilon_curve(orders: Any, rdp: Any, delta: float, *, accounting: Accounting = DEFAULT_ACCOUNTING) -> np.ndarray:
     """Per-order ε of an RDP curve at a given δ.
 
+    ``orders`` are the curve's own (the axis of ``rdp``, each > 1), so ``accounting`` gives the conversion only:
     basic: Mironov 2017 Proposition 3, ε(α) = RDP(α) + ln(1/δ)/(α − 1).
     improved: Canonne–Kamath–Steinke 2020 Proposition 12 / Balle et al. 2020
     Theorem 21, ε(α) = RDP(α) + ln(1 − 1/α) − (ln δ + ln α)/(α − 1), clamped at 0.
-    Orders must be > 1.
     """
-    delta = check_delta(delta)
-    check_choice("conversion", conversion, CONVERSIONS)
-    orders = check_orders(orders, 1.0)
-    rdp = np.asarray(rdp, dtype=np.float64)
-    if rdp.shape != orders.shape:
-        raise ValueError(f"rdp: expected shape {orders.shape} (one value per order), got {rdp.shape}")
+    grid = check_orders(orders, 1.0)
+    values = np.asarray(rdp, dtype=np.float64)
+    if values.shape != grid.shape:
+        raise ValueError(f"rdp: expected shape {grid.shape} (one value per order), got {values.shape}")
+    return _epsilon_curve(grid, _nonnegative(values), delta, accounting.conversion)
+
+
+def _nonnegative(rdp: np.ndarray) -> np.ndarray:
+    """``rdp`` when every value is a non-negative number (no NaN); else a refusal naming ``rdp``."""
     if np.any(np.isnan(rdp)) or np.any(rdp < 0):
         raise ValueError("rdp: expected non-negative RDP values (no NaN)")
+    return rdp
+
+
+def _epsilon_curve(orders: np.ndarray, rdp: np.ndarray, delta: float, conversion: Conversion) -> np.ndarray:
+    """:func:`epsilon_curve` on a checked grid, curve, δ and conversion."""
     log_delta = np.log(delta)
-    if conversion == "basic":
+    if conversion is Conversion.BASIC:
         return rdp - log_delta / (orders - 1.0)
     eps = rdp + np.log1p(-1.0 / orders) - (log_delta + np.log(orders)) / (orders - 1.0)
     return np.maximum(eps, 0.0)
@@ -344,12 +359,22 @@ def resolve_rdp_orders(orders: Any) -> np.ndarray:
     return check_orders(parsed, 1.0)
 
 
+def resolve_moment_orders(orders: Any) -> np.ndarray:
+    """Parse an order spec (see :func:`parse_orders`) into a grid of moments λ > 0 (the 2017 moments accountant;
+    ``"continuous"`` is its own search, not a grid)."""
+    parsed = parse_orders(orders)
+    if isinstance(parsed, str):
+        raise ValueError("orders: expected a grid here, not 'continuous'")
+    return check_orders(parsed, 0.0)
+
+
 def query_mode(
     n_queries: Any, data: Any, check: Callable[[Any], np.ndarray], data_name: str = "votes"
 ) -> tuple[int, np.ndarray | None]:
     """Data-independent (``n_queries``) or data-dependent (``data``) accounting: exactly one must be given.
 
-    Returns (number of queries, ``check(data)`` or None).
+    Returns (number of queries, ``check(data)`` or None). ``n_queries`` is the accountant's, checked where the call
+    entered the library (``n_queries="count"``, :mod:`~pate_study.privacy._boundary`).
     """
     if (n_queries is None) == (data is None):
         raise ValueError(
@@ -359,15 +384,15 @@ def query_mode(
     if data is not None:
         arr = check(data)
         return len(arr), arr
-    return check_n_queries(n_queries), None
+    return int(n_queries), None
 
 
+@constrained(delta="delta", n_queries="count", accounting="accounting")
 def account(
     total: Callable[[np.ndarray], np.ndarray] | Any,
     *,
     delta: float,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting = DEFAULT_ACCOUNTING,
     accountant: str,
     mechanism: str,
     n_queries: int,
@@ -377,30 +402,28 @@ def account(
 ) -> PrivacySpent:
     """The one path from a composed per-order curve to a result, used by every accountant of the package.
 
-    Checks ``delta`` and ``conversion``, resolves the order grid (orders > 1 for the RDP
-    conversions, > 0 for ``"moments"``, whose curve is a 2017 log-MGF), evaluates
-    ``total(grid)`` (the composed RDP or log-MGF at each order; an array is taken as is
-    when ``orders`` is already a grid), converts it (:func:`epsilon_curve`; ``"moments"`` is
-    the basic conversion at RDP order λ + 1 applied to RDP = log-MGF/λ) and minimises it
-    (:func:`select_order`, grid-edge warning included). ``details`` (parameters,
-    ``cost``, ``expected_answered``, notes) are stored on the result.
+    Resolves ``accounting``'s order grid (orders > 1 for the RDP accountants; moments λ > 0 for
+    ``accountant="moments2017"``, whose curve is a 2017 log-MGF), evaluates ``total(grid)`` (the composed RDP or
+    log-MGF at each order; an array is taken as is when the orders are already a grid), converts it with
+    ``accounting``'s conversion (:func:`epsilon_curve`; the 2017 tail bound, conversion ``"moments"``, is the basic
+    conversion at RDP order λ + 1 applied to RDP = log-MGF/λ, so the moments accountant takes ``"basic"`` only) and
+    minimises it (:func:`select_order`, grid-edge warning included). ``details`` (parameters, ``cost``,
+    ``expected_answered``, notes) are stored on the result.
     """
-    delta = check_delta(delta)
-    check_choice("conversion", conversion, ("moments",) if accountant == "moments2017" else CONVERSIONS)
-    if conversion == "moments":
-        parsed = parse_orders(orders)
-        if isinstance(parsed, str):
-            raise ValueError("orders: expected a grid here, not 'continuous'")
-        grid = check_orders(parsed, 0.0)
-    else:
-        grid = resolve_rdp_orders(orders)
+    moments = accountant == "moments2017"
+    if moments and accounting.conversion is not Conversion.BASIC:
+        raise ValueError(
+            "accounting.conversion: the moments accountant's tail bound is the basic conversion at order "
+            f"lambda + 1; expected 'basic', got {accounting.conversion.value!r}"
+        )
+    grid = resolve_moment_orders(accounting.orders) if moments else resolve_rdp_orders(accounting.orders)
     total = np.asarray(total(grid) if callable(total) else total, dtype=np.float64)
     if total.shape != grid.shape:
         raise ValueError(f"total: expected one value per order {grid.shape}, got shape {total.shape}")
-    if conversion == "moments":  # the basic conversion at RDP order λ + 1 of RDP = log-MGF/λ
-        curve = epsilon_curve(grid + 1.0, total / grid, delta, "basic")
+    if moments:  # the basic conversion at RDP order λ + 1 of RDP = log-MGF/λ
+        curve = _epsilon_curve(grid + 1.0, _nonnegative(total / grid), delta, Conversion.BASIC)
     else:
-        curve = epsilon_curve(grid, total, delta, conversion)
+        curve = _epsilon_curve(grid, _nonnegative(total), delta, accounting.conversion)
     eps, order, _, at_edge = select_order(grid, curve, warn=warn)
     cost = details.pop("cost", None)
     expected_answered = details.pop("expected_answered", None)
@@ -413,7 +436,7 @@ def account(
         curve=curve,
         rdp_or_logmgf=total,
         accountant=accountant,
-        conversion=conversion,
+        conversion="moments" if moments else accounting.conversion.value,
         n_queries=int(n_queries),
         mechanism=mechanism,
         data_dependent=data_dependent,

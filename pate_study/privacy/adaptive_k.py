@@ -39,16 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from pate_study.privacy._validation import (
-    PARAMETER_CONSTRAINTS,
-    as_generator,
-    check_fractions,
-    check_n_queries,
-    check_noise_scale,
-    check_parameter,
-    check_positive,
-)
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import PARAMETER_CONSTRAINTS, as_generator, check_fractions
 from pate_study.privacy.accounting import PrivacySpent, account, query_mode
+from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting
 
 __all__ = [
     "gaps_with_sentinels",
@@ -79,26 +73,25 @@ def _check_k_max(k_max: Any, n_labels: int) -> int:
     return int(k_max)
 
 
+@constrained(gumbel_scale="noise_scale", n_teachers="count")
 def k_choice_epsilon(gumbel_scale: float, n_teachers: int) -> float:
     """Pure ε of the k choice: Pr[k] ∝ exp(g_k/b), gap sensitivity 2/T, so ε = 2·(2/T)/b (exponential mechanism).
 
     ``gumbel_scale`` is a noise scale (``PARAMETER_CONSTRAINTS["noise_scale"]``), so that ε and ε² are finite."""
-    b = check_noise_scale("gumbel_scale", gumbel_scale)
-    t = check_n_queries(n_teachers, name="n_teachers")
-    return 4.0 / (t * b)
+    return 4.0 / (n_teachers * gumbel_scale)
 
 
+@constrained(sigma="noise_scale", gumbel_scale="noise_scale", n_labels="count", n_teachers="count")
 def adaptive_k_rdp_slope(sigma: float, gumbel_scale: float, n_labels: int, n_teachers: int) -> float:
     """Slope c of the per-query RDP bound c·λ: ε_k²/2 (k choice, zCDP form) + n/(2T²σ²) (Gaussian top-k).
 
     The k-choice term is also capped at ε_k (pure DP); :func:`adaptive_k_epsilon` uses the minimum per order.
     """
-    sigma = check_noise_scale("sigma", sigma)
-    n = check_n_queries(n_labels, name="n_labels")
-    t = check_n_queries(n_teachers, name="n_teachers")
-    return k_choice_epsilon(gumbel_scale, t) ** 2 / 2.0 + n / (2.0 * t**2 * sigma**2)
+    t = n_teachers
+    return k_choice_epsilon(gumbel_scale, t) ** 2 / 2.0 + n_labels / (2.0 * t**2 * sigma**2)
 
 
+@constrained(rdp_slope="positive", n_labels="count", n_teachers="count", k_share="share")
 def adaptive_k_params(rdp_slope: float, n_labels: int, n_teachers: int, k_share: float = 0.25) -> tuple[float, float]:
     """(σ, Gumbel scale b) whose per-query RDP slope is ``rdp_slope``, a share ``k_share`` of it for the k choice.
 
@@ -108,10 +101,7 @@ def adaptive_k_params(rdp_slope: float, n_labels: int, n_teachers: int, k_share:
     a slope that would give σ or b outside that range (σ = inf for a subnormal slope) is refused by name, with
     the slopes that fit.
     """
-    c = check_positive("rdp_slope", rdp_slope)
-    k_share = check_parameter("k_share", k_share)
-    n = check_n_queries(n_labels, name="n_labels")
-    t = check_n_queries(n_teachers, name="n_teachers")
+    c, n, t = rdp_slope, n_labels, n_teachers
     _check_slope_gives_noise_scales(c, n, t, k_share, shown=rdp_slope)
     eps_k = math.sqrt(2.0 * k_share * c)
     sigma = math.sqrt(n / (2.0 * t**2 * (1.0 - k_share) * c))
@@ -164,13 +154,13 @@ class AdaptiveKRelease:
     k: np.ndarray
 
 
+@constrained(sigma="noise_scale", gumbel_scale="positive")
 def adaptive_k_release(
     fractions: Any, sigma: float, gumbel_scale: float, rng: Any, k_max: int | None = None
 ) -> AdaptiveKRelease:
     """Run the mechanism of the module docstring on vote fractions ``[n_queries, n_labels]``."""
     m = check_fractions(fractions)
-    sigma = check_noise_scale("sigma", sigma)
-    b = check_positive("gumbel_scale", gumbel_scale)
+    b = gumbel_scale
     gen = as_generator(rng)
     g = gaps_with_sentinels(m, k_max)
     k = np.argmax(g + gen.gumbel(0.0, b, size=g.shape), axis=1)
@@ -179,6 +169,15 @@ def adaptive_k_release(
     return AdaptiveKRelease(rank < k[:, None], k)
 
 
+@constrained(
+    sigma="noise_scale",
+    gumbel_scale="noise_scale",
+    delta="delta",
+    n_teachers="count",
+    n_queries="count",
+    n_labels="count",
+    accounting="accounting",
+)
 def adaptive_k_epsilon(
     *,
     sigma: float,
@@ -188,17 +187,19 @@ def adaptive_k_epsilon(
     fractions: Any = None,
     n_queries: int | None = None,
     n_labels: int | None = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """(ε, δ) of ``n_queries`` adaptive-k releases (module docstring): per query and order λ,
-    min(ε_k, λε_k²/2) + nλ/(2T²σ²), composed over queries (Mironov 2017 Prop. 1) and converted at δ.
+    min(ε_k, λε_k²/2) + nλ/(2T²σ²), composed over queries (Mironov 2017 Prop. 1) and converted at δ
+    (``accounting``: the order grid and the conversion).
     Data-independent: ``fractions`` only gives the number of queries and labels."""
     n, m = query_mode(n_queries, fractions, check_fractions, data_name="fractions")
-    n_lab = m.shape[1] if m is not None else check_n_queries(n_labels, name="n_labels")
-    t = check_n_queries(n_teachers, name="n_teachers")
+    if m is None and n_labels is None:
+        raise ValueError("n_labels: the data-independent bound needs the number of labels")
+    n_lab = m.shape[1] if m is not None else n_labels
+    t = n_teachers
     eps_k = k_choice_epsilon(gumbel_scale, t)
-    gauss = n_lab / (2.0 * t**2 * check_noise_scale("sigma", sigma) ** 2)
+    gauss = n_lab / (2.0 * t**2 * sigma**2)
 
     def total(grid: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):  # a term past the float range is +inf: no finite guarantee at that order
@@ -207,8 +208,7 @@ def adaptive_k_epsilon(
     return account(
         total,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        accounting=accounting,
         accountant="multilabel2021",
         mechanism="adaptive-k",
         n_queries=n,

@@ -31,11 +31,12 @@ Muschiol 2021):
 
 Abstentions are encoded as label ``ABSTAIN = -1``.
 
-Thresholds: every threshold is checked by one rule,
-:func:`~pate_study.privacy._validation.check_threshold`: non-finite values raise; a value outside
-the range of the quantity it is compared with (0..number of teachers for vote counts, [0, 1] for
-vote fractions and probabilities) gives a ``ThresholdRangeWarning``, since the check then depends
-on the noise only (allowed: Papernot et al. 2018 use T = 300 with 250 teachers for SVHN).
+Thresholds: every threshold is checked by one rule: a finite number (or one per query) in the range of
+``PARAMETER_CONSTRAINTS["threshold"]``, declared at the public boundary (``threshold="threshold"``,
+:mod:`~pate_study.privacy._boundary`); a value outside the range of the quantity it is compared with (0..number of
+teachers for vote counts, [0, 1] for vote fractions and probabilities) gives a ``ThresholdRangeWarning``
+(:func:`~pate_study.privacy._validation.warn_threshold_range`), since the check then depends on the noise only
+(allowed: Papernot et al. 2018 use T = 300 with 250 teachers for SVHN).
 """
 
 from __future__ import annotations
@@ -45,14 +46,14 @@ from typing import Any
 
 import numpy as np
 
+from pate_study.privacy._boundary import constrained
 from pate_study.privacy._validation import (
     as_generator,
     check_choice,
     check_counts,
     check_fractions,
-    check_noise_scale,
-    check_positive,
     check_threshold,
+    warn_threshold_range,
 )
 from pate_study.privacy.options import ConfidenceRule
 
@@ -143,6 +144,7 @@ def _noisy_argmax(counts: np.ndarray, noise: np.ndarray) -> np.ndarray:
     return np.argmax(counts + noise, axis=1).astype(np.int64)
 
 
+@constrained(gamma="positive")
 def lnmax(votes: Any, gamma: float, rng: Any) -> Aggregation:
     """Laplace noisy max, argmax_c(n_c + Lap(1/γ)) (Papernot et al. 2017, Eq. 1; MAKE Eq. 5).
 
@@ -150,25 +152,25 @@ def lnmax(votes: Any, gamma: float, rng: Any) -> Aggregation:
     (2γ, 0)-DP.
     """
     counts = check_counts(votes)
-    gamma = check_positive("gamma", gamma)
     noise = as_generator(rng).laplace(0.0, 1.0 / gamma, size=counts.shape)
     labels = _noisy_argmax(counts, noise)
     return Aggregation(labels, np.ones(len(counts), bool), counts, "lnmax", {"gamma": gamma})
 
 
+@constrained(sigma="noise_scale")
 def gnmax(votes: Any, sigma: float, rng: Any) -> Aggregation:
     """Gaussian noisy max, argmax_c(n_c + N(0, σ²)) (Papernot et al. 2018, §4.1)."""
     counts = check_counts(votes)
-    sigma = check_noise_scale("sigma", sigma)
     noise = as_generator(rng).normal(0.0, sigma, size=counts.shape)
     labels = _noisy_argmax(counts, noise)
     return Aggregation(labels, np.ones(len(counts), bool), counts, "gnmax", {"sigma": sigma})
 
 
-def _vote_threshold(threshold: Any, counts: np.ndarray, what: str) -> float:
-    """A vote-count threshold checked against 0..|E| (|E| = the row total, the number of teachers)."""
+def _warn_vote_threshold(threshold: Any, counts: np.ndarray, what: str) -> None:
+    """Warn when a (checked) vote-count threshold lies outside 0..|E| (|E| = the row total, the number of
+    teachers)."""
     teachers = float(counts[0].sum())
-    return check_threshold("threshold", threshold, 0.0, teachers, f"{what} (0 to the {teachers:g} teachers)")
+    warn_threshold_range("threshold", threshold, 0.0, teachers, f"{what} (0 to the {teachers:g} teachers)", 4)
 
 
 def confident_check(check_values: np.ndarray, threshold: float, sigma1: float, rng: Any) -> np.ndarray:
@@ -177,6 +179,7 @@ def confident_check(check_values: np.ndarray, threshold: float, sigma1: float, r
     return check_values + gen.normal(0.0, sigma1, size=check_values.shape) >= threshold
 
 
+@constrained(threshold="threshold", sigma1="noise_scale", sigma2="noise_scale")
 def confident_gnmax(votes: Any, threshold: float, sigma1: float, sigma2: float, rng: Any) -> Aggregation:
     """Confident GNMax (Papernot et al. 2018, Algorithm 1).
 
@@ -185,9 +188,7 @@ def confident_gnmax(votes: Any, threshold: float, sigma1: float, sigma2: float, 
     the same seed gives the same answered set whatever σ2 is).
     """
     counts = check_counts(votes)
-    threshold = _vote_threshold(threshold, counts, "max_c n_c, the largest vote count of a query")
-    sigma1 = check_noise_scale("sigma1", sigma1)
-    sigma2 = check_noise_scale("sigma2", sigma2)
+    _warn_vote_threshold(threshold, counts, "max_c n_c, the largest vote count of a query")
     gen = as_generator(rng)
     check_values = counts.max(axis=1)
     answered = confident_check(check_values, threshold, sigma1, gen)
@@ -204,6 +205,7 @@ def confident_gnmax(votes: Any, threshold: float, sigma1: float, sigma2: float, 
     )
 
 
+@constrained(threshold="threshold", sigma1="noise_scale", sigma2="noise_scale", student_threshold="threshold")
 def interactive_gnmax(
     votes: Any,
     student_probs: Any,
@@ -228,12 +230,10 @@ def interactive_gnmax(
         raise ValueError(f"student_probs: expected shape {counts.shape} (same as votes), got {probs.shape}")
     if not np.all(np.isfinite(probs)) or np.any(probs < 0) or np.any(np.abs(probs.sum(axis=1) - 1) > 1e-6):
         raise ValueError("student_probs: expected finite non-negative rows that sum to 1")
-    threshold = _vote_threshold(threshold, counts, "max_c(n_c - |E| p_c), the teachers' lead over the student")
-    student_threshold = check_threshold(
+    _warn_vote_threshold(threshold, counts, "max_c(n_c - |E| p_c), the teachers' lead over the student")
+    warn_threshold_range(
         "student_threshold", student_threshold, 1.0 / counts.shape[1], 1.0, "the student's largest class probability"
     )
-    sigma1 = check_noise_scale("sigma1", sigma1)
-    sigma2 = check_noise_scale("sigma2", sigma2)
     gen = as_generator(rng)
     n_teachers = counts.sum(axis=1, keepdims=True)
     check_values = (counts - n_teachers * probs).max(axis=1)
@@ -293,6 +293,7 @@ def resolve_thresholds(m: np.ndarray, threshold: Any) -> np.ndarray:
     return check_threshold("threshold", th, 0.0, 1.0, "a label's vote fraction")
 
 
+@constrained(threshold="label_threshold", sigma="noise_scale")
 def gnthreshold(fractions: Any, threshold: Any, sigma: float, rng: Any) -> MultiLabelAggregation:
     """GNThreshold (Muschiol 2021, Definition 10, Eq. 4.1): c_i = 1 iff m_i + N(0, σ²) > th.
 
@@ -300,7 +301,6 @@ def gnthreshold(fractions: Any, threshold: Any, sigma: float, rng: Any) -> Multi
     (Definition 11; see :func:`adaptive_thresholds`).
     """
     m = check_fractions(fractions)
-    sigma = check_noise_scale("sigma", sigma)
     th = resolve_thresholds(m, threshold)
     noisy = m + as_generator(rng).normal(0.0, sigma, size=m.shape)
     labels = noisy > th[:, None]
@@ -308,6 +308,7 @@ def gnthreshold(fractions: Any, threshold: Any, sigma: float, rng: Any) -> Multi
     return MultiLabelAggregation(labels, np.ones(len(m), bool), m, th, name, {"sigma": sigma, "threshold": threshold})
 
 
+@constrained(sigma="noise_scale")
 def gnthreshold_adaptive(fractions: Any, sigma: float, rng: Any) -> MultiLabelAggregation:
     """GNThreshold Adaptive (Muschiol 2021, Definition 11, Eq. 4.2)."""
     return gnthreshold(fractions, "adaptive", sigma, rng)
@@ -336,6 +337,13 @@ def confident_gnthreshold_check(
     return np.all(top + gen.normal(0.0, sigma_confidence, size=top.shape) >= confidence_threshold, axis=1)
 
 
+@constrained(
+    threshold="label_threshold",
+    sigma="noise_scale",
+    confidence_threshold="threshold",
+    sigma_confidence="noise_scale",
+    top_n="count",
+)
 def confident_gnthreshold(
     fractions: Any,
     threshold: Any,
@@ -353,24 +361,20 @@ def confident_gnthreshold(
     the check is drawn first, then the labels' noise for every query.
     """
     m = check_fractions(fractions)
-    sigma = check_noise_scale("sigma", sigma)
-    sigma_c = check_noise_scale("sigma_confidence", sigma_confidence)
-    if int(top_n) != top_n or top_n < 1:
-        raise ValueError(f"top_n: expected a positive integer, got {top_n!r}")
     gen = as_generator(rng)
     th = resolve_thresholds(m, threshold)
     check_choice("rule", rule, CONFIDENCE_RULES)
     if rule == "max":
-        conf = check_threshold("confidence_threshold", confidence_threshold, 0.0, 1.0, "the largest vote fraction")
+        warn_threshold_range("confidence_threshold", confidence_threshold, 0.0, 1.0, "the largest vote fraction")
     else:
-        conf = check_threshold(
+        warn_threshold_range(
             "confidence_threshold",
             confidence_threshold,
             -float(th.max()),
             1.0 - float(th.min()),
             "a top vote fraction minus the ensemble threshold",
         )
-    answered = confident_gnthreshold_check(m, th, conf, sigma_c, rule, int(top_n), gen)
+    answered = confident_gnthreshold_check(m, th, confidence_threshold, sigma_confidence, rule, top_n, gen)
     labels = (m + gen.normal(0.0, sigma, size=m.shape) > th[:, None]) & answered[:, None]
     return MultiLabelAggregation(
         labels,
@@ -382,8 +386,8 @@ def confident_gnthreshold(
             "sigma": sigma,
             "threshold": threshold,
             "confidence_threshold": float(confidence_threshold),
-            "sigma_confidence": sigma_c,
+            "sigma_confidence": sigma_confidence,
             "rule": rule,
-            "top_n": int(top_n),
+            "top_n": top_n,
         },
     )

@@ -64,13 +64,8 @@ import numpy as np
 from scipy.stats import beta as beta_dist
 
 from pate_study.privacy import exact_profile
-from pate_study.privacy._validation import (
-    as_generator,
-    check_n_queries,
-    check_noise_scale,
-    check_positive,
-    check_probability,
-)
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import as_generator, check_positive
 from pate_study.privacy.adaptive_k import adaptive_k_epsilon, adaptive_k_params, adaptive_k_release
 from pate_study.privacy.aggregators import gnmax, gnthreshold, lnmax
 from pate_study.privacy.mechanisms import (
@@ -81,6 +76,7 @@ from pate_study.privacy.mechanisms import (
     randomized_response,
 )
 from pate_study.privacy.multilabel import gnthreshold_epsilon, multilabel_slope
+from pate_study.privacy.options import Accounting, Conversion
 from pate_study.privacy.rdp import gnmax_epsilon
 from pate_study.privacy.topk_vote import topk_epsilon, topk_release, topk_vote_grid
 
@@ -106,6 +102,10 @@ logger = logging.getLogger(__name__)
 
 Sampler = Callable[[Any, int, int, np.random.Generator], np.ndarray]
 _MAX_THRESHOLDS = 256
+#: The claims audited: the improved conversion on a fine grid of orders from 1.01 (one query's ε).
+_AUDIT_ACCOUNTING = Accounting(np.linspace(1.01, 200, 4000), Conversion.IMPROVED)
+#: What every audit takes and passes on to :func:`audit_mechanism`, checked where the call enters the library.
+_SAMPLING = {"noise_scale_factor": "positive", "n_samples": "count", "confidence": "probability"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,6 +197,7 @@ def _best_event(x_d: np.ndarray, x_p: np.ndarray, delta: float, confidence: floa
     return best
 
 
+@constrained(delta="delta_or_zero", n_select="count", **_SAMPLING)
 def audit_mechanism(
     sampler: Sampler,
     candidates: Sequence[Any],
@@ -217,11 +218,7 @@ def audit_mechanism(
     """
     if not candidates:
         raise ValueError("candidates: expected at least one candidate pair of neighbouring inputs")
-    n_samples = check_n_queries(n_samples, name="n_samples")
-    n_select = n_samples // 2 if n_select is None else check_n_queries(n_select, name="n_select")
-    confidence = check_probability("confidence", confidence)
-    if not 0 <= delta < 1:
-        raise ValueError(f"delta: expected a number in [0, 1), got {delta}")
+    n_select = n_samples // 2 if n_select is None else n_select
     rng = as_generator(seed, name="seed")
     best = None
     for cand in candidates:
@@ -261,10 +258,7 @@ def audit_mechanism(
     return result
 
 
-def _check_factor(noise_scale_factor: float) -> float:
-    return check_positive("noise_scale_factor", noise_scale_factor)
-
-
+@constrained(gamma="positive", **_SAMPLING)
 def audit_lnmax(
     gamma: float = 0.5,
     *,
@@ -284,8 +278,7 @@ def audit_lnmax(
     implementation). The default γ = 0.5 is not 1, so that a Laplace scale of γ
     instead of 1/γ is visible.
     """
-    gamma = check_positive("gamma", gamma)
-    f = _check_factor(noise_scale_factor)
+    f = noise_scale_factor
     gaps = np.unique(np.maximum(1, np.round(np.linspace(0.5, 6.0, 12) / gamma))).astype(int)
     run = (lambda v, g, r: lnmax(v, g, r).labels) if aggregator is None else aggregator
 
@@ -305,6 +298,7 @@ def audit_lnmax(
     )
 
 
+@constrained(sigma="noise_scale", delta="delta", **_SAMPLING)
 def audit_gnmax(
     sigma: float = 2.0,
     *,
@@ -318,11 +312,8 @@ def audit_gnmax(
 
     Neighbours as in :func:`audit_lnmax` with gaps g ≈ c·√2σ, c ∈ [0.25, 4].
     """
-    sigma = check_noise_scale("sigma", sigma)
-    f = _check_factor(noise_scale_factor)
-    claimed = gnmax_epsilon(
-        sigma=sigma, delta=delta, n_queries=1, conversion="improved", orders=np.linspace(1.01, 200, 4000)
-    ).epsilon
+    f = noise_scale_factor
+    claimed = gnmax_epsilon(sigma=sigma, delta=delta, n_queries=1, accounting=_AUDIT_ACCOUNTING).epsilon
     gaps = np.unique(np.maximum(1, np.round(np.linspace(0.25, 4.0, 16) * np.sqrt(2) * sigma))).astype(int)
 
     def sampler(g, which, n, rng):
@@ -342,6 +333,7 @@ def audit_gnmax(
     )
 
 
+@constrained(rho="positive", dim="count", **_SAMPLING)
 def audit_local_laplace(
     rho: float = 0.25,
     *,
@@ -363,9 +355,7 @@ def audit_local_laplace(
     implementation). The default ρ = 0.25 is not 1, so that a scale of ρ instead
     of 1/ρ is visible.
     """
-    rho = check_positive("rho", rho)
-    f = _check_factor(noise_scale_factor)
-    dim = check_n_queries(dim, name="dim")
+    f = noise_scale_factor
     if dim < 2:
         raise ValueError(f"dim: expected at least 2 coordinates, got {dim}")
     e = np.eye(dim)
@@ -390,6 +380,9 @@ def audit_local_laplace(
     )
 
 
+@constrained(
+    sigma="noise_scale", n_labels="count", n_teachers="count", threshold="threshold", delta="delta", **_SAMPLING
+)
 def audit_gnthreshold(
     sigma: float = 0.1,
     *,
@@ -408,9 +401,7 @@ def audit_gnthreshold(
     teacher switches all its labels on), c ∈ [0.5, 4]; statistic: the number
     of released labels (a sufficient statistic here).
     """
-    sigma = check_noise_scale("sigma", sigma)
-    f = _check_factor(noise_scale_factor)
-    t = check_n_queries(n_teachers, name="n_teachers")
+    f, t = noise_scale_factor, n_teachers
     claimed = gnthreshold_epsilon(
         sigma=sigma,
         delta=delta,
@@ -418,8 +409,7 @@ def audit_gnthreshold(
         n_labels=n_labels,
         bound="vote_fraction",
         n_teachers=t,
-        conversion="improved",
-        orders=np.linspace(1.01, 200, 4000),
+        accounting=_AUDIT_ACCOUNTING,
     ).epsilon
     offsets = [c for c in np.linspace(0.5, 4.0, 8) if threshold - c * sigma >= 0 and threshold - c * sigma + 1 / t <= 1]
     if not offsets:
@@ -440,9 +430,6 @@ def audit_gnthreshold(
         mechanism="gnthreshold",
         noise_scale_factor=f,
     )
-
-
-_AUDIT_ORDERS = np.linspace(1.01, 200, 4000)
 
 
 def _stressing_pairs(
@@ -469,6 +456,7 @@ def _llr_sampler(grid, logprobs, run):
     return sampler
 
 
+@constrained(sigma="noise_scale", n_labels="count", n_teachers="count", delta="delta", n_pairs="count", **_SAMPLING)
 def audit_gnthreshold_adaptive(
     sigma: float = 0.3,
     *,
@@ -490,8 +478,7 @@ def audit_gnthreshold_adaptive(
     improved conversion. Neighbours: the ``n_pairs`` pairs of the 1/T grid with the largest exact ε (the
     threshold jumps across the labels); statistic: the exact log-likelihood ratio of the released vector.
     """
-    sigma = check_noise_scale("sigma", sigma)
-    f = _check_factor(noise_scale_factor)
+    f = noise_scale_factor
     if claim not in ("sound", "as_fixed"):
         raise ValueError(f"claim: expected 'sound' or 'as_fixed', got {claim!r}")
     spent = gnthreshold_epsilon(
@@ -502,8 +489,7 @@ def audit_gnthreshold_adaptive(
         n_labels=n_labels,
         bound="vote_fraction",
         n_teachers=n_teachers,
-        conversion="improved",
-        orders=_AUDIT_ORDERS,
+        accounting=_AUDIT_ACCOUNTING,
     )
     claimed = spent.epsilon if claim == "sound" else spent.details["epsilon_threshold_as_fixed"]
     grid = exact_profile.fraction_grid(n_teachers, n_labels)
@@ -526,6 +512,9 @@ def audit_gnthreshold_adaptive(
     )
 
 
+@constrained(
+    sigma_fixed="noise_scale", n_labels="count", n_teachers="count", delta="delta", n_pairs="count", **_SAMPLING
+)
 def audit_adaptive_k(
     sigma_fixed: float = 0.3,
     *,
@@ -544,7 +533,7 @@ def audit_adaptive_k(
     ``noise_scale_factor`` scales both the Gaussian σ and the Gumbel scale. Neighbours: the ``n_pairs`` grid
     pairs with the largest exact ε; statistic: the exact log-likelihood ratio of the released set.
     """
-    f = _check_factor(noise_scale_factor)
+    f = noise_scale_factor
     sigma, b = adaptive_k_params(
         multilabel_slope(sigma_fixed, n_labels, "vote_fraction", n_teachers), n_labels, n_teachers
     )
@@ -555,8 +544,7 @@ def audit_adaptive_k(
         n_teachers=n_teachers,
         n_queries=1,
         n_labels=n_labels,
-        conversion="improved",
-        orders=_AUDIT_ORDERS,
+        accounting=_AUDIT_ACCOUNTING,
     ).epsilon
     grid = exact_profile.fraction_grid(n_teachers, n_labels)
     logprobs = exact_profile.adaptive_k_output_logprobs(grid, sigma * f, b * f, n_grid=4001)
@@ -581,6 +569,15 @@ def audit_adaptive_k(
 TOPK_CLAIMS = ("sound", "sqrt_k")
 
 
+@constrained(
+    sigma="noise_scale",
+    n_labels="count",
+    n_teachers="count",
+    threshold="fixed_threshold",
+    delta="delta",
+    n_pairs="count",
+    **_SAMPLING,
+)
 def audit_topk(
     sigma: float = 0.2,
     *,
@@ -606,8 +603,7 @@ def audit_topk(
     (T = 3, n = 3, k = 1, σ = 0.2, th = 0.4, δ = 0.1) are an instance where the exact ε of the release, 4.16,
     lies between the √k claim 3.69 and the sound claim 6.33 (``tests/privacy/test_topk_vote.py``).
     """
-    sigma = check_noise_scale("sigma", sigma)
-    f = _check_factor(noise_scale_factor)
+    f = noise_scale_factor
     if claim not in TOPK_CLAIMS:
         raise ValueError(f"claim: expected one of {list(TOPK_CLAIMS)}, got {claim!r}")
     spent = topk_epsilon(
@@ -617,8 +613,7 @@ def audit_topk(
         delta=delta,
         n_queries=1,
         n_labels=n_labels,
-        conversion="improved",
-        orders=_AUDIT_ORDERS,
+        accounting=_AUDIT_ACCOUNTING,
     )
     grid, i, j = topk_vote_grid(n_teachers, n_labels, k)
     logprobs = exact_profile.gnthreshold_output_logprobs(grid, threshold, sigma * f)
@@ -643,6 +638,7 @@ def audit_topk(
     )
 
 
+@constrained(epsilon="positive", **_SAMPLING)
 def audit_randomized_response(
     epsilon: float = 0.5,
     *,
@@ -659,8 +655,7 @@ def audit_randomized_response(
     ``mechanism(x, k, epsilon, rng) -> y`` replaces :func:`~pate_study.privacy.mechanisms.randomized_response`.
     The worst event {y ≤ 0} has ratio exactly e^ε.
     """
-    epsilon = check_positive("epsilon", epsilon)
-    f = _check_factor(noise_scale_factor)
+    f = noise_scale_factor
     run = (lambda x, kk, e, gen: randomized_response(x, k=kk, epsilon=e, rng=gen)) if mechanism is None else mechanism
 
     def sampler(_, which, n, rng):
@@ -690,6 +685,7 @@ def worst_case_utility(n_outputs: int) -> np.ndarray:
     return u
 
 
+@constrained(epsilon="positive", sensitivity="positive", **_SAMPLING)
 def audit_exponential_mechanism(
     epsilon: float = 1.0,
     *,
@@ -709,12 +705,11 @@ def audit_exponential_mechanism(
     worst output is an extreme event. The mechanism runs with ε/``noise_scale_factor`` against the
     unchanged claim: 0.5 is the classic bug ε/Δu instead of ε/(2Δu).
     """
-    epsilon = check_positive("epsilon", epsilon)
-    f = _check_factor(noise_scale_factor)
+    f = noise_scale_factor
     u = worst_case_utility(200) if utility is None else np.asarray(utility, dtype=np.float64)
     if u.ndim != 2 or u.shape[0] < 2 or u.shape[1] < 2:
         raise ValueError(f"utility: expected [n_inputs >= 2, n_outputs >= 2], got shape {u.shape}")
-    du = float(np.ptp(u, axis=0).max()) if sensitivity is None else check_positive("sensitivity", sensitivity)
+    du = check_positive("sensitivity", float(np.ptp(u, axis=0).max())) if sensitivity is None else sensitivity
     claimed_lp = exponential_mechanism_log_probs(u, epsilon=epsilon, sensitivity=du)
     pairs = [(i, j) for i in range(u.shape[0]) for j in range(u.shape[0]) if i != j][:20]
 

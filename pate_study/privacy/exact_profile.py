@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr, logsumexp, ndtr
 
-from pate_study.privacy._validation import check_n_queries, check_noise_scale, check_positive
+from pate_study.privacy._boundary import constrained
 from pate_study.privacy.adaptive_k import gaps_with_sentinels
 from pate_study.privacy.aggregators import resolve_thresholds
 
@@ -49,12 +49,11 @@ __all__ = [
 MAX_OUTCOMES_LABELS = 8
 
 
+@constrained(n_teachers="count", n_labels="count", resolution="count")
 def fraction_grid(n_teachers: int, n_labels: int, resolution: int = 1) -> np.ndarray:
     """Every vote-fraction vector of ``n_labels`` labels on the grid {0, 1/(rT), …, 1}, r = ``resolution``
     (module docstring): ``[(rT+1)^n, n]``."""
-    t = check_n_queries(n_teachers, name="n_teachers")
-    n = check_n_queries(n_labels, name="n_labels")
-    r = check_n_queries(resolution, name="resolution")
+    t, n, r = n_teachers, n_labels, resolution
     size = (r * t + 1) ** n
     if n > MAX_OUTCOMES_LABELS or size > 200_000:
         raise ValueError(
@@ -65,6 +64,7 @@ def fraction_grid(n_teachers: int, n_labels: int, resolution: int = 1) -> np.nda
     return counts / float(r * t)
 
 
+@constrained(n_teachers="count", n_labels="count", resolution="count")
 def neighbouring_pairs(
     n_teachers: int, n_labels: int, resolution: int = 1
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -86,22 +86,24 @@ def neighbouring_pairs(
     return grid, np.concatenate(i_all), np.concatenate(j_all)
 
 
+@constrained(n_labels="count")
 def outcomes(n_labels: int) -> np.ndarray:
     """Every binary release of ``n_labels`` labels, ``[2^n, n]`` (bool), row b = bits of b."""
-    n = check_n_queries(n_labels, name="n_labels")
+    n = n_labels
     return ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
 
 
+@constrained(threshold="label_threshold", sigma="noise_scale")
 def gnthreshold_output_logprobs(fractions: np.ndarray, threshold: Any, sigma: float) -> np.ndarray:
     """log Pr[release = o] of GNThreshold (Muschiol 2021 Definition 10/11) for every outcome o: labels
     independent, Pr[c_i = 1] = Φ((m_i − th)/σ), th fixed or ``"adaptive"`` (computed from m). ``[N, 2^n]``."""
     m = np.asarray(fractions, dtype=np.float64)
-    sigma = check_noise_scale("sigma", sigma)
     z = (m - resolve_thresholds(m, threshold)[:, None]) / sigma
     o = outcomes(m.shape[1])
     return np.where(o[None], log_ndtr(z)[:, None, :], log_ndtr(-z)[:, None, :]).sum(axis=2)
 
 
+@constrained(sigma="noise_scale", gumbel_scale="positive")
 def adaptive_k_output_logprobs(
     fractions: np.ndarray, sigma: float, gumbel_scale: float, k_max: int | None = None, n_grid: int = 20_001
 ) -> np.ndarray:
@@ -112,8 +114,7 @@ def adaptive_k_output_logprobs(
     (trapezoid rule on ``n_grid`` points over m ± 12σ). ``[N, 2^n]``.
     """
     m = np.asarray(fractions, dtype=np.float64)
-    sigma = check_noise_scale("sigma", sigma)
-    b = check_positive("gumbel_scale", gumbel_scale)
+    b = gumbel_scale
     n = m.shape[1]
     g = gaps_with_sentinels(m, k_max)
     log_pk = g / b - logsumexp(g / b, axis=1, keepdims=True)
@@ -147,10 +148,10 @@ def _hockey_stick(logp: np.ndarray, logq: np.ndarray, eps: np.ndarray) -> np.nda
     return np.clip(np.exp(logp) - np.exp(eps[:, None] + logq), 0.0, None).sum(axis=1)
 
 
+@constrained(delta="delta")
 def exact_epsilon(logp: np.ndarray, logq: np.ndarray, delta: float, iterations: int = 80) -> np.ndarray:
     """Smallest ε ≥ 0 with both hockey-stick divergences ≤ δ, per row pair (bisection; output distributions
     given as log probabilities ``[pairs, outcomes]``)."""
-    delta = check_positive("delta", delta)
     out = []
     for a, c in ((logp, logq), (logq, logp)):
         lo = np.zeros(len(a))
@@ -175,6 +176,7 @@ def exact_renyi(logp: np.ndarray, logq: np.ndarray, order: float) -> np.ndarray:
     return logsumexp(terms, axis=1) / (lam - 1.0)
 
 
+@constrained(delta="delta")
 def worst_pairs(
     logprobs: np.ndarray, i: np.ndarray, j: np.ndarray, delta: float, top: int = 3
 ) -> tuple[np.ndarray, np.ndarray]:

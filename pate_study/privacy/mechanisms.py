@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from pate_study.privacy._validation import as_generator, check_noise_scale, check_positive
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import as_generator
 
 __all__ = [
     "laplace_noise",
@@ -64,16 +65,16 @@ __all__ = [
 L1_DIAMETER = 2.0
 
 
+@constrained(scale="positive")
 def laplace_noise(shape: Any, scale: float, rng: Any) -> np.ndarray:
     """Draw i.i.d. Laplace noise Lap(scale) (density exp(−|x|/b)/(2b); Dwork & Roth 2014 Def. 3.1) of the given
     shape."""
-    scale = check_positive("scale", scale)
     return as_generator(rng).laplace(0.0, scale, size=shape)
 
 
+@constrained(sigma="noise_scale")
 def gaussian_noise(shape: Any, sigma: float, rng: Any) -> np.ndarray:
     """Draw i.i.d. Gaussian noise N(0, σ²) of the given shape (the noise of GNMax, Papernot et al. 2018 §4.1)."""
-    sigma = check_noise_scale("sigma", sigma)
     return as_generator(rng).normal(0.0, sigma, size=shape)
 
 
@@ -86,28 +87,32 @@ def _finite_array(values: Any, name: str) -> np.ndarray:
     return arr
 
 
+@constrained(sensitivity="positive", epsilon="positive")
 def laplace_mechanism(values: Any, *, sensitivity: float, epsilon: float, rng: Any) -> np.ndarray:
     """Laplace mechanism f(x) + Lap(Δ/ε)^k, (ε, 0)-DP for l1 sensitivity Δ (Dwork & Roth 2014, Def. 3.3, Thm 3.6)."""
     arr = _finite_array(values, "values")
-    scale = check_positive("sensitivity", sensitivity) / check_positive("epsilon", epsilon)
+    scale = sensitivity / epsilon
     return arr + laplace_noise(arr.shape, scale, rng)
 
 
+@constrained(sigma="noise_scale")
 def gaussian_mechanism(values: Any, *, sigma: float, rng: Any) -> np.ndarray:
     """Gaussian mechanism f(x) + N(0, σ²)^k; (α, αΔ₂²/(2σ²))-RDP (Mironov 2017, Proposition 7)."""
     arr = _finite_array(values, "values")
     return arr + gaussian_noise(arr.shape, sigma, rng)
 
 
+@constrained(rho="positive", scale="positive")
 def local_laplace_scale(*, rho: float | None = None, scale: float | None = None) -> float:
     """Laplace scale b of the local mechanism from exactly one of ρ (b = 1/ρ) or b itself."""
     if (rho is None) == (scale is None):
         raise ValueError("rho/scale: expected exactly one of rho (inverse scale, MAKE paper) or scale (b = 1/rho)")
     if rho is not None:
-        return 1.0 / check_positive("rho", rho)
-    return check_positive("scale", scale)
+        return 1.0 / rho
+    return scale
 
 
+@constrained(rho="positive", scale="positive")
 def local_laplace_epsilon(*, rho: float | None = None, scale: float | None = None) -> float:
     """ε of the local mechanism on unit-l1 vectors: ε = diameter/b = 2ρ (Visca 2021 §4.2.3, "(2ρ, 0)-DP")."""
     return L1_DIAMETER / local_laplace_scale(rho=rho, scale=scale)
@@ -129,6 +134,7 @@ def check_unit_l1(x: Any, atol: float = 1e-6, name: str = "x") -> np.ndarray:
     return arr
 
 
+@constrained(rho="positive", scale="positive")
 def local_laplace(
     x: Any,
     *,
@@ -170,6 +176,7 @@ def _check_epsilon_array(epsilon: Any) -> np.ndarray:
     return eps
 
 
+@constrained(sensitivity="positive")
 def exponential_mechanism_log_probs(utility: Any, *, epsilon: Any, sensitivity: float) -> np.ndarray:
     """log Pr[r | x] = ε u(x, r)/(2Δu) − logsumexp_r' ε u(x, r')/(2Δu) (McSherry & Talwar 2007, §3;
     Dwork & Roth 2014, Def. 3.4), over the last axis of ``utility`` ``[..., n_outputs]``.
@@ -180,7 +187,7 @@ def exponential_mechanism_log_probs(utility: Any, *, epsilon: Any, sensitivity: 
     u = _finite_array(utility, "utility")
     if u.ndim < 1 or u.shape[-1] < 1:
         raise ValueError(f"utility: expected [..., n_outputs] with n_outputs >= 1, got shape {u.shape}")
-    du = check_positive("sensitivity", sensitivity)
+    du = sensitivity
     eps = _check_epsilon_array(epsilon)
     scores = np.expand_dims(eps, -1) * u / (2.0 * du) if eps.ndim else float(eps) * u / (2.0 * du)
     top = scores.max(axis=-1, keepdims=True)
@@ -197,6 +204,7 @@ def sample_log_probs(log_probs: Any, rng: Any) -> np.ndarray:
     return np.argmax(lp + gumbel, axis=-1)
 
 
+@constrained(sensitivity="positive")
 def exponential_mechanism(utility: Any, *, epsilon: Any, sensitivity: float, rng: Any) -> np.ndarray:
     """Sample the exponential mechanism (:func:`exponential_mechanism_log_probs`) once per row of ``utility``."""
     return sample_log_probs(exponential_mechanism_log_probs(utility, epsilon=epsilon, sensitivity=sensitivity), rng)

@@ -29,6 +29,12 @@ The data-dependent log-MGF at moment λ equals λ × the RDP of
 2017 and 2018 analyses share one implementation. The accountant sums it over
 queries with ``rdp.total_rdp_pure_dp`` (blocks, never [queries × orders] at once,
 which matters for ``orders="continuous"``: 1200 orders) and computes log q once.
+
+Its orders and conversion come, as every accountant's, in an :class:`~pate_study.privacy.options.Accounting`:
+:data:`MOMENTS_ACCOUNTING` by default, the reference code's λ = 1..8 and the 2017 tail bound
+ε = min_λ (Σα(λ) − ln δ)/λ. That bound is the basic conversion (Mironov 2017, Prop. 3) at RDP order λ + 1 of
+Σα(λ)/λ, so the accountant takes ``Conversion.BASIC`` and refuses ``"improved"`` (an RDP accountant,
+:func:`~pate_study.privacy.rdp.lnmax_rdp_epsilon`, converts LNMax's curve with it).
 """
 
 from __future__ import annotations
@@ -38,22 +44,18 @@ from typing import Any
 
 import numpy as np
 
-from pate_study.privacy._validation import (
-    check_choice,
-    check_counts,
-    check_delta,
-    check_n_queries,
-    check_orders,
-    check_positive,
-)
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import check_choice, check_counts, check_positive
 from pate_study.privacy.accounting import (
     OrderAtGridEdgeWarning,
     PrivacySpent,
     account,
     parse_orders,
     query_mode,
+    resolve_moment_orders,
     with_optimum,
 )
+from pate_study.privacy.options import Accounting, Conversion
 from pate_study.privacy.rdp import Q_VARIANTS, lnmax_logq
 from pate_study.privacy.rdp_curves import Q_CONDITIONS, rdp_pure_dp, total_rdp_pure_dp
 
@@ -65,40 +67,45 @@ __all__ = [
     "moments_closed_form",
     "moments_epsilon",
     "DEFAULT_MOMENTS",
+    "MOMENTS_ACCOUNTING",
     "CONTINUOUS_RANGE",
 ]
 
 #: Largest integer moment of the 2017 reference code.
 DEFAULT_MOMENTS = 8
+#: The moments accountant's orders and conversion: λ = 1..8 and the 2017 tail bound, i.e. the basic conversion at
+#: order λ + 1 (module docstring); ``Accounting(orders="continuous")`` searches λ on :data:`CONTINUOUS_RANGE`.
+MOMENTS_ACCOUNTING = Accounting(orders=DEFAULT_MOMENTS, conversion=Conversion.BASIC)
 #: λ range searched by ``orders="continuous"`` in the data-dependent case.
 CONTINUOUS_RANGE = (1e-3, 1e4)
 _CONTINUOUS_POINTS = 1200
 
 
+@constrained(gamma="positive")
 def lnmax_q(votes: Any, gamma: float, variant: str = "sum") -> np.ndarray:
     """q ≥ Pr[LNMax ≠ plurality] per query, Papernot et al. 2017 Lemma 4 (see ``rdp.lnmax_logq``)."""
     return np.exp(lnmax_logq(votes, gamma, variant))
 
 
+@constrained(gamma="positive")
 def theorem3_q_limit(gamma: float) -> float:
     """Condition of Papernot et al. 2017 Theorem 3: q < (e^{2γ}−1)/(e^{4γ}−1) = 1/(e^{2γ}+1)."""
-    return float(1.0 / (np.exp(2.0 * check_positive("gamma", gamma)) + 1.0))
+    return float(1.0 / (np.exp(2.0 * gamma) + 1.0))
 
 
-def _moment_grid(orders: Any) -> np.ndarray:
-    grid = parse_orders(orders)
-    if isinstance(grid, str):
-        raise ValueError("orders: expected a grid here, not 'continuous'")
-    return check_orders(grid, 0.0)
-
-
-def logmgf_data_independent(gamma: float, orders: Any = DEFAULT_MOMENTS) -> np.ndarray:
-    """Per-query data-independent log-MGF 2γ²λ(λ+1) (Papernot et al. 2017 Theorem 2; Visca 2021 Eq. 4.10)."""
-    gamma = check_positive("gamma", gamma)
-    lam = _moment_grid(orders)
+def _logmgf_data_independent(gamma: float, lam: np.ndarray) -> np.ndarray:
+    """2γ²λ(λ+1) at the moments ``lam`` (checked)."""
     return 2.0 * gamma**2 * lam * (lam + 1.0)
 
 
+@constrained(gamma="positive")
+def logmgf_data_independent(gamma: float, orders: Any = DEFAULT_MOMENTS) -> np.ndarray:
+    """Per-query data-independent log-MGF 2γ²λ(λ+1) (Papernot et al. 2017 Theorem 2; Visca 2021 Eq. 4.10) at the
+    moments ``orders`` (the axis of the result: an int L for 1..L, ``"int:A:B"`` or an array of λ > 0)."""
+    return _logmgf_data_independent(gamma, resolve_moment_orders(orders))
+
+
+@constrained(gamma="positive")
 def logmgf_lnmax(
     votes: Any,
     gamma: float,
@@ -112,24 +119,23 @@ def logmgf_lnmax(
     middle term only where ``q_condition`` holds: ``"theorem"`` (q <
     (e^{2γ}−1)/(e^{4γ}−1)) or ``"reference_code"`` (q < 0.5, the 2017 code).
     ``q_variant`` is ``"sum"`` (Lemma 4) or ``"approx"`` ((m−1) × runner-up term).
+    ``orders``: the moments λ it is evaluated at, the axis of the result (an int L for 1..L, ``"int:A:B"`` or an
+    array of λ > 0), not an accounting setting.
     """
-    gamma = check_positive("gamma", gamma)
     check_choice("q_condition", q_condition, Q_CONDITIONS)
     check_choice("q_variant", q_variant, Q_VARIANTS)
-    lam = _moment_grid(orders)
+    lam = resolve_moment_orders(orders)
     logq = lnmax_logq(votes, gamma, q_variant)
     return lam * rdp_pure_dp(logq, 2.0 * gamma, lam + 1.0, q_condition)
 
 
+@constrained(n_queries="count", gamma="positive", delta="delta")
 def moments_closed_form(n_queries: int, gamma: float, delta: float) -> tuple[float, float]:
     """Continuous-λ optimum of the data-independent bound (Visca 2021 §4.2.1, Eq. 4.11).
 
     Returns (ε*, λ*) with λ* = √(ln(1/δ)/(2Tγ²)), ε* = 2Tγ² + 2√(2Tγ² ln(1/δ)).
     """
-    t = check_n_queries(n_queries)
-    gamma = check_positive("gamma", gamma)
-    delta = check_delta(delta)
-    a = 2.0 * t * gamma**2
+    a = 2.0 * n_queries * gamma**2
     log_inv_delta = -np.log(delta)
     return float(a + 2.0 * np.sqrt(a * log_inv_delta)), float(np.sqrt(log_inv_delta / a))
 
@@ -150,13 +156,14 @@ def _continuous_refine(total_fn, grid: np.ndarray, curve: np.ndarray, delta: flo
     return float(curve[i]), float(grid[i])
 
 
+@constrained(gamma="positive", delta="delta", n_queries="count", accounting="moments_accounting")
 def moments_epsilon(
     *,
     gamma: float,
     delta: float,
     n_queries: int | None = None,
     votes: Any = None,
-    orders: Any = DEFAULT_MOMENTS,
+    accounting: Accounting = MOMENTS_ACCOUNTING,
     q_condition: str = "theorem",
     q_variant: str = "sum",
     continuous_range: tuple[float, float] = CONTINUOUS_RANGE,
@@ -164,19 +171,16 @@ def moments_epsilon(
     """(ε, δ) of T LNMax queries with the Papernot et al. 2017 moments accountant.
 
     Give ``n_queries`` (data-independent, Σ = T·2γ²λ(λ+1)) or ``votes``
-    (data-dependent, Σ of :func:`logmgf_lnmax`). ``orders``: an int L (λ = 1..L,
-    default 8 as in the reference code), ``"int:A:B"``, an array of λ > 0, or
-    ``"continuous"`` (closed form for the data-independent case; fine grid on
-    ``continuous_range`` + bounded minimisation for the data-dependent case).
+    (data-dependent, Σ of :func:`logmgf_lnmax`). ``accounting``: :data:`MOMENTS_ACCOUNTING` (λ = 1..8 as in the
+    reference code) or an Accounting with other moments: an int L (λ = 1..L), ``"int:A:B"``, an array of λ > 0, or
+    ``"continuous"`` (closed form for the data-independent case; fine grid on ``continuous_range`` + bounded
+    minimisation for the data-dependent case), and the basic conversion (module docstring).
     ε = min_λ (Σα(λ) − ln δ)/λ (Visca 2021 Eq. 4.9 / 4.11 / 4.13).
     """
-    gamma = check_positive("gamma", gamma)
-    delta = check_delta(delta)
     check_choice("q_condition", q_condition, Q_CONDITIONS)
     check_choice("q_variant", q_variant, Q_VARIANTS)
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
-    spec = parse_orders(orders)
-    continuous = isinstance(spec, str)
+    continuous = isinstance(parse_orders(accounting.orders), str)
     details: dict = {"gamma": gamma, "orders_spec": "continuous" if continuous else "grid"}
     if counts is not None:
         details.update(q_condition=q_condition, q_variant=q_variant)
@@ -185,9 +189,8 @@ def moments_epsilon(
 
     def total_fn(lam: np.ndarray) -> np.ndarray:
         # Σ over queries of logmgf_lnmax, summed block-wise (never [n_queries, n_orders] at once).
-        lam = check_orders(lam, 0.0)
         if logq is None:
-            return n * logmgf_data_independent(gamma, lam)
+            return n * _logmgf_data_independent(gamma, lam)
         return lam * total_rdp_pure_dp(logq, 2.0 * gamma, lam + 1.0, q_condition)
 
     common = {
@@ -198,7 +201,7 @@ def moments_epsilon(
         **details,
     }
     if not continuous:
-        return account(total_fn, delta=delta, orders=spec, conversion="moments", **common)
+        return account(total_fn, delta=delta, accounting=accounting, **common)
 
     lo, hi = (check_positive("continuous_range", v) for v in continuous_range)
     if not lo < hi:
@@ -209,7 +212,7 @@ def moments_epsilon(
         grid = np.unique(np.append(grid, lam_star))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        spent = account(total_fn, delta=delta, orders=grid, conversion="moments", **common)
+        spent = account(total_fn, delta=delta, accounting=Accounting(grid, Conversion.BASIC), **common)
     if counts is None:
         return with_optimum(spent, eps_star, lam_star, "closed_form")
     eps, lam = _continuous_refine(total_fn, grid, spent.curve, delta)

@@ -101,7 +101,8 @@ from typing import Any
 
 import numpy as np
 
-from pate_study.privacy._validation import check_fractions, check_n_queries, check_noise_scale, check_positive
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import check_fractions
 from pate_study.privacy.accounting import (
     ExpectedCost,
     PrivacySpent,
@@ -114,6 +115,7 @@ from pate_study.privacy.accounting import (
 )
 from pate_study.privacy.aggregators import confident_gnthreshold_check, resolve_thresholds
 from pate_study.privacy.options import (
+    DEFAULT_ACCOUNTING,
     Accounting,
     Bound,
     Charge,
@@ -121,10 +123,7 @@ from pate_study.privacy.options import (
     ConfidenceRule,
     Cost,
     Threshold,
-    charge_of,
     choice,
-    confidence_check_of,
-    resolve_accounting,
 )
 from pate_study.privacy.rdp import step2_weights
 from pate_study.privacy.rdp_curves import (
@@ -189,19 +188,20 @@ def is_adaptive(threshold: Any) -> bool:
     return isinstance(threshold, str) and choice("threshold", threshold, Threshold) is Threshold.ADAPTIVE
 
 
-def multilabel_logq(fractions: Any, thresholds: Any, sigma: float) -> np.ndarray:
+@constrained(threshold="label_threshold", sigma="noise_scale")
+def multilabel_logq(fractions: Any, threshold: Any, sigma: float) -> np.ndarray:
     """log q̃ per query, Muschiol 2021 Theorem 13: q̃ = 1 − Π_i Φ(|s_i − th|/σ).
 
-    ``thresholds`` is a number, one number per query, or :attr:`~pate_study.privacy.options.Threshold.ADAPTIVE`.
+    ``threshold`` is a number, one number per query, or :attr:`~pate_study.privacy.options.Threshold.ADAPTIVE`.
     Computed as log(1 − exp(Σ_i log Φ(|s_i − th|/σ))), and as logsumexp_i log Φ̄(|s_i − th|/σ)
     where the product is too close to 1 for that (:func:`_log_prod_ndtr`).
     """
     m = check_fractions(fractions)
-    sigma = check_noise_scale("sigma", sigma)
-    th = resolve_thresholds(m, thresholds)
+    th = resolve_thresholds(m, threshold)
     return log_prod_ndtr(np.abs(m - th[:, None]) / sigma)[1]
 
 
+@constrained(threshold="label_threshold", sigma="noise_scale", n_labels="count")
 def min_logq(threshold: Any, sigma: float, n_labels: int) -> float:
     """The smallest log q̃ (Theorem 13) that any vote fractions in [0, 1] can give over ``n_labels`` labels.
 
@@ -210,8 +210,6 @@ def min_logq(threshold: Any, sigma: float, n_labels: int) -> float:
     q̃ ≥ 1 − Φ(d_max/σ)^n (the bound of the module docstring's finding, per threshold). A printed q average
     below exp(min_logq) cannot come from Theorem 13 with this σ on vote fractions.
     """
-    sigma = check_noise_scale("sigma", sigma)
-    n = check_n_queries(n_labels, name="n_labels")
     if is_adaptive(threshold):
         d = 1.0
     else:
@@ -219,9 +217,10 @@ def min_logq(threshold: Any, sigma: float, n_labels: int) -> float:
         if not 0.0 <= th <= 1.0:
             raise ValueError(f"threshold={threshold!r}: expected a fixed threshold in [0, 1] or 'adaptive'")
         d = max(th, 1.0 - th)
-    return float(log_prod_ndtr(np.full((1, n), d / sigma))[1][0])
+    return float(log_prod_ndtr(np.full((1, n_labels), d / sigma))[1][0])
 
 
+@constrained(sigma="noise_scale", n_labels="count", n_teachers="count")
 def multilabel_slope(
     sigma: float, n_labels: int, bound: Bound = Bound.THEOREM12, n_teachers: int | None = None
 ) -> float:
@@ -238,6 +237,7 @@ def multilabel_slope(
 CAPPED_BOUNDS = (Bound.EQ4_8, Bound.EQ4_8_CORRECTED, Bound.GNMAX_SLOPE)
 
 
+@constrained(sigma="noise_scale", n_labels="count", n_teachers="count", threshold="label_threshold")
 def theorem6_params(
     sigma: float, n_labels: int, bound: Bound = Bound.THEOREM12, n_teachers: int | None = None, threshold: Any = None
 ) -> tuple[float, float, str]:
@@ -265,8 +265,7 @@ def theorem6_params(
       :func:`adaptive_threshold_slope` (slope and cap; Theorem 6 of Papernot et al. 2018 then still applies
       with q̃ computed at the votes' own threshold, but with this slope it never beats the cap).
     """
-    sigma = check_noise_scale("sigma", sigma)
-    n = check_n_queries(n_labels, name="n_labels")
+    n = n_labels
     bound = choice("bound", bound, Bound)
     if is_adaptive(threshold):
         s = adaptive_threshold_slope(sigma, n, bound, n_teachers)
@@ -284,18 +283,23 @@ def theorem6_params(
         if bound == "eq4_8_corrected":
             return thm12, gnmax, "paper2018"
         return gnmax, gnmax, "paper2018"
+    s = n / (2.0 * _teachers(n_teachers) ** 2 * sigma**2)
+    return s, s, "paper2018"
+
+
+def _teachers(n_teachers: int | None) -> int:
+    """The number of teachers T a vote-fraction bound needs (checked at the boundary when given)."""
     if n_teachers is None:
         raise ValueError("n_teachers: bound='vote_fraction' needs the number of teachers T")
-    t = check_n_queries(n_teachers, name="n_teachers")
-    s = n / (2.0 * t**2 * sigma**2)
-    return s, s, "paper2018"
+    return n_teachers
 
 
 def _cap_valid(n_labels: int, n_teachers: int | None) -> bool:
     """Whether the cap λ/σ² bounds GNThreshold's RDP nλ/(2T²σ²) on vote fractions: n ≤ 2T² (T known)."""
-    return n_teachers is not None and n_labels <= 2 * check_n_queries(n_teachers, name="n_teachers") ** 2
+    return n_teachers is not None and n_labels <= 2 * n_teachers**2
 
 
+@constrained(n_labels="count", n_teachers="count", threshold="label_threshold")
 def bound_validity(n_labels: int, bound: Bound, n_teachers: int | None = None, threshold: Any = None) -> str:
     """One sentence saying which bound :func:`theorem6_params` used: the one asked for, or its valid fallback."""
     bound = choice("bound", bound, Bound)
@@ -316,14 +320,16 @@ def bound_validity(n_labels: int, bound: Bound, n_teachers: int | None = None, t
     )
 
 
+@constrained(n_teachers="count")
 def adaptive_label_sensitivity(bound: Bound = Bound.VOTE_FRACTION, n_teachers: int | None = None) -> float:
     """Largest change of one compared value m_i − th under Definition 11 when one teacher changes: Δ + 1,
     at most 2 (m_i and th both lie in [0, 1]); Δ = 1/T for ``"vote_fraction"`` (1 without T), else 1."""
     if bound == "vote_fraction" and n_teachers is not None:
-        return min(1.0 / check_n_queries(n_teachers, name="n_teachers") + 1.0, 2.0)
+        return min(1.0 / n_teachers + 1.0, 2.0)
     return 2.0
 
 
+@constrained(sigma="noise_scale", n_labels="count", n_teachers="count")
 def adaptive_threshold_slope(
     sigma: float, n_labels: int, bound: Bound = Bound.VOTE_FRACTION, n_teachers: int | None = None
 ) -> float:
@@ -335,11 +341,12 @@ def adaptive_threshold_slope(
     when one teacher changes (the exact enumeration of ``exact_profile`` finds such pairs), so no bound that
     treats it as fixed is valid; at σ = 0.3 and n = 161 this slope is ≈ 930 per query: no useful guarantee.
     """
-    sigma = check_noise_scale("sigma", sigma)
-    n = check_n_queries(n_labels, name="n_labels")
-    return n * adaptive_label_sensitivity(bound, n_teachers) ** 2 / (2.0 * sigma**2)
+    return n_labels * adaptive_label_sensitivity(bound, n_teachers) ** 2 / (2.0 * sigma**2)
 
 
+@constrained(
+    sigma="noise_scale", n_labels="count", n_teachers="count", max_distance="positive", threshold="label_threshold"
+)
 def theorem6_possible(
     sigma: float,
     n_labels: int,
@@ -358,16 +365,15 @@ def theorem6_possible(
     True means only that some input may get a smaller bound.
     """
     slope, _, _ = theorem6_params(sigma, n_labels, bound, n_teachers, threshold)
-    d = check_positive("max_distance", max_distance)
-    n = check_n_queries(n_labels, name="n_labels")
-    logq_min = float(log_prod_ndtr(np.full((1, n), d / float(sigma)))[1][0])
+    logq_min = float(log_prod_ndtr(np.full((1, n_labels), max_distance / float(sigma)))[1][0])
     return -logq_min > slope
 
 
 def _label_sensitivity(bound: Bound, n_teachers: int | None) -> float:
-    return 1.0 / check_n_queries(n_teachers, name="n_teachers") if bound == "vote_fraction" else 1.0
+    return 1.0 / _teachers(n_teachers) if bound == "vote_fraction" else 1.0
 
 
+@constrained(threshold="label_threshold", sigma="noise_scale", n_teachers="count")
 def rdp_gnthreshold(
     fractions: Any,
     threshold: Any,
@@ -379,7 +385,8 @@ def rdp_gnthreshold(
     """Per-query data-dependent RDP ``[n_queries, n_orders]`` of GNThreshold (Muschiol 2021 Thms 11, 13, 14; Eq. 4.8).
 
     Theorem 6 of Papernot et al. 2018 with q̃ of Theorem 13 and the slope, cap and
-    variant of :func:`theorem6_params` (so μ2 = √(2σ² log(1/q̃)/n) for ``"theorem12"``).
+    variant of :func:`theorem6_params` (so μ2 = √(2σ² log(1/q̃)/n) for ``"theorem12"``), evaluated at ``orders``
+    (the axis of the result, each > 1), not an accounting setting.
     """
     m = check_fractions(fractions)
     slope, cap, variant = theorem6_params(sigma, m.shape[1], bound, n_teachers, threshold)
@@ -388,6 +395,7 @@ def rdp_gnthreshold(
     )
 
 
+@constrained(threshold="label_threshold", check="confidence_check")
 def confidence_logpr(fractions: Any, threshold: Any, check: ConfidenceCheck) -> tuple[np.ndarray, np.ndarray]:
     """(log Pr[answered], log Pr[not answered]) of the Confident-GNThreshold check (Muschiol 2021 Def. 12) that
     ``check`` (:class:`~pate_study.privacy.options.ConfidenceCheck`: th_c, σ_c, rule, top_n) describes.
@@ -396,7 +404,6 @@ def confidence_logpr(fractions: Any, threshold: Any, check: ConfidenceCheck) -> 
     labels of Φ̄((th_c − (m_j − th_e))/σ_c) (independent noises).
     """
     m = check_fractions(fractions)
-    check = confidence_check_of(check)
     if check.rule is ConfidenceRule.MAX:
         z = (m.max(axis=1) - check.threshold) / check.sigma
         return gaussian_tail_logsf(-z, 1.0), gaussian_tail_logsf(z, 1.0)
@@ -412,7 +419,7 @@ def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.n
         return n, m.shape[1], np.ascontiguousarray(m)
     if n_labels is None:
         raise ValueError("n_labels: the data-independent bound needs the number of labels")
-    return n, check_n_queries(n_labels, name="n_labels"), None
+    return n, n_labels, None
 
 
 def _leaks(threshold: Any, confident_rule: str | None) -> list[str]:
@@ -421,6 +428,15 @@ def _leaks(threshold: Any, confident_rule: str | None) -> list[str]:
     return [UNCHARGED_LEAKS[1], UNCHARGED_LEAKS[3]]
 
 
+@constrained(
+    sigma="noise_scale",
+    delta="delta",
+    threshold="label_threshold",
+    n_queries="count",
+    n_labels="count",
+    n_teachers="count",
+    accounting="accounting",
+)
 def gnthreshold_epsilon(
     *,
     sigma: float,
@@ -431,9 +447,7 @@ def gnthreshold_epsilon(
     n_labels: int | None = None,
     bound: Bound = Bound.THEOREM12,
     n_teachers: int | None = None,
-    accounting: Accounting | None = None,
-    orders: Any = None,
-    conversion: Any = None,
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """(ε, δ) of GNThreshold / GNThreshold Adaptive (``threshold=Threshold.ADAPTIVE``) over all queries (Muschiol
     2021 Theorems 11–14).
@@ -441,44 +455,49 @@ def gnthreshold_epsilon(
     ``n_queries`` + ``n_labels``: data-independent c·λ per query (the cap of
     :func:`multilabel_slope`: Theorem 12, the vote-fraction slope, or Eq. 4.8's λ/σ²);
     ``fractions``: data-dependent (Theorem 6 with q̃ of Theorem 13, inputs from
-    :func:`theorem6_params`). ``accounting`` (:class:`~pate_study.privacy.options.Accounting`; or the separate
-    ``orders`` / ``conversion`` keywords, not both): Muschiol Eq. 2.10 is the basic conversion, the default.
+    :func:`theorem6_params`). ``accounting`` (:class:`~pate_study.privacy.options.Accounting`): the order grid and
+    the conversion; Muschiol Eq. 2.10 is the basic conversion, the default.
     """
-    accounting = resolve_accounting(accounting, orders, conversion)
     n, n_lab, m = _data(fractions, n_queries, n_labels)
     logq = None if m is None else multilabel_logq(m, threshold, sigma)
     return gnthreshold_spent_at_logq(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting)
 
 
-def gnthreshold_spent_at_logq(logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting) -> PrivacySpent:
+@constrained(
+    n="count",
+    n_lab="count",
+    sigma="noise_scale",
+    delta="delta",
+    threshold="label_threshold",
+    n_teachers="count",
+    accounting="accounting",
+)
+def gnthreshold_spent_at_logq(
+    logq, n, n_lab, sigma, delta, threshold, bound, n_teachers, accounting: Accounting = DEFAULT_ACCOUNTING
+) -> PrivacySpent:
     """:func:`gnthreshold_epsilon` from log q̃ (:func:`multilabel_logq`; None: data-independent), for callers that
-    compare several bounds on the same votes and compute log q̃ once (arguments positional, already checked).
+    compare several bounds on the same votes and compute log q̃ once (arguments positional).
 
     With ``threshold="adaptive"`` the result charges the threshold's sensitivity (:func:`theorem6_params`) and
     ``details["epsilon_threshold_as_fixed"]`` keeps what the thesis's analysis gives (the threshold treated as
     fixed: not a guarantee, shown only beside the sound value)."""
     adaptive = is_adaptive(threshold)
     bound = choice("bound", bound, Bound)
+    common = {"delta": delta, "accounting": accounting, "accountant": "multilabel2021", "n_queries": n}
     extra = {}
     if adaptive:
         as_fixed = _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, None)
         extra["epsilon_threshold_as_fixed"] = account(
             as_fixed,
-            delta=delta,
-            **accounting.as_kwargs(),
-            accountant="multilabel2021",
+            **common,
             mechanism="gnthreshold-adaptive (threshold treated as fixed: not a guarantee)",
-            n_queries=n,
             data_dependent=logq is not None,
             warn=False,
         ).epsilon
     return account(
         _gnthreshold_curve(logq, n, n_lab, sigma, bound, n_teachers, threshold),
-        delta=delta,
-        **accounting.as_kwargs(),
-        accountant="multilabel2021",
+        **common,
         mechanism="gnthreshold-adaptive" if adaptive else "gnthreshold",
-        n_queries=n,
         data_dependent=logq is not None,
         sigma=float(sigma),
         bound=bound.value,
@@ -513,6 +532,15 @@ def _check_slope(check: ConfidenceCheck, n_labels: int, bound: Bound, n_teachers
     return n_checked * sens**2 / (2.0 * check.sigma**2)
 
 
+@constrained(
+    threshold="label_threshold",
+    sigma="noise_scale",
+    check="confidence_check",
+    delta="delta",
+    n_teachers="count",
+    charge="charge",
+    accounting="accounting",
+)
 def confident_gnthreshold_epsilon(
     *,
     fractions: Any,
@@ -523,7 +551,7 @@ def confident_gnthreshold_epsilon(
     bound: Bound = Bound.THEOREM12,
     n_teachers: int | None = None,
     charge: Charge = Charge(),
-    accounting: Accounting = Accounting(),
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of Confident-GNThreshold (Muschiol 2021 Definition 12, §4.2.4, §5.3; Theorems 11–14).
 
@@ -536,8 +564,6 @@ def confident_gnthreshold_epsilon(
     :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee). ``accounting``: orders and
     conversion.
     """
-    check, charge = confidence_check_of(check), charge_of(charge)
-    accounting = resolve_accounting(accounting)
     bound = choice("bound", bound, Bound)
     m = np.ascontiguousarray(check_fractions(fractions))
     resolve_thresholds(m, threshold)
@@ -565,27 +591,22 @@ def confident_gnthreshold_epsilon(
         return total
 
     total = curve(slope, cap, variant, slope_c)
+    common = {"delta": delta, "accounting": accounting, "accountant": "multilabel2021", "n_queries": n}
     extra = {}
     if is_adaptive(threshold):  # the thesis's accounting beside: threshold treated as fixed (not a guarantee)
         s_f, c_f, v_f = theorem6_params(sigma, n_lab, bound, n_teachers)
         extra["epsilon_threshold_as_fixed"] = account(
             curve(s_f, c_f, v_f, _check_slope(check, n_lab, bound, n_teachers, None)),
-            delta=delta,
-            **accounting.as_kwargs(),
-            accountant="multilabel2021",
+            **common,
             mechanism="confident-gnthreshold (threshold as fixed: not a guarantee)",
-            n_queries=n,
             data_dependent=True,
             warn=False,
         ).epsilon
 
     spent = account(
         total,
-        delta=delta,
-        **accounting.as_kwargs(),
-        accountant="multilabel2021",
+        **common,
         mechanism="confident-gnthreshold",
-        n_queries=n,
         data_dependent=True,
         cost=charge.cost.value,
         expected_answered=math.fsum(weights.tolist()),
@@ -600,6 +621,16 @@ def confident_gnthreshold_epsilon(
     return expected_cost(spent) if charge.cost is Cost.EXPECTED else spent
 
 
+@constrained(
+    n_queries="count",
+    n_labels="count",
+    sigma="noise_scale",
+    check="confidence_check",
+    delta="delta",
+    n_teachers="count",
+    threshold="label_threshold",
+    accounting="accounting",
+)
 def confident_gnthreshold_data_independent(
     *,
     n_queries: int,
@@ -610,7 +641,7 @@ def confident_gnthreshold_data_independent(
     n_teachers: int | None = None,
     bound: Bound = Bound.THEOREM12,
     threshold: Any = None,
-    accounting: Accounting = Accounting(),
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """Data-independent (ε, δ) of Confident-GNThreshold over ``n_queries`` queries: every query pays the
     check's slope n_checked·Δ²/(2σ_c²) (n_checked = 1 for ``ConfidenceRule.MAX``, top_n for ``PRINTED``;
@@ -620,27 +651,26 @@ def confident_gnthreshold_data_independent(
     :func:`adaptive_threshold_slope` and the printed check's Δ is Δ + 1 (the checked values m_j − th_e move with
     the threshold), as in :func:`confident_gnthreshold_epsilon`.
     """
-    n = check_n_queries(n_queries)
-    n_lab = check_n_queries(n_labels, name="n_labels")
-    check = confidence_check_of(check)
-    accounting = resolve_accounting(accounting)
     bound = choice("bound", bound, Bound)
-    _, cap, _ = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
-    cap_c = _check_slope(check, n_lab, bound, n_teachers, threshold)
+    _, cap, _ = theorem6_params(sigma, n_labels, bound, n_teachers, threshold)
+    cap_c = _check_slope(check, n_labels, bound, n_teachers, threshold)
     return account(
-        lambda grid, c=cap + cap_c: n * c * grid,
+        lambda grid, c=cap + cap_c: n_queries * c * grid,
         delta=delta,
-        **accounting.as_kwargs(),
+        accounting=accounting,
         accountant="multilabel2021",
         mechanism="confident-gnthreshold",
-        n_queries=n,
+        n_queries=n_queries,
         data_dependent=False,
         cost="all_answered",
         bound=bound.value,
-        n_labels=n_lab,
+        n_labels=n_labels,
     )
 
 
+@constrained(
+    sigma="noise_scale", n_labels="count", n_queries="count", delta="delta", n_teachers="count", accounting="accounting"
+)
 def gnthreshold_epsilon_at_logq(
     logq: Any,
     *,
@@ -650,7 +680,7 @@ def gnthreshold_epsilon_at_logq(
     delta: float,
     bound: Bound = Bound.VOTE_FRACTION,
     n_teachers: int | None = None,
-    accounting: Accounting = Accounting(),
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> np.ndarray:
     """ε of ``n_queries`` GNThreshold queries that each have the same log q̃ (fixed threshold), for every value of
     ``logq`` (any shape; log space throughout): the data-dependent RDP of one query at q̃ (Papernot et al. 2018
@@ -662,11 +692,9 @@ def gnthreshold_epsilon_at_logq(
     lq = np.asarray(logq, dtype=np.float64)
     if np.any(np.isnan(lq)) or np.any(lq > 0):
         raise ValueError("logq: expected log q̃ <= 0 (q̃ in [0, 1]), no NaN")
-    n = check_n_queries(n_queries)
-    accounting = resolve_accounting(accounting)
     slope, cap, variant = theorem6_params(sigma, n_labels, bound, n_teachers)
     grid = resolve_rdp_orders(accounting.orders)
     per_query = rdp_data_dependent(lq.ravel(), slope, grid, cap_slope=cap, variant=variant)  # [k, n_orders]
-    conversion = accounting.conversion.value
-    eps = np.array([np.min(epsilon_curve(grid, n * row, delta, conversion)) for row in per_query])
+    conversion = Accounting(conversion=accounting.conversion)  # the orders are the curves' own: grid
+    eps = np.array([np.min(epsilon_curve(grid, n_queries * row, delta, accounting=conversion)) for row in per_query])
     return eps.reshape(lq.shape)

@@ -67,9 +67,11 @@ from typing import Any
 
 import numpy as np
 
-from pate_study.privacy._validation import as_generator, check_n_queries, check_noise_scale, check_positive
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import as_generator
 from pate_study.privacy.accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from pate_study.privacy.options import (
+    DEFAULT_ACCOUNTING,
     Accounting,
     Charge,
     ConfidenceCheck,
@@ -79,7 +81,6 @@ from pate_study.privacy.options import (
     QBound,
     TauComposition,
     choice,
-    resolve_accounting,
 )
 from pate_study.privacy.rdp import step2_weights
 from pate_study.privacy.rdp_curves import (
@@ -193,16 +194,6 @@ def _check_sums(sums: Any, name: str = "clipped_sums") -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def _check_threshold(threshold: Any) -> float:
-    try:
-        th = float(threshold)
-    except (TypeError, ValueError):
-        raise ValueError(f"threshold: expected a finite number, got {threshold!r}") from None
-    if not math.isfinite(th):
-        raise ValueError(f"threshold: expected a finite number, got {threshold!r}")
-    return th
-
-
 # -------------------------------------------------------------- vote summaries
 
 
@@ -212,6 +203,7 @@ def positive_votes(teacher_votes: Any) -> np.ndarray:
     return np.add.reduce(b, axis=0, dtype=np.int64)
 
 
+@constrained(tau="positive")
 def clip_votes(teacher_votes: Any, tau: float) -> np.ndarray:
     """τ voting's sums S = Σ_t b_t · min(1, τ/‖b_t‖₂), ``float[n_queries, n_labels]`` (Dziedzic et al. 2023, τ voting).
 
@@ -219,7 +211,6 @@ def clip_votes(teacher_votes: Any, tau: float) -> np.ndarray:
     another (a fixed order, so the sums do not depend on memory layout).
     """
     b = check_teacher_votes(teacher_votes)
-    tau = check_positive("tau", tau)
     sums = np.zeros(b.shape[1:])
     for votes in b:
         norm = np.sqrt(np.count_nonzero(votes, axis=1).astype(np.float64))
@@ -273,6 +264,7 @@ def _binary_check(check_values: np.ndarray, threshold: float, sigma_threshold: f
     return check_values + gen.normal(0.0, sigma_threshold, size=check_values.shape) >= threshold
 
 
+@constrained(n_teachers="count", sigma="noise_scale")
 def binary_pate(
     positive_votes: Any, n_teachers: int, sigma: float, rng: Any, check: ConfidenceCheck | None = None
 ) -> MultiWinnerRelease:
@@ -283,9 +275,8 @@ def binary_pate(
     released only then: confident Binary voting; without one, plain Binary voting.
     Ties of the noisy counts go to the negative class.
     """
-    t = check_n_queries(n_teachers, name="n_teachers")
+    t = n_teachers
     p = _check_positive_votes(positive_votes, t)
-    sigma = check_noise_scale("sigma", sigma)
     gen = as_generator(rng)
     confident = _binary_confidence(check)
     answered = np.ones(p.shape, dtype=bool)
@@ -319,16 +310,18 @@ def _binary_confidence(check: Any) -> ConfidenceCheck | None:
 
 def _legacy_check(check: Any, threshold: Any, sigma_threshold: Any) -> ConfidenceCheck | None:
     """``check``, or the check the former keyword pair ``threshold`` / ``sigma_threshold`` describes (still
-    accepted by :func:`binary_pate_costs`); refused when both forms, or only one of the pair, are given."""
+    accepted by :func:`binary_pate_costs`, which checks them); refused when both forms, or only one of the pair, are
+    given."""
     if threshold is None and sigma_threshold is None:
         return _binary_confidence(check)
     if check is not None:
         raise ValueError("check/threshold/sigma_threshold: give a ConfidenceCheck, or the pair, not both")
     if (threshold is None) != (sigma_threshold is None):
         raise ValueError("threshold/sigma_threshold: give both for the confident variant, or neither")
-    return ConfidenceCheck(_check_threshold(threshold), check_noise_scale("sigma_threshold", sigma_threshold))
+    return ConfidenceCheck(threshold, sigma_threshold)
 
 
+@constrained(threshold="threshold_number", sigma="noise_scale")
 def tau_pate(clipped_sums: Any, threshold: float, sigma: float, rng: Any) -> MultiWinnerRelease:
     """τ voting: label i released iff S_i + N(0, σ²) > threshold (Dziedzic et al. 2023, τ voting).
 
@@ -336,12 +329,11 @@ def tau_pate(clipped_sums: Any, threshold: float, sigma: float, rng: Any) -> Mul
     (e.g. T/2 for a majority).
     """
     s = _check_sums(clipped_sums)
-    th = _check_threshold(threshold)
-    sigma = check_noise_scale("sigma", sigma)
-    labels = s + as_generator(rng).normal(0.0, sigma, size=s.shape) > th
-    return MultiWinnerRelease(labels, np.ones(s.shape, dtype=bool), "tau", {"sigma": sigma, "threshold": th})
+    labels = s + as_generator(rng).normal(0.0, sigma, size=s.shape) > threshold
+    return MultiWinnerRelease(labels, np.ones(s.shape, dtype=bool), "tau", {"sigma": sigma, "threshold": threshold})
 
 
+@constrained(sigma="noise_scale")
 def powerset_pate(teacher_votes: Any, sigma: float, rng: Any) -> MultiWinnerRelease:
     """Powerset voting: GNMax over all 2^k label sets (Dziedzic et al. 2023, Powerset voting).
 
@@ -352,7 +344,6 @@ def powerset_pate(teacher_votes: Any, sigma: float, rng: Any) -> MultiWinnerRele
     from scipy.special import ndtri_exp  # imported on first use (fast package import)
 
     counts, sets = powerset_counts(teacher_votes)
-    sigma = check_noise_scale("sigma", sigma)
     gen = as_generator(rng)
     n, d, k = sets.shape
     occurring = counts > 0
@@ -422,6 +413,15 @@ def _label_curves(
     return total_rdp_data_dependent(logq_of_gap, slope, grid, w.astype(np.float64))
 
 
+@constrained(
+    sigma="noise_scale",
+    delta="delta",
+    n_teachers="count",
+    n_queries="count",
+    n_labels="count",
+    charge="charge",
+    accounting="accounting",
+)
 def binary_pate_epsilon(
     *,
     sigma: float,
@@ -432,9 +432,7 @@ def binary_pate_epsilon(
     n_labels: int | None = None,
     check: ConfidenceCheck | None = None,
     charge: Charge = Charge(),
-    accounting: Accounting | None = None,
-    orders: Any = None,
-    conversion: Any = None,
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of (confident) Binary voting (Dziedzic et al. 2023; Papernot et al. 2018 Prop. 8, Theorem 6, Alg. 1).
 
@@ -448,38 +446,32 @@ def binary_pate_epsilon(
     only the labels in ``charge.answered``, ``bool[n_queries, n_labels]``, e.g. ``MultiWinnerRelease.answered``,
     or re-drawn from ``charge.rng`` exactly as :func:`binary_pate` draws the check) or ``Cost.EXPECTED`` (weighted
     by Pr[answered], what their code reports: returned as an :class:`~pate_study.privacy.accounting.ExpectedCost`,
-    expected, not a guarantee). ``accounting``, or ``orders`` and ``conversion``: the order grid and conversion.
+    expected, not a guarantee). ``accounting``: the order grid and conversion.
     """
-    if not isinstance(charge, Charge):
-        raise ValueError(f"charge: expected a Charge(cost, answered, rng), got {type(charge).__name__}")
-    accounting = resolve_accounting(accounting, orders, conversion)
-    sigma = check_noise_scale("sigma", sigma)
     confident = _binary_confidence(check)
     slope = 1.0 / sigma**2
     if positive_votes is None:
         if n_labels is None:
             raise ValueError("n_labels: the data-independent bound needs the number of labels")
-        k = check_n_queries(n_labels, name="n_labels")
+        k = n_labels
     if n_teachers is None and positive_votes is not None:
         raise ValueError("n_teachers: the data-dependent bound needs the number of teachers T")
     n, p = query_mode(
         n_queries,
         positive_votes,
-        lambda v: _check_positive_votes(v, check_n_queries(n_teachers, name="n_teachers")),
+        lambda v: _check_positive_votes(v, n_teachers),
         data_name="positive_votes",
     )
     params: dict = {"sigma": sigma}
     if confident:
         params.update(threshold=confident.threshold, sigma_threshold=confident.sigma)
     mechanism = "confident-binary" if confident else "binary"
+    common = {"delta": delta, "accounting": accounting, "accountant": "multiwinner2023", "mechanism": mechanism}
     if p is None:
         per_query = k * (slope + (0.5 / confident.sigma**2 if confident else 0.0))
         return account(
             lambda grid: n * per_query * grid,
-            delta=delta,
-            **accounting.as_kwargs(),
-            accountant="multiwinner2023",
-            mechanism=mechanism,
+            **common,
             n_queries=n,
             data_dependent=False,
             cost="all_answered" if confident else None,
@@ -494,10 +486,7 @@ def binary_pate_epsilon(
     if not confident:
         return account(
             lambda grid: _label_curves(gaps, logq, slope, grid),
-            delta=delta,
-            **accounting.as_kwargs(),
-            accountant="multiwinner2023",
-            mechanism=mechanism,
+            **common,
             n_queries=n,
             data_dependent=True,
             n_labels=k,
@@ -524,10 +513,7 @@ def binary_pate_epsilon(
 
     spent = account(
         total,
-        delta=delta,
-        **accounting.as_kwargs(),
-        accountant="multiwinner2023",
-        mechanism=mechanism,
+        **common,
         n_queries=n,
         data_dependent=True,
         cost=charge.cost.value,
@@ -540,6 +526,14 @@ def binary_pate_epsilon(
     return expected_cost(spent) if charge.cost is Cost.EXPECTED else spent
 
 
+@constrained(
+    n_teachers="count",
+    sigma="noise_scale",
+    delta="delta",
+    accounting="accounting",
+    threshold="threshold_number",
+    sigma_threshold="noise_scale",
+)
 def binary_pate_costs(
     *,
     positive_votes: Any,
@@ -549,11 +543,9 @@ def binary_pate_costs(
     check: ConfidenceCheck | None = None,
     answered: Any = None,
     rng: Any = None,
-    accounting: Accounting | None = None,
+    accounting: Accounting = DEFAULT_ACCOUNTING,
     threshold: float | None = None,
     sigma_threshold: float | None = None,
-    orders: Any = None,
-    conversion: Any = None,
 ) -> dict[str, Any]:
     """Confident Binary voting charged both ways on the same votes: ``{"expected": …, "realized": …}``.
 
@@ -561,7 +553,7 @@ def binary_pate_costs(
     expected, not a guarantee); the realised one (a :class:`PrivacySpent`, the guarantee) charges the GNMax step
     only on the labels a run actually answered (``answered`` or a draw from ``rng``). ``check``: the confidence
     check (:class:`~pate_study.privacy.options.ConfidenceCheck`), or the former pair ``threshold`` /
-    ``sigma_threshold``; ``accounting``, or ``orders`` and ``conversion``.
+    ``sigma_threshold``; ``accounting``: the order grid and conversion.
     """
     check = _legacy_check(check, threshold, sigma_threshold)
     if check is None:
@@ -572,7 +564,7 @@ def binary_pate_costs(
         sigma=sigma,
         check=check,
         delta=delta,
-        accounting=resolve_accounting(accounting, orders, conversion),
+        accounting=accounting,
     )
     return {
         "expected": binary_pate_epsilon(charge=Charge(Cost.EXPECTED), **common),
@@ -580,6 +572,14 @@ def binary_pate_costs(
     }
 
 
+@constrained(
+    tau="positive",
+    sigma="noise_scale",
+    delta="delta",
+    threshold="threshold_number",
+    n_queries="count",
+    accounting="accounting",
+)
 def tau_pate_epsilon(
     *,
     tau: float,
@@ -590,9 +590,7 @@ def tau_pate_epsilon(
     n_queries: int | None = None,
     q_bound: QBound = QBound.UNION,
     composition: TauComposition = TauComposition.JOINT,
-    accounting: Accounting | None = None,
-    orders: Any = None,
-    conversion: Any = None,
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """(ε, δ) of τ voting (Dziedzic et al. 2023; Mironov 2017 Prop. 7; Papernot et al. 2018 Theorem 6).
 
@@ -610,38 +608,24 @@ def tau_pate_epsilon(
       (both are valid bounds on the same divergence). Never looser than the joint data-independent bound,
       and usually far tighter than the joint data-dependent one.
 
-    ``q_bound``: :class:`~pate_study.privacy.options.QBound` (its string works too); ``accounting``, or ``orders``
-    and ``conversion``: the order grid and conversion.
+    ``q_bound``: :class:`~pate_study.privacy.options.QBound` (its string works too); ``accounting``: the order grid
+    and conversion.
     """
-    accounting = resolve_accounting(accounting, orders, conversion)
-    tau = check_positive("tau", tau)
-    sigma = check_noise_scale("sigma", sigma)
     q_bound = choice("q_bound", q_bound, QBound)
     composition = choice("composition", composition, TauComposition)
     n, s = query_mode(n_queries, clipped_sums, _check_sums, data_name="clipped_sums")
     slope = tau**2 / sigma**2
     params: dict = {"tau": tau, "sigma": sigma}
+    common = {"delta": delta, "accounting": accounting, "accountant": "multiwinner2023", "mechanism": "tau"}
     if s is None:
-        return account(
-            lambda grid: n * slope * grid,
-            delta=delta,
-            **accounting.as_kwargs(),
-            accountant="multiwinner2023",
-            mechanism="tau",
-            n_queries=n,
-            data_dependent=False,
-            **params,
-        )
+        return account(lambda grid: n * slope * grid, **common, n_queries=n, data_dependent=False, **params)
     if threshold is None:
         raise ValueError("threshold: the data-dependent bound needs the release threshold (e.g. n_teachers / 2)")
-    th = _check_threshold(threshold)
+    th = threshold
     if composition is TauComposition.PER_LABEL:
         return account(
             lambda grid: _tau_per_label_total(s, th, sigma, slope, grid),
-            delta=delta,
-            **accounting.as_kwargs(),
-            accountant="multiwinner2023",
-            mechanism="tau",
+            **common,
             n_queries=n,
             data_dependent=True,
             threshold=th,
@@ -652,10 +636,7 @@ def tau_pate_epsilon(
     logq = tau_logq(s, th, sigma, q_bound)
     return account(
         lambda grid: total_rdp_data_dependent(logq, slope, grid),
-        delta=delta,
-        **accounting.as_kwargs(),
-        accountant="multiwinner2023",
-        mechanism="tau",
+        **common,
         n_queries=n,
         data_dependent=True,
         threshold=th,
@@ -694,6 +675,7 @@ def _tau_per_label_total(
 NOISE_CONVENTIONS = tuple(c.value for c in NoiseConvention)
 
 
+@constrained(sigma="noise_scale", delta="delta", n_queries="count", n_labels="count", accounting="accounting")
 def union_bound_epsilon(
     *,
     sigma: float,
@@ -701,9 +683,7 @@ def union_bound_epsilon(
     n_queries: int,
     n_labels: int,
     noise: NoiseConvention = NoiseConvention.SUM,
-    accounting: Accounting | None = None,
-    orders: Any = None,
-    conversion: Any = None,
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """Data-independent (ε, δ) of per-label Gaussian thresholds on **raw** binary vote counts (no clipping).
 
@@ -714,19 +694,16 @@ def union_bound_epsilon(
     difference is √2σ and the sensitivity of (T − S_i, S_i) is √2 per label: RDP α·L/σ². Calling
     :func:`tau_pate_epsilon` with τ = √L instead charges α·L/σ² for σ on S, twice the first value, because
     τ-clipping's √2τ sensitivity allows non-binary clipped vectors. ``noise``:
-    :class:`~pate_study.privacy.options.NoiseConvention` (its string works too); ``accounting``, or ``orders`` and
-    ``conversion``: the order grid and conversion.
+    :class:`~pate_study.privacy.options.NoiseConvention` (its string works too); ``accounting``: the order grid and
+    conversion.
     """
-    accounting = resolve_accounting(accounting, orders, conversion)
-    sigma = check_noise_scale("sigma", sigma)
-    n = check_n_queries(n_queries)
-    k = check_n_queries(n_labels, name="n_labels")
+    n, k = n_queries, n_labels
     noise = choice("noise", noise, NoiseConvention)
     slope = k / (2.0 * sigma**2) if noise is NoiseConvention.SUM else k / sigma**2
     return account(
         lambda grid: n * slope * grid,
         delta=delta,
-        **accounting.as_kwargs(),
+        accounting=accounting,
         accountant="multiwinner2023",
         mechanism="union-bound",
         n_queries=n,
@@ -742,6 +719,7 @@ def _n_capped(logq: np.ndarray, k: int) -> int:
     return int(np.count_nonzero(logq >= float(log1mexp(-k * _LOG2))))
 
 
+@constrained(sigma="noise_scale", delta="delta", n_labels="count", n_queries="count", accounting="accounting")
 def powerset_pate_epsilon(
     *,
     sigma: float,
@@ -750,9 +728,7 @@ def powerset_pate_epsilon(
     set_counts: Any = None,
     n_labels: int | None = None,
     n_queries: int | None = None,
-    accounting: Accounting | None = None,
-    orders: Any = None,
-    conversion: Any = None,
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """(ε, δ) of Powerset voting: GNMax over the 2^k label sets (Dziedzic et al. 2023; Papernot et al. 2018).
 
@@ -760,17 +736,15 @@ def powerset_pate_epsilon(
     (``teacher_votes`` ``[n_teachers, n_queries, n_labels]``, or ``set_counts`` from
     :func:`powerset_counts` with ``n_labels``, to reuse the counts across σ): Theorem 6 with
     Proposition 7's q over all 2^k sets, the sets without votes included in closed form, capped
-    at 1 − 2^{−k}. ``accounting``, or ``orders`` and ``conversion``: the order grid and conversion.
+    at 1 − 2^{−k}. ``accounting``: the order grid and conversion.
     """
-    accounting = resolve_accounting(accounting, orders, conversion)
-    sigma = check_noise_scale("sigma", sigma)
     slope = 1.0 / sigma**2
     if teacher_votes is not None and set_counts is not None:
         raise ValueError("teacher_votes/set_counts: give one of them, not both")
     if set_counts is not None:
         if n_labels is None:
             raise ValueError("n_labels: set_counts needs the number of labels k (the candidates are the 2^k sets)")
-        k = check_n_queries(n_labels, name="n_labels")
+        k = n_labels
         n, counts = query_mode(n_queries, set_counts, lambda c: _check_set_counts(c, k), data_name="set_counts")
     else:
         n, b = query_mode(n_queries, teacher_votes, check_teacher_votes, data_name="teacher_votes")
@@ -778,24 +752,13 @@ def powerset_pate_epsilon(
         if b is not None:
             n, k = b.shape[1], b.shape[2]
             counts = powerset_counts(b)[0]
+    common = {"delta": delta, "accounting": accounting, "accountant": "multiwinner2023", "mechanism": "powerset"}
     if counts is None:
-        return account(
-            lambda grid: n * slope * grid,
-            delta=delta,
-            **accounting.as_kwargs(),
-            accountant="multiwinner2023",
-            mechanism="powerset",
-            n_queries=n,
-            data_dependent=False,
-            sigma=sigma,
-        )
+        return account(lambda grid: n * slope * grid, **common, n_queries=n, data_dependent=False, sigma=sigma)
     logq = gnmax_logq_counts(counts, sigma, n_candidates_log=k * _LOG2)
     return account(
         lambda grid: total_rdp_data_dependent(logq, slope, grid),
-        delta=delta,
-        **accounting.as_kwargs(),
-        accountant="multiwinner2023",
-        mechanism="powerset",
+        **common,
         n_queries=n,
         data_dependent=True,
         sigma=sigma,

@@ -12,11 +12,13 @@ the GNThreshold family of :mod:`~pate_study.privacy.multilabel`) take the same g
   of a run: the queries ``answered``, or a run of the check re-drawn from ``rng``) or ``Cost.EXPECTED`` (weighted
   by Pr[answered]: an expected cost, not a guarantee).
 * :class:`Accounting`: the grid of orders and the RDP -> (ε, δ) conversion (basic, Mironov 2017 Prop. 3;
-  improved, Canonne, Kamath & Steinke 2020 Prop. 12) that :func:`~pate_study.privacy.accounting.account` uses.
+  improved, Canonne, Kamath & Steinke 2020 Prop. 12) that :func:`~pate_study.privacy.accounting.account` uses:
+  the one way every accountant takes them (``accounting=``, default :data:`DEFAULT_ACCOUNTING`).
 
 Each object is a small frozen dataclass that checks its fields when it is built, against the one table of ranges
 :data:`~pate_study.privacy._validation.PARAMETER_CONSTRAINTS` that the command line reads too, so a bad value is
-refused where it is written, with a one-line message naming the field.
+refused where it is written, with a one-line message naming the field. None can be changed through the object once
+built (an array of orders is kept as a tuple of floats), so one instance serves as a default value.
 
 The enumerations are :class:`enum.StrEnum`: each member equals its string (``QBound.UNION == "union"``), so the
 strings the accountants accepted before still work, and a misspelt choice is refused naming the parameter.
@@ -27,6 +29,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 from typing import Any
+
+import numpy as np
 
 from pate_study.privacy._validation import PARAMETER_KINDS, check_parameter
 
@@ -42,8 +46,8 @@ __all__ = [
     "QBound",
     "TauComposition",
     "Threshold",
+    "DEFAULT_ACCOUNTING",
     "choice",
-    "resolve_accounting",
 ]
 
 
@@ -199,8 +203,10 @@ def charge_of(charge: Any) -> Charge:
 class Accounting:
     """The order grid and the conversion an accountant uses (:func:`~pate_study.privacy.accounting.account`).
 
-    ``orders``: a named grid (``"paper2018"``, ``"int:A:B"``) or an increasing array of Rényi orders, checked by
-    the accountant, which knows its order's lower end; ``conversion``: :class:`Conversion`.
+    ``orders``: a named grid (``"paper2018"``, ``"int:A:B"``; ``"continuous"`` for the moments accountant only), an
+    int L (the orders 1..L, the moments accountant's λ) or an increasing array of Rényi orders, checked by the
+    accountant, which knows its order's lower end; an array is kept as a tuple of floats (the same doubles), so
+    the object cannot be changed through an array it was given. ``conversion``: :class:`Conversion`.
     """
 
     orders: Any = "paper2018"
@@ -208,29 +214,26 @@ class Accounting:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "conversion", choice("conversion", self.conversion, Conversion))
-        if isinstance(self.orders, str) and not self.orders.strip():
-            raise ValueError("orders: expected a named grid ('paper2018', 'int:A:B') or an array of orders, got ''")
+        object.__setattr__(self, "orders", _frozen_orders(self.orders))
 
-    def as_kwargs(self) -> dict[str, Any]:
-        """``orders`` and ``conversion`` as :func:`~pate_study.privacy.accounting.account` takes them."""
-        return {"orders": self.orders, "conversion": self.conversion.value}
+
+def _frozen_orders(orders: Any) -> str | int | tuple[float, ...]:
+    """``orders`` as an immutable value: a non-empty name, an int, or a 1-D array of numbers as a tuple of floats
+    (each the float64 the accountants read, so the grid is unchanged); anything else refused naming ``orders``."""
+    if isinstance(orders, str):
+        if not orders.strip():
+            raise ValueError("orders: expected a named grid ('paper2018', 'int:A:B') or an array of orders, got ''")
+        return orders
+    if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
+        return int(orders)
+    try:
+        grid = np.atleast_1d(np.asarray(orders, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"orders: expected a named grid or a 1-D array of numbers, got {orders!r}"[:200]) from None
+    if grid.ndim != 1:
+        raise ValueError(f"orders: expected a 1-D array of orders, got shape {grid.shape}")
+    return tuple(grid.tolist())
 
 
 #: The accounting every accountant uses unless told otherwise: Papernot et al. 2018's grid, basic conversion.
 DEFAULT_ACCOUNTING = Accounting()
-
-
-def resolve_accounting(accounting: Accounting | None, orders: Any = None, conversion: Any = None) -> Accounting:
-    """One :class:`Accounting` from an ``accounting`` object or the separate ``orders`` / ``conversion`` keywords
-    (kept for callers that pass them): refused when both are given, so no setting is silently dropped."""
-    if accounting is not None:
-        if orders is not None or conversion is not None:
-            raise ValueError("accounting/orders/conversion: give an Accounting, or orders and conversion, not both")
-        if not isinstance(accounting, Accounting):
-            raise ValueError(f"accounting: expected an Accounting, got {type(accounting).__name__}")
-        return accounting
-    defaults = DEFAULT_ACCOUNTING
-    return Accounting(
-        orders=defaults.orders if orders is None else orders,
-        conversion=defaults.conversion if conversion is None else conversion,
-    )

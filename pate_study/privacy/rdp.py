@@ -47,15 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from pate_study.privacy._validation import (
-    as_generator,
-    check_choice,
-    check_counts,
-    check_noise_scale,
-    check_orders,
-    check_positive,
-    check_threshold,
-)
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import as_generator, check_choice, check_counts, check_orders, warn_threshold_range
 from pate_study.privacy.accounting import (
     ExpectedCost,
     PrivacySpent,
@@ -65,7 +58,7 @@ from pate_study.privacy.accounting import (
     resolve_rdp_orders,
 )
 from pate_study.privacy.aggregators import confident_check
-from pate_study.privacy.options import Cost
+from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting, Cost
 from pate_study.privacy.rdp_curves import (
     Q_CONDITIONS,
     THEOREM6_VARIANTS,
@@ -120,6 +113,7 @@ _log_mix = log_mix
 # ----------------------------------------------------------------- q bounds
 
 
+@constrained(sigma="noise_scale")
 def gnmax_logq(votes: Any, sigma: float) -> np.ndarray:
     """log q for GNMax, Papernot et al. 2018 Proposition 7 (union bound).
 
@@ -127,9 +121,10 @@ def gnmax_logq(votes: Any, sigma: float) -> np.ndarray:
     Summed in linear space where that is exact to rounding, in log space on the
     rows where the sum would underflow (``rdp_curves.gnmax_logq_counts``). Returns ``float[n_queries]``.
     """
-    return gnmax_logq_counts(check_counts(votes, keep_integers=True), check_noise_scale("sigma", sigma))
+    return gnmax_logq_counts(check_counts(votes, keep_integers=True), sigma)
 
 
+@constrained(gamma="positive")
 def lnmax_logq(votes: Any, gamma: float, variant: str = "sum") -> np.ndarray:
     """log q for LNMax, Papernot et al. 2017 Lemma 4 (in log space).
 
@@ -139,7 +134,6 @@ def lnmax_logq(votes: Any, gamma: float, variant: str = "sum") -> np.ndarray:
     Both are capped at 1 − 1/m. Returns ``float[n_queries]``.
     """
     counts = check_counts(votes, keep_integers=True)
-    gamma = check_positive("gamma", gamma)
     check_choice("variant", variant, Q_VARIANTS)
     return _lnmax_logq(counts, gamma, variant)
 
@@ -160,6 +154,7 @@ def _lnmax_logq(counts: np.ndarray, gamma: float, variant: str) -> np.ndarray:
     return cap_logq(logq, np.log1p(-1.0 / m))
 
 
+@constrained(threshold="threshold", sigma1="noise_scale")
 def threshold_logpr(check_values: Any, threshold: float, sigma1: float, name: str = "check_values") -> np.ndarray:
     """log Pr[answered] of the confident-GNMax check: log Φ̄((T − v)/σ1) (Papernot et al. 2018, §4.2).
 
@@ -169,10 +164,10 @@ def threshold_logpr(check_values: Any, threshold: float, sigma1: float, name: st
     v = np.atleast_1d(np.asarray(check_values, dtype=np.float64))
     if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
         raise ValueError(f"{name}: expected a non-empty 1-D array of finite values")
-    sigma1 = check_noise_scale("sigma1", sigma1)
     return gaussian_tail_logsf(float(threshold) - v, sigma1)
 
 
+@constrained(threshold="threshold", sigma1="noise_scale")
 def threshold_logq(check_values: Any, threshold: float, sigma1: float) -> np.ndarray:
     """log q of the threshold check: log min(Pr[answered], 1 − Pr[answered]) (Papernot et al. 2018, §4.2)."""
     logpr = threshold_logpr(check_values, threshold, sigma1)
@@ -183,34 +178,43 @@ def threshold_logq(check_values: Any, threshold: float, sigma1: float) -> np.nda
 # ------------------------------------------------------ data-independent RDP
 
 
+# The curves below are evaluated at the orders they are given (each > 1): ``orders`` is the axis of the result,
+# not an accounting setting.
+
+
+@constrained(slope="positive")
 def rdp_linear_data_independent(slope: float, orders: Any) -> np.ndarray:
-    """RDP s·α of a Gaussian mechanism with s = Δ₂²/(2σ²) (Mironov 2017, Proposition 7)."""
-    return check_positive("slope", slope) * check_orders(orders, 1.0)
+    """RDP s·α of a Gaussian mechanism with s = Δ₂²/(2σ²) (Mironov 2017, Proposition 7), at ``orders``."""
+    return slope * check_orders(orders, 1.0)
 
 
+@constrained(sigma="noise_scale")
 def rdp_gnmax_data_independent(sigma: float, orders: Any) -> np.ndarray:
-    """GNMax data-independent RDP α/σ² (Papernot et al. 2018, Proposition 8; l2 sensitivity √2)."""
-    return rdp_linear_data_independent(1.0 / check_noise_scale("sigma", sigma) ** 2, orders)
+    """GNMax data-independent RDP α/σ² (Papernot et al. 2018, Proposition 8; l2 sensitivity √2), at ``orders``."""
+    return rdp_linear_data_independent(1.0 / sigma**2, orders)
 
 
+@constrained(sigma1="noise_scale")
 def rdp_threshold_data_independent(sigma1: float, orders: Any) -> np.ndarray:
-    """Threshold-check data-independent RDP α/(2σ1²) (sensitivity 1; Papernot et al. 2018, §4.2)."""
-    return rdp_linear_data_independent(0.5 / check_noise_scale("sigma1", sigma1) ** 2, orders)
+    """Threshold-check data-independent RDP α/(2σ1²) (sensitivity 1; Papernot et al. 2018, §4.2), at ``orders``."""
+    return rdp_linear_data_independent(0.5 / sigma1**2, orders)
 
 
+@constrained(epsilon="positive")
 def rdp_pure_dp_data_independent(epsilon: float, orders: Any) -> np.ndarray:
-    """RDP of any ε-DP mechanism: min(αε²/2, ε) (Bun & Steinke 2016, Prop. 1.4; Mironov 2017, Prop. 3 remark)."""
-    eps = check_positive("epsilon", epsilon)
+    """RDP of any ε-DP mechanism: min(αε²/2, ε) (Bun & Steinke 2016, Prop. 1.4; Mironov 2017, Prop. 3 remark), at
+    ``orders``."""
     a = check_orders(orders, 1.0)
-    return np.minimum(0.5 * eps * eps * a, eps)
+    return np.minimum(0.5 * epsilon * epsilon * a, epsilon)
 
 
+@constrained(epsilon="positive")
 def rdp_laplace_mechanism(epsilon: float, orders: Any) -> np.ndarray:
-    """Exact RDP of the Laplace mechanism with Δ/b = ε (Mironov 2017, Proposition 6).
+    """Exact RDP of the Laplace mechanism with Δ/b = ε (Mironov 2017, Proposition 6), at ``orders``.
 
     RDP(α) = 1/(α−1) · log( α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε} ).
     """
-    eps = check_positive("epsilon", epsilon)
+    eps = epsilon
     a = check_orders(orders, 1.0)
     log_s = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * eps, np.log((a - 1) / (2 * a - 1)) - a * eps)
     return log_s / (a - 1)
@@ -219,17 +223,20 @@ def rdp_laplace_mechanism(epsilon: float, orders: Any) -> np.ndarray:
 # -------------------------------------------------------- data-dependent RDP
 
 
+@constrained(sigma="noise_scale")
 def rdp_gnmax(votes: Any, sigma: float, orders: Any) -> np.ndarray:
-    """Per-query data-dependent GNMax RDP ``[n_queries, n_orders]`` (Theorem 6 with Proposition 7's q)."""
-    return rdp_data_dependent(gnmax_logq(votes, sigma), 1.0 / check_noise_scale("sigma", sigma) ** 2, orders)
+    """Per-query data-dependent GNMax RDP ``[n_queries, n_orders]`` (Theorem 6 with Proposition 7's q), evaluated at
+    ``orders`` (the axis of the result)."""
+    return rdp_data_dependent(gnmax_logq(votes, sigma), 1.0 / sigma**2, orders)
 
 
+@constrained(threshold="threshold", sigma1="noise_scale")
 def rdp_threshold(check_values: Any, threshold: float, sigma1: float, orders: Any) -> np.ndarray:
-    """Per-query data-dependent RDP of the threshold check (Papernot et al. 2018, §4.2 + Theorem 6).
+    """Per-query data-dependent RDP of the threshold check (Papernot et al. 2018, §4.2 + Theorem 6), evaluated at
+    ``orders`` (the axis of the result).
 
     Theorem 6 with s = 1/(2σ1²) (σ → √2 σ1) and q = min(Pr[answered], 1 − Pr[answered]).
     """
-    sigma1 = check_noise_scale("sigma1", sigma1)
     return rdp_data_dependent(threshold_logq(check_values, threshold, sigma1), 0.5 / sigma1**2, orders)
 
 
@@ -280,21 +287,21 @@ def step2_weights(cost: str, logpr: np.ndarray, answered: Any, rng: Any, draw_ch
     return answered.astype(np.float64)
 
 
+@constrained(sigma="noise_scale", delta="delta", n_queries="count", accounting="accounting")
 def gnmax_epsilon(
     *,
     sigma: float,
     delta: float,
     n_queries: int | None = None,
     votes: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """(ε, δ) of GNMax answering every query (Papernot et al. 2018, Prop. 8 / Theorem 6; RDP composition).
 
     Give ``n_queries`` for the data-independent bound (α/σ² per query) or
-    ``votes`` (``int[n_queries, n_classes]``) for the data-dependent one.
+    ``votes`` (``int[n_queries, n_classes]``) for the data-dependent one; ``accounting``: the order grid and the
+    conversion.
     """
-    sigma = check_noise_scale("sigma", sigma)
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
     slope = 1.0 / sigma**2
 
@@ -306,8 +313,7 @@ def gnmax_epsilon(
     return account(
         total,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        accounting=accounting,
         accountant="rdp2018",
         mechanism="gnmax",
         n_queries=n,
@@ -316,14 +322,14 @@ def gnmax_epsilon(
     )
 
 
+@constrained(gamma="positive", delta="delta", n_queries="count", accounting="accounting")
 def lnmax_rdp_epsilon(
     *,
     gamma: float,
     delta: float,
     n_queries: int | None = None,
     votes: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting = DEFAULT_ACCOUNTING,
     q_condition: str = "theorem",
     q_variant: str = "sum",
 ) -> PrivacySpent:
@@ -331,8 +337,8 @@ def lnmax_rdp_epsilon(
 
     Data-independent: min(αε²/2, ε) per query; data-dependent: :func:`rdp_pure_dp`
     with the LNMax q of :func:`lnmax_logq`, summed block-wise by :func:`total_rdp_pure_dp`.
+    ``accounting``: the order grid and the conversion.
     """
-    gamma = check_positive("gamma", gamma)
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
     eps = 2.0 * gamma
     if counts is not None:
@@ -347,8 +353,7 @@ def lnmax_rdp_epsilon(
     return account(
         total,
         delta=delta,
-        orders=orders,
-        conversion=conversion,
+        accounting=accounting,
         accountant="rdp2018",
         mechanism="lnmax",
         n_queries=n,
@@ -358,6 +363,14 @@ def lnmax_rdp_epsilon(
     )
 
 
+@constrained(
+    threshold="threshold",
+    sigma1="noise_scale",
+    sigma2="noise_scale",
+    delta="delta",
+    n_queries="count",
+    accounting="accounting",
+)
 def confident_gnmax_epsilon(
     *,
     threshold: float,
@@ -366,8 +379,7 @@ def confident_gnmax_epsilon(
     delta: float,
     n_queries: int | None = None,
     votes: Any = None,
-    orders: Any = "paper2018",
-    conversion: str = "basic",
+    accounting: Accounting = DEFAULT_ACCOUNTING,
     cost: str | None = None,
     answered: Any = None,
     rng: Any = None,
@@ -391,12 +403,11 @@ def confident_gnmax_epsilon(
 
     Data-independent (``n_queries``): every query charged both steps,
     α/(2σ1²) + α/σ2² (``cost="all_answered"``). ``check_values`` overrides
-    max_c n_c for the check (interactive GNMax: max_c(n_c − |E| p_c)).
+    max_c n_c for the check (interactive GNMax: max_c(n_c − |E| p_c)). ``accounting``: the order grid and the
+    conversion.
     """
-    sigma1 = check_noise_scale("sigma1", sigma1)
-    sigma2 = check_noise_scale("sigma2", sigma2)
     n, counts = query_mode(n_queries, votes, lambda v: check_counts(v, keep_integers=True))
-    threshold = check_threshold(
+    warn_threshold_range(
         "threshold",
         threshold,
         0.0,
@@ -406,8 +417,7 @@ def confident_gnmax_epsilon(
     s1, s2 = 0.5 / sigma1**2, 1.0 / sigma2**2
     common = {
         "delta": delta,
-        "orders": orders,
-        "conversion": conversion,
+        "accounting": accounting,
         "accountant": "rdp2018",
         "mechanism": "confident-gnmax",
         "n_queries": n,

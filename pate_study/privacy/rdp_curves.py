@@ -36,7 +36,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from pate_study.privacy._validation import check_choice, check_orders, check_positive
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import check_choice, check_orders
 
 __all__ = [
     "THEOREM6_VARIANTS",
@@ -420,10 +421,7 @@ def total_rdp(
     return total
 
 
-def _resolve_cap(slope: float, cap_slope: Any) -> float:
-    return slope if cap_slope is None else check_positive("cap_slope", cap_slope)
-
-
+@constrained(slope="positive", cap_slope="positive")
 def rdp_data_dependent(
     logq: Any, slope: float, orders: Any, *, cap_slope: float | None = None, variant: str = "paper2018"
 ) -> np.ndarray:
@@ -439,15 +437,16 @@ def rdp_data_dependent(
     The cap slope c is s unless ``cap_slope`` is given (Muschiol 2021 Eq. 4.8 caps with
     λ/σ² while its μ's and ε's use nλ/(2σ²)); ``variant="muschiol_printed"`` uses that
     thesis's printed B(q̃, μ2, ε2) and condition instead (see :func:`theorem6_terms`).
-    Materialises the full array: for a composed total use :func:`total_rdp_data_dependent`.
+    Materialises the full array: for a composed total use :func:`total_rdp_data_dependent`. ``orders``: where the
+    curve is evaluated (the axis of the result, each > 1), not an accounting setting.
     """
     logq = check_logq(logq)
-    slope = check_positive("slope", slope)
     orders = check_orders(orders, 1.0)
-    base = _resolve_cap(slope, cap_slope) * orders
+    base = (slope if cap_slope is None else cap_slope) * orders
     return per_query_rdp(logq, theorem6_terms(logq, slope, variant), orders, base)
 
 
+@constrained(slope="positive", cap_slope="positive")
 def total_rdp_data_dependent(
     logq: Any,
     slope: float,
@@ -463,13 +462,13 @@ def total_rdp_data_dependent(
     the others are processed in blocks, only over the orders α < max μ1 of the block.
     """
     logq = check_logq(logq)
-    slope = check_positive("slope", slope)
-    cap = _resolve_cap(slope, cap_slope)
+    cap = slope if cap_slope is None else cap_slope
     orders = check_orders(orders, 1.0)
     w = check_weights(weights, len(logq))
     return total_rdp(logq, w, orders, cap * orders, theorem6_terms(logq, slope, variant))
 
 
+@constrained(epsilon="positive")
 def rdp_pure_dp(logq: Any, epsilon: float, orders: Any, q_condition: str = "theorem") -> np.ndarray:
     """Data-dependent RDP of an ε-DP mechanism, ``[n_queries, n_orders]``.
 
@@ -479,15 +478,16 @@ def rdp_pure_dp(logq: Any, epsilon: float, orders: Any, q_condition: str = "theo
     the middle term used only where the condition holds:
     ``"theorem"``: q ≤ 1/(e^ε + 1) (= (e^{2γ}−1)/(e^{4γ}−1) for ε = 2γ);
     ``"reference_code"``: q < 0.5 (the 2017 code; dropped where e^ε q ≥ 1).
-    Materialises the full array: for a composed total use :func:`total_rdp_pure_dp`.
+    Materialises the full array: for a composed total use :func:`total_rdp_pure_dp`. ``orders``: where the curve
+    is evaluated (the axis of the result, each > 1), not an accounting setting.
     """
     check_choice("q_condition", q_condition, Q_CONDITIONS)
     logq = check_logq(logq)
-    eps = check_positive("epsilon", epsilon)
     orders = check_orders(orders, 1.0)
-    return per_query_rdp(logq, pure_dp_terms(logq, eps, q_condition), orders, pure_dp_base(eps, orders))
+    return per_query_rdp(logq, pure_dp_terms(logq, epsilon, q_condition), orders, pure_dp_base(epsilon, orders))
 
 
+@constrained(epsilon="positive")
 def total_rdp_pure_dp(
     logq: Any, epsilon: float, orders: Any, q_condition: str = "theorem", weights: Any = None
 ) -> np.ndarray:
@@ -498,7 +498,6 @@ def total_rdp_pure_dp(
     """
     check_choice("q_condition", q_condition, Q_CONDITIONS)
     logq = check_logq(logq)
-    eps = check_positive("epsilon", epsilon)
     orders = check_orders(orders, 1.0)
     w = check_weights(weights, len(logq))
-    return total_rdp(logq, w, orders, pure_dp_base(eps, orders), pure_dp_terms(logq, eps, q_condition))
+    return total_rdp(logq, w, orders, pure_dp_base(epsilon, orders), pure_dp_terms(logq, epsilon, q_condition))

@@ -62,8 +62,10 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import optimize, special
 
-from pate_study.privacy._validation import check_choice, check_delta, check_orders
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import check_choice, check_orders
 from pate_study.privacy.accounting import PrivacySpent, account, resolve_rdp_orders
+from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -233,14 +235,16 @@ def compose_candidates(rdp_curves: Any) -> np.ndarray:
     return np.array([math.fsum(col) for col in values.T.tolist()], dtype=np.float64)
 
 
+@constrained(delta="delta", accounting="curve_accounting")
 def selection_spent(
-    candidates: Sequence[PrivacySpent], *, delta: float, conversion: str = "basic", warn: bool = True
+    candidates: Sequence[PrivacySpent], *, delta: float, accounting: Accounting = DEFAULT_ACCOUNTING, warn: bool = True
 ) -> PrivacySpent:
     """(ε, δ) of publishing the best of a fixed set of candidate releases: composition of all of them.
 
     Every candidate must carry an RDP curve (``rdp_or_logmgf``) on the same order grid (RDP accountants; not the
-    2017 moments accountant). The result's ``details`` list the candidates' own ε and the largest of them (what
-    would be printed if the selection were not charged).
+    2017 moments accountant): the orders are the candidates', so ``accounting`` gives the conversion only (other
+    orders than the default are refused, not dropped). The result's ``details`` list the candidates' own ε and the
+    largest of them (what would be printed if the selection were not charged).
     """
     if isinstance(candidates, (str, bytes, PrivacySpent)) or not isinstance(candidates, Sequence):
         raise ValueError(
@@ -263,8 +267,7 @@ def selection_spent(
     return account(
         total,
         delta=delta,
-        orders=grid,
-        conversion=conversion,
+        accounting=Accounting(grid, accounting.conversion),
         accountant="selection",
         mechanism=f"best of {len(spent)} fixed candidates (composition)",
         n_queries=sum(s.n_queries for s in spent),
@@ -279,13 +282,24 @@ def selection_spent(
 # ------------------------------------------------------------------------------------- random stopping
 
 
-def _check_tnb(eta: Any, gamma: Any) -> tuple[float, float]:
-    eta_f, gamma_f = _number("eta", eta), _number("gamma", gamma)
-    if not (math.isfinite(eta_f) and eta_f > -1.0):
-        raise ValueError(f"eta: expected a finite number > -1 (shape of the truncated negative binomial), got {eta!r}")
-    if not 0.0 < gamma_f < 1.0:
-        raise ValueError(f"gamma: expected a number in (0, 1) (the truncated negative binomial's gamma), got {gamma!r}")
-    return eta_f, gamma_f
+def _tnb_eta(name: str, value: Any) -> float:
+    """The η of D_{η,γ}: a finite number > −1 (Papernot & Steinke 2022, Definition 1)."""
+    eta = _number(name, value)
+    if not (math.isfinite(eta) and eta > -1.0):
+        raise ValueError(
+            f"{name}: expected a finite number > -1 (shape of the truncated negative binomial), got {value!r}"
+        )
+    return eta
+
+
+def _tnb_gamma(name: str, value: Any) -> float:
+    """The γ of D_{η,γ}: a number in (0, 1) (Papernot & Steinke 2022, Definition 1)."""
+    gamma = _number(name, value)
+    if not 0.0 < gamma < 1.0:
+        raise ValueError(
+            f"{name}: expected a number in (0, 1) (the truncated negative binomial's gamma), got {value!r}"
+        )
+    return gamma
 
 
 def _check_runs(k: Any) -> np.ndarray:
@@ -297,11 +311,11 @@ def _check_runs(k: Any) -> np.ndarray:
     return ks
 
 
+@constrained(eta=_tnb_eta, gamma=_tnb_gamma)
 def truncated_negative_binomial_pmf(k: Any, eta: float, gamma: float) -> np.ndarray:
     """P[K = k] of D_{η,γ} (Papernot & Steinke 2022, Definition 1), k a whole number ≥ 1 (any shape), from its log:
     k log(1 − γ) + log|Γ(k + η)/(Γ(η) Γ(k + 1))| − log|γ^{−η} − 1| (the product Π_{l<k} (l + η)/(l + 1) in closed
     form, so a large k costs no loop); η = 0: (1 − γ)^k/(k log(1/γ))."""
-    eta, gamma = _check_tnb(eta, gamma)
     ks = _check_runs(k)
     log1mg = math.log1p(-gamma)
     if eta == 0.0:
@@ -312,9 +326,9 @@ def truncated_negative_binomial_pmf(k: Any, eta: float, gamma: float) -> np.ndar
     return np.exp(ks * log1mg + log_product - log_norm)
 
 
+@constrained(eta=_tnb_eta, gamma=_tnb_gamma)
 def truncated_negative_binomial_mean(eta: float, gamma: float) -> float:
     """E[K] of D_{η,γ} (Papernot & Steinke 2022, §2): η(1 − γ)/(γ(1 − γ^η)), η ≠ 0; (1/γ − 1)/log(1/γ), η = 0."""
-    eta, gamma = _check_tnb(eta, gamma)
     if eta == 0.0:
         return (1.0 / gamma - 1.0) / -math.log(gamma)
     return eta * (1.0 - gamma) / (gamma * -math.expm1(eta * math.log(gamma)))
@@ -324,11 +338,11 @@ def truncated_negative_binomial_mean(eta: float, gamma: float) -> float:
 _LOG_GAMMA_RANGE = (-700.0, -1e-12)
 
 
+@constrained(eta=_tnb_eta)
 def truncated_negative_binomial_gamma(eta: float, mean: float) -> float:
     """The γ of D_{η,γ} with E[K] = ``mean`` (> 1; E[K] decreases from ∞ to 1 as γ goes from 0 to 1). A mean
     beyond what γ ∈ [e^-700, 1 − 1e-12] reaches (astronomically many runs, or a mean within about 1e-12 of 1) is
     refused, naming ``mean`` and the range."""
-    eta, _ = _check_tnb(eta, 0.5)
     target = _number("mean", mean)
     if not (math.isfinite(target) and target > 1.0):
         raise ValueError(f"mean: expected a finite expected number of runs > 1, got {mean!r}")
@@ -346,10 +360,10 @@ def truncated_negative_binomial_gamma(eta: float, mean: float) -> float:
     return math.exp(optimize.brentq(gap, low, high, xtol=1e-15, rtol=1e-14))
 
 
+@constrained(eta=_tnb_eta, gamma=_tnb_gamma)
 def truncated_negative_binomial_pgf(x: Any, eta: float, gamma: float) -> np.ndarray:
     """E[x^K] of D_{η,γ}, x ∈ [0, 1]: ((1 − (1 − γ)x)^{−η} − 1)/(γ^{−η} − 1), η ≠ 0; log(1 − (1 − γ)x)/log γ, η = 0
     (the negative binomial series Σ_k Π_{l<k}(l + η)/(l + 1) y^k = (1 − y)^{−η} − 1)."""
-    eta, gamma = _check_tnb(eta, gamma)
     xs = _float_array("x", x)
     if not np.all((xs >= 0.0) & (xs <= 1.0)):
         raise ValueError("x: expected values in [0, 1] (no NaN)")
@@ -359,6 +373,7 @@ def truncated_negative_binomial_pgf(x: Any, eta: float, gamma: float) -> np.ndar
     return np.expm1(-eta * y) / math.expm1(-eta * math.log(gamma))
 
 
+@constrained(eta=_tnb_eta, gamma=_tnb_gamma)
 def truncated_negative_binomial_rdp(one_run: DataIndependentRdp, eta: float, gamma: float) -> np.ndarray:
     """RDP per order (on ``one_run.orders``) of the best of K ~ D_{η,γ} runs of Q, from Q's data-independent RDP
     curve (Papernot & Steinke 2022, Theorem 2; a data-dependent curve is refused: module docstring).
@@ -367,7 +382,6 @@ def truncated_negative_binomial_rdp(one_run: DataIndependentRdp, eta: float, gam
     monotone in λ (module docstring).
     """
     run = _one_run(one_run)
-    eta, gamma = _check_tnb(eta, gamma)
     grid, values = run.orders, run.rdp
     hat = np.min((1.0 - 1.0 / grid) * values - math.log(gamma) / grid)
     log_mean = math.log(truncated_negative_binomial_mean(eta, gamma))
@@ -389,16 +403,18 @@ def rdp_delta(orders: Any, rdp: Any, epsilon: Any) -> np.ndarray:
     return np.exp(np.minimum(np.min(log_delta, axis=-1), 0.0))
 
 
-def _check_mu(mu: Any) -> float:
-    value = _number("mu", mu)
-    if not (math.isfinite(value) and value >= 1.0):
+def _poisson_mean(name: str, value: Any) -> float:
+    """Theorem 6's μ: a finite mean number of runs ≥ 1 (module docstring)."""
+    mu = _number(name, value)
+    if not (math.isfinite(mu) and mu >= 1.0):
         raise ValueError(
-            f"mu: expected a finite mean number of runs >= 1 (below 1, Theorem 6's term log(mu)/(lambda - 1) "
-            f"takes the bound below one run's RDP, and below 0 for small mu: it does not hold there), got {mu!r}"
+            f"{name}: expected a finite mean number of runs >= 1 (below 1, Theorem 6's term log(mu)/(lambda - 1) "
+            f"takes the bound below one run's RDP, and below 0 for small mu: it does not hold there), got {value!r}"
         )
-    return value
+    return mu
 
 
+@constrained(mu=_poisson_mean)
 def poisson_rdp(one_run: DataIndependentRdp, mu: float) -> np.ndarray:
     """RDP per order (on ``one_run.orders``) of the best of K ~ Poisson(μ) runs of Q, from Q's data-independent
     RDP curve (Papernot & Steinke 2022, Theorem 6; μ ≥ 1; a data-dependent curve is refused: module docstring).
@@ -407,19 +423,19 @@ def poisson_rdp(one_run: DataIndependentRdp, mu: float) -> np.ndarray:
     the same RDP curve; then made monotone in λ (module docstring).
     """
     run = _one_run(one_run)
-    mu = _check_mu(mu)
     grid, values = run.orders, run.rdp
     eps_hat = np.log1p(1.0 / (grid - 1.0))
     delta_hat = rdp_delta(grid, values, eps_hat)
     return _monotone(values + mu * delta_hat + math.log(mu) / (grid - 1.0))
 
 
+@constrained(delta="delta", accounting="curve_accounting", eta=_tnb_eta, gamma=_tnb_gamma, mu=_poisson_mean)
 def random_stopping_spent(
     one_run: DataIndependentRdp | PrivacySpent,
     *,
     distribution: str,
     delta: float,
-    conversion: str = "basic",
+    accounting: Accounting = DEFAULT_ACCOUNTING,
     eta: float | None = None,
     gamma: float | None = None,
     mean: float | None = None,
@@ -434,8 +450,9 @@ def random_stopping_spent(
     docstring). ``distribution="truncated_negative_binomial"`` with ``eta`` and either ``gamma`` or ``mean`` (E[K];
     Theorem 2); ``"poisson"`` with ``mu`` ≥ 1 (Theorem 6); a parameter of the other distribution is refused, not
     ignored. Valid only when K is drawn from that distribution, independently of the data, and only the best run
-    is published. ``details``: the distribution's parameters, ``expected_runs``, the one run's ε at the same δ and
-    conversion (``one_run_epsilon``) and the curve's ``basis``.
+    is published. The orders are the one run's curve's, so ``accounting`` gives the conversion only (other orders
+    than the default are refused, not dropped). ``details``: the distribution's parameters, ``expected_runs``, the
+    one run's ε at the same δ and conversion (``one_run_epsilon``) and the curve's ``basis``.
     """
     check_choice("distribution", distribution, DISTRIBUTIONS)
     given = {"eta": eta, "gamma": gamma, "mean": mean, "mu": mu}
@@ -448,8 +465,7 @@ def random_stopping_spent(
             f"{' and '.join(DISTRIBUTION_PARAMETERS[distribution])}; remove it"
         )
     run = _one_run(one_run)
-    check_delta(delta)
-    grid = resolve_rdp_orders(run.orders)
+    on_curve = Accounting(resolve_rdp_orders(run.orders), accounting.conversion)
     if distribution == "poisson":
         if mu is None:
             raise ValueError("mu: distribution='poisson' needs the mean number of runs mu")
@@ -460,14 +476,13 @@ def random_stopping_spent(
             raise ValueError(
                 "eta/gamma/mean: the truncated negative binomial needs eta and exactly one of gamma or mean"
             )
-        g = truncated_negative_binomial_gamma(eta, mean) if gamma is None else _check_tnb(eta, gamma)[1]
+        g = truncated_negative_binomial_gamma(eta, mean) if gamma is None else gamma
         total = truncated_negative_binomial_rdp(run, eta, g)
         params = {"eta": float(eta), "gamma": g, "expected_runs": truncated_negative_binomial_mean(eta, g)}
     one = account(
         run.rdp,
         delta=delta,
-        orders=grid,
-        conversion=conversion,
+        accounting=on_curve,
         accountant="selection",
         mechanism=run.mechanism,
         n_queries=run.n_queries,
@@ -477,8 +492,7 @@ def random_stopping_spent(
     return account(
         total,
         delta=delta,
-        orders=grid,
-        conversion=conversion,
+        accounting=on_curve,
         accountant="selection",
         mechanism=f"best of K ~ {distribution} runs of {run.mechanism} (random stopping)",
         n_queries=run.n_queries,

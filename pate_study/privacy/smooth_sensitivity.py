@@ -42,15 +42,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from pate_study.privacy._validation import (
-    as_generator,
-    check_choice,
-    check_counts,
-    check_delta,
-    check_n_queries,
-    check_noise_scale,
-    check_positive,
-)
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import as_generator, check_choice, check_counts
 from pate_study.privacy.accounting import external_stacklevel
 from pate_study.privacy.rdp import rdp_threshold
 from pate_study.privacy.rdp_curves import gaussian_tail_logsf, gnmax_logq_counts, theorem6_bound, theorem6_terms
@@ -101,6 +94,7 @@ def _check_order(order: Any) -> float:
     return order
 
 
+@constrained(sigma="noise_scale")
 def logq0_gnmax(sigma: float, order: float) -> float:
     """log q0 for GNMax at one order (Papernot et al. 2018, Appendix B.4).
 
@@ -110,7 +104,7 @@ def logq0_gnmax(sigma: float, order: float) -> float:
     there, that is q0; else bracket the crossing and solve with Brent's method.
     Depends on (σ, α) only: cached per pair.
     """
-    return _logq0_cached(check_noise_scale("sigma", sigma), _check_order(order))
+    return _logq0_cached(sigma, _check_order(order))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -174,6 +168,7 @@ def _non_decreasing(values: np.ndarray, rtol: float = 1e-9) -> bool:
     return bool(np.all(np.diff(values) >= -rtol * scale - 1e-300))
 
 
+@constrained(sigma="noise_scale", n_classes="count")
 def check_conditions(sigma: float, n_classes: int, order: float) -> tuple[bool, bool]:
     """Conditions C5 and C6 of Papernot et al. 2018, Appendix B.4.2, checked numerically; returns (C5, C6).
 
@@ -185,9 +180,7 @@ def check_conditions(sigma: float, n_classes: int, order: float) -> tuple[bool, 
     4000 values of log q, log-spaced in −log q from −log q0 to 10⁴·(−log q0),
     and drops larger than 1e-9 relative count as decreases. Cached per (σ, m, α).
     """
-    sigma = check_noise_scale("sigma", sigma)
-    m = check_n_queries(n_classes, name="n_classes")
-    return _check_conditions_cached(sigma, m, _check_order(order))
+    return _check_conditions_cached(sigma, n_classes, _check_order(order))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -261,8 +254,7 @@ def _ls_walk(
     return res
 
 
-def _gnmax_setup(sigma: Any, order: Any, m: int, conditions: str) -> tuple[float, float, float, float, float]:
-    sigma = check_noise_scale("sigma", sigma)
+def _gnmax_setup(sigma: float, order: Any, m: int, conditions: str) -> tuple[float, float, float, float, float]:
     order = _check_order(order)
     _require_conditions(sigma, m, order, conditions)
     logq0 = logq0_gnmax(sigma, order)
@@ -271,6 +263,7 @@ def _gnmax_setup(sigma: Any, order: Any, m: int, conditions: str) -> tuple[float
     return sigma, order, logq0, logq1, plateau
 
 
+@constrained(n_teachers="count", sigma="noise_scale")
 def local_sensitivity_bounds_gnmax(
     votes: Any, n_teachers: int, sigma: float, order: float, conditions: str = "raise"
 ) -> np.ndarray:
@@ -285,15 +278,15 @@ def local_sensitivity_bounds_gnmax(
     counts = check_counts(votes, n_teachers=n_teachers)
     if counts.shape[0] != 1:
         raise ValueError(f"votes: expected the vote counts of one query, got shape {np.shape(votes)}")
-    t = check_n_queries(n_teachers, name="n_teachers")
+    t = n_teachers
     m = counts.shape[1]
     if m < 2:
-        check_noise_scale("sigma", sigma)
         return np.zeros(t)
     sigma, order, logq0, logq1, plateau = _gnmax_setup(sigma, order, m, conditions)
     return _ls_walk(counts, t, sigma, order, logq0, logq1, plateau)[0]
 
 
+@constrained(n_teachers="count", threshold="threshold", sigma1="noise_scale")
 def local_sensitivity_bounds_threshold(
     max_vote: float, n_teachers: int, threshold: float, sigma1: float, order: float
 ) -> np.ndarray:
@@ -306,7 +299,7 @@ def local_sensitivity_bounds_threshold(
     max LS(v) over that range (non-decreasing in d; its β-smooth maximum equals
     max_v e^{−β|v − v*|} LS(v)).
     """
-    t = check_n_queries(n_teachers, name="n_teachers")
+    t = n_teachers
     vals = np.arange(t + 1, dtype=np.float64)
     curve = rdp_threshold(vals, threshold, sigma1, np.array([float(order)]))[:, 0]
     step = np.abs(np.diff(curve))
@@ -322,21 +315,20 @@ def local_sensitivity_bounds_threshold(
     return np.maximum.accumulate(np.maximum(up, down))
 
 
+@constrained(beta="positive")
 def smooth_sensitivity(local_sensitivities: Any, beta: float) -> float:
     """β-smooth sensitivity max_d e^{−βd} LS(d) (Nissim, Raskhodnikova & Smith 2007, Def. 2.1; Papernot et al. 2018
     §B)."""
     ls = np.asarray(local_sensitivities, dtype=np.float64)
-    beta = check_positive("beta", beta)
     return float(np.max(ls * np.exp(-beta * np.arange(len(ls)))))
 
 
+@constrained(beta="positive", sigma="noise_scale")
 def rdp_gnss(beta: float, sigma: float, order: float) -> float:
     """RDP of the GNSS release f(X) + SS_β(X)·N(0, σ²) (Papernot et al. 2018, Theorem 23).
 
     For 1 < α < 1/(2β): α e^{2β}/σ² + (βα − ½ log(1 − 2αβ))/(α − 1).
     """
-    beta = check_positive("beta", beta)
-    sigma = check_noise_scale("sigma", sigma)
     a = float(order)
     if not 1 < a < 1 / (2 * beta):
         raise ValueError(f"order: expected 1 < order < 1/(2 beta) = {1 / (2 * beta):g}, got {order}")
@@ -369,6 +361,7 @@ class SmoothSensitivityRelease:
         return dataclasses.asdict(self)
 
 
+@constrained(n_teachers="count", sigma="noise_scale", beta="positive", sigma_ss="noise_scale", delta="delta")
 def smooth_sensitivity_release(
     votes: Any,
     n_teachers: int,
@@ -388,10 +381,8 @@ def smooth_sensitivity_release(
     ``conditions``: what to do when C5–C6 fail (see :func:`local_sensitivity_bounds_gnmax`).
     """
     counts = check_counts(votes, n_teachers=n_teachers)
-    delta = check_delta(delta)
-    sigma_ss = check_noise_scale("sigma_ss", sigma_ss)
     gnss = rdp_gnss(beta, sigma_ss, order)
-    t = check_n_queries(n_teachers, name="n_teachers")
+    t = n_teachers
     ls_total = np.zeros(t)
     m = counts.shape[1]
     if m < 2:

@@ -82,13 +82,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from pate_study.privacy._validation import (
-    check_delta,
-    check_fractions,
-    check_n_queries,
-    check_noise_scale,
-    check_parameter,
-)
+from pate_study.privacy._boundary import constrained
+from pate_study.privacy._validation import check_fixed_threshold, check_fractions
 from pate_study.privacy.accounting import ExpectedCost, PrivacySpent, account, expected_cost, query_mode
 from pate_study.privacy.aggregators import (
     MultiLabelAggregation,
@@ -98,15 +93,7 @@ from pate_study.privacy.aggregators import (
     resolve_thresholds,
 )
 from pate_study.privacy.multilabel import confidence_logpr, multilabel_logq
-from pate_study.privacy.options import (
-    Accounting,
-    Charge,
-    ConfidenceCheck,
-    ConfidenceRule,
-    Cost,
-    confidence_check_of,
-    resolve_accounting,
-)
+from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting, Charge, ConfidenceCheck, ConfidenceRule, Cost
 from pate_study.privacy.rdp import rdp_linear_data_independent, step2_weights
 from pate_study.privacy.rdp_curves import log1mexp, total_rdp_data_dependent
 
@@ -168,6 +155,7 @@ def check_k(k: Any, n_labels: int) -> int:
     return int(k)
 
 
+@constrained(n_teachers="count")
 def check_topk_fractions(fractions: Any, k: int, n_teachers: int | None = None, name: str = "fractions") -> np.ndarray:
     """Validate top-k vote fractions ``[n_queries, n_labels]``: in [0, 1], each row summing to k, and, with
     ``n_teachers``, multiples of 1/T. Averaged probabilities (GNThreshold's input) fail the row-sum check."""
@@ -182,7 +170,7 @@ def check_topk_fractions(fractions: Any, k: int, n_teachers: int | None = None, 
             f"{totals[row]:.6g}. Build them with topk_fractions(probabilities, k)"
         )
     if n_teachers is not None:
-        t = check_n_queries(n_teachers, name="n_teachers")
+        t = n_teachers
         if np.any(np.abs(m * t - np.rint(m * t)) > _TOTAL_ATOL):
             raise ValueError(f"{name}: expected multiples of 1/n_teachers = 1/{t} (vote counts / T)")
     return m
@@ -238,17 +226,16 @@ def calibrated_votes(probabilities: Any, k: int) -> np.ndarray:
 # ------------------------------------------------------------ sensitivity
 
 
+@constrained(n_labels="count", n_teachers="count")
 def topk_sensitivity(k: int, n_labels: int, n_teachers: int) -> float:
     """ℓ2 sensitivity of the top-k vote fractions under replacing one teacher: √(2·min(k, n − k))/T."""
-    n = check_n_queries(n_labels, name="n_labels")
-    k = check_k(k, n)
-    t = check_n_queries(n_teachers, name="n_teachers")
-    return math.sqrt(2.0 * min(k, n - k)) / t
+    k = check_k(k, n_labels)
+    return math.sqrt(2.0 * min(k, n_labels - k)) / n_teachers
 
 
+@constrained(sigma="noise_scale", n_labels="count", n_teachers="count")
 def topk_rdp_slope(sigma: float, k: int, n_labels: int, n_teachers: int) -> float:
     """Per-query RDP slope Δ₂²/(2σ²) = min(k, n − k)/(T²σ²) of the top-k release (Mironov 2017 Prop. 7)."""
-    sigma = check_noise_scale("sigma", sigma)
     return topk_sensitivity(k, n_labels, n_teachers) ** 2 / (2.0 * sigma**2)
 
 
@@ -256,28 +243,20 @@ def topk_rdp_slope(sigma: float, k: int, n_labels: int, n_teachers: int) -> floa
 
 
 def _fixed_threshold(threshold: Any, m: np.ndarray) -> np.ndarray:
-    """A fixed release threshold in [0, 1] (a number or one per query), never ``"adaptive"``."""
-    if threshold is None or isinstance(threshold, str):
-        raise ValueError(
-            f"threshold: expected a fixed number (or one per query) chosen without the votes, got "
-            f"{threshold!r}; a vote-dependent threshold is not covered by topk_epsilon"
-        )
-    try:
-        th = np.asarray(threshold, dtype=np.float64)
-    except (TypeError, ValueError):
-        th = np.array(np.nan)
-    if th.ndim > 1 or not np.all(np.isfinite(th)):
-        raise ValueError(f"threshold: expected a finite fixed number in [0, 1] (or one per query), got {threshold!r}")
+    """The release threshold of each query of ``m``: a fixed threshold (checked where the call entered the library,
+    kind ``"fixed_threshold"``), which the data-dependent bound needs (None refused)."""
+    if threshold is None:
+        check_fixed_threshold("threshold", threshold)
     return resolve_thresholds(m, threshold)
 
 
+@constrained(n_teachers="count", threshold="fixed_threshold", sigma="noise_scale")
 def topk_release(
     fractions: Any, *, k: int, n_teachers: int, threshold: Any, sigma: float, rng: Any
 ) -> MultiLabelAggregation:
     """Release label i iff m_i + N(0, σ²) > th on top-k vote fractions (GNThreshold, Muschiol 2021 Definition 10,
     on the votes of :func:`topk_fractions`). ``threshold``: a number, or one per query, fixed in advance."""
     m = check_topk_fractions(fractions, k, n_teachers)
-    _fixed_threshold(threshold, m)
     out = gnthreshold(m, threshold, sigma, rng)
     return dataclasses.replace(
         out, mechanism="topk-vote", params={**out.params, "k": int(k), "n_teachers": int(n_teachers)}
@@ -287,6 +266,15 @@ def topk_release(
 # --------------------------------------------------------------- accountants
 
 
+@constrained(
+    n_teachers="count",
+    sigma="noise_scale",
+    delta="delta",
+    n_queries="count",
+    n_labels="count",
+    threshold="fixed_threshold",
+    accounting="accounting",
+)
 def topk_epsilon(
     *,
     k: int,
@@ -297,9 +285,7 @@ def topk_epsilon(
     n_labels: int | None = None,
     fractions: Any = None,
     threshold: Any = None,
-    accounting: Accounting | None = None,
-    orders: Any = None,
-    conversion: Any = None,
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """(ε, δ) of the top-k vote release over all queries (module docstring).
 
@@ -307,11 +293,9 @@ def topk_epsilon(
     :func:`topk_sensitivity` (Mironov 2017 Prop. 7), composed over queries (Prop. 1), converted at δ.
     Data-dependent (``fractions`` from :func:`topk_fractions` and the release ``threshold``): Papernot et al.
     2018 Theorem 6 per query with q̃ = 1 − Π_i Φ(|m_i − th|/σ) (Muschiol 2021 Theorem 13) and the same slope,
-    never above the data-independent value. ``accounting`` (:class:`~pate_study.privacy.options.Accounting`), or
-    ``orders`` and ``conversion`` as separate keywords: the order grid and the conversion (default: Papernot et al.
-    2018's grid, basic conversion).
+    never above the data-independent value. ``accounting`` (:class:`~pate_study.privacy.options.Accounting`): the
+    order grid and the conversion (default: Papernot et al. 2018's grid, basic conversion).
     """
-    accounting = resolve_accounting(accounting, orders, conversion)
     n, m = query_mode(n_queries, fractions, lambda f: check_fractions(f), data_name="fractions")
     if m is not None:
         n_lab = m.shape[1]
@@ -320,7 +304,7 @@ def topk_epsilon(
     else:
         if n_labels is None:
             raise ValueError("n_labels: the data-independent bound needs the number of labels")
-        n_lab = check_n_queries(n_labels, name="n_labels")
+        n_lab = n_labels
         logq = None
     slope = topk_rdp_slope(sigma, k, n_lab, n_teachers)
 
@@ -333,7 +317,7 @@ def topk_epsilon(
     return account(
         total,
         delta=delta,
-        **accounting.as_kwargs(),
+        accounting=accounting,
         accountant="multilabel2021",
         mechanism="topk-vote",
         n_queries=n,
@@ -347,18 +331,18 @@ def topk_epsilon(
     )
 
 
+@constrained(check="confidence_check", n_labels="count", n_teachers="count")
 def confidence_check_slope(check: ConfidenceCheck, k: int, n_labels: int, n_teachers: int) -> float:
     """RDP slope of the confidence check on top-k vote fractions: min(n_checked, 2·min(k, n − k))/(2T²σ_c²),
     n_checked = 1 for ``ConfidenceRule.MAX`` and min(top_n, n) for ``PRINTED`` (module docstring; Mironov 2017
     Prop. 7); σ_c, the rule and top_n are ``check``'s."""
-    check = confidence_check_of(check)
-    n = check_n_queries(n_labels, name="n_labels")
+    n = n_labels
     k = check_k(k, n)
-    t = check_n_queries(n_teachers, name="n_teachers")
     n_checked = 1 if check.rule is ConfidenceRule.MAX else min(check.top_n, n)
-    return min(n_checked, 2 * min(k, n - k)) / (2.0 * t**2 * check.sigma**2)
+    return min(n_checked, 2 * min(k, n - k)) / (2.0 * n_teachers**2 * check.sigma**2)
 
 
+@constrained(n_teachers="count", threshold="fixed_threshold", sigma="noise_scale", check="confidence_check")
 def confident_topk_release(
     fractions: Any,
     *,
@@ -373,9 +357,7 @@ def confident_topk_release(
     :func:`~pate_study.privacy.aggregators.confident_gnthreshold`)
     on top-k vote fractions: the check's noise is drawn first, then the labels' noise for every query. ``check``:
     the confidence check (:class:`~pate_study.privacy.options.ConfidenceCheck`: th_c, σ_c, rule, top_n)."""
-    check = confidence_check_of(check)
     m = check_topk_fractions(fractions, k, n_teachers)
-    _fixed_threshold(threshold, m)
     out = confident_gnthreshold(
         m, threshold, sigma, check.threshold, check.sigma, rng, rule=check.rule.value, top_n=check.top_n
     )
@@ -384,6 +366,17 @@ def confident_topk_release(
     )
 
 
+@constrained(
+    n_teachers="count",
+    sigma="noise_scale",
+    check="confidence_check",
+    delta="delta",
+    threshold="fixed_threshold",
+    n_queries="count",
+    n_labels="count",
+    charge="charge",
+    accounting="accounting",
+)
 def confident_topk_epsilon(
     *,
     k: int,
@@ -396,7 +389,7 @@ def confident_topk_epsilon(
     n_queries: int | None = None,
     n_labels: int | None = None,
     charge: Charge = Charge(),
-    accounting: Accounting = Accounting(),
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent | ExpectedCost:
     """(ε, δ) of :func:`confident_topk_release` over all queries (module docstring).
 
@@ -410,16 +403,12 @@ def confident_topk_epsilon(
     :class:`~pate_study.privacy.accounting.ExpectedCost`, expected, not a guarantee). ``check``: the confidence
     check (:class:`~pate_study.privacy.options.ConfidenceCheck`); ``accounting``: orders and conversion.
     """
-    check = confidence_check_of(check)
-    if not isinstance(charge, Charge):
-        raise ValueError(f"charge: expected a Charge(cost, answered, rng), got {type(charge).__name__}")
-    accounting = resolve_accounting(accounting)
     n, m = query_mode(n_queries, fractions, lambda f: check_fractions(f), data_name="fractions")
     n_lab = m.shape[1] if m is not None else None
     if m is None:
         if n_labels is None:
             raise ValueError("n_labels: the data-independent bound needs the number of labels")
-        n_lab = check_n_queries(n_labels, name="n_labels")
+        n_lab = n_labels
     slope = topk_rdp_slope(sigma, k, n_lab, n_teachers)
     slope_c = confidence_check_slope(check, k, n_lab, n_teachers)
     params = dict(
@@ -429,14 +418,12 @@ def confident_topk_epsilon(
         n_labels=n_lab,
         n_teachers=int(n_teachers),
     )
+    common = {"delta": delta, "accounting": accounting, "accountant": "multilabel2021", "n_queries": n}
     if m is None:
         return account(
             lambda grid: n * rdp_linear_data_independent(slope + slope_c, grid),
-            delta=delta,
-            **accounting.as_kwargs(),
-            accountant="multilabel2021",
+            **common,
             mechanism="confident-topk-vote",
-            n_queries=n,
             data_dependent=False,
             cost="all_answered",
             **params,
@@ -463,11 +450,8 @@ def confident_topk_epsilon(
 
     spent = account(
         total,
-        delta=delta,
-        **accounting.as_kwargs(),
-        accountant="multilabel2021",
+        **common,
         mechanism="confident-topk-vote",
-        n_queries=n,
         data_dependent=True,
         cost=charge.cost.value,
         expected_answered=math.fsum(weights.tolist()),
@@ -477,11 +461,11 @@ def confident_topk_epsilon(
     return expected_cost(spent) if charge.cost is Cost.EXPECTED else spent
 
 
+@constrained(mu="gaussian_mu")
 def gaussian_log_delta(epsilon: Any, mu: float) -> np.ndarray:
     """log δ(ε) of the Gaussian mechanism with Δ₂/σ = μ (Balle & Wang 2018 Theorem 8),
     δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), as log Φ(a) + log(1 − e^{ε + log Φ(b) − log Φ(a)}): finite far in
     the tail, where δ itself underflows and the difference of the two terms cancels. Elementwise in ε ≥ 0."""
-    mu = check_parameter("mu", mu, "gaussian_mu")
     eps = np.asarray(epsilon, dtype=np.float64)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ValueError(f"epsilon: expected finite values >= 0, got {epsilon!r}")
@@ -490,16 +474,16 @@ def gaussian_log_delta(epsilon: Any, mu: float) -> np.ndarray:
     return log_a + log1mexp(np.minimum(log_b - log_a, 0.0))
 
 
+@constrained(mu="gaussian_mu")
 def gaussian_delta(epsilon: Any, mu: float) -> np.ndarray:
     """Exact privacy profile δ(ε) of the Gaussian mechanism with Δ₂/σ = μ: exp of :func:`gaussian_log_delta`."""
     return np.exp(gaussian_log_delta(epsilon, mu))
 
 
+@constrained(delta="delta", mu="gaussian_mu")
 def gaussian_epsilon(delta: float, mu: float) -> float:
     """Smallest ε ≥ 0 with δ(ε) ≤ δ for the Gaussian mechanism with Δ₂/σ = μ (δ(ε) decreases in ε; the root of
     :func:`gaussian_log_delta` (ε) = log δ, by Brent's method)."""
-    delta = check_delta(delta)
-    mu = check_parameter("mu", mu, "gaussian_mu")
     log_delta = math.log(delta)
     if float(gaussian_log_delta(0.0, mu)) <= log_delta:
         return 0.0
@@ -533,20 +517,21 @@ def gaussian_composition_epsilon(spent: PrivacySpent) -> float:
     return gaussian_epsilon(spent.delta, math.sqrt(2.0 * float(rho[0])))
 
 
+@constrained(n_labels="count", n_teachers="count", sigma="noise_scale", delta="delta", n_queries="count")
 def topk_exact_epsilon(*, k: int, n_labels: int, n_teachers: int, sigma: float, delta: float, n_queries: int) -> float:
     """Exact ε at δ of ``n_queries`` composed Gaussian mechanisms on the top-k vote fractions: μ = √N·Δ₂/σ
     (Dong, Roth & Su 2019 Cor. 2), ε from :func:`gaussian_epsilon` (Balle & Wang 2018 Thm 8). A valid, tighter
     data-independent guarantee for the thresholded release (post-processing)."""
-    n = check_n_queries(n_queries)
-    mu = math.sqrt(n) * topk_sensitivity(k, n_labels, n_teachers) / check_noise_scale("sigma", sigma)
+    mu = math.sqrt(n_queries) * topk_sensitivity(k, n_labels, n_teachers) / sigma
     if not math.isfinite(mu * mu):
         raise ValueError(
-            f"sigma/n_queries: sigma={sigma!r} over {float(n):.3g} queries gives a composed Gaussian "
+            f"sigma/n_queries: sigma={sigma!r} over {float(n_queries):.3g} queries gives a composed Gaussian "
             f"with sqrt(N)·Δ₂/σ = {mu:.3g}, whose ε exceeds the float range"
         )
     return gaussian_epsilon(delta, mu)
 
 
+@constrained(sigma="noise_scale", delta="delta", n_labels="count", n_queries="count", accounting="accounting")
 def binary_topk_epsilon(
     *,
     sigma: float,
@@ -554,26 +539,21 @@ def binary_topk_epsilon(
     k: int,
     n_labels: int,
     n_queries: int,
-    accounting: Accounting | None = None,
-    orders: Any = None,
-    conversion: Any = None,
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> PrivacySpent:
     """Data-independent (ε, δ) of Binary voting (Dziedzic et al. 2023;
     :func:`~pate_study.privacy.multiwinner.binary_pate`)
     fed :func:`topk_votes`: σ on each of the counts (T − p_i, p_i), one teacher moves each changed label's pair by
     (±1, ∓1) and changes at most 2·min(k, n − k) labels, so ℓ2 sensitivity² 4·min(k, n − k) and RDP
     α·2·min(k, n − k)/σ² per query (Mironov 2017 Prop. 7) instead of n·α/σ² for arbitrary binary votes.
-    ``accounting``, or ``orders`` and ``conversion``: as :func:`topk_epsilon`."""
-    accounting = resolve_accounting(accounting, orders, conversion)
-    sigma = check_noise_scale("sigma", sigma)
-    n_lab = check_n_queries(n_labels, name="n_labels")
+    ``accounting``: as :func:`topk_epsilon`."""
+    n_lab, n = n_labels, n_queries
     k = check_k(k, n_lab)
-    n = check_n_queries(n_queries)
     slope = 2.0 * min(k, n_lab - k) / sigma**2
     return account(
         lambda grid: n * rdp_linear_data_independent(slope, grid),
         delta=delta,
-        **accounting.as_kwargs(),
+        accounting=accounting,
         accountant="multiwinner2023",
         mechanism="binary-topk",
         n_queries=n,
@@ -587,11 +567,11 @@ def binary_topk_epsilon(
 # ------------------------------------------------- exact enumeration (tests, audits)
 
 
+@constrained(n_teachers="count", n_labels="count")
 def topk_vote_grid(n_teachers: int, n_labels: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every top-k vote-fraction vector of T teachers on n labels and every neighbouring pair (one teacher
     changes its k-set): ``(fractions [M, n], i, j)``, ordered pairs, i ≠ j. For exact profiles of small instances."""
-    t = check_n_queries(n_teachers, name="n_teachers")
-    n = check_n_queries(n_labels, name="n_labels")
+    t, n = n_teachers, n_labels
     k = check_k(k, n)
     n_sets = math.comb(n, k)
     if math.comb(n_sets + t - 1, t) > 50_000:  # checked before anything is enumerated

@@ -57,6 +57,7 @@ from pate_study.core.errors import one_line
 from pate_study.experiments import pate2018_lab
 from pate_study.experiments.primer import classic_gaussian_sigma, gaussian_tight_delta
 from pate_study.privacy import (
+    Accounting,
     AuditResult,
     OrderAtGridEdgeWarning,
     audit_lnmax,
@@ -424,7 +425,10 @@ def check_rdp_conversion(
         if isinstance(v, Feedback):
             return v
     answers = dict(zip(("basic", "improved"), values))
-    truth = {c: float(epsilon_curve([order], [rdp], delta, conversion=c)[0]) for c in ("basic", "improved")}
+    truth = {
+        c: float(epsilon_curve([order], [rdp], delta, accounting=Accounting(conversion=c))[0])
+        for c in ("basic", "improved")
+    }
     right = {c: _within_printed_precision(answers[c], truth[c], decimals) for c in truth}
     if all(right.values()):
         return Feedback(
@@ -876,8 +880,9 @@ def check_lab2_conversions(
     rtol: float = 1e-4,
 ) -> Feedback:
     """Task 2. Confident GNMax's data-dependent ε on these votes, Papernot et al. 2018 Table 2's expected cost
-    (``cost="expected"``, its ``expected_epsilon``: not a guarantee), with ``conversion="basic"`` and with
-    ``conversion="improved"``. Right within ``rtol``; the explanation of the gap is written."""
+    (``cost="expected"``, its ``expected_epsilon``: not a guarantee), with
+    ``accounting=privacy.Accounting(conversion="basic")`` and with ``conversion="improved"``. Right within ``rtol``;
+    the explanation of the gap is written."""
     name = "task 2 (two conversions)"
     values = [_number(v, name) for v in (basic, improved)]
     for v in values:
@@ -906,7 +911,7 @@ def check_lab2_conversions(
     return _wrong(
         name,
         f"the {' and '.join(wrong)} value is off; pass votes=, threshold=, sigma1=, sigma2=, delta=, "
-        'conversion= and cost="expected" to privacy.confident_gnmax_epsilon and read '
+        'accounting=privacy.Accounting(conversion=...) and cost="expected" to privacy.confident_gnmax_epsilon and read '
         ".expected_epsilon (Table 2's expected cost, not a guarantee)",
     )
 

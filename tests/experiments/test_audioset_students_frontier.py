@@ -20,6 +20,7 @@ from pate_study.experiments.audioset.votes import synthetic_votes
 from pate_study.learning import metrics, train_config
 from pate_study.learning.partitions import Partitions
 from pate_study.privacy import topk_vote
+from pate_study.privacy.options import Accounting
 
 TINY = dict(
     hidden=(8,),
@@ -136,12 +137,12 @@ def test_frontier_releases_print_the_data_independent_epsilon_of_each_mechanism(
     by = {r["mechanism"]: r for r in rows}
     assert by["topk"]["epsilon"] == pytest.approx(
         topk_vote.topk_epsilon(
-            k=2, n_teachers=10, sigma=0.1, delta=1e-8, n_queries=100, n_labels=12, orders=release.ORDERS
+            k=2, n_teachers=10, sigma=0.1, delta=1e-8, n_queries=100, n_labels=12, accounting=Accounting(release.ORDERS)
         ).epsilon
     )
     assert by["binary"]["epsilon"] == pytest.approx(
         topk_vote.binary_topk_epsilon(
-            sigma=0.2 * 10, delta=1e-8, k=3, n_labels=12, n_queries=100, orders=release.ORDERS
+            sigma=0.2 * 10, delta=1e-8, k=3, n_labels=12, n_queries=100, accounting=Accounting(release.ORDERS)
         ).epsilon
     )
     # more queries cost more (data-independent: monotone in n)

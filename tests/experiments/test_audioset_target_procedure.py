@@ -17,6 +17,7 @@ from pate_study.experiments.audioset.target_splits import SealedLabels, TargetSp
 from pate_study.experiments.audioset.votes import synthetic_teacher_probabilities
 from pate_study.privacy import selection
 from pate_study.privacy.accounting import account
+from pate_study.privacy.options import Accounting
 from pate_study.reporting import uncertainty as unc
 
 PROTOCOL_FILE = "configs/05_audioset_multilabel/target_protocol.yaml"
@@ -108,7 +109,7 @@ def test_the_charged_epsilon_is_privacy_selections_for_the_procedure_run(tmp_pat
     one = account(
         worst,
         delta=1e-8,
-        orders=curves[0].orders,
+        accounting=Accounting(curves[0].orders),
         accountant="multilabel2021",
         mechanism="one run",
         n_queries=60,

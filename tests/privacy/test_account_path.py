@@ -9,6 +9,7 @@ import pytest
 
 from pate_study.privacy import accounting, moments, rdp
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from pate_study.privacy.options import Accounting
 
 
 def test_account_reproduces_an_accountant_from_its_curve():
@@ -17,7 +18,7 @@ def test_account_reproduces_an_accountant_from_its_curve():
     again = accounting.account(
         spent.rdp_or_logmgf,
         delta=1e-5,
-        orders=spent.orders,
+        accounting=Accounting(spent.orders),
         accountant="rdp2018",
         mechanism="gnmax",
         n_queries=50,
@@ -28,7 +29,7 @@ def test_account_reproduces_an_accountant_from_its_curve():
     called = accounting.account(
         lambda grid: 50 * grid / 400.0,
         delta=1e-5,
-        orders="paper2018",
+        accounting=Accounting("paper2018"),
         accountant="rdp2018",
         mechanism="gnmax",
         n_queries=50,
@@ -42,8 +43,7 @@ def test_account_rejects_a_conversion_of_the_wrong_kind_and_bad_curves():
         accounting.account(
             np.ones(3),
             delta=1e-5,
-            orders=[2.0, 3.0, 4.0],
-            conversion="moments",
+            accounting=Accounting([2.0, 3.0, 4.0], "moments"),
             accountant="rdp2018",
             mechanism="gnmax",
             n_queries=1,
@@ -53,7 +53,7 @@ def test_account_rejects_a_conversion_of_the_wrong_kind_and_bad_curves():
         accounting.account(
             lambda grid: np.ones(2),
             delta=1e-5,
-            orders=[2.0, 3.0, 4.0],
+            accounting=Accounting([2.0, 3.0, 4.0]),
             accountant="rdp2018",
             mechanism="gnmax",
             n_queries=1,
@@ -64,7 +64,7 @@ def test_account_rejects_a_conversion_of_the_wrong_kind_and_bad_curves():
 
 
 def test_with_optimum_checks_the_grid_edge():
-    spent = moments.moments_epsilon(gamma=0.05, delta=1e-5, n_queries=1000, orders=[1.0, 2.0, 3.0])
+    spent = moments.moments_epsilon(gamma=0.05, delta=1e-5, n_queries=1000, accounting=Accounting([1.0, 2.0, 3.0]))
     with pytest.warns(OrderAtGridEdgeWarning):
         edge = accounting.with_optimum(spent, 1.0, 3.0, "closed_form")
     assert edge.at_grid_edge and edge.order == 3.0 and edge.conversion == "closed_form"

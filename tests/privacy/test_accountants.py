@@ -19,7 +19,7 @@ from pate_study.privacy.accounting import (
     parse_orders,
     select_order,
 )
-from pate_study.privacy.options import Bound, Charge, ConfidenceCheck, ConfidenceRule, Cost
+from pate_study.privacy.options import Accounting, Bound, Charge, ConfidenceCheck, ConfidenceRule, Cost
 
 
 def test_edge_warning_and_flag():
@@ -77,7 +77,7 @@ def test_moments_continuous_data_dependent_beats_integer_grid():
     votes = np.tile([160, 40, 0, 0, 0], (900, 1))
     with pytest.warns(OrderAtGridEdgeWarning):
         grid = moments.moments_epsilon(gamma=0.05, delta=1e-6, votes=votes)
-    cont = moments.moments_epsilon(gamma=0.05, delta=1e-6, votes=votes, orders="continuous")
+    cont = moments.moments_epsilon(gamma=0.05, delta=1e-6, votes=votes, accounting=Accounting("continuous"))
     assert cont.epsilon <= grid.epsilon
     lam = cont.order
     direct = (moments.logmgf_lnmax(votes, 0.05, [lam]).sum() - np.log(1e-6)) / lam
@@ -92,9 +92,9 @@ def test_parse_orders():
         with pytest.raises(ValueError, match="orders"):
             parse_orders(bad)
     with pytest.raises(ValueError, match="orders"):
-        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=3, orders="int:1:8")  # RDP needs orders > 1
+        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=3, accounting=Accounting("int:1:8"))  # RDP needs orders > 1
     with pytest.raises(ValueError, match="continuous"):
-        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=3, orders="continuous")
+        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=3, accounting=Accounting("continuous"))
 
 
 def test_confident_gnmax_costs():
@@ -234,16 +234,16 @@ def test_edge_warning_points_at_the_callers_line():
 
 def test_single_order_grid_is_at_the_edge():
     with pytest.warns(OrderAtGridEdgeWarning):
-        s = rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=100, orders=[20.0])
+        s = rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=100, accounting=Accounting([20.0]))
     assert s.at_grid_edge and s.order == 20
     with pytest.warns(OrderAtGridEdgeWarning):
-        assert moments.moments_epsilon(gamma=0.05, delta=1e-5, n_queries=100, orders=[3.0]).at_grid_edge
+        assert moments.moments_epsilon(gamma=0.05, delta=1e-5, n_queries=100, accounting=Accounting([3.0])).at_grid_edge
 
 
 def test_improved_conversion_ties_prefer_an_interior_order():
     # the improved conversion is clamped at 0: for a tiny RDP total many orders tie at ε = 0
     orders = np.arange(2.0, 40.0)
-    curve = epsilon_curve(orders, np.full(len(orders), 1e-9), 0.9, "improved")
+    curve = epsilon_curve(orders, np.full(len(orders), 1e-9), 0.9, accounting=Accounting(conversion="improved"))
     assert np.count_nonzero(curve == 0) > 2 and curve[0] == 0
     with warnings.catch_warnings():
         warnings.simplefilter("error", OrderAtGridEdgeWarning)
@@ -274,7 +274,9 @@ def test_lnmax_totals_are_blocked_and_match_per_query_sums():
     for cond in ("theorem", "reference_code"):
         per = rdp.rdp_pure_dp(logq, 0.1, orders, cond)
         np.testing.assert_allclose(rdp.total_rdp_pure_dp(logq, 0.1, orders, cond), per.sum(0), rtol=1e-12)
-        spent = rdp.lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, orders=orders, q_condition=cond)
+        spent = rdp.lnmax_rdp_epsilon(
+            gamma=0.05, delta=1e-5, votes=votes, accounting=Accounting(orders), q_condition=cond
+        )
         np.testing.assert_allclose(spent.rdp_or_logmgf, per.sum(0), rtol=1e-12)
 
 
@@ -285,7 +287,7 @@ def test_moments_continuous_memory_stays_bounded():
     votes = np.stack([top, 250 - top, np.zeros_like(top)], axis=1)
     tracemalloc.start()
     try:
-        spent = moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, orders="continuous")
+        spent = moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, accounting=Accounting("continuous"))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

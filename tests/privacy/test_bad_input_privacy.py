@@ -16,6 +16,7 @@ import pytest
 from pate_study.privacy import _validation as validation
 from pate_study.privacy import adaptive_k, confident_gnmax_epsilon, gnmax_epsilon, moments_epsilon, topk_vote
 from pate_study.privacy.__main__ import RANGES, as_flag_message, build_parser, main, overflow_message
+from pate_study.privacy.options import Accounting
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -211,17 +212,17 @@ def _cli_accepts(flag: str, value: float) -> bool:
 
 def _library_accepts(flag: str, value: float) -> bool:
     checks = {
-        "sigma": lambda v: gnmax_epsilon(sigma=v, delta=1e-5, n_queries=10, orders=[2.0, 8.0]),
+        "sigma": lambda v: gnmax_epsilon(sigma=v, delta=1e-5, n_queries=10, accounting=Accounting([2.0, 8.0])),
         "sigma1": lambda v: confident_gnmax_epsilon(
-            threshold=1.0, sigma1=v, sigma2=1.0, delta=1e-5, n_queries=10, orders=[2.0, 8.0]
+            threshold=1.0, sigma1=v, sigma2=1.0, delta=1e-5, n_queries=10, accounting=Accounting([2.0, 8.0])
         ),
         "sigma2": lambda v: confident_gnmax_epsilon(
-            threshold=1.0, sigma1=1.0, sigma2=v, delta=1e-5, n_queries=10, orders=[2.0, 8.0]
+            threshold=1.0, sigma1=1.0, sigma2=v, delta=1e-5, n_queries=10, accounting=Accounting([2.0, 8.0])
         ),
         "threshold": lambda v: validation.check_threshold("threshold", v, -np.inf, np.inf, "a count"),
-        "delta": lambda v: gnmax_epsilon(sigma=1.0, delta=v, n_queries=10, orders=[2.0, 8.0]),
+        "delta": lambda v: gnmax_epsilon(sigma=1.0, delta=v, n_queries=10, accounting=Accounting([2.0, 8.0])),
         "gamma": lambda v: validation.check_parameter("gamma", v),
-        "n_queries": lambda v: gnmax_epsilon(sigma=1.0, delta=1e-5, n_queries=v, orders=[2.0, 8.0]),
+        "n_queries": lambda v: gnmax_epsilon(sigma=1.0, delta=1e-5, n_queries=v, accounting=Accounting([2.0, 8.0])),
     }
     try:
         checks[flag](value)

@@ -12,6 +12,7 @@ import pytest
 
 from pate_study.privacy import confident_gnmax_epsilon, gnmax_epsilon, lnmax_rdp_epsilon, moments_epsilon
 from pate_study.privacy.__main__ import main
+from pate_study.privacy.options import Accounting
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,7 +144,12 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
     )
     d3 = json.loads(out)
     api = moments_epsilon(
-        gamma=0.05, delta=1e-5, votes=votes, orders="int:1:8", q_condition="reference_code", q_variant="approx"
+        gamma=0.05,
+        delta=1e-5,
+        votes=votes,
+        accounting=Accounting("int:1:8"),
+        q_condition="reference_code",
+        q_variant="approx",
     )
     assert code == 0 and d3["q_variant"] == "approx" and d3["epsilon"] == api.epsilon
     code, out, _ = run_cli(
@@ -161,7 +167,7 @@ def test_votes_file_first_and_confident(tmp_path, capsys):
         "--conversion",
         "improved",
     )
-    api = lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, conversion="improved")
+    api = lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, accounting=Accounting(conversion="improved"))
     assert code == 0 and json.loads(out)["epsilon"] == api.epsilon
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from pate_study.privacy import confident_gnmax_epsilon, moments_epsilon
+from pate_study.privacy.options import Accounting
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = "python -m pate_study.privacy"
@@ -78,7 +79,10 @@ def test_each_example_runs_as_printed_and_prints_what_it_says(help_text, votes, 
     independent, on_votes = results
     assert f"{independent['epsilon']:.4f}" == "20.7565" and independent["order"] == 2  # as the comment says
     assert "20.7565" in help_text
-    assert independent["epsilon"] == moments_epsilon(gamma=0.05, delta=1e-5, n_queries=1000, orders="int:1:8").epsilon
+    assert (
+        independent["epsilon"]
+        == moments_epsilon(gamma=0.05, delta=1e-5, n_queries=1000, accounting=Accounting("int:1:8")).epsilon
+    )
     run = confident_gnmax_epsilon(threshold=200, sigma1=150, sigma2=40, delta=1e-5, votes=votes, rng=0)
     assert on_votes["cost"] == "realized" and on_votes["seed"] == 0  # the guarantee of one stated run, as it says
     assert "prints epsilon, seed and expected_answered" in help_text

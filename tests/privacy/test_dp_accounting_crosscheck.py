@@ -11,6 +11,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as rpa  # noqa: E402 - only
 
 from pate_study.privacy import rdp  # noqa: E402 - only once importorskip found dp_accounting
 from pate_study.privacy.accounting import epsilon_curve, select_order  # noqa: E402 - only once importorskip found dp_accounting
+from pate_study.privacy.options import Accounting  # noqa: E402 - only once importorskip found dp_accounting
 
 ORDERS = np.concatenate([np.linspace(1.5, 20, 38), np.arange(21, 257.0)])
 
@@ -21,7 +22,7 @@ def test_gaussian_composition(sigma, n, delta):
     acc = rpa.RdpAccountant(orders=list(ORDERS))
     acc.compose(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(sigma / np.sqrt(2)), n))
     eps_ref, order_ref = acc.get_epsilon_and_optimal_order(delta)
-    ours = rdp.gnmax_epsilon(sigma=sigma, delta=delta, n_queries=n, orders=ORDERS, conversion="improved")
+    ours = rdp.gnmax_epsilon(sigma=sigma, delta=delta, n_queries=n, accounting=Accounting(ORDERS, "improved"))
     np.testing.assert_allclose(ours.epsilon, eps_ref, rtol=1e-9)
     assert ours.order == order_ref
     np.testing.assert_allclose(ours.rdp_or_logmgf, acc._rdp, rtol=1e-9)
@@ -34,7 +35,9 @@ def test_laplace_composition(eps, n, delta):
     eps_ref, _ = acc.get_epsilon_and_optimal_order(delta)
     total = n * rdp.rdp_laplace_mechanism(eps, ORDERS)
     np.testing.assert_allclose(total, acc._rdp, rtol=1e-9)
-    ours, _, _, _ = select_order(ORDERS, epsilon_curve(ORDERS, total, delta, "improved"), warn=False)
+    ours, _, _, _ = select_order(
+        ORDERS, epsilon_curve(ORDERS, total, delta, accounting=Accounting(conversion="improved")), warn=False
+    )
     np.testing.assert_allclose(ours, eps_ref, rtol=1e-9)
     # the pure-DP bound min(αε²/2, ε) used for LNMax is never below the exact Laplace RDP
     assert np.all(rdp.rdp_pure_dp_data_independent(eps, ORDERS) >= rdp.rdp_laplace_mechanism(eps, ORDERS) - 1e-15)
@@ -47,12 +50,14 @@ def test_conversions_on_random_curves(seed):
     curve = np.cumsum(rng.uniform(0.01, 2.0, size=40))  # non-decreasing, positive RDP
     delta = 10.0 ** rng.uniform(-10, -3)
     eps_ref, order_ref = rpa.compute_epsilon(orders, curve, delta)
-    ours, order, _, _ = select_order(orders, epsilon_curve(orders, curve, delta, "improved"), warn=False)
+    ours, order, _, _ = select_order(
+        orders, epsilon_curve(orders, curve, delta, accounting=Accounting(conversion="improved")), warn=False
+    )
     np.testing.assert_allclose(ours, eps_ref, rtol=1e-9)
     assert order == order_ref
     # dp-accounting 0.6 implements only the improved bound; the basic one (Mironov Prop. 3)
     # is checked against its formula and must never be below the improved one.
-    basic = epsilon_curve(orders, curve, delta, "basic")
+    basic = epsilon_curve(orders, curve, delta, accounting=Accounting(conversion="basic"))
     np.testing.assert_allclose(basic, curve + np.log(1 / delta) / (orders - 1), rtol=1e-12)
     assert basic.min() >= ours
 
@@ -61,6 +66,8 @@ def test_delta_roundtrip():
     # dp-accounting's compute_delta at our ε returns (at most) our δ
     orders = np.arange(2, 65.0)
     curve = 0.05 * orders
-    eps, _, _, _ = select_order(orders, epsilon_curve(orders, curve, 1e-6, "improved"), warn=False)
+    eps, _, _, _ = select_order(
+        orders, epsilon_curve(orders, curve, 1e-6, accounting=Accounting(conversion="improved")), warn=False
+    )
     delta_back, _ = rpa.compute_delta(orders, curve, eps)
     assert delta_back <= 1e-6 * (1 + 1e-9)

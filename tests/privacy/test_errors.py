@@ -7,6 +7,7 @@ import pytest
 
 from pate_study.privacy import mechanisms, moments, multilabel, rdp
 from pate_study.privacy.accounting import epsilon_curve
+from pate_study.privacy.options import Accounting
 
 
 @pytest.mark.parametrize("delta", [0, 1, -0.1, 1.5, float("nan")])
@@ -85,9 +86,9 @@ def test_bad_n_queries(n):
 
 def test_bad_orders_and_choices():
     with pytest.raises(ValueError, match="strictly increasing"):
-        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=1, orders=[3.0, 2.0])
+        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=1, accounting=Accounting([3.0, 2.0]))
     with pytest.raises(ValueError, match="conversion: expected one of"):
-        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=1, conversion="tight")
+        rdp.gnmax_epsilon(sigma=1, delta=1e-5, n_queries=1, accounting=Accounting(conversion="tight"))
     with pytest.raises(ValueError, match="q_condition"):
         moments.moments_epsilon(gamma=1, delta=1e-5, votes=[[1, 2]], q_condition="loose")
     with pytest.raises(ValueError, match="bound"):

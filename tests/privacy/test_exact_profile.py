@@ -17,7 +17,7 @@ from scipy.special import log_ndtr
 
 from pate_study.privacy import adaptive_k, exact_profile, multilabel
 from pate_study.privacy.aggregators import adaptive_thresholds
-from pate_study.privacy.options import ConfidenceCheck, ConfidenceRule
+from pate_study.privacy.options import Accounting, ConfidenceCheck, ConfidenceRule
 
 T, N_LABELS, SIGMA, DELTA = 5, 4, 0.3, 1e-3
 FINE_ORDERS = np.linspace(1.01, 200.0, 4000)
@@ -40,7 +40,7 @@ def _claim(threshold, bound="vote_fraction", n_labels=N_LABELS, n_teachers=T, si
             n_labels=n_labels,
             bound=bound,
             n_teachers=n_teachers,
-            orders=FINE_ORDERS,
+            accounting=Accounting(FINE_ORDERS),
         )
 
 
@@ -114,7 +114,13 @@ def test_private_adaptive_k_claim_covers_the_exact_profile():
     np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0, atol=1e-6)
     eps, renyi = _exact(lp, i, j)
     claim = adaptive_k.adaptive_k_epsilon(
-        sigma=sigma, gumbel_scale=b, delta=DELTA, n_teachers=t, n_queries=1, n_labels=n, orders=FINE_ORDERS
+        sigma=sigma,
+        gumbel_scale=b,
+        delta=DELTA,
+        n_teachers=t,
+        n_queries=1,
+        n_labels=n,
+        accounting=Accounting(FINE_ORDERS),
     )
     assert claim.epsilon >= eps
     for lam, d in renyi.items():
@@ -209,7 +215,7 @@ def test_adaptive_k_epsilon_properties():
             n_teachers=50,
             n_queries=n,
             n_labels=161,
-            orders=multilabel.extended_orders(),
+            accounting=Accounting(multilabel.extended_orders()),
         ).epsilon
         for n in (1, 10, 100, 1000)
     ]
@@ -224,12 +230,17 @@ def test_adaptive_k_epsilon_properties():
                 n_teachers=50,
                 n_queries=10,
                 n_labels=161,
-                orders=multilabel.extended_orders(),
+                accounting=Accounting(multilabel.extended_orders()),
             )
         assert np.isfinite(e.epsilon) and e.epsilon >= 0
     # data-dependent call (fractions) only counts queries and labels: the same value
     m = np.random.default_rng(0).random((10, 161))
     same = adaptive_k.adaptive_k_epsilon(
-        sigma=0.3, gumbel_scale=0.2, delta=1e-8, n_teachers=50, fractions=m, orders=multilabel.extended_orders()
+        sigma=0.3,
+        gumbel_scale=0.2,
+        delta=1e-8,
+        n_teachers=50,
+        fractions=m,
+        accounting=Accounting(multilabel.extended_orders()),
     )
     assert same.epsilon == pytest.approx(eps[1], rel=1e-12)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from pate_study.privacy import exact_profile, multilabel
+from pate_study.privacy.options import Accounting
 
 T, N_LABELS, SIGMA, DELTA = 4, 3, 0.5, 1e-3
 FINE_ORDERS = np.linspace(1.01, 200.0, 4000)
@@ -32,7 +33,7 @@ def claim(threshold, n_teachers=T, n_labels=N_LABELS, sigma=SIGMA):
             n_labels=n_labels,
             bound="vote_fraction",
             n_teachers=n_teachers,
-            orders=FINE_ORDERS,
+            accounting=Accounting(FINE_ORDERS),
         )
 
 

@@ -14,10 +14,17 @@ from scipy.stats import norm
 from pate_study.experiments.audioset import bound_forensics
 from pate_study.privacy import aggregators, multilabel, multiwinner, rdp, topk_vote
 from pate_study.privacy.accounting import EXPECTED_NOTE, ExpectedCost, OrderAtGridEdgeWarning, PrivacySpent
-from pate_study.privacy.options import Bound, Charge, ConfidenceCheck, ConfidenceRule, Cost
+from pate_study.privacy.options import Accounting, Bound, Charge, ConfidenceCheck, ConfidenceRule, Cost
 
 #: confident Binary voting on one label, one positive vote of T = 5
-BINARY = dict(sigma=0.7, delta=1e-5, positive_votes=[[1]], n_teachers=5, check=ConfidenceCheck(5, 1.5), orders=[3.0])
+BINARY = dict(
+    sigma=0.7,
+    delta=1e-5,
+    positive_votes=[[1]],
+    n_teachers=5,
+    check=ConfidenceCheck(5, 1.5),
+    accounting=Accounting([3.0]),
+)
 #: the top-k vote's confidence check of the calls below
 TOPK_CHECK = ConfidenceCheck(threshold=0.5, sigma=0.3)
 
@@ -58,7 +65,7 @@ def test_binary_default_does_not_report_the_expected_cost():
             multiwinner.binary_pate_epsilon(**BINARY)
         answered = multiwinner.binary_pate_epsilon(charge=Charge(answered=np.array([[True]])), **BINARY)
         independent = multiwinner.binary_pate_epsilon(
-            sigma=0.7, delta=1e-5, n_queries=1, n_labels=1, check=ConfidenceCheck(5, 1.5), orders=[3.0]
+            sigma=0.7, delta=1e-5, n_queries=1, n_labels=1, check=ConfidenceCheck(5, 1.5), accounting=Accounting([3.0])
         )
         expected = multiwinner.binary_pate_epsilon(charge=Charge(Cost.EXPECTED), **BINARY)
     exact = exact_binary_divergence()

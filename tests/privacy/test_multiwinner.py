@@ -28,7 +28,9 @@ def _quiet_grid_edge():
 
 def test_binary_unanimous_label_by_hand():
     # one query, one label, 50 teachers all positive, σ = 10: q = Φ̄(50/(√2·10)), Theorem 6 with s = 1/σ²
-    spent = mw.binary_pate_epsilon(positive_votes=[[50]], n_teachers=50, sigma=10.0, delta=1e-8, orders=GRID)
+    spent = mw.binary_pate_epsilon(
+        positive_votes=[[50]], n_teachers=50, sigma=10.0, delta=1e-8, accounting=Accounting(GRID)
+    )
     q = norm.sf(50 / (math.sqrt(2) * 10))
     for alpha in (2.0, 5.0, 20.0):
         assert spent.at_order(alpha)[1] == pytest.approx(theorem6_by_hand(q, 1 / 100, alpha), rel=1e-9)
@@ -38,15 +40,15 @@ def test_binary_unanimous_label_by_hand():
 def test_binary_equals_two_class_gnmax_on_every_label():
     rng = np.random.default_rng(0)
     p = rng.integers(0, 21, size=(40, 7))
-    ours = mw.binary_pate_epsilon(positive_votes=p, n_teachers=20, sigma=4.0, delta=1e-6, orders=GRID)
+    ours = mw.binary_pate_epsilon(positive_votes=p, n_teachers=20, sigma=4.0, delta=1e-6, accounting=Accounting(GRID))
     pairs = np.stack([20 - p.ravel(), p.ravel()], axis=1)  # every label a 2-class GNMax query
-    ref = rdp.gnmax_epsilon(sigma=4.0, delta=1e-6, votes=pairs, orders=GRID)
+    ref = rdp.gnmax_epsilon(sigma=4.0, delta=1e-6, votes=pairs, accounting=Accounting(GRID))
     np.testing.assert_allclose(ours.rdp_or_logmgf, ref.rdp_or_logmgf, rtol=1e-12)
     assert ours.epsilon == pytest.approx(ref.epsilon, rel=1e-12)
 
 
 def test_binary_data_independent_by_hand():
-    spent = mw.binary_pate_epsilon(n_queries=100, n_labels=5, sigma=8.0, delta=1e-5, orders=GRID)
+    spent = mw.binary_pate_epsilon(n_queries=100, n_labels=5, sigma=8.0, delta=1e-5, accounting=Accounting(GRID))
     expected = np.min(100 * 5 * GRID / 64 + np.log(1e5) / (GRID - 1))
     assert spent.epsilon == pytest.approx(expected, rel=1e-12)
     conf = mw.binary_pate_epsilon(
@@ -60,10 +62,10 @@ def test_confident_binary_realised_and_expected_costs():
     rng = np.random.default_rng(1)
     p = rng.integers(0, 31, size=(60, 6))
     check = ConfidenceCheck(threshold=24.0, sigma=4.0)
-    kw = dict(positive_votes=p, n_teachers=30, sigma=5.0, check=check, delta=1e-6, orders=GRID)
+    kw = dict(positive_votes=p, n_teachers=30, sigma=5.0, check=check, delta=1e-6, accounting=Accounting(GRID))
     every = mw.binary_pate_epsilon(charge=Charge(Cost.REALIZED, answered=np.ones(p.shape, bool)), **kw)
     none = mw.binary_pate_epsilon(charge=Charge(Cost.REALIZED, answered=np.zeros(p.shape, bool)), **kw)
-    plain = mw.binary_pate_epsilon(positive_votes=p, n_teachers=30, sigma=5.0, delta=1e-6, orders=GRID)
+    plain = mw.binary_pate_epsilon(positive_votes=p, n_teachers=30, sigma=5.0, delta=1e-6, accounting=Accounting(GRID))
     # realised cost = check on every label + GNMax on the answered labels
     np.testing.assert_allclose(every.rdp_or_logmgf, none.rdp_or_logmgf + plain.rdp_or_logmgf, rtol=1e-12)
     costs = mw.binary_pate_costs(rng=3, **{k: v for k, v in kw.items()})
@@ -102,7 +104,7 @@ def test_clip_votes_by_hand_and_tau_sensitivity():
         assert dist.max() <= math.sqrt(2) * tau * (1 + 1e-12)
         assert (dist.max() == pytest.approx(math.sqrt(2) * tau)) == attained
     # hence α·(√2τ)²/(2σ²) = α·τ²/σ² per query
-    spent = mw.tau_pate_epsilon(n_queries=10, tau=tau, sigma=3.0, delta=1e-5, orders=GRID)
+    spent = mw.tau_pate_epsilon(n_queries=10, tau=tau, sigma=3.0, delta=1e-5, accounting=Accounting(GRID))
     np.testing.assert_allclose(spent.rdp_or_logmgf, 10 * GRID * tau**2 / 9.0, rtol=1e-14)
 
 
@@ -113,15 +115,19 @@ def test_tau_union_bound_by_hand_and_cap():
     assert mw.tau_logq(sums, th, sigma)[0] == pytest.approx(math.log(q), rel=1e-12)
     exact = 1 - np.prod([norm.cdf(abs(s - th) / sigma) for s in sums[0]])
     assert mw.tau_logq(sums, th, sigma, "exact")[0] == pytest.approx(math.log(exact), rel=1e-10)
-    spent = mw.tau_pate_epsilon(clipped_sums=sums, threshold=th, tau=1.0, sigma=sigma, delta=1e-5, orders=GRID)
+    spent = mw.tau_pate_epsilon(
+        clipped_sums=sums, threshold=th, tau=1.0, sigma=sigma, delta=1e-5, accounting=Accounting(GRID)
+    )
     for alpha in (2.0, 3.0):
         assert spent.at_order(alpha)[1] == pytest.approx(theorem6_by_hand(q, 1 / 16, alpha), rel=1e-9)
     # every label at the threshold: the union bound is k/2 > 1; capped at 1 − 2^{-k}, never log q > 0
     at = np.full((2, 4), th)
     logq = mw.tau_logq(at, th, sigma)
     assert np.all(logq <= 0) and logq[0] == pytest.approx(math.log(1 - 2.0**-4))
-    capped = mw.tau_pate_epsilon(clipped_sums=at, threshold=th, tau=1.0, sigma=sigma, delta=1e-5, orders=GRID)
-    indep = mw.tau_pate_epsilon(n_queries=2, tau=1.0, sigma=sigma, delta=1e-5, orders=GRID)
+    capped = mw.tau_pate_epsilon(
+        clipped_sums=at, threshold=th, tau=1.0, sigma=sigma, delta=1e-5, accounting=Accounting(GRID)
+    )
+    indep = mw.tau_pate_epsilon(n_queries=2, tau=1.0, sigma=sigma, delta=1e-5, accounting=Accounting(GRID))
     assert capped.epsilon == indep.epsilon and capped.details["n_capped"] == 2
 
 
@@ -132,11 +138,11 @@ def test_powerset_equals_gnmax_over_the_explicit_powerset():
     codes = (votes * (1 << np.arange(k))).sum(axis=2)  # [t, n] index of each teacher's set
     hist = np.stack([np.bincount(codes[:, i], minlength=2**k) for i in range(n)])
     for sigma in (1.0, 3.0):
-        ours = mw.powerset_pate_epsilon(teacher_votes=votes, sigma=sigma, delta=1e-6, orders=GRID)
-        ref = rdp.gnmax_epsilon(sigma=sigma, delta=1e-6, votes=hist, orders=GRID)
+        ours = mw.powerset_pate_epsilon(teacher_votes=votes, sigma=sigma, delta=1e-6, accounting=Accounting(GRID))
+        ref = rdp.gnmax_epsilon(sigma=sigma, delta=1e-6, votes=hist, accounting=Accounting(GRID))
         np.testing.assert_allclose(ours.rdp_or_logmgf, ref.rdp_or_logmgf, rtol=1e-10)
     counts, sets = mw.powerset_counts(votes)
-    again = mw.powerset_pate_epsilon(set_counts=counts, n_labels=k, sigma=3.0, delta=1e-6, orders=GRID)
+    again = mw.powerset_pate_epsilon(set_counts=counts, n_labels=k, sigma=3.0, delta=1e-6, accounting=Accounting(GRID))
     assert again.epsilon == ours.epsilon
     for i in range(n):
         occurring = counts[i] > 0
@@ -217,8 +223,6 @@ def test_bad_sums_and_parameters():
         )
     with pytest.raises(ValueError, match="^check: expected a ConfidenceCheck"):
         mw.binary_pate(np.ones((1, 1), int), 2, 1.0, 0, check=(1, 1))
-    with pytest.raises(ValueError, match="^accounting/orders/conversion: give an Accounting"):
-        mw.binary_pate_epsilon(n_queries=1, n_labels=1, sigma=1, delta=1e-5, accounting=Accounting(), orders=[2.0])
     with pytest.raises(ValueError, match="answered: expected a boolean mask of shape"):
         mw.binary_pate_epsilon(
             positive_votes=[[1, 2]],
@@ -272,8 +276,10 @@ def test_tau_per_label_is_tighter_than_joint_on_consensus_votes_and_union_bound_
     with pytest.raises(ValueError, match="composition"):
         mw.tau_pate_epsilon(**kw, composition="labels")
     # raw binary votes: L/(2σ²) per order with σ on the sum, L/σ² with σ on each of two counts (= τ = √L call)
-    u_sum = mw.union_bound_epsilon(sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, orders=[2.0])
-    u_two = mw.union_bound_epsilon(sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, noise="two_counts", orders=[2.0])
-    via_tau = mw.tau_pate_epsilon(tau=8**0.5, sigma=3.0, delta=1e-5, n_queries=10, orders=[2.0])
+    u_sum = mw.union_bound_epsilon(sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, accounting=Accounting([2.0]))
+    u_two = mw.union_bound_epsilon(
+        sigma=3.0, delta=1e-5, n_queries=10, n_labels=8, noise="two_counts", accounting=Accounting([2.0])
+    )
+    via_tau = mw.tau_pate_epsilon(tau=8**0.5, sigma=3.0, delta=1e-5, n_queries=10, accounting=Accounting([2.0]))
     assert u_sum.at_order(2.0)[1] == pytest.approx(10 * 2.0 * 8 / (2 * 9.0), rel=1e-12)
     assert u_two.at_order(2.0)[1] == pytest.approx(via_tau.at_order(2.0)[1], rel=1e-12)

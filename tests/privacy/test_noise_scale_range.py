@@ -11,6 +11,7 @@ import pytest
 from pate_study.experiments.audioset import bound_forensics
 from pate_study.privacy import rdp
 from pate_study.privacy._validation import NOISE_SCALE_RANGE
+from pate_study.privacy.options import Accounting
 
 
 @pytest.mark.parametrize("sigma", [1e-200, 1e-151, 1e151, 1e200])
@@ -24,11 +25,15 @@ def test_noise_scale_outside_the_range_is_refused_by_name(sigma):
 @pytest.mark.filterwarnings("ignore::pate_study.privacy.accounting.OrderAtGridEdgeWarning")
 @pytest.mark.parametrize("sigma", NOISE_SCALE_RANGE)
 def test_epsilon_is_finite_and_ordered_at_the_ends_of_the_range(sigma):
-    spent = rdp.gnmax_epsilon(sigma=sigma, delta=1e-5, n_queries=10, orders=np.array([2.0, 8.0, 64.0]))
+    spent = rdp.gnmax_epsilon(sigma=sigma, delta=1e-5, n_queries=10, accounting=Accounting(np.array([2.0, 8.0, 64.0])))
     assert math.isfinite(spent.epsilon) and spent.epsilon > 0
     small, large = NOISE_SCALE_RANGE
-    tiny_noise = rdp.gnmax_epsilon(sigma=small, delta=1e-5, n_queries=10, orders=np.array([2.0, 8.0, 64.0]))
-    huge_noise = rdp.gnmax_epsilon(sigma=large, delta=1e-5, n_queries=10, orders=np.array([2.0, 8.0, 64.0]))
+    tiny_noise = rdp.gnmax_epsilon(
+        sigma=small, delta=1e-5, n_queries=10, accounting=Accounting(np.array([2.0, 8.0, 64.0]))
+    )
+    huge_noise = rdp.gnmax_epsilon(
+        sigma=large, delta=1e-5, n_queries=10, accounting=Accounting(np.array([2.0, 8.0, 64.0]))
+    )
     assert huge_noise.epsilon < tiny_noise.epsilon
 
 

@@ -12,8 +12,8 @@ from pate_study.privacy import __main__ as cli
 from pate_study.privacy import _validation as validation
 from pate_study.privacy import accounting, aggregators, rdp
 from pate_study.privacy import multiwinner as mw
-from pate_study.privacy import topk_vote as tv
 from pate_study.privacy.options import (
+    DEFAULT_ACCOUNTING,
     Accounting,
     Charge,
     ConfidenceCheck,
@@ -24,7 +24,6 @@ from pate_study.privacy.options import (
     QBound,
     TauComposition,
     choice,
-    resolve_accounting,
 )
 
 
@@ -117,23 +116,13 @@ def test_charge_and_accounting_defaults_are_the_guarantee_and_the_paper_grid():
     assert Charge().cost is Cost.REALIZED and Charge("expected").cost is Cost.EXPECTED
     with pytest.raises(ValueError, match=r"^charge.cost: expected one of \['expected', 'realized'\], got 'realised'"):
         Charge("realised")
-    assert Accounting().as_kwargs() == {"orders": "paper2018", "conversion": "basic"}
+    assert Accounting() == DEFAULT_ACCOUNTING
+    assert (DEFAULT_ACCOUNTING.orders, DEFAULT_ACCOUNTING.conversion) == ("paper2018", Conversion.BASIC)
     assert Accounting([2.0, 3.0], "improved").conversion is Conversion.IMPROVED
     with pytest.raises(ValueError, match=r"^conversion: expected one of \['basic', 'improved'\]"):
         Accounting(conversion="tight")
     with pytest.raises(ValueError, match="^orders: expected a named grid"):
         Accounting(orders=" ")
-
-
-def test_resolve_accounting_takes_one_form_or_the_other():
-    assert resolve_accounting(None) == Accounting()
-    assert resolve_accounting(None, orders=[2.0], conversion="improved") == Accounting([2.0], Conversion.IMPROVED)
-    given = Accounting("int:2:64")
-    assert resolve_accounting(given) is given
-    with pytest.raises(ValueError, match="^accounting/orders/conversion: give an Accounting"):
-        resolve_accounting(given, orders=[2.0])
-    with pytest.raises(ValueError, match="^accounting: expected an Accounting, got dict"):
-        resolve_accounting({"orders": [2.0]})
 
 
 def test_enumerations_equal_their_strings_and_refuse_others_naming_the_parameter():
@@ -146,19 +135,6 @@ def test_enumerations_equal_their_strings_and_refuse_others_naming_the_parameter
         mw.tau_logq(np.ones((2, 3)), 1.0, 1.0, "tight")
     with pytest.raises(ValueError, match=r"^noise: expected one of \['sum', 'two_counts'\]"):
         mw.union_bound_epsilon(sigma=1.0, delta=1e-5, n_queries=1, n_labels=2, noise="both")
-
-
-@pytest.mark.filterwarnings("ignore::pate_study.privacy.accounting.OrderAtGridEdgeWarning")  # short grids on purpose
-def test_an_accounting_object_and_the_separate_keywords_give_the_same_epsilon():
-    kw = dict(k=2, n_teachers=20, sigma=0.1, delta=1e-8, n_queries=50, n_labels=10)
-    by_object = tv.topk_epsilon(accounting=Accounting([2.0, 4.0, 8.0], Conversion.IMPROVED), **kw)
-    by_keywords = tv.topk_epsilon(orders=[2.0, 4.0, 8.0], conversion="improved", **kw)
-    assert by_object.epsilon == by_keywords.epsilon and by_object.conversion == "improved"
-    tau = dict(tau=2.0, sigma=4.0, delta=1e-6, n_queries=30)
-    assert (
-        mw.tau_pate_epsilon(accounting=Accounting([3.0]), **tau).epsilon
-        == mw.tau_pate_epsilon(orders=[3.0], **tau).epsilon
-    )
 
 
 def test_a_check_selects_the_confident_variant_a_missing_one_the_plain():

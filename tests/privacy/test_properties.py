@@ -12,6 +12,7 @@ from hypothesis.extra.numpy import arrays
 
 from pate_study.privacy import moments, multilabel, rdp
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, paper2018_orders
+from pate_study.privacy.options import Accounting
 
 ORDERS = paper2018_orders()
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -80,7 +81,11 @@ def test_epsilon_non_decreasing_in_queries(votes, sigma, conversion):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         for k in range(1, len(votes) + 1):
-            eps.append(rdp.gnmax_epsilon(sigma=sigma, delta=1e-5, votes=votes[:k], conversion=conversion).epsilon)
+            eps.append(
+                rdp.gnmax_epsilon(
+                    sigma=sigma, delta=1e-5, votes=votes[:k], accounting=Accounting(conversion=conversion)
+                ).epsilon
+            )
         eps_m = [
             moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes[:k]).epsilon for k in range(1, len(votes) + 1)
         ]
@@ -114,16 +119,22 @@ def test_edge_cases_finite(case, conversion):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         results = [
-            rdp.gnmax_epsilon(sigma=40, delta=1e-5, votes=votes, conversion=conversion),
-            rdp.gnmax_epsilon(sigma=0.5, delta=1e-5, votes=votes, conversion=conversion),
-            rdp.lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, conversion=conversion),
+            rdp.gnmax_epsilon(sigma=40, delta=1e-5, votes=votes, accounting=Accounting(conversion=conversion)),
+            rdp.gnmax_epsilon(sigma=0.5, delta=1e-5, votes=votes, accounting=Accounting(conversion=conversion)),
+            rdp.lnmax_rdp_epsilon(gamma=0.05, delta=1e-5, votes=votes, accounting=Accounting(conversion=conversion)),
             rdp.confident_gnmax_epsilon(
-                threshold=200, sigma1=50, sigma2=40, delta=1e-5, votes=votes, conversion=conversion, rng=0
+                threshold=200,
+                sigma1=50,
+                sigma2=40,
+                delta=1e-5,
+                votes=votes,
+                accounting=Accounting(conversion=conversion),
+                rng=0,
             ),
             moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes),
             moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, q_condition="reference_code"),
             moments.moments_epsilon(gamma=2.0, delta=1e-5, votes=votes, q_condition="reference_code"),
-            moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, orders="continuous"),
+            moments.moments_epsilon(gamma=0.05, delta=1e-5, votes=votes, accounting=Accounting("continuous")),
         ]
     for r in results:
         assert np.isfinite(r.epsilon) and r.epsilon >= 0

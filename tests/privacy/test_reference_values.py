@@ -10,6 +10,7 @@ from privacy_testutils import assert_printed
 
 from pate_study.privacy import moments, rdp, smooth_sensitivity
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, epsilon_curve, select_order
+from pate_study.privacy.options import Accounting
 
 C240 = np.array([240, 5, 5] + [0] * 7)
 C150 = np.array([150, 60, 40] + [0] * 7)
@@ -60,7 +61,7 @@ def test_moments_continuous_closed_form(n, delta, eps, lam):
     e, l_ = moments.moments_closed_form(n, 0.05, delta)
     assert_printed(e, eps)
     assert_printed(l_, lam)
-    spent = moments.moments_epsilon(gamma=0.05, delta=delta, n_queries=n, orders="continuous")
+    spent = moments.moments_epsilon(gamma=0.05, delta=delta, n_queries=n, accounting=Accounting("continuous"))
     assert_printed(spent.epsilon, eps)
     # the fine grid agrees with the closed form (no grid point beats it)
     assert spent.curve.min() >= spent.epsilon - 1e-12
@@ -124,8 +125,13 @@ def test_lnmax_in_rdp_framework():
     "n, basic, improved", [(100, "1.7591", "1.4781"), (640, "4.6933", "4.1619"), (1000, "5.9959", "5.3777")]
 )
 def test_gnmax_data_independent_conversions(n, basic, improved):
-    assert_printed(rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=n, conversion="basic").epsilon, basic)
-    assert_printed(rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=n, conversion="improved").epsilon, improved)
+    assert_printed(
+        rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=n, accounting=Accounting(conversion="basic")).epsilon, basic
+    )
+    assert_printed(
+        rdp.gnmax_epsilon(sigma=40, delta=1e-5, n_queries=n, accounting=Accounting(conversion="improved")).epsilon,
+        improved,
+    )
 
 
 def test_paper2018_orders():
@@ -142,12 +148,16 @@ def test_paper2018_orders():
 def test_improved_conversion_reference():
     orders = np.arange(2, 33.0)
     with pytest.warns(OrderAtGridEdgeWarning):
-        eps, order, _, edge = select_order(orders, epsilon_curve(orders, np.full(31, 1.1), 1e-5, "improved"))
+        eps, order, _, edge = select_order(
+            orders, epsilon_curve(orders, np.full(31, 1.1), 1e-5, accounting=Accounting(conversion="improved"))
+        )
     assert_printed(eps, "1.32783806176")
     assert order == 32 and edge
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        eps_b, _, _, _ = select_order(orders, epsilon_curve(orders, np.full(31, 1.1), 1e-5, "basic"))
+        eps_b, _, _, _ = select_order(
+            orders, epsilon_curve(orders, np.full(31, 1.1), 1e-5, accounting=Accounting(conversion="basic"))
+        )
     assert_printed(eps_b, "1.4714")
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from pate_study.privacy import selection
 from pate_study.privacy.accounting import account
+from pate_study.privacy.options import Accounting
 from pate_study.privacy.rdp import gnmax_epsilon
 from pate_study.privacy.topk_vote import topk_epsilon
 
@@ -32,7 +33,7 @@ def curve(
 
 
 def test_composition_of_identical_runs_is_k_times_one_run():
-    one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, orders=ORDERS)
+    one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, accounting=Accounting(ORDERS))
     both = selection.selection_spent([one] * 7, delta=1e-6, warn=False)
     np.testing.assert_allclose(both.rdp_or_logmgf, 7 * one.rdp_or_logmgf, rtol=1e-12)
     assert both.epsilon > one.epsilon
@@ -46,8 +47,8 @@ def test_composition_sums_per_order():
 
 
 def test_composition_refuses_mixed_grids_and_bad_curves():
-    a = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=10, orders=ORDERS)
-    b = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=10, orders=ORDERS[1:])
+    a = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=10, accounting=Accounting(ORDERS))
+    b = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=10, accounting=Accounting(ORDERS[1:]))
     with pytest.raises(ValueError, match=r"candidates\[1\]"):
         selection.selection_spent([a, b], delta=1e-6)
     with pytest.raises(ValueError, match="candidates"):
@@ -140,7 +141,7 @@ def test_bounds_above_one_run_and_monotone(bound):
 
 
 def test_random_stopping_is_far_below_composition_for_many_runs():
-    one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, orders=ORDERS)
+    one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, accounting=Accounting(ORDERS))
     stop = selection.random_stopping_spent(
         one, distribution="truncated_negative_binomial", eta=1.0, mean=30.0, delta=1e-6, warn=False
     )
@@ -150,7 +151,7 @@ def test_random_stopping_is_far_below_composition_for_many_runs():
 
 
 def test_random_stopping_bad_input_names_the_parameter():
-    one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, orders=ORDERS)
+    one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, accounting=Accounting(ORDERS))
     with pytest.raises(ValueError, match="distribution"):
         selection.random_stopping_spent(one, distribution="poison", mu=2.0, delta=1e-6)
     with pytest.raises(ValueError, match="mu"):
@@ -225,7 +226,7 @@ def test_selection_spent_converts_with_account():
         account(
             gaussian_rdp(s),
             delta=1e-5,
-            orders=ORDERS,
+            accounting=Accounting(ORDERS),
             accountant="rdp2018",
             mechanism="gaussian",
             n_queries=1,
@@ -234,7 +235,7 @@ def test_selection_spent_converts_with_account():
         )
         for s in (1.0, 2.0)
     ]
-    both = selection.selection_spent(curves, delta=1e-5, conversion="improved", warn=False)
+    both = selection.selection_spent(curves, delta=1e-5, accounting=Accounting(conversion="improved"), warn=False)
     np.testing.assert_allclose(both.rdp_or_logmgf, gaussian_rdp(1.0) + gaussian_rdp(2.0))
     assert both.conversion == "improved"
 
@@ -284,7 +285,7 @@ def data_dependent_run():
     return account(
         one_direction_rdp(),
         delta=1e-6,
-        orders=ORDERS,
+        accounting=Accounting(ORDERS),
         accountant="rdp2018",
         mechanism="two-outcome run",
         n_queries=1,
@@ -303,7 +304,7 @@ def test_random_stopping_refuses_a_data_dependent_curve(distribution, params):
     votes = np.array([[90, 5, 5], [40, 35, 25]])
     with pytest.raises(ValueError, match="^one_run: a data-dependent"):
         selection.random_stopping_spent(
-            gnmax_epsilon(sigma=40.0, delta=1e-6, votes=votes, orders=ORDERS),
+            gnmax_epsilon(sigma=40.0, delta=1e-6, votes=votes, accounting=Accounting(ORDERS)),
             distribution=distribution,
             delta=1e-6,
             **params,
@@ -323,7 +324,7 @@ def test_a_realised_cost_is_not_one_runs_guarantee():
     realised = account(
         gaussian_rdp(4.0),
         delta=1e-6,
-        orders=ORDERS,
+        accounting=Accounting(ORDERS),
         accountant="rdp2018",
         mechanism="confident-gnmax",
         n_queries=10,
@@ -339,7 +340,9 @@ def test_a_realised_cost_is_not_one_runs_guarantee():
 def test_a_data_independent_result_and_its_declared_curve_give_the_same_guarantee():
     """The documented ways in: a data-independent PrivacySpent as is (here the top-k vote release), or the curve
     wrapped with the reason it holds for every pair."""
-    one = topk_epsilon(k=2, n_teachers=50, sigma=8.0, delta=1e-6, n_queries=100, n_labels=10, orders=ORDERS)
+    one = topk_epsilon(
+        k=2, n_teachers=50, sigma=8.0, delta=1e-6, n_queries=100, n_labels=10, accounting=Accounting(ORDERS)
+    )
     direct = selection.random_stopping_spent(
         one, distribution="truncated_negative_binomial", eta=1.0, mean=10.0, delta=1e-6, warn=False
     )
@@ -391,13 +394,13 @@ def test_astronomical_numbers_of_runs_cost_no_loop():
     ],
 )
 def test_a_parameter_of_the_other_distribution_is_refused_not_ignored(distribution, params, name):
-    one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, orders=ORDERS)
+    one = gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, accounting=Accounting(ORDERS))
     with pytest.raises(ValueError, match=rf"^{name}: not a parameter of distribution='{distribution}'"):
         selection.random_stopping_spent(one, distribution=distribution, delta=1e-6, **params)
 
 
 def _spent():
-    return gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, orders=ORDERS)
+    return gnmax_epsilon(sigma=40.0, delta=1e-6, n_queries=100, accounting=Accounting(ORDERS))
 
 
 #: (call, the parameter its one-line message must name): wrong types, empty and non-finite values, huge counts
@@ -435,7 +438,9 @@ BAD_SELECTION_INPUTS = [
     (lambda: selection.random_stopping_spent(None, distribution="poisson", mu=2.0, delta=1e-6), "one_run"),
     (lambda: selection.random_stopping_spent(_spent(), distribution="poisson", mu=2.0, delta=2.0), "delta"),
     (
-        lambda: selection.random_stopping_spent(_spent(), distribution="poisson", mu=2.0, delta=1e-6, conversion="x"),
+        lambda: selection.random_stopping_spent(
+            _spent(), distribution="poisson", mu=2.0, delta=1e-6, accounting=Accounting(conversion="x")
+        ),
         "conversion",
     ),
 ]

@@ -106,7 +106,7 @@ def test_closed_form_of_the_gaussian_rdp(k, n_labels, t, sigma, n_queries):
         sigma=sigma,
         delta=delta,
         n_queries=n_queries,
-        orders=[alpha - 0.01, alpha, alpha + 0.01],
+        accounting=Accounting([alpha - 0.01, alpha, alpha + 0.01]),
     )
     assert spent.epsilon == pytest.approx(eps, rel=1e-9)
     assert spent.order == alpha and not spent.at_grid_edge
@@ -134,8 +134,7 @@ def test_rdp_accountant_of_dp_accounting(k, sigma, n_queries, delta):
         sigma=sigma,
         delta=delta,
         n_queries=n_queries,
-        orders=orders,
-        conversion="improved",
+        accounting=Accounting(orders, "improved"),
     )
     np.testing.assert_allclose(ours.rdp_or_logmgf, acc._rdp, rtol=1e-9)
     assert ours.epsilon == pytest.approx(eps_ref, rel=1e-9)
@@ -169,8 +168,8 @@ def test_exact_gaussian_profile_closed_form_and_dp_accounting_pld():
 def test_rdp_claim_is_safe_and_close_to_the_exact_gaussian_profile(k, sigma, n_queries):
     common = dict(k=k, n_labels=161, n_teachers=50, sigma=sigma, delta=1e-8, n_queries=n_queries)
     exact = tv.topk_exact_epsilon(**common)
-    claim = tv.topk_epsilon(orders=WIDE, conversion="improved", **common).epsilon
-    basic = tv.topk_epsilon(orders=WIDE, conversion="basic", **common).epsilon
+    claim = tv.topk_epsilon(accounting=Accounting(WIDE, "improved"), **common).epsilon
+    basic = tv.topk_epsilon(accounting=Accounting(WIDE, "basic"), **common).epsilon
     assert exact <= claim <= basic
     assert claim <= 1.1 * exact  # the RDP detour costs under 10% here (measured 2.3-5.9%)
 
@@ -196,7 +195,13 @@ def test_claim_covers_the_exact_profile_of_the_released_labels(grid_pairs, sigma
     exact_labels = float(exact_profile.exact_epsilon(lp[i], lp[j], delta).max())
     exact_gauss = tv.topk_exact_epsilon(k=K, n_labels=N_LABELS, n_teachers=T, sigma=sigma, delta=delta, n_queries=1)
     claim = tv.topk_epsilon(
-        k=K, n_labels=N_LABELS, n_teachers=T, sigma=sigma, delta=delta, n_queries=1, orders=FINE, conversion="improved"
+        k=K,
+        n_labels=N_LABELS,
+        n_teachers=T,
+        sigma=sigma,
+        delta=delta,
+        n_queries=1,
+        accounting=Accounting(FINE, "improved"),
     )
     assert exact_labels <= exact_gauss <= claim.epsilon
     assert claim.epsilon <= 1.8 * exact_labels  # safe, not absurdly loose (measured 1.15-1.72)
@@ -215,8 +220,7 @@ def test_a_sqrt_k_sensitivity_fails_the_exact_profile(grid_pairs):
     wrong = account(
         lambda g: half * g,
         delta=delta,
-        orders=FINE,
-        conversion="improved",
+        accounting=Accounting(FINE, "improved"),
         accountant="test",
         mechanism="topk-sqrt-k",
         n_queries=1,
@@ -244,7 +248,7 @@ def test_audit_passes_the_claim_and_catches_sqrt_k_and_half_the_noise():
 
 
 def test_monotone_in_queries_and_k_decreasing_in_sigma_symmetric_in_k():
-    base = dict(n_labels=161, n_teachers=50, delta=1e-8, orders=WIDE)
+    base = dict(n_labels=161, n_teachers=50, delta=1e-8, accounting=Accounting(WIDE))
     eps_n = [tv.topk_epsilon(k=2, sigma=0.2, n_queries=n, **base).epsilon for n in (1, 10, 100, 1000, 10000)]
     eps_k = [tv.topk_epsilon(k=k, sigma=0.2, n_queries=100, **base).epsilon for k in (1, 2, 3, 5, 80)]
     eps_s = [tv.topk_epsilon(k=2, sigma=s, n_queries=100, **base).epsilon for s in (0.05, 0.1, 0.2, 0.5, 1.0)]
@@ -271,8 +275,7 @@ def test_finite_at_extreme_sigma(sigma):
             sigma=sigma,
             delta=1e-8,
             n_queries=1000,
-            orders=WIDE,
-            conversion=conversion,
+            accounting=Accounting(WIDE, conversion),
         )
         assert np.isfinite(spent.epsilon) and spent.epsilon >= 0
     assert np.isfinite(tv.topk_exact_epsilon(k=3, n_labels=161, n_teachers=50, sigma=sigma, delta=1e-8, n_queries=1000))
@@ -282,7 +285,9 @@ def test_data_dependent_by_hand_and_never_above_data_independent():
     # one query, 4 labels, T = 10, k = 2: labels far from the threshold, q̃ = 1 − Π Φ(|m − th|/σ)
     m = np.array([[1.0, 1.0, 0.0, 0.0]])
     sigma, th, orders = 0.15, 0.5, np.arange(2.0, 40.0)
-    dd = tv.topk_epsilon(k=2, n_teachers=10, sigma=sigma, delta=1e-6, fractions=m, threshold=th, orders=orders)
+    dd = tv.topk_epsilon(
+        k=2, n_teachers=10, sigma=sigma, delta=1e-6, fractions=m, threshold=th, accounting=Accounting(orders)
+    )
     q = 1 - norm.cdf(0.5 / sigma) ** 4
     s = tv.topk_rdp_slope(sigma, 2, 4, 10)
     for alpha in (2.0, 5.0, 20.0):

@@ -168,7 +168,7 @@ if sys.argv[2] == "misaligned":  # the same values at another memory offset and 
     shifted = buffer[1:].reshape(votes.shape)
     shifted[...] = votes
     votes = np.asfortranarray(shifted)
-rows = [{"gamma": g, "eps": moments_epsilon(gamma=g, delta=1e-5, votes=votes[: n], orders=8).epsilon}
+rows = [{"gamma": g, "eps": moments_epsilon(gamma=g, delta=1e-5, votes=votes[: n]).epsilon}
         for g in (0.01, 0.05) for n in (1000, 3000)]
 out = NotebookOutputs("determinism", sys.argv[1], profile="smoke", seed=0, date="fixed")
 out.save_table(pd.DataFrame(rows), "determinism-table", data="synthetic votes")

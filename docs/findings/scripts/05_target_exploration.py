@@ -40,7 +40,7 @@ def sigma_for(epsilon: float, n: int, k: int) -> float:
     for _ in range(60):
         mid = (lo + hi) / 2
         e = topk_vote.topk_epsilon(
-            k=k, n_teachers=T, sigma=mid, delta=1e-8, n_queries=n, n_labels=C, orders=release.ORDERS
+            k=k, n_teachers=T, sigma=mid, delta=1e-8, n_queries=n, n_labels=C, accounting=release.ACCOUNTING
         ).epsilon
         lo, hi = (mid, hi) if e > epsilon else (lo, mid)
     return round(hi, 4)

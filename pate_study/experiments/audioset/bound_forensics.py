@@ -24,7 +24,7 @@ from pate_study.privacy.multilabel import (
     multilabel_logq,
     theorem6_possible,
 )
-from pate_study.privacy.options import Accounting, Bound, Charge, ConfidenceCheck, charge_of, choice, resolve_accounting
+from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting, Bound, Charge, ConfidenceCheck, charge_of, choice
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -87,7 +87,7 @@ def multilabel_bounds(
     bounds: tuple[Bound, ...] = BOUNDS,
     check: ConfidenceCheck | None = None,
     charge: Charge = Charge(),
-    accounting: Accounting = Accounting(),
+    accounting: Accounting = DEFAULT_ACCOUNTING,
 ) -> list[BoundComparison]:
     """Every bound of :data:`~pate_study.privacy.multilabel.BOUNDS` (:class:`~pate_study.privacy.options.Bound`) on the
     same votes (Muschiol 2021 Eq. 4.8 as printed and corrected, Theorem 12, per-label vote-fraction sensitivity, the
@@ -102,7 +102,6 @@ def multilabel_bounds(
     slope too). Uncharged leaks are listed per result.
     """
     charge = charge_of(charge)
-    accounting = resolve_accounting(accounting)
     m = np.ascontiguousarray(check_fractions(fractions))
     n, n_lab = m.shape
     t = check_n_queries(n_teachers, name="n_teachers")
@@ -251,7 +250,7 @@ def break_even_q(
     delta: float,
     bound: Bound = Bound.VOTE_FRACTION,
     n_teachers: int | None = None,
-    accounting: Accounting = Accounting(),
+    accounting: Accounting = DEFAULT_ACCOUNTING,
     logq_min: float = -60.0,
 ) -> float:
     """The largest q̃ at which the data-dependent ε of ``n_queries`` identical queries

@@ -16,7 +16,6 @@ import pandas as pd
 from pate_study.experiments.audioset.release import (
     ACCOUNTING,
     DELTA,
-    ORDERS,
     gnthreshold_epsilons,
     prf,
 )
@@ -69,26 +68,28 @@ def multiwinner_sweep(
         out["binary"] = (
             rel.labels,
             multiwinner.binary_pate_epsilon(
-                sigma=s, delta=delta, positive_votes=p, n_teachers=t, orders=ORDERS
+                sigma=s, delta=delta, positive_votes=p, n_teachers=t, accounting=ACCOUNTING
             ).epsilon,
-            multiwinner.binary_pate_epsilon(sigma=s, delta=delta, n_queries=n, n_labels=k, orders=ORDERS).epsilon,
+            multiwinner.binary_pate_epsilon(
+                sigma=s, delta=delta, n_queries=n, n_labels=k, accounting=ACCOUNTING
+            ).epsilon,
         )
         rel = multiwinner.tau_pate(sums, t / 2.0, s, gen)
         tau_dd = multiwinner.tau_pate_epsilon(
-            tau=tau, sigma=s, delta=delta, clipped_sums=sums, threshold=t / 2.0, orders=ORDERS
+            tau=tau, sigma=s, delta=delta, clipped_sums=sums, threshold=t / 2.0, accounting=ACCOUNTING
         )
         out["tau"] = (
             rel.labels,
             tau_dd.epsilon,
-            multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon,
+            multiwinner.tau_pate_epsilon(tau=tau, sigma=s, delta=delta, n_queries=n, accounting=ACCOUNTING).epsilon,
         )
         rel = multiwinner.powerset_pate(b, s, gen)
         out["powerset"] = (
             rel.labels,
             multiwinner.powerset_pate_epsilon(
-                sigma=s, delta=delta, set_counts=set_counts, n_labels=k, orders=ORDERS
+                sigma=s, delta=delta, set_counts=set_counts, n_labels=k, accounting=ACCOUNTING
             ).epsilon,
-            multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS).epsilon,
+            multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, accounting=ACCOUNTING).epsilon,
         )
         for name, (labels, dd, di) in out.items():
             released[(name, float(se))] = labels
@@ -166,13 +167,15 @@ def frontier_spent(
         )
     if mech == "topk":
         return topk_vote.topk_epsilon(
-            k=k, n_teachers=t, sigma=se, delta=delta, n_queries=n, n_labels=n_labels, orders=ORDERS
+            k=k, n_teachers=t, sigma=se, delta=delta, n_queries=n, n_labels=n_labels, accounting=ACCOUNTING
         )
     if mech == "binary":
-        return topk_vote.binary_topk_epsilon(sigma=s, delta=delta, k=k, n_labels=n_labels, n_queries=n, orders=ORDERS)
+        return topk_vote.binary_topk_epsilon(
+            sigma=s, delta=delta, k=k, n_labels=n_labels, n_queries=n, accounting=ACCOUNTING
+        )
     if mech == "tau":
-        return multiwinner.tau_pate_epsilon(tau=math.sqrt(k), sigma=s, delta=delta, n_queries=n, orders=ORDERS)
-    return multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, orders=ORDERS)
+        return multiwinner.tau_pate_epsilon(tau=math.sqrt(k), sigma=s, delta=delta, n_queries=n, accounting=ACCOUNTING)
+    return multiwinner.powerset_pate_epsilon(sigma=s, delta=delta, n_queries=n, accounting=ACCOUNTING)
 
 
 def frontier_labels(probabilities: np.ndarray, setting: dict, rng: np.random.Generator) -> np.ndarray:

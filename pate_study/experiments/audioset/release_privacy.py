@@ -17,7 +17,6 @@ from pate_study.experiments.audioset import bound_forensics
 from pate_study.experiments.audioset.release import (
     ACCOUNTING,
     DELTA,
-    ORDERS,
     check_label,
     confident_data_independent_epsilon,
     gnthreshold_epsilons,
@@ -208,7 +207,7 @@ def adaptive_rules(
     sig_k, b = adaptive_k.adaptive_k_params(slope, k, t, k_share=k_share)
     rel = adaptive_k.adaptive_k_release(m, sig_k, b, np.random.default_rng([seed, 30]))
     eps_k = adaptive_k.adaptive_k_epsilon(
-        sigma=sig_k, gumbel_scale=b, delta=delta, n_teachers=t, n_queries=n, n_labels=k, orders=ORDERS
+        sigma=sig_k, gumbel_scale=b, delta=delta, n_teachers=t, n_queries=n, n_labels=k, accounting=ACCOUNTING
     ).epsilon
     add(
         "adaptive-k (private, after Zhu & Wang 2022)",

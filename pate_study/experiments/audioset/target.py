@@ -63,6 +63,7 @@ from pate_study.learning import metrics
 from pate_study.learning.semisupervised import LabelledPool
 from pate_study.privacy import selection, topk_vote
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent, account
+from pate_study.privacy.options import Accounting
 from pate_study.reporting import uncertainty as unc
 from pate_study.reporting.claims import Claim, judge
 from pate_study.reporting.verdicts import Verdict, combine
@@ -389,7 +390,7 @@ def one_run_spent(candidates: Sequence[Candidate], *, n_teachers: int, n_labels:
         return account(
             curve,
             delta=delta,
-            orders=spent[0].orders,
+            accounting=Accounting(spent[0].orders),
             accountant="multilabel2021",
             mechanism="one run of the Audio Set target procedure (a candidate release drawn uniformly)",
             n_queries=max(c.n_queries for c in candidates),

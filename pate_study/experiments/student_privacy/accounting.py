@@ -22,6 +22,7 @@ from pate_study.experiments.student_privacy.config import NO_NOISE, noise_keywor
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning
 from pate_study.privacy.mechanisms import local_laplace_epsilon, local_laplace_scale
 from pate_study.privacy.moments import lnmax_q, moments_closed_form, moments_epsilon, theorem3_q_limit
+from pate_study.privacy.options import Accounting, Conversion
 from pate_study.privacy.rdp import lnmax_rdp_epsilon
 
 
@@ -37,15 +38,21 @@ def data_dependent_epsilons(counts: np.ndarray, *, gamma: float, delta: float, m
     with warnings.catch_warnings():  # edge optima are expected on the 1..8 grid; recorded as the order
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
         integer = moments_epsilon(
-            gamma=gamma, delta=delta, votes=counts, orders=int(max_integer_order), q_condition="reference_code"
+            gamma=gamma,
+            delta=delta,
+            votes=counts,
+            accounting=Accounting(int(max_integer_order)),
+            q_condition="reference_code",
         )
         theorem = moments_epsilon(
-            gamma=gamma, delta=delta, votes=counts, orders=int(max_integer_order), q_condition="theorem"
+            gamma=gamma, delta=delta, votes=counts, accounting=Accounting(int(max_integer_order)), q_condition="theorem"
         )
         continuous = moments_epsilon(
-            gamma=gamma, delta=delta, votes=counts, orders="continuous", q_condition="reference_code"
+            gamma=gamma, delta=delta, votes=counts, accounting=Accounting("continuous"), q_condition="reference_code"
         )
-        renyi = lnmax_rdp_epsilon(gamma=gamma, delta=delta, votes=counts, orders="paper2018", conversion="improved")
+        renyi = lnmax_rdp_epsilon(
+            gamma=gamma, delta=delta, votes=counts, accounting=Accounting("paper2018", Conversion.IMPROVED)
+        )
     return {
         "eps_moments_int": integer.epsilon,
         "order_moments_int": integer.order,
@@ -63,9 +70,11 @@ def data_independent_epsilons(*, n_queries: int, gamma: float, delta: float, max
     the 2018 RDP bound; basic composition 2γT)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-        integer = moments_epsilon(gamma=gamma, delta=delta, n_queries=n_queries, orders=int(max_integer_order))
+        integer = moments_epsilon(
+            gamma=gamma, delta=delta, n_queries=n_queries, accounting=Accounting(int(max_integer_order))
+        )
         renyi = lnmax_rdp_epsilon(
-            gamma=gamma, delta=delta, n_queries=n_queries, orders="paper2018", conversion="improved"
+            gamma=gamma, delta=delta, n_queries=n_queries, accounting=Accounting("paper2018", Conversion.IMPROVED)
         )
     eps_cont, lam_cont = moments_closed_form(n_queries, gamma, delta)
     return {
@@ -175,10 +184,10 @@ def epsilon_gap_explanations(
         out = {}
         for name, T in (("charged", n_queries), ("with_extra", n_queries + extra_queries)):
             out[f"continuous_T_{name}"] = moments_epsilon(
-                gamma=gamma, delta=delta, n_queries=T, orders="continuous"
+                gamma=gamma, delta=delta, n_queries=T, accounting=Accounting("continuous")
             ).epsilon
             out[f"integer_T_{name}"] = moments_epsilon(
-                gamma=gamma, delta=delta, n_queries=T, orders=int(max_integer_order)
+                gamma=gamma, delta=delta, n_queries=T, accounting=Accounting(int(max_integer_order))
             ).epsilon
     out.update(n_queries=int(n_queries), n_queries_with_extra=int(n_queries + extra_queries))
     return out
@@ -209,12 +218,14 @@ def sosa_setting_hypotheses(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
                 floor = moments_epsilon(
-                    gamma=gamma, delta=delta, votes=np.array([[10**6, 0]]), orders=[float(L)]
+                    gamma=gamma, delta=delta, votes=np.array([[10**6, 0]]), accounting=Accounting([float(L)])
                 ).epsilon  # one unanimous query: Σα ≈ 0
             for T in n_queries:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
-                    ceiling = moments_epsilon(gamma=gamma, delta=delta, n_queries=int(T), orders=int(L)).epsilon
+                    ceiling = moments_epsilon(
+                        gamma=gamma, delta=delta, n_queries=int(T), accounting=Accounting(int(L))
+                    ).epsilon
                 inside = [v for v in values if floor - 5e-3 <= v <= ceiling + 5e-3]  # published to 2 decimals
                 rows.append(
                     {
