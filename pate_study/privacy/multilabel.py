@@ -413,6 +413,27 @@ def confidence_logpr(fractions: Any, threshold: Any, check: ConfidenceCheck) -> 
     return log_prod_ndtr((top - check.threshold) / check.sigma)
 
 
+def confident_check_weights(
+    m: np.ndarray, th: np.ndarray, check: ConfidenceCheck, charge: Charge
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two steps of a confident multi-label release on vote fractions ``m`` at per-query thresholds ``th``
+    (Muschiol 2021 Def. 12; Papernot et al. 2018, Algorithm 1): the check's (log Pr[answered], log Pr[not answered])
+    (:func:`confidence_logpr`) and the answering step's weight per query as ``charge`` says
+    (:func:`~pate_study.privacy.rdp.step2_weights`: the run's answered queries, or the check re-drawn exactly as
+    :func:`~pate_study.privacy.aggregators.confident_gnthreshold_check` draws it in the release)."""
+    logpr, log_not = confidence_logpr(m, th, check)
+    weights = step2_weights(
+        charge.cost.value,
+        logpr,
+        charge.answered,
+        charge.rng,
+        lambda gen: confident_gnthreshold_check(
+            m, th, check.threshold, check.sigma, check.rule.value, check.top_n, gen
+        ),
+    )
+    return logpr, log_not, weights
+
+
 def _data(fractions: Any, n_queries: Any, n_labels: Any) -> tuple[int, int, np.ndarray | None]:
     n, m = query_mode(n_queries, fractions, check_fractions, data_name="fractions")
     if m is not None:
@@ -570,17 +591,7 @@ def confident_gnthreshold_epsilon(
     n, n_lab = m.shape
     slope, cap, variant = theorem6_params(sigma, n_lab, bound, n_teachers, threshold)
     slope_c = _check_slope(check, n_lab, bound, n_teachers, threshold)
-    logpr, log_not = confidence_logpr(m, threshold, check)
-    th = resolve_thresholds(m, threshold)
-    weights = step2_weights(
-        charge.cost.value,
-        logpr,
-        charge.answered,
-        charge.rng,
-        lambda gen: confident_gnthreshold_check(
-            m, th, check.threshold, check.sigma, check.rule.value, check.top_n, gen
-        ),
-    )
+    logpr, log_not, weights = confident_check_weights(m, resolve_thresholds(m, threshold), check, charge)
     logq = multilabel_logq(m, threshold, sigma)
 
     def curve(slope, cap, variant, slope_c):

@@ -88,13 +88,12 @@ from pate_study.privacy.accounting import ExpectedCost, PrivacySpent, account, e
 from pate_study.privacy.aggregators import (
     MultiLabelAggregation,
     confident_gnthreshold,
-    confident_gnthreshold_check,
     gnthreshold,
     resolve_thresholds,
 )
-from pate_study.privacy.multilabel import confidence_logpr, multilabel_logq
+from pate_study.privacy.multilabel import confident_check_weights, multilabel_logq
 from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting, Charge, ConfidenceCheck, ConfidenceRule, Cost
-from pate_study.privacy.rdp import rdp_linear_data_independent, step2_weights
+from pate_study.privacy.rdp import rdp_linear_data_independent
 from pate_study.privacy.rdp_curves import log1mexp, total_rdp_data_dependent
 
 __all__ = [
@@ -430,16 +429,7 @@ def confident_topk_epsilon(
         )
     m = check_topk_fractions(m, k, n_teachers)
     th = _fixed_threshold(threshold, m)
-    logpr, log_not = confidence_logpr(m, th, check)
-    weights = step2_weights(
-        charge.cost.value,
-        logpr,
-        charge.answered,
-        charge.rng,
-        lambda gen: confident_gnthreshold_check(
-            m, th, check.threshold, check.sigma, check.rule.value, check.top_n, gen
-        ),
-    )
+    logpr, log_not, weights = confident_check_weights(m, th, check, charge)
     log_check_q = np.minimum(logpr, log_not)
     logq = multilabel_logq(m, th, sigma)
 

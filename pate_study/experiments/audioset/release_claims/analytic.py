@@ -48,7 +48,6 @@ def break_even_verdict(
     n_teachers: int,
     n_queries: int = 1000,
     delta: float = DELTA,
-    orders: Any = None,
     label: str = "",
     context: str = "",
 ) -> tuple[Verdict, dict[str, float]]:
@@ -64,7 +63,7 @@ def break_even_verdict(
         n_queries=n_queries,
         delta=delta,
         n_teachers=n_teachers,
-        accounting=Accounting(orders=multilabel.extended_orders() if orders is None else orders),
+        accounting=Accounting(orders=multilabel.extended_orders()),
     )
     q = {r: bound_forensics.break_even_q(r, bound=Bound.VOTE_FRACTION, **kw) for r in BREAK_EVEN_RATIOS}
     printed_bound = bound_forensics.break_even_q(BREAK_EVEN_RATIOS[0], bound=Bound.THEOREM12, **kw)
