@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from pate_study.reporting.outputs import NotebookOutputs
 
 PALETTE = "colorblind"
 
@@ -23,6 +26,13 @@ def use_style() -> None:
             "legend.fontsize": 9,
         }
     )
+
+
+def save_and_show(fig: matplotlib.figure.Figure, item_ids: str | list[str], out: NotebookOutputs, *, data: str) -> None:
+    """Save ``fig`` under ``item_ids`` with the notebook's outputs ``out`` (stamped with ``data``) and show it
+    inline."""
+    out.save_figure(fig, item_ids, data=data)
+    plt.show()
 
 
 def reference_line(ax, value: float, label: str, *, color: str = "tab:red") -> None:

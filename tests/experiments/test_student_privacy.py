@@ -620,7 +620,7 @@ def test_record_verdicts_records_each_under_both_sources_ids_and_returns_markdow
         "make2021-fig10": Verdict("agrees", "within 2 points"),
         "make2021-fig8": Verdict("differs", "within 2 points", "9 points off"),
     }
-    text = notebook_sections.record_verdicts(out, verdicts, ecg_sections.SAME_AS)
+    text = notebook_sections.record_verdicts(verdicts, ecg_sections.SAME_AS, out)
     scalars = read_scalars(tmp_path)
     assert scalars["make2021-fig10"] == scalars["visca2021-fig4.15"] == verdicts["make2021-fig10"].as_record()
     assert scalars["make2021-fig8"]["verdict"] == "differs" and "visca2021-fig4.11" not in scalars

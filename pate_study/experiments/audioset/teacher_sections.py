@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -25,6 +24,7 @@ from pate_study.experiments.audioset.teacher_claims import models
 from pate_study.experiments.audioset.teacher_claims import sampler as teacher_sampler
 from pate_study.experiments.audioset.teacher_config import TeachersConfig
 from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
+from pate_study.reporting.plots import save_and_show
 
 #: The per-class figures' two teachers: Fig A.2/A.4's "baseline" (big 1) and Fig A.3/A.5's "big 10".
 CONCERNED = {"baseline": ("big", 1), "big 10": ("big", 10)}
@@ -78,13 +78,7 @@ class TeacherStudy:
         return {k: v[0] for k, v in self.runs.items()}
 
 
-def _save(out: NotebookOutputs, fig, item: str, data: str) -> None:
-    """Save ``fig`` under ``item`` (stamped with ``data``) and show it inline."""
-    out.save_figure(fig, item, data=data)
-    plt.show()
-
-
-def _record(study: TeacherStudy, out: NotebookOutputs, item: str, record: dict) -> dict:
+def _record(study: TeacherStudy, item: str, record: dict, out: NotebookOutputs) -> dict:
     out.record(item, **record)
     study.records[item.removeprefix("muschiol2021-")] = record
     return record
@@ -105,7 +99,7 @@ def data_section(data: str, config: TeachersConfig, out: NotebookOutputs) -> Tea
     )
     out.save_table(table41.drop(columns=["verdict_rule"]), "muschiol2021-table4.1", data=data_stamp)
     study = TeacherStudy(datasets, table41, scale, stamps, data_stamp, config)
-    _record(study, out, "muschiol2021-table4.1", models.table_4_1_record(table41))
+    _record(study, "muschiol2021-table4.1", models.table_4_1_record(table41), out)
     return study
 
 
@@ -118,14 +112,14 @@ def siren_section(study: TeacherStudy, out: NotebookOutputs, *, data: str) -> di
     """Fig 2.1: a siren's log-Mel spectrogram (a real Siren clip when raw audio is prepared, else a stamped
     synthetic stand-in); an illustration, not comparable."""
     mel, source = as_data.siren_log_mel(data, seed=study.seed)
-    _save(out, figures.siren_figure(mel), "muschiol2021-fig2.1", source)
+    save_and_show(figures.siren_figure(mel), "muschiol2021-fig2.1", out, data=source)
     record = dict(
         frames=int(mel.shape[0]),
         mel_bands=int(mel.shape[1]),
         synthetic=source.startswith("synthetic"),
         **models.siren_verdict(source, mel.shape).as_record(),
     )
-    return _record(study, out, "muschiol2021-fig2.1", record)
+    return _record(study, "muschiol2021-fig2.1", record, out)
 
 
 def sampler_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
@@ -149,8 +143,8 @@ def sampler_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     )
     title = f"big 10, teacher 0 ({len(part)} clips): top class balanced = {rec['top_class_balanced']}"
     data = f"{study.scale}: {study.stamps['big']}; teacher 0 of big 10"
-    _save(out, figures.sampler_figure(occ, iterations, batch_size, title), "muschiol2021-fig5.9", data)
-    _record(study, out, "muschiol2021-fig5.9", rec)
+    save_and_show(figures.sampler_figure(occ, iterations, batch_size, title), "muschiol2021-fig5.9", out, data=data)
+    _record(study, "muschiol2021-fig5.9", rec, out)
     return MarkdownText(f"**Fig 5.9: {rec['verdict']}** ({rec['verdict_rule']})")
 
 
@@ -207,9 +201,11 @@ def teachers_section(study: TeacherStudy) -> pd.DataFrame:
 def teacher_curves_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     """Fig 5.1: the mean teacher curves per ensemble size; "fewer clips, lower mAP" judged at every step."""
     fig = figures.teacher_curves_figure(study.first(), as_data.SUBSETS, study.teacher_counts)
-    _save(out, fig, "muschiol2021-fig5.1", study.teacher_stamp + "; curves of each count's first replicate")
+    save_and_show(
+        fig, "muschiol2021-fig5.1", out, data=study.teacher_stamp + "; curves of each count's first replicate"
+    )
     rec = teacher_curves.teacher_curves_record(study.runs, as_data.SUBSETS, study.teacher_counts, study.table41)
-    _record(study, out, "muschiol2021-fig5.1", rec)
+    _record(study, "muschiol2021-fig5.1", rec, out)
     return MarkdownText(f"**Fig 5.1: {rec['verdict']}**")
 
 
@@ -229,8 +225,8 @@ def micro_curves_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownT
     )
     data = study.teacher_stamp + "; selected checkpoints (not iteration 30,000); curves of each first replicate"
     for item, fig, rec in (("muschiol2021-fig5.2", fig_pr, rec52), ("muschiol2021-fig5.3", fig_roc, rec53)):
-        _save(out, fig, item, data)
-        _record(study, out, item, rec)
+        save_and_show(fig, item, out, data=data)
+        _record(study, item, rec, out)
     return MarkdownText(f"**Fig 5.2: {rec52['verdict']}; Fig 5.3: {rec53['verdict']}**")
 
 
@@ -238,11 +234,13 @@ def similar_teachers_section(study: TeacherStudy, out: NotebookOutputs) -> Markd
     """Fig 5.6: every teacher of "big 10"; "no significant difference between the teachers" judged on their spread
     against the test set's noise (:func:`.teacher_claims.curves.similar_teachers_record`)."""
     run = study.runs["big", 10][0]
-    _save(out, figures.all_teachers_figure(run), "muschiol2021-fig5.6", study.teacher_stamp + "; big 10, replicate 0")
+    save_and_show(
+        figures.all_teachers_figure(run), "muschiol2021-fig5.6", out, data=study.teacher_stamp + "; big 10, replicate 0"
+    )
     rec = teacher_curves.similar_teachers_record(
         run, study.inputs["big", 10][0].Y_test, n_boot=study.config.replicates.n_boot, seed=study.seed
     )
-    _record(study, out, "muschiol2021-fig5.6", rec)
+    _record(study, "muschiol2021-fig5.6", rec, out)
     return MarkdownText(f"**Fig 5.6: {rec['verdict']}** {rec['verdict_reason']}")
 
 
@@ -296,8 +294,8 @@ def ablation_figures_section(study: TeacherStudy, out: NotebookOutputs) -> Markd
             "(each its own pool split, partitions and training seeds); "
             + figures.arm_steps_stamp(study.ablation, arm_names)
         )
-        _save(out, figures.ablation_figure(study.ablation, arm_names, title, n), item, stamp)
-        _record(study, out, item, rec)
+        save_and_show(figures.ablation_figure(study.ablation, arm_names, title, n), item, out, data=stamp)
+        _record(study, item, rec, out)
         lines.append(f"{item.removeprefix('muschiol2021-')} ({title}): **{rec['verdict']}**")
     return markdown_list(lines)
 
@@ -343,17 +341,17 @@ def logmel_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     flops = teachers.training_flops(arch, n_classes=len(study.big.class_names))
     study.synthetic_clips = clips["data"] == "synthetic"
     fig54 = figures.logmel_figure(logmel, [(a, "random init") for a in arch], "log-Mel CNNs")
-    _save(out, fig54, "muschiol2021-fig5.4", stamp)
+    save_and_show(fig54, "muschiol2021-fig5.4", out, data=stamp)
     hidden = study.ablation_settings["hidden"]
     rec54 = models.architecture_record(
         logmel, arch, study.synthetic_clips, study.ablation, hidden, list(study.spec.hidden), flops
     )
-    _record(study, out, "muschiol2021-fig5.4", rec54)
+    _record(study, "muschiol2021-fig5.4", rec54, out)
     arms55 = [k for k in logmel if k[0] == arch[0]]
     note = "" if len(arms55) > 1 else "; no ImageNet weights given: random-init arm only"
     fig55 = figures.logmel_figure(logmel, arms55, "transfer learning", with_init=True)
-    _save(out, fig55, "muschiol2021-fig5.5", stamp + note)
-    rec55 = _record(study, out, "muschiol2021-fig5.5", models.transfer_record(logmel, arms55))
+    save_and_show(fig55, "muschiol2021-fig5.5", out, data=stamp + note)
+    rec55 = _record(study, "muschiol2021-fig5.5", models.transfer_record(logmel, arms55), out)
     return markdown_list(
         [
             f"Fig 5.4: **{rec54['verdict']}** (curves: {rec54['verdict_curves']}; ResNets up to five times faster, "
@@ -369,14 +367,14 @@ def class_ap_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText:
     names = study.big.class_names
     ap = np.stack([r.class_ap[0] for r in study.runs["big", 1]])
     counts = np.stack([i.Y[i.teacher_pool].sum(0) for i in study.inputs["big", 1]])
-    _save(
-        out,
+    save_and_show(
         figures.class_ap_figure(ap[0], counts[0], names),
         "muschiol2021-figA.1",
-        study.teacher_stamp + "; big baseline, first replicate",
+        out,
+        data=study.teacher_stamp + "; big baseline, first replicate",
     )
     rec = _record(
-        study, out, "muschiol2021-figA.1", teacher_classes.class_ap_record(ap, counts, names, seed=study.seed)
+        study, "muschiol2021-figA.1", teacher_classes.class_ap_record(ap, counts, names, seed=study.seed), out
     )
     return MarkdownText(f"**Fig A.1: {rec['verdict']}**")
 
@@ -403,8 +401,8 @@ def class_curves_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownT
             f"{study.teacher_stamp}; {key}, teacher 0 (trained alone) at each of its {rec['evaluations']} "
             f"evaluations; classes ranked at the selected step {rec['selected_step']}"
         )
-        _save(out, fig, item, data)
-        _record(study, out, item, rec)
+        save_and_show(fig, item, out, data=data)
+        _record(study, item, rec, out)
     return MarkdownText(f"**Fig A.2: {recs[0]['verdict']}; Fig A.3: {recs[1]['verdict']}**")
 
 
@@ -417,11 +415,13 @@ def class_roc_section(study: TeacherStudy, out: NotebookOutputs) -> MarkdownText
         # the baseline over its replicate single models; big 10 over the teachers of its first replicate
         probs = np.stack([r.probabilities[0] for r in reps]) if key == "baseline" else reps[0].probabilities
         fig = figures.class_roc_figure(labels, probs[0], study.big.class_names, key)
-        _save(out, fig, item, study.teacher_stamp + f"; {key}, teacher 0 of the first replicate, selected checkpoint")
+        save_and_show(
+            fig, item, out, data=study.teacher_stamp + f"; {key}, teacher 0 of the first replicate, selected checkpoint"
+        )
         rec = teacher_classes.class_roc_record(
             labels, probs, key, n_boot=study.config.replicates.n_boot, seed=study.seed
         )
-        _record(study, out, item, rec)
+        _record(study, item, rec, out)
         lines.append(f"{item.removeprefix('muschiol2021-')}: **{rec['verdict']}**")
     return markdown_list(lines)
 

@@ -18,12 +18,12 @@ from pate_study.experiments.student_privacy.notebook_sections import (
     noise_levels,
     record_accounting,
     record_verdicts,
-    save_and_show,
 )
 from pate_study.experiments.student_privacy.paper_tables import per_level_medians
 from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study
 from pate_study.experiments.student_privacy.pools import Pools, ecg_pools
 from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
+from pate_study.reporting.plots import save_and_show
 from pate_study.reporting.registry import published
 
 PAPER_LAYOUT, SMALL_SAMPLE = "paper layout", "small-sample design"
@@ -128,7 +128,7 @@ def ensemble_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
             majority_label="majority class of the queries (median)",
             design_label=ecg.design_label,
         )
-        save_and_show(out, fig, item, data=run.data)
+        save_and_show(fig, item, out, data=run.data)
     effects = {name: ecg.ensemble_effects(r.students, run.order) for name, r in run.results.items()}
     main = effects[PAPER_LAYOUT]
     # the paper's 4-5 % beside the quantity its claim reads (the decay on the reweighted accuracy, in points; judged
@@ -164,7 +164,7 @@ def student_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
         majority_label="majority class of the validation rows (median)",
         design_label=ecg.design_label,
     )
-    save_and_show(out, fig, ["make2021-fig10", "visca2021-fig4.15"], data=run.data)
+    save_and_show(fig, ["make2021-fig10", "visca2021-fig4.15"], out, data=run.data)
     drops = ecg.accuracy_drops(run.main.students, run.order)
     for item in ("make2021-fig10", "visca2021-fig4.15"):
         out.record(
@@ -199,7 +199,7 @@ def privacy_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
         title="Fig. 11: data-dependent privacy loss",
         design_label=ecg.design_label,
     )
-    save_and_show(out, fig, ["make2021-fig11", "visca2021-fig4.16"], data=run.data)
+    save_and_show(fig, ["make2021-fig11", "visca2021-fig4.16"], out, data=run.data)
     table1 = ecg.table1(run.main, published("make2021-table1")["rows"], config.gamma)
     out.save_table(table1, ["make2021-table1", "visca2021-table4.1"], data=run.data)
     summary = ecg.epsilon_summary(run.main)
@@ -212,7 +212,7 @@ def privacy_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
         iqr_by_level=by_level["eps_moments_int_iqr"].to_dict(),
         n_students=len(run.main.students),
     )
-    record_accounting(out, run.main)
+    record_accounting(run.main, out)
     return table1
 
 
@@ -227,7 +227,7 @@ def consensus_section(run: EcgRun, out: NotebookOutputs) -> pd.DataFrame:
 def verdicts_section(run: EcgRun, out: NotebookOutputs) -> MarkdownText:
     """Every published value judged by :func:`.ecg.verdicts`, recorded (MAKE and Visca ids); returns Markdown."""
     verdicts = ecg.verdicts(run.main, run.main.config.gamma, {item: published(item) for item in PUBLISHED_ITEMS})
-    return record_verdicts(out, verdicts, SAME_AS)
+    return record_verdicts(verdicts, SAME_AS, out)
 
 
 def findings_section(run: EcgRun, signal: pd.DataFrame) -> MarkdownText:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from pate_study.experiments.student_privacy.accounting import noise_signal_table
@@ -25,13 +24,7 @@ def noise_levels(rhos: Sequence[float], include_no_noise: bool) -> list:
     return list(rhos) + ([None] if include_no_noise else [])
 
 
-def save_and_show(out: NotebookOutputs, fig: plt.Figure, item_ids: str | Sequence[str], *, data: str) -> None:
-    """Save ``fig`` under ``item_ids`` (stamped with ``data``) and show it inline."""
-    out.save_figure(fig, item_ids, data=data)
-    plt.show()
-
-
-def signal_section(out: NotebookOutputs, levels: Sequence, X_student) -> pd.DataFrame:
+def signal_section(levels: Sequence, X_student, out: NotebookOutputs) -> pd.DataFrame:
     """How much of a unit-l1 row survives curator B's Lap(1/ρ) noise (:func:`.accounting.noise_signal_table`),
     recorded as ``noise_over_mean_coordinate`` and ``linear_readout_snr_bound`` per level; returns the table."""
     signal = noise_signal_table(levels, "rho", X_student)
@@ -57,7 +50,7 @@ def accounting_invariants(result: StudyResult) -> dict:
     )
 
 
-def record_accounting(out: NotebookOutputs, result: StudyResult) -> dict:
+def record_accounting(result: StudyResult, out: NotebookOutputs) -> dict:
     """Record :func:`accounting_invariants` of ``result`` under ``accounting``; return them."""
     return out.record("accounting", **accounting_invariants(result))
 
@@ -69,7 +62,7 @@ def verdicts_markdown(verdicts: Mapping[str, Verdict]) -> str:
     )
 
 
-def record_verdicts(out: NotebookOutputs, verdicts: Mapping[str, Verdict], same_as: Mapping[str, str]) -> MarkdownText:
+def record_verdicts(verdicts: Mapping[str, Verdict], same_as: Mapping[str, str], out: NotebookOutputs) -> MarkdownText:
     """Record each verdict under its item id and under the id of the same figure in another source
     (``same_as``, e.g. MAKE 2021 Fig. 10 = Visca 2021 Fig. 4.15); return them as Markdown."""
     for item, verdict in verdicts.items():

@@ -20,12 +20,12 @@ from pate_study.experiments.student_privacy.notebook_sections import (
     noise_levels,
     record_accounting,
     record_verdicts,
-    save_and_show,
 )
 from pate_study.experiments.student_privacy.paper_tables import estimates_record, median_iqr, scale_description
 from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study
 from pate_study.experiments.student_privacy.pools import Pools, web_pools
 from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
+from pate_study.reporting.plots import save_and_show
 from pate_study.reporting.registry import published
 
 #: the same published figure under Visca 2021's id
@@ -144,7 +144,7 @@ def rates_section(run: WebRun, out: NotebookOutputs) -> None:
             title=f"Student {name} and balanced accuracy on "
             f"{c.student_validation:,} validation requests each, {c.n_students} students per ρ",
         )
-        save_and_show(out, fig, items, data=run.data)
+        save_and_show(fig, items, out, data=run.data)
     out.record(
         "student_rate_changes",
         **{name: estimates_record(changes) for name, changes in web.rate_changes(run.result).items()},
@@ -163,7 +163,7 @@ def epsilon_section(run: WebRun, out: NotebookOutputs) -> pd.DataFrame:
         max_integer_order=config.max_integer_order,
         title="Fig. 15: data-dependent privacy loss",
     )
-    save_and_show(out, fig, ["make2021-fig15", "visca2021-fig4.13"], data=run.data)
+    save_and_show(fig, ["make2021-fig15", "visca2021-fig4.13"], out, data=run.data)
     result, independent = run.result, run.result.data_independent
     explanations = epsilon_gap_explanations(
         n_queries=result.config.student_queries,
@@ -182,7 +182,7 @@ def epsilon_section(run: WebRun, out: NotebookOutputs) -> pd.DataFrame:
     )
     for item in ("make2021-fig15", "visca2021-fig4.13"):
         out.record(item, **values)
-    record_accounting(out, result)
+    record_accounting(result, out)
     return median_iqr(result.students, EPSILON_COLUMNS, result.level_order).set_index("level")
 
 
@@ -231,7 +231,7 @@ def sosa_figure_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs) -> dic
     """Sosa Fig. 4.4 (median teacher ε per student noise scale), saved and shown, its range per ensemble size
     recorded; returns the recorded summary."""
     fig = figures.sosa_teacher_epsilon(sosa.table42, delta=run.config.delta, n_students=run.result.config.n_students)
-    save_and_show(out, fig, "sosa2021-fig4.4", data=sosa.data)
+    save_and_show(fig, "sosa2021-fig4.4", out, data=sosa.data)
     ours = sosa.table42.dropna(subset=["ours_teacher_epsilon"])
     ranges = ours.groupby("n_teachers")["ours_teacher_epsilon"].agg(["min", "max"])
     return out.record(
@@ -282,7 +282,7 @@ def verdicts_section(run: WebRun, sosa: SosaRun, out: NotebookOutputs) -> Markdo
         data_reason=run.data_reason,
         sosa_reasons=sosa.data_reasons,
     )
-    return record_verdicts(out, verdicts, SAME_AS)
+    return record_verdicts(verdicts, SAME_AS, out)
 
 
 def findings_section(run: WebRun, sosa: SosaRun, signal: pd.DataFrame) -> MarkdownText:
