@@ -32,7 +32,8 @@ Module by module (the shape of :mod:`pate_study.experiments.student_privacy`):
 * :mod:`.figures`, :mod:`.verdicts`, :mod:`.findings`: the figures, the verdicts and the findings;
 * :mod:`.sections`: notebook 03's sections, one call each (save, record, show).
 
-The names the notebook reads are re-exported here (``from pate_study.experiments import deeplog as study``).
+Notebook 03 calls :mod:`.sections` and builds its settings with :class:`.config.DeepLogConfig`; the study's other
+names are re-exported here for code and tests (``from pate_study.experiments import deeplog``).
 """
 
 from __future__ import annotations
@@ -82,15 +83,6 @@ from pate_study.experiments.deeplog.runs import (
     run_ideas,
     summarise,
     unseen_test_accuracy,
-)
-from pate_study.experiments.deeplog.sections import (
-    beyond_thesis_section,
-    data_section,
-    findings_section,
-    guarantees_section,
-    ideas_section,
-    listings_section,
-    models_section,
 )
 from pate_study.experiments.deeplog.subset import (
     Split,
@@ -161,11 +153,4 @@ __all__ = [
     "train_seeds",
     "unseen_test_accuracy",
     "worst_over_seeds",
-    "data_section",
-    "listings_section",
-    "models_section",
-    "guarantees_section",
-    "ideas_section",
-    "beyond_thesis_section",
-    "findings_section",
 ]
