@@ -67,7 +67,7 @@ def lab2_votes(config: pate2018_lab.Lab2Config, *, data: str, seed: int) -> tupl
 # ------------------------------------------------------------------------------------------------ notebook 00
 
 
-def laplace_densities_section(*, out: NotebookOutputs) -> None:
+def laplace_densities_section(out: NotebookOutputs) -> None:
     """Visca 2021 Fig. 2.4: the Laplace densities of the Wikipedia figure it reproduces (analytic)."""
     densities = primer.laplace_densities(np.linspace(-10, 10, 801))
     fig, ax = plt.subplots()
@@ -79,7 +79,7 @@ def laplace_densities_section(*, out: NotebookOutputs) -> None:
     plt.show()
 
 
-def laplace_ratio_section(*, epsilon: float = 1.0, sensitivity: float = 1.0, out: NotebookOutputs) -> None:
+def laplace_ratio_section(out: NotebookOutputs, *, epsilon: float = 1.0, sensitivity: float = 1.0) -> None:
     """The Laplace mechanism on neighbours f(D) = 0, f(D') = Δ and its log density ratio, bounded by ±ε = ±Δ/b
     (Dwork & Roth 2014, Theorem 3.6); the largest |log ratio| recorded."""
     b = sensitivity / epsilon
@@ -183,7 +183,7 @@ def privacy_loss_section(*, gamma: float, loss_samples: int, seed: int, out: Not
     )
 
 
-def gaussian_section(*, eps_grid=(0.5, 1.0, 2.0, 4.0), out: NotebookOutputs) -> pd.DataFrame:
+def gaussian_section(out: NotebookOutputs, *, eps_grid=(0.5, 1.0, 2.0, 4.0)) -> pd.DataFrame:
     """Muschiol 2021 Fig. 2.3: the Gaussian mechanism's output densities on neighbours and its unbounded privacy
     loss beside Laplace's; the sufficient δ = Pr[ℓ > ε] and the tight δ (Balle & Wang 2018, Theorem 8) at σ = Δ = 1
     recorded under ``gaussian_mechanism`` and returned as a table."""
