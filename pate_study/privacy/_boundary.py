@@ -60,7 +60,7 @@ from pate_study.privacy.options import (
     confidence_check_of,
 )
 
-__all__ = ["CHECKS", "constrained"]
+__all__ = ["CHECKS", "check_moments_accounting", "constrained"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: A check of one parameter: (its name, the value given) -> the checked value, or a ValueError naming it.
@@ -101,7 +101,7 @@ def _accounting(name: str, value: Any) -> Accounting:
     return value
 
 
-def _moments_accounting(name: str, value: Any) -> Accounting:
+def check_moments_accounting(name: str, value: Any) -> Accounting:
     """An Accounting the 2017 moments accountant can honour: its tail bound ε = min_λ (α(λ) − ln δ)/λ (Abadi et al.
     2016, Theorem 2) is the basic conversion (Mironov 2017, Prop. 3) at RDP order λ + 1 of α(λ)/λ, so the
     conversion must be basic; the orders are its moments λ."""
@@ -160,7 +160,7 @@ CHECKS: dict[str, Check] = {
     "positive": check_positive,
     "probability": check_probability,
     "accounting": _accounting,
-    "moments_accounting": _moments_accounting,
+    "moments_accounting": check_moments_accounting,
     "curve_accounting": _curve_accounting,
     "confidence_check": _confidence_check,
     "charge": _charge,

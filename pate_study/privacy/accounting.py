@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pate_study.privacy._boundary import constrained
+from pate_study.privacy._boundary import check_moments_accounting, constrained
 from pate_study.privacy._validation import check_orders
 from pate_study.privacy.options import DEFAULT_ACCOUNTING, Accounting, Conversion
 
@@ -411,11 +411,8 @@ def account(
     ``expected_answered``, notes) are stored on the result.
     """
     moments = accountant == "moments2017"
-    if moments and accounting.conversion is not Conversion.BASIC:
-        raise ValueError(
-            "accounting.conversion: the moments accountant's tail bound is the basic conversion at order "
-            f"lambda + 1; expected 'basic', got {accounting.conversion.value!r}"
-        )
+    if moments:  # the same refusal as at the moments accountant's boundary, for a caller of account itself
+        check_moments_accounting("accounting", accounting)
     grid = resolve_moment_orders(accounting.orders) if moments else resolve_rdp_orders(accounting.orders)
     total = np.asarray(total(grid) if callable(total) else total, dtype=np.float64)
     if total.shape != grid.shape:
