@@ -11,6 +11,9 @@ computed from (real dataset and scale, or "synthetic stand-in"), profile, seed, 
 Files are written to a temporary name and renamed, so an interrupted run never leaves half a file.
 
 - A relative ``output_dir`` is resolved from the repository root, not the working directory.
+- Under the runner (``make figures``) the files go to its staging folder (``$PATE_STUDY_STAGING``), which replaces
+  ``output_dir`` once the whole notebook has succeeded; ``output_dir`` is what the provenance records and the
+  executed copy shows. :func:`writing_folder` is the one place that decides where a run writes.
 - Only ``make figures`` writes ``figures/``: a notebook run interactively (JupyterLab, Run All) writes what its
   parameters put under ``figures/`` to ``build/interactive/`` instead (:func:`interactive_output_dir`), so a
   student's clone stays clean and pulls never conflict.
@@ -294,6 +297,19 @@ def interactive_output_dir(output_dir: Path, figures_dir: Path = FIGURES_DIR, bu
     return output_dir
 
 
+def writing_folder(output_dir: str | os.PathLike) -> Path:
+    """Where this run writes the outputs of a notebook whose ``output_dir`` parameter is ``output_dir`` (relative:
+    from the repository root): the runner's staging folder under ``make figures``
+    (:func:`pate_study.reporting.session.runner_staging_folder`), swapped in for ``output_dir`` once the notebook
+    succeeds; ``build/interactive/...`` for a folder under ``figures/`` in a kernel the runner did not start
+    (:func:`interactive_output_dir`); else ``output_dir`` itself."""
+    staging = session.runner_staging_folder()
+    if staging is not None:
+        return resolve_from_root(staging)
+    folder = resolve_from_root(output_dir)
+    return interactive_output_dir(folder) if session.in_kernel() and not session.run_by_runner() else folder
+
+
 class NotebookOutputs:
     """Saves a notebook's figures, tables and scalars under ``output_dir``, stamped with provenance."""
 
@@ -310,14 +326,13 @@ class NotebookOutputs:
         if not notebook:
             raise ValueError("notebook must be the notebook's stem, e.g. '00_dp_primer'")
         self.notebook = notebook
-        self.output_dir = resolve_from_root(output_dir)
+        self.output_dir = writing_folder(output_dir)
         self.profile = str(profile)
         self.seed = int(seed)
         self.parameters = _json_ready(dict(parameters or {}))
         if session.in_kernel() and not session.run_by_runner():  # JupyterLab, not make figures: say so on every output
             self.parameters["requested_profile"] = self.profile
             self.profile = session.INTERACTIVE_PROFILE
-            self.output_dir = interactive_output_dir(self.output_dir)
             logger.info("interactive run: outputs go to %s, stamped 'profile: %s'", self.output_dir, self.profile)
         self.commit = current_commit()
         self.date = date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -12,7 +12,9 @@ Imported by ``pate_study/__init__.py`` only when an IPython kernel is running, s
 - **Interactive or runner.** The runner (``make figures``) sets ``$PATE_STUDY_RUNNER=1`` in the kernel's
   environment; the profile itself reaches the notebook by one channel, its ``profile`` parameter. Without the flag,
   a notebook running in a kernel is an *interactive* run: its outputs are stamped ``profile: interactive`` (see
-  :class:`pate_study.reporting.outputs.NotebookOutputs`).
+  :class:`pate_study.reporting.outputs.NotebookOutputs`). The runner also names, in ``$PATE_STUDY_STAGING``, the
+  folder its outputs are written to until the run succeeds (``figures/.tmp-<stem>-<profile>``); the notebook's
+  ``output_dir`` parameter stays the folder the outputs end up in, which its provenance and executed copy record.
 - **The package's warnings in words, once.** A warning whose class the package defines (e.g. an order at the edge
   of the RDP order range) is said once per distinct message, as a log record on stdout (``WARNING <category>:
   <message>``), without the file path and source line Python's default display prints (a path of the machine that
@@ -28,11 +30,13 @@ import logging
 import os
 import sys
 import warnings
+from pathlib import Path
 
 import tqdm.auto
 import tqdm.std
 
 RUNNER_ENV = "PATE_STUDY_RUNNER"
+STAGING_ENV = "PATE_STUDY_STAGING"
 ALT_ATTRIBUTE = "_pate_study_alt_text"
 INTERACTIVE_PROFILE = "interactive"
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
@@ -53,6 +57,13 @@ def in_kernel() -> bool:
 def run_by_runner() -> bool:
     """Whether the runner executes this kernel's notebook (``$PATE_STUDY_RUNNER`` set), not a person interactively."""
     return bool(os.environ.get(RUNNER_ENV))
+
+
+def runner_staging_folder() -> Path | None:
+    """The folder the runner writes this kernel's outputs to until the run succeeds (``$PATE_STUDY_STAGING``, set
+    by the runner beside ``$PATE_STUDY_RUNNER``), or None: outputs go to the notebook's ``output_dir`` itself."""
+    staging = os.environ.get(STAGING_ENV) if run_by_runner() else None
+    return Path(staging) if staging else None
 
 
 class _CurrentStdout(logging.StreamHandler):

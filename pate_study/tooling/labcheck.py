@@ -41,7 +41,7 @@ from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
 
 from pate_study.core.paths import BUILD_DIR, NOTEBOOKS_DIR, REPO_ROOT
-from pate_study.reporting.session import RUNNER_ENV
+from pate_study.reporting.session import RUNNER_ENV, STAGING_ENV
 from pate_study.tooling.browser import (
     DevTools,
     as_root,
@@ -369,6 +369,7 @@ def run_in_lab(
         news.parent.mkdir(parents=True)
         news.write_text('{"fetchNews": "false"}')  # no "get notified about Jupyter news?" toast over the cells
         env.pop(RUNNER_ENV, None)  # a student's kernel: interactive
+        env.pop(STAGING_ENV, None)
         env.pop("MPLBACKEND", None)  # CI sets Agg; a student's kernel draws inline
         command = [
             python,

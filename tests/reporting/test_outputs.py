@@ -243,6 +243,29 @@ def test_kernel_without_the_runner_is_stamped_interactive(tmp_path, monkeypatch)
     assert NotebookOutputs("nb", tmp_path, profile="paper", seed=0).profile == "paper"
 
 
+def test_the_runner_stages_the_outputs_and_the_provenance_names_the_final_folder(tmp_path, monkeypatch):
+    """Under make figures the files go to the runner's staging folder; the notebook's parameter, which its provenance
+    records, stays the folder they are swapped into. Without the runner (or with the flag but no staging folder)
+    a notebook writes to its output_dir itself."""
+    from pate_study.reporting import session
+    from pate_study.reporting.outputs import writing_folder
+
+    final, staged = tmp_path / "figures" / "nb", tmp_path / "figures" / ".tmp-nb-paper"
+    monkeypatch.setattr(session, "in_kernel", lambda: True)
+    monkeypatch.setenv(session.RUNNER_ENV, "1")
+    monkeypatch.setenv(session.STAGING_ENV, str(staged))
+    out = NotebookOutputs("nb", final, profile="paper", seed=0, parameters={"output_dir": str(final)})
+    out.record("x", value=1.0)
+    assert out.output_dir == staged and read_scalars(staged)["x"] == {"value": 1.0} and not final.exists()
+    assert out.parameters["output_dir"] == str(final) and out.profile == "paper"
+    monkeypatch.delenv(session.STAGING_ENV)
+    assert writing_folder(final) == final
+    monkeypatch.delenv(session.RUNNER_ENV)
+    monkeypatch.setenv(session.STAGING_ENV, str(staged))  # left behind without the runner's flag: not followed
+    monkeypatch.setattr(session, "in_kernel", lambda: False)
+    assert writing_folder(final) == final
+
+
 def test_figure_description_alt_text_and_legible_stamp(outputs):
     from PIL import Image
 

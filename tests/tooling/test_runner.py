@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -220,16 +221,6 @@ def test_executed_primer_is_byte_identical_across_runs_and_thread_counts(tmp_pat
     assert copies[0][1] == copies[1][1]
 
 
-def test_committed_copy_names_the_final_output_folder(tmp_path, point_layout):
-    point_layout(root=tmp_path)
-    nb = _executed_notebook()
-    nb["cells"][0]["source"] = 'seed = 0\noutput_dir = "figures/.tmp-01_x"\n'
-    path = tmp_path / "copy.ipynb"
-    nbformat.write(nbformat.from_dict(nb), path)
-    execution.point_at_final_folder(path, tmp_path / "figures" / ".tmp-01_x", tmp_path / "figures" / "01_x")
-    assert nbformat.read(path, as_version=4).cells[0].source == 'seed = 0\noutput_dir = "figures/01_x"\n'
-
-
 def test_html_export_carries_each_figures_alt_text(tmp_path):
     import base64
     import io
@@ -264,13 +255,18 @@ def test_html_export_carries_each_figures_alt_text(tmp_path):
 def test_runner_environment_marks_the_kernel_and_draws_inline(monkeypatch):
     import os
 
-    from pate_study.reporting.session import RUNNER_ENV
+    from pate_study.reporting.session import RUNNER_ENV, STAGING_ENV
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.delenv(RUNNER_ENV, raising=False)
+    monkeypatch.setenv(STAGING_ENV, "left/by/another/run")
     with execution.runner_environment():
         assert os.environ[RUNNER_ENV] == "1" and "MPLBACKEND" not in os.environ
+        assert STAGING_ENV not in os.environ  # no staging folder given: the notebook writes to its output_dir
+    with execution.runner_environment(Path("figures/.tmp-01_x-paper")):
+        assert os.environ[STAGING_ENV] == str(Path("figures/.tmp-01_x-paper").resolve())
     assert os.environ["MPLBACKEND"] == "Agg" and RUNNER_ENV not in os.environ
+    assert os.environ[STAGING_ENV] == "left/by/another/run"
 
 
 def test_the_summary_points_at_the_copy_this_profile_wrote():

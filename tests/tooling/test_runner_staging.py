@@ -32,7 +32,7 @@ def test_a_failing_notebook_keeps_its_previous_outputs(stand_in_runner, tmp_path
     (figures / "01_x" / "good.csv").write_text("previous run\n")
 
     def half_run_then_fail(stem, profile, output_dir, **kw):
-        target = layout.current().root / output_dir
+        target = kw["staging"]  # the runner's staging folder; output_dir names the final one
         target.mkdir(parents=True)
         (target / "good.csv").write_text("partial\n")
         executed = layout.current().build / f"{stem}.{profile}.ipynb"
@@ -56,7 +56,7 @@ def test_other_profiles_write_beside_the_paper_outputs_and_a_paper_run_keeps_the
     (figures / "01_x" / "fig.csv").write_text("committed paper run\n")
 
     def write_one_table(stem, profile, output_dir, **kw):
-        target = layout.current().root / output_dir
+        target = kw["staging"]  # the runner's staging folder; output_dir names the final one
         target.mkdir(parents=True)
         (target / "fig.csv").write_text(f"{profile} run\n")
         executed = layout.current().build / f"{stem}.{profile}.ipynb"
@@ -80,7 +80,7 @@ def writes(*names):
     """A stand-in notebook that writes ``names`` (each holding the profile's name) and its executed copy."""
 
     def run(stem, profile, output_dir, **kw):
-        target = layout.current().root / output_dir
+        target = kw["staging"]  # the runner's staging folder; output_dir names the final one
         target.mkdir(parents=True, exist_ok=True)
         for name in names:
             (target / name).write_text(f"{profile} run\n")
@@ -188,7 +188,7 @@ def test_a_full_disk_under_a_notebooks_outputs_is_one_line_naming_the_path(
     (figures / "01_x" / "fig.csv").write_text("previous\n")
 
     def write_a_large_figure(stem, profile, output_dir, **kw):
-        target = layout.current().root / output_dir
+        target = kw["staging"]  # the runner's staging folder; output_dir names the final one
         target.mkdir(parents=True, exist_ok=True)
         (target / "fig.png").write_bytes(b"x" * 50_000)
 

@@ -23,11 +23,13 @@ CONTRACT = (
 WORK = (
     "import json, random, pathlib\n"
     "from toy_study import ToyConfig\n"
+    "from pate_study.reporting.outputs import writing_folder\n"
     "config = ToyConfig.from_cell(globals())\n"
     "rng = random.Random(seed)\n"
     "draws = [rng.randint(0, 9) for _ in range(config.n_draws)]\n"
-    "pathlib.Path(output_dir).mkdir(parents=True, exist_ok=True)\n"
-    "(pathlib.Path(output_dir) / 'draws.json').write_text(json.dumps({'seed': seed, 'draws': draws}))\n"
+    "folder = writing_folder(output_dir)\n"
+    "folder.mkdir(parents=True, exist_ok=True)\n"
+    "(folder / 'draws.json').write_text(json.dumps({'seed': seed, 'output_dir': output_dir, 'draws': draws}))\n"
 )
 
 
@@ -76,7 +78,9 @@ def test_a_toy_notebook_runs_through_the_runner_touching_only_its_own_files(toy_
     assert started == ["90_toy", "91_toy"]  # 91 waits for 90, though named first
     for stem in ("90_toy", "91_toy"):
         folder = toy_checkout / "figures" / stem / "smoke"
-        assert len(json.loads((folder / "draws.json").read_text())["draws"]) == 4  # the smoke file's n_draws
+        written = json.loads((folder / "draws.json").read_text())
+        assert len(written["draws"]) == 4  # the smoke file's n_draws
+        assert written["output_dir"] == f"figures/{stem}/smoke"  # the kernel is given the final folder
         injected = nbformat.read(folder / f"{stem}.ipynb", as_version=4).cells[1].source
         assert f'output_dir = "figures/{stem}/smoke"' in injected  # the final folder, not the staging one
     summary = (toy_checkout / "build" / "summary.smoke.md").read_text()

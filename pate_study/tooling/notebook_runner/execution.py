@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import os
 import re
 import sys
@@ -15,7 +14,7 @@ import nbformat
 import papermill
 
 from pate_study.core.io import atomic_write_text
-from pate_study.reporting.session import RUNNER_ENV
+from pate_study.reporting.session import RUNNER_ENV, STAGING_ENV
 from pate_study.tooling.notebook_runner.configs import injected_parameters
 from pate_study.tooling.notebook_runner.layout import PROFILES, current, list_notebooks
 
@@ -29,12 +28,16 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 
 
 @contextlib.contextmanager
-def runner_environment():
+def runner_environment(staging: Path | None = None):
     """The kernel's environment: it runs under the runner (``$PATE_STUDY_RUNNER=1``: its outputs are stamped with the
-    profile parameter, not as an interactive run), and draws figures inline whatever ``$MPLBACKEND`` says (CI sets
-    Agg, which would leave the executed notebooks without their figures)."""
-    previous = {name: os.environ.get(name) for name in (RUNNER_ENV, "MPLBACKEND")}
+    profile parameter, not as an interactive run), writes its outputs into ``staging`` when one is given
+    (``$PATE_STUDY_STAGING``; :func:`pate_study.reporting.session.runner_staging_folder`), and draws figures inline
+    whatever ``$MPLBACKEND`` says (CI sets Agg, which would leave the executed notebooks without their figures)."""
+    previous = {name: os.environ.get(name) for name in (RUNNER_ENV, STAGING_ENV, "MPLBACKEND")}
     os.environ[RUNNER_ENV] = "1"
+    os.environ.pop(STAGING_ENV, None)
+    if staging is not None:
+        os.environ[STAGING_ENV] = str(Path(staging).resolve())
     os.environ.pop("MPLBACKEND", None)
     try:
         yield
@@ -55,15 +58,18 @@ def execute_notebook(
     html: bool = True,
     progress: str | None = None,
     cell_timeout_s: float | None = None,
+    staging: Path | None = None,
 ) -> Path:
     """Run one notebook with papermill; return the executed notebook's path (HTML beside it if ``html``).
 
     ``extra_parameters``: values in place of the profile file's, checked with them (for a contract notebook, a
     field of the contract reaches the notebook as an override). ``progress``: show papermill's per-cell bar with
     this description (None: no bar). ``cell_timeout_s``: stop the notebook when one cell runs longer (papermill's
-    ``execution_timeout``; None: no limit). The executed copy in ``build_dir`` (default: the layout's ``build/``) is
-    stripped of volatile metadata once the notebook succeeds
-    (see :func:`strip_volatile`).
+    ``execution_timeout``; None: no limit). ``staging``: the folder the notebook's outputs are written to instead of
+    ``output_dir`` (the runner's, swapped in for ``output_dir`` once the notebook succeeds; None: ``output_dir``
+    itself); the notebook's parameter, and so its provenance and executed copy, stay ``output_dir``. The executed
+    copy in ``build_dir`` (default: the layout's ``build/``) is stripped of volatile metadata once the notebook
+    succeeds (see :func:`strip_volatile`).
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -79,7 +85,7 @@ def execute_notebook(
     build_dir.mkdir(parents=True, exist_ok=True)
     executed = build_dir / f"{stem}.{profile}.ipynb"
     bar = {"desc": progress, "unit": "cell", "file": sys.stderr, "leave": True} if progress else False
-    with runner_environment():
+    with runner_environment(staging):
         papermill.execute_notebook(
             str(source),
             str(executed),
@@ -134,17 +140,6 @@ def write_stripped(executed: Path, target: Path) -> Path:
     nb = nbformat.read(str(executed), as_version=4)
     stripped = nbformat.from_dict(strip_volatile(nb))
     return atomic_write_text(Path(target), nbformat.writes(stripped) + "\n")
-
-
-def point_at_final_folder(notebook: Path, staging: Path, final: Path) -> Path:
-    """In the committed copy's injected parameters, name the folder the outputs end up in (``figures/<stem>``),
-    not the staging folder they were written to, so that a reader who reruns the copy writes where it reads."""
-    nb = nbformat.read(str(notebook), as_version=4)
-    staged, kept = (json.dumps(str(p.relative_to(current().root))) for p in (staging, final))
-    for cell in nb.cells:
-        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
-            cell.source = cell.source.replace(f"output_dir = {staged}", f"output_dir = {kept}")
-    return atomic_write_text(notebook, nbformat.writes(nb) + "\n")
 
 
 def export_html(executed: Path) -> Path:

@@ -30,7 +30,7 @@ from pate_study.core.owned import (
     shown_files,
     write_manifest,
 )
-from pate_study.tooling.notebook_runner.execution import execute_notebook, point_at_final_folder, write_stripped
+from pate_study.tooling.notebook_runner.execution import execute_notebook, write_stripped
 from pate_study.tooling.notebook_runner.layout import PROFILES, RESULTS_PROFILE, current, output_folder, staging_folder
 from pate_study.tooling.notebook_runner.summary import NotebookRun, error_line, notebook_outputs
 
@@ -213,9 +213,8 @@ def run_notebook(stem: str, profile: str, progress: str | None = None) -> Notebo
     made = False
     try:
         made = make_staging(staging)
-        executed = execute_notebook(stem, profile, staging.relative_to(root), progress=progress)
-        committed = write_stripped(executed, staging / f"{stem}.ipynb")
-        point_at_final_folder(committed, staging, final)
+        executed = execute_notebook(stem, profile, final.relative_to(root), progress=progress, staging=staging)
+        write_stripped(executed, staging / f"{stem}.ipynb")
         written, _ = folder_entries(staging)
         keep_profile_folders(final, staging)
         keep_users_files(final, staging, written, profile)
