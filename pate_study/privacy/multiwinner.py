@@ -308,19 +308,6 @@ def _binary_confidence(check: Any) -> ConfidenceCheck | None:
     return check
 
 
-def _legacy_check(check: Any, threshold: Any, sigma_threshold: Any) -> ConfidenceCheck | None:
-    """``check``, or the check the former keyword pair ``threshold`` / ``sigma_threshold`` describes (still
-    accepted by :func:`binary_pate_costs`, which checks them); refused when both forms, or only one of the pair, are
-    given."""
-    if threshold is None and sigma_threshold is None:
-        return _binary_confidence(check)
-    if check is not None:
-        raise ValueError("check/threshold/sigma_threshold: give a ConfidenceCheck, or the pair, not both")
-    if (threshold is None) != (sigma_threshold is None):
-        raise ValueError("threshold/sigma_threshold: give both for the confident variant, or neither")
-    return ConfidenceCheck(threshold, sigma_threshold)
-
-
 @constrained(threshold="threshold_number", sigma="noise_scale")
 def tau_pate(clipped_sums: Any, threshold: float, sigma: float, rng: Any) -> MultiWinnerRelease:
     """τ voting: label i released iff S_i + N(0, σ²) > threshold (Dziedzic et al. 2023, τ voting).
@@ -531,8 +518,6 @@ def binary_pate_epsilon(
     sigma="noise_scale",
     delta="delta",
     accounting="accounting",
-    threshold="threshold_number",
-    sigma_threshold="noise_scale",
 )
 def binary_pate_costs(
     *,
@@ -544,18 +529,15 @@ def binary_pate_costs(
     answered: Any = None,
     rng: Any = None,
     accounting: Accounting = DEFAULT_ACCOUNTING,
-    threshold: float | None = None,
-    sigma_threshold: float | None = None,
 ) -> dict[str, Any]:
     """Confident Binary voting charged both ways on the same votes: ``{"expected": …, "realized": …}``.
 
     The expected cost is what the paper's code reports (an :class:`~pate_study.privacy.accounting.ExpectedCost`:
     expected, not a guarantee); the realised one (a :class:`PrivacySpent`, the guarantee) charges the GNMax step
     only on the labels a run actually answered (``answered`` or a draw from ``rng``). ``check``: the confidence
-    check (:class:`~pate_study.privacy.options.ConfidenceCheck`), or the former pair ``threshold`` /
-    ``sigma_threshold``; ``accounting``: the order grid and conversion.
+    check (:class:`~pate_study.privacy.options.ConfidenceCheck`); ``accounting``: the order grid and conversion.
     """
-    check = _legacy_check(check, threshold, sigma_threshold)
+    check = _binary_confidence(check)
     if check is None:
         raise ValueError("check: binary_pate_costs compares the costs of confident Binary voting: give its check")
     common = dict(
