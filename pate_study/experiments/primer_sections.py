@@ -13,7 +13,7 @@ import pandas as pd
 
 from pate_study.experiments import pate2018_lab, primer
 from pate_study.reporting.outputs import NotebookOutputs, show_findings
-from pate_study.reporting.plots import compact_ticks, hist_with_atoms
+from pate_study.reporting.plots import compact_ticks, hist_with_atoms, save_and_show
 from pate_study.reporting.session import run_by_runner
 
 #: One colour per mechanism across the primer's figures.
@@ -75,8 +75,7 @@ def laplace_densities_section(out: NotebookOutputs) -> None:
         ax.plot(curve["x"], curve["density"], label=f"μ = {mu:g}, b = {b:g}")
     ax.set(xlabel="x", ylabel="Lap(x | μ, b)", title="Laplace densities (analytic)")
     ax.legend(fontsize=9)
-    out.save_figure(fig, "visca2021-fig2.4", data=ANALYTIC)
-    plt.show()
+    save_and_show(fig, "visca2021-fig2.4", out, data=ANALYTIC)
 
 
 def laplace_ratio_section(out: NotebookOutputs, *, epsilon: float = 1.0, sensitivity: float = 1.0) -> None:
@@ -107,8 +106,7 @@ def laplace_ratio_section(out: NotebookOutputs, *, epsilon: float = 1.0, sensiti
     )
     ax2.legend(fontsize=9)
     fig.tight_layout()
-    out.save_figure(fig, "pate_study-primer-laplace-ratio", data=ANALYTIC)
-    plt.show()
+    save_and_show(fig, "pate_study-primer-laplace-ratio", out, data=ANALYTIC)
     out.record(
         "pate_study-primer-laplace-ratio",
         epsilon=epsilon,
@@ -144,8 +142,7 @@ def pate_picture_section(votes: primer.VoteRows, query: int, *, gamma: float, se
         title=f"One LNMax answer: query {query}, {votes.kind_label} {votes.dataset} votes",
     )
     ax.legend(fontsize=9, loc="upper left")
-    out.save_figure(fig, "pate_study-primer-pate-picture", data=votes.stamp())
-    plt.show()
+    save_and_show(fig, "pate_study-primer-pate-picture", out, data=votes.stamp())
     out.record(
         "pate_study-primer-pate-picture",
         query=query,
@@ -172,8 +169,7 @@ def privacy_loss_section(*, gamma: float, loss_samples: int, seed: int, out: Not
     )
     ax.legend(fontsize=9)
     stamp = f"simulated: {loss_samples:,} two-coordinate Laplace draws, seed {seed}"
-    out.save_figure(fig, "pate_study-primer-privacy-loss", data=stamp)
-    plt.show()
+    save_and_show(fig, "pate_study-primer-privacy-loss", out, data=stamp)
     out.record(
         "laplace_mechanism",
         epsilon=epsilon,
@@ -202,8 +198,7 @@ def gaussian_section(out: NotebookOutputs, *, eps_grid=(0.5, 1.0, 2.0, 4.0)) -> 
     ax2.set(xlabel="mechanism output", ylabel="log p_D(x)/p_D'(x)", title="Privacy loss at each output (analytic)")
     ax2.legend(fontsize=9)
     fig.tight_layout()
-    out.save_figure(fig, "muschiol2021-fig2.3", data=ANALYTIC)
-    plt.show()
+    save_and_show(fig, "muschiol2021-fig2.3", out, data=ANALYTIC)
     tails = {f"{e:g}": primer.gaussian_loss_tail(e, sensitivity=1.0, sigma=1.0) for e in eps_grid}
     tight = {f"{e:g}": primer.gaussian_tight_delta(e, sigma=1.0, sensitivity=1.0) for e in eps_grid}
     out.record(
@@ -246,8 +241,7 @@ def moments_bound_section(
         title=f"Data-independent ε, Q = {n_queries}, γ = {gamma:g}, δ = {delta:g} (analytic)",
     )
     ax.legend(fontsize=9)
-    out.save_figure(fig, ["make2021-fig5", "visca2021-fig4.8"], data=ANALYTIC)
-    plt.show()
+    save_and_show(fig, ["make2021-fig5", "visca2021-fig4.8"], out, data=ANALYTIC)
     verdict = primer.fig5_verdict(fig5)
     out.record(
         "make2021-fig5",
@@ -354,8 +348,7 @@ def aggregators_section(
     ax2.legend(fontsize=9, loc="lower left")
     fig.tight_layout()
     stamp = votes.reduced_stamp(n_queries)
-    out.save_figure(fig, "pate_study-primer-aggregators", data=stamp)
-    plt.show()
+    save_and_show(fig, "pate_study-primer-aggregators", out, data=stamp)
     last = compare.iloc[-1]
     out.record(
         "votes",
@@ -424,8 +417,7 @@ def smooth_sensitivity_section(
         title=f"Smooth-sensitivity release, GNMax σ = {sigma:g}, {len(counts)} queries ({votes.kind_label} votes)",
     )
     ax.legend(fontsize=9)
-    out.save_figure(fig, "pate_study-primer-smooth-sensitivity", data=votes.reduced_stamp(n_queries))
-    plt.show()
+    save_and_show(fig, "pate_study-primer-smooth-sensitivity", out, data=votes.reduced_stamp(n_queries))
     out.record(
         "pate_study-primer-smooth-sensitivity",
         epsilon_data_dependent=float(unpublishable),
@@ -464,8 +456,7 @@ def local_dp_section(rhos, *, n_samples: int, seed: int, out: NotebookOutputs) -
     ax2.grid(False)
     ax1.legend(loc="upper left", fontsize=9)
     ax2.legend(loc="upper right", fontsize=9)
-    out.save_figure(fig, "pate_study-primer-local-dp", data=f"simulated: {n_samples:,} draws per audit, seed {seed}")
-    plt.show()
+    save_and_show(fig, "pate_study-primer-local-dp", out, data=f"simulated: {n_samples:,} draws per audit, seed {seed}")
     out.record("local_dp", rows=local.to_dict("records"))
     return local
 
@@ -522,8 +513,7 @@ def answered_section(
         f"{len(counts)} {votes.kind_label} {votes.dataset} queries",
     )
     ax.legend(fontsize=9)
-    out.save_figure(fig, "pate_study-lab2-answered", data=votes.stamp())
-    plt.show()
+    save_and_show(fig, "pate_study-lab2-answered", out, data=votes.stamp())
     out.record(
         "pate_study-lab2-answered",
         expected=expected,
@@ -559,6 +549,5 @@ def q_section(votes: primer.VoteRows, *, sigma: float, q_cutoff: float, out: Not
         title=f"Theorem 6's q, GNMax σ = {sigma:g}, {votes.kind_label} {votes.dataset} votes",
     )
     ax.legend(fontsize=9)
-    out.save_figure(fig, "pate_study-lab2-q", data=votes.stamp())
-    plt.show()
+    save_and_show(fig, "pate_study-lab2-q", out, data=votes.stamp())
     out.record("pate_study-lab2-q", fraction_below_cutoff=float(np.mean(log_q < np.log10(q_cutoff))), cutoff=q_cutoff)
