@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from pate_study.experiments import pate2018_lab, primer
+from pate_study.privacy import smooth_sensitivity as ss
 from pate_study.reporting.outputs import NotebookOutputs, show_findings
 from pate_study.reporting.plots import compact_ticks, hist_with_atoms, save_and_show
 from pate_study.reporting.session import run_by_runner
@@ -291,16 +292,8 @@ def aggregators_section(
     """LNMax, GNMax and confident GNMax on the same first ``n_queries`` votes (:func:`primer.aggregator_comparison`):
     ε after Q queries and the released labels' agreement with the plurality; the figure is stamped with the rows it
     used (fewer than the whole vote matrix: reduced scale). Returns the table."""
-    compare = primer.aggregator_comparison(
-        votes.counts[:n_queries],
-        gamma=gamma,
-        sigma=sigma,
-        threshold=threshold,
-        sigma1=sigma1,
-        sigma2=sigma2,
-        delta=delta,
-        seed=seed,
-    )
+    settings = primer.AggregatorSettings(gamma, sigma, threshold, sigma1, sigma2, delta, seed)
+    compare = primer.aggregator_comparison(votes.counts[:n_queries], settings)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6))
     curves = [
         ("lnmax_independent", "LNMax", "--", f"LNMax γ = {gamma:g}, data-independent (moments, continuous λ)"),
@@ -381,20 +374,15 @@ def smooth_sensitivity_section(
     out: NotebookOutputs,
 ) -> pd.Series:
     """GNMax's data-dependent ε on the first ``n_queries`` votes released with smooth sensitivity (Papernot et al.
-    2018, App. B; :func:`primer.smooth_sensitivity_demo`): the spread of the released ε beside the unpublishable
-    data-dependent value; the figure is stamped with the rows it used. Returns the release's numbers."""
+    2018, App. B; :func:`~pate_study.privacy.smooth_sensitivity.smooth_sensitivity_release`, its noise drawn from
+    ``seed``): the spread of the released ε (:func:`primer.released_epsilon_draws`, from ``seed + 1``) beside the
+    unpublishable data-dependent value; the figure is stamped with the rows it used. Returns the release's
+    numbers."""
     counts = votes.counts[:n_queries]
-    release, released = primer.smooth_sensitivity_demo(
-        counts,
-        n_teachers=int(counts[0].sum()),
-        sigma=sigma,
-        order=order,
-        beta=beta,
-        sigma_ss=sigma_ss,
-        delta=delta,
-        n_draws=n_draws,
-        seed=seed,
+    release = ss.smooth_sensitivity_release(
+        counts, int(counts[0].sum()), sigma, order, beta, sigma_ss, delta, np.random.default_rng(seed)
     )
+    released = primer.released_epsilon_draws(release, n_draws=n_draws, seed=seed + 1)
     unpublishable = release.rdp_data_dependent - np.log(delta) / (release.order - 1)
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.hist(released, bins=60, color=COLOR["GNMax"], alpha=0.75, label=f"released ε, {n_draws} draws of the GNSS noise")
