@@ -431,19 +431,25 @@ def moments_vs_rdp(counts: np.ndarray, *, gamma: float, max_moment: int = 8) -> 
     )
 
 
-def aggregator_comparison(
-    counts: np.ndarray,
-    *,
-    gamma: float,
-    sigma: float,
-    threshold: float,
-    sigma1: float,
-    sigma2: float,
-    delta: float,
-    seed: int,
-    n_points: int = 12,
-) -> pd.DataFrame:
-    """LNMax, GNMax and confident GNMax on the same votes, after the first T queries (T on a log grid).
+@dataclass(frozen=True)
+class AggregatorSettings:
+    """What one comparison of the three aggregators runs with (:func:`aggregator_comparison`): LNMax's γ (Papernot
+    et al. 2017), GNMax's σ, confident GNMax's threshold and its noises σ1 on the check and σ2 on the answer
+    (Papernot et al. 2018, Algorithm 1), the δ every ε is stated at, and the seed each aggregator's noise is drawn
+    from."""
+
+    gamma: float
+    sigma: float
+    threshold: float
+    sigma1: float
+    sigma2: float
+    delta: float
+    seed: int
+
+
+def aggregator_comparison(counts: np.ndarray, settings: AggregatorSettings, *, n_points: int = 12) -> pd.DataFrame:
+    """LNMax, GNMax and confident GNMax on the same votes with ``settings``, after the first T queries (T on a log
+    grid).
 
     Columns: ε of LNMax (2017 moments accountant λ = 1..8, data-dependent; 2018 RDP, data-dependent), GNMax (RDP,
     data-dependent and data-independent T/σ² · α), confident GNMax (``confident_gnmax_realised``: the guarantee of
@@ -452,12 +458,13 @@ def aggregator_comparison(
     the fraction of released labels equal to the teachers' plurality (the same run).
     """
     counts = np.asarray(counts)
+    gamma, sigma, delta, seed = settings.gamma, settings.sigma, settings.delta, settings.seed
     checkpoints = np.unique(np.geomspace(10, len(counts), n_points).round().astype(int))
     ln = lnmax(counts, gamma, np.random.default_rng(seed))
     gn = gnmax(counts, sigma, np.random.default_rng(seed))
-    cg = confident_gnmax(counts, threshold, sigma1, sigma2, np.random.default_rng(seed))
+    cg = confident_gnmax(counts, settings.threshold, settings.sigma1, settings.sigma2, np.random.default_rng(seed))
     plurality = counts.argmax(axis=1)
-    confident = {"threshold": threshold, "sigma1": sigma1, "sigma2": sigma2, "delta": delta}
+    confident = {"threshold": settings.threshold, "sigma1": settings.sigma1, "sigma2": settings.sigma2, "delta": delta}
     rows = []
     with warnings.catch_warnings():  # grid-edge optima are expected on the 2017 grid; reported in the table
         warnings.simplefilter("ignore", OrderAtGridEdgeWarning)
@@ -491,28 +498,12 @@ def aggregator_comparison(
     return pd.DataFrame(rows)
 
 
-def smooth_sensitivity_demo(
-    counts: np.ndarray,
-    *,
-    n_teachers: int,
-    sigma: float,
-    order: float,
-    beta: float,
-    sigma_ss: float,
-    delta: float,
-    n_draws: int,
-    seed: int,
-) -> tuple[ss.SmoothSensitivityRelease, np.ndarray]:
-    """GNMax's data-dependent RDP at one order released with smooth sensitivity
-    (:func:`pate_study.privacy.smooth_sensitivity.smooth_sensitivity_release`, Papernot et al. 2018 App. B), and
-    ``n_draws`` draws of the released ε (its expected value + its standard deviation × N(0, 1)) to show its spread."""
-    release = ss.smooth_sensitivity_release(
-        counts, n_teachers, sigma, order, beta, sigma_ss, delta, np.random.default_rng(seed)
-    )
-    draws = release.expected_epsilon + release.epsilon_std * np.random.default_rng(seed + 1).standard_normal(
-        int(n_draws)
-    )
-    return release, draws
+def released_epsilon_draws(release: ss.SmoothSensitivityRelease, *, n_draws: int, seed: int) -> np.ndarray:
+    """``n_draws`` draws of the ε a smooth-sensitivity release publishes
+    (:func:`pate_study.privacy.smooth_sensitivity.smooth_sensitivity_release`, Papernot et al. 2018 App. B): its
+    expected value + its standard deviation × N(0, 1), from ``numpy.random.default_rng(seed)``, to show its
+    spread."""
+    return release.expected_epsilon + release.epsilon_std * np.random.default_rng(seed).standard_normal(int(n_draws))
 
 
 def local_dp_table(rhos, *, n_samples: int, seed: int, dim: int = 4) -> pd.DataFrame:

@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from pate_study.experiments import pate2018_lab, primer
+from pate_study.privacy import smooth_sensitivity as ss
 from pate_study.reporting.outputs import NotebookOutputs, show_findings
-from pate_study.reporting.plots import compact_ticks, hist_with_atoms
+from pate_study.reporting.plots import compact_ticks, hist_with_atoms, save_and_show
 from pate_study.reporting.session import run_by_runner
 
 #: One colour per mechanism across the primer's figures.
@@ -75,8 +76,7 @@ def laplace_densities_section(out: NotebookOutputs) -> None:
         ax.plot(curve["x"], curve["density"], label=f"μ = {mu:g}, b = {b:g}")
     ax.set(xlabel="x", ylabel="Lap(x | μ, b)", title="Laplace densities (analytic)")
     ax.legend(fontsize=9)
-    out.save_figure(fig, "visca2021-fig2.4", data=ANALYTIC)
-    plt.show()
+    save_and_show(fig, "visca2021-fig2.4", out, data=ANALYTIC)
 
 
 def laplace_ratio_section(out: NotebookOutputs, *, epsilon: float = 1.0, sensitivity: float = 1.0) -> None:
@@ -107,8 +107,7 @@ def laplace_ratio_section(out: NotebookOutputs, *, epsilon: float = 1.0, sensiti
     )
     ax2.legend(fontsize=9)
     fig.tight_layout()
-    out.save_figure(fig, "pate_study-primer-laplace-ratio", data=ANALYTIC)
-    plt.show()
+    save_and_show(fig, "pate_study-primer-laplace-ratio", out, data=ANALYTIC)
     out.record(
         "pate_study-primer-laplace-ratio",
         epsilon=epsilon,
@@ -144,8 +143,7 @@ def pate_picture_section(votes: primer.VoteRows, query: int, *, gamma: float, se
         title=f"One LNMax answer: query {query}, {votes.kind_label} {votes.dataset} votes",
     )
     ax.legend(fontsize=9, loc="upper left")
-    out.save_figure(fig, "pate_study-primer-pate-picture", data=votes.stamp())
-    plt.show()
+    save_and_show(fig, "pate_study-primer-pate-picture", out, data=votes.stamp())
     out.record(
         "pate_study-primer-pate-picture",
         query=query,
@@ -172,8 +170,7 @@ def privacy_loss_section(*, gamma: float, loss_samples: int, seed: int, out: Not
     )
     ax.legend(fontsize=9)
     stamp = f"simulated: {loss_samples:,} two-coordinate Laplace draws, seed {seed}"
-    out.save_figure(fig, "pate_study-primer-privacy-loss", data=stamp)
-    plt.show()
+    save_and_show(fig, "pate_study-primer-privacy-loss", out, data=stamp)
     out.record(
         "laplace_mechanism",
         epsilon=epsilon,
@@ -202,8 +199,7 @@ def gaussian_section(out: NotebookOutputs, *, eps_grid=(0.5, 1.0, 2.0, 4.0)) -> 
     ax2.set(xlabel="mechanism output", ylabel="log p_D(x)/p_D'(x)", title="Privacy loss at each output (analytic)")
     ax2.legend(fontsize=9)
     fig.tight_layout()
-    out.save_figure(fig, "muschiol2021-fig2.3", data=ANALYTIC)
-    plt.show()
+    save_and_show(fig, "muschiol2021-fig2.3", out, data=ANALYTIC)
     tails = {f"{e:g}": primer.gaussian_loss_tail(e, sensitivity=1.0, sigma=1.0) for e in eps_grid}
     tight = {f"{e:g}": primer.gaussian_tight_delta(e, sigma=1.0, sensitivity=1.0) for e in eps_grid}
     out.record(
@@ -246,8 +242,7 @@ def moments_bound_section(
         title=f"Data-independent ε, Q = {n_queries}, γ = {gamma:g}, δ = {delta:g} (analytic)",
     )
     ax.legend(fontsize=9)
-    out.save_figure(fig, ["make2021-fig5", "visca2021-fig4.8"], data=ANALYTIC)
-    plt.show()
+    save_and_show(fig, ["make2021-fig5", "visca2021-fig4.8"], out, data=ANALYTIC)
     verdict = primer.fig5_verdict(fig5)
     out.record(
         "make2021-fig5",
@@ -297,16 +292,8 @@ def aggregators_section(
     """LNMax, GNMax and confident GNMax on the same first ``n_queries`` votes (:func:`primer.aggregator_comparison`):
     ε after Q queries and the released labels' agreement with the plurality; the figure is stamped with the rows it
     used (fewer than the whole vote matrix: reduced scale). Returns the table."""
-    compare = primer.aggregator_comparison(
-        votes.counts[:n_queries],
-        gamma=gamma,
-        sigma=sigma,
-        threshold=threshold,
-        sigma1=sigma1,
-        sigma2=sigma2,
-        delta=delta,
-        seed=seed,
-    )
+    settings = primer.AggregatorSettings(gamma, sigma, threshold, sigma1, sigma2, delta, seed)
+    compare = primer.aggregator_comparison(votes.counts[:n_queries], settings)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6))
     curves = [
         ("lnmax_independent", "LNMax", "--", f"LNMax γ = {gamma:g}, data-independent (moments, continuous λ)"),
@@ -354,8 +341,7 @@ def aggregators_section(
     ax2.legend(fontsize=9, loc="lower left")
     fig.tight_layout()
     stamp = votes.reduced_stamp(n_queries)
-    out.save_figure(fig, "pate_study-primer-aggregators", data=stamp)
-    plt.show()
+    save_and_show(fig, "pate_study-primer-aggregators", out, data=stamp)
     last = compare.iloc[-1]
     out.record(
         "votes",
@@ -388,20 +374,15 @@ def smooth_sensitivity_section(
     out: NotebookOutputs,
 ) -> pd.Series:
     """GNMax's data-dependent ε on the first ``n_queries`` votes released with smooth sensitivity (Papernot et al.
-    2018, App. B; :func:`primer.smooth_sensitivity_demo`): the spread of the released ε beside the unpublishable
-    data-dependent value; the figure is stamped with the rows it used. Returns the release's numbers."""
+    2018, App. B; :func:`~pate_study.privacy.smooth_sensitivity.smooth_sensitivity_release`, its noise drawn from
+    ``seed``): the spread of the released ε (:func:`primer.released_epsilon_draws`, from ``seed + 1``) beside the
+    unpublishable data-dependent value; the figure is stamped with the rows it used. Returns the release's
+    numbers."""
     counts = votes.counts[:n_queries]
-    release, released = primer.smooth_sensitivity_demo(
-        counts,
-        n_teachers=int(counts[0].sum()),
-        sigma=sigma,
-        order=order,
-        beta=beta,
-        sigma_ss=sigma_ss,
-        delta=delta,
-        n_draws=n_draws,
-        seed=seed,
+    release = ss.smooth_sensitivity_release(
+        counts, int(counts[0].sum()), sigma, order, beta, sigma_ss, delta, np.random.default_rng(seed)
     )
+    released = primer.released_epsilon_draws(release, n_draws=n_draws, seed=seed + 1)
     unpublishable = release.rdp_data_dependent - np.log(delta) / (release.order - 1)
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.hist(released, bins=60, color=COLOR["GNMax"], alpha=0.75, label=f"released ε, {n_draws} draws of the GNSS noise")
@@ -424,8 +405,7 @@ def smooth_sensitivity_section(
         title=f"Smooth-sensitivity release, GNMax σ = {sigma:g}, {len(counts)} queries ({votes.kind_label} votes)",
     )
     ax.legend(fontsize=9)
-    out.save_figure(fig, "pate_study-primer-smooth-sensitivity", data=votes.reduced_stamp(n_queries))
-    plt.show()
+    save_and_show(fig, "pate_study-primer-smooth-sensitivity", out, data=votes.reduced_stamp(n_queries))
     out.record(
         "pate_study-primer-smooth-sensitivity",
         epsilon_data_dependent=float(unpublishable),
@@ -464,8 +444,7 @@ def local_dp_section(rhos, *, n_samples: int, seed: int, out: NotebookOutputs) -
     ax2.grid(False)
     ax1.legend(loc="upper left", fontsize=9)
     ax2.legend(loc="upper right", fontsize=9)
-    out.save_figure(fig, "pate_study-primer-local-dp", data=f"simulated: {n_samples:,} draws per audit, seed {seed}")
-    plt.show()
+    save_and_show(fig, "pate_study-primer-local-dp", out, data=f"simulated: {n_samples:,} draws per audit, seed {seed}")
     out.record("local_dp", rows=local.to_dict("records"))
     return local
 
@@ -522,8 +501,7 @@ def answered_section(
         f"{len(counts)} {votes.kind_label} {votes.dataset} queries",
     )
     ax.legend(fontsize=9)
-    out.save_figure(fig, "pate_study-lab2-answered", data=votes.stamp())
-    plt.show()
+    save_and_show(fig, "pate_study-lab2-answered", out, data=votes.stamp())
     out.record(
         "pate_study-lab2-answered",
         expected=expected,
@@ -559,6 +537,5 @@ def q_section(votes: primer.VoteRows, *, sigma: float, q_cutoff: float, out: Not
         title=f"Theorem 6's q, GNMax σ = {sigma:g}, {votes.kind_label} {votes.dataset} votes",
     )
     ax.legend(fontsize=9)
-    out.save_figure(fig, "pate_study-lab2-q", data=votes.stamp())
-    plt.show()
+    save_and_show(fig, "pate_study-lab2-q", out, data=votes.stamp())
     out.record("pate_study-lab2-q", fraction_below_cutoff=float(np.mean(log_q < np.log10(q_cutoff))), cutoff=q_cutoff)

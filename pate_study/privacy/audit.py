@@ -141,6 +141,34 @@ class AuditResult:
         return out
 
 
+@dataclasses.dataclass(frozen=True)
+class _Sampling:
+    """The sampling settings every ready-made audit takes (:data:`_SAMPLING`) and hands on unchanged to
+    :func:`audit_mechanism`, which checks them where the call enters the library: the noise scale factor of the
+    audited mechanism, the evaluation sample size, the confidence and the seed."""
+
+    noise_scale_factor: float
+    n_samples: int
+    confidence: float
+    seed: Any
+
+    def audit(
+        self, sampler: Sampler, candidates: Sequence[Any], *, claimed_epsilon: float, mechanism: str, delta: float = 0.0
+    ) -> AuditResult:
+        """:func:`audit_mechanism` of ``sampler`` over ``candidates`` against ``claimed_epsilon`` at ``delta``."""
+        return audit_mechanism(
+            sampler,
+            candidates,
+            claimed_epsilon=claimed_epsilon,
+            delta=delta,
+            n_samples=self.n_samples,
+            confidence=self.confidence,
+            seed=self.seed,
+            mechanism=mechanism,
+            noise_scale_factor=self.noise_scale_factor,
+        )
+
+
 def clopper_pearson(k: Any, n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Clopper–Pearson bounds (lower, upper) on a binomial proportion, each at ``level``.
 
@@ -286,15 +314,8 @@ def audit_lnmax(
         row = np.array([0, g]) if which == 0 else np.array([1, g - 1])
         return run(np.broadcast_to(row, (n, 2)), gamma / f, rng)
 
-    return audit_mechanism(
-        sampler,
-        list(gaps),
-        claimed_epsilon=2 * gamma,
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        mechanism="lnmax" if aggregator is None else "lnmax (custom)",
-        noise_scale_factor=f,
+    return _Sampling(f, n_samples, confidence, seed).audit(
+        sampler, list(gaps), claimed_epsilon=2 * gamma, mechanism="lnmax" if aggregator is None else "lnmax (custom)"
     )
 
 
@@ -320,16 +341,8 @@ def audit_gnmax(
         row = np.array([0, g]) if which == 0 else np.array([1, g - 1])
         return gnmax(np.broadcast_to(row, (n, 2)), sigma * f, rng).labels
 
-    return audit_mechanism(
-        sampler,
-        list(gaps),
-        claimed_epsilon=claimed,
-        delta=delta,
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        mechanism="gnmax",
-        noise_scale_factor=f,
+    return _Sampling(f, n_samples, confidence, seed).audit(
+        sampler, list(gaps), claimed_epsilon=claimed, mechanism="gnmax", delta=delta
     )
 
 
@@ -368,14 +381,10 @@ def audit_local_laplace(
         # artefacts whose frequency differs between D and D' (a bias of the statistic).
         return np.round(score, 6)
 
-    return audit_mechanism(
+    return _Sampling(f, n_samples, confidence, seed).audit(
         sampler,
         ["e1 vs e2"],
         claimed_epsilon=local_laplace_epsilon(rho=rho),
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        noise_scale_factor=f,
         mechanism="local-laplace" if mechanism is None else "local-laplace (custom)",
     )
 
@@ -419,17 +428,16 @@ def audit_gnthreshold(
         s = threshold - c * sigma + (1.0 / t if which else 0.0)
         return gnthreshold(np.full((n, n_labels), s), threshold, sigma * f, rng).labels.sum(axis=1)
 
-    return audit_mechanism(
-        sampler,
-        offsets,
-        claimed_epsilon=claimed,
-        delta=delta,
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        mechanism="gnthreshold",
-        noise_scale_factor=f,
+    return _Sampling(f, n_samples, confidence, seed).audit(
+        sampler, offsets, claimed_epsilon=claimed, mechanism="gnthreshold", delta=delta
     )
+
+
+def _worst_pairs(logprobs: np.ndarray, i: np.ndarray, j: np.ndarray, delta: float, top: int) -> list[tuple[int, int]]:
+    """The ``top`` neighbouring pairs (``i[k]``, ``j[k]``) with the largest exact ε at ``delta``
+    (:func:`pate_study.privacy.exact_profile.worst_pairs`), as plain index pairs, worst first."""
+    order, _ = exact_profile.worst_pairs(logprobs, i, j, delta, top=top)
+    return [(int(i[k]), int(j[k])) for k in order]
 
 
 def _stressing_pairs(
@@ -438,8 +446,7 @@ def _stressing_pairs(
     """The ``top`` neighbouring vote-fraction pairs of the 1/T grid with the largest exact ε
     (:mod:`pate_study.privacy.exact_profile`): where a threshold jumps or labels sit at the threshold."""
     grid, i, j = exact_profile.neighbouring_pairs(n_teachers, n_labels)
-    order, _ = exact_profile.worst_pairs(logprobs, i, j, delta, top=top)
-    return grid, [(int(i[k]), int(j[k])) for k in order]
+    return grid, _worst_pairs(logprobs, i, j, delta, top)
 
 
 def _llr_sampler(grid, logprobs, run):
@@ -499,16 +506,12 @@ def audit_gnthreshold_adaptive(
     def run(m, n, rng):
         return gnthreshold(np.tile(m, (n, 1)), "adaptive", sigma * f, rng).labels
 
-    return audit_mechanism(
+    return _Sampling(f, n_samples, confidence, seed).audit(
         _llr_sampler(grid, logprobs, run),
         pairs,
         claimed_epsilon=claimed,
-        delta=delta,
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        noise_scale_factor=f,
         mechanism=f"gnthreshold-adaptive ({'sound' if claim == 'sound' else 'as if fixed'})",
+        delta=delta,
     )
 
 
@@ -553,16 +556,8 @@ def audit_adaptive_k(
     def run(m, n, rng):
         return adaptive_k_release(np.tile(m, (n, 1)), sigma * f, b * f, rng).labels
 
-    return audit_mechanism(
-        _llr_sampler(grid, logprobs, run),
-        pairs,
-        claimed_epsilon=claimed,
-        delta=delta,
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        noise_scale_factor=f,
-        mechanism="adaptive-k",
+    return _Sampling(f, n_samples, confidence, seed).audit(
+        _llr_sampler(grid, logprobs, run), pairs, claimed_epsilon=claimed, mechanism="adaptive-k", delta=delta
     )
 
 
@@ -617,24 +612,19 @@ def audit_topk(
     )
     grid, i, j = topk_vote_grid(n_teachers, n_labels, k)
     logprobs = exact_profile.gnthreshold_output_logprobs(grid, threshold, sigma * f)
-    order, _ = exact_profile.worst_pairs(logprobs, i, j, delta, top=n_pairs)
-    pairs = [(int(i[x]), int(j[x])) for x in order]
+    pairs = _worst_pairs(logprobs, i, j, delta, n_pairs)
 
     def run(m, n, rng):
         return topk_release(
             np.tile(m, (n, 1)), k=k, n_teachers=n_teachers, threshold=threshold, sigma=sigma * f, rng=rng
         ).labels
 
-    return audit_mechanism(
+    return _Sampling(f, n_samples, confidence, seed).audit(
         _llr_sampler(grid, logprobs, run),
         pairs,
         claimed_epsilon=spent.epsilon,
-        delta=delta,
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        noise_scale_factor=f,
         mechanism=f"topk-vote ({claim})",
+        delta=delta,
     )
 
 
@@ -661,15 +651,8 @@ def audit_randomized_response(
     def sampler(_, which, n, rng):
         return run(np.full(n, 0 if which == 0 else k - 1, dtype=np.int64), k, epsilon / f, rng)
 
-    return audit_mechanism(
-        sampler,
-        ["0 vs k-1"],
-        claimed_epsilon=epsilon,
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        noise_scale_factor=f,
-        mechanism="k-RR" if mechanism is None else "k-RR (custom)",
+    return _Sampling(f, n_samples, confidence, seed).audit(
+        sampler, ["0 vs k-1"], claimed_epsilon=epsilon, mechanism="k-RR" if mechanism is None else "k-RR (custom)"
     )
 
 
@@ -719,15 +702,8 @@ def audit_exponential_mechanism(
         r = exponential_mechanism(np.broadcast_to(row, (n, u.shape[1])), epsilon=epsilon / f, sensitivity=du, rng=rng)
         return np.round(claimed_lp[i, r] - claimed_lp[j, r], 9)
 
-    return audit_mechanism(
-        sampler,
-        pairs,
-        claimed_epsilon=epsilon,
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-        noise_scale_factor=f,
-        mechanism="exponential",
+    return _Sampling(f, n_samples, confidence, seed).audit(
+        sampler, pairs, claimed_epsilon=epsilon, mechanism="exponential"
     )
 
 

@@ -168,7 +168,8 @@ def test_aggregator_comparison_plots_the_guarantee_of_its_run_and_labels_the_exp
     rng = np.random.default_rng(5)
     counts = rng.multinomial(250, [0.7, *[0.3 / 9] * 9], size=60)
     kw = dict(threshold=200.0, sigma1=150.0, sigma2=40.0, delta=1e-5)
-    table = primer.aggregator_comparison(counts, gamma=0.05, sigma=40.0, seed=3, n_points=3, **kw)
+    settings = primer.AggregatorSettings(gamma=0.05, sigma=40.0, seed=3, **kw)
+    table = primer.aggregator_comparison(counts, settings, n_points=3)
     last = table.iloc[-1]
     run = aggregators.confident_gnmax(counts, 200.0, 150.0, 40.0, np.random.default_rng(3))
     assert last["confident_answered"] == run.n_answered

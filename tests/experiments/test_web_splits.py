@@ -149,17 +149,7 @@ def test_web_tables_deterministic_with_sparse_teachers_retrained(comparison, tmp
     runs = []
     for cache in ("a", "b"):  # each run trains its own teachers
         monkeypatch.setenv("PATE_STUDY_CACHE", str(tmp_path / cache))
-        runs.append(
-            study.run_study(
-                pools.X_teacher,
-                pools.y_teacher,
-                pools.X_student,
-                pools.y_student,
-                config,
-                student_groups=pools.student_groups,
-                progress=False,
-            )
-        )
+        runs.append(study.run_study_on(pools, config, progress=False))
     first, second = runs
     pd.testing.assert_frame_equal(first.students, second.students)
     pd.testing.assert_frame_equal(first.top_vote_shares, second.top_vote_shares)

@@ -20,7 +20,7 @@ from pate_study.experiments.student_privacy.notebook_sections import (
     record_verdicts,
 )
 from pate_study.experiments.student_privacy.paper_tables import per_level_medians
-from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study
+from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study_on
 from pate_study.experiments.student_privacy.pools import Pools, ecg_pools
 from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 from pate_study.reporting.plots import save_and_show
@@ -81,14 +81,7 @@ def run_designs(data: str, settings: ecg.EcgStudyConfig, out: NotebookOutputs) -
     pools = ecg_pools(data, seed=settings.seed)
     levels = noise_levels(settings.rhos, settings.include_no_noise)
     results = {
-        d.name: run_study(
-            pools.X_teacher,
-            pools.y_teacher,
-            pools.X_student,
-            pools.y_student,
-            ecg.study_config(d, settings, n_features=pools.n_features, levels=levels),
-            unreplicated=pools.unreplicated,
-        )
+        d.name: run_study_on(pools, ecg.study_config(d, settings, n_features=pools.n_features, levels=levels))
         for d in designs(settings)
     }
     main = results[PAPER_LAYOUT]

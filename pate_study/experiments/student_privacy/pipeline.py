@@ -24,6 +24,7 @@ from pate_study.experiments.student_privacy.accounting import (
     data_independent_epsilons,
 )
 from pate_study.experiments.student_privacy.config import StudentPrivacyConfig, fit_sizes, noise_keyword
+from pate_study.experiments.student_privacy.pools import Pools
 from pate_study.learning.ensemble import query_ensemble, train_ensemble
 from pate_study.learning.ensemble_cache import cached_ensemble
 from pate_study.learning.metrics import binary_report, multiclass_report
@@ -467,4 +468,20 @@ def run_study(
         {label: r.rows for label, r in levels.items()},
         int(X_student_pool.shape[0]),
         tuple(unreplicated),
+    )
+
+
+def run_study_on(pools: Pools, config: StudentPrivacyConfig, *, progress: bool = True) -> StudyResult:
+    """:func:`run_study` on one :class:`~.pools.Pools`: its teachers' and students' rows, the groups a student's rows
+    are drawn by (:attr:`.pools.Pools.student_groups`) and the draws behind the pools that no replicate varies
+    (:attr:`.pools.Pools.unreplicated`)."""
+    return run_study(
+        pools.X_teacher,
+        pools.y_teacher,
+        pools.X_student,
+        pools.y_student,
+        config,
+        student_groups=pools.student_groups,
+        unreplicated=pools.unreplicated,
+        progress=progress,
     )

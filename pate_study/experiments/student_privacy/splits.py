@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from pate_study.experiments.student_privacy.config import NO_NOISE, StudentPrivacyConfig
 from pate_study.experiments.student_privacy.pipeline import (
     StudyResult,
-    run_study,
+    run_study_on,
     teacher_of_student,
     teacher_partitions,
 )
@@ -141,16 +141,7 @@ def split_comparison(
     arms = {}
     for split in splits:
         pools = web_pools(data, seed=seed, student_pool_size=student_pool_size, vocabulary=vocabulary, split=split)
-        result = run_study(
-            pools.X_teacher,
-            pools.y_teacher,
-            pools.X_student,
-            pools.y_student,
-            config,
-            student_groups=pools.student_groups,
-            unreplicated=pools.unreplicated,
-            progress=progress,
-        )
+        result = run_study_on(pools, config, progress=progress)
         students = result.students.merge(duplicate_shares(pools, result), on="student")
         arms[split] = SplitArm(
             split, pools.description, float(pools.y_teacher.mean()), float(pools.y_student.mean()), result, students

@@ -22,7 +22,7 @@ from pate_study.experiments.student_privacy.notebook_sections import (
     record_verdicts,
 )
 from pate_study.experiments.student_privacy.paper_tables import estimates_record, median_iqr, scale_description
-from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study
+from pate_study.experiments.student_privacy.pipeline import StudyResult, run_study_on
 from pate_study.experiments.student_privacy.pools import Pools, web_pools
 from pate_study.reporting.outputs import MarkdownText, NotebookOutputs, markdown_list
 from pate_study.reporting.plots import save_and_show
@@ -80,15 +80,7 @@ def run_make_study(data: str, settings: web.WebStudyConfig, out: NotebookOutputs
     pools = web_pools(data, seed=s.seed, student_pool_size=s.student_pool_size, vocabulary=s.vocabulary)
     levels = noise_levels(s.rhos, s.include_no_noise)
     config = web.study_config(settings, n_features=pools.n_features, levels=levels)
-    result = run_study(
-        pools.X_teacher,
-        pools.y_teacher,
-        pools.X_student,
-        pools.y_student,
-        config,
-        student_groups=pools.student_groups,
-        unreplicated=pools.unreplicated,
-    )
+    result = run_study_on(pools, config)
     out.record(
         "scale",
         n_queries=result.config.student_queries,
@@ -191,15 +183,7 @@ def sosa_section(run: WebRun, out: NotebookOutputs) -> SosaRun:
     (order grid, δ, T) hypotheses on his teacher ε (:func:`.web.sosa_hypotheses`)."""
     settings, gamma, delta = run.settings, run.config.gamma, run.config.delta
     sosa = {
-        int(t): run_study(
-            run.pools.X_teacher,
-            run.pools.y_teacher,
-            run.pools.X_student,
-            run.pools.y_student,
-            web.sosa_config(run.config, t, settings.sosa_scales, settings.include_no_noise),
-            student_groups=run.pools.student_groups,
-            unreplicated=run.pools.unreplicated,
-        )
+        int(t): run_study_on(run.pools, web.sosa_config(run.config, t, settings.sosa_scales, settings.include_no_noise))
         for t in settings.sosa_teachers
     }
     stamp = f"{run.pools.source.stamp()}; " + "; ".join(
