@@ -109,30 +109,11 @@ def multilabel_bounds(
     confident = check is not None
     out = []
     logq = None if confident else multilabel_logq(m, threshold, sigma)  # once, shared by the bounds
+    checked = dict(threshold=threshold, sigma=sigma, check=check, delta=delta, n_teachers=t, accounting=accounting)
     for b in bounds:
         if confident:
-            dd = confident_gnthreshold_epsilon(
-                fractions=m,
-                threshold=threshold,
-                sigma=sigma,
-                check=check,
-                delta=delta,
-                bound=b,
-                n_teachers=t,
-                charge=charge,
-                accounting=accounting,
-            )
-            di = confident_gnthreshold_data_independent(
-                n_queries=n,
-                n_labels=n_lab,
-                sigma=sigma,
-                check=check,
-                delta=delta,
-                n_teachers=t,
-                bound=b,
-                threshold=threshold,
-                accounting=accounting,
-            )
+            dd = confident_gnthreshold_epsilon(fractions=m, bound=b, charge=charge, **checked)
+            di = confident_gnthreshold_data_independent(n_queries=n, n_labels=n_lab, bound=b, **checked)
         else:
             dd = gnthreshold_spent_at_logq(logq, n, n_lab, sigma, delta, threshold, b, t, accounting)
             di = gnthreshold_spent_at_logq(None, n, n_lab, sigma, delta, threshold, b, t, accounting)

@@ -26,7 +26,7 @@ import pandas as pd
 from pate_study.experiments.audioset.votes import CachedVotes, vote_fractions
 from pate_study.learning import metrics
 from pate_study.privacy import aggregators, multilabel
-from pate_study.privacy.accounting import OrderAtGridEdgeWarning
+from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent
 from pate_study.privacy.options import Accounting, Bound, Charge, ConfidenceCheck, Cost
 from pate_study.reporting import uncertainty as unc
 
@@ -253,25 +253,44 @@ def thesis_grid(fn, **kwargs):
     return result
 
 
+def gnthreshold_spent(
+    m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: Bound, delta: float
+) -> PrivacySpent:
+    """Data-dependent (ε, δ) of GNThreshold on the votes ``m`` at threshold ``th`` (Muschiol 2021 Theorems 11-14 with
+    ``bound``; :func:`pate_study.privacy.multilabel.gnthreshold_epsilon` over :data:`ACCOUNTING`)."""
+    return multilabel.gnthreshold_epsilon(
+        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, accounting=ACCOUNTING
+    )
+
+
+def data_independent_spent(
+    n: int,
+    n_labels: int,
+    sigma: float,
+    bound: Bound,
+    n_teachers: int,
+    delta: float,
+    threshold: Any,
+    check: ConfidenceCheck | None = None,
+) -> PrivacySpent:
+    """Data-independent (ε, δ) over :data:`ACCOUNTING` when every one of ``n`` queries of ``n_labels`` labels pays
+    the GNThreshold cap of ``bound`` (:func:`pate_study.privacy.multilabel.gnthreshold_epsilon`, Muschiol 2021
+    Theorems 11-14) and, with a confidence ``check``, the check's data-independent slope too
+    (:func:`pate_study.privacy.multilabel.confident_gnthreshold_data_independent`)."""
+    kw = dict(sigma=sigma, delta=delta, threshold=threshold, bound=bound, n_teachers=n_teachers, accounting=ACCOUNTING)
+    if check is None:
+        return multilabel.gnthreshold_epsilon(n_queries=n, n_labels=n_labels, **kw)
+    return multilabel.confident_gnthreshold_data_independent(n_queries=n, n_labels=n_labels, check=check, **kw)
+
+
 def gnthreshold_epsilons(
     m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: Bound, delta: float
 ) -> tuple[float, float]:
-    """(data-dependent, data-independent) ε of GNThreshold on the votes ``m`` at threshold ``th`` (Muschiol 2021
-    Theorems 11-14 with ``bound``; :func:`pate_study.privacy.multilabel.gnthreshold_epsilon` over :data:`ACCOUNTING`),
-    the data-independent one for as many queries and labels as ``m``."""
-    dd = multilabel.gnthreshold_epsilon(
-        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, accounting=ACCOUNTING
-    )
-    di = multilabel.gnthreshold_epsilon(
-        sigma=sigma,
-        delta=delta,
-        threshold=th,
-        n_queries=len(m),
-        n_labels=m.shape[1],
-        bound=bound,
-        n_teachers=n_teachers,
-        accounting=ACCOUNTING,
-    )
+    """(data-dependent, data-independent) ε of GNThreshold on the votes ``m`` at threshold ``th``
+    (:func:`gnthreshold_spent`, :func:`data_independent_spent`), the data-independent one for as many queries and
+    labels as ``m``."""
+    dd = gnthreshold_spent(m, th, sigma, n_teachers, bound, delta)
+    di = data_independent_spent(len(m), m.shape[1], sigma, bound, n_teachers, delta, th)
     return dd.epsilon, di.epsilon
 
 
@@ -279,9 +298,7 @@ def _as_fixed(m: np.ndarray, th: Any, sigma: float, n_teachers: int, bound: Boun
     """The thesis's accounting of the adaptive threshold (treated as fixed): NOT a guarantee; NaN for fixed th."""
     if not isinstance(th, str):
         return math.nan
-    return multilabel.gnthreshold_epsilon(
-        sigma=sigma, delta=delta, threshold=th, fractions=m, bound=bound, n_teachers=n_teachers, accounting=ACCOUNTING
-    ).details["epsilon_threshold_as_fixed"]
+    return gnthreshold_spent(m, th, sigma, n_teachers, bound, delta).details["epsilon_threshold_as_fixed"]
 
 
 def noise_sweep(
@@ -334,16 +351,7 @@ def noise_sweep(
             rel = aggregators.gnthreshold(stacked_draws(m, n_draws), th, s, np.random.default_rng([draw_seed, i]))
             released = rel.labels.reshape(n_draws, *m.shape)
             dd, di = gnthreshold_epsilons(m, th, s, cv.n_teachers, bound, delta)
-            ref = multilabel.gnthreshold_epsilon(
-                sigma=s,
-                delta=delta,
-                threshold=th,
-                n_queries=len(m),
-                n_labels=m.shape[1],
-                bound=reference_bound,
-                n_teachers=cv.n_teachers,
-                accounting=ACCOUNTING,
-            ).epsilon
+            ref = data_independent_spent(len(m), m.shape[1], s, reference_bound, cv.n_teachers, delta, th).epsilon
             q = np.exp(multilabel.multilabel_logq(m, th, s))
             rows.append(
                 {
@@ -420,9 +428,7 @@ def confidence_sweep(
             ]
             eps = np.array([sp.epsilon for sp in spent])
             as_fixed = np.array([sp.details.get("epsilon_threshold_as_fixed", math.nan) for sp in spent])
-            di = confident_data_independent_epsilon(
-                len(m), m.shape[1], se, check, bound, cv.n_teachers, delta, threshold
-            )
+            di = data_independent_spent(len(m), m.shape[1], se, bound, cv.n_teachers, delta, threshold, check).epsilon
             rows.append(
                 {
                     "threshold": threshold_label(threshold),
@@ -439,31 +445,6 @@ def confidence_sweep(
                 }
             )
     return pd.DataFrame(rows)
-
-
-def confident_data_independent_epsilon(
-    n: int,
-    n_labels: int,
-    sigma: float,
-    check: ConfidenceCheck,
-    bound: Bound,
-    n_teachers: int,
-    delta: float,
-    threshold: Any = None,
-) -> float:
-    """ε when every one of ``n`` queries pays the GNThreshold cap and the ``check``'s data-independent slope
-    (:func:`pate_study.privacy.multilabel.confident_gnthreshold_data_independent`)."""
-    return multilabel.confident_gnthreshold_data_independent(
-        n_queries=n,
-        n_labels=n_labels,
-        sigma=sigma,
-        check=check,
-        delta=delta,
-        n_teachers=n_teachers,
-        bound=bound,
-        threshold=threshold,
-        accounting=ACCOUNTING,
-    ).epsilon
 
 
 def confidence_runs(t_max: int, t_mid: int) -> list[tuple[str, int, Any, float]]:

@@ -16,11 +16,12 @@ import pandas as pd
 from pate_study.experiments.audioset.release import (
     ACCOUNTING,
     DELTA,
+    data_independent_spent,
     gnthreshold_epsilons,
     prf,
 )
 from pate_study.experiments.audioset.votes import CachedVotes, vote_fractions
-from pate_study.privacy import aggregators, multilabel, multiwinner, topk_vote
+from pate_study.privacy import aggregators, multiwinner, topk_vote
 from pate_study.privacy.accounting import OrderAtGridEdgeWarning, PrivacySpent
 from pate_study.privacy.options import Bound
 from pate_study.privacy.selection import selection_spent
@@ -155,16 +156,7 @@ def frontier_spent(
     mech, se, k, th = _check_setting(setting)
     t, n, s = int(n_teachers), int(n_queries), se * n_teachers
     if mech == "gnthreshold":
-        return multilabel.gnthreshold_epsilon(
-            sigma=se,
-            delta=delta,
-            threshold=th,
-            n_queries=n,
-            n_labels=n_labels,
-            bound=Bound.VOTE_FRACTION,
-            n_teachers=t,
-            accounting=ACCOUNTING,
-        )
+        return data_independent_spent(n, n_labels, se, Bound.VOTE_FRACTION, t, delta, th)
     if mech == "topk":
         return topk_vote.topk_epsilon(
             k=k, n_teachers=t, sigma=se, delta=delta, n_queries=n, n_labels=n_labels, accounting=ACCOUNTING

@@ -18,8 +18,8 @@ from pate_study.experiments.audioset.release import (
     ACCOUNTING,
     DELTA,
     check_label,
-    confident_data_independent_epsilon,
-    gnthreshold_epsilons,
+    data_independent_spent,
+    gnthreshold_spent,
     prf,
     thesis_grid,
     threshold_label,
@@ -149,16 +149,7 @@ def adaptive_rules(
     n, k = m.shape
     t = cv.n_teachers
     slope = multilabel.multilabel_slope(sigma_e, k, Bound.VOTE_FRACTION, t)
-    eps_budget = multilabel.gnthreshold_epsilon(
-        sigma=sigma_e,
-        delta=delta,
-        threshold=0.5,
-        n_queries=n,
-        n_labels=k,
-        bound=Bound.VOTE_FRACTION,
-        n_teachers=t,
-        accounting=ACCOUNTING,
-    ).epsilon
+    eps_budget = data_independent_spent(n, k, sigma_e, Bound.VOTE_FRACTION, t, delta, 0.5).epsilon
     rows = []
 
     def add(rule, sigma, labels, eps, as_fixed=math.nan, extra=""):
@@ -186,16 +177,7 @@ def adaptive_rules(
         )
     ):
         rel = aggregators.gnthreshold(m, "adaptive", sig, np.random.default_rng([seed, 20, j]))
-        spent = multilabel.gnthreshold_epsilon(
-            sigma=sig,
-            delta=delta,
-            threshold="adaptive",
-            n_queries=n,
-            n_labels=k,
-            bound=Bound.VOTE_FRACTION,
-            n_teachers=t,
-            accounting=ACCOUNTING,
-        )
+        spent = data_independent_spent(n, k, sig, Bound.VOTE_FRACTION, t, delta, "adaptive")
         add(
             "Definition 11 (adaptive th_e)",
             sig,
@@ -257,15 +239,7 @@ def q_histogram(
                 k = int(sel.sum())
                 reps = max(1, int(math.ceil(1000 / k)))
                 mb = np.tile(m[sel], (reps, 1))[:1000]  # 1,000 queries with the bucket's mix of votes
-                row["epsilon_1000"] = multilabel.gnthreshold_epsilon(
-                    sigma=sigma_e,
-                    delta=delta,
-                    threshold=th,
-                    fractions=mb,
-                    bound=bound,
-                    n_teachers=cv.n_teachers,
-                    accounting=ACCOUNTING,
-                ).epsilon
+                row["epsilon_1000"] = gnthreshold_spent(mb, th, sigma_e, cv.n_teachers, bound, delta).epsilon
                 row["epsilon_1000_confident_expected"] = multilabel.confident_gnthreshold_epsilon(
                     fractions=mb,
                     threshold=th,
@@ -346,38 +320,23 @@ def table_5_4_privacy(
     m = vote_fractions(cv.pool_probabilities, vote)[:n_queries]
     gen = np.random.default_rng(seed)
     q = float(np.exp(multilabel.multilabel_logq(m, threshold, sigma_e)).mean())
-    thm12 = multilabel.gnthreshold_epsilon(
-        sigma=sigma_e,
-        delta=delta,
-        threshold=threshold,
-        n_queries=len(m),
-        n_labels=m.shape[1],
-        bound=Bound.THEOREM12,
-        n_teachers=cv.n_teachers,
-        accounting=ACCOUNTING,
+    thm12 = data_independent_spent(
+        len(m), m.shape[1], sigma_e, Bound.THEOREM12, cv.n_teachers, delta, threshold
     ).epsilon
-    if confidence is None:
+    check = None if confidence is None else ConfidenceCheck(confidence, sigma_c, rule)
+    if check is None:
         rel = aggregators.gnthreshold(m, threshold, sigma_e, gen)
         fn, kw = multilabel.gnthreshold_epsilon, dict(fractions=m)
     else:
         rel = aggregators.confident_gnthreshold(m, threshold, sigma_e, confidence, sigma_c, gen, rule=rule)
-        check = ConfidenceCheck(confidence, sigma_c, rule)
         fn, kw = (
             multilabel.confident_gnthreshold_epsilon,
             dict(fractions=m, check=check, charge=Charge(Cost.REALIZED, answered=rel.answered)),
         )
     kw.update(sigma=sigma_e, delta=delta, threshold=threshold, bound=bound, n_teachers=cv.n_teachers)
     spent = fn(**kw, accounting=ACCOUNTING)
-    dd, di = (
-        spent.epsilon,
-        (
-            gnthreshold_epsilons(m, threshold, sigma_e, cv.n_teachers, bound, delta)[1]
-            if confidence is None
-            else confident_data_independent_epsilon(
-                len(m), m.shape[1], sigma_e, check, bound, cv.n_teachers, delta, threshold
-            )
-        ),
-    )
+    dd = spent.epsilon
+    di = data_independent_spent(len(m), m.shape[1], sigma_e, bound, cv.n_teachers, delta, threshold, check).epsilon
     return {
         "n_samples": n_queries,
         "th_e": threshold_label(threshold),
