@@ -145,7 +145,7 @@ def _merge(results: list[TrainResult]) -> TrainResult:
     )
 
 
-def _train_together(
+def _train_teachers(
     make_model: Callable[[np.ndarray], Any],
     X: Any,
     y: Any,
@@ -154,61 +154,26 @@ def _train_together(
     seed: int,
     device: torch.device,
     *,
+    vectorised: bool,
     progress: bool,
     **kw: Any,
 ) -> TrainResult:
-    """All teachers as one stacked model: one :func:`pate_study.learning.training.train_stacked` call."""
+    """The teachers of ``partitions`` trained by :func:`pate_study.learning.training.train_stacked` from the seeds
+    :func:`pate_study.learning.train_config.teacher_seeds` gives: ``vectorised``, all as one stacked model in one
+    call; else one after another (``N = 1`` per call: the sources' way, the tests' reference) with the same seeds,
+    partitions and selection rule, merged into one result (:func:`_merge`)."""
     seeds = teacher_seeds(seed, partitions.n_teachers)
-    return train_stacked(
-        make_model(seeds),
-        X,
-        y,
-        partitions.train,
-        partitions.val,
-        config,
-        seeds,
-        device=device,
-        progress=progress,
-        desc="train teachers (stacked)",
-        **kw,
-    )
 
-
-def _train_in_turn(
-    make_model: Callable[[np.ndarray], Any],
-    X: Any,
-    y: Any,
-    partitions: Partitions,
-    config: TrainConfig,
-    seed: int,
-    device: torch.device,
-    *,
-    progress: bool,
-    **kw: Any,
-) -> TrainResult:
-    """The same teachers one after another (``N = 1`` per call: the sources' way, the tests' reference), with
-    the seeds, partitions and selection rule of :func:`_train_together`; merged into one result."""
-    seeds = teacher_seeds(seed, partitions.n_teachers)
-    results = []
-    for i in tqdm(
-        range(partitions.n_teachers), desc=f"train {partitions.n_teachers} teachers (loop)", disable=not progress
-    ):
-        one = partitions.teacher(i)
-        results.append(
-            train_stacked(
-                make_model(seeds[i : i + 1]),
-                X,
-                y,
-                one.train,
-                one.val,
-                config,
-                seeds[i : i + 1],
-                device=device,
-                progress=False,
-                **kw,
-            )
+    def fit(part: Partitions, part_seeds: np.ndarray, **shown: Any) -> TrainResult:
+        return train_stacked(
+            make_model(part_seeds), X, y, part.train, part.val, config, part_seeds, device=device, **shown, **kw
         )
-    return _merge(results)
+
+    if vectorised:
+        return fit(partitions, seeds, progress=progress, desc="train teachers (stacked)")
+    n = partitions.n_teachers
+    in_turn = tqdm(range(n), desc=f"train {n} teachers (loop)", disable=not progress)
+    return _merge([fit(partitions.teacher(i), seeds[i : i + 1], progress=False) for i in in_turn])
 
 
 @torch.no_grad()
@@ -426,8 +391,7 @@ def _train_mlp(
             config.layer_sizes, seeds, dropout=config.dropout, sparse_input=config.sparse_input, device=dev
         )
 
-    train = _train_together if vectorised else _train_in_turn
-    result = train(
+    result = _train_teachers(
         make_model,
         X,
         y,
@@ -435,6 +399,7 @@ def _train_mlp(
         config.training(),
         seed,
         dev,
+        vectorised=vectorised,
         test=test,
         progress=progress,
         mixed_precision=mixed_precision,
@@ -597,9 +562,18 @@ def train_module_ensemble(
         made.append(StackedModule.from_factory(model_fn, seeds, device=dev))
         return made[-1]
 
-    train = _train_together if vectorised else _train_in_turn
-    result = train(
-        make_model, X, y, partitions, cfg, seed, dev, test=test, progress=progress, mixed_precision=mixed_precision
+    result = _train_teachers(
+        make_model,
+        X,
+        y,
+        partitions,
+        cfg,
+        seed,
+        dev,
+        vectorised=vectorised,
+        test=test,
+        progress=progress,
+        mixed_precision=mixed_precision,
     )
     names = made[0]
     ens = ModuleEnsemble(
