@@ -84,6 +84,7 @@ from pate_study.learning.samplers import (
     mix_pairs,
     mixup_coefficients,
 )
+from pate_study.learning.stacked import StackedPass
 from pate_study.learning.train_config import HISTORY_COLUMNS, TrainConfig, TrainResult
 
 logger = logging.getLogger(__name__)
@@ -419,12 +420,11 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
     scores = {}
     if run.n_val or run.test_set is not None:
         run.model.set_training(False)
+    stacked = StackedPass(run.model, state.params, state.buffers)
     if run.n_val:
         vidx = run.val_idx[state.active.to(run.device)]
         scores["validation"] = evaluate_stacked(
-            run.model,
-            state.params,
-            state.buffers,
+            stacked,
             run.source,
             vidx,
             run.eval_target[vidx],
@@ -438,9 +438,7 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
     if run.test_set is not None:
         ts, trows, ttarget, ttruth = run.test_set
         scores["test"] = evaluate_stacked(
-            run.model,
-            state.params,
-            state.buffers,
+            stacked,
             ts,
             trows,
             ttarget,
