@@ -153,7 +153,6 @@ def _train_teachers(
     config: TrainConfig,
     seed: int,
     device: torch.device,
-    *,
     vectorised: bool,
     progress: bool,
     **kw: Any,
@@ -215,12 +214,15 @@ def _probabilities(z: torch.Tensor, task: str) -> np.ndarray:
 
 
 def _youden_thresholds(
-    task: str, z_threshold: torch.Tensor | None, y: Any, partitions: Partitions
+    ensemble: TeacherEnsemble | ModuleEnsemble, task: str, X: Any, y: Any, partitions: Partitions, device: torch.device
 ) -> np.ndarray | None:
-    """Per-teacher Youden thresholds on each teacher's own threshold split (Sosa 2021: 800 samples)."""
-    if task != "binary" or z_threshold is None:
+    """Per-teacher Youden thresholds of a binary ``ensemble`` on each teacher's own threshold split (Sosa 2021: 800
+    samples); None for the other tasks or without threshold rows."""
+    if task != "binary" or not partitions.threshold.shape[1]:
         return None
-    p = torch.sigmoid(z_threshold)[..., 0].numpy()
+    stacked = ensemble._model(device)
+    z = _own_logits(stacked, stacked.model.source(X, "X"), partitions.threshold, device)
+    p = torch.sigmoid(z)[..., 0].numpy()
     yv = np.asarray(y)[partitions.threshold]
     return np.array([youden_threshold(yv[i], p[i]) for i in range(partitions.n_teachers)])
 
@@ -374,25 +376,13 @@ def _train_mlp(
             config.layer_sizes, seeds, dropout=config.dropout, sparse_input=config.sparse_input, device=dev
         )
 
+    cfg = config.training()
     result = _train_teachers(
-        make_model,
-        X,
-        y,
-        partitions,
-        config.training(),
-        seed,
-        dev,
-        vectorised=vectorised,
-        test=test,
-        progress=progress,
-        mixed_precision=mixed_precision,
+        make_model, X, y, partitions, cfg, seed, dev, vectorised, progress, test=test, mixed_precision=mixed_precision
     )
     L = len(config.layer_sizes) - 1
     ens = TeacherEnsemble(config, result.params[:L], result.params[L:], **TeacherEnsemble._facts(result))
-    if config.task == "binary" and partitions.threshold.shape[1]:
-        stacked = ens._model(dev)
-        z = _own_logits(stacked, stacked.model.source(X, "X"), partitions.threshold, dev)
-        ens.thresholds = _youden_thresholds(config.task, z, y, partitions)
+    ens.thresholds = _youden_thresholds(ens, config.task, X, y, partitions, dev)
     return ens
 
 
@@ -546,17 +536,7 @@ def train_module_ensemble(
         return made[-1]
 
     result = _train_teachers(
-        make_model,
-        X,
-        y,
-        partitions,
-        cfg,
-        seed,
-        dev,
-        vectorised=vectorised,
-        test=test,
-        progress=progress,
-        mixed_precision=mixed_precision,
+        make_model, X, y, partitions, cfg, seed, dev, vectorised, progress, test=test, mixed_precision=mixed_precision
     )
     names = made[0]
     ens = ModuleEnsemble(
@@ -566,8 +546,5 @@ def train_module_ensemble(
         dict(zip(names.buffer_names, result.buffers)),
         **ModuleEnsemble._facts(result),
     )
-    if task == "binary" and partitions.threshold.shape[1]:
-        stacked = ens._model(dev)
-        z = _own_logits(stacked, stacked.model.source(X), partitions.threshold, dev)
-        ens.thresholds = _youden_thresholds(task, z, y, partitions)
+    ens.thresholds = _youden_thresholds(ens, task, X, y, partitions, dev)
     return ens
