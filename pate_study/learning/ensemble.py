@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +40,7 @@ from tqdm.auto import tqdm
 
 from pate_study.core.device import autocast, choose_device, tune_cpu_allocator
 from pate_study.learning.partitions import Partitions, check_partitions
-from pate_study.learning.stacked import StackedMLP, StackedModule, copy_module_to_meta
+from pate_study.learning.stacked import StackedMLP, StackedModule, StackedPass, copy_module_to_meta
 from pate_study.learning.train_config import TASKS, TrainConfig, TrainResult, teacher_seeds
 from pate_study.learning.training import train_stacked
 from pate_study.learning.voting import TeacherVotes, votes_from_probabilities, youden_threshold
@@ -145,7 +145,7 @@ def _merge(results: list[TrainResult]) -> TrainResult:
     )
 
 
-def _train_together(
+def _train_teachers(
     make_model: Callable[[np.ndarray], Any],
     X: Any,
     y: Any,
@@ -153,108 +153,55 @@ def _train_together(
     config: TrainConfig,
     seed: int,
     device: torch.device,
-    *,
+    vectorised: bool,
     progress: bool,
     **kw: Any,
 ) -> TrainResult:
-    """All teachers as one stacked model: one :func:`pate_study.learning.training.train_stacked` call."""
+    """The teachers of ``partitions`` trained by :func:`pate_study.learning.training.train_stacked` from the seeds
+    :func:`pate_study.learning.train_config.teacher_seeds` gives: ``vectorised``, all as one stacked model in one
+    call; else one after another (``N = 1`` per call: the sources' way, the tests' reference) with the same seeds,
+    partitions and selection rule, merged into one result (:func:`_merge`)."""
     seeds = teacher_seeds(seed, partitions.n_teachers)
-    return train_stacked(
-        make_model(seeds),
-        X,
-        y,
-        partitions.train,
-        partitions.val,
-        config,
-        seeds,
-        device=device,
-        progress=progress,
-        desc="train teachers (stacked)",
-        **kw,
-    )
 
-
-def _train_in_turn(
-    make_model: Callable[[np.ndarray], Any],
-    X: Any,
-    y: Any,
-    partitions: Partitions,
-    config: TrainConfig,
-    seed: int,
-    device: torch.device,
-    *,
-    progress: bool,
-    **kw: Any,
-) -> TrainResult:
-    """The same teachers one after another (``N = 1`` per call: the sources' way, the tests' reference), with
-    the seeds, partitions and selection rule of :func:`_train_together`; merged into one result."""
-    seeds = teacher_seeds(seed, partitions.n_teachers)
-    results = []
-    for i in tqdm(
-        range(partitions.n_teachers), desc=f"train {partitions.n_teachers} teachers (loop)", disable=not progress
-    ):
-        one = partitions.teacher(i)
-        results.append(
-            train_stacked(
-                make_model(seeds[i : i + 1]),
-                X,
-                y,
-                one.train,
-                one.val,
-                config,
-                seeds[i : i + 1],
-                device=device,
-                progress=False,
-                **kw,
-            )
+    def fit(part: Partitions, part_seeds: np.ndarray, **shown: Any) -> TrainResult:
+        return train_stacked(
+            make_model(part_seeds), X, y, part.train, part.val, config, part_seeds, device=device, **shown, **kw
         )
-    return _merge(results)
+
+    if vectorised:
+        return fit(partitions, seeds, progress=progress, desc="train teachers (stacked)")
+    n = partitions.n_teachers
+    in_turn = tqdm(range(n), desc=f"train {n} teachers (loop)", disable=not progress)
+    return _merge([fit(partitions.teacher(i), seeds[i : i + 1], progress=False) for i in in_turn])
 
 
 @torch.no_grad()
 def _own_logits(
-    model: Any,
-    params: Sequence[torch.Tensor],
-    buffers: Sequence[torch.Tensor],
-    source: Any,
-    idx: np.ndarray,
-    device: torch.device,
-    chunk_size: int = 512,
+    stacked: StackedPass, source: Any, idx: np.ndarray, device: torch.device, chunk_size: int = 512
 ) -> torch.Tensor:
     """Logits of teacher ``i`` on its own rows ``idx[i]``: ``[N, m, k]`` (batched, one pass per chunk)."""
-    model.set_training(False)
+    stacked.model.set_training(False)
     idx_t = torch.as_tensor(idx, device=device)
     out = []
     for start in range(0, idx_t.shape[1], chunk_size):
         with autocast(device):
-            out.append(
-                model.forward(params, buffers, source, idx_t[:, start : start + chunk_size], training=False)
-                .float()
-                .cpu()
-            )
+            out.append(stacked.logits(source, idx_t[:, start : start + chunk_size]).float().cpu())
     return torch.cat(out, dim=1)
 
 
 @torch.no_grad()
 def _shared_logits(
-    model: Any,
-    params: Sequence[torch.Tensor],
-    buffers: Sequence[torch.Tensor],
-    source: Any,
-    n_teachers: int,
-    n_outputs: int,
-    device: torch.device,
-    chunk_size: int,
+    stacked: StackedPass, source: Any, n_teachers: int, n_outputs: int, device: torch.device, chunk_size: int
 ) -> torch.Tensor:
     """Logits of every teacher on every row of ``source``: ``float32 [N, Q, k]`` on the CPU."""
-    model.set_training(False)
+    stacked.model.set_training(False)
     out = []
     for start in tqdm(
         range(0, source.n_rows, chunk_size), desc="query teachers", leave=False, disable=source.n_rows <= chunk_size
     ):
         rows = torch.arange(start, min(start + chunk_size, source.n_rows), device=device)
         with autocast(device):
-            out.append(model.forward(params, buffers, source, rows, training=False).float().cpu())
+            out.append(stacked.logits(source, rows).float().cpu())
     return torch.cat(out, dim=1) if out else torch.zeros(n_teachers, 0, n_outputs)
 
 
@@ -267,12 +214,15 @@ def _probabilities(z: torch.Tensor, task: str) -> np.ndarray:
 
 
 def _youden_thresholds(
-    task: str, z_threshold: torch.Tensor | None, y: Any, partitions: Partitions
+    ensemble: TeacherEnsemble | ModuleEnsemble, task: str, X: Any, y: Any, partitions: Partitions, device: torch.device
 ) -> np.ndarray | None:
-    """Per-teacher Youden thresholds on each teacher's own threshold split (Sosa 2021: 800 samples)."""
-    if task != "binary" or z_threshold is None:
+    """Per-teacher Youden thresholds of a binary ``ensemble`` on each teacher's own threshold split (Sosa 2021: 800
+    samples); None for the other tasks or without threshold rows."""
+    if task != "binary" or not partitions.threshold.shape[1]:
         return None
-    p = torch.sigmoid(z_threshold)[..., 0].numpy()
+    stacked = ensemble._model(device)
+    z = _own_logits(stacked, stacked.model.source(X, "X"), partitions.threshold, device)
+    p = torch.sigmoid(z)[..., 0].numpy()
     yv = np.asarray(y)[partitions.threshold]
     return np.array([youden_threshold(yv[i], p[i]) for i in range(partitions.n_teachers)])
 
@@ -358,17 +308,17 @@ class TeacherEnsemble(_TrainingFacts):
     def n_teachers(self) -> int:
         return int(self.weights[0].shape[0])
 
-    def _model(self, device: torch.device) -> tuple[StackedMLP, list[torch.Tensor]]:
+    def _model(self, device: torch.device) -> StackedPass:
         model = StackedMLP(self.config.layer_sizes, np.zeros((1, 3), dtype=np.uint32), device=device)
-        return model, [p.to(device) for p in (*self.weights, *self.biases)]
+        return StackedPass(model, [p.to(device) for p in (*self.weights, *self.biases)], [])
 
     @torch.no_grad()
     def logits(self, X: Any, chunk_size: int = 1024, device: str | torch.device | None = None) -> torch.Tensor:
         """Logits of every teacher on every row of ``X``: ``float32 [N, Q, k]`` on the CPU (one pass)."""
         dev = choose_device(device)
-        model, params = self._model(dev)
-        source = model.source(X, "X", sparse=False)
-        return _shared_logits(model, params, [], source, self.n_teachers, self.config.n_outputs, dev, chunk_size)
+        stacked = self._model(dev)
+        source = stacked.model.source(X, "X", sparse=False)
+        return _shared_logits(stacked, source, self.n_teachers, self.config.n_outputs, dev, chunk_size)
 
     def probabilities(self, X: Any, **kw: Any) -> np.ndarray:
         """Sigmoid (binary: ``[N, Q]``; multilabel: ``[N, Q, L]``) or softmax (``[N, Q, C]``) outputs."""
@@ -382,8 +332,8 @@ class TeacherEnsemble(_TrainingFacts):
         if rows.ndim != 2 or rows.shape[0] != self.n_teachers:
             raise ValueError(f"rows: expected int [{self.n_teachers}, m], got shape {rows.shape}")
         dev = choose_device(device)
-        model, params = self._model(dev)
-        z = _own_logits(model, params, [], model.source(X, "X", sparse=False), rows, dev)
+        stacked = self._model(dev)
+        z = _own_logits(stacked, stacked.model.source(X, "X", sparse=False), rows, dev)
         return _probabilities(z, self.config.task)
 
     def state(self) -> dict[str, Any]:
@@ -426,25 +376,13 @@ def _train_mlp(
             config.layer_sizes, seeds, dropout=config.dropout, sparse_input=config.sparse_input, device=dev
         )
 
-    train = _train_together if vectorised else _train_in_turn
-    result = train(
-        make_model,
-        X,
-        y,
-        partitions,
-        config.training(),
-        seed,
-        dev,
-        test=test,
-        progress=progress,
-        mixed_precision=mixed_precision,
+    cfg = config.training()
+    result = _train_teachers(
+        make_model, X, y, partitions, cfg, seed, dev, vectorised, progress, test=test, mixed_precision=mixed_precision
     )
     L = len(config.layer_sizes) - 1
     ens = TeacherEnsemble(config, result.params[:L], result.params[L:], **TeacherEnsemble._facts(result))
-    if config.task == "binary" and partitions.threshold.shape[1]:
-        model, params = ens._model(dev)
-        z = _own_logits(model, params, [], model.source(X, "X"), partitions.threshold, dev)
-        ens.thresholds = _youden_thresholds(config.task, z, y, partitions)
+    ens.thresholds = _youden_thresholds(ens, config.task, X, y, partitions, dev)
     return ens
 
 
@@ -517,16 +455,16 @@ class ModuleEnsemble(_TrainingFacts):
     def n_teachers(self) -> int:
         return int(next(iter(self.params.values())).shape[0])
 
-    def _model(self, device: torch.device) -> tuple[StackedModule, list[torch.Tensor], list[torch.Tensor]]:
+    def _model(self, device: torch.device) -> StackedPass:
         model = StackedModule.from_stacked(self.base, self.params, self.buffers, device)
-        return model, model.params(), model.buffers()
+        return StackedPass(model, model.params(), model.buffers())
 
     @torch.no_grad()
     def logits(self, X: Any, chunk_size: int = 256, device: str | torch.device | None = None) -> torch.Tensor:
         """``float32 [N, Q, k]`` logits of every teacher (one batched pass per chunk)."""
         dev = choose_device(device)
-        model, p, b = self._model(dev)
-        return _shared_logits(model, p, b, model.source(X), self.n_teachers, 0, dev, chunk_size)
+        stacked = self._model(dev)
+        return _shared_logits(stacked, stacked.model.source(X), self.n_teachers, 0, dev, chunk_size)
 
     def probabilities(self, X: Any, **kw: Any) -> np.ndarray:
         return _probabilities(self.logits(X, **kw), self.task)
@@ -597,9 +535,8 @@ def train_module_ensemble(
         made.append(StackedModule.from_factory(model_fn, seeds, device=dev))
         return made[-1]
 
-    train = _train_together if vectorised else _train_in_turn
-    result = train(
-        make_model, X, y, partitions, cfg, seed, dev, test=test, progress=progress, mixed_precision=mixed_precision
+    result = _train_teachers(
+        make_model, X, y, partitions, cfg, seed, dev, vectorised, progress, test=test, mixed_precision=mixed_precision
     )
     names = made[0]
     ens = ModuleEnsemble(
@@ -609,8 +546,5 @@ def train_module_ensemble(
         dict(zip(names.buffer_names, result.buffers)),
         **ModuleEnsemble._facts(result),
     )
-    if task == "binary" and partitions.threshold.shape[1]:
-        model, p, b = ens._model(dev)
-        z = _own_logits(model, p, b, model.source(X), partitions.threshold, dev)
-        ens.thresholds = _youden_thresholds(task, z, y, partitions)
+    ens.thresholds = _youden_thresholds(ens, task, X, y, partitions, dev)
     return ens

@@ -15,6 +15,7 @@ import torch
 from pate_study.core.device import autocast
 from pate_study.learning.losses import per_teacher_loss
 from pate_study.learning.metrics import mean_average_precision_and_roc_auc
+from pate_study.learning.stacked import StackedPass
 
 
 def label_truth(y: np.ndarray, task: str, n_outputs: int) -> np.ndarray:
@@ -38,9 +39,7 @@ def _score_metrics(truth: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
 
 @torch.no_grad()
 def evaluate_stacked(
-    model: Any,
-    params: Sequence[torch.Tensor],
-    buffers: Sequence[torch.Tensor],
+    stacked: StackedPass,
     source: Any,
     rows: torch.Tensor,
     target: torch.Tensor,
@@ -51,7 +50,7 @@ def evaluate_stacked(
     max_rows: int = 1 << 16,
     keep_probs: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Per-teacher loss, mAP and AUC on ``rows`` (``[N, m]`` own rows or ``[m]`` shared rows).
+    """Per-teacher loss, mAP and AUC of ``stacked`` on ``rows`` (``[N, m]`` own rows or ``[m]`` shared rows).
 
     ``target``: the rows' targets (``[N, m, ...]`` or ``[m, ...]``); ``truth``: their 0/1 label matrix
     (``[N, m, k]`` or ``[m, k]``). One forward pass for all teachers when ``N * m <= max_rows``; else
@@ -59,7 +58,7 @@ def evaluate_stacked(
     then being the row-weighted mean of the chunks' means. ``keep_probs``: also return the
     probabilities ``[N, m, k]`` under "probs" (for an ``on_evaluate`` hook).
     """
-    n = params[0].shape[0]
+    n = stacked.params[0].shape[0]
     shared = rows.dim() == 1
     m = rows.shape[-1]
     k = int(truth.shape[-1])
@@ -69,14 +68,13 @@ def evaluate_stacked(
     kept = []
     for j0 in range(0, n, block):
         j1 = min(n, j0 + block)
-        p = [t[j0:j1] for t in params]
-        b = [t[j0:j1] for t in buffers]
+        block_pass = stacked.teachers(j0, j1)
         loss = torch.zeros(j1 - j0, dtype=torch.float64)
         probs = []
         for c0 in range(0, m, chunk):
             r = rows[c0 : c0 + chunk] if shared else rows[j0:j1, c0 : c0 + chunk]
             with autocast(device, amp):
-                z = model.forward(p, b, source, r, training=False)
+                z = block_pass.logits(source, r)
             t = target[c0 : c0 + chunk] if shared else target[j0:j1, c0 : c0 + chunk]
             if shared:
                 t = t.expand(j1 - j0, *t.shape)  # a view: the loss reads the shared targets N times, no copy

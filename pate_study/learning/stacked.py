@@ -51,6 +51,7 @@ from pate_study.learning.samplers import mix_pairs
 __all__ = [
     "StackedMLP",
     "StackedModule",
+    "StackedPass",
     "init_stacked_params",
     "copy_module_to_meta",
     "as_inputs",
@@ -602,3 +603,27 @@ class StackedModule:
                 per_teacher = 0  # (data-dependent checks): one call, as before
             self._chunks[key] = teachers_per_call(per_teacher, n_teachers, self.max_kernel_elements)
         return self._chunks[key]
+
+
+# --------------------------------------------------------------------------------------------
+# a stacked model with the tensors its forward reads
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StackedPass:
+    """A stacked model (:class:`StackedMLP` or :class:`StackedModule`) with the stacked parameters and buffers its
+    ``forward`` reads (the interface of the module docstring): the three go together into every evaluation pass, the
+    loop's (:func:`pate_study.learning.evaluation.evaluate_stacked`) and a trained ensemble's
+    (:mod:`pate_study.learning.ensemble`)."""
+
+    model: Any
+    params: Sequence[torch.Tensor]
+    buffers: Sequence[torch.Tensor]
+
+    def teachers(self, start: int, stop: int) -> StackedPass:
+        """Teachers ``start:stop`` only: the same model with those slices of every parameter and buffer."""
+        return StackedPass(self.model, [t[start:stop] for t in self.params], [t[start:stop] for t in self.buffers])
+
+    def logits(self, source: Any, rows: torch.Tensor) -> torch.Tensor:
+        """The model's evaluation-mode ``forward`` (``training=False``) on ``rows`` of ``source``: per-teacher rows
+        ``[N, B]`` or the same rows ``[B]`` for every teacher -> logits ``[N, B, k]``."""
+        return self.model.forward(self.params, self.buffers, source, rows, training=False)

@@ -84,6 +84,7 @@ from pate_study.learning.samplers import (
     mix_pairs,
     mixup_coefficients,
 )
+from pate_study.learning.stacked import StackedPass
 from pate_study.learning.train_config import HISTORY_COLUMNS, TrainConfig, TrainResult
 
 logger = logging.getLogger(__name__)
@@ -249,68 +250,35 @@ def _initial_weights(
     return torch.as_tensor(check_class_weights(class_weights, n, k, "class_weights"), device=device).unsqueeze(1)
 
 
-def _prepare(
-    model: Any,
-    X: Any,
-    y: Any,
-    train_rows: np.ndarray,
-    val_rows: np.ndarray | None,
-    config: TrainConfig,
-    seeds: np.ndarray,
-    device: torch.device,
-    test: tuple[Any, Any] | None,
-    mixed_precision: bool | None,
-    class_weights: Any,
-    on_evaluate: Any,
-) -> tuple[LoopInputs, LoopState, str]:
-    """Check the inputs and build the run's fixed inputs, its initial state and its selection label."""
-    source = model.source(X, "X")
-    n_rows = source.n_rows
-    train_rows, val_rows = _check_rows(train_rows, val_rows, n_rows)
-    ragged = isinstance(train_rows, list)
-    if ragged and not config.step_schedule:
-        raise ValueError(
-            "train_rows: teachers with training sets of different sizes need the step schedule (max_steps)"
-        )
-    n = len(train_rows)
-    seeds = np.asarray(seeds)
-    if seeds.shape != (n, 3):
-        raise ValueError(f"seeds: expected [{n}, 3] (teacher_seeds(seed, {n})), got shape {seeds.shape}")
-    y_np = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
-    k = int(model.n_outputs) if getattr(model, "n_outputs", None) is not None else _infer_outputs(model, source, device)
+def _targets(
+    y: np.ndarray, config: TrainConfig, k: int, n_rows: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The targets of every row on the device: for training (soft one-hot under mixup) and for evaluation (hard
+    labels; the same tensor where they agree), by :func:`pate_study.learning.losses.as_targets`."""
     mix = config.mixup_alpha is not None
-    target = as_targets(y_np, config.task, k, n_rows, device, soft=mix)
-    eval_target = (
-        target
-        if not mix or config.task != "multiclass" or y_np.ndim == 2
-        else as_targets(y_np, config.task, k, n_rows, device)
-    )
-    _check_labels_present(y_np, train_rows, config.task, config.allow_empty_labels)
-    pos_weight = _initial_weights(class_weights, on_evaluate, config.task, n, k, device)
-    test_set = _test_set(model, test, config.task, k, device)
-    selection = _selection_label(config, test_set is not None)
-    inputs = LoopInputs(
-        model,
-        source,
-        config,
-        device,
-        mixed_precision,
-        k,
-        target,
-        eval_target,
-        torch.zeros((n, 0), dtype=torch.int64, device=device) if ragged else torch.as_tensor(train_rows, device=device),
-        torch.as_tensor(val_rows, device=device),
-        label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None,
-        test_set,
-        _streams(config, y_np, train_rows, seeds),
-        [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(n)] if mix else None,
-        on_evaluate,
-        compiled_step_loss(model, device) if config.compile_step else step_loss,
-        np.array([len(r) for r in train_rows], dtype=np.int64),
-    )
+    target = as_targets(y, config.task, k, n_rows, device, soft=mix)
+    if not mix or config.task != "multiclass" or y.ndim == 2:
+        return target, target
+    return target, as_targets(y, config.task, k, n_rows, device)
+
+
+def _mix_rngs(config: TrainConfig, seeds: np.ndarray) -> list[np.random.Generator] | None:
+    """Each teacher's mixup generator, seeded with its row of ``seeds`` and a 1 (the label-balanced row stream of
+    :func:`_streams` adds a 0 instead), or None without mixup."""
+    if config.mixup_alpha is None:
+        return None
+    return [np.random.default_rng([int(s) for s in seeds[i]] + [1]) for i in range(len(seeds))]
+
+
+def _initial_state(
+    model: Any, config: TrainConfig, n: int, pos_weight: torch.Tensor | None, device: torch.device
+) -> LoopState:
+    """The state of a run of ``n`` teachers before its first step: trainable copies of the model's initial parameters
+    and buffers, their Adam optimiser (:func:`pate_study.learning.optimiser.adam_kwargs`), every teacher active, the
+    initial tensors as the selected checkpoints, no score yet."""
     params = [p.detach().clone().requires_grad_() for p in model.params()]
     buffers = [b.detach().clone() for b in model.buffers()]
-    state = LoopState(
+    return LoopState(
         params,
         buffers,
         torch.optim.Adam(params, **adam_kwargs(config.lr, config.weight_decay, device)),
@@ -324,7 +292,6 @@ def _prepare(
         np.zeros(n, dtype=np.int64),
         torch.zeros(n, dtype=torch.float64, device=device),
     )
-    return inputs, state, selection
 
 
 def mixup_for_active(run: LoopInputs, state: LoopState, shape: int | tuple[int, ...]) -> torch.Tensor | None:
@@ -419,12 +386,11 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
     scores = {}
     if run.n_val or run.test_set is not None:
         run.model.set_training(False)
+    stacked = StackedPass(run.model, state.params, state.buffers)
     if run.n_val:
         vidx = run.val_idx[state.active.to(run.device)]
         scores["validation"] = evaluate_stacked(
-            run.model,
-            state.params,
-            state.buffers,
+            stacked,
             run.source,
             vidx,
             run.eval_target[vidx],
@@ -438,9 +404,7 @@ def evaluate_active(run: LoopInputs, state: LoopState, at_step: int) -> tuple[di
     if run.test_set is not None:
         ts, trows, ttarget, ttruth = run.test_set
         scores["test"] = evaluate_stacked(
-            run.model,
-            state.params,
-            state.buffers,
+            stacked,
             ts,
             trows,
             ttarget,
@@ -644,9 +608,45 @@ def train_stacked(
     :class:`~pate_study.learning.class_weights.EvaluationEvent`, returning None or new class weights (see the module
     docstring).
     """
-    run, state, selection = _prepare(
-        model, X, y, train_rows, val_rows, config, seeds, device, test, mixed_precision, class_weights, on_evaluate
+    source = model.source(X, "X")
+    n_rows = source.n_rows
+    train_rows, val_rows = _check_rows(train_rows, val_rows, n_rows)
+    ragged = isinstance(train_rows, list)
+    if ragged and not config.step_schedule:
+        raise ValueError(
+            "train_rows: teachers with training sets of different sizes need the step schedule (max_steps)"
+        )
+    n = len(train_rows)
+    seeds = np.asarray(seeds)
+    if seeds.shape != (n, 3):
+        raise ValueError(f"seeds: expected [{n}, 3] (teacher_seeds(seed, {n})), got shape {seeds.shape}")
+    y_np = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    k = int(model.n_outputs) if getattr(model, "n_outputs", None) is not None else _infer_outputs(model, source, device)
+    target, eval_target = _targets(y_np, config, k, n_rows, device)
+    _check_labels_present(y_np, train_rows, config.task, config.allow_empty_labels)
+    pos_weight = _initial_weights(class_weights, on_evaluate, config.task, n, k, device)
+    test_set = _test_set(model, test, config.task, k, device)
+    selection = _selection_label(config, test_set is not None)
+    run = LoopInputs(
+        model,
+        source,
+        config,
+        device,
+        mixed_precision,
+        k,
+        target,
+        eval_target,
+        torch.zeros((n, 0), dtype=torch.int64, device=device) if ragged else torch.as_tensor(train_rows, device=device),
+        torch.as_tensor(val_rows, device=device),
+        label_truth(y_np, config.task, k)[val_rows] if val_rows.shape[1] else None,
+        test_set,
+        _streams(config, y_np, train_rows, seeds),
+        _mix_rngs(config, seeds),
+        on_evaluate,
+        compiled_step_loss(model, device) if config.compile_step else step_loss,
+        np.array([len(r) for r in train_rows], dtype=np.int64),
     )
+    state = _initial_state(model, config, n, pos_weight, device)
     schedule = run_steps if config.step_schedule else run_epochs
     schedule(run, state, progress=progress, desc=desc)
     return _result(run, state, selection)

@@ -6,7 +6,7 @@ import torch
 import torch._dynamo.utils
 
 from pate_study.learning.ensemble import EnsembleConfig, train_ensemble, train_ensemble_loop, train_module_ensemble
-from pate_study.learning.ensemble_cache import cached_ensemble, cached_module_votes
+from pate_study.learning.ensemble_cache import cached_ensemble, cached_module_ensemble, cached_module_votes
 from pate_study.learning.losses import as_targets, per_teacher_loss
 from pate_study.learning.models import EmbeddingMLP
 from pate_study.learning.partitions import Partitions, make_partitions
@@ -367,6 +367,26 @@ def test_history_and_module_probabilities_survive_the_cache(tmp_path):
     v2 = cached_module_votes(model_fn, X3[:400], Y[:400], parts, "multilabel", X3[400:], **kw)
     assert set(tmp_path.glob("*.pt")) == files  # nothing retrained or re-queried
     assert v1.probabilities.shape == (2, 100, 5) and np.array_equal(v1.probabilities, v2.probabilities)
+
+
+def test_a_cached_module_ensemble_is_keyed_by_its_settings_however_they_are_passed(tmp_path):
+    """Training settings as keywords or as one TrainConfig (batch size 64 unless set) name the same entry; run
+    keywords (seed) change it; a misspelt keyword is refused by TrainConfig before anything is trained."""
+    X, Y = _multilabel(n=300)
+    parts = make_partitions(300, 2, 60, val_size=20, seed=0)
+
+    def model_fn():
+        return EmbeddingMLP(5, in_features=6, hidden=(4,), dropout=0.0)
+
+    X3 = X.reshape(300, 2, 6)
+    common = dict(cache_dir=tmp_path, progress=False)
+    _, key = cached_module_ensemble(model_fn, X3, Y, parts, "multilabel", max_steps=2, eval_every=2, **common)
+    config = TrainConfig(task="multilabel", batch_size=64, max_steps=2, eval_every=2)
+    _, same = cached_module_ensemble(model_fn, X3, Y, parts, "multilabel", config=config, **common)
+    _, other = cached_module_ensemble(model_fn, X3, Y, parts, "multilabel", config=config, seed=1, **common)
+    assert same == key != other
+    with pytest.raises(TypeError, match="max_step"):
+        cached_module_ensemble(model_fn, X3, Y, parts, "multilabel", max_step=2, **common)
 
 
 @pytest.mark.parametrize("sampler, mixup_alpha", [("random", None), ("balanced", 1.0)])
