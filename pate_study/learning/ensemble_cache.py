@@ -8,6 +8,7 @@ version and the resolved device, and is written to a temporary file, verified an
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -150,34 +151,23 @@ def cached_teacher_votes(
     return _cached_votes(key, queries, compute, device, cache_dir)
 
 
-# train_module_ensemble's keywords other than device, config and its training settings (TrainConfig's fields)
-_MODULE_RUN_KEYWORDS = ("seed", "vectorised", "test", "progress", "mixed_precision")
-
-
-def _module_settings(
+def _module_inputs(
     model_fn: Callable[[], torch.nn.Module],
     X: Any,
     y: Any,
     partitions: Partitions,
     task: str,
-    settings: dict[str, Any],
-) -> tuple[TrainConfig, dict[str, Any], dict[str, Any]]:
-    """``(config, run, inputs)`` of the module ensemble that
-    :func:`pate_study.learning.ensemble.train_module_ensemble` trains with the keywords ``settings``: its training
-    settings as one ``TrainConfig`` (:func:`pate_study.learning.ensemble.module_train_config`), its other keywords
-    (:data:`_MODULE_RUN_KEYWORDS`), and what its cache key holds: the data, partitions, seed, method,
-    ``repr(model_fn())`` (the architecture), task and training settings."""
-    run = {k: v for k, v in settings.items() if k in _MODULE_RUN_KEYWORDS}
-    training = {k: v for k, v in settings.items() if k not in _MODULE_RUN_KEYWORDS and k != "config"}
-    config = module_train_config(task, settings.get("config"), training)
-    method = "vectorised" if run.get("vectorised", True) else "loop"
-    inputs = {
-        **_data_inputs(np.asarray(X), y, partitions, run.get("seed", 0), method, run.get("test")),
+    config: TrainConfig,
+    seed: int,
+    vectorised: bool,
+    test: tuple[Any, Any] | None,
+) -> dict[str, Any]:
+    return {
+        **_data_inputs(np.asarray(X), y, partitions, seed, "vectorised" if vectorised else "loop", test),
         "architecture": repr(model_fn()),
         "task": task,
         "config": config.to_dict(),
     }
-    return config, run, inputs
 
 
 def cached_module_ensemble(
@@ -187,20 +177,38 @@ def cached_module_ensemble(
     partitions: Partitions,
     task: str,
     *,
+    config: TrainConfig | None = None,
+    seed: int = 0,
+    vectorised: bool = True,
+    test: tuple[Any, Any] | None = None,
     cache_dir: str | Path | None = None,
     device: str | torch.device | None = None,
-    **settings: Any,
+    progress: bool = True,
+    mixed_precision: bool | None = None,
+    **training: Any,
 ) -> tuple[ModuleEnsemble, str]:
-    """:func:`train_module_ensemble` through the cache; returns ``(ensemble, key)``. ``settings``: its keywords
-    (``config`` or training settings, ``seed``, ``vectorised``, ``test``, ``progress``, ``mixed_precision``), with its
-    defaults. The key includes ``repr(model_fn())`` (the architecture), the data, partitions, training settings, seed,
-    method and device."""
-    config, run, inputs = _module_settings(model_fn, X, y, partitions, task, settings)
+    """:func:`train_module_ensemble` through the cache; returns ``(ensemble, key)``. The key includes
+    ``repr(model_fn())`` (the architecture), the data, partitions, training settings, seed, method and device."""
+    cfg = module_train_config(task, config, training)
+    inputs = _module_inputs(model_fn, X, y, partitions, task, cfg, seed, vectorised, test)
     return _cached_or_train(
         "modules",
         inputs,
         device,
-        lambda: train_module_ensemble(model_fn, X, y, partitions, task, config=config, device=device, **run),
+        lambda: train_module_ensemble(
+            model_fn,
+            X,
+            y,
+            partitions,
+            task,
+            config=cfg,
+            seed=seed,
+            device=device,
+            progress=progress,
+            mixed_precision=mixed_precision,
+            vectorised=vectorised,
+            test=test,
+        ),
         lambda state: ModuleEnsemble.from_state(state, model_fn),
         cache_dir,
     )
@@ -221,12 +229,19 @@ def cached_module_votes(
 ) -> TeacherVotes:
     """Per-teacher probabilities and votes of a module ensemble on ``queries``, cached like
     :func:`cached_teacher_votes` (``kw``: :func:`cached_module_ensemble`'s settings)."""
-    config, run, inputs = _module_settings(model_fn, X, y, partitions, task, kw)
+    cfg = module_train_config(
+        task,
+        kw.pop("config", None),
+        {k: kw.pop(k) for k in list(kw) if k in {f.name for f in dataclasses.fields(TrainConfig)}},
+    )
+    inputs = _module_inputs(
+        model_fn, X, y, partitions, task, cfg, kw.get("seed", 0), kw.get("vectorised", True), kw.get("test")
+    )
     key = cache.cache_key("modules", device=cache.resolved_device(device), **inputs)
 
     def compute() -> TeacherVotes:
         ens, _ = cached_module_ensemble(
-            model_fn, X, y, partitions, task, config=config, cache_dir=cache_dir, device=device, **run
+            model_fn, X, y, partitions, task, config=cfg, cache_dir=cache_dir, device=device, **kw
         )
         return votes_from_probabilities(
             task, ens.probabilities(queries, device=device), ens.thresholds, multilabel_vote_threshold
