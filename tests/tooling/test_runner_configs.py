@@ -181,8 +181,8 @@ def test_a_notebook_stopped_midway_leaves_no_staging_folder(tmp_path, monkeypatc
     monkeypatch.setattr(cli, "write_index", lambda *a: None)
 
     def stopped(stem, profile, output_dir, **kwargs):
-        (tmp_path / output_dir).mkdir(parents=True)
-        (tmp_path / output_dir / "half.png").write_bytes(b"half")
+        kwargs["staging"].mkdir(parents=True)  # the kernel writes into the runner's staging folder
+        (kwargs["staging"] / "half.png").write_bytes(b"half")
         raise interruption("stopped")
 
     monkeypatch.setattr(staging, "execute_notebook", stopped)

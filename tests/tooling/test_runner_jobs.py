@@ -168,7 +168,7 @@ def fake_notebooks(tmp_path, monkeypatch, point_layout, write_manifests):
         with open(marks / "starts", "a") as starts:
             starts.write(stem + "\n")
         os.write(2, f"progress of {stem}\n".encode())  # as a kernel does: it inherits the worker's stderr
-        target = tmp_path / output_dir
+        target = kwargs["staging"]  # the kernel writes into the runner's staging folder
         target.mkdir(parents=True)
         (target / "table.csv").write_text(f"{stem} pid {os.getpid()} threads {os.environ.get('OMP_NUM_THREADS')}\n")
         if stem == "04_audioset_teachers":
@@ -313,8 +313,8 @@ IGNORES_CTRL_C = False
 def slow_notebook(stem, profile, output_dir, **kwargs):
     if IGNORES_CTRL_C and stem == "02_b":
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    (tmp / output_dir).mkdir(parents=True)
-    (tmp / output_dir / "half.csv").write_text("half written")
+    kwargs["staging"].mkdir(parents=True)  # the kernel writes into the runner's staging folder
+    (kwargs["staging"] / "half.csv").write_text("half written")
     (tmp / "marks" / f"{stem}.{os.getpid()}").write_text("started")
     time.sleep(120)
 
