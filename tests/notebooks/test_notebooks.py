@@ -8,13 +8,14 @@ recorded (not only that it ran); adding a notebook touches no line of this file.
 import importlib
 import json
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import papermill
 import pytest
 
-from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR
+from pate_study.core.paths import CONFIGS_DIR, NOTEBOOKS_DIR, REPO_ROOT
 from pate_study.reporting.outputs import read_scalars
 from pate_study.tooling.labcheck import PACKAGE_LOG
 from pate_study.tooling.notebook_runner.configs import effective_parameters, load_parameters
@@ -102,6 +103,9 @@ def test_notebook_smoke_profile_records_checked_values(stem, tmp_path):
         if "image/png" in o.get("data", {}) and not o.get("metadata", {}).get("image/png", {}).get("alt")
     ]
     assert not missing_alt, "figures without alternative text"
+    texts = [json.dumps(o.get("text", "")) + json.dumps(o.get("data", {}).get("text/plain", "")) for o in outputs]
+    machine_paths = [t[:200] for t in texts if str(REPO_ROOT) in t or sys.prefix in t]
+    assert not machine_paths, f"the executed copy shows this machine's paths (a warning's file name?): {machine_paths}"
     scalars = read_scalars(output_dir)
     assert scalars["_provenance"]["profile"] == "smoke"
     recorded = json.loads(next(output_dir.glob("*.provenance.json")).read_text())["parameters"]

@@ -318,7 +318,9 @@ def replicated_tolerance(ensembles: dict[int, list[CachedVotes]], **kwargs: Any)
     keys = list(per[0]["draws"])
     draws = {k: np.stack([p["draws"][k] for p in per if k in p["draws"]], axis=1) for k in keys}
     values = {k: np.array([p["values"][k] for p in per if k in p["values"]]) for k in keys}
-    sd = {k: float(np.nanstd(np.nanmean(v, axis=1), ddof=1)) for k, v in draws.items()}
+    with warnings.catch_warnings():  # a difference with no finite draw, or one replicate, has no spread: NaN, dropped
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's empty-slice warnings, which name this file's path
+        sd = {k: float(np.nanstd(np.nanmean(v, axis=1), ddof=1)) for k, v in draws.items()}
     sd = {k: v for k, v in sd.items() if np.isfinite(v)}
     top = max(sd.values()) if sd else float("nan")
     return {
