@@ -38,6 +38,7 @@ __all__ = [
     "WriteFailedError",
     "one_line",
     "describe_path",
+    "shown_path",
     "env_folder",
     "data_dir",
     "cache_dir",
@@ -70,6 +71,17 @@ def one_line(message: object) -> str:
     stays on one line (so ``2>err.txt; head -1`` or a log grep sees the whole message).
     """
     return "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    """``path`` as a log line shows it: relative to the working folder when it lies inside it (a checkout's
+    ``data/`` reads the same on every machine, and a notebook's executed copy names no machine's folders), else as
+    given."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def describe_path(path: Path) -> str:

@@ -63,6 +63,7 @@ from data_recipes.files import (
     one_line,
     replace_folder,
     sha256_file,
+    shown_path,
     write_failure,
 )
 
@@ -560,7 +561,7 @@ def run_recipe(
     final = root / recipe.name
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{recipe.name}-", dir=root))
     try:
-        logger.info("preparing %s (%s) into %s", recipe.name, chosen.name, tmp)
+        logger.info("preparing %s (%s) into %s", recipe.name, chosen.name, shown_path(tmp))
         counts = _writing(tmp, lambda: recipe.prepare(fetched, tmp, chosen))
         recipe.verify(tmp)
         sizes = recipe.measure(tmp)
@@ -593,7 +594,7 @@ def run_recipe(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    logger.info("prepared %s -> %s", recipe.name, final)
+    logger.info("prepared %s -> %s", recipe.name, shown_path(final))
     return final
 
 

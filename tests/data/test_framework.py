@@ -73,6 +73,21 @@ def test_prepare_writes_arrays_and_manifest(small_pate, data_dir):
     assert not [p for p in data_dir.iterdir() if p.name.startswith(".tmp")]
 
 
+def test_the_log_names_the_data_folder_relative_to_the_working_folder(small_pate, data_dir, monkeypatch, caplog):
+    """Inside the working folder (a checkout's data/, as CI and make test use it) the log lines, which a notebook's
+    executed copy shows when it prepares its data, name no machine's folders; outside it the path is as given."""
+    monkeypatch.chdir(data_dir.parent)
+    with caplog.at_level("INFO", logger="data_recipes.framework"):
+        fw.run_recipe(small_pate, network=False)
+    lines = [r.getMessage() for r in caplog.records]
+    assert "prepared pate2018-votes -> prepared/pate2018-votes" in lines
+    assert not [line for line in lines if str(data_dir.parent) in line]
+    elsewhere = data_dir.parent / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert fw.shown_path(data_dir) == str(data_dir)
+
+
 def test_checksum_mismatch_leaves_previous_data_intact(small_pate, fake_mirror, data_dir):
     out = fw.run_recipe(small_pate, network=False)
     before = _tree(out)
