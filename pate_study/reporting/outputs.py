@@ -307,7 +307,7 @@ def writing_folder(output_dir: str | os.PathLike) -> Path:
     if staging is not None:
         return resolve_from_root(staging)
     folder = resolve_from_root(output_dir)
-    return interactive_output_dir(folder) if session.in_kernel() and not session.run_by_runner() else folder
+    return interactive_output_dir(folder) if session.interactive_run() else folder
 
 
 class NotebookOutputs:
@@ -330,7 +330,7 @@ class NotebookOutputs:
         self.profile = str(profile)
         self.seed = int(seed)
         self.parameters = _json_ready(dict(parameters or {}))
-        if session.in_kernel() and not session.run_by_runner():  # JupyterLab, not make figures: say so on every output
+        if session.interactive_run():  # JupyterLab, not make figures: say so on every output
             self.parameters["requested_profile"] = self.profile
             self.profile = session.INTERACTIVE_PROFILE
             logger.info("interactive run: outputs go to %s, stamped 'profile: %s'", self.output_dir, self.profile)

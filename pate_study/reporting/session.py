@@ -59,6 +59,11 @@ def run_by_runner() -> bool:
     return bool(os.environ.get(RUNNER_ENV))
 
 
+def interactive_run() -> bool:
+    """Whether this is a notebook run by a person (a kernel the runner did not start: JupyterLab, Run All)."""
+    return in_kernel() and not run_by_runner()
+
+
 def runner_staging_folder() -> Path | None:
     """The folder the runner writes this kernel's outputs to until the run succeeds (``$PATE_STUDY_STAGING``, set
     by the runner beside ``$PATE_STUDY_RUNNER``), or None: outputs go to the notebook's ``output_dir`` itself."""
